@@ -1,0 +1,230 @@
+import { DeadlineExceeded, withDeadline } from '../deadline.ts';
+import {
+  completeAdmissionRegistration,
+  type AdmissionRegistration,
+  type AdmissionRegistrationInput,
+} from '../registration.ts';
+import { completeAdmissionReview, parseAdmissionReview } from '../review/envelope.ts';
+import type { AdmissionRequest, AdmissionResponse, AdmissionReview, KubeObject } from '../review/schemas.ts';
+import {
+  createHandler,
+  newErrorId,
+  userContext,
+  type EngineAnswer,
+  type HandlerOptions,
+  type ReviewEngine,
+  type RunContext,
+  type WebhookContext,
+  type WebhookHandler,
+} from '../webhook.ts';
+import { allow, errored, isDecision, sanitizeWarnings, type Decision } from './decision.ts';
+import { checkPatch, diffPatch, encodePatch, type PatchOperation } from './patch.ts';
+
+/** An AdmissionRequest whose objects have the type the webhook works on. */
+export type TypedAdmissionRequest<T> = Omit<AdmissionRequest, 'object' | 'oldObject'> & {
+  object?: T | null;
+  oldObject?: T | null;
+};
+
+/** A validating function: look at the request, answer with `allow()` or `deny()`. */
+export type ValidateFn<T> = (request: TypedAdmissionRequest<T>, ctx: WebhookContext) => Decision | Promise<Decision>;
+
+/**
+ * A mutating function: change `object` (a private copy) in place or return a new one;
+ * or return a decision: `deny(...)`, `allow(...warnings)` (after changing the copy), or `patched(ops)`.
+ */
+export type MutateFn<T> = (
+  object: T,
+  request: TypedAdmissionRequest<T>,
+  ctx: WebhookContext,
+) => void | T | Decision | Promise<void | T | Decision>;
+
+/** A validating webhook: its registration and its function. */
+export interface ValidatingWebhookDefinition<T> extends AdmissionRegistrationInput {
+  validate: ValidateFn<T>;
+}
+
+/** A mutating webhook: its registration and its function. */
+export interface MutatingWebhookDefinition<T> extends AdmissionRegistrationInput {
+  mutate: MutateFn<T>;
+}
+
+/** A defined admission webhook: the Lambda handler and the registration infra reads. */
+export interface AdmissionWebhook {
+  handler: WebhookHandler;
+  registration: AdmissionRegistration;
+  /** Builds a handler with other options (a test logger, a smaller body limit). */
+  withOptions(options: HandlerOptions): WebhookHandler;
+}
+
+/** What the engine did with the user's answer, before it becomes a response. */
+interface Outcome {
+  decision: Decision;
+  patch?: PatchOperation[];
+}
+
+class UserFunctionError extends Error {
+  override name = 'UserFunctionError';
+}
+
+/**
+ * Turns a failed or late user function into the answer its failurePolicy asks for:
+ * Fail denies with 500 (504 when late); Ignore admits with a warning, as the API server
+ * itself would had the call failed.
+ */
+function failureDecision(reg: AdmissionRegistration, err: unknown, ctx: RunContext): Decision {
+  const errorId = newErrorId();
+  const late = err instanceof DeadlineExceeded;
+  const message = late
+    ? `webhook ${reg.webhookName} did not answer within ${err.budgetMs} ms (error id ${errorId})`
+    : `internal error in webhook ${reg.webhookName} (error id ${errorId})`;
+  ctx.log.error(late ? 'user function too slow' : 'user function failed', {
+    requestId: ctx.requestId,
+    errorId,
+    error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+    stack: err instanceof Error ? err.stack : undefined,
+  });
+  if (reg.failurePolicy === 'Ignore') return allow(`${message}; admitted because failurePolicy is Ignore`);
+  return errored(late ? 504 : 500, message);
+}
+
+function toResponse(outcome: Outcome, extraWarnings: string[]): Omit<AdmissionResponse, 'uid'> {
+  const { decision, patch } = outcome;
+  const response: Omit<AdmissionResponse, 'uid'> = { allowed: decision.allowed };
+  if (!decision.allowed && decision.status) response.status = { ...decision.status };
+  if (decision.allowed && patch && patch.length > 0) {
+    response.patch = encodePatch(patch);
+    response.patchType = 'JSONPatch';
+  }
+  const warnings = sanitizeWarnings([...decision.warnings, ...extraWarnings]);
+  if (warnings.length) response.warnings = warnings;
+  if (decision.auditAnnotations) response.auditAnnotations = { ...decision.auditAnnotations };
+  return response;
+}
+
+function logFields(request: AdmissionRequest, response: Omit<AdmissionResponse, 'uid'>, patchOps: number): Record<string, unknown> {
+  return {
+    uid: request.uid,
+    kind: `${request.kind.group ? request.kind.group + '/' : ''}${request.kind.version}/${request.kind.kind}`,
+    operation: request.operation,
+    namespace: request.namespace,
+    name: request.name,
+    dryRun: request.dryRun ?? false,
+    decision: !response.allowed ? 'denied' : response.patch ? 'patched' : 'allowed',
+    code: response.status?.code,
+    patchOps,
+    warnings: response.warnings?.length ?? 0,
+  };
+}
+
+function admissionEngine(
+  reg: AdmissionRegistration,
+  decide: (request: AdmissionRequest, ctx: WebhookContext) => Promise<Outcome>,
+): ReviewEngine<AdmissionReview> {
+  return {
+    parse: parseAdmissionReview,
+    async run(review, ctx): Promise<EngineAnswer> {
+      const warnings: string[] = [];
+      let outcome: Outcome;
+      try {
+        outcome = await withDeadline(() => decide(review.request, userContext(ctx, warnings)), ctx.budgetMs);
+      } catch (err) {
+        outcome = { decision: failureDecision(reg, err, ctx) };
+      }
+      const response = toResponse(outcome, warnings);
+      return {
+        body: completeAdmissionReview(review, response),
+        fields: logFields(review.request, response, response.patch ? (outcome.patch?.length ?? 0) : 0),
+      };
+    },
+    oversized(review, bytes, ctx) {
+      const decision = failureDecision(reg, new UserFunctionError(`response of ${bytes} bytes is larger than Lambda can return`), ctx);
+      const response = toResponse({ decision }, []);
+      return { body: completeAdmissionReview(review, response), fields: logFields(review.request, response, 0) };
+    },
+  };
+}
+
+function build(reg: AdmissionRegistration, decide: (request: AdmissionRequest, ctx: WebhookContext) => Promise<Outcome>): AdmissionWebhook {
+  const engine = admissionEngine(reg, decide);
+  return { handler: createHandler(reg, engine), registration: reg, withOptions: (options) => createHandler(reg, engine, options) };
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'a plain object' : typeof value;
+}
+
+/** Defines a validating webhook: the registration (rules, selectors, policies) and `validate`. */
+export function defineValidatingWebhook<T extends KubeObject = KubeObject>(definition: ValidatingWebhookDefinition<T>): AdmissionWebhook {
+  const { validate, ...input } = definition;
+  const reg = completeAdmissionRegistration('validating', input);
+  return build(reg, async (request, ctx) => {
+    const decision = await validate(request as TypedAdmissionRequest<T>, ctx);
+    if (!isDecision(decision)) throw new UserFunctionError(`validate returned ${describe(decision)}; expected allow() or deny()`);
+    if (decision.patch) throw new UserFunctionError('a validating webhook may not return a patch');
+    return { decision };
+  });
+}
+
+/**
+ * Defines a mutating webhook. The adapter diffs the object before and after `mutate` and
+ * returns a JSONPatch only when something changed. DELETE and CONNECT carry no object
+ * to patch: they are admitted without calling `mutate`.
+ */
+export function defineMutatingWebhook<T extends KubeObject = KubeObject>(definition: MutatingWebhookDefinition<T>): AdmissionWebhook {
+  const { mutate, ...input } = definition;
+  const reg = completeAdmissionRegistration('mutating', input);
+  return build(reg, async (request, ctx) => {
+    const original = request.object;
+    if (!original || request.operation === 'DELETE' || request.operation === 'CONNECT') return { decision: allow() };
+    const working = structuredClone(original) as T;
+    const result = await mutate(working, request as TypedAdmissionRequest<T>, ctx);
+    if (isDecision(result)) {
+      if (!result.allowed) return { decision: result };
+      if (result.patch) {
+        const problem = checkPatch(original, result.patch);
+        if (problem) throw new UserFunctionError(problem);
+        return { decision: result, patch: [...result.patch] };
+      }
+      return { decision: result, patch: diffPatch(original, working) };
+    }
+    if (result === undefined) return { decision: allow(), patch: diffPatch(original, working) };
+    if (typeof result !== 'object' || result === null || Array.isArray(result)) {
+      throw new UserFunctionError(`mutate returned ${describe(result)}; expected nothing, an object or a decision`);
+    }
+    return { decision: allow(), patch: diffPatch(original, result) };
+  });
+}
+
+/** Per-operation handlers for `byOperation`; an operation without one is allowed. */
+export interface OperationHandlers<T> {
+  onCreate?(object: T, request: TypedAdmissionRequest<T>, ctx: WebhookContext): Decision | Promise<Decision>;
+  onUpdate?(oldObject: T, object: T, request: TypedAdmissionRequest<T>, ctx: WebhookContext): Decision | Promise<Decision>;
+  onDelete?(oldObject: T | undefined, request: TypedAdmissionRequest<T>, ctx: WebhookContext): Decision | Promise<Decision>;
+  onConnect?(request: TypedAdmissionRequest<T>, ctx: WebhookContext): Decision | Promise<Decision>;
+}
+
+function required<T>(value: T | null | undefined, what: string): T {
+  if (value === null || value === undefined) throw new UserFunctionError(`request has no ${what}`);
+  return value;
+}
+
+/** Builds a `validate` from per-operation handlers, so no one switches on `operation` by hand. */
+export function byOperation<T extends KubeObject = KubeObject>(handlers: OperationHandlers<T>): ValidateFn<T> {
+  return (request, ctx) => {
+    switch (request.operation) {
+      case 'CREATE':
+        return handlers.onCreate ? handlers.onCreate(required(request.object, 'object'), request, ctx) : allow();
+      case 'UPDATE':
+        return handlers.onUpdate
+          ? handlers.onUpdate(required(request.oldObject, 'oldObject'), required(request.object, 'object'), request, ctx)
+          : allow();
+      case 'DELETE':
+        return handlers.onDelete ? handlers.onDelete(request.oldObject ?? undefined, request, ctx) : allow();
+      case 'CONNECT':
+        return handlers.onConnect ? handlers.onConnect(request, ctx) : allow();
+    }
+  };
+}

@@ -1,0 +1,190 @@
+import { DeadlineExceeded, withDeadline } from '../deadline.ts';
+import {
+  completeConversionRegistration,
+  type ConversionRegistration,
+  type ConversionRegistrationInput,
+} from '../registration.ts';
+import { completeConversionReview, parseConversionReview } from '../review/envelope.ts';
+import type { ConversionResponse, ConversionReview, KubeObject } from '../review/schemas.ts';
+import {
+  createHandler,
+  newErrorId,
+  userContext,
+  type EngineAnswer,
+  type HandlerOptions,
+  type ReviewEngine,
+  type RunContext,
+  type WebhookContext,
+  type WebhookHandler,
+} from '../webhook.ts';
+
+/** A conversion that cannot be done; its message is shown to the API server's client as is. */
+export class ConversionError extends Error {
+  override name = 'ConversionError';
+}
+
+/** A ConversionReview object: a Kubernetes object with apiVersion and kind. */
+export type ConvertibleObject = KubeObject & { apiVersion: string; kind: string };
+
+/** Converts one object to `desiredAPIVersion`; it gets a private copy and may change it. */
+export type ConvertFn = (object: ConvertibleObject, desiredAPIVersion: string, ctx: WebhookContext) => KubeObject | Promise<KubeObject>;
+
+/** A conversion webhook: its registration and its function. */
+export interface ConversionWebhookDefinition extends ConversionRegistrationInput {
+  convert: ConvertFn;
+}
+
+/** A defined conversion webhook: the Lambda handler and the registration infra reads. */
+export interface ConversionWebhook {
+  handler: WebhookHandler;
+  registration: ConversionRegistration;
+  /** Builds a handler with other options (a test logger, a smaller body limit). */
+  withOptions(options: HandlerOptions): WebhookHandler;
+}
+
+/** `kind ns/name` of an object, for messages. */
+export function describeObject(object: KubeObject, index: number): string {
+  const meta = object.metadata ?? {};
+  const name = meta.namespace ? `${meta.namespace}/${meta.name ?? ''}` : (meta.name ?? '(unnamed)');
+  return `object ${index} (${object.kind ?? 'unknown kind'} ${name})`;
+}
+
+/**
+ * Checks a converted object against its original by the API server's rules and returns it
+ * as the API server would keep it: apiVersion must be the desired one; kind, name, namespace
+ * and uid unchanged; of the metadata only labels and annotations are taken from the result.
+ * Throws a ConversionError naming the object and field when the converter broke a rule.
+ */
+export function verifyConverted(original: ConvertibleObject, converted: unknown, desiredAPIVersion: string, index: number): KubeObject {
+  const where = describeObject(original, index);
+  if (typeof converted !== 'object' || converted === null || Array.isArray(converted)) {
+    throw new ConversionError(`converter returned no object for ${where}`);
+  }
+  const out = converted as KubeObject;
+  if (out.apiVersion !== desiredAPIVersion) {
+    throw new ConversionError(`converter bug: ${where} has apiVersion ${JSON.stringify(out.apiVersion ?? null)}, expected ${JSON.stringify(desiredAPIVersion)}`);
+  }
+  if (out.kind !== original.kind) {
+    throw new ConversionError(`converter bug: ${where} changed kind from ${JSON.stringify(original.kind)} to ${JSON.stringify(out.kind ?? null)}`);
+  }
+  const before = original.metadata ?? {};
+  const after = out.metadata ?? {};
+  for (const field of ['name', 'namespace', 'uid'] as const) {
+    if ((before[field] ?? '') !== (after[field] ?? '')) {
+      throw new ConversionError(
+        `converter bug: ${where} changed metadata.${field} from ${JSON.stringify(before[field] ?? null)} to ${JSON.stringify(after[field] ?? null)}`,
+      );
+    }
+  }
+  const metadata: Record<string, unknown> = { ...before };
+  for (const field of ['labels', 'annotations'] as const) {
+    if (after[field] === undefined) delete metadata[field];
+    else metadata[field] = after[field];
+  }
+  const result: KubeObject = { ...out, metadata };
+  if (original.metadata === undefined && Object.keys(metadata).length === 0) delete result.metadata;
+  return result;
+}
+
+function failed(review: ConversionReview, message: string, fields: Record<string, unknown>): EngineAnswer {
+  const response: Omit<ConversionResponse, 'uid'> = { result: { status: 'Failed', message } };
+  return { body: completeConversionReview(review, response), fields: { ...fields, result: 'Failed', message } };
+}
+
+function conversionEngine(reg: ConversionRegistration, convert: ConvertFn): ReviewEngine<ConversionReview> {
+  return {
+    parse: parseConversionReview,
+    async run(review, ctx: RunContext) {
+      const { uid, desiredAPIVersion, objects } = review.request;
+      const fields = { uid, desiredAPIVersion, objects: objects.length };
+      const warnings: string[] = [];
+      const uctx = userContext(ctx, warnings);
+      let index = 0;
+      try {
+        const converted = await withDeadline(async () => {
+          const out: KubeObject[] = [];
+          for (index = 0; index < objects.length; index++) {
+            const object = objects[index]!;
+            // The API server leaves out objects already at the desired version; others may not.
+            if (object.apiVersion === desiredAPIVersion) {
+              out.push(object);
+              continue;
+            }
+            const result = await convert(structuredClone(object), desiredAPIVersion, uctx);
+            out.push(verifyConverted(object, result, desiredAPIVersion, index));
+          }
+          return out;
+        }, ctx.budgetMs);
+        for (const w of warnings) ctx.log.warn('conversion warning', { requestId: ctx.requestId, uid, warning: w });
+        const response: Omit<ConversionResponse, 'uid'> = { result: { status: 'Success' }, convertedObjects: converted };
+        return { body: completeConversionReview(review, response), fields: { ...fields, result: 'Success' } };
+      } catch (err) {
+        if (err instanceof ConversionError) return failed(review, err.message, fields);
+        const errorId = newErrorId();
+        const late = err instanceof DeadlineExceeded;
+        ctx.log.error(late ? 'converter too slow' : 'converter failed', {
+          requestId: ctx.requestId,
+          errorId,
+          error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+          stack: err instanceof Error ? err.stack : undefined,
+        });
+        const message = late
+          ? `conversion did not finish within ${(err as DeadlineExceeded).budgetMs} ms (error id ${errorId})`
+          : `internal error converting ${describeObject(objects[index] ?? {}, index)} (error id ${errorId})`;
+        return failed(review, message, fields);
+      }
+    },
+    oversized(review, bytes) {
+      const { uid, desiredAPIVersion, objects } = review.request;
+      return failed(review, `converted objects (${bytes} bytes) are larger than Lambda can return`, { uid, desiredAPIVersion, objects: objects.length });
+    },
+  };
+}
+
+/** Defines a conversion webhook: `convert` is called once per object not yet at the desired version. */
+export function defineConversionWebhook(definition: ConversionWebhookDefinition): ConversionWebhook {
+  const { convert, ...input } = definition;
+  const reg = completeConversionRegistration(input);
+  const engine = conversionEngine(reg, convert);
+  return { handler: createHandler(reg, engine), registration: reg, withOptions: (options) => createHandler(reg, engine, options) };
+}
+
+/** How one version converts to and from the hub. */
+export interface Spoke {
+  /** From this version to the hub; apiVersion is set by the helper. */
+  toHub(object: ConvertibleObject, ctx: WebhookContext): KubeObject | Promise<KubeObject>;
+  /** From the hub to this version; apiVersion is set by the helper. */
+  fromHub(object: ConvertibleObject, ctx: WebhookContext): KubeObject | Promise<KubeObject>;
+}
+
+/** Splits `group/version` (or a core `version`) into its parts. */
+export function splitAPIVersion(apiVersion: string): { group: string; version: string } {
+  const slash = apiVersion.lastIndexOf('/');
+  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+}
+
+/**
+ * Builds a `convert` from one hub version and a spoke per other version: any version
+ * reaches any other through the hub, so N versions need 2(N-1) functions.
+ */
+export function hubAndSpoke(options: { hub: string; spokes: Record<string, Spoke> }): ConvertFn {
+  const { hub, spokes } = options;
+  const known = [hub, ...Object.keys(spokes)];
+  return async (object, desiredAPIVersion, ctx) => {
+    const from = splitAPIVersion(object.apiVersion);
+    const to = splitAPIVersion(desiredAPIVersion);
+    for (const v of [from.version, to.version]) {
+      if (!known.includes(v)) throw new ConversionError(`unsupported version ${JSON.stringify(v)}; this webhook converts ${known.join(', ')}`);
+    }
+    if (from.group !== to.group) throw new ConversionError(`cannot convert between groups ${JSON.stringify(from.group)} and ${JSON.stringify(to.group)}`);
+    const at = (version: string) => (from.group ? `${from.group}/${version}` : version);
+    let current: ConvertibleObject = object;
+    if (from.version !== hub) {
+      current = { ...(await spokes[from.version]!.toHub(current, ctx)), apiVersion: at(hub), kind: object.kind };
+    }
+    if (to.version !== hub) {
+      current = { ...(await spokes[to.version]!.fromHub(current, ctx)), apiVersion: desiredAPIVersion, kind: object.kind };
+    }
+    return current;
+  };
+}

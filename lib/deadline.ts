@@ -1,0 +1,47 @@
+/** Thrown when a user function has not answered within its budget. */
+export class DeadlineExceeded extends Error {
+  constructor(readonly budgetMs: number) {
+    super(`webhook did not answer within ${budgetMs} ms`);
+    this.name = 'DeadlineExceeded';
+  }
+}
+
+/** What bounds one invocation's time. */
+export interface BudgetInputs {
+  /** The registration's timeoutSeconds. */
+  timeoutSeconds: number;
+  /** The `timeout` the API server put on the URL, in ms, if any. */
+  requestTimeoutMs?: number | undefined;
+  /** `context.getRemainingTimeInMillis()`, if any. */
+  remainingMs?: number | undefined;
+}
+
+/**
+ * Time the user function may take, in ms: the tightest of the three bounds, less a margin
+ * for the response to travel back through API Gateway to the API server (a fifth of the
+ * bound, at least 100 ms and at most 1 s).
+ */
+export function budgetMs(inputs: BudgetInputs): number {
+  const bounds = [inputs.timeoutSeconds * 1000, inputs.requestTimeoutMs, inputs.remainingMs].filter(
+    (n): n is number => typeof n === 'number' && Number.isFinite(n) && n > 0,
+  );
+  const bound = Math.min(...bounds);
+  const margin = Math.min(1000, Math.max(100, bound * 0.2));
+  return Math.max(1, Math.floor(bound - margin));
+}
+
+/**
+ * Runs `fn`, rejecting with DeadlineExceeded after `ms`. A synchronous function that
+ * never returns cannot be interrupted; Lambda's own timeout ends it.
+ */
+export async function withDeadline<T>(fn: () => T | Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlineExceeded(ms)), ms);
+  });
+  try {
+    return await Promise.race([Promise.resolve().then(fn), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

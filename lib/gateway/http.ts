@@ -1,0 +1,87 @@
+import type { GatewayRequest, HttpReply } from './sources.ts';
+
+/**
+ * Largest request body accepted, in bytes: Lambda's synchronous invocation payload limit
+ * (6 MB, 6,291,456 bytes). API Gateway and function URLs reject larger events before Lambda
+ * sees them; the local emulator and direct invocations rely on this check.
+ */
+export const MAX_BODY_BYTES = 6 * 1024 * 1024;
+
+/** A request that cannot be read as a review: the HTTP status and a one-line reason. */
+export interface HttpError {
+  status: number;
+  message: string;
+  headers?: Record<string, string>;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+
+/** A JSON reply with the given status. */
+export function jsonReply(statusCode: number, body: unknown, headers: Record<string, string> = {}): HttpReply {
+  return { statusCode, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
+}
+
+/** The `{ "error": ... }` reply for a request that is not a readable review. */
+export function errorReply(error: HttpError): HttpReply {
+  return jsonReply(error.status, { error: error.message }, error.headers);
+}
+
+// Standard base64 as AWS writes it: groups of four, `=` padding only at the end.
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** True when a content-type header value names JSON (`application/json`, any parameters, any case). */
+export function isJsonContentType(value: string | undefined): boolean {
+  if (!value) return false;
+  const media = value.split(';', 1)[0]!.trim().toLowerCase();
+  return media === 'application/json';
+}
+
+/**
+ * Checks method, content type and size, decodes base64 and parses JSON.
+ * Returns the parsed body, or the HTTP error that answers the request.
+ */
+export function readJsonBody(req: GatewayRequest, maxBytes = MAX_BODY_BYTES): { ok: true; value: unknown } | { ok: false; error: HttpError } {
+  if (req.method !== 'POST') {
+    return { ok: false, error: { status: 405, message: `method ${req.method || '(none)'} not allowed; use POST`, headers: { allow: 'POST' } } };
+  }
+  const contentType = req.headers['content-type'];
+  if (!isJsonContentType(contentType)) {
+    return { ok: false, error: { status: 415, message: `content type ${JSON.stringify(contentType ?? null)} not supported; use application/json` } };
+  }
+  const raw = req.body;
+  if (raw === undefined || raw.length === 0) {
+    return { ok: false, error: { status: 400, message: 'request body is empty' } };
+  }
+  // A base64 body decodes to 3/4 of its length; check the size before decoding anything.
+  const decodedBytes = req.isBase64Encoded ? Math.floor((raw.length * 3) / 4) : Buffer.byteLength(raw, 'utf8');
+  if (decodedBytes > maxBytes) {
+    return { ok: false, error: { status: 413, message: `request body of ${decodedBytes} bytes exceeds the limit of ${maxBytes} bytes` } };
+  }
+  let text = raw;
+  if (req.isBase64Encoded) {
+    if (!BASE64.test(raw)) return { ok: false, error: { status: 400, message: 'request body is marked base64 but is not valid base64' } };
+    text = Buffer.from(raw, 'base64').toString('utf8');
+  }
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (err) {
+    return { ok: false, error: { status: 400, message: `request body is not valid JSON: ${(err as Error).message}` } };
+  }
+}
+
+/**
+ * Parses the `timeout` query parameter the API server appends to webhook URLs
+ * (a Go duration such as `10s`, `1m0s` or `2.5s`) into milliseconds.
+ */
+export function parseGoDuration(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  const units: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, µs: 0.001, ns: 0.000001 };
+  const re = /(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)/gy;
+  let total = 0;
+  let consumed = 0;
+  for (const match of value.matchAll(re)) {
+    total += Number(match[1]) * units[match[2]!]!;
+    consumed += match[0].length;
+  }
+  return consumed === value.length && consumed > 0 ? total : undefined;
+}

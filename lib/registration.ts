@@ -1,0 +1,170 @@
+import type { Operation } from './review/schemas.ts';
+
+/** A rule of a webhook: which operations on which resources send it a review. */
+export interface RuleWithOperations {
+  operations: Array<Operation | '*'>;
+  apiGroups: string[];
+  apiVersions: string[];
+  resources: string[];
+  scope?: 'Cluster' | 'Namespaced' | '*';
+}
+
+/** A label selector (`metav1.LabelSelector`). */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: Array<{ key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }>;
+}
+
+/** A CEL condition the API server evaluates before calling the webhook (v1.30+). */
+export interface MatchCondition {
+  name: string;
+  expression: string;
+}
+
+/** Lambda settings for one function, read by serverless.yml generation and the emulator. */
+export interface LambdaSettings {
+  /** Memory in MB; 128 is Lambda's smallest size. */
+  memorySize?: number;
+  /** Environment variables for the function. */
+  environment?: Record<string, string>;
+  /** Instances kept warm, for webhooks that must never cold start. */
+  provisionedConcurrency?: number;
+}
+
+/** What a user declares for an admission webhook; everything but name and rules has a default. */
+export interface AdmissionRegistrationInput {
+  /** Function name: a DNS-1123 label, used as the Lambda name and the URL path. */
+  name: string;
+  /** Webhook name registered with the API server; default `<name>.webhooks.kube-lambda.dev`. */
+  webhookName?: string;
+  rules: RuleWithOperations[];
+  namespaceSelector?: LabelSelector;
+  objectSelector?: LabelSelector;
+  matchConditions?: MatchCondition[];
+  failurePolicy?: 'Fail' | 'Ignore';
+  matchPolicy?: 'Exact' | 'Equivalent';
+  sideEffects?: 'None' | 'NoneOnDryRun';
+  timeoutSeconds?: number;
+  admissionReviewVersions?: Array<'v1' | 'v1beta1'>;
+  /** Mutating only: call again once if a later webhook changed the object. */
+  reinvocationPolicy?: 'Never' | 'IfNeeded';
+  /** `bearer`: require the token from KLW_BEARER_TOKEN or KLW_BEARER_TOKEN_FILE. */
+  auth?: 'none' | 'bearer';
+  lambda?: LambdaSettings;
+}
+
+/** A complete admission registration, defaults applied. */
+export interface AdmissionRegistration extends Required<Omit<AdmissionRegistrationInput, 'objectSelector' | 'matchConditions' | 'reinvocationPolicy' | 'lambda'>> {
+  type: 'validating' | 'mutating';
+  path: string;
+  objectSelector?: LabelSelector;
+  matchConditions?: MatchCondition[];
+  reinvocationPolicy?: 'Never' | 'IfNeeded';
+  lambda: LambdaSettings;
+}
+
+/** What a user declares for a conversion webhook. */
+export interface ConversionRegistrationInput {
+  /** Function name: a DNS-1123 label, used as the Lambda name and the URL path. */
+  name: string;
+  /** The CRD served, `<plural>.<group>`. */
+  crd: string;
+  /** Path of the CRD manifest, relative to the repository root, into which conversion is merged. */
+  crdManifest?: string;
+  /** Budget for one ConversionReview; the API server allows conversion webhooks 30 s. */
+  timeoutSeconds?: number;
+  conversionReviewVersions?: Array<'v1' | 'v1beta1'>;
+  lambda?: LambdaSettings;
+}
+
+/** A complete conversion registration, defaults applied. */
+export interface ConversionRegistration extends Required<Omit<ConversionRegistrationInput, 'crdManifest' | 'lambda'>> {
+  type: 'conversion';
+  path: string;
+  crdManifest?: string;
+  lambda: LambdaSettings;
+}
+
+/** Any registration. */
+export type Registration = AdmissionRegistration | ConversionRegistration;
+
+/**
+ * Namespaces a webhook should never gate: the control plane's own (good practices,
+ * "avoid operating on the kube-system namespace"). Matched through the
+ * `kubernetes.io/metadata.name` label the API server sets on every namespace since v1.21;
+ * `NotIn` also matches namespaces without the label, so older clusters are not excluded from.
+ */
+export const SYSTEM_NAMESPACES = ['kube-system', 'kube-node-lease'] as const;
+
+/** The default namespaceSelector: everything but the system namespaces. */
+export function defaultNamespaceSelector(): LabelSelector {
+  return { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...SYSTEM_NAMESPACES] }] };
+}
+
+/**
+ * Default webhook timeout in seconds: short, because the API server waits for the webhook on
+ * the request path (the API server's own default is 10, its maximum 30).
+ */
+export const DEFAULT_TIMEOUT_SECONDS = 5;
+/** Conversion calls have a fixed 30 s budget in the API server; answer well inside it. */
+export const DEFAULT_CONVERSION_TIMEOUT_SECONDS = 10;
+
+// DNS-1123 label: what Lambda names, URL paths and Kubernetes names all accept.
+const FUNCTION_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+function checkName(name: string): void {
+  if (!FUNCTION_NAME.test(name)) {
+    throw new TypeError(`webhook name ${JSON.stringify(name)} must be a DNS-1123 label (lower-case letters, digits and '-', at most 63)`);
+  }
+}
+
+function checkTimeout(seconds: number): void {
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 30) {
+    throw new TypeError(`timeoutSeconds must be a whole number from 1 to 30, got ${seconds}`);
+  }
+}
+
+/** Applies the good-practice defaults to an admission registration. */
+export function completeAdmissionRegistration(type: 'validating' | 'mutating', input: AdmissionRegistrationInput): AdmissionRegistration {
+  checkName(input.name);
+  const timeoutSeconds = input.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+  checkTimeout(timeoutSeconds);
+  const reg: AdmissionRegistration = {
+    type,
+    name: input.name,
+    path: `/${input.name}`,
+    webhookName: input.webhookName ?? `${input.name}.webhooks.kube-lambda.dev`,
+    rules: input.rules,
+    namespaceSelector: input.namespaceSelector ?? defaultNamespaceSelector(),
+    // Mutating webhooks fail open and validating ones fail closed (good practices).
+    failurePolicy: input.failurePolicy ?? (type === 'mutating' ? 'Ignore' : 'Fail'),
+    matchPolicy: input.matchPolicy ?? 'Equivalent',
+    sideEffects: input.sideEffects ?? 'None',
+    timeoutSeconds,
+    admissionReviewVersions: input.admissionReviewVersions ?? ['v1', 'v1beta1'],
+    auth: input.auth ?? 'none',
+    lambda: input.lambda ?? {},
+  };
+  if (input.objectSelector) reg.objectSelector = input.objectSelector;
+  if (input.matchConditions) reg.matchConditions = input.matchConditions;
+  if (type === 'mutating') reg.reinvocationPolicy = input.reinvocationPolicy ?? 'Never';
+  return reg;
+}
+
+/** Applies the defaults to a conversion registration. */
+export function completeConversionRegistration(input: ConversionRegistrationInput): ConversionRegistration {
+  checkName(input.name);
+  const timeoutSeconds = input.timeoutSeconds ?? DEFAULT_CONVERSION_TIMEOUT_SECONDS;
+  checkTimeout(timeoutSeconds);
+  const reg: ConversionRegistration = {
+    type: 'conversion',
+    name: input.name,
+    path: `/${input.name}`,
+    crd: input.crd,
+    timeoutSeconds,
+    conversionReviewVersions: input.conversionReviewVersions ?? ['v1', 'v1beta1'],
+    lambda: input.lambda ?? {},
+  };
+  if (input.crdManifest) reg.crdManifest = input.crdManifest;
+  return reg;
+}

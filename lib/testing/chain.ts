@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import type { AdmissionWebhook } from '../admission/webhook.ts';
+import type { ConversionWebhook } from '../conversion/webhook.ts';
+import type { LabelSelector, RuleWithOperations } from '../registration.ts';
+import type { AdmissionRequest, KubeObject } from '../review/schemas.ts';
+import { invoke, type AdmissionResult, type InvokeOptions } from './invoke.ts';
+import { admissionReview, conversionReview, type AdmissionReviewOptions } from './reviews.ts';
+
+/** True when a label selector matches a set of labels (`metav1.LabelSelector` semantics). */
+export function selectorMatches(selector: LabelSelector | undefined, labels: Record<string, string> = {}): boolean {
+  if (!selector) return true;
+  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) if (labels[key] !== value) return false;
+  for (const { key, operator, values = [] } of selector.matchExpressions ?? []) {
+    const has = Object.hasOwn(labels, key);
+    const ok =
+      operator === 'In' ? has && values.includes(labels[key]!)
+      : operator === 'NotIn' ? !has || !values.includes(labels[key]!)
+      : operator === 'Exists' ? has
+      : !has;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+function ruleMatches(rule: RuleWithOperations, request: AdmissionRequest): boolean {
+  const any = (list: string[], value: string) => list.includes('*') || list.includes(value);
+  const resource = request.subResource ? `${request.resource.resource}/${request.subResource}` : request.resource.resource;
+  const resourceOk =
+    rule.resources.includes('*/*') ||
+    rule.resources.includes(resource) ||
+    (!request.subResource && rule.resources.includes('*')) ||
+    (!!request.subResource && (rule.resources.includes(`${request.resource.resource}/*`) || rule.resources.includes(`*/${request.subResource}`)));
+  return (
+    any(rule.operations, request.operation) &&
+    any(rule.apiGroups, request.resource.group) &&
+    any(rule.apiVersions, request.resource.version) &&
+    resourceOk
+  );
+}
+
+/** True when a webhook's rules and selectors send it this request. */
+export function webhookMatches(webhook: AdmissionWebhook, request: AdmissionRequest, namespaceLabels: Record<string, string> = {}): boolean {
+  const reg = webhook.registration;
+  const labels = (request.object ?? request.oldObject)?.metadata?.labels ?? {};
+  return (
+    reg.rules.some((rule) => ruleMatches(rule, request)) &&
+    selectorMatches(reg.objectSelector, labels) &&
+    (!request.namespace || selectorMatches(reg.namespaceSelector, { 'kubernetes.io/metadata.name': request.namespace, ...namespaceLabels }))
+  );
+}
+
+/** One webhook call in a chain. */
+export interface ChainStep {
+  webhook: string;
+  phase: 'mutating' | 'reinvocation' | 'validating';
+  allowed: boolean;
+  changed: boolean;
+  result: AdmissionResult;
+}
+
+/** The outcome of a request through every matching webhook. */
+export interface ChainResult {
+  allowed: boolean;
+  /** The object as it would be stored. */
+  object: KubeObject | null;
+  /** Every call, in order. */
+  steps: ChainStep[];
+  /** Every warning, in order. */
+  warnings: string[];
+  /** The webhook that denied, and the message as kubectl shows it. */
+  deniedBy?: string;
+  message?: string;
+}
+
+/**
+ * Runs a request through admission webhooks as the API server does: matching mutating
+ * webhooks one at a time in name order (a configuration's webhooks are ordered by name),
+ * then once more for `reinvocationPolicy: IfNeeded` webhooks that a later one invalidated,
+ * then validating webhooks on the final object. Stops at the first denial.
+ */
+export async function runAdmissionChain(
+  object: KubeObject | null,
+  webhooks: AdmissionWebhook[],
+  options: AdmissionReviewOptions & { namespaceLabels?: Record<string, string>; invoke?: InvokeOptions } = {},
+): Promise<ChainResult> {
+  const template = admissionReview(object, options);
+  const matching = webhooks.filter((w) => webhookMatches(w, template.request, options.namespaceLabels));
+  const byName = (a: AdmissionWebhook, b: AdmissionWebhook) => a.registration.webhookName.localeCompare(b.registration.webhookName);
+  const mutating = matching.filter((w) => w.registration.type === 'mutating').sort(byName);
+  const validating = matching.filter((w) => w.registration.type === 'validating').sort(byName);
+  const steps: ChainStep[] = [];
+  let current = object;
+
+  const call = async (webhook: AdmissionWebhook, phase: ChainStep['phase']): Promise<ChainResult | undefined> => {
+    const review = admissionReview(current, { ...options, operation: template.request.operation, uid: template.request.uid });
+    const result = await invoke(webhook, review, options.invoke);
+    const changed = result.patch.length > 0;
+    steps.push({ webhook: webhook.registration.webhookName, phase, allowed: result.allowed, changed, result });
+    if (!result.allowed) {
+      const name = webhook.registration.webhookName;
+      return { allowed: false, object: current, steps, warnings: steps.flatMap((s) => s.result.warnings), deniedBy: name, message: `admission webhook "${name}" denied the request: ${result.status?.message ?? ''}` };
+    }
+    if (changed) current = result.object;
+    return undefined;
+  };
+
+  const reinvoke = new Set<AdmissionWebhook>();
+  for (const [i, webhook] of mutating.entries()) {
+    const denied = await call(webhook, 'mutating');
+    if (denied) return denied;
+    if (steps.at(-1)!.changed) {
+      for (const earlier of mutating.slice(0, i)) if (earlier.registration.reinvocationPolicy === 'IfNeeded') reinvoke.add(earlier);
+    }
+  }
+  for (const webhook of mutating) {
+    if (!reinvoke.has(webhook)) continue;
+    const denied = await call(webhook, 'reinvocation');
+    if (denied) return denied;
+  }
+  for (const webhook of validating) {
+    const denied = await call(webhook, 'validating');
+    if (denied) return denied;
+  }
+  return { allowed: true, object: current, steps, warnings: steps.flatMap((s) => s.result.warnings) };
+}
+
+/**
+ * Asserts that a mutating webhook is idempotent: its patch applied, a second call on the
+ * result returns no patch. Returns the first call's result.
+ */
+export async function expectIdempotent(webhook: AdmissionWebhook, object: KubeObject, options: AdmissionReviewOptions = {}): Promise<AdmissionResult> {
+  const first = await invoke(webhook, admissionReview(object, options));
+  assert.ok(first.allowed, `first call denied: ${first.status?.message}`);
+  const second = await invoke(webhook, admissionReview(first.object, options));
+  assert.ok(second.allowed, `second call denied: ${second.status?.message}`);
+  assert.deepEqual(second.patch, [], `not idempotent: the second call patched ${JSON.stringify(second.patch)}`);
+  return first;
+}
+
+/**
+ * Asserts that converting `object` through every other version and back gives it back
+ * unchanged, both one version at a time and along the whole list.
+ */
+export async function expectRoundTrip(webhook: ConversionWebhook, object: KubeObject, apiVersions: string[]): Promise<void> {
+  const start = object.apiVersion;
+  assert.ok(start, 'object needs an apiVersion');
+  const convert = async (obj: KubeObject, to: string): Promise<KubeObject> => {
+    const result = await invoke(webhook, conversionReview([obj], to));
+    assert.equal(result.status, 'Success', `conversion ${obj.apiVersion} -> ${to} failed: ${result.message}`);
+    return result.convertedObjects[0]!;
+  };
+  for (const version of apiVersions) {
+    if (version === start) continue;
+    const there = await convert(object, version);
+    assert.equal(there.apiVersion, version);
+    assert.deepEqual(await convert(there, start), object, `${start} -> ${version} -> ${start} changed the object`);
+  }
+  let current = object;
+  for (const version of [...apiVersions.filter((v) => v !== start), start]) current = await convert(current, version);
+  assert.deepEqual(current, object, `${[start, ...apiVersions.filter((v) => v !== start), start].join(' -> ')} changed the object`);
+}

@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import { checkBearer, expectedToken } from './auth.ts';
+import { budgetMs } from './deadline.ts';
+import { errorReply, jsonReply, MAX_BODY_BYTES, parseGoDuration, readJsonBody } from './gateway/http.ts';
+import { detectSource, httpSource, type GatewayResult, type SourceProcessor } from './gateway/sources.ts';
+import { createLogger, type Logger } from './log.ts';
+import type { Registration } from './registration.ts';
+import type { ReviewResult } from './review/envelope.ts';
+
+/** The subset of the Lambda context the adapter reads; any real context fits. */
+export interface LambdaContextLike {
+  awsRequestId?: string;
+  getRemainingTimeInMillis?: () => number;
+}
+
+/** A Lambda handler answering API Gateway and function URL events. */
+export type WebhookHandler = (event: unknown, context?: LambdaContextLike) => Promise<GatewayResult>;
+
+/** What a user function is given besides the review: identity, time left, a logger and a way to warn. */
+export interface WebhookContext {
+  /** The Lambda request id (or API Gateway's when Lambda gives none). */
+  requestId: string;
+  /** Milliseconds the function may still take before the adapter answers for it. */
+  remainingMs(): number;
+  /** The structured logger; never log object contents or secrets. */
+  log: Logger;
+  /** Adds a warning to the response (admission) or to the log (conversion). */
+  warn(message: string): void;
+}
+
+/** What an engine needs to answer one review. */
+export interface RunContext {
+  requestId: string;
+  budgetMs: number;
+  startedAt: number;
+  log: Logger;
+}
+
+/** The answer of an engine: the review response and the fields of its log line. */
+export interface EngineAnswer {
+  body: object;
+  fields: Record<string, unknown>;
+}
+
+/** One kind of review (admission or conversion): how to read it and how to answer it. */
+export interface ReviewEngine<R> {
+  parse(body: unknown): ReviewResult<R>;
+  run(review: R, ctx: RunContext): Promise<EngineAnswer>;
+  /** The answer when the response would be larger than Lambda can return. */
+  oversized(review: R, bytes: number, ctx: RunContext): EngineAnswer;
+}
+
+/** Options of a handler; tests and the emulator set them, deployments use the defaults. */
+export interface HandlerOptions {
+  logger?: Logger;
+  /** Largest request body in bytes; default Lambda's 6 MB. */
+  maxBodyBytes?: number;
+  /** Environment to read the bearer token from; default process.env. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Short id joining a response message to its log line. */
+export function newErrorId(): string {
+  return randomUUID().slice(0, 8);
+}
+
+/** Builds the WebhookContext handed to user functions. */
+export function userContext(ctx: RunContext, warnings: string[]): WebhookContext {
+  return {
+    requestId: ctx.requestId,
+    remainingMs: () => Math.max(0, ctx.budgetMs - (performance.now() - ctx.startedAt)),
+    log: ctx.log,
+    warn: (message) => {
+      warnings.push(message);
+    },
+  };
+}
+
+/**
+ * Builds the Lambda handler for an engine: reads the event, checks method, content type,
+ * size and token, parses the review, lets the engine answer, and writes the result in the
+ * event source's shape. Unreadable requests get a 4xx `{ "error": ... }`; nothing throws.
+ */
+export function createHandler<R>(registration: Registration, engine: ReviewEngine<R>, options: HandlerOptions = {}): WebhookHandler {
+  const log = options.logger ?? createLogger({ base: { webhook: registration.name } });
+  const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
+
+  return async function handler(event, context) {
+    const startedAt = performance.now();
+    let source: SourceProcessor = httpSource;
+    try {
+      const detected = detectSource(event);
+      if (!detected) {
+        log.warn('rejected', { status: 400, reason: 'unknown event source' });
+        return source.write(errorReply({ status: 400, message: 'event is not an API Gateway (REST or HTTP API) or Lambda function URL event' }));
+      }
+      source = detected;
+      const req = source.read(event);
+      const requestId = context?.awsRequestId ?? req.requestId ?? 'local';
+      const reject = (status: number, message: string, headers?: Record<string, string>) => {
+        log.warn('rejected', { requestId, status, reason: message, durationMs: elapsed(startedAt) });
+        return source.write(errorReply({ status, message, ...(headers ? { headers } : {}) }));
+      };
+
+      if (registration.type !== 'conversion' && registration.auth === 'bearer') {
+        const token = expectedToken(options.env);
+        if (!token) {
+          log.error('bearer auth is on but no token is configured (KLW_BEARER_TOKEN or KLW_BEARER_TOKEN_FILE)', { requestId });
+          return source.write(errorReply({ status: 500, message: 'webhook authentication is misconfigured' }));
+        }
+        if (!checkBearer(req.headers.authorization, token)) {
+          return reject(401, 'missing or wrong bearer token', { 'www-authenticate': 'Bearer' });
+        }
+      }
+
+      const body = readJsonBody(req, maxBodyBytes);
+      if (!body.ok) return reject(body.error.status, body.error.message, body.error.headers);
+      const parsed = engine.parse(body.value);
+      if (!parsed.ok) return reject(400, parsed.message);
+
+      const ctx: RunContext = {
+        requestId,
+        startedAt,
+        log,
+        budgetMs: budgetMs({
+          timeoutSeconds: registration.timeoutSeconds,
+          requestTimeoutMs: parseGoDuration(req.query.timeout),
+          remainingMs: context?.getRemainingTimeInMillis?.(),
+        }),
+      };
+      let answer = await engine.run(parsed.review, ctx);
+      let text = JSON.stringify(answer.body);
+      const bytes = Buffer.byteLength(text, 'utf8');
+      if (bytes > maxBodyBytes) {
+        answer = engine.oversized(parsed.review, bytes, ctx);
+        text = JSON.stringify(answer.body);
+      }
+      log.info('review', { requestId, source: source.source, ...answer.fields, durationMs: elapsed(startedAt) });
+      return source.write({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: text });
+    } catch (err) {
+      // Only a fault in the adapter itself lands here; user functions are caught by the engines.
+      const errorId = newErrorId();
+      log.error('adapter fault', { errorId, error: String(err), stack: (err as Error)?.stack });
+      return source.write(jsonReply(500, { error: `internal error (error id ${errorId})` }));
+    }
+  };
+}
+
+function elapsed(startedAt: number): number {
+  return Math.round((performance.now() - startedAt) * 1000) / 1000;
+}
