@@ -28,8 +28,13 @@ export interface HttpReply {
   body: string;
 }
 
-/** Any result shape this adapter returns to Lambda. */
-export type GatewayResult = APIGatewayProxyResult | APIGatewayProxyStructuredResultV2 | LambdaFunctionURLResult;
+/** The result this adapter returns to Lambda; it fits the REST, HTTP API and function URL result types alike. */
+export interface GatewayResult {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+  isBase64Encoded: boolean;
+}
 
 /** One event source: how to recognise its events, read them and write its results. */
 export interface SourceProcessor {
@@ -103,8 +108,8 @@ function readV2(event: unknown, source: EventSource): GatewayRequest {
   };
 }
 
-function writeV2(reply: HttpReply): APIGatewayProxyStructuredResultV2 {
-  return { statusCode: reply.statusCode, headers: reply.headers, body: reply.body, isBase64Encoded: false };
+function writeV2(reply: HttpReply): GatewayResult {
+  return { statusCode: reply.statusCode, headers: reply.headers, body: reply.body, isBase64Encoded: false } satisfies APIGatewayProxyStructuredResultV2;
 }
 
 /** API Gateway REST APIs and HTTP API payload format 1.0: `httpMethod` at the top level. */
@@ -127,12 +132,7 @@ export const restSource: SourceProcessor = {
       requestId: str(e.requestContext.requestId),
     };
   },
-  write: (reply): APIGatewayProxyResult => ({
-    statusCode: reply.statusCode,
-    headers: reply.headers,
-    body: reply.body,
-    isBase64Encoded: false,
-  }),
+  write: (reply) => ({ statusCode: reply.statusCode, headers: reply.headers, body: reply.body, isBase64Encoded: false }) satisfies APIGatewayProxyResult,
 };
 
 /** API Gateway HTTP APIs, payload format 2.0: `version: "2.0"` and `requestContext.http`. */
@@ -148,7 +148,7 @@ export const urlSource: SourceProcessor = {
   source: 'url',
   is: (event) => isV2(event) && isFunctionUrlDomain(event),
   read: (event) => readV2(event, 'url'),
-  write: (reply): LambdaFunctionURLResult => writeV2(reply),
+  write: (reply) => writeV2(reply) satisfies LambdaFunctionURLResult,
 };
 
 /** Every processor, most specific first. */

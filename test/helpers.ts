@@ -1,0 +1,34 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { createLogger, type Logger } from '../lib/log.ts';
+
+const cache = new Map<string, string>();
+
+/** A fresh copy of `test/events/<name>.json`, safe to change in one test. */
+export function fixture<T = Record<string, any>>(name: string): T {
+  let text = cache.get(name);
+  if (text === undefined) {
+    text = readFileSync(fileURLToPath(new URL(`./events/${name}.json`, import.meta.url)), 'utf8');
+    cache.set(name, text);
+  }
+  return JSON.parse(text) as T;
+}
+
+/** An envelope fixture (`rest`, `http`, `url`) carrying `body`. */
+export function eventWith(source: 'rest' | 'http' | 'url', body: unknown, changes: (event: Record<string, any>) => void = () => {}): Record<string, any> {
+  const event = fixture(`${source}/post`);
+  event.body = typeof body === 'string' ? body : JSON.stringify(body);
+  changes(event);
+  return event;
+}
+
+/** A logger that keeps its lines, parsed, for assertions. */
+export function captureLogger(): { logger: Logger; lines: Array<Record<string, any>> } {
+  const lines: Array<Record<string, any>> = [];
+  return { logger: createLogger({ level: 'debug', sink: (line) => lines.push(JSON.parse(line)) }), lines };
+}
+
+/** Parses a Lambda HTTP result's JSON body. */
+export function bodyOf(result: unknown): any {
+  return JSON.parse((result as { body: string }).body);
+}

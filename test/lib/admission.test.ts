@@ -1,0 +1,358 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, it } from 'node:test';
+import {
+  allow,
+  byOperation,
+  defineMutatingWebhook,
+  defineValidatingWebhook,
+  deny,
+  patched,
+  sanitizeWarnings,
+  type KubeObject,
+} from '../../lib/index.ts';
+import { WARNINGS_TOTAL_LIMIT } from '../../lib/admission/decision.ts';
+import { admissionReview, invoke, invokeRaw } from '../../lib/testing/index.ts';
+import { bodyOf, captureLogger, eventWith, fixture } from '../helpers.ts';
+
+type Obj = KubeObject & { spec?: any };
+const pod = (name = 'p', extra: Record<string, unknown> = {}): Obj => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'default', labels: { app: 'x' } },
+  spec: { containers: [{ name: 'c', image: 'nginx:1.25' }] },
+  ...extra,
+});
+
+describe('validating webhooks', () => {
+  const webhook = defineValidatingWebhook<Obj>({
+    name: 'names',
+    rules: [],
+    validate: (request) =>
+      request.object?.metadata?.name === 'bad' ? deny('name "bad" is not allowed', { code: 422, reason: 'Invalid' }) : allow('looked at it'),
+  });
+
+  for (const version of ['v1', 'v1beta1'] as const) {
+    it(`answers in the request's version (${version}) and echoes the uid`, async () => {
+      const review = admissionReview(pod(), { version, uid: 'uid-123' });
+      const result = await invoke(webhook, review);
+      assert.equal(result.review.apiVersion, `admission.k8s.io/${version}`);
+      assert.equal(result.review.kind, 'AdmissionReview');
+      assert.equal(result.review.response.uid, 'uid-123');
+      assert.equal(result.allowed, true);
+      assert.deepEqual(result.warnings, ['looked at it']);
+      assert.equal(result.review.response.patch, undefined);
+    });
+  }
+
+  it('denies with the given code, reason and message', async () => {
+    const result = await invoke(webhook, admissionReview(pod('bad')));
+    assert.equal(result.allowed, false);
+    assert.deepEqual(result.status, { code: 422, message: 'name "bad" is not allowed', reason: 'Invalid' });
+  });
+
+  it('answers the reference example (UPDATE of deployments/scale, v1 and v1beta1)', async () => {
+    for (const name of ['reviews/admission-v1', 'reviews/admission-v1beta1']) {
+      const review = fixture(name);
+      const raw = await invokeRaw(webhook, review);
+      assert.equal(raw.statusCode, 200);
+      assert.deepEqual(JSON.parse(raw.body), {
+        apiVersion: review.apiVersion,
+        kind: 'AdmissionReview',
+        response: { uid: '705ab4f5-6393-11e8-b7cc-42010a800002', allowed: true, warnings: ['looked at it'] },
+      });
+    }
+  });
+
+  it('uses 403 Forbidden by default', async () => {
+    const w = defineValidatingWebhook({ name: 'no', rules: [], validate: () => deny('never') });
+    const result = await invoke(w, admissionReview(pod()));
+    assert.deepEqual(result.status, { code: 403, message: 'never', reason: 'Forbidden' });
+  });
+
+  it('collects warnings from ctx.warn and the decision, cleaned', async () => {
+    const w = defineValidatingWebhook({
+      name: 'warns',
+      rules: [],
+      validate: (_r, ctx) => {
+        ctx.warn('first\u0007 warning');
+        ctx.warn('first warning');
+        return allow('second\nwarning', '   ');
+      },
+    });
+    const result = await invoke(w, admissionReview(pod()));
+    assert.deepEqual(result.warnings, ['secondwarning', 'first warning']);
+  });
+
+  it('treats a returned value that is not a decision as a failure', async () => {
+    const w = defineValidatingWebhook({ name: 'sloppy', rules: [], validate: () => ({ allowed: true }) as never });
+    const result = await invoke(w, admissionReview(pod()));
+    assert.equal(result.allowed, false);
+    assert.equal(result.status?.code, 500);
+  });
+
+  it('does not let a validating webhook return a patch', async () => {
+    const w = defineValidatingWebhook({ name: 'patcher', rules: [], validate: () => patched([{ op: 'add', path: '/x', value: 1 }]) });
+    const result = await invoke(w, admissionReview(pod()));
+    assert.equal(result.allowed, false);
+    assert.equal(result.review.response.patch, undefined);
+  });
+});
+
+describe('byOperation', () => {
+  const calls: string[] = [];
+  const webhook = defineValidatingWebhook<Obj>({
+    name: 'ops',
+    rules: [],
+    validate: byOperation<Obj>({
+      onCreate: (obj) => (calls.push(`create ${obj.metadata?.name}`), allow()),
+      onUpdate: (old, obj) =>
+        old.spec.containers[0].image === obj.spec.containers[0].image ? allow() : deny('image may not change'),
+      onDelete: (old) => (calls.push(`delete ${old?.metadata?.name}`), allow()),
+    }),
+  });
+
+  it('routes each operation to its handler, with old and new objects', async () => {
+    await invoke(webhook, admissionReview(pod('a')));
+    const changed = pod('a');
+    changed.spec.containers[0].image = 'nginx:1.26';
+    const update = await invoke(webhook, admissionReview(changed, { oldObject: pod('a') }));
+    assert.equal(update.allowed, false);
+    assert.equal(update.status?.message, 'image may not change');
+    assert.equal((await invoke(webhook, admissionReview(pod('a'), { oldObject: pod('a') }))).allowed, true);
+    await invoke(webhook, admissionReview(null, { oldObject: pod('gone') }));
+    assert.deepEqual(calls, ['create a', 'delete gone']);
+  });
+
+  it('allows operations without a handler', async () => {
+    const review = admissionReview(pod(), { operation: 'CONNECT' });
+    assert.equal((await invoke(webhook, review)).allowed, true);
+  });
+});
+
+describe('mutating webhooks', () => {
+  const webhook = defineMutatingWebhook<Obj>({
+    name: 'labels',
+    rules: [],
+    mutate: (obj) => {
+      obj.metadata ??= {};
+      obj.metadata.labels ??= {};
+      if (obj.metadata.labels.team === undefined) obj.metadata.labels.team = 'platform';
+    },
+  });
+
+  it('returns a base64 JSONPatch of the change, with patchType JSONPatch', async () => {
+    const result = await invoke(webhook, admissionReview(pod()));
+    assert.equal(result.review.response.patchType, 'JSONPatch');
+    assert.deepEqual(result.patch, [{ op: 'add', path: '/metadata/labels/team', value: 'platform' }]);
+    assert.equal(result.object?.metadata?.labels?.team, 'platform');
+  });
+
+  it('returns no patch when nothing changed', async () => {
+    const object = pod();
+    object.metadata!.labels!.team = 'mine';
+    const result = await invoke(webhook, admissionReview(object, { version: 'v1beta1' }));
+    assert.equal(result.review.response.patch, undefined);
+    assert.equal(result.review.response.patchType, undefined);
+    assert.equal(result.review.apiVersion, 'admission.k8s.io/v1beta1');
+  });
+
+  it('does not call mutate for DELETE or CONNECT and sends no patch', async () => {
+    let called = 0;
+    const w = defineMutatingWebhook({ name: 'counter', rules: [], mutate: () => void called++ });
+    const del = await invoke(w, admissionReview(null, { oldObject: pod() }));
+    const connect = await invoke(w, admissionReview(pod(), { operation: 'CONNECT' }));
+    assert.equal(called, 0);
+    assert.equal(del.review.response.patch, undefined);
+    assert.equal(connect.review.response.patch, undefined);
+    assert.equal(del.allowed && connect.allowed, true);
+  });
+
+  it('accepts a returned new object', async () => {
+    const w = defineMutatingWebhook<Obj>({ name: 'replace', rules: [], mutate: (obj) => ({ ...obj, spec: { ...obj.spec, priority: 5 } }) });
+    const result = await invoke(w, admissionReview(pod()));
+    assert.deepEqual(result.patch, [{ op: 'add', path: '/spec/priority', value: 5 }]);
+  });
+
+  it('may deny instead of mutating, and sends no patch then', async () => {
+    const w = defineMutatingWebhook<Obj>({
+      name: 'deny-mut',
+      rules: [],
+      mutate: (obj) => {
+        obj.metadata!.labels!.x = 'y';
+        return deny('no thanks');
+      },
+    });
+    const result = await invoke(w, admissionReview(pod()));
+    assert.equal(result.allowed, false);
+    assert.equal(result.review.response.patch, undefined);
+  });
+
+  it('keeps warnings of a returned allow() with the diff', async () => {
+    const w = defineMutatingWebhook<Obj>({
+      name: 'warn-mut',
+      rules: [],
+      mutate: (obj) => {
+        obj.spec.paused = true;
+        return allow('paused it');
+      },
+    });
+    const result = await invoke(w, admissionReview(pod()));
+    assert.deepEqual(result.warnings, ['paused it']);
+    assert.deepEqual(result.patch, [{ op: 'add', path: '/spec/paused', value: true }]);
+  });
+
+  it('sends a raw patch that applies', async () => {
+    const w = defineMutatingWebhook({ name: 'raw', rules: [], mutate: () => patched([{ op: 'add', path: '/metadata/labels/raw', value: 'yes' }]) });
+    const result = await invoke(w, admissionReview(pod()));
+    assert.equal(result.object?.metadata?.labels?.raw, 'yes');
+  });
+
+  it('never sends an invalid patch: it fails by failurePolicy instead', async () => {
+    const bad = [{ op: 'replace', path: '/spec/nothing/here', value: 1 }] as const;
+    const failClosed = defineMutatingWebhook({ name: 'raw-bad', failurePolicy: 'Fail', rules: [], mutate: () => patched([...bad]) });
+    const closed = await invoke(failClosed, admissionReview(pod()));
+    assert.equal(closed.allowed, false);
+    assert.equal(closed.status?.code, 500);
+    assert.equal(closed.review.response.patch, undefined);
+    const failOpen = defineMutatingWebhook({ name: 'raw-bad-open', rules: [], mutate: () => patched([...bad]) });
+    const open = await invoke(failOpen, admissionReview(pod()));
+    assert.equal(open.allowed, true);
+    assert.equal(open.review.response.patch, undefined);
+    assert.match(open.warnings[0]!, /internal error in webhook raw-bad-open\.webhooks\.kube-lambda\.dev .*failurePolicy is Ignore/);
+  });
+
+  it('rejects a mutate that returns something other than an object or decision', async () => {
+    const w = defineMutatingWebhook({ name: 'odd', failurePolicy: 'Fail', rules: [], mutate: () => 42 as never });
+    assert.equal((await invoke(w, admissionReview(pod()))).status?.code, 500);
+  });
+
+  it('does not let mutate change the request it was given', async () => {
+    let seenObject: unknown;
+    const w = defineMutatingWebhook<Obj>({
+      name: 'sees',
+      rules: [],
+      mutate: (obj, request) => {
+        obj.spec.x = 1;
+        seenObject = request.object;
+      },
+    });
+    await invoke(w, admissionReview(pod()));
+    assert.equal((seenObject as Obj).spec.x, undefined);
+  });
+});
+
+describe('failures of the user function', () => {
+  const throwing = (failurePolicy: 'Fail' | 'Ignore') =>
+    defineValidatingWebhook({
+      name: `throws-${failurePolicy.toLowerCase()}`,
+      failurePolicy,
+      rules: [],
+      validate: () => {
+        throw new Error('secret detail at /srv/app.js:12');
+      },
+    });
+
+  it('fails closed with 500 and an error id, no stack or detail (failurePolicy Fail)', async () => {
+    const { logger, lines } = captureLogger();
+    const raw = await invokeRaw(throwing('Fail'), admissionReview(pod()), { handlerOptions: { logger } });
+    assert.equal(raw.statusCode, 200);
+    assert.doesNotMatch(raw.body, /secret detail|app\.js|at /);
+    const response = JSON.parse(raw.body).response;
+    assert.equal(response.allowed, false);
+    assert.equal(response.status.code, 500);
+    assert.equal(response.status.reason, 'InternalError');
+    const id = /error id ([0-9a-f]{8})/.exec(response.status.message)?.[1];
+    assert.ok(id, response.status.message);
+    const logged = lines.find((l) => l.errorId === id);
+    assert.ok(logged, 'the error is logged with the same id');
+    assert.match(logged.stack, /secret detail/);
+  });
+
+  it('fails open with a warning (failurePolicy Ignore)', async () => {
+    const result = await invoke(throwing('Ignore'), admissionReview(pod()));
+    assert.equal(result.allowed, true);
+    assert.match(result.warnings[0]!, /internal error .*error id [0-9a-f]{8}.*failurePolicy is Ignore/);
+  });
+
+  it('a rejected promise is a failure too', async () => {
+    const w = defineValidatingWebhook({ name: 'rejects', rules: [], validate: async () => Promise.reject(new TypeError('boom')) });
+    assert.equal((await invoke(w, admissionReview(pod()))).status?.code, 500);
+  });
+
+  const slow = (failurePolicy: 'Fail' | 'Ignore') =>
+    defineValidatingWebhook({
+      name: `slow-${failurePolicy.toLowerCase()}`,
+      failurePolicy,
+      timeoutSeconds: 1,
+      rules: [],
+      validate: async () => {
+        await sleep(2000);
+        return allow();
+      },
+    });
+
+  it('answers a slow function before the API server gives up: 504 when failurePolicy is Fail', async () => {
+    const started = Date.now();
+    const result = await invoke(slow('Fail'), admissionReview(pod()));
+    const took = Date.now() - started;
+    assert.equal(result.allowed, false);
+    assert.equal(result.status?.code, 504);
+    assert.equal(result.status?.reason, 'Timeout');
+    assert.ok(took < 1000, `answered after ${took} ms, the webhook timeout is 1000 ms`);
+  });
+
+  it('answers a slow function with an allow and a warning when failurePolicy is Ignore', async () => {
+    const result = await invoke(slow('Ignore'), admissionReview(pod()));
+    assert.equal(result.allowed, true);
+    assert.match(result.warnings[0]!, /did not answer within \d+ ms/);
+  });
+
+  it('takes the tighter of timeoutSeconds, the URL timeout and the Lambda time left', async () => {
+    const w = slow('Fail');
+    const handler = w.withOptions({ logger: captureLogger().logger });
+    const started = Date.now();
+    const event = eventWith('http', admissionReview(pod()), (e) => {
+      e.queryStringParameters = { timeout: '1s' };
+    });
+    const result = await handler(event, { awsRequestId: 'r', getRemainingTimeInMillis: () => 400 });
+    assert.equal(bodyOf(result).response.status.code, 504);
+    assert.ok(Date.now() - started < 400);
+  });
+});
+
+describe('warnings as the API server takes them', () => {
+  it('removes control characters and keeps short lists as they are', () => {
+    assert.deepEqual(sanitizeWarnings(['a\u0000b\u001bc', 'tab\there', 'ok']), ['abc', 'tabhere', 'ok']);
+  });
+
+  it('cuts each to 256 characters past 4096 in total, then drops what does not fit', () => {
+    const long = Array.from({ length: 40 }, (_, i) => `${i}:` + 'w'.repeat(300));
+    const out = sanitizeWarnings(long);
+    assert.ok(out.every((w) => [...w].length <= 256));
+    assert.ok(out.reduce((n, w) => n + w.length, 0) <= WARNINGS_TOTAL_LIMIT);
+    assert.equal(out.length, Math.floor(WARNINGS_TOTAL_LIMIT / 256));
+    assert.ok(out[0]!.startsWith('0:'));
+  });
+});
+
+describe('the review log line', () => {
+  it('writes one line per review with the decision and no object contents', async () => {
+    const { logger, lines } = captureLogger();
+    const w = defineMutatingWebhook<Obj>({ name: 'logged', rules: [], mutate: (o) => void (o.spec.secret = 'hunter2') });
+    const object = pod('logged-pod', { data: { password: 's3cr3t' } });
+    await invokeRaw(w, admissionReview(object, { uid: 'log-uid' }), { handlerOptions: { logger } });
+    assert.equal(lines.length, 1);
+    const line = lines[0]!;
+    assert.equal(line.msg, 'review');
+    assert.equal(line.uid, 'log-uid');
+    assert.equal(line.kind, 'v1/Pod');
+    assert.equal(line.operation, 'CREATE');
+    assert.equal(line.namespace, 'default');
+    assert.equal(line.name, 'logged-pod');
+    assert.equal(line.decision, 'patched');
+    assert.equal(line.patchOps, 1);
+    assert.equal(typeof line.durationMs, 'number');
+    assert.doesNotMatch(JSON.stringify(lines), /s3cr3t|hunter2/);
+  });
+});

@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { allow, defineConversionWebhook, defineValidatingWebhook } from '../../lib/index.ts';
+import { checkBearer, expectedToken } from '../../lib/auth.ts';
+import { admissionReview, conversionReview, invokeRaw } from '../../lib/testing/index.ts';
+
+const secured = defineValidatingWebhook({ name: 'secured', auth: 'bearer', rules: [], validate: () => allow() });
+const review = admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } });
+const env = { KLW_BEARER_TOKEN: 'correct-horse' };
+
+describe('bearer token', () => {
+  it('accepts the configured token', async () => {
+    const raw = await invokeRaw(secured, review, { headers: { authorization: 'Bearer correct-horse' }, handlerOptions: { env } });
+    assert.equal(raw.statusCode, 200);
+  });
+
+  for (const [name, header] of [
+    ['a wrong token', 'Bearer wrong'],
+    ['a prefix of the token', 'Bearer correct'],
+    ['another scheme', 'Basic Y29ycmVjdC1ob3JzZQ=='],
+    ['an empty bearer', 'Bearer '],
+  ] as const) {
+    it(`answers 401 for ${name}`, async () => {
+      const raw = await invokeRaw(secured, review, { headers: { authorization: header }, handlerOptions: { env } });
+      assert.equal(raw.statusCode, 401);
+      assert.equal(raw.headers['www-authenticate'], 'Bearer');
+      assert.deepEqual(JSON.parse(raw.body), { error: 'missing or wrong bearer token' });
+    });
+  }
+
+  it('answers 401 without an Authorization header', async () => {
+    assert.equal((await invokeRaw(secured, review, { handlerOptions: { env } })).statusCode, 401);
+  });
+
+  it('reads the token from a file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'klw-token-'));
+    const file = join(dir, 'token');
+    writeFileSync(file, 'from-file\n');
+    const fileEnv = { KLW_BEARER_TOKEN_FILE: file };
+    assert.equal(expectedToken(fileEnv), 'from-file');
+    const raw = await invokeRaw(secured, review, { headers: { authorization: 'Bearer from-file' }, handlerOptions: { env: fileEnv } });
+    assert.equal(raw.statusCode, 200);
+  });
+
+  it('answers 500 without saying why when auth is on but no token is configured', async () => {
+    const raw = await invokeRaw(secured, review, { headers: { authorization: 'Bearer x' }, handlerOptions: { env: {} } });
+    assert.equal(raw.statusCode, 500);
+    assert.doesNotMatch(raw.body, /KLW_/);
+  });
+
+  it('leaves webhooks without auth open, and conversion never asks (the API server sends no credentials)', async () => {
+    const open = defineValidatingWebhook({ name: 'open', rules: [], validate: () => allow() });
+    assert.equal((await invokeRaw(open, review, { handlerOptions: { env } })).statusCode, 200);
+    const conv = defineConversionWebhook({ name: 'conv', crd: 'x.example.com', convert: (o, d) => ({ ...o, apiVersion: d }) });
+    assert.equal((await invokeRaw(conv, conversionReview([], 'example.com/v1'), { handlerOptions: { env } })).statusCode, 200);
+  });
+
+  it('compares case-insensitively on the scheme only', () => {
+    assert.equal(checkBearer('bearer tok', 'tok'), true);
+    assert.equal(checkBearer('Bearer TOK', 'tok'), false);
+    assert.equal(checkBearer(undefined, 'tok'), false);
+  });
+});
