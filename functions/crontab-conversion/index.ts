@@ -1,0 +1,33 @@
+import { ConversionError, defineConversionWebhook, hubAndSpoke, type KubeObject } from 'kube-lambda-webhooks';
+
+/** The message of the reference document for a hostPort that does not split. */
+export const BAD_HOST_PORT = 'hostPort could not be parsed into a separate host and port';
+
+/**
+ * Conversion webhook for `crontabs.example.com`: v1beta1 keeps `hostPort` ("host:port"),
+ * v1 (the hub) keeps `host` and `port`. Every other field is carried over as it is.
+ */
+export const webhook = defineConversionWebhook({
+  name: 'crontab-conversion',
+  crd: 'crontabs.example.com',
+  crdManifest: 'functions/crontab-conversion/crd.yaml',
+  convert: hubAndSpoke({
+    hub: 'v1',
+    spokes: {
+      v1beta1: {
+        toHub: ({ hostPort, ...rest }) => {
+          if (hostPort === undefined) return rest;
+          const parts = typeof hostPort === 'string' ? hostPort.split(':') : [];
+          if (parts.length !== 2) throw new ConversionError(BAD_HOST_PORT);
+          return { ...rest, host: parts[0], port: parts[1] } as KubeObject;
+        },
+        fromHub: ({ host, port, ...rest }) =>
+          host === undefined && port === undefined ? rest : ({ ...rest, hostPort: `${host ?? ''}:${port ?? ''}` } as KubeObject),
+      },
+    },
+  }),
+});
+
+/** The Lambda handler. */
+export const handler = webhook.handler;
+export default webhook;

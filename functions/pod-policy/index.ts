@@ -1,0 +1,59 @@
+import { allow, byOperation, defineValidatingWebhook, deny, type Decision } from 'kube-lambda-webhooks';
+import { CONTAINER_LISTS, podRules, type Pod } from '../pod.ts';
+
+/** Host namespaces a pod may not share with its node. */
+const HOST_FIELDS = ['hostNetwork', 'hostPID', 'hostIPC'] as const;
+
+/**
+ * The tag of an image reference, or undefined when it has none. A digest (`@sha256:…`)
+ * pins the image, so it counts as tagged. The tag is after the last `:` that follows the
+ * last `/`, so a registry port (`registry:5000/app`) is not mistaken for one.
+ */
+export function imageTag(image: string): string | undefined {
+  if (image.includes('@')) return '@digest';
+  const name = image.slice(image.lastIndexOf('/') + 1);
+  const colon = name.lastIndexOf(':');
+  return colon < 0 ? undefined : name.slice(colon + 1);
+}
+
+/** The pod's name, or its generateName prefix for pods created by controllers. */
+function podName(pod: Pod): string {
+  const meta = pod.metadata as { name?: string; generateName?: string } | undefined;
+  return meta?.name || (meta?.generateName ? `${meta.generateName}*` : '');
+}
+
+/** Denies privileged containers and host namespaces; warns on untagged or `:latest` images. */
+export function judgePod(pod: Pod): Decision {
+  const spec = pod.spec ?? {};
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  for (const list of CONTAINER_LISTS) {
+    for (const container of spec[list] ?? []) {
+      const kind = list === 'containers' ? 'container' : list.slice(0, -1);
+      if (container.securityContext?.privileged === true) problems.push(`${kind} "${container.name}" is privileged`);
+      const tag = container.image === undefined ? '@none' : imageTag(container.image);
+      if (tag === undefined || tag === 'latest') {
+        warnings.push(`${kind} "${container.name}" uses image "${container.image}" ${tag ? 'with the :latest tag' : 'without a tag'}; pin a version`);
+      }
+    }
+  }
+  for (const field of HOST_FIELDS) if (spec[field] === true) problems.push(`spec.${field} is true`);
+  if (problems.length) return deny(`pod "${podName(pod)}" is not allowed: ${problems.join('; ')}`);
+  return allow(...warnings);
+}
+
+/** Validating webhook: pods may not be privileged or share the node's namespaces. */
+export const webhook = defineValidatingWebhook<Pod>({
+  name: 'pod-policy',
+  rules: podRules(['CREATE', 'UPDATE']),
+  failurePolicy: 'Fail',
+  validate: byOperation<Pod>({
+    onCreate: (pod) => judgePod(pod),
+    // An update is judged on the new object alone.
+    onUpdate: (_old, pod) => judgePod(pod),
+  }),
+});
+
+/** The Lambda handler. */
+export const handler = webhook.handler;
+export default webhook;
