@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { conversionReview, expectRoundTrip, invoke } from 'kube-lambda-webhooks/testing';
+import type { ConversionReview } from 'kube-lambda-webhooks';
 import crontab, { BAD_HOST_PORT } from '../../functions/crontab-conversion/index.ts';
 import { fixture } from '../helpers.ts';
 
@@ -12,7 +13,7 @@ const v1 = (name: string, host: string, port: string) => ({ apiVersion: 'example
 
 describe('crontab-conversion', () => {
   it('converts the reference request to the reference response', async () => {
-    const review = fixture('reviews/conversion-v1');
+    const review = fixture<ConversionReview>('reviews/conversion-v1');
     const result = await invoke(crontab, review);
     assert.deepEqual(result.review, fixture('reviews/conversion-v1-response'));
   });

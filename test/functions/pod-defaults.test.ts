@@ -45,8 +45,8 @@ describe('pod-defaults', () => {
     object.spec!.containers![0]!.resources = { requests: { cpu: '2', memory: '1Gi' } };
     object.spec!.initContainers = [{ name: 'init', image: 'busybox:1.36', resources: { requests: { memory: '64Mi' } } }];
     const result = await invoke(podDefaults, admissionReview(object));
-    assert.deepEqual(result.object?.spec?.containers[0].resources.limits, { cpu: '2', memory: '1Gi' });
-    assert.deepEqual(result.object?.spec?.initContainers[0].resources.limits, { cpu: '500m', memory: '256Mi' });
+    assert.deepEqual((result.object as Pod).spec!.containers![0]!.resources!.limits, { cpu: '2', memory: '1Gi' });
+    assert.deepEqual((result.object as Pod).spec!.initContainers![0]!.resources!.limits, { cpu: '500m', memory: '256Mi' });
   });
 
   it('takes default limits from the environment', () => {
