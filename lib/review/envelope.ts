@@ -1,4 +1,3 @@
-import type { z } from 'zod';
 import {
   ADMISSION_REVIEW_VERSIONS,
   AdmissionReviewSchema,
@@ -21,8 +20,18 @@ export interface ReviewError {
 /** The outcome of reading a review from a body. */
 export type ReviewResult<T> = { ok: true; review: T } | ReviewError;
 
+/** What the describer needs of a zod error. */
+export interface IssueList {
+  issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>;
+}
+
+/** A schema as far as reading a review needs it. */
+interface SafeParser<T> {
+  safeParse(value: unknown): { success: true; data: T } | { success: false; error: IssueList };
+}
+
 /** Formats the first zod issue as `path: message` so a caller sees which field is wrong. */
-export function describeIssue(error: z.ZodError): string {
+export function describeIssue(error: IssueList): string {
   const issue = error.issues[0];
   if (!issue) return 'invalid review';
   const path = issue.path.length ? issue.path.map(String).join('.') : '(root)';
@@ -34,7 +43,7 @@ function readReview<T>(
   body: unknown,
   kind: 'AdmissionReview' | 'ConversionReview',
   versions: readonly string[],
-  schema: z.ZodType<T>,
+  schema: SafeParser<T>,
 ): ReviewResult<T> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return { ok: false, message: `body is not a ${kind} object` };

@@ -1,4 +1,6 @@
-import { z } from 'zod';
+// zod/mini is zod v4's tree-shakable API: the same schemas in about 12 KB of bundle
+// instead of more than 400 KB, which keeps cold starts short.
+import * as z from 'zod/mini';
 
 /** The AdmissionReview API versions the API server may send, newest first. */
 export const ADMISSION_REVIEW_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'] as const;
@@ -7,18 +9,21 @@ export const CONVERSION_REVIEW_VERSIONS = ['apiextensions.k8s.io/v1', 'apiextens
 
 /** A Kubernetes object as the API server serializes it: any JSON object; known fields typed loosely. */
 export const KubeObjectSchema = z.looseObject({
-  apiVersion: z.string().optional(),
-  kind: z.string().optional(),
-  metadata: z
-    .looseObject({
-      name: z.string().optional(),
-      namespace: z.string().optional(),
-      uid: z.string().optional(),
-      labels: z.record(z.string(), z.string()).optional(),
-      annotations: z.record(z.string(), z.string()).optional(),
-    })
-    .optional(),
+  apiVersion: z.optional(z.string()),
+  kind: z.optional(z.string()),
+  metadata: z.optional(
+    z.looseObject({
+      name: z.optional(z.string()),
+      namespace: z.optional(z.string()),
+      uid: z.optional(z.string()),
+      labels: z.optional(z.record(z.string(), z.string())),
+      annotations: z.optional(z.record(z.string(), z.string())),
+    }),
+  ),
 });
+
+/** A review uid: any non-empty string. */
+const UidSchema = z.string().check(z.minLength(1, 'uid must not be empty'));
 
 /** Group, version and kind of an object (`metav1.GroupVersionKind`). */
 export const GroupVersionKindSchema = z.object({
@@ -39,29 +44,29 @@ export const OperationSchema = z.enum(['CREATE', 'UPDATE', 'DELETE', 'CONNECT'])
 
 /** The user that made the request to the API server (`authenticationv1.UserInfo`). */
 export const UserInfoSchema = z.looseObject({
-  username: z.string().optional(),
-  uid: z.string().optional(),
-  groups: z.array(z.string()).optional(),
-  extra: z.record(z.string(), z.array(z.string())).optional(),
+  username: z.optional(z.string()),
+  uid: z.optional(z.string()),
+  groups: z.optional(z.array(z.string())),
+  extra: z.optional(z.record(z.string(), z.array(z.string()))),
 });
 
 /** `request` of an AdmissionReview; identical in v1 and v1beta1. */
 export const AdmissionRequestSchema = z.object({
-  uid: z.string().min(1, 'uid must not be empty'),
+  uid: UidSchema,
   kind: GroupVersionKindSchema,
   resource: GroupVersionResourceSchema,
-  subResource: z.string().optional(),
-  requestKind: GroupVersionKindSchema.optional(),
-  requestResource: GroupVersionResourceSchema.optional(),
-  requestSubResource: z.string().optional(),
-  name: z.string().optional(),
-  namespace: z.string().optional(),
+  subResource: z.optional(z.string()),
+  requestKind: z.optional(GroupVersionKindSchema),
+  requestResource: z.optional(GroupVersionResourceSchema),
+  requestSubResource: z.optional(z.string()),
+  name: z.optional(z.string()),
+  namespace: z.optional(z.string()),
   operation: OperationSchema,
   userInfo: UserInfoSchema,
-  object: KubeObjectSchema.nullish(),
-  oldObject: KubeObjectSchema.nullish(),
-  dryRun: z.boolean().optional(),
-  options: z.looseObject({}).nullish(),
+  object: z.nullish(KubeObjectSchema),
+  oldObject: z.nullish(KubeObjectSchema),
+  dryRun: z.optional(z.boolean()),
+  options: z.nullish(z.looseObject({})),
 });
 
 /** An AdmissionReview request as sent by the API server, either version. */
@@ -73,12 +78,12 @@ export const AdmissionReviewSchema = z.object({
 
 /** `request` of a ConversionReview; identical in v1 and v1beta1. */
 export const ConversionRequestSchema = z.object({
-  uid: z.string().min(1, 'uid must not be empty'),
-  desiredAPIVersion: z.string().regex(/^([^/]+\/)?[^/]+$/, 'desiredAPIVersion must be "group/version"'),
+  uid: UidSchema,
+  desiredAPIVersion: z.string().check(z.regex(/^([^/]+\/)?[^/]+$/, 'desiredAPIVersion must be "group/version"')),
   objects: z.array(
-    KubeObjectSchema.extend({
-      apiVersion: z.string().min(1),
-      kind: z.string().min(1),
+    z.extend(KubeObjectSchema, {
+      apiVersion: z.string().check(z.minLength(1)),
+      kind: z.string().check(z.minLength(1)),
     }),
   ),
 });
@@ -92,20 +97,20 @@ export const ConversionReviewSchema = z.object({
 
 /** `metav1.Status` as returned in a denied AdmissionResponse. */
 export const StatusSchema = z.object({
-  code: z.number().int(),
-  message: z.string().optional(),
-  reason: z.string().optional(),
+  code: z.int(),
+  message: z.optional(z.string()),
+  reason: z.optional(z.string()),
 });
 
 /** `response` of an AdmissionReview, as the API server reads it. */
 export const AdmissionResponseSchema = z.object({
-  uid: z.string().min(1),
+  uid: UidSchema,
   allowed: z.boolean(),
-  status: StatusSchema.optional(),
-  patch: z.base64().optional(),
-  patchType: z.literal('JSONPatch').optional(),
-  warnings: z.array(z.string()).optional(),
-  auditAnnotations: z.record(z.string(), z.string()).optional(),
+  status: z.optional(StatusSchema),
+  patch: z.optional(z.base64()),
+  patchType: z.optional(z.literal('JSONPatch')),
+  warnings: z.optional(z.array(z.string())),
+  auditAnnotations: z.optional(z.record(z.string(), z.string())),
 });
 
 /** An AdmissionReview response envelope, either version. */
@@ -117,9 +122,9 @@ export const AdmissionReviewResponseSchema = z.object({
 
 /** `response` of a ConversionReview, as the API server reads it. */
 export const ConversionResponseSchema = z.object({
-  uid: z.string().min(1),
-  result: z.object({ status: z.enum(['Success', 'Failed']), message: z.string().optional() }),
-  convertedObjects: z.array(KubeObjectSchema).optional(),
+  uid: UidSchema,
+  result: z.object({ status: z.enum(['Success', 'Failed']), message: z.optional(z.string()) }),
+  convertedObjects: z.optional(z.array(KubeObjectSchema)),
 });
 
 /** A ConversionReview response envelope, either version. */
