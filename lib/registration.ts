@@ -15,6 +15,22 @@ export interface LabelSelector {
   matchExpressions?: Array<{ key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }>;
 }
 
+/** True when a label selector matches a set of labels (`metav1.LabelSelector` semantics). */
+export function selectorMatches(selector: LabelSelector | undefined, labels: Record<string, string> = {}): boolean {
+  if (!selector) return true;
+  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) if (labels[key] !== value) return false;
+  for (const { key, operator, values = [] } of selector.matchExpressions ?? []) {
+    const has = Object.hasOwn(labels, key);
+    const ok =
+      operator === 'In' ? has && values.includes(labels[key]!)
+      : operator === 'NotIn' ? !has || !values.includes(labels[key]!)
+      : operator === 'Exists' ? has
+      : !has;
+    if (!ok) return false;
+  }
+  return true;
+}
+
 /** A CEL condition the API server evaluates before calling the webhook (v1.30+). */
 export interface MatchCondition {
   name: string;

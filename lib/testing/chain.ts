@@ -1,26 +1,10 @@
 import assert from 'node:assert/strict';
 import type { AdmissionWebhook } from '../admission/webhook.ts';
 import type { ConversionWebhook } from '../conversion/webhook.ts';
-import type { LabelSelector, RuleWithOperations } from '../registration.ts';
+import { selectorMatches, type RuleWithOperations } from '../registration.ts';
 import type { AdmissionRequest, KubeObject } from '../review/schemas.ts';
 import { invoke, type AdmissionResult, type InvokeOptions } from './invoke.ts';
 import { admissionReview, conversionReview, type AdmissionReviewOptions } from './reviews.ts';
-
-/** True when a label selector matches a set of labels (`metav1.LabelSelector` semantics). */
-export function selectorMatches(selector: LabelSelector | undefined, labels: Record<string, string> = {}): boolean {
-  if (!selector) return true;
-  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) if (labels[key] !== value) return false;
-  for (const { key, operator, values = [] } of selector.matchExpressions ?? []) {
-    const has = Object.hasOwn(labels, key);
-    const ok =
-      operator === 'In' ? has && values.includes(labels[key]!)
-      : operator === 'NotIn' ? !has || !values.includes(labels[key]!)
-      : operator === 'Exists' ? has
-      : !has;
-    if (!ok) return false;
-  }
-  return true;
-}
 
 function ruleMatches(rule: RuleWithOperations, request: AdmissionRequest): boolean {
   const any = (list: string[], value: string) => list.includes('*') || list.includes(value);

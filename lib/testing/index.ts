@@ -5,5 +5,6 @@ export { toEvent, lambdaContext, clfTime } from './events.ts';
 export type { EventOptions } from './events.ts';
 export { invoke, invokeRaw } from './invoke.ts';
 export type { AdmissionResult, ConversionResult, InvokeOptions } from './invoke.ts';
-export { runAdmissionChain, expectIdempotent, expectRoundTrip, selectorMatches, webhookMatches } from './chain.ts';
+export { runAdmissionChain, expectIdempotent, expectRoundTrip, webhookMatches } from './chain.ts';
+export { selectorMatches } from '../registration.ts';
 export type { ChainResult, ChainStep } from './chain.ts';

@@ -1,0 +1,132 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Command, CommanderError, Option } from 'commander';
+import { buildAll, formatBytes } from './build.ts';
+import { KlwError, loadFunctions } from './functions.ts';
+import { formatFinding, lintDocuments, type Finding } from './lint.ts';
+import { DEFAULT_CONFIGURATION_NAME, generateManifests, type Endpoints, type ManifestSet } from './manifests.ts';
+import { readDocuments, renderDocuments, writeOutput } from './output.ts';
+import { scaffold } from './scaffold.ts';
+
+/** Progress and findings go to stderr, so stdout carries only the requested output. */
+function say(line: string): void {
+  process.stderr.write(line + '\n');
+}
+
+/** Prints lint findings; throws when any is an error. */
+export function reportFindings(findings: Finding[]): void {
+  for (const f of findings) say(formatFinding(f));
+  const errors = findings.filter((f) => f.level === 'error').length;
+  if (errors) throw new KlwError(`${errors} lint error${errors > 1 ? 's' : ''}; fix them before registering`);
+}
+
+/** Reads the endpoint options shared by manifests, start-api and deploy. */
+export function endpointsFrom(options: { baseUrl?: string; functionUrls?: string; caBundle?: string }): Endpoints {
+  const endpoints: Endpoints = {};
+  if (options.baseUrl) endpoints.baseUrl = options.baseUrl;
+  if (options.functionUrls) {
+    const text = readFileSync(options.functionUrls, 'utf8');
+    try {
+      endpoints.functionUrls = JSON.parse(text) as Record<string, string>;
+    } catch {
+      throw new KlwError(`${options.functionUrls} is not JSON ({ "function-name": "https://..." })`);
+    }
+  }
+  if (options.caBundle) {
+    const pem = readFileSync(options.caBundle, 'utf8');
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new KlwError(`${options.caBundle} holds no PEM certificate`);
+    endpoints.caBundlePem = pem;
+  }
+  return endpoints;
+}
+
+/** Generates manifests for every function and lints them; the shared core of manifests, start-api and deploy. */
+export async function manifestsFor(root: string, endpoints: Endpoints, name = DEFAULT_CONFIGURATION_NAME): Promise<ManifestSet> {
+  const functions = await loadFunctions(root);
+  if (!functions.length) throw new KlwError(`no functions under ${resolve(root, 'functions')}`);
+  const set = generateManifests(root, functions.map((f) => f.registration), endpoints, name);
+  reportFindings(lintDocuments(set.documents));
+  return set;
+}
+
+/** Builds the klw program. */
+export function program(): Command {
+  const cli = new Command('klw')
+    .description('Kubernetes admission and conversion webhooks as AWS Lambda functions')
+    .option('--root <dir>', 'project folder (holds functions/)', process.cwd())
+    .showHelpAfterError()
+    .exitOverride();
+  const root = () => resolve(cli.opts<{ root: string }>().root);
+
+  cli
+    .command('build')
+    .description('bundle each function with esbuild into dist/functions/<name>/index.mjs and a deterministic zip')
+    .argument('[functions...]', 'only these functions')
+    .action(async (names: string[]) => {
+      const functions = await loadFunctions(root(), names);
+      say(`building ${functions.length} function${functions.length === 1 ? '' : 's'}`);
+      await buildAll(root(), functions, (b) => say(`  ${b.name.padEnd(28)} ${formatBytes(b.bundleBytes).padStart(9)} bundle  ${formatBytes(b.zipBytes).padStart(9)} zip  ${b.zip}`));
+    });
+
+  cli
+    .command('manifests')
+    .description('write the webhook configurations and CRD conversion for the functions at their https URLs')
+    .option('--base-url <url>', 'https://host[:port][/stage]; each function at <base>/<name>')
+    .option('--function-urls <file>', 'JSON object of function name to URL (Lambda function URLs)')
+    .option('--ca-bundle <file>', 'PEM of the CA that signed the endpoint certificate')
+    .option('--out <file>', 'write here instead of stdout')
+    .option('--crd-patches <dir>', 'also write <crd>.conversion-patch.yaml files for kubectl patch --type merge')
+    .option('--name <name>', 'name of the webhook configurations', DEFAULT_CONFIGURATION_NAME)
+    .addOption(new Option('--format <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
+    .action(async (options: { baseUrl?: string; functionUrls?: string; caBundle?: string; out?: string; crdPatches?: string; name: string; format: 'yaml' | 'json' }) => {
+      if (!options.baseUrl === !options.functionUrls) throw new KlwError('give exactly one of --base-url or --function-urls');
+      const set = await manifestsFor(root(), endpointsFrom(options), options.name);
+      writeOutput(renderDocuments(set.documents, options.format), options.out);
+      for (const patch of options.crdPatches ? set.crdPatches : []) {
+        const file = resolve(options.crdPatches!, `${patch.crd}.conversion-patch.yaml`);
+        writeOutput(renderDocuments([patch.patch], 'yaml'), file);
+        say(`wrote ${file}`);
+      }
+      if (options.out) say(`wrote ${options.out} (${set.documents.length} objects)`);
+    });
+
+  cli
+    .command('lint')
+    .description('check manifests (or, without files, the functions\' registrations) against the API server\'s rules and the good practices')
+    .argument('[files...]', 'YAML or JSON manifests')
+    .action(async (files: string[]) => {
+      const documents = files.length
+        ? files.flatMap((f) => {
+            if (!existsSync(f)) throw new KlwError(`${f} not found`);
+            return readDocuments(f);
+          })
+        : generateManifests(root(), (await loadFunctions(root())).map((f) => f.registration), { baseUrl: 'https://webhooks.example.com' }).documents;
+      const findings = lintDocuments(documents);
+      reportFindings(findings);
+      say(`lint: ${findings.length ? `${findings.length} warning${findings.length > 1 ? 's' : ''}` : 'no findings'}`);
+    });
+
+  cli
+    .command('new')
+    .description('scaffold a function with its registration and a passing test')
+    .addArgument(new Command().createArgument('<type>', 'kind of webhook').choices(['validating', 'mutating', 'conversion']))
+    .argument('<name>', 'function name (a DNS-1123 label)')
+    .action((type: 'validating' | 'mutating' | 'conversion', name: string) => {
+      for (const file of scaffold(root(), type, name)) say(`created ${file}`);
+    });
+
+  return cli;
+}
+
+/** Runs klw with argv; returns the exit code. Failures print one line, never a stack. */
+export async function main(argv: string[]): Promise<number> {
+  try {
+    await program().parseAsync(argv);
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    say(`klw: ${err instanceof Error ? err.message : String(err)}`);
+    if (process.env.KLW_DEBUG && err instanceof Error) say(err.stack ?? '');
+    return 1;
+  }
+}

@@ -1,0 +1,186 @@
+import { selectorMatches, type LabelSelector } from '../lib/registration.ts';
+import { checkWebhookUrl } from './manifests.ts';
+
+/** One lint finding. */
+export interface Finding {
+  level: 'error' | 'warning';
+  /** Stable rule id, e.g. `timeout-range`. */
+  rule: string;
+  /** The webhook (or CRD) it is about. */
+  subject: string;
+  message: string;
+}
+
+type Json = Record<string, any>;
+
+/** Most matchConditions one webhook may have (API server limit). */
+export const MAX_MATCH_CONDITIONS = 64;
+/** Timeouts above this hold the API server's request path too long (good practices). */
+export const SLOW_TIMEOUT_SECONDS = 10;
+
+const OPERATIONS = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT', '*'];
+// DNS subdomain: lower-case alphanumerics, '-' and '.', at most 253 characters.
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+// A qualified name, as matchCondition names must be.
+const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+
+/**
+ * Resources webhooks must not gate (good practices): leases keep nodes and leader election
+ * alive, and TokenReview/SubjectAccessReview are what the API server itself relies on.
+ */
+const PROTECTED = [
+  { group: 'coordination.k8s.io', resource: 'leases' },
+  { group: 'authentication.k8s.io', resource: 'tokenreviews' },
+  { group: 'authorization.k8s.io', resource: 'subjectaccessreviews' },
+];
+
+function lintSelector(selector: LabelSelector | undefined, field: string, add: (level: Finding['level'], rule: string, message: string) => void): void {
+  for (const expr of selector?.matchExpressions ?? []) {
+    const hasValues = (expr.values?.length ?? 0) > 0;
+    if ((expr.operator === 'In' || expr.operator === 'NotIn') && !hasValues) add('error', 'selector-values', `${field}: operator ${expr.operator} needs values`);
+    if ((expr.operator === 'Exists' || expr.operator === 'DoesNotExist') && hasValues) add('error', 'selector-values', `${field}: operator ${expr.operator} takes no values`);
+    if (!['In', 'NotIn', 'Exists', 'DoesNotExist'].includes(expr.operator)) add('error', 'selector-operator', `${field}: unknown operator ${JSON.stringify(expr.operator)}`);
+  }
+}
+
+function lintList(list: unknown, field: string, add: (level: Finding['level'], rule: string, message: string) => void): list is string[] {
+  if (!Array.isArray(list) || list.length === 0) {
+    add('error', 'rule-fields', `${field} must be a non-empty list`);
+    return false;
+  }
+  if (list.includes('*') && list.length > 1) add('error', 'rule-wildcard', `${field}: "*" must be the only entry`);
+  if (list.some((v) => typeof v !== 'string')) add('error', 'rule-fields', `${field} must hold strings`);
+  return true;
+}
+
+function lintResources(resources: string[], field: string, add: (level: Finding['level'], rule: string, message: string) => void): void {
+  for (const r of resources) {
+    if (!r) add('error', 'rule-resources', `${field}: empty resource name`);
+    else if (r.split('/').length > 2) add('error', 'rule-resources', `${field}: ${JSON.stringify(r)} has more than one "/"`);
+  }
+  if (resources.includes('*/*') && resources.length > 1) add('error', 'rule-resources', `${field}: "*/*" must be the only entry`);
+  if (resources.includes('*') && resources.some((r) => r !== '*' && !r.includes('/'))) add('error', 'rule-resources', `${field}: "*" covers every resource; list no others beside it`);
+}
+
+/** Lints one admission webhook entry of a configuration. */
+export function lintWebhook(webhook: Json, kind: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration'): Finding[] {
+  const findings: Finding[] = [];
+  const subject = typeof webhook.name === 'string' ? webhook.name : '(unnamed webhook)';
+  const add = (level: Finding['level'], rule: string, message: string) => findings.push({ level, rule, subject, message });
+
+  if (typeof webhook.name !== 'string' || !DNS_SUBDOMAIN.test(webhook.name) || webhook.name.length > 253) add('error', 'webhook-name', 'name must be a DNS subdomain');
+  else if (webhook.name.split('.').length < 3) add('error', 'webhook-name', 'name must have at least three segments separated by dots');
+
+  const cc = webhook.clientConfig ?? {};
+  if ((cc.url === undefined) === (cc.service === undefined)) add('error', 'client-config', 'clientConfig needs exactly one of url or service');
+  if (typeof cc.url === 'string') {
+    const problem = checkWebhookUrl(cc.url);
+    if (problem) add('error', 'client-config-url', problem);
+  }
+  if (cc.caBundle !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(cc.caBundle)) add('error', 'client-config-ca', 'caBundle must be base64');
+
+  const timeout = webhook.timeoutSeconds ?? 10;
+  if (!Number.isInteger(timeout) || timeout < 1 || timeout > 30) add('error', 'timeout-range', `timeoutSeconds must be a whole number from 1 to 30, got ${timeout}`);
+  else if (timeout > SLOW_TIMEOUT_SECONDS) add('warning', 'timeout-long', `timeoutSeconds ${timeout} holds API requests for long; keep it at ${SLOW_TIMEOUT_SECONDS} or less`);
+
+  if (webhook.sideEffects === undefined) add('error', 'side-effects', 'sideEffects is required');
+  else if (!['None', 'NoneOnDryRun'].includes(webhook.sideEffects)) add('error', 'side-effects', `sideEffects must be None or NoneOnDryRun in v1, got ${JSON.stringify(webhook.sideEffects)}`);
+
+  const versions = webhook.admissionReviewVersions;
+  if (!Array.isArray(versions) || versions.length === 0) add('error', 'review-versions', 'admissionReviewVersions is required');
+  else {
+    if (!versions.includes('v1') && !versions.includes('v1beta1')) add('error', 'review-versions', 'admissionReviewVersions must include v1 or v1beta1');
+    if (new Set(versions).size !== versions.length) add('error', 'review-versions', 'admissionReviewVersions has duplicates');
+  }
+
+  const failurePolicy = webhook.failurePolicy ?? 'Fail';
+  if (!['Fail', 'Ignore'].includes(failurePolicy)) add('error', 'failure-policy', `failurePolicy must be Fail or Ignore, got ${JSON.stringify(failurePolicy)}`);
+  else if (kind === 'MutatingWebhookConfiguration' && failurePolicy === 'Fail') add('warning', 'mutating-fails-closed', 'a mutating webhook that fails closed blocks requests whenever it is down; prefer failurePolicy Ignore and validate the result');
+
+  const matchPolicy = webhook.matchPolicy ?? 'Equivalent';
+  if (!['Exact', 'Equivalent'].includes(matchPolicy)) add('error', 'match-policy', `matchPolicy must be Exact or Equivalent, got ${JSON.stringify(matchPolicy)}`);
+  else if (matchPolicy === 'Exact') add('warning', 'match-policy-exact', 'matchPolicy Exact misses requests made through other versions of the same resources; prefer Equivalent');
+
+  if (kind === 'MutatingWebhookConfiguration' && webhook.reinvocationPolicy !== undefined && !['Never', 'IfNeeded'].includes(webhook.reinvocationPolicy)) {
+    add('error', 'reinvocation-policy', `reinvocationPolicy must be Never or IfNeeded, got ${JSON.stringify(webhook.reinvocationPolicy)}`);
+  }
+
+  const rules: Json[] = Array.isArray(webhook.rules) ? webhook.rules : [];
+  rules.forEach((rule, i) => {
+    const at = `rules[${i}]`;
+    if (lintList(rule.operations, `${at}.operations`, add)) {
+      for (const op of rule.operations) if (!OPERATIONS.includes(op)) add('error', 'rule-operations', `${at}.operations: unknown operation ${JSON.stringify(op)}`);
+    }
+    lintList(rule.apiGroups, `${at}.apiGroups`, add);
+    lintList(rule.apiVersions, `${at}.apiVersions`, add);
+    if (Array.isArray(rule.resources) && rule.resources.length) lintResources(rule.resources, `${at}.resources`, add);
+    else add('error', 'rule-fields', `${at}.resources must be a non-empty list`);
+    if (rule.scope !== undefined && !['Cluster', 'Namespaced', '*'].includes(rule.scope)) add('error', 'rule-scope', `${at}.scope must be Cluster, Namespaced or *`);
+    for (const p of PROTECTED) {
+      const groupHit = rule.apiGroups?.includes('*') || rule.apiGroups?.includes(p.group);
+      const resourceHit = rule.resources?.some((r: string) => r === '*' || r === '*/*' || r === p.resource || r.startsWith(`${p.resource}/`));
+      if (groupHit && resourceHit) add('warning', 'protected-resources', `${at} matches ${p.resource}.${p.group}; webhooks on it can stall the cluster`);
+    }
+  });
+  if (!rules.length) add('warning', 'no-rules', 'the webhook has no rules and is never called');
+
+  lintSelector(webhook.namespaceSelector, 'namespaceSelector', add);
+  lintSelector(webhook.objectSelector, 'objectSelector', add);
+  if (selectorMatches(webhook.namespaceSelector, { 'kubernetes.io/metadata.name': 'kube-system' })) {
+    add('warning', 'system-namespaces', 'namespaceSelector does not exclude kube-system; a broken webhook there can take the control plane down');
+  }
+
+  const conditions: Json[] = Array.isArray(webhook.matchConditions) ? webhook.matchConditions : [];
+  if (conditions.length > MAX_MATCH_CONDITIONS) add('error', 'match-conditions-count', `${conditions.length} matchConditions; at most ${MAX_MATCH_CONDITIONS}`);
+  const seen = new Set<string>();
+  for (const c of conditions) {
+    if (typeof c.name !== 'string' || !QUALIFIED_NAME.test(c.name)) add('error', 'match-conditions-name', `matchCondition name ${JSON.stringify(c.name)} must be a qualified name`);
+    else if (seen.has(c.name)) add('error', 'match-conditions-duplicate', `matchCondition name ${JSON.stringify(c.name)} is used twice`);
+    seen.add(c.name);
+    if (typeof c.expression !== 'string' || !c.expression.trim()) add('error', 'match-conditions-expression', `matchCondition ${JSON.stringify(c.name)} needs an expression`);
+  }
+  return findings;
+}
+
+/** Lints a CRD's webhook conversion. */
+function lintCrd(crd: Json): Finding[] {
+  const findings: Finding[] = [];
+  const subject = crd.metadata?.name ?? '(unnamed CRD)';
+  const conversion = crd.spec?.conversion;
+  if (conversion?.strategy !== 'Webhook') return findings;
+  const add = (rule: string, message: string) => findings.push({ level: 'error', rule, subject, message });
+  const cc = conversion.webhook?.clientConfig;
+  if (!cc) add('conversion-client-config', 'strategy Webhook needs webhook.clientConfig');
+  else if ((cc.url === undefined) === (cc.service === undefined)) add('conversion-client-config', 'clientConfig needs exactly one of url or service');
+  else if (typeof cc.url === 'string') {
+    const problem = checkWebhookUrl(cc.url);
+    if (problem) add('client-config-url', problem);
+  }
+  const versions = conversion.webhook?.conversionReviewVersions;
+  if (!Array.isArray(versions) || (!versions.includes('v1') && !versions.includes('v1beta1'))) add('review-versions', 'conversionReviewVersions must include v1 or v1beta1');
+  return findings;
+}
+
+/** Lints manifests: webhook configurations and CRDs with webhook conversion. */
+export function lintDocuments(documents: Json[]): Finding[] {
+  const findings: Finding[] = [];
+  for (const doc of documents) {
+    if (doc?.kind === 'MutatingWebhookConfiguration' || doc?.kind === 'ValidatingWebhookConfiguration') {
+      const webhooks: Json[] = Array.isArray(doc.webhooks) ? doc.webhooks : [];
+      const names = new Set<string>();
+      for (const w of webhooks) {
+        if (names.has(w.name)) findings.push({ level: 'error', rule: 'webhook-name-unique', subject: w.name, message: `webhook name is not unique in ${doc.kind} ${doc.metadata?.name}` });
+        names.add(w.name);
+        findings.push(...lintWebhook(w, doc.kind));
+      }
+    } else if (doc?.kind === 'CustomResourceDefinition') {
+      findings.push(...lintCrd(doc));
+    }
+  }
+  return findings;
+}
+
+/** `error timeout-range pod-policy.example.com: ...` */
+export function formatFinding(f: Finding): string {
+  return `${f.level} ${f.rule} ${f.subject}: ${f.message}`;
+}

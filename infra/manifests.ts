@@ -1,0 +1,147 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import type { AdmissionRegistration, ConversionRegistration, Registration } from '../lib/registration.ts';
+import { KlwError } from './functions.ts';
+
+/** Where the functions are reachable. */
+export interface Endpoints {
+  /** `https://host[:port][/stage]`: every function at `<base>/<name>`. */
+  baseUrl?: string;
+  /** One URL per function name (Lambda function URLs). */
+  functionUrls?: Record<string, string>;
+  /** PEM of the CA that signed the endpoints' certificate; empty means the system roots. */
+  caBundlePem?: string;
+}
+
+/** Name of the generated Mutating/ValidatingWebhookConfiguration objects. */
+export const DEFAULT_CONFIGURATION_NAME = 'kube-lambda-webhooks';
+
+/**
+ * Checks a webhook URL by the API server's rules (k8s.io/apiserver util/webhook/validation.go);
+ * returns the broken rule or undefined.
+ */
+export function checkWebhookUrl(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `url ${JSON.stringify(url)} is not a valid URL`;
+  }
+  if (parsed.protocol !== 'https:') return `url ${JSON.stringify(url)}: scheme must be https, got "${parsed.protocol.replace(/:$/, '')}"`;
+  if (!parsed.hostname) return `url ${JSON.stringify(url)}: host must be present`;
+  if (parsed.username || parsed.password) return `url ${JSON.stringify(url)}: user information (user:password@) is not allowed`;
+  if (parsed.search || url.includes('?')) return `url ${JSON.stringify(url)}: query parameters are not allowed`;
+  if (parsed.hash || url.includes('#')) return `url ${JSON.stringify(url)}: fragments are not allowed`;
+  return undefined;
+}
+
+/** The URL of one function under the given endpoints; throws naming the broken rule. */
+export function functionUrl(name: string, endpoints: Endpoints): string {
+  let url: string | undefined;
+  if (endpoints.functionUrls) {
+    url = endpoints.functionUrls[name];
+    if (!url) throw new KlwError(`no URL for function "${name}" in the function URL list`);
+  } else if (endpoints.baseUrl) {
+    url = `${endpoints.baseUrl.replace(/\/+$/, '')}/${name}`;
+  } else {
+    throw new KlwError('give a base URL (--base-url) or function URLs (--function-urls)');
+  }
+  const problem = checkWebhookUrl(url);
+  if (problem) throw new KlwError(`function ${name}: ${problem}`);
+  return url;
+}
+
+function clientConfig(url: string, endpoints: Endpoints): Record<string, string> {
+  const config: Record<string, string> = { url };
+  if (endpoints.caBundlePem) config.caBundle = Buffer.from(endpoints.caBundlePem, 'utf8').toString('base64');
+  return config;
+}
+
+/** One entry of `webhooks:` in an admissionregistration.k8s.io/v1 configuration. */
+export function admissionWebhookEntry(reg: AdmissionRegistration, endpoints: Endpoints): Record<string, unknown> {
+  const entry: Record<string, unknown> = {
+    name: reg.webhookName,
+    clientConfig: clientConfig(functionUrl(reg.name, endpoints), endpoints),
+    rules: reg.rules,
+    namespaceSelector: reg.namespaceSelector,
+  };
+  if (reg.objectSelector) entry.objectSelector = reg.objectSelector;
+  // Only written when declared: API servers before v1.28 do not know the field.
+  if (reg.matchConditions?.length) entry.matchConditions = reg.matchConditions;
+  entry.failurePolicy = reg.failurePolicy;
+  entry.matchPolicy = reg.matchPolicy;
+  entry.sideEffects = reg.sideEffects;
+  entry.timeoutSeconds = reg.timeoutSeconds;
+  entry.admissionReviewVersions = reg.admissionReviewVersions;
+  if (reg.type === 'mutating') entry.reinvocationPolicy = reg.reinvocationPolicy ?? 'Never';
+  return entry;
+}
+
+/** `spec.conversion` of a CRD served by a conversion function. */
+export function conversionSpec(reg: ConversionRegistration, endpoints: Endpoints): Record<string, unknown> {
+  return {
+    strategy: 'Webhook',
+    webhook: {
+      conversionReviewVersions: reg.conversionReviewVersions,
+      clientConfig: clientConfig(functionUrl(reg.name, endpoints), endpoints),
+    },
+  };
+}
+
+/** A CRD conversion patch for `kubectl patch crd <name> --type merge`. */
+export interface CrdPatch {
+  crd: string;
+  patch: { spec: { conversion: Record<string, unknown> } };
+}
+
+/** Everything `klw manifests` writes. */
+export interface ManifestSet {
+  /** Documents to apply, in order: CRDs, then mutating, then validating configurations. */
+  documents: Array<Record<string, unknown>>;
+  crdPatches: CrdPatch[];
+}
+
+function readCrd(root: string, reg: ConversionRegistration): Record<string, any> | undefined {
+  if (!reg.crdManifest) return undefined;
+  const file = join(root, reg.crdManifest);
+  if (!existsSync(file)) throw new KlwError(`function ${reg.name}: CRD manifest ${reg.crdManifest} not found`);
+  const docs = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Record<string, any>);
+  const crd = docs.find((d) => d?.kind === 'CustomResourceDefinition' && d?.metadata?.name === reg.crd);
+  if (!crd) throw new KlwError(`function ${reg.name}: ${reg.crdManifest} holds no CustomResourceDefinition named ${reg.crd}`);
+  if (crd.apiVersion !== 'apiextensions.k8s.io/v1') throw new KlwError(`${reg.crdManifest}: CRD must be apiextensions.k8s.io/v1`);
+  return crd;
+}
+
+/**
+ * Builds the manifests for a set of registrations: one MutatingWebhookConfiguration and one
+ * ValidatingWebhookConfiguration (webhooks ordered by name, the order the API server calls
+ * mutating webhooks in), and for each conversion function its CRD with `spec.conversion`.
+ */
+export function generateManifests(root: string, registrations: Registration[], endpoints: Endpoints, name = DEFAULT_CONFIGURATION_NAME): ManifestSet {
+  const documents: Array<Record<string, unknown>> = [];
+  const crdPatches: CrdPatch[] = [];
+  const labels = { 'app.kubernetes.io/managed-by': 'kube-lambda-webhooks' };
+  for (const reg of registrations) {
+    if (reg.type !== 'conversion') continue;
+    const conversion = conversionSpec(reg, endpoints);
+    crdPatches.push({ crd: reg.crd, patch: { spec: { conversion } } });
+    const crd = readCrd(root, reg);
+    if (crd) documents.push({ ...crd, spec: { ...crd.spec, conversion } });
+  }
+  const byName = (a: AdmissionRegistration, b: AdmissionRegistration) => a.webhookName.localeCompare(b.webhookName);
+  for (const [type, kind] of [
+    ['mutating', 'MutatingWebhookConfiguration'],
+    ['validating', 'ValidatingWebhookConfiguration'],
+  ] as const) {
+    const regs = registrations.filter((r): r is AdmissionRegistration => r.type === type).sort(byName);
+    if (!regs.length) continue;
+    documents.push({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind,
+      metadata: { name, labels },
+      webhooks: regs.map((r) => admissionWebhookEntry(r, endpoints)),
+    });
+  }
+  return { documents, crdPatches };
+}

@@ -1,0 +1,29 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KlwError } from './functions.ts';
+
+const TEMPLATES = fileURLToPath(new URL('./templates/', import.meta.url));
+// DNS-1123 label, as function names must be.
+const NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** Writes a new function, its test (and for conversion its CRD) from the templates; returns the files. */
+export function scaffold(root: string, type: 'validating' | 'mutating' | 'conversion', name: string): string[] {
+  if (!NAME.test(name)) throw new KlwError(`"${name}" is not a valid function name: use lower-case letters, digits and '-' (at most 63)`);
+  const dir = join(root, 'functions', name);
+  if (existsSync(dir)) throw new KlwError(`functions/${name} already exists`);
+  const render = (template: string) => readFileSync(join(TEMPLATES, type, template), 'utf8').replaceAll('__NAME__', name);
+  const files: Array<[string, string]> = [
+    [join(dir, 'index.ts'), render('index.ts.tmpl')],
+    [join(root, 'test', 'functions', `${name}.test.ts`), render('test.ts.tmpl')],
+  ];
+  if (type === 'conversion') files.push([join(dir, 'crd.yaml'), render('crd.yaml.tmpl')]);
+  for (const [file, text] of files) {
+    if (existsSync(file)) throw new KlwError(`${relative(root, file)} already exists`);
+  }
+  for (const [file, text] of files) {
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(file, text);
+  }
+  return files.map(([file]) => relative(root, file));
+}
