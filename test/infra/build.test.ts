@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { buildFunction, bundlePath } from '../../infra/build.ts';
+import { scaffold } from '../../infra/scaffold.ts';
+import { main } from '../../infra/cli.ts';
+
+import { toEvent, admissionReview } from '../../lib/testing/index.ts';
+
+const root = process.cwd();
+// Work in a copy inside the repository, so `kube-lambda-webhooks` still resolves to this package.
+const work = mkdtempSync(join(root, '.klw-test-'));
+after(() => rmSync(work, { recursive: true, force: true }));
+cpSync(join(root, 'functions'), join(work, 'functions'), { recursive: true });
+
+describe('klw build', () => {
+  it('bundles an ESM handler that answers a review, without the AWS SDK', async () => {
+    const built = await buildFunction(work, { name: 'pod-policy', entry: join(work, 'functions/pod-policy/index.ts') });
+    const code = readFileSync(bundlePath(work, 'pod-policy'), 'utf8');
+    assert.doesNotMatch(code, /@aws-sdk\/client-/);
+    assert.ok(built.bundleBytes < 100 * 1024, `bundle is ${built.bundleBytes} bytes`);
+    process.env.KLW_LOG_LEVEL = 'silent';
+    const mod = await import(bundlePath(work, 'pod-policy'));
+    delete process.env.KLW_LOG_LEVEL;
+    const result = await mod.handler(toEvent(admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { hostPID: true } })));
+    assert.equal(JSON.parse(result.body).response.allowed, false);
+  });
+
+  it('writes identical zips for unchanged code, and different ones for changed code', async () => {
+    const entry = { name: 'pod-defaults', entry: join(work, 'functions/pod-defaults/index.ts') };
+    const a = await buildFunction(work, entry);
+    const b = await buildFunction(work, entry);
+    assert.equal(a.zipSha256, b.zipSha256);
+    const listing = execFileSync('python3', ['-c', 'import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); print([(i.filename, i.date_time) for i in z.infolist()])', join(work, a.zip)], { encoding: 'utf8' });
+    assert.match(listing, /\('index\.mjs', \(2020, 1, 1, 0, 0, 0\)\), \('index\.mjs\.map'/);
+    const source = join(work, 'functions/pod-defaults/index.ts');
+    const original = readFileSync(source, 'utf8');
+    writeFileSync(source, original.replace("|| '500m'", "|| '750m'"));
+    const changed = await buildFunction(work, entry);
+    writeFileSync(source, original);
+    assert.notEqual(changed.zipSha256, a.zipSha256, 'changed code must give a different zip');
+    assert.equal((await buildFunction(work, entry)).zipSha256, a.zipSha256, 'restored code gives the first zip again');
+  });
+});
+
+describe('klw new', () => {
+  for (const type of ['validating', 'mutating', 'conversion'] as const) {
+    it(`scaffolds a ${type} function whose test passes`, () => {
+      const name = `my-${type}`;
+      const files = scaffold(work, type, name);
+      assert.ok(files.includes(`functions/${name}/index.ts`));
+      const out = execFileSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=dot', join(work, 'test/functions', `${name}.test.ts`)], { cwd: root, encoding: 'utf8' });
+      assert.doesNotMatch(out, /fail|✖/i);
+      assert.throws(() => scaffold(work, type, name), /already exists/);
+    });
+  }
+
+  it('rejects a bad name', () => {
+    assert.throws(() => scaffold(work, 'validating', 'Bad_Name'), /not a valid function name/);
+  });
+});
+
+describe('klw command line', () => {
+  const run = async (...args: string[]) => {
+    const writes: string[] = [];
+    const original = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
+    try {
+      return { code: await main(['node', 'klw', '--root', root, ...args]), stderr: writes.join('') };
+    } finally {
+      process.stderr.write = original;
+    }
+  };
+
+  it('fails with one line and exit 1 on a bad URL', async () => {
+    const { code, stderr } = await run('manifests', '--base-url', 'http://insecure.example.com');
+    assert.equal(code, 1);
+    assert.equal(stderr.trim().split('\n').length, 1);
+    assert.match(stderr, /^klw: function .*scheme must be https/);
+  });
+
+  it('asks for exactly one source of URLs', async () => {
+    const { code, stderr } = await run('manifests');
+    assert.equal(code, 1);
+    assert.match(stderr, /exactly one of --base-url or --function-urls/);
+  });
+
+  it('lints files and exits 1 on errors', async () => {
+    const file = join(work, 'bad.yaml');
+    writeFileSync(file, 'apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: x}\nwebhooks:\n- name: bad\n  clientConfig: {url: "http://x"}\n  sideEffects: Some\n  admissionReviewVersions: [v1]\n  rules: []\n');
+    const { code, stderr } = await run('lint', file);
+    assert.equal(code, 1);
+    assert.match(stderr, /^error webhook-name bad: /m);
+    assert.match(stderr, /^error client-config-url bad: /m);
+    assert.match(stderr, /^error side-effects bad: /m);
+  });
+
+  it('passes lint on the shipped functions', async () => {
+    const { code, stderr } = await run('lint');
+    assert.equal(code, 0, stderr);
+  });
+
+  it('prints help for every command', async () => {
+    for (const command of ['build', 'manifests', 'lint', 'new']) {
+      const out: string[] = [];
+      const original = process.stdout.write.bind(process.stdout);
+      process.stdout.write = ((chunk: string) => (out.push(String(chunk)), true)) as typeof process.stdout.write;
+      try {
+        assert.equal(await main(['node', 'klw', command, '--help']), 0);
+      } finally {
+        process.stdout.write = original;
+      }
+      assert.match(out.join(''), new RegExp(`Usage: klw ${command}`));
+    }
+  });
+});
+
+
