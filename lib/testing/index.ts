@@ -1,8 +1,8 @@
 // The test kit of kube-lambda-webhooks: build reviews and events, run handlers in-process.
 export { admissionReview, conversionReview } from './reviews.ts';
 export type { AdmissionReviewOptions } from './reviews.ts';
-export { toEvent, lambdaContext, clfTime } from './events.ts';
-export type { EventOptions } from './events.ts';
+export { toEvent, eventFromHttp, isTextContentType, lambdaContext, clfTime } from './events.ts';
+export type { EventOptions, HttpRequestInput } from './events.ts';
 export { invoke, invokeRaw } from './invoke.ts';
 export type { AdmissionResult, ConversionResult, InvokeOptions } from './invoke.ts';
 export { runAdmissionChain, expectIdempotent, expectRoundTrip, webhookMatches } from './chain.ts';

@@ -1,0 +1,140 @@
+import 'reflect-metadata';
+import { randomBytes, X509Certificate, webcrypto } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as x509 from '@peculiar/x509';
+
+/** The local CA and the server certificate the emulator serves. */
+export interface LocalCertificates {
+  caPem: string;
+  certPem: string;
+  keyPem: string;
+  /** `<state-dir>/ca.crt`: what clusters put in caBundle. */
+  caPath: string;
+  /** True when anything was created on this call. */
+  created: boolean;
+}
+
+/** Names the server certificate covers: the loopback names the API server may dial. */
+export const SERVER_NAMES = { dns: ['localhost'], ip: ['127.0.0.1', '::1'] };
+
+// ECDSA P-256: fast to generate in WebCrypto and accepted by Go's TLS stack (the API server).
+const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
+const DAY = 86_400_000;
+/** The CA lives long so manifests applied once keep working; server certificates are re-issued from it. */
+const CA_DAYS = 3650;
+const SERVER_DAYS = 365;
+/** A server certificate this close to expiry is re-issued on start. */
+const RENEW_BEFORE_DAYS = 7;
+
+x509.cryptoProvider.set(webcrypto as never);
+
+function serial(): string {
+  const bytes = randomBytes(16);
+  bytes[0]! &= 0x7f; // positive, as RFC 5280 requires
+  return bytes.toString('hex');
+}
+
+async function exportKey(key: webcrypto.CryptoKey): Promise<string> {
+  return x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
+}
+
+async function importKey(pem: string): Promise<webcrypto.CryptoKey> {
+  return webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decode(pem)[0]!, ALGORITHM, true, ['sign']);
+}
+
+function writePrivate(file: string, text: string): void {
+  writeFileSync(file, text);
+  chmodSync(file, 0o600);
+}
+
+/** True when a PEM server certificate is signed by the CA, covers the loopback names and is not near expiry. */
+function serverCertUsable(certPem: string, caPem: string): boolean {
+  try {
+    const cert = new X509Certificate(certPem);
+    const ca = new X509Certificate(caPem);
+    if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) return false;
+    if (new Date(cert.validTo).getTime() - Date.now() < RENEW_BEFORE_DAYS * DAY) return false;
+    const san = cert.subjectAltName ?? '';
+    return SERVER_NAMES.dns.every((d) => san.includes(`DNS:${d}`)) && san.includes('IP Address:127.0.0.1');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Creates, once, a local CA and a server certificate for localhost, 127.0.0.1 and ::1 in
+ * `stateDir`, and reuses them afterwards; the server certificate alone is re-issued when
+ * it is near expiry, so the caBundle clusters already trust stays valid.
+ */
+export async function ensureLocalCertificates(stateDir: string): Promise<LocalCertificates> {
+  mkdirSync(stateDir, { recursive: true });
+  const files = {
+    ca: join(stateDir, 'ca.crt'),
+    caKey: join(stateDir, 'ca.key'),
+    cert: join(stateDir, 'server.crt'),
+    key: join(stateDir, 'server.key'),
+  };
+  let created = false;
+  let caPem: string;
+  let caKey: webcrypto.CryptoKey;
+  if (existsSync(files.ca) && existsSync(files.caKey)) {
+    caPem = readFileSync(files.ca, 'utf8');
+    caKey = await importKey(readFileSync(files.caKey, 'utf8'));
+  } else {
+    const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
+    const now = Date.now();
+    const ca = await x509.X509CertificateGenerator.createSelfSigned({
+      serialNumber: serial(),
+      name: 'CN=kube-lambda-webhooks local CA',
+      notBefore: new Date(now - DAY),
+      notAfter: new Date(now + CA_DAYS * DAY),
+      keys: keys as never,
+      signingAlgorithm: ALGORITHM,
+      extensions: [
+        new x509.BasicConstraintsExtension(true, 0, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+        await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+      ],
+    });
+    caPem = ca.toString('pem');
+    caKey = keys.privateKey;
+    writeFileSync(files.ca, caPem + '\n');
+    writePrivate(files.caKey, await exportKey(keys.privateKey));
+    created = true;
+  }
+
+  if (!created && existsSync(files.cert) && existsSync(files.key) && serverCertUsable(readFileSync(files.cert, 'utf8'), caPem)) {
+    return { caPem, certPem: readFileSync(files.cert, 'utf8'), keyPem: readFileSync(files.key, 'utf8'), caPath: files.ca, created };
+  }
+
+  const ca = new x509.X509Certificate(caPem);
+  const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
+  const now = Date.now();
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: serial(),
+    subject: 'CN=localhost',
+    issuer: ca.subject,
+    notBefore: new Date(now - DAY),
+    notAfter: new Date(now + SERVER_DAYS * DAY),
+    publicKey: keys.publicKey,
+    signingKey: caKey,
+    signingAlgorithm: ALGORITHM,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      new x509.SubjectAlternativeNameExtension([
+        ...SERVER_NAMES.dns.map((value) => ({ type: 'dns' as const, value })),
+        ...SERVER_NAMES.ip.map((value) => ({ type: 'ip' as const, value })),
+      ]),
+      await x509.AuthorityKeyIdentifierExtension.create(ca),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  });
+  const certPem = cert.toString('pem') + '\n';
+  const keyPem = await exportKey(keys.privateKey);
+  writeFileSync(files.cert, certPem);
+  writePrivate(files.key, keyPem);
+  return { caPem, certPem, keyPem, caPath: files.ca, created: true };
+}

@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { buildAll } from '../build.ts';
+import { loadFunctions } from '../functions.ts';
+import { MAX_REQUEST_BYTES, readBody } from './api.ts';
+import type { FunctionPool } from './pool.ts';
+import { poolsFor } from './runtime.ts';
+
+/** Options of `klw local start-lambda`. */
+export interface StartLambdaOptions {
+  root: string;
+  host?: string;
+  port?: number;
+  concurrency?: number;
+  build?: boolean;
+  log?: (line: string) => void;
+}
+
+/** A running Invoke API. */
+export interface RunningLambda {
+  endpoint: string;
+  port: number;
+  pools: Map<string, FunctionPool>;
+  close(): Promise<void>;
+}
+
+const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
+
+function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/** An error the Lambda service itself returns, in the shape the AWS SDK parses. */
+function serviceError(res: ServerResponse, status: number, type: string, message: string, requestId: string): void {
+  reply(res, status, { Type: 'User', message }, { 'x-amzn-errortype': type, 'x-amzn-requestid': requestId });
+}
+
+/** Function name from a path segment holding a name, a partial ARN or a full ARN. */
+export function functionNameOf(segment: string): string {
+  const decoded = decodeURIComponent(segment);
+  const arn = /:function:([^:]+)/.exec(decoded);
+  return arn ? arn[1]! : decoded.split(':')[0]!;
+}
+
+/**
+ * Starts the Lambda Invoke API (`POST /2015-03-31/functions/{name}/invocations`), so
+ * `new LambdaClient({ endpoint })` with `InvokeCommand` works unchanged: RequestResponse,
+ * Event and DryRun invocation types, `X-Amz-Function-Error` on function errors.
+ */
+export async function startLambda(options: StartLambdaOptions): Promise<RunningLambda> {
+  const root = resolve(options.root);
+  const log = options.log ?? ((line: string) => process.stderr.write(line + '\n'));
+  const functions = await loadFunctions(root);
+  if (options.build !== false) await buildAll(root, functions);
+  const pools = poolsFor(root, functions.map((f) => f.registration), options.concurrency);
+
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      const requestId = randomUUID();
+      const match = INVOKE_PATH.exec(new URL(req.url ?? '/', 'http://localhost').pathname);
+      if (req.method !== 'POST' || !match) return serviceError(res, 404, 'UnknownOperationException', `unknown operation ${req.method} ${req.url}`, requestId);
+      const name = functionNameOf(match[1]!);
+      const pool = pools.get(name);
+      if (!pool) return serviceError(res, 404, 'ResourceNotFoundException', `Function not found: arn:aws:lambda:us-east-1:123456789012:function:${name}`, requestId);
+      const body = await readBody(req, MAX_REQUEST_BYTES);
+      if (body === 'too-large') return serviceError(res, 413, 'RequestTooLargeException', 'Request must be smaller than 6291456 bytes for the InvokeFunction operation', requestId);
+      let event: unknown = null;
+      if (body.length) {
+        try {
+          event = JSON.parse(body.toString('utf8'));
+        } catch {
+          return serviceError(res, 400, 'InvalidRequestContentException', 'Could not parse request body into json', requestId);
+        }
+      }
+      const type = String(req.headers['x-amz-invocation-type'] ?? 'RequestResponse');
+      const headers = { 'x-amzn-requestid': requestId, 'x-amz-executed-version': '$LATEST' };
+      if (type === 'DryRun') return reply(res, 204, undefined, headers);
+      if (type === 'Event') {
+        reply(res, 202, undefined, headers);
+        const outcome = await pool.invoke(event, requestId);
+        log(JSON.stringify({ msg: 'invoke', function: name, type, outcome: outcome.kind }));
+        return;
+      }
+      if (type !== 'RequestResponse') return serviceError(res, 400, 'InvalidParameterValueException', `unknown invocation type ${type}`, requestId);
+      const outcome = await pool.invoke(event, requestId);
+      log(JSON.stringify({ msg: 'invoke', function: name, type, outcome: outcome.kind, durationMs: 'durationMs' in outcome ? Math.round(outcome.durationMs) : 0, cold: 'cold' in outcome ? outcome.cold : false }));
+      switch (outcome.kind) {
+        case 'result':
+          return reply(res, 200, outcome.result === undefined ? 'null' : JSON.stringify(outcome.result), headers);
+        case 'error':
+          return reply(res, 200, outcome.error, { ...headers, 'x-amz-function-error': 'Unhandled' });
+        case 'timeout':
+          return reply(res, 200, { errorType: 'Sandbox.Timedout', errorMessage: `${new Date().toISOString()} ${requestId} Task timed out after ${(outcome.durationMs / 1000).toFixed(2)} seconds` }, { ...headers, 'x-amz-function-error': 'Unhandled' });
+        case 'throttled':
+          return serviceError(res, 429, 'TooManyRequestsException', 'Rate Exceeded.', requestId);
+        default:
+          return reply(res, 200, { errorType: 'Runtime.ExitError', errorMessage: `RequestId: ${requestId} Error: Runtime exited: ${outcome.message}` }, { ...headers, 'x-amz-function-error': 'Unhandled' });
+      }
+    })().catch((err: unknown) => {
+      if (!res.headersSent) serviceError(res, 500, 'ServiceException', 'emulator fault', 'error');
+      log(JSON.stringify({ msg: 'emulator fault', error: String(err) }));
+    });
+  });
+  await new Promise<void>((resolvePromise, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 3001, options.host ?? '127.0.0.1', () => resolvePromise());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    endpoint: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    port,
+    pools,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await Promise.all([...pools.values()].map((p) => p.close()));
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import type { Registration } from '../../lib/registration.ts';
+import { bundlePath } from '../build.ts';
+import { FunctionPool, type FunctionRuntime } from './pool.ts';
+
+/** Lambda memory when a registration names none (MB); Lambda gives CPU in proportion to it. */
+export const DEFAULT_MEMORY_MB = 256;
+/** Environments per function when not told otherwise (Lambda would scale further). */
+export const DEFAULT_CONCURRENCY = 4;
+
+/** Environment variables of the emulator passed on to functions (token, log level). */
+export function passThroughEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[0].startsWith('KLW_') && typeof e[1] === 'string'));
+}
+
+/** How a registered function runs locally: its bundle, environment, memory, timeout. */
+export function runtimeFor(root: string, reg: Registration, concurrency = DEFAULT_CONCURRENCY, env: NodeJS.ProcessEnv = process.env): FunctionRuntime {
+  return {
+    name: reg.name,
+    bundle: bundlePath(root, reg.name),
+    env: { ...reg.lambda.environment, ...passThroughEnv(env) },
+    memoryMb: reg.lambda.memorySize ?? DEFAULT_MEMORY_MB,
+    // The Lambda timeout is the webhook timeout: past it the API server has given up anyway.
+    timeoutMs: reg.timeoutSeconds * 1000,
+    concurrency,
+  };
+}
+
+/** One pool per function. */
+export function poolsFor(root: string, registrations: Registration[], concurrency?: number): Map<string, FunctionPool> {
+  return new Map(registrations.map((reg) => [reg.name, new FunctionPool(runtimeFor(root, reg, concurrency))]));
+}
