@@ -97,9 +97,9 @@ export async function ensureLocalCertificates(stateDir: string): Promise<LocalCe
         await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
       ],
     });
-    caPem = ca.toString('pem');
+    caPem = ca.toString('pem') + '\n';
     caKey = keys.privateKey;
-    writeFileSync(files.ca, caPem + '\n');
+    writeFileSync(files.ca, caPem);
     writePrivate(files.caKey, await exportKey(keys.privateKey));
     created = true;
   }
