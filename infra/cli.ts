@@ -12,6 +12,7 @@ import type { EventSource } from '../lib/gateway/sources.ts';
 import { startApi, type RunningApi } from './local/api.ts';
 import { localInvoke, readInput } from './local/invoke.ts';
 import { startLambda } from './local/lambda-api.ts';
+import { writeAuthConfig } from './auth-config.ts';
 
 /** Progress and findings go to stderr, so stdout carries only the requested output. */
 function say(line: string): void {
@@ -118,6 +119,23 @@ export function program(): Command {
     .argument('<name>', 'function name (a DNS-1123 label)')
     .action((type: 'validating' | 'mutating' | 'conversion', name: string) => {
       for (const file of scaffold(root(), type, name)) say(`created ${file}`);
+    });
+
+  cli
+    .command('auth-config')
+    .description('write the API server AdmissionConfiguration and kubeconfig that send a bearer token to the webhooks')
+    .requiredOption('--url <url>', 'a webhook URL (or the base URL); its host[:port] names the credentials')
+    .option('--token <token>', 'the bearer token')
+    .option('--token-file <file>', 'read the token from a file')
+    .option('--out-dir <dir>', 'where to write admission-config.yaml and webhook-kubeconfig.yaml', '.klw/auth')
+    .action((options: { url: string; token?: string; tokenFile?: string; outDir: string }) => {
+      if (!options.token === !options.tokenFile) throw new KlwError('give exactly one of --token or --token-file');
+      const token = options.token ?? readFileSync(options.tokenFile!, 'utf8');
+      const files = writeAuthConfig(options.outDir, options.url, token);
+      say(`wrote ${files.admissionConfig}`);
+      say(`wrote ${files.kubeconfig}`);
+      say(`start kube-apiserver with --admission-control-config-file=${files.admissionConfig}`);
+      say('and give the functions the same token (KLW_BEARER_TOKEN, or the SSM parameter when deployed)');
     });
 
   const local = cli.command('local').description('run functions locally, as sam local does');

@@ -64,8 +64,12 @@ export interface AdmissionRegistrationInput {
   admissionReviewVersions?: Array<'v1' | 'v1beta1'>;
   /** Mutating only: call again once if a later webhook changed the object. */
   reinvocationPolicy?: 'Never' | 'IfNeeded';
-  /** `bearer`: require the token from KLW_BEARER_TOKEN or KLW_BEARER_TOKEN_FILE. */
-  auth?: 'none' | 'bearer';
+  /**
+   * Bearer-token check of the API server's calls. `auto` (default): required whenever a token
+   * is configured (KLW_BEARER_TOKEN or KLW_BEARER_TOKEN_FILE); `bearer`: always required, a
+   * missing token is a misconfiguration; `none`: never checked.
+   */
+  auth?: 'auto' | 'bearer' | 'none';
   lambda?: LambdaSettings;
 }
 
@@ -158,7 +162,7 @@ export function completeAdmissionRegistration(type: 'validating' | 'mutating', i
     sideEffects: input.sideEffects ?? 'None',
     timeoutSeconds,
     admissionReviewVersions: input.admissionReviewVersions ?? ['v1', 'v1beta1'],
-    auth: input.auth ?? 'none',
+    auth: input.auth ?? 'auto',
     lambda: input.lambda ?? {},
   };
   if (input.objectSelector) reg.objectSelector = input.objectSelector;

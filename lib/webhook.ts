@@ -102,13 +102,14 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
         return source.write(errorReply({ status, message, ...(headers ? { headers } : {}) }));
       };
 
-      if (registration.type !== 'conversion' && registration.auth === 'bearer') {
+      // Conversion calls carry no credentials (the API server sends none), so only admission is checked.
+      if (registration.type !== 'conversion' && registration.auth !== 'none') {
         const token = expectedToken(options.env);
-        if (!token) {
+        if (!token && registration.auth === 'bearer') {
           log.error('bearer auth is on but no token is configured (KLW_BEARER_TOKEN or KLW_BEARER_TOKEN_FILE)', { requestId });
           return source.write(errorReply({ status: 500, message: 'webhook authentication is misconfigured' }));
         }
-        if (!checkBearer(req.headers.authorization, token)) {
+        if (token && !checkBearer(req.headers.authorization, token)) {
           return reject(401, 'missing or wrong bearer token', { 'www-authenticate': 'Bearer' });
         }
       }

@@ -32,8 +32,10 @@ export interface StartApiOptions {
   concurrency?: number;
   /** Build before starting (default true). */
   build?: boolean;
-  /** Where request log lines and progress go; default stderr. */
+  /** Where request log lines go; default stderr. */
   log?: (line: string) => void;
+  /** Where the functions' own log lines go; default stdout. */
+  functionLog?: (line: string) => void;
 }
 
 /** A running emulator. */
@@ -144,7 +146,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const functions = await loadFunctions(root);
   if (options.build !== false) await buildAll(root, functions);
   const certs = await ensureLocalCertificates(stateDir);
-  const pools = poolsFor(root, functions.map((f) => f.registration), options.concurrency);
+  const pools = poolsFor(root, functions.map((f) => f.registration), options.concurrency, options.functionLog);
 
   const server: Server = createHttpsServer({ key: certs.keyPem, cert: certs.certPem }, (req, res) => {
     void (async () => {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createInterface } from 'node:readline';
 import { Worker } from 'node:worker_threads';
 
 /** How one function runs locally, as Lambda would run it. */
@@ -14,6 +15,8 @@ export interface FunctionRuntime {
   timeoutMs: number;
   /** Most invocations at once (Lambda reserved concurrency). */
   concurrency: number;
+  /** Receives each line the function writes (its logs); default: the emulator's own stdout. */
+  onLog?: (line: string) => void;
 }
 
 /** The outcome of one invocation. */
@@ -76,7 +79,12 @@ export class FunctionPool {
         AWS_REGION: env.AWS_REGION ?? 'us-east-1',
       },
       resourceLimits: { maxOldGenerationSizeMb: memoryMb },
+      stdout: this.runtime.onLog !== undefined,
+      stderr: this.runtime.onLog !== undefined,
     });
+    if (this.runtime.onLog) {
+      for (const stream of [worker.stdout, worker.stderr]) createInterface({ input: stream }).on('line', this.runtime.onLog);
+    }
     const slot: Slot = { worker, busy: false, generation: this.generation, invocations: 0, ready: Promise.resolve() };
     slot.ready = new Promise((resolve, reject) => {
       const onMessage = (msg: { ready?: boolean }) => {

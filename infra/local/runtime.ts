@@ -13,8 +13,9 @@ export function passThroughEnv(env: NodeJS.ProcessEnv = process.env): Record<str
 }
 
 /** How a registered function runs locally: its bundle, environment, memory, timeout. */
-export function runtimeFor(root: string, reg: Registration, concurrency = DEFAULT_CONCURRENCY, env: NodeJS.ProcessEnv = process.env): FunctionRuntime {
+export function runtimeFor(root: string, reg: Registration, concurrency = DEFAULT_CONCURRENCY, env: NodeJS.ProcessEnv = process.env, onLog?: (line: string) => void): FunctionRuntime {
   return {
+    ...(onLog ? { onLog } : {}),
     name: reg.name,
     bundle: bundlePath(root, reg.name),
     env: { ...reg.lambda.environment, ...passThroughEnv(env) },
@@ -25,7 +26,7 @@ export function runtimeFor(root: string, reg: Registration, concurrency = DEFAUL
   };
 }
 
-/** One pool per function. */
-export function poolsFor(root: string, registrations: Registration[], concurrency?: number): Map<string, FunctionPool> {
-  return new Map(registrations.map((reg) => [reg.name, new FunctionPool(runtimeFor(root, reg, concurrency))]));
+/** One pool per function; function log lines go to `onLog` when given. */
+export function poolsFor(root: string, registrations: Registration[], concurrency?: number, onLog?: (line: string) => void): Map<string, FunctionPool> {
+  return new Map(registrations.map((reg) => [reg.name, new FunctionPool(runtimeFor(root, reg, concurrency, process.env, onLog))]));
 }

@@ -102,8 +102,10 @@ function toResponse(outcome: Outcome, extraWarnings: string[]): Omit<AdmissionRe
   return response;
 }
 
-function logFields(request: AdmissionRequest, response: Omit<AdmissionResponse, 'uid'>, patchOps: number): Record<string, unknown> {
+function logFields(review: AdmissionReview, response: Omit<AdmissionResponse, 'uid'>, patchOps: number): Record<string, unknown> {
+  const request = review.request;
   return {
+    reviewVersion: review.apiVersion,
     uid: request.uid,
     kind: `${request.kind.group ? request.kind.group + '/' : ''}${request.kind.version}/${request.kind.kind}`,
     operation: request.operation,
@@ -134,13 +136,13 @@ function admissionEngine(
       const response = toResponse(outcome, warnings);
       return {
         body: completeAdmissionReview(review, response),
-        fields: logFields(review.request, response, response.patch ? (outcome.patch?.length ?? 0) : 0),
+        fields: logFields(review, response, response.patch ? (outcome.patch?.length ?? 0) : 0),
       };
     },
     oversized(review, bytes, ctx) {
       const decision = failureDecision(reg, new UserFunctionError(`response of ${bytes} bytes is larger than Lambda can return`), ctx);
       const response = toResponse({ decision }, []);
-      return { body: completeAdmissionReview(review, response), fields: logFields(review.request, response, 0) };
+      return { body: completeAdmissionReview(review, response), fields: logFields(review, response, 0) };
     },
   };
 }

@@ -96,7 +96,7 @@ function conversionEngine(reg: ConversionRegistration, convert: ConvertFn): Revi
     parse: parseConversionReview,
     async run(review, ctx: RunContext) {
       const { uid, desiredAPIVersion, objects } = review.request;
-      const fields = { uid, desiredAPIVersion, objects: objects.length };
+      const fields = { reviewVersion: review.apiVersion, uid, desiredAPIVersion, objects: objects.length };
       const warnings: string[] = [];
       const uctx = userContext(ctx, warnings);
       let index = 0;
@@ -136,7 +136,7 @@ function conversionEngine(reg: ConversionRegistration, convert: ConvertFn): Revi
     },
     oversized(review, bytes) {
       const { uid, desiredAPIVersion, objects } = review.request;
-      return failed(review, `converted objects (${bytes} bytes) are larger than Lambda can return`, { uid, desiredAPIVersion, objects: objects.length });
+      return failed(review, `converted objects (${bytes} bytes) are larger than Lambda can return`, { reviewVersion: review.apiVersion, uid, desiredAPIVersion, objects: objects.length });
     },
   };
 }

@@ -51,8 +51,16 @@ describe('bearer token', () => {
     assert.doesNotMatch(raw.body, /KLW_/);
   });
 
-  it('leaves webhooks without auth open, and conversion never asks (the API server sends no credentials)', async () => {
-    const open = defineValidatingWebhook({ name: 'open', rules: [], validate: () => allow() });
+  it('by default checks whenever a token is configured, and not otherwise', async () => {
+    const auto = defineValidatingWebhook({ name: 'auto', rules: [], validate: () => allow() });
+    assert.equal(auto.registration.auth, 'auto');
+    assert.equal((await invokeRaw(auto, review, { handlerOptions: { env } })).statusCode, 401);
+    assert.equal((await invokeRaw(auto, review, { headers: { authorization: 'Bearer correct-horse' }, handlerOptions: { env } })).statusCode, 200);
+    assert.equal((await invokeRaw(auto, review, { handlerOptions: { env: {} } })).statusCode, 200);
+  });
+
+  it('never checks with auth none, nor for conversion (the API server sends no credentials)', async () => {
+    const open = defineValidatingWebhook({ name: 'open', auth: 'none', rules: [], validate: () => allow() });
     assert.equal((await invokeRaw(open, review, { handlerOptions: { env } })).statusCode, 200);
     const conv = defineConversionWebhook({ name: 'conv', crd: 'x.example.com', convert: (o, d) => ({ ...o, apiVersion: d }) });
     assert.equal((await invokeRaw(conv, conversionReview([], 'example.com/v1'), { handlerOptions: { env } })).statusCode, 200);

@@ -1,0 +1,194 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Where infra/e2e/build-apiserver.sh puts kube-apiserver. */
+export const APISERVER = process.env.KLW_KUBE_APISERVER ?? join(process.env.KLW_CACHE_DIR ?? join(homedir(), '.cache', 'kube-lambda-webhooks'), 'bin', 'kube-apiserver');
+
+/** An HTTP answer from the API server. */
+export interface ApiResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+  text: string;
+}
+
+const children = new Set<ChildProcess>();
+// However the run ends, no etcd or kube-apiserver is left behind.
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function start(command: string, args: string[], logFile: string): ChildProcess {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const chunks: Buffer[] = [];
+  child.stdout!.on('data', (c: Buffer) => chunks.push(c));
+  child.stderr!.on('data', (c: Buffer) => chunks.push(c));
+  child.on('exit', () => {
+    children.delete(child);
+    writeFileSync(logFile, Buffer.concat(chunks));
+  });
+  children.add(child);
+  return child;
+}
+
+async function stop(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** A kube-apiserver backed by its own etcd, on loopback ports, with token authentication. */
+export class Cluster {
+  readonly token = randomBytes(16).toString('hex');
+  url = '';
+  kubeconfig = '';
+  private etcd?: ChildProcess;
+  private apiserver?: ChildProcess;
+  private etcdUrl = '';
+  private ca = '';
+
+  constructor(readonly dir: string) {}
+
+  /** Starts etcd once. */
+  async startEtcd(): Promise<void> {
+    const [client, peer] = [await freePort(), await freePort()];
+    this.etcdUrl = `http://127.0.0.1:${client}`;
+    this.etcd = start(
+      'etcd',
+      [
+        '--data-dir', join(this.dir, 'etcd'),
+        '--listen-client-urls', this.etcdUrl,
+        '--advertise-client-urls', this.etcdUrl,
+        '--listen-peer-urls', `http://127.0.0.1:${peer}`,
+        '--initial-advertise-peer-urls', `http://127.0.0.1:${peer}`,
+        '--initial-cluster', `default=http://127.0.0.1:${peer}`,
+      ],
+      join(this.dir, 'etcd.log'),
+    );
+  }
+
+  /** Starts (or restarts) kube-apiserver, optionally with an admission control config file. */
+  async startApiServer(admissionConfigFile?: string): Promise<void> {
+    await stop(this.apiserver);
+    if (!existsSync(APISERVER)) throw new Error(`${APISERVER} not found: run infra/e2e/build-apiserver.sh (it builds it once into the cache)`);
+    mkdirSync(this.dir, { recursive: true });
+    const saKey = join(this.dir, 'sa.key');
+    const saPub = join(this.dir, 'sa.pub');
+    if (!existsSync(saKey)) {
+      const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      writeFileSync(saKey, privateKey.export({ type: 'pkcs8', format: 'pem' }));
+      writeFileSync(saPub, publicKey.export({ type: 'spki', format: 'pem' }));
+    }
+    writeFileSync(join(this.dir, 'tokens.csv'), `${this.token},admin,admin-uid,system:masters\n`);
+    const port = await freePort();
+    this.url = `https://127.0.0.1:${port}`;
+    this.apiserver = start(
+      APISERVER,
+      [
+        `--etcd-servers=${this.etcdUrl}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        `--secure-port=${port}`,
+        `--cert-dir=${join(this.dir, 'certs')}`,
+        `--token-auth-file=${join(this.dir, 'tokens.csv')}`,
+        '--authorization-mode=RBAC',
+        '--allow-privileged=true',
+        // No controller manager runs, so nothing would create service accounts.
+        '--disable-admission-plugins=ServiceAccount',
+        '--service-account-issuer=https://kubernetes.default.svc',
+        `--service-account-key-file=${saPub}`,
+        `--service-account-signing-key-file=${saKey}`,
+        '--service-cluster-ip-range=10.0.0.0/24',
+        ...(admissionConfigFile ? [`--admission-control-config-file=${admissionConfigFile}`] : []),
+      ],
+      join(this.dir, 'apiserver.log'),
+    );
+    const caFile = join(this.dir, 'certs', 'apiserver.crt');
+    for (let i = 0; i < 120; i++) {
+      if (this.apiserver.exitCode !== null) throw new Error(`kube-apiserver exited: see ${join(this.dir, 'apiserver.log')}`);
+      if (existsSync(caFile)) {
+        this.ca = readFileSync(caFile, 'utf8');
+        const ready = await this.api('GET', '/readyz').catch(() => undefined);
+        if (ready?.status === 200) break;
+      }
+      await sleep(500);
+    }
+    this.kubeconfig = join(this.dir, 'kubeconfig');
+    writeFileSync(
+      this.kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'e2e', cluster: { server: this.url, 'certificate-authority': caFile } }],
+        users: [{ name: 'admin', user: { token: this.token } }],
+        contexts: [{ name: 'e2e', context: { cluster: 'e2e', user: 'admin', namespace: 'default' } }],
+        'current-context': 'e2e',
+      }),
+    );
+    // The default namespace is created by the API server's bootstrap controller shortly after start.
+    for (let i = 0; i < 60 && (await this.api('GET', '/api/v1/namespaces/default')).status !== 200; i++) await sleep(250);
+  }
+
+  /** One request to the API server, verified against its certificate. */
+  api(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<ApiResponse> {
+    return new Promise((resolve, reject) => {
+      const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+      const req = request(
+        `${this.url}${path}`,
+        { method, ca: this.ca, headers: { authorization: `Bearer ${this.token}`, accept: 'application/json', ...(text ? { 'content-type': contentType } : {}) } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const raw = Buffer.concat(chunks).toString('utf8');
+            let parsed: unknown = raw;
+            try {
+              parsed = JSON.parse(raw);
+            } catch {
+              // not JSON: keep the text
+            }
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed, text: raw });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(text);
+    });
+  }
+
+  /** Runs kubectl against this cluster. */
+  kubectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      execFile('kubectl', ['--kubeconfig', this.kubeconfig, ...args], { encoding: 'utf8' }, (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      });
+    });
+  }
+
+  /** Stops kube-apiserver and etcd. */
+  async stop(): Promise<void> {
+    await stop(this.apiserver);
+    await stop(this.etcd);
+  }
+}
