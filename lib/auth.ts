@@ -5,6 +5,8 @@ import { readFileSync } from 'node:fs';
 export const TOKEN_ENV = 'KLW_BEARER_TOKEN';
 /** Environment variable naming a file that holds the token (a mounted secret, say). */
 export const TOKEN_FILE_ENV = 'KLW_BEARER_TOKEN_FILE';
+/** Environment variable naming an SSM parameter (String or SecureString) that holds the token. */
+export const TOKEN_SSM_ENV = 'KLW_BEARER_TOKEN_SSM';
 
 let cached: { key: string; token: string | undefined } | undefined;
 
@@ -19,6 +21,33 @@ export function expectedToken(env: NodeJS.ProcessEnv = process.env): string | un
   if (!token && env[TOKEN_FILE_ENV]) token = readFileSync(env[TOKEN_FILE_ENV], 'utf8').trim() || undefined;
   cached = { key, token };
   return token;
+}
+
+const ssmTokens = new Map<string, Promise<string | undefined>>();
+
+async function fetchSsmToken(name: string): Promise<string | undefined> {
+  // The Lambda Node.js runtime ships AWS SDK v3; it is loaded only when a parameter is named.
+  const { SSMClient, GetParameterCommand } = await import('@aws-sdk/client-ssm');
+  const out = await new SSMClient({}).send(new GetParameterCommand({ Name: name, WithDecryption: true }));
+  return out.Parameter?.Value?.trim() || undefined;
+}
+
+/**
+ * The expected token from the environment, the token file or, failing both, the SSM
+ * parameter named by KLW_BEARER_TOKEN_SSM (fetched once per execution environment; a
+ * failed fetch is tried again on the next call).
+ */
+export async function resolveToken(env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+  const local = expectedToken(env);
+  const name = env[TOKEN_SSM_ENV];
+  if (local || !name) return local;
+  let pending = ssmTokens.get(name);
+  if (!pending) {
+    pending = fetchSsmToken(name);
+    ssmTokens.set(name, pending);
+    pending.catch(() => ssmTokens.delete(name));
+  }
+  return pending;
 }
 
 function digest(value: string): Buffer {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { checkBearer, expectedToken } from './auth.ts';
+import { checkBearer, resolveToken } from './auth.ts';
 import { budgetMs } from './deadline.ts';
 import { errorReply, jsonReply, MAX_BODY_BYTES, parseGoDuration, readJsonBody } from './gateway/http.ts';
 import { detectSource, httpSource, type GatewayResult, type SourceProcessor } from './gateway/sources.ts';
@@ -104,9 +104,15 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
 
       // Conversion calls carry no credentials (the API server sends none), so only admission is checked.
       if (registration.type !== 'conversion' && registration.auth !== 'none') {
-        const token = expectedToken(options.env);
+        let token: string | undefined;
+        try {
+          token = await resolveToken(options.env);
+        } catch (err) {
+          log.error('could not read the bearer token from SSM', { requestId, error: String(err) });
+          return source.write(errorReply({ status: 500, message: 'webhook authentication is misconfigured' }));
+        }
         if (!token && registration.auth === 'bearer') {
-          log.error('bearer auth is on but no token is configured (KLW_BEARER_TOKEN or KLW_BEARER_TOKEN_FILE)', { requestId });
+          log.error('bearer auth is on but no token is configured (KLW_BEARER_TOKEN, KLW_BEARER_TOKEN_FILE or KLW_BEARER_TOKEN_SSM)', { requestId });
           return source.write(errorReply({ status: 500, message: 'webhook authentication is misconfigured' }));
         }
         if (token && !checkBearer(req.headers.authorization, token)) {

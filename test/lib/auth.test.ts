@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { allow, defineConversionWebhook, defineValidatingWebhook } from '../../lib/index.ts';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { mockClient } from 'aws-sdk-client-mock';
 import { checkBearer, expectedToken } from '../../lib/auth.ts';
 import { admissionReview, conversionReview, invokeRaw } from '../../lib/testing/index.ts';
 
@@ -64,6 +66,28 @@ describe('bearer token', () => {
     assert.equal((await invokeRaw(open, review, { handlerOptions: { env } })).statusCode, 200);
     const conv = defineConversionWebhook({ name: 'conv', crd: 'x.example.com', convert: (o, d) => ({ ...o, apiVersion: d }) });
     assert.equal((await invokeRaw(conv, conversionReview([], 'example.com/v1'), { handlerOptions: { env } })).statusCode, 200);
+  });
+
+  it('reads the token from SSM once per environment, and tries again after a failure', async () => {
+    const ssm = mockClient(SSMClient);
+    try {
+      ssm.on(GetParameterCommand, { Name: '/klw/test/token', WithDecryption: true }).resolvesOnce({ Parameter: { Value: 'from-ssm' } });
+      const ssmEnv = { KLW_BEARER_TOKEN_SSM: '/klw/test/token' };
+      for (const [header, status] of [['Bearer from-ssm', 200], ['Bearer nope', 401], ['Bearer from-ssm', 200]] as const) {
+        assert.equal((await invokeRaw(secured, review, { headers: { authorization: header }, handlerOptions: { env: ssmEnv } })).statusCode, status);
+      }
+      assert.equal(ssm.commandCalls(GetParameterCommand).length, 1, 'fetched once');
+
+      ssm.on(GetParameterCommand, { Name: '/klw/test/flaky' }).rejectsOnce(new Error('throttled')).resolves({ Parameter: { Value: 'second-try' } });
+      const flaky = { KLW_BEARER_TOKEN_SSM: '/klw/test/flaky' };
+      const first = await invokeRaw(secured, review, { headers: { authorization: 'Bearer second-try' }, handlerOptions: { env: flaky } });
+      assert.equal(first.statusCode, 500);
+      assert.doesNotMatch(first.body, /throttled/);
+      const second = await invokeRaw(secured, review, { headers: { authorization: 'Bearer second-try' }, handlerOptions: { env: flaky } });
+      assert.equal(second.statusCode, 200);
+    } finally {
+      ssm.restore();
+    }
   });
 
   it('compares case-insensitively on the scheme only', () => {
