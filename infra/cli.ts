@@ -13,6 +13,10 @@ import { startApi, type RunningApi } from './local/api.ts';
 import { localInvoke, readInput } from './local/invoke.ts';
 import { startLambda } from './local/lambda-api.ts';
 import { writeAuthConfig } from './auth-config.ts';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { awsClients, deployedEndpoints, updateChangedCode } from './deploy.ts';
+import { checkServerless, lambdaName, readServerless, runServerless } from './serverless.ts';
+import { smoke } from './smoke.ts';
 
 /** Progress and findings go to stderr, so stdout carries only the requested output. */
 function say(line: string): void {
@@ -108,6 +112,9 @@ export function program(): Command {
           })
         : generateManifests(root(), (await loadFunctions(root())).map((f) => f.registration), { baseUrl: 'https://webhooks.example.com' }).documents;
       const findings = lintDocuments(documents);
+      if (!files.length && existsSync(resolve(root(), 'serverless.yml'))) {
+        findings.push(...checkServerless(readServerless(root()), (await loadFunctions(root())).map((f) => f.registration)));
+      }
       reportFindings(findings);
       say(`lint: ${findings.length ? `${findings.length} warning${findings.length > 1 ? 's' : ''}` : 'no findings'}`);
     });
@@ -136,6 +143,55 @@ export function program(): Command {
       say(`wrote ${files.kubeconfig}`);
       say(`start kube-apiserver with --admission-control-config-file=${files.admissionConfig}`);
       say('and give the functions the same token (KLW_BEARER_TOKEN, or the SSM parameter when deployed)');
+    });
+
+  const awsOptions = (command: Command) =>
+    command.option('--stage <stage>', 'Serverless stage', 'dev').option('--region <region>', 'AWS region', process.env.AWS_REGION ?? 'us-east-1');
+
+  awsOptions(cli.command('deploy').description('deploy with the Serverless Framework, then write the manifests for the deployed URLs'))
+    .option('--function-urls', 'deploy Lambda function URLs and register those instead of the HTTP API')
+    .option('--direct', 'only update the code of functions whose zip changed (UpdateFunctionCode), no CloudFormation')
+    .option('--out <file>', 'where to write the manifests', 'dist/manifests.yaml')
+    .option('--ca-bundle <file>', 'PEM CA bundle for the endpoints (public AWS endpoints need none)')
+    .action(async (options: { stage: string; region: string; functionUrls?: boolean; direct?: boolean; out: string; caBundle?: string }) => {
+      const functions = await loadFunctions(root());
+      const registrations = functions.map((f) => f.registration);
+      const config = readServerless(root());
+      reportFindings(checkServerless(config, registrations));
+      const target = { service: String(config.service), stage: options.stage, region: options.region };
+      say(`building ${functions.length} functions`);
+      await buildAll(root(), functions);
+      const clients = awsClients(options.region);
+      if (options.direct) {
+        say(`updating changed code in ${target.service}-${target.stage} (${target.region})`);
+        await updateChangedCode(root(), clients, target, registrations, (u) => say(`  ${u.name.padEnd(28)} ${u.updated ? 'updated' : 'unchanged'}`));
+        return;
+      }
+      say(`serverless deploy --stage ${target.stage} --region ${target.region}`);
+      const args = ['deploy', '--stage', target.stage, '--region', target.region, ...(options.functionUrls ? ['--param', 'functionUrls=true'] : [])];
+      const out = await runServerless(root(), args);
+      process.stderr.write(out.stdout + out.stderr);
+      if (out.code !== 0) throw new KlwError(`serverless deploy failed (exit ${out.code})`);
+      const endpoints = await deployedEndpoints(clients, target, registrations, options.functionUrls === true);
+      if (options.caBundle) endpoints.caBundlePem = endpointsFrom({ caBundle: options.caBundle }).caBundlePem!;
+      const set = await manifestsFor(root(), endpoints);
+      writeOutput(renderDocuments(set.documents, 'yaml'), resolve(root(), options.out));
+      say(`wrote ${options.out}; register with: kubectl apply -f ${options.out}`);
+    });
+
+  awsOptions(cli.command('smoke').description('invoke every function through the Lambda Invoke API with a sample review and check the answer'))
+    .option('--endpoint <url>', 'a Lambda endpoint, such as klw local start-lambda (http://127.0.0.1:3001)')
+    .action(async (options: { stage: string; region: string; endpoint?: string }) => {
+      const registrations = (await loadFunctions(root())).map((f) => f.registration);
+      const client = options.endpoint
+        ? new LambdaClient({ endpoint: options.endpoint, region: options.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
+        : new LambdaClient({ region: options.region });
+      const service = options.endpoint ? '' : String(readServerless(root()).service);
+      const name = (fn: string) => (options.endpoint ? fn : lambdaName(service, options.stage, fn));
+      const results = await smoke(client, registrations, name, (r) => say(`  ${r.ok ? 'ok  ' : 'FAIL'} ${r.name.padEnd(28)} ${r.detail} (${Math.round(r.durationMs)} ms)`));
+      const failures = results.filter((r) => !r.ok).length;
+      say(`smoke: ${results.length - failures} passed, ${failures} failed`);
+      if (failures) throw new KlwError(`${failures} function${failures > 1 ? 's' : ''} failed the smoke test`);
     });
 
   const local = cli.command('local').description('run functions locally, as sam local does');

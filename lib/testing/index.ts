@@ -3,7 +3,7 @@ export { admissionReview, conversionReview } from './reviews.ts';
 export type { AdmissionReviewOptions } from './reviews.ts';
 export { toEvent, eventFromHttp, isTextContentType, lambdaContext, clfTime } from './events.ts';
 export type { EventOptions, HttpRequestInput } from './events.ts';
-export { invoke, invokeRaw } from './invoke.ts';
+export { invoke, invokeRaw, readAnswer } from './invoke.ts';
 export type { AdmissionResult, ConversionResult, InvokeOptions } from './invoke.ts';
 export { runAdmissionChain, expectIdempotent, expectRoundTrip, webhookMatches } from './chain.ts';
 export { selectorMatches } from '../registration.ts';

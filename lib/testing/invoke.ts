@@ -81,17 +81,16 @@ export async function invokeRaw(
 }
 
 /**
- * Runs a review through a webhook and decodes the answer, checking the rules the API
- * server applies to it (HTTP 200, same apiVersion and kind, uid echoed, schema).
+ * Decodes a webhook's HTTP answer to a review, checking the rules the API server applies
+ * to it (HTTP 200, same apiVersion and kind, uid echoed, schema, patch rules).
  */
-export async function invoke(webhook: AdmissionWebhook, review: AdmissionReview, options?: InvokeOptions): Promise<AdmissionResult>;
-export async function invoke(webhook: ConversionWebhook, review: ConversionReview, options?: InvokeOptions): Promise<ConversionResult>;
-export async function invoke(
-  webhook: AdmissionWebhook | ConversionWebhook,
+export function readAnswer(type: 'validating' | 'mutating', review: AdmissionReview, raw: { statusCode: number; body: string }): AdmissionResult;
+export function readAnswer(type: 'conversion', review: ConversionReview, raw: { statusCode: number; body: string }): ConversionResult;
+export function readAnswer(
+  type: 'validating' | 'mutating' | 'conversion',
   review: AdmissionReview | ConversionReview,
-  options: InvokeOptions = {},
-): Promise<AdmissionResult | ConversionResult> {
-  const raw = await invokeRaw(webhook, review, options);
+  raw: { statusCode: number; body: string },
+): AdmissionResult | ConversionResult {
   assert.equal(raw.statusCode, 200, `webhook answered HTTP ${raw.statusCode}: ${raw.body}`);
   const body: unknown = JSON.parse(raw.body);
   if (review.kind === 'ConversionReview') {
@@ -102,6 +101,7 @@ export async function invoke(
     assert.equal(out.response.uid, review.request.uid, 'response uid must echo the request uid');
     const result: ConversionResult = { status: out.response.result.status, convertedObjects: out.response.convertedObjects ?? [], review: out };
     if (out.response.result.message !== undefined) result.message = out.response.result.message;
+    if (result.status === 'Success') assert.equal(result.convertedObjects.length, review.request.objects.length, 'convertedObjects must match objects in count');
     return result;
   }
   const parsed = AdmissionReviewResponseSchema.safeParse(body);
@@ -111,10 +111,10 @@ export async function invoke(
   assert.equal(out.response.uid, review.request.uid, 'response uid must echo the request uid');
   const response = out.response;
   assert.equal(response.patch === undefined, response.patchType === undefined, 'patch and patchType go together');
-  if (webhook.registration.type === 'validating') assert.equal(response.patch, undefined, 'a validating webhook may not return a patch');
+  if (type === 'validating') assert.equal(response.patch, undefined, 'a validating webhook may not return a patch');
   const patch = response.patch ? (JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8')) as fastJsonPatch.Operation[]) : [];
   let object = review.request.object ?? null;
-  if (patch.length) {
+  if (response.patch) {
     assert.ok(object, 'a patch was returned for a request without an object');
     assert.ok(patch.length > 0, 'an empty patch must not be sent');
     object = fastJsonPatch.applyPatch(structuredClone(object), patch, true, false).newDocument;
@@ -122,4 +122,16 @@ export async function invoke(
   const result: AdmissionResult = { allowed: response.allowed, warnings: response.warnings ?? [], patch, object, review: out };
   if (response.status) result.status = response.status;
   return result;
+}
+
+/** Runs a review through a webhook's Lambda handler and decodes the answer with `readAnswer`. */
+export async function invoke(webhook: AdmissionWebhook, review: AdmissionReview, options?: InvokeOptions): Promise<AdmissionResult>;
+export async function invoke(webhook: ConversionWebhook, review: ConversionReview, options?: InvokeOptions): Promise<ConversionResult>;
+export async function invoke(
+  webhook: AdmissionWebhook | ConversionWebhook,
+  review: AdmissionReview | ConversionReview,
+  options: InvokeOptions = {},
+): Promise<AdmissionResult | ConversionResult> {
+  const raw = await invokeRaw(webhook, review, options);
+  return readAnswer(webhook.registration.type as never, review as never, raw);
 }

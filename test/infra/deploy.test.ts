@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { GetFunctionCommand, GetFunctionUrlConfigCommand, LambdaClient, UpdateFunctionCodeCommand } from '@aws-sdk/client-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { parse } from 'yaml';
+import { credentialName, writeAuthConfig } from '../../infra/auth-config.ts';
+import { buildAll, zipPath } from '../../infra/build.ts';
+import { awsClients, deployedEndpoints, updateChangedCode } from '../../infra/deploy.ts';
+import { loadFunctions } from '../../infra/functions.ts';
+import { generateManifests } from '../../infra/manifests.ts';
+import { startLambda, type RunningLambda } from '../../infra/local/lambda-api.ts';
+import { sampleObject, smoke } from '../../infra/smoke.ts';
+
+const root = process.cwd();
+const work = mkdtempSync(join(root, '.klw-test-'));
+cpSync(join(root, 'functions'), join(work, 'functions'), { recursive: true });
+const functions = await loadFunctions(work);
+const registrations = functions.map((f) => f.registration);
+const target = { service: 'kube-lambda-webhooks', stage: 'prod', region: 'eu-west-1' };
+let lambdaApi: RunningLambda;
+
+before(async () => {
+  await buildAll(work, functions);
+});
+after(async () => {
+  await lambdaApi?.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('klw deploy', () => {
+  it('finds the HTTP API URL in the stack outputs and writes manifests for it', async () => {
+    const cfn = mockClient(CloudFormationClient);
+    try {
+      cfn.on(DescribeStacksCommand, { StackName: 'kube-lambda-webhooks-prod' }).resolves({
+        Stacks: [{ StackName: 'kube-lambda-webhooks-prod', CreationTime: new Date(), StackStatus: 'UPDATE_COMPLETE', Outputs: [{ OutputKey: 'HttpApiUrl', OutputValue: 'https://abc123.execute-api.eu-west-1.amazonaws.com' }] }],
+      });
+      const endpoints = await deployedEndpoints(awsClients(target.region), target, registrations, false);
+      assert.deepEqual(endpoints, { baseUrl: 'https://abc123.execute-api.eu-west-1.amazonaws.com' });
+      const { documents } = generateManifests(work, registrations, endpoints);
+      const validating = documents.find((d) => d.kind === 'ValidatingWebhookConfiguration') as any;
+      assert.equal(validating.webhooks[0].clientConfig.url, 'https://abc123.execute-api.eu-west-1.amazonaws.com/pod-policy');
+    } finally {
+      cfn.restore();
+    }
+  });
+
+  it('finds each function URL with GetFunctionUrlConfig', async () => {
+    const lambda = mockClient(LambdaClient);
+    try {
+      for (const reg of registrations) {
+        lambda.on(GetFunctionUrlConfigCommand, { FunctionName: `kube-lambda-webhooks-prod-${reg.name}` }).resolves({ FunctionUrl: `https://${reg.name}.lambda-url.eu-west-1.on.aws/`, FunctionArn: 'arn', AuthType: 'NONE', CreationTime: '', LastModifiedTime: '' });
+      }
+      const endpoints = await deployedEndpoints(awsClients(target.region), target, registrations, true);
+      assert.equal(endpoints.functionUrls?.['pod-policy'], 'https://pod-policy.lambda-url.eu-west-1.on.aws/');
+    } finally {
+      lambda.restore();
+    }
+  });
+
+  it('--direct updates the code of changed zips only', async () => {
+    const lambda = mockClient(LambdaClient);
+    try {
+      const sha = (name: string) => createHash('sha256').update(readFileSync(zipPath(work, name))).digest('base64');
+      // The generic answer first: aws-sdk-client-mock lets later, more specific ones win.
+      lambda.on(GetFunctionCommand).resolves({ Configuration: { CodeSha256: 'old-code' } });
+      lambda.on(GetFunctionCommand, { FunctionName: 'kube-lambda-webhooks-prod-pod-policy' }).resolves({ Configuration: { CodeSha256: sha('pod-policy') } });
+      lambda.on(UpdateFunctionCodeCommand).resolves({});
+      const results = await updateChangedCode(work, awsClients(target.region), target, registrations);
+      assert.deepEqual(results.map((r) => [r.name, r.updated]), [['crontab-conversion', true], ['pod-defaults', true], ['pod-policy', false]]);
+      const updates = lambda.commandCalls(UpdateFunctionCodeCommand).map((c) => c.args[0].input.FunctionName);
+      assert.deepEqual(updates, ['kube-lambda-webhooks-prod-crontab-conversion', 'kube-lambda-webhooks-prod-pod-defaults']);
+    } finally {
+      lambda.restore();
+    }
+  });
+});
+
+describe('klw smoke', () => {
+  it('passes every shipped function through the local Invoke API', async () => {
+    lambdaApi = await startLambda({ root: work, port: 0, build: false, log: () => {} });
+    const client = new LambdaClient({ endpoint: lambdaApi.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
+    const results = await smoke(client, registrations, (n) => n);
+    assert.deepEqual(results.map((r) => [r.name, r.ok]), registrations.map((r) => [r.name, true]), JSON.stringify(results));
+  });
+
+  it('reports a function whose answer the API server would not accept', async () => {
+    mkdirSync(join(work, 'functions', 'liar'), { recursive: true });
+    writeFileSync(
+      join(work, 'functions', 'liar', 'index.ts'),
+      `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
+const webhook = defineValidatingWebhook({ name: 'liar', rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }], validate: () => allow() });
+// Answers with another uid, which the API server rejects.
+export const handler = async (event: any, ctx: any) => { const r = await webhook.handler(event, ctx); return { ...r, body: r.body.replace(/"uid":"[^"]+"/, '"uid":"wrong"') }; };
+export default webhook;
+`,
+    );
+    const withLiar = await loadFunctions(work);
+    await buildAll(work, withLiar.filter((f) => f.name === 'liar'));
+    const local = await startLambda({ root: work, port: 0, build: false, log: () => {} });
+    try {
+      const client = new LambdaClient({ endpoint: local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
+      const results = await smoke(client, withLiar.map((f) => f.registration), (n) => n);
+      const liar = results.find((r) => r.name === 'liar')!;
+      assert.equal(liar.ok, false);
+      assert.match(liar.detail, /uid must echo the request uid/);
+      const missing = await smoke(client, [{ ...registrations[0]!, name: 'not-deployed' }], (n) => n);
+      assert.equal(missing[0]!.ok, false);
+    } finally {
+      await local.close();
+      rmSync(join(work, 'functions', 'liar'), { recursive: true });
+    }
+  });
+
+  it('guesses a sample object from the rules', () => {
+    assert.deepEqual(sampleObject(registrations.find((r) => r.name === 'pod-policy')!), { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'klw-smoke', namespace: 'default' } });
+  });
+});
+
+describe('klw auth-config', () => {
+  it('names the credentials by host and port, as the API server looks them up', () => {
+    assert.equal(credentialName('https://127.0.0.1:3443/pod-policy'), '127.0.0.1:3443');
+    assert.equal(credentialName('https://hooks.example.com/x'), 'hooks.example.com');
+    assert.equal(credentialName('https://[::1]:3443'), '[::1]:3443');
+  });
+
+  it('writes an AdmissionConfiguration for both webhook plugins and a kubeconfig with the token', () => {
+    const files = writeAuthConfig(join(work, 'auth'), 'https://127.0.0.1:3443', 'sekret\n');
+    const admission = parse(readFileSync(files.admissionConfig, 'utf8'));
+    assert.equal(admission.apiVersion, 'apiserver.config.k8s.io/v1');
+    assert.equal(admission.kind, 'AdmissionConfiguration');
+    assert.deepEqual(admission.plugins.map((p: any) => [p.name, p.configuration.kind, p.configuration.kubeConfigFile]), [
+      ['ValidatingAdmissionWebhook', 'WebhookAdmissionConfiguration', files.kubeconfig],
+      ['MutatingAdmissionWebhook', 'WebhookAdmissionConfiguration', files.kubeconfig],
+    ]);
+    const kubeconfig = parse(readFileSync(files.kubeconfig, 'utf8'));
+    assert.deepEqual(kubeconfig.users, [{ name: '127.0.0.1:3443', user: { token: 'sekret' } }]);
+    assert.throws(() => writeAuthConfig(join(work, 'auth2'), 'https://h', '  '), /token is empty/);
+  });
+});
