@@ -11,7 +11,7 @@ export type {
   ValidateFn,
   ValidatingWebhookDefinition,
 } from './admission/webhook.ts';
-export { defineConversionWebhook, hubAndSpoke, ConversionError, splitAPIVersion } from './conversion/webhook.ts';
+export { defineConversionWebhook, hubAndSpoke, ConversionError, splitAPIVersion, withoutFields } from './conversion/webhook.ts';
 export type { ConversionWebhook, ConversionWebhookDefinition, ConvertFn, ConvertibleObject, Spoke } from './conversion/webhook.ts';
 
 // Decisions

@@ -1,4 +1,4 @@
-import { ConversionError, defineConversionWebhook, hubAndSpoke, type KubeObject } from 'kube-lambda-webhooks';
+import { ConversionError, defineConversionWebhook, hubAndSpoke, withoutFields } from 'kube-lambda-webhooks';
 
 /** The message of the reference document for a hostPort that does not split. */
 export const BAD_HOST_PORT = 'hostPort could not be parsed into a separate host and port';
@@ -15,14 +15,22 @@ export const webhook = defineConversionWebhook({
     hub: 'v1',
     spokes: {
       v1beta1: {
-        toHub: ({ hostPort, ...rest }) => {
-          if (hostPort === undefined) return rest;
+        toHub: (crontab) => {
+          const { hostPort } = crontab;
+          const out = withoutFields(crontab, 'hostPort');
+          if (hostPort === undefined) return out;
           const parts = typeof hostPort === 'string' ? hostPort.split(':') : [];
           if (parts.length !== 2) throw new ConversionError(BAD_HOST_PORT);
-          return { ...rest, host: parts[0], port: parts[1] } as KubeObject;
+          out.host = parts[0];
+          out.port = parts[1];
+          return out;
         },
-        fromHub: ({ host, port, ...rest }) =>
-          host === undefined && port === undefined ? rest : ({ ...rest, hostPort: `${host ?? ''}:${port ?? ''}` } as KubeObject),
+        fromHub: (crontab) => {
+          const { host, port } = crontab;
+          const out = withoutFields(crontab, 'host', 'port');
+          if (host !== undefined || port !== undefined) out.hostPort = `${host ?? ''}:${port ?? ''}`;
+          return out;
+        },
       },
     },
   }),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -99,23 +99,34 @@ export function baseUrlFor(host: string, port: number): string {
   return `https://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
 }
 
+/** Writes build outputs atomically (temp file, then rename), so a worker never imports half a bundle. */
+function writeOutputs(files: esbuild.OutputFile[]): void {
+  for (const file of files) {
+    const temp = `${file.path}.${process.pid}.tmp`;
+    writeFileSync(temp, file.contents);
+    renameSync(temp, file.path);
+  }
+}
+
 async function watchFunctions(root: string, functions: FunctionEntry[], pools: Map<string, FunctionPool>, log: (line: string) => void): Promise<esbuild.BuildContext[]> {
   const contexts: esbuild.BuildContext[] = [];
   for (const fn of functions) {
     let first = true;
     const ctx = await esbuild.context({
       ...bundleOptions(root, fn),
+      write: false,
       plugins: [
         {
           name: 'klw-swap',
           setup(build) {
             build.onEnd((result) => {
-              if (first) {
-                first = false;
-                return;
-              }
               if (result.errors.length) {
                 log(JSON.stringify({ msg: 'rebuild failed; still serving the last good build', function: fn.name, errors: result.errors.map((e) => e.text) }));
+                return;
+              }
+              writeOutputs(result.outputFiles ?? []);
+              if (first) {
+                first = false;
                 return;
               }
               pools.get(fn.name)?.swap();
@@ -207,6 +218,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const manifestsPath = join(stateDir, 'manifests.yaml');
   writeFileSync(manifestsPath, renderDocuments(set.documents, 'yaml'));
 
+  if (options.watch) for (const fn of functions) mkdirSync(join(root, 'dist', 'functions', fn.name), { recursive: true });
   const contexts = options.watch ? await watchFunctions(root, functions, pools, log) : [];
   return {
     url,

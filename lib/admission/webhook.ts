@@ -19,6 +19,7 @@ import {
 } from '../webhook.ts';
 import { allow, errored, isDecision, sanitizeWarnings, type Decision } from './decision.ts';
 import { checkPatch, diffPatch, encodePatch, type PatchOperation } from './patch.ts';
+import { cloneJson } from '../json.ts';
 
 /** An AdmissionRequest whose objects have the type the webhook works on. */
 export type TypedAdmissionRequest<T> = Omit<AdmissionRequest, 'object' | 'oldObject'> & {
@@ -181,7 +182,7 @@ export function defineMutatingWebhook<T extends KubeObject = KubeObject>(definit
   return build(reg, async (request, ctx) => {
     const original = request.object;
     if (!original || request.operation === 'DELETE' || request.operation === 'CONNECT') return { decision: allow() };
-    const working = structuredClone(original) as T;
+    const working = cloneJson(original) as T;
     const result = await mutate(working, request as TypedAdmissionRequest<T>, ctx);
     if (isDecision(result)) {
       if (!result.allowed) return { decision: result };

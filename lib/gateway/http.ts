@@ -26,8 +26,18 @@ export function errorReply(error: HttpError): HttpReply {
   return jsonReply(error.status, { error: error.message }, error.headers);
 }
 
-// Standard base64 as AWS writes it: groups of four, `=` padding only at the end.
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/**
+ * Decodes base64 as AWS writes it (groups of four, `=` padding only at the end), or returns
+ * undefined. Node's decoder skips characters outside the alphabet and stops at padding, so a
+ * body is valid exactly when it decodes to the length its size promises: an O(1) check
+ * instead of a regular expression over the whole body.
+ */
+export function decodeBase64(raw: string): Buffer | undefined {
+  if (raw.length % 4 !== 0) return undefined;
+  const padding = raw.endsWith('==') ? 2 : raw.endsWith('=') ? 1 : 0;
+  const decoded = Buffer.from(raw, 'base64');
+  return decoded.length === (raw.length / 4) * 3 - padding ? decoded : undefined;
+}
 
 /** True when a content-type header value names JSON (`application/json`, any parameters, any case). */
 export function isJsonContentType(value: string | undefined): boolean {
@@ -59,8 +69,9 @@ export function readJsonBody(req: GatewayRequest, maxBytes = MAX_BODY_BYTES): { 
   }
   let text = raw;
   if (req.isBase64Encoded) {
-    if (!BASE64.test(raw)) return { ok: false, error: { status: 400, message: 'request body is marked base64 but is not valid base64' } };
-    text = Buffer.from(raw, 'base64').toString('utf8');
+    const decoded = decodeBase64(raw);
+    if (!decoded) return { ok: false, error: { status: 400, message: 'request body is marked base64 but is not valid base64' } };
+    text = decoded.toString('utf8');
   }
   try {
     return { ok: true, value: JSON.parse(text) };

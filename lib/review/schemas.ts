@@ -25,6 +25,23 @@ export const KubeObjectSchema = z.looseObject({
 /** A review uid: any non-empty string. */
 const UidSchema = z.string().check(z.minLength(1, 'uid must not be empty'));
 
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * An object embedded in a review (`object`, `oldObject`, conversion `objects`): any JSON
+ * object. Its fields are the user function's business; walking a whole pod or a 1 MiB
+ * ConfigMap with a schema on every call would cost more than the webhook itself.
+ */
+const EmbeddedObjectSchema = z.custom<KubeObject>(isJsonObject, 'expected a JSON object');
+
+/** A conversion object: a JSON object with string `apiVersion` and `kind`, which conversion relies on. */
+const ConvertibleObjectSchema = z.custom<KubeObject & { apiVersion: string; kind: string }>(
+  (v) => isJsonObject(v) && typeof v.apiVersion === 'string' && v.apiVersion !== '' && typeof v.kind === 'string' && v.kind !== '',
+  'expected an object with apiVersion and kind',
+);
+
 /** Group, version and kind of an object (`metav1.GroupVersionKind`). */
 export const GroupVersionKindSchema = z.object({
   group: z.string(),
@@ -63,8 +80,8 @@ export const AdmissionRequestSchema = z.object({
   namespace: z.optional(z.string()),
   operation: OperationSchema,
   userInfo: UserInfoSchema,
-  object: z.nullish(KubeObjectSchema),
-  oldObject: z.nullish(KubeObjectSchema),
+  object: z.nullish(EmbeddedObjectSchema),
+  oldObject: z.nullish(EmbeddedObjectSchema),
   dryRun: z.optional(z.boolean()),
   options: z.nullish(z.looseObject({})),
 });
@@ -80,12 +97,7 @@ export const AdmissionReviewSchema = z.object({
 export const ConversionRequestSchema = z.object({
   uid: UidSchema,
   desiredAPIVersion: z.string().check(z.regex(/^([^/]+\/)?[^/]+$/, 'desiredAPIVersion must be "group/version"')),
-  objects: z.array(
-    z.extend(KubeObjectSchema, {
-      apiVersion: z.string().check(z.minLength(1)),
-      kind: z.string().check(z.minLength(1)),
-    }),
-  ),
+  objects: z.array(ConvertibleObjectSchema),
 });
 
 /** A ConversionReview request as sent by the API server, either version. */
@@ -124,7 +136,7 @@ export const AdmissionReviewResponseSchema = z.object({
 export const ConversionResponseSchema = z.object({
   uid: UidSchema,
   result: z.object({ status: z.enum(['Success', 'Failed']), message: z.optional(z.string()) }),
-  convertedObjects: z.optional(z.array(KubeObjectSchema)),
+  convertedObjects: z.optional(z.array(EmbeddedObjectSchema)),
 });
 
 /** A ConversionReview response envelope, either version. */
