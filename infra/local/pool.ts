@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 /** How one function runs locally, as Lambda would run it. */
@@ -13,7 +13,7 @@ export interface FunctionRuntime {
   memoryMb: number;
   /** Lambda timeout in ms. */
   timeoutMs: number;
-  /** Most invocations at once (Lambda reserved concurrency). */
+  /** Most execution environments (workers) at once (Lambda reserved concurrency). */
   concurrency: number;
   /** Receives each line the function writes (its logs); default: the emulator's own stdout. */
   onLog?: (line: string) => void;
@@ -30,27 +30,56 @@ export type Invocation =
 /** Invocations waiting for a free environment before the pool answers 429, as Lambda throttles. */
 export const MAX_QUEUED = 256;
 
+/**
+ * Invocations handed to one worker at once: the one running and the next, which the worker
+ * starts as soon as the first ends, without waiting for the main thread to wake up. The
+ * worker still runs them one at a time, as a Lambda execution environment does.
+ */
+export const PIPELINE_DEPTH = 2;
+
 const WORKER_FILE = fileURLToPath(new URL('./worker.mjs', import.meta.url));
+
+/** What a worker posts back. */
+interface WorkerReply {
+  id?: number;
+  ready?: boolean;
+  ok?: boolean;
+  result?: unknown;
+  error?: { errorType: string; errorMessage: string; stackTrace: string[] };
+}
+
+/** An invocation handed to a worker and not answered yet. */
+interface Pending {
+  id: number;
+  event: unknown;
+  requestId: string;
+  cold: boolean;
+  /** When the worker began it (undefined while it waits behind another). */
+  started?: number;
+  timer?: NodeJS.Timeout;
+  resolve: (outcome: Invocation) => void;
+}
 
 interface Slot {
   worker: Worker;
-  ready: Promise<void>;
-  busy: boolean;
   generation: number;
   invocations: number;
-  settle?: (outcome: Invocation) => void;
+  /** Invocations handed to this worker, in the order it runs them. */
+  inFlight: Pending[];
+  dead: boolean;
 }
 
 /**
- * A pool of Lambda-like execution environments (worker threads) for one function:
- * one invocation at a time per worker, at most `concurrency` workers, the timeout
- * enforced by terminating the worker, and a crashed or timed-out worker replaced.
+ * A pool of Lambda-like execution environments (worker threads) for one function: one
+ * invocation at a time per worker, at most `concurrency` workers, the timeout enforced
+ * by terminating the worker, and a crashed or timed-out worker replaced.
  */
 export class FunctionPool {
   private runtime: FunctionRuntime;
   private slots: Slot[] = [];
-  private queue: Array<() => void> = [];
+  private waiting: Array<() => void> = [];
   private generation = 0;
+  private sequence = 0;
   private closed = false;
 
   constructor(runtime: FunctionRuntime) {
@@ -62,7 +91,7 @@ export class FunctionPool {
     return this.runtime.name;
   }
 
-  /** Workers alive now (busy or idle). */
+  /** Workers alive now. */
   get size(): number {
     return this.slots.length;
   }
@@ -85,46 +114,89 @@ export class FunctionPool {
     if (this.runtime.onLog) {
       for (const stream of [worker.stdout, worker.stderr]) createInterface({ input: stream }).on('line', this.runtime.onLog);
     }
-    const slot: Slot = { worker, busy: false, generation: this.generation, invocations: 0, ready: Promise.resolve() };
-    slot.ready = new Promise((resolve, reject) => {
-      const onMessage = (msg: { ready?: boolean }) => {
-        if (msg.ready) {
-          worker.off('message', onMessage);
-          resolve();
-        }
-      };
-      worker.on('message', onMessage);
-      worker.once('error', reject);
+    const slot: Slot = { worker, generation: this.generation, invocations: 0, inFlight: [], dead: false };
+    // One listener for the worker's life: adding and removing one per invocation would
+    // start and stop its message port every time.
+    worker.on('message', (msg: WorkerReply) => {
+      if (msg.id !== undefined) this.reply(slot, msg);
     });
-    slot.ready.catch(() => {});
-    const fail = (message: string) => {
-      this.remove(slot);
-      slot.settle?.({ kind: 'crash', message, cold: slot.invocations <= 1, durationMs: 0, requestId: '' });
-    };
-    worker.on('error', (err) => fail(`${err.name}: ${err.message}`));
-    worker.on('exit', (code) => fail(`worker exited with code ${code}`));
+    worker.on('error', (err) => this.fail(slot, `${err.name}: ${err.message}`));
+    worker.on('exit', (code) => this.fail(slot, `worker exited with code ${code}`));
     worker.unref();
     this.slots.push(slot);
     return slot;
   }
 
-  private remove(slot: Slot): void {
+  /** Starts the timeout clock of the invocation the worker is running now. */
+  private begin(slot: Slot): void {
+    const head = slot.inFlight[0];
+    if (!head || head.started !== undefined) return;
+    head.started = performance.now();
+    // The timeout counts the init phase of a cold start too, as Lambda's does.
+    head.timer = setTimeout(() => {
+      this.finish(slot, { kind: 'timeout', cold: head.cold, durationMs: performance.now() - head.started!, requestId: head.requestId });
+      this.retire(slot);
+    }, this.runtime.timeoutMs);
+  }
+
+  /** Answers the running invocation and starts the clock of the next. */
+  private finish(slot: Slot, outcome: Invocation): void {
+    const head = slot.inFlight.shift();
+    if (!head) return;
+    clearTimeout(head.timer);
+    head.resolve(outcome);
+    this.begin(slot);
+    if (slot.generation !== this.generation && slot.inFlight.length === 0) this.retire(slot);
+    else this.wake();
+  }
+
+  private reply(slot: Slot, msg: WorkerReply): void {
+    const head = slot.inFlight[0];
+    if (!head || head.id !== msg.id) return;
+    const durationMs = performance.now() - (head.started ?? performance.now());
+    this.finish(
+      slot,
+      msg.ok
+        ? { kind: 'result', result: msg.result, cold: head.cold, durationMs, requestId: head.requestId }
+        : { kind: 'error', error: msg.error!, cold: head.cold, durationMs, requestId: head.requestId },
+    );
+  }
+
+  /** A worker crashed: the running invocation crashed with it; those queued behind it go to another worker. */
+  private fail(slot: Slot, message: string): void {
+    if (slot.dead) return;
+    const head = slot.inFlight[0];
+    if (head) this.finish(slot, { kind: 'crash', message, cold: head.cold, durationMs: performance.now() - (head.started ?? performance.now()), requestId: head.requestId });
+    this.retire(slot);
+  }
+
+  /** Stops a worker; invocations still queued on it are handed to others. */
+  private retire(slot: Slot): void {
+    if (slot.dead) return;
+    slot.dead = true;
     const i = this.slots.indexOf(slot);
     if (i >= 0) this.slots.splice(i, 1);
     void slot.worker.terminate();
-    this.next();
+    const orphans = slot.inFlight.splice(0);
+    for (const p of orphans) {
+      clearTimeout(p.timer);
+      void this.invoke(p.event, p.requestId).then(p.resolve);
+    }
+    this.wake();
   }
 
-  private next(): void {
-    const waiting = this.queue.shift();
-    if (waiting) waiting();
+  private wake(): void {
+    const next = this.waiting.shift();
+    if (next) next();
   }
 
+  /** A worker that can take an invocation now: an idle one, a new one, or one with room in its pipeline. */
   private acquire(): Slot | undefined {
-    const idle = this.slots.find((s) => !s.busy && s.generation === this.generation);
+    const current = this.slots.filter((s) => s.generation === this.generation && !s.dead);
+    const idle = current.find((s) => s.inFlight.length === 0);
     if (idle) return idle;
-    if (this.slots.filter((s) => s.generation === this.generation || s.busy).length < this.runtime.concurrency) return this.spawn();
-    return undefined;
+    if (this.slots.length < this.runtime.concurrency) return this.spawn();
+    return current.filter((s) => s.inFlight.length < PIPELINE_DEPTH).sort((a, b) => a.inFlight.length - b.inFlight.length)[0];
   }
 
   /** Runs one invocation, waiting for a free worker (or answering throttled when too many wait). */
@@ -132,62 +204,42 @@ export class FunctionPool {
     if (this.closed) return { kind: 'crash', message: 'pool is closed', cold: false, durationMs: 0, requestId };
     let slot = this.acquire();
     while (!slot) {
-      if (this.queue.length >= MAX_QUEUED) return { kind: 'throttled', requestId };
-      await new Promise<void>((resolve) => this.queue.push(resolve));
+      if (this.waiting.length >= MAX_QUEUED) return { kind: 'throttled', requestId };
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      if (this.closed) return { kind: 'crash', message: 'pool is closed', cold: false, durationMs: 0, requestId };
       slot = this.acquire();
     }
-    slot.busy = true;
     slot.invocations += 1;
+    const id = ++this.sequence;
     const cold = slot.invocations === 1;
-    const started = performance.now();
-    const id = randomUUID();
-    const timeoutMs = this.runtime.timeoutMs;
-    const outcome = await new Promise<Invocation>((resolve) => {
-      const done = (o: Invocation) => {
-        clearTimeout(timer);
-        slot!.worker.off('message', onMessage);
-        slot!.settle = undefined;
-        resolve(o);
-      };
-      const elapsed = () => performance.now() - started;
-      const onMessage = (msg: { id?: string; ok?: boolean; result?: unknown; error?: { errorType: string; errorMessage: string; stackTrace: string[] } }) => {
-        if (msg.id !== id) return;
-        done(msg.ok ? { kind: 'result', result: msg.result, cold, durationMs: elapsed(), requestId } : { kind: 'error', error: msg.error!, cold, durationMs: elapsed(), requestId });
-      };
-      // The timeout counts the init phase of a cold start too, as Lambda's does.
-      const timer = setTimeout(() => {
-        done({ kind: 'timeout', cold, durationMs: elapsed(), requestId });
-        this.remove(slot!);
-      }, timeoutMs);
-      slot!.settle = (o) => done({ ...o, durationMs: elapsed(), requestId } as Invocation);
-      slot!.worker.on('message', onMessage);
-      slot!.ready.then(
-        () => slot!.worker.postMessage({ id, event, requestId, deadline: Date.now() + timeoutMs - elapsed() }),
-        () => {},
-      );
+    const target = slot;
+    return new Promise<Invocation>((resolve) => {
+      target.inFlight.push({ id, event, requestId, cold, resolve });
+      target.worker.postMessage({ id, event, requestId, timeoutMs: this.runtime.timeoutMs });
+      this.begin(target);
     });
-    if (this.slots.includes(slot)) {
-      slot.busy = false;
-      if (slot.generation !== this.generation) this.remove(slot);
-      else this.next();
-    }
-    return outcome;
   }
 
   /** Runs new invocations on a rebuilt bundle; in-flight ones finish on the old workers, which then stop. */
   swap(bundle: string = this.runtime.bundle): void {
     this.runtime = { ...this.runtime, bundle };
     this.generation += 1;
-    for (const slot of [...this.slots]) if (!slot.busy) this.remove(slot);
+    for (const slot of [...this.slots]) if (slot.inFlight.length === 0) this.retire(slot);
   }
 
   /** Stops every worker. */
   async close(): Promise<void> {
     this.closed = true;
-    const slots = [...this.slots];
-    this.slots = [];
-    for (const s of slots) s.worker.removeAllListeners('exit');
+    const slots = this.slots.splice(0);
+    for (const s of slots) {
+      s.dead = true;
+      s.worker.removeAllListeners('exit');
+      for (const p of s.inFlight.splice(0)) {
+        clearTimeout(p.timer);
+        p.resolve({ kind: 'crash', message: 'pool is closed', cold: p.cold, durationMs: 0, requestId: p.requestId });
+      }
+    }
     await Promise.all(slots.map((s) => s.worker.terminate()));
-    for (const waiting of this.queue.splice(0)) waiting();
+    for (const waiting of this.waiting.splice(0)) waiting();
   }
 }

@@ -1,9 +1,8 @@
 // One Lambda execution environment: loads a function bundle once (the init phase of a cold
-// start), then runs one invocation at a time for the emulator's pool.
+// start), then runs invocations one at a time, in the order the pool sent them.
 import { parentPort, workerData } from 'node:worker_threads';
 
 const { bundleUrl, functionName, memoryMb } = workerData;
-const initStarted = performance.now();
 let handler;
 let initError;
 try {
@@ -13,18 +12,19 @@ try {
 } catch (err) {
   initError = err;
 }
-const initMs = performance.now() - initStarted;
 
 function describeError(err) {
   const e = err instanceof Error ? err : new Error(String(err));
   return { errorType: e.name || 'Error', errorMessage: e.message, stackTrace: String(e.stack ?? '').split('\n').slice(1).map((l) => l.trim()) };
 }
 
-parentPort.on('message', async ({ id, event, requestId, deadline }) => {
+async function run({ id, event, requestId, timeoutMs }) {
   if (initError) {
-    parentPort.postMessage({ id, ok: false, error: { ...describeError(initError), errorType: 'Runtime.ImportModuleError' }, initMs });
+    parentPort.postMessage({ id, ok: false, error: { ...describeError(initError), errorType: 'Runtime.ImportModuleError' } });
     return;
   }
+  // The clock starts when this invocation starts, not when it was queued.
+  const deadline = Date.now() + timeoutMs;
   const context = {
     awsRequestId: requestId,
     functionName,
@@ -37,9 +37,20 @@ parentPort.on('message', async ({ id, event, requestId, deadline }) => {
   };
   try {
     const result = await handler(event, context);
-    parentPort.postMessage({ id, ok: true, result, initMs });
+    parentPort.postMessage({ id, ok: true, result });
   } catch (err) {
-    parentPort.postMessage({ id, ok: false, error: describeError(err), initMs });
+    parentPort.postMessage({ id, ok: false, error: describeError(err) });
   }
+}
+
+const queue = [];
+let running = false;
+async function drain() {
+  running = true;
+  while (queue.length) await run(queue.shift());
+  running = false;
+}
+parentPort.on('message', (message) => {
+  queue.push(message);
+  if (!running) void drain();
 });
-parentPort.postMessage({ ready: true, initMs });
