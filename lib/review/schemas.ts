@@ -36,10 +36,20 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
  */
 const EmbeddedObjectSchema = z.custom<KubeObject>(isJsonObject, 'expected a JSON object');
 
-/** A conversion object: a JSON object with string `apiVersion` and `kind`, which conversion relies on. */
+const nonEmptyString = (v: unknown): boolean => typeof v === 'string' && v !== '';
+const optionalString = (v: unknown): boolean => v === undefined || typeof v === 'string';
+
+/**
+ * A conversion object: a JSON object with string `apiVersion` and `kind`, and metadata whose
+ * name, namespace and uid, if present, are strings: the identity conversion must preserve.
+ */
 const ConvertibleObjectSchema = z.custom<KubeObject & { apiVersion: string; kind: string }>(
-  (v) => isJsonObject(v) && typeof v.apiVersion === 'string' && v.apiVersion !== '' && typeof v.kind === 'string' && v.kind !== '',
-  'expected an object with apiVersion and kind',
+  (v) =>
+    isJsonObject(v) &&
+    nonEmptyString(v.apiVersion) &&
+    nonEmptyString(v.kind) &&
+    (v.metadata === undefined || (isJsonObject(v.metadata) && optionalString(v.metadata.name) && optionalString(v.metadata.namespace) && optionalString(v.metadata.uid))),
+  'expected an object with string apiVersion and kind, and string metadata.name, namespace and uid',
 );
 
 /** Group, version and kind of an object (`metav1.GroupVersionKind`). */

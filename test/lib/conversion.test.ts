@@ -73,6 +73,19 @@ describe('conversion webhooks', () => {
     assert.equal(result.review.apiVersion, 'apiextensions.k8s.io/v1beta1');
   });
 
+  it('answers 400 for objects whose identity fields are not strings', async () => {
+    for (const [field, value] of [['name', {}], ['namespace', 3], ['uid', []]] as const) {
+      const review = fixture('reviews/conversion-v1');
+      review.request.objects[1].metadata[field] = value;
+      const raw = await invokeRaw(crontab, review);
+      assert.equal(raw.statusCode, 400);
+      assert.match(JSON.parse(raw.body).error, /^request\.objects\.1: expected an object with string apiVersion and kind, and string metadata\.name, namespace and uid$/);
+    }
+    const noKind = fixture('reviews/conversion-v1');
+    delete noKind.request.objects[0].kind;
+    assert.equal((await invokeRaw(crontab, noKind)).statusCode, 400);
+  });
+
   it('answers an empty list with an empty list', async () => {
     const result = await invoke(crontab, conversionReview([], 'example.com/v1'));
     assert.equal(result.status, 'Success');
