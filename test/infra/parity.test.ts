@@ -1,0 +1,120 @@
+// Parity: the same bundles under `serverless offline` (serverless-offline for Serverless
+// Framework v3) and under `klw local start-api` give the same answers.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { stringify } from 'yaml';
+import { startApi, type RunningApi } from '../../infra/local/api.ts';
+import { loadFunctions } from '../../infra/functions.ts';
+import { admissionReview } from '../../lib/testing/index.ts';
+import { freePort } from '../e2e/cluster.ts';
+import { fixture } from '../helpers.ts';
+
+const root = process.cwd();
+const work = mkdtempSync(join(root, '.klw-test-'));
+cpSync(join(root, 'functions'), join(work, 'functions'), { recursive: true });
+let offline: ChildProcess | undefined;
+let offlinePort = 0;
+let api: RunningApi;
+
+before(async () => {
+  api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), log: () => {}, functionLog: () => {} });
+  const functions = await loadFunctions(work);
+  offlinePort = await freePort();
+  // The same bundles, described for serverless-offline (which runs handlers from files, not zips).
+  writeFileSync(
+    join(work, 'serverless.yml'),
+    stringify({
+      service: 'klw-parity',
+      frameworkVersion: '3',
+      plugins: ['serverless-offline'],
+      provider: { name: 'aws', runtime: 'nodejs20.x', environment: { KLW_LOG_LEVEL: 'silent' } },
+      functions: Object.fromEntries(
+        functions.map((f) => [
+          f.name,
+          {
+            handler: `dist/functions/${f.name}/index.handler`,
+            timeout: f.registration.timeoutSeconds,
+            environment: f.registration.lambda.environment ?? {},
+            events: [{ httpApi: { method: 'POST', path: f.registration.path } }],
+          },
+        ]),
+      ),
+      custom: { 'serverless-offline': { httpPort: offlinePort, lambdaPort: await freePort(), noPrependStageInUrl: true } },
+    }),
+  );
+  offline = spawn(join(root, 'node_modules', '.bin', 'serverless'), ['offline', 'start'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' } });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serverless offline did not start:\n${output}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes('Server ready')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    offline!.stdout!.on('data', onData);
+    offline!.stderr!.on('data', onData);
+    offline!.on('exit', (code) => reject(new Error(`serverless offline exited with ${code}:\n${output}`)));
+  });
+});
+
+after(async () => {
+  if (offline && offline.exitCode === null) {
+    const exited = new Promise((r) => offline!.once('exit', r));
+    offline.kill('SIGTERM');
+    const timer = setTimeout(() => offline!.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  }
+  await api?.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+interface Answer {
+  status: number;
+  body: unknown;
+}
+
+function send(url: string, body: string, contentType: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const secure = url.startsWith('https:');
+    const options = { method: 'POST', headers: { 'content-type': contentType }, ...(secure ? { ca: readFileSync(api.caPath) } : {}) };
+    const req = (secure ? httpsRequest : httpRequest)(url, options, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const pod = (spec: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'shop' }, spec: { containers: [{ name: 'app', image: 'nginx:1.25' }], ...spec } });
+
+describe('parity with serverless offline', () => {
+  const cases: Array<[string, string, unknown, string?]> = [
+    ['pod-policy allows a compliant pod (v1)', 'pod-policy', admissionReview(pod({}), { uid: 'u1' })],
+    ['pod-policy denies a privileged pod (v1beta1)', 'pod-policy', admissionReview(pod({ hostPID: true }), { uid: 'u2', version: 'v1beta1' })],
+    ['pod-policy warns on an untagged image', 'pod-policy', admissionReview(pod({ containers: [{ name: 'a', image: 'nginx' }] }), { uid: 'u3' })],
+    ['pod-defaults patches a new pod', 'pod-defaults', fixture('reviews/pod-create-v1')],
+    ['crontab-conversion answers the reference review', 'crontab-conversion', fixture('reviews/conversion-v1')],
+    ['crontab-conversion fails on a bad hostPort', 'crontab-conversion', { ...fixture<Record<string, unknown>>('reviews/conversion-v1beta1'), request: { uid: 'u4', desiredAPIVersion: 'example.com/v1', objects: [{ apiVersion: 'example.com/v1beta1', kind: 'CronTab', metadata: { name: 'x' }, hostPort: 'bad' }] } }],
+    ['a bad body gets the same 400', 'pod-policy', '{"apiVersion":'],
+    ['a wrong content type gets the same 415', 'pod-policy', admissionReview(pod({})), 'text/plain'],
+  ];
+  for (const [name, fn, review, contentType] of cases) {
+    it(name, async () => {
+      const body = typeof review === 'string' ? review : JSON.stringify(review);
+      const local = await send(`${api.url}/${fn}`, body, contentType ?? 'application/json');
+      const offlineAnswer = await send(`http://127.0.0.1:${offlinePort}/${fn}`, body, contentType ?? 'application/json');
+      assert.deepEqual(local, offlineAnswer);
+      if (!contentType && typeof review !== 'string') assert.equal(local.status, 200);
+    });
+  }
+});
