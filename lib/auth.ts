@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
 /** Environment variable holding the bearer token admission webhooks require. */
@@ -50,15 +49,16 @@ export async function resolveToken(env: NodeJS.ProcessEnv = process.env): Promis
   return pending;
 }
 
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
-}
+// node:crypto costs milliseconds of cold start; it is loaded only once a token is configured.
+let crypto: Promise<typeof import('node:crypto')> | undefined;
 
 /**
  * True when the Authorization header carries `Bearer <expected>`. Both sides are hashed
  * first, so the comparison takes the same time whatever the lengths.
  */
-export function checkBearer(authorization: string | undefined, expected: string): boolean {
+export async function checkBearer(authorization: string | undefined, expected: string): Promise<boolean> {
+  const { createHash, timingSafeEqual } = await (crypto ??= import('node:crypto'));
+  const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? '');
   const given = match?.[1] ?? '';
   return timingSafeEqual(digest(given), digest(expected)) && given.length > 0;

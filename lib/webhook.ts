@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { checkBearer, resolveToken } from './auth.ts';
 import { budgetMs } from './deadline.ts';
 import { errorReply, jsonReply, MAX_BODY_BYTES, parseGoDuration, readJsonBody } from './gateway/http.ts';
@@ -59,9 +58,40 @@ export interface HandlerOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Short id joining a response message to its log line. */
+/**
+ * Short id joining a response message to its log line: 8 hex digits, unique enough to find
+ * one line in a function's logs (not a secret, so no cryptographic randomness is needed).
+ */
 export function newErrorId(): string {
-  return randomUUID().slice(0, 8);
+  return Math.floor(Math.random() * 0x1_0000_0000).toString(16).padStart(8, '0');
+}
+
+/**
+ * Logs a user function's failure with its stack under a fresh error id, and returns the id
+ * for the response message (which never carries the stack).
+ */
+export function logFailure(ctx: RunContext, message: string, err: unknown): string {
+  const errorId = newErrorId();
+  ctx.log.error(message, {
+    requestId: ctx.requestId,
+    errorId,
+    error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+    stack: err instanceof Error ? err.stack : undefined,
+  });
+  return errorId;
+}
+
+/** A defined webhook: the Lambda handler, the registration infra reads, and a way to rebuild the handler. */
+export interface DefinedWebhook<R extends Registration> {
+  handler: WebhookHandler;
+  registration: R;
+  /** Builds a handler with other options (a test logger, a smaller body limit). */
+  withOptions(options: HandlerOptions): WebhookHandler;
+}
+
+/** Puts a registration and its engine together as a defined webhook. */
+export function defineWebhook<R extends Registration, V>(registration: R, engine: ReviewEngine<V>): DefinedWebhook<R> {
+  return { handler: createHandler(registration, engine), registration, withOptions: (options) => createHandler(registration, engine, options) };
 }
 
 /** Builds the WebhookContext handed to user functions. */
@@ -115,7 +145,7 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
           log.error('bearer auth is on but no token is configured (KLW_BEARER_TOKEN, KLW_BEARER_TOKEN_FILE or KLW_BEARER_TOKEN_SSM)', { requestId });
           return source.write(errorReply({ status: 500, message: 'webhook authentication is misconfigured' }));
         }
-        if (token && !checkBearer(req.headers.authorization, token)) {
+        if (token && !(await checkBearer(req.headers.authorization, token))) {
           return reject(401, 'missing or wrong bearer token', { 'www-authenticate': 'Bearer' });
         }
       }

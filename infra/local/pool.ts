@@ -190,6 +190,11 @@ export class FunctionPool {
     if (next) next();
   }
 
+  /** True when a worker can take another invocation now. */
+  private hasRoom(): boolean {
+    return this.slots.length < this.runtime.concurrency || this.slots.some((s) => s.generation === this.generation && !s.dead && s.inFlight.length < PIPELINE_DEPTH);
+  }
+
   /** A worker that can take an invocation now: an idle one, a new one, or one with room in its pipeline. */
   private acquire(): Slot | undefined {
     const current = this.slots.filter((s) => s.generation === this.generation && !s.dead);
@@ -202,13 +207,16 @@ export class FunctionPool {
   /** Runs one invocation, waiting for a free worker (or answering throttled when too many wait). */
   async invoke(event: unknown, requestId: string = randomUUID()): Promise<Invocation> {
     if (this.closed) return { kind: 'crash', message: 'pool is closed', cold: false, durationMs: 0, requestId };
-    let slot = this.acquire();
+    // First come, first served: nobody overtakes an invocation that is already waiting.
+    let slot = this.waiting.length ? undefined : this.acquire();
+    let turns = 0;
     while (!slot) {
-      if (this.waiting.length >= MAX_QUEUED) return { kind: 'throttled', requestId };
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      if (turns === 0 && this.waiting.length >= MAX_QUEUED) return { kind: 'throttled', requestId };
+      await new Promise<void>((resolve) => (turns++ === 0 ? this.waiting.push(resolve) : this.waiting.unshift(resolve)));
       if (this.closed) return { kind: 'crash', message: 'pool is closed', cold: false, durationMs: 0, requestId };
       slot = this.acquire();
     }
+    if (this.waiting.length && this.hasRoom()) this.wake();
     slot.invocations += 1;
     const id = ++this.sequence;
     const cold = slot.invocations === 1;

@@ -6,17 +6,7 @@ import {
 } from '../registration.ts';
 import { completeAdmissionReview, parseAdmissionReview } from '../review/envelope.ts';
 import type { AdmissionRequest, AdmissionResponse, AdmissionReview, KubeObject } from '../review/schemas.ts';
-import {
-  createHandler,
-  newErrorId,
-  userContext,
-  type EngineAnswer,
-  type HandlerOptions,
-  type ReviewEngine,
-  type RunContext,
-  type WebhookContext,
-  type WebhookHandler,
-} from '../webhook.ts';
+import { defineWebhook, logFailure, userContext, type DefinedWebhook, type EngineAnswer, type ReviewEngine, type RunContext, type WebhookContext } from '../webhook.ts';
 import { allow, errored, isDecision, sanitizeWarnings, type Decision } from './decision.ts';
 import { checkPatch, diffPatch, encodePatch, type PatchOperation } from './patch.ts';
 import { cloneJson } from '../json.ts';
@@ -51,12 +41,7 @@ export interface MutatingWebhookDefinition<T> extends AdmissionRegistrationInput
 }
 
 /** A defined admission webhook: the Lambda handler and the registration infra reads. */
-export interface AdmissionWebhook {
-  handler: WebhookHandler;
-  registration: AdmissionRegistration;
-  /** Builds a handler with other options (a test logger, a smaller body limit). */
-  withOptions(options: HandlerOptions): WebhookHandler;
-}
+export type AdmissionWebhook = DefinedWebhook<AdmissionRegistration>;
 
 /** What the engine did with the user's answer, before it becomes a response. */
 interface Outcome {
@@ -74,17 +59,11 @@ class UserFunctionError extends Error {
  * itself would had the call failed.
  */
 function failureDecision(reg: AdmissionRegistration, err: unknown, ctx: RunContext): Decision {
-  const errorId = newErrorId();
   const late = err instanceof DeadlineExceeded;
+  const errorId = logFailure(ctx, late ? 'user function too slow' : 'user function failed', err);
   const message = late
     ? `webhook ${reg.webhookName} did not answer within ${err.budgetMs} ms (error id ${errorId})`
     : `internal error in webhook ${reg.webhookName} (error id ${errorId})`;
-  ctx.log.error(late ? 'user function too slow' : 'user function failed', {
-    requestId: ctx.requestId,
-    errorId,
-    error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
-    stack: err instanceof Error ? err.stack : undefined,
-  });
   if (reg.failurePolicy === 'Ignore') return allow(`${message}; admitted because failurePolicy is Ignore`);
   return errored(late ? 504 : 500, message);
 }
@@ -149,8 +128,7 @@ function admissionEngine(
 }
 
 function build(reg: AdmissionRegistration, decide: (request: AdmissionRequest, ctx: WebhookContext) => Promise<Outcome>): AdmissionWebhook {
-  const engine = admissionEngine(reg, decide);
-  return { handler: createHandler(reg, engine), registration: reg, withOptions: (options) => createHandler(reg, engine, options) };
+  return defineWebhook(reg, admissionEngine(reg, decide));
 }
 
 function describe(value: unknown): string {

@@ -6,17 +6,7 @@ import {
 } from '../registration.ts';
 import { completeConversionReview, parseConversionReview } from '../review/envelope.ts';
 import type { ConversionResponse, ConversionReview, KubeObject } from '../review/schemas.ts';
-import {
-  createHandler,
-  newErrorId,
-  userContext,
-  type EngineAnswer,
-  type HandlerOptions,
-  type ReviewEngine,
-  type RunContext,
-  type WebhookContext,
-  type WebhookHandler,
-} from '../webhook.ts';
+import { defineWebhook, logFailure, userContext, type DefinedWebhook, type EngineAnswer, type ReviewEngine, type RunContext, type WebhookContext } from '../webhook.ts';
 
 /** A conversion that cannot be done; its message is shown to the API server's client as is. */
 export class ConversionError extends Error {
@@ -35,12 +25,7 @@ export interface ConversionWebhookDefinition extends ConversionRegistrationInput
 }
 
 /** A defined conversion webhook: the Lambda handler and the registration infra reads. */
-export interface ConversionWebhook {
-  handler: WebhookHandler;
-  registration: ConversionRegistration;
-  /** Builds a handler with other options (a test logger, a smaller body limit). */
-  withOptions(options: HandlerOptions): WebhookHandler;
-}
+export type ConversionWebhook = DefinedWebhook<ConversionRegistration>;
 
 /** `kind ns/name` of an object, for messages. */
 export function describeObject(object: KubeObject, index: number): string {
@@ -142,14 +127,8 @@ function conversionEngine(reg: ConversionRegistration, convert: ConvertFn): Revi
         return { body: completeConversionReview(review, response), fields: { ...fields, result: 'Success' } };
       } catch (err) {
         if (err instanceof ConversionError) return failed(review, err.message, fields);
-        const errorId = newErrorId();
         const late = err instanceof DeadlineExceeded;
-        ctx.log.error(late ? 'converter too slow' : 'converter failed', {
-          requestId: ctx.requestId,
-          errorId,
-          error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
-          stack: err instanceof Error ? err.stack : undefined,
-        });
+        const errorId = logFailure(ctx, late ? 'converter too slow' : 'converter failed', err);
         const message = late
           ? `conversion did not finish within ${(err as DeadlineExceeded).budgetMs} ms (error id ${errorId})`
           : `internal error converting ${describeObject(objects[index] ?? {}, index)} (error id ${errorId})`;
@@ -167,8 +146,7 @@ function conversionEngine(reg: ConversionRegistration, convert: ConvertFn): Revi
 export function defineConversionWebhook(definition: ConversionWebhookDefinition): ConversionWebhook {
   const { convert, ...input } = definition;
   const reg = completeConversionRegistration(input);
-  const engine = conversionEngine(reg, convert);
-  return { handler: createHandler(reg, engine), registration: reg, withOptions: (options) => createHandler(reg, engine, options) };
+  return defineWebhook(reg, conversionEngine(reg, convert));
 }
 
 /** How one version converts to and from the hub. */

@@ -11,6 +11,9 @@ import { startLambda, type RunningLambda } from '../../infra/local/lambda-api.ts
 import { ensureLocalCertificates } from '../../infra/local/certs.ts';
 import { httpFromResult } from '../../infra/local/results.ts';
 import { localInvoke } from '../../infra/local/invoke.ts';
+import { FunctionPool } from '../../infra/local/pool.ts';
+import { runtimeFor } from '../../infra/local/runtime.ts';
+import { loadFunctions } from '../../infra/functions.ts';
 import { eventFromHttp, toEvent, admissionReview } from '../../lib/testing/index.ts';
 import { fixture } from '../helpers.ts';
 
@@ -224,6 +227,18 @@ describe('klw local start-api', () => {
     const result = await post('/thrower', pod('x'));
     assert.equal(result.status, 502);
     assert.deepEqual(JSON.parse(result.body), { message: 'Internal server error' });
+  });
+
+  it('serves waiting invocations first come, first served', async () => {
+    const pool = new FunctionPool({ ...runtimeFor(work, (await loadFunctions(work, ['pod-policy']))[0]!.registration), concurrency: 1 });
+    try {
+      const order: number[] = [];
+      await Promise.all(Array.from({ length: 24 }, (_, i) => pool.invoke(toEvent(pod(`p${i}`), { path: '/pod-policy' })).then(() => order.push(i))));
+      assert.deepEqual(order, Array.from({ length: 24 }, (_, i) => i));
+      assert.equal(pool.size, 1, 'one worker, as asked');
+    } finally {
+      await pool.close();
+    }
   });
 
   it('swaps workers on reload without dropping in-flight requests', async () => {

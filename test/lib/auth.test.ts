@@ -90,9 +90,9 @@ describe('bearer token', () => {
     }
   });
 
-  it('compares case-insensitively on the scheme only', () => {
-    assert.equal(checkBearer('bearer tok', 'tok'), true);
-    assert.equal(checkBearer('Bearer TOK', 'tok'), false);
-    assert.equal(checkBearer(undefined, 'tok'), false);
+  it('compares case-insensitively on the scheme only', async () => {
+    assert.equal(await checkBearer('bearer tok', 'tok'), true);
+    assert.equal(await checkBearer('Bearer TOK', 'tok'), false);
+    assert.equal(await checkBearer(undefined, 'tok'), false);
   });
 });
