@@ -10,16 +10,30 @@ export function defaultLimits(env: NodeJS.ProcessEnv = process.env): Record<'cpu
   return { cpu: env.DEFAULT_CPU_LIMIT || '500m', memory: env.DEFAULT_MEMORY_LIMIT || '256Mi' };
 }
 
+/** Default limits with their parsed values, for comparing against requests. */
+interface Limits {
+  text: Record<'cpu' | 'memory', string>;
+  value: Record<'cpu' | 'memory', number>;
+}
+
+function limitsFrom(env: NodeJS.ProcessEnv): Limits {
+  const text = defaultLimits(env);
+  return { text, value: { cpu: parseQuantity(text.cpu), memory: parseQuantity(text.memory) } };
+}
+
+// The environment of a Lambda execution environment does not change: read it once.
+let processLimits: Limits | undefined;
+
 /**
  * Adds the missing cpu and memory limits of one container. A limit below the container's
  * own request would make the API server reject the pod, so such a request becomes the limit.
  */
-function addLimits(container: Container, defaults: Record<'cpu' | 'memory', string>): void {
+function addLimits(container: Container, defaults: Limits): void {
   const resources = (container.resources ??= {});
   for (const resource of ['cpu', 'memory'] as const) {
     if (resources.limits?.[resource] !== undefined) continue;
     const request = resources.requests?.[resource];
-    const value = request !== undefined && parseQuantity(request) > parseQuantity(defaults[resource]) ? request : defaults[resource];
+    const value = request !== undefined && parseQuantity(request) > defaults.value[resource] ? request : defaults.text[resource];
     (resources.limits ??= {})[resource] = value;
   }
 }
@@ -29,7 +43,7 @@ export function applyDefaults(pod: Pod, env: NodeJS.ProcessEnv = process.env): v
   const spec = (pod.spec ??= {});
   const securityContext = (spec.securityContext ??= {});
   if (securityContext.runAsNonRoot === undefined) securityContext.runAsNonRoot = true;
-  const defaults = defaultLimits(env);
+  const defaults = env === process.env ? (processLimits ??= limitsFrom(env)) : limitsFrom(env);
   // Ephemeral containers may not have resources; init containers and containers may.
   for (const list of CONTAINER_LISTS.filter((l) => l !== 'ephemeralContainers')) {
     for (const container of spec[list] ?? []) addLimits(container, defaults);
