@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createLogger, type Logger } from '../lib/log.ts';
+import type { Pod } from '../functions/pod.ts';
 
 const cache = new Map<string, string>();
 
@@ -31,4 +32,14 @@ export function captureLogger(): { logger: Logger; lines: Array<Record<string, a
 /** Parses a Lambda HTTP result's JSON body. */
 export function bodyOf(result: unknown): any {
   return JSON.parse((result as { body: string }).body);
+}
+
+/** A pod `web` in namespace `shop` with one tagged container, and `spec` merged over it. */
+export function testPod(spec: Pod['spec'] = {}): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: { containers: [{ name: 'app', image: 'nginx:1.25' }], ...spec },
+  };
 }

@@ -3,13 +3,9 @@ import { describe, it } from 'node:test';
 import { admissionReview, invoke } from 'kube-lambda-webhooks/testing';
 import podPolicy, { imageTag } from '../../functions/pod-policy/index.ts';
 import type { Pod } from '../../functions/pod.ts';
+import { testPod } from '../helpers.ts';
 
-const pod = (spec: Pod['spec'] = {}): Pod => ({
-  apiVersion: 'v1',
-  kind: 'Pod',
-  metadata: { name: 'web', namespace: 'shop' },
-  spec: { containers: [{ name: 'app', image: 'nginx:1.25' }], ...spec },
-});
+const pod = testPod;
 
 describe('pod-policy', () => {
   it('allows a compliant pod without warnings (v1 and v1beta1)', async () => {

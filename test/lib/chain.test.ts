@@ -5,14 +5,10 @@ import { runAdmissionChain, selectorMatches } from '../../lib/testing/index.ts';
 import podDefaults, { applyDefaults } from '../../functions/pod-defaults/index.ts';
 import podPolicy from '../../functions/pod-policy/index.ts';
 import type { Pod } from '../../functions/pod.ts';
+import { testPod } from '../helpers.ts';
 
 const podRules = [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }];
-const pod = (spec: Pod['spec'] = {}): Pod => ({
-  apiVersion: 'v1',
-  kind: 'Pod',
-  metadata: { name: 'web', namespace: 'shop' },
-  spec: { containers: [{ name: 'app', image: 'nginx:1.25' }], ...spec },
-});
+const pod = testPod;
 
 describe('runAdmissionChain', () => {
   it('runs the mutating webhooks, then the validating ones on the result', async () => {
