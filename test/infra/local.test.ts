@@ -50,6 +50,19 @@ export default webhook;
 `,
 );
 addFunction(
+  'hungry',
+  `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
+const kept: string[][] = [];
+export const webhook = defineValidatingWebhook({ name: 'hungry', rules: [], lambda: { memorySize: 64 }, validate: (r) => {
+  // Holds on to far more than its 64 MB.
+  if (r.object?.metadata?.name === 'grow') for (let i = 0; i < 1e6; i++) kept.push(new Array(1000).fill('x'));
+  return allow();
+} });
+export const handler = webhook.handler;
+export default webhook;
+`,
+);
+addFunction(
   'thrower',
   `export const handler = async () => { throw new TypeError('broken handler'); };
 export default { registration: { type: 'validating', name: 'thrower', path: '/thrower', webhookName: 'thrower.example.com', rules: [], namespaceSelector: {}, failurePolicy: 'Fail', matchPolicy: 'Equivalent', sideEffects: 'None', timeoutSeconds: 5, admissionReviewVersions: ['v1'], auth: 'none', lambda: {} }, handler };
@@ -223,6 +236,13 @@ describe('klw local start-api', () => {
     assert.deepEqual(JSON.parse(next.body).response.warnings, ['alive']);
   });
 
+  it('answers a function past its memory size with 502 and serves the next request from a new worker', async () => {
+    const big = await post('/hungry', pod('grow'));
+    assert.equal(big.status, 502);
+    assert.ok(logs.some((l) => /"function":"hungry".*"outcome":"crash".*(ERR_WORKER_OUT_OF_MEMORY|out of memory)/i.test(l)), 'logged as out of memory');
+    assert.equal((await post('/hungry', pod('small'))).status, 200);
+  });
+
   it('answers a handler that throws with 502, as API Gateway does', async () => {
     const result = await post('/thrower', pod('x'));
     assert.equal(result.status, 502);
@@ -247,6 +267,29 @@ describe('klw local start-api', () => {
     assert.equal((await inFlight).status, 200);
     assert.equal((await post('/sleepy', pod('fine'))).status, 200);
   });
+});
+
+describe('klw local start-api --event-format', () => {
+  for (const format of ['rest', 'url'] as const) {
+    it(`serves ${format} events over HTTPS`, async () => {
+      const other = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), format, build: false, log: () => {}, functionLog: () => {} });
+      try {
+        const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+          httpsRequest(`${other.url}/pod-policy?timeout=5s`, { method: 'POST', headers: { 'content-type': 'application/json' }, agent: agent() }, (r) => {
+            let b = '';
+            r.on('data', (c) => (b += c));
+            r.on('end', () => resolve({ status: r.statusCode ?? 0, body: b }));
+          })
+            .on('error', reject)
+            .end(JSON.stringify(pod('web')));
+        });
+        assert.equal(answer.status, 200);
+        assert.equal(JSON.parse(answer.body).response.allowed, true);
+      } finally {
+        await other.close();
+      }
+    });
+  }
 });
 
 describe('klw local start-api --watch', () => {
