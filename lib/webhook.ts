@@ -167,7 +167,8 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
       };
       let answer = await engine.run(parsed.review, ctx);
       let text = JSON.stringify(answer.body);
-      const bytes = Buffer.byteLength(text, 'utf8');
+      // UTF-8 takes at most 3 bytes per UTF-16 unit: most answers need no byte count at all.
+      const bytes = text.length * 3 > maxBodyBytes ? Buffer.byteLength(text, 'utf8') : 0;
       if (bytes > maxBodyBytes) {
         answer = engine.oversized(parsed.review, bytes, ctx);
         text = JSON.stringify(answer.body);
