@@ -315,9 +315,12 @@ describe('failures of the user function', () => {
     const event = eventWith('http', admissionReview(pod()), (e) => {
       e.queryStringParameters = { timeout: '1s' };
     });
-    const result = await handler(event, { awsRequestId: 'r', getRemainingTimeInMillis: () => 400 });
+    // Lambda time left (500 ms → a 400 ms budget) is tighter than the URL's 1 s (an 800 ms budget).
+    const result = await handler(event, { awsRequestId: 'r', getRemainingTimeInMillis: () => 500 });
     assert.equal(bodyOf(result).response.status.code, 504);
-    assert.ok(Date.now() - started < 400);
+    const took = Date.now() - started;
+    assert.ok(took < 750, `answered after ${took} ms`);
+    assert.match(bodyOf(result).response.status.message, /did not answer within 400 ms/);
   });
 });
 
