@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { randomBytes, X509Certificate, webcrypto } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
 
@@ -43,9 +43,72 @@ async function importKey(pem: string): Promise<webcrypto.CryptoKey> {
   return webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decode(pem)[0]!, ALGORITHM, true, ['sign']);
 }
 
-function writePrivate(file: string, text: string): void {
-  writeFileSync(file, text);
-  chmodSync(file, 0o600);
+/** Owner read and write only: what a private key file must be. */
+const KEY_MODE = 0o600;
+
+/** Certificates are public: readable by all, written the same careful way. */
+const PUBLIC_MODE = 0o644;
+
+/** Refuses a symbolic link (or anything but a regular file) where a key belongs. */
+function refuseLink(file: string): void {
+  let stat;
+  try {
+    stat = lstatSync(file);
+  } catch {
+    return; // nothing there yet
+  }
+  if (stat.isSymbolicLink()) throw new Error(`${file} is a symbolic link; refusing to follow it (remove it)`);
+  if (!stat.isFile()) throw new Error(`${file} is not a regular file; refusing to use it for a private key`);
+}
+
+/**
+ * Writes a private key atomically: a new temp file opened with O_CREAT|O_EXCL and mode
+ * 0600 (never readable by others, not even for a moment), then renamed over `file`.
+ * A symbolic link at `file` is refused rather than followed.
+ */
+export function writePrivate(file: string, text: string, mode = KEY_MODE): void {
+  refuseLink(file);
+  const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
+  try {
+    fchmodSync(fd, mode); // a umask can only have narrowed it; make it exact
+    writeSync(fd, text);
+    closeSync(fd);
+    renameSync(temp, file);
+  } catch (err) {
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed
+    }
+    try {
+      unlinkSync(temp);
+    } catch {
+      // already renamed or gone
+    }
+    throw err;
+  }
+}
+
+/**
+ * Reads a private key without following a symbolic link; a key readable by group or
+ * others is narrowed to 0600 (and `onLoose` told), one owned by another user refused.
+ */
+export function readPrivate(file: string, onLoose: (message: string) => void = () => {}): string {
+  refuseLink(file);
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new Error(`${file} is not a regular file; refusing to use it for a private key`);
+    if (typeof process.getuid === 'function' && stat.uid !== process.getuid()) throw new Error(`${file} belongs to another user (uid ${stat.uid}); refusing to use it for a private key`);
+    if (stat.mode & 0o077) {
+      fchmodSync(fd, KEY_MODE);
+      onLoose(`${file} was readable by others (mode ${(stat.mode & 0o777).toString(8)}); narrowed to 600. Anyone who read it could impersonate the emulator: delete the state dir to make a new CA.`);
+    }
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** True when a PEM server certificate is signed by the CA, covers the loopback names and is not near expiry. */
@@ -67,8 +130,8 @@ function serverCertUsable(certPem: string, caPem: string): boolean {
  * `stateDir`, and reuses them afterwards; the server certificate alone is re-issued when
  * it is near expiry, so the caBundle clusters already trust stays valid.
  */
-export async function ensureLocalCertificates(stateDir: string): Promise<LocalCertificates> {
-  mkdirSync(stateDir, { recursive: true });
+export async function ensureLocalCertificates(stateDir: string, warn: (message: string) => void = (m) => process.stderr.write(`klw: ${m}\n`)): Promise<LocalCertificates> {
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const files = {
     ca: join(stateDir, 'ca.crt'),
     caKey: join(stateDir, 'ca.key'),
@@ -80,7 +143,7 @@ export async function ensureLocalCertificates(stateDir: string): Promise<LocalCe
   let caKey: webcrypto.CryptoKey;
   if (existsSync(files.ca) && existsSync(files.caKey)) {
     caPem = readFileSync(files.ca, 'utf8');
-    caKey = await importKey(readFileSync(files.caKey, 'utf8'));
+    caKey = await importKey(readPrivate(files.caKey, warn));
   } else {
     const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
     const now = Date.now();
@@ -99,13 +162,13 @@ export async function ensureLocalCertificates(stateDir: string): Promise<LocalCe
     });
     caPem = ca.toString('pem') + '\n';
     caKey = keys.privateKey;
-    writeFileSync(files.ca, caPem);
     writePrivate(files.caKey, await exportKey(keys.privateKey));
+    writePrivate(files.ca, caPem, PUBLIC_MODE);
     created = true;
   }
 
   if (!created && existsSync(files.cert) && existsSync(files.key) && serverCertUsable(readFileSync(files.cert, 'utf8'), caPem)) {
-    return { caPem, certPem: readFileSync(files.cert, 'utf8'), keyPem: readFileSync(files.key, 'utf8'), caPath: files.ca, created };
+    return { caPem, certPem: readFileSync(files.cert, 'utf8'), keyPem: readPrivate(files.key, warn), caPath: files.ca, created };
   }
 
   const ca = new x509.X509Certificate(caPem);
@@ -134,7 +197,7 @@ export async function ensureLocalCertificates(stateDir: string): Promise<LocalCe
   });
   const certPem = cert.toString('pem') + '\n';
   const keyPem = await exportKey(keys.privateKey);
-  writeFileSync(files.cert, certPem);
   writePrivate(files.key, keyPem);
+  writePrivate(files.cert, certPem, PUBLIC_MODE);
   return { caPem, certPem, keyPem, caPath: files.ca, created: true };
 }
