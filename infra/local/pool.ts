@@ -30,13 +30,6 @@ export type Invocation =
 /** Invocations waiting for a free environment before the pool answers 429, as Lambda throttles. */
 export const MAX_QUEUED = 256;
 
-/**
- * Invocations handed to one worker at once: the one running and the next, which the worker
- * starts as soon as the first ends, without waiting for the main thread to wake up. The
- * worker still runs them one at a time, as a Lambda execution environment does.
- */
-export const PIPELINE_DEPTH = 2;
-
 const WORKER_FILE = fileURLToPath(new URL('./worker.mjs', import.meta.url));
 
 /** What a worker posts back. */
@@ -192,16 +185,20 @@ export class FunctionPool {
 
   /** True when a worker can take another invocation now. */
   private hasRoom(): boolean {
-    return this.slots.length < this.runtime.concurrency || this.slots.some((s) => s.generation === this.generation && !s.dead && s.inFlight.length < PIPELINE_DEPTH);
+    return this.slots.length < this.runtime.concurrency || this.slots.some((s) => s.generation === this.generation && !s.dead && s.inFlight.length === 0);
   }
 
-  /** A worker that can take an invocation now: an idle one, a new one, or one with room in its pipeline. */
+  /**
+   * An idle worker, or a new one while under `concurrency`. Never a busy one: an
+   * invocation queued behind another would wait for it, however long it runs (up to its
+   * timeout), while other workers sit idle. Waiting invocations queue here, first come,
+   * first served, and go to whichever worker frees up first.
+   */
   private acquire(): Slot | undefined {
-    const current = this.slots.filter((s) => s.generation === this.generation && !s.dead);
-    const idle = current.find((s) => s.inFlight.length === 0);
+    const idle = this.slots.find((s) => s.generation === this.generation && !s.dead && s.inFlight.length === 0);
     if (idle) return idle;
     if (this.slots.length < this.runtime.concurrency) return this.spawn();
-    return current.filter((s) => s.inFlight.length < PIPELINE_DEPTH).sort((a, b) => a.inFlight.length - b.inFlight.length)[0];
+    return undefined;
   }
 
   /** Runs one invocation, waiting for a free worker (or answering throttled when too many wait). */
