@@ -196,7 +196,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
           durationMs: 'durationMs' in outcome ? Math.round(outcome.durationMs * 100) / 100 : 0,
           cold: 'cold' in outcome ? outcome.cold : false,
           ...(outcome.kind === 'error' ? { error: `${outcome.error.errorType}: ${outcome.error.errorMessage}` } : {}),
-          ...(outcome.kind === 'crash' ? { error: outcome.message } : {}),
+          ...(outcome.kind === 'crash' ? { error: `${outcome.errorType ?? 'Runtime.ExitError'}: ${outcome.message}` } : {}),
         }),
       );
     })().catch((err: unknown) => {

@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { buildAll } from '../build.ts';
 import { loadFunctions } from '../functions.ts';
 import { MAX_REQUEST_BYTES, readBody } from './api.ts';
-import type { FunctionPool } from './pool.ts';
+import type { FunctionPool, Invocation } from './pool.ts';
 import { poolsFor } from './runtime.ts';
 
 /** Options of `klw local start-lambda`. */
@@ -37,6 +37,12 @@ function reply(res: ServerResponse, status: number, body: unknown, headers: Reco
 /** An error the Lambda service itself returns, in the shape the AWS SDK parses. */
 function serviceError(res: ServerResponse, status: number, type: string, message: string, requestId: string): void {
   reply(res, status, { Type: 'User', message }, { 'x-amzn-errortype': type, 'x-amzn-requestid': requestId });
+}
+
+/** The function error Lambda returns when the execution environment died (exited, or was killed past its memory size). */
+export function crashPayload(outcome: Extract<Invocation, { kind: 'crash' }>, requestId: string): { errorType: string; errorMessage: string } {
+  if (outcome.errorType === 'Runtime.OutOfMemory') return { errorType: 'Runtime.OutOfMemory', errorMessage: `RequestId: ${requestId} Error: Runtime exited with error: signal: killed` };
+  return { errorType: 'Runtime.ExitError', errorMessage: `RequestId: ${requestId} Error: Runtime exited: ${outcome.message}` };
 }
 
 /** Function name from a path segment holding a name, a partial ARN or a full ARN. */
@@ -98,7 +104,7 @@ export async function startLambda(options: StartLambdaOptions): Promise<RunningL
         case 'throttled':
           return serviceError(res, 429, 'TooManyRequestsException', 'Rate Exceeded.', requestId);
         default:
-          return reply(res, 200, { errorType: 'Runtime.ExitError', errorMessage: `RequestId: ${requestId} Error: Runtime exited: ${outcome.message}` }, { ...headers, 'x-amz-function-error': 'Unhandled' });
+          return reply(res, 200, crashPayload(outcome, requestId), { ...headers, 'x-amz-function-error': 'Unhandled' });
       }
     })().catch((err: unknown) => {
       if (!res.headersSent) serviceError(res, 500, 'ServiceException', 'emulator fault', 'error');

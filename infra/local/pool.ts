@@ -1,7 +1,9 @@
+import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
 
 /** How one function runs locally, as Lambda would run it. */
 export interface FunctionRuntime {
@@ -9,7 +11,7 @@ export interface FunctionRuntime {
   /** Absolute path of the built bundle. */
   bundle: string;
   env: Record<string, string>;
-  /** Lambda memory size in MB; also the worker's heap limit. */
+  /** Lambda memory size in MB: the most the worker process may hold (resident), heap and Buffers alike. */
   memoryMb: number;
   /** Lambda timeout in ms. */
   timeoutMs: number;
@@ -17,6 +19,10 @@ export interface FunctionRuntime {
   concurrency: number;
   /** Receives each line the function writes (its logs); default: the emulator's own stdout. */
   onLog?: (line: string) => void;
+  /** Extra node options for the worker processes (`--enable-source-maps`, `--inspect=…`). */
+  execArgv?: string[];
+  /** AWS region the function believes it runs in. */
+  region?: string;
 }
 
 /** The outcome of one invocation. */
@@ -24,8 +30,14 @@ export type Invocation =
   | { kind: 'result'; result: unknown; cold: boolean; durationMs: number; requestId: string }
   | { kind: 'error'; error: { errorType: string; errorMessage: string; stackTrace: string[] }; cold: boolean; durationMs: number; requestId: string }
   | { kind: 'timeout'; cold: boolean; durationMs: number; requestId: string }
-  | { kind: 'crash'; message: string; cold: boolean; durationMs: number; requestId: string }
+  | { kind: 'crash'; message: string; cold: boolean; durationMs: number; requestId: string; errorType?: CrashType }
   | { kind: 'throttled'; requestId: string };
+
+/** Why an execution environment died, as Lambda names it. */
+export type CrashType = 'Runtime.ExitError' | 'Runtime.OutOfMemory';
+
+/** How often a busy worker's resident memory is checked against its memory size (ms). */
+export const MEMORY_CHECK_MS = 20;
 
 /** Invocations waiting for a free environment before the pool answers 429, as Lambda throttles. */
 export const MAX_QUEUED = 256;
@@ -54,18 +66,64 @@ interface Pending {
 }
 
 interface Slot {
-  worker: Worker;
+  worker: ChildProcess;
   generation: number;
   invocations: number;
   /** Invocations handed to this worker, in the order it runs them. */
   inFlight: Pending[];
   dead: boolean;
+  /** Set when the worker went past its memory size: what it held, in MB. */
+  outOfMemory?: number;
+}
+
+/** Resident memory of a process in MB (Linux `/proc`), or undefined where it cannot be read. */
+export function residentMb(pid: number): number | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = /^VmRSS:\s+(\d+) kB/m.exec(status);
+    return kb ? Number(kb[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The variables Lambda sets in a function's environment, on top of the function's own. */
+export function lambdaEnvironment(runtime: FunctionRuntime, region = runtime.env.AWS_REGION ?? 'us-east-1'): Record<string, string> {
+  return {
+    ...runtime.env,
+    AWS_LAMBDA_FUNCTION_NAME: runtime.name,
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(runtime.memoryMb),
+    AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+    AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${runtime.name}`,
+    AWS_LAMBDA_LOG_STREAM_NAME: `${new Date().toISOString().slice(0, 10).replaceAll('-', '/')}/[$LATEST]${randomUUID().replaceAll('-', '')}`,
+    AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
+    AWS_EXECUTION_ENV: `AWS_Lambda_nodejs${process.versions.node.split('.')[0]}.x`,
+    AWS_REGION: region,
+    AWS_DEFAULT_REGION: region,
+    // Where the code is: the bundle's folder here, /var/task in Lambda.
+    LAMBDA_TASK_ROOT: dirname(runtime.bundle),
+    _HANDLER: 'index.handler',
+    TZ: ':UTC',
+    LANG: 'en_US.UTF-8',
+    ...(process.env.PATH ? { PATH: process.env.PATH } : {}),
+  };
+}
+
+/** Kills a worker process and waits until it is gone. */
+function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.ref(); // keep the emulator alive until it is gone
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
 }
 
 /**
- * A pool of Lambda-like execution environments (worker threads) for one function: one
+ * A pool of Lambda-like execution environments (worker processes) for one function: one
  * invocation at a time per worker, at most `concurrency` workers, the timeout enforced
- * by terminating the worker, and a crashed or timed-out worker replaced.
+ * by killing the worker, the memory size by watching its resident memory (heap, Buffers
+ * and all), and a crashed, timed-out or out-of-memory worker replaced.
  */
 export class FunctionPool {
   private runtime: FunctionRuntime;
@@ -90,34 +148,58 @@ export class FunctionPool {
   }
 
   private spawn(): Slot {
-    const { name, bundle, env, memoryMb } = this.runtime;
-    const worker = new Worker(WORKER_FILE, {
-      workerData: { bundleUrl: `${pathToFileURL(bundle).href}?generation=${this.generation}`, functionName: name, memoryMb },
-      env: {
-        ...env,
-        AWS_LAMBDA_FUNCTION_NAME: name,
-        AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(memoryMb),
-        AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
-        AWS_REGION: env.AWS_REGION ?? 'us-east-1',
-      },
-      resourceLimits: { maxOldGenerationSizeMb: memoryMb },
-      stdout: this.runtime.onLog !== undefined,
-      stderr: this.runtime.onLog !== undefined,
+    const { name, bundle, env, memoryMb, region = env.AWS_REGION ?? 'us-east-1' } = this.runtime;
+    const worker = fork(WORKER_FILE, [JSON.stringify({ bundleUrl: pathToFileURL(bundle).href, functionName: name, memoryMb, region })], {
+      // Only what Lambda gives a function: its own environment, not the emulator's.
+      env: lambdaEnvironment(this.runtime, region),
+      // The heap may not outgrow the memory size; the watchdog covers Buffers and the rest.
+      execArgv: [`--max-old-space-size=${memoryMb}`, ...(this.runtime.execArgv ?? [])],
+      serialization: 'advanced',
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
-    if (this.runtime.onLog) {
-      for (const stream of [worker.stdout, worker.stderr]) createInterface({ input: stream }).on('line', this.runtime.onLog);
-    }
     const slot: Slot = { worker, generation: this.generation, invocations: 0, inFlight: [], dead: false };
-    // One listener for the worker's life: adding and removing one per invocation would
-    // start and stop its message port every time.
+    const onLog = this.runtime.onLog ?? ((line: string) => process.stdout.write(line + '\n'));
+    const onLine = (line: string) => {
+      // V8's own report when the heap limit is reached, written just before it aborts.
+      if (/heap out of memory|Allocation failed/i.test(line)) slot.outOfMemory ??= memoryMb;
+      onLog(line);
+    };
+    for (const stream of [worker.stdout!, worker.stderr!]) createInterface({ input: stream, crlfDelay: Infinity }).on('line', onLine);
+    // One listener for the worker's life.
     worker.on('message', (msg: WorkerReply) => {
       if (msg.id !== undefined) this.reply(slot, msg);
     });
     worker.on('error', (err) => this.fail(slot, `${err.name}: ${err.message}`));
-    worker.on('exit', (code) => this.fail(slot, `worker exited with code ${code}`));
+    // 'close', not 'exit': by then its last output (an out-of-memory report) has been read.
+    worker.on('close', (code, signal) => this.fail(slot, signal ? `worker killed by ${signal}` : `worker exited with code ${code}`));
     worker.unref();
+    worker.channel?.unref();
+    for (const stream of [worker.stdout, worker.stderr]) (stream as unknown as { unref?: () => void } | null)?.unref?.();
     this.slots.push(slot);
+    this.watchMemory();
     return slot;
+  }
+
+  private memoryTimer?: NodeJS.Timeout;
+
+  /** Checks busy workers' resident memory while any runs; one past its memory size is killed, as Lambda does. */
+  private watchMemory(): void {
+    if (this.memoryTimer) return;
+    this.memoryTimer = setInterval(() => {
+      for (const slot of this.slots) {
+        if (slot.dead || slot.inFlight.length === 0 || slot.worker.pid === undefined) continue;
+        const rss = residentMb(slot.worker.pid);
+        if (rss !== undefined && rss > this.runtime.memoryMb) {
+          slot.outOfMemory = rss;
+          slot.worker.kill('SIGKILL');
+        }
+      }
+      if (this.slots.length === 0) {
+        clearInterval(this.memoryTimer);
+        this.memoryTimer = undefined;
+      }
+    }, MEMORY_CHECK_MS);
+    this.memoryTimer.unref();
   }
 
   /** Starts the timeout clock of the invocation the worker is running now. */
@@ -159,7 +241,14 @@ export class FunctionPool {
   private fail(slot: Slot, message: string): void {
     if (slot.dead) return;
     const head = slot.inFlight[0];
-    if (head) this.finish(slot, { kind: 'crash', message, cold: head.cold, durationMs: performance.now() - (head.started ?? performance.now()), requestId: head.requestId });
+    if (head) {
+      const durationMs = performance.now() - (head.started ?? performance.now());
+      const outcome: Invocation =
+        slot.outOfMemory !== undefined
+          ? { kind: 'crash', errorType: 'Runtime.OutOfMemory', message: `out of memory: the function went past its memory size of ${this.runtime.memoryMb} MB (${Math.round(slot.outOfMemory)} MB); ${message}`, cold: head.cold, durationMs, requestId: head.requestId }
+          : { kind: 'crash', errorType: 'Runtime.ExitError', message, cold: head.cold, durationMs, requestId: head.requestId };
+      this.finish(slot, outcome);
+    }
     this.retire(slot);
   }
 
@@ -169,7 +258,7 @@ export class FunctionPool {
     slot.dead = true;
     const i = this.slots.indexOf(slot);
     if (i >= 0) this.slots.splice(i, 1);
-    void slot.worker.terminate();
+    slot.worker.kill('SIGKILL');
     const orphans = slot.inFlight.splice(0);
     for (const p of orphans) {
       clearTimeout(p.timer);
@@ -220,7 +309,7 @@ export class FunctionPool {
     const target = slot;
     return new Promise<Invocation>((resolve) => {
       target.inFlight.push({ id, event, requestId, cold, resolve });
-      target.worker.postMessage({ id, event, requestId, timeoutMs: this.runtime.timeoutMs });
+      target.worker.send({ id, event, requestId, timeoutMs: this.runtime.timeoutMs });
       this.begin(target);
     });
   }
@@ -238,13 +327,14 @@ export class FunctionPool {
     const slots = this.slots.splice(0);
     for (const s of slots) {
       s.dead = true;
-      s.worker.removeAllListeners('exit');
+      s.worker.removeAllListeners('close');
       for (const p of s.inFlight.splice(0)) {
         clearTimeout(p.timer);
         p.resolve({ kind: 'crash', message: 'pool is closed', cold: p.cold, durationMs: 0, requestId: p.requestId });
       }
     }
-    await Promise.all(slots.map((s) => s.worker.terminate()));
+    clearInterval(this.memoryTimer);
+    await Promise.all(slots.map((s) => stopProcess(s.worker)));
     for (const waiting of this.waiting.splice(0)) waiting();
   }
 }

@@ -1,26 +1,42 @@
-// One Lambda execution environment: loads a function bundle once (the init phase of a cold
-// start), then runs invocations one at a time, in the order the pool sent them.
-import { parentPort, workerData } from 'node:worker_threads';
+// One Lambda execution environment, run as a child process of the emulator (so the
+// function's memory size can be enforced on everything it allocates): loads a function
+// bundle once (the init phase of a cold start), then runs invocations one at a time, in
+// the order the pool sent them.
+const { bundleUrl, functionName, memoryMb, region } = JSON.parse(process.argv[2] ?? '{}');
+// The emulator went away: an execution environment has nothing left to serve.
+process.on('disconnect', () => process.exit(0));
 
-const { bundleUrl, functionName, memoryMb } = workerData;
 let handler;
 let initError;
-try {
-  const mod = await import(bundleUrl);
-  handler = mod.handler;
-  if (typeof handler !== 'function') throw new TypeError(`${bundleUrl} exports no handler function`);
-} catch (err) {
-  initError = err;
-}
+// Messages may arrive while the bundle loads: the listener is there from the start, and
+// every invocation waits for the init phase.
+const init = (async () => {
+  try {
+    const mod = await import(bundleUrl);
+    handler = mod.handler;
+    if (typeof handler !== 'function') throw new TypeError(`${bundleUrl} exports no handler function`);
+  } catch (err) {
+    initError = err;
+  }
+})();
 
 function describeError(err) {
   const e = err instanceof Error ? err : new Error(String(err));
   return { errorType: e.name || 'Error', errorMessage: e.message, stackTrace: String(e.stack ?? '').split('\n').slice(1).map((l) => l.trim()) };
 }
 
+function send(message) {
+  try {
+    process.send(message);
+  } catch (err) {
+    // A result the channel cannot carry (a function, a symbol) is the function's error.
+    process.send({ id: message.id, ok: false, error: describeError(err) });
+  }
+}
+
 async function run({ id, event, requestId, timeoutMs }) {
   if (initError) {
-    parentPort.postMessage({ id, ok: false, error: { ...describeError(initError), errorType: 'Runtime.ImportModuleError' } });
+    send({ id, ok: false, error: { ...describeError(initError), errorType: 'Runtime.ImportModuleError' } });
     return;
   }
   // The clock starts when this invocation starts, not when it was queued.
@@ -30,16 +46,17 @@ async function run({ id, event, requestId, timeoutMs }) {
     functionName,
     functionVersion: '$LATEST',
     memoryLimitInMB: String(memoryMb),
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:${functionName}`,
+    invokedFunctionArn: `arn:aws:lambda:${region}:123456789012:function:${functionName}`,
     logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: process.env.AWS_LAMBDA_LOG_STREAM_NAME,
     callbackWaitsForEmptyEventLoop: true,
     getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
   };
   try {
     const result = await handler(event, context);
-    parentPort.postMessage({ id, ok: true, result });
+    send({ id, ok: true, result });
   } catch (err) {
-    parentPort.postMessage({ id, ok: false, error: describeError(err) });
+    send({ id, ok: false, error: describeError(err) });
   }
 }
 
@@ -47,10 +64,11 @@ const queue = [];
 let running = false;
 async function drain() {
   running = true;
+  await init;
   while (queue.length) await run(queue.shift());
   running = false;
 }
-parentPort.on('message', (message) => {
+process.on('message', (message) => {
   queue.push(message);
   if (!running) void drain();
 });

@@ -49,14 +49,71 @@ describe('emulator dispatch', () => {
   });
 
   it('serves waiting requests first come, first served from a central queue', async () => {
-    const p = pool('fifo', `await new Promise((r) => setTimeout(r, 1)); return event.n;`, { concurrency: 2 });
+    const p = pool('fifo', `await new Promise((r) => setTimeout(r, 1)); return event.n;`, { concurrency: 1 });
     try {
       const order: number[] = [];
       await Promise.all(Array.from({ length: 40 }, (_, n) => p.invoke({ n }).then(() => order.push(n))));
-      // Two workers: an answer may overtake only the one request running beside it.
-      for (let i = 0; i < order.length; i++) assert.ok(Math.abs(order[i]! - i) <= 1, `request ${order[i]} answered at position ${i}`);
-      assert.ok(p.size <= 2);
+      assert.deepEqual(order, Array.from({ length: 40 }, (_, n) => n));
+      assert.equal(p.size, 1);
     } finally {
+      await p.close();
+    }
+  });
+});
+
+describe('emulator memory size', () => {
+  it('kills a 256 MB function that allocates 1.2 GB of Buffers, answers out of memory, stays small and keeps serving', async () => {
+    // Buffers live outside the V8 heap: a heap limit alone would let all 1.2 GB through.
+    const p = pool('buffers', `if (event.grow) { const kept = []; for (let i = 0; i < 120; i++) kept.push(Buffer.alloc(10 * 1024 * 1024, 1)); return kept.length; } return 'fine';`, { memoryMb: 256, concurrency: 1 });
+    try {
+      const before = process.memoryUsage.rss();
+      let peak = 0;
+      const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 5);
+      const outcome = await p.invoke({ grow: true });
+      clearInterval(sampler);
+      assert.equal(outcome.kind, 'crash');
+      assert.equal((outcome as { errorType?: string }).errorType, 'Runtime.OutOfMemory');
+      assert.match((outcome as { message: string }).message, /out of memory.*256 MB/);
+      assert.ok(peak - before < 200 * 1024 * 1024, `the emulator grew by ${Math.round((peak - before) / 1048576)} MB`);
+      const next = await p.invoke({});
+      assert.deepEqual(next.kind === 'result' ? next.result : next, 'fine');
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('answers a heap past the memory size as out of memory too', async () => {
+    const p = pool('heap', `if (event.grow) { const kept = []; for (;;) kept.push(new Array(1000).fill({ a: 1 })); } return 'fine';`, { memoryMb: 128, concurrency: 1 });
+    try {
+      const outcome = await p.invoke({ grow: true });
+      assert.equal(outcome.kind, 'crash');
+      assert.equal((outcome as { errorType?: string }).errorType, 'Runtime.OutOfMemory');
+      assert.equal((await p.invoke({})).kind, 'result');
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('answers a process that exits on its own as Runtime.ExitError, not out of memory', async () => {
+    const p = pool('exits', `process.exit(3);`, { concurrency: 1 });
+    try {
+      const outcome = await p.invoke({});
+      assert.equal(outcome.kind, 'crash');
+      assert.equal((outcome as { errorType?: string }).errorType, 'Runtime.ExitError');
+      assert.match((outcome as { message: string }).message, /code 3/);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('gives functions only Lambda\'s environment, not the emulator\'s', async () => {
+    process.env.KLW_POOL_TEST_SECRET = 'host-only';
+    const p = pool('env', `return { name: process.env.AWS_LAMBDA_FUNCTION_NAME, memory: process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE, version: process.env.AWS_LAMBDA_FUNCTION_VERSION, handler: process.env._HANDLER, region: process.env.AWS_REGION, own: process.env.OWN, host: process.env.KLW_POOL_TEST_SECRET ?? null };`, { env: { OWN: 'yes', AWS_REGION: 'eu-west-1' }, memoryMb: 512, concurrency: 1 });
+    try {
+      const outcome = await p.invoke({});
+      assert.deepEqual(outcome.kind === 'result' ? outcome.result : outcome, { name: 'env', memory: '512', version: '$LATEST', handler: 'index.handler', region: 'eu-west-1', own: 'yes', host: null });
+    } finally {
+      delete process.env.KLW_POOL_TEST_SECRET;
       await p.close();
     }
   });
