@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { AdmissionRegistration, ConversionRegistration, Registration } from '../lib/registration.ts';
 import { KlwError } from './functions.ts';
+import { validateWebhookUrl } from '../lib/k8s/url.ts';
 
 /** Where the functions are reachable. */
 export interface Endpoints {
@@ -18,22 +19,12 @@ export interface Endpoints {
 export const DEFAULT_CONFIGURATION_NAME = 'kube-lambda-webhooks';
 
 /**
- * Checks a webhook URL by the API server's rules (k8s.io/apiserver util/webhook/validation.go);
- * returns the broken rule or undefined.
+ * Checks a webhook URL by the API server's rules (k8s.io/apiserver util/webhook/validation.go,
+ * with Go's URL parsing); returns the broken rules or undefined.
  */
 export function checkWebhookUrl(url: string): string | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return `url ${JSON.stringify(url)} is not a valid URL`;
-  }
-  if (parsed.protocol !== 'https:') return `url ${JSON.stringify(url)}: scheme must be https, got "${parsed.protocol.replace(/:$/, '')}"`;
-  if (!parsed.hostname) return `url ${JSON.stringify(url)}: host must be present`;
-  if (parsed.username || parsed.password) return `url ${JSON.stringify(url)}: user information (user:password@) is not allowed`;
-  if (parsed.search || url.includes('?')) return `url ${JSON.stringify(url)}: query parameters are not allowed`;
-  if (parsed.hash || url.includes('#')) return `url ${JSON.stringify(url)}: fragments are not allowed`;
-  return undefined;
+  const problems = validateWebhookUrl(url);
+  return problems.length ? `url ${JSON.stringify(url)}: ${problems.join('; ')}` : undefined;
 }
 
 /** The URL of one function under the given endpoints; throws naming the broken rule. */

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkWebhookUrl, functionUrl, generateManifests } from '../../infra/manifests.ts';
 import { loadFunctions } from '../../infra/functions.ts';
+import { FIXTURE_PROJECT } from '../helpers.ts';
 
-const root = process.cwd();
+const root = FIXTURE_PROJECT;
 const registrations = (await loadFunctions(root)).map((f) => f.registration);
 const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 
@@ -64,7 +65,7 @@ describe('klw manifests', () => {
     assert.match(checkWebhookUrl('https://user:pw@a.example.com')!, /user information/);
     assert.match(checkWebhookUrl('https://a.example.com/x?timeout=1')!, /query parameters/);
     assert.match(checkWebhookUrl('https://a.example.com/x#frag')!, /fragments/);
-    assert.match(checkWebhookUrl('not a url')!, /not a valid URL/);
+    assert.match(checkWebhookUrl('https://a.example.com:x')!, /not a valid URL/);
     assert.throws(() => functionUrl('f', { baseUrl: 'https://h.example.com/?x=1' }), /function f: .*query parameters/);
     assert.throws(() => functionUrl('f', {}), /--base-url/);
   });
