@@ -3,9 +3,9 @@ import { resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { buildAll, formatBytes } from './build.ts';
 import { KlwError, loadFunctions } from './functions.ts';
-import { formatFinding, lintDocuments, type Finding } from './lint.ts';
+import { formatFinding, lintDocuments, lintFiles, type Finding } from './lint.ts';
 import { DEFAULT_CONFIGURATION_NAME, generateManifests, type Endpoints, type ManifestSet } from './manifests.ts';
-import { readDocuments, renderDocuments, writeOutput } from './output.ts';
+import { renderDocuments, writeOutput } from './output.ts';
 import { scaffold } from './scaffold.ts';
 import { execFileSync } from 'node:child_process';
 import type { EventSource } from '../lib/gateway/sources.ts';
@@ -105,13 +105,9 @@ export function program(): Command {
     .description('check manifests (or, without files, the functions\' registrations) against the API server\'s rules and the good practices')
     .argument('[files...]', 'YAML or JSON manifests')
     .action(async (files: string[]) => {
-      const documents = files.length
-        ? files.flatMap((f) => {
-            if (!existsSync(f)) throw new KlwError(`${f} not found`);
-            return readDocuments(f);
-          })
-        : generateManifests(root(), (await loadFunctions(root())).map((f) => f.registration), { baseUrl: 'https://webhooks.example.com' }).documents;
-      const findings = lintDocuments(documents);
+      const findings = files.length
+        ? lintFiles(files)
+        : lintDocuments(generateManifests(root(), (await loadFunctions(root())).map((f) => f.registration), { baseUrl: 'https://webhooks.example.com' }).documents);
       if (!files.length && existsSync(resolve(root(), 'serverless.yml'))) {
         findings.push(...checkServerless(readServerless(root()), (await loadFunctions(root())).map((f) => f.registration)));
       }

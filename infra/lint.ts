@@ -1,5 +1,7 @@
 import { selectorMatches, type LabelSelector } from '../lib/registration.ts';
 import { checkWebhookUrl } from './manifests.ts';
+import { KlwError } from './functions.ts';
+import { readDocuments } from './output.ts';
 
 /** One lint finding. */
 export interface Finding {
@@ -175,6 +177,23 @@ export function lintDocuments(documents: Json[]): Finding[] {
       }
     } else if (doc?.kind === 'CustomResourceDefinition') {
       findings.push(...lintCrd(doc));
+    }
+  }
+  return findings;
+}
+
+/**
+ * Lints manifest files. A file that cannot be read as Kubernetes objects (not YAML or JSON, empty,
+ * no apiVersion/kind) is an `unreadable` error naming it: lint never passes what it cannot read.
+ */
+export function lintFiles(files: string[]): Finding[] {
+  const findings: Finding[] = [];
+  for (const file of files) {
+    try {
+      findings.push(...lintDocuments(readDocuments(file)));
+    } catch (err) {
+      if (!(err instanceof KlwError)) throw err;
+      findings.push({ level: 'error', rule: 'unreadable', subject: file, message: err.message.startsWith(`${file}: `) ? err.message.slice(file.length + 2) : err.message });
     }
   }
   return findings;

@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
+import { KlwError } from './functions.ts';
 
 /** Serialises manifests: multi-document YAML, or a `v1 List` in JSON (kubectl applies both). */
 export function renderDocuments(documents: Array<Record<string, unknown>>, format: 'yaml' | 'json'): string {
@@ -8,15 +9,58 @@ export function renderDocuments(documents: Array<Record<string, unknown>>, forma
   return documents.map((d) => stringify(d, { lineWidth: 0 })).join('---\n');
 }
 
-/** Reads manifests from YAML or JSON text (a `List` is unpacked). */
-export function parseDocuments(text: string): Array<Record<string, any>> {
-  const docs = parseAllDocuments(text).map((d) => d.toJS() as Record<string, any>).filter((d) => d && typeof d === 'object');
-  return docs.flatMap((d) => (d.kind === 'List' && Array.isArray(d.items) ? d.items : [d]));
+/** Kinds kubectl unpacks: `List` and the typed lists (`PodList`, ...) that hold `items`. */
+const isList = (doc: Record<string, any>) => typeof doc.kind === 'string' && doc.kind.endsWith('List') && Array.isArray(doc.items);
+
+/**
+ * Reads Kubernetes objects from YAML (one or more documents) or JSON text; a `List` is unpacked
+ * and empty documents (a trailing `---`) are skipped. Throws, naming `source` and the document,
+ * when the text is not YAML, holds no object, or holds something that is not a Kubernetes
+ * object (no `apiVersion` and `kind`): a file that cannot be read must never pass as clean.
+ */
+export function parseDocuments(text: string, source = '(input)'): Array<Record<string, any>> {
+  const objects: Array<Record<string, any>> = [];
+  const docs = parseAllDocuments(text, { prettyErrors: true });
+  // parseAllDocuments returns an empty collection for text with no documents at all.
+  for (const [i, doc] of (Array.isArray(docs) ? docs : []).entries()) {
+    const where = docs.length > 1 ? `${source}: document ${i + 1}` : source;
+    const error = doc.errors[0];
+    if (error) throw new KlwError(`${where}: not valid YAML or JSON: ${error.message.split('\n')[0]}`);
+    const value = doc.toJS() as unknown;
+    if (value === null || value === undefined) continue;
+    const items = isPlainObject(value) && isList(value) ? (value.items as unknown[]) : [value];
+    items.forEach((item, j) => {
+      const at = items.length === 1 && item === value ? where : `${where}: items[${j}]`;
+      if (!isPlainObject(item)) throw new KlwError(`${at}: not a Kubernetes object (a YAML or JSON mapping with apiVersion and kind), got ${describe(item)}`);
+      const missing = ['apiVersion', 'kind'].filter((k) => typeof item[k] !== 'string' || !item[k]);
+      if (missing.length) throw new KlwError(`${at}: not a Kubernetes object: no ${missing.join(' or ')}`);
+      objects.push(item);
+    });
+  }
+  if (!objects.length) throw new KlwError(`${source}: holds no Kubernetes objects`);
+  return objects;
 }
 
-/** Reads manifests from a file. */
+function isPlainObject(value: unknown): value is Record<string, any> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return 'a list';
+  const text = JSON.stringify(value) ?? String(value);
+  return `${typeof value} ${text.length > 40 ? `${text.slice(0, 40)}...` : text}`;
+}
+
+/** Reads manifests from a file; throws naming the file when it cannot be read or parsed. */
 export function readDocuments(file: string): Array<Record<string, any>> {
-  return parseDocuments(readFileSync(file, 'utf8'));
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new KlwError(`${file}: ${code === 'ENOENT' ? 'not found' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? (err as Error).message})`}`);
+  }
+  return parseDocuments(text, file);
 }
 
 /** Writes text to a file (creating its folder) or to stdout when no file is given. */
