@@ -57,6 +57,11 @@ export interface AdmissionRegistrationInput {
   namespaceSelector?: LabelSelector;
   objectSelector?: LabelSelector;
   matchConditions?: MatchCondition[];
+  /**
+   * Also evaluate matchConditions inside the function (set by `enforceMatchConditions` from
+   * `kube-lambda-webhooks/matchconditions`), for clusters that drop the field.
+   */
+  enforceMatchConditions?: boolean;
   failurePolicy?: 'Fail' | 'Ignore';
   matchPolicy?: 'Exact' | 'Equivalent';
   sideEffects?: 'None' | 'NoneOnDryRun';
@@ -65,20 +70,23 @@ export interface AdmissionRegistrationInput {
   /** Mutating only: call again once if a later webhook changed the object. */
   reinvocationPolicy?: 'Never' | 'IfNeeded';
   /**
-   * Bearer-token check of the API server's calls. `auto` (default): required whenever a token
-   * is configured (KLW_BEARER_TOKEN or KLW_BEARER_TOKEN_FILE); `bearer`: always required, a
-   * missing token is a misconfiguration; `none`: never checked.
+   * Caller authentication. `auto` (default): a bearer token when one is configured
+   * (KLW_BEARER_TOKEN, KLW_BEARER_TOKEN_FILE, KLW_BEARER_TOKEN_SSM), else the path secret
+   * (`<url>/<name>/<secret>`, KLW_PATH_SECRET or KLW_PATH_SECRET_SSM), and inside Lambda with
+   * neither a misconfiguration; `bearer` or `path-secret`: always that one, a missing
+   * setting is a misconfiguration; `none`: never checked.
    */
-  auth?: 'auto' | 'bearer' | 'none';
+  auth?: 'auto' | 'bearer' | 'path-secret' | 'none';
   lambda?: LambdaSettings;
 }
 
 /** A complete admission registration, defaults applied. */
-export interface AdmissionRegistration extends Required<Omit<AdmissionRegistrationInput, 'objectSelector' | 'matchConditions' | 'reinvocationPolicy' | 'lambda'>> {
+export interface AdmissionRegistration extends Required<Omit<AdmissionRegistrationInput, 'objectSelector' | 'matchConditions' | 'enforceMatchConditions' | 'reinvocationPolicy' | 'lambda'>> {
   type: 'validating' | 'mutating';
   path: string;
   objectSelector?: LabelSelector;
   matchConditions?: MatchCondition[];
+  enforceMatchConditions?: boolean;
   reinvocationPolicy?: 'Never' | 'IfNeeded';
   lambda: LambdaSettings;
 }
@@ -94,14 +102,26 @@ export interface ConversionRegistrationInput {
   /** Budget for one ConversionReview; the API server allows conversion webhooks 30 s. */
   timeoutSeconds?: number;
   conversionReviewVersions?: Array<'v1' | 'v1beta1'>;
+  /**
+   * Caller authentication: `auto` (default) checks the path secret when one is configured (and
+   * inside Lambda requires one); `path-secret` always; `none` never. The API server sends no
+   * bearer token to conversion webhooks, only the URL.
+   */
+  auth?: 'auto' | 'path-secret' | 'none';
+  /**
+   * The CRD versions the function converts between (`v1beta1`, `v1`); the test kit's
+   * conformance check round-trips objects through them. Default: those of `crdManifest`.
+   */
+  versions?: string[];
   lambda?: LambdaSettings;
 }
 
 /** A complete conversion registration, defaults applied. */
-export interface ConversionRegistration extends Required<Omit<ConversionRegistrationInput, 'crdManifest' | 'lambda'>> {
+export interface ConversionRegistration extends Required<Omit<ConversionRegistrationInput, 'crdManifest' | 'versions' | 'lambda'>> {
   type: 'conversion';
   path: string;
   crdManifest?: string;
+  versions?: string[];
   lambda: LambdaSettings;
 }
 
@@ -167,6 +187,7 @@ export function completeAdmissionRegistration(type: 'validating' | 'mutating', i
   };
   if (input.objectSelector) reg.objectSelector = input.objectSelector;
   if (input.matchConditions) reg.matchConditions = input.matchConditions;
+  if (input.enforceMatchConditions) reg.enforceMatchConditions = true;
   if (type === 'mutating') reg.reinvocationPolicy = input.reinvocationPolicy ?? 'Never';
   return reg;
 }
@@ -183,8 +204,15 @@ export function completeConversionRegistration(input: ConversionRegistrationInpu
     crd: input.crd,
     timeoutSeconds,
     conversionReviewVersions: input.conversionReviewVersions ?? ['v1', 'v1beta1'],
+    auth: input.auth ?? 'auto',
     lambda: input.lambda ?? {},
   };
   if (input.crdManifest) reg.crdManifest = input.crdManifest;
+  if (input.versions) {
+    if (!input.versions.length || new Set(input.versions).size !== input.versions.length || input.versions.some((v) => !FUNCTION_NAME.test(v))) {
+      throw new TypeError(`versions must be distinct version names such as "v1beta1", got ${JSON.stringify(input.versions)}`);
+    }
+    reg.versions = [...input.versions];
+  }
   return reg;
 }

@@ -82,7 +82,9 @@ export async function runAdmissionChain(
     steps.push({ webhook: webhook.registration.webhookName, phase, allowed: result.allowed, changed, result });
     if (!result.allowed) {
       const name = webhook.registration.webhookName;
-      return { allowed: false, object: current, steps, warnings: steps.flatMap((s) => s.result.warnings), deniedBy: name, message: `admission webhook "${name}" denied the request: ${result.status?.message ?? ''}` };
+      // A matchCondition that failed under failurePolicy Fail: the API server's own error, no webhook denial.
+      const message = result.matchConditionError !== undefined ? result.status!.message! : `admission webhook "${name}" denied the request: ${result.status?.message ?? ''}`;
+      return { allowed: false, object: current, steps, warnings: steps.flatMap((s) => s.result.warnings), deniedBy: name, message };
     }
     if (changed) current = result.object;
     return undefined;

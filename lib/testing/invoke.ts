@@ -15,6 +15,8 @@ import {
   type KubeObject,
 } from '../review/schemas.ts';
 import type { HandlerOptions, WebhookHandler } from '../webhook.ts';
+import type { Authorize } from '../matchconditions/cel.ts';
+import { matchConditionsFor, rejectionMessage, skipReason } from '../matchconditions/matcher.ts';
 import { lambdaContext, toEvent } from './events.ts';
 
 /** Options of `invoke`. */
@@ -27,6 +29,13 @@ export interface InvokeOptions {
   headers?: Record<string, string>;
   /** Handler options; by default the handler logs nothing. */
   handlerOptions?: HandlerOptions;
+  /**
+   * Evaluate the webhook's matchConditions first, as the API server does (default true);
+   * false calls the function whatever they say.
+   */
+  matchConditions?: boolean;
+  /** Answers `authorizer` checks in matchConditions; by default no opinion (not allowed). */
+  authorize?: Authorize;
 }
 
 /** The decoded answer of an admission webhook. */
@@ -38,8 +47,12 @@ export interface AdmissionResult {
   patch: fastJsonPatch.Operation[];
   /** The request object with the patch applied (the request object itself when unpatched). */
   object: KubeObject | null;
-  /** The AdmissionReview as the webhook returned it. */
+  /** The AdmissionReview as the webhook returned it (as the API server takes it when the call was skipped). */
   review: AdmissionReviewResponse;
+  /** Set when matchConditions skipped the call: `skipped by matchCondition <name>`. */
+  skipped?: string;
+  /** Set when a matchCondition failed to evaluate under failurePolicy Fail: the API server rejected the request without calling. */
+  matchConditionError?: string;
 }
 
 /** The decoded answer of a conversion webhook. */
@@ -132,6 +145,34 @@ export async function invoke(
   review: AdmissionReview | ConversionReview,
   options: InvokeOptions = {},
 ): Promise<AdmissionResult | ConversionResult> {
+  if (webhook.registration.type !== 'conversion' && webhook.registration.matchConditions?.length && options.matchConditions !== false) {
+    const notCalled = notCalledByConditions(webhook as AdmissionWebhook, review as AdmissionReview, options);
+    if (notCalled) return notCalled;
+  }
   const raw = await invokeRaw(webhook, review, options);
   return readAnswer(webhook.registration.type as never, review as never, raw);
+}
+
+/**
+ * The API server's answer when matchConditions keep it from calling the webhook: allowed
+ * when a condition is false (or failed under failurePolicy Ignore), rejected when one failed
+ * under Fail; undefined when the webhook is to be called.
+ */
+function notCalledByConditions(webhook: AdmissionWebhook, review: AdmissionReview, options: InvokeOptions): AdmissionResult | undefined {
+  const outcome = matchConditionsFor(webhook.registration).evaluate(review.request, options.authorize);
+  if ('matched' in outcome && outcome.matched) return undefined;
+  const rejected = !('matched' in outcome);
+  const response: AdmissionReviewResponse['response'] = { uid: review.request.uid, allowed: !rejected };
+  if (rejected) response.status = { code: 500, reason: 'InternalError', message: rejectionMessage(webhook.registration.webhookName, outcome) };
+  const result: AdmissionResult = {
+    allowed: response.allowed,
+    warnings: [],
+    patch: [],
+    object: review.request.object ?? null,
+    review: { apiVersion: review.apiVersion, kind: 'AdmissionReview', response } as AdmissionReviewResponse,
+  };
+  if (response.status) result.status = response.status;
+  if (rejected) result.matchConditionError = outcome.error;
+  else result.skipped = skipReason(outcome)!;
+  return result;
 }

@@ -1,0 +1,376 @@
+/**
+ * The CEL environment of webhook matchConditions, as the API server declares it: the
+ * variables `object`, `oldObject`, `request` and `authorizer`, and the Kubernetes libraries
+ * conditions use in practice (lists, extended strings, regex, quantity, authorizer).
+ * Imported only by code that evaluates conditions, never by the admission engine itself,
+ * so functions that do not enforce conditions carry no CEL in their bundles.
+ */
+import { Environment, type ASTNode, type ParseResult } from '@marcbachmann/cel-js';
+import type { AdmissionRequest } from '../review/schemas.ts';
+import { parseQuantity, Quantity, quantityOf } from './quantity.ts';
+
+/** What an authorizer check asks (`authorizer.group(...).resource(...)...check(verb)`). */
+export interface AuthorizationAttributes {
+  /** The user asked about: the request's user, or a service account's. */
+  user: { username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+  verb: string;
+  /** Set for `authorizer.path(...)` checks. */
+  path?: string;
+  group?: string;
+  resource?: string;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+}
+
+/** An authorizer's answer; `NoOpinion` reads as not allowed. */
+export interface AuthorizationDecision {
+  decision: 'Allow' | 'Deny' | 'NoOpinion';
+  reason?: string;
+}
+
+/** Decides authorizer checks for conditions that use `authorizer` (tests, the emulator). */
+export type Authorize = (attributes: AuthorizationAttributes) => AuthorizationDecision;
+
+/** The default authorizer: no opinion on anything, so `allowed()` is false. */
+export const noOpinion: Authorize = () => ({ decision: 'NoOpinion', reason: 'no authorizer configured' });
+
+// The authorizer library's types (k8s.io/apiserver/pkg/cel/library/authz.go).
+class AuthorizerValue {
+  constructor(
+    readonly authorize: Authorize,
+    readonly user: AuthorizationAttributes['user'],
+    readonly requestResource?: ResourceCheckValue,
+  ) {}
+}
+class PathCheckValue {
+  constructor(
+    readonly authorizer: AuthorizerValue,
+    readonly path: string,
+  ) {}
+}
+class GroupCheckValue {
+  constructor(
+    readonly authorizer: AuthorizerValue,
+    readonly group: string,
+  ) {}
+}
+class ResourceCheckValue {
+  constructor(
+    readonly authorizer: AuthorizerValue,
+    readonly fields: Pick<AuthorizationAttributes, 'group' | 'resource' | 'subresource' | 'namespace' | 'name'>,
+  ) {}
+  with(field: 'subresource' | 'namespace' | 'name', value: string): ResourceCheckValue {
+    return new ResourceCheckValue(this.authorizer, { ...this.fields, [field]: value });
+  }
+}
+class DecisionValue {
+  constructor(
+    readonly decision: AuthorizationDecision['decision'] | 'Error',
+    readonly reason: string,
+    readonly error: string,
+  ) {}
+}
+
+function decide(authorizer: AuthorizerValue, attributes: Omit<AuthorizationAttributes, 'user'>): DecisionValue {
+  try {
+    const answer = authorizer.authorize({ user: authorizer.user, ...attributes });
+    return new DecisionValue(answer.decision, answer.reason ?? '', '');
+  } catch (err) {
+    return new DecisionValue('Error', '', err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** CEL equality of two values: what `indexOf` and `lastIndexOf` compare with. */
+function celEquals(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if ((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number')) return Number(a) === Number(b);
+  if (a instanceof Quantity && b instanceof Quantity) return a.compareTo(b) === 0;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => celEquals(v, b[i]));
+  if (a && b && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b)) {
+    const ka = Object.keys(a);
+    return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && celEquals((a as any)[k], (b as any)[k]));
+  }
+  return false;
+}
+
+function compare(a: unknown, b: unknown): number {
+  if (a instanceof Quantity && b instanceof Quantity) return a.compareTo(b);
+  if (typeof a !== typeof b && !((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number'))) {
+    throw new TypeError(`cannot compare ${typeof a} with ${typeof b}`);
+  }
+  return (a as any) < (b as any) ? -1 : (a as any) > (b as any) ? 1 : 0;
+}
+
+function extreme(list: unknown[], name: string, sign: number): unknown {
+  if (!list.length) throw new RangeError(`${name} called on empty list`);
+  return list.reduce((best, v) => (compare(v, best) * sign > 0 ? v : best));
+}
+
+// Compiled regular expressions, by pattern: conditions reuse a handful of them.
+const regexCache = new Map<string, RegExp>();
+function regex(pattern: string): RegExp {
+  let re = regexCache.get(pattern);
+  if (!re) {
+    re = new RegExp(pattern, 'gu');
+    regexCache.set(pattern, re);
+  }
+  re.lastIndex = 0;
+  return re;
+}
+
+function quantityArg(value: Quantity | bigint): Quantity {
+  return typeof value === 'bigint' ? quantityOf(value) : value;
+}
+
+const AUTHORIZER = 'kubernetes.authorization.Authorizer';
+const PATH_CHECK = 'kubernetes.authorization.PathCheck';
+const GROUP_CHECK = 'kubernetes.authorization.GroupCheck';
+const RESOURCE_CHECK = 'kubernetes.authorization.ResourceCheck';
+const DECISION = 'kubernetes.authorization.Decision';
+const QUANTITY = 'kubernetes.Quantity';
+
+/** Builds the environment; costly, so done once, on first use. */
+function buildEnvironment(): Environment {
+  const env = new Environment({ enableOptionalTypes: true })
+    .registerType('kubernetes.GroupVersionKind', { fields: { group: 'string', version: 'string', kind: 'string' } })
+    .registerType('kubernetes.GroupVersionResource', { fields: { group: 'string', version: 'string', resource: 'string' } })
+    .registerType('kubernetes.UserInfo', { fields: { username: 'string', uid: 'string', groups: 'list<string>', extra: 'map<string, list<string>>' } })
+    .registerType('kubernetes.AdmissionRequest', {
+      fields: {
+        kind: 'kubernetes.GroupVersionKind',
+        resource: 'kubernetes.GroupVersionResource',
+        subResource: 'string',
+        requestKind: 'kubernetes.GroupVersionKind',
+        requestResource: 'kubernetes.GroupVersionResource',
+        requestSubResource: 'string',
+        name: 'string',
+        namespace: 'string',
+        operation: 'string',
+        userInfo: 'kubernetes.UserInfo',
+        dryRun: 'bool',
+        options: 'dyn',
+      },
+    })
+    .registerType(PATH_CHECK, PathCheckValue)
+    .registerType(GROUP_CHECK, GroupCheckValue)
+    .registerType(RESOURCE_CHECK, ResourceCheckValue)
+    .registerType(DECISION, DecisionValue)
+    .registerType(AUTHORIZER, { ctor: AuthorizerValue, fields: { requestResource: RESOURCE_CHECK } })
+    .registerType(QUANTITY, Quantity)
+    .registerVariable('object', 'dyn')
+    .registerVariable('oldObject', 'dyn')
+    .registerVariable('request', 'kubernetes.AdmissionRequest')
+    .registerVariable('authorizer', AUTHORIZER);
+
+  // Authorizer library.
+  env
+    .registerFunction(`${AUTHORIZER}.path(string): ${PATH_CHECK}`, (a: AuthorizerValue, path: string) => new PathCheckValue(a, path))
+    .registerFunction(`${AUTHORIZER}.group(string): ${GROUP_CHECK}`, (a: AuthorizerValue, group: string) => new GroupCheckValue(a, group))
+    .registerFunction(`${AUTHORIZER}.serviceAccount(string, string): ${AUTHORIZER}`, (a: AuthorizerValue, namespace: string, name: string) =>
+      new AuthorizerValue(a.authorize, { username: `system:serviceaccount:${namespace}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'] }),
+    )
+    .registerFunction(`${GROUP_CHECK}.resource(string): ${RESOURCE_CHECK}`, (g: GroupCheckValue, resource: string) => new ResourceCheckValue(g.authorizer, { group: g.group, resource }))
+    .registerFunction(`${RESOURCE_CHECK}.subresource(string): ${RESOURCE_CHECK}`, (r: ResourceCheckValue, v: string) => r.with('subresource', v))
+    .registerFunction(`${RESOURCE_CHECK}.namespace(string): ${RESOURCE_CHECK}`, (r: ResourceCheckValue, v: string) => r.with('namespace', v))
+    .registerFunction(`${RESOURCE_CHECK}.name(string): ${RESOURCE_CHECK}`, (r: ResourceCheckValue, v: string) => r.with('name', v))
+    .registerFunction(`${RESOURCE_CHECK}.check(string): ${DECISION}`, (r: ResourceCheckValue, verb: string) => decide(r.authorizer, { verb, ...r.fields }))
+    .registerFunction(`${PATH_CHECK}.check(string): ${DECISION}`, (p: PathCheckValue, verb: string) => decide(p.authorizer, { verb, path: p.path }))
+    .registerFunction(`${DECISION}.allowed(): bool`, (d: DecisionValue) => d.decision === 'Allow')
+    .registerFunction(`${DECISION}.reason(): string`, (d: DecisionValue) => d.reason)
+    .registerFunction(`${DECISION}.errored(): bool`, (d: DecisionValue) => d.decision === 'Error')
+    .registerFunction(`${DECISION}.error(): string`, (d: DecisionValue) => d.error);
+
+  // Lists library (k8s.io/apiserver/pkg/cel/library/lists.go).
+  env
+    .registerFunction('list<A>.isSorted(): bool', (l: unknown[]) => l.every((v, i) => i === 0 || compare(l[i - 1], v) <= 0))
+    .registerFunction('list<A>.sum(): A', (l: unknown[]) => {
+      if (l.some((v) => typeof v === 'number')) return l.reduce<number>((s, v) => s + Number(v), 0);
+      if (l.some((v) => v instanceof Quantity)) throw new TypeError('sum is not defined for quantities');
+      return l.reduce<bigint>((s, v) => s + (v as bigint), 0n);
+    })
+    .registerFunction('list<A>.min(): A', (l: unknown[]) => extreme(l, 'min', -1))
+    .registerFunction('list<A>.max(): A', (l: unknown[]) => extreme(l, 'max', 1))
+    .registerFunction('list<A>.indexOf(A): int', (l: unknown[], v: unknown) => BigInt(l.findIndex((x) => celEquals(x, v))))
+    .registerFunction('list<A>.lastIndexOf(A): int', (l: unknown[], v: unknown) => BigInt(l.findLastIndex((x) => celEquals(x, v))))
+    .registerFunction('list<A>.slice(int, int): list<A>', (l: unknown[], from: bigint, to: bigint) => {
+      if (from < 0n || to < from || to > BigInt(l.length)) throw new RangeError(`slice(${from}, ${to}) out of range for a list of ${l.length}`);
+      return l.slice(Number(from), Number(to));
+    });
+
+  // Strings extension, beyond what the engine ships (cel-go ext.Strings).
+  env
+    .registerFunction('string.charAt(int): string', (s: string, i: bigint) => {
+      const chars = [...s];
+      if (i < 0n || i > BigInt(chars.length)) throw new RangeError(`index out of range: ${i}`);
+      return chars[Number(i)] ?? '';
+    })
+    .registerFunction('string.replace(string, string): string', (s: string, from: string, to: string) => s.split(from).join(to))
+    .registerFunction('string.replace(string, string, int): string', (s: string, from: string, to: string, n: bigint) => {
+      if (n < 0n) return s.split(from).join(to);
+      const parts = s.split(from);
+      const count = Math.min(Number(n), parts.length - 1);
+      return parts.slice(0, count + 1).join(to) + (count < parts.length - 1 ? from + parts.slice(count + 1).join(from) : '');
+    })
+    .registerFunction('string.reverse(): string', (s: string) => [...s].reverse().join(''));
+
+  // Regex library (k8s.io/apiserver/pkg/cel/library/regex.go).
+  env
+    .registerFunction('string.find(string): string', (s: string, pattern: string) => regex(pattern).exec(s)?.[0] ?? '')
+    .registerFunction('string.findAll(string): list<string>', (s: string, pattern: string) => [...s.matchAll(regex(pattern))].map((m) => m[0]))
+    .registerFunction('string.findAll(string, int): list<string>', (s: string, pattern: string, n: bigint) => {
+      const all = [...s.matchAll(regex(pattern))].map((m) => m[0]);
+      return n < 0n ? all : all.slice(0, Number(n));
+    });
+
+  // Quantity library (k8s.io/apiserver/pkg/cel/library/quantity.go).
+  const parse = (s: string): Quantity => {
+    const q = parseQuantity(s);
+    if (!q) throw new RangeError(`quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': ${JSON.stringify(s)}`);
+    return q;
+  };
+  env
+    .registerFunction(`quantity(string): ${QUANTITY}`, parse)
+    .registerFunction('isQuantity(string): bool', (s: string) => parseQuantity(s) !== undefined)
+    .registerFunction(`${QUANTITY}.sign(): int`, (q: Quantity) => q.sign())
+    .registerFunction(`${QUANTITY}.isInteger(): bool`, (q: Quantity) => q.isInteger())
+    .registerFunction(`${QUANTITY}.asInteger(): int`, (q: Quantity) => q.asInteger())
+    .registerFunction(`${QUANTITY}.asApproximateFloat(): double`, (q: Quantity) => q.asApproximateFloat())
+    .registerFunction(`${QUANTITY}.add(${QUANTITY}): ${QUANTITY}`, (a: Quantity, b: Quantity) => a.add(b))
+    .registerFunction(`${QUANTITY}.add(int): ${QUANTITY}`, (a: Quantity, b: bigint) => a.add(quantityArg(b)))
+    .registerFunction(`${QUANTITY}.sub(${QUANTITY}): ${QUANTITY}`, (a: Quantity, b: Quantity) => a.add(b.negate()))
+    .registerFunction(`${QUANTITY}.sub(int): ${QUANTITY}`, (a: Quantity, b: bigint) => a.add(quantityArg(b).negate()))
+    .registerFunction(`${QUANTITY}.isLessThan(${QUANTITY}): bool`, (a: Quantity, b: Quantity) => a.compareTo(b) < 0)
+    .registerFunction(`${QUANTITY}.isGreaterThan(${QUANTITY}): bool`, (a: Quantity, b: Quantity) => a.compareTo(b) > 0)
+    .registerFunction(`${QUANTITY}.compareTo(${QUANTITY}): int`, (a: Quantity, b: Quantity) => BigInt(a.compareTo(b)))
+    .registerOperator(`${QUANTITY} == ${QUANTITY}`, (a: Quantity, b: Quantity) => a.compareTo(b) === 0);
+  return env;
+}
+
+let environment: Environment | undefined;
+
+/** The shared matchConditions environment, built on first use. */
+export function matchConditionsEnvironment(): Environment {
+  environment ??= buildEnvironment();
+  return environment;
+}
+
+/** A compiled condition expression. */
+export interface CompiledExpression {
+  /** The type the checker inferred (`bool` for a valid condition). */
+  type: string;
+  /** True when the expression reads the `authorizer` variable. */
+  usesAuthorizer: boolean;
+  run(variables: Record<string, unknown>): unknown;
+}
+
+/** A compile error: the checker's message, with the expression and the position. */
+export interface CompileError {
+  message: string;
+  /** 1-based line and column of the error in the expression. */
+  line: number;
+  column: number;
+}
+
+function position(expression: string, offset: number): { line: number; column: number } {
+  const before = expression.slice(0, Math.max(0, offset));
+  const lines = before.split('\n');
+  return { line: lines.length, column: lines.at(-1)!.length + 1 };
+}
+
+function mentions(node: unknown, name: string): boolean {
+  if (!node || typeof node !== 'object') return false;
+  if (Array.isArray(node)) return node.some((n) => mentions(n, name));
+  const ast = node as ASTNode;
+  if (ast.op === 'id') return ast.args === name;
+  return mentions(ast.args, name);
+}
+
+/**
+ * Parses and type-checks an expression in the matchConditions environment. Returns the
+ * compiled expression, or the error the API server would report at registration.
+ */
+export function compileExpression(expression: string): CompiledExpression | CompileError {
+  const env = matchConditionsEnvironment();
+  let parsed: ParseResult;
+  try {
+    parsed = env.parse(expression);
+  } catch (err) {
+    return compileError(expression, err);
+  }
+  const checked = parsed.check();
+  if (!checked.valid) return compileError(expression, checked.error);
+  return { type: String(checked.type), usesAuthorizer: mentions(parsed.ast, 'authorizer'), run: (variables) => parsed(variables) };
+}
+
+function compileError(expression: string, err: unknown): CompileError {
+  const e = err as { summary?: string; message?: string; range?: { start: number } };
+  const { line, column } = position(expression, e.range?.start ?? 0);
+  const summary = e.summary ?? e.message ?? String(err);
+  return { message: `compilation failed: ERROR: <input>:${line}:${column}: ${summary}\n | ${expression.split('\n')[line - 1] ?? ''}\n | ${' '.repeat(column - 1)}^`, line, column };
+}
+
+/** True when a compile result is an error. */
+export function isCompileError(result: CompiledExpression | CompileError): result is CompileError {
+  return !('run' in result);
+}
+
+/**
+ * A JSON value as CEL sees Kubernetes objects: whole numbers are ints (bigint), others
+ * doubles, as the API server's unstructured decoding gives int64 and float64.
+ */
+export function toCel(value: unknown): unknown {
+  if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(toCel);
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const v = toCel((value as Record<string, unknown>)[key]);
+    if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[key] = v;
+  }
+  return out;
+}
+
+/**
+ * The variables of one evaluation: `request` is the AdmissionRequest without its objects
+ * (the API server's CreateAdmissionRequest), `object`/`oldObject` null where the operation
+ * has none, and `authorizer` deciding with `authorize` as the requesting user.
+ */
+export function variablesFor(request: AdmissionRequest, authorize: Authorize = noOpinion): Record<string, unknown> {
+  const gvk = (k?: { group?: string; version?: string; kind?: string }) => ({ group: k?.group ?? '', version: k?.version ?? '', kind: k?.kind ?? '' });
+  const gvr = (r?: { group?: string; version?: string; resource?: string }) => ({ group: r?.group ?? '', version: r?.version ?? '', resource: r?.resource ?? '' });
+  const user = {
+    username: request.userInfo?.username ?? '',
+    uid: request.userInfo?.uid ?? '',
+    groups: request.userInfo?.groups ?? [],
+    extra: request.userInfo?.extra ?? {},
+  };
+  const authorizer = new AuthorizerValue(authorize, user);
+  const requestResource = new ResourceCheckValue(authorizer, {
+    group: request.resource.group,
+    resource: request.resource.resource,
+    subresource: request.subResource ?? '',
+    namespace: request.namespace ?? '',
+    name: request.name ?? '',
+  });
+  return {
+    object: toCel(request.object ?? null),
+    oldObject: toCel(request.oldObject ?? null),
+    request: {
+      kind: gvk(request.kind),
+      resource: gvr(request.resource),
+      subResource: request.subResource ?? '',
+      requestKind: gvk(request.requestKind ?? request.kind),
+      requestResource: gvr(request.requestResource ?? request.resource),
+      requestSubResource: request.requestSubResource ?? request.subResource ?? '',
+      name: request.name ?? '',
+      namespace: request.namespace ?? '',
+      operation: request.operation,
+      userInfo: user,
+      dryRun: request.dryRun ?? false,
+      options: toCel(request.options ?? null),
+    },
+    authorizer: new AuthorizerValue(authorize, user, requestResource),
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * In-function enforcement of matchConditions, for clusters older than the field (before
+ * 1.28, or 1.27 without its feature gate), whose API servers drop it and call the webhook
+ * for everything its rules match. The function then answers what the conditions exclude
+ * itself, without running the user's code. Conditions that use `authorizer` need the API
+ * server and are left out (lint says so).
+ */
+import { allow, errored } from '../admission/decision.ts';
+import type { MutatingWebhookDefinition, ValidatingWebhookDefinition } from '../admission/webhook.ts';
+import { completeAdmissionRegistration } from '../registration.ts';
+import type { AdmissionRequest } from '../review/schemas.ts';
+import type { WebhookContext } from '../webhook.ts';
+import { createMatcher, rejectionMessage, skipReason, type Matcher } from './matcher.ts';
+
+type Definition = ValidatingWebhookDefinition<any> | MutatingWebhookDefinition<any>;
+
+/** The decision when conditions exclude the request, or undefined when the function is to run. */
+function gate(matcher: Matcher, webhookName: string, request: AdmissionRequest, ctx: WebhookContext) {
+  const outcome = matcher.evaluate(request);
+  if ('matched' in outcome && outcome.matched) return undefined;
+  if (!('matched' in outcome)) {
+    ctx.log.warn('matchConditions failed to evaluate; rejected by failurePolicy Fail', { requestId: ctx.requestId, condition: outcome.name, error: outcome.error });
+    return errored(500, rejectionMessage(webhookName, outcome));
+  }
+  ctx.log.debug(skipReason(outcome)!, { requestId: ctx.requestId });
+  return allow();
+}
+
+/**
+ * Wraps a webhook definition so its function evaluates the matchConditions first, as the
+ * API server would: a false condition admits without running `validate`/`mutate`; an
+ * evaluation error follows failurePolicy. Use it as
+ * `defineValidatingWebhook(enforceMatchConditions({ ..., matchConditions, validate }))`.
+ */
+export function enforceMatchConditions<D extends Definition>(definition: D): D {
+  const isMutating = 'mutate' in definition;
+  // The defaults the registration will get (failurePolicy by type, the webhook name).
+  const { failurePolicy, webhookName } = completeAdmissionRegistration(isMutating ? 'mutating' : 'validating', definition);
+  const matcher = createMatcher(definition.matchConditions ?? [], failurePolicy, { skipAuthorizer: true });
+  if (isMutating) {
+    const { mutate } = definition as MutatingWebhookDefinition<any>;
+    return { ...definition, enforceMatchConditions: true, mutate: (object, request, ctx) => gate(matcher, webhookName, request as AdmissionRequest, ctx) ?? mutate(object, request, ctx) };
+  }
+  const { validate } = definition as ValidatingWebhookDefinition<any>;
+  return { ...definition, enforceMatchConditions: true, validate: (request, ctx) => gate(matcher, webhookName, request as AdmissionRequest, ctx) ?? validate(request, ctx) };
+}

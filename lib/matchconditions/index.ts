@@ -1,0 +1,11 @@
+// matchConditions: the CEL environment, the API server's rules and evaluation, and
+// in-function enforcement. A separate entry point (`kube-lambda-webhooks/matchconditions`),
+// so only functions that enforce conditions bundle the CEL engine.
+export { compileExpression, isCompileError, matchConditionsEnvironment, noOpinion, toCel, variablesFor } from './cel.ts';
+export type { AuthorizationAttributes, AuthorizationDecision, Authorize, CompiledExpression, CompileError } from './cel.ts';
+export { checkInFunctionConditions, checkMatchConditions, MAX_MATCH_CONDITIONS, qualifiedNameProblem } from './rules.ts';
+export type { ConditionProblem } from './rules.ts';
+export { createMatcher, decideMatch, matchConditionsFor, rejectionMessage, skipReason } from './matcher.ts';
+export type { ConditionEvaluation, Matcher, MatchOutcome } from './matcher.ts';
+export { parseQuantity, Quantity } from './quantity.ts';
+export { enforceMatchConditions } from './enforce.ts';

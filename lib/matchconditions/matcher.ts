@@ -1,0 +1,125 @@
+/**
+ * Evaluation of matchConditions as the API server does it (apiserver
+ * admission/plugin/webhook/matchconditions/matcher.go): every condition is evaluated; any
+ * false skips the webhook (false wins over errors); otherwise an error falls to the
+ * webhook's failurePolicy (Fail rejects the request, Ignore skips the webhook).
+ */
+import type { AdmissionRegistration, MatchCondition } from '../registration.ts';
+import type { AdmissionRequest } from '../review/schemas.ts';
+import { compileExpression, isCompileError, noOpinion, variablesFor, type Authorize, type CompiledExpression } from './cel.ts';
+
+/** One condition's evaluation: its value, or the error it raised. */
+export interface ConditionEvaluation {
+  name: string;
+  value?: unknown;
+  error?: string;
+}
+
+/** What the API server does with a request after matchConditions. */
+export type MatchOutcome =
+  /** Every condition true (or none): the webhook is called. */
+  | { matched: true }
+  /** Condition `name` was false: the webhook is skipped. */
+  | { matched: false; name: string }
+  /** A condition failed to evaluate and failurePolicy is Ignore: the webhook is skipped. */
+  | { matched: false; name: string; error: string }
+  /** A condition failed to evaluate and failurePolicy is Fail: the request is rejected. */
+  | { error: string; name: string };
+
+/**
+ * The API server's decision from the evaluations, in declaration order; `failure` stands
+ * for a failure to evaluate at all (the filter's error).
+ */
+export function decideMatch(evaluations: ConditionEvaluation[] | { failure: string }, failurePolicy: 'Fail' | 'Ignore' = 'Fail'): MatchOutcome {
+  if (!Array.isArray(evaluations)) {
+    return failurePolicy === 'Fail' ? { error: evaluations.failure, name: '' } : { matched: false, name: '', error: evaluations.failure };
+  }
+  const errors: ConditionEvaluation[] = [];
+  for (const e of evaluations) {
+    if (e.error !== undefined) errors.push(e);
+    // Only a real false skips; an error or a non-bool never does.
+    else if (e.value === false) return { matched: false, name: e.name };
+    else if (e.value !== true) errors.push({ name: e.name, error: `expected bool, got ${typeof e.value}` });
+  }
+  if (errors.length) {
+    const error = errors.map((e) => `matchCondition ${JSON.stringify(e.name)}: ${e.error}`).join(', ');
+    return failurePolicy === 'Fail' ? { error, name: errors[0]!.name } : { matched: false, name: errors[0]!.name, error };
+  }
+  return { matched: true };
+}
+
+/** Compiled matchConditions of one webhook. */
+export interface Matcher {
+  conditions: MatchCondition[];
+  /** Evaluates the conditions for a request; `authorize` answers `authorizer` checks. */
+  evaluate(request: AdmissionRequest, authorize?: Authorize): MatchOutcome;
+}
+
+/** A condition that does not compile: every evaluation of it is an error. */
+function broken(message: string): CompiledExpression {
+  return {
+    type: 'error',
+    usesAuthorizer: false,
+    run() {
+      throw new Error(message);
+    },
+  };
+}
+
+/**
+ * Compiles conditions into a matcher. `skipAuthorizer` leaves out conditions that use
+ * `authorizer` (in-function enforcement, where no authorizer exists).
+ */
+export function createMatcher(conditions: MatchCondition[], failurePolicy: 'Fail' | 'Ignore' = 'Fail', options: { skipAuthorizer?: boolean } = {}): Matcher {
+  const compiled = conditions
+    .map((c) => {
+      const result = compileExpression(c.expression.trim());
+      return { name: c.name, program: isCompileError(result) ? broken(result.message) : result };
+    })
+    .filter((c) => !(options.skipAuthorizer && c.program.usesAuthorizer));
+  return {
+    conditions,
+    evaluate(request, authorize = noOpinion) {
+      if (!compiled.length) return { matched: true };
+      let variables: Record<string, unknown>;
+      try {
+        variables = variablesFor(request, authorize);
+      } catch (err) {
+        return decideMatch({ failure: err instanceof Error ? err.message : String(err) }, failurePolicy);
+      }
+      const evaluations = compiled.map(({ name, program }): ConditionEvaluation => {
+        try {
+          return { name, value: program.run(variables) };
+        } catch (err) {
+          return { name, error: (err instanceof Error ? ((err as { summary?: string }).summary ?? err.message) : String(err)) };
+        }
+      });
+      return decideMatch(evaluations, failurePolicy);
+    },
+  };
+}
+
+const matchers = new WeakMap<AdmissionRegistration, Matcher>();
+
+/** The compiled matcher of a registration's matchConditions, compiled once per registration. */
+export function matchConditionsFor(registration: AdmissionRegistration): Matcher {
+  let matcher = matchers.get(registration);
+  if (!matcher) {
+    matcher = createMatcher(registration.matchConditions ?? [], registration.failurePolicy);
+    matchers.set(registration, matcher);
+  }
+  return matcher;
+}
+
+/** How the test kit reports a skipped call: `skipped by matchCondition <name>`. */
+export function skipReason(outcome: MatchOutcome): string | undefined {
+  if ('matched' in outcome && !outcome.matched) {
+    return 'error' in outcome ? `skipped: matchCondition ${JSON.stringify(outcome.name)} failed to evaluate and failurePolicy is Ignore (${outcome.error})` : `skipped by matchCondition ${outcome.name}`;
+  }
+  return undefined;
+}
+
+/** The message the API server rejects a request with when conditions fail under failurePolicy Fail. */
+export function rejectionMessage(webhookName: string, outcome: { error: string }): string {
+  return `Internal error occurred: failed calling webhook "${webhookName}": failed evaluating match conditions: ${outcome.error}`;
+}

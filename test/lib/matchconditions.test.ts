@@ -1,0 +1,418 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { allow, defineMutatingWebhook, defineValidatingWebhook, type AdmissionWebhook, type KubeObject, type MatchCondition } from '../../lib/index.ts';
+import {
+  checkMatchConditions,
+  compileExpression,
+  decideMatch,
+  isCompileError,
+  parseQuantity,
+  qualifiedNameProblem,
+  type Authorize,
+  type AuthorizationAttributes,
+  type ConditionEvaluation,
+  type MatchOutcome,
+  variablesFor,
+} from '../../lib/matchconditions/index.ts';
+import { admissionReview, invoke, runAdmissionChain } from '../../lib/testing/index.ts';
+
+const podRules = [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }];
+
+function pod(name: string, namespace: string, extra: Record<string, unknown> = {}): KubeObject {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec: { containers: [{ name: 'app', image: 'app:1' }] }, ...extra } as KubeObject;
+}
+
+/** Evaluates one expression against a pod CREATE; `value` or the error message. */
+function run(expression: string, object: KubeObject | null = pod('web', 'default'), authorize?: Authorize): unknown {
+  const compiled = compileExpression(expression);
+  if (isCompileError(compiled)) throw new Error(compiled.message);
+  const review = admissionReview(object, { namespace: 'default', userInfo: { username: 'alice', groups: ['dev', 'system:authenticated'] } });
+  return compiled.run(variablesFor(review.request, authorize));
+}
+
+/** The API server's MatchResult, as matcher_test.go reads it. */
+function matchResult(outcome: MatchOutcome): { matches: boolean; failedConditionName: string; error?: string } {
+  if (!('matched' in outcome)) return { matches: false, failedConditionName: '', error: outcome.error };
+  if (outcome.matched) return { matches: true, failedConditionName: '' };
+  return { matches: false, failedConditionName: 'error' in outcome ? '' : outcome.name };
+}
+
+// Ported from kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions/matcher_test.go (TestMatch).
+describe('matchConditions decision (matcher_test.go TestMatch)', () => {
+  const T = (name = ''): ConditionEvaluation => ({ name, value: true });
+  const F = (name = ''): ConditionEvaluation => ({ name, value: false });
+  const E = (name = ''): ConditionEvaluation => ({ name, error: 'test error' });
+  const cases: Array<{ name: string; evaluations: ConditionEvaluation[]; throwError?: boolean; failPolicy?: 'Fail' | 'Ignore'; shouldMatch: boolean; returnedName?: string; expectError?: string }> = [
+    { name: 'test single matches', evaluations: [T()], shouldMatch: true },
+    { name: 'test multiple match', evaluations: [T(), T()], shouldMatch: true },
+    { name: 'test empty evals', evaluations: [], shouldMatch: true },
+    { name: 'test single no match', evaluations: [F('test1')], shouldMatch: false, returnedName: 'test1' },
+    { name: 'test multiple no match', evaluations: [F('test1'), F('test2')], shouldMatch: false, returnedName: 'test1' },
+    { name: 'test mixed with no match first', evaluations: [F('test1'), T('test2')], shouldMatch: false, returnedName: 'test1' },
+    { name: 'test mixed with no match last', evaluations: [T('test2'), F('test1')], shouldMatch: false, returnedName: 'test1' },
+    { name: 'test mixed with no match middle', evaluations: [T('test2'), F('test1'), T('test2')], shouldMatch: false, returnedName: 'test1' },
+    { name: 'test error, no fail policy', evaluations: [T()], throwError: true, shouldMatch: true, expectError: 'test error' },
+    { name: 'test error, fail policy fail', evaluations: [T()], throwError: true, failPolicy: 'Fail', shouldMatch: true, expectError: 'test error' },
+    { name: 'test error, fail policy ignore', evaluations: [T()], throwError: true, failPolicy: 'Ignore', shouldMatch: false },
+    { name: 'test mix of true, errors and false', evaluations: [T(), E(), F(), T(), E()], shouldMatch: false },
+    { name: 'test mix of true, errors and fail policy not set', evaluations: [T(), E(), T(), E()], shouldMatch: false, expectError: 'test error' },
+    { name: 'test mix of true, errors and fail policy fail', evaluations: [T(), E(), T(), E()], failPolicy: 'Fail', shouldMatch: false, expectError: 'test error' },
+    { name: 'test mix of true, errors and fail policy ignore', evaluations: [T(), E(), T(), E()], failPolicy: 'Ignore', shouldMatch: false },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      const result = matchResult(decideMatch(tc.throwError ? { failure: 'test error' } : tc.evaluations, tc.failPolicy));
+      if (result.error !== undefined) {
+        assert.ok(tc.expectError, `unexpected error ${result.error}`);
+        assert.ok(result.error.includes(tc.expectError), `expected error containing ${tc.expectError}, got ${result.error}`);
+        return;
+      }
+      assert.equal(tc.expectError, undefined, 'expected an error but got none');
+      assert.equal(result.matches, tc.shouldMatch);
+      assert.equal(result.failedConditionName, tc.returnedName ?? '');
+    });
+  }
+
+  it('a non-bool value is an error, not a false', () => {
+    assert.deepEqual(matchResult(decideMatch([{ name: 'a', value: 'yes' }], 'Fail')).error, 'matchCondition "a": expected bool, got string');
+  });
+});
+
+// Ported from kubernetes test/integration/apiserver/admissionwebhook/match_conditions_test.go (TestMatchConditions):
+// which of the pods reach the webhook, for a validating and a mutating configuration alike.
+describe('matchConditions through the test kit (match_conditions_test.go TestMatchConditions)', () => {
+  const nonExistent = "object.nonExistentProperty == 'someval'";
+  const cases: Array<{ name: string; conditions: MatchCondition[]; pods: Array<[string, string]>; matched: Array<[string, string]>; expectErrorPod?: boolean; failPolicy?: 'Fail' | 'Ignore' }> = [
+    {
+      name: 'pods in namespace kube-system is ignored',
+      conditions: [{ name: 'pods-in-kube-system-exempt.kubernetes.io', expression: "object.metadata.namespace != 'kube-system'" }],
+      pods: [['test1', 'kube-system'], ['test2', 'default']],
+      matched: [['test2', 'default']],
+    },
+    {
+      name: 'matchConditions are ANDed together',
+      conditions: [
+        { name: 'pods-in-kube-system-exempt.kubernetes.io', expression: "object.metadata.namespace != 'kube-system'" },
+        { name: 'pods-with-name-test1.kubernetes.io', expression: "object.metadata.name == 'test1'" },
+      ],
+      pods: [['test1', 'kube-system'], ['test1', 'default'], ['test2', 'default']],
+      matched: [['test1', 'default']],
+    },
+    {
+      name: 'mix of true, error and false should not match and not call webhook',
+      conditions: [
+        { name: 'test1', expression: nonExistent },
+        { name: 'test2', expression: 'true' },
+        { name: 'test3', expression: 'false' },
+        { name: 'test4', expression: 'true' },
+        { name: 'test5', expression: nonExistent },
+      ],
+      pods: [['test1', 'kube-system'], ['test2', 'default']],
+      matched: [],
+    },
+    {
+      name: 'mix of true and error should reject request without fail policy',
+      conditions: [{ name: 'test1', expression: nonExistent }, { name: 'test2', expression: 'true' }, { name: 'test4', expression: 'true' }, { name: 'test5', expression: nonExistent }],
+      pods: [['test1', 'kube-system'], ['test2', 'default']],
+      matched: [],
+      expectErrorPod: true,
+    },
+    {
+      name: 'mix of true and error should reject request with fail policy fail',
+      conditions: [{ name: 'test1', expression: nonExistent }, { name: 'test2', expression: 'true' }, { name: 'test4', expression: 'true' }, { name: 'test5', expression: nonExistent }],
+      pods: [['test1', 'kube-system'], ['test2', 'default']],
+      matched: [],
+      failPolicy: 'Fail',
+      expectErrorPod: true,
+    },
+    {
+      name: 'mix of true and error should match request and call webhook with fail policy ignore',
+      conditions: [{ name: 'tes1', expression: nonExistent }, { name: 'test2', expression: 'true' }, { name: 'test4', expression: 'true' }, { name: 'test5', expression: nonExistent }],
+      pods: [['test1', 'kube-system'], ['test2', 'default']],
+      matched: [],
+      failPolicy: 'Ignore',
+    },
+    {
+      name: 'has access to oldObject',
+      conditions: [{ name: 'old-object-is-null.kubernetes.io', expression: 'oldObject == null' }],
+      pods: [['test2', 'default']],
+      matched: [['test2', 'default']],
+    },
+  ];
+  for (const tc of cases) {
+    for (const type of ['validating', 'mutating'] as const) {
+      it(`${tc.name} (${type})`, async () => {
+        const calls: Array<[string, string]> = [];
+        const record = (request: { name?: string; namespace?: string }) => void calls.push([request.name ?? '', request.namespace ?? '']);
+        // The v1 API's default failurePolicy is Fail for both kinds.
+        const common = { name: 'admission-test', rules: podRules, matchConditions: tc.conditions, failurePolicy: tc.failPolicy ?? 'Fail', namespaceSelector: {} };
+        const webhook: AdmissionWebhook =
+          type === 'validating'
+            ? defineValidatingWebhook({ ...common, validate: (request) => (record(request), allow()) })
+            : defineMutatingWebhook({ ...common, mutate: (_object, request) => void record(request) });
+        for (const [name, namespace] of tc.pods) {
+          const result = await runAdmissionChain(pod(name, namespace), [webhook], { namespace, name });
+          assert.equal(result.allowed, !tc.expectErrorPod, `pod ${namespace}/${name}: ${result.message}`);
+          if (tc.expectErrorPod) assert.match(result.message!, /failed evaluating match conditions: matchCondition "test1": No such key: nonExistentProperty/);
+        }
+        assert.deepEqual(calls, tc.matched);
+      });
+    }
+  }
+});
+
+// Ported from kubernetes test/integration/apiserver/admissionwebhook/match_conditions_test.go (TestMatchConditions_validation),
+// and the rules of pkg/apis/admissionregistration/validation/validation.go (validateMatchConditions).
+describe('checkMatchConditions (what the API server rejects)', () => {
+  const repeated = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `test${i}`, expression: 'true' }));
+  const cases: Array<[string, unknown[], string[]]> = [
+    ['valid match condition', [{ name: 'true', expression: 'true' }], []],
+    [
+      'multiple valid match conditions',
+      [
+        { name: 'exclude-leases', expression: "!(request.resource.group == 'coordination.k8s.io' && request.resource.resource == 'leases')" },
+        { name: 'exclude-kubelet-requests', expression: "!('system:nodes' in request.userInfo.groups)" },
+        { name: 'breakglass', expression: "!authorizer.group('admissionregistration.k8s.io').resource('validatingwebhookconfigurations').name('my-webhook.example.com').check('breakglass').allowed()" },
+      ],
+      [],
+    ],
+    ['invalid field should error', [{ name: 'old-object-is-null.kubernetes.io', expression: 'imnotafield == null' }], ['match-conditions-compile']],
+    ['missing expression should error', [{ name: 'old-object-is-null.kubernetes.io' }], ['match-conditions-expression']],
+    ['missing name should error', [{ expression: 'oldObject == null' }], ['match-conditions-name']],
+    ['empty name should error', [{ name: '', expression: 'oldObject == null' }], ['match-conditions-name']],
+    ['empty expression should error', [{ name: 'test-empty-expression.kubernetes.io', expression: '' }], ['match-conditions-expression']],
+    ['blank expression should error', [{ name: 'blank', expression: '  \n ' }], ['match-conditions-expression']],
+    ['duplicate name should error', [{ name: 'test1', expression: 'oldObject == null' }, { name: 'test1', expression: 'oldObject == null' }], ['match-conditions-duplicate']],
+    ['name must be qualified name', [{ name: ' test1', expression: 'oldObject == null' }], ['match-conditions-name']],
+    ['less than 65 match conditions should pass', repeated(64), []],
+    ['more than 64 match conditions should error', repeated(65), ['match-conditions-count']],
+    ['a non-boolean result should error', [{ name: 'name', expression: 'object.metadata.name' }], ['match-conditions-type']],
+    ['a string result should error', [{ name: 'op', expression: 'request.operation' }], ['match-conditions-type']],
+    ['an unknown request field should error', [{ name: 'f', expression: "request.nope == ''" }], ['match-conditions-compile']],
+    ['a type error should error', [{ name: 'f', expression: "request.operation + 1 == ''" }], ['match-conditions-compile']],
+  ];
+  for (const [name, conditions, rules] of cases) {
+    it(name, () => assert.deepEqual(checkMatchConditions(conditions).map((p) => p.rule), rules));
+  }
+
+  it('a compile error names the expression and the position', () => {
+    const [problem] = checkMatchConditions([{ name: 'broken', expression: "object.metadata.name == 'a' &&" }]);
+    assert.equal(problem!.rule, 'match-conditions-compile');
+    assert.match(problem!.message, /^matchCondition "broken": "object\.metadata\.name == 'a' &&": compilation failed: ERROR: <input>:1:\d+: /);
+    assert.match(problem!.message, /\n \| object\.metadata\.name == 'a' &&\n \| +\^$/);
+  });
+
+  it('checks names as qualified names', () => {
+    assert.equal(qualifiedNameProblem('example.com/my-condition'), undefined);
+    assert.equal(qualifiedNameProblem('a_b.c-d'), undefined);
+    assert.match(qualifiedNameProblem('Example.com/x')!, /prefix part/);
+    assert.match(qualifiedNameProblem('a/b/c')!, /qualified name/);
+    assert.match(qualifiedNameProblem('x'.repeat(64))!, /63/);
+    assert.match(qualifiedNameProblem('/x')!, /prefix part must be non-empty/);
+    assert.match(qualifiedNameProblem('x/')!, /name part must be non-empty/);
+  });
+
+  it('rejects a matchConditions that is not a list', () => {
+    assert.deepEqual(checkMatchConditions({}).map((p) => p.rule), ['match-conditions-type']);
+    assert.deepEqual(checkMatchConditions(undefined), []);
+  });
+});
+
+describe('the matchConditions CEL environment', () => {
+  const cases: Array<[string, unknown]> = [
+    // Variables and macros.
+    ["object.metadata.name == 'web' && request.operation == 'CREATE'", true],
+    ['oldObject == null', true],
+    ["request.kind.kind == 'Pod' && request.resource.resource == 'pods' && request.namespace == 'default'", true],
+    ["request.userInfo.username == 'alice' && 'dev' in request.userInfo.groups", true],
+    ['request.dryRun == false', true],
+    ['has(object.metadata.labels)', false],
+    ["has(object.spec.containers) && object.spec.containers.all(c, c.image.endsWith(':1'))", true],
+    ["object.spec.containers.exists(c, c.name == 'app')", true],
+    ["object.spec.containers.exists_one(c, c.name == 'app')", true],
+    ['object.spec.containers.map(c, c.name)', ['app']],
+    ["object.spec.containers.filter(c, c.name != 'app').size() == 0", true],
+    ["object.metadata.?labels.app.orValue('none')", 'none'],
+    // JSON numbers are ints, as the API server decodes them.
+    ['object.spec.replicas + 1', 4n],
+    ['object.spec.ratio * 2.0', 1.0],
+    // Lists library.
+    ['[1, 2, 3].isSorted() && ![3, 1].isSorted()', true],
+    ['[1, 2, 3].sum()', 6n],
+    ['[1.5, 2.5].sum()', 4],
+    ['[3, 1, 2].min()', 1n],
+    ["['b', 'c', 'a'].max()", 'c'],
+    ['[1, 2, 1].indexOf(1)', 0n],
+    ['[1, 2, 1].lastIndexOf(1)', 2n],
+    ['[1, 2, 3].indexOf(9)', -1n],
+    ['[1, 2, 3, 4].slice(1, 3)', [2n, 3n]],
+    // Strings extension.
+    ["'Hello'.lowerAscii() + 'x'.upperAscii()", 'helloX'],
+    ["'a,b,c'.split(',')", ['a', 'b', 'c']],
+    ["['a', 'b'].join('-')", 'a-b'],
+    ["'a-b-c'.replace('-', '+')", 'a+b+c'],
+    ["'a-b-c'.replace('-', '+', 1)", 'a+b-c'],
+    ["'  x '.trim()", 'x'],
+    ["'kubernetes'.substring(4, 7)", 'rne'],
+    ["'kubernetes'.charAt(1)", 'u'],
+    ["'kubernetes'.indexOf('e')", 3n],
+    ["'kubernetes'.lastIndexOf('e')", 8n],
+    ["'abc'.reverse()", 'cba'],
+    // Regex library.
+    ["'registry.io/app:1.2'.find('[0-9]+\\\\.[0-9]+')", '1.2'],
+    ["'a1b22c333'.findAll('[0-9]+')", ['1', '22', '333']],
+    ["'a1b22c333'.findAll('[0-9]+', 2)", ['1', '22']],
+    ["'none'.find('[0-9]')", ''],
+    ["'image:latest'.matches(':latest$')", true],
+    // Quantity library.
+    ["quantity('1Gi') == quantity('1024Mi')", true],
+    ["quantity('500m').isLessThan(quantity('1'))", true],
+    ["quantity('2').isGreaterThan(quantity('1500m'))", true],
+    ["quantity('1k').compareTo(quantity('1000'))", 0n],
+    ["quantity('1.5').isInteger()", false],
+    ["quantity('2Ki').asInteger()", 2048n],
+    ["quantity('1500m').asApproximateFloat()", 1.5],
+    ["quantity('1').add(quantity('500m')) == quantity('1.5')", true],
+    ["quantity('1').add(2).sub(1) == quantity('2')", true],
+    ["quantity('1').sub(quantity('3')).sign()", -1n],
+    ["isQuantity('250Mi') && isQuantity('1e3') && !isQuantity('ten')", true],
+  ];
+  const object = pod('web', 'default', { spec: { containers: [{ name: 'app', image: 'app:1' }], replicas: 3, ratio: 0.5 } });
+  for (const [expression, expected] of cases) {
+    it(expression, () => assert.deepEqual(run(expression, object), expected));
+  }
+
+  it('the authorizer checks as the requesting user', () => {
+    const asked: AuthorizationAttributes[] = [];
+    const authorize: Authorize = (a) => {
+      asked.push(a);
+      return a.verb === 'breakglass' ? { decision: 'Allow', reason: 'on call' } : { decision: 'Deny', reason: 'no' };
+    };
+    assert.equal(run("authorizer.group('admissionregistration.k8s.io').resource('validatingwebhookconfigurations').name('w').check('breakglass').allowed()", undefined, authorize), true);
+    assert.deepEqual(asked[0], { user: { username: 'alice', uid: '', groups: ['dev', 'system:authenticated'], extra: {} }, verb: 'breakglass', group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', name: 'w' });
+    assert.equal(run("authorizer.group('').resource('pods').subresource('exec').namespace('default').check('create').reason()", undefined, authorize), 'no');
+    assert.equal(run("authorizer.path('/healthz').check('get').allowed()", undefined, authorize), false);
+    assert.equal(asked.at(-1)!.path, '/healthz');
+    assert.equal(run("authorizer.requestResource.check('breakglass').allowed()", undefined, authorize), true);
+    assert.deepEqual({ ...asked.at(-1), user: undefined }, { user: undefined, verb: 'breakglass', group: '', resource: 'pods', subresource: '', namespace: 'default', name: 'web' });
+    assert.equal(run("authorizer.serviceAccount('ci', 'deployer').group('').resource('pods').check('get').allowed()", undefined, authorize), false);
+    assert.equal(asked.at(-1)!.user.username, 'system:serviceaccount:ci:deployer');
+  });
+
+  it('an authorizer that fails gives an errored decision', () => {
+    const failing: Authorize = () => {
+      throw new Error('webhook authorizer unreachable');
+    };
+    assert.equal(run("authorizer.path('/x').check('get').errored()", undefined, failing), true);
+    assert.equal(run("authorizer.path('/x').check('get').error()", undefined, failing), 'webhook authorizer unreachable');
+    assert.equal(run("authorizer.path('/x').check('get').allowed()", undefined, failing), false);
+  });
+
+  it('without an authorizer nothing is allowed', () => {
+    assert.equal(run("authorizer.path('/x').check('get').allowed()"), false);
+    assert.equal(run("authorizer.path('/x').check('get').reason()"), 'no authorizer configured');
+  });
+
+  const failures: Array<[string, RegExp]> = [
+    ['[].min()', /min called on empty list/],
+    ["quantity('1.5').asInteger()", /cannot convert value to integer/],
+    ["quantity('ten') == quantity('1')", /quantities must match/],
+    ["'abc'.charAt(9)", /index out of range/],
+    ['[1, 2].slice(1, 5)', /out of range/],
+    ["object.metadata.labels['app'] == 'x'", /No such key: labels/],
+  ];
+  for (const [expression, error] of failures) {
+    it(`${expression} fails to evaluate`, () => assert.throws(() => run(expression), (err: { summary?: string; message: string }) => error.test(err.summary ?? err.message)));
+  }
+
+  it('reports whether an expression uses the authorizer', () => {
+    const uses = compileExpression("authorizer.path('/x').check('get').allowed()");
+    const not = compileExpression("object.metadata.name == 'authorizer'");
+    assert.ok(!isCompileError(uses) && uses.usesAuthorizer);
+    assert.ok(!isCompileError(not) && !not.usesAuthorizer);
+  });
+});
+
+describe('parseQuantity', () => {
+  const cases: Array<[string, number | undefined]> = [
+    ['1', 1], ['500m', 0.5], ['1.5Gi', 1.5 * 2 ** 30], ['1e3', 1000], ['1E-3', 0.001], ['-2k', -2000], ['.5', 0.5], ['100n', 1e-7], ['3u', 3e-6],
+    ['', undefined], ['1.5.5', undefined], ['Gi', undefined], ['1Gb', undefined], ['1e99', undefined],
+  ];
+  for (const [text, value] of cases) {
+    it(JSON.stringify(text), () => assert.equal(parseQuantity(text)?.asApproximateFloat(), value));
+  }
+});
+
+describe('the test kit evaluates matchConditions', () => {
+  const conditions = [
+    { name: 'not-kube-system', expression: "request.namespace != 'kube-system'" },
+    { name: 'has-app-label', expression: "has(object.metadata.labels) && 'app' in object.metadata.labels" },
+  ];
+  let calls = 0;
+  const webhook = defineValidatingWebhook({ name: 'labelled', rules: podRules, matchConditions: conditions, validate: () => (calls++, allow()) });
+
+  it('skips the call when a condition is false, and says which', async () => {
+    calls = 0;
+    const result = await invoke(webhook, admissionReview(pod('web', 'default'), { namespace: 'default' }));
+    assert.equal(result.allowed, true);
+    assert.equal(result.skipped, 'skipped by matchCondition has-app-label');
+    assert.equal(result.review.response.allowed, true);
+    assert.equal(calls, 0);
+  });
+
+  it('calls the function when every condition is true', async () => {
+    calls = 0;
+    const labelled = pod('web', 'default', { metadata: { name: 'web', namespace: 'default', labels: { app: 'web' } } });
+    const result = await invoke(webhook, admissionReview(labelled, { namespace: 'default' }));
+    assert.equal(result.skipped, undefined);
+    assert.equal(calls, 1);
+  });
+
+  it('calls the function regardless with matchConditions: false', async () => {
+    calls = 0;
+    await invoke(webhook, admissionReview(pod('web', 'kube-system'), { namespace: 'kube-system' }), { matchConditions: false });
+    assert.equal(calls, 1);
+  });
+
+  it('rejects without calling when a condition fails under failurePolicy Fail', async () => {
+    let called = false;
+    const strict = defineValidatingWebhook({ name: 'strict', rules: podRules, matchConditions: [{ name: 'label', expression: "object.metadata.labels['app'] == 'x'" }], validate: () => ((called = true), allow()) });
+    const result = await invoke(strict, admissionReview(pod('web', 'default'), { namespace: 'default' }));
+    assert.equal(result.allowed, false);
+    assert.equal(result.status?.code, 500);
+    assert.equal(result.matchConditionError, 'matchCondition "label": No such key: labels');
+    assert.equal(result.status?.message, 'Internal error occurred: failed calling webhook "strict.webhooks.kube-lambda.dev": failed evaluating match conditions: matchCondition "label": No such key: labels');
+    assert.equal(called, false);
+  });
+
+  it('skips when a condition fails under failurePolicy Ignore', async () => {
+    const lenient = defineMutatingWebhook({ name: 'lenient', rules: podRules, matchConditions: [{ name: 'label', expression: "object.metadata.labels['app'] == 'x'" }], mutate: () => assert.fail('called') });
+    const result = await invoke(lenient, admissionReview(pod('web', 'default'), { namespace: 'default' }));
+    assert.equal(result.allowed, true);
+    assert.match(result.skipped!, /^skipped: matchCondition "label" failed to evaluate and failurePolicy is Ignore/);
+  });
+
+  it('a condition that does not compile fails every evaluation', async () => {
+    const broken = defineValidatingWebhook({ name: 'broken', rules: podRules, matchConditions: [{ name: 'bad', expression: 'object.metadata.name ==' }], validate: () => allow() });
+    const result = await invoke(broken, admissionReview(pod('web', 'default'), { namespace: 'default' }));
+    assert.equal(result.allowed, false);
+    assert.match(result.matchConditionError!, /compilation failed/);
+  });
+
+  it('passes the authorizer given to the chain', async () => {
+    let called = false;
+    const breakglass = defineValidatingWebhook({
+      name: 'breakglass',
+      rules: podRules,
+      matchConditions: [{ name: 'breakglass', expression: "!authorizer.group('').resource('pods').check('breakglass').allowed()" }],
+      validate: () => ((called = true), allow()),
+    });
+    const allowAll: Authorize = () => ({ decision: 'Allow' });
+    const skipped = await runAdmissionChain(pod('web', 'default'), [breakglass], { namespace: 'default', invoke: { authorize: allowAll } });
+    assert.equal(skipped.allowed, true);
+    assert.equal(skipped.steps[0]!.result.skipped, 'skipped by matchCondition breakglass');
+    assert.equal(called, false);
+    await runAdmissionChain(pod('web', 'default'), [breakglass], { namespace: 'default' });
+    assert.equal(called, true);
+  });
+});
