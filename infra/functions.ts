@@ -1,14 +1,17 @@
-import { existsSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import * as esbuild from 'esbuild';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
 import type { ConversionWebhook } from '../lib/conversion/webhook.ts';
 import type { Registration } from '../lib/registration.ts';
+import { findFunctions, noFunctionsMessage, type FunctionSource } from './discover.ts';
 
 /** A function found under `functions/`: where its code is and what it registers. */
 export interface FunctionEntry {
   name: string;
-  /** Absolute path of `functions/<name>/index.ts`. */
+  /** Absolute path of `functions/<name>/index.{ts,mts,js,mjs}`. */
   entry: string;
   webhook: AdmissionWebhook | ConversionWebhook;
   registration: Registration;
@@ -19,37 +22,78 @@ export class KlwError extends Error {
   override name = 'KlwError';
 }
 
-/** The names of the function folders under `<root>/functions` (those with an index.ts), sorted. */
+/** The names of the function folders under `<root>/functions` (those with an entry file), sorted. */
 export function functionNames(root: string): string[] {
-  const dir = join(root, 'functions');
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { withFileTypes: true })
-    .filter((d) => d.isDirectory() && existsSync(join(dir, d.name, 'index.ts')))
-    .map((d) => d.name)
-    .sort();
+  return findFunctions(root).map((f) => f.name);
+}
+
+/** Where loadFunctions keeps the transpiled entries it imports. */
+export function loadDir(root: string): string {
+  return join(root, '.klw', 'load');
+}
+
+/**
+ * Imports a function's entry without needing a TypeScript loader: esbuild bundles the
+ * function's own files (TypeScript or JavaScript, ESM syntax, any package `type`) into an ES
+ * module under `.klw/load/`, leaving packages (this toolkit among them) to Node's resolution
+ * from the project. The file is named by its content, so changed code is imported afresh.
+ */
+async function importFunction(root: string, source: FunctionSource): Promise<unknown> {
+  let code: string;
+  try {
+    const out = await esbuild.build({
+      absWorkingDir: root,
+      entryPoints: [source.entry],
+      bundle: true,
+      packages: 'external',
+      platform: 'node',
+      target: 'node20',
+      format: 'esm',
+      sourcemap: 'inline',
+      write: false,
+      logLevel: 'silent',
+    });
+    code = out.outputFiles[0]!.text;
+  } catch (err) {
+    const first = (err as esbuild.BuildFailure).errors?.[0];
+    const where = first?.location ? `${first.location.file}:${first.location.line}: ` : '';
+    throw new KlwError(`functions/${source.name}: ${where}${first?.text ?? (err as Error).message}`);
+  }
+  const dir = loadDir(root);
+  const hash = createHash('sha256').update(code).digest('hex').slice(0, 16);
+  const file = join(dir, `${source.name}-${hash}.mjs`);
+  if (!existsSync(file)) {
+    mkdirSync(dir, { recursive: true });
+    for (const old of readdirSync(dir)) if (old.startsWith(`${source.name}-`) && /^[0-9a-f]{16}\.mjs$/.test(old.slice(source.name.length + 1))) rmSync(join(dir, old), { force: true });
+    writeFileSync(file, code);
+  }
+  return import(pathToFileURL(file).href);
 }
 
 /**
  * Imports every function (or the named ones) and reads the registration it exports:
- * the one source of truth for bundles, manifests and serverless.yml.
+ * the one source of truth for bundles, manifests and deployment. A project without any
+ * function is an error that says where functions go.
  */
 export async function loadFunctions(root: string, only?: string[]): Promise<FunctionEntry[]> {
-  const names = functionNames(root);
+  const sources = findFunctions(root);
+  if (!sources.length) throw new KlwError(noFunctionsMessage(root));
+  const names = sources.map((s) => s.name);
   for (const wanted of only ?? []) {
-    if (!names.includes(wanted)) throw new KlwError(`no function "${wanted}" in ${join(root, 'functions')} (have: ${names.join(', ') || 'none'})`);
+    if (!names.includes(wanted)) throw new KlwError(`no function "${wanted}" in ${join(root, 'functions')} (have: ${names.join(', ')})`);
   }
   const entries: FunctionEntry[] = [];
-  for (const name of only?.length ? names.filter((n) => only.includes(n)) : names) {
-    const entry = resolve(root, 'functions', name, 'index.ts');
-    const mod = (await import(pathToFileURL(entry).href)) as { default?: AdmissionWebhook | ConversionWebhook };
+  for (const source of only?.length ? sources.filter((s) => only.includes(s.name)) : sources) {
+    const file = relative(resolve(root), source.entry).split('\\').join('/');
+    const mod = (await importFunction(root, source)) as { default?: AdmissionWebhook | ConversionWebhook };
     const webhook = mod.default;
     if (!webhook?.registration || typeof webhook.handler !== 'function') {
-      throw new KlwError(`functions/${name}/index.ts must export default the result of defineValidatingWebhook, defineMutatingWebhook or defineConversionWebhook`);
+      throw new KlwError(`${file} must export default the result of defineValidatingWebhook, defineMutatingWebhook or defineConversionWebhook`);
     }
-    if (webhook.registration.name !== name) {
-      throw new KlwError(`functions/${name} registers the name "${webhook.registration.name}"; the folder and the name must match`);
+    if (webhook.registration.name !== source.name) {
+      throw new KlwError(`functions/${source.name} registers the name "${webhook.registration.name}"; the folder and the name must match`);
     }
-    entries.push({ name, entry, webhook, registration: webhook.registration });
+    entries.push({ name: source.name, entry: source.entry, webhook, registration: webhook.registration });
   }
   return entries;
 }

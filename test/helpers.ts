@@ -1,7 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createLogger, type Logger } from '../lib/log.ts';
-import type { Pod } from '../functions/pod.ts';
+import type { Pod } from './fixtures/project/functions/pod.ts';
+
+/** A project of the toolkit's own tests: functions/ with fixture functions, never the examples. */
+export const FIXTURE_PROJECT = fileURLToPath(new URL('./fixtures/project', import.meta.url));
+/** The fixture project's functions/ folder. */
+export const FIXTURE_FUNCTIONS = fileURLToPath(new URL('./fixtures/project/functions', import.meta.url));
 
 const cache = new Map<string, string>();
 

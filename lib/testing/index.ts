@@ -8,3 +8,5 @@ export type { AdmissionResult, ConversionResult, InvokeOptions } from './invoke.
 export { runAdmissionChain, expectIdempotent, expectRoundTrip, webhookMatches } from './chain.ts';
 export { selectorMatches } from '../registration.ts';
 export type { ChainResult, ChainStep } from './chain.ts';
+export { conformanceChecks, expectConformance, describeConformance, kindOf } from './conformance.ts';
+export type { ConformanceCheck, ConformanceOptions, DescribeConformanceOptions } from './conformance.ts';

@@ -9,12 +9,13 @@ import { scaffold } from '../../infra/scaffold.ts';
 import { main } from '../../infra/cli.ts';
 
 import { toEvent, admissionReview } from '../../lib/testing/index.ts';
+import { FIXTURE_FUNCTIONS } from '../helpers.ts';
 
 const root = process.cwd();
 // Work in a copy inside the repository, so `kube-lambda-webhooks` still resolves to this package.
 const work = mkdtempSync(join(root, '.klw-test-'));
 after(() => rmSync(work, { recursive: true, force: true }));
-cpSync(join(root, 'functions'), join(work, 'functions'), { recursive: true });
+cpSync(FIXTURE_FUNCTIONS, join(work, 'functions'), { recursive: true });
 
 describe('klw build', () => {
   it('bundles an ESM handler that answers a review, without the AWS SDK', async () => {

@@ -14,10 +14,11 @@ import { loadFunctions } from '../../infra/functions.ts';
 import { generateManifests } from '../../infra/manifests.ts';
 import { startLambda, type RunningLambda } from '../../infra/local/lambda-api.ts';
 import { sampleObject, smoke } from '../../infra/smoke.ts';
+import { FIXTURE_FUNCTIONS } from '../helpers.ts';
 
 const root = process.cwd();
 const work = mkdtempSync(join(root, '.klw-test-'));
-cpSync(join(root, 'functions'), join(work, 'functions'), { recursive: true });
+cpSync(FIXTURE_FUNCTIONS, join(work, 'functions'), { recursive: true });
 const functions = await loadFunctions(work);
 const registrations = functions.map((f) => f.registration);
 const target = { service: 'kube-lambda-webhooks', stage: 'prod', region: 'eu-west-1' };

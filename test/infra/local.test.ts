@@ -15,13 +15,13 @@ import { FunctionPool } from '../../infra/local/pool.ts';
 import { runtimeFor } from '../../infra/local/runtime.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { eventFromHttp, toEvent, admissionReview } from '../../lib/testing/index.ts';
-import { fixture } from '../helpers.ts';
+import { FIXTURE_FUNCTIONS, fixture } from '../helpers.ts';
 
 const root = process.cwd();
 // A project inside the repository (so `kube-lambda-webhooks` resolves) with extra functions
 // that misbehave the ways Lambda functions do.
 const work = mkdtempSync(join(root, '.klw-test-'));
-cpSync(join(root, 'functions'), join(work, 'functions'), { recursive: true });
+cpSync(FIXTURE_FUNCTIONS, join(work, 'functions'), { recursive: true });
 const addFunction = (name: string, body: string) => {
   mkdirSync(join(work, 'functions', name), { recursive: true });
   writeFileSync(join(work, 'functions', name, 'index.ts'), body);

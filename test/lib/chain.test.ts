@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { allow, defineMutatingWebhook, defineValidatingWebhook, deny } from '../../lib/index.ts';
 import { runAdmissionChain, selectorMatches } from '../../lib/testing/index.ts';
-import podDefaults, { applyDefaults } from '../../functions/pod-defaults/index.ts';
-import podPolicy from '../../functions/pod-policy/index.ts';
-import type { Pod } from '../../functions/pod.ts';
+import podDefaults, { applyDefaults } from '../fixtures/project/functions/pod-defaults/index.ts';
+import podPolicy from '../fixtures/project/functions/pod-policy/index.ts';
+import type { Pod } from '../fixtures/project/functions/pod.ts';
 import { testPod } from '../helpers.ts';
 
 const podRules = [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }];
