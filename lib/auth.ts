@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import type { HttpReply } from './gateway/sources.ts';
+import type { Registration } from './registration.ts';
 
 /** Environment variable holding the bearer token admission webhooks require. */
 export const TOKEN_ENV = 'KLW_BEARER_TOKEN';
@@ -6,60 +8,232 @@ export const TOKEN_ENV = 'KLW_BEARER_TOKEN';
 export const TOKEN_FILE_ENV = 'KLW_BEARER_TOKEN_FILE';
 /** Environment variable naming an SSM parameter (String or SecureString) that holds the token. */
 export const TOKEN_SSM_ENV = 'KLW_BEARER_TOKEN_SSM';
+/** Environment variable holding the path secret(s) locally: `current` or `current,previous`. */
+export const PATH_SECRET_ENV = 'KLW_PATH_SECRET';
+/** Environment variable naming the SSM parameter that holds the path secret(s) when deployed. */
+export const PATH_SECRET_SSM_ENV = 'KLW_PATH_SECRET_SSM';
+
+/**
+ * A path secret as klw makes them (base64url of 32 random bytes is 43 characters); 22
+ * base64url characters are the fewest that carry 128 bits, so shorter ones are refused.
+ */
+export const PATH_SECRET_PATTERN = /^[A-Za-z0-9_-]{22,256}$/;
+
+/** Authentication is configured in a way that cannot work (an empty token, a short secret). */
+export class AuthConfigError extends Error {
+  override name = 'AuthConfigError';
+}
 
 let cached: { key: string; token: string | undefined } | undefined;
 
 /**
- * The expected token: KLW_BEARER_TOKEN, else the trimmed contents of KLW_BEARER_TOKEN_FILE.
- * Read once per distinct setting, so warm invocations do no I/O.
+ * The expected token: KLW_BEARER_TOKEN, else the contents of KLW_BEARER_TOKEN_FILE, both
+ * trimmed. Read once per distinct setting, so warm invocations do no I/O. A variable that is
+ * set but holds only white space (or names an empty file) throws AuthConfigError: an empty
+ * token is a misconfiguration, never "no authentication".
  */
 export function expectedToken(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const key = `${env[TOKEN_ENV] ?? ''}\u0000${env[TOKEN_FILE_ENV] ?? ''}`;
+  const key = `${env[TOKEN_ENV] ?? '\u0001'}\u0000${env[TOKEN_FILE_ENV] ?? ''}`;
   if (cached?.key === key) return cached.token;
-  let token = env[TOKEN_ENV] || undefined;
-  if (!token && env[TOKEN_FILE_ENV]) token = readFileSync(env[TOKEN_FILE_ENV], 'utf8').trim() || undefined;
+  let token: string | undefined;
+  if (env[TOKEN_ENV] !== undefined) {
+    token = env[TOKEN_ENV].trim();
+    if (!token) throw new AuthConfigError(`${TOKEN_ENV} is set but empty`);
+  } else if (env[TOKEN_FILE_ENV]) {
+    token = readFileSync(env[TOKEN_FILE_ENV], 'utf8').trim();
+    if (!token) throw new AuthConfigError(`${TOKEN_FILE_ENV} names an empty file`);
+  }
   cached = { key, token };
   return token;
 }
 
-const ssmTokens = new Map<string, Promise<string | undefined>>();
+const parameters = new Map<string, Promise<string>>();
 
-async function fetchSsmToken(name: string): Promise<string | undefined> {
+async function fetchParameter(name: string): Promise<string> {
   // The Lambda Node.js runtime ships AWS SDK v3; it is loaded only when a parameter is named.
   const { SSMClient, GetParameterCommand } = await import('@aws-sdk/client-ssm');
   const out = await new SSMClient({}).send(new GetParameterCommand({ Name: name, WithDecryption: true }));
-  return out.Parameter?.Value?.trim() || undefined;
+  return out.Parameter?.Value?.trim() ?? '';
+}
+
+/**
+ * The trimmed value of an SSM parameter, fetched once per execution environment; a failed
+ * fetch is forgotten, so the next call tries again.
+ */
+export function cachedParameter(name: string): Promise<string> {
+  let pending = parameters.get(name);
+  if (!pending) {
+    pending = fetchParameter(name);
+    parameters.set(name, pending);
+    pending.catch(() => parameters.delete(name));
+  }
+  return pending;
 }
 
 /**
  * The expected token from the environment, the token file or, failing both, the SSM
  * parameter named by KLW_BEARER_TOKEN_SSM (fetched once per execution environment; a
- * failed fetch is tried again on the next call).
+ * failed fetch is tried again on the next call). Undefined when none is configured;
+ * AuthConfigError when one is configured but empty.
  */
 export async function resolveToken(env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
   const local = expectedToken(env);
   const name = env[TOKEN_SSM_ENV];
   if (local || !name) return local;
-  let pending = ssmTokens.get(name);
-  if (!pending) {
-    pending = fetchSsmToken(name);
-    ssmTokens.set(name, pending);
-    pending.catch(() => ssmTokens.delete(name));
-  }
-  return pending;
+  const token = await cachedParameter(name);
+  if (!token) throw new AuthConfigError(`SSM parameter ${name} (${TOKEN_SSM_ENV}) is empty`);
+  return token;
 }
 
-// node:crypto costs milliseconds of cold start; it is loaded only once a token is configured.
+/**
+ * Splits a path-secret setting, `current` or `current,previous` (both valid while a rotation
+ * is under way), into its secrets. Throws AuthConfigError when it holds none, more than two,
+ * or one that is not URL-safe or carries fewer than 128 bits.
+ */
+export function parsePathSecrets(value: string, origin: string): string[] {
+  const secrets = value.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!secrets.length) throw new AuthConfigError(`${origin} is set but empty`);
+  if (secrets.length > 2) throw new AuthConfigError(`${origin} holds ${secrets.length} secrets; at most two (current,previous)`);
+  if (!secrets.every((s) => PATH_SECRET_PATTERN.test(s))) {
+    throw new AuthConfigError(`${origin} holds a secret that is not 22 to 256 URL-safe characters (A-Z a-z 0-9 _ -)`);
+  }
+  return secrets;
+}
+
+/**
+ * The valid path secrets, current first: KLW_PATH_SECRET, else the SSM parameter named by
+ * KLW_PATH_SECRET_SSM (fetched once per execution environment). Undefined when neither is
+ * set; AuthConfigError when the setting is empty or malformed.
+ */
+export async function resolvePathSecrets(env: NodeJS.ProcessEnv = process.env): Promise<string[] | undefined> {
+  const local = env[PATH_SECRET_ENV];
+  if (local !== undefined) return parsePathSecrets(local, PATH_SECRET_ENV);
+  const name = env[PATH_SECRET_SSM_ENV];
+  if (!name) return undefined;
+  return parsePathSecrets(await cachedParameter(name), `SSM parameter ${name} (${PATH_SECRET_SSM_ENV})`);
+}
+
+// node:crypto costs milliseconds of cold start; it is loaded only once authentication is configured.
 let crypto: Promise<typeof import('node:crypto')> | undefined;
+
+async function digester(): Promise<{ digest: (value: string) => Buffer; equal: (a: Buffer, b: Buffer) => boolean }> {
+  const { createHash, timingSafeEqual } = await (crypto ??= import('node:crypto'));
+  return { digest: (value) => createHash('sha256').update(value, 'utf8').digest(), equal: timingSafeEqual };
+}
 
 /**
  * True when the Authorization header carries `Bearer <expected>`. Both sides are hashed
  * first, so the comparison takes the same time whatever the lengths.
  */
 export async function checkBearer(authorization: string | undefined, expected: string): Promise<boolean> {
-  const { createHash, timingSafeEqual } = await (crypto ??= import('node:crypto'));
-  const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+  const { digest, equal } = await digester();
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? '');
   const given = match?.[1] ?? '';
-  return timingSafeEqual(digest(given), digest(expected)) && given.length > 0;
+  return equal(digest(given), digest(expected)) && given.length > 0;
+}
+
+/**
+ * True when `given` is one of the valid secrets. Each comparison is of SHA-256 digests in
+ * constant time, and every secret is compared (no early exit), so the time says nothing
+ * about which secret or how much of it matched.
+ */
+export async function checkPathSecret(given: string | undefined, secrets: readonly string[]): Promise<boolean> {
+  const { digest, equal } = await digester();
+  const mine = digest(given ?? '');
+  let found = false;
+  for (const secret of secrets) found = equal(mine, digest(secret)) || found;
+  return found && !!given;
+}
+
+/** The path secret a request carries: API Gateway's `secret` path parameter, else the last path segment. */
+export function pathSecretOf(path: string, pathParameters: Record<string, string> = {}): string | undefined {
+  if (pathParameters.secret) return pathParameters.secret;
+  const last = path.slice(path.lastIndexOf('/') + 1);
+  return last || undefined;
+}
+
+/**
+ * A request path fit for logs: everything after the function's own segment is replaced by
+ * `***` (`/prod/pod-policy/<secret>` → `/prod/pod-policy/***`); a path without that segment
+ * (a function URL's `/<secret>`) becomes `/***`.
+ */
+export function redactPath(path: string, functionName: string): string {
+  const segments = path.split('/');
+  const at = segments.indexOf(functionName);
+  if (at < 0) return path === '/' || path === '' ? path : '/***';
+  return segments.length > at + 1 ? `${segments.slice(0, at + 1).join('/')}/***` : path;
+}
+
+/** The caller authentication a registration asks for; `auto` is resolved per environment. */
+export type AuthMode = 'auto' | 'bearer' | 'path-secret' | 'none';
+
+/** A refused request: the log line to write and the reply to send. */
+export interface AuthRefusal {
+  level: 'warn' | 'error';
+  msg: string;
+  fields: Record<string, unknown>;
+  reply: HttpReply;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+/** What an unknown route answers (API Gateway HTTP API's and the emulator's 404); a wrong path secret answers the same. */
+export const NOT_FOUND_REPLY: HttpReply = { statusCode: 404, headers: JSON_HEADERS, body: '{"message":"Not Found"}' };
+const MISCONFIGURED_REPLY: HttpReply = { statusCode: 500, headers: JSON_HEADERS, body: '{"error":"webhook authentication is misconfigured"}' };
+
+function misconfigured(msg: string): AuthRefusal {
+  return { level: 'error', msg: `webhook authentication is misconfigured: ${msg}`, fields: { status: 500 }, reply: MISCONFIGURED_REPLY };
+}
+
+/** The request fields authentication reads. */
+export interface AuthRequest {
+  path: string;
+  headers: Record<string, string>;
+  pathParameters?: Record<string, string>;
+}
+
+/**
+ * Checks the caller of one request before its body is looked at. Modes: `bearer` (the
+ * Authorization header; admission only, the API server sends no credentials to conversion
+ * webhooks), `path-secret` (the last path segment), `none`, and `auto`: bearer when a token
+ * is configured (admission), else path-secret when a secret is configured, else, inside
+ * Lambda, a misconfiguration (so a deployment is never open by accident); outside Lambda
+ * (unit tests) no check. Returns undefined when the request may go on, else the refusal:
+ * 404 like an unknown route for a wrong or missing path secret, 401 for a wrong token, 500
+ * when the configuration cannot work.
+ */
+export async function authenticate(registration: Registration, req: AuthRequest, env: NodeJS.ProcessEnv = process.env): Promise<AuthRefusal | undefined> {
+  const mode: AuthMode = registration.auth;
+  if (mode === 'none') return undefined;
+  const admission = registration.type !== 'conversion';
+  try {
+    if (admission && mode !== 'path-secret') {
+      const token = await resolveToken(env);
+      if (token) {
+        if (await checkBearer(req.headers.authorization, token)) return undefined;
+        return {
+          level: 'warn',
+          msg: 'rejected',
+          fields: { status: 401, reason: 'missing or wrong bearer token', path: redactPath(req.path, registration.name) },
+          reply: { statusCode: 401, headers: { ...JSON_HEADERS, 'www-authenticate': 'Bearer' }, body: '{"error":"missing or wrong bearer token"}' },
+        };
+      }
+      if (mode === 'bearer') return misconfigured(`bearer auth is on but no token is configured (${TOKEN_ENV}, ${TOKEN_FILE_ENV} or ${TOKEN_SSM_ENV})`);
+    }
+    const secrets = await resolvePathSecrets(env);
+    if (!secrets) {
+      if (mode === 'path-secret') return misconfigured(`path-secret auth is on but no secret is configured (${PATH_SECRET_ENV} or ${PATH_SECRET_SSM_ENV})`);
+      if (env.AWS_LAMBDA_FUNCTION_NAME) {
+        const bearer = admission ? ` or a bearer token (${TOKEN_ENV}, ${TOKEN_FILE_ENV}, ${TOKEN_SSM_ENV})` : '';
+        return misconfigured(`no caller authentication is configured: set a path secret (${PATH_SECRET_ENV} or ${PATH_SECRET_SSM_ENV})${bearer}, or auth: 'none' in the registration`);
+      }
+      return undefined;
+    }
+    if (await checkPathSecret(pathSecretOf(req.path, req.pathParameters), secrets)) return undefined;
+    return { level: 'warn', msg: 'rejected', fields: { status: 404, reason: 'missing or wrong path secret', path: redactPath(req.path, registration.name) }, reply: NOT_FOUND_REPLY };
+  } catch (err) {
+    if (err instanceof AuthConfigError) return misconfigured(err.message);
+    const refusal = misconfigured('could not read the SSM parameter');
+    refusal.fields.error = String(err);
+    return refusal;
+  }
 }

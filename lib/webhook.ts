@@ -1,4 +1,4 @@
-import { checkBearer, resolveToken } from './auth.ts';
+import { authenticate } from './auth.ts';
 import { budgetMs } from './deadline.ts';
 import { errorReply, jsonReply, MAX_BODY_BYTES, parseGoDuration, readJsonBody } from './gateway/http.ts';
 import { detectSource, httpSource, type GatewayResult, type SourceProcessor } from './gateway/sources.ts';
@@ -54,7 +54,7 @@ export interface HandlerOptions {
   logger?: Logger;
   /** Largest request body in bytes; default Lambda's 6 MB. */
   maxBodyBytes?: number;
-  /** Environment to read the bearer token from; default process.env. */
+  /** Environment to read the bearer token and path secret from; default process.env. */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -132,22 +132,11 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
         return source.write(errorReply({ status, message, ...(headers ? { headers } : {}) }));
       };
 
-      // Conversion calls carry no credentials (the API server sends none), so only admission is checked.
-      if (registration.type !== 'conversion' && registration.auth !== 'none') {
-        let token: string | undefined;
-        try {
-          token = await resolveToken(options.env);
-        } catch (err) {
-          log.error('could not read the bearer token from SSM', { requestId, error: String(err) });
-          return source.write(errorReply({ status: 500, message: 'webhook authentication is misconfigured' }));
-        }
-        if (!token && registration.auth === 'bearer') {
-          log.error('bearer auth is on but no token is configured (KLW_BEARER_TOKEN, KLW_BEARER_TOKEN_FILE or KLW_BEARER_TOKEN_SSM)', { requestId });
-          return source.write(errorReply({ status: 500, message: 'webhook authentication is misconfigured' }));
-        }
-        if (token && !(await checkBearer(req.headers.authorization, token))) {
-          return reject(401, 'missing or wrong bearer token', { 'www-authenticate': 'Bearer' });
-        }
+      // Caller authentication comes first: a refused request costs no body decoding or parsing.
+      const refusal = await authenticate(registration, req, options.env);
+      if (refusal) {
+        log[refusal.level](refusal.msg, { requestId, ...refusal.fields, durationMs: elapsed(startedAt) });
+        return source.write(refusal.reply);
       }
 
       const body = readJsonBody(req, maxBodyBytes);

@@ -14,6 +14,8 @@ export interface GatewayRequest {
   source: EventSource;
   method: string;
   path: string;
+  /** API Gateway's path parameters (`{secret}` of a `POST /<name>/{secret}` route); empty for function URLs. */
+  pathParameters?: Record<string, string>;
   headers: Record<string, string>;
   query: Record<string, string>;
   body: string | undefined;
@@ -100,6 +102,7 @@ function readV2(event: unknown, source: EventSource): GatewayRequest {
     source,
     method: (str(e.requestContext.http.method) ?? '').toUpperCase(),
     path: str(e.rawPath) ?? str(e.requestContext.http.path) ?? '/',
+    pathParameters: stringMap(e.pathParameters, false),
     headers,
     query: stringMap(e.queryStringParameters, false),
     body: str(e.body),
@@ -125,6 +128,7 @@ export const restSource: SourceProcessor = {
       source: 'rest',
       method: (str(e.httpMethod) ?? '').toUpperCase(),
       path: str(e.path) ?? '/',
+      pathParameters: stringMap(e.pathParameters, false),
       headers,
       query,
       body: str(e.body),
