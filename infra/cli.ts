@@ -5,8 +5,9 @@ import { buildAll, formatBytes } from './build.ts';
 import { KlwError, loadFunctions } from './functions.ts';
 import { formatFinding, lintDocuments, lintFiles, type Finding } from './lint.ts';
 import { DEFAULT_CONFIGURATION_NAME, generateManifests, type Endpoints, type ManifestSet } from './manifests.ts';
-import { renderDocuments, writeOutput } from './output.ts';
+import { readDocuments, renderDocuments, writeOutput } from './output.ts';
 import { scaffold } from './scaffold.ts';
+import { enforcedWebhooks, forKubeVersion, kubeTargetFrom, lintInFunctionConditions } from './kube-versions.ts';
 import { execFileSync } from 'node:child_process';
 import type { EventSource } from '../lib/gateway/sources.ts';
 import { startApi, type RunningApi } from './local/api.ts';
@@ -17,6 +18,9 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { awsClients, deployedEndpoints, updateChangedCode } from './deploy.ts';
 import { checkServerless, lambdaName, readServerless, runServerless } from './serverless.ts';
 import { smoke } from './smoke.ts';
+import { DEFAULT_PAGE_SIZE, ProgressBar, renderAudit, runAudit, summaryLine } from './audit.ts';
+import { KubeClient, loadConnection, whoAmI } from './kubeapi.ts';
+import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
 
 /** Progress and findings go to stderr, so stdout carries only the requested output. */
 function say(line: string): void {
@@ -88,9 +92,17 @@ export function program(): Command {
     .option('--crd-patches <dir>', 'also write <crd>.conversion-patch.yaml files for kubectl patch --type merge')
     .option('--name <name>', 'name of the webhook configurations', DEFAULT_CONFIGURATION_NAME)
     .addOption(new Option('--format <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
-    .action(async (options: { baseUrl?: string; functionUrls?: string; caBundle?: string; out?: string; crdPatches?: string; name: string; format: 'yaml' | 'json' }) => {
+    .option('--kube-version <X.Y>', 'write only the fields this Kubernetes version knows (matchConditions need 1.28, or 1.27 with the feature gate)')
+    .option('--feature-gates <gates>', 'feature gates on in the target API server, as kube-apiserver takes them (AdmissionWebhookMatchConditions=true)')
+    .action(async (options: { baseUrl?: string; functionUrls?: string; caBundle?: string; out?: string; crdPatches?: string; name: string; format: 'yaml' | 'json'; kubeVersion?: string; featureGates?: string }) => {
       if (!options.baseUrl === !options.functionUrls) throw new KlwError('give exactly one of --base-url or --function-urls');
+      const target = kubeTargetFrom(options);
       const set = await manifestsFor(root(), endpointsFrom(options), options.name);
+      if (target) {
+        const versioned = forKubeVersion(set.documents, target, enforcedWebhooks((await loadFunctions(root())).map((f) => f.registration)));
+        reportFindings(versioned.findings);
+        set.documents = versioned.documents;
+      }
       writeOutput(renderDocuments(set.documents, options.format), options.out);
       for (const patch of options.crdPatches ? set.crdPatches : []) {
         const file = resolve(options.crdPatches!, `${patch.crd}.conversion-patch.yaml`);
@@ -104,15 +116,52 @@ export function program(): Command {
     .command('lint')
     .description('check manifests (or, without files, the functions\' registrations) against the API server\'s rules and the good practices')
     .argument('[files...]', 'YAML or JSON manifests')
-    .action(async (files: string[]) => {
-      const findings = files.length
-        ? lintFiles(files)
-        : lintDocuments(generateManifests(root(), (await loadFunctions(root())).map((f) => f.registration), { baseUrl: 'https://webhooks.example.com' }).documents);
+    .option('--kube-version <X.Y>', 'also say what this Kubernetes version\'s API server would drop')
+    .option('--feature-gates <gates>', 'feature gates on in that API server (AdmissionWebhookMatchConditions=true)')
+    .action(async (files: string[], options: { kubeVersion?: string; featureGates?: string }) => {
+      const target = kubeTargetFrom(options);
+      const registrations = files.length ? [] : (await loadFunctions(root())).map((f) => f.registration);
+      const generated = files.length ? [] : generateManifests(root(), registrations, { baseUrl: 'https://webhooks.example.com' }).documents;
+      const findings = files.length ? lintFiles(files) : [...lintDocuments(generated), ...lintInFunctionConditions(registrations)];
+      if (target && !findings.some((f) => f.level === 'error')) {
+        findings.push(...forKubeVersion(files.length ? files.flatMap((f) => readDocuments(f)) : generated, target, enforcedWebhooks(registrations)).findings);
+      }
       if (!files.length && existsSync(resolve(root(), 'serverless.yml'))) {
         findings.push(...checkServerless(readServerless(root()), (await loadFunctions(root())).map((f) => f.registration)));
       }
       reportFindings(findings);
       say(`lint: ${findings.length ? `${findings.length} warning${findings.length > 1 ? 's' : ''}` : 'no findings'}`);
+    });
+
+  cli
+    .command('audit')
+    .description('run the existing objects of a cluster through the admission functions locally, as an update of each object onto itself; exit 1 when any would be denied')
+    .argument('[functions...]', 'only these functions')
+    .option('--kubeconfig <file>', 'kubeconfig (default: KUBECONFIG, ~/.kube/config, else the in-cluster service account)')
+    .option('--context <name>', 'kubeconfig context (default: the current context)')
+    .addOption(new Option('-o, --output <format>', 'report format').choices(['table', 'json', 'yaml']).default('table'))
+    .option('--page-size <n>', 'objects per list request', (v: string) => Number(v), DEFAULT_PAGE_SIZE)
+    .option('--as <user>', 'user name the reviews carry (default: who the cluster says you are)')
+    .option('--as-group <group...>', 'groups the reviews carry, with --as')
+    .option('--no-progress', 'no progress bar (there is none unless stderr is a terminal)')
+    .action(async (names: string[], options: { kubeconfig?: string; context?: string; output: 'table' | 'json' | 'yaml'; pageSize: number; as?: string; asGroup?: string[]; progress: boolean }) => {
+      if (!Number.isInteger(options.pageSize) || options.pageSize < 1) throw new KlwError('--page-size must be a whole number of at least 1');
+      const webhooks = (await loadFunctions(root(), names))
+        .map((f) => f.webhook)
+        .filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion');
+      if (!webhooks.length) throw new KlwError('no admission functions to audit');
+      const client = new KubeClient(loadConnection({ ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}), ...(options.context ? { context: options.context } : {}) }));
+      const auditor = options.as
+        ? { username: options.as, groups: [...(options.asGroup ?? []), 'system:authenticated'] }
+        : ((await whoAmI(client)) ?? { username: 'klw-audit', groups: ['system:authenticated'] });
+      say(`auditing ${webhooks.length} function${webhooks.length === 1 ? '' : 's'} against ${client.connection.server} as ${auditor.username}`);
+      const bar = new ProgressBar(options.progress ? process.stderr : { isTTY: false, write: () => true });
+      const report = await runAudit({ client, webhooks, auditor, pageSize: options.pageSize, onProgress: (p) => bar.update(p) }).finally(() => bar.done());
+      for (const problem of report.problems) say(`warning: ${problem}`);
+      writeOutput(renderAudit(report, options.output));
+      say(summaryLine(report));
+      const rejected = report.results.filter((r) => r.rejected).length;
+      if (rejected) throw new KlwError(`${rejected} object${rejected === 1 ? '' : 's'} would be denied`);
     });
 
   cli

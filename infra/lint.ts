@@ -1,3 +1,4 @@
+import { checkMatchConditions } from '../lib/matchconditions/rules.ts';
 import { selectorMatches, type LabelSelector } from '../lib/registration.ts';
 import { checkWebhookUrl } from './manifests.ts';
 import { KlwError } from './functions.ts';
@@ -15,16 +16,12 @@ export interface Finding {
 
 type Json = Record<string, any>;
 
-/** Most matchConditions one webhook may have (API server limit). */
-export const MAX_MATCH_CONDITIONS = 64;
 /** Timeouts above this hold the API server's request path too long (good practices). */
 export const SLOW_TIMEOUT_SECONDS = 10;
 
 const OPERATIONS = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT', '*'];
 // DNS subdomain: lower-case alphanumerics, '-' and '.', at most 253 characters.
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-// A qualified name, as matchCondition names must be.
-const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 
 /**
  * Resources webhooks must not gate (good practices): leases keep nodes and leader election
@@ -132,15 +129,7 @@ export function lintWebhook(webhook: Json, kind: 'MutatingWebhookConfiguration' 
     add('warning', 'system-namespaces', 'namespaceSelector does not exclude kube-system; a broken webhook there can take the control plane down');
   }
 
-  const conditions: Json[] = Array.isArray(webhook.matchConditions) ? webhook.matchConditions : [];
-  if (conditions.length > MAX_MATCH_CONDITIONS) add('error', 'match-conditions-count', `${conditions.length} matchConditions; at most ${MAX_MATCH_CONDITIONS}`);
-  const seen = new Set<string>();
-  for (const c of conditions) {
-    if (typeof c.name !== 'string' || !QUALIFIED_NAME.test(c.name)) add('error', 'match-conditions-name', `matchCondition name ${JSON.stringify(c.name)} must be a qualified name`);
-    else if (seen.has(c.name)) add('error', 'match-conditions-duplicate', `matchCondition name ${JSON.stringify(c.name)} is used twice`);
-    seen.add(c.name);
-    if (typeof c.expression !== 'string' || !c.expression.trim()) add('error', 'match-conditions-expression', `matchCondition ${JSON.stringify(c.name)} needs an expression`);
-  }
+  for (const p of checkMatchConditions(webhook.matchConditions)) add(p.level, p.rule, p.message);
   return findings;
 }
 

@@ -137,7 +137,7 @@ describe('end to end against kube-apiserver', () => {
   });
 
   scenario('klw manifests output is accepted by the API server (server-side dry run)', async () => {
-    const out = await klw('manifests', '--base-url', `https://127.0.0.1:${emulatorPort}`, '--ca-bundle', join(stateDir, 'ca.crt'), '--out', join(clusterDir, 'manifests.yaml'));
+    const out = await klw('manifests', '--kube-version', '1.20', '--base-url', `https://127.0.0.1:${emulatorPort}`, '--ca-bundle', join(stateDir, 'ca.crt'), '--out', join(clusterDir, 'manifests.yaml'));
     assert.equal(out.code, 0, out.stderr);
     const applied = await cluster.kubectl('apply', '--dry-run=server', '-f', join(clusterDir, 'manifests.yaml'));
     assert.equal(applied.code, 0, applied.stderr);

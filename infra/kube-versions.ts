@@ -1,0 +1,148 @@
+/**
+ * What each Kubernetes version's API server knows of the manifests klw writes: the fields of
+ * admissionregistration.k8s.io/v1 webhooks by the version that introduced them, the feature
+ * gates that bring them earlier, and the labels the defaults rely on. `klw manifests
+ * --kube-version` writes only what the target knows; lint says what is lost.
+ */
+import { checkInFunctionConditions } from '../lib/matchconditions/rules.ts';
+import type { AdmissionRegistration, Registration } from '../lib/registration.ts';
+import { KlwError } from './functions.ts';
+import type { Finding } from './lint.ts';
+
+/** A Kubernetes minor version, `1.20`. */
+export interface KubeVersion {
+  major: number;
+  minor: number;
+}
+
+/** The cluster klw writes for: its version and the feature gates turned on beyond the defaults. */
+export interface KubeTarget {
+  version: KubeVersion;
+  featureGates?: Record<string, boolean>;
+}
+
+/** The first version serving admissionregistration.k8s.io/v1 and apiextensions.k8s.io/v1. */
+export const V1_APIS_SINCE = 16;
+/** The version from which every namespace carries `kubernetes.io/metadata.name` (NamespaceDefaultLabelName). */
+export const NAMESPACE_NAME_LABEL_SINCE = 21;
+
+/**
+ * Webhook fields newer than the v1 API: the version from which they are on by default, and
+ * the alpha feature gate that brings them earlier.
+ */
+export const WEBHOOK_FIELDS: Array<{ field: string; since: number; gate?: { name: string; since: number } }> = [
+  // Alpha in 1.27 behind the gate, beta (on by default) in 1.28, GA in 1.30.
+  { field: 'matchConditions', since: 28, gate: { name: 'AdmissionWebhookMatchConditions', since: 27 } },
+];
+
+/** Parses `1.20`, `v1.20` or `v1.20.2`; throws on anything else. */
+export function parseKubeVersion(text: string): KubeVersion {
+  const match = /^v?(\d+)\.(\d+)(?:\.\d+)?$/.exec(text.trim());
+  if (!match) throw new KlwError(`--kube-version ${JSON.stringify(text)}: give a Kubernetes version such as 1.28`);
+  return { major: Number(match[1]), minor: Number(match[2]) };
+}
+
+/** Parses `Gate=true,Other=false` (kube-apiserver's --feature-gates syntax). */
+export function parseFeatureGates(text: string): Record<string, boolean> {
+  const gates: Record<string, boolean> = {};
+  for (const item of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const match = /^([A-Za-z0-9]+)=(true|false)$/.exec(item);
+    if (!match) throw new KlwError(`--feature-gates: ${JSON.stringify(item)} is not Name=true or Name=false`);
+    gates[match[1]!] = match[2] === 'true';
+  }
+  return gates;
+}
+
+/** The target from the CLI options, or undefined without --kube-version. */
+export function kubeTargetFrom(options: { kubeVersion?: string; featureGates?: string }): KubeTarget | undefined {
+  if (!options.kubeVersion) {
+    if (options.featureGates) throw new KlwError('--feature-gates needs --kube-version');
+    return undefined;
+  }
+  return { version: parseKubeVersion(options.kubeVersion), featureGates: options.featureGates ? parseFeatureGates(options.featureGates) : {} };
+}
+
+function minorOf(target: KubeTarget): number {
+  // Every Kubernetes release so far is 1.x; a 2.x would know all of 1.x.
+  return target.version.major > 1 ? Number.POSITIVE_INFINITY : target.version.minor;
+}
+
+/** True when the target's API server keeps `field` of a webhook. */
+export function knowsWebhookField(target: KubeTarget, field: string): boolean {
+  const rule = WEBHOOK_FIELDS.find((f) => f.field === field);
+  if (!rule) return true;
+  const minor = minorOf(target);
+  if (minor >= rule.since) return true;
+  return !!rule.gate && minor >= rule.gate.since && target.featureGates?.[rule.gate.name] === true;
+}
+
+type Json = Record<string, any>;
+
+/** The manifests for a target and what the target loses of them. */
+export interface VersionedManifests {
+  documents: Json[];
+  findings: Finding[];
+}
+
+/**
+ * Rewrites webhook configurations for the target's API server: fields it does not know are
+ * left out, each with a warning; a target without the v1 APIs is an error. `enforced` names
+ * the webhooks whose functions enforce their matchConditions themselves.
+ */
+export function forKubeVersion(documents: Json[], target: KubeTarget, enforced: ReadonlySet<string> = new Set()): VersionedManifests {
+  const findings: Finding[] = [];
+  const shown = `${target.version.major}.${target.version.minor}`;
+  const out: Json[] = [];
+  for (const doc of documents) {
+    const isWebhookConfig = doc?.kind === 'MutatingWebhookConfiguration' || doc?.kind === 'ValidatingWebhookConfiguration';
+    if (minorOf(target) < V1_APIS_SINCE && (isWebhookConfig || doc?.kind === 'CustomResourceDefinition')) {
+      findings.push({ level: 'error', rule: 'kube-version-api', subject: doc.metadata?.name ?? doc.kind, message: `${doc.apiVersion} ${doc.kind} needs Kubernetes 1.${V1_APIS_SINCE} or later; ${shown} does not serve it` });
+    }
+    if (!isWebhookConfig || !Array.isArray(doc.webhooks)) {
+      out.push(doc);
+      continue;
+    }
+    const webhooks = doc.webhooks.map((webhook: Json) => {
+      const kept: Json = { ...webhook };
+      for (const rule of WEBHOOK_FIELDS) {
+        if (webhook[rule.field] === undefined || knowsWebhookField(target, rule.field)) continue;
+        delete kept[rule.field];
+        const when = `Kubernetes 1.${rule.since}+${rule.gate ? ` (1.${rule.gate.since} with --feature-gates ${rule.gate.name}=true)` : ''}`;
+        const consequence =
+          rule.field !== 'matchConditions'
+            ? ''
+            : enforced.has(webhook.name)
+              ? '; the function enforces them itself (enforceMatchConditions)'
+              : '; the API server calls the webhook for everything its rules match (enforceMatchConditions makes the function skip what they exclude)';
+        findings.push({ level: 'warning', rule: 'kube-version-field', subject: webhook.name, message: `${rule.field} left out: ${shown} does not know the field, which needs ${when}${consequence}` });
+      }
+      if (minorOf(target) < NAMESPACE_NAME_LABEL_SINCE && usesNamespaceNameLabel(webhook.namespaceSelector)) {
+        findings.push({
+          level: 'warning',
+          rule: 'kube-version-namespace-label',
+          subject: webhook.name,
+          message: `namespaceSelector uses kubernetes.io/metadata.name, which namespaces carry from Kubernetes 1.${NAMESPACE_NAME_LABEL_SINCE}; on ${shown} label them by hand (kubectl label namespace kube-system kubernetes.io/metadata.name=kube-system) or kube-system is not excluded`,
+        });
+      }
+      return kept;
+    });
+    out.push({ ...doc, webhooks });
+  }
+  return { documents: out, findings };
+}
+
+function usesNamespaceNameLabel(selector: Json | undefined): boolean {
+  return Object.hasOwn(selector?.matchLabels ?? {}, 'kubernetes.io/metadata.name') || (selector?.matchExpressions ?? []).some((e: Json) => e.key === 'kubernetes.io/metadata.name');
+}
+
+/** The webhook names whose functions enforce their matchConditions in-function. */
+export function enforcedWebhooks(registrations: Registration[]): Set<string> {
+  return new Set(registrations.filter((r): r is AdmissionRegistration => r.type !== 'conversion' && r.enforceMatchConditions === true).map((r) => r.webhookName));
+}
+
+/** Lint findings of the registrations' in-function enforcement (conditions it cannot evaluate). */
+export function lintInFunctionConditions(registrations: Registration[]): Finding[] {
+  return registrations.flatMap((r) =>
+    r.type !== 'conversion' && r.enforceMatchConditions ? checkInFunctionConditions(r.matchConditions).map((p) => ({ ...p, subject: r.webhookName })) : [],
+  );
+}
