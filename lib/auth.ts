@@ -47,7 +47,19 @@ export function expectedToken(env: NodeJS.ProcessEnv = process.env): string | un
   return token;
 }
 
-const parameters = new Map<string, Promise<string>>();
+/**
+ * How long a path-secret value fetched from SSM is used before it is fetched again, so that
+ * `klw secret retire` takes effect in running execution environments within this time.
+ */
+export const PATH_SECRET_MAX_AGE_MS = 5 * 60_000;
+/**
+ * A request whose path secret does not match refetches the value when it is older than this,
+ * so a secret just made current by `klw secret rotate` works within seconds; a flood of wrong
+ * secrets costs at most one SSM call per execution environment per interval.
+ */
+export const PATH_SECRET_REFRESH_ON_MISS_MS = 30_000;
+
+const parameters = new Map<string, { value: Promise<string>; at: number }>();
 
 async function fetchParameter(name: string): Promise<string> {
   // The Lambda Node.js runtime ships AWS SDK v3; it is loaded only when a parameter is named.
@@ -57,17 +69,25 @@ async function fetchParameter(name: string): Promise<string> {
 }
 
 /**
- * The trimmed value of an SSM parameter, fetched once per execution environment; a failed
- * fetch is forgotten, so the next call tries again.
+ * The trimmed value of an SSM parameter, fetched once per execution environment and again
+ * once it is older than `maxAgeMs`. A failed fetch is forgotten, so the next call tries
+ * again; a failed refresh answers with the value it was to replace.
  */
-export function cachedParameter(name: string): Promise<string> {
-  let pending = parameters.get(name);
-  if (!pending) {
-    pending = fetchParameter(name);
-    parameters.set(name, pending);
-    pending.catch(() => parameters.delete(name));
+export async function cachedParameter(name: string, maxAgeMs = Infinity): Promise<string> {
+  const entry = parameters.get(name);
+  if (entry && Date.now() - entry.at <= maxAgeMs) return entry.value;
+  const fresh = { value: fetchParameter(name), at: Date.now() };
+  parameters.set(name, fresh);
+  try {
+    return await fresh.value;
+  } catch (err) {
+    if (parameters.get(name) === fresh) {
+      if (entry) parameters.set(name, entry);
+      else parameters.delete(name);
+    }
+    if (entry) return entry.value;
+    throw err;
   }
-  return pending;
 }
 
 /**
@@ -105,12 +125,12 @@ export function parsePathSecrets(value: string, origin: string): string[] {
  * KLW_PATH_SECRET_SSM (fetched once per execution environment). Undefined when neither is
  * set; AuthConfigError when the setting is empty or malformed.
  */
-export async function resolvePathSecrets(env: NodeJS.ProcessEnv = process.env): Promise<string[] | undefined> {
+export async function resolvePathSecrets(env: NodeJS.ProcessEnv = process.env, maxAgeMs = PATH_SECRET_MAX_AGE_MS): Promise<string[] | undefined> {
   const local = env[PATH_SECRET_ENV];
   if (local !== undefined) return parsePathSecrets(local, PATH_SECRET_ENV);
   const name = env[PATH_SECRET_SSM_ENV];
   if (!name) return undefined;
-  return parsePathSecrets(await cachedParameter(name), `SSM parameter ${name} (${PATH_SECRET_SSM_ENV})`);
+  return parsePathSecrets(await cachedParameter(name, maxAgeMs), `SSM parameter ${name} (${PATH_SECRET_SSM_ENV})`);
 }
 
 // node:crypto costs milliseconds of cold start; it is loaded only once authentication is configured.
@@ -228,7 +248,10 @@ export async function authenticate(registration: Registration, req: AuthRequest,
       }
       return undefined;
     }
-    if (await checkPathSecret(pathSecretOf(req.path, req.pathParameters), secrets)) return undefined;
+    const given = pathSecretOf(req.path, req.pathParameters);
+    if (await checkPathSecret(given, secrets)) return undefined;
+    // A secret from SSM may have been rotated since it was fetched: look again (rate-limited).
+    if (env[PATH_SECRET_ENV] === undefined && (await checkPathSecret(given, (await resolvePathSecrets(env, PATH_SECRET_REFRESH_ON_MISS_MS))!))) return undefined;
     return { level: 'warn', msg: 'rejected', fields: { status: 404, reason: 'missing or wrong path secret', path: redactPath(req.path, registration.name) }, reply: NOT_FOUND_REPLY };
   } catch (err) {
     if (err instanceof AuthConfigError) return misconfigured(err.message);

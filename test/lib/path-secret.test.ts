@@ -3,7 +3,7 @@ import { describe, it, mock } from 'node:test';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { allow, defineConversionWebhook, defineValidatingWebhook } from '../../lib/index.ts';
-import { checkPathSecret, parsePathSecrets, pathSecretOf, redactPath, AuthConfigError } from '../../lib/auth.ts';
+import { checkPathSecret, parsePathSecrets, pathSecretOf, redactPath, AuthConfigError, PATH_SECRET_MAX_AGE_MS, PATH_SECRET_REFRESH_ON_MISS_MS } from '../../lib/auth.ts';
 import type { EventSource } from '../../lib/gateway/sources.ts';
 import { createLogger } from '../../lib/log.ts';
 import { admissionReview, conversionReview, lambdaContext, toEvent } from '../../lib/testing/index.ts';
@@ -89,7 +89,7 @@ describe('path-secret authentication', () => {
       }
       assert.equal((await handlerCall('!!!not base64!!!', true)).statusCode, 404);
       assert.equal(parse.mock.callCount(), 0, 'JSON.parse never ran');
-      assert.equal(from.mock.calls.filter((c) => c.arguments[1] === 'base64').length, 0, 'base64 was never decoded');
+      assert.equal(from.mock.calls.filter((c) => (c.arguments as unknown[])[1] === 'base64').length, 0, 'base64 was never decoded');
       // The same bodies with the right secret do reach the body checks.
       const right = await secured.withOptions({ env, logger: createLogger({ level: 'silent' }) })(toEvent('{ not json', { path: `/pod-policy/${CURRENT}` }), lambdaContext());
       assert.equal(right.statusCode, 400);
@@ -169,6 +169,44 @@ async function handlerCall(body: string, base64: boolean) {
   }
   return handler(event, lambdaContext());
 }
+
+describe('path-secret rotation in running execution environments', () => {
+  it('picks up a rotated secret on a miss (rate-limited), drops a retired one after the maximum age, and keeps the old value when a refresh fails', async () => {
+    const ssm = mockClient(SSMClient);
+    mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
+    try {
+      const name = '/klw/test/rotating-secret';
+      const ssmEnv = { KLW_PATH_SECRET_SSM: name };
+      const status = async (secret: string) => (await call({ path: `/pod-policy/${secret}`, env: ssmEnv })).status;
+      ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: PREVIOUS } });
+      assert.equal(await status(PREVIOUS), 200);
+
+      // klw secret rotate: the parameter now holds current,previous.
+      ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: `${CURRENT},${PREVIOUS}` } });
+      assert.equal(await status(CURRENT), 404, 'not refetched within the refresh interval');
+      assert.equal(ssm.commandCalls(GetParameterCommand).length, 1);
+      mock.timers.tick(PATH_SECRET_REFRESH_ON_MISS_MS + 1);
+      assert.equal(await status(CURRENT), 200, 'refetched on a miss');
+      assert.equal(await status(PREVIOUS), 200);
+      assert.equal(await status('still-wrong-still-wrong-00'), 404);
+      assert.equal(ssm.commandCalls(GetParameterCommand).length, 2, 'one refetch, not one per wrong request');
+
+      // klw secret retire: only the current secret is left.
+      ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: CURRENT } });
+      assert.equal(await status(PREVIOUS), 200, 'still cached');
+      mock.timers.tick(PATH_SECRET_MAX_AGE_MS + 1);
+      assert.equal(await status(PREVIOUS), 404, 'retired once the cached value expired');
+      assert.equal(await status(CURRENT), 200);
+
+      ssm.on(GetParameterCommand, { Name: name }).rejects(new Error('throttled'));
+      mock.timers.tick(PATH_SECRET_MAX_AGE_MS + 1);
+      assert.equal(await status(CURRENT), 200, 'a failed refresh keeps the value it was to replace');
+    } finally {
+      mock.timers.reset();
+      ssm.restore();
+    }
+  });
+});
 
 describe('path-secret helpers', () => {
   it('redacts everything after the function segment', () => {
