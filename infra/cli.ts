@@ -18,6 +18,9 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { awsClients, deployedEndpoints, updateChangedCode } from './deploy.ts';
 import { checkServerless, lambdaName, readServerless, runServerless } from './serverless.ts';
 import { smoke } from './smoke.ts';
+import { DEFAULT_PAGE_SIZE, ProgressBar, renderAudit, runAudit, summaryLine } from './audit.ts';
+import { KubeClient, loadConnection, whoAmI } from './kubeapi.ts';
+import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
 
 /** Progress and findings go to stderr, so stdout carries only the requested output. */
 function say(line: string): void {
@@ -128,6 +131,37 @@ export function program(): Command {
       }
       reportFindings(findings);
       say(`lint: ${findings.length ? `${findings.length} warning${findings.length > 1 ? 's' : ''}` : 'no findings'}`);
+    });
+
+  cli
+    .command('audit')
+    .description('run the existing objects of a cluster through the admission functions locally, as an update of each object onto itself; exit 1 when any would be denied')
+    .argument('[functions...]', 'only these functions')
+    .option('--kubeconfig <file>', 'kubeconfig (default: KUBECONFIG, ~/.kube/config, else the in-cluster service account)')
+    .option('--context <name>', 'kubeconfig context (default: the current context)')
+    .addOption(new Option('-o, --output <format>', 'report format').choices(['table', 'json', 'yaml']).default('table'))
+    .option('--page-size <n>', 'objects per list request', (v: string) => Number(v), DEFAULT_PAGE_SIZE)
+    .option('--as <user>', 'user name the reviews carry (default: who the cluster says you are)')
+    .option('--as-group <group...>', 'groups the reviews carry, with --as')
+    .option('--no-progress', 'no progress bar (there is none unless stderr is a terminal)')
+    .action(async (names: string[], options: { kubeconfig?: string; context?: string; output: 'table' | 'json' | 'yaml'; pageSize: number; as?: string; asGroup?: string[]; progress: boolean }) => {
+      if (!Number.isInteger(options.pageSize) || options.pageSize < 1) throw new KlwError('--page-size must be a whole number of at least 1');
+      const webhooks = (await loadFunctions(root(), names))
+        .map((f) => f.webhook)
+        .filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion');
+      if (!webhooks.length) throw new KlwError('no admission functions to audit');
+      const client = new KubeClient(loadConnection({ ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}), ...(options.context ? { context: options.context } : {}) }));
+      const auditor = options.as
+        ? { username: options.as, groups: [...(options.asGroup ?? []), 'system:authenticated'] }
+        : ((await whoAmI(client)) ?? { username: 'klw-audit', groups: ['system:authenticated'] });
+      say(`auditing ${webhooks.length} function${webhooks.length === 1 ? '' : 's'} against ${client.connection.server} as ${auditor.username}`);
+      const bar = new ProgressBar(options.progress ? process.stderr : { isTTY: false, write: () => true });
+      const report = await runAudit({ client, webhooks, auditor, pageSize: options.pageSize, onProgress: (p) => bar.update(p) }).finally(() => bar.done());
+      for (const problem of report.problems) say(`warning: ${problem}`);
+      writeOutput(renderAudit(report, options.output));
+      say(summaryLine(report));
+      const rejected = report.results.filter((r) => r.rejected).length;
+      if (rejected) throw new KlwError(`${rejected} object${rejected === 1 ? '' : 's'} would be denied`);
     });
 
   cli

@@ -1,0 +1,378 @@
+import type { Operation as PatchOperation } from 'fast-json-patch';
+import { stringify } from 'yaml';
+import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
+import { selectorMatches, type AdmissionRegistration, type LabelSelector, type RuleWithOperations } from '../lib/registration.ts';
+import type { AdmissionReview, KubeObject } from '../lib/review/schemas.ts';
+import { invoke } from '../lib/testing/invoke.ts';
+import { admissionReview } from '../lib/testing/reviews.ts';
+import { KubeApiError, type KubeClient } from './kubeapi.ts';
+
+/** The user the reviews name: the auditor. */
+export type UserInfo = AdmissionReview['request']['userInfo'];
+
+/** What one object would get from one webhook. */
+export type AuditOutcome = 'denied' | 'warned' | 'patched' | 'allowed' | 'skipped' | 'error';
+
+/** One object run through one webhook. */
+export interface AuditResult {
+  function: string;
+  webhook: string;
+  operation: 'UPDATE' | 'CREATE';
+  apiVersion: string;
+  kind: string;
+  /** `<plural>` or `<plural>.<group>`. */
+  resource: string;
+  namespace?: string;
+  name: string;
+  result: AuditOutcome;
+  /** True when the API server would refuse the request: a denial, or an error under failurePolicy Fail. */
+  rejected: boolean;
+  message?: string;
+  warnings?: string[];
+  patch?: PatchOperation[];
+}
+
+/** Everything `klw audit` found. */
+export interface AuditReport {
+  auditor: UserInfo;
+  /** Objects run through a webhook, by outcome. */
+  summary: Record<AuditOutcome, number>;
+  /** Every object that was denied, warned, patched or failed (allowed and skipped ones are only counted). */
+  results: AuditResult[];
+  /** Resources that could not be discovered or listed (aggregated APIs that are down, no permission). */
+  problems: string[];
+}
+
+/** Progress of an audit, for a progress bar. */
+export interface AuditProgress {
+  function: string;
+  resource: string;
+  /** Objects of this resource done so far. */
+  done: number;
+  /** Objects of this resource in all, when the API server says (remainingItemCount). */
+  total?: number;
+}
+
+/** Options of {@link runAudit}. */
+export interface AuditOptions {
+  client: KubeClient;
+  webhooks: AdmissionWebhook[];
+  auditor: UserInfo;
+  /** Objects per list page (`limit`); default 500, kubectl's chunk size. */
+  pageSize?: number;
+  onProgress?: (progress: AuditProgress) => void;
+}
+
+/** Objects per list request unless told otherwise (kubectl's default --chunk-size). */
+export const DEFAULT_PAGE_SIZE = 500;
+
+type Json = Record<string, any>;
+
+/** A listable resource from discovery. */
+interface ApiResource {
+  group: string;
+  version: string;
+  name: string;
+  kind: string;
+  namespaced: boolean;
+}
+
+/** A resource one webhook's rules send reviews for, and the operation the audit sends. */
+interface Target {
+  resource: ApiResource;
+  operation: 'UPDATE' | 'CREATE';
+}
+
+/** Discovery, fetched lazily and once per audit. */
+class Discovery {
+  private groups?: Array<{ name: string; versions: string[] }>;
+  private readonly resources = new Map<string, Promise<ApiResource[]>>();
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly problems: string[],
+  ) {}
+
+  /** Every API group with its versions, the preferred version first; the core group is "". */
+  async allGroups(): Promise<Array<{ name: string; versions: string[] }>> {
+    if (!this.groups) {
+      const core = (await this.client.request('GET', '/api')) as Json;
+      const list = (await this.client.request('GET', '/apis')) as Json;
+      this.groups = [{ name: '', versions: Array.isArray(core.versions) ? core.versions : ['v1'] }];
+      for (const g of Array.isArray(list.groups) ? list.groups : []) {
+        const versions: string[] = (g.versions ?? []).map((v: Json) => String(v.version));
+        const preferred = g.preferredVersion?.version;
+        if (preferred && versions.includes(preferred)) versions.sort((a, b) => Number(b === preferred) - Number(a === preferred));
+        this.groups.push({ name: String(g.name), versions });
+      }
+    }
+    return this.groups;
+  }
+
+  /** The listable (non-subresource) resources of one group version. */
+  resourcesOf(group: string, version: string): Promise<ApiResource[]> {
+    const key = `${group}/${version}`;
+    let found = this.resources.get(key);
+    if (!found) {
+      found = this.client.request('GET', group ? `/apis/${group}/${version}` : `/api/${version}`).then(
+        (list: Json) =>
+          (Array.isArray(list.resources) ? list.resources : [])
+            .filter((r: Json) => typeof r.name === 'string' && !r.name.includes('/') && Array.isArray(r.verbs) && r.verbs.includes('list'))
+            .map((r: Json) => ({ group, version, name: r.name, kind: String(r.kind), namespaced: r.namespaced === true })),
+        (err: unknown) => {
+          // As kubectl does, a group version that cannot be discovered (an aggregated API that is down) is reported and skipped.
+          if (!(err instanceof KubeApiError)) throw err;
+          this.problems.push(`discovery of ${key || 'v1'}: ${err.message}`);
+          return [];
+        },
+      );
+      this.resources.set(key, found);
+    }
+    return found;
+  }
+}
+
+const anyOf = (list: string[], value: string) => list.includes('*') || list.includes(value);
+
+/** The audit's operation for a rule: UPDATE when the rule covers updates, CREATE when it only covers creation, none otherwise. */
+function operationFor(rule: RuleWithOperations): Target['operation'] | undefined {
+  if (anyOf(rule.operations, 'UPDATE')) return 'UPDATE';
+  if (rule.operations.includes('CREATE')) return 'CREATE';
+  return undefined;
+}
+
+/**
+ * The resources a webhook's rules match, from discovery: each group and resource once, in the
+ * first version the rules match (the preferred one when they match it), with UPDATE when any
+ * matching rule covers updates. Subresource rules are not audited (no objects to list).
+ */
+async function targetsOf(reg: AdmissionRegistration, discovery: Discovery): Promise<Target[]> {
+  const targets = new Map<string, Target>();
+  for (const rule of reg.rules) {
+    const operation = operationFor(rule);
+    if (!operation) continue;
+    for (const group of await discovery.allGroups()) {
+      if (!anyOf(rule.apiGroups, group.name)) continue;
+      for (const version of group.versions) {
+        if (!anyOf(rule.apiVersions, version)) continue;
+        for (const resource of await discovery.resourcesOf(group.name, version)) {
+          const named = rule.resources.includes('*') || rule.resources.includes('*/*') || rule.resources.includes(resource.name);
+          const scope = rule.scope ?? '*';
+          const scoped = scope === '*' || (scope === 'Namespaced') === resource.namespaced;
+          if (!named || !scoped) continue;
+          const key = `${group.name}/${resource.name}`;
+          const existing = targets.get(key);
+          if (!existing) targets.set(key, { resource, operation });
+          else if (operation === 'UPDATE') existing.operation = 'UPDATE';
+        }
+      }
+    }
+  }
+  return [...targets.values()];
+}
+
+/** A label selector as a `labelSelector` query string, so the API server filters before paging. */
+export function selectorQuery(selector: LabelSelector | undefined): string {
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(selector?.matchLabels ?? {})) parts.push(`${key}=${value}`);
+  for (const { key, operator, values = [] } of selector?.matchExpressions ?? []) {
+    if (operator === 'In') parts.push(`${key} in (${values.join(',')})`);
+    else if (operator === 'NotIn') parts.push(`${key} notin (${values.join(',')})`);
+    else if (operator === 'Exists') parts.push(key);
+    else parts.push(`!${key}`);
+  }
+  return parts.join(',');
+}
+
+function collectionPath(resource: ApiResource): string {
+  return resource.group ? `/apis/${resource.group}/${resource.version}/${resource.name}` : `/api/${resource.version}/${resource.name}`;
+}
+
+function emptySummary(): Record<AuditOutcome, number> {
+  return { denied: 0, warned: 0, patched: 0, allowed: 0, skipped: 0, error: 0 };
+}
+
+/**
+ * Lists the existing objects each admission webhook's rules, namespaceSelector, objectSelector and
+ * matchConditions match, and runs each through the function locally as the API server would
+ * send it: an UPDATE of the object onto itself (oldObject = object; a CREATE for webhooks that
+ * only see creation), the auditor as the user.
+ */
+export async function runAudit(options: AuditOptions): Promise<AuditReport> {
+  const { client, auditor } = options;
+  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+  const report: AuditReport = { auditor, summary: emptySummary(), results: [], problems: [] };
+  const discovery = new Discovery(client, report.problems);
+  let namespaceLabels: Promise<Map<string, Record<string, string>>> | undefined;
+  const labelsOfNamespace = async (name: string) => {
+    namespaceLabels ??= (async () => {
+      const labels = new Map<string, Record<string, string>>();
+      await client.list('/api/v1/namespaces', {}, pageSize, (items) => {
+        for (const ns of items) labels.set(ns.metadata?.name, ns.metadata?.labels ?? {});
+      });
+      return labels;
+    })();
+    return (await namespaceLabels).get(name) ?? {};
+  };
+
+  for (const webhook of options.webhooks) {
+    const reg = webhook.registration;
+    for (const { resource, operation } of await targetsOf(reg, discovery)) {
+      const plural = resource.group ? `${resource.name}.${resource.group}` : resource.name;
+      const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
+      let done = 0;
+      let total: number | undefined;
+      const query: Record<string, string> = {};
+      const labelSelector = selectorQuery(reg.objectSelector);
+      if (labelSelector) query.labelSelector = labelSelector;
+      try {
+        await client.list(collectionPath(resource), query, pageSize, async (items, remaining) => {
+          // Only pages with more to come say how many remain; the total stays known on the last page.
+          if (remaining !== undefined) total = done + items.length + remaining;
+          for (const item of items) {
+            const object = { ...item, apiVersion, kind: resource.kind } as KubeObject;
+            done++;
+            if (await selected(reg, resource, object, labelsOfNamespace)) {
+              const result = await auditObject(webhook, resource, object, operation, auditor);
+              report.summary[result.result]++;
+              if (result.result !== 'allowed' && result.result !== 'skipped') report.results.push(result);
+            }
+            options.onProgress?.({ function: reg.name, resource: plural, done, ...(total === undefined ? {} : { total }) });
+          }
+        });
+      } catch (err) {
+        if (!(err instanceof KubeApiError)) throw err;
+        report.problems.push(`${reg.name}: cannot list ${plural}: ${err.message}`);
+      }
+    }
+  }
+  return report;
+}
+
+/** The selectors as the API server applies them; namespaceSelector uses the namespace's labels (a Namespace's own). */
+async function selected(reg: AdmissionRegistration, resource: ApiResource, object: KubeObject, labelsOfNamespace: (name: string) => Promise<Record<string, string>>): Promise<boolean> {
+  const metadata = (object.metadata ?? {}) as Json;
+  if (!selectorMatches(reg.objectSelector, metadata.labels ?? {})) return false;
+  if (!reg.namespaceSelector || (!reg.namespaceSelector.matchLabels && !reg.namespaceSelector.matchExpressions?.length)) return true;
+  if (resource.group === '' && resource.name === 'namespaces') return selectorMatches(reg.namespaceSelector, metadata.labels ?? {});
+  // Cluster-scoped objects other than namespaces are never exempted by a namespaceSelector.
+  if (!resource.namespaced) return true;
+  return selectorMatches(reg.namespaceSelector, await labelsOfNamespace(String(metadata.namespace ?? '')));
+}
+
+async function auditObject(webhook: AdmissionWebhook, resource: ApiResource, object: KubeObject, operation: Target['operation'], auditor: UserInfo): Promise<AuditResult> {
+  const reg = webhook.registration;
+  const metadata = (object.metadata ?? {}) as Json;
+  const result: AuditResult = {
+    function: reg.name,
+    webhook: reg.webhookName,
+    operation,
+    apiVersion: resource.group ? `${resource.group}/${resource.version}` : resource.version,
+    kind: resource.kind,
+    resource: resource.group ? `${resource.name}.${resource.group}` : resource.name,
+    ...(metadata.namespace ? { namespace: String(metadata.namespace) } : {}),
+    name: String(metadata.name ?? ''),
+    result: 'allowed',
+    rejected: false,
+  };
+  const review = admissionReview(object, {
+    operation,
+    ...(operation === 'UPDATE' ? { oldObject: object } : {}),
+    userInfo: auditor,
+    resource: resource.name,
+    // The API server sends the first review version it knows from the webhook's list.
+    version: reg.admissionReviewVersions.includes('v1') ? 'v1' : 'v1beta1',
+  });
+  try {
+    const answer = await invoke(webhook, review);
+    if (answer.matchConditionError) {
+      result.result = 'error';
+      result.rejected = !answer.allowed;
+      result.message = answer.status?.message ?? answer.matchConditionError;
+    } else if (answer.skipped) {
+      result.result = 'skipped';
+      result.message = answer.skipped;
+    } else if (!answer.allowed) {
+      result.result = 'denied';
+      result.rejected = true;
+      result.message = answer.status?.message ?? 'denied without a message';
+    } else if (answer.patch.length) result.result = 'patched';
+    else if (answer.warnings.length) result.result = 'warned';
+    if (answer.warnings.length) result.warnings = answer.warnings;
+    if (answer.patch.length) result.patch = answer.patch;
+  } catch (err) {
+    // The function failed (threw, timed out, answered what the API server refuses): failurePolicy decides.
+    result.result = 'error';
+    result.rejected = reg.failurePolicy === 'Fail';
+    result.message = `${(err as Error).message.split('\n')[0]} (failurePolicy ${reg.failurePolicy})`;
+  }
+  return result;
+}
+
+/** One line per patch operation: `add /metadata/labels/team`. */
+function describePatch(patch: PatchOperation[]): string {
+  return patch.map((op) => `${op.op} ${op.path}`).join(', ');
+}
+
+/** The report as a table (non-allowed objects), JSON or YAML. */
+export function renderAudit(report: AuditReport, format: 'table' | 'json' | 'yaml'): string {
+  if (format === 'json') return JSON.stringify(report, null, 2) + '\n';
+  if (format === 'yaml') return stringify(report, { lineWidth: 0 });
+  if (!report.results.length) return '';
+  const rows = [
+    ['RESULT', 'FUNCTION', 'RESOURCE', 'OBJECT', 'MESSAGE'],
+    ...report.results.map((r) => [
+      r.result.toUpperCase(),
+      r.function,
+      r.resource,
+      r.namespace ? `${r.namespace}/${r.name}` : r.name,
+      [r.message, r.warnings?.length ? `warnings: ${r.warnings.join(' | ')}` : undefined, r.patch ? `patch: ${describePatch(r.patch)}` : undefined].filter(Boolean).join('; '),
+    ]),
+  ];
+  const widths = rows[0]!.slice(0, -1).map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  return rows.map((row) => row.map((cell, i) => (i < widths.length ? cell.padEnd(widths[i]!) : cell)).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+/** `audit: 12 objects: 2 denied, 1 warned, 1 patched, 8 allowed, 0 skipped, 0 errors`. */
+export function summaryLine(report: AuditReport): string {
+  const s = report.summary;
+  const total = Object.values(s).reduce((a, b) => a + b, 0);
+  return `audit: ${total} object${total === 1 ? '' : 's'}: ${s.denied} denied, ${s.warned} warned, ${s.patched} patched, ${s.allowed} allowed, ${s.skipped} skipped, ${s.error} error${s.error === 1 ? '' : 's'}`;
+}
+
+/** A one-line progress bar redrawn in place; draws nothing unless the stream is a terminal. */
+export class ProgressBar {
+  private last = '';
+  private key = '';
+  private drawnAt = 0;
+  /** Bar width in characters. */
+  static readonly WIDTH = 24;
+  /** Objects between redraws when the total is unknown. */
+  static readonly STEP = 25;
+
+  constructor(private readonly stream: { isTTY?: boolean; write(text: string): unknown }) {}
+
+  update(p: AuditProgress): void {
+    if (!this.stream.isTTY) return;
+    // Redraw about 200 times per resource at most, and whenever the resource changes or completes.
+    const key = `${p.function}\0${p.resource}`;
+    const step = p.total ? Math.max(1, Math.floor(p.total / 200)) : ProgressBar.STEP;
+    if (key === this.key && p.done !== p.total && p.done - this.drawnAt < step) return;
+    this.key = key;
+    this.drawnAt = p.done;
+    let line: string;
+    if (p.total) {
+      const filled = Math.round((ProgressBar.WIDTH * Math.min(p.done, p.total)) / p.total);
+      line = `[${'#'.repeat(filled)}${'.'.repeat(ProgressBar.WIDTH - filled)}] ${p.done}/${p.total} ${p.resource} (${p.function})`;
+    } else line = `[${'?'.repeat(ProgressBar.WIDTH)}] ${p.done} ${p.resource} (${p.function})`;
+    if (line === this.last) return;
+    this.last = line;
+    this.stream.write(`\r\x1b[2K${line}`);
+  }
+
+  /** Clears the bar. */
+  done(): void {
+    if (this.stream.isTTY && this.last) this.stream.write('\r\x1b[2K');
+    this.last = '';
+  }
+}

@@ -1,0 +1,419 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { parse } from 'yaml';
+import { allow, defineMutatingWebhook, defineValidatingWebhook, deny } from '../../lib/index.ts';
+import type { AdmissionRequest } from '../../lib/review/schemas.ts';
+import { ProgressBar, renderAudit, runAudit, selectorQuery, summaryLine, type AuditReport } from '../../infra/audit.ts';
+import { loadFunctions } from '../../infra/functions.ts';
+import { identityFromCredentials, inClusterConnection, KubeClient, loadConnection, whoAmI } from '../../infra/kubeapi.ts';
+import { ensureLocalCertificates } from '../../infra/local/certs.ts';
+
+const FIXTURE = fileURLToPath(new URL('../fixtures/audit', import.meta.url));
+const KLW = fileURLToPath(new URL('../../infra/bin/klw.mjs', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'klw-audit-'));
+const TOKEN = 'audit-token';
+const ns = (name: string, labels: Record<string, string> = {}) => ({ metadata: { name, labels } });
+const obj = (namespace: string, name: string, labels: Record<string, string> = {}) => ({ metadata: { namespace, name, labels, uid: `${namespace}-${name}` } });
+
+/** What the fake API server holds, by collection path. */
+const collections: Record<string, Array<Record<string, any>>> = {
+  '/api/v1/namespaces': [ns('on', { 'audit.example.com/enforce': 'on' }), ns('off', { 'audit.example.com/enforce': 'off' }), ns('plain')],
+  '/api/v1/pods': [
+    obj('on', 'p-bad', { tier: 'forbidden', owner: 'a', team: 't' }),
+    obj('on', 'p-ok', { owner: 'a', team: 't' }),
+    obj('on', 'p-noowner', { team: 't' }),
+    obj('on', 'p-exempt', { tier: 'forbidden', 'audit.example.com/exempt': 'yes' }),
+    obj('off', 'p-off-bad', { tier: 'forbidden' }),
+    obj('plain', 'p-plain-bad', { tier: 'forbidden' }),
+  ],
+  '/api/v1/configmaps': [obj('on', 'cm-bad', { tier: 'forbidden', owner: 'a' }), obj('on', 'cm-ok', { owner: 'a' })],
+  '/api/v1/nodes': [{ metadata: { name: 'node-1', labels: {} } }],
+  '/apis/apps/v1/deployments': [obj('on', 'd-bad', { tier: 'forbidden' })],
+};
+const requests: string[] = [];
+const reviewsSeen: AdmissionRequest[] = [];
+
+function discovery(path: string): unknown {
+  const r = (name: string, kind: string, namespaced: boolean, verbs = ['get', 'list', 'update']) => ({ name, kind, namespaced, verbs });
+  if (path === '/api') return { kind: 'APIVersions', versions: ['v1'] };
+  if (path === '/api/v1') {
+    return { kind: 'APIResourceList', groupVersion: 'v1', resources: [r('namespaces', 'Namespace', false), r('pods', 'Pod', true), r('pods/status', 'Pod', true), r('configmaps', 'ConfigMap', true), r('nodes', 'Node', false), r('bindings', 'Binding', true, ['create'])] };
+  }
+  if (path === '/apis') {
+    return {
+      kind: 'APIGroupList',
+      groups: [
+        { name: 'apps', versions: [{ groupVersion: 'apps/v1', version: 'v1' }], preferredVersion: { groupVersion: 'apps/v1', version: 'v1' } },
+        { name: 'metrics.example.com', versions: [{ groupVersion: 'metrics.example.com/v1', version: 'v1' }] },
+      ],
+    };
+  }
+  if (path === '/apis/apps/v1') return { kind: 'APIResourceList', groupVersion: 'apps/v1', resources: [r('deployments', 'Deployment', true)] };
+  return undefined;
+}
+
+function handle(req: IncomingMessage, res: ServerResponse): void {
+  const url = new URL(req.url ?? '/', 'https://127.0.0.1');
+  requests.push(`${req.method} ${url.pathname}${url.search}`);
+  const send = (status: number, body: unknown) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+  if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(401, { kind: 'Status', message: 'Unauthorized', code: 401 });
+  if (req.method === 'POST') {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      if (url.pathname === '/apis/authentication.k8s.io/v1/tokenreviews' && JSON.parse(body).spec.token === TOKEN) {
+        return send(201, { kind: 'TokenReview', status: { authenticated: true, user: { username: 'auditor@example.com', groups: ['auditors', 'system:authenticated'] } } });
+      }
+      send(404, { kind: 'Status', message: 'the server could not find the requested resource', code: 404 });
+    });
+    return;
+  }
+  if (url.pathname === '/apis/metrics.example.com/v1') return send(503, { kind: 'Status', message: 'service unavailable', code: 503 });
+  const found = discovery(url.pathname);
+  if (found) return send(200, found);
+  const items = collections[url.pathname];
+  if (!items) return send(404, { kind: 'Status', message: 'not found', code: 404 });
+  const limit = Number(url.searchParams.get('limit') ?? items.length);
+  const start = Number(url.searchParams.get('continue') ?? 0);
+  const page = items.slice(start, start + limit);
+  const more = start + limit < items.length;
+  send(200, {
+    kind: 'List',
+    apiVersion: 'v1',
+    metadata: more ? { continue: String(start + limit), remainingItemCount: items.length - start - limit } : {},
+    items: structuredClone(page),
+  });
+}
+
+let server: Server;
+let client: KubeClient;
+let kubeconfig = '';
+let caFile = '';
+
+before(async () => {
+  const certs = await ensureLocalCertificates(join(dir, 'certs'), () => {});
+  caFile = certs.caPath;
+  server = createServer({ cert: certs.certPem, key: certs.keyPem }, handle);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(
+    kubeconfig,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'current-context: fake',
+      'clusters:',
+      `- name: fake`,
+      `  cluster: {server: "https://127.0.0.1:${port}/", certificate-authority: certs/ca.crt}`,
+      'users:',
+      `- name: auditor`,
+      `  user: {token: ${TOKEN}}`,
+      `- name: stranger`,
+      `  user: {token: wrong}`,
+      'contexts:',
+      '- {name: fake, context: {cluster: fake, user: auditor, namespace: on}}',
+      '- {name: wrong-user, context: {cluster: fake, user: stranger}}',
+      '',
+    ].join('\n'),
+  );
+  client = new KubeClient(loadConnection({ kubeconfig }));
+});
+after(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const auditor = { username: 'auditor@example.com', groups: ['auditors'] };
+const key = (r: { result: string; function: string; namespace?: string; name: string }) => `${r.result} ${r.function} ${r.namespace ? `${r.namespace}/` : ''}${r.name}`;
+
+describe('klw audit against a fake API server', () => {
+  it('reports exactly what the fixture functions would deny, warn about and patch, paging through lists', async () => {
+    requests.length = 0;
+    const webhooks = (await loadFunctions(FIXTURE)).map((f) => f.webhook) as never[];
+    const report = await runAudit({ client, webhooks, auditor, pageSize: 2 });
+    assert.deepEqual(report.results.map(key).sort(), [
+      // audit-defaults sees pods on CREATE only; every pod in namespace "on" lacks a team label but two.
+      'denied audit-policy on/cm-bad',
+      'denied audit-policy on/p-bad',
+      'patched audit-defaults on/p-exempt',
+      'warned audit-policy on/p-noowner',
+    ]);
+    assert.deepEqual(report.summary, { denied: 2, warned: 1, patched: 1, allowed: 5, skipped: 0, error: 0 });
+    const denied = report.results.find((r) => r.name === 'p-bad')!;
+    assert.equal(denied.message, 'Pod "p-bad" has tier=forbidden');
+    assert.equal(denied.rejected, true);
+    assert.equal(denied.operation, 'UPDATE');
+    assert.deepEqual(report.results.find((r) => r.function === 'audit-defaults')!.patch, [{ op: 'add', path: '/metadata/labels/team', value: 'unassigned' }]);
+    assert.equal(report.results.find((r) => r.function === 'audit-defaults')!.operation, 'CREATE');
+    // Six pods, two per page: three requests for each of the two functions, each asking for the next page.
+    const podLists = requests.filter((r) => r.startsWith('GET /api/v1/pods?'));
+    assert.equal(podLists.length, 6);
+    assert.equal(podLists.filter((r) => /[?&]continue=2(&|$)/.test(r)).length, 2);
+    assert.ok(podLists.every((r) => r.includes('limit=2')));
+    // The objectSelector goes to the API server as a labelSelector.
+    assert.ok(podLists.some((r) => new URL(r.split(' ')[1]!, 'https://x').searchParams.get('labelSelector') === '!audit.example.com/exempt'));
+    // Deployments are not in the rules; the namespace list is read once.
+    assert.ok(!requests.some((r) => r.includes('/deployments')));
+    assert.equal(requests.filter((r) => r.startsWith('GET /api/v1/namespaces?')).length, 2);
+    assert.deepEqual(report.problems, []);
+  });
+
+  it('sends each object as an UPDATE onto itself, the auditor as the user', async () => {
+    reviewsSeen.length = 0;
+    const spy = defineValidatingWebhook({
+      name: 'spy',
+      rules: [{ operations: ['UPDATE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['deployments'], scope: '*' }],
+      namespaceSelector: {},
+      validate: (request) => {
+        reviewsSeen.push(request as AdmissionRequest);
+        return allow();
+      },
+    });
+    const report = await runAudit({ client, webhooks: [spy], auditor });
+    assert.equal(reviewsSeen.length, 1);
+    const request = reviewsSeen[0]!;
+    assert.equal(request.operation, 'UPDATE');
+    assert.deepEqual(request.kind, { group: 'apps', version: 'v1', kind: 'Deployment' });
+    assert.deepEqual(request.resource, { group: 'apps', version: 'v1', resource: 'deployments' });
+    assert.equal(request.namespace, 'on');
+    assert.equal(request.name, 'd-bad');
+    assert.deepEqual(request.userInfo, auditor);
+    assert.deepEqual(request.oldObject, request.object);
+    assert.equal((request.object as any).apiVersion, 'apps/v1');
+    assert.equal((request.object as any).kind, 'Deployment');
+    assert.deepEqual(request.options, { apiVersion: 'meta.k8s.io/v1', kind: 'UpdateOptions' });
+    assert.equal(request.dryRun, false);
+    assert.deepEqual(report.summary.allowed, 1);
+    // A group version that cannot be discovered (an aggregated API that is down) is reported, not fatal.
+    assert.match(report.problems.join('\n'), /discovery of metrics\.example\.com\/v1: .*HTTP 503/);
+  });
+
+  it('namespaceSelector: a Namespace by its own labels, other cluster-scoped objects never exempted; DELETE-only rules list nothing', async () => {
+    const names: string[] = [];
+    const spy = defineValidatingWebhook({
+      name: 'cluster-spy',
+      rules: [
+        { operations: ['*'], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces', 'nodes'], scope: 'Cluster' },
+        { operations: ['DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] },
+      ],
+      namespaceSelector: { matchLabels: { 'audit.example.com/enforce': 'off' } },
+      validate: ({ object }) => {
+        names.push(String((object as any).metadata.name));
+        return deny('no');
+      },
+    });
+    requests.length = 0;
+    const report = await runAudit({ client, webhooks: [spy], auditor });
+    assert.deepEqual(names.sort(), ['node-1', 'off']);
+    assert.equal(report.summary.denied, 2);
+    assert.ok(!requests.some((r) => r.includes('/configmaps')));
+    assert.ok(!requests.some((r) => r.includes('/pods')), 'scope Cluster leaves namespaced resources out');
+  });
+
+  it('a function that fails counts as rejected only under failurePolicy Fail', async () => {
+    const failing = (failurePolicy: 'Fail' | 'Ignore') =>
+      defineMutatingWebhook({
+        name: `fails-${failurePolicy.toLowerCase()}`,
+        rules: [{ operations: ['UPDATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }],
+        namespaceSelector: {},
+        failurePolicy,
+        mutate: () => {
+          throw new Error('boom');
+        },
+      });
+    const report = await runAudit({ client, webhooks: [failing('Fail'), failing('Ignore')], auditor });
+    const byFunction = Object.fromEntries(report.results.map((r) => [r.function, r]));
+    assert.equal(byFunction['fails-fail']!.result, 'denied');
+    assert.equal(byFunction['fails-fail']!.rejected, true);
+    assert.equal(byFunction['fails-ignore']!.rejected, false);
+    assert.equal(byFunction['fails-ignore']!.result, 'warned');
+  });
+
+  it('matchConditions: objects a condition excludes are skipped, as the API server skips the call', async () => {
+    let called = 0;
+    const conditional = defineValidatingWebhook({
+      name: 'conditional',
+      rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+      namespaceSelector: {},
+      matchConditions: [{ name: 'not-ok', expression: "!object.metadata.name.endsWith('-ok')" }],
+      validate: () => {
+        called++;
+        return deny('no');
+      },
+    });
+    const report = await runAudit({ client, webhooks: [conditional], auditor });
+    assert.equal(called, 1);
+    assert.deepEqual(report.results.map(key), ['denied conditional on/cm-bad']);
+    assert.equal(report.summary.skipped, 1);
+  });
+
+  it('reports progress with the total the API server gives', async () => {
+    const seen: string[] = [];
+    const webhooks = (await loadFunctions(FIXTURE, ['audit-policy'])).map((f) => f.webhook) as never[];
+    await runAudit({ client, webhooks, auditor, pageSize: 4, onProgress: (p) => seen.push(`${p.resource} ${p.done}/${p.total ?? '?'}`) });
+    assert.deepEqual(seen.filter((s) => s.startsWith('pods')), ['pods 1/6', 'pods 2/6', 'pods 3/6', 'pods 4/6', 'pods 5/6', 'pods 6/6']);
+    assert.deepEqual(seen.filter((s) => s.startsWith('configmaps')), ['configmaps 1/?', 'configmaps 2/?']);
+  });
+});
+
+describe('klw audit command', () => {
+  /** Runs klw in a child process (the test runner owns this process's stdout); returns exit code, stdout and stderr. */
+  function klw(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      execFile(process.execPath, [KLW, '--root', FIXTURE, 'audit', '--kubeconfig', kubeconfig, ...args], { encoding: 'utf8' }, (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  }
+
+  it('-o json: the report, the auditor from a TokenReview, exit 1 when anything would be denied', async () => {
+    const { code, stdout, stderr } = await klw('-o', 'json', '--page-size', '2');
+    assert.equal(code, 1, stderr);
+    const report = JSON.parse(stdout) as AuditReport;
+    assert.deepEqual(report.auditor, { username: 'auditor@example.com', groups: ['auditors', 'system:authenticated'] });
+    assert.deepEqual(report.results.filter((r) => r.rejected).map(key).sort(), ['denied audit-policy on/cm-bad', 'denied audit-policy on/p-bad']);
+    assert.match(stderr, /audit: 9 objects: 2 denied, 1 warned, 1 patched, 5 allowed, 0 skipped, 0 errors/);
+    assert.match(stderr, /klw: 2 objects would be denied/);
+    assert.match(stderr, /^auditing 2 functions against https:\/\/127\.0\.0\.1:\d+ as auditor@example\.com$/m);
+    assert.doesNotMatch(stderr, /\x1b\[2K/, 'no progress bar when stderr is not a terminal');
+  });
+
+  it('-o yaml and the table', async () => {
+    const yaml = await klw('-o', 'yaml');
+    assert.equal(parse(yaml.stdout).summary.denied, 2);
+    const table = await klw('--as', 'ci-bot', '--as-group', 'ci');
+    assert.equal(table.code, 1);
+    const lines = table.stdout.trim().split('\n');
+    assert.match(lines[0]!, /^RESULT\s+FUNCTION\s+RESOURCE\s+OBJECT\s+MESSAGE$/);
+    assert.ok(lines.some((l) => /^DENIED\s+audit-policy\s+pods\s+on\/p-bad\s+Pod "p-bad" has tier=forbidden$/.test(l)), table.stdout);
+    assert.ok(lines.some((l) => /^PATCHED\s+audit-defaults\s+pods\s+on\/p-exempt\s+patch: add \/metadata\/labels\/team$/.test(l)), table.stdout);
+    assert.match(table.stderr, /as ci-bot/);
+  });
+
+  it('exit 0 when nothing would be denied (patches and warnings only)', async () => {
+    const { code, stderr } = await klw('audit-defaults');
+    assert.equal(code, 0, stderr);
+    assert.match(stderr, /1 patched/);
+  });
+
+  it('fails with one line on bad credentials, an unknown context, a bad page size', async () => {
+    const wrong = await klw('--context', 'wrong-user');
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.stderr, /^klw: \/.*: HTTP 401: Unauthorized$/m);
+    const unknown = await klw('--context', 'nope');
+    assert.match(unknown.stderr, /klw: kubeconfig .* has no context "nope"/);
+    const size = await klw('--page-size', '0');
+    assert.match(size.stderr, /klw: --page-size must be a whole number/);
+  });
+});
+
+describe('audit pieces', () => {
+  it('selectors become labelSelector queries', () => {
+    assert.equal(
+      selectorQuery({ matchLabels: { a: 'b' }, matchExpressions: [{ key: 'c', operator: 'In', values: ['d', 'e'] }, { key: 'f', operator: 'NotIn', values: ['g'] }, { key: 'h', operator: 'Exists' }, { key: 'i', operator: 'DoesNotExist' }] }),
+      'a=b,c in (d,e),f notin (g),h,!i',
+    );
+    assert.equal(selectorQuery(undefined), '');
+  });
+
+  it('the progress bar draws only on a terminal, and clears itself', () => {
+    const writes: string[] = [];
+    const tty = new ProgressBar({ isTTY: true, write: (t: string) => writes.push(t) });
+    tty.update({ function: 'f', resource: 'pods', done: 1, total: 4 });
+    tty.update({ function: 'f', resource: 'pods', done: 4, total: 4 });
+    tty.done();
+    assert.deepEqual(writes, [`\r\x1b[2K[${'#'.repeat(6)}${'.'.repeat(18)}] 1/4 pods (f)`, `\r\x1b[2K[${'#'.repeat(24)}] 4/4 pods (f)`, '\r\x1b[2K']);
+    const quiet: string[] = [];
+    const pipe = new ProgressBar({ isTTY: false, write: (t: string) => quiet.push(t) });
+    pipe.update({ function: 'f', resource: 'pods', done: 1 });
+    pipe.done();
+    assert.deepEqual(quiet, []);
+  });
+
+  it('renders an empty table as nothing and counts in the summary line', () => {
+    const report: AuditReport = { auditor, summary: { denied: 0, warned: 0, patched: 0, allowed: 1, skipped: 2, error: 0 }, results: [], problems: [] };
+    assert.equal(renderAudit(report, 'table'), '');
+    assert.equal(summaryLine(report), 'audit: 3 objects: 0 denied, 0 warned, 0 patched, 1 allowed, 2 skipped, 0 errors');
+  });
+});
+
+describe('kubeconfig and identity', () => {
+  it('reads the current context, files relative to the kubeconfig, inline data, KUBECONFIG lists', () => {
+    const c = loadConnection({ kubeconfig });
+    assert.match(c.server, /^https:\/\/127\.0\.0\.1:\d+$/);
+    assert.match(c.ca!, /BEGIN CERTIFICATE/);
+    assert.equal(c.token, TOKEN);
+    assert.equal(c.namespace, 'on');
+    const other = join(dir, 'other.yaml');
+    writeFileSync(
+      other,
+      JSON.stringify({
+        'current-context': 'data',
+        clusters: [{ name: 'd', cluster: { server: 'https://10.0.0.1', 'certificate-authority-data': Buffer.from('CA').toString('base64'), 'insecure-skip-tls-verify': true } }],
+        users: [{ name: 'u', user: { 'client-certificate-data': Buffer.from('CERT').toString('base64'), 'client-key-data': Buffer.from('KEY').toString('base64') } }],
+        contexts: [{ name: 'data', context: { cluster: 'd', user: 'u' } }],
+      }),
+    );
+    // The first file in KUBECONFIG to set current-context wins.
+    const merged = loadConnection({ env: { KUBECONFIG: `${join(dir, 'missing')}:${other}:${kubeconfig}` } });
+    assert.deepEqual([merged.server, merged.ca, merged.cert, merged.key, merged.insecure], ['https://10.0.0.1', 'CA', 'CERT', 'KEY', true]);
+    assert.equal(loadConnection({ env: { KUBECONFIG: `${other}:${kubeconfig}` }, context: 'fake' }).token, TOKEN);
+    assert.throws(() => loadConnection({ kubeconfig: join(dir, 'missing') }), /kubeconfig .*missing not found/);
+  });
+
+  it('runs exec credential plugins', () => {
+    const plugin = join(dir, 'plugin.sh');
+    writeFileSync(plugin, `#!/bin/sh\necho '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"'"$AUDIT_TOKEN"'"}}'\n`);
+    chmodSync(plugin, 0o755);
+    const failing = join(dir, 'failing.sh');
+    writeFileSync(failing, '#!/bin/sh\necho "no session" >&2\nexit 3\n');
+    chmodSync(failing, 0o755);
+    const file = join(dir, 'exec.yaml');
+    const config = (command: string) =>
+      JSON.stringify({
+        'current-context': 'x',
+        clusters: [{ name: 'c', cluster: { server: 'https://10.0.0.2' } }],
+        users: [{ name: 'u', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command, env: [{ name: 'AUDIT_TOKEN', value: 'from-plugin' }] } } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+      });
+    writeFileSync(file, config('./plugin.sh'));
+    assert.equal(loadConnection({ kubeconfig: file }).token, 'from-plugin');
+    writeFileSync(file, config(failing));
+    assert.throws(() => loadConnection({ kubeconfig: file }), /exec credential plugin .*failing\.sh failed: no session/);
+  });
+
+  it('in-cluster: the service account token, CA and namespace', () => {
+    const sa = join(dir, 'sa');
+    mkdirSync(sa, { recursive: true });
+    writeFileSync(join(sa, 'token'), 'sa-token\n');
+    writeFileSync(join(sa, 'ca.crt'), 'CA');
+    writeFileSync(join(sa, 'namespace'), 'audit\n');
+    const c = inClusterConnection({ KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' }, sa);
+    assert.deepEqual([c.server, c.tokenFile, c.ca, c.namespace], ['https://[fd00::1]:443', join(sa, 'token'), 'CA', 'audit']);
+    assert.throws(() => inClusterConnection({}, sa), /not running in a cluster/);
+    // Without any kubeconfig, loadConnection falls back to the in-cluster configuration.
+    assert.throws(() => loadConnection({ env: { HOME: join(dir, 'nohome') } }), /no kubeconfig .* not running in a cluster/);
+  });
+
+  it('who the auditor is: TokenReview when SelfSubjectReview is missing, else the credentials', async () => {
+    assert.deepEqual(await whoAmI(client), { username: 'auditor@example.com', groups: ['auditors', 'system:authenticated'] });
+    const jwt = ['e30', Buffer.from(JSON.stringify({ sub: 'system:serviceaccount:audit:scanner' })).toString('base64url'), 'sig'].join('.');
+    assert.deepEqual(identityFromCredentials({ server: 'https://x', source: 't', token: jwt }), {
+      username: 'system:serviceaccount:audit:scanner',
+      groups: ['system:serviceaccounts', 'system:serviceaccounts:audit', 'system:authenticated'],
+    });
+    assert.deepEqual(identityFromCredentials({ server: 'https://x', source: 't', username: 'bob', password: 'p' }), { username: 'bob', groups: ['system:authenticated'] });
+    assert.equal(identityFromCredentials({ server: 'https://x', source: 't', token: 'opaque' }), undefined);
+  });
+});
