@@ -13,6 +13,7 @@ import { lintDocuments } from '../lint.ts';
 import { generateManifests } from '../manifests.ts';
 import { renderDocuments } from '../output.ts';
 import { ensureLocalCertificates } from './certs.ts';
+import { answerByMatchConditions } from './match-conditions.ts';
 import type { FunctionPool, Invocation } from './pool.ts';
 import { BAD_GATEWAY, httpFromResult, jsonMessage, type HttpResponse } from './results.ts';
 import { poolsFor } from './runtime.ts';
@@ -174,6 +175,9 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
         send(res, jsonMessage(413, 'Request Too Large'), requestId);
         return;
       }
+      // A review the function's matchConditions exclude is answered as the API server would, without invoking it.
+      const byConditions = answerByMatchConditions(functions.find((f) => f.name === name)?.registration, body, log);
+      if (byConditions) return send(res, byConditions, requestId);
       const event = eventFromHttp(format, {
         method: req.method ?? 'GET',
         path: url.pathname,

@@ -5,7 +5,7 @@ export { compileExpression, isCompileError, matchConditionsEnvironment, noOpinio
 export type { AuthorizationAttributes, AuthorizationDecision, Authorize, CompiledExpression, CompileError } from './cel.ts';
 export { checkInFunctionConditions, checkMatchConditions, MAX_MATCH_CONDITIONS, qualifiedNameProblem } from './rules.ts';
 export type { ConditionProblem } from './rules.ts';
-export { createMatcher, decideMatch, matchConditionsFor, rejectionMessage, skipReason } from './matcher.ts';
-export type { ConditionEvaluation, Matcher, MatchOutcome } from './matcher.ts';
+export { answerWithoutCalling, createMatcher, decideMatch, matchConditionsFor, rejectionMessage, skipReason } from './matcher.ts';
+export type { ConditionEvaluation, Matcher, MatchOutcome, NotCalled } from './matcher.ts';
 export { parseQuantity, Quantity } from './quantity.ts';
 export { enforceMatchConditions } from './enforce.ts';

@@ -123,3 +123,22 @@ export function skipReason(outcome: MatchOutcome): string | undefined {
 export function rejectionMessage(webhookName: string, outcome: { error: string }): string {
   return `Internal error occurred: failed calling webhook "${webhookName}": failed evaluating match conditions: ${outcome.error}`;
 }
+
+/** The answer the API server stands by when matchConditions keep it from calling a webhook. */
+export interface NotCalled {
+  outcome: Exclude<MatchOutcome, { matched: true }>;
+  /** The AdmissionResponse (without uid): allowed when skipped, an internal error when rejected. */
+  response: { allowed: boolean; status?: { code: number; reason: string; message: string } };
+}
+
+/**
+ * Evaluates a registration's matchConditions for a request: undefined when the webhook is
+ * to be called, else the outcome and the answer the API server gives without calling it.
+ */
+export function answerWithoutCalling(registration: AdmissionRegistration, request: AdmissionRequest, authorize?: Authorize): NotCalled | undefined {
+  if (!registration.matchConditions?.length) return undefined;
+  const outcome = matchConditionsFor(registration).evaluate(request, authorize);
+  if ('matched' in outcome && outcome.matched) return undefined;
+  if ('matched' in outcome) return { outcome, response: { allowed: true } };
+  return { outcome, response: { allowed: false, status: { code: 500, reason: 'InternalError', message: rejectionMessage(registration.webhookName, outcome) } } };
+}

@@ -4,7 +4,7 @@ import type { AdmissionWebhook } from '../admission/webhook.ts';
 import type { ConversionWebhook } from '../conversion/webhook.ts';
 import type { EventSource } from '../gateway/sources.ts';
 import { createLogger } from '../log.ts';
-import { describeIssue } from '../review/envelope.ts';
+import { completeAdmissionReview, describeIssue } from '../review/envelope.ts';
 import {
   AdmissionReviewResponseSchema,
   ConversionReviewResponseSchema,
@@ -16,7 +16,7 @@ import {
 } from '../review/schemas.ts';
 import type { HandlerOptions, WebhookHandler } from '../webhook.ts';
 import type { Authorize } from '../matchconditions/cel.ts';
-import { matchConditionsFor, rejectionMessage, skipReason } from '../matchconditions/matcher.ts';
+import { answerWithoutCalling, skipReason } from '../matchconditions/matcher.ts';
 import { lambdaContext, toEvent } from './events.ts';
 
 /** Options of `invoke`. */
@@ -159,20 +159,12 @@ export async function invoke(
  * under Fail; undefined when the webhook is to be called.
  */
 function notCalledByConditions(webhook: AdmissionWebhook, review: AdmissionReview, options: InvokeOptions): AdmissionResult | undefined {
-  const outcome = matchConditionsFor(webhook.registration).evaluate(review.request, options.authorize);
-  if ('matched' in outcome && outcome.matched) return undefined;
-  const rejected = !('matched' in outcome);
-  const response: AdmissionReviewResponse['response'] = { uid: review.request.uid, allowed: !rejected };
-  if (rejected) response.status = { code: 500, reason: 'InternalError', message: rejectionMessage(webhook.registration.webhookName, outcome) };
-  const result: AdmissionResult = {
-    allowed: response.allowed,
-    warnings: [],
-    patch: [],
-    object: review.request.object ?? null,
-    review: { apiVersion: review.apiVersion, kind: 'AdmissionReview', response } as AdmissionReviewResponse,
-  };
-  if (response.status) result.status = response.status;
-  if (rejected) result.matchConditionError = outcome.error;
-  else result.skipped = skipReason(outcome)!;
+  const notCalled = answerWithoutCalling(webhook.registration, review.request, options.authorize);
+  if (!notCalled) return undefined;
+  const out = completeAdmissionReview(review, notCalled.response);
+  const result: AdmissionResult = { allowed: out.response.allowed, warnings: [], patch: [], object: review.request.object ?? null, review: out };
+  if (notCalled.response.status) result.status = notCalled.response.status;
+  if ('matched' in notCalled.outcome) result.skipped = skipReason(notCalled.outcome)!;
+  else result.matchConditionError = notCalled.outcome.error;
   return result;
 }
