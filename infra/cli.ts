@@ -7,6 +7,8 @@ import { formatFinding, lintDocuments, lintFiles, type Finding } from './lint.ts
 import { DEFAULT_CONFIGURATION_NAME, generateManifests, type Endpoints, type ManifestSet } from './manifests.ts';
 import { readDocuments, renderDocuments, writeOutput } from './output.ts';
 import { scaffold } from './scaffold.ts';
+import { runTests } from './test-runner.ts';
+import { packageInfo } from './version.ts';
 import { enforcedWebhooks, forKubeVersion, kubeTargetFrom, lintInFunctionConditions } from './kube-versions.ts';
 import { execFileSync } from 'node:child_process';
 import type { EventSource } from '../lib/gateway/sources.ts';
@@ -68,6 +70,7 @@ export function program(): Command {
   const cli = new Command('klw')
     .description('Kubernetes admission and conversion webhooks as AWS Lambda functions')
     .option('--root <dir>', 'project folder (holds functions/)', process.cwd())
+    .version(packageInfo().version, '-V, --version', 'print the version of kube-lambda-webhooks')
     .showHelpAfterError()
     .exitOverride();
   const root = () => resolve(cli.opts<{ root: string }>().root);
@@ -171,6 +174,25 @@ export function program(): Command {
     .argument('<name>', 'function name (a DNS-1123 label)')
     .action((type: 'validating' | 'mutating' | 'conversion', name: string) => {
       for (const file of scaffold(root(), type, name)) say(`created ${file}`);
+    });
+
+  cli
+    .command('test')
+    .description('run the tests under test/ and functions/ (*.test.ts, .mts, .js, .mjs) with node --test; TypeScript through tsx')
+    .argument('[files...]', 'only these files')
+    .option('--exclude <dirs...>', 'leave these folders out (test/e2e, say)')
+    .option('--concurrency <n>', 'test files run at once', (v: string) => Number.parseInt(v, 10))
+    .option('--reporter <name>', 'node:test reporter', 'spec')
+    .option('--name-pattern <regex>', 'only tests whose name matches')
+    .action(async (files: string[], options: { exclude?: string[]; concurrency?: number; reporter: string; namePattern?: string }) => {
+      const code = await runTests(root(), {
+        files,
+        reporter: options.reporter,
+        ...(options.exclude ? { exclude: options.exclude } : {}),
+        ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+        ...(options.namePattern ? { namePattern: options.namePattern } : {}),
+      });
+      if (code !== 0) throw new KlwError(`tests failed (node --test exited with ${code})`);
     });
 
   cli

@@ -75,7 +75,7 @@ describe('klw command line', () => {
     const original = process.stderr.write.bind(process.stderr);
     process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
     try {
-      return { code: await main(['node', 'klw', '--root', root, ...args]), stderr: writes.join('') };
+      return { code: await main(['node', 'klw', '--root', work, ...args]), stderr: writes.join('') };
     } finally {
       process.stderr.write = original;
     }
@@ -104,7 +104,7 @@ describe('klw command line', () => {
     assert.match(stderr, /^error side-effects bad: /m);
   });
 
-  it('passes lint on the shipped functions', async () => {
+  it('passes lint on the fixture functions and those klw new wrote', async () => {
     const { code, stderr } = await run('lint');
     assert.equal(code, 0, stderr);
   });

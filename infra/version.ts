@@ -1,0 +1,18 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** This package's name and version, read from its package.json (above infra/ in sources, above pkg/infra/ when installed). */
+export function packageInfo(from: string = import.meta.url): { name: string; version: string; dir: string } {
+  let dir = dirname(fileURLToPath(from));
+  for (;;) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'kube-lambda-webhooks' && pkg.version) return { name: pkg.name, version: pkg.version, dir };
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('kube-lambda-webhooks: package.json not found above ' + fileURLToPath(from));
+    dir = parent;
+  }
+}

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { main } from '../../infra/cli.ts';
+import { packageInfo } from '../../infra/version.ts';
+
+const empty = mkdtempSync(join(tmpdir(), 'klw-empty-'));
+after(() => rmSync(empty, { recursive: true, force: true }));
+
+/** Runs klw in-process; returns the exit code and what it wrote. */
+async function run(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const stdout = process.stdout.write.bind(process.stdout);
+  const stderr = process.stderr.write.bind(process.stderr);
+  process.stdout.write = ((chunk: string) => (out.push(String(chunk)), true)) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string) => (err.push(String(chunk)), true)) as typeof process.stderr.write;
+  try {
+    return { code: await main(['node', 'klw', ...args]), stdout: out.join(''), stderr: err.join('') };
+  } finally {
+    process.stdout.write = stdout;
+    process.stderr.write = stderr;
+  }
+}
+
+describe('klw --version', () => {
+  it('prints the version in package.json', async () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const { code, stdout } = await run(flag);
+      assert.equal(code, 0);
+      assert.equal(stdout.trim(), version);
+    }
+    assert.equal(packageInfo().version, version);
+  });
+
+  it('fails when no package.json of this package is above the file', () => {
+    assert.throws(() => packageInfo(`file://${join(empty, 'x.js')}`), /kube-lambda-webhooks: package\.json not found above/);
+  });
+});
+
+describe('a project without functions', () => {
+  for (const setup of ['no functions/ folder', 'an empty functions/ folder', 'folders without an index file']) {
+    it(`gets one line saying where functions go (${setup})`, async () => {
+      rmSync(join(empty, 'functions'), { recursive: true, force: true });
+      if (setup !== 'no functions/ folder') mkdirSync(join(empty, 'functions'));
+      if (setup === 'folders without an index file') mkdirSync(join(empty, 'functions', 'half-done'));
+      for (const command of [['build'], ['manifests', '--base-url', 'https://x.example.com'], ['lint']]) {
+        const { code, stderr } = await run('--root', empty, ...command);
+        assert.equal(code, 1, command.join(' '));
+        assert.equal(stderr, `klw: no functions in ${join(empty, 'functions')}: each function is functions/<name>/index.ts (or .mts, .js, .mjs); add one with \`klw new validating <name>\`\n`);
+      }
+    });
+  }
+});

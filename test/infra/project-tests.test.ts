@@ -1,0 +1,145 @@
+// A project's own tests survive its functions changing: the conformance test this repository
+// runs (test/functions/conformance.test.ts), in a project with other functions, run by `klw test`.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { loadFunctions } from '../../infra/functions.ts';
+import { scaffold } from '../../infra/scaffold.ts';
+import { findTestFiles, testCommand } from '../../infra/test-runner.ts';
+
+const root = process.cwd();
+const KLW = join(root, 'infra', 'bin', 'klw.mjs');
+// Inside the repository, so `kube-lambda-webhooks` resolves to this package's sources.
+const work = mkdtempSync(join(root, '.klw-test-project-'));
+const outside = mkdtempSync(join(tmpdir(), 'klw-no-tsx-'));
+after(() => {
+  rmSync(work, { recursive: true, force: true });
+  rmSync(outside, { recursive: true, force: true });
+});
+
+/** Runs `klw test` in the project the way `npm test` does; returns its exit code and output. */
+function klwTest(dir: string, ...args: string[]): { code: number; out: string } {
+  const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
+  const run = spawnSync(process.execPath, [KLW, '--root', dir, 'test', '--reporter', 'tap', ...args], { cwd: dir, env, encoding: 'utf8' });
+  return { code: run.status ?? 1, out: `${run.stdout}${run.stderr}` };
+}
+
+const write = (file: string, text: string) => {
+  mkdirSync(join(file, '..'), { recursive: true });
+  writeFileSync(file, text);
+};
+
+mkdirSync(join(work, 'test', 'functions'), { recursive: true });
+cpSync(join(root, 'test', 'functions', 'conformance.test.ts'), join(work, 'test', 'functions', 'conformance.test.ts'));
+
+describe('a project whose functions are not the examples', () => {
+  it('passes npm test with functions from klw new of every kind', () => {
+    for (const type of ['validating', 'mutating', 'conversion'] as const) scaffold(work, type, `new-${type}`);
+    const { code, out } = klwTest(work);
+    assert.equal(code, 0, out);
+    for (const name of ['new-validating', 'new-mutating', 'new-conversion']) assert.match(out, new RegExp(`# Subtest: ${name} conformance`));
+    assert.match(out, /round-trips an object through every version it declares/);
+    assert.match(out, /is idempotent/);
+  });
+
+  it('finds .js and .mjs functions too, and checks them', async () => {
+    const js = (name: string) => `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
+export default defineValidatingWebhook({ name: '${name}', rules: [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }], validate: () => allow() });
+`;
+    write(join(work, 'functions', 'plain-js', 'index.js'), js('plain-js'));
+    write(join(work, 'functions', 'plain-mjs', 'index.mjs'), js('plain-mjs'));
+    assert.deepEqual((await loadFunctions(work)).map((f) => [f.name, f.entry.slice(f.entry.lastIndexOf('/') + 1)]), [
+      ['new-conversion', 'index.ts'],
+      ['new-mutating', 'index.ts'],
+      ['new-validating', 'index.ts'],
+      ['plain-js', 'index.js'],
+      ['plain-mjs', 'index.mjs'],
+    ]);
+    const { code, out } = klwTest(work, 'test/functions/conformance.test.ts');
+    assert.equal(code, 0, out);
+    assert.match(out, /# Subtest: plain-js conformance/);
+    assert.match(out, /# Subtest: plain-mjs conformance/);
+  });
+
+  it('fails npm test for a mutating function that is not idempotent, naming it', () => {
+    write(
+      join(work, 'functions', 'counter', 'index.ts'),
+      `import { defineMutatingWebhook } from 'kube-lambda-webhooks';
+// Counts its own calls in an annotation: every call patches again.
+export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }], mutate: (pod) => {
+  const annotations = ((pod.metadata ??= {}).annotations ??= {});
+  annotations.calls = String(Number(annotations.calls ?? 0) + 1);
+} });
+`,
+    );
+    try {
+      const { code, out } = klwTest(work, 'test/functions/conformance.test.ts');
+      assert.notEqual(code, 0, out);
+      assert.match(out, /not ok \d+ - counter conformance/);
+      assert.match(out, /counter: CREATE pods: not idempotent/);
+      assert.match(out, /klw: tests failed/);
+    } finally {
+      rmSync(join(work, 'functions', 'counter'), { recursive: true });
+    }
+  });
+
+  it('fails for a function folder whose entry exports no webhook', () => {
+    write(join(work, 'functions', 'no-export', 'index.ts'), 'export const nothing = 1;\n');
+    try {
+      const { code, out } = klwTest(work, 'test/functions/conformance.test.ts');
+      assert.notEqual(code, 0, out);
+      assert.match(out, /functions\/no-export\/index\.ts must export default the result of defineValidatingWebhook/);
+    } finally {
+      rmSync(join(work, 'functions', 'no-export'), { recursive: true });
+    }
+  });
+
+  it('stays green with every function removed, saying there are none', () => {
+    rmSync(join(work, 'functions'), { recursive: true });
+    for (const type of ['validating', 'mutating', 'conversion']) rmSync(join(work, 'test', 'functions', `new-${type}.test.ts`));
+    const { code, out } = klwTest(work);
+    assert.equal(code, 0, out);
+    assert.match(out, /no functions in .*functions: each function is functions\/<name>\/index\.ts/);
+  });
+});
+
+describe('klw test', () => {
+  it('finds .test.ts, .mts, .js and .mjs files under test/ and functions/, sorted, leaving out excluded folders, dependencies and dot folders', () => {
+    const dir = join(outside, 'find');
+    for (const file of ['test/b.test.ts', 'test/a.test.mjs', 'test/e2e/slow.test.ts', 'test/node_modules/x.test.js', 'test/.cache/y.test.js', 'test/helpers.ts', 'functions/f/f.test.mts', 'functions/f/index.ts', 'other/z.test.js']) write(join(dir, file), '');
+    assert.deepEqual(findTestFiles(dir, { exclude: ['test/e2e'] }), ['functions/f/f.test.mts', 'test/a.test.mjs', 'test/b.test.ts']);
+    assert.deepEqual(findTestFiles(dir), ['functions/f/f.test.mts', 'test/a.test.mjs', 'test/b.test.ts', 'test/e2e/slow.test.ts']);
+  });
+
+  it('loads TypeScript through tsx only when there is TypeScript to load', () => {
+    const dir = join(outside, 'js-only');
+    write(join(dir, 'test', 'a.test.mjs'), '');
+    assert.deepEqual(testCommand(dir, { concurrency: 2 }), ['--test', '--test-reporter=spec', '--test-concurrency=2', 'test/a.test.mjs']);
+    assert.deepEqual(testCommand(work, { files: ['x.test.ts'], namePattern: 'conf' }), ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-name-pattern=conf', 'x.test.ts']);
+  });
+
+  it('says how to install tsx when TypeScript tests cannot be loaded', () => {
+    const dir = join(outside, 'no-tsx');
+    write(join(dir, 'test', 'a.test.ts'), '');
+    assert.throws(() => testCommand(dir), /TypeScript tests need tsx: npm install --save-dev tsx/);
+  });
+
+  it('fails with a message when there are no tests', () => {
+    const dir = join(outside, 'empty');
+    mkdirSync(dir, { recursive: true });
+    const { code, out } = klwTest(dir);
+    assert.equal(code, 1);
+    assert.match(out, /^klw: no test files \(\*\.test\.ts, \.mts, \.js, \.mjs\) under .*test or .*functions$/m);
+  });
+
+  it('passes on the exit code of a failing test file', () => {
+    const dir = join(outside, 'failing');
+    write(join(dir, 'test', 'a.test.mjs'), "import { test } from 'node:test';\ntest('fails', () => { throw new Error('expected'); });\n");
+    const { code, out } = klwTest(dir);
+    assert.equal(code, 1, out);
+    assert.match(out, /klw: tests failed \(node --test exited with 1\)/);
+  });
+});
