@@ -17,6 +17,7 @@ import { answerByMatchConditions } from './match-conditions.ts';
 import type { FunctionPool, Invocation } from './pool.ts';
 import { BAD_GATEWAY, httpFromResult, jsonMessage, type HttpResponse } from './results.ts';
 import { poolsFor } from './runtime.ts';
+import { DEFAULT_TIMEOUTS, dropSlowReader, readBody, refuseAndClose, serverOptions, type ServerTimeouts } from './http.ts';
 
 /** API Gateway's largest request payload (10 MB); bodies past it get 413 before any function runs. */
 export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
@@ -37,6 +38,8 @@ export interface StartApiOptions {
   log?: (line: string) => void;
   /** Where the functions' own log lines go; default stdout. */
   functionLog?: (line: string) => void;
+  /** Client timeouts (default DEFAULT_TIMEOUTS). */
+  timeouts?: Partial<ServerTimeouts>;
 }
 
 /** A running emulator. */
@@ -50,24 +53,7 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
-/** Reads a request body, stopping at `limit` bytes. */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
-  return new Promise((resolvePromise, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        resolvePromise('too-large');
-        req.resume();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolvePromise(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
+export { readBody } from './http.ts';
 
 function rawHeaderPairs(req: IncomingMessage): Array<[string, string]> {
   const pairs: Array<[string, string]> = [];
@@ -89,9 +75,10 @@ export function responseFor(format: EventSource, outcome: Invocation): HttpRespo
   }
 }
 
-function send(res: ServerResponse, response: HttpResponse, requestId: string): void {
+function send(res: ServerResponse, response: HttpResponse, requestId: string, sendMs: number): void {
   res.writeHead(response.status, { ...response.headers, 'content-length': response.body.length, 'apigw-requestid': requestId });
   res.end(response.body);
+  dropSlowReader(res, sendMs);
 }
 
 /** `https://127.0.0.1:3443`, with IPv6 hosts in brackets and wildcard hosts as loopback. */
@@ -160,24 +147,26 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const certs = await ensureLocalCertificates(stateDir);
   const pools = poolsFor(root, functions.map((f) => f.registration), options.concurrency, options.functionLog);
 
-  const server: Server = createHttpsServer({ key: certs.keyPem, cert: certs.certPem }, (req, res) => {
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const server: Server = createHttpsServer({ key: certs.keyPem, cert: certs.certPem, ...serverOptions(timeouts) }, (req, res) => {
     void (async () => {
       const requestId = randomUUID();
       const url = new URL(req.url ?? '/', 'https://localhost');
       const name = url.pathname.split('/')[1] ?? '';
       const pool = pools.get(name);
       if (!pool) {
-        send(res, jsonMessage(404, 'Not Found'), requestId);
+        send(res, jsonMessage(404, 'Not Found'), requestId, timeouts.sendMs);
         return;
       }
       const body = await readBody(req, MAX_REQUEST_BYTES);
       if (body === 'too-large') {
-        send(res, jsonMessage(413, 'Request Too Large'), requestId);
+        const tooLarge = jsonMessage(413, 'Request Too Large');
+        refuseAndClose(req, res, tooLarge.status, { ...(tooLarge.headers as Record<string, string>), 'apigw-requestid': requestId }, tooLarge.body);
         return;
       }
       // A review the function's matchConditions exclude is answered as the API server would, without invoking it.
       const byConditions = answerByMatchConditions(functions.find((f) => f.name === name)?.registration, body, log);
-      if (byConditions) return send(res, byConditions, requestId);
+      if (byConditions) return send(res, byConditions, requestId, timeouts.sendMs);
       const event = eventFromHttp(format, {
         method: req.method ?? 'GET',
         path: url.pathname,
@@ -189,7 +178,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       });
       const outcome = await pool.invoke(event, requestId);
       const response = responseFor(format, outcome);
-      send(res, response, requestId);
+      send(res, response, requestId, timeouts.sendMs);
       log(
         JSON.stringify({
           msg: 'request',
@@ -204,11 +193,10 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
         }),
       );
     })().catch((err: unknown) => {
-      if (!res.headersSent) send(res, BAD_GATEWAY, 'error');
+      if (!res.headersSent) send(res, BAD_GATEWAY, 'error', timeouts.sendMs);
       log(JSON.stringify({ msg: 'emulator fault', error: String(err) }));
     });
   });
-  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolvePromise, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 3443, host, () => resolvePromise());

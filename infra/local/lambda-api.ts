@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { buildAll } from '../build.ts';
 import { loadFunctions } from '../functions.ts';
-import { MAX_REQUEST_BYTES, readBody } from './api.ts';
+import { DEFAULT_TIMEOUTS, dropSlowReader, readBody, refuseAndClose, serverOptions, type ServerTimeouts } from './http.ts';
 import type { FunctionPool, Invocation } from './pool.ts';
 import { poolsFor } from './runtime.ts';
 
@@ -16,6 +16,8 @@ export interface StartLambdaOptions {
   concurrency?: number;
   build?: boolean;
   log?: (line: string) => void;
+  /** Client timeouts (default DEFAULT_TIMEOUTS). */
+  timeouts?: Partial<ServerTimeouts>;
 }
 
 /** A running Invoke API. */
@@ -26,17 +28,23 @@ export interface RunningLambda {
   close(): Promise<void>;
 }
 
+/** Lambda's payload limit for synchronous invocations: 6 MB (6,291,456 bytes). */
+export const MAX_PAYLOAD_BYTES = 6 * 1024 * 1024;
+
 const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
 
-function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
-}
-
-/** An error the Lambda service itself returns, in the shape the AWS SDK parses. */
-function serviceError(res: ServerResponse, status: number, type: string, message: string, requestId: string): void {
-  reply(res, status, { Type: 'User', message }, { 'x-amzn-errortype': type, 'x-amzn-requestid': requestId });
+/** JSON replies, each dropped if the client has not taken it within `sendMs`. */
+function replies(sendMs: number) {
+  const reply = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
+    const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+    res.end(text);
+    dropSlowReader(res, sendMs);
+  };
+  /** An error the Lambda service itself returns, in the shape the AWS SDK parses. */
+  const serviceError = (res: ServerResponse, status: number, type: string, message: string, requestId: string): void =>
+    reply(res, status, { Type: 'User', message }, { 'x-amzn-errortype': type, 'x-amzn-requestid': requestId });
+  return { reply, serviceError };
 }
 
 /** The function error Lambda returns when the execution environment died (exited, or was killed past its memory size). */
@@ -45,9 +53,14 @@ export function crashPayload(outcome: Extract<Invocation, { kind: 'crash' }>, re
   return { errorType: 'Runtime.ExitError', errorMessage: `RequestId: ${requestId} Error: Runtime exited: ${outcome.message}` };
 }
 
-/** Function name from a path segment holding a name, a partial ARN or a full ARN. */
-export function functionNameOf(segment: string): string {
-  const decoded = decodeURIComponent(segment);
+/** Function name from a path segment holding a name, a partial ARN or a full ARN; undefined when its %-escapes are malformed. */
+export function functionNameOf(segment: string): string | undefined {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
   const arn = /:function:([^:]+)/.exec(decoded);
   return arn ? arn[1]! : decoded.split(':')[0]!;
 }
@@ -64,16 +77,22 @@ export async function startLambda(options: StartLambdaOptions): Promise<RunningL
   if (options.build !== false) await buildAll(root, functions);
   const pools = poolsFor(root, functions.map((f) => f.registration), options.concurrency);
 
-  const server: Server = createServer((req, res) => {
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const { reply, serviceError } = replies(timeouts.sendMs);
+  const server: Server = createServer(serverOptions(timeouts), (req, res) => {
     void (async () => {
       const requestId = randomUUID();
       const match = INVOKE_PATH.exec(new URL(req.url ?? '/', 'http://localhost').pathname);
       if (req.method !== 'POST' || !match) return serviceError(res, 404, 'UnknownOperationException', `unknown operation ${req.method} ${req.url}`, requestId);
       const name = functionNameOf(match[1]!);
+      if (name === undefined) return serviceError(res, 400, 'InvalidParameterValueException', `function name ${JSON.stringify(match[1])} has a malformed %-escape`, requestId);
       const pool = pools.get(name);
       if (!pool) return serviceError(res, 404, 'ResourceNotFoundException', `Function not found: arn:aws:lambda:us-east-1:123456789012:function:${name}`, requestId);
-      const body = await readBody(req, MAX_REQUEST_BYTES);
-      if (body === 'too-large') return serviceError(res, 413, 'RequestTooLargeException', 'Request must be smaller than 6291456 bytes for the InvokeFunction operation', requestId);
+      const body = await readBody(req, MAX_PAYLOAD_BYTES);
+      if (body === 'too-large') {
+        const text = JSON.stringify({ Type: 'User', message: `Request must be smaller than ${MAX_PAYLOAD_BYTES} bytes for the InvokeFunction operation` });
+        return refuseAndClose(req, res, 413, { 'content-type': 'application/json', 'x-amzn-errortype': 'RequestTooLargeException', 'x-amzn-requestid': requestId }, text);
+      }
       let event: unknown = null;
       if (body.length) {
         try {
