@@ -32,15 +32,18 @@ function gate(matcher: Matcher, webhookName: string, request: AdmissionRequest, 
  * evaluation error follows failurePolicy. Use it as
  * `defineValidatingWebhook(enforceMatchConditions({ ..., matchConditions, validate }))`.
  */
-export function enforceMatchConditions<D extends Definition>(definition: D): D {
+export function enforceMatchConditions<D extends Definition>(definition: D): D & { enforceMatchConditions: true } {
   const isMutating = 'mutate' in definition;
   // The defaults the registration will get (failurePolicy by type, the webhook name).
   const { failurePolicy, webhookName } = completeAdmissionRegistration(isMutating ? 'mutating' : 'validating', definition);
-  const matcher = createMatcher(definition.matchConditions ?? [], failurePolicy, { skipAuthorizer: true });
+  const matcher = createMatcher(definition.matchConditions ?? [], failurePolicy, { skipAuthorizer: true, typeCheck: false });
+  type Enforcing = D & { enforceMatchConditions: true };
   if (isMutating) {
     const { mutate } = definition as MutatingWebhookDefinition<any>;
-    return { ...definition, enforceMatchConditions: true, mutate: (object, request, ctx) => gate(matcher, webhookName, request as AdmissionRequest, ctx) ?? mutate(object, request, ctx) };
+    const wrapped: MutatingWebhookDefinition<any>['mutate'] = (object, request, ctx) => gate(matcher, webhookName, request as AdmissionRequest, ctx) ?? mutate(object, request, ctx);
+    return { ...definition, enforceMatchConditions: true, mutate: wrapped } as Enforcing;
   }
   const { validate } = definition as ValidatingWebhookDefinition<any>;
-  return { ...definition, enforceMatchConditions: true, validate: (request, ctx) => gate(matcher, webhookName, request as AdmissionRequest, ctx) ?? validate(request, ctx) };
+  const wrapped: ValidatingWebhookDefinition<any>['validate'] = (request, ctx) => gate(matcher, webhookName, request as AdmissionRequest, ctx) ?? validate(request, ctx);
+  return { ...definition, enforceMatchConditions: true, validate: wrapped } as Enforcing;
 }

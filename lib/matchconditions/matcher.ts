@@ -68,12 +68,13 @@ function broken(message: string): CompiledExpression {
 
 /**
  * Compiles conditions into a matcher. `skipAuthorizer` leaves out conditions that use
- * `authorizer` (in-function enforcement, where no authorizer exists).
+ * `authorizer` (in-function enforcement, where no authorizer exists); `typeCheck: false`
+ * only parses them.
  */
-export function createMatcher(conditions: MatchCondition[], failurePolicy: 'Fail' | 'Ignore' = 'Fail', options: { skipAuthorizer?: boolean } = {}): Matcher {
+export function createMatcher(conditions: MatchCondition[], failurePolicy: 'Fail' | 'Ignore' = 'Fail', options: { skipAuthorizer?: boolean; typeCheck?: boolean } = {}): Matcher {
   const compiled = conditions
     .map((c) => {
-      const result = compileExpression(c.expression.trim());
+      const result = compileExpression(c.expression.trim(), { typeCheck: options.typeCheck !== false });
       return { name: c.name, program: isCompileError(result) ? broken(result.message) : result };
     })
     .filter((c) => !(options.skipAuthorizer && c.program.usesAuthorizer));

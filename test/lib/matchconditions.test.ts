@@ -325,6 +325,13 @@ describe('the matchConditions CEL environment', () => {
     it(`${expression} fails to evaluate`, () => assert.throws(() => run(expression), (err: { summary?: string; message: string }) => error.test(err.summary ?? err.message)));
   }
 
+  it('typeCheck: false only parses (in-function enforcement)', () => {
+    const unchecked = compileExpression("request.operation + 1 == ''", { typeCheck: false });
+    assert.ok(!isCompileError(unchecked) && unchecked.type === 'unchecked');
+    assert.ok(isCompileError(compileExpression("request.operation + 1 == ''")));
+    assert.ok(isCompileError(compileExpression('1 +', { typeCheck: false })));
+  });
+
   it('reports whether an expression uses the authorizer', () => {
     const uses = compileExpression("authorizer.path('/x').check('get').allowed()");
     const not = compileExpression("object.metadata.name == 'authorizer'");
