@@ -20,6 +20,7 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { awsClients, deployedEndpoints, updateChangedCode } from './deploy.ts';
 import { checkServerless, lambdaName, readServerless, runServerless } from './serverless.ts';
 import { smoke } from './smoke.ts';
+import { addSecretCommands, DEFAULT_STATE_DIR, ensureTargetPathSecret, smokePathSecret, withPathSecret, writePrivateOutput, type PathSecretOptions } from './secret-commands.ts';
 import { DEFAULT_PAGE_SIZE, ProgressBar, renderAudit, runAudit, summaryLine } from './audit.ts';
 import { KubeClient, loadConnection, whoAmI } from './kubeapi.ts';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
@@ -94,13 +95,20 @@ export function program(): Command {
     .option('--out <file>', 'write here instead of stdout')
     .option('--crd-patches <dir>', 'also write <crd>.conversion-patch.yaml files for kubectl patch --type merge')
     .option('--name <name>', 'name of the webhook configurations', DEFAULT_CONFIGURATION_NAME)
+    .addOption(new Option('--path-secret <source>', 'path secret in clientConfig.url: a placeholder to replace, the local one (--state-dir), the deployed one from SSM (--stage, --region), or none').choices(['placeholder', 'local', 'ssm', 'none']).default('placeholder'))
+    .option('--state-dir <dir>', 'local state directory, for --path-secret local', DEFAULT_STATE_DIR)
+    .option('--stage <stage>', 'Serverless stage, for --path-secret ssm', 'dev')
+    .option('--region <region>', 'AWS region, for --path-secret ssm', process.env.AWS_REGION ?? 'us-east-1')
     .addOption(new Option('--format <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
     .option('--kube-version <X.Y>', 'write only the fields this Kubernetes version knows (matchConditions need 1.28, or 1.27 with the feature gate)')
     .option('--feature-gates <gates>', 'feature gates on in the target API server, as kube-apiserver takes them (AdmissionWebhookMatchConditions=true)')
     .action(async (options: { baseUrl?: string; functionUrls?: string; caBundle?: string; out?: string; crdPatches?: string; name: string; format: 'yaml' | 'json'; kubeVersion?: string; featureGates?: string }) => {
       if (!options.baseUrl === !options.functionUrls) throw new KlwError('give exactly one of --base-url or --function-urls');
       const target = kubeTargetFrom(options);
-      const set = await manifestsFor(root(), endpointsFrom(options), options.name);
+      const secretOptions = options as typeof options & PathSecretOptions;
+      if (secretOptions.pathSecret === 'ssm') secretOptions.service = String(readServerless(root()).service);
+      const set = await manifestsFor(root(), await withPathSecret(endpointsFrom(options), undefined, secretOptions), options.name);
+      if (secretOptions.pathSecret === 'placeholder' && JSON.stringify(set.documents).includes('__KLW_PATH_SECRET__')) say('clientConfig.url holds the placeholder __KLW_PATH_SECRET__; --path-secret local or ssm writes the secret');
       if (target) {
         const versioned = forKubeVersion(set.documents, target, enforcedWebhooks((await loadFunctions(root())).map((f) => f.registration)));
         reportFindings(versioned.findings);
@@ -234,28 +242,35 @@ export function program(): Command {
         await updateChangedCode(root(), clients, target, registrations, (u) => say(`  ${u.name.padEnd(28)} ${u.updated ? 'updated' : 'unchanged'}`));
         return;
       }
+      const secrets = await ensureTargetPathSecret(target, registrations);
       say(`serverless deploy --stage ${target.stage} --region ${target.region}`);
       const args = ['deploy', '--stage', target.stage, '--region', target.region, ...(options.functionUrls ? ['--param', 'functionUrls=true'] : [])];
       const out = await runServerless(root(), args);
       process.stderr.write(out.stdout + out.stderr);
       if (out.code !== 0) throw new KlwError(`serverless deploy failed (exit ${out.code})`);
       const endpoints = await deployedEndpoints(clients, target, registrations, options.functionUrls === true);
+      if (secrets) endpoints.pathSecret = secrets.current;
       if (options.caBundle) endpoints.caBundlePem = endpointsFrom({ caBundle: options.caBundle }).caBundlePem!;
       const set = await manifestsFor(root(), endpoints);
-      writeOutput(renderDocuments(set.documents, 'yaml'), resolve(root(), options.out));
+      // The URLs hold the path secret: the file is written readable by its owner only.
+      writePrivateOutput(resolve(root(), options.out), renderDocuments(set.documents, 'yaml'));
       say(`wrote ${options.out}; register with: kubectl apply -f ${options.out}`);
     });
 
+  addSecretCommands(cli, () => String(readServerless(root()).service), say);
+
   awsOptions(cli.command('smoke').description('invoke every function through the Lambda Invoke API with a sample review and check the answer'))
     .option('--endpoint <url>', 'a Lambda endpoint, such as klw local start-lambda (http://127.0.0.1:3001)')
-    .action(async (options: { stage: string; region: string; endpoint?: string }) => {
+    .option('--state-dir <dir>', 'local state directory holding the path secret, with --endpoint', DEFAULT_STATE_DIR)
+    .action(async (options: { stage: string; region: string; endpoint?: string; stateDir: string }) => {
       const registrations = (await loadFunctions(root())).map((f) => f.registration);
       const client = options.endpoint
         ? new LambdaClient({ endpoint: options.endpoint, region: options.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
         : new LambdaClient({ region: options.region });
       const service = options.endpoint ? '' : String(readServerless(root()).service);
       const name = (fn: string) => (options.endpoint ? fn : lambdaName(service, options.stage, fn));
-      const results = await smoke(client, registrations, name, (r) => say(`  ${r.ok ? 'ok  ' : 'FAIL'} ${r.name.padEnd(28)} ${r.detail} (${Math.round(r.durationMs)} ms)`));
+      const secret = await smokePathSecret(options, service);
+      const results = await smoke(client, registrations, name, (r) => say(`  ${r.ok ? 'ok  ' : 'FAIL'} ${r.name.padEnd(28)} ${r.detail} (${Math.round(r.durationMs)} ms)`), secret);
       const failures = results.filter((r) => !r.ok).length;
       say(`smoke: ${results.length - failures} passed, ${failures} failed`);
       if (failures) throw new KlwError(`${failures} function${failures > 1 ? 's' : ''} failed the smoke test`);

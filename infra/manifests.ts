@@ -4,6 +4,7 @@ import { parseAllDocuments } from 'yaml';
 import type { AdmissionRegistration, ConversionRegistration, Registration } from '../lib/registration.ts';
 import { KlwError } from './functions.ts';
 import { validateWebhookUrl } from '../lib/k8s/url.ts';
+import { usesPathSecret } from './secrets.ts';
 
 /** Where the functions are reachable. */
 export interface Endpoints {
@@ -13,6 +14,11 @@ export interface Endpoints {
   functionUrls?: Record<string, string>;
   /** PEM of the CA that signed the endpoints' certificate; empty means the system roots. */
   caBundlePem?: string;
+  /**
+   * The path secret (or PATH_SECRET_PLACEHOLDER) appended to the URL of every function that
+   * checks one (`<url>/<secret>`, see usesPathSecret); unset writes the URLs without it.
+   */
+  pathSecret?: string;
 }
 
 /** Name of the generated Mutating/ValidatingWebhookConfiguration objects. */
@@ -43,8 +49,18 @@ export function functionUrl(name: string, endpoints: Endpoints): string {
   return url;
 }
 
-function clientConfig(url: string, endpoints: Endpoints): Record<string, string> {
-  const config: Record<string, string> = { url };
+/** The URL registered for a function: its URL, plus `/<secret>` when it checks a path secret and one is given. */
+export function registeredUrl(reg: Registration, endpoints: Endpoints): string {
+  const url = functionUrl(reg.name, endpoints);
+  if (!endpoints.pathSecret || !usesPathSecret(reg)) return url;
+  const withSecret = `${url.replace(/\/+$/, '')}/${endpoints.pathSecret}`;
+  // The secret itself is never part of an error message.
+  if (checkWebhookUrl(withSecret)) throw new KlwError(`function ${reg.name}: the path secret does not fit in its URL`);
+  return withSecret;
+}
+
+function clientConfig(reg: Registration, endpoints: Endpoints): Record<string, string> {
+  const config: Record<string, string> = { url: registeredUrl(reg, endpoints) };
   if (endpoints.caBundlePem) config.caBundle = Buffer.from(endpoints.caBundlePem, 'utf8').toString('base64');
   return config;
 }
@@ -53,7 +69,7 @@ function clientConfig(url: string, endpoints: Endpoints): Record<string, string>
 export function admissionWebhookEntry(reg: AdmissionRegistration, endpoints: Endpoints): Record<string, unknown> {
   const entry: Record<string, unknown> = {
     name: reg.webhookName,
-    clientConfig: clientConfig(functionUrl(reg.name, endpoints), endpoints),
+    clientConfig: clientConfig(reg, endpoints),
     rules: reg.rules,
     namespaceSelector: reg.namespaceSelector,
   };
@@ -75,7 +91,7 @@ export function conversionSpec(reg: ConversionRegistration, endpoints: Endpoints
     strategy: 'Webhook',
     webhook: {
       conversionReviewVersions: reg.conversionReviewVersions,
-      clientConfig: clientConfig(functionUrl(reg.name, endpoints), endpoints),
+      clientConfig: clientConfig(reg, endpoints),
     },
   };
 }

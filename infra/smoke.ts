@@ -4,6 +4,7 @@ import type { AdmissionReview, ConversionReview, KubeObject } from '../lib/revie
 import { toEvent } from '../lib/testing/events.ts';
 import { readAnswer } from '../lib/testing/invoke.ts';
 import { admissionReview, conversionReview } from '../lib/testing/reviews.ts';
+import { usesPathSecret } from './secrets.ts';
 
 /** The outcome of smoke-testing one function. */
 export interface SmokeResult {
@@ -34,16 +35,19 @@ export function sampleReview(reg: Registration): AdmissionReview | ConversionRev
 
 /**
  * Invokes every function through the Lambda Invoke API with a sample review in an HTTP API
- * event and checks the answer by the API server's rules, before anything is registered.
+ * event (its path carrying `pathSecret` when given) and checks the answer by the API
+ * server's rules, before anything is registered.
  */
-export async function smoke(client: LambdaClient, registrations: Registration[], functionName: (name: string) => string, onResult: (r: SmokeResult) => void = () => {}): Promise<SmokeResult[]> {
+export async function smoke(client: LambdaClient, registrations: Registration[], functionName: (name: string) => string, onResult: (r: SmokeResult) => void = () => {}, pathSecret?: string): Promise<SmokeResult[]> {
   const results: SmokeResult[] = [];
   for (const reg of registrations) {
     const started = performance.now();
     let result: SmokeResult;
     try {
       const review = sampleReview(reg);
-      const event = toEvent(review, { path: reg.path, timeout: `${reg.timeoutSeconds}s` });
+      // The path secret rides in the path, as in the registered URL.
+      const path = pathSecret && usesPathSecret(reg) ? `${reg.path}/${pathSecret}` : reg.path;
+      const event = toEvent(review, { path, timeout: `${reg.timeoutSeconds}s` });
       const out = await client.send(new InvokeCommand({ FunctionName: functionName(reg.name), Payload: Buffer.from(JSON.stringify(event)) }));
       const payload = out.Payload ? Buffer.from(out.Payload).toString('utf8') : 'null';
       if (out.FunctionError) throw new Error(`function error: ${payload}`);

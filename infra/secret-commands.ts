@@ -1,0 +1,140 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import type { Command } from 'commander';
+import type { Registration } from '../lib/registration.ts';
+import { KlwError } from './functions.ts';
+import { writePrivate } from './local/certs.ts';
+import type { Endpoints } from './manifests.ts';
+import {
+  ensureDeployedPathSecret,
+  ensureLocalPathSecret,
+  localPathSecretFile,
+  pathSecretParameterName,
+  PATH_SECRET_PLACEHOLDER,
+  readDeployedPathSecret,
+  retireDeployedPathSecret,
+  retireLocalPathSecret,
+  rotateDeployedPathSecret,
+  rotateLocalPathSecret,
+  usesPathSecret,
+  type PathSecrets,
+  type SecretChange,
+} from './secrets.ts';
+
+/** Where `klw manifests` takes the path secret for clientConfig.url from. */
+export type PathSecretSource = 'placeholder' | 'local' | 'ssm' | 'none';
+
+/** The options of `klw manifests` that choose the path secret. */
+export interface PathSecretOptions {
+  pathSecret: PathSecretSource;
+  stateDir: string;
+  stage: string;
+  region: string;
+  /** serverless.yml's service, for `ssm`. */
+  service?: string;
+}
+
+/** Default local state directory, shared with the emulator's `--state-dir`. */
+export const DEFAULT_STATE_DIR = '.klw/local';
+
+/** A deployed service: its name, stage and region. */
+export interface SecretTarget {
+  service: string;
+  stage: string;
+  region: string;
+}
+
+/**
+ * The endpoints with the path secret the options ask for: the local one (created if missing),
+ * the deployed one from SSM, a placeholder, or none. Functions registered with `auth: 'none'`
+ * never get one (nor is one looked up when `registrations` are given and all are such).
+ */
+export async function withPathSecret(endpoints: Endpoints, registrations: Registration[] | undefined, options: PathSecretOptions, ssm?: SSMClient): Promise<Endpoints> {
+  if (options.pathSecret === 'none' || (registrations && !registrations.some(usesPathSecret))) return endpoints;
+  if (options.pathSecret === 'placeholder') return { ...endpoints, pathSecret: PATH_SECRET_PLACEHOLDER };
+  if (options.pathSecret === 'local') return { ...endpoints, pathSecret: ensureLocalPathSecret(options.stateDir).current };
+  if (!options.service) throw new KlwError('--path-secret ssm needs the service name (serverless.yml)');
+  const name = pathSecretParameterName(options.service, options.stage);
+  const secrets = await readDeployedPathSecret(ssm ?? new SSMClient({ region: options.region }), name);
+  if (!secrets) throw new KlwError(`SSM parameter ${name} does not exist in ${options.region}; klw deploy --stage ${options.stage} creates it`);
+  return { ...endpoints, pathSecret: secrets.current };
+}
+
+/**
+ * `klw deploy`'s first step: the service's path secret exists in SSM before the functions
+ * that read it are deployed (created when missing); undefined when no function uses one.
+ */
+export async function ensureTargetPathSecret(target: SecretTarget, registrations: Registration[], ssm: SSMClient = new SSMClient({ region: target.region })): Promise<PathSecrets | undefined> {
+  if (!registrations.some(usesPathSecret)) return undefined;
+  return ensureDeployedPathSecret(ssm, pathSecretParameterName(target.service, target.stage));
+}
+
+/**
+ * The current path secret for `klw smoke`: with `--endpoint` (the local emulator) the one in
+ * the state directory, if any; otherwise the deployed one in SSM, if any.
+ */
+export async function smokePathSecret(options: { endpoint?: string; stateDir: string; stage: string; region: string }, service: string, ssm?: SSMClient): Promise<string | undefined> {
+  if (options.endpoint) return existsSync(localPathSecretFile(options.stateDir)) ? ensureLocalPathSecret(options.stateDir).current : undefined;
+  const secrets = await readDeployedPathSecret(ssm ?? new SSMClient({ region: options.region }), pathSecretParameterName(service, options.stage));
+  return secrets?.current;
+}
+
+/** Writes manifests that hold a secret: mode 0600, atomically. */
+export function writePrivateOutput(file: string, text: string): void {
+  mkdirSync(dirname(file), { recursive: true });
+  writePrivate(file, text);
+}
+
+/** What `klw secret rotate|retire` acts on. */
+export interface SecretCommandOptions {
+  stage: string;
+  region: string;
+  local?: boolean;
+  stateDir: string;
+}
+
+/** Runs `klw secret rotate` or `klw secret retire` and returns the lines that tell what to do next. */
+export async function runSecretCommand(action: 'rotate' | 'retire', options: SecretCommandOptions, service: () => string, ssm?: SSMClient): Promise<string[]> {
+  let change: SecretChange;
+  let where: string;
+  if (options.local) {
+    where = `${options.stateDir} (local)`;
+    change = action === 'rotate' ? rotateLocalPathSecret(options.stateDir) : retireLocalPathSecret(options.stateDir);
+  } else {
+    const name = pathSecretParameterName(service(), options.stage);
+    where = `SSM parameter ${name} (${options.region})`;
+    const client = ssm ?? new SSMClient({ region: options.region });
+    change = action === 'rotate' ? await rotateDeployedPathSecret(client, name) : await retireDeployedPathSecret(client, name);
+  }
+  const stageFlag = options.local ? '--local' : `--stage ${options.stage}`;
+  const manifests = options.local ? `klw manifests --path-secret local --state-dir ${options.stateDir} --base-url <url> (or restart klw local start-api)` : `klw deploy --stage ${options.stage} (or klw manifests --path-secret ssm --stage ${options.stage} --base-url <url>)`;
+  if (action === 'rotate') {
+    return [
+      `${where}: ${change.before ? 'new current secret; the previous one stays valid' : 'created a path secret'}`,
+      `next: ${manifests}, then kubectl apply the manifests`,
+      `then: klw secret retire ${stageFlag} (the previous secret stops working${options.local ? '' : ' within 5 minutes'})`,
+    ];
+  }
+  return [`${where}: previous secret retired; only the current one is accepted${options.local ? ' (restart klw local start-api)' : ' (running functions within 5 minutes)'}`];
+}
+
+/** Adds `klw secret rotate` and `klw secret retire`. */
+export function addSecretCommands(cli: Command, service: () => string, say: (line: string) => void): void {
+  const secret = cli.command('secret').description('manage the path secret in the webhook URLs (<url>/<name>/<secret>)');
+  for (const [action, description] of [
+    ['rotate', 'make a new current path secret and keep the old one valid as previous'],
+    ['retire', 'drop the previous path secret once the new URLs are registered'],
+  ] as const) {
+    secret
+      .command(action)
+      .description(description)
+      .option('--stage <stage>', 'Serverless stage', 'dev')
+      .option('--region <region>', 'AWS region', process.env.AWS_REGION ?? 'us-east-1')
+      .option('--local', 'the local secret of the emulator instead of the deployed one')
+      .option('--state-dir <dir>', 'local state directory, with --local', DEFAULT_STATE_DIR)
+      .action(async (options: SecretCommandOptions) => {
+        for (const line of await runSecretCommand(action, options, service)) say(line);
+      });
+  }
+}

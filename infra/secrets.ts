@@ -1,0 +1,184 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, lstatSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { GetParameterCommand, ParameterNotFound, PutParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import { AuthConfigError, parsePathSecrets } from '../lib/auth.ts';
+import type { Registration } from '../lib/registration.ts';
+import { KlwError } from './functions.ts';
+import { readPrivate, writePrivate } from './local/certs.ts';
+
+export { PATH_SECRET_ENV, PATH_SECRET_SSM_ENV } from '../lib/auth.ts';
+
+/** Bytes of randomness in a new path secret: 256 bits, twice the 128 the secret must carry at least. */
+export const PATH_SECRET_BYTES = 32;
+
+/** File in the local state directory (`.klw/local`) that holds the local path secret(s). */
+export const LOCAL_PATH_SECRET_FILE = 'path-secret';
+
+/**
+ * Written into clientConfig.url instead of the secret by `klw manifests --path-secret placeholder`
+ * (URL-safe, so the manifests still pass the URL rules); replace it before applying.
+ */
+export const PATH_SECRET_PLACEHOLDER = '__KLW_PATH_SECRET__';
+
+/**
+ * The SSM parameter name of a deployed service's path secret; serverless.yml gives the
+ * functions the same name in KLW_PATH_SECRET_SSM (see PATH_SECRET_PARAMETER_SLS).
+ */
+export function pathSecretParameterName(service: string, stage: string): string {
+  return `/kube-lambda-webhooks/${service}/${stage}/path-secret`;
+}
+
+/** The same name written with Serverless Framework variables, for `provider.environment` in serverless.yml. */
+export const PATH_SECRET_PARAMETER_SLS = '/kube-lambda-webhooks/${self:service}/${sls:stage}/path-secret';
+
+/** True when a function's URL carries the path secret: every function but those registered with `auth: 'none'`. */
+export function usesPathSecret(registration: Registration): boolean {
+  return registration.auth !== 'none';
+}
+
+/** A new path secret: base64url of 32 random bytes (43 URL-safe characters). */
+export function newPathSecret(): string {
+  return randomBytes(PATH_SECRET_BYTES).toString('base64url');
+}
+
+/** The secret(s) in force: `value` for KLW_PATH_SECRET or the SSM parameter, `current` for URLs. */
+export interface PathSecrets {
+  /** `current` or `current,previous`: what the functions accept. */
+  value: string;
+  /** The secret new URLs carry. */
+  current: string;
+  /** The secret still accepted during a rotation, if any. */
+  previous?: string;
+}
+
+function fromValue(value: string, origin: string): PathSecrets {
+  let secrets: string[];
+  try {
+    secrets = parsePathSecrets(value, origin);
+  } catch (err) {
+    if (err instanceof AuthConfigError) throw new KlwError(err.message);
+    throw err;
+  }
+  const [current, previous] = secrets as [string, string?];
+  return { value: secrets.join(','), current, ...(previous ? { previous } : {}) };
+}
+
+/** Path of the local path-secret file in a state directory. */
+export function localPathSecretFile(stateDir: string): string {
+  return join(resolve(stateDir), LOCAL_PATH_SECRET_FILE);
+}
+
+/**
+ * The local path secret(s) for the emulator and `klw manifests --path-secret local`: read from
+ * `<stateDir>/path-secret`, created with a new secret when missing (mode 0600, atomically; a
+ * symbolic link is refused, a file readable by others narrowed to 0600). Give `value` to the
+ * functions as KLW_PATH_SECRET and put `current` in the URLs.
+ */
+export function ensureLocalPathSecret(stateDir: string, warn: (message: string) => void = (m) => process.stderr.write(`klw: ${m}\n`)): PathSecrets {
+  const file = localPathSecretFile(stateDir);
+  mkdirSync(resolve(stateDir), { recursive: true, mode: 0o700 });
+  if (!existsSync(file) && !isLink(file)) writePrivate(file, `${newPathSecret()}\n`);
+  const loose = () => warn(`${file} was readable by others; narrowed to 600. Anyone who read it can call the local functions: klw secret rotate --local`);
+  return fromValue(readPrivate(file, loose), file);
+}
+
+function isLink(file: string): boolean {
+  try {
+    return lstatSync(file).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** What a rotation or retirement did. */
+export interface SecretChange {
+  before?: PathSecrets;
+  after: PathSecrets;
+}
+
+/** Next value of a rotation: a new current secret, the old current kept as previous. */
+function rotated(before: PathSecrets | undefined, where: string): PathSecrets {
+  if (before?.previous) {
+    throw new KlwError(`${where} still holds a previous secret from the last rotation; register the current URLs, then run klw secret retire before rotating again`);
+  }
+  return fromValue(before ? `${newPathSecret()},${before.current}` : newPathSecret(), where);
+}
+
+/** Next value of a retirement: the current secret alone. */
+function retired(before: PathSecrets | undefined, where: string): PathSecrets {
+  if (!before) throw new KlwError(`${where} holds no path secret; klw deploy or klw secret rotate creates one`);
+  if (!before.previous) throw new KlwError(`${where} holds no previous secret; nothing to retire`);
+  return fromValue(before.current, where);
+}
+
+/** Rotates the local secret: a new current one, the old one kept as previous until `retireLocalPathSecret`. */
+export function rotateLocalPathSecret(stateDir: string): SecretChange {
+  const file = localPathSecretFile(stateDir);
+  const before = existsSync(file) || isLink(file) ? ensureLocalPathSecret(stateDir) : undefined;
+  const after = rotated(before, file);
+  mkdirSync(resolve(stateDir), { recursive: true, mode: 0o700 });
+  writePrivate(file, `${after.value}\n`);
+  return { ...(before ? { before } : {}), after };
+}
+
+/** Drops the local previous secret: only the current one is accepted from then on. */
+export function retireLocalPathSecret(stateDir: string): SecretChange {
+  const file = localPathSecretFile(stateDir);
+  const before = existsSync(file) || isLink(file) ? ensureLocalPathSecret(stateDir) : undefined;
+  const after = retired(before, file);
+  writePrivate(file, `${after.value}\n`);
+  return { before: before!, after };
+}
+
+/** The deployed secret(s) in an SSM parameter, or undefined when the parameter does not exist. */
+export async function readDeployedPathSecret(ssm: SSMClient, name: string): Promise<PathSecrets | undefined> {
+  try {
+    const out = await ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
+    return fromValue(out.Parameter?.Value ?? '', `SSM parameter ${name}`);
+  } catch (err) {
+    if (err instanceof ParameterNotFound || (err as Error).name === 'ParameterNotFound') return undefined;
+    throw err;
+  }
+}
+
+async function putDeployed(ssm: SSMClient, name: string, secrets: PathSecrets, overwrite: boolean): Promise<void> {
+  await ssm.send(
+    new PutParameterCommand({
+      Name: name,
+      Value: secrets.value,
+      Type: 'SecureString',
+      Overwrite: overwrite,
+      Description: 'kube-lambda-webhooks path secret(s): current[,previous]. Managed by klw secret rotate/retire.',
+    }),
+  );
+}
+
+/**
+ * The deployed secret(s), creating the parameter with a new secret (SecureString) when it
+ * does not exist; `klw deploy` calls it first, so a fresh deployment is never open.
+ */
+export async function ensureDeployedPathSecret(ssm: SSMClient, name: string): Promise<PathSecrets> {
+  const existing = await readDeployedPathSecret(ssm, name);
+  if (existing) return existing;
+  const created = fromValue(newPathSecret(), `SSM parameter ${name}`);
+  // Overwrite false: if another deploy created it meanwhile, PutParameter fails instead of replacing it.
+  await putDeployed(ssm, name, created, false);
+  return created;
+}
+
+/** `klw secret rotate`: a new current secret in SSM, the old current kept as previous. */
+export async function rotateDeployedPathSecret(ssm: SSMClient, name: string): Promise<SecretChange> {
+  const before = await readDeployedPathSecret(ssm, name);
+  const after = rotated(before, `SSM parameter ${name}`);
+  await putDeployed(ssm, name, after, before !== undefined);
+  return { ...(before ? { before } : {}), after };
+}
+
+/** `klw secret retire`: only the current secret is left in SSM. */
+export async function retireDeployedPathSecret(ssm: SSMClient, name: string): Promise<SecretChange> {
+  const before = await readDeployedPathSecret(ssm, name);
+  const after = retired(before, `SSM parameter ${name}`);
+  await putDeployed(ssm, name, after, true);
+  return { before: before!, after };
+}

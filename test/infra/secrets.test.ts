@@ -1,0 +1,277 @@
+import assert from 'node:assert/strict';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { GetParameterCommand, ParameterNotFound, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { mockClient } from 'aws-sdk-client-mock';
+import { parseAllDocuments } from 'yaml';
+import { PATH_SECRET_PATTERN } from '../../lib/auth.ts';
+import { main } from '../../infra/cli.ts';
+import { loadFunctions } from '../../infra/functions.ts';
+import { generateManifests } from '../../infra/manifests.ts';
+import { ensureTargetPathSecret, runSecretCommand, smokePathSecret, withPathSecret, writePrivateOutput } from '../../infra/secret-commands.ts';
+import { smoke } from '../../infra/smoke.ts';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import {
+  ensureDeployedPathSecret,
+  ensureLocalPathSecret,
+  localPathSecretFile,
+  newPathSecret,
+  pathSecretParameterName,
+  PATH_SECRET_PLACEHOLDER,
+  retireDeployedPathSecret,
+  retireLocalPathSecret,
+  rotateDeployedPathSecret,
+  rotateLocalPathSecret,
+} from '../../infra/secrets.ts';
+import { FIXTURE_FUNCTIONS } from '../helpers.ts';
+
+const work = mkdtempSync(join(process.cwd(), '.klw-test-secrets-'));
+cpSync(FIXTURE_FUNCTIONS, join(work, 'functions'), { recursive: true });
+writeFileSync(join(work, 'serverless.yml'), 'service: svc\n');
+const registrations = (await loadFunctions(work)).map((f) => f.registration);
+after(() => rmSync(work, { recursive: true, force: true }));
+
+const tempDir = () => mkdtempSync(join(tmpdir(), 'klw-secret-'));
+const A = 'A'.repeat(43);
+const B = 'B'.repeat(43);
+const notFound = () => new ParameterNotFound({ message: 'not found', $metadata: {} });
+
+describe('local path secret', () => {
+  it('is created once, 0600, with 256 random URL-safe bits, and reused', () => {
+    const dir = join(tempDir(), 'state');
+    const first = ensureLocalPathSecret(dir);
+    const file = localPathSecretFile(dir);
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.match(first.current, /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(Buffer.from(first.current, 'base64url').length, 32);
+    assert.equal(first.value, first.current);
+    assert.deepEqual(ensureLocalPathSecret(dir), first);
+    assert.notEqual(newPathSecret(), newPathSecret());
+  });
+
+  it('narrows a file readable by others and says so; refuses a symbolic link and a malformed secret', () => {
+    const dir = tempDir();
+    const { current } = ensureLocalPathSecret(dir);
+    chmodSync(localPathSecretFile(dir), 0o644);
+    const warnings: string[] = [];
+    assert.equal(ensureLocalPathSecret(dir, (m) => warnings.push(m)).current, current);
+    assert.equal(statSync(localPathSecretFile(dir)).mode & 0o777, 0o600);
+    assert.match(warnings.join(), /readable by others/);
+    assert.ok(!warnings.join().includes(current));
+
+    const linked = tempDir();
+    const target = join(linked, 'elsewhere');
+    writeFileSync(target, 'precious');
+    symlinkSync(target, localPathSecretFile(linked));
+    assert.throws(() => ensureLocalPathSecret(linked), /symbolic link/);
+    assert.equal(readFileSync(target, 'utf8'), 'precious');
+
+    const bad = tempDir();
+    writeFileSync(localPathSecretFile(bad), 'short\n', { mode: 0o600 });
+    assert.throws(() => ensureLocalPathSecret(bad), /URL-safe/);
+  });
+
+  it('rotates to current,previous and retires the previous; refuses a second rotation and a retirement with nothing to retire', () => {
+    const dir = tempDir();
+    const old = ensureLocalPathSecret(dir).current;
+    assert.throws(() => retireLocalPathSecret(dir), /no previous secret/);
+    const { after: rotated } = rotateLocalPathSecret(dir);
+    assert.equal(rotated.previous, old);
+    assert.notEqual(rotated.current, old);
+    assert.equal(readFileSync(localPathSecretFile(dir), 'utf8').trim(), `${rotated.current},${old}`);
+    assert.equal(statSync(localPathSecretFile(dir)).mode & 0o777, 0o600);
+    assert.throws(() => rotateLocalPathSecret(dir), /klw secret retire/);
+    const { after: retired } = retireLocalPathSecret(dir);
+    assert.deepEqual(retired, { value: rotated.current, current: rotated.current });
+    assert.throws(() => retireLocalPathSecret(tempDir()), /holds no path secret/);
+  });
+});
+
+describe('deployed path secret (SSM)', () => {
+  const name = pathSecretParameterName('svc', 'prod');
+
+  it('is named per service and stage', () => {
+    assert.equal(name, '/kube-lambda-webhooks/svc/prod/path-secret');
+  });
+
+  it('is created as a SecureString by the first deploy, never overwriting one made meanwhile, and read afterwards', async () => {
+    const ssm = mockClient(SSMClient);
+    try {
+      ssm.on(GetParameterCommand, { Name: name, WithDecryption: true }).rejectsOnce(notFound()).resolves({ Parameter: { Value: A } });
+      ssm.on(PutParameterCommand).resolves({});
+      const created = await ensureTargetPathSecret({ service: 'svc', stage: 'prod', region: 'eu-west-1' }, registrations);
+      const put = ssm.commandCalls(PutParameterCommand)[0]!.args[0].input;
+      assert.equal(put.Name, name);
+      assert.equal(put.Type, 'SecureString');
+      assert.equal(put.Overwrite, false);
+      assert.equal(put.Value, created!.current);
+      assert.match(created!.current, PATH_SECRET_PATTERN);
+      assert.equal((await ensureDeployedPathSecret(new SSMClient({}), name)).current, A);
+      assert.equal(ssm.commandCalls(PutParameterCommand).length, 1);
+    } finally {
+      ssm.restore();
+    }
+  });
+
+  it('needs none when every function is registered with auth none', async () => {
+    const open = registrations.map((r) => ({ ...r, auth: 'none' as const }));
+    assert.equal(await ensureTargetPathSecret({ service: 'svc', stage: 'prod', region: 'eu-west-1' }, open, {} as SSMClient), undefined);
+  });
+
+  it('rotates (new current, old previous) and retires; refuses what would lose a secret in use', async () => {
+    const ssm = mockClient(SSMClient);
+    try {
+      ssm.on(PutParameterCommand).resolves({});
+      ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: A } });
+      const rotated = await rotateDeployedPathSecret(new SSMClient({}), name);
+      assert.equal(rotated.after.previous, A);
+      const put = ssm.commandCalls(PutParameterCommand)[0]!.args[0].input;
+      assert.deepEqual([put.Value, put.Overwrite, put.Type], [`${rotated.after.current},${A}`, true, 'SecureString']);
+
+      ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: `${B},${A}` } });
+      await assert.rejects(rotateDeployedPathSecret(new SSMClient({}), name), /still holds a previous secret.*klw secret retire/);
+      const retired = await retireDeployedPathSecret(new SSMClient({}), name);
+      assert.deepEqual(retired.after, { value: B, current: B });
+      assert.equal(ssm.commandCalls(PutParameterCommand).at(-1)!.args[0].input.Value, B);
+
+      ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: B } });
+      await assert.rejects(retireDeployedPathSecret(new SSMClient({}), name), /nothing to retire/);
+      ssm.on(GetParameterCommand, { Name: name }).rejects(notFound());
+      await assert.rejects(retireDeployedPathSecret(new SSMClient({}), name), /holds no path secret/);
+      const first = await rotateDeployedPathSecret(new SSMClient({}), name);
+      assert.equal(first.before, undefined);
+      assert.equal(ssm.commandCalls(PutParameterCommand).at(-1)!.args[0].input.Overwrite, false);
+      ssm.on(GetParameterCommand, { Name: name }).rejects(new Error('AccessDenied'));
+      await assert.rejects(rotateDeployedPathSecret(new SSMClient({}), name), /AccessDenied/);
+      assert.equal(ssm.commandCalls(PutParameterCommand).length, 3, 'nothing written after a refusal');
+    } finally {
+      ssm.restore();
+    }
+  });
+
+  it('klw secret rotate and retire print the documented sequence', async () => {
+    const ssm = mockClient(SSMClient);
+    const writes: string[] = [];
+    const original = process.stderr.write.bind(process.stderr);
+    try {
+      ssm.on(PutParameterCommand).resolves({});
+      ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: A } });
+      process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
+      assert.equal(await main(['node', 'klw', '--root', work, 'secret', 'rotate', '--stage', 'prod', '--region', 'eu-west-1']), 0);
+      ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: `${B},${A}` } });
+      assert.equal(await main(['node', 'klw', '--root', work, 'secret', 'retire', '--stage', 'prod', '--region', 'eu-west-1']), 0);
+      ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: B } });
+      assert.equal(await main(['node', 'klw', '--root', work, 'secret', 'retire', '--stage', 'prod']), 1);
+    } finally {
+      process.stderr.write = original;
+      ssm.restore();
+    }
+    const text = writes.join('');
+    assert.match(text, /new current secret; the previous one stays valid/);
+    assert.match(text, /next: klw deploy --stage prod/);
+    assert.match(text, /then: klw secret retire --stage prod/);
+    assert.match(text, /previous secret retired/);
+    assert.match(text, /klw: .*nothing to retire/);
+    for (const secret of [A, B]) assert.ok(!text.includes(secret), 'a secret was printed');
+  });
+
+  it('runSecretCommand --local rotates the state directory', async () => {
+    const dir = tempDir();
+    const lines = await runSecretCommand('rotate', { stage: 'dev', region: 'x', local: true, stateDir: dir }, () => 'unused');
+    assert.match(lines.join('\n'), /created a path secret[\s\S]*--path-secret local/);
+    assert.ok(existsSync(localPathSecretFile(dir)));
+  });
+});
+
+describe('path secret in clientConfig.url', () => {
+  const urls = (documents: Array<Record<string, any>>) =>
+    Object.fromEntries(
+      documents.flatMap((d) =>
+        d.kind === 'CustomResourceDefinition' ? [[d.metadata.name, d.spec.conversion.webhook.clientConfig.url]] : (d.webhooks ?? []).map((w: any) => [w.name, w.clientConfig.url]),
+      ),
+    );
+
+  it('is appended for every function but those with auth none, on a base URL and on function URLs', () => {
+    const secret = newPathSecret();
+    const withSecret = generateManifests(work, registrations, { baseUrl: 'https://h.example.com/prod/', pathSecret: secret });
+    for (const url of Object.values(urls(withSecret.documents))) assert.match(url as string, new RegExp(`^https://h\\.example\\.com/prod/[a-z-]+/${secret}$`));
+    for (const patch of withSecret.crdPatches) assert.match((patch.patch.spec.conversion as any).webhook.clientConfig.url, new RegExp(`/${secret}$`));
+
+    const open = registrations.map((r) => ({ ...r, auth: 'none' as const }));
+    for (const url of Object.values(urls(generateManifests(work, open, { baseUrl: 'https://h.example.com', pathSecret: secret }).documents))) assert.ok(!(url as string).includes(secret));
+
+    const functionUrls = Object.fromEntries(registrations.map((r) => [r.name, `https://${r.name}.lambda-url.eu-west-1.on.aws/`]));
+    const viaUrls = generateManifests(work, registrations, { functionUrls, pathSecret: secret });
+    for (const url of Object.values(urls(viaUrls.documents))) assert.match(url as string, new RegExp(`^https://[a-z-]+\\.lambda-url\\.eu-west-1\\.on\\.aws/${secret}$`));
+  });
+
+  it('comes from the local state dir, SSM, a placeholder or nowhere', async () => {
+    const dir = tempDir();
+    const base = { baseUrl: 'https://h.example.com' };
+    const opts = { stateDir: dir, stage: 'prod', region: 'eu-west-1', service: 'svc' };
+    assert.equal((await withPathSecret(base, registrations, { ...opts, pathSecret: 'local' })).pathSecret, ensureLocalPathSecret(dir).current);
+    assert.equal((await withPathSecret(base, registrations, { ...opts, pathSecret: 'placeholder' })).pathSecret, PATH_SECRET_PLACEHOLDER);
+    assert.equal((await withPathSecret(base, registrations, { ...opts, pathSecret: 'none' })).pathSecret, undefined);
+    const ssm = mockClient(SSMClient);
+    try {
+      ssm.on(GetParameterCommand, { Name: '/kube-lambda-webhooks/svc/prod/path-secret' }).resolves({ Parameter: { Value: `${B},${A}` } });
+      assert.equal((await withPathSecret(base, registrations, { ...opts, pathSecret: 'ssm' })).pathSecret, B, 'the current one');
+      ssm.on(GetParameterCommand).rejects(notFound());
+      await assert.rejects(withPathSecret(base, registrations, { ...opts, pathSecret: 'ssm' }), /does not exist in eu-west-1; klw deploy --stage prod creates it/);
+    } finally {
+      ssm.restore();
+    }
+  });
+
+  it('klw manifests writes the local secret, or by default a placeholder', async () => {
+    const dir = join(tempDir(), 'state');
+    const out = join(tempDir(), 'm.yaml');
+    const original = process.stderr.write.bind(process.stderr);
+    const writes: string[] = [];
+    process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
+    try {
+      assert.equal(await main(['node', 'klw', '--root', work, 'manifests', '--base-url', 'https://h.example.com', '--path-secret', 'local', '--state-dir', dir, '--out', out]), 0);
+      const secret = ensureLocalPathSecret(dir).current;
+      const docs = parseAllDocuments(readFileSync(out, 'utf8')).map((d) => d.toJS());
+      assert.equal(urls(docs)['pod-policy.webhooks.kube-lambda.dev'], `https://h.example.com/pod-policy/${secret}`);
+      assert.equal(await main(['node', 'klw', '--root', work, 'manifests', '--base-url', 'https://h.example.com', '--out', out]), 0);
+      assert.match(readFileSync(out, 'utf8'), /https:\/\/h\.example\.com\/pod-policy\/__KLW_PATH_SECRET__/);
+      assert.match(writes.join(''), /placeholder __KLW_PATH_SECRET__/);
+    } finally {
+      process.stderr.write = original;
+    }
+  });
+
+  it('manifests holding a secret are written 0600', () => {
+    const file = join(tempDir(), 'nested', 'manifests.yaml');
+    mkdirSync(join(file, '..', '..'), { recursive: true });
+    writePrivateOutput(file, 'x: 1\n');
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+  });
+
+  it('klw smoke carries the current secret in the event path: local with --endpoint, else from SSM', async () => {
+    const lambda = mockClient(LambdaClient);
+    const ssm = mockClient(SSMClient);
+    try {
+      lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: Buffer.from(JSON.stringify({ statusCode: 404, body: '{"message":"Not Found"}' })) as any });
+      await smoke(new LambdaClient({ region: 'eu-west-1' }), registrations, (n) => n, () => {}, A);
+      const paths = lambda.commandCalls(InvokeCommand).map((c) => JSON.parse(Buffer.from(c.args[0].input.Payload as Uint8Array).toString('utf8')).rawPath);
+      assert.deepEqual(paths, registrations.map((r) => `/${r.name}/${A}`));
+
+      const dir = tempDir();
+      const local = { endpoint: 'http://127.0.0.1:3001', stateDir: dir, stage: 'dev', region: 'eu-west-1' };
+      assert.equal(await smokePathSecret(local, 'svc'), undefined, 'no local secret yet');
+      assert.equal(await smokePathSecret(local, 'svc'), undefined);
+      assert.equal(existsSync(localPathSecretFile(dir)), false, 'smoke never creates one');
+      const { current } = ensureLocalPathSecret(dir);
+      assert.equal(await smokePathSecret(local, 'svc'), current);
+      ssm.on(GetParameterCommand, { Name: '/kube-lambda-webhooks/svc/prod/path-secret' }).resolves({ Parameter: { Value: `${B},${A}` } });
+      assert.equal(await smokePathSecret({ stateDir: dir, stage: 'prod', region: 'eu-west-1' }, 'svc'), B);
+    } finally {
+      lambda.restore();
+      ssm.restore();
+    }
+  });
+});
