@@ -48,3 +48,16 @@ export function testPod(spec: Pod['spec'] = {}): Pod {
     spec: { containers: [{ name: 'app', image: 'nginx:1.25' }], ...spec },
   };
 }
+
+/** Runs klw in-process with the given arguments; its exit code and what it wrote to stderr. */
+export async function runKlw(...args: string[]): Promise<{ code: number; stderr: string }> {
+  const { main } = await import('../infra/cli.ts');
+  const writes: string[] = [];
+  const original = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
+  try {
+    return { code: await main(['node', 'klw', ...args]), stderr: writes.join('') };
+  } finally {
+    process.stderr.write = original;
+  }
+}

@@ -3,10 +3,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, cpSync } f
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { main } from '../../infra/cli.ts';
 import { forKubeVersion, knowsWebhookField, kubeTargetFrom, parseFeatureGates, parseKubeVersion, type KubeTarget } from '../../infra/kube-versions.ts';
 import { lintWebhook } from '../../infra/lint.ts';
-import { FIXTURE_FUNCTIONS } from '../helpers.ts';
+import { FIXTURE_FUNCTIONS, runKlw } from '../helpers.ts';
 
 const target = (version: string, featureGates: Record<string, boolean> = {}): KubeTarget => ({ version: parseKubeVersion(version), featureGates });
 
@@ -126,16 +125,7 @@ export default defineValidatingWebhook(enforceMatchConditions({
 }));
 `,
   );
-  const klw = async (...args: string[]) => {
-    const writes: string[] = [];
-    const original = process.stderr.write.bind(process.stderr);
-    process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
-    try {
-      return { code: await main(['node', 'klw', '--root', work, ...args]), stderr: writes.join('') };
-    } finally {
-      process.stderr.write = original;
-    }
-  };
+  const klw = (...args: string[]) => runKlw('--root', work, ...args);
   const conditionsIn = (file: string) => parse(readFileSync(file, 'utf8')).webhooks[0].matchConditions;
 
   it('writes matchConditions only for versions that know them', async () => {

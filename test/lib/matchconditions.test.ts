@@ -82,6 +82,12 @@ describe('matchConditions decision (matcher_test.go TestMatch)', () => {
 // which of the pods reach the webhook, for a validating and a mutating configuration alike.
 describe('matchConditions through the test kit (match_conditions_test.go TestMatchConditions)', () => {
   const nonExistent = "object.nonExistentProperty == 'someval'";
+  const trueAndErrors = (first: string): MatchCondition[] => [
+    { name: first, expression: nonExistent },
+    { name: 'test2', expression: 'true' },
+    { name: 'test4', expression: 'true' },
+    { name: 'test5', expression: nonExistent },
+  ];
   const cases: Array<{ name: string; conditions: MatchCondition[]; pods: Array<[string, string]>; matched: Array<[string, string]>; expectErrorPod?: boolean; failPolicy?: 'Fail' | 'Ignore' }> = [
     {
       name: 'pods in namespace kube-system is ignored',
@@ -112,14 +118,14 @@ describe('matchConditions through the test kit (match_conditions_test.go TestMat
     },
     {
       name: 'mix of true and error should reject request without fail policy',
-      conditions: [{ name: 'test1', expression: nonExistent }, { name: 'test2', expression: 'true' }, { name: 'test4', expression: 'true' }, { name: 'test5', expression: nonExistent }],
+      conditions: trueAndErrors('test1'),
       pods: [['test1', 'kube-system'], ['test2', 'default']],
       matched: [],
       expectErrorPod: true,
     },
     {
       name: 'mix of true and error should reject request with fail policy fail',
-      conditions: [{ name: 'test1', expression: nonExistent }, { name: 'test2', expression: 'true' }, { name: 'test4', expression: 'true' }, { name: 'test5', expression: nonExistent }],
+      conditions: trueAndErrors('test1'),
       pods: [['test1', 'kube-system'], ['test2', 'default']],
       matched: [],
       failPolicy: 'Fail',
@@ -127,7 +133,7 @@ describe('matchConditions through the test kit (match_conditions_test.go TestMat
     },
     {
       name: 'mix of true and error should match request and call webhook with fail policy ignore',
-      conditions: [{ name: 'tes1', expression: nonExistent }, { name: 'test2', expression: 'true' }, { name: 'test4', expression: 'true' }, { name: 'test5', expression: nonExistent }],
+      conditions: trueAndErrors('tes1'),
       pods: [['test1', 'kube-system'], ['test2', 'default']],
       matched: [],
       failPolicy: 'Ignore',
