@@ -1,12 +1,31 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
+import { Document, parseAllDocuments, visit } from 'yaml';
 import { KlwError } from './functions.ts';
+
+// Plain scalars Go may read as numbers (strconv with base prefixes and underscores: 0o17, 1_000, .5).
+const GO_NUMBER_LIKE = /^[-+]?[.\d]/;
+
+/**
+ * YAML that Kubernetes tools read back as written. kubectl and the API server parse YAML 1.1
+ * (go-yaml v2), where `on`, `off`, `yes`, `no`, `y` and `n` are booleans and Go's number syntax
+ * makes numbers of `0o17` or `1_000`: such strings are quoted (a label value `on` would otherwise
+ * reach the API server as `true` and be refused).
+ */
+export function toKubeYaml(value: unknown): string {
+  const doc = new Document(value, { version: '1.1' });
+  visit(doc, {
+    Scalar(_key, node) {
+      if (typeof node.value === 'string' && GO_NUMBER_LIKE.test(node.value)) node.type = 'QUOTE_DOUBLE';
+    },
+  });
+  return doc.toString({ lineWidth: 0 });
+}
 
 /** Serialises manifests: multi-document YAML, or a `v1 List` in JSON (kubectl applies both). */
 export function renderDocuments(documents: Array<Record<string, unknown>>, format: 'yaml' | 'json'): string {
   if (format === 'json') return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: documents }, null, 2) + '\n';
-  return documents.map((d) => stringify(d, { lineWidth: 0 })).join('---\n');
+  return documents.map((d) => toKubeYaml(d)).join('---\n');
 }
 
 /** Kinds kubectl unpacks: `List` and the typed lists (`PodList`, ...) that hold `items`. */
