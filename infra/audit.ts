@@ -1,11 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import type { Operation as PatchOperation } from 'fast-json-patch';
-import { stringify } from 'yaml';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
 import { selectorMatches, type AdmissionRegistration, type LabelSelector, type RuleWithOperations } from '../lib/registration.ts';
 import type { AdmissionReview, KubeObject } from '../lib/review/schemas.ts';
-import { invoke } from '../lib/testing/invoke.ts';
+import { invoke, type InvokeOptions } from '../lib/testing/invoke.ts';
+import type { WebhookHandler } from '../lib/webhook.ts';
 import { admissionReview } from '../lib/testing/reviews.ts';
 import { KubeApiError, type KubeClient } from './kubeapi.ts';
+import { toKubeYaml } from './output.ts';
 
 /** The user the reviews name: the auditor. */
 export type UserInfo = AdmissionReview['request']['userInfo'];
@@ -217,6 +219,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
 
   for (const webhook of options.webhooks) {
     const reg = webhook.registration;
+    const caller = localCaller(webhook);
     for (const { resource, operation } of await targetsOf(reg, discovery)) {
       const plural = resource.group ? `${resource.name}.${resource.group}` : resource.name;
       const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
@@ -233,7 +236,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
             const object = { ...item, apiVersion, kind: resource.kind } as KubeObject;
             done++;
             if (await selected(reg, resource, object, labelsOfNamespace)) {
-              const result = await auditObject(webhook, resource, object, operation, auditor);
+              const result = await auditObject(caller, resource, object, operation, auditor);
               report.summary[result.result]++;
               if (result.result !== 'allowed' && result.result !== 'skipped') report.results.push(result);
             }
@@ -260,7 +263,40 @@ async function selected(reg: AdmissionRegistration, resource: ApiResource, objec
   return selectorMatches(reg.namespaceSelector, await labelsOfNamespace(String(metadata.namespace ?? '')));
 }
 
-async function auditObject(webhook: AdmissionWebhook, resource: ApiResource, object: KubeObject, operation: Target['operation'], auditor: UserInfo): Promise<AuditResult> {
+/** A function and the invoke options that call it in-process, standing in for the API server. */
+interface LocalCaller {
+  webhook: AdmissionWebhook;
+  options: InvokeOptions;
+}
+
+// Caller authentication settings the function would read from the environment.
+const AUTH_ENV = /^KLW_(BEARER_TOKEN|PATH_SECRET)/;
+
+/**
+ * Caller authentication guards the function's URL, not its logic: the audit calls the function
+ * in-process with a one-off bearer token and path secret of its own (in the environment the
+ * handler reads, not process.env), so whatever the registration's `auth` mode and whatever the
+ * auditor's shell holds (KLW_BEARER_TOKEN, say), the function answers the review.
+ */
+function localCaller(webhook: AdmissionWebhook): LocalCaller {
+  const secret = randomBytes(16).toString('hex');
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!AUTH_ENV.test(name) && name !== 'AWS_LAMBDA_FUNCTION_NAME') env[name] = value;
+  env.KLW_BEARER_TOKEN = secret;
+  env.KLW_PATH_SECRET = secret;
+  let handler: WebhookHandler | undefined;
+  const local: AdmissionWebhook = {
+    ...webhook,
+    withOptions: (handlerOptions) => {
+      const inner = (handler ??= webhook.withOptions(handlerOptions));
+      return (event, context) => inner({ ...(event as Json), pathParameters: { ...(event as Json).pathParameters, secret } }, context);
+    },
+  };
+  return { webhook: local, options: { headers: { authorization: `Bearer ${secret}` }, handlerOptions: { env } } };
+}
+
+async function auditObject(caller: LocalCaller, resource: ApiResource, object: KubeObject, operation: Target['operation'], auditor: UserInfo): Promise<AuditResult> {
+  const webhook = caller.webhook;
   const reg = webhook.registration;
   const metadata = (object.metadata ?? {}) as Json;
   const result: AuditResult = {
@@ -284,7 +320,7 @@ async function auditObject(webhook: AdmissionWebhook, resource: ApiResource, obj
     version: reg.admissionReviewVersions.includes('v1') ? 'v1' : 'v1beta1',
   });
   try {
-    const answer = await invoke(webhook, review);
+    const answer = await invoke(webhook, review, caller.options);
     if (answer.matchConditionError) {
       result.result = 'error';
       result.rejected = !answer.allowed;
@@ -317,7 +353,7 @@ function describePatch(patch: PatchOperation[]): string {
 /** The report as a table (non-allowed objects), JSON or YAML. */
 export function renderAudit(report: AuditReport, format: 'table' | 'json' | 'yaml'): string {
   if (format === 'json') return JSON.stringify(report, null, 2) + '\n';
-  if (format === 'yaml') return stringify(report, { lineWidth: 0 });
+  if (format === 'yaml') return toKubeYaml(report);
   if (!report.results.length) return '';
   const rows = [
     ['RESULT', 'FUNCTION', 'RESOURCE', 'OBJECT', 'MESSAGE'],

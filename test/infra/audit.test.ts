@@ -258,6 +258,26 @@ describe('klw audit against a fake API server', () => {
     assert.equal(report.summary.skipped, 1);
   });
 
+  it('calls functions whatever their caller authentication and the shell\'s token', async () => {
+    const modes = ['auto', 'bearer', 'path-secret', 'none'] as const;
+    const webhooks = modes.map((auth) =>
+      defineValidatingWebhook({
+        name: `auth-${auth}`,
+        auth,
+        rules: [{ operations: ['UPDATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }],
+        namespaceSelector: {},
+        validate: () => deny('seen'),
+      }),
+    );
+    process.env.KLW_BEARER_TOKEN = 'a-token-the-audit-does-not-know';
+    try {
+      const report = await runAudit({ client, webhooks, auditor });
+      assert.deepEqual(report.results.map((r) => `${r.function} ${r.result} ${r.message}`), modes.map((m) => `auth-${m} denied seen`));
+    } finally {
+      delete process.env.KLW_BEARER_TOKEN;
+    }
+  });
+
   it('reports progress with the total the API server gives', async () => {
     const seen: string[] = [];
     const webhooks = (await loadFunctions(FIXTURE, ['audit-policy'])).map((f) => f.webhook) as never[];
