@@ -1,8 +1,9 @@
 import { authenticate } from './auth.ts';
-import { budgetMs } from './deadline.ts';
+import { budgetMs, DeadlineExceeded } from './deadline.ts';
 import { errorReply, jsonReply, MAX_BODY_BYTES, parseGoDuration, readJsonBody } from './gateway/http.ts';
 import { detectSource, httpSource, type GatewayResult, type SourceProcessor } from './gateway/sources.ts';
 import { createLogger, type Logger } from './log.ts';
+import { metricsFor, type FailureKind } from './metrics.ts';
 import type { Registration } from './registration.ts';
 import type { ReviewResult } from './review/envelope.ts';
 
@@ -33,6 +34,8 @@ export interface RunContext {
   budgetMs: number;
   startedAt: number;
   log: Logger;
+  /** Set by logFailure: how the user function failed, for the review's metrics. */
+  failure?: FailureKind;
 }
 
 /** The answer of an engine: the review response and the fields of its log line. */
@@ -72,6 +75,7 @@ export function newErrorId(): string {
  */
 export function logFailure(ctx: RunContext, message: string, err: unknown): string {
   const errorId = newErrorId();
+  ctx.failure = err instanceof DeadlineExceeded ? 'timeout' : 'error';
   ctx.log.error(message, {
     requestId: ctx.requestId,
     errorId,
@@ -114,6 +118,7 @@ export function userContext(ctx: RunContext, warnings: string[]): WebhookContext
 export function createHandler<R>(registration: Registration, engine: ReviewEngine<R>, options: HandlerOptions = {}): WebhookHandler {
   const log = options.logger ?? createLogger({ base: { webhook: registration.name } });
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  const metrics = metricsFor(registration, options.env);
 
   return async function handler(event, context) {
     const startedAt = performance.now();
@@ -162,7 +167,9 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
         answer = engine.oversized(parsed.review, bytes, ctx);
         text = JSON.stringify(answer.body);
       }
-      log.info('review', { requestId, source: source.source, ...answer.fields, durationMs: elapsed(startedAt) });
+      const durationMs = elapsed(startedAt);
+      // The review's EMF metrics ride in the same line (no extra call, line or serialisation).
+      log.info('review', { requestId, source: source.source, ...answer.fields, durationMs, ...metrics(answer.fields, durationMs, ctx.failure) });
       return source.write({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: text });
     } catch (err) {
       // Only a fault in the adapter itself lands here; user functions are caught by the engines.

@@ -1,0 +1,181 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { allow, defineConversionWebhook, defineMutatingWebhook, defineValidatingWebhook, deny, ConversionError } from '../../lib/index.ts';
+import { createLogger } from '../../lib/log.ts';
+import { ADMISSION_METRICS, CONVERSION_METRICS, DEFAULT_METRICS_NAMESPACE } from '../../lib/metrics.ts';
+import { admissionReview, conversionReview, lambdaContext, toEvent } from '../../lib/testing/index.ts';
+
+// The units CloudWatch accepts (MetricDatum), as the EMF specification's JSON schema lists them.
+const UNITS = new Set(['Seconds', 'Microseconds', 'Milliseconds', 'Bytes', 'Kilobytes', 'Megabytes', 'Gigabytes', 'Terabytes', 'Bits', 'Kilobits', 'Megabits', 'Gigabits', 'Terabits', 'Percent', 'Count', 'Bytes/Second', 'Kilobytes/Second', 'Megabytes/Second', 'Gigabytes/Second', 'Terabytes/Second', 'Bits/Second', 'Kilobits/Second', 'Megabits/Second', 'Gigabits/Second', 'Terabits/Second', 'Count/Second', 'None']);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const onlyKeys = (o: Record<string, unknown>, allowed: string[], where: string, problems: string[]) => {
+  for (const k of Object.keys(o)) if (!allowed.includes(k)) problems.push(`${where} has a member the specification does not define: ${k}`);
+};
+
+/**
+ * Checks one log line against the required fields of the CloudWatch Embedded Metric Format
+ * specification; returns the broken rules (empty when valid).
+ */
+function emfProblems(line: string): string[] {
+  const problems: string[] = [];
+  let root: unknown;
+  try {
+    root = JSON.parse(line);
+  } catch {
+    return ['the log event is not a JSON object with nothing before or after it'];
+  }
+  if (!isObject(root)) return ['the root is not an object'];
+  const meta = root._aws;
+  if (!isObject(meta)) return ['_aws is missing or not an object'];
+  onlyKeys(meta, ['Timestamp', 'CloudWatchMetrics'], '_aws', problems);
+  if (typeof meta.Timestamp !== 'number' || !Number.isInteger(meta.Timestamp) || meta.Timestamp < 0) problems.push('_aws.Timestamp must be an integer number of milliseconds since the epoch');
+  if (!Array.isArray(meta.CloudWatchMetrics)) return [...problems, '_aws.CloudWatchMetrics must be an array'];
+  for (const [i, directive] of meta.CloudWatchMetrics.entries()) {
+    const at = `CloudWatchMetrics[${i}]`;
+    if (!isObject(directive)) {
+      problems.push(`${at} is not an object`);
+      continue;
+    }
+    onlyKeys(directive, ['Namespace', 'Dimensions', 'Metrics'], at, problems);
+    const ns = directive.Namespace;
+    if (typeof ns !== 'string' || ns.length < 1 || ns.length > 1024) problems.push(`${at}.Namespace must be a string of 1 to 1024 characters`);
+    if (!Array.isArray(directive.Dimensions) || directive.Dimensions.length < 1) problems.push(`${at}.Dimensions must be a non-empty array of dimension sets`);
+    for (const [j, set] of (Array.isArray(directive.Dimensions) ? directive.Dimensions : []).entries()) {
+      if (!Array.isArray(set) || set.length > 30) {
+        problems.push(`${at}.Dimensions[${j}] must be an array of at most 30 keys`);
+        continue;
+      }
+      for (const key of set) {
+        if (typeof key !== 'string' || key.length < 1 || key.length > 250) problems.push(`${at}.Dimensions[${j}] holds a key that is not a string of 1 to 250 characters`);
+        else if (typeof root[key] !== 'string' || (root[key] as string).length > 1024) problems.push(`dimension ${key} must be a root member with a string value of at most 1024 characters`);
+      }
+    }
+    if (!Array.isArray(directive.Metrics) || directive.Metrics.length > 100) {
+      problems.push(`${at}.Metrics must be an array of at most 100 metric definitions`);
+      continue;
+    }
+    for (const [j, metric] of directive.Metrics.entries()) {
+      if (!isObject(metric)) {
+        problems.push(`${at}.Metrics[${j}] is not an object`);
+        continue;
+      }
+      onlyKeys(metric, ['Name', 'Unit', 'StorageResolution'], `${at}.Metrics[${j}]`, problems);
+      const name = metric.Name;
+      if (typeof name !== 'string' || name.length < 1 || name.length > 1024) {
+        problems.push(`${at}.Metrics[${j}].Name must be a string of 1 to 1024 characters`);
+        continue;
+      }
+      if (metric.Unit !== undefined && !UNITS.has(metric.Unit as string)) problems.push(`metric ${name} has an invalid unit ${String(metric.Unit)}`);
+      if (metric.StorageResolution !== undefined && metric.StorageResolution !== 1 && metric.StorageResolution !== 60) problems.push(`metric ${name}: StorageResolution must be 1 or 60`);
+      const value = root[name];
+      const numeric = (v: unknown) => typeof v === 'number' && Number.isFinite(v);
+      if (!(numeric(value) || (Array.isArray(value) && value.length <= 100 && value.every(numeric)))) problems.push(`metric ${name} must be a root member holding a number (or at most 100 numbers)`);
+    }
+  }
+  return problems;
+}
+
+/** Runs one review and returns the raw `review` log line. */
+async function reviewLine(webhook: { withOptions: (o: object) => (e: unknown, c: unknown) => Promise<unknown> }, body: unknown, env: NodeJS.ProcessEnv = {}, timeout = '5s'): Promise<{ raw: string; line: Record<string, any> }> {
+  const lines: string[] = [];
+  const handler = webhook.withOptions({ env, logger: createLogger({ level: 'info', sink: (l) => lines.push(l), base: { webhook: 'base-value' } }) });
+  await handler(toEvent(body, { path: '/x', timeout }), lambdaContext());
+  const raw = lines.find((l) => JSON.parse(l).msg === 'review');
+  assert.ok(raw, `no review line in ${lines.join('\n')}`);
+  return { raw, line: JSON.parse(raw) };
+}
+
+const pod = (name: string) => admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name } }, { operation: 'UPDATE' });
+const decisions = ['Allowed', 'Denied', 'Patched', 'Errored', 'TimedOut'] as const;
+
+describe('EMF metrics in the review line', () => {
+  const validating = defineValidatingWebhook({
+    name: 'gate',
+    failurePolicy: 'Fail',
+    rules: [],
+    validate: async (request) => {
+      const name = (request.object as { metadata: { name: string } }).metadata.name;
+      if (name === 'deny') return deny('no');
+      if (name === 'throw') throw new Error('boom');
+      if (name === 'slow') await new Promise(() => {});
+      return allow();
+    },
+  });
+  const mutating = defineMutatingWebhook({ name: 'defaults', rules: [], mutate: (object: any) => ({ ...object, metadata: { ...object.metadata, labels: { a: 'b' } } }) });
+
+  for (const [name, webhook, expected, timeout] of [
+    ['allow', validating, 'Allowed', '5s'],
+    ['deny', validating, 'Denied', '5s'],
+    ['throw', validating, 'Errored', '5s'],
+    ['slow', validating, 'TimedOut', '150ms'],
+    ['patch', mutating, 'Patched', '5s'],
+  ] as const) {
+    it(`counts ${expected} once, valid by the EMF specification, per webhook and operation`, async () => {
+      const { raw, line } = await reviewLine(webhook, pod(name), {}, timeout);
+      assert.deepEqual(emfProblems(raw), []);
+      for (const metric of decisions) assert.equal(line[metric], metric === expected ? 1 : 0, metric);
+      assert.equal(line.WouldDeny, 0);
+      assert.equal(line.Duration, line.durationMs);
+      assert.equal(line.webhook, webhook.registration.name, 'the dimension names the webhook, whatever the logger base says');
+      assert.equal(line.operation, 'UPDATE');
+      const directive = line._aws.CloudWatchMetrics[0];
+      assert.equal(directive.Namespace, DEFAULT_METRICS_NAMESPACE);
+      assert.deepEqual(directive.Dimensions, [['webhook', 'operation'], ['webhook']]);
+      assert.deepEqual(directive.Metrics.map((m: { Name: string }) => m.Name), [...ADMISSION_METRICS]);
+      assert.equal(directive.Metrics.find((m: { Name: string }) => m.Name === 'Duration').Unit, 'Milliseconds');
+      assert.ok(Math.abs(line._aws.Timestamp - Date.now()) < 60_000, 'timestamp is now, in milliseconds');
+    });
+  }
+
+  it('counts conversions: objects and failures', async () => {
+    const conv = defineConversionWebhook({
+      name: 'conv',
+      crd: 'x.example.com',
+      convert: (o) => {
+        if ((o.metadata as { name?: string })?.name === 'bad') throw new ConversionError('cannot');
+        return { ...o, apiVersion: 'example.com/v2' };
+      },
+    });
+    const objects = (names: string[]) => names.map((n) => ({ apiVersion: 'example.com/v1', kind: 'X', metadata: { name: n, uid: n } }));
+    const ok = await reviewLine(conv, conversionReview(objects(['a', 'b', 'c']), 'example.com/v2'));
+    assert.deepEqual(emfProblems(ok.raw), []);
+    assert.deepEqual([ok.line.Objects, ok.line.Failures, ok.line.Errored], [3, 0, 0]);
+    assert.deepEqual(ok.line._aws.CloudWatchMetrics[0].Metrics.map((m: { Name: string }) => m.Name), [...CONVERSION_METRICS]);
+    assert.deepEqual(ok.line._aws.CloudWatchMetrics[0].Dimensions, [['webhook']]);
+    const bad = await reviewLine(conv, conversionReview(objects(['a', 'bad']), 'example.com/v2'));
+    assert.deepEqual(emfProblems(bad.raw), []);
+    assert.deepEqual([bad.line.Objects, bad.line.Failures], [2, 1]);
+  });
+
+  it('uses KLW_METRICS_NAMESPACE, and writes none when it is off', async () => {
+    const named = await reviewLine(validating, pod('allow'), { KLW_METRICS_NAMESPACE: 'Team/Webhooks' });
+    assert.equal(named.line._aws.CloudWatchMetrics[0].Namespace, 'Team/Webhooks');
+    const off = await reviewLine(validating, pod('allow'), { KLW_METRICS_NAMESPACE: 'off' });
+    assert.equal(off.line._aws, undefined);
+    assert.equal(off.line.Allowed, undefined);
+  });
+
+  it('the validator catches each broken rule of the specification', () => {
+    const valid = { _aws: { Timestamp: 1, CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [['d']], Metrics: [{ Name: 'M', Unit: 'Count' }] }] }, d: 'x', M: 1 };
+    assert.deepEqual(emfProblems(JSON.stringify(valid)), []);
+    const broken = (change: (o: any) => void) => {
+      const copy = structuredClone(valid) as any;
+      change(copy);
+      return emfProblems(JSON.stringify(copy));
+    };
+    assert.match(broken((o) => delete o._aws).join(), /_aws/);
+    assert.match(broken((o) => (o._aws.Timestamp = 1.5)).join(), /Timestamp/);
+    assert.match(broken((o) => (o._aws.Timestamp = '1')).join(), /Timestamp/);
+    assert.match(broken((o) => (o._aws.CloudWatchMetrics[0].Namespace = '')).join(), /Namespace/);
+    assert.match(broken((o) => (o._aws.CloudWatchMetrics[0].Dimensions = [])).join(), /Dimensions/);
+    assert.match(broken((o) => (o.d = 1)).join(), /dimension d/);
+    assert.match(broken((o) => delete o.M).join(), /metric M/);
+    assert.match(broken((o) => (o.M = '1')).join(), /metric M/);
+    assert.match(broken((o) => (o._aws.CloudWatchMetrics[0].Metrics[0].Unit = 'ms')).join(), /invalid unit/);
+    assert.match(broken((o) => (o._aws.CloudWatchMetrics[0].Metrics = Array.from({ length: 101 }, (_, i) => ({ Name: `m${i}` })))).join(), /at most 100/);
+    assert.match(broken((o) => (o._aws.CloudWatchMetrics[0].Dimensions = [Array.from({ length: 31 }, () => 'd')])).join(), /at most 30/);
+    assert.match(broken((o) => (o._aws.Extra = 1)).join(), /does not define: Extra/);
+    assert.deepEqual(emfProblems('prefix {}'), ['the log event is not a JSON object with nothing before or after it']);
+  });
+});
