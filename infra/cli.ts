@@ -20,6 +20,7 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { awsClients, deployedEndpoints, updateChangedCode } from './deploy.ts';
 import { checkServerless, lambdaName, readServerless, runServerless } from './serverless.ts';
 import { smoke } from './smoke.ts';
+import { addLogsCommand } from './logs.ts';
 import { addSecretCommands, DEFAULT_STATE_DIR, ensureTargetPathSecret, smokePathSecret, withPathSecret, writePrivateOutput, type PathSecretOptions } from './secret-commands.ts';
 import { DEFAULT_PAGE_SIZE, ProgressBar, renderAudit, runAudit, summaryLine } from './audit.ts';
 import { KubeClient, loadConnection, whoAmI } from './kubeapi.ts';
@@ -258,6 +259,7 @@ export function program(): Command {
     });
 
   addSecretCommands(cli, () => String(readServerless(root()).service), say);
+  addLogsCommand(cli, () => String(readServerless(root()).service));
 
   awsOptions(cli.command('smoke').description('invoke every function through the Lambda Invoke API with a sample review and check the answer'))
     .option('--endpoint <url>', 'a Lambda endpoint, such as klw local start-lambda (http://127.0.0.1:3001)')
