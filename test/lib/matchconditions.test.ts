@@ -326,9 +326,13 @@ describe('the matchConditions CEL environment', () => {
     ["'abc'.charAt(9)", /index out of range/],
     ['[1, 2].slice(1, 5)', /out of range/],
     ["object.metadata.labels['app'] == 'x'", /No such key: labels/],
+    ["'a'.find('(')", /Invalid regular expression/],
+    ["[quantity('1')].sum()", /sum is not defined for quantities/],
+    ['object.mixed.isSorted()', /cannot compare bigint with string/],
   ];
+  const mixed = pod('web', 'default', { mixed: [1, 'a'] });
   for (const [expression, error] of failures) {
-    it(`${expression} fails to evaluate`, () => assert.throws(() => run(expression), (err: { summary?: string; message: string }) => error.test(err.summary ?? err.message)));
+    it(`${expression} fails to evaluate`, () => assert.throws(() => run(expression, mixed), (err: { summary?: string; message: string }) => error.test(err.summary ?? err.message)));
   }
 
   it('typeCheck: false only parses (in-function enforcement)', () => {
