@@ -2,14 +2,23 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** What klw reads from this package's package.json. */
+export interface PackageInfo {
+  name: string;
+  version: string;
+  /** The folder holding the package.json. */
+  dir: string;
+  devDependencies: Record<string, string>;
+}
+
 /** This package's name and version, read from its package.json (above infra/ in sources, above pkg/infra/ when installed). */
-export function packageInfo(from: string = import.meta.url): { name: string; version: string; dir: string } {
+export function packageInfo(from: string = import.meta.url): PackageInfo {
   let dir = dirname(fileURLToPath(from));
   for (;;) {
     const file = join(dir, 'package.json');
     if (existsSync(file)) {
-      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'kube-lambda-webhooks' && pkg.version) return { name: pkg.name, version: pkg.version, dir };
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string; devDependencies?: Record<string, string> };
+      if (pkg.name === 'kube-lambda-webhooks' && pkg.version) return { name: pkg.name, version: pkg.version, dir, devDependencies: pkg.devDependencies ?? {} };
     }
     const parent = dirname(dir);
     if (parent === dir) throw new Error('kube-lambda-webhooks: package.json not found above ' + fileURLToPath(from));
