@@ -3,9 +3,9 @@ import type { Operation as PatchOperation } from 'fast-json-patch';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
 import { selectorMatches, type AdmissionRegistration, type LabelSelector, type RuleWithOperations } from '../lib/registration.ts';
 import type { AdmissionReview, KubeObject } from '../lib/review/schemas.ts';
-import { invoke, type InvokeOptions } from '../lib/testing/invoke.ts';
+import { invoke, type InvokeOptions } from '../lib/harness/invoke.ts';
 import type { WebhookHandler } from '../lib/webhook.ts';
-import { admissionReview } from '../lib/testing/reviews.ts';
+import { admissionReview } from '../lib/harness/reviews.ts';
 import { KubeApiError, type KubeClient } from './kubeapi.ts';
 import { toKubeYaml } from './output.ts';
 

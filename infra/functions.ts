@@ -6,7 +6,7 @@ import * as esbuild from 'esbuild';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
 import type { ConversionWebhook } from '../lib/conversion/webhook.ts';
 import type { Registration } from '../lib/registration.ts';
-import { findFunctions, noFunctionsMessage, type FunctionSource } from './discover.ts';
+import { findFunctions, noFunctionsMessage, type FunctionSource } from '../lib/harness/discover.ts';
 
 /** A function found under `functions/`: where its code is and what it registers. */
 export interface FunctionEntry {

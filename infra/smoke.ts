@@ -1,9 +1,9 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import type { Registration } from '../lib/registration.ts';
 import type { AdmissionReview, ConversionReview, KubeObject } from '../lib/review/schemas.ts';
-import { toEvent } from '../lib/testing/events.ts';
-import { readAnswer } from '../lib/testing/invoke.ts';
-import { admissionReview, conversionReview } from '../lib/testing/reviews.ts';
+import { toEvent } from '../lib/harness/events.ts';
+import { readAnswer } from '../lib/harness/invoke.ts';
+import { admissionReview, conversionReview } from '../lib/harness/reviews.ts';
 import { usesPathSecret } from './secrets.ts';
 
 /** The outcome of smoke-testing one function. */

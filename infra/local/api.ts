@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import * as esbuild from 'esbuild';
 import type { EventSource } from '../../lib/gateway/sources.ts';
-import { eventFromHttp } from '../../lib/testing/events.ts';
+import { eventFromHttp } from '../../lib/harness/events.ts';
 import { buildAll, bundleOptions } from '../build.ts';
 import { loadFunctions, type FunctionEntry } from '../functions.ts';
 import { lintDocuments } from '../lint.ts';

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { toEvent } from '../../lib/testing/events.ts';
+import { toEvent } from '../../lib/harness/events.ts';
 import type { EventSource } from '../../lib/gateway/sources.ts';
 import { buildFunction, bundlePath } from '../build.ts';
 import { KlwError, loadFunctions } from '../functions.ts';

@@ -7,7 +7,7 @@ import type { AdmissionWebhook } from '../admission/webhook.ts';
 import type { ConversionWebhook } from '../conversion/webhook.ts';
 import type { AdmissionRegistration, ConversionRegistration, RuleWithOperations } from '../registration.ts';
 import type { KubeObject, Operation } from '../review/schemas.ts';
-import { findFunctions, noFunctionsMessage } from '../../infra/discover.ts';
+import { findFunctions, noFunctionsMessage } from '../harness/discover.ts';
 import { expectRoundTrip } from './chain.ts';
 import { invoke } from './invoke.ts';
 import { admissionReview, conversionReview } from './reviews.ts';

@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import fastJsonPatch from 'fast-json-patch';
+import type { AdmissionWebhook } from '../admission/webhook.ts';
+import type { ConversionWebhook } from '../conversion/webhook.ts';
+import type { EventSource } from '../gateway/sources.ts';
+import { createLogger } from '../log.ts';
+import { completeAdmissionReview, describeIssue } from '../review/envelope.ts';
+import {
+  AdmissionReviewResponseSchema,
+  ConversionReviewResponseSchema,
+  type AdmissionReview,
+  type AdmissionReviewResponse,
+  type ConversionReview,
+  type ConversionReviewResponse,
+  type KubeObject,
+} from '../review/schemas.ts';
+import type { HandlerOptions, WebhookHandler } from '../webhook.ts';
+import type { Authorize } from '../matchconditions/cel.ts';
+import { answerWithoutCalling, skipReason } from '../matchconditions/matcher.ts';
+import { lambdaContext, toEvent } from './events.ts';
+
+/** Options of `invoke`. */
+export interface InvokeOptions {
+  /** Event source to wrap the review in; default `http`. */
+  format?: EventSource;
+  /** Send the body base64-encoded. */
+  base64?: boolean;
+  /** Extra headers (an Authorization header, say). */
+  headers?: Record<string, string>;
+  /** Handler options; by default the handler logs nothing. */
+  handlerOptions?: HandlerOptions;
+  /**
+   * Evaluate the webhook's matchConditions first, as the API server does (default true);
+   * false calls the function whatever they say.
+   */
+  matchConditions?: boolean;
+  /** Answers `authorizer` checks in matchConditions; by default no opinion (not allowed). */
+  authorize?: Authorize;
+}
+
+/** The decoded answer of an admission webhook. */
+export interface AdmissionResult {
+  allowed: boolean;
+  status?: { code: number; message?: string; reason?: string };
+  warnings: string[];
+  /** The decoded JSONPatch; empty when the webhook sent none. */
+  patch: fastJsonPatch.Operation[];
+  /** The request object with the patch applied (the request object itself when unpatched). */
+  object: KubeObject | null;
+  /** The AdmissionReview as the webhook returned it (as the API server takes it when the call was skipped). */
+  review: AdmissionReviewResponse;
+  /** Set when matchConditions skipped the call: `skipped by matchCondition <name>`. */
+  skipped?: string;
+  /** Set when a matchCondition failed to evaluate under failurePolicy Fail: the API server rejected the request without calling. */
+  matchConditionError?: string;
+}
+
+/** The decoded answer of a conversion webhook. */
+export interface ConversionResult {
+  status: 'Success' | 'Failed';
+  message?: string;
+  convertedObjects: KubeObject[];
+  review: ConversionReviewResponse;
+}
+
+const silent = createLogger({ level: 'silent' });
+const quietHandlers = new WeakMap<object, WebhookHandler>();
+
+function handlerFor(webhook: AdmissionWebhook | ConversionWebhook, options: InvokeOptions): WebhookHandler {
+  if (options.handlerOptions) return webhook.withOptions({ logger: silent, ...options.handlerOptions });
+  let handler = quietHandlers.get(webhook);
+  if (!handler) {
+    handler = webhook.withOptions({ logger: silent });
+    quietHandlers.set(webhook, handler);
+  }
+  return handler;
+}
+
+/** Sends a review through a webhook's Lambda handler exactly as API Gateway would, and returns the raw HTTP result. */
+export async function invokeRaw(
+  webhook: AdmissionWebhook | ConversionWebhook,
+  body: unknown,
+  options: InvokeOptions = {},
+): Promise<{ statusCode: number; headers: Record<string, string>; body: string }> {
+  const event = toEvent(body, {
+    format: options.format ?? 'http',
+    path: webhook.registration.path,
+    timeout: `${webhook.registration.timeoutSeconds}s`,
+    ...(options.base64 ? { base64: true } : {}),
+    ...(options.headers ? { headers: options.headers } : {}),
+  });
+  const result = (await handlerFor(webhook, options)(event, lambdaContext())) as { statusCode: number; headers?: Record<string, string>; body?: string };
+  return { statusCode: result.statusCode, headers: result.headers ?? {}, body: result.body ?? '' };
+}
+
+/**
+ * Decodes a webhook's HTTP answer to a review, checking the rules the API server applies
+ * to it (HTTP 200, same apiVersion and kind, uid echoed, schema, patch rules).
+ */
+export function readAnswer(type: 'validating' | 'mutating', review: AdmissionReview, raw: { statusCode: number; body: string }): AdmissionResult;
+export function readAnswer(type: 'conversion', review: ConversionReview, raw: { statusCode: number; body: string }): ConversionResult;
+export function readAnswer(
+  type: 'validating' | 'mutating' | 'conversion',
+  review: AdmissionReview | ConversionReview,
+  raw: { statusCode: number; body: string },
+): AdmissionResult | ConversionResult {
+  assert.equal(raw.statusCode, 200, `webhook answered HTTP ${raw.statusCode}: ${raw.body}`);
+  const body: unknown = JSON.parse(raw.body);
+  if (review.kind === 'ConversionReview') {
+    const parsed = ConversionReviewResponseSchema.safeParse(body);
+    assert.ok(parsed.success, `not a ConversionReview response: ${parsed.success ? '' : describeIssue(parsed.error)}`);
+    const out = parsed.data;
+    assert.equal(out.apiVersion, review.apiVersion, 'response apiVersion must match the request');
+    assert.equal(out.response.uid, review.request.uid, 'response uid must echo the request uid');
+    const result: ConversionResult = { status: out.response.result.status, convertedObjects: out.response.convertedObjects ?? [], review: out };
+    if (out.response.result.message !== undefined) result.message = out.response.result.message;
+    if (result.status === 'Success') assert.equal(result.convertedObjects.length, review.request.objects.length, 'convertedObjects must match objects in count');
+    return result;
+  }
+  const parsed = AdmissionReviewResponseSchema.safeParse(body);
+  assert.ok(parsed.success, `not an AdmissionReview response: ${parsed.success ? '' : describeIssue(parsed.error)}`);
+  const out = parsed.data;
+  assert.equal(out.apiVersion, review.apiVersion, 'response apiVersion must match the request');
+  assert.equal(out.response.uid, review.request.uid, 'response uid must echo the request uid');
+  const response = out.response;
+  assert.equal(response.patch === undefined, response.patchType === undefined, 'patch and patchType go together');
+  if (type === 'validating') assert.equal(response.patch, undefined, 'a validating webhook may not return a patch');
+  const patch = response.patch ? (JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8')) as fastJsonPatch.Operation[]) : [];
+  let object = review.request.object ?? null;
+  if (response.patch) {
+    assert.ok(object, 'a patch was returned for a request without an object');
+    assert.ok(patch.length > 0, 'an empty patch must not be sent');
+    object = fastJsonPatch.applyPatch(structuredClone(object), patch, true, false).newDocument;
+  }
+  const result: AdmissionResult = { allowed: response.allowed, warnings: response.warnings ?? [], patch, object, review: out };
+  if (response.status) result.status = response.status;
+  return result;
+}
+
+/** Runs a review through a webhook's Lambda handler and decodes the answer with `readAnswer`. */
+export async function invoke(webhook: AdmissionWebhook, review: AdmissionReview, options?: InvokeOptions): Promise<AdmissionResult>;
+export async function invoke(webhook: ConversionWebhook, review: ConversionReview, options?: InvokeOptions): Promise<ConversionResult>;
+export async function invoke(
+  webhook: AdmissionWebhook | ConversionWebhook,
+  review: AdmissionReview | ConversionReview,
+  options: InvokeOptions = {},
+): Promise<AdmissionResult | ConversionResult> {
+  if (webhook.registration.type !== 'conversion' && webhook.registration.matchConditions?.length && options.matchConditions !== false) {
+    const notCalled = notCalledByConditions(webhook as AdmissionWebhook, review as AdmissionReview, options);
+    if (notCalled) return notCalled;
+  }
+  const raw = await invokeRaw(webhook, review, options);
+  return readAnswer(webhook.registration.type as never, review as never, raw);
+}
+
+/**
+ * The API server's answer when matchConditions keep it from calling the webhook: allowed
+ * when a condition is false (or failed under failurePolicy Ignore), rejected when one failed
+ * under Fail; undefined when the webhook is to be called.
+ */
+function notCalledByConditions(webhook: AdmissionWebhook, review: AdmissionReview, options: InvokeOptions): AdmissionResult | undefined {
+  const notCalled = answerWithoutCalling(webhook.registration, review.request, options.authorize);
+  if (!notCalled) return undefined;
+  const out = completeAdmissionReview(review, notCalled.response);
+  const result: AdmissionResult = { allowed: out.response.allowed, warnings: [], patch: [], object: review.request.object ?? null, review: out };
+  if (notCalled.response.status) result.status = notCalled.response.status;
+  if ('matched' in notCalled.outcome) result.skipped = skipReason(notCalled.outcome)!;
+  else result.matchConditionError = notCalled.outcome.error;
+  return result;
+}

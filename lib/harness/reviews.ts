@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import type { AdmissionReview, ConversionReview, KubeObject, Operation } from '../review/schemas.ts';
+
+/** Options of `admissionReview`; everything not given is derived from the object. */
+export interface AdmissionReviewOptions {
+  operation?: Operation;
+  oldObject?: KubeObject | null;
+  userInfo?: AdmissionReview['request']['userInfo'];
+  dryRun?: boolean;
+  /** Review API version; default v1. */
+  version?: 'v1' | 'v1beta1';
+  uid?: string;
+  namespace?: string;
+  name?: string;
+  /** Plural resource name; default the lower-cased kind plus "s". */
+  resource?: string;
+  subResource?: string;
+}
+
+function gvk(object: KubeObject | null | undefined): { group: string; version: string; kind: string } {
+  const apiVersion = object?.apiVersion ?? 'v1';
+  const slash = apiVersion.lastIndexOf('/');
+  return {
+    group: slash < 0 ? '' : apiVersion.slice(0, slash),
+    version: slash < 0 ? apiVersion : apiVersion.slice(slash + 1),
+    kind: object?.kind ?? 'Unknown',
+  };
+}
+
+const OPTIONS_KIND: Record<Operation, string | undefined> = {
+  CREATE: 'CreateOptions',
+  UPDATE: 'UpdateOptions',
+  DELETE: 'DeleteOptions',
+  CONNECT: undefined,
+};
+
+/**
+ * Builds an AdmissionReview as the API server sends it. `object` is the new object
+ * (pass null for DELETE and give `oldObject`).
+ */
+export function admissionReview(object: KubeObject | null, options: AdmissionReviewOptions = {}): AdmissionReview {
+  const operation = options.operation ?? (object ? (options.oldObject ? 'UPDATE' : 'CREATE') : 'DELETE');
+  const subject = object ?? options.oldObject ?? null;
+  const kind = gvk(subject);
+  const resource = { group: kind.group, version: kind.version, resource: options.resource ?? `${kind.kind.toLowerCase()}s` };
+  const request: AdmissionReview['request'] = {
+    uid: options.uid ?? randomUUID(),
+    kind,
+    resource,
+    requestKind: kind,
+    requestResource: resource,
+    operation,
+    userInfo: options.userInfo ?? { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] },
+    object: object ? structuredClone(object) : null,
+    oldObject: options.oldObject ? structuredClone(options.oldObject) : null,
+    dryRun: options.dryRun ?? false,
+  };
+  const name = options.name ?? subject?.metadata?.name;
+  const namespace = options.namespace ?? subject?.metadata?.namespace;
+  if (name) request.name = name;
+  if (namespace) request.namespace = namespace;
+  if (options.subResource) request.subResource = request.requestSubResource = options.subResource;
+  const optionsKind = OPTIONS_KIND[operation];
+  if (optionsKind) request.options = { apiVersion: 'meta.k8s.io/v1', kind: optionsKind };
+  return { apiVersion: `admission.k8s.io/${options.version ?? 'v1'}`, kind: 'AdmissionReview', request };
+}
+
+/** Builds a ConversionReview asking for `objects` at `desiredAPIVersion`. */
+export function conversionReview(
+  objects: KubeObject[],
+  desiredAPIVersion: string,
+  options: { version?: 'v1' | 'v1beta1'; uid?: string } = {},
+): ConversionReview {
+  return {
+    apiVersion: `apiextensions.k8s.io/${options.version ?? 'v1'}`,
+    kind: 'ConversionReview',
+    request: {
+      uid: options.uid ?? randomUUID(),
+      desiredAPIVersion,
+      objects: structuredClone(objects) as ConversionReview['request']['objects'],
+    },
+  };
+}

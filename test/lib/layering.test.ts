@@ -1,0 +1,68 @@
+// What may import what: the Lambda runtime (lib/) never pulls tool code, the tools (infra/) never
+// reach into the test kit (lib/testing/); both share lib/harness/ (events, reviews, invoke, discovery).
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, it } from 'node:test';
+import * as esbuild from 'esbuild';
+import { bundleOptions } from '../../infra/build.ts';
+import { FIXTURE_PROJECT } from '../helpers.ts';
+
+const root = process.cwd();
+
+/** Source files under a folder, relative to the repository, tests left out. */
+function sources(dir: string): string[] {
+  return readdirSync(join(root, dir), { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile() && /\.(ts|mjs)$/.test(d.name) && !d.name.endsWith('.test.ts'))
+    .map((d) => relative(root, join(d.parentPath, d.name)));
+}
+
+/** The repository paths a file imports through relative specifiers. */
+export function relativeImports(file: string, text: string): string[] {
+  const specifiers = [...text.matchAll(/(?:from\s+|import\s*\(\s*|^import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)].map((m) => m[1]!);
+  return specifiers.map((s) => relative(root, resolve(root, dirname(file), s)));
+}
+
+/** `file -> import` for every import of the files that lands in a forbidden folder. */
+export function violations(files: Array<{ file: string; text: string }>, forbidden: string[]): string[] {
+  return files.flatMap(({ file, text }) =>
+    relativeImports(file, text)
+      .filter((target) => forbidden.some((f) => target === f || target.startsWith(`${f}/`)))
+      .map((target) => `${file} -> ${target}`),
+  );
+}
+
+const read = (files: string[]) => files.map((file) => ({ file, text: readFileSync(join(root, file), 'utf8') }));
+const lib = sources('lib');
+const runtime = lib.filter((f) => !f.startsWith('lib/testing/') && !f.startsWith('lib/harness/'));
+
+describe('layers', () => {
+  it('the checks see imports and can fail', () => {
+    const sample = [{ file: 'infra/x.ts', text: "import { a } from '../lib/testing/chain.ts';\nconst m = await import('./local/api.ts');\nimport './side.ts';\n" }];
+    assert.deepEqual(relativeImports(sample[0]!.file, sample[0]!.text), ['lib/testing/chain.ts', 'infra/local/api.ts', 'infra/side.ts']);
+    assert.deepEqual(violations(sample, ['lib/testing']), ['infra/x.ts -> lib/testing/chain.ts']);
+    assert.ok(runtime.includes('lib/index.ts') && runtime.length > 10, 'the runtime files were found');
+  });
+
+  it('lib/ never imports the tools', () => {
+    assert.deepEqual(violations(read(lib), ['infra']), []);
+  });
+
+  it('the Lambda runtime never imports the test kit or the harness', () => {
+    assert.deepEqual(violations(read(runtime), ['lib/testing', 'lib/harness']), []);
+  });
+
+  it('the tools never reach into the test kit', () => {
+    assert.deepEqual(violations(read(sources('infra')), ['lib/testing']), []);
+  });
+
+  it('a function bundle holds no tool, test-kit or harness code', async () => {
+    for (const name of ['pod-policy', 'pod-defaults', 'crontab-conversion']) {
+      const options = bundleOptions(FIXTURE_PROJECT, { name, entry: join(FIXTURE_PROJECT, 'functions', name, 'index.ts') });
+      const out = await esbuild.build({ ...options, write: false, metafile: true });
+      const inputs = Object.keys(out.metafile.inputs).map((i) => relative(root, resolve(FIXTURE_PROJECT, i)));
+      assert.ok(inputs.includes('lib/index.ts') || inputs.some((i) => i.startsWith('lib/')), `${name}: the bundle holds the runtime`);
+      assert.deepEqual(inputs.filter((i) => /^(infra|lib\/testing|lib\/harness)\//.test(i) || i.includes('node_modules/esbuild') || i.includes('node_modules/commander')), [], name);
+    }
+  });
+});
