@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { allow, defineConversionWebhook, defineMutatingWebhook, defineValidatingWebhook, deny, ConversionError } from '../../lib/index.ts';
 import { createLogger } from '../../lib/log.ts';
+import type { HandlerOptions, WebhookHandler } from '../../lib/webhook.ts';
 import { ADMISSION_METRICS, CONVERSION_METRICS, DEFAULT_METRICS_NAMESPACE } from '../../lib/metrics.ts';
 import { admissionReview, conversionReview, lambdaContext, toEvent } from '../../lib/testing/index.ts';
 
@@ -77,7 +78,7 @@ function emfProblems(line: string): string[] {
 }
 
 /** Runs one review and returns the raw `review` log line. */
-async function reviewLine(webhook: { withOptions: (o: object) => (e: unknown, c: unknown) => Promise<unknown> }, body: unknown, env: NodeJS.ProcessEnv = {}, timeout = '5s'): Promise<{ raw: string; line: Record<string, any> }> {
+async function reviewLine(webhook: { withOptions: (o: HandlerOptions) => WebhookHandler }, body: unknown, env: NodeJS.ProcessEnv = {}, timeout = '5s'): Promise<{ raw: string; line: Record<string, any> }> {
   const lines: string[] = [];
   const handler = webhook.withOptions({ env, logger: createLogger({ level: 'info', sink: (l) => lines.push(l), base: { webhook: 'base-value' } }) });
   await handler(toEvent(body, { path: '/x', timeout }), lambdaContext());
