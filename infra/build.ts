@@ -4,6 +4,7 @@ import { join, relative } from 'node:path';
 import * as esbuild from 'esbuild';
 import yazl from 'yazl';
 import type { FunctionEntry } from './functions.ts';
+import { esbuildTarget, projectRuntime } from './runtimes.ts';
 
 /** What `build` wrote for one function. */
 export interface BuiltFunction {
@@ -31,15 +32,18 @@ export function zipPath(root: string, name: string): string {
   return join(root, 'dist', 'functions', `${name}.zip`);
 }
 
-/** esbuild options for one function: ESM for node20, minified, AWS SDK left to the runtime. */
-export function bundleOptions(root: string, fn: Pick<FunctionEntry, 'name' | 'entry'>): esbuild.BuildOptions {
+/**
+ * esbuild options for one function: ESM for the Node.js of the Lambda runtime (default: the
+ * project's, see projectRuntime), minified, AWS SDK left to the runtime.
+ */
+export function bundleOptions(root: string, fn: Pick<FunctionEntry, 'name' | 'entry'>, runtime: string = projectRuntime(root)): esbuild.BuildOptions {
   return {
     absWorkingDir: root,
     entryPoints: [fn.entry],
     outfile: bundlePath(root, fn.name),
     bundle: true,
     platform: 'node',
-    target: 'node20',
+    target: esbuildTarget(runtime),
     format: 'esm',
     minify: true,
     sourcemap: 'linked',
@@ -72,11 +76,11 @@ function zip(files: Array<{ name: string; data: Buffer }>): Promise<Buffer> {
   });
 }
 
-/** Bundles one function with esbuild and writes its deterministic zip. */
-export async function buildFunction(root: string, fn: Pick<FunctionEntry, 'name' | 'entry'>): Promise<BuiltFunction> {
+/** Bundles one function with esbuild for a Lambda runtime (default: the project's) and writes its deterministic zip. */
+export async function buildFunction(root: string, fn: Pick<FunctionEntry, 'name' | 'entry'>, runtime: string = projectRuntime(root)): Promise<BuiltFunction> {
   const outfile = bundlePath(root, fn.name);
   mkdirSync(join(root, 'dist', 'functions', fn.name), { recursive: true });
-  await esbuild.build(bundleOptions(root, fn));
+  await esbuild.build(bundleOptions(root, fn, runtime));
   const code = readFileSync(outfile);
   const map = readFileSync(`${outfile}.map`);
   const archive = await zip([
@@ -95,11 +99,11 @@ export async function buildFunction(root: string, fn: Pick<FunctionEntry, 'name'
   };
 }
 
-/** Builds every function, reporting each as it is done. */
-export async function buildAll(root: string, functions: Array<Pick<FunctionEntry, 'name' | 'entry'>>, onBuilt: (built: BuiltFunction) => void = () => {}): Promise<BuiltFunction[]> {
+/** Builds every function for a Lambda runtime (default: the project's), reporting each as it is done. */
+export async function buildAll(root: string, functions: Array<Pick<FunctionEntry, 'name' | 'entry'>>, onBuilt: (built: BuiltFunction) => void = () => {}, runtime: string = projectRuntime(root)): Promise<BuiltFunction[]> {
   const out: BuiltFunction[] = [];
   for (const fn of functions) {
-    const built = await buildFunction(root, fn);
+    const built = await buildFunction(root, fn, runtime);
     onBuilt(built);
     out.push(built);
   }

@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import type { Registration } from '../lib/registration.ts';
 import { KlwError } from './functions.ts';
 import type { Finding } from './lint.ts';
-import { DEFAULT_MEMORY_MB } from './local/runtime.ts';
+import { checkRuntime, DEFAULT_RUNTIME } from './runtimes.ts';
+import { PLUGIN_NAME, routePath } from './serverless-plugin.ts';
 
 type Json = Record<string, any>;
 
@@ -21,53 +22,80 @@ export function lambdaName(service: string, stage: string, name: string): string
   return `${service}-${stage}-${name}`;
 }
 
+/** True when serverless.yml loads this package's plugin (by package name, or this repository's shim). */
+export function loadsPlugin(config: Json): boolean {
+  const plugins: unknown[] = Array.isArray(config.plugins) ? config.plugins : Array.isArray(config.plugins?.modules) ? config.plugins.modules : [];
+  return plugins.some((p) => p === PLUGIN_NAME || (typeof p === 'string' && p.endsWith('/serverless-plugin.mjs')));
+}
+
 /**
- * Checks that serverless.yml deploys exactly the functions under functions/, each from its
- * zip, behind `POST /<name>`, with the registration's timeout (Lambda must not outlive the
- * webhook timeout), memory and environment.
+ * Checks serverless.yml against the registrations: it loads the plugin (which deploys every
+ * function in functions/), no `frameworkVersion` osls refuses, a runtime AWS Lambda still
+ * lets functions be created with on `now` (a deprecated one is a warning), and every function
+ * written out under `functions:` (an override of the generated one) keeps the rules: a Lambda
+ * timeout no longer than the webhook's, the route the manifests point at, the registration's
+ * environment, reserved concurrency that neither disables the function nor is below its
+ * provisioned concurrency.
  */
-export function checkServerless(config: Json, registrations: Registration[]): Finding[] {
+export function checkServerless(config: Json, registrations: Registration[], now: Date = new Date()): Finding[] {
   const findings: Finding[] = [];
-  const add = (subject: string, message: string) => findings.push({ level: 'error', rule: 'serverless-mismatch', subject, message });
+  const add = (subject: string, message: string, level: Finding['level'] = 'error', rule = 'serverless-override') => findings.push({ level, rule, subject, message });
   const functions: Json = config.functions ?? {};
-  if (config.frameworkVersion !== '3') add('serverless.yml', `frameworkVersion must be '3', got ${JSON.stringify(config.frameworkVersion)}`);
-  if (config.provider?.runtime !== 'nodejs20.x') add('serverless.yml', 'provider.runtime must be nodejs20.x (the bundles target node20)');
-  const providerMemory = config.provider?.memorySize ?? 1024;
-  for (const reg of registrations) {
-    const fn = functions[reg.name];
-    if (!fn) {
-      add(reg.name, 'functions/ has it but serverless.yml does not deploy it');
-      continue;
-    }
-    if (fn.handler !== 'index.handler') add(reg.name, `handler must be index.handler, got ${JSON.stringify(fn.handler)}`);
-    if (fn.package?.artifact !== `dist/functions/${reg.name}.zip`) add(reg.name, `package.artifact must be dist/functions/${reg.name}.zip`);
-    const routes = (fn.events ?? []).map((e: Json) => e.httpApi).filter(Boolean);
-    if (!routes.some((r: Json) => String(r.method).toUpperCase() === 'POST' && r.path === reg.path)) add(reg.name, `needs an httpApi event POST ${reg.path}`);
-    if (fn.timeout !== reg.timeoutSeconds) add(reg.name, `timeout ${fn.timeout} differs from the registration's timeoutSeconds ${reg.timeoutSeconds}`);
-    const memory = fn.memorySize ?? providerMemory;
-    const wanted = reg.lambda.memorySize ?? DEFAULT_MEMORY_MB;
-    if (memory !== wanted) add(reg.name, `memorySize ${memory} differs from the registration's ${wanted}`);
-    const env: Json = fn.environment ?? {};
-    for (const [key, value] of Object.entries(reg.lambda.environment ?? {})) {
-      if (String(env[key]) !== value) add(reg.name, `environment ${key} must be ${JSON.stringify(value)} as the registration says`);
-    }
+  const version = config.frameworkVersion;
+  if (version !== undefined && /^\s*[\^~=v]?\s*[0-3](\.|\s*$)/.test(String(version))) {
+    add('serverless.yml', `frameworkVersion ${JSON.stringify(version)} is refused by osls 4 (the maintained Serverless Framework v3 line); remove it`, 'error', 'serverless-framework');
   }
-  for (const name of Object.keys(functions)) {
-    if (!registrations.some((r) => r.name === name)) add(name, 'serverless.yml deploys it but functions/ has no such function');
+  const runtime = config.provider?.runtime ?? DEFAULT_RUNTIME;
+  if (!(typeof runtime === 'string' && runtime.includes('${'))) findings.push(...checkRuntime(runtime, 'serverless.yml provider.runtime', now));
+  if (!loadsPlugin(config)) {
+    const missing = registrations.filter((r) => !functions[r.name]);
+    if (missing.length) add('serverless.yml', `plugins must list ${PLUGIN_NAME}, or ${missing.map((r) => r.name).join(', ')} ${missing.length > 1 ? 'are' : 'is'} not deployed`, 'error', 'serverless-plugin');
+  }
+  for (const reg of registrations) {
+    const fn: Json | undefined = functions[reg.name];
+    if (!fn || typeof fn !== 'object') continue;
+    if (fn.runtime !== undefined) findings.push(...checkRuntime(fn.runtime, `${reg.name} runtime`, now));
+    if (fn.timeout !== undefined && !(Number(fn.timeout) <= reg.timeoutSeconds)) {
+      add(reg.name, `timeout ${fn.timeout} is longer than the webhook's timeoutSeconds ${reg.timeoutSeconds}: the API server gives up first, and the function runs on for nothing`);
+    }
+    if (fn.events !== undefined) {
+      const routes = (Array.isArray(fn.events) ? fn.events : []).map((e: Json) => e?.httpApi).filter((h: unknown) => h && typeof h === 'object');
+      const path = routePath(reg);
+      if (!routes.some((r: Json) => String(r.method).toUpperCase() === 'POST' && r.path === path)) add(reg.name, `events must keep the route POST ${path}: the manifests point the API server at it`);
+    }
+    for (const [key, value] of Object.entries(reg.lambda.environment ?? {})) {
+      if (fn.environment && Object.hasOwn(fn.environment, key) && String(fn.environment[key]) !== value) add(reg.name, `environment ${key} overrides the registration's ${JSON.stringify(value)} with ${JSON.stringify(fn.environment[key])}`, 'warning');
+    }
+    if (fn.reservedConcurrency !== undefined) {
+      const reserved = Number(fn.reservedConcurrency);
+      const provisioned = Number(fn.provisionedConcurrency ?? reg.lambda.provisionedConcurrency ?? 0);
+      if (reserved === 0) add(reg.name, 'reservedConcurrency 0 disables the function: every review fails');
+      else if (reserved < provisioned) add(reg.name, `reservedConcurrency ${reserved} is below provisionedConcurrency ${provisioned}; Lambda refuses it`);
+    }
   }
   return findings;
 }
 
+/**
+ * The Serverless Framework CLI for a project: `node_modules/.bin/serverless` (osls) of the
+ * project or of a folder above it, else `serverless` from PATH.
+ */
+export function serverlessBin(root: string): string {
+  for (let dir = resolve(root); ; dir = dirname(dir)) {
+    const bin = join(dir, 'node_modules', '.bin', 'serverless');
+    if (existsSync(bin)) return bin;
+    if (dirname(dir) === dir) return 'serverless';
+  }
+}
+
 /** Runs the Serverless Framework CLI of the project with arguments; resolves with its output. */
 export function runServerless(root: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; stdout: string; stderr: string }> {
-  const local = join(root, 'node_modules', '.bin', 'serverless');
-  const command = existsSync(local) ? local : 'serverless';
-  return new Promise((resolve) => {
+  return new Promise((done) => {
     execFile(
-      command,
+      serverlessBin(root),
       args,
       { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, env: { SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off', ...env } },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      (err, stdout, stderr) => done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }

@@ -1,0 +1,340 @@
+// The Serverless Framework plugin (`plugins: [kube-lambda-webhooks/serverless]`): the functions
+// in functions/ are deployed from their registrations, so serverless.yml lists none of them.
+import { DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE_ENV } from '../lib/metrics.ts';
+import type { Registration } from '../lib/registration.ts';
+import { buildAll } from './build.ts';
+import { loadFunctions, type FunctionEntry } from './functions.ts';
+import { DEFAULT_MEMORY_MB } from './local/runtime.ts';
+import { DEFAULT_RUNTIME } from './runtimes.ts';
+import { pathSecretParameterName, usesPathSecret } from './secrets.ts';
+
+type Json = Record<string, any>;
+
+/** The name users list under `plugins:` in serverless.yml. */
+export const PLUGIN_NAME = 'kube-lambda-webhooks/serverless';
+
+/**
+ * Reserved concurrency a function gets unless the registration's provisioned concurrency or
+ * an override asks for more: enough for a busy cluster (a warm review takes milliseconds),
+ * small enough that a flood cannot take the account's shared pool (1,000 by default) from
+ * every other function.
+ */
+export const DEFAULT_RESERVED_CONCURRENCY = 20;
+/**
+ * Requests per second the HTTP API lets through to a function, per unit of its reserved
+ * concurrency: a warm review answers in well under 200 ms, so one execution environment
+ * serves about 5 a second; more than that would only be throttled by Lambda instead.
+ */
+export const THROTTLE_RATE_PER_CONCURRENCY = 5;
+/** The HTTP API's burst (token bucket size) as a multiple of the rate: room for a deploy's or a controller's spike. */
+export const THROTTLE_BURST_FACTOR = 2;
+/** The duration alarm fires when p99 Lambda duration passes this share of the webhook timeout (the API server gives up at the timeout). */
+export const DURATION_ALARM_SHARE = 0.8;
+
+/** Stage parameters the plugin reads (`params:` in serverless.yml, or `--param name=value`). */
+export interface PluginParams {
+  /** Also give every function a Lambda function URL (auth NONE; the path secret or bearer token protects it). */
+  functionUrls: boolean;
+  /** Instances kept warm per function; overrides every registration's `lambda.provisionedConcurrency`. */
+  provisionedConcurrency?: number;
+  /** Reserved concurrency per function; default: the larger of DEFAULT_RESERVED_CONCURRENCY and the provisioned concurrency. */
+  reservedConcurrency?: number;
+  /** HTTP API throttling per route: steady requests per second; default reserved concurrency × THROTTLE_RATE_PER_CONCURRENCY. */
+  throttleRate?: number;
+  /** HTTP API throttling per route: burst; default rate × THROTTLE_BURST_FACTOR. */
+  throttleBurst?: number;
+  /** SSM parameter with the bearer token the API server sends (self-managed clusters); empty: none. */
+  bearerTokenParameter: string;
+  /** Add the CloudWatch alarms (default true). */
+  alarms: boolean;
+  /** SNS topic ARN the alarms notify; empty: alarms without actions. */
+  alarmTopicArn: string;
+}
+
+function asNumber(value: unknown, name: string): number | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`param ${name} must be a whole number of at least 0, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function asBoolean(value: unknown, fallback: boolean): boolean {
+  if (value === undefined || value === null || value === '') return fallback;
+  return value === true || value === 'true';
+}
+
+/**
+ * The plugin's parameters for a stage, as `${param:…}` resolves them: `--param name=value`
+ * on the command line, then `params.<stage>`, then `params.default`.
+ */
+export function pluginParams(config: Json, stage: string, cliParams: unknown = []): PluginParams {
+  const raw: Json = { ...(config.params?.default ?? {}), ...(config.params?.[stage] ?? {}) };
+  for (const entry of Array.isArray(cliParams) ? cliParams : cliParams ? [cliParams] : []) {
+    const at = String(entry).indexOf('=');
+    if (at > 0) raw[String(entry).slice(0, at)] = String(entry).slice(at + 1);
+  }
+  const params: PluginParams = {
+    functionUrls: asBoolean(raw.functionUrls, false),
+    bearerTokenParameter: String(raw.bearerTokenParameter ?? ''),
+    alarms: asBoolean(raw.alarms, true),
+    alarmTopicArn: String(raw.alarmTopicArn ?? ''),
+  };
+  for (const key of ['provisionedConcurrency', 'reservedConcurrency', 'throttleRate', 'throttleBurst'] as const) {
+    const n = asNumber(raw[key], key);
+    if (n !== undefined) params[key] = n;
+  }
+  return params;
+}
+
+/** Where a deployment goes. */
+export interface Stage {
+  service: string;
+  stage: string;
+}
+
+/** The HTTP API route of a function: `/<name>/{secret}` when its URL carries the path secret, else `/<name>`. */
+export function routePath(registration: Registration): string {
+  return usesPathSecret(registration) ? `${registration.path}/{secret}` : registration.path;
+}
+
+/**
+ * The Serverless Framework definition of one function from its registration: the zip `klw
+ * build` makes, arm64, the webhook's timeout, memory and environment, the SSM parameter
+ * names of its secrets (never their values), reserved and provisioned concurrency, and a
+ * `POST` route on the HTTP API.
+ */
+export function functionDefinition(registration: Registration, target: Stage, params: PluginParams): Json {
+  const provisioned = params.provisionedConcurrency ?? registration.lambda.provisionedConcurrency ?? 0;
+  const environment: Record<string, string> = { ...(registration.lambda.environment ?? {}) };
+  if (usesPathSecret(registration)) environment.KLW_PATH_SECRET_SSM = pathSecretParameterName(target.service, target.stage);
+  if (params.bearerTokenParameter && registration.type !== 'conversion') environment.KLW_BEARER_TOKEN_SSM = params.bearerTokenParameter;
+  const fn: Json = {
+    handler: 'index.handler',
+    package: { artifact: `dist/functions/${registration.name}.zip` },
+    architecture: 'arm64',
+    timeout: registration.timeoutSeconds,
+    memorySize: registration.lambda.memorySize ?? DEFAULT_MEMORY_MB,
+    environment,
+    reservedConcurrency: params.reservedConcurrency ?? Math.max(DEFAULT_RESERVED_CONCURRENCY, provisioned),
+    events: [{ httpApi: { method: 'POST', path: routePath(registration) } }],
+  };
+  if (provisioned > 0) fn.provisionedConcurrency = provisioned;
+  if (params.functionUrls) fn.url = true;
+  return fn;
+}
+
+/**
+ * The functions of serverless.yml after the plugin: every registration's generated
+ * definition, with what serverless.yml itself says of a function winning key by key
+ * (its `environment` merged over the generated one); functions serverless.yml adds that
+ * are not in functions/ are kept as they are.
+ */
+export function mergeFunctions(registrations: Registration[], manual: Json | undefined, target: Stage, params: PluginParams): Json {
+  const out: Json = { ...(manual ?? {}) };
+  for (const reg of registrations) {
+    const generated = functionDefinition(reg, target, params);
+    const own: Json = manual?.[reg.name] ?? {};
+    out[reg.name] = { ...generated, ...own, environment: { ...generated.environment, ...(own.environment ?? {}) } };
+  }
+  return out;
+}
+
+/** The IAM statement letting the functions read their secrets' SSM parameters (and nothing else). */
+export function secretsStatement(registrations: Registration[], target: Stage, params: PluginParams): Json | undefined {
+  const names: string[] = [];
+  if (registrations.some(usesPathSecret)) names.push(pathSecretParameterName(target.service, target.stage));
+  if (params.bearerTokenParameter) names.push(params.bearerTokenParameter);
+  if (!names.length) return undefined;
+  return {
+    Effect: 'Allow',
+    Action: 'ssm:GetParameter',
+    Resource: names.map((name) => ({ 'Fn::Sub': `arn:\${AWS::Partition}:ssm:\${AWS::Region}:\${AWS::AccountId}:parameter/${name.replace(/^\//, '')}` })),
+  };
+}
+
+/** What the template additions need to know of one deployed function. */
+export interface DeployedFunction {
+  registration: Registration;
+  /** CloudFormation logical id of its AWS::Lambda::Function. */
+  lambdaLogicalId: string;
+  /** Prefix for the logical ids of its alarms. */
+  logicalIdPrefix: string;
+  /** Its reserved concurrency as finally configured. */
+  reservedConcurrency: number;
+  /** Its HTTP API route keys (`POST /pod-policy/{secret}`). */
+  routeKeys: string[];
+}
+
+/** Per-route HTTP API throttling of a function: its own params, else derived from its reserved concurrency. */
+export function throttleFor(reservedConcurrency: number, params: PluginParams): { rate: number; burst: number } {
+  const rate = params.throttleRate ?? Math.max(1, reservedConcurrency) * THROTTLE_RATE_PER_CONCURRENCY;
+  return { rate, burst: params.throttleBurst ?? rate * THROTTLE_BURST_FACTOR };
+}
+
+function alarm(description: string, props: Json, actions: string): Json {
+  return {
+    Type: 'AWS::CloudWatch::Alarm',
+    Properties: {
+      AlarmDescription: description,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+      // No data means no calls: nothing to alarm on.
+      TreatMissingData: 'notBreaching',
+      ...(actions ? { AlarmActions: [actions], OKActions: [actions] } : {}),
+      ...props,
+    },
+  };
+}
+
+/** The alarms of one function: errors and timeouts, p99 duration near the webhook timeout, throttles. */
+export function alarmsFor(fn: DeployedFunction, namespace: string, params: PluginParams): Json {
+  const name = fn.registration.name;
+  const functionName = { Ref: fn.lambdaLogicalId };
+  const lambdaMetric = (id: string, metric: string) => ({ Id: id, ReturnData: false, MetricStat: { Metric: { Namespace: 'AWS/Lambda', MetricName: metric, Dimensions: [{ Name: 'FunctionName', Value: functionName }] }, Period: 60, Stat: 'Sum' } });
+  const reviewMetric = (id: string, metric: string) => ({ Id: id, ReturnData: false, MetricStat: { Metric: { Namespace: namespace, MetricName: metric, Dimensions: [{ Name: 'webhook', Value: name }] }, Period: 60, Stat: 'Sum' } });
+  const thresholdMs = Math.round(fn.registration.timeoutSeconds * 1000 * DURATION_ALARM_SHARE);
+  return {
+    [`${fn.logicalIdPrefix}ErrorsAlarm`]: alarm(
+      `${name}: reviews that errored or timed out, or invocations that failed`,
+      {
+        Threshold: 1,
+        Metrics: [
+          reviewMetric('errored', 'Errored'),
+          reviewMetric('timedout', 'TimedOut'),
+          lambdaMetric('failed', 'Errors'),
+          { Id: 'failures', Label: 'errors and timeouts', ReturnData: true, Expression: 'FILL(errored, 0) + FILL(timedout, 0) + FILL(failed, 0)' },
+        ],
+      },
+      params.alarmTopicArn,
+    ),
+    [`${fn.logicalIdPrefix}DurationAlarm`]: alarm(
+      `${name}: p99 duration above ${DURATION_ALARM_SHARE * 100}% of the webhook timeout (${fn.registration.timeoutSeconds} s)`,
+      { Namespace: 'AWS/Lambda', MetricName: 'Duration', Dimensions: [{ Name: 'FunctionName', Value: functionName }], ExtendedStatistic: 'p99', Period: 300, Threshold: thresholdMs, ComparisonOperator: 'GreaterThanThreshold' },
+      params.alarmTopicArn,
+    ),
+    [`${fn.logicalIdPrefix}ThrottlesAlarm`]: alarm(
+      `${name}: invocations throttled (reserved concurrency reached)`,
+      { Namespace: 'AWS/Lambda', MetricName: 'Throttles', Dimensions: [{ Name: 'FunctionName', Value: functionName }], Statistic: 'Sum', Period: 60, Threshold: 1 },
+      params.alarmTopicArn,
+    ),
+  };
+}
+
+/**
+ * Adds flood safety and alarms to a compiled CloudFormation template: per-route throttling on
+ * the HTTP API stage (the stage waits for the routes, which must exist before their
+ * settings), and each function's alarms.
+ */
+export function addFloodSafetyAndAlarms(template: Json, functions: DeployedFunction[], params: PluginParams, namespace: string): void {
+  const resources: Json = (template.Resources ??= {});
+  const stage = resources.HttpApiStage;
+  if (stage) {
+    const routeSettings: Json = { ...(stage.Properties.RouteSettings ?? {}) };
+    const routeIds: string[] = [];
+    let defaultRate = 0;
+    for (const fn of functions) {
+      const { rate, burst } = throttleFor(fn.reservedConcurrency, params);
+      defaultRate = Math.max(defaultRate, rate);
+      for (const key of fn.routeKeys) routeSettings[key] = { ThrottlingRateLimit: rate, ThrottlingBurstLimit: burst };
+    }
+    for (const [id, resource] of Object.entries(resources)) {
+      if (resource?.Type === 'AWS::ApiGatewayV2::Route' && routeSettings[resource.Properties?.RouteKey]) routeIds.push(id);
+    }
+    stage.Properties.RouteSettings = routeSettings;
+    // Routes the functions do not have (the default route too) answer 404 without invoking anything; keep them within the same bounds.
+    stage.Properties.DefaultRouteSettings = { ...(stage.Properties.DefaultRouteSettings ?? {}), ThrottlingRateLimit: defaultRate || 1, ThrottlingBurstLimit: (defaultRate || 1) * THROTTLE_BURST_FACTOR };
+    stage.DependsOn = [...new Set([...(Array.isArray(stage.DependsOn) ? stage.DependsOn : stage.DependsOn ? [stage.DependsOn] : []), ...routeIds])];
+  }
+  if (params.alarms) for (const fn of functions) Object.assign(resources, alarmsFor(fn, namespace, params));
+}
+
+/** The parts of the Serverless Framework's plugin API the plugin uses. */
+interface Serverless {
+  serviceDir: string;
+  configurationInput: Json;
+  service: { service: string; functions: Json; provider: Json & { compiledCloudFormationTemplate: Json } };
+  getProvider(name: 'aws'): { getStage(): string; naming: { getLambdaLogicalId(name: string): string; getNormalizedFunctionName(name: string): string } };
+  classes: { Error: new (message: string) => Error };
+}
+
+interface Log {
+  notice?(message: string): void;
+  info?(message: string): void;
+}
+
+/**
+ * The plugin. On start it reads the registrations in functions/ and adds their functions and
+ * the IAM statement for their secrets; before packaging it builds the zips; before the
+ * template is written it adds throttling and alarms.
+ */
+export default class KubeLambdaWebhooksPlugin {
+  readonly hooks: Record<string, () => Promise<void>>;
+  private entries: FunctionEntry[] = [];
+  private params: PluginParams | undefined;
+
+  constructor(
+    private readonly serverless: Serverless,
+    private readonly options: Json = {},
+    private readonly utils: { log?: Log } = {},
+  ) {
+    this.hooks = {
+      'before:package:createDeploymentArtifacts': () => this.build(),
+      'before:deploy:function:packageFunction': () => this.build(),
+      'before:package:finalize': async () => this.finalize(),
+    };
+  }
+
+  private fail(message: string): Error {
+    return new this.serverless.classes.Error(`kube-lambda-webhooks: ${message}`);
+  }
+
+  private target(): Stage {
+    return { service: String(this.serverless.service.service), stage: this.serverless.getProvider('aws').getStage() };
+  }
+
+  /** Called by the Serverless Framework once every plugin is loaded, before the configuration is validated. */
+  async asyncInit(): Promise<void> {
+    const input = this.serverless.configurationInput;
+    const target = this.target();
+    try {
+      this.params = pluginParams(input, target.stage, this.options.param);
+      this.entries = await loadFunctions(this.serverless.serviceDir);
+    } catch (err) {
+      throw this.fail((err as Error).message);
+    }
+    const registrations = this.entries.map((e) => e.registration);
+    input.provider ??= {};
+    input.provider.runtime ??= DEFAULT_RUNTIME;
+    input.functions = mergeFunctions(registrations, input.functions ?? undefined, target, this.params);
+    this.serverless.service.functions = input.functions;
+    const statement = secretsStatement(registrations, target, this.params);
+    if (statement) {
+      const role = (((input.provider.iam ??= {}).role ??= {}) as Json);
+      if (typeof role === 'object') role.statements = [...(role.statements ?? []), statement];
+    }
+  }
+
+  private async build(): Promise<void> {
+    const runtime = String(this.serverless.service.provider.runtime ?? DEFAULT_RUNTIME);
+    await buildAll(this.serverless.serviceDir, this.entries, undefined, runtime);
+    this.utils.log?.info?.(`kube-lambda-webhooks: built ${this.entries.length} functions for ${runtime}`);
+  }
+
+  private finalize(): void {
+    const naming = this.serverless.getProvider('aws').naming;
+    const functions = this.serverless.service.functions;
+    const deployed: DeployedFunction[] = this.entries.map(({ registration }) => {
+      const fn: Json = functions[registration.name] ?? {};
+      const routeKeys = (fn.events ?? []).map((e: Json) => e.httpApi).filter((h: Json | undefined) => h && typeof h === 'object').map((h: Json) => `${String(h.method ?? 'ANY').toUpperCase()} ${h.path}`);
+      return {
+        registration,
+        lambdaLogicalId: naming.getLambdaLogicalId(registration.name),
+        logicalIdPrefix: naming.getNormalizedFunctionName(registration.name),
+        reservedConcurrency: Number(fn.reservedConcurrency ?? DEFAULT_RESERVED_CONCURRENCY),
+        routeKeys,
+      };
+    });
+    const namespace = String(this.serverless.service.provider.environment?.[METRICS_NAMESPACE_ENV] ?? '').trim() || DEFAULT_METRICS_NAMESPACE;
+    addFloodSafetyAndAlarms(this.serverless.service.provider.compiledCloudFormationTemplate, deployed, this.params!, namespace);
+  }
+}

@@ -1,0 +1,106 @@
+// Lambda runtimes (default, esbuild target, AWS's deprecation schedule) and the plugin's
+// pure parts: parameters, generated definitions, overrides.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { bundleOptions } from '../../infra/build.ts';
+import { checkRuntime, DEFAULT_RUNTIME, esbuildTarget, projectRuntime, RUNTIME_SCHEDULE } from '../../infra/runtimes.ts';
+import { functionDefinition, mergeFunctions, pluginParams, routePath, throttleFor } from '../../infra/serverless-plugin.ts';
+import { HOOKS } from '../../infra/bin/serverless-plugin.mjs';
+import KubeLambdaWebhooksPlugin from '../../infra/serverless-plugin.ts';
+import { completeAdmissionRegistration, completeConversionRegistration } from '../../lib/registration.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'klw-runtime-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('Lambda runtimes', () => {
+  it('defaults to nodejs24.x and builds for the runtime the project picks', () => {
+    assert.equal(DEFAULT_RUNTIME, 'nodejs24.x');
+    assert.equal(projectRuntime(dir), 'nodejs24.x', 'no serverless.yml');
+    writeFileSync(join(dir, 'serverless.yml'), 'service: x\nprovider:\n  name: aws\n  runtime: nodejs22.x\n');
+    assert.equal(projectRuntime(dir), 'nodejs22.x');
+    assert.equal(bundleOptions(dir, { name: 'f', entry: join(dir, 'f.ts') }).target, 'node22');
+    writeFileSync(join(dir, 'serverless.yml'), 'service: x\nprovider:\n  runtime: ${param:runtime}\n');
+    assert.equal(projectRuntime(dir), 'nodejs24.x', 'a variable is not a runtime');
+    assert.equal(bundleOptions(dir, { name: 'f', entry: join(dir, 'f.ts') }).target, 'node24');
+    writeFileSync(join(dir, 'serverless.yml'), ': not yaml : [');
+    assert.equal(projectRuntime(dir), 'nodejs24.x');
+    assert.equal(esbuildTarget('nodejs24.x'), 'node24');
+    assert.throws(() => esbuildTarget('python3.13'), /not a Lambda Node.js runtime/);
+  });
+
+  it('knows the schedule AWS publishes for nodejs18.x to nodejs24.x', () => {
+    assert.deepEqual(Object.keys(RUNTIME_SCHEDULE), ['nodejs18.x', 'nodejs20.x', 'nodejs22.x', 'nodejs24.x']);
+    assert.deepEqual(RUNTIME_SCHEDULE['nodejs20.x'], { deprecated: '2026-04-30', blockCreate: '2026-08-31', blockUpdate: '2026-09-30' });
+    assert.deepEqual(RUNTIME_SCHEDULE['nodejs24.x'], { deprecated: '2028-04-30', blockCreate: '2028-06-01', blockUpdate: '2028-07-01' });
+    for (const s of Object.values(RUNTIME_SCHEDULE)) assert.ok(s.deprecated <= s.blockCreate && s.blockCreate <= s.blockUpdate);
+  });
+
+  const at = (runtime: string, day: string) => checkRuntime(runtime, 'r', new Date(`${day}T00:00:00Z`)).map((f) => `${f.level}: ${f.message}`);
+  it('passes a supported runtime, warns once deprecated, errors once creation and then updates are blocked', () => {
+    assert.deepEqual(at('nodejs20.x', '2026-04-29'), []);
+    assert.match(at('nodejs20.x', '2026-04-30')[0]!, /^warning: nodejs20.x is deprecated since 2026-04-30/);
+    assert.match(at('nodejs20.x', '2026-08-30')[0]!, /^warning: /);
+    assert.match(at('nodejs20.x', '2026-08-31')[0]!, /^error: AWS Lambda blocks creating nodejs20.x functions since 2026-08-31 \(updates until 2026-09-30\)/);
+    assert.match(at('nodejs20.x', '2026-09-30')[0]!, /^error: AWS Lambda blocks creating and updating nodejs20.x functions since 2026-09-30/);
+    assert.deepEqual(at('nodejs24.x', '2026-11-22'), []);
+    assert.deepEqual(at('nodejs22.x', '2026-11-22'), []);
+    assert.match(at('nodejs16.x', '2026-11-22')[0]!, /^error: nodejs16.x is not a Lambda Node.js runtime this toolkit knows/);
+    assert.match(checkRuntime(42, 'r')[0]!.message, /runtime must be a Lambda Node.js runtime/);
+  });
+});
+
+describe('the plugin\'s definitions', () => {
+  const policy = completeAdmissionRegistration('validating', { name: 'pod-policy', rules: [], lambda: { environment: { A: '1' }, provisionedConcurrency: 30 } });
+  const open = completeAdmissionRegistration('mutating', { name: 'open', rules: [], auth: 'none', timeoutSeconds: 2 });
+  const conversion = completeConversionRegistration({ name: 'conv', crd: 'x.example.com' });
+  const target = { service: 'svc', stage: 'prod' };
+
+  it('reads params as ${param:} does: --param over params.<stage> over params.default', () => {
+    const config = { params: { default: { reservedConcurrency: 10, throttleRate: 3, functionUrls: false }, prod: { reservedConcurrency: 11 } } };
+    const p = pluginParams(config, 'prod', ['throttleRate=4', 'functionUrls=true']);
+    assert.equal(p.reservedConcurrency, 11);
+    assert.equal(p.throttleRate, 4);
+    assert.equal(p.functionUrls, true);
+    assert.equal(p.alarms, true);
+    assert.equal(pluginParams(config, 'dev').reservedConcurrency, 10);
+    assert.throws(() => pluginParams({ params: { default: { reservedConcurrency: 'many' } } }, 'dev'), /param reservedConcurrency must be a whole number/);
+  });
+
+  it('generates a function from its registration', () => {
+    const params = pluginParams({}, 'prod');
+    const fn = functionDefinition(policy, target, params);
+    assert.deepEqual(fn, {
+      handler: 'index.handler',
+      package: { artifact: 'dist/functions/pod-policy.zip' },
+      architecture: 'arm64',
+      timeout: 5,
+      memorySize: 256,
+      environment: { A: '1', KLW_PATH_SECRET_SSM: '/kube-lambda-webhooks/svc/prod/path-secret' },
+      reservedConcurrency: 30,
+      provisionedConcurrency: 30,
+      events: [{ httpApi: { method: 'POST', path: '/pod-policy/{secret}' } }],
+    });
+    assert.equal(routePath(open), '/open', 'auth none: no secret in the route');
+    assert.equal(functionDefinition(open, target, params).environment.KLW_PATH_SECRET_SSM, undefined);
+    assert.equal(functionDefinition(open, target, params).reservedConcurrency, 20);
+    assert.equal(routePath(conversion), '/conv/{secret}');
+    assert.deepEqual(throttleFor(20, params), { rate: 100, burst: 200 });
+  });
+
+  it('keeps what serverless.yml says of a function, key by key', () => {
+    const merged = mergeFunctions([policy, open], { 'pod-policy': { timeout: 2, environment: { B: '2' } }, mine: { handler: 'mine.handler' } }, target, pluginParams({}, 'prod'));
+    assert.equal(merged['pod-policy'].timeout, 2);
+    assert.deepEqual(merged['pod-policy'].environment, { A: '1', KLW_PATH_SECRET_SSM: '/kube-lambda-webhooks/svc/prod/path-secret', B: '2' });
+    assert.equal(merged['pod-policy'].memorySize, 256);
+    assert.deepEqual(merged.mine, { handler: 'mine.handler' });
+    assert.ok(merged.open);
+  });
+
+  it('the package\'s plugin entry hooks exactly the plugin\'s lifecycle events', () => {
+    const plugin = new KubeLambdaWebhooksPlugin({} as never);
+    assert.deepEqual(Object.keys(plugin.hooks).sort(), [...HOOKS].sort());
+  });
+});
