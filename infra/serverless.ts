@@ -77,15 +77,19 @@ export function checkServerless(config: Json, registrations: Registration[], now
 }
 
 /**
- * The Serverless Framework CLI for a project: `node_modules/.bin/serverless` (osls) of the
- * project or of a folder above it, else `serverless` from PATH.
+ * The Serverless Framework CLI for a project: osls's own bin (`node_modules/.bin/osls`) of the
+ * project or of a folder above it, else its `serverless` bin (which a plugin's peer
+ * dependency on serverless v3 may have taken), else `serverless` from PATH.
  */
 export function serverlessBin(root: string): string {
-  for (let dir = resolve(root); ; dir = dirname(dir)) {
-    const bin = join(dir, 'node_modules', '.bin', 'serverless');
-    if (existsSync(bin)) return bin;
-    if (dirname(dir) === dir) return 'serverless';
+  for (const name of ['osls', 'serverless']) {
+    for (let dir = resolve(root); ; dir = dirname(dir)) {
+      const bin = join(dir, 'node_modules', '.bin', name);
+      if (existsSync(bin)) return bin;
+      if (dirname(dir) === dir) break;
+    }
   }
+  return 'serverless';
 }
 
 /** Runs the Serverless Framework CLI of the project with arguments; resolves with its output. */

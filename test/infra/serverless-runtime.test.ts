@@ -1,12 +1,13 @@
 // Lambda runtimes (default, esbuild target, AWS's deprecation schedule) and the plugin's
 // pure parts: parameters, generated definitions, overrides.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { bundleOptions } from '../../infra/build.ts';
 import { checkRuntime, DEFAULT_RUNTIME, esbuildTarget, projectRuntime, RUNTIME_SCHEDULE } from '../../infra/runtimes.ts';
+import { serverlessBin } from '../../infra/serverless.ts';
 import { functionDefinition, mergeFunctions, pluginParams, routePath, throttleFor } from '../../infra/serverless-plugin.ts';
 import { HOOKS } from '../../infra/bin/serverless-plugin.mjs';
 import KubeLambdaWebhooksPlugin from '../../infra/serverless-plugin.ts';
@@ -102,5 +103,19 @@ describe('the plugin\'s definitions', () => {
   it('the package\'s plugin entry hooks exactly the plugin\'s lifecycle events', () => {
     const plugin = new KubeLambdaWebhooksPlugin({} as never);
     assert.deepEqual(Object.keys(plugin.hooks).sort(), [...HOOKS].sort());
+  });
+});
+
+describe('serverlessBin', () => {
+  it('prefers osls\'s own bin, from the project or a folder above, then its serverless bin', () => {
+    const project = join(dir, 'bins', 'project');
+    mkdirSync(join(project, 'node_modules', '.bin'), { recursive: true });
+    mkdirSync(join(dir, 'bins', 'node_modules', '.bin'), { recursive: true });
+    writeFileSync(join(dir, 'bins', 'node_modules', '.bin', 'serverless'), '');
+    assert.equal(serverlessBin(project), join(dir, 'bins', 'node_modules', '.bin', 'serverless'));
+    writeFileSync(join(dir, 'bins', 'node_modules', '.bin', 'osls'), '');
+    assert.equal(serverlessBin(project), join(dir, 'bins', 'node_modules', '.bin', 'osls'));
+    writeFileSync(join(project, 'node_modules', '.bin', 'osls'), '');
+    assert.equal(serverlessBin(project), join(project, 'node_modules', '.bin', 'osls'));
   });
 });
