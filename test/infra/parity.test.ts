@@ -1,5 +1,6 @@
-// Parity: the same bundles under `serverless offline` (serverless-offline for Serverless
-// Framework v3) and under `klw local start-api` give the same answers.
+// Parity: the same bundles under `serverless offline` (serverless-offline, run by osls, the
+// Serverless Framework this toolkit deploys with) and under `klw local start-api` give the
+// same answers.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { startApi, type RunningApi } from '../../infra/local/api.ts';
 import { loadFunctions } from '../../infra/functions.ts';
+import { serverlessBin } from '../../infra/serverless.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 import { freePort } from '../e2e/cluster.ts';
 import { fixture } from '../helpers.ts';
@@ -30,9 +32,8 @@ before(async () => {
     join(work, 'serverless.yml'),
     stringify({
       service: 'klw-parity',
-      frameworkVersion: '3',
       plugins: ['serverless-offline'],
-      provider: { name: 'aws', runtime: 'nodejs20.x', environment: { KLW_LOG_LEVEL: 'silent' } },
+      provider: { name: 'aws', runtime: 'nodejs24.x', environment: { KLW_LOG_LEVEL: 'silent' } },
       functions: Object.fromEntries(
         functions.map((f) => [
           f.name,
@@ -47,7 +48,7 @@ before(async () => {
       custom: { 'serverless-offline': { httpPort: offlinePort, lambdaPort: await freePort(), noPrependStageInUrl: true } },
     }),
   );
-  offline = spawn(join(root, 'node_modules', '.bin', 'serverless'), ['offline', 'start'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' } });
+  offline = spawn(serverlessBin(root), ['offline', 'start'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' } });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serverless offline did not start:\n${output}`)), 60_000);
