@@ -8,7 +8,7 @@ import { after, describe, it } from 'node:test';
 import { bundleOptions } from '../../infra/build.ts';
 import { checkRuntime, DEFAULT_RUNTIME, esbuildTarget, projectRuntime, RUNTIME_SCHEDULE } from '../../infra/runtimes.ts';
 import { serverlessBin } from '../../infra/serverless.ts';
-import { functionDefinition, mergeFunctions, pluginParams, routePath, throttleFor } from '../../infra/serverless-plugin.ts';
+import { addFloodSafetyAndAlarms, functionDefinition, mergeFunctions, pluginParams, routePath, throttleFor } from '../../infra/serverless-plugin.ts';
 import { HOOKS } from '../../infra/bin/serverless-plugin.mjs';
 import KubeLambdaWebhooksPlugin from '../../infra/serverless-plugin.ts';
 import { completeAdmissionRegistration, completeConversionRegistration } from '../../lib/registration.ts';
@@ -98,6 +98,25 @@ describe('the plugin\'s definitions', () => {
     assert.equal(merged['pod-policy'].memorySize, 256);
     assert.deepEqual(merged.mine, { handler: 'mine.handler' });
     assert.ok(merged.open);
+  });
+
+  it('adds alarms without an HTTP API, and keeps what the stage already depended on', () => {
+    const params = pluginParams({}, 'prod');
+    const fn = { registration: policy, lambdaLogicalId: 'PodDashpolicyLambdaFunction', logicalIdPrefix: 'PodDashpolicy', reservedConcurrency: 20, routeKeys: ['POST /pod-policy/{secret}'] };
+    const bare: Record<string, any> = {};
+    addFloodSafetyAndAlarms(bare, [fn], params, 'NS');
+    assert.deepEqual(Object.keys(bare.Resources).sort(), ['PodDashpolicyDurationAlarm', 'PodDashpolicyErrorsAlarm', 'PodDashpolicyThrottlesAlarm']);
+    const withStage: Record<string, any> = {
+      Resources: {
+        HttpApiStage: { Type: 'AWS::ApiGatewayV2::Stage', Properties: {}, DependsOn: 'Other' },
+        Route: { Type: 'AWS::ApiGatewayV2::Route', Properties: { RouteKey: 'POST /pod-policy/{secret}' } },
+        Unrelated: { Type: 'AWS::ApiGatewayV2::Route', Properties: { RouteKey: 'GET /x' } },
+      },
+    };
+    addFloodSafetyAndAlarms(withStage, [fn], { ...params, alarms: false }, 'NS');
+    assert.deepEqual(withStage.Resources.HttpApiStage.DependsOn, ['Other', 'Route']);
+    assert.deepEqual(withStage.Resources.HttpApiStage.Properties.RouteSettings, { 'POST /pod-policy/{secret}': { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 } });
+    assert.equal(Object.keys(withStage.Resources).length, 3, 'alarms: false adds none');
   });
 
   it('the package\'s plugin entry hooks exactly the plugin\'s lifecycle events', () => {
