@@ -5,7 +5,7 @@ import type { Registration } from '../lib/registration.ts';
 import { buildAll } from './build.ts';
 import { loadFunctions, type FunctionEntry } from './functions.ts';
 import { DEFAULT_MEMORY_MB } from './local/runtime.ts';
-import { DEFAULT_RUNTIME } from './runtimes.ts';
+import { checkRuntime, DEFAULT_RUNTIME } from './runtimes.ts';
 import { pathSecretParameterName, usesPathSecret } from './secrets.ts';
 
 type Json = Record<string, any>;
@@ -37,8 +37,11 @@ export interface PluginParams {
   functionUrls: boolean;
   /** Instances kept warm per function; overrides every registration's `lambda.provisionedConcurrency`. */
   provisionedConcurrency?: number;
-  /** Reserved concurrency per function; default: the larger of DEFAULT_RESERVED_CONCURRENCY and the provisioned concurrency. */
-  reservedConcurrency?: number;
+  /**
+   * Reserved concurrency per function; default: the larger of DEFAULT_RESERVED_CONCURRENCY and
+   * the provisioned concurrency; `off`: none (accounts whose concurrency quota leaves no room to reserve).
+   */
+  reservedConcurrency?: number | 'off';
   /** HTTP API throttling per route: steady requests per second; default reserved concurrency × THROTTLE_RATE_PER_CONCURRENCY. */
   throttleRate?: number;
   /** HTTP API throttling per route: burst; default rate × THROTTLE_BURST_FACTOR. */
@@ -79,9 +82,15 @@ export function pluginParams(config: Json, stage: string, cliParams: unknown = [
     alarms: asBoolean(raw.alarms, true),
     alarmTopicArn: String(raw.alarmTopicArn ?? ''),
   };
-  for (const key of ['provisionedConcurrency', 'reservedConcurrency', 'throttleRate', 'throttleBurst'] as const) {
+  for (const key of ['provisionedConcurrency', 'throttleRate', 'throttleBurst'] as const) {
     const n = asNumber(raw[key], key);
     if (n !== undefined) params[key] = n;
+  }
+  if (raw.reservedConcurrency === 'off' || raw.reservedConcurrency === false) params.reservedConcurrency = 'off';
+  else {
+    const n = asNumber(raw.reservedConcurrency, 'reservedConcurrency');
+    if (n === 0) throw new Error('param reservedConcurrency 0 would disable every function; use off for no reservation');
+    if (n !== undefined) params.reservedConcurrency = n;
   }
   return params;
 }
@@ -115,9 +124,9 @@ export function functionDefinition(registration: Registration, target: Stage, pa
     timeout: registration.timeoutSeconds,
     memorySize: registration.lambda.memorySize ?? DEFAULT_MEMORY_MB,
     environment,
-    reservedConcurrency: params.reservedConcurrency ?? Math.max(DEFAULT_RESERVED_CONCURRENCY, provisioned),
     events: [{ httpApi: { method: 'POST', path: routePath(registration) } }],
   };
+  if (params.reservedConcurrency !== 'off') fn.reservedConcurrency = params.reservedConcurrency ?? Math.max(DEFAULT_RESERVED_CONCURRENCY, provisioned);
   if (provisioned > 0) fn.provisionedConcurrency = provisioned;
   if (params.functionUrls) fn.url = true;
   return fn;
@@ -159,7 +168,7 @@ export interface DeployedFunction {
   lambdaLogicalId: string;
   /** Prefix for the logical ids of its alarms. */
   logicalIdPrefix: string;
-  /** Its reserved concurrency as finally configured. */
+  /** Its reserved concurrency as finally configured (DEFAULT_RESERVED_CONCURRENCY when none is reserved, for the throttle). */
   reservedConcurrency: number;
   /** Its HTTP API route keys (`POST /pod-policy/{secret}`). */
   routeKeys: string[];
@@ -258,6 +267,7 @@ interface Serverless {
 }
 
 interface Log {
+  warning?(message: string): void;
   notice?(message: string): void;
   info?(message: string): void;
 }
@@ -305,6 +315,8 @@ export default class KubeLambdaWebhooksPlugin {
     const registrations = this.entries.map((e) => e.registration);
     input.provider ??= {};
     input.provider.runtime ??= DEFAULT_RUNTIME;
+    // A runtime AWS deprecated or blocks is said here too, for deploys that do not go through klw.
+    for (const finding of checkRuntime(input.provider.runtime, 'provider.runtime')) this.utils.log?.warning?.(`kube-lambda-webhooks: ${finding.message}`);
     input.functions = mergeFunctions(registrations, input.functions ?? undefined, target, this.params);
     this.serverless.service.functions = input.functions;
     const statement = secretsStatement(registrations, target, this.params);

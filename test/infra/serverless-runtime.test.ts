@@ -68,6 +68,9 @@ describe('the plugin\'s definitions', () => {
     assert.equal(p.alarms, true);
     assert.equal(pluginParams(config, 'dev').reservedConcurrency, 10);
     assert.throws(() => pluginParams({ params: { default: { reservedConcurrency: 'many' } } }, 'dev'), /param reservedConcurrency must be a whole number/);
+    assert.throws(() => pluginParams({}, 'dev', ['reservedConcurrency=0']), /would disable every function; use off/);
+    assert.throws(() => pluginParams({}, 'dev', 'throttleRate=-1'), /param throttleRate must be a whole number of at least 0/);
+    assert.equal(pluginParams({}, 'dev', 'reservedConcurrency=off').reservedConcurrency, 'off');
   });
 
   it('generates a function from its registration', () => {
@@ -88,6 +91,7 @@ describe('the plugin\'s definitions', () => {
     assert.equal(functionDefinition(open, target, params).environment.KLW_PATH_SECRET_SSM, undefined);
     assert.equal(functionDefinition(open, target, params).reservedConcurrency, 20);
     assert.equal(routePath(conversion), '/conv/{secret}');
+    assert.equal('reservedConcurrency' in functionDefinition(policy, target, pluginParams({}, 'prod', ['reservedConcurrency=off'])), false, 'off: nothing reserved');
     assert.deepEqual(throttleFor(20, params), { rate: 100, burst: 200 });
   });
 

@@ -173,6 +173,13 @@ describe('serverless package (osls, offline) with the plugin', () => {
     rmSync(join(work, 'functions', 'added-later'), { recursive: true, force: true });
   });
 
+  it('says so when packaging for a runtime AWS Lambda blocks', async () => {
+    const config = readServerless(root);
+    const { template, output } = await packageWith('old-runtime', yml({ service: 'klw-fixture', provider: { ...config.provider, runtime: 'nodejs20.x' } }));
+    assert.match(output, /kube-lambda-webhooks: AWS Lambda blocks creating and updating nodejs20.x functions since 2026-09-30/);
+    assert.equal(lambdaOf(template, 'pod-policy').Runtime, 'nodejs20.x');
+  });
+
   it('fails with a message naming the plugin when a function cannot be loaded', async () => {
     mkdirSync(join(work, 'functions', 'broken'), { recursive: true });
     writeFileSync(join(work, 'functions', 'broken', 'index.ts'), 'export default 42;\n');
