@@ -204,7 +204,7 @@ async function throughput(): Promise<void> {
     await baseline.close();
     for (const [label, workers, target] of [['one worker', 1, 0.8], ['pool on both cores', 2, 1]] as const) {
       const api = await startApi({ root, port: 0, stateDir, build: false, concurrency: workers, log: () => {}, functionLog: () => {} });
-      const run = await load(`${api.url}/pod-policy`, certs.caPem, connections, seconds, body);
+      const run = await load(api.functionUrl('pod-policy'), certs.caPem, connections, seconds, body);
       await api.close();
       const ratio = run.rps / base.rps;
       const met = workers === 1 ? ratio >= target : ratio > target;

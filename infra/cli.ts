@@ -11,11 +11,7 @@ import { EXAMPLE_FUNCTIONS, initProject } from './init.ts';
 import { runTests } from './test-runner.ts';
 import { packageInfo } from './version.ts';
 import { enforcedWebhooks, forKubeVersion, kubeTargetFrom, lintInFunctionConditions } from './kube-versions.ts';
-import { execFileSync } from 'node:child_process';
-import type { EventSource } from '../lib/gateway/sources.ts';
-import { startApi, type RunningApi } from './local/api.ts';
-import { localInvoke, readInput } from './local/invoke.ts';
-import { startLambda } from './local/lambda-api.ts';
+import { addLocalCommands } from './local/commands.ts';
 import { writeAuthConfig } from './auth-config.ts';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { awsClients, deployedEndpoints, updateChangedCode } from './deploy.ts';
@@ -292,120 +288,9 @@ export function program(): Command {
       if (failures) throw new KlwError(`${failures} function${failures > 1 ? 's' : ''} failed the smoke test`);
     });
 
-  const local = cli.command('local').description('run functions locally, as sam local does');
-  const formatOption = () => new Option('--event-format <format>', 'event source to emulate').choices(['http', 'rest', 'url']).default('http');
-  const number = (value: string) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 0) throw new KlwError(`${value} is not a whole number`);
-    return n;
-  };
-
-  local
-    .command('invoke')
-    .description('run a function\'s bundle once, as Lambda would, and print the result')
-    .argument('<function>', 'function name')
-    .option('--event <file>', 'a Lambda event (JSON file, - for stdin)')
-    .option('--review <file>', 'a bare AdmissionReview or ConversionReview to wrap in an event (- for stdin)')
-    .addOption(formatOption())
-    .option('--build', 'build first even when a bundle exists')
-    .action(async (name: string, options: { event?: string; review?: string; eventFormat: EventSource; build?: boolean }) => {
-      if (options.event && options.review) throw new KlwError('give --event or --review, not both');
-      const outcome = await localInvoke({
-        root: root(),
-        name,
-        format: options.eventFormat,
-        ...(options.event ? { event: readInput(options.event) } : {}),
-        ...(options.review ? { review: readInput(options.review) } : {}),
-        ...(options.build ? { build: true } : {}),
-      });
-      say(JSON.stringify({ msg: 'invoked', function: name, outcome: outcome.kind, cold: 'cold' in outcome ? outcome.cold : false, durationMs: 'durationMs' in outcome ? Math.round(outcome.durationMs) : 0 }));
-      if (outcome.kind === 'result') process.stdout.write(JSON.stringify(outcome.result, null, 2) + '\n');
-      else if (outcome.kind === 'error') {
-        process.stdout.write(JSON.stringify(outcome.error, null, 2) + '\n');
-        throw new KlwError(`function failed: ${outcome.error.errorType}: ${outcome.error.errorMessage}`);
-      } else throw new KlwError(`function ${outcome.kind === 'timeout' ? 'timed out' : 'crashed'}`);
-    });
-
-  const serveApi = async (options: { host: string; port: number; eventFormat: EventSource; stateDir: string; watch?: boolean; concurrency?: number }): Promise<RunningApi> => {
-    say('building and starting the local HTTPS API');
-    const api = await startApi({
-      root: root(),
-      host: options.host,
-      port: options.port,
-      format: options.eventFormat,
-      stateDir: options.stateDir,
-      ...(options.watch ? { watch: true } : {}),
-      ...(options.concurrency ? { concurrency: options.concurrency } : {}),
-    });
-    say(`serving ${api.functions.length} functions at ${api.url} (${options.eventFormat} events)`);
-    for (const name of api.functions) say(`  POST ${api.url}/${name}`);
-    say(`CA certificate: ${api.caPath}`);
-    say(`manifests:      ${api.manifestsPath}`);
-    return api;
-  };
-
-  const apiOptions = (command: Command) =>
-    command
-      .option('--host <host>', 'address to listen on', '127.0.0.1')
-      .option('--port <port>', 'port to listen on', number, 3443)
-      .addOption(formatOption())
-      .option('--state-dir <dir>', 'where the CA, certificate and manifests are kept', '.klw/local')
-      .option('--concurrency <n>', 'workers per function', number)
-      .option('--watch', 'rebuild on change and swap workers');
-
-  apiOptions(local.command('start-api').description('serve every function over HTTPS with a local CA, as API Gateway or a function URL would')).action(async (options) => {
-    const api = await serveApi(options);
-    await untilStopped(() => api.close());
-  });
-
-  local
-    .command('start-lambda')
-    .description('serve the Lambda Invoke API, so the AWS SDK can invoke the functions locally')
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'port to listen on', number, 3001)
-    .option('--concurrency <n>', 'workers per function', number)
-    .action(async (options: { host: string; port: number; concurrency?: number }) => {
-      const lambda = await startLambda({ root: root(), host: options.host, port: options.port, ...(options.concurrency ? { concurrency: options.concurrency } : {}) });
-      say(`Lambda Invoke API at ${lambda.endpoint} (new LambdaClient({ endpoint: '${lambda.endpoint}' }))`);
-      await untilStopped(() => lambda.close());
-    });
-
-  apiOptions(cli.command('start').description('build, start the local HTTPS emulator and write manifests (npm start)'))
-    .option('--apply', 'kubectl apply the manifests')
-    .option('--kubeconfig <file>', 'kubeconfig for --apply')
-    .action(async (options: { host: string; port: number; eventFormat: EventSource; stateDir: string; watch?: boolean; concurrency?: number; apply?: boolean; kubeconfig?: string }) => {
-      const api = await serveApi(options);
-      const kubectlArgs = ['apply', '-f', api.manifestsPath, ...(options.kubeconfig ? ['--kubeconfig', options.kubeconfig] : [])];
-      if (options.apply) {
-        say(`kubectl ${kubectlArgs.join(' ')}`);
-        try {
-          say(execFileSync('kubectl', kubectlArgs, { encoding: 'utf8' }).trim());
-        } catch (err) {
-          await api.close();
-          throw new KlwError(`kubectl apply failed: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`);
-        }
-      } else {
-        say(`register them with a cluster whose API server can reach ${api.url}:`);
-        say(`  kubectl ${kubectlArgs.join(' ')}`);
-      }
-      say('press Ctrl+C to stop');
-      await untilStopped(() => api.close());
-    });
+  addLocalCommands(cli, root, say);
 
   return cli;
-}
-
-/** Waits for SIGINT or SIGTERM, then runs `stop`. */
-function untilStopped(stop: () => Promise<void>): Promise<void> {
-  return new Promise((resolvePromise) => {
-    const handler = () => {
-      process.off('SIGINT', handler);
-      process.off('SIGTERM', handler);
-      void stop().then(() => resolvePromise());
-    };
-    process.on('SIGINT', handler);
-    process.on('SIGTERM', handler);
-  });
 }
 
 /** Runs klw with argv; returns the exit code. Failures print one line, never a stack. */

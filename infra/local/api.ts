@@ -1,22 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import * as esbuild from 'esbuild';
 import type { EventSource } from '../../lib/gateway/sources.ts';
 import { eventFromHttp } from '../../lib/harness/events.ts';
-import { buildAll, bundleOptions } from '../build.ts';
-import { loadFunctions, type FunctionEntry } from '../functions.ts';
+import { KlwError } from '../functions.ts';
 import { lintDocuments } from '../lint.ts';
-import { generateManifests } from '../manifests.ts';
+import { checkWebhookUrl, generateManifests } from '../manifests.ts';
+import { ensureLocalPathSecret, PATH_SECRET_ENV, usesPathSecret } from '../secrets.ts';
 import { renderDocuments } from '../output.ts';
-import { ensureLocalCertificates } from './certs.ts';
+import { ensureLocalCertificates, serverNames, writePrivate } from './certs.ts';
 import { answerByMatchConditions } from './match-conditions.ts';
 import type { FunctionPool, Invocation } from './pool.ts';
 import { BAD_GATEWAY, httpFromResult, jsonMessage, type HttpResponse } from './results.ts';
-import { poolsFor } from './runtime.ts';
+import { configuredRuntime, LocalProject, runtimeMismatch, type EnvVarsFile } from './project.ts';
 import { DEFAULT_TIMEOUTS, dropSlowReader, readBody, refuseAndClose, serverOptions, type ServerTimeouts } from './http.ts';
 
 /** API Gateway's largest request payload (10 MB); bodies past it get 413 before any function runs. */
@@ -40,17 +38,47 @@ export interface StartApiOptions {
   functionLog?: (line: string) => void;
   /** Client timeouts (default DEFAULT_TIMEOUTS). */
   timeouts?: Partial<ServerTimeouts>;
+  /** The URL the API server calls (`https://host:port[/prefix]`), when it is not the bind address: written into the manifests and the certificate. */
+  publicUrl?: string;
+  /** More names (DNS or IP) for the server certificate. */
+  san?: string[];
+  /** `--env-vars` contents (SAM format). */
+  envVars?: EnvVarsFile;
+  /** Debugger port of the first function's worker (`--inspect`); the next functions get the next ports. */
+  inspectPort?: number;
+  /** Called with the manifests file each time it is (re)written, e.g. to apply it. */
+  onManifests?: (path: string) => void | Promise<void>;
 }
 
 /** A running emulator. */
 export interface RunningApi {
+  /** Base URL of the functions: the public URL when given, else the bind address. */
   url: string;
   port: number;
   caPath: string;
   manifestsPath: string;
-  functions: string[];
+  /** Functions served now (changes with --watch). */
+  readonly functions: string[];
   pools: Map<string, FunctionPool>;
+  /** The local path secret in the functions' URLs (`<url>/<name>/<secret>`), when any function checks one. */
+  pathSecret?: string;
+  /** The project being served. */
+  project: LocalProject;
+  /** `<url>/<name>[/<secret>]`: where the API server sends a function's reviews. */
+  functionUrl(name: string): string;
   close(): Promise<void>;
+}
+
+/** The host of a URL for the certificate (without IPv6 brackets). */
+function hostOf(url: string): string {
+  return new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
+}
+
+/** Checks `--public-url`: https, by the API server's URL rules. */
+export function checkPublicUrl(url: string): string {
+  const problem = checkWebhookUrl(url);
+  if (problem) throw new KlwError(`--public-url: ${problem}`);
+  return url.replace(/\/+$/, '');
 }
 
 export { readBody } from './http.ts';
@@ -87,49 +115,6 @@ export function baseUrlFor(host: string, port: number): string {
   return `https://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
 }
 
-/** Writes build outputs atomically (temp file, then rename), so a worker never imports half a bundle. */
-function writeOutputs(files: esbuild.OutputFile[]): void {
-  for (const file of files) {
-    const temp = `${file.path}.${process.pid}.tmp`;
-    writeFileSync(temp, file.contents);
-    renameSync(temp, file.path);
-  }
-}
-
-async function watchFunctions(root: string, functions: FunctionEntry[], pools: Map<string, FunctionPool>, log: (line: string) => void): Promise<esbuild.BuildContext[]> {
-  const contexts: esbuild.BuildContext[] = [];
-  for (const fn of functions) {
-    let first = true;
-    const ctx = await esbuild.context({
-      ...bundleOptions(root, fn),
-      write: false,
-      plugins: [
-        {
-          name: 'klw-swap',
-          setup(build) {
-            build.onEnd((result) => {
-              if (result.errors.length) {
-                log(JSON.stringify({ msg: 'rebuild failed; still serving the last good build', function: fn.name, errors: result.errors.map((e) => e.text) }));
-                return;
-              }
-              writeOutputs(result.outputFiles ?? []);
-              if (first) {
-                first = false;
-                return;
-              }
-              pools.get(fn.name)?.swap();
-              log(JSON.stringify({ msg: 'rebuilt', function: fn.name }));
-            });
-          },
-        },
-      ],
-    });
-    await ctx.watch();
-    contexts.push(ctx);
-  }
-  return contexts;
-}
-
 /**
  * Starts the local HTTPS API: each function at `POST /<name>`, every request turned into
  * the chosen event format and run in the function's worker pool; writes the CA and the
@@ -141,18 +126,41 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const format = options.format ?? 'http';
   const stateDir = resolve(root, options.stateDir ?? '.klw/local');
   const log = options.log ?? ((line: string) => process.stderr.write(line + '\n'));
+  const publicUrl = options.publicUrl ? checkPublicUrl(options.publicUrl) : undefined;
+  const extraNames = [...(options.san ?? []), ...(publicUrl ? [hostOf(publicUrl)] : []), ...(['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(host) ? [] : [host])];
+  let names;
+  try {
+    names = serverNames(extraNames);
+  } catch (err) {
+    throw new KlwError(`--san: ${(err as Error).message}`);
+  }
 
-  const functions = await loadFunctions(root);
-  if (options.build !== false) await buildAll(root, functions);
-  const certs = await ensureLocalCertificates(stateDir);
-  const pools = poolsFor(root, functions.map((f) => f.registration), options.concurrency, options.functionLog);
+  const certs = await ensureLocalCertificates(stateDir, (m) => log(JSON.stringify({ level: 'warn', msg: m })), names);
+  const secret = ensureLocalPathSecret(stateDir, (m) => log(JSON.stringify({ level: 'warn', msg: m })));
+  const project = await LocalProject.open({
+    root,
+    ...(options.build === false ? { build: false } : {}),
+    ...(options.inspectPort !== undefined ? { concurrency: 1 } : options.concurrency ? { concurrency: options.concurrency } : {}),
+    ...(options.envVars ? { envVars: options.envVars } : {}),
+    extraEnv: { [PATH_SECRET_ENV]: secret.value },
+    ...(options.functionLog ? { functionLog: options.functionLog } : {}),
+    log,
+  });
+  if (options.inspectPort !== undefined) inspectFunctions(project, options.inspectPort, log);
+  for (const warning of new Set(project.functions.map((f) => runtimeMismatch(configuredRuntime(root, f.registration))))) {
+    if (warning) log(JSON.stringify({ level: 'warn', msg: warning }));
+  }
+  const pools = project.pools;
+  // The path the API server calls starts with the public URL's path (a tunnel's prefix).
+  const prefix = publicUrl ? new URL(publicUrl).pathname.replace(/\/+$/, '') : '';
 
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const server: Server = createHttpsServer({ key: certs.keyPem, cert: certs.certPem, ...serverOptions(timeouts) }, (req, res) => {
     void (async () => {
       const requestId = randomUUID();
       const url = new URL(req.url ?? '/', 'https://localhost');
-      const name = url.pathname.split('/')[1] ?? '';
+      const routed = prefix && url.pathname.startsWith(`${prefix}/`) ? url.pathname.slice(prefix.length) : url.pathname;
+      const name = routed.split('/')[1] ?? '';
       const pool = pools.get(name);
       if (!pool) {
         send(res, jsonMessage(404, 'Not Found'), requestId, timeouts.sendMs);
@@ -165,7 +173,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
         return;
       }
       // A review the function's matchConditions exclude is answered as the API server would, without invoking it.
-      const byConditions = answerByMatchConditions(functions.find((f) => f.name === name)?.registration, body, log);
+      const byConditions = answerByMatchConditions(project.registration(name), body, log);
       if (byConditions) return send(res, byConditions, requestId, timeouts.sendMs);
       const event = eventFromHttp(format, {
         method: req.method ?? 'GET',
@@ -188,7 +196,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
           outcome: outcome.kind,
           durationMs: 'durationMs' in outcome ? Math.round(outcome.durationMs * 100) / 100 : 0,
           cold: 'cold' in outcome ? outcome.cold : false,
-          ...(outcome.kind === 'error' ? { error: `${outcome.error.errorType}: ${outcome.error.errorMessage}` } : {}),
+          ...(outcome.kind === 'error' ? { error: `${outcome.error.errorType}: ${outcome.error.errorMessage}`, stack: outcome.error.stackTrace } : {}),
           ...(outcome.kind === 'crash' ? { error: `${outcome.errorType ?? 'Runtime.ExitError'}: ${outcome.message}` } : {}),
         }),
       );
@@ -197,33 +205,66 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       log(JSON.stringify({ msg: 'emulator fault', error: String(err) }));
     });
   });
-  await new Promise<void>((resolvePromise, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 3443, host, () => resolvePromise());
-  });
+  try {
+    await new Promise<void>((resolvePromise, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 3443, host, () => resolvePromise());
+    });
+  } catch (err) {
+    await project.close();
+    throw err;
+  }
   const port = (server.address() as AddressInfo).port;
-  const url = baseUrlFor(host, port);
-
-  const set = generateManifests(root, functions.map((f) => f.registration), { baseUrl: url, caBundlePem: certs.caPem });
-  const errors = lintDocuments(set.documents).filter((f) => f.level === 'error');
-  if (errors.length) log(JSON.stringify({ msg: 'manifests have lint errors', errors }));
+  const url = publicUrl ?? baseUrlFor(host, port);
+  const endpoints = { baseUrl: url, caBundlePem: certs.caPem, pathSecret: secret.current };
   const manifestsPath = join(stateDir, 'manifests.yaml');
-  writeFileSync(manifestsPath, renderDocuments(set.documents, 'yaml'));
-
-  if (options.watch) for (const fn of functions) mkdirSync(join(root, 'dist', 'functions', fn.name), { recursive: true });
-  const contexts = options.watch ? await watchFunctions(root, functions, pools, log) : [];
+  const writeManifests = () => {
+    const set = generateManifests(root, project.functions.map((f) => f.registration), endpoints);
+    const errors = lintDocuments(set.documents).filter((f) => f.level === 'error');
+    if (errors.length) log(JSON.stringify({ msg: 'manifests have lint errors', errors }));
+    // The URLs carry the path secret: owner-only, like the secret itself.
+    writePrivate(manifestsPath, renderDocuments(set.documents, 'yaml'));
+  };
+  writeManifests();
+  await options.onManifests?.(manifestsPath);
+  if (options.watch) {
+    project.onChange(async () => {
+      writeManifests();
+      log(JSON.stringify({ msg: 'manifests rewritten', path: manifestsPath, functions: project.functions.map((f) => f.name) }));
+      await options.onManifests?.(manifestsPath);
+    });
+    await project.watch();
+  }
+  const usesSecret = (name: string) => {
+    const reg = project.registration(name);
+    return reg !== undefined && usesPathSecret(reg);
+  };
   return {
     url,
     port,
     caPath: certs.caPath,
     manifestsPath,
-    functions: functions.map((f) => f.name),
+    get functions() {
+      return project.functions.map((f) => f.name);
+    },
     pools,
+    pathSecret: secret.current,
+    project,
+    functionUrl: (name) => `${url}/${name}${usesSecret(name) ? `/${secret.current}` : ''}`,
     async close() {
-      await Promise.all(contexts.map((c) => c.dispose()));
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
-      await Promise.all([...pools.values()].map((p) => p.close()));
+      await project.close();
     },
   };
+}
+
+/** Gives each function's (single) worker a debugger port, from `firstPort` on, and says which. */
+function inspectFunctions(project: LocalProject, firstPort: number, log: (line: string) => void): void {
+  project.functions.forEach((fn, i) => {
+    const pool = project.pools.get(fn.name)!;
+    const runtime = project.runtime(fn.registration);
+    pool.update({ ...runtime, concurrency: 1, execArgv: [...(runtime.execArgv ?? []), `--inspect=127.0.0.1:${firstPort + i}`] });
+    log(JSON.stringify({ msg: 'debugger', function: fn.name, inspect: `127.0.0.1:${firstPort + i}` }));
+  });
 }

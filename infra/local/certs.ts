@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { randomBytes, X509Certificate, webcrypto } from 'node:crypto';
 import { closeSync, constants, existsSync, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
 
@@ -15,8 +16,38 @@ export interface LocalCertificates {
   created: boolean;
 }
 
-/** Names the server certificate covers: the loopback names the API server may dial. */
+/** Names the server certificate always covers: the loopback names the API server may dial. */
 export const SERVER_NAMES = { dns: ['localhost'], ip: ['127.0.0.1', '::1'] };
+
+/** Subject alternative names of a server certificate. */
+export interface ServerNames {
+  dns: string[];
+  ip: string[];
+}
+
+/** A DNS name as certificates carry it: labels of letters, digits and hyphens, a wildcard first label allowed. */
+const DNS_NAME = /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+/**
+ * Sorts `--san` values (and a public URL's host) into DNS names and IP addresses, adding
+ * the loopback names; throws on a value that is neither.
+ */
+export function serverNames(extra: string[] = []): ServerNames {
+  const dns = new Set(SERVER_NAMES.dns);
+  const ip = new Set(SERVER_NAMES.ip);
+  for (const raw of extra) {
+    const value = raw.trim().replace(/^\[(.*)\]$/, '$1');
+    if (isIP(value)) ip.add(value);
+    else if (DNS_NAME.test(value) && value.length <= 253) dns.add(value.toLowerCase());
+    else throw new Error(`${JSON.stringify(raw)} is neither a DNS name nor an IP address`);
+  }
+  return { dns: [...dns].sort(), ip: [...ip].sort() };
+}
+
+/** One line per name, so the names a certificate was issued for compare as text. */
+function namesKey(names: ServerNames): string {
+  return [...names.dns.map((d) => `DNS:${d}`), ...names.ip.map((i) => `IP:${i}`)].join('\n') + '\n';
+}
 
 // ECDSA P-256: fast to generate in WebCrypto and accepted by Go's TLS stack (the API server).
 const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
@@ -111,33 +142,34 @@ export function readPrivate(file: string, onLoose: (message: string) => void = (
   }
 }
 
-/** True when a PEM server certificate is signed by the CA, covers the loopback names and is not near expiry. */
+/** True when a PEM server certificate is signed by the CA and is not near expiry. */
 function serverCertUsable(certPem: string, caPem: string): boolean {
   try {
     const cert = new X509Certificate(certPem);
     const ca = new X509Certificate(caPem);
     if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) return false;
-    if (new Date(cert.validTo).getTime() - Date.now() < RENEW_BEFORE_DAYS * DAY) return false;
-    const san = cert.subjectAltName ?? '';
-    return SERVER_NAMES.dns.every((d) => san.includes(`DNS:${d}`)) && san.includes('IP Address:127.0.0.1');
+    return new Date(cert.validTo).getTime() - Date.now() >= RENEW_BEFORE_DAYS * DAY;
   } catch {
     return false;
   }
 }
 
 /**
- * Creates, once, a local CA and a server certificate for localhost, 127.0.0.1 and ::1 in
- * `stateDir`, and reuses them afterwards; the server certificate alone is re-issued when
- * it is near expiry, so the caBundle clusters already trust stays valid.
+ * Creates, once, a local CA and a server certificate for localhost, 127.0.0.1, ::1 and
+ * `names` in `stateDir`, and reuses them afterwards; the server certificate alone is
+ * re-issued from the same CA when it is near expiry or the names change, so the caBundle
+ * clusters already trust stays valid.
  */
-export async function ensureLocalCertificates(stateDir: string, warn: (message: string) => void = (m) => process.stderr.write(`klw: ${m}\n`)): Promise<LocalCertificates> {
+export async function ensureLocalCertificates(stateDir: string, warn: (message: string) => void = (m) => process.stderr.write(`klw: ${m}\n`), names: ServerNames = serverNames()): Promise<LocalCertificates> {
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const files = {
     ca: join(stateDir, 'ca.crt'),
     caKey: join(stateDir, 'ca.key'),
     cert: join(stateDir, 'server.crt'),
     key: join(stateDir, 'server.key'),
+    names: join(stateDir, 'server.names'),
   };
+  const wanted = namesKey(names);
   let created = false;
   let caPem: string;
   let caKey: webcrypto.CryptoKey;
@@ -167,7 +199,8 @@ export async function ensureLocalCertificates(stateDir: string, warn: (message: 
     created = true;
   }
 
-  if (!created && existsSync(files.cert) && existsSync(files.key) && serverCertUsable(readFileSync(files.cert, 'utf8'), caPem)) {
+  const sameNames = existsSync(files.names) && readFileSync(files.names, 'utf8') === wanted;
+  if (!created && sameNames && existsSync(files.cert) && existsSync(files.key) && serverCertUsable(readFileSync(files.cert, 'utf8'), caPem)) {
     return { caPem, certPem: readFileSync(files.cert, 'utf8'), keyPem: readPrivate(files.key, warn), caPath: files.ca, created };
   }
 
@@ -188,8 +221,8 @@ export async function ensureLocalCertificates(stateDir: string, warn: (message: 
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
       new x509.SubjectAlternativeNameExtension([
-        ...SERVER_NAMES.dns.map((value) => ({ type: 'dns' as const, value })),
-        ...SERVER_NAMES.ip.map((value) => ({ type: 'ip' as const, value })),
+        ...names.dns.map((value) => ({ type: 'dns' as const, value })),
+        ...names.ip.map((value) => ({ type: 'ip' as const, value })),
       ]),
       await x509.AuthorityKeyIdentifierExtension.create(ca),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
@@ -199,5 +232,6 @@ export async function ensureLocalCertificates(stateDir: string, warn: (message: 
   const keyPem = await exportKey(keys.privateKey);
   writePrivate(files.key, keyPem);
   writePrivate(files.cert, certPem, PUBLIC_MODE);
+  writePrivate(files.names, wanted, PUBLIC_MODE);
   return { caPem, certPem, keyPem, caPath: files.ca, created: true };
 }

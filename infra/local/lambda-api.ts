@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import { buildAll } from '../build.ts';
-import { loadFunctions } from '../functions.ts';
+import { ensureLocalPathSecret, PATH_SECRET_ENV } from '../secrets.ts';
 import { DEFAULT_TIMEOUTS, dropSlowReader, readBody, refuseAndClose, serverOptions, type ServerTimeouts } from './http.ts';
 import type { FunctionPool, Invocation } from './pool.ts';
-import { poolsFor } from './runtime.ts';
+import { LocalProject, type EnvVarsFile } from './project.ts';
 
 /** Options of `klw local start-lambda`. */
 export interface StartLambdaOptions {
@@ -18,6 +17,14 @@ export interface StartLambdaOptions {
   log?: (line: string) => void;
   /** Client timeouts (default DEFAULT_TIMEOUTS). */
   timeouts?: Partial<ServerTimeouts>;
+  /** Where the local path secret is kept (default `.klw/local`): functions get it as they do behind start-api. */
+  stateDir?: string;
+  /** `--env-vars` contents (SAM format). */
+  envVars?: EnvVarsFile;
+  /** Rebuild on change; pick up new, removed and re-registered functions. */
+  watch?: boolean;
+  /** Where the functions' own log lines go; default stdout. */
+  functionLog?: (line: string) => void;
 }
 
 /** A running Invoke API. */
@@ -25,6 +32,8 @@ export interface RunningLambda {
   endpoint: string;
   port: number;
   pools: Map<string, FunctionPool>;
+  /** The local path secret the functions check (`<path>/<secret>` in events). */
+  pathSecret: string;
   close(): Promise<void>;
 }
 
@@ -73,9 +82,17 @@ export function functionNameOf(segment: string): string | undefined {
 export async function startLambda(options: StartLambdaOptions): Promise<RunningLambda> {
   const root = resolve(options.root);
   const log = options.log ?? ((line: string) => process.stderr.write(line + '\n'));
-  const functions = await loadFunctions(root);
-  if (options.build !== false) await buildAll(root, functions);
-  const pools = poolsFor(root, functions.map((f) => f.registration), options.concurrency);
+  const secret = ensureLocalPathSecret(resolve(root, options.stateDir ?? '.klw/local'), (m) => log(JSON.stringify({ level: 'warn', msg: m })));
+  const project = await LocalProject.open({
+    root,
+    ...(options.build === false ? { build: false } : {}),
+    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+    ...(options.envVars ? { envVars: options.envVars } : {}),
+    extraEnv: { [PATH_SECRET_ENV]: secret.value },
+    ...(options.functionLog ? { functionLog: options.functionLog } : {}),
+    log,
+  });
+  const pools = project.pools;
 
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const { reply, serviceError } = replies(timeouts.sendMs);
@@ -130,19 +147,26 @@ export async function startLambda(options: StartLambdaOptions): Promise<RunningL
       log(JSON.stringify({ msg: 'emulator fault', error: String(err) }));
     });
   });
-  await new Promise<void>((resolvePromise, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 3001, options.host ?? '127.0.0.1', () => resolvePromise());
-  });
+  try {
+    await new Promise<void>((resolvePromise, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 3001, options.host ?? '127.0.0.1', () => resolvePromise());
+    });
+  } catch (err) {
+    await project.close();
+    throw err;
+  }
+  if (options.watch) await project.watch();
   const port = (server.address() as AddressInfo).port;
   return {
     endpoint: `http://${options.host ?? '127.0.0.1'}:${port}`,
     port,
     pools,
+    pathSecret: secret.current,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
-      await Promise.all([...pools.values()].map((p) => p.close()));
+      await project.close();
     },
   };
 }

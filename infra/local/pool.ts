@@ -23,6 +23,8 @@ export interface FunctionRuntime {
   execArgv?: string[];
   /** AWS region the function believes it runs in. */
   region?: string;
+  /** The configured Lambda runtime (`nodejs24.x`), for AWS_EXECUTION_ENV. */
+  lambdaRuntime?: string;
 }
 
 /** The outcome of one invocation. */
@@ -97,7 +99,7 @@ export function lambdaEnvironment(runtime: FunctionRuntime, region = runtime.env
     AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${runtime.name}`,
     AWS_LAMBDA_LOG_STREAM_NAME: `${new Date().toISOString().slice(0, 10).replaceAll('-', '/')}/[$LATEST]${randomUUID().replaceAll('-', '')}`,
     AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
-    AWS_EXECUTION_ENV: `AWS_Lambda_nodejs${process.versions.node.split('.')[0]}.x`,
+    AWS_EXECUTION_ENV: `AWS_Lambda_${runtime.lambdaRuntime ?? `nodejs${process.versions.node.split('.')[0]}.x`}`,
     AWS_REGION: region,
     AWS_DEFAULT_REGION: region,
     // Where the code is: the bundle's folder here, /var/task in Lambda.
@@ -312,6 +314,12 @@ export class FunctionPool {
       target.worker.send({ id, event, requestId, timeoutMs: this.runtime.timeoutMs });
       this.begin(target);
     });
+  }
+
+  /** Runs new invocations with new settings (a changed registration); in-flight ones finish on the old workers. */
+  update(runtime: FunctionRuntime): void {
+    this.runtime = runtime;
+    this.swap(runtime.bundle);
   }
 
   /** Runs new invocations on a rebuilt bundle; in-flight ones finish on the old workers, which then stop. */

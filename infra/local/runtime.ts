@@ -7,9 +7,12 @@ export const DEFAULT_MEMORY_MB = 256;
 /** Environments per function when not told otherwise (Lambda would scale further). */
 export const DEFAULT_CONCURRENCY = 4;
 
-/** Environment variables of the emulator passed on to functions (token, log level). */
+/** The emulator's AWS credentials and region, passed on as Lambda passes its role's (as sam local does). */
+const AWS_PASS_THROUGH = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_REGION'];
+
+/** Environment variables of the emulator passed on to functions: KLW_* (token, log level) and AWS credentials. */
 export function passThroughEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[0].startsWith('KLW_') && typeof e[1] === 'string'));
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => (e[0].startsWith('KLW_') || AWS_PASS_THROUGH.includes(e[0])) && typeof e[1] === 'string'));
 }
 
 /** How a registered function runs locally: its bundle, environment, memory, timeout. */

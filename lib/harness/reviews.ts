@@ -81,3 +81,31 @@ export function conversionReview(
     },
   };
 }
+
+// Kinds of the resources webhooks most often match; any other plural is singularised.
+const KINDS: Record<string, string> = {
+  configmaps: 'ConfigMap',
+  cronjobs: 'CronJob',
+  daemonsets: 'DaemonSet',
+  deployments: 'Deployment',
+  ingresses: 'Ingress',
+  jobs: 'Job',
+  namespaces: 'Namespace',
+  networkpolicies: 'NetworkPolicy',
+  persistentvolumeclaims: 'PersistentVolumeClaim',
+  pods: 'Pod',
+  replicasets: 'ReplicaSet',
+  rolebindings: 'RoleBinding',
+  secrets: 'Secret',
+  serviceaccounts: 'ServiceAccount',
+  services: 'Service',
+  statefulsets: 'StatefulSet',
+};
+
+/** The kind of a plural resource name: `pods` → `Pod`, `policies` → `Policy`. */
+export function kindOf(plural: string): string {
+  const known = KINDS[plural];
+  if (known) return known;
+  const singular = plural.endsWith('ies') ? `${plural.slice(0, -3)}y` : plural.endsWith('sses') ? plural.slice(0, -2) : plural.replace(/s$/, '');
+  return singular.charAt(0).toUpperCase() + singular.slice(1);
+}

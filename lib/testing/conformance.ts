@@ -11,6 +11,9 @@ import { findFunctions, noFunctionsMessage } from '../harness/discover.ts';
 import { expectRoundTrip } from './chain.ts';
 import { invoke } from './invoke.ts';
 import { admissionReview, conversionReview } from './reviews.ts';
+import { kindOf } from '../harness/reviews.ts';
+
+export { kindOf };
 
 /** One check of the conformance suite: a name for the report and the assertion to run. */
 export interface ConformanceCheck {
@@ -27,34 +30,6 @@ export interface ConformanceOptions {
    * for functions that need more to say anything.
    */
   sample?: KubeObject;
-}
-
-// Kinds of the resources webhooks most often match; any other plural is singularised.
-const KINDS: Record<string, string> = {
-  configmaps: 'ConfigMap',
-  cronjobs: 'CronJob',
-  daemonsets: 'DaemonSet',
-  deployments: 'Deployment',
-  ingresses: 'Ingress',
-  jobs: 'Job',
-  namespaces: 'Namespace',
-  networkpolicies: 'NetworkPolicy',
-  persistentvolumeclaims: 'PersistentVolumeClaim',
-  pods: 'Pod',
-  replicasets: 'ReplicaSet',
-  rolebindings: 'RoleBinding',
-  secrets: 'Secret',
-  serviceaccounts: 'ServiceAccount',
-  services: 'Service',
-  statefulsets: 'StatefulSet',
-};
-
-/** The kind of a plural resource name: `pods` → `Pod`, `policies` → `Policy`. */
-export function kindOf(plural: string): string {
-  const known = KINDS[plural];
-  if (known) return known;
-  const singular = plural.endsWith('ies') ? `${plural.slice(0, -3)}y` : plural.endsWith('sses') ? plural.slice(0, -2) : plural.replace(/s$/, '');
-  return singular.charAt(0).toUpperCase() + singular.slice(1);
 }
 
 // Stand-ins for wildcards in rules: any concrete value is one the webhook must answer.

@@ -84,7 +84,7 @@ describe('klw smoke', () => {
   it('passes every shipped function through the local Invoke API', async () => {
     lambdaApi = await startLambda({ root: work, port: 0, build: false, log: () => {} });
     const client = new LambdaClient({ endpoint: lambdaApi.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
-    const results = await smoke(client, registrations, (n) => n);
+    const results = await smoke(client, registrations, (n) => n, undefined, lambdaApi.pathSecret);
     assert.deepEqual(results.map((r) => [r.name, r.ok]), registrations.map((r) => [r.name, true]), JSON.stringify(results));
   });
 
@@ -104,11 +104,11 @@ export default webhook;
     const local = await startLambda({ root: work, port: 0, build: false, log: () => {} });
     try {
       const client = new LambdaClient({ endpoint: local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
-      const results = await smoke(client, withLiar.map((f) => f.registration), (n) => n);
+      const results = await smoke(client, withLiar.map((f) => f.registration), (n) => n, undefined, local.pathSecret);
       const liar = results.find((r) => r.name === 'liar')!;
       assert.equal(liar.ok, false);
       assert.match(liar.detail, /uid must echo the request uid/);
-      const missing = await smoke(client, [{ ...registrations[0]!, name: 'not-deployed' }], (n) => n);
+      const missing = await smoke(client, [{ ...registrations[0]!, name: 'not-deployed' }], (n) => n, undefined, local.pathSecret);
       assert.equal(missing[0]!.ok, false);
     } finally {
       await local.close();

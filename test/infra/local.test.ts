@@ -82,10 +82,15 @@ after(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
+/** `/<name>?query` at the function's URL (with the local path secret when it checks one). */
+const urlOf = (path: string, running: RunningApi = api) => {
+  const [, name = '', query = ''] = /^\/([^/?]*)(.*)$/.exec(path) ?? [];
+  return `${running.functionUrl(name)}${query}`;
+};
 const agent = () => new Agent({ ca: readFileSync(api.caPath), keepAlive: false });
 function post(path: string, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }, method = 'POST'): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(`${api.url}${path}`, { method, headers, agent: agent() }, (res) => {
+    const req = httpsRequest(urlOf(path), { method, headers, agent: agent() }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
@@ -173,7 +178,7 @@ describe('klw local start-api', () => {
     assert.equal(result.status, 200);
     assert.equal(JSON.parse(result.body).response.allowed, true);
     const byName = await new Promise<number>((resolve, reject) => {
-      httpsRequest(`https://localhost:${api.port}/pod-policy`, { method: 'POST', headers: { 'content-type': 'application/json' }, agent: agent() }, (res) => {
+      httpsRequest(urlOf('/pod-policy').replace('127.0.0.1', 'localhost'), { method: 'POST', headers: { 'content-type': 'application/json' }, agent: agent() }, (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);
       })
@@ -193,10 +198,10 @@ describe('klw local start-api', () => {
     const docs = readFileSync(api.manifestsPath, 'utf8').split(/^---$/m).map((d) => parse(d));
     const validating = docs.find((d) => d.kind === 'ValidatingWebhookConfiguration');
     const hook = validating.webhooks.find((w: any) => w.name === 'pod-policy.webhooks.kube-lambda.dev');
-    assert.equal(hook.clientConfig.url, `${api.url}/pod-policy`);
+    assert.equal(hook.clientConfig.url, `${api.url}/pod-policy/${api.pathSecret}`);
     assert.equal(Buffer.from(hook.clientConfig.caBundle, 'base64').toString(), readFileSync(api.caPath, 'utf8'));
     const crd = docs.find((d) => d.kind === 'CustomResourceDefinition');
-    assert.equal(crd.spec.conversion.webhook.clientConfig.url, `${api.url}/crontab-conversion`);
+    assert.equal(crd.spec.conversion.webhook.clientConfig.url, `${api.url}/crontab-conversion/${api.pathSecret}`);
   });
 
   it('passes the function\'s own 4xx answers through', async () => {
@@ -275,7 +280,7 @@ describe('klw local start-api --event-format', () => {
       const other = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), format, build: false, log: () => {}, functionLog: () => {} });
       try {
         const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-          httpsRequest(`${other.url}/pod-policy?timeout=5s`, { method: 'POST', headers: { 'content-type': 'application/json' }, agent: agent() }, (r) => {
+          httpsRequest(`${other.functionUrl('pod-policy')}?timeout=5s`, { method: 'POST', headers: { 'content-type': 'application/json' }, agent: agent() }, (r) => {
             let b = '';
             r.on('data', (c) => (b += c));
             r.on('end', () => resolve({ status: r.statusCode ?? 0, body: b }));
@@ -303,7 +308,7 @@ describe('klw local start-api --watch', () => {
       for (let i = 0; i < 50 && warnings[0] !== 'reloaded'; i++) {
         await sleep(100);
         const res = await new Promise<string>((resolve, reject) => {
-          httpsRequest(`${watched.url}/crasher`, { method: 'POST', headers: { 'content-type': 'application/json' }, agent: agent() }, (r) => {
+          httpsRequest(watched.functionUrl('crasher'), { method: 'POST', headers: { 'content-type': 'application/json' }, agent: agent() }, (r) => {
             let b = '';
             r.on('data', (c) => (b += c));
             r.on('end', () => resolve(b));
@@ -325,7 +330,7 @@ describe('klw local start-lambda', () => {
   const client = () => new LambdaClient({ endpoint: lambda.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
 
   it('answers InvokeCommand from @aws-sdk/client-lambda with the function result', async () => {
-    const out = await client().send(new InvokeCommand({ FunctionName: 'pod-policy', Payload: Buffer.from(JSON.stringify(toEvent(pod('web'), { path: '/pod-policy' }))) }));
+    const out = await client().send(new InvokeCommand({ FunctionName: 'pod-policy', Payload: Buffer.from(JSON.stringify(toEvent(pod('web'), { path: `/pod-policy/${lambda.pathSecret}` }))) }));
     assert.equal(out.StatusCode, 200);
     assert.equal(out.FunctionError, undefined);
     const result = JSON.parse(Buffer.from(out.Payload!).toString());
@@ -355,14 +360,14 @@ describe('klw local start-lambda', () => {
 
 describe('klw local invoke', () => {
   it('runs a bundle once with a wrapped review', async () => {
-    const outcome = await localInvoke({ root: work, name: 'pod-policy', review: JSON.stringify(pod('web')) });
+    const outcome = await localInvoke({ root: work, name: 'pod-policy', review: JSON.stringify(pod('web')), functionLog: () => {} });
     assert.equal(outcome.kind, 'result');
     const result = (outcome as { result: { body: string } }).result;
     assert.equal(JSON.parse(result.body).response.allowed, true);
   });
 
-  it('runs a given event', async () => {
-    const outcome = await localInvoke({ root: work, name: 'pod-policy', event: JSON.stringify({ not: 'an event' }) });
+  it('runs a given event as it is', async () => {
+    const outcome = await localInvoke({ root: work, name: 'pod-policy', event: JSON.stringify({ not: 'an event' }), functionLog: () => {} });
     assert.equal(outcome.kind, 'result');
     assert.equal((outcome as { result: { statusCode: number } }).result.statusCode, 400);
   });

@@ -33,7 +33,8 @@ before(async () => {
     stringify({
       service: 'klw-parity',
       plugins: ['serverless-offline'],
-      provider: { name: 'aws', runtime: 'nodejs24.x', environment: { KLW_LOG_LEVEL: 'silent' } },
+      // The same local path secret the emulator gives its functions, in the same place in the URL.
+      provider: { name: 'aws', runtime: 'nodejs24.x', environment: { KLW_LOG_LEVEL: 'silent', KLW_PATH_SECRET: api.pathSecret } },
       functions: Object.fromEntries(
         functions.map((f) => [
           f.name,
@@ -41,7 +42,7 @@ before(async () => {
             handler: `dist/functions/${f.name}/index.handler`,
             timeout: f.registration.timeoutSeconds,
             environment: f.registration.lambda.environment ?? {},
-            events: [{ httpApi: { method: 'POST', path: f.registration.path } }],
+            events: [{ httpApi: { method: 'POST', path: `${f.registration.path}/{secret}` } }],
           },
         ]),
       ),
@@ -112,8 +113,8 @@ describe('parity with serverless offline', () => {
   for (const [name, fn, review, contentType] of cases) {
     it(name, async () => {
       const body = typeof review === 'string' ? review : JSON.stringify(review);
-      const local = await send(`${api.url}/${fn}`, body, contentType ?? 'application/json');
-      const offlineAnswer = await send(`http://127.0.0.1:${offlinePort}/${fn}`, body, contentType ?? 'application/json');
+      const local = await send(api.functionUrl(fn), body, contentType ?? 'application/json');
+      const offlineAnswer = await send(`http://127.0.0.1:${offlinePort}/${fn}/${api.pathSecret}`, body, contentType ?? 'application/json');
       assert.deepEqual(local, offlineAnswer);
       if (!contentType && typeof review !== 'string') assert.equal(local.status, 200);
     });

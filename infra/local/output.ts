@@ -1,0 +1,60 @@
+import { appendFileSync } from 'node:fs';
+
+/** How the emulator prints its lines: `text` (one readable line per review) or `json` (JSON lines as they come). */
+export type LogFormat = 'text' | 'json';
+
+/** The default format: readable on a terminal, JSON lines when piped. */
+export function defaultLogFormat(stream: { isTTY?: boolean } = process.stderr): LogFormat {
+  return stream.isTTY ? 'text' : 'json';
+}
+
+function clock(time: unknown): string {
+  const date = typeof time === 'string' ? new Date(time) : new Date();
+  return Number.isNaN(date.getTime()) ? String(time) : date.toISOString().slice(11, 23);
+}
+
+/**
+ * One readable line for a log line, or undefined for one a terminal need not show: a
+ * function's review line becomes `time function operation kind namespace/name decision
+ * duration warnings`; the emulator's own request line is shown only when it went wrong
+ * (the review line said the rest); anything else is shown as its message and fields.
+ */
+export function readableLine(line: string): string | undefined {
+  let fields: Record<string, unknown>;
+  try {
+    const parsed = JSON.parse(line) as unknown;
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return line;
+    fields = parsed as Record<string, unknown>;
+  } catch {
+    return line;
+  }
+  const { msg, time, level, ...rest } = fields;
+  if (msg === 'review') {
+    const object = [rest.namespace, rest.name].filter(Boolean).join('/') || '-';
+    const warnings = Number(rest.warnings ?? 0);
+    const duration = typeof rest.durationMs === 'number' ? `${rest.durationMs.toFixed(1)}ms` : '';
+    const decision = rest.decision ?? rest.result ?? '';
+    return [clock(time), rest.webhook, rest.operation ?? rest.desiredAPIVersion ?? '', rest.kind ?? '', object, decision, duration, warnings ? `${warnings} warning${warnings > 1 ? 's' : ''}` : '']
+      .filter((p) => p !== '' && p !== undefined)
+      .join('  ');
+  }
+  if (msg === 'request') {
+    if (rest.outcome === 'result' && typeof rest.status === 'number' && rest.status < 500) return undefined;
+    const stack = Array.isArray(rest.stack) ? `\n    ${(rest.stack as string[]).slice(0, 8).join('\n    ')}` : '';
+    return `${clock(time)}  ${rest.function}  ${rest.status} ${rest.outcome}${rest.error ? `  ${rest.error}` : ''}${stack}`;
+  }
+  const extra = Object.entries(rest)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(' ');
+  const prefix = level === 'warn' || level === 'error' ? `${level}: ` : '';
+  return `${clock(time)}  ${prefix}${String(msg ?? '')}${extra ? `  ${extra}` : ''}`;
+}
+
+/** Where log lines go: stderr in the chosen format, and every line as it came (JSON) to `file` when given. */
+export function logSink(format: LogFormat, file?: string, write: (text: string) => void = (t) => process.stderr.write(t)): (line: string) => void {
+  return (line) => {
+    if (file) appendFileSync(file, line.endsWith('\n') ? line : `${line}\n`);
+    const shown = format === 'json' ? line : readableLine(line);
+    if (shown !== undefined) write(`${shown}\n`);
+  };
+}

@@ -1,0 +1,51 @@
+import type { Operation } from '../../lib/review/schemas.ts';
+import type { Registration } from '../../lib/registration.ts';
+import { admissionReview, conversionReview, kindOf } from '../../lib/harness/reviews.ts';
+import { toEvent } from '../../lib/harness/events.ts';
+import type { EventSource } from '../../lib/gateway/sources.ts';
+import { KlwError } from '../functions.ts';
+
+/** What `klw local generate-review` makes. */
+export interface SampleOptions {
+  operation?: Operation;
+  version?: 'v1' | 'v1beta1';
+  /** Wrap the review in this event format instead of printing the bare review. */
+  event?: EventSource;
+  /** Path the event carries (with the path secret when the function checks one). */
+  path?: string;
+}
+
+const WILDCARD_STAND_IN = { group: 'example.com', version: 'v1', resource: 'widgets' };
+
+/**
+ * A sample review for a function, built from its registration as `sam local
+ * generate-event` builds events: an AdmissionReview for the first resource and operation
+ * its rules match (or the one asked for), or a ConversionReview between its CRD versions.
+ */
+export function sampleReview(reg: Registration, options: SampleOptions = {}): unknown {
+  let review: unknown;
+  if (reg.type === 'conversion') {
+    const [group = 'example.com'] = [reg.crd.split('.').slice(1).join('.')];
+    const plural = reg.crd.split('.')[0]!;
+    const versions = reg.versions?.length ? reg.versions : ['v1beta1', 'v1'];
+    const from = versions[0]!;
+    const to = versions[versions.length - 1]!;
+    review = conversionReview([{ apiVersion: `${group}/${from}`, kind: kindOf(plural), metadata: { name: 'sample', namespace: 'default' } }], `${group}/${to}`, { version: options.version ?? 'v1' });
+  } else {
+    const rule = reg.rules.find((r) => !options.operation || r.operations.includes(options.operation) || r.operations.includes('*'));
+    if (!rule && options.operation) throw new KlwError(`${reg.name} registers no rule for ${options.operation}`);
+    const group = rule?.apiGroups?.find((g) => g !== '*') ?? (rule?.apiGroups?.includes('*') ? WILDCARD_STAND_IN.group : '');
+    const version = rule?.apiVersions?.find((v) => v !== '*') ?? WILDCARD_STAND_IN.version;
+    const resource = (rule?.resources?.find((r) => r !== '*') ?? WILDCARD_STAND_IN.resource).split('/')[0]!;
+    const operation = options.operation ?? (rule?.operations.find((o) => o !== '*' && o !== 'CONNECT') as Operation | undefined) ?? 'CREATE';
+    const object = { apiVersion: group ? `${group}/${version}` : version, kind: kindOf(resource), metadata: { name: 'sample', ...(rule?.scope === 'Cluster' ? {} : { namespace: 'default' }) } };
+    review = admissionReview(operation === 'DELETE' ? null : object, {
+      operation,
+      version: options.version ?? 'v1',
+      resource,
+      ...(operation === 'UPDATE' || operation === 'DELETE' ? { oldObject: object } : {}),
+    });
+  }
+  if (!options.event) return review;
+  return toEvent(review as never, { format: options.event, path: options.path ?? reg.path, timeout: `${reg.timeoutSeconds}s` });
+}
