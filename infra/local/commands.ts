@@ -81,6 +81,8 @@ function inspectPort(value: boolean | string | undefined): number | undefined {
 
 /** Adds `klw local …` (invoke, start-api, start-lambda, unregister, generate-review) and `klw start` to the program. */
 export function addLocalCommands(cli: Command, root: () => string, say: (line: string) => void): void {
+  // klw's own --version only before a command, so generate-review's --version reaches it.
+  cli.enablePositionalOptions();
   const local = cli.command('local').description('run functions locally, as sam local does');
 
   local

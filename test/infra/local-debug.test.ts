@@ -1,0 +1,111 @@
+// Debugging and project-following in the local emulator: stack lines at the TypeScript source,
+// Lambda's variables, invoke's stdout carrying only the result, generate-review, and --watch
+// serving a function added while it runs.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, describe, it } from 'node:test';
+import { startApi } from '../../infra/local/api.ts';
+import { localInvoke } from '../../infra/local/invoke.ts';
+
+const root = process.cwd();
+const work = mkdtempSync(join(root, '.klw-test-localdebug-'));
+after(() => rmSync(work, { recursive: true, force: true }));
+
+/** A raw-handler function (no path secret) whose body says what it saw; it throws on {"throw":true}, at THROW_LINE. */
+function rawFunction(name: string): string {
+  return `export const handler = async (event: { body?: string }) => {
+  console.log('handling', '${name}');
+  if (JSON.parse(event.body ?? '{}').throw) throw new Error('boom');
+  const env = Object.fromEntries(['AWS_LAMBDA_FUNCTION_NAME', 'AWS_REGION', 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE', 'AWS_LAMBDA_FUNCTION_VERSION', '_HANDLER'].map((k) => [k, process.env[k]]));
+  return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: '${name}', env }) };
+};
+export default { registration: { type: 'validating', name: '${name}', path: '/${name}', webhookName: '${name}.example.com', rules: [], namespaceSelector: {}, failurePolicy: 'Ignore', matchPolicy: 'Equivalent', sideEffects: 'None', timeoutSeconds: 5, admissionReviewVersions: ['v1'], auth: 'none', lambda: {} }, handler };
+`;
+}
+/** The line of `throw` in rawFunction's source. */
+const THROW_LINE = 3;
+const addFunction = (name: string) => {
+  mkdirSync(join(work, 'functions', name), { recursive: true });
+  writeFileSync(join(work, 'functions', name, 'index.ts'), rawFunction(name));
+};
+addFunction('echo');
+
+function klw(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [join(root, 'infra', 'bin', 'klw.mjs'), ...args], { cwd: work, encoding: 'utf8', env: { ...process.env, NODE_TEST_CONTEXT: undefined } }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('klw local invoke', () => {
+  it('points stack lines at the TypeScript source', async () => {
+    const outcome = await localInvoke({ root: work, name: 'echo', event: JSON.stringify({ body: '{"throw":true}' }), say: () => {}, functionLog: () => {} });
+    assert.equal(outcome.kind, 'error', JSON.stringify(outcome));
+    const stack = (outcome as { error: { stackTrace: string[] } }).error.stackTrace.join('\n');
+    assert.match(stack, new RegExp(`functions/echo/index\\.ts:${THROW_LINE}\\b`), stack);
+  });
+
+  it('sets the variables Lambda sets', async () => {
+    const outcome = await localInvoke({ root: work, name: 'echo', event: '{}', say: () => {}, functionLog: () => {} });
+    const env = JSON.parse((outcome as { result: { body: string } }).result.body).env;
+    assert.equal(env.AWS_LAMBDA_FUNCTION_NAME, 'echo');
+    assert.equal(env._HANDLER, 'index.handler');
+    for (const k of ['AWS_REGION', 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE', 'AWS_LAMBDA_FUNCTION_VERSION']) assert.ok(env[k], `${k} is set`);
+  });
+
+  it('prints only the result on stdout, logs on stderr, and rebuilds a bundle older than its sources', async () => {
+    writeFileSync(join(work, 'event.json'), '{}');
+    const first = await klw(['local', 'invoke', 'echo', '--event', 'event.json']);
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(JSON.parse(first.stdout).statusCode, 200);
+    assert.match(first.stderr, /handling echo/);
+    // An edit after the build: the next invoke runs the new code without --build.
+    writeFileSync(join(work, 'functions', 'echo', 'index.ts'), rawFunction('echo').replace("name: 'echo', env", "name: 'edited', env"));
+    const second = await klw(['local', 'invoke', 'echo', '--event', 'event.json']);
+    assert.equal(JSON.parse(JSON.parse(second.stdout).body).name, 'edited', second.stderr);
+    assert.match(second.stderr, /newer than the bundle; rebuilding/);
+    writeFileSync(join(work, 'functions', 'echo', 'index.ts'), rawFunction('echo'));
+  });
+
+  it('generate-review prints a review built from the rules, or an event', async () => {
+    const review = await klw(['local', 'generate-review', 'echo', '--version', 'v1beta1']);
+    assert.equal(review.code, 0, review.stderr);
+    assert.equal(JSON.parse(review.stdout).apiVersion, 'admission.k8s.io/v1beta1');
+    const event = await klw(['local', 'generate-review', 'echo', '--event', 'rest']);
+    const parsed = JSON.parse(event.stdout);
+    assert.equal(parsed.path, '/echo');
+    assert.equal(JSON.parse(parsed.body).kind, 'AdmissionReview');
+  });
+});
+
+describe('klw local start-api --watch', () => {
+  it('serves a function added while it runs', async () => {
+    const api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), watch: true, log: () => {}, functionLog: () => {} });
+    try {
+      addFunction('late');
+      // Watch events are asynchronous: wait for the project to pick the function up (bounded).
+      for (let i = 0; i < 200 && !api.functions.includes('late'); i++) await sleep(50);
+      assert.ok(api.functions.includes('late'), `served: ${api.functions.join(', ')}`);
+      const ca = readFileSync(api.caPath);
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(api.functionUrl('late'), { method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end('{}');
+      });
+      assert.equal(answer.status, 200, answer.body);
+      assert.equal(JSON.parse(answer.body).name, 'late');
+      assert.match(readFileSync(api.manifestsPath, 'utf8'), /\/late\b/, 'the manifests were rewritten');
+    } finally {
+      await api.close();
+    }
+  });
+});
