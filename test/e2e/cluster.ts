@@ -24,20 +24,21 @@ process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL');
 });
 
-/** A free TCP port on 127.0.0.1. */
-export async function freePort(): Promise<number> {
+/** A free TCP port on an address of this host (127.0.0.1 by default). */
+export async function freePort(address = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(0, address, () => {
       const { port } = server.address() as { port: number };
       server.close(() => resolve(port));
     });
   });
 }
 
-function start(command: string, args: string[], logFile: string): ChildProcess {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+function start(command: string, args: string[], logFile: string, netns?: string): ChildProcess {
+  // `ip netns exec` execs the command itself, so the child's pid is etcd's or kube-apiserver's.
+  const child = netns ? spawn('ip', ['netns', 'exec', netns, command, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }) : spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const chunks: Buffer[] = [];
   child.stdout!.on('data', (c: Buffer) => chunks.push(c));
   child.stderr!.on('data', (c: Buffer) => chunks.push(c));
@@ -58,7 +59,18 @@ async function stop(child: ChildProcess | undefined): Promise<void> {
   clearTimeout(timer);
 }
 
-/** A kube-apiserver backed by its own etcd, on loopback ports, with token authentication. */
+/** Where the cluster runs: by default on this host's loopback; else inside a network namespace, serving on an address of it. */
+export interface ClusterPlace {
+  /** The network namespace etcd and kube-apiserver run in. */
+  netns: string;
+  /** The namespace's own address kube-apiserver binds to (reachable from this host). */
+  address: string;
+}
+
+// Inside a fresh network namespace every port is free.
+const NETNS_PORTS = { etcdClient: 2379, etcdPeer: 2380, apiserver: 6443 };
+
+/** A kube-apiserver backed by its own etcd, on loopback ports (or in a network namespace), with token authentication. */
 export class Cluster {
   readonly token = randomBytes(16).toString('hex');
   url = '';
@@ -68,11 +80,19 @@ export class Cluster {
   private etcdUrl = '';
   private ca = '';
 
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    readonly place?: ClusterPlace,
+  ) {}
+
+  /** The pids of etcd and kube-apiserver while they run. */
+  get pids(): number[] {
+    return [this.etcd, this.apiserver].filter((c) => c && c.exitCode === null && c.signalCode === null).map((c) => c!.pid!);
+  }
 
   /** Starts etcd once. */
   async startEtcd(): Promise<void> {
-    const [client, peer] = [await freePort(), await freePort()];
+    const [client, peer] = this.place ? [NETNS_PORTS.etcdClient, NETNS_PORTS.etcdPeer] : [await freePort(), await freePort()];
     this.etcdUrl = `http://127.0.0.1:${client}`;
     this.etcd = start(
       'etcd',
@@ -85,6 +105,7 @@ export class Cluster {
         '--initial-cluster', `default=http://127.0.0.1:${peer}`,
       ],
       join(this.dir, 'etcd.log'),
+      this.place?.netns,
     );
   }
 
@@ -101,14 +122,15 @@ export class Cluster {
       writeFileSync(saPub, publicKey.export({ type: 'spki', format: 'pem' }));
     }
     writeFileSync(join(this.dir, 'tokens.csv'), `${this.token},admin,admin-uid,system:masters\n`);
-    const port = await freePort();
-    this.url = `https://127.0.0.1:${port}`;
+    const port = this.place ? NETNS_PORTS.apiserver : await freePort();
+    const address = this.place?.address ?? '127.0.0.1';
+    this.url = `https://${address}:${port}`;
     this.apiserver = start(
       APISERVER,
       [
         `--etcd-servers=${this.etcdUrl}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
+        `--bind-address=${address}`,
+        `--advertise-address=${address}`,
         `--secure-port=${port}`,
         `--cert-dir=${join(this.dir, 'certs')}`,
         `--token-auth-file=${join(this.dir, 'tokens.csv')}`,
@@ -123,6 +145,7 @@ export class Cluster {
         ...(admissionConfigFile ? [`--admission-control-config-file=${admissionConfigFile}`] : []),
       ],
       join(this.dir, 'apiserver.log'),
+      this.place?.netns,
     );
     const caFile = join(this.dir, 'certs', 'apiserver.crt');
     for (let i = 0; i < 120; i++) {

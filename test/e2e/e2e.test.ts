@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -98,6 +99,17 @@ const pod = (name: string, spec: Record<string, unknown> = {}, labels: Record<st
   spec: { containers: [{ name: 'app', image: 'nginx:1.25' }], ...spec },
 });
 const createPod = (body: unknown, query = '') => cluster.api('POST', `/api/v1/namespaces/default/pods${query}`, body);
+/** A POST straight to the emulator, as someone other than the API server would send it. */
+const post = (url: string, body: string, ca: string) =>
+  new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = httpsRequest(url, { method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 const crontabs = (version: string, name = '') => `/apis/example.com/${version}/namespaces/default/crontabs${name ? `/${name}` : ''}`;
 
 async function applyManifests(): Promise<void> {
@@ -131,7 +143,9 @@ describe('end to end against kube-apiserver', () => {
     assert.equal(crd.code, 0, crd.stderr);
     const stored = await cluster.api('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.example.com');
     assert.equal(stored.body.spec.conversion.strategy, 'Webhook');
-    assert.equal(stored.body.spec.conversion.webhook.clientConfig.url, `https://127.0.0.1:${emulatorPort}/crontab-conversion`);
+    assert.ok(api!.pathSecret && api!.pathSecret.length >= 22, 'the emulator has a path secret of at least 128 bits');
+    assert.equal(stored.body.spec.conversion.webhook.clientConfig.url, `https://127.0.0.1:${emulatorPort}/crontab-conversion/${api!.pathSecret}`);
+    assert.equal(stored.body.spec.conversion.webhook.clientConfig.url, api!.functionUrl('crontab-conversion'));
     const hooks = await cluster.api('GET', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/kube-lambda-webhooks');
     assert.deepEqual(hooks.body.webhooks.map((w: any) => w.name).sort(), ['pod-policy.webhooks.kube-lambda.dev', 'slow-policy.webhooks.kube-lambda.dev']);
   });
@@ -244,6 +258,19 @@ describe('end to end against kube-apiserver', () => {
     assert.equal(read.host, 'localhost');
     assert.ok(logs.some((l) => l.msg === 'review' && l.webhook === 'crontab-conversion' && l.reviewVersion === 'apiextensions.k8s.io/v1beta1'));
     await cluster.api('PATCH', crdPath, { spec: { conversion: { webhook: { conversionReviewVersions: ['v1', 'v1beta1'] } } } }, 'application/merge-patch+json');
+  });
+
+  scenario('path secret: the API server\'s calls carry it; a direct call without it or with a wrong one gets 404', async () => {
+    const converted = logs.filter((l) => l.msg === 'request' && l.function === 'crontab-conversion');
+    assert.ok(converted.length > 0 && converted.every((l) => l.status === 200), 'every conversion call through the registered URL succeeded');
+    assert.ok(!JSON.stringify(logs).includes(api!.pathSecret!), 'the secret never appears in the logs');
+    const review = JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'direct', desiredAPIVersion: 'example.com/v1', objects: [] } });
+    const ca = readFileSync(api!.caPath, 'utf8');
+    const direct = (url: string) => post(url, review, ca);
+    assert.equal((await direct(api!.functionUrl('crontab-conversion'))).status, 200, 'the registered URL answers');
+    assert.equal((await direct(`${api!.url}/crontab-conversion`)).status, 404, 'no secret');
+    const wrong = `${api!.pathSecret!.slice(0, -1)}${api!.pathSecret!.endsWith('A') ? 'B' : 'A'}`;
+    assert.equal((await direct(`${api!.url}/crontab-conversion/${wrong}`)).status, 404, 'a wrong secret');
   });
 
   scenario('a dryRun=All create goes through the webhooks (sideEffects None) and stores nothing', async () => {
