@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs etcd and builds kube-apiserver v1.20.2 from Debian's kubernetes source package,
+# Installs etcd, kubectl and iproute2 (`ip netns`, for the network-namespace e2e), and builds kube-apiserver v1.20.2 from Debian's kubernetes source package,
 # once, into the cache (~/.cache/kube-lambda-webhooks/bin). Does nothing when already built.
 set -euo pipefail
 CACHE="${KLW_CACHE_DIR:-$HOME/.cache/kube-lambda-webhooks}"
@@ -10,6 +10,7 @@ export DEBIAN_FRONTEND=noninteractive
 need_apt=""
 command -v etcd >/dev/null || need_apt=1
 command -v kubectl >/dev/null || need_apt=1
+command -v ip >/dev/null || need_apt=1
 if [ -x "$BIN" ] && [ -z "$need_apt" ]; then exit 0; fi
 
 if [ ! -x "$BIN" ] && ! grep -rqs '^Types: deb-src' /etc/apt/sources.list.d/; then
@@ -24,6 +25,7 @@ fi
 $SUDO apt-get update -qq
 pkgs="etcd-server"
 command -v kubectl >/dev/null || pkgs="$pkgs kubernetes-client"
+command -v ip >/dev/null || pkgs="$pkgs iproute2"
 [ -x "$BIN" ] || pkgs="$pkgs dpkg-dev golang-go rsync golang-github-modern-go-reflect2-dev"
 $SUDO apt-get install -y -qq $pkgs >/dev/null
 [ -x "$BIN" ] && exit 0

@@ -35,7 +35,7 @@ function createNetwork(): void {
   try {
     ip('-V');
   } catch {
-    throw new Error('`ip` (iproute2) is not installed: run infra/e2e/setup-netns.sh, or set KLW_E2E_NO_NETNS=1 to leave this test out');
+    throw new Error('`ip` (iproute2) is not installed: run infra/e2e/build-apiserver.sh (npm run e2e:setup), or set KLW_E2E_NO_NETNS=1 to leave this test out');
   }
   try {
     ip('netns', 'add', netns);
