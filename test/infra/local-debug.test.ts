@@ -4,7 +4,9 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { request } from 'node:https';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
@@ -104,6 +106,51 @@ describe('klw local start-api --watch', () => {
       assert.equal(answer.status, 200, answer.body);
       assert.equal(JSON.parse(answer.body).name, 'late');
       assert.match(readFileSync(api.manifestsPath, 'utf8'), /\/late\b/, 'the manifests were rewritten');
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+/** POSTs a body to a function URL of a running emulator. */
+function post(url: string, ca: Buffer, body: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('klw local start-api --inspect', () => {
+  it('runs the function's worker under a debugger listening on the given port', async () => {
+    const port = await freePort();
+    const logs: string[] = [];
+    const api = await startApi({ root: work, port: 0, stateDir: join(work, '.state-inspect'), inspectPort: port, log: (l) => logs.push(l), functionLog: () => {} });
+    try {
+      const answer = await post(api.functionUrl('echo'), readFileSync(api.caPath), '{}');
+      assert.equal(answer.status, 200, answer.body);
+      const targets = await new Promise<string>((resolve, reject) => {
+        get(`http://127.0.0.1:${port}/json/list`, (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve(text));
+        }).on('error', reject);
+      });
+      assert.match(JSON.parse(targets)[0].webSocketDebuggerUrl, new RegExp(`127\\.0\\.0\\.1:${port}/`));
+      assert.ok(logs.some((l) => l.includes('"debugger"') && l.includes(`127.0.0.1:${port}`)), logs.join('\n'));
     } finally {
       await api.close();
     }
