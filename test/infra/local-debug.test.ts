@@ -135,7 +135,7 @@ function post(url: string, ca: Buffer, body: string): Promise<{ status: number; 
 }
 
 describe('klw local start-api --inspect', () => {
-  it('runs the function's worker under a debugger listening on the given port', async () => {
+  it('runs the function worker under a debugger listening on the given port', async () => {
     const port = await freePort();
     const logs: string[] = [];
     const api = await startApi({ root: work, port: 0, stateDir: join(work, '.state-inspect'), inspectPort: port, log: (l) => logs.push(l), functionLog: () => {} });
