@@ -86,8 +86,9 @@ describe('klw local invoke', () => {
 });
 
 describe('klw local start-api --watch', () => {
-  it('serves a function added while it runs', async () => {
-    const api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), watch: true, log: () => {}, functionLog: () => {} });
+  it('serves a function added while it runs, rewrites manifests for a changed registration, drops a removed function', async () => {
+    const applied: string[] = [];
+    const api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), watch: true, log: () => {}, functionLog: () => {}, onManifests: (path) => void applied.push(path) });
     try {
       addFunction('late');
       // Watch events are asynchronous: wait for the project to pick the function up (bounded).
@@ -106,6 +107,16 @@ describe('klw local start-api --watch', () => {
       assert.equal(answer.status, 200, answer.body);
       assert.equal(JSON.parse(answer.body).name, 'late');
       assert.match(readFileSync(api.manifestsPath, 'utf8'), /\/late\b/, 'the manifests were rewritten');
+      // A changed registration: manifests rewritten and handed to onManifests (--apply re-applies there).
+      const before = applied.length;
+      writeFileSync(join(work, 'functions', 'late', 'index.ts'), rawFunction('late').replace("failurePolicy: 'Ignore'", "failurePolicy: 'Fail'"));
+      for (let i = 0; i < 200 && applied.length === before; i++) await sleep(50);
+      assert.ok(applied.length > before, 'onManifests was called again');
+      assert.match(readFileSync(api.manifestsPath, 'utf8'), /failurePolicy: Fail/);
+      // A removed function is no longer served.
+      rmSync(join(work, 'functions', 'late'), { recursive: true });
+      for (let i = 0; i < 200 && api.functions.includes('late'); i++) await sleep(50);
+      assert.ok(!api.functions.includes('late'), `served: ${api.functions.join(', ')}`);
     } finally {
       await api.close();
     }
