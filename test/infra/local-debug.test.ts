@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
 import { startApi } from '../../infra/local/api.ts';
+import { startLambda } from '../../infra/local/lambda-api.ts';
 import { localInvoke } from '../../infra/local/invoke.ts';
 
 const root = process.cwd();
@@ -164,6 +165,22 @@ describe('klw local start-api --inspect', () => {
       assert.ok(logs.some((l) => l.includes('"debugger"') && l.includes(`127.0.0.1:${port}`)), logs.join('\n'));
     } finally {
       await api.close();
+    }
+  });
+});
+
+describe('klw local start-lambda --watch', () => {
+  it('invokes a function added while it runs', async () => {
+    const lambda = await startLambda({ root: work, port: 0, stateDir: join(work, '.state-lambda'), watch: true, log: () => {}, functionLog: () => {} });
+    try {
+      addFunction('later');
+      for (let i = 0; i < 200 && !lambda.pools.has('later'); i++) await sleep(50);
+      assert.ok(lambda.pools.has('later'), `served: ${[...lambda.pools.keys()].join(', ')}`);
+      const outcome = await lambda.pools.get('later')!.invoke({});
+      assert.equal(outcome.kind, 'result', JSON.stringify(outcome));
+    } finally {
+      await lambda.close();
+      rmSync(join(work, 'functions', 'later'), { recursive: true, force: true });
     }
   });
 });
