@@ -127,8 +127,11 @@ before(async () => {
 });
 
 after(async () => {
+  const pids = cluster.pids;
   await stopEmulator();
   await cluster.stop();
+  // No etcd or kube-apiserver is left running.
+  for (const pid of pids) assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `process ${pid} is gone`);
   delete process.env.KLW_BEARER_TOKEN;
   rmSync(work, { recursive: true, force: true });
   if (!failed) rmSync(clusterDir, { recursive: true, force: true });
