@@ -21,9 +21,9 @@ const hostAddress = `${subnet}.1`;
 const nsAddress = `${subnet}.2`;
 let EMULATOR_PORT = 0;
 
-const work = mkdtempSync(join(root, '.klw-e2e-netns-'));
-const clusterDir = mkdtempSync(join(tmpdir(), 'klw-netns-cluster-'));
-const cluster = new Cluster(clusterDir, { netns, address: nsAddress });
+let work = '';
+let clusterDir = '';
+let cluster: Cluster;
 const logs: Array<Record<string, any>> = [];
 let api: RunningApi | undefined;
 let failed = false;
@@ -77,6 +77,11 @@ describe('end to end with kube-apiserver in its own network namespace', { skip: 
   let pids: number[] = [];
 
   before(async () => {
+    work = mkdtempSync(join(root, '.klw-e2e-netns-'));
+    clusterDir = mkdtempSync(join(tmpdir(), 'klw-netns-cluster-'));
+    cluster = new Cluster(clusterDir, { netns, address: nsAddress });
+    // Logs are kept when the setup fails, too.
+    failed = true;
     cpSync(join(root, 'functions'), join(work, 'functions'), { recursive: true });
     delete process.env.KLW_BEARER_TOKEN;
     createNetwork();
@@ -94,14 +99,15 @@ describe('end to end with kube-apiserver in its own network namespace', { skip: 
       log: (line) => logs.push(JSON.parse(line)),
       functionLog: () => {},
     });
+    failed = false;
   });
 
   after(async () => {
     await api?.close();
-    await cluster.stop();
+    await cluster?.stop();
     removeNetwork();
-    rmSync(work, { recursive: true, force: true });
-    if (!failed) rmSync(clusterDir, { recursive: true, force: true });
+    if (work) rmSync(work, { recursive: true, force: true });
+    if (!failed && clusterDir) rmSync(clusterDir, { recursive: true, force: true });
     else process.stdout.write(`API server logs kept in ${clusterDir}\n`);
     // Nothing is left behind: no namespace, no link, no etcd or kube-apiserver.
     assert.doesNotMatch(ip('netns', 'list'), new RegExp(`^${netns}\\b`, 'm'), 'the network namespace is removed');
