@@ -38,7 +38,8 @@ export function projectPackageJson(name: string, packageSpec: string): Record<st
   const info = packageInfo();
   const devDependencies: Record<string, string> = {};
   for (const tool of DEV_TOOLS) {
-    const version = info.devDependencies[tool];
+    // @types/node is also a dependency of the package (its public types use Buffer and NodeJS).
+    const version = info.devDependencies[tool] ?? info.dependencies[tool];
     if (version) devDependencies[tool] = version;
   }
   // osls is the maintained fork of serverless v3; only one of the two is needed.

@@ -42,13 +42,18 @@ for (const dir of SOURCES) {
 }
 // tsc rewrites `./x.ts` to `./x.js` in JavaScript but not in declarations; users' tsc needs `.js`.
 const RELATIVE_TS = /((?:from|import)\s*\(?\s*['"])(\.{1,2}\/[^'"]+)\.ts(['"])/g;
+// Node's globals in a declaration (Buffer, NodeJS.*) need @types/node (a dependency) loaded even
+// when the user's tsconfig lists `types` without it.
+const NODE_GLOBALS = /\b(?:Buffer|NodeJS\.)/;
+const NODE_REFERENCE = '/// <reference types="node" />\n';
 (function rewrite(dir) {
   for (const name of readdirSync(dir)) {
     const file = join(dir, name);
     if (statSync(file).isDirectory()) rewrite(file);
     else if (name.endsWith('.d.ts')) {
       const text = readFileSync(file, 'utf8');
-      const fixed = text.replace(RELATIVE_TS, '$1$2.js$3');
+      let fixed = text.replace(RELATIVE_TS, '$1$2.js$3');
+      if (NODE_GLOBALS.test(fixed) && !fixed.includes(NODE_REFERENCE)) fixed = NODE_REFERENCE + fixed;
       if (fixed !== text) writeFileSync(file, fixed);
       declarations++;
     }

@@ -8,7 +8,7 @@ import { EXAMPLE_FUNCTIONS, initProject, projectName } from '../../infra/init.ts
 
 const scratch = mkdtempSync(join(tmpdir(), 'klw-init-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
-const repoPackage = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string; devDependencies: Record<string, string> };
+const repoPackage = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string; dependencies: Record<string, string>; devDependencies: Record<string, string> };
 
 describe('klw init', () => {
   it('writes an ESM project that depends on this package, with the klw scripts and a first validating function', () => {
@@ -29,7 +29,7 @@ describe('klw init', () => {
     assert.equal(pkg.type, 'module');
     assert.deepEqual(pkg.scripts, { start: 'klw start', test: 'klw test', build: 'klw build', lint: 'klw lint', deploy: 'klw deploy' });
     assert.deepEqual(pkg.dependencies, { 'kube-lambda-webhooks': `^${repoPackage.version}` });
-    for (const tool of ['tsx', 'typescript', '@types/node']) assert.equal(pkg.devDependencies[tool], repoPackage.devDependencies[tool], tool);
+    for (const tool of ['tsx', 'typescript', '@types/node']) assert.equal(pkg.devDependencies[tool], repoPackage.devDependencies[tool] ?? repoPackage.dependencies[tool], tool);
     assert.ok(pkg.devDependencies.osls ?? pkg.devDependencies.serverless, 'a Serverless Framework to deploy with');
     const tsconfig = JSON.parse(readFileSync(join(dir, 'tsconfig.json'), 'utf8'));
     assert.equal(tsconfig.compilerOptions.strict, true);

@@ -1,0 +1,181 @@
+// A new user's journey with nothing but the package tarball: klw init, npm install (the
+// tarball and the registry), test, build, type-check, start, klw new, test again, package.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+
+const repo = process.cwd();
+// Outside the repository: nothing there may resolve to this checkout.
+const scratch = mkdtempSync(join(tmpdir(), 'klw-journey-'));
+const demo = join(scratch, 'demo');
+let tarball = '';
+let server: ChildProcess | undefined;
+
+// The user's environment: no test-runner context, no loader options of this run. npm's default
+// cache is shared with this repository's installs, so the registry is asked only for what it lacks.
+const { NODE_TEST_CONTEXT: _context, NODE_OPTIONS: _options, ...baseEnv } = process.env;
+const env = { ...baseEnv, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false', SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' };
+
+/** Runs a command in a folder; fails the test with its output when it exits non-zero. */
+function sh(cwd: string, command: string, ...args: string[]): string {
+  const run = spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout: 180_000 });
+  const out = `${run.stdout ?? ''}${run.stderr ?? ''}`;
+  assert.equal(run.status, 0, `${command} ${args.join(' ')} failed (${run.error?.message ?? `exit ${run.status}`}):\n${out}`);
+  return out;
+}
+
+before(() => {
+  sh(repo, 'npm', 'pack', '--pack-destination', scratch);
+  tarball = readdirSync(scratch).find((f) => f.endsWith('.tgz'))!;
+  assert.ok(tarball, 'npm pack wrote no tarball');
+});
+/** Signals the process group of a detached child (npm and the klw it started); quiet when the group is gone. */
+function signalGroup(child: ChildProcess | undefined, signal: NodeJS.Signals): void {
+  if (!child?.pid) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}
+
+/** Resolves with how a child ended: its exit code, or the signal that ended it. */
+function ended(child: ChildProcess): Promise<number | NodeJS.Signals> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode ?? child.signalCode!);
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal!)));
+}
+
+after(() => {
+  // Whatever of npm start is left (a failed step stops before its own SIGTERM).
+  signalGroup(server, 'SIGKILL');
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('a new project from the tarball', () => {
+  it('npx klw init demo writes the project', () => {
+    const out = sh(scratch, 'npx', '--yes', '--package', `./${tarball}`, 'klw', 'init', 'demo', '--package', `file:../${tarball}`);
+    assert.match(out, /created demo\/functions\/require-owner\/index\.ts/);
+    for (const file of ['package.json', 'tsconfig.json', 'serverless.yml', '.gitignore', 'README.md', 'functions/require-owner/index.ts', 'test/functions/require-owner.test.ts', 'test/functions/conformance.test.ts']) {
+      assert.ok(existsSync(join(demo, file)), `${file} missing`);
+    }
+    const pkg = JSON.parse(readFileSync(join(demo, 'package.json'), 'utf8'));
+    assert.equal(pkg.type, 'module');
+    assert.deepEqual(Object.keys(pkg.scripts), ['start', 'test', 'build', 'lint', 'deploy']);
+  });
+
+  it('npm install, npm test, npm run build and npx tsc --noEmit succeed', () => {
+    sh(demo, 'npm', 'install');
+    assert.ok(existsSync(join(demo, 'node_modules', 'kube-lambda-webhooks', 'pkg', 'lib', 'index.js')), 'the installed package is compiled JavaScript');
+    assert.ok(!existsSync(join(demo, 'node_modules', 'kube-lambda-webhooks', 'lib', 'index.ts')), 'the package ships no TypeScript sources');
+    assert.match(sh(demo, 'npm', 'test'), /# pass [1-9]|ℹ pass [1-9]/);
+    assert.match(sh(demo, 'npm', 'run', 'build'), /require-owner .* zip/);
+    assert.ok(existsSync(join(demo, 'dist', 'functions', 'require-owner.zip')));
+    sh(demo, 'npx', 'tsc', '--noEmit');
+  });
+
+  it('npm start serves the function over HTTPS that verifies with the local CA, with manifests', async () => {
+    server = spawn('npm', ['start', '--', '--port', '0'], { cwd: demo, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        const found = /serving \d+ functions? at (https:\/\/\S+)/.exec(output);
+        if (found) resolve(found[1]!);
+      };
+      server!.stdout!.on('data', onData);
+      server!.stderr!.on('data', onData);
+      server!.on('exit', (code) => reject(new Error(`npm start exited (${code}):\n${output}`)));
+    });
+    const ca = readFileSync(join(demo, '.klw', 'local', 'ca.crt'));
+    // The manifests point at the emulator (with its path secret, when one is configured).
+    const target = /url: (https:\/\/\S+\/require-owner\S*)/.exec(readFileSync(join(demo, '.klw', 'local', 'manifests.yaml'), 'utf8'))?.[1];
+    assert.ok(target?.startsWith(`${url}/require-owner`), `manifests.yaml has no URL for require-owner at ${url}`);
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'journey-1',
+        kind: { group: '', version: 'v1', kind: 'ConfigMap' },
+        resource: { group: '', version: 'v1', resource: 'configmaps' },
+        operation: 'CREATE',
+        userInfo: { username: 'alice' },
+        object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'default' } },
+      },
+    };
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(target!, { method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify(review));
+    });
+    assert.equal(answer.status, 200, answer.body);
+    const body = JSON.parse(answer.body);
+    assert.equal(body.response.uid, 'journey-1');
+    assert.equal(body.response.allowed, false, 'a configmap without an owner label is denied');
+    signalGroup(server, 'SIGTERM');
+    assert.ok([0, 'SIGTERM', 143].includes(await ended(server)), `npm start did not stop on SIGTERM:\n${output}`);
+  });
+
+  it('npx klw new mutating add-team-label, then npm test again', () => {
+    assert.match(sh(demo, 'npx', 'klw', 'new', 'mutating', 'add-team-label'), /created functions\/add-team-label\/index\.ts/);
+    const out = sh(demo, 'npm', 'test');
+    assert.match(out, /add-team-label conformance/);
+    assert.match(out, /require-owner conformance/);
+    sh(demo, 'npx', 'tsc', '--noEmit');
+  });
+
+  it('npx serverless package puts both functions in the CloudFormation template', () => {
+    sh(demo, 'npm', 'run', 'build');
+    sh(demo, 'npx', 'serverless', 'package');
+    const template = JSON.parse(readFileSync(join(demo, '.serverless', 'cloudformation-template-update-stack.json'), 'utf8'));
+    const functions = Object.values(template.Resources as Record<string, { Type: string; Properties: { FunctionName?: string } }>)
+      .filter((r) => r.Type === 'AWS::Lambda::Function')
+      .map((r) => r.Properties.FunctionName)
+      .sort();
+    assert.deepEqual(functions, ['demo-dev-add-team-label', 'demo-dev-require-owner']);
+  });
+});
+
+describe('a CommonJS project using the package', () => {
+  const cjs = join(scratch, 'cjs');
+
+  it('type-checks a function against the package types and builds it with klw build', async () => {
+    mkdirSync(join(cjs, 'functions', 'check'), { recursive: true });
+    const pkg = { name: 'cjs', version: '1.0.0', private: true, type: 'commonjs', dependencies: { 'kube-lambda-webhooks': `file:../${tarball}` } };
+    writeFileSync(join(cjs, 'package.json'), JSON.stringify(pkg, null, 2));
+    // A bundler-style tsconfig: types come from the package's `types` conditions whatever the project's type.
+    const tsconfig = { compilerOptions: { module: 'preserve', moduleResolution: 'bundler', target: 'ES2022', strict: true, noEmit: true, types: [], skipLibCheck: false }, include: ['functions'] };
+    writeFileSync(join(cjs, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
+    writeFileSync(
+      join(cjs, 'functions', 'check', 'index.ts'),
+      [
+        "import { allow, defineValidatingWebhook, deny, type KubeObject } from 'kube-lambda-webhooks';",
+        '',
+        'export const webhook = defineValidatingWebhook<KubeObject>({',
+        "  name: 'check',",
+        "  rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], scope: 'Namespaced' }],",
+        "  validate: (review) => (review.object?.metadata?.labels?.owner ? allow() : deny('no owner')),",
+        '});',
+        'export const handler = webhook.handler;',
+        'export default webhook;',
+        '',
+      ].join('\n'),
+    );
+    sh(cjs, 'npm', 'install');
+    // This project has no TypeScript of its own; the demo project's compiler checks it.
+    sh(cjs, process.execPath, join(demo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.');
+    assert.match(sh(cjs, 'npx', 'klw', 'build'), /check .* zip/);
+    const bundle = join(cjs, 'dist', 'functions', 'check', 'index.mjs');
+    assert.ok(existsSync(bundle), 'klw build writes an ES module bundle, whatever the project type');
+    const loaded = (await import(pathToFileURL(bundle).href)) as { handler?: unknown };
+    assert.equal(typeof loaded.handler, 'function');
+  });
+});
