@@ -31,16 +31,20 @@ export function budgetMs(inputs: BudgetInputs): number {
 }
 
 /**
- * Runs `fn`, rejecting with DeadlineExceeded after `ms`. A synchronous function that
- * never returns cannot be interrupted; Lambda's own timeout ends it.
+ * Runs `fn`, rejecting with DeadlineExceeded once `ms` have passed since `startedAt`
+ * (a `performance.now()` time; default now). A synchronous function that never returns
+ * cannot be interrupted (Lambda's own timeout ends it); one that returns after the deadline
+ * is late all the same, so its answer is refused with DeadlineExceeded too.
  */
-export async function withDeadline<T>(fn: () => T | Promise<T>, ms: number): Promise<T> {
+export async function withDeadline<T>(fn: () => T | Promise<T>, ms: number, startedAt = performance.now()): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DeadlineExceeded(ms)), ms);
+    timer = setTimeout(() => reject(new DeadlineExceeded(ms)), Math.max(0, ms - (performance.now() - startedAt)));
   });
   try {
-    return await Promise.race([Promise.resolve().then(fn), timeout]);
+    const value = await Promise.race([Promise.resolve().then(fn), timeout]);
+    if (performance.now() - startedAt > ms) throw new DeadlineExceeded(ms);
+    return value;
   } finally {
     clearTimeout(timer);
   }

@@ -89,38 +89,110 @@ function reasonFor(code: number): string {
 }
 
 /**
- * The API server's limits on warnings (k8s.io/apiserver endpoints/filters/warning.go):
- * once all warnings of a response add up to more than 4096 characters, each is cut to
- * 256 characters, and those that still do not fit are dropped.
+ * The API server's limits on warnings (k8s.io/apiserver endpoints/filters/warning.go): once
+ * the warnings of a response add up to more than 4096 characters (Unicode code points, Go's
+ * runes), every warning is cut to its first 256 characters and more are added only while
+ * fewer than 4096 characters have been written.
  */
 export const WARNINGS_TOTAL_LIMIT = 4096;
-/** Length each warning is cut to once the total limit is passed. */
+/** Length in characters each warning is cut to once the total limit is passed (no `...` is added). */
 export const WARNING_ITEM_LIMIT = 256;
 
-// Control characters (C0, DEL, C1) cannot travel in a `Warning:` header.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+// unicode.IsControl: C0, DEL and C1. A warning holding one is refused by the API server's
+// NewWarningHeader (a header cannot carry it), so the whole warning is dropped.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
- * Cleans warnings as the API server would, so what the webhook logs is what users see:
- * control characters removed, blanks and repeats dropped, and the 4096/256 limits applied.
+ * The string with lone surrogates replaced by U+FFFD, as the API server reads it: JSON
+ * carries a lone surrogate as an escape and Go's decoder turns it into U+FFFD.
+ * (String.prototype.toWellFormed is in Node 20 but not in the ES2023 library compiled against.)
  */
-export function sanitizeWarnings(warnings: readonly string[]): string[] {
-  const cleaned: string[] = [];
-  for (const w of warnings) {
-    const text = w.replace(CONTROL, '').trim();
-    if (text && !cleaned.includes(text)) cleaned.push(text);
+function wellFormed(text: string): string {
+  return (text as unknown as { toWellFormed(): string }).toWellFormed();
+}
+
+/** Number of code points of a well-formed string (what Go's utf8.RuneCountInString counts). */
+function runeCount(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      n--;
+      i++;
+    }
   }
-  const total = cleaned.reduce((n, w) => n + [...w].length, 0);
-  if (total <= WARNINGS_TOTAL_LIMIT) return cleaned;
-  const out: string[] = [];
+  return n;
+}
+
+/** The first `limit` code points of a well-formed string. */
+function firstRunes(text: string, limit: number): string {
+  // Cheap exit: a string of at most `limit` UTF-16 units has at most `limit` code points.
+  if (text.length <= limit) return text;
+  let end = 0;
+  for (let runes = 0; runes < limit && end < text.length; runes++) {
+    const unit = text.charCodeAt(end);
+    end += unit >= 0xd800 && unit <= 0xdbff ? 2 : 1;
+  }
+  return text.slice(0, end);
+}
+
+/**
+ * The API server's warning recorder, step for step, with its limits as parameters:
+ * each warning goes through `AddWarning` in order. Every step is linear in the text it
+ * looks at, repeats are found in a Set, and once truncation has begun and the limit is
+ * reached every later warning is ignored without being looked at, as the recorder does.
+ */
+export function recordWarnings(warnings: Iterable<string>, totalLimit: number, itemLimit: number): string[] {
+  const recorded = new Set<string>();
+  // Warnings recorded before truncation began, for the replay; unused once it has.
+  const ordered: string[] = [];
+  let headers: string[] = [];
   let written = 0;
-  for (const w of cleaned) {
-    const chars = [...w];
-    const cut = chars.length > WARNING_ITEM_LIMIT ? chars.slice(0, WARNING_ITEM_LIMIT - 3).join('') + '...' : w;
-    const length = [...cut].length;
-    if (written + length > WARNINGS_TOTAL_LIMIT) break;
-    out.push(cut);
-    written += length;
+  let truncating = false;
+  for (const raw of warnings) {
+    if (typeof raw !== 'string' || raw.length === 0) continue;
+    if (truncating && written >= totalLimit) break;
+    const text = wellFormed(raw);
+    if (recorded.has(text)) continue;
+    recorded.add(text);
+    if (!truncating) ordered.push(text);
+    let item = text;
+    let length = runeCount(text);
+    if (truncating && length > itemLimit) {
+      item = firstRunes(text, itemLimit);
+      length = itemLimit;
+    }
+    if (CONTROL.test(item)) continue;
+    if (written + length <= totalLimit || truncating) {
+      written += length;
+      headers.push(item);
+      continue;
+    }
+    // Past the limit: start truncating, and replay everything recorded so far cut to size.
+    truncating = true;
+    written = 0;
+    headers = [];
+    for (const earlier of ordered) {
+      let cut = earlier;
+      let n = runeCount(earlier);
+      if (n > itemLimit) {
+        cut = firstRunes(earlier, itemLimit);
+        n = itemLimit;
+      }
+      if (CONTROL.test(cut)) continue;
+      written += n;
+      headers.push(cut);
+    }
+    ordered.length = 0;
   }
-  return out;
+  return headers;
+}
+
+/**
+ * The warnings the API server would show for these, in order: empty ones and repeats left
+ * out, any holding a control character dropped (the API server refuses them), and the
+ * 4096/256 limits applied exactly as its warning recorder applies them.
+ */
+export function sanitizeWarnings(warnings: Iterable<string>): string[] {
+  return recordWarnings(warnings, WARNINGS_TOTAL_LIMIT, WARNING_ITEM_LIMIT);
 }

@@ -108,12 +108,18 @@ function admissionEngine(
     async run(review, ctx): Promise<EngineAnswer> {
       const warnings: string[] = [];
       let outcome: Outcome;
+      let response: Omit<AdmissionResponse, 'uid'>;
       try {
-        outcome = await withDeadline(() => decide(review.request, userContext(ctx, warnings)), ctx.budgetMs);
+        // The response is built inside the budget too: warnings and the patch are the user's
+        // output, and the time they take counts as the function's.
+        [outcome, response] = await withDeadline(async () => {
+          const decided = await decide(review.request, userContext(ctx, warnings));
+          return [decided, toResponse(decided, warnings)] as const;
+        }, ctx.budgetMs, ctx.startedAt);
       } catch (err) {
         outcome = { decision: failureDecision(reg, err, ctx) };
+        response = toResponse(outcome, warnings);
       }
-      const response = toResponse(outcome, warnings);
       return {
         body: completeAdmissionReview(review, response),
         fields: logFields(review, response, response.patch ? (outcome.patch?.length ?? 0) : 0),

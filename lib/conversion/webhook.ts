@@ -121,7 +121,7 @@ function conversionEngine(reg: ConversionRegistration, convert: ConvertFn): Revi
             out.push(verifyConverted(original, result, desiredAPIVersion, index));
           }
           return out;
-        }, ctx.budgetMs);
+        }, ctx.budgetMs, ctx.startedAt);
         for (const w of warnings) ctx.log.warn('conversion warning', { requestId: ctx.requestId, uid, warning: w });
         const response: Omit<ConversionResponse, 'uid'> = { result: { status: 'Success' }, convertedObjects: converted };
         return { body: completeConversionReview(review, response), fields: { ...fields, result: 'Success' } };

@@ -1,0 +1,178 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { allow, defineValidatingWebhook, sanitizeWarnings } from '../../lib/index.ts';
+import { recordWarnings, WARNING_ITEM_LIMIT, WARNINGS_TOTAL_LIMIT } from '../../lib/admission/decision.ts';
+import { DeadlineExceeded, withDeadline } from '../../lib/deadline.ts';
+import { admissionReview, invokeRaw, readAnswer } from '../../lib/testing/index.ts';
+import { webhook as podPolicy } from '../../functions/pod-policy/index.ts';
+import type { Pod } from '../../functions/pod.ts';
+import { captureLogger } from '../helpers.ts';
+
+/**
+ * The API server's recorder (k8s.io/apiserver endpoints/filters/warning.go, `AddWarning`)
+ * written as plainly as possible: a list for repeats, an array of code points per text.
+ */
+function referenceRecorder(warnings: string[], total: number, item: number): string[] {
+  const recorded: string[] = [];
+  const ordered: string[] = [];
+  let headers: string[] = [];
+  let written = 0;
+  let truncating = false;
+  const valid = (text: string) => ![...text].some((c) => /[\u0000-\u001f\u007f-\u009f]/.test(c));
+  for (const raw of warnings) {
+    if (raw === '') continue;
+    if (written >= total && truncating) continue;
+    const text = [...raw].map((c) => (c.length === 1 && c >= '\ud800' && c <= '\udfff' ? '\ufffd' : c)).join('');
+    if (recorded.includes(text)) continue;
+    recorded.push(text);
+    ordered.push(text);
+    let runes = [...text];
+    if (truncating && runes.length > item) runes = runes.slice(0, item);
+    if (!valid(runes.join(''))) continue;
+    if (written + runes.length <= total || truncating) {
+      written += runes.length;
+      headers.push(runes.join(''));
+      continue;
+    }
+    truncating = true;
+    written = 0;
+    headers = [];
+    for (const w of ordered) {
+      const cut = [...w].slice(0, item);
+      if (valid(cut.join(''))) {
+        written += cut.length;
+        headers.push(cut.join(''));
+      }
+    }
+  }
+  return headers;
+}
+
+/** A pod with `count` containers whose images have no tag. */
+function untaggedPod(count: number): Pod {
+  const containers = Array.from({ length: count }, (_, i) => ({ name: `c${i}`, image: 'nginx' }));
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'many', namespace: 'default' }, spec: { containers } };
+}
+
+describe('warnings on a pod with 100,000 containers', () => {
+  const pod = untaggedPod(100_000);
+  const everyWarning = pod.spec!.containers!.map((c) => `container "${c.name}" uses image "nginx" without a tag; pin a version`);
+  const expected = referenceRecorder(everyWarning.slice(0, 200), WARNINGS_TOTAL_LIMIT, WARNING_ITEM_LIMIT);
+
+  // Each container is warned about through ctx.warn, and the decision carries them all too.
+  const perContainer = defineValidatingWebhook<Pod>({
+    name: 'warn-each',
+    rules: [],
+    validate: (request, ctx) => {
+      const warnings: string[] = [];
+      for (const c of request.object!.spec!.containers!) {
+        const text = `container "${c.name}" uses image "${c.image}" without a tag; pin a version`;
+        ctx.warn(text);
+        warnings.push(text);
+      }
+      return allow(...warnings);
+    },
+  });
+
+  for (const [label, webhook] of [
+    ['pod-policy', podPolicy],
+    ['a function warning through ctx.warn and allow', perContainer],
+  ] as const) {
+    it(`is answered within the deadline with the warnings the API server keeps (${label})`, { timeout: 120_000 }, async () => {
+      const { logger, lines } = captureLogger();
+      const review = admissionReview(pod);
+      const raw = await invokeRaw(webhook, review, { handlerOptions: { logger } });
+      const result = readAnswer('validating', review, raw);
+      assert.equal(result.allowed, true);
+      assert.deepEqual(result.warnings, expected);
+      assert.ok(result.warnings.length > 0);
+      // The deadline path was not taken: no failure logged, the review line says allowed.
+      assert.deepEqual(lines.filter((l) => l.level === 'error'), []);
+      const line = lines.find((l) => l.msg === 'review')!;
+      assert.equal(line.decision, 'allowed');
+      assert.equal(line.TimedOut, 0);
+      assert.equal(line.Errored, 0);
+    });
+  }
+});
+
+describe('sanitizeWarnings is the API server warning recorder', () => {
+  it('matches the recorder on random warnings (small limits, as its own test sets them)', () => {
+    const text = fc.oneof(
+      fc.constantFrom('', 'a', 'bb', 'ccc', 'aaaaaaaaaa', 'Iñtërnâtiô', 'x\ny', '\u0085', '😀😀😀', '\ud800z', '\udc00z', ' '),
+      fc.string({ maxLength: 12, unit: 'binary' }),
+    );
+    fc.assert(
+      fc.property(fc.array(text, { maxLength: 20 }), fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 8 }), (warnings, total, item) => {
+        assert.deepEqual(recordWarnings(warnings, total, item), referenceRecorder(warnings, total, item));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('matches the recorder on random warnings at the API server limits', () => {
+    const text = fc.oneof(
+      fc.string({ minLength: 1, maxLength: 600, unit: 'grapheme' }),
+      fc.string({ maxLength: 40, unit: 'binary' }),
+      fc.constantFrom('same', 'same', 'x'.repeat(300), 'y'.repeat(300) + '\n'),
+    );
+    fc.assert(
+      fc.property(fc.array(text, { maxLength: 60 }), (warnings) => {
+        assert.deepEqual(sanitizeWarnings(warnings), referenceRecorder(warnings, WARNINGS_TOTAL_LIMIT, WARNING_ITEM_LIMIT));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("gives the API server's own truncation example (limits 25 and 5)", () => {
+    const first = ['aaaaaaaaaa', 'aaaaaaaaaa', 'bb', 'ccc', 'Iñtërnâtiô'];
+    assert.deepEqual(recordWarnings(first, 25, 5), ['aaaaaaaaaa', 'bb', 'ccc', 'Iñtërnâtiô']);
+    const all = [...first, 'e', 'ffffffffff', 'ffffffffff', 'gggggggggg', 'h'];
+    assert.deepEqual(recordWarnings(all, 25, 5), ['aaaaa', 'bb', 'ccc', 'Iñtër', 'e', 'fffff', 'ggggg']);
+  });
+
+  it('drops a warning holding a control character instead of cleaning it, and keeps blanks that are not empty', () => {
+    assert.deepEqual(sanitizeWarnings(['a\u0000b', 'tab\there', 'c1\u0085', 'ok', '', ' ', 'ok']), ['ok', ' ']);
+  });
+
+  it('cuts to exactly 256 characters, without "...", counting characters outside the BMP as one', () => {
+    const long = '😀'.repeat(300);
+    const out = sanitizeWarnings([long, 'x'.repeat(4000)]);
+    assert.equal(out[0], '😀'.repeat(256));
+    assert.equal(out[1], 'x'.repeat(256));
+  });
+
+  it('keeps a long warning whose control character lies past the cut once truncating', () => {
+    const late = 'z'.repeat(300) + '\n';
+    // Before truncation the whole text is checked (dropped); replayed cut to 256, it is valid.
+    assert.deepEqual(sanitizeWarnings([late, 'w'.repeat(4097)]), ['z'.repeat(256), 'w'.repeat(256)]);
+  });
+
+  it('reads lone surrogates as U+FFFD, as the API server decodes them', () => {
+    assert.deepEqual(sanitizeWarnings(['a\ud800', 'a\udc00']), ['a\ufffd']);
+  });
+
+  it('stops looking at warnings once the API server would ignore the rest', () => {
+    let looked = 0;
+    function* endless(): Generator<string> {
+      for (;;) {
+        looked++;
+        yield `warning number ${looked} ${'.'.repeat(100)}`;
+      }
+    }
+    const out = sanitizeWarnings(endless());
+    assert.ok(out.length > 0);
+    assert.ok(looked < 100, `looked at ${looked} warnings`);
+  });
+});
+
+describe('withDeadline', () => {
+  it('refuses an answer that comes after the deadline even when it came synchronously', async () => {
+    await assert.rejects(withDeadline(() => 'late', 10, performance.now() - 20), DeadlineExceeded);
+  });
+
+  it('counts the time since the given start', async () => {
+    assert.equal(await withDeadline(() => 'on time', 10_000, performance.now() - 20), 'on time');
+  });
+});
