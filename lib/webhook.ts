@@ -55,7 +55,7 @@ export interface ReviewEngine<R> {
 /** Options of a handler; tests and the emulator set them, deployments use the defaults. */
 export interface HandlerOptions {
   logger?: Logger;
-  /** Largest request body in bytes; default Lambda's 6 MB. */
+  /** Largest request body, and largest result as Lambda returns it, in bytes; default Lambda's 6 MB. */
   maxBodyBytes?: number;
   /** Environment to read the bearer token and path secret from; default process.env. */
   env?: NodeJS.ProcessEnv;
@@ -160,17 +160,17 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
         }),
       };
       let answer = await engine.run(parsed.review, ctx);
-      let text = JSON.stringify(answer.body);
-      // UTF-8 takes at most 3 bytes per UTF-16 unit: most answers need no byte count at all.
-      const bytes = text.length * 3 > maxBodyBytes ? Buffer.byteLength(text, 'utf8') : 0;
+      let result = source.write({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(answer.body) });
+      // Lambda's limit applies to the whole result as the runtime sends it, body escaped inside.
+      const bytes = resultBytes(result, maxBodyBytes);
       if (bytes > maxBodyBytes) {
         answer = engine.oversized(parsed.review, bytes, ctx);
-        text = JSON.stringify(answer.body);
+        result = source.write({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(answer.body) });
       }
       const durationMs = elapsed(startedAt);
       // The review's EMF metrics ride in the same line (no extra call, line or serialisation).
       log.info('review', { requestId, source: source.source, ...answer.fields, durationMs, ...metrics(answer.fields, durationMs, ctx.failure) });
-      return source.write({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: text });
+      return result;
     } catch (err) {
       // Only a fault in the adapter itself lands here; user functions are caught by the engines.
       const errorId = newErrorId();
@@ -178,6 +178,17 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
       return source.write(jsonReply(500, { error: `internal error (error id ${errorId})` }));
     }
   };
+}
+
+/**
+ * Size in bytes of a result as the Lambda runtime sends it (its JSON text, UTF-8), or 0 when
+ * it surely fits in `limit`. Inside that JSON the body is a string again: one of its UTF-16
+ * units takes at most 6 bytes there (`\u001f`), so most results need no count at all.
+ */
+export function resultBytes(result: GatewayResult, limit: number): number {
+  const frame = Buffer.byteLength(JSON.stringify({ ...result, body: '' }), 'utf8');
+  if (frame + result.body.length * 6 <= limit) return 0;
+  return Buffer.byteLength(JSON.stringify(result), 'utf8');
 }
 
 function elapsed(startedAt: number): number {

@@ -126,7 +126,7 @@ function admissionEngine(
       };
     },
     oversized(review, bytes, ctx) {
-      const decision = failureDecision(reg, new UserFunctionError(`response of ${bytes} bytes is larger than Lambda can return`), ctx);
+      const decision = failureDecision(reg, new UserFunctionError(`answer of ${bytes} bytes (as Lambda returns it) is larger than Lambda can return`), ctx);
       const response = toResponse({ decision }, []);
       return { body: completeAdmissionReview(review, response), fields: logFields(review, response, 0) };
     },

@@ -137,7 +137,7 @@ function conversionEngine(reg: ConversionRegistration, convert: ConvertFn): Revi
     },
     oversized(review, bytes) {
       const { uid, desiredAPIVersion, objects } = review.request;
-      return failed(review, `converted objects (${bytes} bytes) are larger than Lambda can return`, { reviewVersion: review.apiVersion, uid, desiredAPIVersion, objects: objects.length });
+      return failed(review, `converted objects (${bytes} bytes as Lambda returns them) are larger than Lambda can return`, { reviewVersion: review.apiVersion, uid, desiredAPIVersion, objects: objects.length });
     },
   };
 }
