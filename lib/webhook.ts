@@ -50,6 +50,8 @@ export interface ReviewEngine<R> {
   run(review: R, ctx: RunContext): Promise<EngineAnswer>;
   /** The answer when the response would be larger than Lambda can return. */
   oversized(review: R, bytes: number, ctx: RunContext): EngineAnswer;
+  /** The answer when `body` cannot be written as JSON (nested too deeply, a cycle, a BigInt). */
+  unserializable(review: R, body: object, err: unknown, ctx: RunContext): EngineAnswer;
 }
 
 /** Options of a handler; tests and the emulator set them, deployments use the defaults. */
@@ -160,7 +162,14 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
         }),
       };
       let answer = await engine.run(parsed.review, ctx);
-      let result = source.write({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(answer.body) });
+      let text: string;
+      try {
+        text = JSON.stringify(answer.body);
+      } catch (err) {
+        answer = engine.unserializable(parsed.review, answer.body, err, ctx);
+        text = JSON.stringify(answer.body);
+      }
+      let result = source.write({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: text });
       // Lambda's limit applies to the whole result as the runtime sends it, body escaped inside.
       const bytes = resultBytes(result, maxBodyBytes);
       if (bytes > maxBodyBytes) {

@@ -1,12 +1,87 @@
 import fastJsonPatch, { type Operation as PatchOperation } from 'fast-json-patch';
 
-const { compare, validate } = fastJsonPatch;
+const { validate } = fastJsonPatch;
 
 export type { PatchOperation };
 
-/** The JSONPatch that turns `original` into `mutated` (empty when nothing changed). */
+type Json = Record<string, unknown> | unknown[];
+
+/** One object or array being compared: its keys, and how far the comparison has got. */
+interface Frame {
+  mirror: Json;
+  obj: Json;
+  path: string;
+  oldKeys: string[];
+  next: number;
+  deleted: boolean;
+}
+
+/** Own keys as fast-json-patch lists them: indices as strings for arrays. */
+function keysOf(value: Json): string[] {
+  if (!Array.isArray(value)) return Object.keys(value);
+  const keys = new Array<string>(value.length);
+  for (let i = 0; i < value.length; i++) keys[i] = String(i);
+  return keys;
+}
+
+/** A JSON Pointer reference token (RFC 6901): `~` and `/` escaped. */
+function escapeToken(key: string): string {
+  if (!key.includes('/') && !key.includes('~')) return key;
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+const hasOwn = (value: object, key: string) => Object.prototype.hasOwnProperty.call(value, key);
+
+/** A value as a patch carries it: `undefined` (an array hole) is written as null. */
+const patchValue = (value: unknown) => (value === undefined ? null : value);
+
+/**
+ * The JSONPatch that turns `original` into `mutated` (empty when nothing changed): the same
+ * operations, in the same order, as fast-json-patch's `compare`, but walked with an explicit
+ * stack, so objects nested thousands of levels deep do not overflow the call stack.
+ */
 export function diffPatch(original: object, mutated: object): PatchOperation[] {
-  return compare(original, mutated);
+  const patches: PatchOperation[] = [];
+  const stack: Frame[] = [];
+  const enter = (mirror: Json, value: Json, path: string) => {
+    if (value === mirror) return;
+    const obj = typeof (value as { toJSON?: unknown }).toJSON === 'function' ? ((value as { toJSON(): Json }).toJSON()) : value;
+    const oldKeys = keysOf(mirror);
+    stack.push({ mirror, obj, path, oldKeys, next: oldKeys.length - 1, deleted: false });
+  };
+  enter(original as Json, mutated as Json, '');
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]!;
+    const { mirror, obj, path } = frame;
+    const m = mirror as Record<string, unknown>;
+    const o = obj as Record<string, unknown>;
+    if (frame.next >= 0) {
+      // Old keys last to first, as compare walks them; a nested pair is finished before the next key.
+      const key = frame.oldKeys[frame.next--]!;
+      const oldVal = m[key];
+      if (hasOwn(obj, key) && !(o[key] === undefined && oldVal !== undefined && !Array.isArray(obj))) {
+        const newVal = o[key];
+        if (typeof oldVal === 'object' && oldVal !== null && typeof newVal === 'object' && newVal !== null && Array.isArray(oldVal) === Array.isArray(newVal)) {
+          enter(oldVal as Json, newVal as Json, `${path}/${escapeToken(key)}`);
+        } else if (oldVal !== newVal) {
+          patches.push({ op: 'replace', path: `${path}/${escapeToken(key)}`, value: patchValue(newVal) });
+        }
+      } else if (Array.isArray(mirror) === Array.isArray(obj)) {
+        patches.push({ op: 'remove', path: `${path}/${escapeToken(key)}` });
+        frame.deleted = true;
+      } else {
+        patches.push({ op: 'replace', path, value: obj });
+      }
+      continue;
+    }
+    stack.pop();
+    const newKeys = keysOf(obj);
+    if (!frame.deleted && newKeys.length === frame.oldKeys.length) continue;
+    for (const key of newKeys) {
+      if (!hasOwn(mirror, key) && o[key] !== undefined) patches.push({ op: 'add', path: `${path}/${escapeToken(key)}`, value: patchValue(o[key]) });
+    }
+  }
+  return patches;
 }
 
 /**

@@ -125,6 +125,11 @@ function admissionEngine(
         fields: logFields(review, response, response.patch ? (outcome.patch?.length ?? 0) : 0),
       };
     },
+    unserializable(review, _body, err, ctx) {
+      const decision = failureDecision(reg, new UserFunctionError(`answer cannot be written as JSON: ${String(err)}`), ctx);
+      const response = toResponse({ decision }, []);
+      return { body: completeAdmissionReview(review, response), fields: logFields(review, response, 0) };
+    },
     oversized(review, bytes, ctx) {
       const decision = failureDecision(reg, new UserFunctionError(`answer of ${bytes} bytes (as Lambda returns it) is larger than Lambda can return`), ctx);
       const response = toResponse({ decision }, []);
