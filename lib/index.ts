@@ -18,14 +18,16 @@ export type { ConversionWebhook, ConversionWebhookDefinition, ConvertFn, Convert
 export { allow, deny, errored, patched, isDecision, sanitizeWarnings } from './admission/decision.ts';
 export type { Decision, DenyOptions } from './admission/decision.ts';
 export type { PatchOperation } from './admission/patch.ts';
+export { ENFORCEMENT_ENV, enforcementEnvFor, WOULD_DENY_ANNOTATION } from './admission/enforcement.ts';
 
 // Registration
-export { defaultNamespaceSelector, SYSTEM_NAMESPACES, DEFAULT_TIMEOUT_SECONDS } from './registration.ts';
+export { defaultNamespaceSelector, SYSTEM_NAMESPACES, DEFAULT_TIMEOUT_SECONDS, ENFORCEMENT_MODES } from './registration.ts';
 export type {
   AdmissionRegistration,
   AdmissionRegistrationInput,
   ConversionRegistration,
   ConversionRegistrationInput,
+  Enforcement,
   LabelSelector,
   LambdaSettings,
   MatchCondition,

@@ -47,6 +47,16 @@ export interface LambdaSettings {
   provisionedConcurrency?: number;
 }
 
+/** The rollout modes of a webhook's denials (ValidatingAdmissionPolicyBinding's `validationActions`). */
+export const ENFORCEMENT_MODES = ['Deny', 'Warn', 'Audit'] as const;
+
+/**
+ * What happens to a denial: `Deny` rejects the request; `Warn` admits it with the denial as a
+ * warning the client sees; `Audit` admits it with the denial in the audit annotation
+ * `<webhookName>/would-deny`. Logs and the `WouldDeny` metric record it in both.
+ */
+export type Enforcement = (typeof ENFORCEMENT_MODES)[number];
+
 /** What a user declares for an admission webhook; everything but name and rules has a default. */
 export interface AdmissionRegistrationInput {
   /** Function name: a DNS-1123 label, used as the Lambda name and the URL path. */
@@ -67,6 +77,13 @@ export interface AdmissionRegistrationInput {
   sideEffects?: 'None' | 'NoneOnDryRun';
   timeoutSeconds?: number;
   admissionReviewVersions?: Array<'v1' | 'v1beta1'>;
+  /**
+   * What a `deny(...)` of the function does: `Deny` (default), `Warn` or `Audit`. Overridden
+   * without a code change by the environment: `KLW_ENFORCEMENT_<NAME>` (the function name
+   * upper-cased, `-` as `_`), else `KLW_ENFORCEMENT`. Failures and `errored(...)` still
+   * follow `failurePolicy`.
+   */
+  enforcement?: Enforcement;
   /** Mutating only: call again once if a later webhook changed the object. */
   reinvocationPolicy?: 'Never' | 'IfNeeded';
   /**
@@ -81,12 +98,14 @@ export interface AdmissionRegistrationInput {
 }
 
 /** A complete admission registration, defaults applied. */
-export interface AdmissionRegistration extends Required<Omit<AdmissionRegistrationInput, 'objectSelector' | 'matchConditions' | 'enforceMatchConditions' | 'reinvocationPolicy' | 'lambda'>> {
+export interface AdmissionRegistration extends Required<Omit<AdmissionRegistrationInput, 'objectSelector' | 'matchConditions' | 'enforceMatchConditions' | 'enforcement' | 'reinvocationPolicy' | 'lambda'>> {
   type: 'validating' | 'mutating';
   path: string;
   objectSelector?: LabelSelector;
   matchConditions?: MatchCondition[];
   enforceMatchConditions?: boolean;
+  /** Set when declared; `Deny` applies when it is not. */
+  enforcement?: Enforcement;
   reinvocationPolicy?: 'Never' | 'IfNeeded';
   lambda: LambdaSettings;
 }
@@ -188,6 +207,12 @@ export function completeAdmissionRegistration(type: 'validating' | 'mutating', i
   if (input.objectSelector) reg.objectSelector = input.objectSelector;
   if (input.matchConditions) reg.matchConditions = input.matchConditions;
   if (input.enforceMatchConditions) reg.enforceMatchConditions = true;
+  if (input.enforcement !== undefined) {
+    if (!(ENFORCEMENT_MODES as readonly string[]).includes(input.enforcement)) {
+      throw new TypeError(`enforcement must be one of ${ENFORCEMENT_MODES.join(', ')}, got ${JSON.stringify(input.enforcement)}`);
+    }
+    reg.enforcement = input.enforcement;
+  }
   if (type === 'mutating') reg.reinvocationPolicy = input.reinvocationPolicy ?? 'Never';
   return reg;
 }

@@ -36,6 +36,8 @@ export interface RunContext {
   log: Logger;
   /** Set by logFailure: how the user function failed, for the review's metrics. */
   failure?: FailureKind;
+  /** The environment the handler reads its settings from (enforcement overrides). */
+  env: NodeJS.ProcessEnv;
 }
 
 /** The answer of an engine: the review response and the fields of its log line. */
@@ -155,6 +157,7 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
         requestId,
         startedAt,
         log,
+        env: options.env ?? process.env,
         budgetMs: budgetMs({
           timeoutSeconds: registration.timeoutSeconds,
           requestTimeoutMs: parseGoDuration(req.query.timeout),
@@ -195,10 +198,12 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
  * units takes at most 6 bytes there (`\u001f`), so most results need no count at all.
  */
 export function resultBytes(result: GatewayResult, limit: number): number {
-  const frame = Buffer.byteLength(JSON.stringify({ ...result, body: '' }), 'utf8');
-  if (frame + result.body.length * 6 <= limit) return 0;
+  if (result.body.length * 6 + FRAME_ALLOWANCE <= limit) return 0;
   return Buffer.byteLength(JSON.stringify(result), 'utf8');
 }
+
+/** Room for the result's other members (a status code, the content-type header, a flag): far less is used. */
+const FRAME_ALLOWANCE = 4096;
 
 function elapsed(startedAt: number): number {
   return Math.round((performance.now() - startedAt) * 1000) / 1000;

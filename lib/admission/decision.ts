@@ -1,6 +1,8 @@
 import type { Operation as PatchOperation } from 'fast-json-patch';
 
 const DECISION = Symbol.for('kube-lambda-webhooks.decision');
+// Marks the denials of `errored`: the webhook failed, so enforcement modes do not soften them.
+const ERRORED = Symbol('errored');
 
 /** `metav1.Status` of a denial. */
 export interface DecisionStatus {
@@ -24,7 +26,7 @@ export interface Decision {
   withAuditAnnotations(annotations: Record<string, string>): Decision;
 }
 
-type DecisionFields = Omit<Decision, typeof DECISION | 'withWarnings' | 'withAuditAnnotations'>;
+type DecisionFields = Omit<Decision, typeof DECISION | 'withWarnings' | 'withAuditAnnotations'> & { [ERRORED]?: true };
 
 function make(fields: DecisionFields): Decision {
   const decision: Decision = {
@@ -63,7 +65,12 @@ export function deny(message: string, options: DenyOptions = {}): Decision {
 
 /** Reject the request because the webhook itself failed (controller-runtime's `Errored`). */
 export function errored(code: number, message: string): Decision {
-  return make({ allowed: false, status: { code, message, reason: reasonFor(code) }, warnings: [] });
+  return make({ allowed: false, status: { code, message, reason: reasonFor(code) }, warnings: [], [ERRORED]: true });
+}
+
+/** True for a denial made by `errored` (a failure of the webhook, not a policy's denial). */
+export function isErrored(decision: Decision): boolean {
+  return (decision as { [ERRORED]?: true })[ERRORED] === true;
 }
 
 /** Admit the request with these JSONPatch operations (checked against the object before they are sent). */

@@ -3,11 +3,13 @@ import {
   completeAdmissionRegistration,
   type AdmissionRegistration,
   type AdmissionRegistrationInput,
+  type Enforcement,
 } from '../registration.ts';
 import { completeAdmissionReview, parseAdmissionReview } from '../review/envelope.ts';
 import type { AdmissionRequest, AdmissionResponse, AdmissionReview, KubeObject } from '../review/schemas.ts';
 import { defineWebhook, logFailure, userContext, type DefinedWebhook, type EngineAnswer, type ReviewEngine, type RunContext, type WebhookContext } from '../webhook.ts';
-import { allow, errored, isDecision, sanitizeWarnings, type Decision } from './decision.ts';
+import { allow, errored, isDecision, isErrored, sanitizeWarnings, type Decision } from './decision.ts';
+import { isAuditAnnotationKey, resolveEnforcement, WOULD_DENY_ANNOTATION, wouldDenyWarning } from './enforcement.ts';
 import { checkPatch, diffPatch, encodePatch, type PatchOperation } from './patch.ts';
 import { cloneJson } from '../json.ts';
 
@@ -47,6 +49,29 @@ export type AdmissionWebhook = DefinedWebhook<AdmissionRegistration>;
 interface Outcome {
   decision: Decision;
   patch?: PatchOperation[];
+  /** The message of a denial that `Warn` or `Audit` turned into an admission. */
+  wouldDeny?: string;
+  /** The enforcement mode, when it is not `Deny`, or a refused override. */
+  enforcement?: Enforcement;
+  enforcementProblem?: string;
+}
+
+/**
+ * Applies the webhook's enforcement to the function's decision: under `Warn` or `Audit` a
+ * denial (not an `errored` failure) admits the request, unpatched, with the denial as the
+ * first warning or in the `would-deny` audit annotation.
+ */
+function enforce(reg: AdmissionRegistration, outcome: Outcome, env: NodeJS.ProcessEnv): Outcome {
+  const { decision } = outcome;
+  if (decision.allowed) return outcome;
+  const { mode, problem } = resolveEnforcement(reg, env);
+  if (problem) return { ...outcome, enforcementProblem: problem };
+  if (mode === 'Deny' || isErrored(decision)) return outcome;
+  const message = decision.status?.message ?? '';
+  let admitted = allow(...(mode === 'Warn' ? [wouldDenyWarning(reg.webhookName, message)] : []), ...decision.warnings);
+  const annotations = { ...decision.auditAnnotations, ...(mode === 'Audit' ? { [WOULD_DENY_ANNOTATION]: message } : {}) };
+  if (Object.keys(annotations).length) admitted = admitted.withAuditAnnotations(annotations);
+  return { decision: admitted, wouldDeny: message, enforcement: mode };
 }
 
 class UserFunctionError extends Error {
@@ -68,7 +93,7 @@ function failureDecision(reg: AdmissionRegistration, err: unknown, ctx: RunConte
   return errored(late ? 504 : 500, message);
 }
 
-function toResponse(outcome: Outcome, extraWarnings: string[]): Omit<AdmissionResponse, 'uid'> {
+function toResponse(outcome: Outcome, extraWarnings: string[], dropped: string[] = []): Omit<AdmissionResponse, 'uid'> {
   const { decision, patch } = outcome;
   const response: Omit<AdmissionResponse, 'uid'> = { allowed: decision.allowed };
   if (!decision.allowed && decision.status) response.status = { ...decision.status };
@@ -76,15 +101,25 @@ function toResponse(outcome: Outcome, extraWarnings: string[]): Omit<AdmissionRe
     response.patch = encodePatch(patch);
     response.patchType = 'JSONPatch';
   }
-  const warnings = sanitizeWarnings([...decision.warnings, ...extraWarnings]);
-  if (warnings.length) response.warnings = warnings;
-  if (decision.auditAnnotations) response.auditAnnotations = { ...decision.auditAnnotations };
+  if (decision.warnings.length || extraWarnings.length) {
+    const warnings = sanitizeWarnings(extraWarnings.length ? [...decision.warnings, ...extraWarnings] : decision.warnings);
+    if (warnings.length) response.warnings = warnings;
+  }
+  if (decision.auditAnnotations) {
+    // The API server drops (and logs) an annotation whose key is not a qualified name part.
+    const kept: Record<string, string> = {};
+    for (const [key, value] of Object.entries(decision.auditAnnotations)) {
+      if (isAuditAnnotationKey(key)) kept[key] = value;
+      else dropped.push(key);
+    }
+    if (Object.keys(kept).length) response.auditAnnotations = kept;
+  }
   return response;
 }
 
-function logFields(review: AdmissionReview, response: Omit<AdmissionResponse, 'uid'>, patchOps: number): Record<string, unknown> {
+function logFields(review: AdmissionReview, response: Omit<AdmissionResponse, 'uid'>, patchOps: number, outcome?: Outcome, dropped: string[] = []): Record<string, unknown> {
   const request = review.request;
-  return {
+  const fields: Record<string, unknown> = {
     reviewVersion: review.apiVersion,
     uid: request.uid,
     kind: `${request.kind.group ? request.kind.group + '/' : ''}${request.kind.version}/${request.kind.kind}`,
@@ -97,6 +132,14 @@ function logFields(review: AdmissionReview, response: Omit<AdmissionResponse, 'u
     patchOps,
     warnings: response.warnings?.length ?? 0,
   };
+  if (outcome?.wouldDeny !== undefined) {
+    fields.enforcement = outcome.enforcement;
+    fields.wouldDeny = true;
+    fields.wouldDenyMessage = outcome.wouldDeny;
+  }
+  if (outcome?.enforcementProblem) fields.enforcementProblem = outcome.enforcementProblem;
+  if (dropped.length) fields.droppedAuditAnnotations = dropped;
+  return fields;
 }
 
 function admissionEngine(
@@ -107,22 +150,23 @@ function admissionEngine(
     parse: parseAdmissionReview,
     async run(review, ctx): Promise<EngineAnswer> {
       const warnings: string[] = [];
+      const dropped: string[] = [];
       let outcome: Outcome;
       let response: Omit<AdmissionResponse, 'uid'>;
       try {
         // The response is built inside the budget too: warnings and the patch are the user's
         // output, and the time they take counts as the function's.
         [outcome, response] = await withDeadline(async () => {
-          const decided = await decide(review.request, userContext(ctx, warnings));
-          return [decided, toResponse(decided, warnings)] as const;
+          const decided = enforce(reg, await decide(review.request, userContext(ctx, warnings)), ctx.env);
+          return [decided, toResponse(decided, warnings, dropped)] as const;
         }, ctx.budgetMs, ctx.startedAt);
       } catch (err) {
         outcome = { decision: failureDecision(reg, err, ctx) };
-        response = toResponse(outcome, warnings);
+        response = toResponse(outcome, warnings, dropped);
       }
       return {
         body: completeAdmissionReview(review, response),
-        fields: logFields(review, response, response.patch ? (outcome.patch?.length ?? 0) : 0),
+        fields: logFields(review, response, response.patch ? (outcome.patch?.length ?? 0) : 0, outcome, dropped),
       };
     },
     unserializable(review, _body, err, ctx) {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import fastJsonPatch from 'fast-json-patch';
 import type { AdmissionWebhook } from '../admission/webhook.ts';
+import { readWouldDeny } from '../admission/enforcement.ts';
 import type { ConversionWebhook } from '../conversion/webhook.ts';
 import type { EventSource } from '../gateway/sources.ts';
 import { createLogger } from '../log.ts';
@@ -53,6 +54,8 @@ export interface AdmissionResult {
   skipped?: string;
   /** Set when a matchCondition failed to evaluate under failurePolicy Fail: the API server rejected the request without calling. */
   matchConditionError?: string;
+  /** Set when the webhook denied under `enforcement: Warn` or `Audit` and so admitted: the denial message. */
+  wouldDeny?: string;
 }
 
 /** The decoded answer of a conversion webhook. */
@@ -150,7 +153,13 @@ export async function invoke(
     if (notCalled) return notCalled;
   }
   const raw = await invokeRaw(webhook, review, options);
-  return readAnswer(webhook.registration.type as never, review as never, raw);
+  const result = readAnswer(webhook.registration.type as never, review as never, raw) as AdmissionResult | ConversionResult;
+  if (webhook.registration.type !== 'conversion') {
+    const admission = result as AdmissionResult;
+    const wouldDeny = readWouldDeny(webhook.registration.webhookName, admission.review.response);
+    if (wouldDeny !== undefined) admission.wouldDeny = wouldDeny;
+  }
+  return result;
 }
 
 /**

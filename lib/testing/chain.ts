@@ -39,6 +39,8 @@ export interface ChainStep {
   phase: 'mutating' | 'reinvocation' | 'validating';
   allowed: boolean;
   changed: boolean;
+  /** The denial message when the webhook denied under `enforcement: Warn` or `Audit` (and so admitted). */
+  wouldDeny?: string;
   result: AdmissionResult;
 }
 
@@ -51,6 +53,8 @@ export interface ChainResult {
   steps: ChainStep[];
   /** Every warning, in order. */
   warnings: string[];
+  /** The denials that `Warn` or `Audit` enforcement turned into admissions, in order. */
+  wouldDeny: Array<{ webhook: string; message: string }>;
   /** The webhook that denied, and the message as kubectl shows it. */
   deniedBy?: string;
   message?: string;
@@ -79,12 +83,14 @@ export async function runAdmissionChain(
     const review = admissionReview(current, { ...options, operation: template.request.operation, uid: template.request.uid });
     const result = await invoke(webhook, review, options.invoke);
     const changed = result.patch.length > 0;
-    steps.push({ webhook: webhook.registration.webhookName, phase, allowed: result.allowed, changed, result });
+    const step: ChainStep = { webhook: webhook.registration.webhookName, phase, allowed: result.allowed, changed, result };
+    if (result.wouldDeny !== undefined) step.wouldDeny = result.wouldDeny;
+    steps.push(step);
     if (!result.allowed) {
       const name = webhook.registration.webhookName;
       // A matchCondition that failed under failurePolicy Fail: the API server's own error, no webhook denial.
       const message = result.matchConditionError !== undefined ? result.status!.message! : `admission webhook "${name}" denied the request: ${result.status?.message ?? ''}`;
-      return { allowed: false, object: current, steps, warnings: steps.flatMap((s) => s.result.warnings), deniedBy: name, message };
+      return { allowed: false, object: current, steps, warnings: steps.flatMap((s) => s.result.warnings), wouldDeny: wouldDenyOf(steps), deniedBy: name, message };
     }
     if (changed) current = result.object;
     return undefined;
@@ -107,7 +113,11 @@ export async function runAdmissionChain(
     const denied = await call(webhook, 'validating');
     if (denied) return denied;
   }
-  return { allowed: true, object: current, steps, warnings: steps.flatMap((s) => s.result.warnings) };
+  return { allowed: true, object: current, steps, warnings: steps.flatMap((s) => s.result.warnings), wouldDeny: wouldDenyOf(steps) };
+}
+
+function wouldDenyOf(steps: ChainStep[]): ChainResult['wouldDeny'] {
+  return steps.flatMap((s) => (s.wouldDeny === undefined ? [] : [{ webhook: s.webhook, message: s.wouldDeny }]));
 }
 
 /**
