@@ -86,3 +86,143 @@ export function nestingDepth(value: unknown, limit = Infinity): number {
   }
   return deepest;
 }
+
+// Markers stand for exact integers in JSON text while JSON.parse or JSON.stringify handle it: a
+// NUL (which JSON text escapes), a per-process random nonce, the digits. No string of a review
+// carries the nonce.
+const NONCE = Math.random().toString(36).slice(2, 10) + Math.random().toString(36).slice(2, 10);
+const MARKER_START = `\u0000klw-int:${NONCE}:`;
+const MARKER_END = '\u0000';
+/** A marker as JSON.stringify writes it (quotes and escaped NULs included). */
+const WRITTEN_MARKER = new RegExp(`"\\\\u0000klw-int:${NONCE}:(-?\\d+)\\\\u0000"`, 'g');
+
+/** Digits in a row from which an integer may be beyond ±2^53 (2^53 has 16 digits). */
+const LONG_DIGIT_RUN = 16;
+
+const isDigit = (unit: number) => unit >= 48 && unit <= 57;
+
+/**
+ * True when the text has a run of at least 16 decimal digits. Looks at one character in 16
+ * where there are no digits (a run must cover every 16th position), so a review without long
+ * numbers costs almost nothing to check.
+ */
+export function hasLongDigitRun(text: string): boolean {
+  let i = LONG_DIGIT_RUN - 1;
+  while (i < text.length) {
+    if (!isDigit(text.charCodeAt(i))) {
+      i += LONG_DIGIT_RUN;
+      continue;
+    }
+    let start = i;
+    while (start > 0 && isDigit(text.charCodeAt(start - 1))) start--;
+    let end = i;
+    while (end + 1 < text.length && isDigit(text.charCodeAt(end + 1))) end++;
+    if (end - start + 1 >= LONG_DIGIT_RUN) return true;
+    // `end + 1` is no digit: the next run of 16 ends at least 16 past it.
+    i = end + 1 + LONG_DIGIT_RUN;
+  }
+  return false;
+}
+
+/**
+ * Rewrites the integer literals of a JSON text that a number cannot hold exactly into marker
+ * strings; undefined when there are none. Strings are skipped, escapes included; the text is
+ * otherwise left as it is (an invalid text stays invalid).
+ */
+function markUnsafeIntegers(text: string): string | undefined {
+  const parts: string[] = [];
+  let copied = 0;
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const unit = text.charCodeAt(i);
+    if (unit === 34 /* " */) {
+      for (i++; i < n; i++) {
+        const c = text.charCodeAt(i);
+        if (c === 92 /* \ */) i++;
+        else if (c === 34) break;
+      }
+      i++;
+      continue;
+    }
+    if (unit !== 45 /* - */ && !isDigit(unit)) {
+      i++;
+      continue;
+    }
+    const start = i;
+    if (unit === 45) i++;
+    while (i < n && isDigit(text.charCodeAt(i))) i++;
+    const next = text.charCodeAt(i);
+    if (next === 46 /* . */ || next === 101 /* e */ || next === 69 /* E */) {
+      // A fraction or an exponent: a float, which float64 reads alike in Go and here.
+      while (i < n && /[0-9.eE+-]/.test(text[i]!)) i++;
+      continue;
+    }
+    const digits = i - start - (unit === 45 ? 1 : 0);
+    if (digits < LONG_DIGIT_RUN) continue;
+    const literal = text.slice(start, i);
+    // A leading zero is invalid JSON: left for JSON.parse to refuse.
+    if (literal.charCodeAt(unit === 45 ? 1 : 0) === 48 || Number.isSafeInteger(Number(literal))) continue;
+    parts.push(text.slice(copied, start), `"\\u0000klw-int:${NONCE}:${literal}\\u0000"`);
+    copied = i;
+  }
+  if (!parts.length) return undefined;
+  parts.push(text.slice(copied));
+  return parts.join('');
+}
+
+/** Replaces marker strings in a parsed value by bigints, with an explicit stack (any depth). */
+function reviveMarkers(root: unknown): unknown {
+  const revive = (v: string): unknown => (v.startsWith(MARKER_START) && v.endsWith(MARKER_END) ? BigInt(v.slice(MARKER_START.length, -MARKER_END.length)) : v);
+  if (typeof root === 'string') return revive(root);
+  if (typeof root !== 'object' || root === null) return root;
+  const stack: object[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop()! as Record<string, unknown>;
+    for (const key of Object.keys(node)) {
+      const v = node[key];
+      if (typeof v === 'object' && v !== null) stack.push(v);
+      else if (typeof v === 'string') node[key] = revive(v);
+    }
+  }
+  return root;
+}
+
+/**
+ * JSON.parse that keeps every digit of integers beyond ±2^53 (Kubernetes' int64 fields): they
+ * are read as `bigint`. Only a text with a run of 16 or more digits pays for more than
+ * JSON.parse itself; a text whose long runs are all inside strings or safe integers is parsed
+ * as it is.
+ */
+export function parseJson(text: string): unknown {
+  if (!hasLongDigitRun(text)) return JSON.parse(text);
+  const marked = markUnsafeIntegers(text);
+  if (marked === undefined) return JSON.parse(text);
+  let value: unknown;
+  try {
+    value = JSON.parse(marked);
+  } catch {
+    // The same error, at the positions of the text as it came.
+    return JSON.parse(text);
+  }
+  return reviveMarkers(value);
+}
+
+/** Writes a bigint as a marker (JSON.stringify refuses bigints; markers become digits after). */
+function bigintReplacer(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? `${MARKER_START}${value}${MARKER_END}` : value;
+}
+
+/**
+ * JSON.stringify that writes bigints with their exact digits, as JSON numbers. A value without
+ * one costs what JSON.stringify costs; JSON.stringify refusing a bigint is what sends a value
+ * down the slower path.
+ */
+export function stringifyJson(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (err) {
+    if (!(err instanceof TypeError) || !/BigInt/i.test(err.message)) throw err;
+  }
+  return JSON.stringify(value, bigintReplacer).replace(WRITTEN_MARKER, '$1');
+}

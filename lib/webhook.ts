@@ -2,6 +2,7 @@ import { authenticate } from './auth.ts';
 import { budgetMs, DeadlineExceeded } from './deadline.ts';
 import { errorReply, jsonReply, MAX_BODY_BYTES, parseGoDuration, readJsonBody } from './gateway/http.ts';
 import { detectSource, httpSource, type GatewayResult, type SourceProcessor } from './gateway/sources.ts';
+import { stringifyJson } from './json.ts';
 import { createLogger, type Logger } from './log.ts';
 import { metricsFor, type FailureKind } from './metrics.ts';
 import type { Registration } from './registration.ts';
@@ -167,7 +168,7 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
       let answer = await engine.run(parsed.review, ctx);
       let text: string;
       try {
-        text = JSON.stringify(answer.body);
+        text = stringifyJson(answer.body);
       } catch (err) {
         answer = engine.unserializable(parsed.review, answer.body, err, ctx);
         text = JSON.stringify(answer.body);
@@ -177,7 +178,7 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
       const bytes = resultBytes(result, maxBodyBytes);
       if (bytes > maxBodyBytes) {
         answer = engine.oversized(parsed.review, bytes, ctx);
-        result = source.write({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(answer.body) });
+        result = source.write({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: stringifyJson(answer.body) });
       }
       const durationMs = elapsed(startedAt);
       // The review's EMF metrics ride in the same line (no extra call, line or serialisation).

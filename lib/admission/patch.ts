@@ -1,4 +1,5 @@
 import fastJsonPatch, { type Operation as PatchOperation } from 'fast-json-patch';
+import { stringifyJson } from '../json.ts';
 
 const { validate } = fastJsonPatch;
 
@@ -91,12 +92,27 @@ export function diffPatch(original: object, mutated: object): PatchOperation[] {
  */
 export function checkPatch(original: object, operations: unknown): string | undefined {
   if (!Array.isArray(operations)) return 'patch must be an array of JSONPatch operations';
-  const error = validate(operations as PatchOperation[], original);
+  const error = validateCopies(operations as PatchOperation[], original);
   if (!error) return undefined;
   return `invalid patch operation ${error.index ?? '?'} (${error.name}): ${error.message.split('\n', 1)[0]}`;
 }
 
+/**
+ * fast-json-patch's `validate`, which copies both through JSON.stringify: values holding a
+ * bigint (an int64 beyond ±2^53) are first copied with their numbers rounded, enough to check
+ * that the operations apply.
+ */
+function validateCopies(operations: PatchOperation[], original: object): ReturnType<typeof validate> {
+  try {
+    return validate(operations, original);
+  } catch (err) {
+    if (!(err instanceof TypeError) || !/BigInt/i.test(err.message)) throw err;
+    const rounded = <T>(value: T): T => JSON.parse(stringifyJson(value)) as T;
+    return validate(rounded(operations), rounded(original));
+  }
+}
+
 /** Base64 of the JSON text of a patch, as `AdmissionResponse.patch` carries it. */
 export function encodePatch(operations: readonly PatchOperation[]): string {
-  return Buffer.from(JSON.stringify(operations), 'utf8').toString('base64');
+  return Buffer.from(stringifyJson(operations), 'utf8').toString('base64');
 }

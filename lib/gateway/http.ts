@@ -1,3 +1,4 @@
+import { parseJson } from '../json.ts';
 import type { GatewayRequest, HttpReply } from './sources.ts';
 
 /**
@@ -74,7 +75,7 @@ export function readJsonBody(req: GatewayRequest, maxBytes = MAX_BODY_BYTES): { 
     text = decoded.toString('utf8');
   }
   try {
-    return { ok: true, value: JSON.parse(text) };
+    return { ok: true, value: parseJson(text) };
   } catch (err) {
     return { ok: false, error: { status: 400, message: `request body is not valid JSON: ${(err as Error).message}` } };
   }

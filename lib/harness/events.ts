@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventSource } from '../gateway/sources.ts';
+import { stringifyJson } from '../json.ts';
 
 /** An HTTP request as it reaches API Gateway or a function URL. */
 export interface HttpRequestInput {
@@ -175,7 +176,7 @@ export function toEvent(body: unknown, options: EventOptions = {}): Record<strin
     path: options.path ?? '/',
     rawQuery: options.timeout ? `timeout=${options.timeout}` : '',
     headers: Object.entries(headers),
-    body: typeof body === 'string' ? body : JSON.stringify(body),
+    body: typeof body === 'string' ? body : stringifyJson(body),
     base64: options.base64 === true,
     ...(options.now ? { now: options.now } : {}),
   });

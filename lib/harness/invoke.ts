@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import fastJsonPatch from 'fast-json-patch';
 import type { AdmissionWebhook } from '../admission/webhook.ts';
 import { readWouldDeny } from '../admission/enforcement.ts';
+import { parseJson } from '../json.ts';
 import type { ConversionWebhook } from '../conversion/webhook.ts';
 import type { EventSource } from '../gateway/sources.ts';
 import { createLogger } from '../log.ts';
@@ -108,7 +109,7 @@ export function readAnswer(
   raw: { statusCode: number; body: string },
 ): AdmissionResult | ConversionResult {
   assert.equal(raw.statusCode, 200, `webhook answered HTTP ${raw.statusCode}: ${raw.body}`);
-  const body: unknown = JSON.parse(raw.body);
+  const body: unknown = parseJson(raw.body);
   if (review.kind === 'ConversionReview') {
     const parsed = ConversionReviewResponseSchema.safeParse(body);
     assert.ok(parsed.success, `not a ConversionReview response: ${parsed.success ? '' : describeIssue(parsed.error)}`);
@@ -128,12 +129,13 @@ export function readAnswer(
   const response = out.response;
   assert.equal(response.patch === undefined, response.patchType === undefined, 'patch and patchType go together');
   if (type === 'validating') assert.equal(response.patch, undefined, 'a validating webhook may not return a patch');
-  const patch = response.patch ? (JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8')) as fastJsonPatch.Operation[]) : [];
+  const patch = response.patch ? (parseJson(Buffer.from(response.patch, 'base64').toString('utf8')) as fastJsonPatch.Operation[]) : [];
   let object = review.request.object ?? null;
   if (response.patch) {
     assert.ok(object, 'a patch was returned for a request without an object');
     assert.ok(patch.length > 0, 'an empty patch must not be sent');
-    object = fastJsonPatch.applyPatch(structuredClone(object), patch, true, false).newDocument;
+    // Applied to a copy made here: fast-json-patch's own copy goes through JSON, which refuses bigints.
+    object = fastJsonPatch.applyPatch(structuredClone(object), patch, true, true).newDocument;
   }
   const result: AdmissionResult = { allowed: response.allowed, warnings: response.warnings ?? [], patch, object, review: out };
   if (response.status) result.status = response.status;

@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { allow, defineConversionWebhook, defineMutatingWebhook, defineValidatingWebhook, patched, type KubeObject } from '../../lib/index.ts';
+import { hasLongDigitRun, parseJson, stringifyJson } from '../../lib/json.ts';
+import { invoke, invokeRaw } from '../../lib/testing/index.ts';
+
+// Integers a JavaScript number cannot hold: 2^53 + 1, int64's largest and smallest.
+const BIG = ['9007199254740993', '9223372036854775807', '-9223372036854775808'] as const;
+
+const spec = `{"replicas":3,"a":${BIG[0]},"b":${BIG[1]},"c":${BIG[2]},"list":[${BIG[1]},1.5,"${BIG[0]}"],"small":9007199254740991}`;
+
+function conversionBody(objects: string[]): string {
+  return `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"u1","desiredAPIVersion":"example.com/v1","objects":[${objects.join(',')}]}}`;
+}
+const widget = (name: string, body: string) =>
+  `{"apiVersion":"example.com/v1beta1","kind":"Widget","metadata":{"name":"${name}","namespace":"default","uid":"uid-${name}"},"spec":${body}}`;
+
+function admissionBody(object: string): string {
+  return `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u2","kind":{"group":"example.com","version":"v1","kind":"Widget"},"resource":{"group":"example.com","version":"v1","resource":"widgets"},"operation":"CREATE","userInfo":{},"object":${object}}}`;
+}
+
+/** The decoded JSONPatch text of a raw admission answer. */
+const patchText = (raw: { body: string }) => Buffer.from(JSON.parse(raw.body).response.patch ?? '', 'base64').toString('utf8');
+
+describe('int64 numbers through conversion', () => {
+  it('returns every number it did not change with the same digits', async () => {
+    const seen: unknown[] = [];
+    const w = defineConversionWebhook({
+      name: 'int64-convert',
+      crd: 'widgets.example.com',
+      convert: (o, to) => {
+        seen.push((o as any).spec.b);
+        return { ...o, apiVersion: to, spec: { ...(o as any).spec, converted: true } };
+      },
+    });
+    const raw = await invokeRaw(w, conversionBody([widget('one', spec), widget('two', `{"n":${BIG[2]}}`)]));
+    for (const digits of BIG) assert.ok(raw.body.includes(`:${digits}`) || raw.body.includes(`[${digits}`), `${digits} in ${raw.body}`);
+    assert.ok(raw.body.includes(`"list":[${BIG[1]},1.5,"${BIG[0]}"],"small":9007199254740991`));
+    const response = (parseJson(raw.body) as any).response;
+    assert.equal(response.result.status, 'Success');
+    assert.deepEqual(response.convertedObjects[0].spec, {
+      replicas: 3,
+      a: 9007199254740993n,
+      b: 9223372036854775807n,
+      c: -9223372036854775808n,
+      list: [9223372036854775807n, 1.5, BIG[0]],
+      small: 9007199254740991,
+      converted: true,
+    });
+    assert.equal(response.convertedObjects[1].spec.n, -9223372036854775808n);
+    // The converter sees the exact value, as a bigint.
+    assert.deepEqual(seen, [9223372036854775807n, undefined]);
+  });
+
+  it('reports converted objects with their exact values through the test kit', async () => {
+    const w = defineConversionWebhook({ name: 'int64-kit', crd: 'widgets.example.com', convert: (o, to) => ({ ...o, apiVersion: to }) });
+    const result = await invoke(w, parseJson(conversionBody([widget('kit', spec)])) as never);
+    assert.equal(result.status, 'Success');
+    assert.equal((result.convertedObjects[0] as any).spec.b, 9223372036854775807n);
+  });
+
+  it('writes a bigint the converter sets with its exact digits', async () => {
+    const w = defineConversionWebhook({
+      name: 'int64-set',
+      crd: 'widgets.example.com',
+      convert: (o, to) => ({ ...o, apiVersion: to, spec: { next: (o as any).spec.b - 1n } }),
+    });
+    const raw = await invokeRaw(w, conversionBody([widget('set', spec)]));
+    assert.match(raw.body, /"spec":\{"next":9223372036854775806\}/);
+  });
+});
+
+describe('int64 numbers through mutation', () => {
+  it('patches around them without rewriting them', async () => {
+    const w = defineMutatingWebhook<KubeObject>({ name: 'int64-mutate', rules: [], mutate: (o) => void ((o.metadata!.labels ??= {}).seen = 'yes') });
+    const raw = await invokeRaw(w, admissionBody(widget('m', spec)));
+    assert.equal(patchText(raw), '[{"op":"add","path":"/metadata/labels","value":{"seen":"yes"}}]');
+  });
+
+  it('patches a changed one with exact digits, and leaves an unchanged copy alone', async () => {
+    const w = defineMutatingWebhook<KubeObject & { spec?: any }>({
+      name: 'int64-change',
+      rules: [],
+      mutate: (o) => {
+        o.spec = structuredClone(o.spec); // a copy with the same values changes nothing
+        o.spec.a = o.spec.a + 1n;
+      },
+    });
+    const raw = await invokeRaw(w, admissionBody(widget('c', spec)));
+    assert.equal(patchText(raw), '[{"op":"replace","path":"/spec/a","value":9007199254740994}]');
+    const result = await invoke(w, parseJson(admissionBody(widget('c', spec))) as never);
+    assert.equal((result.object as any).spec.a, 9007199254740994n);
+    assert.equal((result.object as any).spec.b, 9223372036854775807n);
+  });
+
+  it('checks raw patches on objects that hold them', async () => {
+    const w = defineMutatingWebhook<KubeObject>({
+      name: 'int64-patched',
+      rules: [],
+      mutate: () => patched([{ op: 'replace', path: '/spec/b', value: 9223372036854775806n as never }]),
+    });
+    const raw = await invokeRaw(w, admissionBody(widget('p', spec)));
+    assert.equal(patchText(raw), '[{"op":"replace","path":"/spec/b","value":9223372036854775806}]');
+  });
+
+  it('shows validating functions the exact value', async () => {
+    const w = defineValidatingWebhook<KubeObject & { spec?: any }>({ name: 'int64-validate', rules: [], validate: (r) => allow(`b=${r.object!.spec.b} ${typeof r.object!.spec.b}`) });
+    const raw = await invokeRaw(w, admissionBody(widget('v', spec)));
+    assert.deepEqual(JSON.parse(raw.body).response.warnings, ['b=9223372036854775807 bigint']);
+  });
+});
+
+/**
+ * What a value is once written and read back: a bigint in the safe range comes back as a
+ * number, and a whole double beyond it (written in full below 1e21) as a bigint; -0 as 0.
+ */
+function expected(v: unknown): unknown {
+  if (typeof v === 'bigint') return Number.isSafeInteger(Number(v)) ? Number(v) : v;
+  if (typeof v === 'number') return Number.isInteger(v) && !Number.isSafeInteger(v) && Math.abs(v) < 1e21 ? BigInt(String(v)) : v === 0 ? 0 : v;
+  if (Array.isArray(v)) return v.map(expected);
+  if (typeof v === 'object' && v !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) Object.defineProperty(out, k, { value: expected(x), enumerable: true, writable: true, configurable: true });
+    return out;
+  }
+  return v;
+}
+
+describe('parseJson and stringifyJson', () => {
+  it('round-trip int64 values inside any JSON, digit for digit', () => {
+    const int64 = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n });
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small' },
+        int64,
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.string(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(tie('node'), { maxLength: 4 }),
+        fc.dictionary(fc.string({ maxLength: 4 }), tie('node'), { maxKeys: 4 }),
+      ),
+    })).node;
+    fc.assert(
+      fc.property(value, (v) => {
+        const text = stringifyJson(v);
+        assert.equal(stringifyJson(parseJson(text)), text);
+        assert.deepEqual(parseJson(text), expected(v));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('leave digits inside strings, escapes included, and floats as JSON.parse reads them', () => {
+    const text = `{"s":"\\"${BIG[1]}\\\\","f":1.2345678901234567890,"e":12345678901234567e3,"n":${BIG[1]}}`;
+    assert.deepEqual(parseJson(text), { s: `"${BIG[1]}\\`, f: 1.2345678901234567, e: 1.2345678901234567e19, n: 9223372036854775807n });
+  });
+
+  it('give JSON.parse errors for invalid text, long numbers or not', () => {
+    for (const bad of [`{"a":0${BIG[1]}}`, `{"a":${BIG[1]}`, `[${BIG[1]},]`]) {
+      assert.throws(() => parseJson(bad), SyntaxError, bad);
+    }
+  });
+
+  it('find runs of 16 digits exactly where a regular expression does', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom('1', '2', '0', 'a', ' ', '"', '-'), { maxLength: 80 }), (chars) => {
+        const text = chars.join('');
+        assert.equal(hasLongDigitRun(text), /\d{16}/.test(text), text);
+      }),
+      { numRuns: 5000 },
+    );
+    assert.equal(hasLongDigitRun('x'.repeat(15) + '1'.repeat(16)), true);
+    assert.equal(hasLongDigitRun('1'.repeat(15) + 'x' + '1'.repeat(15)), false);
+  });
+});
