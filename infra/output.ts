@@ -47,6 +47,9 @@ export function parseDocuments(text: string, source = '(input)'): Array<Record<s
     if (error) throw new KlwError(`${where}: not valid YAML or JSON: ${error.message.split('\n')[0]}`);
     const value = doc.toJS() as unknown;
     if (value === null || value === undefined) continue;
+    if (isPlainObject(value) && typeof value.kind === 'string' && value.kind.endsWith('List') && 'items' in value && !Array.isArray(value.items)) {
+      throw new KlwError(`${where}: a ${value.kind} whose items are not a list, got ${describe(value.items)}`);
+    }
     const items = isPlainObject(value) && isList(value) ? (value.items as unknown[]) : [value];
     items.forEach((item, j) => {
       const at = items.length === 1 && item === value ? where : `${where}: items[${j}]`;

@@ -87,6 +87,34 @@ describe('klw lint: what it cannot read is an error naming the file', () => {
   });
 });
 
+describe('klw lint: fields of the wrong type are errors, never a crash or a pass', () => {
+  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['a null webhook', { ...configuration('a'), webhooks: [null] }, /error shape ValidatingWebhookConfiguration a webhooks\[0\]: must be a mapping, got null/],
+    ['webhooks as a string', { ...configuration('a'), webhooks: 'oops' }, /error shape ValidatingWebhookConfiguration a: webhooks must be a list, got string/],
+    ['clientConfig as a string', configuration('a', { ...webhook, clientConfig: 'https://x' }), /error shape good\.webhooks\.example\.com: clientConfig must be a mapping, got string/],
+    ['a rule as a number', configuration('a', { ...webhook, rules: [7] }), /rules\[0\] must be a mapping, got number/],
+    ['rule resources as a string', configuration('a', { ...webhook, rules: [{ ...webhook.rules[0], resources: 'pods' }] }), /rules\[0\]\.resources must be a list, got string/],
+    ['a selector expression as a string', configuration('a', { ...webhook, namespaceSelector: { matchExpressions: ['x'] } }), /namespaceSelector\.matchExpressions\[0\] must be a mapping, got string/],
+    ['timeoutSeconds as a string', configuration('a', { ...webhook, timeoutSeconds: '5' }), /timeoutSeconds must be a number, got string/],
+    ['a CRD whose spec is a number', { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'crontabs.example.com' }, spec: 5 }, /error shape crontabs\.example\.com: spec must be a mapping, got number/],
+    ['a CRD whose conversion webhook is a list', { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'c.example.com' }, spec: { conversion: { strategy: 'Webhook', webhook: [] } } }, /spec\.conversion\.webhook must be a mapping, got array/],
+  ];
+  for (const [what, doc, expected] of cases) {
+    it(what, async () => {
+      const { code, stderr } = await lint(file(`shape-${what.replace(/\W+/g, '-')}.yaml`, stringify(doc)));
+      assert.equal(code, 1, stderr);
+      assert.match(stderr, expected);
+    });
+  }
+
+  it('a List whose items are not a list is unreadable', async () => {
+    const path = file('items-map.json', JSON.stringify({ apiVersion: 'v1', kind: 'List', items: {} }));
+    const { code, stderr } = await lint(path);
+    assert.equal(code, 1, stderr);
+    assert.match(stderr, /error unreadable .*items-map\.json: a List whose items are not a list, got object/);
+  });
+});
+
 describe('klw lint: what it can read still passes', () => {
   it('multi-document YAML with a trailing separator', async () => {
     const path = file('multi.yaml', `${stringify(configuration('a'))}---\n${stringify(configuration('b'))}---\n`);
