@@ -1,7 +1,8 @@
 // The emulator's private keys: created owner-only, never through a planted symbolic link,
 // never left readable by others on reuse.
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import fs, { chmodSync, existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -36,12 +37,36 @@ describe('local key files', () => {
   it('opens a new key file 0600 from its first byte (the mode is given to open, not set afterwards)', () => {
     const dir = temp();
     const file = join(dir, 'k.key');
+    // Watch the file system calls: the file must be created exclusively, never through a link,
+    // and already be 0600 when the first byte of the key is written to it.
+    const opened: Array<{ path: string; flags: number; mode: number | undefined }> = [];
+    const modeAtFirstWrite = new Map<number, number>();
+    const { openSync, writeSync } = fs;
+    fs.openSync = ((path: fs.PathLike, flags: number, mode?: number) => {
+      const fd = openSync(path, flags, mode);
+      opened.push({ path: String(path), flags, mode });
+      return fd;
+    }) as typeof fs.openSync;
+    fs.writeSync = ((fd: number, ...rest: unknown[]) => {
+      if (!modeAtFirstWrite.has(fd)) modeAtFirstWrite.set(fd, fs.fstatSync(fd).mode & 0o777);
+      return (writeSync as (...args: unknown[]) => number)(fd, ...rest);
+    }) as typeof fs.writeSync;
+    syncBuiltinESMExports();
     const old = process.umask(0);
     try {
       writePrivate(file, 'secret');
     } finally {
       process.umask(old);
+      fs.openSync = openSync;
+      fs.writeSync = writeSync;
+      syncBuiltinESMExports();
     }
+    assert.equal(opened.length, 1, 'one file opened');
+    const [open] = opened;
+    assert.ok(open!.path.startsWith(`${file}.`), 'a temp file beside the key, renamed over it');
+    for (const flag of ['O_CREAT', 'O_EXCL', 'O_NOFOLLOW'] as const) assert.ok(open!.flags & fs.constants[flag], `opened with ${flag}`);
+    assert.equal(open!.mode, 0o600, 'the mode is given to open');
+    assert.deepEqual([...modeAtFirstWrite.values()], [0o600], 'the file is 0600 before its first byte');
     assert.equal(mode(file), 0o600);
     assert.equal(readFileSync(file, 'utf8'), 'secret');
   });
