@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Operation as PatchOperation } from 'fast-json-patch';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
-import { selectorMatches, type AdmissionRegistration, type LabelSelector, type RuleWithOperations } from '../lib/registration.ts';
+import { selectorMatches, type AdmissionRegistration, type Enforcement, type LabelSelector, type RuleWithOperations } from '../lib/registration.ts';
+import { enforcementEnvFor, ENFORCEMENT_ENV } from '../lib/admission/enforcement.ts';
 import type { AdmissionReview, KubeObject } from '../lib/review/schemas.ts';
 import { invoke, type InvokeOptions } from '../lib/harness/invoke.ts';
 import type { WebhookHandler } from '../lib/webhook.ts';
@@ -27,6 +28,12 @@ export interface AuditResult {
   namespace?: string;
   name: string;
   result: AuditOutcome;
+  /**
+   * The webhook's enforcement as registered (`Deny` unless set). The audit always runs the
+   * function as `Deny`, so under `Warn` or `Audit` a `denied` result is what the policy would
+   * deny once enforced; today the API server admits it (with a warning, or an audit annotation).
+   */
+  enforcement: Enforcement;
   /** True when the API server would refuse the request: a denial, or an error under failurePolicy Fail. */
   rejected: boolean;
   message?: string;
@@ -271,17 +278,25 @@ interface LocalCaller {
 
 // Caller authentication settings the function would read from the environment.
 const AUTH_ENV = /^KLW_(BEARER_TOKEN|PATH_SECRET)/;
+// Enforcement overrides (KLW_ENFORCEMENT, KLW_ENFORCEMENT_<NAME>): the auditor's shell does not choose the function's mode.
+const ENFORCEMENT_VARIABLES = new RegExp(`^${ENFORCEMENT_ENV}`);
 
 /**
  * Caller authentication guards the function's URL, not its logic: the audit calls the function
  * in-process with a one-off bearer token and path secret of its own (in the environment the
  * handler reads, not process.env), so whatever the registration's `auth` mode and whatever the
- * auditor's shell holds (KLW_BEARER_TOKEN, say), the function answers the review.
+ * auditor's shell holds (KLW_BEARER_TOKEN, say), the function answers the review. The
+ * function runs with its enforcement forced to `Deny` (`KLW_ENFORCEMENT_<NAME>`, whatever the
+ * registration or the auditor's environment says), so a `Warn` or `Audit` policy reports what
+ * it would deny instead of admitting it.
  */
 function localCaller(webhook: AdmissionWebhook): LocalCaller {
   const secret = randomBytes(16).toString('hex');
   const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!AUTH_ENV.test(name) && name !== 'AWS_LAMBDA_FUNCTION_NAME') env[name] = value;
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!AUTH_ENV.test(name) && !ENFORCEMENT_VARIABLES.test(name) && name !== 'AWS_LAMBDA_FUNCTION_NAME') env[name] = value;
+  }
+  env[enforcementEnvFor(webhook.registration.name)] = 'Deny';
   env.KLW_BEARER_TOKEN = secret;
   env.KLW_PATH_SECRET = secret;
   let handler: WebhookHandler | undefined;
@@ -309,6 +324,7 @@ async function auditObject(caller: LocalCaller, resource: ApiResource, object: K
     ...(metadata.namespace ? { namespace: String(metadata.namespace) } : {}),
     name: String(metadata.name ?? ''),
     result: 'allowed',
+    enforcement: reg.enforcement ?? 'Deny',
     rejected: false,
   };
   const review = admissionReview(object, {
@@ -356,10 +372,11 @@ export function renderAudit(report: AuditReport, format: 'table' | 'json' | 'yam
   if (format === 'yaml') return toKubeYaml(report);
   if (!report.results.length) return '';
   const rows = [
-    ['RESULT', 'FUNCTION', 'RESOURCE', 'OBJECT', 'MESSAGE'],
+    ['RESULT', 'FUNCTION', 'ENFORCEMENT', 'RESOURCE', 'OBJECT', 'MESSAGE'],
     ...report.results.map((r) => [
       r.result.toUpperCase(),
       r.function,
+      r.enforcement,
       r.resource,
       r.namespace ? `${r.namespace}/${r.name}` : r.name,
       [r.message, r.warnings?.length ? `warnings: ${r.warnings.join(' | ')}` : undefined, r.patch ? `patch: ${describePatch(r.patch)}` : undefined].filter(Boolean).join('; '),
@@ -374,6 +391,18 @@ export function summaryLine(report: AuditReport): string {
   const s = report.summary;
   const total = Object.values(s).reduce((a, b) => a + b, 0);
   return `audit: ${total} object${total === 1 ? '' : 's'}: ${s.denied} denied, ${s.warned} warned, ${s.patched} patched, ${s.allowed} allowed, ${s.skipped} skipped, ${s.error} error${s.error === 1 ? '' : 's'}`;
+}
+
+/**
+ * `3 objects would be denied (2 by functions in Warn or Audit enforcement, admitted until it is
+ * Deny)`; undefined when nothing would be.
+ */
+export function deniedLine(report: AuditReport): string | undefined {
+  const rejected = report.results.filter((r) => r.rejected).length;
+  if (!rejected) return undefined;
+  // Denials of functions in Warn or Audit enforcement: the API server admits these objects until the mode is Deny.
+  const lenient = report.results.filter((r) => r.result === 'denied' && r.enforcement !== 'Deny').length;
+  return `${rejected} object${rejected === 1 ? '' : 's'} would be denied${lenient ? ` (${lenient} by functions in Warn or Audit enforcement, admitted until it is Deny)` : ''}`;
 }
 
 /** A one-line progress bar redrawn in place; draws nothing unless the stream is a terminal. */

@@ -19,7 +19,7 @@ import { checkServerless, lambdaName, readServerless, runServerless } from './se
 import { smoke } from './smoke.ts';
 import { addLogsCommand } from './logs.ts';
 import { addSecretCommands, DEFAULT_STATE_DIR, ensureTargetPathSecret, smokePathSecret, withPathSecret, writePrivateOutput, type PathSecretOptions } from './secret-commands.ts';
-import { DEFAULT_PAGE_SIZE, ProgressBar, renderAudit, runAudit, summaryLine } from './audit.ts';
+import { DEFAULT_PAGE_SIZE, deniedLine, ProgressBar, renderAudit, runAudit, summaryLine } from './audit.ts';
 import { KubeClient, loadConnection, whoAmI } from './kubeapi.ts';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
 
@@ -169,8 +169,8 @@ export function program(): Command {
       for (const problem of report.problems) say(`warning: ${problem}`);
       writeOutput(renderAudit(report, options.output));
       say(summaryLine(report));
-      const rejected = report.results.filter((r) => r.rejected).length;
-      if (rejected) throw new KlwError(`${rejected} object${rejected === 1 ? '' : 's'} would be denied`);
+      const denied = deniedLine(report);
+      if (denied) throw new KlwError(denied);
     });
 
   cli

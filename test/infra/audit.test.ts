@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { allow, defineMutatingWebhook, defineValidatingWebhook, deny } from '../../lib/index.ts';
 import type { AdmissionRequest } from '../../lib/review/schemas.ts';
-import { ProgressBar, renderAudit, runAudit, selectorQuery, summaryLine, type AuditReport } from '../../infra/audit.ts';
+import { deniedLine, ProgressBar, renderAudit, runAudit, selectorQuery, summaryLine, type AuditReport } from '../../infra/audit.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { identityFromCredentials, inClusterConnection, KubeClient, loadConnection, whoAmI } from '../../infra/kubeapi.ts';
 import { ensureLocalCertificates } from '../../infra/local/certs.ts';
@@ -278,6 +278,39 @@ describe('klw audit against a fake API server', () => {
     }
   });
 
+  it('reports what a policy would deny whatever its enforcement mode, and the mode, ignoring the auditor\'s KLW_ENFORCEMENT', async () => {
+    // Four of the six pods carry tier=forbidden.
+    const policy = (enforcement: 'Deny' | 'Warn' | 'Audit') =>
+      defineValidatingWebhook({
+        name: `tier-${enforcement.toLowerCase()}`,
+        enforcement,
+        rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+        namespaceSelector: {},
+        validate: ({ object }) => ((object as any).metadata.labels.tier === 'forbidden' ? deny('tier=forbidden') : allow()),
+      });
+    process.env.KLW_ENFORCEMENT = 'Audit';
+    process.env.KLW_ENFORCEMENT_TIER_DENY = 'Warn';
+    try {
+      for (const mode of ['Deny', 'Warn', 'Audit'] as const) {
+        const report = await runAudit({ client, webhooks: [policy(mode)], auditor });
+        assert.deepEqual(report.summary, { denied: 4, warned: 0, patched: 0, allowed: 2, skipped: 0, error: 0 }, mode);
+        assert.deepEqual(report.results.map((r) => `${r.result} ${r.rejected} ${r.enforcement} ${r.name} ${r.message}`).sort(), [
+          `denied true ${mode} p-bad tier=forbidden`,
+          `denied true ${mode} p-exempt tier=forbidden`,
+          `denied true ${mode} p-off-bad tier=forbidden`,
+          `denied true ${mode} p-plain-bad tier=forbidden`,
+        ]);
+        assert.equal(deniedLine(report), `4 objects would be denied${mode === 'Deny' ? '' : ' (4 by functions in Warn or Audit enforcement, admitted until it is Deny)'}`);
+        const table = renderAudit(report, 'table').trim().split('\n');
+        assert.match(table[0]!, /^RESULT\s+FUNCTION\s+ENFORCEMENT\s+RESOURCE\s+OBJECT\s+MESSAGE$/);
+        assert.match(table[1]!, new RegExp(`^DENIED\\s+tier-${mode.toLowerCase()}\\s+${mode}\\s+pods\\s+`));
+      }
+    } finally {
+      delete process.env.KLW_ENFORCEMENT;
+      delete process.env.KLW_ENFORCEMENT_TIER_DENY;
+    }
+  });
+
   it('reports progress with the total the API server gives', async () => {
     const seen: string[] = [];
     const webhooks = (await loadFunctions(FIXTURE, ['audit-policy'])).map((f) => f.webhook) as never[];
@@ -290,8 +323,12 @@ describe('klw audit against a fake API server', () => {
 describe('klw audit command', () => {
   /** Runs klw in a child process (the test runner owns this process's stdout); returns exit code, stdout and stderr. */
   function klw(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    return klwWith({}, ...args);
+  }
+  /** klw with extra environment variables. */
+  function klwWith(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
-      execFile(process.execPath, [KLW, '--root', FIXTURE, 'audit', '--kubeconfig', kubeconfig, ...args], { encoding: 'utf8' }, (err, stdout, stderr) =>
+      execFile(process.execPath, [KLW, '--root', FIXTURE, 'audit', '--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', env: { ...process.env, ...env } }, (err, stdout, stderr) =>
         resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });
@@ -315,10 +352,18 @@ describe('klw audit command', () => {
     const table = await klw('--as', 'ci-bot', '--as-group', 'ci');
     assert.equal(table.code, 1);
     const lines = table.stdout.trim().split('\n');
-    assert.match(lines[0]!, /^RESULT\s+FUNCTION\s+RESOURCE\s+OBJECT\s+MESSAGE$/);
-    assert.ok(lines.some((l) => /^DENIED\s+audit-policy\s+pods\s+on\/p-bad\s+Pod "p-bad" has tier=forbidden$/.test(l)), table.stdout);
-    assert.ok(lines.some((l) => /^PATCHED\s+audit-defaults\s+pods\s+on\/p-exempt\s+patch: add \/metadata\/labels\/team$/.test(l)), table.stdout);
+    assert.match(lines[0]!, /^RESULT\s+FUNCTION\s+ENFORCEMENT\s+RESOURCE\s+OBJECT\s+MESSAGE$/);
+    assert.ok(lines.some((l) => /^DENIED\s+audit-policy\s+Deny\s+pods\s+on\/p-bad\s+Pod "p-bad" has tier=forbidden$/.test(l)), table.stdout);
+    assert.ok(lines.some((l) => /^PATCHED\s+audit-defaults\s+Deny\s+pods\s+on\/p-exempt\s+patch: add \/metadata\/labels\/team$/.test(l)), table.stdout);
     assert.match(table.stderr, /as ci-bot/);
+  });
+
+  it('KLW_ENFORCEMENT in the auditor\'s shell does not turn denials into warnings', async () => {
+    const { code, stdout, stderr } = await klwWith({ KLW_ENFORCEMENT: 'Warn', KLW_ENFORCEMENT_AUDIT_POLICY: 'Audit' }, '-o', 'json');
+    assert.equal(code, 1, stderr);
+    const report = JSON.parse(stdout) as AuditReport;
+    assert.deepEqual(report.results.filter((r) => r.rejected).map((r) => `${key(r)} ${r.enforcement}`).sort(), ['denied audit-policy on/cm-bad Deny', 'denied audit-policy on/p-bad Deny']);
+    assert.match(stderr, /audit: 9 objects: 2 denied, 1 warned, 1 patched/);
   });
 
   it('exit 0 when nothing would be denied (patches and warnings only)', async () => {
