@@ -232,14 +232,20 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
       const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
       let done = 0;
       let total: number | undefined;
+      // Objects audited so far, by uid: a list restarted after an expired continue token sends them again.
+      const seen = new Set<string>();
       const query: Record<string, string> = {};
       const labelSelector = selectorQuery(reg.objectSelector);
       if (labelSelector) query.labelSelector = labelSelector;
       try {
-        await client.list(collectionPath(resource), query, pageSize, async (items, remaining) => {
+        await client.list(collectionPath(resource), query, pageSize, async (items, remaining, restarted) => {
           // Only pages with more to come say how many remain; the total stays known on the last page.
-          if (remaining !== undefined) total = done + items.length + remaining;
+          if (restarted) total = undefined;
+          else if (remaining !== undefined) total = done + items.length + remaining;
           for (const item of items) {
+            const id = item.metadata?.uid ? String(item.metadata.uid) : `${item.metadata?.namespace ?? ''}/${item.metadata?.name ?? ''}`;
+            if (seen.has(id)) continue;
+            seen.add(id);
             const object = { ...item, apiVersion, kind: resource.kind } as KubeObject;
             done++;
             if (await selected(reg, resource, object, labelsOfNamespace)) {

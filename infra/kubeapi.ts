@@ -241,19 +241,40 @@ export class KubeClient {
 
   /**
    * Lists a collection page by page (`limit` and `continue`), calling `onPage` with each page's
-   * items and the number of items the server says remain (when it says).
+   * items and the number of items the server says remain (when it says). When a continue token
+   * has expired (HTTP 410: the snapshot it pages through was compacted away while the pages
+   * were being processed), the list restarts once from the beginning as client-go's pager does:
+   * one full list without `limit`, whose page comes with `restarted` true and holds the items
+   * already seen again.
    */
-  async list(path: string, query: Record<string, string>, limit: number, onPage: (items: Json[], remaining: number | undefined) => Promise<void> | void): Promise<void> {
+  async list(
+    path: string,
+    query: Record<string, string>,
+    limit: number,
+    onPage: (items: Json[], remaining: number | undefined, restarted: boolean) => Promise<void> | void,
+  ): Promise<void> {
     let token: string | undefined;
-    do {
-      const params = new URLSearchParams({ ...query, limit: String(limit) });
+    let restarted = false;
+    for (;;) {
+      const params = new URLSearchParams(query);
+      if (!restarted) params.set('limit', String(limit));
       if (token) params.set('continue', token);
-      const page = await this.request('GET', `${path}?${params}`);
+      let page: any;
+      try {
+        const search = params.toString();
+        page = await this.request('GET', search ? `${path}?${search}` : path);
+      } catch (err) {
+        if (!(err instanceof KubeApiError) || err.status !== 410 || !token || restarted) throw err;
+        restarted = true;
+        token = undefined;
+        continue;
+      }
       if (!Array.isArray(page?.items)) throw new KlwError(`${path}: not a list`);
       const remaining = page.metadata?.remainingItemCount;
-      await onPage(page.items, typeof remaining === 'number' ? remaining : undefined);
+      await onPage(page.items, typeof remaining === 'number' ? remaining : undefined, restarted);
       token = page.metadata?.continue || undefined;
-    } while (token);
+      if (!token) return;
+    }
   }
 }
 

@@ -38,6 +38,8 @@ const collections: Record<string, Array<Record<string, any>>> = {
   '/apis/apps/v1/deployments': [obj('on', 'd-bad', { tier: 'forbidden' })],
 };
 const requests: string[] = [];
+/** A test's fault: answers a GET instead of the fake (a status and a Status message), or lets it through (undefined). */
+let fault: ((url: URL) => { status: number; message: string } | undefined) | undefined;
 const reviewsSeen: AdmissionRequest[] = [];
 
 function discovery(path: string): unknown {
@@ -78,6 +80,8 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     });
     return;
   }
+  const failure = fault?.(url);
+  if (failure) return send(failure.status, { kind: 'Status', message: failure.message, code: failure.status });
   if (url.pathname === '/apis/metrics.example.com/v1') return send(503, { kind: 'Status', message: 'service unavailable', code: 503 });
   const found = discovery(url.pathname);
   if (found) return send(200, found);
@@ -311,6 +315,41 @@ describe('klw audit against a fake API server', () => {
     }
   });
 
+  it('a continue token that expired (410) restarts the list once from the beginning, each object audited once', async () => {
+    const names: string[] = [];
+    const everything = defineValidatingWebhook({
+      name: 'every-configmap',
+      rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+      namespaceSelector: {},
+      validate: ({ object }) => {
+        names.push(String((object as any).metadata.name));
+        return deny('no');
+      },
+    });
+    const expired = { status: 410, message: 'The provided continue parameter is too old to display a consistent list result.' };
+    let expiries = 0;
+    fault = (url) => (url.pathname === '/api/v1/configmaps' && url.searchParams.has('continue') && expiries++ === 0 ? expired : undefined);
+    requests.length = 0;
+    try {
+      const report = await runAudit({ client, webhooks: [everything], auditor, pageSize: 1 });
+      assert.deepEqual(report.problems, []);
+      // The first page, the expired second page, then the whole list again (as client-go's pager does, without limit).
+      assert.deepEqual(requests.filter((r) => r.includes('/configmaps')), ['GET /api/v1/configmaps?limit=1', 'GET /api/v1/configmaps?limit=1&continue=1', 'GET /api/v1/configmaps']);
+      assert.deepEqual(names, ['cm-bad', 'cm-ok']);
+      assert.deepEqual(report.results.map(key), ['denied every-configmap on/cm-bad', 'denied every-configmap on/cm-ok']);
+      assert.equal(report.summary.denied, 2);
+
+      // Only once: a relist that expires too leaves the resource unchecked, and says so.
+      fault = (url) => (url.pathname === '/api/v1/configmaps' && url.search !== '?limit=1' ? expired : undefined);
+      names.length = 0;
+      const failed = await runAudit({ client, webhooks: [everything], auditor, pageSize: 1 });
+      assert.deepEqual(names, ['cm-bad']);
+      assert.deepEqual(failed.problems, ['every-configmap: cannot list configmaps: /api/v1/configmaps: HTTP 410: The provided continue parameter is too old to display a consistent list result.']);
+    } finally {
+      fault = undefined;
+    }
+  });
+
   it('reports progress with the total the API server gives', async () => {
     const seen: string[] = [];
     const webhooks = (await loadFunctions(FIXTURE, ['audit-policy'])).map((f) => f.webhook) as never[];
@@ -372,14 +411,37 @@ describe('klw audit command', () => {
     assert.match(stderr, /1 patched/);
   });
 
-  it('fails with one line on bad credentials, an unknown context, a bad page size', async () => {
+  it('exit 2 when a list failed, naming it, even with denials; --allow-partial passes what was checked', async () => {
+    fault = (url) => (url.pathname === '/api/v1/configmaps' ? { status: 403, message: 'configmaps is forbidden: User "auditor@example.com" cannot list resource "configmaps"' } : undefined);
+    try {
+      const strict = await klw('audit-policy', '-o', 'json');
+      assert.equal(strict.code, 2, strict.stderr);
+      assert.match(strict.stderr, /^incomplete: audit-policy: cannot list configmaps: \/api\/v1\/configmaps: HTTP 403: configmaps is forbidden/m);
+      assert.match(strict.stderr, /^klw: 1 object would be denied$/m);
+      assert.match(strict.stderr, /^klw: audit incomplete: 1 problem above left objects unchecked; --allow-partial accepts a partial audit$/m);
+      assert.equal((JSON.parse(strict.stdout) as AuditReport).problems.length, 1);
+      const partial = await klw('audit-policy', '--allow-partial');
+      assert.equal(partial.code, 1, partial.stderr);
+      assert.match(partial.stderr, /^warning: audit-policy: cannot list configmaps: .*HTTP 403/m);
+      assert.match(partial.stderr, /^klw: 1 object would be denied$/m);
+    } finally {
+      fault = undefined;
+    }
+  });
+
+  it('exit 2 with one line when the audit cannot run: bad credentials, an unknown context, a bad page size or option', async () => {
     const wrong = await klw('--context', 'wrong-user');
-    assert.equal(wrong.code, 1);
+    assert.equal(wrong.code, 2);
     assert.match(wrong.stderr, /^klw: \/.*: HTTP 401: Unauthorized$/m);
     const unknown = await klw('--context', 'nope');
+    assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /klw: kubeconfig .* has no context "nope"/);
     const size = await klw('--page-size', '0');
+    assert.equal(size.code, 2);
     assert.match(size.stderr, /klw: --page-size must be a whole number/);
+    const format = await klw('-o', 'csv');
+    assert.equal(format.code, 2);
+    assert.match(format.stderr, /error: option '-o, --output <format>' argument 'csv' is invalid/);
   });
 });
 
