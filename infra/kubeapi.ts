@@ -28,6 +28,24 @@ export interface KubeConnection {
   password?: string;
   /** The context's default namespace. */
   namespace?: string;
+  /** The exec credential plugin that gave `token` (or `cert` and `key`), run again when they expire or are refused. */
+  exec?: ExecPlugin;
+  /** When the plugin's credential expires (`status.expirationTimestamp`, ms since the epoch). */
+  expiresAt?: number;
+}
+
+/** A kubeconfig user's `exec` entry and the folder relative commands are found from. */
+export interface ExecPlugin {
+  config: Record<string, unknown>;
+  base: string;
+}
+
+/** A credential an exec plugin returned. */
+interface ExecResult {
+  token?: string;
+  cert?: string;
+  key?: string;
+  expiresAt?: number;
 }
 
 /** The service account files every pod gets (in-cluster configuration). */
@@ -61,7 +79,7 @@ function material(entry: Json, field: string, base: string, what: string): strin
 }
 
 /** Runs a client-go exec credential plugin (aws eks get-token, gke-gcloud-auth-plugin, ...). */
-function execCredential(exec: Json, base: string): { token?: string; cert?: string; key?: string } {
+function execCredential(exec: Json, base: string): ExecResult {
   const command = String(exec.command ?? '');
   if (!command) throw new KlwError('kubeconfig: exec credential plugin without a command');
   const env = { ...process.env } as Record<string, string>;
@@ -83,10 +101,12 @@ function execCredential(exec: Json, base: string): { token?: string; cert?: stri
   } catch {
     throw new KlwError(`kubeconfig: exec credential plugin ${command} did not print an ExecCredential`);
   }
-  const result: { token?: string; cert?: string; key?: string } = {};
+  const result: ExecResult = {};
   if (status.token) result.token = String(status.token);
   if (status.clientCertificateData) result.cert = String(status.clientCertificateData);
   if (status.clientKeyData) result.key = String(status.clientKeyData);
+  const expires = typeof status.expirationTimestamp === 'string' ? Date.parse(status.expirationTimestamp) : NaN;
+  if (Number.isFinite(expires)) result.expiresAt = expires;
   if (!result.token && !result.cert) throw new KlwError(`kubeconfig: exec credential plugin ${command} returned neither a token nor a client certificate`);
   return result;
 }
@@ -167,7 +187,10 @@ export function loadConnection(options: { kubeconfig?: string; context?: string;
     connection.username = String(user.username);
     connection.password = String(user.password ?? '');
   }
-  if (user.exec) Object.assign(connection, execCredential(user.exec, userBase));
+  if (user.exec) {
+    connection.exec = { config: user.exec as Json, base: userBase };
+    Object.assign(connection, execCredential(user.exec, userBase));
+  }
   if (user['auth-provider']) throw new KlwError(`context "${contextName}": auth-provider ${user['auth-provider'].name ?? ''} is not supported; use an exec credential plugin`);
   return connection;
 }
@@ -187,13 +210,43 @@ export class KubeApiError extends KlwError {
 const MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
 /** An API request that takes longer than this has failed. */
 const REQUEST_TIMEOUT_MS = 60_000;
+/** An exec plugin's credential this close to its expirationTimestamp is renewed before a request (EKS tokens last 15 minutes). */
+export const EXEC_RENEW_BEFORE_MS = 60_000;
 
 /** A minimal Kubernetes API client over HTTPS: JSON GET and POST, and paginated lists. */
 export class KubeClient {
   constructor(readonly connection: KubeConnection) {}
 
-  /** Sends one request; resolves with the parsed JSON body, rejects with {@link KubeApiError} on a non-2xx answer. */
-  request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<any> {
+  /**
+   * Sends one request; resolves with the parsed JSON body, rejects with {@link KubeApiError} on a
+   * non-2xx answer. With an exec credential plugin, the plugin runs again first when its
+   * credential is within {@link EXEC_RENEW_BEFORE_MS} of expiring, and once after a 401 (then
+   * the request is sent again), as client-go does.
+   */
+  async request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<any> {
+    const c = this.connection;
+    if (c.exec && c.expiresAt !== undefined && Date.now() >= c.expiresAt - EXEC_RENEW_BEFORE_MS) this.renewCredential();
+    const sent = c.token ?? c.cert;
+    try {
+      return await this.send(method, path, body);
+    } catch (err) {
+      if (!(err instanceof KubeApiError) || err.status !== 401 || !c.exec) throw err;
+      // Renewed unless another request already did since this one was sent.
+      if ((c.token ?? c.cert) === sent) this.renewCredential();
+      return this.send(method, path, body);
+    }
+  }
+
+  /** Runs the exec plugin again and takes its credential. */
+  private renewCredential(): void {
+    const c = this.connection;
+    const renewed = execCredential(c.exec!.config as Json, c.exec!.base);
+    delete c.expiresAt;
+    Object.assign(c, renewed);
+  }
+
+  /** One attempt of {@link request}. */
+  private send(method: 'GET' | 'POST', path: string, body?: unknown): Promise<any> {
     const c = this.connection;
     const url = new URL(path, `${c.server}/`);
     const text = body === undefined ? undefined : JSON.stringify(body);

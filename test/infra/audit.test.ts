@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -518,6 +518,60 @@ describe('kubeconfig and identity', () => {
     assert.equal(loadConnection({ kubeconfig: file }).token, 'from-plugin');
     writeFileSync(file, config(failing));
     assert.throws(() => loadConnection({ kubeconfig: file }), /exec credential plugin .*failing\.sh failed: no session/);
+  });
+
+  it('exec credential plugins: re-run within a minute of status.expirationTimestamp, and once on a 401', async () => {
+    // The plugin counts its runs in a file and answers the Nth run with the Nth token of TOKENS (the last one after that).
+    const plugin = join(dir, 'expiring-plugin.mjs');
+    writeFileSync(
+      plugin,
+      [
+        "import { appendFileSync, readFileSync } from 'node:fs';",
+        "appendFileSync(process.env.COUNT_FILE, 'x');",
+        'const run = readFileSync(process.env.COUNT_FILE, "utf8").length;',
+        "const tokens = process.env.TOKENS.split(',');",
+        'const expirationTimestamp = new Date(Date.now() + Number(process.env.EXPIRES_IN) * 1000).toISOString();',
+        "console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: tokens[Math.min(run, tokens.length) - 1], expirationTimestamp } }));",
+      ].join('\n'),
+    );
+    const port = (server.address() as { port: number }).port;
+    let n = 0;
+    const connect = (tokens: string, expiresIn: number) => {
+      const count = join(dir, `exec-count-${++n}`);
+      writeFileSync(count, '');
+      const file = join(dir, `exec-${n}.yaml`);
+      const env = [{ name: 'COUNT_FILE', value: count }, { name: 'TOKENS', value: tokens }, { name: 'EXPIRES_IN', value: String(expiresIn) }];
+      writeFileSync(
+        file,
+        JSON.stringify({
+          'current-context': 'x',
+          clusters: [{ name: 'c', cluster: { server: `https://127.0.0.1:${port}`, 'certificate-authority': caFile } }],
+          users: [{ name: 'u', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], env } } }],
+          contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        }),
+      );
+      return { client: new KubeClient(loadConnection({ kubeconfig: file })), runs: () => readFileSync(count, 'utf8').length };
+    };
+
+    // An hour left: the credential is reused.
+    const lasting = connect(TOKEN, 3600);
+    for (let i = 0; i < 3; i++) await lasting.client.request('GET', '/api');
+    assert.equal(lasting.runs(), 1);
+    // Half a minute left: the plugin runs again before each request.
+    const expiring = connect(TOKEN, 30);
+    assert.equal(expiring.runs(), 1);
+    await expiring.client.request('GET', '/api');
+    await expiring.client.request('GET', '/api');
+    assert.equal(expiring.runs(), 3);
+    // Rejected (401): one more run and the request again, with the new token.
+    const revoked = connect(`stale,${TOKEN}`, 3600);
+    assert.equal((await revoked.client.request('GET', '/api')).kind, 'APIVersions');
+    await revoked.client.request('GET', '/api');
+    assert.equal(revoked.runs(), 2);
+    // Still rejected: the 401 stands after that one retry.
+    const refused = connect('stale', 3600);
+    await assert.rejects(refused.client.request('GET', '/api'), /HTTP 401/);
+    assert.equal(refused.runs(), 2);
   });
 
   it('in-cluster: the service account token, CA and namespace', () => {
