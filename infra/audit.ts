@@ -7,7 +7,8 @@ import type { AdmissionReview, KubeObject } from '../lib/review/schemas.ts';
 import { invoke, type InvokeOptions } from '../lib/harness/invoke.ts';
 import type { WebhookHandler } from '../lib/webhook.ts';
 import { admissionReview } from '../lib/harness/reviews.ts';
-import { KubeApiError, type KubeClient } from './kubeapi.ts';
+import { answerWithoutCalling, compileExpression, isCompileError, type AuthorizationAttributes, type AuthorizationDecision, type Authorize } from '../lib/matchconditions/index.ts';
+import { accessReview, KubeApiError, type KubeClient } from './kubeapi.ts';
 import { toKubeYaml } from './output.ts';
 
 /** The user the reviews name: the auditor. */
@@ -69,6 +70,13 @@ export interface AuditOptions {
   auditor: UserInfo;
   /** Objects per list page (`limit`); default 500, kubectl's chunk size. */
   pageSize?: number;
+  /**
+   * How `authorizer` checks in matchConditions are asked of the cluster for the auditor:
+   * `self` (default) by SelfSubjectAccessReview, the auditor being the connection's own user;
+   * `subject` by SubjectAccessReview naming the auditor (the auditor was given, as with `--as`).
+   * Checks for another user (`authorizer.serviceAccount(...)`) always use SubjectAccessReview.
+   */
+  accessReviews?: 'self' | 'subject';
   onProgress?: (progress: AuditProgress) => void;
 }
 
@@ -212,6 +220,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   const report: AuditReport = { auditor, summary: emptySummary(), results: [], problems: [] };
   const discovery = new Discovery(client, report.problems);
+  const reviews = new AccessReviews(client, auditor, options.accessReviews ?? 'self', report.problems);
   let namespaceLabels: Promise<Map<string, Record<string, string>>> | undefined;
   const labelsOfNamespace = async (name: string) => {
     namespaceLabels ??= (async () => {
@@ -249,7 +258,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
             const object = { ...item, apiVersion, kind: resource.kind } as KubeObject;
             done++;
             if (await selected(reg, resource, object, labelsOfNamespace)) {
-              const result = await auditObject(caller, resource, object, operation, auditor);
+              const result = await auditObject(caller, resource, object, operation, auditor, reviews);
               report.summary[result.result]++;
               if (result.result !== 'allowed' && result.result !== 'skipped') report.results.push(result);
             }
@@ -316,7 +325,7 @@ function localCaller(webhook: AdmissionWebhook): LocalCaller {
   return { webhook: local, options: { headers: { authorization: `Bearer ${secret}` }, handlerOptions: { env } } };
 }
 
-async function auditObject(caller: LocalCaller, resource: ApiResource, object: KubeObject, operation: Target['operation'], auditor: UserInfo): Promise<AuditResult> {
+async function auditObject(caller: LocalCaller, resource: ApiResource, object: KubeObject, operation: Target['operation'], auditor: UserInfo, reviews: AccessReviews): Promise<AuditResult> {
   const webhook = caller.webhook;
   const reg = webhook.registration;
   const metadata = (object.metadata ?? {}) as Json;
@@ -342,7 +351,8 @@ async function auditObject(caller: LocalCaller, resource: ApiResource, object: K
     version: reg.admissionReviewVersions.includes('v1') ? 'v1' : 'v1beta1',
   });
   try {
-    const answer = await invoke(webhook, review, caller.options);
+    const authorize = usesAuthorizer(reg) ? await reviews.settle(reg, review.request) : undefined;
+    const answer = await invoke(webhook, review, authorize ? { ...caller.options, authorize } : caller.options);
     if (answer.matchConditionError) {
       result.result = 'error';
       result.rejected = !answer.allowed;
@@ -365,6 +375,111 @@ async function auditObject(caller: LocalCaller, resource: ApiResource, object: K
     result.message = `${(err as Error).message.split('\n')[0]} (failurePolicy ${reg.failurePolicy})`;
   }
   return result;
+}
+
+const authorizerUse = new WeakMap<AdmissionRegistration, boolean>();
+
+/** True when any of the registration's matchConditions uses `authorizer`. */
+function usesAuthorizer(reg: AdmissionRegistration): boolean {
+  let uses = authorizerUse.get(reg);
+  if (uses === undefined) {
+    uses = (reg.matchConditions ?? []).some((c) => {
+      const compiled = compileExpression(c.expression.trim(), { typeCheck: false });
+      return !isCompileError(compiled) && compiled.usesAuthorizer;
+    });
+    authorizerUse.set(reg, uses);
+  }
+  return uses;
+}
+
+/** Rounds of asking per object: a check may only be reached once another's answer is known (`a && b`). */
+const MAX_AUTHORIZER_ROUNDS = 8;
+
+/**
+ * The cluster's answers to matchConditions' `authorizer` checks, asked with access reviews and
+ * kept for the run by user and attributes. The API server asks its authorizer for the
+ * requesting user; in an audit that user is the auditor.
+ */
+class AccessReviews {
+  private readonly answers = new Map<string, AuthorizationDecision | Error>();
+  private readonly asking = new Map<string, Promise<void>>();
+  private readonly reported = new Set<string>();
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly auditor: UserInfo,
+    private readonly mode: 'self' | 'subject',
+    private readonly problems: string[],
+  ) {}
+
+  private static key(a: AuthorizationAttributes): string {
+    const { username, uid, groups, extra } = a.user;
+    return JSON.stringify([username, uid ?? '', groups ?? [], extra ?? {}, a.verb, a.path ?? null, a.group ?? '', a.resource ?? '', a.subresource ?? '', a.namespace ?? '', a.name ?? '']);
+  }
+
+  /** The answer already known: a decision, the error asking failed with, or undefined. */
+  known(attributes: AuthorizationAttributes): AuthorizationDecision | Error | undefined {
+    return this.answers.get(AccessReviews.key(attributes));
+  }
+
+  /** Asks the cluster once per run; a failure is kept as the answer (the check errors) and reported. */
+  ask(attributes: AuthorizationAttributes): Promise<void> {
+    const key = AccessReviews.key(attributes);
+    let asking = this.asking.get(key);
+    if (!asking) {
+      const self = this.mode === 'self' && attributes.user.username === this.auditor.username;
+      asking = accessReview(this.client, attributes, self).then(
+        (decision) => void this.answers.set(key, decision),
+        (err: unknown) => {
+          const error = err instanceof Error ? err : new Error(String(err));
+          this.answers.set(key, error);
+          // One problem per user and failure, naming the first check it hit: the conditions were not evaluated as the API server would.
+          const reported = `${attributes.user.username}\0${error.message}`;
+          if (!this.reported.has(reported)) {
+            this.reported.add(reported);
+            this.problems.push(`authorizer check ${describeCheck(attributes)} for ${attributes.user.username}: ${error.message}`);
+          }
+        },
+      );
+      this.asking.set(key, asking);
+    }
+    return asking;
+  }
+
+  /**
+   * Asks every check the registration's conditions make for this request, round after round
+   * (evaluating with what is known, asking what was reached and is not), and returns the
+   * authorizer answering from those answers for the evaluation that counts.
+   */
+  async settle(reg: AdmissionRegistration, request: AdmissionReview['request']): Promise<Authorize> {
+    for (let round = 0; round < MAX_AUTHORIZER_ROUNDS; round++) {
+      const missing: AuthorizationAttributes[] = [];
+      answerWithoutCalling(reg, request, (attributes) => {
+        const answer = this.known(attributes);
+        if (answer === undefined) {
+          missing.push(attributes);
+          return { decision: 'NoOpinion' };
+        }
+        if (answer instanceof Error) throw answer;
+        return answer;
+      });
+      if (!missing.length) break;
+      await Promise.all(missing.map((attributes) => this.ask(attributes)));
+    }
+    return (attributes) => {
+      const answer = this.known(attributes);
+      if (answer instanceof Error) throw answer;
+      if (answer === undefined) throw new Error(`authorizer check ${describeCheck(attributes)} not asked: more than ${MAX_AUTHORIZER_ROUNDS} rounds of dependent checks`);
+      return answer;
+    };
+  }
+}
+
+/** `use exemptions.example.com in namespace shop`, `get /healthz`. */
+function describeCheck(a: AuthorizationAttributes): string {
+  if (a.path !== undefined) return `${a.verb} ${a.path}`;
+  const resource = `${a.resource ?? ''}${a.subresource ? `/${a.subresource}` : ''}${a.group ? `.${a.group}` : ''}`;
+  return `${a.verb} ${resource}${a.name ? ` ${a.name}` : ''}${a.namespace ? ` in namespace ${a.namespace}` : ''}`;
 }
 
 /** One line per patch operation: `add /metadata/labels/team`. */

@@ -175,7 +175,9 @@ export function program(): Command {
           : ((await whoAmI(client)) ?? { username: 'klw-audit', groups: ['system:authenticated'] });
         say(`auditing ${webhooks.length} function${webhooks.length === 1 ? '' : 's'} against ${client.connection.server} as ${auditor.username}`);
         const bar = new ProgressBar(options.progress ? process.stderr : { isTTY: false, write: () => true });
-        report = await runAudit({ client, webhooks, auditor, pageSize: options.pageSize, onProgress: (p) => bar.update(p) }).finally(() => bar.done());
+        // authorizer checks in matchConditions: the connection's own user by SelfSubjectAccessReview, an auditor given with --as by SubjectAccessReview.
+        const accessReviews = options.as ? 'subject' : 'self';
+        report = await runAudit({ client, webhooks, auditor, accessReviews, pageSize: options.pageSize, onProgress: (p) => bar.update(p) }).finally(() => bar.done());
       } catch (err) {
         // Whatever kept the audit from running (credentials, the API server, the functions) exits 2, never 1.
         say(`klw: ${err instanceof Error ? err.message : String(err)}`);

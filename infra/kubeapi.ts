@@ -7,6 +7,7 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { KlwError } from './functions.ts';
+import type { AuthorizationAttributes, AuthorizationDecision } from '../lib/matchconditions/cel.ts';
 
 /** How to reach one API server and who to be there, read from a kubeconfig or the pod's service account. */
 export interface KubeConnection {
@@ -383,4 +384,36 @@ export async function whoAmI(client: KubeClient): Promise<{ username: string; ui
     }
   }
   return identityFromCredentials(c);
+}
+
+/**
+ * Asks the cluster's authorizer one `authorizer` check of a matchCondition: a
+ * SelfSubjectAccessReview when `self` (the connection's own user, which needs no permission),
+ * else a SubjectAccessReview naming the check's user (which needs `create` on
+ * subjectaccessreviews). Allowed is `Allow`, denied `Deny`, neither `NoOpinion`; an
+ * authorizer that failed to evaluate without deciding rejects, as the API server's check errors.
+ */
+export async function accessReview(client: KubeClient, attributes: AuthorizationAttributes, self: boolean): Promise<AuthorizationDecision> {
+  const spec: Json = {};
+  if (attributes.path !== undefined) spec.nonResourceAttributes = { path: attributes.path, verb: attributes.verb };
+  else {
+    const resourceAttributes: Json = { verb: attributes.verb };
+    for (const field of ['group', 'resource', 'subresource', 'namespace', 'name'] as const) if (attributes[field]) resourceAttributes[field] = attributes[field];
+    spec.resourceAttributes = resourceAttributes;
+  }
+  const kind = self ? 'SelfSubjectAccessReview' : 'SubjectAccessReview';
+  if (!self) {
+    const { username, uid, groups, extra } = attributes.user;
+    spec.user = username;
+    if (uid) spec.uid = uid;
+    if (groups?.length) spec.groups = groups;
+    if (extra && Object.keys(extra).length) spec.extra = extra;
+  }
+  const review = await client.request('POST', `/apis/authorization.k8s.io/v1/${kind.toLowerCase()}s`, { apiVersion: 'authorization.k8s.io/v1', kind, spec });
+  const status: Json = review?.status ?? {};
+  const reason = typeof status.reason === 'string' && status.reason ? { reason: status.reason } : {};
+  if (status.allowed === true) return { decision: 'Allow', ...reason };
+  if (status.denied === true) return { decision: 'Deny', ...reason };
+  if (typeof status.evaluationError === 'string' && status.evaluationError) throw new KlwError(status.evaluationError);
+  return { decision: 'NoOpinion', ...reason };
 }

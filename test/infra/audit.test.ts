@@ -41,6 +41,26 @@ const requests: string[] = [];
 /** A test's fault: answers a GET instead of the fake (a status and a Status message), or lets it through (undefined). */
 let fault: ((url: URL) => { status: number; message: string } | undefined) | undefined;
 const reviewsSeen: AdmissionRequest[] = [];
+/** Access reviews the fake was sent: kind and spec. */
+const accessReviews: Array<{ kind: string; spec: Record<string, any> }> = [];
+
+/**
+ * The fake's authorizer: `use` and `waive` of exemptions.example.com in namespace off are allowed,
+ * `use` in namespace plain too, `waive` there is denied; the service account on/scanner may list
+ * pods; user ci-bot's SubjectAccessReviews are refused (the auditor may not create them).
+ */
+function authorizeReview(kind: string, spec: Record<string, any>): { status: number; body: unknown } {
+  accessReviews.push({ kind, spec });
+  const user = kind === 'SelfSubjectAccessReview' ? 'auditor@example.com' : spec.user;
+  if (user === 'ci-bot') return { status: 403, body: { kind: 'Status', code: 403, message: 'subjectaccessreviews.authorization.k8s.io is forbidden: User "auditor@example.com" cannot create resource "subjectaccessreviews"' } };
+  const a = spec.resourceAttributes ?? {};
+  const exemption = a.group === 'example.com' && a.resource === 'exemptions';
+  let status: Record<string, unknown> = { allowed: false };
+  if (user === 'auditor@example.com' && exemption && (a.namespace === 'off' || (a.namespace === 'plain' && a.verb === 'use'))) status = { allowed: true, reason: 'exempt here' };
+  else if (user === 'auditor@example.com' && exemption && a.namespace === 'plain') status = { allowed: false, denied: true, reason: 'no waivers here' };
+  else if (user === 'system:serviceaccount:on:scanner' && !a.group && a.resource === 'pods' && a.verb === 'list') status = { allowed: true };
+  return { status: 201, body: { apiVersion: 'authorization.k8s.io/v1', kind, spec, status } };
+}
 
 function discovery(path: string): unknown {
   const r = (name: string, kind: string, namespaced: boolean, verbs = ['get', 'list', 'update']) => ({ name, kind, namespaced, verbs });
@@ -73,6 +93,11 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
+      const review = url.pathname.startsWith('/apis/authorization.k8s.io/v1/') ? JSON.parse(body) : undefined;
+      if (review && url.pathname.endsWith(`/${String(review.kind).toLowerCase()}s`)) {
+        const answer = authorizeReview(review.kind, review.spec);
+        return send(answer.status, answer.body);
+      }
       if (url.pathname === '/apis/authentication.k8s.io/v1/tokenreviews' && JSON.parse(body).spec.token === TOKEN) {
         return send(201, { kind: 'TokenReview', status: { authenticated: true, user: { username: 'auditor@example.com', groups: ['auditors', 'system:authenticated'] } } });
       }
@@ -260,6 +285,52 @@ describe('klw audit against a fake API server', () => {
     assert.equal(called, 1);
     assert.deepEqual(report.results.map(key), ['denied conditional on/cm-bad']);
     assert.equal(report.summary.skipped, 1);
+  });
+
+  it('authorizer checks in matchConditions are asked of the cluster for the auditor, each once per run', async () => {
+    const exemptable = (name: string, expression: string) =>
+      defineValidatingWebhook({
+        name,
+        rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+        namespaceSelector: {},
+        matchConditions: [{ name: 'not-exempt', expression }],
+        validate: () => deny('no'),
+      });
+    const check = (verb: string) => `authorizer.group('example.com').resource('exemptions').namespace(object.metadata.namespace).check('${verb}')`;
+    // Exempt where the auditor may both use and waive exemptions: only namespace off. waive is asked once use is known to be allowed.
+    const exemptions = exemptable('exemptions', `!(${check('use')}.allowed() && ${check('waive')}.allowed())`);
+    const denials = (report: AuditReport) => report.results.filter((r) => r.result === 'denied').map((r) => r.name).sort();
+    const asked = () => accessReviews.map((r) => `${r.kind} ${r.spec.user ?? '-'} ${r.spec.resourceAttributes.verb} ${r.spec.resourceAttributes.namespace}`).sort();
+
+    accessReviews.length = 0;
+    const self = await runAudit({ client, webhooks: [exemptions], auditor });
+    assert.deepEqual(denials(self), ['p-bad', 'p-exempt', 'p-noowner', 'p-ok', 'p-plain-bad']);
+    assert.equal(self.summary.skipped, 1);
+    assert.deepEqual(self.problems, []);
+    // Six pods in three namespaces: one SelfSubjectAccessReview per check, no more.
+    assert.deepEqual(asked(), [
+      'SelfSubjectAccessReview - use off',
+      'SelfSubjectAccessReview - use on',
+      'SelfSubjectAccessReview - use plain',
+      'SelfSubjectAccessReview - waive off',
+      'SelfSubjectAccessReview - waive plain',
+    ]);
+    assert.deepEqual(accessReviews[0]!.spec, { resourceAttributes: { verb: 'use', group: 'example.com', resource: 'exemptions', namespace: 'on' } });
+
+    // An auditor given (--as): SubjectAccessReviews naming it; a service account's checks always name the account.
+    accessReviews.length = 0;
+    const scanner = exemptable('scanner', "authorizer.serviceAccount('on', 'scanner').group('').resource('pods').check('list').allowed() && !authorizer.group('example.com').resource('exemptions').namespace(object.metadata.namespace).check('use').allowed()");
+    const subject = await runAudit({ client, webhooks: [exemptions, scanner], auditor, accessReviews: 'subject' });
+    assert.deepEqual(denials(subject), ['p-bad', 'p-bad', 'p-exempt', 'p-exempt', 'p-noowner', 'p-noowner', 'p-ok', 'p-ok', 'p-plain-bad']);
+    assert.ok(accessReviews.every((r) => r.kind === 'SubjectAccessReview'));
+    assert.deepEqual(accessReviews.find((r) => r.spec.user === 'auditor@example.com')!.spec.groups, ['auditors']);
+    assert.equal(accessReviews.filter((r) => r.spec.user === 'system:serviceaccount:on:scanner').length, 1);
+    assert.equal(accessReviews.length, 6);
+
+    // A check the cluster will not answer errors (allowed() is false), and the audit says it is incomplete.
+    const refused = await runAudit({ client, webhooks: [exemptions], auditor: { username: 'ci-bot', groups: ['ci'] }, accessReviews: 'subject' });
+    assert.equal(denials(refused).length, 6);
+    assert.deepEqual(refused.problems, ['authorizer check use exemptions.example.com in namespace on for ci-bot: /apis/authorization.k8s.io/v1/subjectaccessreviews: HTTP 403: subjectaccessreviews.authorization.k8s.io is forbidden: User "auditor@example.com" cannot create resource "subjectaccessreviews"']);
   });
 
   it('calls functions whatever their caller authentication and the shell\'s token', async () => {
