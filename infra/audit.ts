@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { Operation as PatchOperation } from 'fast-json-patch';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
-import { selectorMatches, type AdmissionRegistration, type LabelSelector, type RuleWithOperations } from '../lib/registration.ts';
+import { selectorMatches, type AdmissionRegistration, type Enforcement, type LabelSelector, type RuleWithOperations } from '../lib/registration.ts';
+import { enforcementEnvFor, ENFORCEMENT_ENV } from '../lib/admission/enforcement.ts';
 import type { AdmissionReview, KubeObject } from '../lib/review/schemas.ts';
 import { invoke, type InvokeOptions } from '../lib/harness/invoke.ts';
 import type { WebhookHandler } from '../lib/webhook.ts';
 import { admissionReview } from '../lib/harness/reviews.ts';
-import { KubeApiError, type KubeClient } from './kubeapi.ts';
+import { answerWithoutCalling, compileExpression, isCompileError, type AuthorizationAttributes, type AuthorizationDecision, type Authorize } from '../lib/matchconditions/index.ts';
+import { accessReview, KubeApiError, type KubeClient } from './kubeapi.ts';
 import { toKubeYaml } from './output.ts';
 
 /** The user the reviews name: the auditor. */
@@ -27,6 +29,12 @@ export interface AuditResult {
   namespace?: string;
   name: string;
   result: AuditOutcome;
+  /**
+   * The webhook's enforcement as registered (`Deny` unless set). The audit always runs the
+   * function as `Deny`, so under `Warn` or `Audit` a `denied` result is what the policy would
+   * deny once enforced; today the API server admits it (with a warning, or an audit annotation).
+   */
+  enforcement: Enforcement;
   /** True when the API server would refuse the request: a denial, or an error under failurePolicy Fail. */
   rejected: boolean;
   message?: string;
@@ -62,6 +70,13 @@ export interface AuditOptions {
   auditor: UserInfo;
   /** Objects per list page (`limit`); default 500, kubectl's chunk size. */
   pageSize?: number;
+  /**
+   * How `authorizer` checks in matchConditions are asked of the cluster for the auditor:
+   * `self` (default) by SelfSubjectAccessReview, the auditor being the connection's own user;
+   * `subject` by SubjectAccessReview naming the auditor (the auditor was given, as with `--as`).
+   * Checks for another user (`authorizer.serviceAccount(...)`) always use SubjectAccessReview.
+   */
+  accessReviews?: 'self' | 'subject';
   onProgress?: (progress: AuditProgress) => void;
 }
 
@@ -205,6 +220,7 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   const report: AuditReport = { auditor, summary: emptySummary(), results: [], problems: [] };
   const discovery = new Discovery(client, report.problems);
+  const reviews = new AccessReviews(client, auditor, options.accessReviews ?? 'self', report.problems);
   let namespaceLabels: Promise<Map<string, Record<string, string>>> | undefined;
   const labelsOfNamespace = async (name: string) => {
     namespaceLabels ??= (async () => {
@@ -225,18 +241,24 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
       const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
       let done = 0;
       let total: number | undefined;
+      // Objects audited so far, by uid: a list restarted after an expired continue token sends them again.
+      const seen = new Set<string>();
       const query: Record<string, string> = {};
       const labelSelector = selectorQuery(reg.objectSelector);
       if (labelSelector) query.labelSelector = labelSelector;
       try {
-        await client.list(collectionPath(resource), query, pageSize, async (items, remaining) => {
+        await client.list(collectionPath(resource), query, pageSize, async (items, remaining, restarted) => {
           // Only pages with more to come say how many remain; the total stays known on the last page.
-          if (remaining !== undefined) total = done + items.length + remaining;
+          if (restarted) total = undefined;
+          else if (remaining !== undefined) total = done + items.length + remaining;
           for (const item of items) {
+            const id = item.metadata?.uid ? String(item.metadata.uid) : `${item.metadata?.namespace ?? ''}/${item.metadata?.name ?? ''}`;
+            if (seen.has(id)) continue;
+            seen.add(id);
             const object = { ...item, apiVersion, kind: resource.kind } as KubeObject;
             done++;
             if (await selected(reg, resource, object, labelsOfNamespace)) {
-              const result = await auditObject(caller, resource, object, operation, auditor);
+              const result = await auditObject(caller, resource, object, operation, auditor, reviews);
               report.summary[result.result]++;
               if (result.result !== 'allowed' && result.result !== 'skipped') report.results.push(result);
             }
@@ -271,17 +293,25 @@ interface LocalCaller {
 
 // Caller authentication settings the function would read from the environment.
 const AUTH_ENV = /^KLW_(BEARER_TOKEN|PATH_SECRET)/;
+// Enforcement overrides (KLW_ENFORCEMENT, KLW_ENFORCEMENT_<NAME>): the auditor's shell does not choose the function's mode.
+const ENFORCEMENT_VARIABLES = new RegExp(`^${ENFORCEMENT_ENV}`);
 
 /**
  * Caller authentication guards the function's URL, not its logic: the audit calls the function
  * in-process with a one-off bearer token and path secret of its own (in the environment the
  * handler reads, not process.env), so whatever the registration's `auth` mode and whatever the
- * auditor's shell holds (KLW_BEARER_TOKEN, say), the function answers the review.
+ * auditor's shell holds (KLW_BEARER_TOKEN, say), the function answers the review. The
+ * function runs with its enforcement forced to `Deny` (`KLW_ENFORCEMENT_<NAME>`, whatever the
+ * registration or the auditor's environment says), so a `Warn` or `Audit` policy reports what
+ * it would deny instead of admitting it.
  */
 function localCaller(webhook: AdmissionWebhook): LocalCaller {
   const secret = randomBytes(16).toString('hex');
   const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!AUTH_ENV.test(name) && name !== 'AWS_LAMBDA_FUNCTION_NAME') env[name] = value;
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!AUTH_ENV.test(name) && !ENFORCEMENT_VARIABLES.test(name) && name !== 'AWS_LAMBDA_FUNCTION_NAME') env[name] = value;
+  }
+  env[enforcementEnvFor(webhook.registration.name)] = 'Deny';
   env.KLW_BEARER_TOKEN = secret;
   env.KLW_PATH_SECRET = secret;
   let handler: WebhookHandler | undefined;
@@ -295,7 +325,7 @@ function localCaller(webhook: AdmissionWebhook): LocalCaller {
   return { webhook: local, options: { headers: { authorization: `Bearer ${secret}` }, handlerOptions: { env } } };
 }
 
-async function auditObject(caller: LocalCaller, resource: ApiResource, object: KubeObject, operation: Target['operation'], auditor: UserInfo): Promise<AuditResult> {
+async function auditObject(caller: LocalCaller, resource: ApiResource, object: KubeObject, operation: Target['operation'], auditor: UserInfo, reviews: AccessReviews): Promise<AuditResult> {
   const webhook = caller.webhook;
   const reg = webhook.registration;
   const metadata = (object.metadata ?? {}) as Json;
@@ -309,6 +339,7 @@ async function auditObject(caller: LocalCaller, resource: ApiResource, object: K
     ...(metadata.namespace ? { namespace: String(metadata.namespace) } : {}),
     name: String(metadata.name ?? ''),
     result: 'allowed',
+    enforcement: reg.enforcement ?? 'Deny',
     rejected: false,
   };
   const review = admissionReview(object, {
@@ -320,7 +351,8 @@ async function auditObject(caller: LocalCaller, resource: ApiResource, object: K
     version: reg.admissionReviewVersions.includes('v1') ? 'v1' : 'v1beta1',
   });
   try {
-    const answer = await invoke(webhook, review, caller.options);
+    const authorize = usesAuthorizer(reg) ? await reviews.settle(reg, review.request) : undefined;
+    const answer = await invoke(webhook, review, authorize ? { ...caller.options, authorize } : caller.options);
     if (answer.matchConditionError) {
       result.result = 'error';
       result.rejected = !answer.allowed;
@@ -345,6 +377,111 @@ async function auditObject(caller: LocalCaller, resource: ApiResource, object: K
   return result;
 }
 
+const authorizerUse = new WeakMap<AdmissionRegistration, boolean>();
+
+/** True when any of the registration's matchConditions uses `authorizer`. */
+function usesAuthorizer(reg: AdmissionRegistration): boolean {
+  let uses = authorizerUse.get(reg);
+  if (uses === undefined) {
+    uses = (reg.matchConditions ?? []).some((c) => {
+      const compiled = compileExpression(c.expression.trim(), { typeCheck: false });
+      return !isCompileError(compiled) && compiled.usesAuthorizer;
+    });
+    authorizerUse.set(reg, uses);
+  }
+  return uses;
+}
+
+/** Rounds of asking per object: a check may only be reached once another's answer is known (`a && b`). */
+const MAX_AUTHORIZER_ROUNDS = 8;
+
+/**
+ * The cluster's answers to matchConditions' `authorizer` checks, asked with access reviews and
+ * kept for the run by user and attributes. The API server asks its authorizer for the
+ * requesting user; in an audit that user is the auditor.
+ */
+class AccessReviews {
+  private readonly answers = new Map<string, AuthorizationDecision | Error>();
+  private readonly asking = new Map<string, Promise<void>>();
+  private readonly reported = new Set<string>();
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly auditor: UserInfo,
+    private readonly mode: 'self' | 'subject',
+    private readonly problems: string[],
+  ) {}
+
+  private static key(a: AuthorizationAttributes): string {
+    const { username, uid, groups, extra } = a.user;
+    return JSON.stringify([username, uid ?? '', groups ?? [], extra ?? {}, a.verb, a.path ?? null, a.group ?? '', a.resource ?? '', a.subresource ?? '', a.namespace ?? '', a.name ?? '']);
+  }
+
+  /** The answer already known: a decision, the error asking failed with, or undefined. */
+  known(attributes: AuthorizationAttributes): AuthorizationDecision | Error | undefined {
+    return this.answers.get(AccessReviews.key(attributes));
+  }
+
+  /** Asks the cluster once per run; a failure is kept as the answer (the check errors) and reported. */
+  ask(attributes: AuthorizationAttributes): Promise<void> {
+    const key = AccessReviews.key(attributes);
+    let asking = this.asking.get(key);
+    if (!asking) {
+      const self = this.mode === 'self' && attributes.user.username === this.auditor.username;
+      asking = accessReview(this.client, attributes, self).then(
+        (decision) => void this.answers.set(key, decision),
+        (err: unknown) => {
+          const error = err instanceof Error ? err : new Error(String(err));
+          this.answers.set(key, error);
+          // One problem per user and failure, naming the first check it hit: the conditions were not evaluated as the API server would.
+          const reported = `${attributes.user.username}\0${error.message}`;
+          if (!this.reported.has(reported)) {
+            this.reported.add(reported);
+            this.problems.push(`authorizer check ${describeCheck(attributes)} for ${attributes.user.username}: ${error.message}`);
+          }
+        },
+      );
+      this.asking.set(key, asking);
+    }
+    return asking;
+  }
+
+  /**
+   * Asks every check the registration's conditions make for this request, round after round
+   * (evaluating with what is known, asking what was reached and is not), and returns the
+   * authorizer answering from those answers for the evaluation that counts.
+   */
+  async settle(reg: AdmissionRegistration, request: AdmissionReview['request']): Promise<Authorize> {
+    for (let round = 0; round < MAX_AUTHORIZER_ROUNDS; round++) {
+      const missing: AuthorizationAttributes[] = [];
+      answerWithoutCalling(reg, request, (attributes) => {
+        const answer = this.known(attributes);
+        if (answer === undefined) {
+          missing.push(attributes);
+          return { decision: 'NoOpinion' };
+        }
+        if (answer instanceof Error) throw answer;
+        return answer;
+      });
+      if (!missing.length) break;
+      await Promise.all(missing.map((attributes) => this.ask(attributes)));
+    }
+    return (attributes) => {
+      const answer = this.known(attributes);
+      if (answer instanceof Error) throw answer;
+      if (answer === undefined) throw new Error(`authorizer check ${describeCheck(attributes)} not asked: more than ${MAX_AUTHORIZER_ROUNDS} rounds of dependent checks`);
+      return answer;
+    };
+  }
+}
+
+/** `use exemptions.example.com in namespace shop`, `get /healthz`. */
+function describeCheck(a: AuthorizationAttributes): string {
+  if (a.path !== undefined) return `${a.verb} ${a.path}`;
+  const resource = `${a.resource ?? ''}${a.subresource ? `/${a.subresource}` : ''}${a.group ? `.${a.group}` : ''}`;
+  return `${a.verb} ${resource}${a.name ? ` ${a.name}` : ''}${a.namespace ? ` in namespace ${a.namespace}` : ''}`;
+}
+
 /** One line per patch operation: `add /metadata/labels/team`. */
 function describePatch(patch: PatchOperation[]): string {
   return patch.map((op) => `${op.op} ${op.path}`).join(', ');
@@ -356,10 +493,11 @@ export function renderAudit(report: AuditReport, format: 'table' | 'json' | 'yam
   if (format === 'yaml') return toKubeYaml(report);
   if (!report.results.length) return '';
   const rows = [
-    ['RESULT', 'FUNCTION', 'RESOURCE', 'OBJECT', 'MESSAGE'],
+    ['RESULT', 'FUNCTION', 'ENFORCEMENT', 'RESOURCE', 'OBJECT', 'MESSAGE'],
     ...report.results.map((r) => [
       r.result.toUpperCase(),
       r.function,
+      r.enforcement,
       r.resource,
       r.namespace ? `${r.namespace}/${r.name}` : r.name,
       [r.message, r.warnings?.length ? `warnings: ${r.warnings.join(' | ')}` : undefined, r.patch ? `patch: ${describePatch(r.patch)}` : undefined].filter(Boolean).join('; '),
@@ -374,6 +512,18 @@ export function summaryLine(report: AuditReport): string {
   const s = report.summary;
   const total = Object.values(s).reduce((a, b) => a + b, 0);
   return `audit: ${total} object${total === 1 ? '' : 's'}: ${s.denied} denied, ${s.warned} warned, ${s.patched} patched, ${s.allowed} allowed, ${s.skipped} skipped, ${s.error} error${s.error === 1 ? '' : 's'}`;
+}
+
+/**
+ * `3 objects would be denied (2 by functions in Warn or Audit enforcement, admitted until it is
+ * Deny)`; undefined when nothing would be.
+ */
+export function deniedLine(report: AuditReport): string | undefined {
+  const rejected = report.results.filter((r) => r.rejected).length;
+  if (!rejected) return undefined;
+  // Denials of functions in Warn or Audit enforcement: the API server admits these objects until the mode is Deny.
+  const lenient = report.results.filter((r) => r.result === 'denied' && r.enforcement !== 'Deny').length;
+  return `${rejected} object${rejected === 1 ? '' : 's'} would be denied${lenient ? ` (${lenient} by functions in Warn or Audit enforcement, admitted until it is Deny)` : ''}`;
 }
 
 /** A one-line progress bar redrawn in place; draws nothing unless the stream is a terminal. */

@@ -19,9 +19,12 @@ import { checkServerless, lambdaName, readServerless, runServerless } from './se
 import { smoke } from './smoke.ts';
 import { addLogsCommand } from './logs.ts';
 import { addSecretCommands, DEFAULT_STATE_DIR, ensureTargetPathSecret, smokePathSecret, withPathSecret, writePrivateOutput, type PathSecretOptions } from './secret-commands.ts';
-import { DEFAULT_PAGE_SIZE, ProgressBar, renderAudit, runAudit, summaryLine } from './audit.ts';
+import { DEFAULT_PAGE_SIZE, deniedLine, ProgressBar, renderAudit, runAudit, summaryLine, type AuditReport } from './audit.ts';
 import { KubeClient, loadConnection, whoAmI } from './kubeapi.ts';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
+
+/** Exit code of `klw audit` when the audit did not run or could not check everything (1 means something would be denied). */
+export const AUDIT_INCOMPLETE = 2;
 
 /** Progress and findings go to stderr, so stdout carries only the requested output. */
 function say(line: string): void {
@@ -144,7 +147,7 @@ export function program(): Command {
 
   cli
     .command('audit')
-    .description('run the existing objects of a cluster through the admission functions locally, as an update of each object onto itself; exit 1 when any would be denied')
+    .description('run the existing objects of a cluster through the admission functions locally, as an update of each object onto itself; exit 1 when any would be denied, 2 when the audit is incomplete')
     .argument('[functions...]', 'only these functions')
     .option('--kubeconfig <file>', 'kubeconfig (default: KUBECONFIG, ~/.kube/config, else the in-cluster service account)')
     .option('--context <name>', 'kubeconfig context (default: the current context)')
@@ -152,25 +155,47 @@ export function program(): Command {
     .option('--page-size <n>', 'objects per list request', (v: string) => Number(v), DEFAULT_PAGE_SIZE)
     .option('--as <user>', 'user name the reviews carry (default: who the cluster says you are)')
     .option('--as-group <group...>', 'groups the reviews carry, with --as')
+    .option('--allow-partial', 'exit by the denials found even when some resources could not be listed (else exit 2)')
     .option('--no-progress', 'no progress bar (there is none unless stderr is a terminal)')
-    .action(async (names: string[], options: { kubeconfig?: string; context?: string; output: 'table' | 'json' | 'yaml'; pageSize: number; as?: string; asGroup?: string[]; progress: boolean }) => {
-      if (!Number.isInteger(options.pageSize) || options.pageSize < 1) throw new KlwError('--page-size must be a whole number of at least 1');
-      const webhooks = (await loadFunctions(root(), names))
-        .map((f) => f.webhook)
-        .filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion');
-      if (!webhooks.length) throw new KlwError('no admission functions to audit');
-      const client = new KubeClient(loadConnection({ ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}), ...(options.context ? { context: options.context } : {}) }));
-      const auditor = options.as
-        ? { username: options.as, groups: [...(options.asGroup ?? []), 'system:authenticated'] }
-        : ((await whoAmI(client)) ?? { username: 'klw-audit', groups: ['system:authenticated'] });
-      say(`auditing ${webhooks.length} function${webhooks.length === 1 ? '' : 's'} against ${client.connection.server} as ${auditor.username}`);
-      const bar = new ProgressBar(options.progress ? process.stderr : { isTTY: false, write: () => true });
-      const report = await runAudit({ client, webhooks, auditor, pageSize: options.pageSize, onProgress: (p) => bar.update(p) }).finally(() => bar.done());
-      for (const problem of report.problems) say(`warning: ${problem}`);
+    // Exit 1 means "would deny" only: a usage error is an audit that did not run.
+    .exitOverride((err) => {
+      throw err.exitCode === 0 ? err : new CommanderError(AUDIT_INCOMPLETE, err.code, err.message);
+    })
+    .action(async (names: string[], options: { kubeconfig?: string; context?: string; output: 'table' | 'json' | 'yaml'; pageSize: number; as?: string; asGroup?: string[]; allowPartial?: boolean; progress: boolean }) => {
+      let report: AuditReport;
+      try {
+        if (!Number.isInteger(options.pageSize) || options.pageSize < 1) throw new KlwError('--page-size must be a whole number of at least 1');
+        const webhooks = (await loadFunctions(root(), names))
+          .map((f) => f.webhook)
+          .filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion');
+        if (!webhooks.length) throw new KlwError('no admission functions to audit');
+        const client = new KubeClient(loadConnection({ ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}), ...(options.context ? { context: options.context } : {}) }));
+        const auditor = options.as
+          ? { username: options.as, groups: [...(options.asGroup ?? []), 'system:authenticated'] }
+          : ((await whoAmI(client)) ?? { username: 'klw-audit', groups: ['system:authenticated'] });
+        say(`auditing ${webhooks.length} function${webhooks.length === 1 ? '' : 's'} against ${client.connection.server} as ${auditor.username}`);
+        const bar = new ProgressBar(options.progress ? process.stderr : { isTTY: false, write: () => true });
+        // authorizer checks in matchConditions: the connection's own user by SelfSubjectAccessReview, an auditor given with --as by SubjectAccessReview.
+        const accessReviews = options.as ? 'subject' : 'self';
+        report = await runAudit({ client, webhooks, auditor, accessReviews, pageSize: options.pageSize, onProgress: (p) => bar.update(p) }).finally(() => bar.done());
+      } catch (err) {
+        // Whatever kept the audit from running (credentials, the API server, the functions) exits 2, never 1.
+        say(`klw: ${err instanceof Error ? err.message : String(err)}`);
+        if (process.env.KLW_DEBUG && err instanceof Error) say(err.stack ?? '');
+        throw new CommanderError(AUDIT_INCOMPLETE, 'klw.audit.failed', err instanceof Error ? err.message : String(err));
+      }
+      for (const problem of report.problems) say(`${options.allowPartial ? 'warning' : 'incomplete'}: ${problem}`);
       writeOutput(renderAudit(report, options.output));
       say(summaryLine(report));
-      const rejected = report.results.filter((r) => r.rejected).length;
-      if (rejected) throw new KlwError(`${rejected} object${rejected === 1 ? '' : 's'} would be denied`);
+      const denied = deniedLine(report);
+      const problems = report.problems.length;
+      if (problems && !options.allowPartial) {
+        if (denied) say(`klw: ${denied}`);
+        const message = `audit incomplete: ${problems} problem${problems === 1 ? '' : 's'} above left objects unchecked; --allow-partial accepts a partial audit`;
+        say(`klw: ${message}`);
+        throw new CommanderError(AUDIT_INCOMPLETE, 'klw.audit.incomplete', message);
+      }
+      if (denied) throw new KlwError(denied);
     });
 
   cli

@@ -7,6 +7,7 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { KlwError } from './functions.ts';
+import type { AuthorizationAttributes, AuthorizationDecision } from '../lib/matchconditions/cel.ts';
 
 /** How to reach one API server and who to be there, read from a kubeconfig or the pod's service account. */
 export interface KubeConnection {
@@ -28,6 +29,24 @@ export interface KubeConnection {
   password?: string;
   /** The context's default namespace. */
   namespace?: string;
+  /** The exec credential plugin that gave `token` (or `cert` and `key`), run again when they expire or are refused. */
+  exec?: ExecPlugin;
+  /** When the plugin's credential expires (`status.expirationTimestamp`, ms since the epoch). */
+  expiresAt?: number;
+}
+
+/** A kubeconfig user's `exec` entry and the folder relative commands are found from. */
+export interface ExecPlugin {
+  config: Record<string, unknown>;
+  base: string;
+}
+
+/** A credential an exec plugin returned. */
+interface ExecResult {
+  token?: string;
+  cert?: string;
+  key?: string;
+  expiresAt?: number;
 }
 
 /** The service account files every pod gets (in-cluster configuration). */
@@ -61,7 +80,7 @@ function material(entry: Json, field: string, base: string, what: string): strin
 }
 
 /** Runs a client-go exec credential plugin (aws eks get-token, gke-gcloud-auth-plugin, ...). */
-function execCredential(exec: Json, base: string): { token?: string; cert?: string; key?: string } {
+function execCredential(exec: Json, base: string): ExecResult {
   const command = String(exec.command ?? '');
   if (!command) throw new KlwError('kubeconfig: exec credential plugin without a command');
   const env = { ...process.env } as Record<string, string>;
@@ -83,10 +102,12 @@ function execCredential(exec: Json, base: string): { token?: string; cert?: stri
   } catch {
     throw new KlwError(`kubeconfig: exec credential plugin ${command} did not print an ExecCredential`);
   }
-  const result: { token?: string; cert?: string; key?: string } = {};
+  const result: ExecResult = {};
   if (status.token) result.token = String(status.token);
   if (status.clientCertificateData) result.cert = String(status.clientCertificateData);
   if (status.clientKeyData) result.key = String(status.clientKeyData);
+  const expires = typeof status.expirationTimestamp === 'string' ? Date.parse(status.expirationTimestamp) : NaN;
+  if (Number.isFinite(expires)) result.expiresAt = expires;
   if (!result.token && !result.cert) throw new KlwError(`kubeconfig: exec credential plugin ${command} returned neither a token nor a client certificate`);
   return result;
 }
@@ -167,7 +188,10 @@ export function loadConnection(options: { kubeconfig?: string; context?: string;
     connection.username = String(user.username);
     connection.password = String(user.password ?? '');
   }
-  if (user.exec) Object.assign(connection, execCredential(user.exec, userBase));
+  if (user.exec) {
+    connection.exec = { config: user.exec as Json, base: userBase };
+    Object.assign(connection, execCredential(user.exec, userBase));
+  }
   if (user['auth-provider']) throw new KlwError(`context "${contextName}": auth-provider ${user['auth-provider'].name ?? ''} is not supported; use an exec credential plugin`);
   return connection;
 }
@@ -187,13 +211,43 @@ export class KubeApiError extends KlwError {
 const MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
 /** An API request that takes longer than this has failed. */
 const REQUEST_TIMEOUT_MS = 60_000;
+/** An exec plugin's credential this close to its expirationTimestamp is renewed before a request (EKS tokens last 15 minutes). */
+export const EXEC_RENEW_BEFORE_MS = 60_000;
 
 /** A minimal Kubernetes API client over HTTPS: JSON GET and POST, and paginated lists. */
 export class KubeClient {
   constructor(readonly connection: KubeConnection) {}
 
-  /** Sends one request; resolves with the parsed JSON body, rejects with {@link KubeApiError} on a non-2xx answer. */
-  request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<any> {
+  /**
+   * Sends one request; resolves with the parsed JSON body, rejects with {@link KubeApiError} on a
+   * non-2xx answer. With an exec credential plugin, the plugin runs again first when its
+   * credential is within {@link EXEC_RENEW_BEFORE_MS} of expiring, and once after a 401 (then
+   * the request is sent again), as client-go does.
+   */
+  async request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<any> {
+    const c = this.connection;
+    if (c.exec && c.expiresAt !== undefined && Date.now() >= c.expiresAt - EXEC_RENEW_BEFORE_MS) this.renewCredential();
+    const sent = c.token ?? c.cert;
+    try {
+      return await this.send(method, path, body);
+    } catch (err) {
+      if (!(err instanceof KubeApiError) || err.status !== 401 || !c.exec) throw err;
+      // Renewed unless another request already did since this one was sent.
+      if ((c.token ?? c.cert) === sent) this.renewCredential();
+      return this.send(method, path, body);
+    }
+  }
+
+  /** Runs the exec plugin again and takes its credential. */
+  private renewCredential(): void {
+    const c = this.connection;
+    const renewed = execCredential(c.exec!.config as Json, c.exec!.base);
+    delete c.expiresAt;
+    Object.assign(c, renewed);
+  }
+
+  /** One attempt of {@link request}. */
+  private send(method: 'GET' | 'POST', path: string, body?: unknown): Promise<any> {
     const c = this.connection;
     const url = new URL(path, `${c.server}/`);
     const text = body === undefined ? undefined : JSON.stringify(body);
@@ -241,19 +295,40 @@ export class KubeClient {
 
   /**
    * Lists a collection page by page (`limit` and `continue`), calling `onPage` with each page's
-   * items and the number of items the server says remain (when it says).
+   * items and the number of items the server says remain (when it says). When a continue token
+   * has expired (HTTP 410: the snapshot it pages through was compacted away while the pages
+   * were being processed), the list restarts once from the beginning as client-go's pager does:
+   * one full list without `limit`, whose page comes with `restarted` true and holds the items
+   * already seen again.
    */
-  async list(path: string, query: Record<string, string>, limit: number, onPage: (items: Json[], remaining: number | undefined) => Promise<void> | void): Promise<void> {
+  async list(
+    path: string,
+    query: Record<string, string>,
+    limit: number,
+    onPage: (items: Json[], remaining: number | undefined, restarted: boolean) => Promise<void> | void,
+  ): Promise<void> {
     let token: string | undefined;
-    do {
-      const params = new URLSearchParams({ ...query, limit: String(limit) });
+    let restarted = false;
+    for (;;) {
+      const params = new URLSearchParams(query);
+      if (!restarted) params.set('limit', String(limit));
       if (token) params.set('continue', token);
-      const page = await this.request('GET', `${path}?${params}`);
+      let page: any;
+      try {
+        const search = params.toString();
+        page = await this.request('GET', search ? `${path}?${search}` : path);
+      } catch (err) {
+        if (!(err instanceof KubeApiError) || err.status !== 410 || !token || restarted) throw err;
+        restarted = true;
+        token = undefined;
+        continue;
+      }
       if (!Array.isArray(page?.items)) throw new KlwError(`${path}: not a list`);
       const remaining = page.metadata?.remainingItemCount;
-      await onPage(page.items, typeof remaining === 'number' ? remaining : undefined);
+      await onPage(page.items, typeof remaining === 'number' ? remaining : undefined, restarted);
       token = page.metadata?.continue || undefined;
-    } while (token);
+      if (!token) return;
+    }
   }
 }
 
@@ -309,4 +384,36 @@ export async function whoAmI(client: KubeClient): Promise<{ username: string; ui
     }
   }
   return identityFromCredentials(c);
+}
+
+/**
+ * Asks the cluster's authorizer one `authorizer` check of a matchCondition: a
+ * SelfSubjectAccessReview when `self` (the connection's own user, which needs no permission),
+ * else a SubjectAccessReview naming the check's user (which needs `create` on
+ * subjectaccessreviews). Allowed is `Allow`, denied `Deny`, neither `NoOpinion`; an
+ * authorizer that failed to evaluate without deciding rejects, as the API server's check errors.
+ */
+export async function accessReview(client: KubeClient, attributes: AuthorizationAttributes, self: boolean): Promise<AuthorizationDecision> {
+  const spec: Json = {};
+  if (attributes.path !== undefined) spec.nonResourceAttributes = { path: attributes.path, verb: attributes.verb };
+  else {
+    const resourceAttributes: Json = { verb: attributes.verb };
+    for (const field of ['group', 'resource', 'subresource', 'namespace', 'name'] as const) if (attributes[field]) resourceAttributes[field] = attributes[field];
+    spec.resourceAttributes = resourceAttributes;
+  }
+  const kind = self ? 'SelfSubjectAccessReview' : 'SubjectAccessReview';
+  if (!self) {
+    const { username, uid, groups, extra } = attributes.user;
+    spec.user = username;
+    if (uid) spec.uid = uid;
+    if (groups?.length) spec.groups = groups;
+    if (extra && Object.keys(extra).length) spec.extra = extra;
+  }
+  const review = await client.request('POST', `/apis/authorization.k8s.io/v1/${kind.toLowerCase()}s`, { apiVersion: 'authorization.k8s.io/v1', kind, spec });
+  const status: Json = review?.status ?? {};
+  const reason = typeof status.reason === 'string' && status.reason ? { reason: status.reason } : {};
+  if (status.allowed === true) return { decision: 'Allow', ...reason };
+  if (status.denied === true) return { decision: 'Deny', ...reason };
+  if (typeof status.evaluationError === 'string' && status.evaluationError) throw new KlwError(status.evaluationError);
+  return { decision: 'NoOpinion', ...reason };
 }

@@ -135,7 +135,7 @@ describe('klw audit against kube-apiserver', () => {
   check('the table, and exit 0 for a function that only patches', async () => {
     const table = await klw('audit', '--kubeconfig', cluster.kubeconfig, '--context', 'e2e');
     assert.equal(table.code, 1);
-    assert.match(table.stdout, /^DENIED\s+audit-policy\s+configmaps\s+audit-on\/cm-bad\s+ConfigMap "cm-bad" has tier=forbidden$/m);
+    assert.match(table.stdout, /^DENIED\s+audit-policy\s+Deny\s+configmaps\s+audit-on\/cm-bad\s+ConfigMap "cm-bad" has tier=forbidden$/m);
     const defaults = await klw('audit', 'audit-defaults', '--kubeconfig', cluster.kubeconfig);
     assert.equal(defaults.code, 0, defaults.stderr);
     assert.match(defaults.stderr, /0 denied, 0 warned, 1 patched/);

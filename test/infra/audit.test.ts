@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { allow, defineMutatingWebhook, defineValidatingWebhook, deny } from '../../lib/index.ts';
 import type { AdmissionRequest } from '../../lib/review/schemas.ts';
-import { ProgressBar, renderAudit, runAudit, selectorQuery, summaryLine, type AuditReport } from '../../infra/audit.ts';
+import { deniedLine, ProgressBar, renderAudit, runAudit, selectorQuery, summaryLine, type AuditReport } from '../../infra/audit.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { identityFromCredentials, inClusterConnection, KubeClient, loadConnection, whoAmI } from '../../infra/kubeapi.ts';
 import { ensureLocalCertificates } from '../../infra/local/certs.ts';
@@ -38,7 +38,29 @@ const collections: Record<string, Array<Record<string, any>>> = {
   '/apis/apps/v1/deployments': [obj('on', 'd-bad', { tier: 'forbidden' })],
 };
 const requests: string[] = [];
+/** A test's fault: answers a GET instead of the fake (a status and a Status message), or lets it through (undefined). */
+let fault: ((url: URL) => { status: number; message: string } | undefined) | undefined;
 const reviewsSeen: AdmissionRequest[] = [];
+/** Access reviews the fake was sent: kind and spec. */
+const accessReviews: Array<{ kind: string; spec: Record<string, any> }> = [];
+
+/**
+ * The fake's authorizer: `use` and `waive` of exemptions.example.com in namespace off are allowed,
+ * `use` in namespace plain too, `waive` there is denied; the service account on/scanner may list
+ * pods; user ci-bot's SubjectAccessReviews are refused (the auditor may not create them).
+ */
+function authorizeReview(kind: string, spec: Record<string, any>): { status: number; body: unknown } {
+  accessReviews.push({ kind, spec });
+  const user = kind === 'SelfSubjectAccessReview' ? 'auditor@example.com' : spec.user;
+  if (user === 'ci-bot') return { status: 403, body: { kind: 'Status', code: 403, message: 'subjectaccessreviews.authorization.k8s.io is forbidden: User "auditor@example.com" cannot create resource "subjectaccessreviews"' } };
+  const a = spec.resourceAttributes ?? {};
+  const exemption = a.group === 'example.com' && a.resource === 'exemptions';
+  let status: Record<string, unknown> = { allowed: false };
+  if (user === 'auditor@example.com' && exemption && (a.namespace === 'off' || (a.namespace === 'plain' && a.verb === 'use'))) status = { allowed: true, reason: 'exempt here' };
+  else if (user === 'auditor@example.com' && exemption && a.namespace === 'plain') status = { allowed: false, denied: true, reason: 'no waivers here' };
+  else if (user === 'system:serviceaccount:on:scanner' && !a.group && a.resource === 'pods' && a.verb === 'list') status = { allowed: true };
+  return { status: 201, body: { apiVersion: 'authorization.k8s.io/v1', kind, spec, status } };
+}
 
 function discovery(path: string): unknown {
   const r = (name: string, kind: string, namespaced: boolean, verbs = ['get', 'list', 'update']) => ({ name, kind, namespaced, verbs });
@@ -71,6 +93,11 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
+      const review = url.pathname.startsWith('/apis/authorization.k8s.io/v1/') ? JSON.parse(body) : undefined;
+      if (review && url.pathname.endsWith(`/${String(review.kind).toLowerCase()}s`)) {
+        const answer = authorizeReview(review.kind, review.spec);
+        return send(answer.status, answer.body);
+      }
       if (url.pathname === '/apis/authentication.k8s.io/v1/tokenreviews' && JSON.parse(body).spec.token === TOKEN) {
         return send(201, { kind: 'TokenReview', status: { authenticated: true, user: { username: 'auditor@example.com', groups: ['auditors', 'system:authenticated'] } } });
       }
@@ -78,6 +105,8 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     });
     return;
   }
+  const failure = fault?.(url);
+  if (failure) return send(failure.status, { kind: 'Status', message: failure.message, code: failure.status });
   if (url.pathname === '/apis/metrics.example.com/v1') return send(503, { kind: 'Status', message: 'service unavailable', code: 503 });
   const found = discovery(url.pathname);
   if (found) return send(200, found);
@@ -258,6 +287,52 @@ describe('klw audit against a fake API server', () => {
     assert.equal(report.summary.skipped, 1);
   });
 
+  it('authorizer checks in matchConditions are asked of the cluster for the auditor, each once per run', async () => {
+    const exemptable = (name: string, expression: string) =>
+      defineValidatingWebhook({
+        name,
+        rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+        namespaceSelector: {},
+        matchConditions: [{ name: 'not-exempt', expression }],
+        validate: () => deny('no'),
+      });
+    const check = (verb: string) => `authorizer.group('example.com').resource('exemptions').namespace(object.metadata.namespace).check('${verb}')`;
+    // Exempt where the auditor may both use and waive exemptions: only namespace off. waive is asked once use is known to be allowed.
+    const exemptions = exemptable('exemptions', `!(${check('use')}.allowed() && ${check('waive')}.allowed())`);
+    const denials = (report: AuditReport) => report.results.filter((r) => r.result === 'denied').map((r) => r.name).sort();
+    const asked = () => accessReviews.map((r) => `${r.kind} ${r.spec.user ?? '-'} ${r.spec.resourceAttributes.verb} ${r.spec.resourceAttributes.namespace}`).sort();
+
+    accessReviews.length = 0;
+    const self = await runAudit({ client, webhooks: [exemptions], auditor });
+    assert.deepEqual(denials(self), ['p-bad', 'p-exempt', 'p-noowner', 'p-ok', 'p-plain-bad']);
+    assert.equal(self.summary.skipped, 1);
+    assert.deepEqual(self.problems, []);
+    // Six pods in three namespaces: one SelfSubjectAccessReview per check, no more.
+    assert.deepEqual(asked(), [
+      'SelfSubjectAccessReview - use off',
+      'SelfSubjectAccessReview - use on',
+      'SelfSubjectAccessReview - use plain',
+      'SelfSubjectAccessReview - waive off',
+      'SelfSubjectAccessReview - waive plain',
+    ]);
+    assert.deepEqual(accessReviews[0]!.spec, { resourceAttributes: { verb: 'use', group: 'example.com', resource: 'exemptions', namespace: 'on' } });
+
+    // An auditor given (--as): SubjectAccessReviews naming it; a service account's checks always name the account.
+    accessReviews.length = 0;
+    const scanner = exemptable('scanner', "authorizer.serviceAccount('on', 'scanner').group('').resource('pods').check('list').allowed() && !authorizer.group('example.com').resource('exemptions').namespace(object.metadata.namespace).check('use').allowed()");
+    const subject = await runAudit({ client, webhooks: [exemptions, scanner], auditor, accessReviews: 'subject' });
+    assert.deepEqual(denials(subject), ['p-bad', 'p-bad', 'p-exempt', 'p-exempt', 'p-noowner', 'p-noowner', 'p-ok', 'p-ok', 'p-plain-bad']);
+    assert.ok(accessReviews.every((r) => r.kind === 'SubjectAccessReview'));
+    assert.deepEqual(accessReviews.find((r) => r.spec.user === 'auditor@example.com')!.spec.groups, ['auditors']);
+    assert.equal(accessReviews.filter((r) => r.spec.user === 'system:serviceaccount:on:scanner').length, 1);
+    assert.equal(accessReviews.length, 6);
+
+    // A check the cluster will not answer errors (allowed() is false), and the audit says it is incomplete.
+    const refused = await runAudit({ client, webhooks: [exemptions], auditor: { username: 'ci-bot', groups: ['ci'] }, accessReviews: 'subject' });
+    assert.equal(denials(refused).length, 6);
+    assert.deepEqual(refused.problems, ['authorizer check use exemptions.example.com in namespace on for ci-bot: /apis/authorization.k8s.io/v1/subjectaccessreviews: HTTP 403: subjectaccessreviews.authorization.k8s.io is forbidden: User "auditor@example.com" cannot create resource "subjectaccessreviews"']);
+  });
+
   it('calls functions whatever their caller authentication and the shell\'s token', async () => {
     const modes = ['auto', 'bearer', 'path-secret', 'none'] as const;
     const webhooks = modes.map((auth) =>
@@ -278,6 +353,74 @@ describe('klw audit against a fake API server', () => {
     }
   });
 
+  it('reports what a policy would deny whatever its enforcement mode, and the mode, ignoring the auditor\'s KLW_ENFORCEMENT', async () => {
+    // Four of the six pods carry tier=forbidden.
+    const policy = (enforcement: 'Deny' | 'Warn' | 'Audit') =>
+      defineValidatingWebhook({
+        name: `tier-${enforcement.toLowerCase()}`,
+        enforcement,
+        rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+        namespaceSelector: {},
+        validate: ({ object }) => ((object as any).metadata.labels.tier === 'forbidden' ? deny('tier=forbidden') : allow()),
+      });
+    process.env.KLW_ENFORCEMENT = 'Audit';
+    process.env.KLW_ENFORCEMENT_TIER_DENY = 'Warn';
+    try {
+      for (const mode of ['Deny', 'Warn', 'Audit'] as const) {
+        const report = await runAudit({ client, webhooks: [policy(mode)], auditor });
+        assert.deepEqual(report.summary, { denied: 4, warned: 0, patched: 0, allowed: 2, skipped: 0, error: 0 }, mode);
+        assert.deepEqual(report.results.map((r) => `${r.result} ${r.rejected} ${r.enforcement} ${r.name} ${r.message}`).sort(), [
+          `denied true ${mode} p-bad tier=forbidden`,
+          `denied true ${mode} p-exempt tier=forbidden`,
+          `denied true ${mode} p-off-bad tier=forbidden`,
+          `denied true ${mode} p-plain-bad tier=forbidden`,
+        ]);
+        assert.equal(deniedLine(report), `4 objects would be denied${mode === 'Deny' ? '' : ' (4 by functions in Warn or Audit enforcement, admitted until it is Deny)'}`);
+        const table = renderAudit(report, 'table').trim().split('\n');
+        assert.match(table[0]!, /^RESULT\s+FUNCTION\s+ENFORCEMENT\s+RESOURCE\s+OBJECT\s+MESSAGE$/);
+        assert.match(table[1]!, new RegExp(`^DENIED\\s+tier-${mode.toLowerCase()}\\s+${mode}\\s+pods\\s+`));
+      }
+    } finally {
+      delete process.env.KLW_ENFORCEMENT;
+      delete process.env.KLW_ENFORCEMENT_TIER_DENY;
+    }
+  });
+
+  it('a continue token that expired (410) restarts the list once from the beginning, each object audited once', async () => {
+    const names: string[] = [];
+    const everything = defineValidatingWebhook({
+      name: 'every-configmap',
+      rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+      namespaceSelector: {},
+      validate: ({ object }) => {
+        names.push(String((object as any).metadata.name));
+        return deny('no');
+      },
+    });
+    const expired = { status: 410, message: 'The provided continue parameter is too old to display a consistent list result.' };
+    let expiries = 0;
+    fault = (url) => (url.pathname === '/api/v1/configmaps' && url.searchParams.has('continue') && expiries++ === 0 ? expired : undefined);
+    requests.length = 0;
+    try {
+      const report = await runAudit({ client, webhooks: [everything], auditor, pageSize: 1 });
+      assert.deepEqual(report.problems, []);
+      // The first page, the expired second page, then the whole list again (as client-go's pager does, without limit).
+      assert.deepEqual(requests.filter((r) => r.includes('/configmaps')), ['GET /api/v1/configmaps?limit=1', 'GET /api/v1/configmaps?limit=1&continue=1', 'GET /api/v1/configmaps']);
+      assert.deepEqual(names, ['cm-bad', 'cm-ok']);
+      assert.deepEqual(report.results.map(key), ['denied every-configmap on/cm-bad', 'denied every-configmap on/cm-ok']);
+      assert.equal(report.summary.denied, 2);
+
+      // Only once: a relist that expires too leaves the resource unchecked, and says so.
+      fault = (url) => (url.pathname === '/api/v1/configmaps' && url.search !== '?limit=1' ? expired : undefined);
+      names.length = 0;
+      const failed = await runAudit({ client, webhooks: [everything], auditor, pageSize: 1 });
+      assert.deepEqual(names, ['cm-bad']);
+      assert.deepEqual(failed.problems, ['every-configmap: cannot list configmaps: /api/v1/configmaps: HTTP 410: The provided continue parameter is too old to display a consistent list result.']);
+    } finally {
+      fault = undefined;
+    }
+  });
+
   it('reports progress with the total the API server gives', async () => {
     const seen: string[] = [];
     const webhooks = (await loadFunctions(FIXTURE, ['audit-policy'])).map((f) => f.webhook) as never[];
@@ -290,8 +433,12 @@ describe('klw audit against a fake API server', () => {
 describe('klw audit command', () => {
   /** Runs klw in a child process (the test runner owns this process's stdout); returns exit code, stdout and stderr. */
   function klw(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    return klwWith({}, ...args);
+  }
+  /** klw with extra environment variables. */
+  function klwWith(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
-      execFile(process.execPath, [KLW, '--root', FIXTURE, 'audit', '--kubeconfig', kubeconfig, ...args], { encoding: 'utf8' }, (err, stdout, stderr) =>
+      execFile(process.execPath, [KLW, '--root', FIXTURE, 'audit', '--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', env: { ...process.env, ...env } }, (err, stdout, stderr) =>
         resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });
@@ -315,10 +462,18 @@ describe('klw audit command', () => {
     const table = await klw('--as', 'ci-bot', '--as-group', 'ci');
     assert.equal(table.code, 1);
     const lines = table.stdout.trim().split('\n');
-    assert.match(lines[0]!, /^RESULT\s+FUNCTION\s+RESOURCE\s+OBJECT\s+MESSAGE$/);
-    assert.ok(lines.some((l) => /^DENIED\s+audit-policy\s+pods\s+on\/p-bad\s+Pod "p-bad" has tier=forbidden$/.test(l)), table.stdout);
-    assert.ok(lines.some((l) => /^PATCHED\s+audit-defaults\s+pods\s+on\/p-exempt\s+patch: add \/metadata\/labels\/team$/.test(l)), table.stdout);
+    assert.match(lines[0]!, /^RESULT\s+FUNCTION\s+ENFORCEMENT\s+RESOURCE\s+OBJECT\s+MESSAGE$/);
+    assert.ok(lines.some((l) => /^DENIED\s+audit-policy\s+Deny\s+pods\s+on\/p-bad\s+Pod "p-bad" has tier=forbidden$/.test(l)), table.stdout);
+    assert.ok(lines.some((l) => /^PATCHED\s+audit-defaults\s+Deny\s+pods\s+on\/p-exempt\s+patch: add \/metadata\/labels\/team$/.test(l)), table.stdout);
     assert.match(table.stderr, /as ci-bot/);
+  });
+
+  it('KLW_ENFORCEMENT in the auditor\'s shell does not turn denials into warnings', async () => {
+    const { code, stdout, stderr } = await klwWith({ KLW_ENFORCEMENT: 'Warn', KLW_ENFORCEMENT_AUDIT_POLICY: 'Audit' }, '-o', 'json');
+    assert.equal(code, 1, stderr);
+    const report = JSON.parse(stdout) as AuditReport;
+    assert.deepEqual(report.results.filter((r) => r.rejected).map((r) => `${key(r)} ${r.enforcement}`).sort(), ['denied audit-policy on/cm-bad Deny', 'denied audit-policy on/p-bad Deny']);
+    assert.match(stderr, /audit: 9 objects: 2 denied, 1 warned, 1 patched/);
   });
 
   it('exit 0 when nothing would be denied (patches and warnings only)', async () => {
@@ -327,14 +482,37 @@ describe('klw audit command', () => {
     assert.match(stderr, /1 patched/);
   });
 
-  it('fails with one line on bad credentials, an unknown context, a bad page size', async () => {
+  it('exit 2 when a list failed, naming it, even with denials; --allow-partial passes what was checked', async () => {
+    fault = (url) => (url.pathname === '/api/v1/configmaps' ? { status: 403, message: 'configmaps is forbidden: User "auditor@example.com" cannot list resource "configmaps"' } : undefined);
+    try {
+      const strict = await klw('audit-policy', '-o', 'json');
+      assert.equal(strict.code, 2, strict.stderr);
+      assert.match(strict.stderr, /^incomplete: audit-policy: cannot list configmaps: \/api\/v1\/configmaps: HTTP 403: configmaps is forbidden/m);
+      assert.match(strict.stderr, /^klw: 1 object would be denied$/m);
+      assert.match(strict.stderr, /^klw: audit incomplete: 1 problem above left objects unchecked; --allow-partial accepts a partial audit$/m);
+      assert.equal((JSON.parse(strict.stdout) as AuditReport).problems.length, 1);
+      const partial = await klw('audit-policy', '--allow-partial');
+      assert.equal(partial.code, 1, partial.stderr);
+      assert.match(partial.stderr, /^warning: audit-policy: cannot list configmaps: .*HTTP 403/m);
+      assert.match(partial.stderr, /^klw: 1 object would be denied$/m);
+    } finally {
+      fault = undefined;
+    }
+  });
+
+  it('exit 2 with one line when the audit cannot run: bad credentials, an unknown context, a bad page size or option', async () => {
     const wrong = await klw('--context', 'wrong-user');
-    assert.equal(wrong.code, 1);
+    assert.equal(wrong.code, 2);
     assert.match(wrong.stderr, /^klw: \/.*: HTTP 401: Unauthorized$/m);
     const unknown = await klw('--context', 'nope');
+    assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /klw: kubeconfig .* has no context "nope"/);
     const size = await klw('--page-size', '0');
+    assert.equal(size.code, 2);
     assert.match(size.stderr, /klw: --page-size must be a whole number/);
+    const format = await klw('-o', 'csv');
+    assert.equal(format.code, 2);
+    assert.match(format.stderr, /error: option '-o, --output <format>' argument 'csv' is invalid/);
   });
 });
 
@@ -411,6 +589,60 @@ describe('kubeconfig and identity', () => {
     assert.equal(loadConnection({ kubeconfig: file }).token, 'from-plugin');
     writeFileSync(file, config(failing));
     assert.throws(() => loadConnection({ kubeconfig: file }), /exec credential plugin .*failing\.sh failed: no session/);
+  });
+
+  it('exec credential plugins: re-run within a minute of status.expirationTimestamp, and once on a 401', async () => {
+    // The plugin counts its runs in a file and answers the Nth run with the Nth token of TOKENS (the last one after that).
+    const plugin = join(dir, 'expiring-plugin.mjs');
+    writeFileSync(
+      plugin,
+      [
+        "import { appendFileSync, readFileSync } from 'node:fs';",
+        "appendFileSync(process.env.COUNT_FILE, 'x');",
+        'const run = readFileSync(process.env.COUNT_FILE, "utf8").length;',
+        "const tokens = process.env.TOKENS.split(',');",
+        'const expirationTimestamp = new Date(Date.now() + Number(process.env.EXPIRES_IN) * 1000).toISOString();',
+        "console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: tokens[Math.min(run, tokens.length) - 1], expirationTimestamp } }));",
+      ].join('\n'),
+    );
+    const port = (server.address() as { port: number }).port;
+    let n = 0;
+    const connect = (tokens: string, expiresIn: number) => {
+      const count = join(dir, `exec-count-${++n}`);
+      writeFileSync(count, '');
+      const file = join(dir, `exec-${n}.yaml`);
+      const env = [{ name: 'COUNT_FILE', value: count }, { name: 'TOKENS', value: tokens }, { name: 'EXPIRES_IN', value: String(expiresIn) }];
+      writeFileSync(
+        file,
+        JSON.stringify({
+          'current-context': 'x',
+          clusters: [{ name: 'c', cluster: { server: `https://127.0.0.1:${port}`, 'certificate-authority': caFile } }],
+          users: [{ name: 'u', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], env } } }],
+          contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        }),
+      );
+      return { client: new KubeClient(loadConnection({ kubeconfig: file })), runs: () => readFileSync(count, 'utf8').length };
+    };
+
+    // An hour left: the credential is reused.
+    const lasting = connect(TOKEN, 3600);
+    for (let i = 0; i < 3; i++) await lasting.client.request('GET', '/api');
+    assert.equal(lasting.runs(), 1);
+    // Half a minute left: the plugin runs again before each request.
+    const expiring = connect(TOKEN, 30);
+    assert.equal(expiring.runs(), 1);
+    await expiring.client.request('GET', '/api');
+    await expiring.client.request('GET', '/api');
+    assert.equal(expiring.runs(), 3);
+    // Rejected (401): one more run and the request again, with the new token.
+    const revoked = connect(`stale,${TOKEN}`, 3600);
+    assert.equal((await revoked.client.request('GET', '/api')).kind, 'APIVersions');
+    await revoked.client.request('GET', '/api');
+    assert.equal(revoked.runs(), 2);
+    // Still rejected: the 401 stands after that one retry.
+    const refused = connect('stale', 3600);
+    await assert.rejects(refused.client.request('GET', '/api'), /HTTP 401/);
+    assert.equal(refused.runs(), 2);
   });
 
   it('in-cluster: the service account token, CA and namespace', () => {
