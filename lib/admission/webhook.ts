@@ -23,8 +23,9 @@ export type TypedAdmissionRequest<T> = Omit<AdmissionRequest, 'object' | 'oldObj
 export type ValidateFn<T> = (request: TypedAdmissionRequest<T>, ctx: WebhookContext) => Decision | Promise<Decision>;
 
 /**
- * A mutating function: change `object` (a private copy) in place or return a new one;
- * or return a decision: `deny(...)`, `allow(...warnings)` (after changing the copy), or `patched(ops)`.
+ * A mutating function: change `object` (a private copy, also `request.object`) in place or
+ * return a new one; or return a decision: `deny(...)`, `allow(...warnings)` (after changing
+ * the copy), or `patched(ops)`.
  */
 export type MutateFn<T> = (
   object: T,
@@ -215,8 +216,10 @@ export function defineMutatingWebhook<T extends KubeObject = KubeObject>(definit
   return build(reg, async (request, ctx) => {
     const original = request.object;
     if (!original || request.operation === 'DELETE' || request.operation === 'CONNECT') return { decision: allow() };
+    // `object` and `request.object` are one working copy: whatever the function writes to,
+    // the diff (or a raw patch) is taken against the object as it came.
     const working = cloneJson(original) as T;
-    const result = await mutate(working, request as TypedAdmissionRequest<T>, ctx);
+    const result = await mutate(working, { ...request, object: working } as TypedAdmissionRequest<T>, ctx);
     if (isDecision(result)) {
       if (!result.allowed) return { decision: result };
       if (result.patch) {

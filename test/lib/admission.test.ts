@@ -228,18 +228,56 @@ describe('mutating webhooks', () => {
     assert.equal((await invoke(w, admissionReview(pod()))).status?.code, 500);
   });
 
-  it('does not let mutate change the request it was given', async () => {
-    let seenObject: unknown;
+  it('gives mutate request.object as the same working copy as object', async () => {
+    let same = false;
     const w = defineMutatingWebhook<Obj>({
       name: 'sees',
       rules: [],
       mutate: (obj, request) => {
-        obj.spec.x = 1;
-        seenObject = request.object;
+        same = request.object === obj;
       },
     });
     await invoke(w, admissionReview(pod()));
-    assert.equal((seenObject as Obj).spec.x, undefined);
+    assert.equal(same, true);
+  });
+
+  it('diffs changes made through request.object against the object as it came', async () => {
+    const viaRequest = defineMutatingWebhook<Obj>({
+      name: 'via-request',
+      rules: [],
+      mutate: (_obj, request) => {
+        request.object!.metadata!.labels!.team = 'platform';
+      },
+    });
+    const added = await invoke(viaRequest, admissionReview(pod()));
+    assert.deepEqual(added.patch, [{ op: 'add', path: '/metadata/labels/team', value: 'platform' }]);
+    assert.equal(added.object?.metadata?.labels?.team, 'platform');
+
+    const returnsRequestObject = defineMutatingWebhook<Obj>({
+      name: 'returns-request-object',
+      rules: [],
+      mutate: (_obj, request) => {
+        request.object!.spec.priority = 5;
+        return request.object!;
+      },
+    });
+    const returned = await invoke(returnsRequestObject, admissionReview(pod()));
+    assert.deepEqual(returned.patch, [{ op: 'add', path: '/spec/priority', value: 5 }]);
+  });
+
+  it('checks a raw patch against the object as it came, whatever mutate did to request.object', async () => {
+    const w = defineMutatingWebhook<Obj>({
+      name: 'raw-after-change',
+      failurePolicy: 'Fail',
+      rules: [],
+      mutate: (_obj, request) => {
+        delete request.object!.metadata!.labels!.app;
+        return patched([{ op: 'remove', path: '/metadata/labels/app' }]);
+      },
+    });
+    const result = await invoke(w, admissionReview(pod()));
+    assert.equal(result.allowed, true, result.status?.message);
+    assert.deepEqual(result.object?.metadata?.labels, {});
   });
 });
 
