@@ -203,6 +203,27 @@ describe('mutating webhooks', () => {
     assert.deepEqual(result.patch, [{ op: 'add', path: '/spec/paused', value: true }]);
   });
 
+  it('sends a patch that applies for any change, as JSON carries the changed object', async () => {
+    const w = defineMutatingWebhook<Obj>({
+      name: 'sparse',
+      rules: [],
+      mutate: (obj) => {
+        obj.spec.containers[2] = { name: 'sidecar', image: 'envoy:1.30' };
+        obj.metadata!.labels!.app = (() => 'x') as never;
+        obj.metadata!.labels!.team = undefined as never;
+        obj.spec.at = { toJSON: () => undefined };
+      },
+    });
+    const result = await invoke(w, admissionReview(pod()));
+    assert.equal(result.allowed, true);
+    assert.deepEqual(result.patch, [
+      { op: 'add', path: '/spec/containers/1', value: null },
+      { op: 'add', path: '/spec/containers/2', value: { name: 'sidecar', image: 'envoy:1.30' } },
+      { op: 'remove', path: '/metadata/labels/app' },
+    ]);
+    assert.deepEqual((result.object as Obj | null)?.spec.containers, [{ name: 'c', image: 'nginx:1.25' }, null, { name: 'sidecar', image: 'envoy:1.30' }]);
+  });
+
   it('sends a raw patch that applies', async () => {
     const w = defineMutatingWebhook({ name: 'raw', rules: [], mutate: () => patched([{ op: 'add', path: '/metadata/labels/raw', value: 'yes' }]) });
     const result = await invoke(w, admissionReview(pod()));
