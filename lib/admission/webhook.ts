@@ -8,7 +8,7 @@ import {
 import { completeAdmissionReview, parseAdmissionReview } from '../review/envelope.ts';
 import type { AdmissionRequest, AdmissionResponse, AdmissionReview, KubeObject } from '../review/schemas.ts';
 import { defineWebhook, logFailure, userContext, type DefinedWebhook, type EngineAnswer, type ReviewEngine, type RunContext, type WebhookContext } from '../webhook.ts';
-import { allow, errored, isDecision, isErrored, sanitizeWarnings, type Decision } from './decision.ts';
+import { allow, errored, isDecision, isErrored, replacedCode, sanitizeWarnings, type Decision } from './decision.ts';
 import { isAuditAnnotationKey, resolveEnforcement, WOULD_DENY_ANNOTATION, wouldDenyWarning } from './enforcement.ts';
 import { checkPatch, diffPatch, encodePatch, type PatchOperation } from './patch.ts';
 import { cloneJson } from '../json.ts';
@@ -139,6 +139,8 @@ function logFields(review: AdmissionReview, response: Omit<AdmissionResponse, 'u
     fields.wouldDenyMessage = outcome.wouldDeny;
   }
   if (outcome?.enforcementProblem) fields.enforcementProblem = outcome.enforcementProblem;
+  const replaced = outcome && replacedCode(outcome.decision);
+  if (replaced !== undefined) fields.replacedCode = replaced;
   if (dropped.length) fields.droppedAuditAnnotations = dropped;
   return fields;
 }

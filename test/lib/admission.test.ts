@@ -7,12 +7,13 @@ import {
   defineMutatingWebhook,
   defineValidatingWebhook,
   deny,
+  errored,
   patched,
   sanitizeWarnings,
   type KubeObject,
 } from '../../lib/index.ts';
 import { WARNINGS_TOTAL_LIMIT } from '../../lib/admission/decision.ts';
-import { admissionReview, invoke, invokeRaw } from '../../lib/testing/index.ts';
+import { admissionReview, invoke, invokeRaw, readAnswer } from '../../lib/testing/index.ts';
 import { bodyOf, captureLogger, eventWith, fixture } from '../helpers.ts';
 
 type Obj = KubeObject & { spec?: any };
@@ -68,6 +69,42 @@ describe('validating webhooks', () => {
     const w = defineValidatingWebhook({ name: 'no', rules: [], validate: () => deny('never') });
     const result = await invoke(w, admissionReview(pod()));
     assert.deepEqual(result.status, { code: 403, message: 'never', reason: 'Forbidden' });
+  });
+
+  it('answers a status code Status.code cannot carry with the default code, and logs the code it was given', async () => {
+    const cases: Array<[string, () => ReturnType<typeof deny>, number]> = [
+      ['1099511627776', () => deny('too big', { code: 2 ** 40 }), 403],
+      ['1.5', () => deny('a fraction', { code: 1.5 }), 403],
+      ['99', () => deny('no HTTP status', { code: 99 }), 403],
+      ['600', () => deny('no HTTP status', { code: 600 }), 403],
+      ['NaN', () => errored(NaN, 'not a number'), 500],
+      ['-1', () => errored(-1, 'negative'), 500],
+    ];
+    for (const [given, decide, expected] of cases) {
+      const { logger, lines } = captureLogger();
+      const w = defineValidatingWebhook({ name: 'bad-code', rules: [], validate: decide });
+      const result = await invoke(w, admissionReview(pod()), { handlerOptions: { logger } });
+      assert.equal(result.allowed, false, given);
+      assert.equal(result.status?.code, expected, given);
+      assert.equal(result.status?.reason, expected === 403 ? 'Forbidden' : 'InternalError', given);
+      assert.equal(lines.find((l) => l.msg === 'review')?.replacedCode, given);
+    }
+  });
+
+  it('keeps a valid status code as given', async () => {
+    const { logger, lines } = captureLogger();
+    const w = defineValidatingWebhook({ name: 'teapot', rules: [], validate: () => deny('short and stout', { code: 418 }) });
+    const result = await invoke(w, admissionReview(pod()), { handlerOptions: { logger } });
+    assert.equal(result.status?.code, 418);
+    assert.equal(lines.find((l) => l.msg === 'review')?.replacedCode, undefined);
+  });
+
+  it('the test kit refuses a status code beyond int32, as the API server does', () => {
+    const review = admissionReview(pod());
+    const body = (code: number) =>
+      JSON.stringify({ apiVersion: review.apiVersion, kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: false, status: { code, message: 'no' } } });
+    assert.equal(readAnswer('validating', review, { statusCode: 200, body: body(403) }).status?.code, 403);
+    assert.throws(() => readAnswer('validating', review, { statusCode: 200, body: body(2 ** 40) }), /status\.code/);
   });
 
   it('collects warnings from the decision and ctx.warn as the API server keeps them', async () => {
