@@ -7,7 +7,7 @@ import {
 } from '../registration.ts';
 import { completeAdmissionReview, parseAdmissionReview } from '../review/envelope.ts';
 import type { AdmissionRequest, AdmissionResponse, AdmissionReview, KubeObject } from '../review/schemas.ts';
-import { defineWebhook, logFailure, userContext, type DefinedWebhook, type EngineAnswer, type ReviewEngine, type RunContext, type WebhookContext } from '../webhook.ts';
+import { defineWebhook, isInstance, logFailure, userContext, type DefinedWebhook, type EngineAnswer, type ReviewEngine, type RunContext, type WebhookContext } from '../webhook.ts';
 import { allow, errored, isDecision, isErrored, replacedCode, sanitizeWarnings, type Decision } from './decision.ts';
 import { isAuditAnnotationKey, resolveEnforcement, WOULD_DENY_ANNOTATION, wouldDenyWarning } from './enforcement.ts';
 import { checkPatch, diffPatch, encodePatch, type PatchOperation } from './patch.ts';
@@ -85,7 +85,7 @@ class UserFunctionError extends Error {
  * itself would had the call failed.
  */
 function failureDecision(reg: AdmissionRegistration, err: unknown, ctx: RunContext): Decision {
-  const late = err instanceof DeadlineExceeded;
+  const late = isInstance(err, DeadlineExceeded);
   const errorId = logFailure(ctx, late ? 'user function too slow' : 'user function failed', err);
   const message = late
     ? `webhook ${reg.webhookName} did not answer within ${err.budgetMs} ms (error id ${errorId})`

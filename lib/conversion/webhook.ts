@@ -7,7 +7,7 @@ import {
 import { completeConversionReview, parseConversionReview } from '../review/envelope.ts';
 import type { ConversionResponse, ConversionReview, KubeObject } from '../review/schemas.ts';
 import { nestingDepth } from '../json.ts';
-import { defineWebhook, logFailure, userContext, type DefinedWebhook, type EngineAnswer, type ReviewEngine, type RunContext, type WebhookContext } from '../webhook.ts';
+import { defineWebhook, isInstance, logFailure, userContext, type DefinedWebhook, type EngineAnswer, type ReviewEngine, type RunContext, type WebhookContext } from '../webhook.ts';
 
 /** A conversion that cannot be done; its message is shown to the API server's client as is. */
 export class ConversionError extends Error {
@@ -158,8 +158,8 @@ function conversionEngine(reg: ConversionRegistration, convert: ConvertFn): Revi
         const response: Omit<ConversionResponse, 'uid'> = { result: { status: 'Success' }, convertedObjects: converted };
         return { body: completeConversionReview(review, response), fields: { ...fields, result: 'Success' } };
       } catch (err) {
-        if (err instanceof ConversionError) return failed(review, err.message, fields);
-        const late = err instanceof DeadlineExceeded;
+        if (isInstance(err, ConversionError)) return failed(review, err.message, fields);
+        const late = isInstance(err, DeadlineExceeded);
         const errorId = logFailure(ctx, late ? 'converter too slow' : 'converter failed', err);
         const message = late
           ? `conversion did not finish within ${(err as DeadlineExceeded).budgetMs} ms (error id ${errorId})`

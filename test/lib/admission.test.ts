@@ -14,7 +14,7 @@ import {
 } from '../../lib/index.ts';
 import { WARNINGS_TOTAL_LIMIT } from '../../lib/admission/decision.ts';
 import { admissionReview, invoke, invokeRaw, readAnswer } from '../../lib/testing/index.ts';
-import { bodyOf, captureLogger, eventWith, fixture } from '../helpers.ts';
+import { bodyOf, captureLogger, eventWith, fixture, hostileThrowables } from '../helpers.ts';
 
 type Obj = KubeObject & { spec?: any };
 const pod = (name = 'p', extra: Record<string, unknown> = {}): Obj => ({
@@ -371,6 +371,32 @@ describe('failures of the user function', () => {
     assert.equal(result.allowed, true);
     assert.match(result.warnings[0]!, /internal error .*error id [0-9a-f]{8}.*failurePolicy is Ignore/);
   });
+
+  for (const [what, thrown] of hostileThrowables()) {
+    it(`answers by failurePolicy with an error id when the function throws ${what}`, async () => {
+      for (const failurePolicy of ['Fail', 'Ignore'] as const) {
+        const { logger, lines } = captureLogger();
+        const w = defineValidatingWebhook({
+          name: 'throws-odd',
+          failurePolicy,
+          rules: [],
+          validate: () => {
+            throw thrown;
+          },
+        });
+        const raw = await invokeRaw(w, admissionReview(pod()), { handlerOptions: { logger } });
+        assert.equal(raw.statusCode, 200, `${failurePolicy}: ${raw.body}`);
+        const response = JSON.parse(raw.body).response;
+        const text = failurePolicy === 'Fail' ? response.status.message : response.warnings[0];
+        assert.equal(response.allowed, failurePolicy === 'Ignore');
+        if (failurePolicy === 'Fail') assert.equal(response.status.code, 500);
+        const id = /error id ([0-9a-f]{8})/.exec(text)?.[1];
+        assert.ok(id, text);
+        const logged = lines.find((l) => l.errorId === id);
+        assert.equal(typeof logged?.error, 'string', 'the failure is logged with a description');
+      }
+    });
+  }
 
   it('a rejected promise is a failure too', async () => {
     const w = defineValidatingWebhook({ name: 'rejects', rules: [], validate: async () => Promise.reject(new TypeError('boom')) });
