@@ -1,3 +1,4 @@
+import { isDns1123Subdomain } from '../lib/k8s/names.ts';
 import { checkMatchConditions } from '../lib/matchconditions/rules.ts';
 import { selectorMatches, type LabelSelector } from '../lib/registration.ts';
 import { checkWebhookUrl } from './manifests.ts';
@@ -20,8 +21,6 @@ type Json = Record<string, any>;
 export const SLOW_TIMEOUT_SECONDS = 10;
 
 const OPERATIONS = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT', '*'];
-// DNS subdomain: lower-case alphanumerics, '-' and '.', at most 253 characters.
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /**
  * Resources webhooks must not gate (good practices): leases keep nodes and leader election
@@ -67,7 +66,7 @@ export function lintWebhook(webhook: Json, kind: 'MutatingWebhookConfiguration' 
   const subject = typeof webhook.name === 'string' ? webhook.name : '(unnamed webhook)';
   const add = (level: Finding['level'], rule: string, message: string) => findings.push({ level, rule, subject, message });
 
-  if (typeof webhook.name !== 'string' || !DNS_SUBDOMAIN.test(webhook.name) || webhook.name.length > 253) add('error', 'webhook-name', 'name must be a DNS subdomain');
+  if (typeof webhook.name !== 'string' || !isDns1123Subdomain(webhook.name)) add('error', 'webhook-name', 'name must be a DNS subdomain');
   else if (webhook.name.split('.').length < 3) add('error', 'webhook-name', 'name must have at least three segments separated by dots');
 
   const cc = webhook.clientConfig ?? {};

@@ -1,18 +1,17 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isDns1123Label } from '../lib/k8s/names.ts';
 import { KlwError } from './functions.ts';
 
 const TEMPLATES = fileURLToPath(new URL('./templates/', import.meta.url));
-// DNS-1123 label, as function names must be.
-const NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** The kinds of function `klw new` and `klw init` write. */
 export type FunctionType = 'validating' | 'mutating' | 'conversion';
 
 /** Writes a new function, its test (and for conversion its CRD) from the templates; returns the files. */
 export function scaffold(root: string, type: FunctionType, name: string): string[] {
-  if (!NAME.test(name)) throw new KlwError(`"${name}" is not a valid function name: use lower-case letters, digits and '-' (at most 63)`);
+  if (!isDns1123Label(name)) throw new KlwError(`"${name}" is not a valid function name: use lower-case letters, digits and '-' (at most 63)`);
   const dir = join(root, 'functions', name);
   if (existsSync(dir)) throw new KlwError(`functions/${name} already exists`);
   const render = (template: string) => readFileSync(join(TEMPLATES, type, template), 'utf8').replaceAll('__NAME__', name);

@@ -1,3 +1,4 @@
+import { isDns1123Label } from './k8s/names.ts';
 import type { Operation } from './review/schemas.ts';
 
 /** A rule of a webhook: which operations on which resources send it a review. */
@@ -168,11 +169,9 @@ export const DEFAULT_TIMEOUT_SECONDS = 5;
 /** Conversion calls have a fixed 30 s budget in the API server; answer well inside it. */
 export const DEFAULT_CONVERSION_TIMEOUT_SECONDS = 10;
 
-// DNS-1123 label: what Lambda names, URL paths and Kubernetes names all accept.
-const FUNCTION_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
+// A DNS-1123 label: what Lambda names, URL paths and Kubernetes names all accept.
 function checkName(name: string): void {
-  if (!FUNCTION_NAME.test(name)) {
+  if (typeof name !== 'string' || !isDns1123Label(name)) {
     throw new TypeError(`webhook name ${JSON.stringify(name)} must be a DNS-1123 label (lower-case letters, digits and '-', at most 63)`);
   }
 }
@@ -234,7 +233,7 @@ export function completeConversionRegistration(input: ConversionRegistrationInpu
   };
   if (input.crdManifest) reg.crdManifest = input.crdManifest;
   if (input.versions) {
-    if (!input.versions.length || new Set(input.versions).size !== input.versions.length || input.versions.some((v) => !FUNCTION_NAME.test(v))) {
+    if (!input.versions.length || new Set(input.versions).size !== input.versions.length || input.versions.some((v) => typeof v !== 'string' || !isDns1123Label(v))) {
       throw new TypeError(`versions must be distinct version names such as "v1beta1", got ${JSON.stringify(input.versions)}`);
     }
     reg.versions = [...input.versions];

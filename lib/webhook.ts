@@ -80,14 +80,41 @@ export function newErrorId(): string {
  */
 export function logFailure(ctx: RunContext, message: string, err: unknown): string {
   const errorId = newErrorId();
-  ctx.failure = err instanceof DeadlineExceeded ? 'timeout' : 'error';
-  ctx.log.error(message, {
-    requestId: ctx.requestId,
-    errorId,
-    error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
-    stack: err instanceof Error ? err.stack : undefined,
-  });
+  ctx.failure = isInstance(err, DeadlineExceeded) ? 'timeout' : 'error';
+  ctx.log.error(message, { requestId: ctx.requestId, errorId, ...describeThrown(err) });
   return errorId;
+}
+
+/** `value instanceof type`, false where asking throws (a revoked Proxy). */
+export function isInstance<T>(value: unknown, type: abstract new (...args: never[]) => T): value is T {
+  try {
+    return value instanceof type;
+  } catch {
+    return false;
+  }
+}
+
+/** What `fn` returns, or undefined when it throws. */
+function attempt<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A thrown value as the log shows it: `name: message` of an Error, `String()` of anything else;
+ * a value that throws when asked (no prototype, a throwing `toString` or `message`, a revoked
+ * Proxy) is described by its `Object.prototype.toString` tag, or its type.
+ */
+export function describeThrown(err: unknown): { error: string; stack?: string } {
+  const error =
+    attempt(() => (err instanceof Error ? `${err.name}: ${err.message}` : String(err))) ??
+    attempt(() => Object.prototype.toString.call(err)) ??
+    typeof err;
+  const stack = attempt(() => (err instanceof Error && typeof err.stack === 'string' ? err.stack : undefined));
+  return stack === undefined ? { error } : { error, stack };
 }
 
 /** A defined webhook: the Lambda handler, the registration infra reads, and a way to rebuild the handler. */
@@ -187,7 +214,7 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
     } catch (err) {
       // Only a fault in the adapter itself lands here; user functions are caught by the engines.
       const errorId = newErrorId();
-      log.error('adapter fault', { errorId, error: String(err), stack: (err as Error)?.stack });
+      log.error('adapter fault', { errorId, ...describeThrown(err) });
       return source.write(jsonReply(500, { error: `internal error (error id ${errorId})` }));
     }
   };

@@ -61,3 +61,28 @@ export async function runKlw(...args: string[]): Promise<{ code: number; stderr:
     process.stderr.write = original;
   }
 }
+
+/** Thrown values that break `String(value)` or `error.message`, by what they are. */
+export function hostileThrowables(): Array<[string, unknown]> {
+  const messageThrows = new Error('hidden');
+  Object.defineProperty(messageThrows, 'message', {
+    get() {
+      throw new Error('message getter');
+    },
+  });
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  return [
+    ['an object without a prototype', Object.create(null)],
+    [
+      'an object whose toString throws',
+      {
+        toString() {
+          throw new Error('toString');
+        },
+      },
+    ],
+    ['an Error whose message getter throws', messageThrows],
+    ['a revoked Proxy', proxy],
+  ];
+}

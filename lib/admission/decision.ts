@@ -3,6 +3,14 @@ import type { Operation as PatchOperation } from 'fast-json-patch';
 const DECISION = Symbol.for('kube-lambda-webhooks.decision');
 // Marks the denials of `errored`: the webhook failed, so enforcement modes do not soften them.
 const ERRORED = Symbol('errored');
+// Holds, for the log, the code a denial was given when it was replaced by the default.
+const REPLACED_CODE = Symbol('replacedCode');
+
+// The codes a denial may carry: the API server answers the rejected request with it as the
+// HTTP status, and decodes it into Status.code, an int32. A code it cannot decode fails the
+// whole answer (and failurePolicy Ignore then admits what was denied); HTTP defines 100..599.
+const MIN_STATUS_CODE = 100;
+const MAX_STATUS_CODE = 599;
 
 /** `metav1.Status` of a denial. */
 export interface DecisionStatus {
@@ -26,7 +34,7 @@ export interface Decision {
   withAuditAnnotations(annotations: Record<string, string>): Decision;
 }
 
-type DecisionFields = Omit<Decision, typeof DECISION | 'withWarnings' | 'withAuditAnnotations'> & { [ERRORED]?: true };
+type DecisionFields = Omit<Decision, typeof DECISION | 'withWarnings' | 'withAuditAnnotations'> & { [ERRORED]?: true; [REPLACED_CODE]?: string };
 
 function make(fields: DecisionFields): Decision {
   const decision: Decision = {
@@ -51,7 +59,11 @@ export function allow(...warnings: string[]): Decision {
 
 /** Options of a denial. */
 export interface DenyOptions {
-  /** HTTP status code shown to the user; the API server turns codes below 400 into 400. Default 403. */
+  /**
+   * HTTP status code shown to the user; the API server turns codes below 400 into 400. Default
+   * 403, which also replaces a code that is not an integer from 100 to 599 (the review log line
+   * names the code given, as `replacedCode`).
+   */
   code?: number;
   /** Machine-readable reason (`metav1.StatusReason`). Default `Forbidden`. */
   reason?: string;
@@ -59,13 +71,41 @@ export interface DenyOptions {
 
 /** Reject the request; the user sees `admission webhook "<name>" denied the request: <message>`. */
 export function deny(message: string, options: DenyOptions = {}): Decision {
-  const code = options.code ?? 403;
-  return make({ allowed: false, status: { code, message, reason: options.reason ?? reasonFor(code) }, warnings: [] });
+  return denial(message, options.code ?? 403, 403, options.reason);
 }
 
-/** Reject the request because the webhook itself failed (controller-runtime's `Errored`). */
+/**
+ * Reject the request because the webhook itself failed (controller-runtime's `Errored`); a
+ * code that is not an integer from 100 to 599 is replaced by 500.
+ */
 export function errored(code: number, message: string): Decision {
-  return make({ allowed: false, status: { code, message, reason: reasonFor(code) }, warnings: [], [ERRORED]: true });
+  return denial(message, code, 500, undefined, true);
+}
+
+/** A denial with `code`, or with `fallback` when `code` is no status code the API server can take. */
+function denial(message: string, code: unknown, fallback: number, reason: string | undefined, failed = false): Decision {
+  const valid = isStatusCode(code);
+  const status = valid ? code : fallback;
+  const fields: DecisionFields = { allowed: false, status: { code: status, message, reason: reason ?? reasonFor(status) }, warnings: [] };
+  if (failed) fields[ERRORED] = true;
+  if (!valid) fields[REPLACED_CODE] = describeCode(code);
+  return make(fields);
+}
+
+function isStatusCode(code: unknown): code is number {
+  return Number.isInteger(code) && (code as number) >= MIN_STATUS_CODE && (code as number) <= MAX_STATUS_CODE;
+}
+
+/** A code as given, for the log: numbers as written, anything else by its type. */
+function describeCode(code: unknown): string {
+  if (typeof code === 'number' || typeof code === 'bigint') return String(code);
+  if (typeof code === 'string') return JSON.stringify(code);
+  return code === null ? 'null' : typeof code;
+}
+
+/** The code a denial was given when it was not a status code and the default was sent instead. */
+export function replacedCode(decision: Decision): string | undefined {
+  return (decision as { [REPLACED_CODE]?: string })[REPLACED_CODE];
 }
 
 /** True for a denial made by `errored` (a failure of the webhook, not a policy's denial). */

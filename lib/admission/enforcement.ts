@@ -1,5 +1,6 @@
 import type { AdmissionRegistration, Enforcement } from '../registration.ts';
 import { ENFORCEMENT_MODES } from '../registration.ts';
+import { isQualifiedNamePart } from '../k8s/names.ts';
 
 /** Environment variable overriding the enforcement of every webhook in the environment. */
 export const ENFORCEMENT_ENV = 'KLW_ENFORCEMENT';
@@ -64,11 +65,6 @@ export function readWouldDeny(
   return warning === undefined ? undefined : warning.slice(prefix.length);
 }
 
-// The name part of a qualified name (k8s.io/apimachinery validation.IsQualifiedName).
-const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-/** Longest name part of a qualified name. */
-const QUALIFIED_NAME_MAX = 63;
-
 /**
  * True when the API server keeps an audit annotation with this key: it prefixes the key with
  * `<webhookName>/` and refuses (logs and drops) a result that is not a qualified name, so the
@@ -76,5 +72,5 @@ const QUALIFIED_NAME_MAX = 63;
  * both ends, no `/`.
  */
 export function isAuditAnnotationKey(key: string): boolean {
-  return key.length <= QUALIFIED_NAME_MAX && QUALIFIED_NAME_PART.test(key);
+  return isQualifiedNamePart(key);
 }

@@ -12,17 +12,13 @@ interface Frame {
   mirror: Json;
   obj: Json;
   path: string;
+  /** True when both are arrays (a frame never pairs an array with an object). */
+  array: boolean;
+  /** The keys of `mirror` (objects only: an array's are its indices). */
   oldKeys: string[];
+  /** The next key (objects) or index (arrays) of `mirror` to compare, last to first. */
   next: number;
   deleted: boolean;
-}
-
-/** Own keys as fast-json-patch lists them: indices as strings for arrays. */
-function keysOf(value: Json): string[] {
-  if (!Array.isArray(value)) return Object.keys(value);
-  const keys = new Array<string>(value.length);
-  for (let i = 0; i < value.length; i++) keys[i] = String(i);
-  return keys;
 }
 
 /** A JSON Pointer reference token (RFC 6901): `~` and `/` escaped. */
@@ -31,59 +27,135 @@ function escapeToken(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
+/** The reference token of an object key or array index. */
+const token = (key: string | number) => (typeof key === 'number' ? String(key) : escapeToken(key));
+
 const hasOwn = (value: object, key: string) => Object.prototype.hasOwnProperty.call(value, key);
 
-/** A value as a patch carries it: `undefined` (an array hole) is written as null. */
-const patchValue = (value: unknown) => (value === undefined ? null : value);
+/** Stands for a member JSON.stringify leaves out of an object (undefined, a function, a symbol). */
+const ABSENT = Symbol('absent');
 
 /**
- * The JSONPatch that turns `original` into `mutated` (empty when nothing changed): the same
- * operations, in the same order, as fast-json-patch's `compare`, but walked with an explicit
- * stack, so objects nested thousands of levels deep do not overflow the call stack.
+ * A value as JSON.stringify takes it, one level deep: `toJSON` applied, boxed primitives
+ * unboxed, NaN and the infinities as null; ABSENT for what it leaves out of an object (in an
+ * array, it writes null instead). What lies deeper is walked by the diff or written by
+ * JSON.stringify itself, so a patch always carries a value and the original's shape.
+ */
+function asJson(value: unknown, key: string): unknown {
+  if ((typeof value === 'object' && value !== null) || typeof value === 'function') {
+    const toJSON = (value as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === 'function') value = (toJSON as (key: string) => unknown).call(value, key);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) !== Object.prototype) {
+      if (value instanceof Number || value instanceof String || value instanceof Boolean) value = value.valueOf();
+    }
+  }
+  switch (typeof value) {
+    case 'number':
+      return Number.isFinite(value) ? value : null;
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return ABSENT;
+    default:
+      return value;
+  }
+}
+
+/** An array element as JSON.stringify writes it: what it leaves out of an object is null. */
+function elementAsJson(value: unknown, index: number): unknown {
+  const json = asJson(value, String(index));
+  return json === ABSENT ? null : json;
+}
+
+const isContainer = (value: unknown): value is Json => typeof value === 'object' && value !== null;
+
+/**
+ * The JSONPatch that turns `original` (a JSON value, as parsed) into `mutated` as JSON.stringify
+ * would write it (empty when nothing changed): the same operations, in the same order, as
+ * fast-json-patch's `compare` for JSON values, but walked with an explicit stack, so objects
+ * nested thousands of levels deep do not overflow the call stack. What JSON leaves out of an
+ * object (undefined, functions, symbols) is absent, array holes and such values are null, and
+ * `toJSON` is applied: every operation carries a value and applies to the original, in order
+ * (an array grows only at its end).
  */
 export function diffPatch(original: object, mutated: object): PatchOperation[] {
   const patches: PatchOperation[] = [];
+  const root = asJson(mutated, '');
+  if (!isContainer(root) || Array.isArray(root) !== Array.isArray(original)) {
+    return [{ op: 'replace', path: '', value: root === ABSENT ? null : root }];
+  }
   const stack: Frame[] = [];
-  const enter = (mirror: Json, value: Json, path: string) => {
-    if (value === mirror) return;
-    const obj = typeof (value as { toJSON?: unknown }).toJSON === 'function' ? ((value as { toJSON(): Json }).toJSON()) : value;
-    const oldKeys = keysOf(mirror);
-    stack.push({ mirror, obj, path, oldKeys, next: oldKeys.length - 1, deleted: false });
+  const enter = (mirror: Json, obj: Json, path: string) => {
+    if (obj === mirror) return;
+    const array = Array.isArray(mirror);
+    const oldKeys = array ? NO_KEYS : Object.keys(mirror);
+    stack.push({ mirror, obj, path, array, oldKeys, next: (array ? (mirror as unknown[]).length : oldKeys.length) - 1, deleted: false });
   };
-  enter(original as Json, mutated as Json, '');
+  enter(original as Json, root, '');
   while (stack.length > 0) {
     const frame = stack[stack.length - 1]!;
     const { mirror, obj, path } = frame;
-    const m = mirror as Record<string, unknown>;
-    const o = obj as Record<string, unknown>;
     if (frame.next >= 0) {
       // Old keys last to first, as compare walks them; a nested pair is finished before the next key.
-      const key = frame.oldKeys[frame.next--]!;
-      const oldVal = m[key];
-      if (hasOwn(obj, key) && !(o[key] === undefined && oldVal !== undefined && !Array.isArray(obj))) {
-        const newVal = o[key];
-        if (typeof oldVal === 'object' && oldVal !== null && typeof newVal === 'object' && newVal !== null && Array.isArray(oldVal) === Array.isArray(newVal)) {
-          enter(oldVal as Json, newVal as Json, `${path}/${escapeToken(key)}`);
-        } else if (oldVal !== newVal) {
-          patches.push({ op: 'replace', path: `${path}/${escapeToken(key)}`, value: patchValue(newVal) });
+      // An array's index becomes a string only for an operation or a nested pair.
+      let key: string | number;
+      let oldVal: unknown;
+      let newVal: unknown;
+      let present: boolean;
+      if (frame.array) {
+        const index = frame.next--;
+        key = index;
+        oldVal = (mirror as unknown[])[index];
+        present = index < (obj as unknown[]).length;
+        if (present) {
+          newVal = (obj as unknown[])[index];
+          if (newVal !== oldVal) newVal = elementAsJson(newVal, index);
         }
-      } else if (Array.isArray(mirror) === Array.isArray(obj)) {
-        patches.push({ op: 'remove', path: `${path}/${escapeToken(key)}` });
-        frame.deleted = true;
       } else {
-        patches.push({ op: 'replace', path, value: obj });
+        key = frame.oldKeys[frame.next--]!;
+        oldVal = (mirror as Record<string, unknown>)[key];
+        present = hasOwn(obj, key);
+        if (present) {
+          newVal = (obj as Record<string, unknown>)[key];
+          if (newVal !== oldVal) {
+            newVal = asJson(newVal, key);
+            present = newVal !== ABSENT;
+          }
+        }
+      }
+      if (!present) {
+        patches.push({ op: 'remove', path: `${path}/${token(key)}` });
+        frame.deleted = true;
+      } else if (newVal !== oldVal) {
+        if (isContainer(oldVal) && isContainer(newVal) && Array.isArray(oldVal) === Array.isArray(newVal)) {
+          enter(oldVal, newVal, `${path}/${token(key)}`);
+        } else {
+          patches.push({ op: 'replace', path: `${path}/${token(key)}`, value: newVal });
+        }
       }
       continue;
     }
     stack.pop();
-    const newKeys = keysOf(obj);
+    if (frame.array) {
+      const old = mirror as unknown[];
+      const now = obj as unknown[];
+      // Appended in order, each at the end: a JSON array has no holes to add into.
+      for (let i = old.length; i < now.length; i++) patches.push({ op: 'add', path: `${path}/${i}`, value: elementAsJson(now[i], i) });
+      continue;
+    }
+    const newKeys = Object.keys(obj);
     if (!frame.deleted && newKeys.length === frame.oldKeys.length) continue;
     for (const key of newKeys) {
-      if (!hasOwn(mirror, key) && o[key] !== undefined) patches.push({ op: 'add', path: `${path}/${escapeToken(key)}`, value: patchValue(o[key]) });
+      if (hasOwn(mirror, key)) continue;
+      const value = asJson((obj as Record<string, unknown>)[key], key);
+      if (value !== ABSENT) patches.push({ op: 'add', path: `${path}/${escapeToken(key)}`, value });
     }
   }
   return patches;
 }
+
+/** The keys of an array frame: none are listed, its indices are counted. */
+const NO_KEYS: string[] = [];
 
 /**
  * Checks that operations are a well-formed JSONPatch that applies to `original`;

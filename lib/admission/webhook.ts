@@ -7,8 +7,8 @@ import {
 } from '../registration.ts';
 import { completeAdmissionReview, parseAdmissionReview } from '../review/envelope.ts';
 import type { AdmissionRequest, AdmissionResponse, AdmissionReview, KubeObject } from '../review/schemas.ts';
-import { defineWebhook, logFailure, userContext, type DefinedWebhook, type EngineAnswer, type ReviewEngine, type RunContext, type WebhookContext } from '../webhook.ts';
-import { allow, errored, isDecision, isErrored, sanitizeWarnings, type Decision } from './decision.ts';
+import { defineWebhook, isInstance, logFailure, userContext, type DefinedWebhook, type EngineAnswer, type ReviewEngine, type RunContext, type WebhookContext } from '../webhook.ts';
+import { allow, errored, isDecision, isErrored, replacedCode, sanitizeWarnings, type Decision } from './decision.ts';
 import { isAuditAnnotationKey, resolveEnforcement, WOULD_DENY_ANNOTATION, wouldDenyWarning } from './enforcement.ts';
 import { checkPatch, diffPatch, encodePatch, type PatchOperation } from './patch.ts';
 import { cloneJson } from '../json.ts';
@@ -23,8 +23,9 @@ export type TypedAdmissionRequest<T> = Omit<AdmissionRequest, 'object' | 'oldObj
 export type ValidateFn<T> = (request: TypedAdmissionRequest<T>, ctx: WebhookContext) => Decision | Promise<Decision>;
 
 /**
- * A mutating function: change `object` (a private copy) in place or return a new one;
- * or return a decision: `deny(...)`, `allow(...warnings)` (after changing the copy), or `patched(ops)`.
+ * A mutating function: change `object` (a private copy, also `request.object`) in place or
+ * return a new one; or return a decision: `deny(...)`, `allow(...warnings)` (after changing
+ * the copy), or `patched(ops)`.
  */
 export type MutateFn<T> = (
   object: T,
@@ -84,7 +85,7 @@ class UserFunctionError extends Error {
  * itself would had the call failed.
  */
 function failureDecision(reg: AdmissionRegistration, err: unknown, ctx: RunContext): Decision {
-  const late = err instanceof DeadlineExceeded;
+  const late = isInstance(err, DeadlineExceeded);
   const errorId = logFailure(ctx, late ? 'user function too slow' : 'user function failed', err);
   const message = late
     ? `webhook ${reg.webhookName} did not answer within ${err.budgetMs} ms (error id ${errorId})`
@@ -138,6 +139,8 @@ function logFields(review: AdmissionReview, response: Omit<AdmissionResponse, 'u
     fields.wouldDenyMessage = outcome.wouldDeny;
   }
   if (outcome?.enforcementProblem) fields.enforcementProblem = outcome.enforcementProblem;
+  const replaced = outcome && replacedCode(outcome.decision);
+  if (replaced !== undefined) fields.replacedCode = replaced;
   if (dropped.length) fields.droppedAuditAnnotations = dropped;
   return fields;
 }
@@ -215,8 +218,10 @@ export function defineMutatingWebhook<T extends KubeObject = KubeObject>(definit
   return build(reg, async (request, ctx) => {
     const original = request.object;
     if (!original || request.operation === 'DELETE' || request.operation === 'CONNECT') return { decision: allow() };
+    // `object` and `request.object` are one working copy: whatever the function writes to,
+    // the diff (or a raw patch) is taken against the object as it came.
     const working = cloneJson(original) as T;
-    const result = await mutate(working, request as TypedAdmissionRequest<T>, ctx);
+    const result = await mutate(working, { ...request, object: working } as TypedAdmissionRequest<T>, ctx);
     if (isDecision(result)) {
       if (!result.allowed) return { decision: result };
       if (result.patch) {

@@ -7,7 +7,8 @@ import {
 import { completeConversionReview, parseConversionReview } from '../review/envelope.ts';
 import type { ConversionResponse, ConversionReview, KubeObject } from '../review/schemas.ts';
 import { nestingDepth } from '../json.ts';
-import { defineWebhook, logFailure, userContext, type DefinedWebhook, type EngineAnswer, type ReviewEngine, type RunContext, type WebhookContext } from '../webhook.ts';
+import { annotationsProblem, labelsProblem } from '../k8s/names.ts';
+import { defineWebhook, isInstance, logFailure, userContext, type DefinedWebhook, type EngineAnswer, type ReviewEngine, type RunContext, type WebhookContext } from '../webhook.ts';
 
 /** A conversion that cannot be done; its message is shown to the API server's client as is. */
 export class ConversionError extends Error {
@@ -38,8 +39,9 @@ export function describeObject(object: KubeObject, index: number): string {
 /**
  * Checks a converted object against its original by the API server's rules and returns it
  * as the API server would keep it: apiVersion must be the desired one; kind, name, namespace
- * and uid unchanged; metadata present, with labels and annotations (if any) maps of strings;
- * of the metadata only labels and annotations are taken from the result.
+ * and uid unchanged; metadata present, with labels and annotations (if any) maps of strings,
+ * which the API server accepts when they differ from the original's (label keys and values,
+ * annotation keys and size); of the metadata only labels and annotations are taken from the result.
  * Throws a ConversionError naming the object and field when the converter broke a rule.
  */
 export function verifyConverted(original: ConvertibleObject, converted: unknown, desiredAPIVersion: string, index: number): KubeObject {
@@ -78,15 +80,34 @@ export function verifyConverted(original: ConvertibleObject, converted: unknown,
     const map = after[field];
     if (map === undefined || map === null) continue;
     if (!isPlainObject(map)) throw new ConversionError(`converter bug: ${where()} has metadata.${field} that is ${typeOf(map)}, not an object`);
+    const was = isPlainObject(before[field]) ? (before[field] as Record<string, unknown>) : undefined;
+    let changed = false;
+    let count = 0;
     for (const key in map) {
-      if (typeof map[key] !== 'string') {
-        throw new ConversionError(`converter bug: ${where()} has metadata.${field}[${JSON.stringify(key)}] that is ${typeOf(map[key])}, not a string`);
+      const value = map[key];
+      if (typeof value !== 'string') {
+        throw new ConversionError(`converter bug: ${where()} has metadata.${field}[${JSON.stringify(key)}] that is ${typeOf(value)}, not a string`);
       }
+      count++;
+      if (!changed && (was === undefined || was[key] !== value)) changed = true;
+    }
+    // Like restoreObjectMeta: a map that changed is checked whole, an unchanged one not at all.
+    if (changed || count !== countKeys(was)) {
+      const strings = map as Record<string, string>;
+      const problem = field === 'labels' ? labelsProblem(strings) : annotationsProblem(strings);
+      if (problem) throw new ConversionError(`converter bug: ${where()} has metadata.${field} the API server refuses: ${problem}`);
     }
     metadata[field] = map;
   }
   out.metadata = metadata;
   return out;
+}
+
+/** Number of keys of a map (0 for none), counted without building a list of them. */
+function countKeys(map: Record<string, unknown> | undefined): number {
+  let n = 0;
+  for (const _ in map) n++;
+  return n;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -145,9 +166,10 @@ function conversionEngine(reg: ConversionRegistration, convert: ConvertFn): Revi
             }
             // The parsed object is this invocation's own: the converter may change it. What the
             // checks need of the original (kind and metadata) is kept first; a shallow copy of
-            // metadata is enough, as only labels and annotations are ever taken from the result.
+            // metadata is enough, as only labels and annotations are ever taken from the result
+            // (and those are copied too, to tell whether the converter changed them in place).
             const original = { apiVersion: object.apiVersion, kind: object.kind } as ConvertibleObject;
-            if (object.metadata !== undefined) original.metadata = { ...object.metadata };
+            if (object.metadata !== undefined) original.metadata = metadataCopy(object.metadata);
             const converted = convert(object, desiredAPIVersion, uctx);
             const result = isPromise(converted) ? await converted : converted;
             out.push(verifyConverted(original, result, desiredAPIVersion, index));
@@ -158,8 +180,8 @@ function conversionEngine(reg: ConversionRegistration, convert: ConvertFn): Revi
         const response: Omit<ConversionResponse, 'uid'> = { result: { status: 'Success' }, convertedObjects: converted };
         return { body: completeConversionReview(review, response), fields: { ...fields, result: 'Success' } };
       } catch (err) {
-        if (err instanceof ConversionError) return failed(review, err.message, fields);
-        const late = err instanceof DeadlineExceeded;
+        if (isInstance(err, ConversionError)) return failed(review, err.message, fields);
+        const late = isInstance(err, DeadlineExceeded);
         const errorId = logFailure(ctx, late ? 'converter too slow' : 'converter failed', err);
         const message = late
           ? `conversion did not finish within ${(err as DeadlineExceeded).budgetMs} ms (error id ${errorId})`
@@ -189,6 +211,14 @@ function conversionEngine(reg: ConversionRegistration, convert: ConvertFn): Revi
       return failed(review, `converted objects (${bytes} bytes as Lambda returns them) are larger than Lambda can return`, { reviewVersion: review.apiVersion, uid, desiredAPIVersion, objects: objects.length });
     },
   };
+}
+
+/** A copy of metadata, its labels and annotations copied too (one level: they hold strings). */
+function metadataCopy(metadata: NonNullable<KubeObject['metadata']>): NonNullable<KubeObject['metadata']> {
+  const copy = { ...metadata };
+  if (isPlainObject(copy.labels)) copy.labels = { ...copy.labels };
+  if (isPlainObject(copy.annotations)) copy.annotations = { ...copy.annotations };
+  return copy;
 }
 
 /** Defines a conversion webhook: `convert` is called once per object not yet at the desired version. */

@@ -4,7 +4,10 @@
  * compiling in the matchConditions environment to a bool.
  */
 import type { MatchCondition } from '../registration.ts';
+import { qualifiedNameProblem } from '../k8s/names.ts';
 import { compileExpression, isCompileError } from './cel.ts';
+
+export { qualifiedNameProblem };
 
 /** Most matchConditions one webhook may have. */
 export const MAX_MATCH_CONDITIONS = 64;
@@ -14,26 +17,6 @@ export interface ConditionProblem {
   level: 'error' | 'warning';
   rule: string;
   message: string;
-}
-
-// Qualified name (apimachinery validation.IsQualifiedName): an optional DNS-subdomain
-// prefix and '/', then a name of at most 63 alphanumerics, '-', '_' or '.', alphanumeric at both ends.
-const NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/** Why a name is not a qualified name, or undefined when it is one. */
-export function qualifiedNameProblem(name: string): string | undefined {
-  const parts = name.split('/');
-  if (parts.length > 2) return 'a qualified name must consist of a name, optionally prefixed by a DNS subdomain and "/"';
-  const [prefix, local] = parts.length === 2 ? parts : [undefined, parts[0]!];
-  if (prefix !== undefined) {
-    if (!prefix) return 'prefix part must be non-empty';
-    if (prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix)) return `prefix part ${JSON.stringify(prefix)} must be a DNS subdomain`;
-  }
-  if (!local) return 'name part must be non-empty';
-  if (local.length > 63) return 'name part must be no more than 63 characters';
-  if (!NAME_PART.test(local)) return "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-  return undefined;
 }
 
 /**

@@ -117,9 +117,9 @@ export const ConversionReviewSchema = z.object({
   request: ConversionRequestSchema,
 });
 
-/** `metav1.Status` as returned in a denied AdmissionResponse. */
+/** `metav1.Status` as returned in a denied AdmissionResponse; `code` is an int32 in Go. */
 export const StatusSchema = z.object({
-  code: z.int(),
+  code: z.int32(),
   message: z.optional(z.string()),
   reason: z.optional(z.string()),
 });

@@ -7,13 +7,14 @@ import {
   defineMutatingWebhook,
   defineValidatingWebhook,
   deny,
+  errored,
   patched,
   sanitizeWarnings,
   type KubeObject,
 } from '../../lib/index.ts';
 import { WARNINGS_TOTAL_LIMIT } from '../../lib/admission/decision.ts';
-import { admissionReview, invoke, invokeRaw } from '../../lib/testing/index.ts';
-import { bodyOf, captureLogger, eventWith, fixture } from '../helpers.ts';
+import { admissionReview, invoke, invokeRaw, readAnswer } from '../../lib/testing/index.ts';
+import { bodyOf, captureLogger, eventWith, fixture, hostileThrowables } from '../helpers.ts';
 
 type Obj = KubeObject & { spec?: any };
 const pod = (name = 'p', extra: Record<string, unknown> = {}): Obj => ({
@@ -68,6 +69,42 @@ describe('validating webhooks', () => {
     const w = defineValidatingWebhook({ name: 'no', rules: [], validate: () => deny('never') });
     const result = await invoke(w, admissionReview(pod()));
     assert.deepEqual(result.status, { code: 403, message: 'never', reason: 'Forbidden' });
+  });
+
+  it('answers a status code Status.code cannot carry with the default code, and logs the code it was given', async () => {
+    const cases: Array<[string, () => ReturnType<typeof deny>, number]> = [
+      ['1099511627776', () => deny('too big', { code: 2 ** 40 }), 403],
+      ['1.5', () => deny('a fraction', { code: 1.5 }), 403],
+      ['99', () => deny('no HTTP status', { code: 99 }), 403],
+      ['600', () => deny('no HTTP status', { code: 600 }), 403],
+      ['NaN', () => errored(NaN, 'not a number'), 500],
+      ['-1', () => errored(-1, 'negative'), 500],
+    ];
+    for (const [given, decide, expected] of cases) {
+      const { logger, lines } = captureLogger();
+      const w = defineValidatingWebhook({ name: 'bad-code', rules: [], validate: decide });
+      const result = await invoke(w, admissionReview(pod()), { handlerOptions: { logger } });
+      assert.equal(result.allowed, false, given);
+      assert.equal(result.status?.code, expected, given);
+      assert.equal(result.status?.reason, expected === 403 ? 'Forbidden' : 'InternalError', given);
+      assert.equal(lines.find((l) => l.msg === 'review')?.replacedCode, given);
+    }
+  });
+
+  it('keeps a valid status code as given', async () => {
+    const { logger, lines } = captureLogger();
+    const w = defineValidatingWebhook({ name: 'teapot', rules: [], validate: () => deny('short and stout', { code: 418 }) });
+    const result = await invoke(w, admissionReview(pod()), { handlerOptions: { logger } });
+    assert.equal(result.status?.code, 418);
+    assert.equal(lines.find((l) => l.msg === 'review')?.replacedCode, undefined);
+  });
+
+  it('the test kit refuses a status code beyond int32, as the API server does', () => {
+    const review = admissionReview(pod());
+    const body = (code: number) =>
+      JSON.stringify({ apiVersion: review.apiVersion, kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: false, status: { code, message: 'no' } } });
+    assert.equal(readAnswer('validating', review, { statusCode: 200, body: body(403) }).status?.code, 403);
+    assert.throws(() => readAnswer('validating', review, { statusCode: 200, body: body(2 ** 40) }), /status\.code/);
   });
 
   it('collects warnings from the decision and ctx.warn as the API server keeps them', async () => {
@@ -203,6 +240,27 @@ describe('mutating webhooks', () => {
     assert.deepEqual(result.patch, [{ op: 'add', path: '/spec/paused', value: true }]);
   });
 
+  it('sends a patch that applies for any change, as JSON carries the changed object', async () => {
+    const w = defineMutatingWebhook<Obj>({
+      name: 'sparse',
+      rules: [],
+      mutate: (obj) => {
+        obj.spec.containers[2] = { name: 'sidecar', image: 'envoy:1.30' };
+        obj.metadata!.labels!.app = (() => 'x') as never;
+        obj.metadata!.labels!.team = undefined as never;
+        obj.spec.at = { toJSON: () => undefined };
+      },
+    });
+    const result = await invoke(w, admissionReview(pod()));
+    assert.equal(result.allowed, true);
+    assert.deepEqual(result.patch, [
+      { op: 'add', path: '/spec/containers/1', value: null },
+      { op: 'add', path: '/spec/containers/2', value: { name: 'sidecar', image: 'envoy:1.30' } },
+      { op: 'remove', path: '/metadata/labels/app' },
+    ]);
+    assert.deepEqual((result.object as Obj | null)?.spec.containers, [{ name: 'c', image: 'nginx:1.25' }, null, { name: 'sidecar', image: 'envoy:1.30' }]);
+  });
+
   it('sends a raw patch that applies', async () => {
     const w = defineMutatingWebhook({ name: 'raw', rules: [], mutate: () => patched([{ op: 'add', path: '/metadata/labels/raw', value: 'yes' }]) });
     const result = await invoke(w, admissionReview(pod()));
@@ -228,18 +286,56 @@ describe('mutating webhooks', () => {
     assert.equal((await invoke(w, admissionReview(pod()))).status?.code, 500);
   });
 
-  it('does not let mutate change the request it was given', async () => {
-    let seenObject: unknown;
+  it('gives mutate request.object as the same working copy as object', async () => {
+    let same = false;
     const w = defineMutatingWebhook<Obj>({
       name: 'sees',
       rules: [],
       mutate: (obj, request) => {
-        obj.spec.x = 1;
-        seenObject = request.object;
+        same = request.object === obj;
       },
     });
     await invoke(w, admissionReview(pod()));
-    assert.equal((seenObject as Obj).spec.x, undefined);
+    assert.equal(same, true);
+  });
+
+  it('diffs changes made through request.object against the object as it came', async () => {
+    const viaRequest = defineMutatingWebhook<Obj>({
+      name: 'via-request',
+      rules: [],
+      mutate: (_obj, request) => {
+        request.object!.metadata!.labels!.team = 'platform';
+      },
+    });
+    const added = await invoke(viaRequest, admissionReview(pod()));
+    assert.deepEqual(added.patch, [{ op: 'add', path: '/metadata/labels/team', value: 'platform' }]);
+    assert.equal(added.object?.metadata?.labels?.team, 'platform');
+
+    const returnsRequestObject = defineMutatingWebhook<Obj>({
+      name: 'returns-request-object',
+      rules: [],
+      mutate: (_obj, request) => {
+        request.object!.spec.priority = 5;
+        return request.object!;
+      },
+    });
+    const returned = await invoke(returnsRequestObject, admissionReview(pod()));
+    assert.deepEqual(returned.patch, [{ op: 'add', path: '/spec/priority', value: 5 }]);
+  });
+
+  it('checks a raw patch against the object as it came, whatever mutate did to request.object', async () => {
+    const w = defineMutatingWebhook<Obj>({
+      name: 'raw-after-change',
+      failurePolicy: 'Fail',
+      rules: [],
+      mutate: (_obj, request) => {
+        delete request.object!.metadata!.labels!.app;
+        return patched([{ op: 'remove', path: '/metadata/labels/app' }]);
+      },
+    });
+    const result = await invoke(w, admissionReview(pod()));
+    assert.equal(result.allowed, true, result.status?.message);
+    assert.deepEqual(result.object?.metadata?.labels, {});
   });
 });
 
@@ -275,6 +371,32 @@ describe('failures of the user function', () => {
     assert.equal(result.allowed, true);
     assert.match(result.warnings[0]!, /internal error .*error id [0-9a-f]{8}.*failurePolicy is Ignore/);
   });
+
+  for (const [what, thrown] of hostileThrowables()) {
+    it(`answers by failurePolicy with an error id when the function throws ${what}`, async () => {
+      for (const failurePolicy of ['Fail', 'Ignore'] as const) {
+        const { logger, lines } = captureLogger();
+        const w = defineValidatingWebhook({
+          name: 'throws-odd',
+          failurePolicy,
+          rules: [],
+          validate: () => {
+            throw thrown;
+          },
+        });
+        const raw = await invokeRaw(w, admissionReview(pod()), { handlerOptions: { logger } });
+        assert.equal(raw.statusCode, 200, `${failurePolicy}: ${raw.body}`);
+        const response = JSON.parse(raw.body).response;
+        const text = failurePolicy === 'Fail' ? response.status.message : response.warnings[0];
+        assert.equal(response.allowed, failurePolicy === 'Ignore');
+        if (failurePolicy === 'Fail') assert.equal(response.status.code, 500);
+        const id = /error id ([0-9a-f]{8})/.exec(text)?.[1];
+        assert.ok(id, text);
+        const logged = lines.find((l) => l.errorId === id);
+        assert.equal(typeof logged?.error, 'string', 'the failure is logged with a description');
+      }
+    });
+  }
 
   it('a rejected promise is a failure too', async () => {
     const w = defineValidatingWebhook({ name: 'rejects', rules: [], validate: async () => Promise.reject(new TypeError('boom')) });

@@ -40,6 +40,67 @@ describe('converted objects as the API server checks them', () => {
     });
   }
 
+  const withMetadata = (change: (meta: Record<string, any>) => void) =>
+    converter((o, to) => {
+      const metadata: Record<string, any> = { ...o.metadata, labels: { ...o.metadata?.labels }, annotations: { ...o.metadata?.annotations } };
+      change(metadata);
+      return { ...o, apiVersion: to, metadata };
+    });
+  const refused: Array<[string, (meta: Record<string, any>) => void, RegExp]> = [
+    ['a label key with a space', (m) => (m.labels['bad key'] = 'x'), /metadata\.labels the API server refuses: key "bad key": name part must consist/],
+    ['a label key with an upper-case prefix', (m) => (m.labels['Example.com/team'] = 'x'), /key "Example\.com\/team": prefix part/],
+    ['a label key of two slashes', (m) => (m.labels['a/b/c'] = 'x'), /key "a\/b\/c": a qualified name/],
+    ['a label name part of 64 characters', (m) => (m.labels['n'.repeat(64)] = 'x'), /no more than 63 characters/],
+    ['a label value of 64 characters', (m) => (m.labels.a = 'v'.repeat(64)), /value of key "a": must be no more than 63 characters/],
+    ['a label value ending in a dash', (m) => (m.labels.a = 'b-'), /value of key "a": must consist/],
+    ['an annotation key with an empty prefix', (m) => (m.annotations['/x'] = 'y'), /metadata\.annotations the API server refuses: key "\/x": prefix part must be non-empty/],
+    ['annotations over 256 KiB', (m) => (m.annotations.big = 'x'.repeat(256 * 1024)), /annotations the API server refuses: keys and values take 262147 bytes, more than 262144/],
+    // 131,072 two-byte characters: 262,144 bytes as Go counts them, though half as many UTF-16 units.
+    ['annotations over 256 KiB in UTF-8', (m) => (m.annotations.k = '\u00e9'.repeat(128 * 1024)), /take 262145 bytes/],
+  ];
+  for (const [what, change, pattern] of refused) {
+    it(`answers Failed naming the object and key for ${what}`, async () => {
+      const result = await invoke(withMetadata(change), conversionReview([widget('w')], 'example.com/v1'));
+      assert.equal(result.status, 'Failed');
+      assert.match(result.message!, /object 0 \(Widget default\/w\)/);
+      assert.match(result.message!, pattern);
+    });
+  }
+
+  it('accepts changed labels and annotations the API server accepts', async () => {
+    const w = withMetadata((m) => {
+      m.labels['example.com/team'] = 'a_b.c-1';
+      m.labels.empty = '';
+      m.annotations['Example.com/MixedCase'] = 'any value at all: \n spaces';
+      // All ASCII: the annotations take exactly 256 KiB.
+      const taken = Object.entries(m.annotations as Record<string, string>).reduce((n, [k, v]) => n + k.length + v.length, 0);
+      m.annotations.sized = 'x'.repeat(256 * 1024 - taken - 'sized'.length);
+    });
+    const result = await invoke(w, conversionReview([widget('w')], 'example.com/v1'));
+    assert.equal(result.status, 'Success', result.message);
+    assert.equal(result.convertedObjects[0]!.metadata!.labels!['example.com/team'], 'a_b.c-1');
+  });
+
+  it('checks labels changed in place on the object the converter was given', async () => {
+    const w = converter((o, to) => {
+      o.metadata!.labels!['bad key'] = 'x';
+      o.apiVersion = to;
+      return o;
+    });
+    const result = await invoke(w, conversionReview([widget('w')], 'example.com/v1'));
+    assert.equal(result.status, 'Failed');
+    assert.match(result.message!, /key "bad key"/);
+  });
+
+  it('checks a map only when the converter changed it, and then all of it, as the API server does', async () => {
+    const legacy = widget('w', { metadata: { name: 'w', namespace: 'default', uid: 'uid-w', labels: { 'bad key': 'x' }, annotations: { '-bad': 'y' } } });
+    const untouched = await invoke(converter((o, to) => ({ ...o, apiVersion: to })), conversionReview([legacy], 'example.com/v1'));
+    assert.equal(untouched.status, 'Success', untouched.message);
+    const relabelled = await invoke(withMetadata((m) => (m.labels.team = 'a')), conversionReview([legacy], 'example.com/v1'));
+    assert.equal(relabelled.status, 'Failed');
+    assert.match(relabelled.message!, /metadata\.labels the API server refuses: key "bad key"/);
+  });
+
   it('drops null labels and keeps the rest of the original metadata', async () => {
     const w = converter((o, to) => ({ ...o, apiVersion: to, metadata: { ...o.metadata, labels: null as never, annotations: { x: 'y' } } }));
     const result = await invoke(w, conversionReview([widget('w')], 'example.com/v1'));

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { ConversionError, defineConversionWebhook, hubAndSpoke, type ConvertibleObject, type KubeObject } from '../../lib/index.ts';
 import { conversionReview, expectRoundTrip, invoke, invokeRaw } from '../../lib/testing/index.ts';
-import { captureLogger, fixture } from '../helpers.ts';
+import { captureLogger, fixture, hostileThrowables } from '../helpers.ts';
 
 /** The reference document's CronTab: v1beta1 `hostPort` <-> v1 `host` + `port`. */
 const crontab = defineConversionWebhook({
@@ -172,6 +172,26 @@ describe('conversion output checks', () => {
     assert.doesNotMatch(raw.body, /internal detail/);
     assert.ok(lines.some((l) => l.level === 'error' && /internal detail/.test(l.stack)));
   });
+
+  for (const [what, thrown] of hostileThrowables()) {
+    it(`answers a converter that throws ${what} with Failed and an error id`, async () => {
+      const { logger, lines } = captureLogger();
+      const w = defineConversionWebhook({
+        name: 'throws-odd',
+        crd: 'x.example.com',
+        convert: () => {
+          throw thrown;
+        },
+      });
+      const raw = await invokeRaw(w, conversionReview(input(), 'example.com/v1'), { handlerOptions: { logger } });
+      assert.equal(raw.statusCode, 200, raw.body);
+      const response = JSON.parse(raw.body).response;
+      assert.equal(response.result.status, 'Failed');
+      const id = /^internal error converting object 0 \(CronTab default\/keep\) \(error id ([0-9a-f]{8})\)$/.exec(response.result.message)?.[1];
+      assert.ok(id, response.result.message);
+      assert.equal(typeof lines.find((l) => l.errorId === id)?.error, 'string', 'the failure is logged with a description');
+    });
+  }
 
   it('answers a slow converter with Failed before the deadline', async () => {
     const w = defineConversionWebhook({
