@@ -173,15 +173,23 @@ export function pathSecretOf(path: string, pathParameters: Record<string, string
 }
 
 /**
+ * Segments this long could be a secret (the fewest characters a valid one has); a stage or a
+ * prefix is shorter, so a segment before the function's own is kept only when it is shorter.
+ */
+const SECRET_LENGTH_MIN = 22;
+
+/**
  * A request path fit for logs: everything after the function's own segment is replaced by
- * `***` (`/prod/pod-policy/<secret>` → `/prod/pod-policy/***`); a path without that segment
- * (a function URL's `/<secret>`) becomes `/***`.
+ * `***` (`/prod/pod-policy/<secret>` → `/prod/pod-policy/***`), and so is every segment before
+ * it that is long enough to be a secret (a function URL called as `/<secret>/pod-policy`); a
+ * path without that segment (a function URL's `/<secret>`) becomes `/***`.
  */
 export function redactPath(path: string, functionName: string): string {
   const segments = path.split('/');
   const at = segments.indexOf(functionName);
   if (at < 0) return path === '/' || path === '' ? path : '/***';
-  return segments.length > at + 1 ? `${segments.slice(0, at + 1).join('/')}/***` : path;
+  const before = segments.slice(0, at).map((s) => (s.length >= SECRET_LENGTH_MIN ? '***' : s));
+  return [...before, functionName, ...(segments.length > at + 1 ? ['***'] : [])].join('/');
 }
 
 /** The caller authentication a registration asks for; `auto` is resolved per environment. */

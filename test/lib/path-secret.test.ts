@@ -218,6 +218,22 @@ describe('path-secret helpers', () => {
     assert.equal(redactPath('/', 'pod-policy'), '/');
   });
 
+  it('redacts a secret before the function segment too (a function URL called as /<secret>/<name>)', () => {
+    assert.equal(redactPath(`/${CURRENT}/pod-policy`, 'pod-policy'), '/***/pod-policy');
+    assert.equal(redactPath(`/${CURRENT}/prod/pod-policy/${PREVIOUS}`, 'pod-policy'), '/***/prod/pod-policy/***');
+    assert.equal(redactPath(`/prod/${CURRENT}x/pod-policy`, 'pod-policy'), '/prod/***/pod-policy', 'any segment of 22 characters or more, URL-safe or not');
+    assert.equal(redactPath('/stage-name/pod-policy', 'pod-policy'), '/stage-name/pod-policy', 'a stage or prefix stays readable');
+  });
+
+  it('never logs a secret that precedes the function segment', async () => {
+    for (const format of ['http', 'rest', 'url'] as const) {
+      const out = await call({ path: `/${CURRENT}/pod-policy`, env, format });
+      assert.equal(out.status, 404, 'the last segment is what is checked');
+      assert.equal(out.lines.find((l) => l.status === 404)?.path, '/***/pod-policy');
+      for (const l of out.raw) assert.ok(!l.includes(CURRENT), `secret in log line ${l}`);
+    }
+  });
+
   it('reads the secret from the path parameter or the last segment', () => {
     assert.equal(pathSecretOf('/a/b', { secret: 's' }), 's');
     assert.equal(pathSecretOf('/a/b'), 'b');
