@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
-import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { GetParameterCommand, ParameterNotFound, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { allow, defineConversionWebhook, defineValidatingWebhook } from '../../lib/index.ts';
-import { checkPathSecret, parsePathSecrets, pathSecretOf, redactPath, AuthConfigError, PATH_SECRET_MAX_AGE_MS, PATH_SECRET_REFRESH_ON_MISS_MS } from '../../lib/auth.ts';
+import { checkPathSecret, parsePathSecrets, pathSecretOf, redactPath, AuthConfigError, PARAMETER_FAILURE_RETRY_MS, PATH_SECRET_MAX_AGE_MS, PATH_SECRET_REFRESH_ON_MISS_MS } from '../../lib/auth.ts';
 import type { EventSource } from '../../lib/gateway/sources.ts';
 import { createLogger } from '../../lib/log.ts';
 import { admissionReview, conversionReview, lambdaContext, toEvent } from '../../lib/testing/index.ts';
@@ -140,6 +140,7 @@ describe('path-secret authentication', () => {
 
   it('reads the secrets from SSM once per environment, and tries again after a failure', async () => {
     const ssm = mockClient(SSMClient);
+    mock.timers.enable({ apis: ['Date'], now: 2_000_000 });
     try {
       ssm.on(GetParameterCommand, { Name: '/klw/test/path-secret', WithDecryption: true }).resolvesOnce({ Parameter: { Value: `${CURRENT},${PREVIOUS}\n` } });
       const ssmEnv = { KLW_PATH_SECRET_SSM: '/klw/test/path-secret' };
@@ -153,11 +154,43 @@ describe('path-secret authentication', () => {
       const first = await call({ path: `/pod-policy/${CURRENT}`, env: flaky });
       assert.equal(first.status, 500);
       assert.doesNotMatch(first.body, /throttled/);
+      mock.timers.tick(PARAMETER_FAILURE_RETRY_MS + 1);
       assert.equal((await call({ path: `/pod-policy/${CURRENT}`, env: flaky })).status, 200);
     } finally {
+      mock.timers.reset();
       ssm.restore();
     }
   });
+});
+
+describe('a missing or unreadable SSM parameter', () => {
+  it('is read once per retry interval, not per request', async () => {
+    const ssm = mockClient(SSMClient);
+    mock.timers.enable({ apis: ['Date'], now: 3_000_000 });
+    try {
+      const name = '/klw/test/missing-secret';
+      ssm.on(GetParameterCommand, { Name: name }).rejects(new ParameterNotFound({ message: 'Parameter not found', $metadata: {} }));
+      const ssmEnv = { KLW_PATH_SECRET_SSM: name };
+      for (let i = 0; i < 5; i++) {
+        const out = await call({ path: `/pod-policy/${CURRENT}`, env: ssmEnv });
+        assert.equal(out.status, 500);
+      }
+      assert.equal(ssm.commandCalls(GetParameterCommand).length, 1, 'one SSM call for five requests');
+
+      // The parameter is created: it is read again once the failure is older than the retry interval.
+      ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: CURRENT } });
+      mock.timers.tick(PARAMETER_FAILURE_RETRY_MS - 1);
+      assert.equal((await call({ path: `/pod-policy/${CURRENT}`, env: ssmEnv })).status, 500);
+      assert.equal(ssm.commandCalls(GetParameterCommand).length, 1);
+      mock.timers.tick(2);
+      assert.equal((await call({ path: `/pod-policy/${CURRENT}`, env: ssmEnv })).status, 200);
+      assert.equal(ssm.commandCalls(GetParameterCommand).length, 2);
+    } finally {
+      mock.timers.reset();
+      ssm.restore();
+    }
+  });
+
 });
 
 async function handlerCall(body: string, base64: boolean) {
@@ -200,7 +233,13 @@ describe('path-secret rotation in running execution environments', () => {
 
       ssm.on(GetParameterCommand, { Name: name }).rejects(new Error('throttled'));
       mock.timers.tick(PATH_SECRET_MAX_AGE_MS + 1);
+      const calls = ssm.commandCalls(GetParameterCommand).length;
       assert.equal(await status(CURRENT), 200, 'a failed refresh keeps the value it was to replace');
+      assert.equal(await status(CURRENT), 200);
+      assert.equal(ssm.commandCalls(GetParameterCommand).length, calls + 1, 'and is not retried on every request');
+      mock.timers.tick(PARAMETER_FAILURE_RETRY_MS + 1);
+      assert.equal(await status(CURRENT), 200);
+      assert.equal(ssm.commandCalls(GetParameterCommand).length, calls + 2, 'retried after the retry interval');
     } finally {
       mock.timers.reset();
       ssm.restore();
