@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { allow, defineConversionWebhook, defineMutatingWebhook, defineValidatingWebhook, deny, ConversionError } from '../../lib/index.ts';
 import { createLogger } from '../../lib/log.ts';
-import type { HandlerOptions, WebhookHandler } from '../../lib/webhook.ts';
-import { ADMISSION_METRICS, CONVERSION_METRICS, DEFAULT_METRICS_NAMESPACE } from '../../lib/metrics.ts';
+import { createHandler, type HandlerOptions, type WebhookHandler } from '../../lib/webhook.ts';
+import { ADMISSION_METRICS, CONVERSION_METRICS, DEFAULT_METRICS_NAMESPACE, REQUEST_METRICS } from '../../lib/metrics.ts';
 import { admissionReview, conversionReview, lambdaContext, toEvent } from '../../lib/testing/index.ts';
 import { emfProblems } from './emf.ts';
 
@@ -85,6 +85,25 @@ describe('EMF metrics in the review line', () => {
     const off = await reviewLine(validating, pod('allow'), { KLW_METRICS_NAMESPACE: 'off' });
     assert.equal(off.line._aws, undefined);
     assert.equal(off.line.Allowed, undefined);
+  });
+
+  it('counts an adapter fault (HTTP 500 internal error) as AdapterFault, valid by the EMF specification', async () => {
+    const lines: string[] = [];
+    const registration = validating.registration;
+    // An engine that fails outside any user function: only a fault of the adapter itself does that.
+    const broken = { parse: () => ({ ok: true as const, review: {} }), run: () => Promise.reject(new TypeError('adapter bug')), oversized: () => ({ body: {}, fields: {} }), unserializable: () => ({ body: {}, fields: {} }) };
+    const handler = createHandler(registration, broken, { env: {}, logger: createLogger({ level: 'info', sink: (l) => lines.push(l) }) });
+    const result = await handler(toEvent(pod('x'), { path: '/x' }), lambdaContext());
+    assert.equal(result.statusCode, 500);
+    const raw = lines.find((l) => JSON.parse(l).msg === 'adapter fault');
+    assert.ok(raw, lines.join('\n'));
+    assert.deepEqual(emfProblems(raw), []);
+    const line = JSON.parse(raw);
+    assert.equal(line.AdapterFault, 1);
+    assert.equal(line.webhook, 'gate');
+    assert.deepEqual(line._aws.CloudWatchMetrics[0].Dimensions, [['webhook']]);
+    assert.deepEqual(line._aws.CloudWatchMetrics[0].Metrics.map((m: { Name: string }) => m.Name), ['AdapterFault']);
+    assert.ok(REQUEST_METRICS.includes('AdapterFault'));
   });
 
   it('the validator catches each broken rule of the specification', () => {

@@ -7,6 +7,7 @@ import { checkPathSecret, parsePathSecrets, pathSecretOf, redactPath, AuthConfig
 import type { EventSource } from '../../lib/gateway/sources.ts';
 import { createLogger } from '../../lib/log.ts';
 import { admissionReview, conversionReview, lambdaContext, toEvent } from '../../lib/testing/index.ts';
+import { emfProblems } from './emf.ts';
 
 const CURRENT = 'Zk3n8yq0tXW1b2c3d4e5f6g7h8i9j0kLmNoPqRsTuVw';
 const PREVIOUS = 'AAAAbbbbCCCCddddEEEEffffGGGGhhhhIIIIjjjjKKK';
@@ -164,7 +165,14 @@ describe('path-secret authentication', () => {
 });
 
 describe('a missing or unreadable SSM parameter', () => {
-  it('is read once per retry interval, not per request', async () => {
+  /** The refusal line of one call, raw and parsed. */
+  const refusal = (out: Awaited<ReturnType<typeof call>>) => {
+    const raw = out.raw.find((l) => JSON.parse(l).msg !== 'review' && typeof JSON.parse(l).status === 'number');
+    assert.ok(raw, `no refusal line in ${out.raw.join('\n')}`);
+    return { raw, line: JSON.parse(raw) as Record<string, any> };
+  };
+
+  it('is read once per retry interval, not per request, and every refusal carries AuthMisconfigured=1 in valid EMF', async () => {
     const ssm = mockClient(SSMClient);
     mock.timers.enable({ apis: ['Date'], now: 3_000_000 });
     try {
@@ -174,6 +182,14 @@ describe('a missing or unreadable SSM parameter', () => {
       for (let i = 0; i < 5; i++) {
         const out = await call({ path: `/pod-policy/${CURRENT}`, env: ssmEnv });
         assert.equal(out.status, 500);
+        const { raw, line } = refusal(out);
+        assert.deepEqual(emfProblems(raw), []);
+        assert.equal(line.level, 'error');
+        assert.match(line.msg, /misconfigured: could not read the SSM parameter/);
+        assert.equal(line.AuthMisconfigured, 1);
+        assert.equal(line.Unauthenticated, 0);
+        assert.equal(line.webhook, 'pod-policy');
+        assert.deepEqual(line._aws.CloudWatchMetrics[0].Dimensions, [['webhook']]);
       }
       assert.equal(ssm.commandCalls(GetParameterCommand).length, 1, 'one SSM call for five requests');
 
@@ -191,6 +207,18 @@ describe('a missing or unreadable SSM parameter', () => {
     }
   });
 
+  it('counts a missing or wrong secret or token as Unauthenticated, and a configuration that cannot work as AuthMisconfigured', async () => {
+    const wrongSecret = refusal(await call({ path: '/pod-policy/wrong-secret-wrong-secret-00', env }));
+    assert.deepEqual(emfProblems(wrongSecret.raw), []);
+    assert.deepEqual([wrongSecret.line.status, wrongSecret.line.Unauthenticated, wrongSecret.line.AuthMisconfigured], [404, 1, 0]);
+    const wrongToken = refusal(await call({ path: '/pod-policy', env: { KLW_BEARER_TOKEN: 'tok' } }));
+    assert.deepEqual([wrongToken.line.status, wrongToken.line.Unauthenticated, wrongToken.line.AuthMisconfigured], [401, 1, 0]);
+    const open = refusal(await call({ path: '/pod-policy', env: { AWS_LAMBDA_FUNCTION_NAME: 'svc-dev-pod-policy' } }));
+    assert.deepEqual([open.line.status, open.line.Unauthenticated, open.line.AuthMisconfigured], [500, 0, 1]);
+    const off = refusal(await call({ path: '/pod-policy/x', env: { ...env, KLW_METRICS_NAMESPACE: 'off' } }));
+    assert.equal(off.line._aws, undefined);
+    assert.equal(off.line.Unauthenticated, undefined);
+  });
 });
 
 async function handlerCall(body: string, base64: boolean) {
