@@ -204,14 +204,17 @@ export function alarmsFor(fn: DeployedFunction, namespace: string, params: Plugi
   const thresholdMs = Math.round(fn.registration.timeoutSeconds * 1000 * DURATION_ALARM_SHARE);
   return {
     [`${fn.logicalIdPrefix}ErrorsAlarm`]: alarm(
-      `${name}: reviews that errored or timed out, or invocations that failed`,
+      `${name}: reviews that errored or timed out, requests refused because authentication is misconfigured, adapter faults, or invocations that failed`,
       {
         Threshold: 1,
         Metrics: [
           reviewMetric('errored', 'Errored'),
           reviewMetric('timedout', 'TimedOut'),
+          // A missing or unreadable secret parameter answers every call 500 without any review failing.
+          reviewMetric('misconfigured', 'AuthMisconfigured'),
+          reviewMetric('fault', 'AdapterFault'),
           lambdaMetric('failed', 'Errors'),
-          { Id: 'failures', Label: 'errors and timeouts', ReturnData: true, Expression: 'FILL(errored, 0) + FILL(timedout, 0) + FILL(failed, 0)' },
+          { Id: 'failures', Label: 'errors and timeouts', ReturnData: true, Expression: 'FILL(errored, 0) + FILL(timedout, 0) + FILL(misconfigured, 0) + FILL(fault, 0) + FILL(failed, 0)' },
         ],
       },
       params.alarmTopicArn,

@@ -123,6 +123,19 @@ describe('the plugin\'s definitions', () => {
     assert.equal(Object.keys(withStage.Resources).length, 3, 'alarms: false adds none');
   });
 
+  it('the errors alarm also fires on a refusal for misconfigured authentication and on an adapter fault', () => {
+    const params = pluginParams({}, 'prod');
+    const fn = { registration: policy, lambdaLogicalId: 'PodDashpolicyLambdaFunction', logicalIdPrefix: 'PodDashpolicy', reservedConcurrency: 20, routeKeys: [] };
+    const template: Record<string, any> = {};
+    addFloodSafetyAndAlarms(template, [fn], params, 'NS');
+    const metrics: Array<Record<string, any>> = template.Resources.PodDashpolicyErrorsAlarm.Properties.Metrics;
+    const stats = metrics.filter((m) => m.MetricStat);
+    assert.deepEqual(stats.map((m) => `${m.MetricStat.Metric.Namespace}/${m.MetricStat.Metric.MetricName}`).sort(), ['AWS/Lambda/Errors', 'NS/AdapterFault', 'NS/AuthMisconfigured', 'NS/Errored', 'NS/TimedOut']);
+    for (const m of stats.filter((s) => s.MetricStat.Metric.Namespace === 'NS')) assert.deepEqual(m.MetricStat.Metric.Dimensions, [{ Name: 'webhook', Value: 'pod-policy' }], 'the dimension set the metric lines carry');
+    const expression = metrics.find((m) => m.ReturnData)!.Expression as string;
+    for (const m of stats) assert.match(expression, new RegExp(`FILL\\(${m.Id}, 0\\)`), `${m.Id} is summed`);
+  });
+
   it('the package\'s plugin entry hooks exactly the plugin\'s lifecycle events', () => {
     const plugin = new KubeLambdaWebhooksPlugin({} as never);
     assert.deepEqual(Object.keys(plugin.hooks).sort(), [...HOOKS].sort());

@@ -122,7 +122,7 @@ describe('serverless package (osls, offline) with the plugin', () => {
     assert.equal(alarms.length, registrations.length * 3);
     const policy = alarms.filter((a) => a.AlarmDescription.startsWith('pod-policy:'));
     const errors = policy.find((a) => a.Metrics)!;
-    assert.deepEqual(errors.Metrics.filter((m: Json) => m.MetricStat).map((m: Json) => `${m.MetricStat.Metric.Namespace}/${m.MetricStat.Metric.MetricName}`).sort(), ['AWS/Lambda/Errors', 'KubeLambdaWebhooks/Errored', 'KubeLambdaWebhooks/TimedOut']);
+    assert.deepEqual(errors.Metrics.filter((m: Json) => m.MetricStat).map((m: Json) => `${m.MetricStat.Metric.Namespace}/${m.MetricStat.Metric.MetricName}`).sort(), ['AWS/Lambda/Errors', 'KubeLambdaWebhooks/AdapterFault', 'KubeLambdaWebhooks/AuthMisconfigured', 'KubeLambdaWebhooks/Errored', 'KubeLambdaWebhooks/TimedOut']);
     const duration = policy.find((a) => a.MetricName === 'Duration')!;
     assert.equal(duration.ExtendedStatistic, 'p99');
     assert.equal(duration.Threshold, 4000, '80% of the 5 s webhook timeout');
