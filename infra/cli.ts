@@ -18,7 +18,7 @@ import { awsClients, deployedEndpoints, updateChangedCode } from './deploy.ts';
 import { checkServerless, lambdaName, readServerless, runServerless } from './serverless.ts';
 import { smoke } from './smoke.ts';
 import { addLogsCommand } from './logs.ts';
-import { addSecretCommands, DEFAULT_STATE_DIR, ensureTargetPathSecret, smokePathSecret, withPathSecret, writePrivateOutput, type PathSecretOptions } from './secret-commands.ts';
+import { addSecretCommands, DEFAULT_STATE_DIR, defaultRegion, ensureTargetPathSecret, REGION_HELP, smokePathSecret, withPathSecret, writePrivateOutput, type PathSecretOptions } from './secret-commands.ts';
 import { DEFAULT_PAGE_SIZE, ProgressBar, renderAudit, runAudit, summaryLine } from './audit.ts';
 import { KubeClient, loadConnection, whoAmI } from './kubeapi.ts';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
@@ -234,20 +234,24 @@ export function program(): Command {
   const awsOptions = (command: Command) =>
     command.option('--stage <stage>', 'Serverless stage', 'dev').option('--region <region>', 'AWS region', process.env.AWS_REGION ?? 'us-east-1');
 
-  awsOptions(cli.command('deploy').description('deploy with the Serverless Framework, then write the manifests for the deployed URLs'))
+  cli
+    .command('deploy')
+    .description('deploy with the Serverless Framework, then write the manifests for the deployed URLs')
+    .option('--stage <stage>', 'Serverless stage', 'dev')
+    .option('--region <region>', REGION_HELP)
     .option('--function-urls', 'deploy Lambda function URLs and register those instead of the HTTP API')
     .option('--direct', 'only update the code of functions whose zip changed (UpdateFunctionCode), no CloudFormation')
     .option('--out <file>', 'where to write the manifests', 'dist/manifests.yaml')
     .option('--ca-bundle <file>', 'PEM CA bundle for the endpoints (public AWS endpoints need none)')
-    .action(async (options: { stage: string; region: string; functionUrls?: boolean; direct?: boolean; out: string; caBundle?: string }) => {
+    .action(async (options: { stage: string; region?: string; functionUrls?: boolean; direct?: boolean; out: string; caBundle?: string }) => {
       const functions = await loadFunctions(root());
       const registrations = functions.map((f) => f.registration);
       const config = readServerless(root());
       reportFindings(checkServerless(config, registrations));
-      const target = { service: String(config.service), stage: options.stage, region: options.region };
+      const target = { service: String(config.service), stage: options.stage, region: options.region ?? defaultRegion(config) };
       say(`building ${functions.length} functions`);
       await buildAll(root(), functions);
-      const clients = awsClients(options.region);
+      const clients = awsClients(target.region);
       if (options.direct) {
         say(`updating changed code in ${target.service}-${target.stage} (${target.region})`);
         await updateChangedCode(root(), clients, target, registrations, (u) => say(`  ${u.name.padEnd(28)} ${u.updated ? 'updated' : 'unchanged'}`));
@@ -268,7 +272,7 @@ export function program(): Command {
       say(`wrote ${options.out}; register with: kubectl apply -f ${options.out}`);
     });
 
-  addSecretCommands(cli, () => String(readServerless(root()).service), say);
+  addSecretCommands(cli, () => readServerless(root()), say);
   addLogsCommand(cli, () => String(readServerless(root()).service));
 
   awsOptions(cli.command('smoke').description('invoke every function through the Lambda Invoke API with a sample review and check the answer'))
