@@ -64,8 +64,15 @@ export async function manifestsFor(root: string, endpoints: Endpoints, name = DE
   return set;
 }
 
+/** What commands run outside this process, for tests to replace; each defaults to the real one. */
+export interface CliDeps {
+  /** Runs the Serverless Framework CLI (`klw deploy`). */
+  runServerless?: typeof runServerless;
+}
+
 /** Builds the klw program. */
-export function program(): Command {
+export function program(deps: CliDeps = {}): Command {
+  const serverless = deps.runServerless ?? runServerless;
   const cli = new Command('klw')
     .description('Kubernetes admission and conversion webhooks as AWS Lambda functions')
     .option('--root <dir>', 'project folder (holds functions/)', process.cwd())
@@ -260,7 +267,7 @@ export function program(): Command {
       const secrets = await ensureTargetPathSecret(target, registrations);
       say(`serverless deploy --stage ${target.stage} --region ${target.region}`);
       const args = ['deploy', '--stage', target.stage, '--region', target.region, ...(options.functionUrls ? ['--param', 'functionUrls=true'] : [])];
-      const out = await runServerless(root(), args);
+      const out = await serverless(root(), args);
       process.stderr.write(out.stdout + out.stderr);
       if (out.code !== 0) throw new KlwError(`serverless deploy failed (exit ${out.code})`);
       const endpoints = await deployedEndpoints(clients, target, registrations, options.functionUrls === true);
@@ -298,9 +305,9 @@ export function program(): Command {
 }
 
 /** Runs klw with argv; returns the exit code. Failures print one line, never a stack. */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], deps: CliDeps = {}): Promise<number> {
   try {
-    await program().parseAsync(argv);
+    await program(deps).parseAsync(argv);
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
