@@ -18,7 +18,7 @@ import { awsClients, deployedEndpoints, updateChangedCode } from './deploy.ts';
 import { checkServerless, lambdaName, readServerless, runServerless } from './serverless.ts';
 import { smoke } from './smoke.ts';
 import { addLogsCommand } from './logs.ts';
-import { addSecretCommands, DEFAULT_STATE_DIR, ensureTargetPathSecret, smokePathSecret, withPathSecret, writePrivateOutput, type PathSecretOptions } from './secret-commands.ts';
+import { addSecretCommands, DEFAULT_STATE_DIR, defaultRegion, ensureTargetPathSecret, REGION_HELP, smokePathSecret, withPathSecret, writePrivateOutput, type PathSecretOptions } from './secret-commands.ts';
 import { DEFAULT_PAGE_SIZE, deniedLine, ProgressBar, renderAudit, runAudit, summaryLine, type AuditReport } from './audit.ts';
 import { KubeClient, loadConnection, whoAmI } from './kubeapi.ts';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
@@ -67,8 +67,15 @@ export async function manifestsFor(root: string, endpoints: Endpoints, name = DE
   return set;
 }
 
+/** What commands run outside this process, for tests to replace; each defaults to the real one. */
+export interface CliDeps {
+  /** Runs the Serverless Framework CLI (`klw deploy`). */
+  runServerless?: typeof runServerless;
+}
+
 /** Builds the klw program. */
-export function program(): Command {
+export function program(deps: CliDeps = {}): Command {
+  const serverless = deps.runServerless ?? runServerless;
   const cli = new Command('klw')
     .description('Kubernetes admission and conversion webhooks as AWS Lambda functions')
     .option('--root <dir>', 'project folder (holds functions/)', process.cwd())
@@ -259,20 +266,24 @@ export function program(): Command {
   const awsOptions = (command: Command) =>
     command.option('--stage <stage>', 'Serverless stage', 'dev').option('--region <region>', 'AWS region', process.env.AWS_REGION ?? 'us-east-1');
 
-  awsOptions(cli.command('deploy').description('deploy with the Serverless Framework, then write the manifests for the deployed URLs'))
+  cli
+    .command('deploy')
+    .description('deploy with the Serverless Framework, then write the manifests for the deployed URLs')
+    .option('--stage <stage>', 'Serverless stage', 'dev')
+    .option('--region <region>', REGION_HELP)
     .option('--function-urls', 'deploy Lambda function URLs and register those instead of the HTTP API')
     .option('--direct', 'only update the code of functions whose zip changed (UpdateFunctionCode), no CloudFormation')
     .option('--out <file>', 'where to write the manifests', 'dist/manifests.yaml')
     .option('--ca-bundle <file>', 'PEM CA bundle for the endpoints (public AWS endpoints need none)')
-    .action(async (options: { stage: string; region: string; functionUrls?: boolean; direct?: boolean; out: string; caBundle?: string }) => {
+    .action(async (options: { stage: string; region?: string; functionUrls?: boolean; direct?: boolean; out: string; caBundle?: string }) => {
       const functions = await loadFunctions(root());
       const registrations = functions.map((f) => f.registration);
       const config = readServerless(root());
       reportFindings(checkServerless(config, registrations));
-      const target = { service: String(config.service), stage: options.stage, region: options.region };
+      const target = { service: String(config.service), stage: options.stage, region: options.region ?? defaultRegion(config) };
       say(`building ${functions.length} functions`);
       await buildAll(root(), functions);
-      const clients = awsClients(options.region);
+      const clients = awsClients(target.region);
       if (options.direct) {
         say(`updating changed code in ${target.service}-${target.stage} (${target.region})`);
         await updateChangedCode(root(), clients, target, registrations, (u) => say(`  ${u.name.padEnd(28)} ${u.updated ? 'updated' : 'unchanged'}`));
@@ -281,7 +292,7 @@ export function program(): Command {
       const secrets = await ensureTargetPathSecret(target, registrations);
       say(`serverless deploy --stage ${target.stage} --region ${target.region}`);
       const args = ['deploy', '--stage', target.stage, '--region', target.region, ...(options.functionUrls ? ['--param', 'functionUrls=true'] : [])];
-      const out = await runServerless(root(), args);
+      const out = await serverless(root(), args);
       process.stderr.write(out.stdout + out.stderr);
       if (out.code !== 0) throw new KlwError(`serverless deploy failed (exit ${out.code})`);
       const endpoints = await deployedEndpoints(clients, target, registrations, options.functionUrls === true);
@@ -293,7 +304,7 @@ export function program(): Command {
       say(`wrote ${options.out}; register with: kubectl apply -f ${options.out}`);
     });
 
-  addSecretCommands(cli, () => String(readServerless(root()).service), say);
+  addSecretCommands(cli, () => readServerless(root()), say);
   addLogsCommand(cli, () => String(readServerless(root()).service));
 
   awsOptions(cli.command('smoke').description('invoke every function through the Lambda Invoke API with a sample review and check the answer'))
@@ -319,9 +330,9 @@ export function program(): Command {
 }
 
 /** Runs klw with argv; returns the exit code. Failures print one line, never a stack. */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], deps: CliDeps = {}): Promise<number> {
   try {
-    await program().parseAsync(argv);
+    await program(deps).parseAsync(argv);
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;

@@ -35,6 +35,40 @@ export interface PathSecretOptions {
   service?: string;
 }
 
+/** The region when neither serverless.yml nor the environment names one (the Serverless Framework's own default). */
+export const FALLBACK_REGION = 'us-east-1';
+
+/** Help text of the `--region` options that default to defaultRegion. */
+export const REGION_HELP = `AWS region (default: serverless.yml provider.region, else AWS_REGION or AWS_DEFAULT_REGION, else ${FALLBACK_REGION})`;
+
+/**
+ * Resolves the variables of a serverless.yml value the way `serverless` would without `--region`:
+ * a literal, `${opt:…}` (absent, so its fallback), `${env:NAME}`, each with a `, fallback`;
+ * undefined for anything else (another source, or nothing left).
+ */
+function resolveSimpleVariable(value: string, env: NodeJS.ProcessEnv): string | undefined {
+  const text = value.trim();
+  const quoted = /^(['"])(.*)\1$/.exec(text);
+  if (quoted) return quoted[2] || undefined;
+  if (!text.includes('${')) return text || undefined;
+  const variable = /^\$\{\s*(opt|env):([A-Za-z0-9_.-]+)\s*(?:,\s*(.*))?\}$/s.exec(text);
+  if (!variable) return undefined;
+  const [, source, key, fallback] = variable;
+  const found = source === 'env' ? env[key!] : undefined;
+  return found || (fallback !== undefined ? resolveSimpleVariable(fallback, env) : undefined);
+}
+
+/**
+ * The region deploy and the secret commands use when `--region` is not given: serverless.yml's
+ * provider.region (resolved as `serverless` would without --region), else AWS_REGION, else
+ * AWS_DEFAULT_REGION, else us-east-1. Deploying and rotating then agree on the region.
+ */
+export function defaultRegion(config: Record<string, any> | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  const configured = config?.provider?.region;
+  const fromConfig = typeof configured === 'string' ? resolveSimpleVariable(configured, env) : undefined;
+  return fromConfig || env.AWS_REGION || env.AWS_DEFAULT_REGION || FALLBACK_REGION;
+}
+
 /** Default local state directory, shared with the emulator's `--state-dir`. */
 export const DEFAULT_STATE_DIR = '.klw/local';
 
@@ -89,38 +123,43 @@ export function writePrivateOutput(file: string, text: string): void {
 /** What `klw secret rotate|retire` acts on. */
 export interface SecretCommandOptions {
   stage: string;
-  region: string;
+  /** Default: defaultRegion of serverless.yml. */
+  region?: string;
   local?: boolean;
   stateDir: string;
 }
 
 /** Runs `klw secret rotate` or `klw secret retire` and returns the lines that tell what to do next. */
-export async function runSecretCommand(action: 'rotate' | 'retire', options: SecretCommandOptions, service: () => string, ssm?: SSMClient): Promise<string[]> {
+export async function runSecretCommand(action: 'rotate' | 'retire', options: SecretCommandOptions, service: () => string, ssm?: SSMClient, config?: () => Record<string, any>): Promise<string[]> {
   let change: SecretChange;
   let where: string;
+  let flags: string;
   if (options.local) {
     where = `${options.stateDir} (local)`;
+    flags = '--local';
     change = action === 'rotate' ? rotateLocalPathSecret(options.stateDir) : retireLocalPathSecret(options.stateDir);
   } else {
+    const region = options.region ?? defaultRegion(config?.());
     const name = pathSecretParameterName(service(), options.stage);
-    where = `SSM parameter ${name} (${options.region})`;
-    const client = ssm ?? new SSMClient({ region: options.region });
-    change = action === 'rotate' ? await rotateDeployedPathSecret(client, name) : await retireDeployedPathSecret(client, name);
+    where = `SSM parameter ${name} (${region})`;
+    flags = `--stage ${options.stage} --region ${region}`;
+    const client = ssm ?? new SSMClient({ region });
+    change = action === 'rotate' ? await rotateDeployedPathSecret(client, name, region) : await retireDeployedPathSecret(client, name, region);
   }
-  const stageFlag = options.local ? '--local' : `--stage ${options.stage}`;
-  const manifests = options.local ? `klw manifests --path-secret local --state-dir ${options.stateDir} --base-url <url> (or restart klw local start-api)` : `klw deploy --stage ${options.stage} (or klw manifests --path-secret ssm --stage ${options.stage} --base-url <url>)`;
+  const manifests = options.local ? `klw manifests --path-secret local --state-dir ${options.stateDir} --base-url <url> (or restart klw local start-api)` : `klw deploy ${flags} (or klw manifests --path-secret ssm ${flags} --base-url <url>)`;
   if (action === 'rotate') {
     return [
       `${where}: ${change.before ? 'new current secret; the previous one stays valid' : 'created a path secret'}`,
       `next: ${manifests}, then kubectl apply the manifests`,
-      `then: klw secret retire ${stageFlag} (the previous secret stops working${options.local ? '' : ' within 5 minutes'})`,
+      `then: klw secret retire ${flags} (the previous secret stops working${options.local ? '' : ' within 5 minutes'})`,
     ];
   }
   return [`${where}: previous secret retired; only the current one is accepted${options.local ? ' (restart klw local start-api)' : ' (running functions within 5 minutes)'}`];
 }
 
-/** Adds `klw secret rotate` and `klw secret retire`. */
-export function addSecretCommands(cli: Command, service: () => string, say: (line: string) => void): void {
+/** Adds `klw secret rotate` and `klw secret retire`; `config` reads serverless.yml (for the service and the default region). */
+export function addSecretCommands(cli: Command, config: () => Record<string, any>, say: (line: string) => void): void {
+  const service = () => String(config().service);
   const secret = cli.command('secret').description('manage the path secret in the webhook URLs (<url>/<name>/<secret>)');
   for (const [action, description] of [
     ['rotate', 'make a new current path secret and keep the old one valid as previous'],
@@ -130,11 +169,11 @@ export function addSecretCommands(cli: Command, service: () => string, say: (lin
       .command(action)
       .description(description)
       .option('--stage <stage>', 'Serverless stage', 'dev')
-      .option('--region <region>', 'AWS region', process.env.AWS_REGION ?? 'us-east-1')
+      .option('--region <region>', REGION_HELP)
       .option('--local', 'the local secret of the emulator instead of the deployed one')
       .option('--state-dir <dir>', 'local state directory, with --local', DEFAULT_STATE_DIR)
       .action(async (options: SecretCommandOptions) => {
-        for (const line of await runSecretCommand(action, options, service)) say(line);
+        for (const line of await runSecretCommand(action, options, service, undefined, config)) say(line);
       });
   }
 }

@@ -97,17 +97,20 @@ export interface SecretChange {
   after: PathSecrets;
 }
 
-/** Next value of a rotation: a new current secret, the old current kept as previous. */
-function rotated(before: PathSecrets | undefined, where: string): PathSecrets {
+/** Next value of a rotation: a new current secret, the old current kept as previous (a first secret when there is none and `create` allows it). */
+function rotated(before: PathSecrets | undefined, where: string, create: boolean): PathSecrets {
+  if (!before && !create) {
+    throw new KlwError(`${where} does not exist: nothing to rotate. klw deploy creates it; if the service is deployed, check --region and --stage`);
+  }
   if (before?.previous) {
     throw new KlwError(`${where} still holds a previous secret from the last rotation; register the current URLs, then run klw secret retire before rotating again`);
   }
   return fromValue(before ? `${newPathSecret()},${before.current}` : newPathSecret(), where);
 }
 
-/** Next value of a retirement: the current secret alone. */
-function retired(before: PathSecrets | undefined, where: string): PathSecrets {
-  if (!before) throw new KlwError(`${where} holds no path secret; klw deploy or klw secret rotate creates one`);
+/** Next value of a retirement: the current secret alone; `missing` says what to do when there is none. */
+function retired(before: PathSecrets | undefined, where: string, missing: string): PathSecrets {
+  if (!before) throw new KlwError(`${where} ${missing}`);
   if (!before.previous) throw new KlwError(`${where} holds no previous secret; nothing to retire`);
   return fromValue(before.current, where);
 }
@@ -116,7 +119,8 @@ function retired(before: PathSecrets | undefined, where: string): PathSecrets {
 export function rotateLocalPathSecret(stateDir: string): SecretChange {
   const file = localPathSecretFile(stateDir);
   const before = existsSync(file) || isLink(file) ? ensureLocalPathSecret(stateDir) : undefined;
-  const after = rotated(before, file);
+  // The emulator creates the local secret on first use anyway, so a rotation may as well.
+  const after = rotated(before, file, true);
   mkdirSync(resolve(stateDir), { recursive: true, mode: 0o700 });
   writePrivate(file, `${after.value}\n`);
   return { ...(before ? { before } : {}), after };
@@ -126,7 +130,7 @@ export function rotateLocalPathSecret(stateDir: string): SecretChange {
 export function retireLocalPathSecret(stateDir: string): SecretChange {
   const file = localPathSecretFile(stateDir);
   const before = existsSync(file) || isLink(file) ? ensureLocalPathSecret(stateDir) : undefined;
-  const after = retired(before, file);
+  const after = retired(before, file, 'holds no path secret; klw local start-api or klw secret rotate --local creates one');
   writePrivate(file, `${after.value}\n`);
   return { before: before!, after };
 }
@@ -167,18 +171,27 @@ export async function ensureDeployedPathSecret(ssm: SSMClient, name: string): Pr
   return created;
 }
 
-/** `klw secret rotate`: a new current secret in SSM, the old current kept as previous. */
-export async function rotateDeployedPathSecret(ssm: SSMClient, name: string): Promise<SecretChange> {
+/** How a parameter is named in messages: `SSM parameter <name>[ in <region>]`. */
+function parameterWhere(name: string, region?: string): string {
+  return `SSM parameter ${name}${region ? ` in ${region}` : ''}`;
+}
+
+/**
+ * `klw secret rotate`: a new current secret in SSM, the old current kept as previous. A
+ * parameter that does not exist is refused, never created: in the wrong region or stage a
+ * rotation would otherwise make a stray secret nothing reads (`klw deploy` creates it).
+ */
+export async function rotateDeployedPathSecret(ssm: SSMClient, name: string, region?: string): Promise<SecretChange> {
   const before = await readDeployedPathSecret(ssm, name);
-  const after = rotated(before, `SSM parameter ${name}`);
-  await putDeployed(ssm, name, after, before !== undefined);
-  return { ...(before ? { before } : {}), after };
+  const after = rotated(before, parameterWhere(name, region), false);
+  await putDeployed(ssm, name, after, true);
+  return { before: before!, after };
 }
 
 /** `klw secret retire`: only the current secret is left in SSM. */
-export async function retireDeployedPathSecret(ssm: SSMClient, name: string): Promise<SecretChange> {
+export async function retireDeployedPathSecret(ssm: SSMClient, name: string, region?: string): Promise<SecretChange> {
   const before = await readDeployedPathSecret(ssm, name);
-  const after = retired(before, `SSM parameter ${name}`);
+  const after = retired(before, parameterWhere(name, region), 'does not exist: nothing to retire. klw deploy creates it; if the service is deployed, check --region and --stage');
   await putDeployed(ssm, name, after, true);
   return { before: before!, after };
 }

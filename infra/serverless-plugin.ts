@@ -31,6 +31,14 @@ export const THROTTLE_BURST_FACTOR = 2;
 /** The duration alarm fires when p99 Lambda duration passes this share of the webhook timeout (the API server gives up at the timeout). */
 export const DURATION_ALARM_SHARE = 0.8;
 
+/**
+ * 4xx answers per minute on the HTTP API stage at which its client-errors alarm fires. The API
+ * server's own calls get none (a 429 only once a route's throttle is reached); anyone without
+ * the secret gets 404s. One a second on average over a minute lets a stray probe pass and
+ * catches a flood, which at the default throttle is thousands a minute.
+ */
+export const DEFAULT_API_CLIENT_ERRORS_THRESHOLD = 60;
+
 /** Stage parameters the plugin reads (`params:` in serverless.yml, or `--param name=value`). */
 export interface PluginParams {
   /** Also give every function a Lambda function URL (auth NONE; the path secret or bearer token protects it). */
@@ -50,6 +58,8 @@ export interface PluginParams {
   bearerTokenParameter: string;
   /** Add the CloudWatch alarms (default true). */
   alarms: boolean;
+  /** 4xx answers per minute on the HTTP API stage that fire its alarm; default DEFAULT_API_CLIENT_ERRORS_THRESHOLD. */
+  apiClientErrorsThreshold?: number;
   /** SNS topic ARN the alarms notify; empty: alarms without actions. */
   alarmTopicArn: string;
 }
@@ -86,6 +96,9 @@ export function pluginParams(config: Json, stage: string, cliParams: unknown = [
     const n = asNumber(raw[key], key);
     if (n !== undefined) params[key] = n;
   }
+  const threshold = asNumber(raw.apiClientErrorsThreshold, 'apiClientErrorsThreshold');
+  if (threshold === 0) throw new Error('param apiClientErrorsThreshold 0 would keep the alarm firing; use alarms: false for none');
+  if (threshold !== undefined) params.apiClientErrorsThreshold = threshold;
   if (raw.reservedConcurrency === 'off' || raw.reservedConcurrency === false) params.reservedConcurrency = 'off';
   else {
     const n = asNumber(raw.reservedConcurrency, 'reservedConcurrency');
@@ -204,14 +217,17 @@ export function alarmsFor(fn: DeployedFunction, namespace: string, params: Plugi
   const thresholdMs = Math.round(fn.registration.timeoutSeconds * 1000 * DURATION_ALARM_SHARE);
   return {
     [`${fn.logicalIdPrefix}ErrorsAlarm`]: alarm(
-      `${name}: reviews that errored or timed out, or invocations that failed`,
+      `${name}: reviews that errored or timed out, requests refused because authentication is misconfigured, adapter faults, or invocations that failed`,
       {
         Threshold: 1,
         Metrics: [
           reviewMetric('errored', 'Errored'),
           reviewMetric('timedout', 'TimedOut'),
+          // A missing or unreadable secret parameter answers every call 500 without any review failing.
+          reviewMetric('misconfigured', 'AuthMisconfigured'),
+          reviewMetric('fault', 'AdapterFault'),
           lambdaMetric('failed', 'Errors'),
-          { Id: 'failures', Label: 'errors and timeouts', ReturnData: true, Expression: 'FILL(errored, 0) + FILL(timedout, 0) + FILL(failed, 0)' },
+          { Id: 'failures', Label: 'errors and timeouts', ReturnData: true, Expression: 'FILL(errored, 0) + FILL(timedout, 0) + FILL(misconfigured, 0) + FILL(fault, 0) + FILL(failed, 0)' },
         ],
       },
       params.alarmTopicArn,
@@ -230,9 +246,28 @@ export function alarmsFor(fn: DeployedFunction, namespace: string, params: Plugi
 }
 
 /**
+ * The alarms of the HTTP API stage, on the API Gateway metrics of HTTP APIs (`4xx`, `5xx`, per
+ * ApiId and Stage): requests refused at the edge or by the functions (a wrong or missing path
+ * secret is a 404; a throttled request a 429, which HTTP APIs count in `4xx` and have no metric
+ * of their own for), and server errors (a failed or throttled Lambda invocation).
+ */
+export function apiAlarms(stage: Json, params: PluginParams): Json {
+  const dimensions = [
+    { Name: 'ApiId', Value: stage.Properties.ApiId },
+    { Name: 'Stage', Value: stage.Properties.StageName },
+  ];
+  const metric = (name: string) => ({ Namespace: 'AWS/ApiGateway', MetricName: name, Dimensions: dimensions, Statistic: 'Sum', Period: 60 });
+  const threshold = params.apiClientErrorsThreshold ?? DEFAULT_API_CLIENT_ERRORS_THRESHOLD;
+  return {
+    HttpApiClientErrorsAlarm: alarm(`HTTP API: ${threshold} or more 4xx answers in a minute (wrong or missing path secrets, or requests throttled with 429)`, { ...metric('4xx'), Threshold: threshold }, params.alarmTopicArn),
+    HttpApiServerErrorsAlarm: alarm('HTTP API: 5xx answers (a function\'s 500, an invocation that failed, timed out or was throttled)', { ...metric('5xx'), Threshold: 1 }, params.alarmTopicArn),
+  };
+}
+
+/**
  * Adds flood safety and alarms to a compiled CloudFormation template: per-route throttling on
  * the HTTP API stage (the stage waits for the routes, which must exist before their
- * settings), and each function's alarms.
+ * settings), each function's alarms, and the stage's.
  */
 export function addFloodSafetyAndAlarms(template: Json, functions: DeployedFunction[], params: PluginParams, namespace: string): void {
   const resources: Json = (template.Resources ??= {});
@@ -254,7 +289,9 @@ export function addFloodSafetyAndAlarms(template: Json, functions: DeployedFunct
     stage.Properties.DefaultRouteSettings = { ...(stage.Properties.DefaultRouteSettings ?? {}), ThrottlingRateLimit: defaultRate || 1, ThrottlingBurstLimit: (defaultRate || 1) * THROTTLE_BURST_FACTOR };
     stage.DependsOn = [...new Set([...(Array.isArray(stage.DependsOn) ? stage.DependsOn : stage.DependsOn ? [stage.DependsOn] : []), ...routeIds])];
   }
-  if (params.alarms) for (const fn of functions) Object.assign(resources, alarmsFor(fn, namespace, params));
+  if (!params.alarms) return;
+  for (const fn of functions) Object.assign(resources, alarmsFor(fn, namespace, params));
+  if (stage?.Properties?.ApiId && stage.Properties.StageName) Object.assign(resources, apiAlarms(stage, params));
 }
 
 /** The parts of the Serverless Framework's plugin API the plugin uses. */

@@ -59,7 +59,26 @@ export const PATH_SECRET_MAX_AGE_MS = 5 * 60_000;
  */
 export const PATH_SECRET_REFRESH_ON_MISS_MS = 30_000;
 
-const parameters = new Map<string, { value: Promise<string>; at: number }>();
+/**
+ * How long a failed SSM read (a missing parameter, no permission, throttling) stands before a
+ * request reads again. Without it every request of every execution environment would call SSM
+ * for the same error, adding its latency to each refusal and spending the account's
+ * GetParameter throughput, shared with every other application, while a repaired parameter
+ * still takes effect within half a minute.
+ */
+export const PARAMETER_FAILURE_RETRY_MS = 30_000;
+
+/** A fetched parameter: its value (or failure), when it was fetched, and until when a failure stands. */
+interface CachedParameter {
+  value: Promise<string>;
+  at: number;
+  /** Set after a failed fetch: no fetch before this time. */
+  retryAt?: number;
+  /** The fetch failed and there was no earlier value: `value` rejects. */
+  failed?: boolean;
+}
+
+const parameters = new Map<string, CachedParameter>();
 
 async function fetchParameter(name: string): Promise<string> {
   // The Lambda Node.js runtime ships AWS SDK v3; it is loaded only when a parameter is named.
@@ -70,22 +89,28 @@ async function fetchParameter(name: string): Promise<string> {
 
 /**
  * The trimmed value of an SSM parameter, fetched once per execution environment and again
- * once it is older than `maxAgeMs`. A failed fetch is forgotten, so the next call tries
- * again; a failed refresh answers with the value it was to replace.
+ * once it is older than `maxAgeMs`. A failed fetch stands for PARAMETER_FAILURE_RETRY_MS:
+ * until then calls answer with the value it was to replace, or fail as it did, without
+ * calling SSM.
  */
 export async function cachedParameter(name: string, maxAgeMs = Infinity): Promise<string> {
   const entry = parameters.get(name);
-  if (entry && Date.now() - entry.at <= maxAgeMs) return entry.value;
-  const fresh = { value: fetchParameter(name), at: Date.now() };
+  const now = Date.now();
+  if (entry) {
+    const holding = entry.retryAt !== undefined && now < entry.retryAt;
+    if (entry.failed ? holding : holding || now - entry.at <= maxAgeMs) return entry.value;
+  }
+  const fresh: CachedParameter = { value: fetchParameter(name), at: now };
   parameters.set(name, fresh);
   try {
     return await fresh.value;
   } catch (err) {
+    const kept = entry && !entry.failed ? entry : undefined;
     if (parameters.get(name) === fresh) {
-      if (entry) parameters.set(name, entry);
-      else parameters.delete(name);
+      const retryAt = now + PARAMETER_FAILURE_RETRY_MS;
+      parameters.set(name, kept ? { ...kept, retryAt } : { value: fresh.value, at: now, retryAt, failed: true });
     }
-    if (entry) return entry.value;
+    if (kept) return kept.value;
     throw err;
   }
 }
@@ -93,7 +118,7 @@ export async function cachedParameter(name: string, maxAgeMs = Infinity): Promis
 /**
  * The expected token from the environment, the token file or, failing both, the SSM
  * parameter named by KLW_BEARER_TOKEN_SSM (fetched once per execution environment; a
- * failed fetch is tried again on the next call). Undefined when none is configured;
+ * failed fetch is tried again after PARAMETER_FAILURE_RETRY_MS). Undefined when none is configured;
  * AuthConfigError when one is configured but empty.
  */
 export async function resolveToken(env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
@@ -173,15 +198,23 @@ export function pathSecretOf(path: string, pathParameters: Record<string, string
 }
 
 /**
+ * Segments this long could be a secret (the fewest characters a valid one has); a stage or a
+ * prefix is shorter, so a segment before the function's own is kept only when it is shorter.
+ */
+const SECRET_LENGTH_MIN = 22;
+
+/**
  * A request path fit for logs: everything after the function's own segment is replaced by
- * `***` (`/prod/pod-policy/<secret>` → `/prod/pod-policy/***`); a path without that segment
- * (a function URL's `/<secret>`) becomes `/***`.
+ * `***` (`/prod/pod-policy/<secret>` → `/prod/pod-policy/***`), and so is every segment before
+ * it that is long enough to be a secret (a function URL called as `/<secret>/pod-policy`); a
+ * path without that segment (a function URL's `/<secret>`) becomes `/***`.
  */
 export function redactPath(path: string, functionName: string): string {
   const segments = path.split('/');
   const at = segments.indexOf(functionName);
   if (at < 0) return path === '/' || path === '' ? path : '/***';
-  return segments.length > at + 1 ? `${segments.slice(0, at + 1).join('/')}/***` : path;
+  const before = segments.slice(0, at).map((s) => (s.length >= SECRET_LENGTH_MIN ? '***' : s));
+  return [...before, functionName, ...(segments.length > at + 1 ? ['***'] : [])].join('/');
 }
 
 /** The caller authentication a registration asks for; `auto` is resolved per environment. */

@@ -20,6 +20,14 @@ export const ADMISSION_METRICS = ['Duration', 'Allowed', 'Denied', 'Patched', 'E
 /** Conversion metrics: the duration, the objects converted and a 0/1 count of failed reviews. */
 export const CONVERSION_METRICS = ['Duration', 'Objects', 'Failures', 'Errored', 'TimedOut'] as const;
 
+/**
+ * Metrics of requests that never became a review, carried by their own log line: a refusal by
+ * caller authentication (`Unauthenticated` for a missing or wrong secret or token, 401 or 404;
+ * `AuthMisconfigured` for a configuration that cannot work, 500) or a fault of the adapter
+ * itself (`AdapterFault`, 500). Each is a 0/1 count per request, per webhook.
+ */
+export const REQUEST_METRICS = ['Unauthenticated', 'AuthMisconfigured', 'AdapterFault'] as const;
+
 /** How a user function's run failed, as the engines report it to the handler. */
 export type FailureKind = 'error' | 'timeout';
 
@@ -80,4 +88,35 @@ export function metricsFor(registration: Registration, env: NodeJS.ProcessEnv = 
     Errored: failure === 'error' ? 1 : 0,
     TimedOut: failure === 'timeout' ? 1 : 0,
   });
+}
+
+/** Builds the EMF members of the log line of a request that never became a review. */
+export interface RequestMetricsWriter {
+  /** For a request refused by caller authentication with this HTTP status. */
+  refusal(status: number): Record<string, unknown>;
+  /** For a request the adapter itself failed on. */
+  fault(): Record<string, unknown>;
+}
+
+/**
+ * The request metrics writer of a registration: the members to merge into a refusal's or an
+ * adapter fault's line, with the `webhook` dimension only (no review was read, so there is no
+ * operation); `KLW_METRICS_NAMESPACE=off` turns them off too.
+ */
+export function requestMetricsFor(registration: Registration, env: NodeJS.ProcessEnv = process.env): RequestMetricsWriter {
+  const namespace = env[METRICS_NAMESPACE_ENV]?.trim() || DEFAULT_METRICS_NAMESPACE;
+  if (namespace === 'off') return { refusal: () => ({}), fault: () => ({}) };
+  const webhook = registration.name;
+  const directive = (names: readonly string[]): Directive[] => [{ Namespace: namespace, Dimensions: [['webhook']], Metrics: names.map((Name) => ({ Name, Unit: 'Count' })) }];
+  const refusals = directive(['Unauthenticated', 'AuthMisconfigured']);
+  const faults = directive(['AdapterFault']);
+  return {
+    refusal: (status) => ({
+      webhook,
+      _aws: { Timestamp: Date.now(), CloudWatchMetrics: refusals },
+      Unauthenticated: status === 401 || status === 404 ? 1 : 0,
+      AuthMisconfigured: status >= 500 ? 1 : 0,
+    }),
+    fault: () => ({ webhook, _aws: { Timestamp: Date.now(), CloudWatchMetrics: faults }, AdapterFault: 1 }),
+  };
 }

@@ -4,7 +4,7 @@ import { errorReply, jsonReply, MAX_BODY_BYTES, parseGoDuration, readJsonBody } 
 import { detectSource, httpSource, type GatewayResult, type SourceProcessor } from './gateway/sources.ts';
 import { stringifyJson } from './json.ts';
 import { createLogger, type Logger } from './log.ts';
-import { metricsFor, type FailureKind } from './metrics.ts';
+import { metricsFor, requestMetricsFor, type FailureKind } from './metrics.ts';
 import type { Registration } from './registration.ts';
 import type { ReviewResult } from './review/envelope.ts';
 
@@ -151,6 +151,7 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
   const log = options.logger ?? createLogger({ base: { webhook: registration.name } });
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const metrics = metricsFor(registration, options.env);
+  const requestMetrics = requestMetricsFor(registration, options.env);
 
   return async function handler(event, context) {
     const startedAt = performance.now();
@@ -172,7 +173,8 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
       // Caller authentication comes first: a refused request costs no body decoding or parsing.
       const refusal = await authenticate(registration, req, options.env);
       if (refusal) {
-        log[refusal.level](refusal.msg, { requestId, ...refusal.fields, durationMs: elapsed(startedAt) });
+        // Counted in EMF on the same line, so a misconfiguration or a flood of wrong secrets can be alarmed on.
+        log[refusal.level](refusal.msg, { requestId, ...refusal.fields, durationMs: elapsed(startedAt), ...requestMetrics.refusal(refusal.reply.statusCode) });
         return source.write(refusal.reply);
       }
 
@@ -214,7 +216,7 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
     } catch (err) {
       // Only a fault in the adapter itself lands here; user functions are caught by the engines.
       const errorId = newErrorId();
-      log.error('adapter fault', { errorId, ...describeThrown(err) });
+      log.error('adapter fault', { errorId, ...describeThrown(err), ...requestMetrics.fault() });
       return source.write(jsonReply(500, { error: `internal error (error id ${errorId})` }));
     }
   };

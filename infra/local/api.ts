@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { EventSource } from '../../lib/gateway/sources.ts';
+import { checkPathSecret } from '../../lib/auth.ts';
 import { eventFromHttp } from '../../lib/harness/events.ts';
 import { KlwError } from '../functions.ts';
 import { lintDocuments } from '../lint.ts';
@@ -116,9 +117,10 @@ export function baseUrlFor(host: string, port: number): string {
 }
 
 /**
- * Starts the local HTTPS API: each function at `POST /<name>`, every request turned into
- * the chosen event format and run in the function's worker pool; writes the CA and the
- * manifests for this URL into the state dir.
+ * Starts the local HTTPS API: each function at `POST /<name>/<secret>` (`POST /<name>` for
+ * `auth: 'none'`; a missing or wrong secret gets the 404 of an unknown route before the body
+ * is read), every request turned into the chosen event format and run in the function's
+ * worker pool; writes the CA and the manifests for this URL into the state dir.
  */
 export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const root = resolve(options.root);
@@ -137,6 +139,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
 
   const certs = await ensureLocalCertificates(stateDir, (m) => log(JSON.stringify({ level: 'warn', msg: m })), names);
   const secret = ensureLocalPathSecret(stateDir, (m) => log(JSON.stringify({ level: 'warn', msg: m })));
+  const validSecrets = secret.previous ? [secret.current, secret.previous] : [secret.current];
   const project = await LocalProject.open({
     root,
     ...(options.build === false ? { build: false } : {}),
@@ -164,6 +167,15 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       const pool = pools.get(name);
       if (!pool) {
         send(res, jsonMessage(404, 'Not Found'), requestId, timeouts.sendMs);
+        return;
+      }
+      // As API Gateway's `/<name>/{secret}` route and the function itself would: the path secret is
+      // checked before the body is read or the matchConditions evaluated, and a missing or wrong
+      // one is answered exactly like an unknown route.
+      const registration = project.registration(name);
+      if (registration && usesPathSecret(registration) && !(await hasPathSecret(routed, validSecrets))) {
+        send(res, jsonMessage(404, 'Not Found'), requestId, timeouts.sendMs);
+        log(JSON.stringify({ msg: 'request', function: name, method: req.method, status: 404, outcome: 'refused', reason: 'missing or wrong path secret' }));
         return;
       }
       const body = await readBody(req, MAX_REQUEST_BYTES);
@@ -257,6 +269,12 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       await project.close();
     },
   };
+}
+
+/** True when a routed path is `/<name>/<secret>` with one of the valid secrets (compared in constant time). */
+async function hasPathSecret(routed: string, secrets: readonly string[]): Promise<boolean> {
+  const segments = routed.split('/');
+  return segments.length === 3 && (await checkPathSecret(segments[2], secrets));
 }
 
 /** Gives each function's (single) worker a debugger port, from `firstPort` on, and says which. */

@@ -1,17 +1,20 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetFunctionCommand, GetFunctionUrlConfigCommand, LambdaClient, UpdateFunctionCodeCommand } from '@aws-sdk/client-lambda';
+import { GetParameterCommand, ParameterNotFound, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
+import { main } from '../../infra/cli.ts';
 import { credentialName, writeAuthConfig } from '../../infra/auth-config.ts';
 import { buildAll, zipPath } from '../../infra/build.ts';
 import { awsClients, deployedEndpoints, updateChangedCode } from '../../infra/deploy.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { generateManifests } from '../../infra/manifests.ts';
+import { pathSecretParameterName, usesPathSecret } from '../../infra/secrets.ts';
 import { startLambda, type RunningLambda } from '../../infra/local/lambda-api.ts';
 import { sampleObject, smoke } from '../../infra/smoke.ts';
 import { FIXTURE_FUNCTIONS } from '../helpers.ts';
@@ -77,6 +80,87 @@ describe('klw deploy', () => {
     } finally {
       lambda.restore();
     }
+  });
+});
+
+describe('klw deploy, the command', () => {
+  const API_URL = 'https://abc123.execute-api.eu-west-1.amazonaws.com';
+  const parameter = pathSecretParameterName('kube-lambda-webhooks', 'prod');
+  type Runner = (root: string, args: string[]) => Promise<{ code: number; stdout: string; stderr: string }>;
+
+  before(() => {
+    // The region comes from serverless.yml, as `serverless deploy` alone would take it.
+    writeFileSync(join(work, 'serverless.yml'), "service: kube-lambda-webhooks\nplugins:\n  - kube-lambda-webhooks/serverless\nprovider:\n  name: aws\n  runtime: nodejs24.x\n  region: ${opt:region, 'eu-west-1'}\n");
+  });
+
+  /** Runs `klw deploy --stage prod --out <out>` against mocked SSM and CloudFormation, with the runner `runnerFor` makes as the Serverless Framework. */
+  async function deploy(out: string, runnerFor: (secretsPut: () => number) => Runner) {
+    const ssm = mockClient(SSMClient);
+    const cfn = mockClient(CloudFormationClient);
+    const writes: string[] = [];
+    const original = process.stderr.write.bind(process.stderr);
+    try {
+      ssm.on(GetParameterCommand).rejects(new ParameterNotFound({ message: 'not found', $metadata: {} }));
+      ssm.on(PutParameterCommand).resolves({});
+      cfn.on(DescribeStacksCommand, { StackName: 'kube-lambda-webhooks-prod' }).resolves({
+        Stacks: [{ StackName: 'kube-lambda-webhooks-prod', CreationTime: new Date(), StackStatus: 'UPDATE_COMPLETE', Outputs: [{ OutputKey: 'HttpApiUrl', OutputValue: API_URL }] }],
+      });
+      process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
+      const runner = runnerFor(() => ssm.commandCalls(PutParameterCommand).length);
+      const code = await main(['node', 'klw', '--root', work, 'deploy', '--stage', 'prod', '--out', out], { runServerless: runner });
+      const puts = ssm.commandCalls(PutParameterCommand).map((c) => c.args[0].input);
+      return { code, puts, stacksRead: cfn.commandCalls(DescribeStacksCommand).length, ssmRegion: await ssm.commandCalls(GetParameterCommand)[0]?.thisValue.config.region(), output: writes.join('') };
+    } finally {
+      process.stderr.write = original;
+      ssm.restore();
+      cfn.restore();
+    }
+  }
+
+  it('creates the secret before serverless deploy runs, then writes 0600 manifests whose URLs end in it', async () => {
+    const out = join('dist', 'deployed.yaml');
+    const file = join(work, out);
+    const runs: Array<{ args: string[]; secretsPut: number; manifestsWritten: boolean }> = [];
+    const result = await deploy(out, (secretsPut) => async (root, args) => {
+      runs.push({ args, secretsPut: secretsPut(), manifestsWritten: existsSync(file) });
+      assert.equal(root, work);
+      return { code: 0, stdout: 'Service deployed\n', stderr: '' };
+    });
+    assert.equal(result.code, 0, result.output);
+    assert.equal(runs.length, 1);
+    assert.deepEqual(runs[0]!.args, ['deploy', '--stage', 'prod', '--region', 'eu-west-1']);
+    assert.equal(runs[0]!.secretsPut, 1, 'the secret exists before the functions that read it are deployed');
+    assert.equal(runs[0]!.manifestsWritten, false, 'manifests come after the deployment');
+    assert.equal(result.ssmRegion, 'eu-west-1');
+    assert.equal(result.puts.length, 1);
+    const put = result.puts[0]!;
+    assert.deepEqual([put.Name, put.Type, put.Overwrite], [parameter, 'SecureString', false]);
+    const secret = put.Value!;
+
+    const documents = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS());
+    const urls = new Map<string, string>();
+    for (const doc of documents) {
+      for (const hook of doc.webhooks ?? []) urls.set(hook.name, hook.clientConfig.url);
+      if (doc.kind === 'CustomResourceDefinition') urls.set(doc.metadata.name, doc.spec.conversion.webhook.clientConfig.url);
+    }
+    assert.equal(urls.size, registrations.length);
+    for (const reg of registrations) {
+      const url = [...urls.values()].find((u) => u.startsWith(`${API_URL}/${reg.name}`));
+      assert.equal(url, usesPathSecret(reg) ? `${API_URL}/${reg.name}/${secret}` : `${API_URL}/${reg.name}`, reg.name);
+    }
+    assert.equal(statSync(file).mode & 0o777, 0o600, 'the manifests hold the secret: owner only');
+    assert.ok(!result.output.includes(secret), 'the secret is never printed');
+    assert.match(result.output, /Service deployed/);
+  });
+
+  it('exits non-zero and writes no manifests when serverless deploy fails', async () => {
+    const out = join('dist', 'failed.yaml');
+    const result = await deploy(out, () => async () => ({ code: 2, stdout: '', stderr: 'CloudFormation said no\n' }));
+    assert.equal(result.code, 1);
+    assert.match(result.output, /CloudFormation said no/);
+    assert.match(result.output, /klw: serverless deploy failed \(exit 2\)/);
+    assert.equal(existsSync(join(work, out)), false);
+    assert.equal(result.stacksRead, 0, 'no stack outputs are read after a failed deployment');
   });
 });
 

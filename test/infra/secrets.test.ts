@@ -10,7 +10,7 @@ import { PATH_SECRET_PATTERN } from '../../lib/auth.ts';
 import { main } from '../../infra/cli.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { generateManifests } from '../../infra/manifests.ts';
-import { ensureTargetPathSecret, runSecretCommand, smokePathSecret, withPathSecret, writePrivateOutput } from '../../infra/secret-commands.ts';
+import { defaultRegion, ensureTargetPathSecret, runSecretCommand, smokePathSecret, withPathSecret, writePrivateOutput } from '../../infra/secret-commands.ts';
 import { smoke } from '../../infra/smoke.ts';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import {
@@ -139,13 +139,12 @@ describe('deployed path secret (SSM)', () => {
       ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: B } });
       await assert.rejects(retireDeployedPathSecret(new SSMClient({}), name), /nothing to retire/);
       ssm.on(GetParameterCommand, { Name: name }).rejects(notFound());
-      await assert.rejects(retireDeployedPathSecret(new SSMClient({}), name), /holds no path secret/);
-      const first = await rotateDeployedPathSecret(new SSMClient({}), name);
-      assert.equal(first.before, undefined);
-      assert.equal(ssm.commandCalls(PutParameterCommand).at(-1)!.args[0].input.Overwrite, false);
+      await assert.rejects(retireDeployedPathSecret(new SSMClient({}), name), /does not exist.*klw deploy creates it/);
+      // A missing parameter is never created by a rotation (a wrong --region or --stage would make a stray one).
+      await assert.rejects(rotateDeployedPathSecret(new SSMClient({}), name, 'ap-south-2'), new RegExp(`SSM parameter ${name} in ap-south-2 does not exist: nothing to rotate.*klw deploy creates it.*--region and --stage`));
       ssm.on(GetParameterCommand, { Name: name }).rejects(new Error('AccessDenied'));
       await assert.rejects(rotateDeployedPathSecret(new SSMClient({}), name), /AccessDenied/);
-      assert.equal(ssm.commandCalls(PutParameterCommand).length, 3, 'nothing written after a refusal');
+      assert.equal(ssm.commandCalls(PutParameterCommand).length, 2, 'nothing written after a refusal');
     } finally {
       ssm.restore();
     }
@@ -175,6 +174,34 @@ describe('deployed path secret (SSM)', () => {
     assert.match(text, /previous secret retired/);
     assert.match(text, /klw: .*nothing to retire/);
     for (const secret of [A, B]) assert.ok(!text.includes(secret), 'a secret was printed');
+  });
+
+  it('klw secret rotate and retire take the region from serverless.yml, else AWS_REGION or AWS_DEFAULT_REGION, else us-east-1', async () => {
+    assert.equal(defaultRegion({ provider: { region: 'eu-west-1' } }, { AWS_REGION: 'us-west-2' }), 'eu-west-1');
+    assert.equal(defaultRegion({ provider: { region: "${opt:region, 'eu-central-1'}" } }, { AWS_REGION: 'us-west-2' }), 'eu-central-1', 'what serverless itself resolves without --region');
+    assert.equal(defaultRegion({ provider: { region: '${opt:region, ${env:MY_REGION, "sa-east-1"}}' } }, { MY_REGION: 'ca-central-1' }), 'ca-central-1');
+    assert.equal(defaultRegion({ provider: { region: '${opt:region, ${env:MY_REGION, "sa-east-1"}}' } }, {}), 'sa-east-1');
+    assert.equal(defaultRegion({ provider: { region: '${param:region}' } }, { AWS_REGION: 'us-west-2' }), 'us-west-2', 'a variable klw cannot resolve');
+    assert.equal(defaultRegion({ provider: {} }, { AWS_DEFAULT_REGION: 'eu-north-1' }), 'eu-north-1');
+    assert.equal(defaultRegion(undefined, {}), 'us-east-1');
+
+    const ssm = mockClient(SSMClient);
+    const writes: string[] = [];
+    const original = process.stderr.write.bind(process.stderr);
+    const project = mkdtempSync(join(tmpdir(), 'klw-region-'));
+    writeFileSync(join(project, 'serverless.yml'), "service: svc\nprovider:\n  name: aws\n  region: ${opt:region, 'eu-west-1'}\n");
+    try {
+      ssm.on(GetParameterCommand, { Name: name }).rejects(notFound());
+      process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
+      assert.equal(await main(['node', 'klw', '--root', project, 'secret', 'rotate', '--stage', 'prod']), 1);
+      assert.equal(await ssm.commandCalls(GetParameterCommand)[0]!.thisValue.config.region(), 'eu-west-1', 'read in serverless.yml\'s region');
+      assert.equal(ssm.commandCalls(PutParameterCommand).length, 0);
+    } finally {
+      process.stderr.write = original;
+      ssm.restore();
+      rmSync(project, { recursive: true, force: true });
+    }
+    assert.match(writes.join(''), /klw: SSM parameter \/kube-lambda-webhooks\/svc\/prod\/path-secret in eu-west-1 does not exist: nothing to rotate/);
   });
 
   it('runSecretCommand --local rotates the state directory', async () => {

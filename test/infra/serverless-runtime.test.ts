@@ -8,7 +8,7 @@ import { after, describe, it } from 'node:test';
 import { bundleOptions } from '../../infra/build.ts';
 import { checkRuntime, DEFAULT_RUNTIME, esbuildTarget, projectRuntime, RUNTIME_SCHEDULE } from '../../infra/runtimes.ts';
 import { serverlessBin } from '../../infra/serverless.ts';
-import { addFloodSafetyAndAlarms, functionDefinition, mergeFunctions, pluginParams, routePath, throttleFor } from '../../infra/serverless-plugin.ts';
+import { addFloodSafetyAndAlarms, DEFAULT_API_CLIENT_ERRORS_THRESHOLD, functionDefinition, mergeFunctions, pluginParams, routePath, throttleFor } from '../../infra/serverless-plugin.ts';
 import { HOOKS } from '../../infra/bin/serverless-plugin.mjs';
 import KubeLambdaWebhooksPlugin from '../../infra/serverless-plugin.ts';
 import { completeAdmissionRegistration, completeConversionRegistration } from '../../lib/registration.ts';
@@ -121,6 +121,42 @@ describe('the plugin\'s definitions', () => {
     assert.deepEqual(withStage.Resources.HttpApiStage.DependsOn, ['Other', 'Route']);
     assert.deepEqual(withStage.Resources.HttpApiStage.Properties.RouteSettings, { 'POST /pod-policy/{secret}': { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 } });
     assert.equal(Object.keys(withStage.Resources).length, 3, 'alarms: false adds none');
+  });
+
+  it('the errors alarm also fires on a refusal for misconfigured authentication and on an adapter fault', () => {
+    const params = pluginParams({}, 'prod');
+    const fn = { registration: policy, lambdaLogicalId: 'PodDashpolicyLambdaFunction', logicalIdPrefix: 'PodDashpolicy', reservedConcurrency: 20, routeKeys: [] };
+    const template: Record<string, any> = {};
+    addFloodSafetyAndAlarms(template, [fn], params, 'NS');
+    const metrics: Array<Record<string, any>> = template.Resources.PodDashpolicyErrorsAlarm.Properties.Metrics;
+    const stats = metrics.filter((m) => m.MetricStat);
+    assert.deepEqual(stats.map((m) => `${m.MetricStat.Metric.Namespace}/${m.MetricStat.Metric.MetricName}`).sort(), ['AWS/Lambda/Errors', 'NS/AdapterFault', 'NS/AuthMisconfigured', 'NS/Errored', 'NS/TimedOut']);
+    for (const m of stats.filter((s) => s.MetricStat.Metric.Namespace === 'NS')) assert.deepEqual(m.MetricStat.Metric.Dimensions, [{ Name: 'webhook', Value: 'pod-policy' }], 'the dimension set the metric lines carry');
+    const expression = metrics.find((m) => m.ReturnData)!.Expression as string;
+    for (const m of stats) assert.match(expression, new RegExp(`FILL\\(${m.Id}, 0\\)`), `${m.Id} is summed`);
+  });
+
+  it('alarms on the HTTP API stage\'s 4xx (wrong secrets, throttling) and 5xx, per API and stage', () => {
+    const fn = { registration: policy, lambdaLogicalId: 'PodDashpolicyLambdaFunction', logicalIdPrefix: 'PodDashpolicy', reservedConcurrency: 20, routeKeys: ['POST /pod-policy/{secret}'] };
+    const withStage = (): Record<string, any> => ({ Resources: { HttpApiStage: { Type: 'AWS::ApiGatewayV2::Stage', Properties: { ApiId: { Ref: 'HttpApi' }, StageName: '$default' } } } });
+    const template = withStage();
+    addFloodSafetyAndAlarms(template, [fn], pluginParams({ params: { default: { alarmTopicArn: 'arn:aws:sns:eu-west-1:1:t' } } }, 'prod'), 'NS');
+    const dimensions = [{ Name: 'ApiId', Value: { Ref: 'HttpApi' } }, { Name: 'Stage', Value: '$default' }];
+    const client = template.Resources.HttpApiClientErrorsAlarm.Properties;
+    assert.deepEqual([client.Namespace, client.MetricName, client.Statistic, client.Period, client.Threshold], ['AWS/ApiGateway', '4xx', 'Sum', 60, DEFAULT_API_CLIENT_ERRORS_THRESHOLD]);
+    assert.deepEqual(client.Dimensions, dimensions);
+    assert.deepEqual(client.AlarmActions, ['arn:aws:sns:eu-west-1:1:t']);
+    const server = template.Resources.HttpApiServerErrorsAlarm.Properties;
+    assert.deepEqual([server.Namespace, server.MetricName, server.Statistic, server.Period, server.Threshold], ['AWS/ApiGateway', '5xx', 'Sum', 60, 1]);
+    assert.deepEqual(server.Dimensions, dimensions);
+
+    const tuned = withStage();
+    addFloodSafetyAndAlarms(tuned, [fn], pluginParams({}, 'prod', ['apiClientErrorsThreshold=500']), 'NS');
+    assert.equal(tuned.Resources.HttpApiClientErrorsAlarm.Properties.Threshold, 500);
+    const off = withStage();
+    addFloodSafetyAndAlarms(off, [fn], pluginParams({}, 'prod', ['alarms=false']), 'NS');
+    assert.deepEqual(Object.keys(off.Resources), ['HttpApiStage']);
+    assert.throws(() => pluginParams({}, 'prod', ['apiClientErrorsThreshold=0']), /apiClientErrorsThreshold/);
   });
 
   it('the package\'s plugin entry hooks exactly the plugin\'s lifecycle events', () => {

@@ -119,10 +119,14 @@ describe('serverless package (osls, offline) with the plugin', () => {
     assert.equal(stage.Properties.DefaultRouteSettings.ThrottlingRateLimit, 100);
     assert.deepEqual([...stage.DependsOn].sort(), ofType(template, 'AWS::ApiGatewayV2::Route').map(([id]) => id).sort(), 'the stage waits for the routes its settings name');
     const alarms = ofType(template, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties);
-    assert.equal(alarms.length, registrations.length * 3);
+    assert.equal(alarms.length, registrations.length * 3 + 2, 'three per function, two for the HTTP API');
+    const api = alarms.filter((a) => a.Namespace === 'AWS/ApiGateway');
+    assert.deepEqual(api.map((a) => a.MetricName).sort(), ['4xx', '5xx']);
+    for (const a of api) assert.deepEqual(a.Dimensions, [{ Name: 'ApiId', Value: { Ref: 'HttpApi' } }, { Name: 'Stage', Value: '$default' }]);
+    assert.ok(template.Resources.HttpApi, 'the alarms name the HTTP API of the template');
     const policy = alarms.filter((a) => a.AlarmDescription.startsWith('pod-policy:'));
     const errors = policy.find((a) => a.Metrics)!;
-    assert.deepEqual(errors.Metrics.filter((m: Json) => m.MetricStat).map((m: Json) => `${m.MetricStat.Metric.Namespace}/${m.MetricStat.Metric.MetricName}`).sort(), ['AWS/Lambda/Errors', 'KubeLambdaWebhooks/Errored', 'KubeLambdaWebhooks/TimedOut']);
+    assert.deepEqual(errors.Metrics.filter((m: Json) => m.MetricStat).map((m: Json) => `${m.MetricStat.Metric.Namespace}/${m.MetricStat.Metric.MetricName}`).sort(), ['AWS/Lambda/Errors', 'KubeLambdaWebhooks/AdapterFault', 'KubeLambdaWebhooks/AuthMisconfigured', 'KubeLambdaWebhooks/Errored', 'KubeLambdaWebhooks/TimedOut']);
     const duration = policy.find((a) => a.MetricName === 'Duration')!;
     assert.equal(duration.ExtendedStatistic, 'p99');
     assert.equal(duration.Threshold, 4000, '80% of the 5 s webhook timeout');

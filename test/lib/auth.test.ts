@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { describe, it, mock } from 'node:test';
 import { allow, defineConversionWebhook, defineValidatingWebhook } from '../../lib/index.ts';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
-import { checkBearer, expectedToken } from '../../lib/auth.ts';
+import { checkBearer, expectedToken, PARAMETER_FAILURE_RETRY_MS } from '../../lib/auth.ts';
 import { admissionReview, conversionReview, invokeRaw } from '../../lib/testing/index.ts';
 
 const secured = defineValidatingWebhook({ name: 'secured', auth: 'bearer', rules: [], validate: () => allow() });
@@ -68,8 +68,9 @@ describe('bearer token', () => {
     assert.equal((await invokeRaw(conv, conversionReview([], 'example.com/v1'), { handlerOptions: { env } })).statusCode, 200);
   });
 
-  it('reads the token from SSM once per environment, and tries again after a failure', async () => {
+  it('reads the token from SSM once per environment, and tries again once a failure is older than the retry interval', async () => {
     const ssm = mockClient(SSMClient);
+    mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
     try {
       ssm.on(GetParameterCommand, { Name: '/klw/test/token', WithDecryption: true }).resolvesOnce({ Parameter: { Value: 'from-ssm' } });
       const ssmEnv = { KLW_BEARER_TOKEN_SSM: '/klw/test/token' };
@@ -83,9 +84,14 @@ describe('bearer token', () => {
       const first = await invokeRaw(secured, review, { headers: { authorization: 'Bearer second-try' }, handlerOptions: { env: flaky } });
       assert.equal(first.statusCode, 500);
       assert.doesNotMatch(first.body, /throttled/);
+      const again = await invokeRaw(secured, review, { headers: { authorization: 'Bearer second-try' }, handlerOptions: { env: flaky } });
+      assert.equal(again.statusCode, 500, 'the failure stands within the retry interval');
+      assert.equal(ssm.commandCalls(GetParameterCommand, { Name: '/klw/test/flaky' }).length, 1);
+      mock.timers.tick(PARAMETER_FAILURE_RETRY_MS + 1);
       const second = await invokeRaw(secured, review, { headers: { authorization: 'Bearer second-try' }, handlerOptions: { env: flaky } });
       assert.equal(second.statusCode, 200);
     } finally {
+      mock.timers.reset();
       ssm.restore();
     }
   });

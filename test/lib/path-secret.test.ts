@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
-import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { GetParameterCommand, ParameterNotFound, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { allow, defineConversionWebhook, defineValidatingWebhook } from '../../lib/index.ts';
-import { checkPathSecret, parsePathSecrets, pathSecretOf, redactPath, AuthConfigError, PATH_SECRET_MAX_AGE_MS, PATH_SECRET_REFRESH_ON_MISS_MS } from '../../lib/auth.ts';
+import { checkPathSecret, parsePathSecrets, pathSecretOf, redactPath, AuthConfigError, PARAMETER_FAILURE_RETRY_MS, PATH_SECRET_MAX_AGE_MS, PATH_SECRET_REFRESH_ON_MISS_MS } from '../../lib/auth.ts';
 import type { EventSource } from '../../lib/gateway/sources.ts';
 import { createLogger } from '../../lib/log.ts';
 import { admissionReview, conversionReview, lambdaContext, toEvent } from '../../lib/testing/index.ts';
+import { emfProblems } from './emf.ts';
 
 const CURRENT = 'Zk3n8yq0tXW1b2c3d4e5f6g7h8i9j0kLmNoPqRsTuVw';
 const PREVIOUS = 'AAAAbbbbCCCCddddEEEEffffGGGGhhhhIIIIjjjjKKK';
@@ -140,6 +141,7 @@ describe('path-secret authentication', () => {
 
   it('reads the secrets from SSM once per environment, and tries again after a failure', async () => {
     const ssm = mockClient(SSMClient);
+    mock.timers.enable({ apis: ['Date'], now: 2_000_000 });
     try {
       ssm.on(GetParameterCommand, { Name: '/klw/test/path-secret', WithDecryption: true }).resolvesOnce({ Parameter: { Value: `${CURRENT},${PREVIOUS}\n` } });
       const ssmEnv = { KLW_PATH_SECRET_SSM: '/klw/test/path-secret' };
@@ -153,10 +155,69 @@ describe('path-secret authentication', () => {
       const first = await call({ path: `/pod-policy/${CURRENT}`, env: flaky });
       assert.equal(first.status, 500);
       assert.doesNotMatch(first.body, /throttled/);
+      mock.timers.tick(PARAMETER_FAILURE_RETRY_MS + 1);
       assert.equal((await call({ path: `/pod-policy/${CURRENT}`, env: flaky })).status, 200);
     } finally {
+      mock.timers.reset();
       ssm.restore();
     }
+  });
+});
+
+describe('a missing or unreadable SSM parameter', () => {
+  /** The refusal line of one call, raw and parsed. */
+  const refusal = (out: Awaited<ReturnType<typeof call>>) => {
+    const raw = out.raw.find((l) => JSON.parse(l).msg !== 'review' && typeof JSON.parse(l).status === 'number');
+    assert.ok(raw, `no refusal line in ${out.raw.join('\n')}`);
+    return { raw, line: JSON.parse(raw) as Record<string, any> };
+  };
+
+  it('is read once per retry interval, not per request, and every refusal carries AuthMisconfigured=1 in valid EMF', async () => {
+    const ssm = mockClient(SSMClient);
+    mock.timers.enable({ apis: ['Date'], now: 3_000_000 });
+    try {
+      const name = '/klw/test/missing-secret';
+      ssm.on(GetParameterCommand, { Name: name }).rejects(new ParameterNotFound({ message: 'Parameter not found', $metadata: {} }));
+      const ssmEnv = { KLW_PATH_SECRET_SSM: name };
+      for (let i = 0; i < 5; i++) {
+        const out = await call({ path: `/pod-policy/${CURRENT}`, env: ssmEnv });
+        assert.equal(out.status, 500);
+        const { raw, line } = refusal(out);
+        assert.deepEqual(emfProblems(raw), []);
+        assert.equal(line.level, 'error');
+        assert.match(line.msg, /misconfigured: could not read the SSM parameter/);
+        assert.equal(line.AuthMisconfigured, 1);
+        assert.equal(line.Unauthenticated, 0);
+        assert.equal(line.webhook, 'pod-policy');
+        assert.deepEqual(line._aws.CloudWatchMetrics[0].Dimensions, [['webhook']]);
+      }
+      assert.equal(ssm.commandCalls(GetParameterCommand).length, 1, 'one SSM call for five requests');
+
+      // The parameter is created: it is read again once the failure is older than the retry interval.
+      ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: CURRENT } });
+      mock.timers.tick(PARAMETER_FAILURE_RETRY_MS - 1);
+      assert.equal((await call({ path: `/pod-policy/${CURRENT}`, env: ssmEnv })).status, 500);
+      assert.equal(ssm.commandCalls(GetParameterCommand).length, 1);
+      mock.timers.tick(2);
+      assert.equal((await call({ path: `/pod-policy/${CURRENT}`, env: ssmEnv })).status, 200);
+      assert.equal(ssm.commandCalls(GetParameterCommand).length, 2);
+    } finally {
+      mock.timers.reset();
+      ssm.restore();
+    }
+  });
+
+  it('counts a missing or wrong secret or token as Unauthenticated, and a configuration that cannot work as AuthMisconfigured', async () => {
+    const wrongSecret = refusal(await call({ path: '/pod-policy/wrong-secret-wrong-secret-00', env }));
+    assert.deepEqual(emfProblems(wrongSecret.raw), []);
+    assert.deepEqual([wrongSecret.line.status, wrongSecret.line.Unauthenticated, wrongSecret.line.AuthMisconfigured], [404, 1, 0]);
+    const wrongToken = refusal(await call({ path: '/pod-policy', env: { KLW_BEARER_TOKEN: 'tok' } }));
+    assert.deepEqual([wrongToken.line.status, wrongToken.line.Unauthenticated, wrongToken.line.AuthMisconfigured], [401, 1, 0]);
+    const open = refusal(await call({ path: '/pod-policy', env: { AWS_LAMBDA_FUNCTION_NAME: 'svc-dev-pod-policy' } }));
+    assert.deepEqual([open.line.status, open.line.Unauthenticated, open.line.AuthMisconfigured], [500, 0, 1]);
+    const off = refusal(await call({ path: '/pod-policy/x', env: { ...env, KLW_METRICS_NAMESPACE: 'off' } }));
+    assert.equal(off.line._aws, undefined);
+    assert.equal(off.line.Unauthenticated, undefined);
   });
 });
 
@@ -200,7 +261,13 @@ describe('path-secret rotation in running execution environments', () => {
 
       ssm.on(GetParameterCommand, { Name: name }).rejects(new Error('throttled'));
       mock.timers.tick(PATH_SECRET_MAX_AGE_MS + 1);
+      const calls = ssm.commandCalls(GetParameterCommand).length;
       assert.equal(await status(CURRENT), 200, 'a failed refresh keeps the value it was to replace');
+      assert.equal(await status(CURRENT), 200);
+      assert.equal(ssm.commandCalls(GetParameterCommand).length, calls + 1, 'and is not retried on every request');
+      mock.timers.tick(PARAMETER_FAILURE_RETRY_MS + 1);
+      assert.equal(await status(CURRENT), 200);
+      assert.equal(ssm.commandCalls(GetParameterCommand).length, calls + 2, 'retried after the retry interval');
     } finally {
       mock.timers.reset();
       ssm.restore();
@@ -216,6 +283,22 @@ describe('path-secret helpers', () => {
     assert.equal(redactPath(`/elsewhere/${CURRENT}/more`, 'pod-policy'), '/***');
     assert.equal(redactPath(`/${CURRENT}`, 'pod-policy'), '/***', 'a function URL path is the secret alone');
     assert.equal(redactPath('/', 'pod-policy'), '/');
+  });
+
+  it('redacts a secret before the function segment too (a function URL called as /<secret>/<name>)', () => {
+    assert.equal(redactPath(`/${CURRENT}/pod-policy`, 'pod-policy'), '/***/pod-policy');
+    assert.equal(redactPath(`/${CURRENT}/prod/pod-policy/${PREVIOUS}`, 'pod-policy'), '/***/prod/pod-policy/***');
+    assert.equal(redactPath(`/prod/${CURRENT}x/pod-policy`, 'pod-policy'), '/prod/***/pod-policy', 'any segment of 22 characters or more, URL-safe or not');
+    assert.equal(redactPath('/stage-name/pod-policy', 'pod-policy'), '/stage-name/pod-policy', 'a stage or prefix stays readable');
+  });
+
+  it('never logs a secret that precedes the function segment', async () => {
+    for (const format of ['http', 'rest', 'url'] as const) {
+      const out = await call({ path: `/${CURRENT}/pod-policy`, env, format });
+      assert.equal(out.status, 404, 'the last segment is what is checked');
+      assert.equal(out.lines.find((l) => l.status === 404)?.path, '/***/pod-policy');
+      for (const l of out.raw) assert.ok(!l.includes(CURRENT), `secret in log line ${l}`);
+    }
   });
 
   it('reads the secret from the path parameter or the last segment', () => {
