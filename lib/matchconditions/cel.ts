@@ -1,13 +1,14 @@
 /**
  * The CEL environment of webhook matchConditions, as the API server declares it: the
  * variables `object`, `oldObject`, `request` and `authorizer`, and the Kubernetes libraries
- * conditions use in practice (lists, extended strings, regex, quantity, authorizer).
+ * conditions use in practice (lists, extended strings, regex in RE2, quantity, authorizer).
  * Imported only by code that evaluates conditions, never by the admission engine itself,
  * so functions that do not enforce conditions carry no CEL in their bundles.
  */
 import { Environment, type ASTNode, type ParseResult } from '@marcbachmann/cel-js';
 import type { AdmissionRequest } from '../review/schemas.ts';
 import { parseQuantity, Quantity, quantityOf } from './quantity.ts';
+import { regexFind, regexFindAll, regexMatches, regexProblem } from './regex.ts';
 
 /** What an authorizer check asks (`authorizer.group(...).resource(...)...check(verb)`). */
 export interface AuthorizationAttributes {
@@ -107,18 +108,6 @@ function extreme(list: unknown[], name: string, sign: number): unknown {
   return list.reduce((best, v) => (compare(v, best) * sign > 0 ? v : best));
 }
 
-// Compiled regular expressions, by pattern: conditions reuse a handful of them.
-const regexCache = new Map<string, RegExp>();
-function regex(pattern: string): RegExp {
-  let re = regexCache.get(pattern);
-  if (!re) {
-    re = new RegExp(pattern, 'gu');
-    regexCache.set(pattern, re);
-  }
-  re.lastIndex = 0;
-  return re;
-}
-
 function quantityArg(value: Quantity | bigint): Quantity {
   return typeof value === 'bigint' ? quantityOf(value) : value;
 }
@@ -129,6 +118,13 @@ const GROUP_CHECK = 'kubernetes.authorization.GroupCheck';
 const RESOURCE_CHECK = 'kubernetes.authorization.ResourceCheck';
 const DECISION = 'kubernetes.authorization.Decision';
 const QUANTITY = 'kubernetes.Quantity';
+/**
+ * The name member calls of `matches` are given before checking, so they reach the RE2
+ * overload (the engine refuses a second `string.matches`); never written by users.
+ */
+const RE2_MATCHES = 'matches__re2';
+/** Functions whose pattern argument, when a literal, RE2 must accept at compile time. */
+const REGEX_FUNCTIONS = new Set(['matches', 'find', 'findAll']);
 
 /** Builds the environment; costly, so done once, on first use. */
 function buildEnvironment(): Environment {
@@ -214,14 +210,15 @@ function buildEnvironment(): Environment {
     })
     .registerFunction('string.reverse(): string', (s: string) => [...s].reverse().join(''));
 
-  // Regex library (k8s.io/apiserver/pkg/cel/library/regex.go).
+  // Regular expressions in RE2: the standard `matches` (the engine's own, in JavaScript
+  // RegExp, is never reached: compileExpression points member calls at RE2_MATCHES) and the
+  // regex library (k8s.io/apiserver/pkg/cel/library/regex.go).
   env
-    .registerFunction('string.find(string): string', (s: string, pattern: string) => regex(pattern).exec(s)?.[0] ?? '')
-    .registerFunction('string.findAll(string): list<string>', (s: string, pattern: string) => [...s.matchAll(regex(pattern))].map((m) => m[0]))
-    .registerFunction('string.findAll(string, int): list<string>', (s: string, pattern: string, n: bigint) => {
-      const all = [...s.matchAll(regex(pattern))].map((m) => m[0]);
-      return n < 0n ? all : all.slice(0, Number(n));
-    });
+    .registerFunction(`string.${RE2_MATCHES}(string): bool`, regexMatches)
+    .registerFunction('matches(string, string): bool', regexMatches)
+    .registerFunction('string.find(string): string', regexFind)
+    .registerFunction('string.findAll(string): list<string>', (s: string, pattern: string) => regexFindAll(s, pattern))
+    .registerFunction('string.findAll(string, int): list<string>', (s: string, pattern: string, n: bigint) => regexFindAll(s, pattern, n < 0n ? -1 : Number(n)));
 
   // Quantity library (k8s.io/apiserver/pkg/cel/library/quantity.go).
   const parse = (s: string): Quantity => {
@@ -286,6 +283,45 @@ function mentions(node: unknown, name: string): boolean {
   return mentions(ast.args, name);
 }
 
+/** A refusal found in the parsed expression: the message and where it is. */
+interface Refusal {
+  summary: string;
+  range: { start: number };
+}
+
+const undeclared = (name: string, node: ASTNode): Refusal => ({ summary: `undeclared reference to '${name}' (in container '')`, range: { start: node.start } });
+
+/**
+ * Walks the parsed expression before checking: refuses the internal names and regex
+ * literals RE2 rejects (the API server validates them at compile time), and points member
+ * calls of `matches` at the RE2 overload.
+ */
+function screen(node: ASTNode): Refusal | undefined {
+  if (node.op === 'value') return undefined;
+  if (node.op === 'rcall' || node.op === 'call') {
+    const member = node.op === 'rcall';
+    const name = node.args[0] as string;
+    const args = (member ? node.args[2] : node.args[1]) as ASTNode[];
+    if (name === RE2_MATCHES) return undeclared(name, node);
+    if (REGEX_FUNCTIONS.has(name)) {
+      const pattern = args[member ? 0 : 1];
+      if (pattern?.op === 'value' && typeof pattern.args === 'string') {
+        const problem = regexProblem(pattern.args);
+        if (problem) return { summary: `invalid ${name} argument: ${problem}`, range: { start: pattern.start } };
+      }
+    }
+    if (member && name === 'matches' && args.length === 1) (node.args as unknown as unknown[])[0] = RE2_MATCHES;
+  }
+  const children: unknown[] = Array.isArray(node.args) ? node.args : [node.args];
+  for (const child of children.flat()) {
+    if (child && typeof child === 'object' && typeof (child as ASTNode).op === 'string') {
+      const refusal = screen(child as ASTNode);
+      if (refusal) return refusal;
+    }
+  }
+  return undefined;
+}
+
 /**
  * Parses and type-checks an expression in the matchConditions environment. Returns the
  * compiled expression, or the error the API server would report at registration.
@@ -300,19 +336,41 @@ export function compileExpression(expression: string, options: { typeCheck?: boo
   } catch (err) {
     return compileError(expression, err);
   }
+  const refusal = screen(parsed.ast);
+  if (refusal) return compileError(expression, refusal, false);
   let type = 'unchecked';
   if (options.typeCheck !== false) {
     const checked = parsed.check();
     if (!checked.valid) return compileError(expression, checked.error);
     type = String(checked.type);
   }
-  return { type, usesAuthorizer: mentions(parsed.ast, 'authorizer'), run: (variables) => parsed(variables) };
+  return {
+    type,
+    usesAuthorizer: mentions(parsed.ast, 'authorizer'),
+    run(variables) {
+      try {
+        return parsed(variables);
+      } catch (err) {
+        throw internalNames(err);
+      }
+    },
+  };
 }
 
-function compileError(expression: string, err: unknown): CompileError {
+/** An evaluation error, the internal name of `matches` given back its own. */
+function internalNames(err: unknown): unknown {
+  const e = err as { message?: string; summary?: string };
+  if (typeof e?.message === 'string' && e.message.includes(RE2_MATCHES)) e.message = e.message.replaceAll(RE2_MATCHES, 'matches');
+  if (typeof e?.summary === 'string' && e.summary.includes(RE2_MATCHES)) e.summary = e.summary.replaceAll(RE2_MATCHES, 'matches');
+  return err;
+}
+
+function compileError(expression: string, err: unknown, renamed = true): CompileError {
   const e = err as { summary?: string; message?: string; range?: { start: number } };
   const { line, column } = position(expression, e.range?.start ?? 0);
-  const summary = e.summary ?? e.message ?? String(err);
+  const said = e.summary ?? e.message ?? String(err);
+  // The checker names the RE2 overload of `matches`, which the user wrote as `matches`.
+  const summary = renamed ? said.replaceAll(RE2_MATCHES, 'matches') : said;
   return { message: `compilation failed: ERROR: <input>:${line}:${column}: ${summary}\n | ${expression.split('\n')[line - 1] ?? ''}\n | ${' '.repeat(column - 1)}^`, line, column };
 }
 

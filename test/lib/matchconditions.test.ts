@@ -5,6 +5,8 @@ import {
   checkMatchConditions,
   compileExpression,
   decideMatch,
+  REGEX_CACHE_SIZE,
+  regexCacheSize,
   isCompileError,
   parseQuantity,
   qualifiedNameProblem,
@@ -270,6 +272,7 @@ describe('the matchConditions CEL environment', () => {
     ["'a1b22c333'.findAll('[0-9]+', 2)", ['1', '22']],
     ["'none'.find('[0-9]')", ''],
     ["'image:latest'.matches(':latest$')", true],
+    ["matches('image:latest', 'latest')", true],
     // Quantity library.
     ["quantity('1Gi') == quantity('1024Mi')", true],
     ["quantity('500m').isLessThan(quantity('1'))", true],
@@ -326,7 +329,8 @@ describe('the matchConditions CEL environment', () => {
     ["'abc'.charAt(9)", /index out of range/],
     ['[1, 2].slice(1, 5)', /out of range/],
     ["object.metadata.labels['app'] == 'x'", /No such key: labels/],
-    ["'a'.find('(')", /Invalid regular expression/],
+    ["'a'.find(object.metadata.name + '(')", /error parsing regexp: missing closing \)/],
+    ["'a'.matches(object.metadata.name + '(?=x)')", /error parsing regexp: invalid or unsupported Perl syntax/],
     ["[quantity('1')].sum()", /sum is not defined for quantities/],
     ['object.mixed.isSorted()', /cannot compare bigint with string/],
   ];
@@ -347,6 +351,53 @@ describe('the matchConditions CEL environment', () => {
     const not = compileExpression("object.metadata.name == 'authorizer'");
     assert.ok(!isCompileError(uses) && uses.usesAuthorizer);
     assert.ok(!isCompileError(not) && !not.usesAuthorizer);
+  });
+});
+
+describe('regular expressions are RE2', () => {
+  // Exponential for a backtracking engine: JavaScript's RegExp takes seconds on 29
+  // characters and never finishes on thousands; RE2 answers in time linear in the input.
+  const evil = "object.metadata.annotations['team'].matches('^([a-z0-9]+-?)+$')";
+  const annotated = (team: string) => pod('web', 'default', { metadata: { name: 'web', namespace: 'default', annotations: { team } } });
+
+  it('a pattern that backtracks exponentially is answered on a short input', () => {
+    assert.equal(run(evil, annotated('a'.repeat(28) + '!')), false);
+    assert.equal(run(evil, annotated('a'.repeat(14) + '-b')), true);
+  });
+
+  it('and on 10,000 characters', () => {
+    assert.equal(run(evil, annotated('a'.repeat(10_000) + '!')), false);
+    assert.equal(run(evil, annotated('ab-'.repeat(3_333) + 'c')), true);
+    assert.equal(run("object.metadata.annotations['team'].find('(a+)+!')", annotated('a'.repeat(10_000))), '');
+    assert.equal(run("object.metadata.annotations['team'].findAll('(a|aa)+b').size()", annotated('a'.repeat(10_000) + 'b')), 1n);
+  });
+
+  const cases: Array<[string, unknown]> = [
+    // (?i) and RE2-only syntax, which JavaScript reads otherwise (\z is a plain z there).
+    ["'ABC'.matches('(?i)^abc$')", true],
+    ["'ab'.matches('b\\\\z')", true],
+    ["'ab'.matches('[[:alpha:]]+')", true],
+    ["'αβγ'.matches('^\\\\p{Greek}+$')", true],
+    // Leftmost-first, as Go: the first alternative wins.
+    ["'ab'.find('a|ab')", 'a'],
+    // Go's FindAllString: no empty match right after a match.
+    ["'123 abc 456'.findAll('[0-9]*')", ['123', '', '', '', '', '456']],
+    ["'aaa'.findAll('^a')", ['a']],
+    ["'a1b2c3'.findAll('[0-9]', 0)", []],
+    ["'a1b2c3'.findAll('[0-9]', -1)", ['1', '2', '3']],
+  ];
+  for (const [expression, expected] of cases) {
+    it(expression, () => assert.deepEqual(run(expression), expected));
+  }
+
+  it('a pattern read from the request is compiled when evaluated, and RE2 refuses lookaround there too', () => {
+    assert.throws(() => run("'x'.matches(object.metadata.name + '(?!y)')"), /error parsing regexp: invalid or unsupported Perl syntax: `\(\?!`/);
+    assert.throws(() => run("'x'.find(object.metadata.name + '(?<=y)')"), /error parsing regexp/);
+  });
+
+  it('the cache of compiled patterns stays bounded', () => {
+    for (let i = 0; i < REGEX_CACHE_SIZE * 2; i++) run(`'x${i}'.matches(object.metadata.name + '${i}')`);
+    assert.equal(regexCacheSize(), REGEX_CACHE_SIZE);
   });
 });
 
