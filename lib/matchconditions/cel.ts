@@ -1,7 +1,8 @@
 /**
  * The CEL environment of webhook matchConditions, as the API server declares it: the
- * variables `object`, `oldObject`, `request` and `authorizer`, and the Kubernetes libraries
- * conditions use in practice (lists, extended strings, regex in RE2, quantity, authorizer).
+ * variables `object`, `oldObject`, `request`, `namespaceObject` and `authorizer`, and the
+ * Kubernetes libraries conditions use in practice (lists, extended strings, regex in RE2,
+ * URLs, quantity, authorizer).
  * Imported only by code that evaluates conditions, never by the admission engine itself,
  * so functions that do not enforce conditions carry no CEL in their bundles.
  */
@@ -9,6 +10,7 @@ import { Environment, type ASTNode, type ParseResult } from '@marcbachmann/cel-j
 import type { AdmissionRequest } from '../review/schemas.ts';
 import { parseQuantity, Quantity, quantityOf } from './quantity.ts';
 import { regexFind, regexFindAll, regexMatches, regexProblem } from './regex.ts';
+import { isUrl, parseUrl, UrlValue } from './url.ts';
 
 /** What an authorizer check asks (`authorizer.group(...).resource(...)...check(verb)`). */
 export interface AuthorizationAttributes {
@@ -118,11 +120,18 @@ const GROUP_CHECK = 'kubernetes.authorization.GroupCheck';
 const RESOURCE_CHECK = 'kubernetes.authorization.ResourceCheck';
 const DECISION = 'kubernetes.authorization.Decision';
 const QUANTITY = 'kubernetes.Quantity';
+const URL = 'kubernetes.URL';
+const TIMESTAMP = 'google.protobuf.Timestamp';
 /**
  * The name member calls of `matches` are given before checking, so they reach the RE2
  * overload (the engine refuses a second `string.matches`); never written by users.
  */
 const RE2_MATCHES = 'matches__re2';
+/**
+ * Member functions the engine provides that the API server's environment has not (byte
+ * helpers): an expression calling them is refused as the API server refuses it.
+ */
+const NOT_IN_KUBERNETES = new Set(['json', 'hex', 'base64', 'string', 'at']);
 /** Functions whose pattern argument, when a literal, RE2 must accept at compile time. */
 const REGEX_FUNCTIONS = new Set(['matches', 'find', 'findAll']);
 
@@ -154,9 +163,34 @@ function buildEnvironment(): Environment {
     .registerType(DECISION, DecisionValue)
     .registerType(AUTHORIZER, { ctor: AuthorizerValue, fields: { requestResource: RESOURCE_CHECK } })
     .registerType(QUANTITY, Quantity)
+    .registerType(URL, UrlValue)
+    // The Namespace as the API server declares it (plugin/cel/compile.go, BuildNamespaceType).
+    // Declared for webhook matchConditions too, and null there: only admission policies get
+    // the request's Namespace object.
+    .registerType('kubernetes.NamespaceSpec', { fields: { finalizers: 'list<string>' } })
+    .registerType('kubernetes.NamespaceCondition', { fields: { status: 'string', type: 'string', lastTransitionTime: TIMESTAMP, message: 'string', reason: 'string' } })
+    .registerType('kubernetes.NamespaceStatus', { fields: { conditions: 'list<kubernetes.NamespaceCondition>', phase: 'string' } })
+    .registerType('kubernetes.NamespaceMetadata', {
+      fields: {
+        name: 'string',
+        generateName: 'string',
+        namespace: 'string',
+        labels: 'map<string, string>',
+        annotations: 'map<string, string>',
+        UID: 'string',
+        creationTimestamp: TIMESTAMP,
+        deletionGracePeriodSeconds: 'int',
+        deletionTimestamp: TIMESTAMP,
+        generation: 'int',
+        resourceVersion: 'string',
+        finalizers: 'list<string>',
+      },
+    })
+    .registerType('kubernetes.Namespace', { fields: { metadata: 'kubernetes.NamespaceMetadata', spec: 'kubernetes.NamespaceSpec', status: 'kubernetes.NamespaceStatus' } })
     .registerVariable('object', 'dyn')
     .registerVariable('oldObject', 'dyn')
     .registerVariable('request', 'kubernetes.AdmissionRequest')
+    .registerVariable('namespaceObject', 'kubernetes.Namespace')
     .registerVariable('authorizer', AUTHORIZER);
 
   // Authorizer library.
@@ -207,8 +241,7 @@ function buildEnvironment(): Environment {
       const parts = s.split(from);
       const count = Math.min(Number(n), parts.length - 1);
       return parts.slice(0, count + 1).join(to) + (count < parts.length - 1 ? from + parts.slice(count + 1).join(from) : '');
-    })
-    .registerFunction('string.reverse(): string', (s: string) => [...s].reverse().join(''));
+    });
 
   // Regular expressions in RE2: the standard `matches` (the engine's own, in JavaScript
   // RegExp, is never reached: compileExpression points member calls at RE2_MATCHES) and the
@@ -219,6 +252,18 @@ function buildEnvironment(): Environment {
     .registerFunction('string.find(string): string', regexFind)
     .registerFunction('string.findAll(string): list<string>', (s: string, pattern: string) => regexFindAll(s, pattern))
     .registerFunction('string.findAll(string, int): list<string>', (s: string, pattern: string, n: bigint) => regexFindAll(s, pattern, n < 0n ? -1 : Number(n)));
+
+  // URL library (k8s.io/apiserver/pkg/cel/library/urls.go).
+  env
+    .registerFunction(`url(string): ${URL}`, parseUrl)
+    .registerFunction('isURL(string): bool', isUrl)
+    .registerFunction(`${URL}.getScheme(): string`, (u: UrlValue) => u.scheme)
+    .registerFunction(`${URL}.getHost(): string`, (u: UrlValue) => u.host)
+    .registerFunction(`${URL}.getHostname(): string`, (u: UrlValue) => u.hostname())
+    .registerFunction(`${URL}.getPort(): string`, (u: UrlValue) => u.port())
+    .registerFunction(`${URL}.getEscapedPath(): string`, (u: UrlValue) => u.escapedPath())
+    .registerFunction(`${URL}.getQuery(): map<string, list<string>>`, (u: UrlValue) => Object.fromEntries(u.query()))
+    .registerOperator(`${URL} == ${URL}`, (a: UrlValue, b: UrlValue) => a.equals(b));
 
   // Quantity library (k8s.io/apiserver/pkg/cel/library/quantity.go).
   const parse = (s: string): Quantity => {
@@ -292,9 +337,10 @@ interface Refusal {
 const undeclared = (name: string, node: ASTNode): Refusal => ({ summary: `undeclared reference to '${name}' (in container '')`, range: { start: node.start } });
 
 /**
- * Walks the parsed expression before checking: refuses the internal names and regex
- * literals RE2 rejects (the API server validates them at compile time), and points member
- * calls of `matches` at the RE2 overload.
+ * Walks the parsed expression before checking: refuses what the API server's environment
+ * lacks (`cel.bind`, the engine's byte helpers, the internal names) and regex literals RE2
+ * rejects (the API server validates them at compile time), and points member calls of
+ * `matches` at the RE2 overload.
  */
 function screen(node: ASTNode): Refusal | undefined {
   if (node.op === 'value') return undefined;
@@ -303,6 +349,11 @@ function screen(node: ASTNode): Refusal | undefined {
     const name = node.args[0] as string;
     const args = (member ? node.args[2] : node.args[1]) as ASTNode[];
     if (name === RE2_MATCHES) return undeclared(name, node);
+    if (member) {
+      const receiver = node.args[1] as ASTNode;
+      if (name === 'bind' && receiver.op === 'id' && receiver.args === 'cel') return undeclared('cel', receiver);
+      if (NOT_IN_KUBERNETES.has(name)) return undeclared(name, node);
+    }
     if (REGEX_FUNCTIONS.has(name)) {
       const pattern = args[member ? 0 : 1];
       if (pattern?.op === 'value' && typeof pattern.args === 'string') {
@@ -435,6 +486,8 @@ export function variablesFor(request: AdmissionRequest, authorize: Authorize = n
       dryRun: request.dryRun ?? false,
       options: toCel(request.options ?? null),
     },
+    // Webhooks get no Namespace object: the API server passes none to their conditions.
+    namespaceObject: null,
     authorizer: new AuthorizerValue(authorize, user, requestResource),
   };
 }

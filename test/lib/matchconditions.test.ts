@@ -265,7 +265,6 @@ describe('the matchConditions CEL environment', () => {
     ["'kubernetes'.charAt(1)", 'u'],
     ["'kubernetes'.indexOf('e')", 3n],
     ["'kubernetes'.lastIndexOf('e')", 8n],
-    ["'abc'.reverse()", 'cba'],
     // Regex library.
     ["'registry.io/app:1.2'.find('[0-9]+\\\\.[0-9]+')", '1.2'],
     ["'a1b22c333'.findAll('[0-9]+')", ['1', '22', '333']],
@@ -398,6 +397,92 @@ describe('regular expressions are RE2', () => {
   it('the cache of compiled patterns stays bounded', () => {
     for (let i = 0; i < REGEX_CACHE_SIZE * 2; i++) run(`'x${i}'.matches(object.metadata.name + '${i}')`);
     assert.equal(regexCacheSize(), REGEX_CACHE_SIZE);
+  });
+});
+
+describe("the environment is the API server's for webhook matchConditions", () => {
+  // expression → the type it compiles to, or the compile error the API server gives.
+  const cases: Array<[string, string | RegExp]> = [
+    // namespaceObject is declared (plugin/cel/compile.go declares it for every admission
+    // expression); webhooks get it null.
+    ["namespaceObject.metadata.name == 'shop'", 'bool'],
+    ["namespaceObject.metadata.labels['team'] == 'a'", 'bool'],
+    ['namespaceObject.status.phase', 'string'],
+    // Strings extension version 2: no reverse (version 3).
+    ["'abc'.reverse() == 'cba'", /found no matching overload for 'string.reverse\(\)'/],
+    ["'abc'.charAt(1) == 'b'", 'bool'],
+    // No bindings extension in the base environment.
+    ['cel.bind(x, 1, x + 1) == 2', /undeclared reference to 'cel'/],
+    // The engine's byte helpers are not Kubernetes functions.
+    ["b'a'.hex() == '61'", /undeclared reference to 'hex'/],
+    ["b'{}'.json() == {}", /undeclared reference to 'json'/],
+    ["b'a'.string() == 'a'", /undeclared reference to 'string'/],
+    // Regex literals RE2 refuses are compile errors (cel.ValidateRegexLiterals, 1.29).
+    ["'a'.matches('(?=a)')", /invalid matches argument: error parsing regexp: invalid or unsupported Perl syntax: `\(\?=`/],
+    ["'a'.find('(?<=a)b') == ''", /invalid find argument: error parsing regexp/],
+    ["'aa'.findAll('(a)\\\\1').size() == 1", /invalid findAll argument: error parsing regexp: invalid escape sequence: `\\1`/],
+    ["matches('a', '(')", /invalid matches argument: error parsing regexp: missing closing \)/],
+    ["'a'.matches('^[a-z]+$')", 'bool'],
+    ["'a'.matches__re2('a')", /undeclared reference to 'matches__re2'/],
+    ['1.matches(\'a\')', /found no matching overload for 'int.matches\(string\)'/],
+    // The URL library.
+    ["url('https://example.com/x').getHost() == 'example.com'", 'bool'],
+    ["isURL('/x') && url('/x').getQuery().size() == 0", 'bool'],
+    ["url('https://example.com/x') == url('https://example.com/x')", 'bool'],
+  ];
+  for (const [expression, expected] of cases) {
+    it(expression, () => {
+      const compiled = compileExpression(expression);
+      if (typeof expected === 'string') assert.equal(isCompileError(compiled) ? compiled.message : compiled.type, expected);
+      else assert.match(isCompileError(compiled) ? compiled.message : `compiled to ${compiled.type}`, expected);
+    });
+  }
+
+  it('namespaceObject is null for a webhook, so reading it is an evaluation error', () => {
+    assert.throws(() => run("namespaceObject.metadata.name == 'default'"), /namespaceObject/);
+  });
+
+  // The examples of k8s.io/apiserver/pkg/cel/library/urls.go.
+  const urls: Array<[string, unknown]> = [
+    ["url('https://user:pass@example.com:80/path?query=val#fragment').getScheme()", 'https'],
+    ["url('https://user:pass@example.com:80/path?query=val#fragment').getHost()", 'example.com:80'],
+    ["url('https://user:pass@example.com:80/path?query=val#fragment').getEscapedPath()", '/path'],
+    ["url('https://user:pass@example.com:80/path?query=val#fragment').getQuery()", { query: ['val'] }],
+    ["url('/path').getScheme()", ''],
+    ["url('https://example.com/').getScheme()", 'https'],
+    ["url('https://example.com:80/').getHost()", 'example.com:80'],
+    ["url('https://example.com/').getHost()", 'example.com'],
+    ["url('https://[::1]:80/').getHost()", '[::1]:80'],
+    ["url('https://[::1]/').getHost()", '[::1]'],
+    ["url('/path').getHost()", ''],
+    ["url('https://example.com:80/').getHostname()", 'example.com'],
+    ["url('https://127.0.0.1:80/').getHostname()", '127.0.0.1'],
+    ["url('https://[::1]:80/').getHostname()", '::1'],
+    ["url('/path').getHostname()", ''],
+    ["url('https://example.com:80/').getPort()", '80'],
+    ["url('https://example.com/').getPort()", ''],
+    ["url('/path').getPort()", ''],
+    ["url('https://example.com/path').getEscapedPath()", '/path'],
+    ["url('https://example.com/path with spaces/').getEscapedPath()", '/path%20with%20spaces/'],
+    ["url('https://example.com').getEscapedPath()", ''],
+    ["url('https://example.com/path?k1=a&k2=b&k2=c').getQuery()", { k1: ['a'], k2: ['b', 'c'] }],
+    ["url('https://example.com/path?key with spaces=value with spaces').getQuery()", { 'key with spaces': ['value with spaces'] }],
+    ["url('https://example.com/path?').getQuery()", {}],
+    ["url('https://example.com/path').getQuery()", {}],
+    ["isURL('https://user:pass@example.com:80/path?query=val#fragment')", true],
+    ["isURL('/absolute-path')", true],
+    ["isURL('https://a:b:c/')", false],
+    ["isURL('../relative-path')", false],
+    ["isURL('')", false],
+    ["url('HTTPS://Example.com/a%2Fb').getScheme() + ' ' + url('HTTPS://Example.com/a%2Fb').getHost() + ' ' + url('HTTPS://Example.com/a%2Fb').getEscapedPath()", 'https Example.com /a%2Fb'],
+  ];
+  for (const [expression, expected] of urls) {
+    it(expression, () => assert.deepEqual(run(expression), expected));
+  }
+
+  it('url() of what Go refuses is an evaluation error', () => {
+    assert.throws(() => run("url('https://a:b:c/').getHost()"), /URL parse error during conversion from string: invalid port ":c" after host/);
+    assert.throws(() => run("url('../relative-path').getHost()"), /invalid URI for request/);
   });
 });
 
