@@ -2,7 +2,7 @@
  * The CEL environment of webhook matchConditions, as the API server declares it: the
  * variables `object`, `oldObject`, `request`, `namespaceObject` and `authorizer`, and the
  * Kubernetes libraries conditions use in practice (lists, extended strings, regex in RE2,
- * URLs, quantity, authorizer).
+ * URLs, quantity, authorizer), under the API server's cost limit per expression.
  * Imported only by code that evaluates conditions, never by the admission engine itself,
  * so functions that do not enforce conditions carry no CEL in their bundles.
  */
@@ -127,6 +127,8 @@ const TIMESTAMP = 'google.protobuf.Timestamp';
  * overload (the engine refuses a second `string.matches`); never written by users.
  */
 const RE2_MATCHES = 'matches__re2';
+/** A function the environment calls once to reach the evaluator; never written by users. */
+const METER_PROBE = 'cost__meter';
 /**
  * Member functions the engine provides that the API server's environment has not (byte
  * helpers): an expression calling them is refused as the API server refuses it.
@@ -286,8 +288,50 @@ function buildEnvironment(): Environment {
     .registerFunction(`${QUANTITY}.isGreaterThan(${QUANTITY}): bool`, (a: Quantity, b: Quantity) => a.compareTo(b) > 0)
     .registerFunction(`${QUANTITY}.compareTo(${QUANTITY}): int`, (a: Quantity, b: Quantity) => BigInt(a.compareTo(b)))
     .registerOperator(`${QUANTITY} == ${QUANTITY}`, (a: Quantity, b: Quantity) => a.compareTo(b) === 0);
+
+  // Cost. The engine evaluates every operation through its evaluator's `run`, and calls
+  // functions with the evaluator as `this`: a probe call hands it over once, and its `run`
+  // then charges one unit per operation (literals free, as in cel-go) against the meter.
+  let evaluator: { run: (ast: ASTNode, ctx: unknown) => unknown } | undefined;
+  env.registerFunction(`${METER_PROBE}(): bool`, function (this: typeof evaluator) {
+    evaluator = this;
+    return true;
+  });
+  env.evaluate(`${METER_PROBE}()`);
+  if (!evaluator) throw new Error('the CEL engine did not hand over its evaluator');
+  evaluator.run = function (ast, ctx) {
+    if (ast.op !== 'value' && --meter.left < 0) throw new CostLimitExceeded();
+    return (ast as unknown as { evaluate(ev: unknown, ast: ASTNode, ctx: unknown): unknown }).evaluate(this, ast, ctx);
+  };
   return env;
 }
+
+/**
+ * Cost limit of one expression's evaluation, the API server's PerCallLimit
+ * (apiserver/pkg/apis/cel/config.go, "roughly 0.1 second"). One unit is one operation the
+ * evaluator runs (a call, a field selection, a comprehension step...), as cel-go charges
+ * them; cel-go's extra charges for string and list sizes are not made, so the limit is
+ * reached later here, never sooner.
+ */
+export const PER_CALL_COST_LIMIT = 1_000_000;
+
+/**
+ * Cost budget of all matchConditions of one webhook for one request, the API server's
+ * RuntimeCELCostBudgetMatchConditions: past it, the conditions fail as a whole (the
+ * filter's error), whatever the ones before answered.
+ */
+export const MATCH_CONDITIONS_COST_BUDGET = 2_500_000;
+
+/** An evaluation stopped at the cost limit, with cel-go's message. */
+export class CostLimitExceeded extends Error {
+  override name = 'CostLimitExceeded';
+  constructor() {
+    super('operation cancelled: actual cost limit exceeded');
+  }
+}
+
+// Units left to the evaluation under way; evaluation is synchronous, so one meter serves all.
+const meter = { left: Infinity };
 
 let environment: Environment | undefined;
 
@@ -303,7 +347,10 @@ export interface CompiledExpression {
   type: string;
   /** True when the expression reads the `authorizer` variable. */
   usesAuthorizer: boolean;
-  run(variables: Record<string, unknown>): unknown;
+  /** Evaluates the expression, stopping past `limit` cost units (CostLimitExceeded). */
+  run(variables: Record<string, unknown>, limit?: number): unknown;
+  /** Cost units the last run spent (past the limit when it was stopped). */
+  readonly lastCost: number;
 }
 
 /** A compile error: the checker's message, with the expression and the position. */
@@ -348,7 +395,7 @@ function screen(node: ASTNode): Refusal | undefined {
     const member = node.op === 'rcall';
     const name = node.args[0] as string;
     const args = (member ? node.args[2] : node.args[1]) as ASTNode[];
-    if (name === RE2_MATCHES) return undeclared(name, node);
+    if (name === RE2_MATCHES || name === METER_PROBE) return undeclared(name, node);
     if (member) {
       const receiver = node.args[1] as ASTNode;
       if (name === 'bind' && receiver.op === 'id' && receiver.args === 'cel') return undeclared('cel', receiver);
@@ -395,14 +442,25 @@ export function compileExpression(expression: string, options: { typeCheck?: boo
     if (!checked.valid) return compileError(expression, checked.error);
     type = String(checked.type);
   }
+  let lastCost = 0;
   return {
     type,
     usesAuthorizer: mentions(parsed.ast, 'authorizer'),
-    run(variables) {
+    get lastCost() {
+      return lastCost;
+    },
+    run(variables, limit = PER_CALL_COST_LIMIT) {
+      meter.left = limit;
       try {
-        return parsed(variables);
+        const value = parsed(variables);
+        // An operator that absorbs errors (`||`, `&&`) may have absorbed the stop.
+        if (meter.left < 0) throw new CostLimitExceeded();
+        return value;
       } catch (err) {
-        throw internalNames(err);
+        throw meter.left < 0 ? new CostLimitExceeded() : internalNames(err);
+      } finally {
+        lastCost = limit - meter.left;
+        meter.left = Infinity;
       }
     },
   };

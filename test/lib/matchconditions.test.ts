@@ -4,7 +4,10 @@ import { allow, defineMutatingWebhook, defineValidatingWebhook, type AdmissionWe
 import {
   checkMatchConditions,
   compileExpression,
+  createMatcher,
   decideMatch,
+  MATCH_CONDITIONS_COST_BUDGET,
+  PER_CALL_COST_LIMIT,
   REGEX_CACHE_SIZE,
   regexCacheSize,
   isCompileError,
@@ -483,6 +486,50 @@ describe("the environment is the API server's for webhook matchConditions", () =
   it('url() of what Go refuses is an evaluation error', () => {
     assert.throws(() => run("url('https://a:b:c/').getHost()"), /URL parse error during conversion from string: invalid port ":c" after host/);
     assert.throws(() => run("url('../relative-path').getHost()"), /invalid URI for request/);
+  });
+});
+
+describe('the cost limit', () => {
+  // n items: the nested map costs about 4·n² units.
+  const listOf = (n: number) => pod('web', 'default', { items: Array.from({ length: n }, (_, i) => i) });
+  const review = (n: number) => admissionReview(listOf(n), { namespace: 'default' });
+  const nested = 'object.items.map(x, object.items.map(y, x + y)).size() > 0';
+
+  it('counts operations: a map over n items costs a few units per item', () => {
+    const compiled = compileExpression('object.items.map(x, x + 1).size() == 2000');
+    assert.ok(!isCompileError(compiled));
+    assert.equal(compiled.run(variablesFor(review(2000).request)), true);
+    assert.ok(compiled.lastCost > 2000 && compiled.lastCost < 5 * 2000, `cost ${compiled.lastCost}`);
+  });
+
+  it(`stops an expression past ${PER_CALL_COST_LIMIT} units: an evaluation error, by failurePolicy`, () => {
+    const compiled = compileExpression(nested);
+    assert.ok(!isCompileError(compiled));
+    assert.throws(() => compiled.run(variablesFor(review(2000).request)), /operation cancelled: actual cost limit exceeded/);
+    assert.equal(compiled.lastCost, PER_CALL_COST_LIMIT + 1);
+    // 300 items stay under the limit.
+    assert.equal(compiled.run(variablesFor(review(300).request)), true);
+
+    const conditions = [{ name: 'quadratic', expression: nested }];
+    assert.deepEqual(createMatcher(conditions, 'Fail').evaluate(review(2000).request), { error: 'matchCondition "quadratic": operation cancelled: actual cost limit exceeded', name: 'quadratic' });
+    assert.deepEqual(createMatcher(conditions, 'Ignore').evaluate(review(2000).request), { matched: false, name: 'quadratic', error: 'matchCondition "quadratic": operation cancelled: actual cost limit exceeded' });
+    assert.deepEqual(createMatcher(conditions, 'Fail').evaluate(review(300).request), { matched: true });
+  });
+
+  it('an operator that absorbs errors does not absorb the stop', () => {
+    assert.throws(() => run(`${nested} || true`, listOf(2000)), /actual cost limit exceeded/);
+    assert.throws(() => run(`object.items.exists(x, object.items.exists(y, x + y < 0)) || true`, listOf(2000)), /actual cost limit exceeded/);
+  });
+
+  it(`all conditions of a webhook share ${MATCH_CONDITIONS_COST_BUDGET} units; past them the conditions fail as a whole`, () => {
+    // 400 items: about 640,000 units each, under the per-call limit; four exceed the budget.
+    const heavy = (name: string, op: string) => ({ name, expression: `object.items.map(x, object.items.map(y, x + y)).size() ${op} 0` });
+    const conditions = [heavy('first-false', '<'), heavy('second', '>'), heavy('third', '>'), heavy('fourth', '>')];
+    const message = 'validation failed due to running out of cost budget, no further validation rules will be run';
+    assert.deepEqual(createMatcher(conditions, 'Fail').evaluate(review(400).request), { error: message, name: '' });
+    assert.deepEqual(createMatcher(conditions, 'Ignore').evaluate(review(400).request), { matched: false, name: '', error: message });
+    // Three stay within it: the false one skips the call.
+    assert.deepEqual(createMatcher(conditions.slice(0, 3), 'Fail').evaluate(review(400).request), { matched: false, name: 'first-false' });
   });
 });
 
