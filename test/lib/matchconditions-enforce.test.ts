@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { allow, createLogger, defineMutatingWebhook, defineValidatingWebhook, deny, type KubeObject } from '../../lib/index.ts';
-import { enforceMatchConditions } from '../../lib/matchconditions/index.ts';
+import { enforceMatchConditions, regexCacheSize } from '../../lib/matchconditions/index.ts';
 import { admissionReview, invoke } from '../../lib/testing/index.ts';
 
 const podRules = [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }];
@@ -97,5 +97,17 @@ describe('enforceMatchConditions (in-function enforcement)', () => {
     const ignoring = defineValidatingWebhook(enforceMatchConditions({ name: 'costly', rules: podRules, failurePolicy: 'Ignore', matchConditions: quadratic, validate: () => (calls++, deny('never')) }));
     assert.equal((await invoke(ignoring, admissionReview(big, { namespace: 'default' }), asOldCluster)).allowed, true);
     assert.equal(calls, 0);
+  });
+
+  it('compiles the conditions on the first review, not when the function is defined', async () => {
+    // Compiling checks regex literals, which puts them in the pattern cache: its size shows when.
+    const before = regexCacheSize();
+    const lazy = defineValidatingWebhook(
+      enforceMatchConditions({ name: 'lazy', rules: podRules, matchConditions: [{ name: 'named', expression: "object.metadata.name.matches('^lazy-[0-9]+$')" }], validate: () => deny('named') }),
+    );
+    assert.equal(regexCacheSize(), before);
+    const result = await invoke(lazy, admissionReview(pod(), { namespace: 'default' }), asOldCluster);
+    assert.equal(result.allowed, true);
+    assert.equal(regexCacheSize(), before + 1);
   });
 });
