@@ -291,7 +291,8 @@ function buildEnvironment(): Environment {
 
   // Cost. The engine evaluates every operation through its evaluator's `run`, and calls
   // functions with the evaluator as `this`: a probe call hands it over once, and its `run`
-  // then charges one unit per operation (literals free, as in cel-go) against the meter.
+  // then charges one unit per operation against the meter (those cel-go charges nothing
+  // for are free: literals, `&&`, `||`, `?:`).
   let evaluator: { run: (ast: ASTNode, ctx: unknown) => unknown } | undefined;
   env.registerFunction(`${METER_PROBE}(): bool`, function (this: typeof evaluator) {
     evaluator = this;
@@ -300,7 +301,7 @@ function buildEnvironment(): Environment {
   env.evaluate(`${METER_PROBE}()`);
   if (!evaluator) throw new Error('the CEL engine did not hand over its evaluator');
   evaluator.run = function (ast, ctx) {
-    if (ast.op !== 'value' && --meter.left < 0) throw new CostLimitExceeded();
+    if (!FREE.has(ast.op) && --meter.left < 0) throw new CostLimitExceeded();
     return (ast as unknown as { evaluate(ev: unknown, ast: ASTNode, ctx: unknown): unknown }).evaluate(this, ast, ctx);
   };
   return env;
@@ -309,9 +310,9 @@ function buildEnvironment(): Environment {
 /**
  * Cost limit of one expression's evaluation, the API server's PerCallLimit
  * (apiserver/pkg/apis/cel/config.go, "roughly 0.1 second"). One unit is one operation the
- * evaluator runs (a call, a field selection, a comprehension step...), as cel-go charges
- * them; cel-go's extra charges for string and list sizes are not made, so the limit is
- * reached later here, never sooner.
+ * evaluator runs (a call, a variable or field read, a comprehension step), the base cost
+ * cel-go charges for each; cel-go's extra charges for list and map literals and for string
+ * and list sizes are not made, so a count here is close to the API server's, not equal.
  */
 export const PER_CALL_COST_LIMIT = 1_000_000;
 
@@ -332,6 +333,8 @@ export class CostLimitExceeded extends Error {
 
 // Units left to the evaluation under way; evaluation is synchronous, so one meter serves all.
 const meter = { left: Infinity };
+/** Operations cel-go charges no cost for. */
+const FREE = new Set<string>(['value', '&&', '||', '?:']);
 
 let environment: Environment | undefined;
 
@@ -450,7 +453,8 @@ export function compileExpression(expression: string, options: { typeCheck?: boo
       return lastCost;
     },
     run(variables, limit = PER_CALL_COST_LIMIT) {
-      meter.left = limit;
+      // The engine runs the root operation itself, not through `run`: charged here.
+      meter.left = FREE.has(parsed.ast.op) ? limit : limit - 1;
       try {
         const value = parsed(variables);
         // An operator that absorbs errors (`||`, `&&`) may have absorbed the stop.

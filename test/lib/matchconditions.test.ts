@@ -502,6 +502,20 @@ describe('the cost limit', () => {
     assert.ok(compiled.lastCost > 2000 && compiled.lastCost < 5 * 2000, `cost ${compiled.lastCost}`);
   });
 
+  it('charges nothing for literals, &&, || and ?: (as cel-go)', () => {
+    const cost = (expression: string) => {
+      const compiled = compileExpression(expression);
+      assert.ok(!isCompileError(compiled));
+      compiled.run(variablesFor(review(1).request));
+      return compiled.lastCost;
+    };
+    const one = cost("object.metadata.name == 'web'");
+    assert.ok(one > 0);
+    assert.equal(cost("object.metadata.name == 'web' && object.metadata.name == 'web'"), 2 * one);
+    assert.equal(cost("object.metadata.name != 'web' || object.metadata.name == 'web'"), 2 * one);
+    assert.equal(cost("object.metadata.name == 'web' ? 'a' : 'b'"), one);
+  });
+
   it(`stops an expression past ${PER_CALL_COST_LIMIT} units: an evaluation error, by failurePolicy`, () => {
     const compiled = compileExpression(nested);
     assert.ok(!isCompileError(compiled));
