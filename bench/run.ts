@@ -6,7 +6,8 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { buildAll, bundlePath } from '../infra/build.ts';
+import * as esbuild from 'esbuild';
+import { buildAll, bundleOptions, bundlePath } from '../infra/build.ts';
 import { loadFunctions } from '../infra/functions.ts';
 import { startApi } from '../infra/local/api.ts';
 import { ensureLocalCertificates } from '../infra/local/certs.ts';
@@ -140,13 +141,45 @@ function runProcess(args: string[], input?: string): Promise<number> {
   });
 }
 
+/** A function measured for cold start and bundle size, with its size goal in KB. */
+interface Measured {
+  name: string;
+  bundle: string;
+  maxKB: number;
+}
+
+/** Bundle goal of the plain functions, which carry no CEL engine. */
+const PLAIN_BUNDLE_KB = 100;
+
+/**
+ * Bundle goal of a function that enforces matchConditions itself: the plain goal plus the
+ * CEL engine (@marcbachmann/cel-js, about 90 KB minified) and the RE2 regular expression
+ * engine (re2js, about 150 KB minified, most of it Unicode tables), which no smaller
+ * linear-time engine replaces. 350 KB still loads in a few milliseconds.
+ */
+const CEL_BUNDLE_KB = 350;
+
+/**
+ * Bundles the fixture function that enforces matchConditions (bench/fixtures, not a
+ * deployed function) with the production options, into .klw/bench.
+ */
+async function matchConditionsFixture(): Promise<Measured> {
+  const name = 'match-conditions';
+  const entry = join(root, 'bench', 'fixtures', name, 'index.ts');
+  const outfile = join(root, '.klw', 'bench', name, 'index.mjs');
+  await esbuild.build({ ...bundleOptions(root, { name, entry }), outfile });
+  return { name: `${name} (enforceMatchConditions, bench fixture)`, bundle: outfile, maxKB: CEL_BUNDLE_KB };
+}
+
 async function coldStarts(functions: Awaited<ReturnType<typeof loadFunctions>>): Promise<void> {
   const event = JSON.stringify(toEvent(podReview, { path: '/pod-policy' }));
   // Both read the event from stdin and answer it; the baseline's handler does nothing else.
   const reader = "let d='';for await (const c of process.stdin) d+=c;const e=JSON.parse(d);";
   const empty = ['--input-type=module', '-e', `${reader}const handler=async()=>({statusCode:200,body:'{}'});const r=await handler(e);if(r.statusCode!==200)process.exit(1);`];
-  for (const fn of functions) {
-    const url = `file://${bundlePath(root, fn.name)}`;
+  const measured: Measured[] = functions.map((fn) => ({ name: fn.name, bundle: bundlePath(root, fn.name), maxKB: PLAIN_BUNDLE_KB }));
+  measured.push(await matchConditionsFixture());
+  for (const fn of measured) {
+    const url = pathToFileURL(fn.bundle).href;
     const cold = ['--input-type=module', '-e', `${reader}const {handler}=await import(${JSON.stringify(url)});const r=await handler(e);if(typeof r.statusCode!=='number')process.exit(1);`];
     const a: number[] = [];
     const b: number[] = [];
@@ -158,8 +191,8 @@ async function coldStarts(functions: Awaited<ReturnType<typeof loadFunctions>>):
     const ratio = median(ratios);
     const spread = { min: ratios[Math.floor(ratios.length / 4)]!, max: ratios[Math.floor((ratios.length * 3) / 4)]! };
     rows.push({ benchmark: `cold start: ${fn.name} (fresh process, import + one review)`, measured: `${median(a).toFixed(1)} ms`, baseline: `${median(b).toFixed(1)} ms`, ratio, ...spread, target: '≤ 1.25x', met: ratio <= 1.25 });
-    const bytes = statSync(bundlePath(root, fn.name)).size;
-    rows.push({ benchmark: `bundle size: ${fn.name}`, measured: `${(bytes / 1024).toFixed(1)} KB`, baseline: '100 KB', ratio: bytes / (100 * 1024), target: '≤ 1x', met: bytes <= 100 * 1024 });
+    const bytes = statSync(fn.bundle).size;
+    rows.push({ benchmark: `bundle size: ${fn.name}`, measured: `${(bytes / 1024).toFixed(1)} KB`, baseline: `${fn.maxKB} KB`, ratio: bytes / (fn.maxKB * 1024), target: '≤ 1x', met: bytes <= fn.maxKB * 1024 });
     log(`cold start ${fn.name}: ${ratio.toFixed(2)}x`);
   }
 }

@@ -1,13 +1,16 @@
 /**
  * The CEL environment of webhook matchConditions, as the API server declares it: the
- * variables `object`, `oldObject`, `request` and `authorizer`, and the Kubernetes libraries
- * conditions use in practice (lists, extended strings, regex, quantity, authorizer).
+ * variables `object`, `oldObject`, `request`, `namespaceObject` and `authorizer`, and the
+ * Kubernetes libraries conditions use in practice (lists, extended strings, regex in RE2,
+ * URLs, quantity, authorizer), under the API server's cost limit per expression.
  * Imported only by code that evaluates conditions, never by the admission engine itself,
  * so functions that do not enforce conditions carry no CEL in their bundles.
  */
 import { Environment, type ASTNode, type ParseResult } from '@marcbachmann/cel-js';
 import type { AdmissionRequest } from '../review/schemas.ts';
 import { parseQuantity, Quantity, quantityOf } from './quantity.ts';
+import { regexFind, regexFindAll, regexMatches, regexProblem } from './regex.ts';
+import { isUrl, parseUrl, UrlValue } from './url.ts';
 
 /** What an authorizer check asks (`authorizer.group(...).resource(...)...check(verb)`). */
 export interface AuthorizationAttributes {
@@ -107,18 +110,6 @@ function extreme(list: unknown[], name: string, sign: number): unknown {
   return list.reduce((best, v) => (compare(v, best) * sign > 0 ? v : best));
 }
 
-// Compiled regular expressions, by pattern: conditions reuse a handful of them.
-const regexCache = new Map<string, RegExp>();
-function regex(pattern: string): RegExp {
-  let re = regexCache.get(pattern);
-  if (!re) {
-    re = new RegExp(pattern, 'gu');
-    regexCache.set(pattern, re);
-  }
-  re.lastIndex = 0;
-  return re;
-}
-
 function quantityArg(value: Quantity | bigint): Quantity {
   return typeof value === 'bigint' ? quantityOf(value) : value;
 }
@@ -129,6 +120,22 @@ const GROUP_CHECK = 'kubernetes.authorization.GroupCheck';
 const RESOURCE_CHECK = 'kubernetes.authorization.ResourceCheck';
 const DECISION = 'kubernetes.authorization.Decision';
 const QUANTITY = 'kubernetes.Quantity';
+const URL = 'kubernetes.URL';
+const TIMESTAMP = 'google.protobuf.Timestamp';
+/**
+ * The name member calls of `matches` are given before checking, so they reach the RE2
+ * overload (the engine refuses a second `string.matches`); never written by users.
+ */
+const RE2_MATCHES = 'matches__re2';
+/** A function the environment calls once to reach the evaluator; never written by users. */
+const METER_PROBE = 'cost__meter';
+/**
+ * Member functions the engine provides that the API server's environment has not (byte
+ * helpers): an expression calling them is refused as the API server refuses it.
+ */
+const NOT_IN_KUBERNETES = new Set(['json', 'hex', 'base64', 'string', 'at']);
+/** Functions whose pattern argument, when a literal, RE2 must accept at compile time. */
+const REGEX_FUNCTIONS = new Set(['matches', 'find', 'findAll']);
 
 /** Builds the environment; costly, so done once, on first use. */
 function buildEnvironment(): Environment {
@@ -158,9 +165,34 @@ function buildEnvironment(): Environment {
     .registerType(DECISION, DecisionValue)
     .registerType(AUTHORIZER, { ctor: AuthorizerValue, fields: { requestResource: RESOURCE_CHECK } })
     .registerType(QUANTITY, Quantity)
+    .registerType(URL, UrlValue)
+    // The Namespace as the API server declares it (plugin/cel/compile.go, BuildNamespaceType).
+    // Declared for webhook matchConditions too, and null there: only admission policies get
+    // the request's Namespace object.
+    .registerType('kubernetes.NamespaceSpec', { fields: { finalizers: 'list<string>' } })
+    .registerType('kubernetes.NamespaceCondition', { fields: { status: 'string', type: 'string', lastTransitionTime: TIMESTAMP, message: 'string', reason: 'string' } })
+    .registerType('kubernetes.NamespaceStatus', { fields: { conditions: 'list<kubernetes.NamespaceCondition>', phase: 'string' } })
+    .registerType('kubernetes.NamespaceMetadata', {
+      fields: {
+        name: 'string',
+        generateName: 'string',
+        namespace: 'string',
+        labels: 'map<string, string>',
+        annotations: 'map<string, string>',
+        UID: 'string',
+        creationTimestamp: TIMESTAMP,
+        deletionGracePeriodSeconds: 'int',
+        deletionTimestamp: TIMESTAMP,
+        generation: 'int',
+        resourceVersion: 'string',
+        finalizers: 'list<string>',
+      },
+    })
+    .registerType('kubernetes.Namespace', { fields: { metadata: 'kubernetes.NamespaceMetadata', spec: 'kubernetes.NamespaceSpec', status: 'kubernetes.NamespaceStatus' } })
     .registerVariable('object', 'dyn')
     .registerVariable('oldObject', 'dyn')
     .registerVariable('request', 'kubernetes.AdmissionRequest')
+    .registerVariable('namespaceObject', 'kubernetes.Namespace')
     .registerVariable('authorizer', AUTHORIZER);
 
   // Authorizer library.
@@ -211,17 +243,29 @@ function buildEnvironment(): Environment {
       const parts = s.split(from);
       const count = Math.min(Number(n), parts.length - 1);
       return parts.slice(0, count + 1).join(to) + (count < parts.length - 1 ? from + parts.slice(count + 1).join(from) : '');
-    })
-    .registerFunction('string.reverse(): string', (s: string) => [...s].reverse().join(''));
-
-  // Regex library (k8s.io/apiserver/pkg/cel/library/regex.go).
-  env
-    .registerFunction('string.find(string): string', (s: string, pattern: string) => regex(pattern).exec(s)?.[0] ?? '')
-    .registerFunction('string.findAll(string): list<string>', (s: string, pattern: string) => [...s.matchAll(regex(pattern))].map((m) => m[0]))
-    .registerFunction('string.findAll(string, int): list<string>', (s: string, pattern: string, n: bigint) => {
-      const all = [...s.matchAll(regex(pattern))].map((m) => m[0]);
-      return n < 0n ? all : all.slice(0, Number(n));
     });
+
+  // Regular expressions in RE2: the standard `matches` (the engine's own, in JavaScript
+  // RegExp, is never reached: compileExpression points member calls at RE2_MATCHES) and the
+  // regex library (k8s.io/apiserver/pkg/cel/library/regex.go).
+  env
+    .registerFunction(`string.${RE2_MATCHES}(string): bool`, regexMatches)
+    .registerFunction('matches(string, string): bool', regexMatches)
+    .registerFunction('string.find(string): string', regexFind)
+    .registerFunction('string.findAll(string): list<string>', (s: string, pattern: string) => regexFindAll(s, pattern))
+    .registerFunction('string.findAll(string, int): list<string>', (s: string, pattern: string, n: bigint) => regexFindAll(s, pattern, n < 0n ? -1 : Number(n)));
+
+  // URL library (k8s.io/apiserver/pkg/cel/library/urls.go).
+  env
+    .registerFunction(`url(string): ${URL}`, parseUrl)
+    .registerFunction('isURL(string): bool', isUrl)
+    .registerFunction(`${URL}.getScheme(): string`, (u: UrlValue) => u.scheme)
+    .registerFunction(`${URL}.getHost(): string`, (u: UrlValue) => u.host)
+    .registerFunction(`${URL}.getHostname(): string`, (u: UrlValue) => u.hostname())
+    .registerFunction(`${URL}.getPort(): string`, (u: UrlValue) => u.port())
+    .registerFunction(`${URL}.getEscapedPath(): string`, (u: UrlValue) => u.escapedPath())
+    .registerFunction(`${URL}.getQuery(): map<string, list<string>>`, (u: UrlValue) => Object.fromEntries(u.query()))
+    .registerOperator(`${URL} == ${URL}`, (a: UrlValue, b: UrlValue) => a.equals(b));
 
   // Quantity library (k8s.io/apiserver/pkg/cel/library/quantity.go).
   const parse = (s: string): Quantity => {
@@ -244,8 +288,53 @@ function buildEnvironment(): Environment {
     .registerFunction(`${QUANTITY}.isGreaterThan(${QUANTITY}): bool`, (a: Quantity, b: Quantity) => a.compareTo(b) > 0)
     .registerFunction(`${QUANTITY}.compareTo(${QUANTITY}): int`, (a: Quantity, b: Quantity) => BigInt(a.compareTo(b)))
     .registerOperator(`${QUANTITY} == ${QUANTITY}`, (a: Quantity, b: Quantity) => a.compareTo(b) === 0);
+
+  // Cost. The engine evaluates every operation through its evaluator's `run`, and calls
+  // functions with the evaluator as `this`: a probe call hands it over once, and its `run`
+  // then charges one unit per operation against the meter (those cel-go charges nothing
+  // for are free: literals, `&&`, `||`, `?:`).
+  let evaluator: { run: (ast: ASTNode, ctx: unknown) => unknown } | undefined;
+  env.registerFunction(`${METER_PROBE}(): bool`, function (this: typeof evaluator) {
+    evaluator = this;
+    return true;
+  });
+  env.evaluate(`${METER_PROBE}()`);
+  if (!evaluator) throw new Error('the CEL engine did not hand over its evaluator');
+  evaluator.run = function (ast, ctx) {
+    if (!FREE.has(ast.op) && --meter.left < 0) throw new CostLimitExceeded();
+    return (ast as unknown as { evaluate(ev: unknown, ast: ASTNode, ctx: unknown): unknown }).evaluate(this, ast, ctx);
+  };
   return env;
 }
+
+/**
+ * Cost limit of one expression's evaluation, the API server's PerCallLimit
+ * (apiserver/pkg/apis/cel/config.go, "roughly 0.1 second"). One unit is one operation the
+ * evaluator runs (a call, a variable or field read, a comprehension step), the base cost
+ * cel-go charges for each; cel-go's extra charges for list and map literals and for string
+ * and list sizes are not made, so a count here is close to the API server's, not equal.
+ */
+export const PER_CALL_COST_LIMIT = 1_000_000;
+
+/**
+ * Cost budget of all matchConditions of one webhook for one request, the API server's
+ * RuntimeCELCostBudgetMatchConditions: past it, the conditions fail as a whole (the
+ * filter's error), whatever the ones before answered.
+ */
+export const MATCH_CONDITIONS_COST_BUDGET = 2_500_000;
+
+/** An evaluation stopped at the cost limit, with cel-go's message. */
+export class CostLimitExceeded extends Error {
+  override name = 'CostLimitExceeded';
+  constructor() {
+    super('operation cancelled: actual cost limit exceeded');
+  }
+}
+
+// Units left to the evaluation under way; evaluation is synchronous, so one meter serves all.
+const meter = { left: Infinity };
+/** Operations cel-go charges no cost for. */
+const FREE = new Set<string>(['value', '&&', '||', '?:']);
 
 let environment: Environment | undefined;
 
@@ -261,7 +350,10 @@ export interface CompiledExpression {
   type: string;
   /** True when the expression reads the `authorizer` variable. */
   usesAuthorizer: boolean;
-  run(variables: Record<string, unknown>): unknown;
+  /** Evaluates the expression, stopping past `limit` cost units (CostLimitExceeded). */
+  run(variables: Record<string, unknown>, limit?: number): unknown;
+  /** Cost units the last run spent (past the limit when it was stopped). */
+  readonly lastCost: number;
 }
 
 /** A compile error: the checker's message, with the expression and the position. */
@@ -286,6 +378,51 @@ function mentions(node: unknown, name: string): boolean {
   return mentions(ast.args, name);
 }
 
+/** A refusal found in the parsed expression: the message and where it is. */
+interface Refusal {
+  summary: string;
+  range: { start: number };
+}
+
+const undeclared = (name: string, node: ASTNode): Refusal => ({ summary: `undeclared reference to '${name}' (in container '')`, range: { start: node.start } });
+
+/**
+ * Walks the parsed expression before checking: refuses what the API server's environment
+ * lacks (`cel.bind`, the engine's byte helpers, the internal names) and regex literals RE2
+ * rejects (the API server validates them at compile time), and points member calls of
+ * `matches` at the RE2 overload.
+ */
+function screen(node: ASTNode): Refusal | undefined {
+  if (node.op === 'value') return undefined;
+  if (node.op === 'rcall' || node.op === 'call') {
+    const member = node.op === 'rcall';
+    const name = node.args[0] as string;
+    const args = (member ? node.args[2] : node.args[1]) as ASTNode[];
+    if (name === RE2_MATCHES || name === METER_PROBE) return undeclared(name, node);
+    if (member) {
+      const receiver = node.args[1] as ASTNode;
+      if (name === 'bind' && receiver.op === 'id' && receiver.args === 'cel') return undeclared('cel', receiver);
+      if (NOT_IN_KUBERNETES.has(name)) return undeclared(name, node);
+    }
+    if (REGEX_FUNCTIONS.has(name)) {
+      const pattern = args[member ? 0 : 1];
+      if (pattern?.op === 'value' && typeof pattern.args === 'string') {
+        const problem = regexProblem(pattern.args);
+        if (problem) return { summary: `invalid ${name} argument: ${problem}`, range: { start: pattern.start } };
+      }
+    }
+    if (member && name === 'matches' && args.length === 1) (node.args as unknown as unknown[])[0] = RE2_MATCHES;
+  }
+  const children: unknown[] = Array.isArray(node.args) ? node.args : [node.args];
+  for (const child of children.flat()) {
+    if (child && typeof child === 'object' && typeof (child as ASTNode).op === 'string') {
+      const refusal = screen(child as ASTNode);
+      if (refusal) return refusal;
+    }
+  }
+  return undefined;
+}
+
 /**
  * Parses and type-checks an expression in the matchConditions environment. Returns the
  * compiled expression, or the error the API server would report at registration.
@@ -300,19 +437,53 @@ export function compileExpression(expression: string, options: { typeCheck?: boo
   } catch (err) {
     return compileError(expression, err);
   }
+  const refusal = screen(parsed.ast);
+  if (refusal) return compileError(expression, refusal, false);
   let type = 'unchecked';
   if (options.typeCheck !== false) {
     const checked = parsed.check();
     if (!checked.valid) return compileError(expression, checked.error);
     type = String(checked.type);
   }
-  return { type, usesAuthorizer: mentions(parsed.ast, 'authorizer'), run: (variables) => parsed(variables) };
+  let lastCost = 0;
+  return {
+    type,
+    usesAuthorizer: mentions(parsed.ast, 'authorizer'),
+    get lastCost() {
+      return lastCost;
+    },
+    run(variables, limit = PER_CALL_COST_LIMIT) {
+      // The engine runs the root operation itself, not through `run`: charged here.
+      meter.left = FREE.has(parsed.ast.op) ? limit : limit - 1;
+      try {
+        const value = parsed(variables);
+        // An operator that absorbs errors (`||`, `&&`) may have absorbed the stop.
+        if (meter.left < 0) throw new CostLimitExceeded();
+        return value;
+      } catch (err) {
+        throw meter.left < 0 ? new CostLimitExceeded() : internalNames(err);
+      } finally {
+        lastCost = limit - meter.left;
+        meter.left = Infinity;
+      }
+    },
+  };
 }
 
-function compileError(expression: string, err: unknown): CompileError {
+/** An evaluation error, the internal name of `matches` given back its own. */
+function internalNames(err: unknown): unknown {
+  const e = err as { message?: string; summary?: string };
+  if (typeof e?.message === 'string' && e.message.includes(RE2_MATCHES)) e.message = e.message.replaceAll(RE2_MATCHES, 'matches');
+  if (typeof e?.summary === 'string' && e.summary.includes(RE2_MATCHES)) e.summary = e.summary.replaceAll(RE2_MATCHES, 'matches');
+  return err;
+}
+
+function compileError(expression: string, err: unknown, renamed = true): CompileError {
   const e = err as { summary?: string; message?: string; range?: { start: number } };
   const { line, column } = position(expression, e.range?.start ?? 0);
-  const summary = e.summary ?? e.message ?? String(err);
+  const said = e.summary ?? e.message ?? String(err);
+  // The checker names the RE2 overload of `matches`, which the user wrote as `matches`.
+  const summary = renamed ? said.replaceAll(RE2_MATCHES, 'matches') : said;
   return { message: `compilation failed: ERROR: <input>:${line}:${column}: ${summary}\n | ${expression.split('\n')[line - 1] ?? ''}\n | ${' '.repeat(column - 1)}^`, line, column };
 }
 
@@ -377,6 +548,8 @@ export function variablesFor(request: AdmissionRequest, authorize: Authorize = n
       dryRun: request.dryRun ?? false,
       options: toCel(request.options ?? null),
     },
+    // Webhooks get no Namespace object: the API server passes none to their conditions.
+    namespaceObject: null,
     authorizer: new AuthorizerValue(authorize, user, requestResource),
   };
 }

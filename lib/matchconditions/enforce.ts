@@ -36,14 +36,17 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
   const isMutating = 'mutate' in definition;
   // The defaults the registration will get (failurePolicy by type, the webhook name).
   const { failurePolicy, webhookName } = completeAdmissionRegistration(isMutating ? 'mutating' : 'validating', definition);
-  const matcher = createMatcher(definition.matchConditions ?? [], failurePolicy, { skipAuthorizer: true, typeCheck: false });
+  // Built on the first review, not when the module loads: loading the function (lint,
+  // manifests, the emulator) then compiles nothing, and the cold start pays the same.
+  let matcher: Matcher | undefined;
+  const conditions = () => (matcher ??= createMatcher(definition.matchConditions ?? [], failurePolicy, { skipAuthorizer: true, typeCheck: false }));
   type Enforcing = D & { enforceMatchConditions: true };
   if (isMutating) {
     const { mutate } = definition as MutatingWebhookDefinition<any>;
-    const wrapped: MutatingWebhookDefinition<any>['mutate'] = (object, request, ctx) => gate(matcher, webhookName, request as AdmissionRequest, ctx) ?? mutate(object, request, ctx);
+    const wrapped: MutatingWebhookDefinition<any>['mutate'] = (object, request, ctx) => gate(conditions(), webhookName, request as AdmissionRequest, ctx) ?? mutate(object, request, ctx);
     return { ...definition, enforceMatchConditions: true, mutate: wrapped } as Enforcing;
   }
   const { validate } = definition as ValidatingWebhookDefinition<any>;
-  const wrapped: ValidatingWebhookDefinition<any>['validate'] = (request, ctx) => gate(matcher, webhookName, request as AdmissionRequest, ctx) ?? validate(request, ctx);
+  const wrapped: ValidatingWebhookDefinition<any>['validate'] = (request, ctx) => gate(conditions(), webhookName, request as AdmissionRequest, ctx) ?? validate(request, ctx);
   return { ...definition, enforceMatchConditions: true, validate: wrapped } as Enforcing;
 }

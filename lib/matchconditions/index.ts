@@ -1,7 +1,8 @@
 // matchConditions: the CEL environment, the API server's rules and evaluation, and
 // in-function enforcement. A separate entry point (`kube-lambda-webhooks/matchconditions`),
 // so only functions that enforce conditions bundle the CEL engine.
-export { compileExpression, isCompileError, matchConditionsEnvironment, noOpinion, toCel, variablesFor } from './cel.ts';
+export { compileExpression, CostLimitExceeded, isCompileError, MATCH_CONDITIONS_COST_BUDGET, matchConditionsEnvironment, noOpinion, PER_CALL_COST_LIMIT, toCel, variablesFor } from './cel.ts';
+export { REGEX_CACHE_SIZE, regexCacheSize, RegexSyntaxError } from './regex.ts';
 export type { AuthorizationAttributes, AuthorizationDecision, Authorize, CompiledExpression, CompileError } from './cel.ts';
 export { checkInFunctionConditions, checkMatchConditions, MAX_MATCH_CONDITIONS, qualifiedNameProblem } from './rules.ts';
 export type { ConditionProblem } from './rules.ts';

@@ -6,7 +6,7 @@
  */
 import type { AdmissionRegistration, MatchCondition } from '../registration.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
-import { compileExpression, isCompileError, noOpinion, variablesFor, type Authorize, type CompiledExpression } from './cel.ts';
+import { compileExpression, isCompileError, MATCH_CONDITIONS_COST_BUDGET, noOpinion, variablesFor, type Authorize, type CompiledExpression } from './cel.ts';
 
 /** One condition's evaluation: its value, or the error it raised. */
 export interface ConditionEvaluation {
@@ -60,6 +60,7 @@ function broken(message: string): CompiledExpression {
   return {
     type: 'error',
     usesAuthorizer: false,
+    lastCost: 0,
     run() {
       throw new Error(message);
     },
@@ -88,13 +89,18 @@ export function createMatcher(conditions: MatchCondition[], failurePolicy: 'Fail
       } catch (err) {
         return decideMatch({ failure: err instanceof Error ? err.message : String(err) }, failurePolicy);
       }
-      const evaluations = compiled.map(({ name, program }): ConditionEvaluation => {
+      const evaluations: ConditionEvaluation[] = [];
+      let budget = MATCH_CONDITIONS_COST_BUDGET;
+      for (const { name, program } of compiled) {
         try {
-          return { name, value: program.run(variables) };
+          evaluations.push({ name, value: program.run(variables) });
         } catch (err) {
-          return { name, error: (err instanceof Error ? ((err as { summary?: string }).summary ?? err.message) : String(err)) };
+          evaluations.push({ name, error: err instanceof Error ? ((err as { summary?: string }).summary ?? err.message) : String(err) });
         }
-      });
+        // Past the budget of all conditions, the API server's filter fails as a whole.
+        budget -= program.lastCost;
+        if (budget < 0) return decideMatch({ failure: 'validation failed due to running out of cost budget, no further validation rules will be run' }, failurePolicy);
+      }
       return decideMatch(evaluations, failurePolicy);
     },
   };

@@ -49,8 +49,18 @@ describe('klw lint', () => {
     ['rules on subjectaccessreviews', (w) => { w.rules[0].apiGroups = ['authorization.k8s.io']; w.rules[0].resources = ['subjectaccessreviews']; }, 'warning protected-resources'],
     ['65 matchConditions', (w) => { w.matchConditions = Array.from({ length: 65 }, (_, i) => ({ name: `c${i}`, expression: 'true' })); }, 'error match-conditions-count'],
     ['duplicate matchConditions', (w) => { w.matchConditions = [{ name: 'a', expression: 'true' }, { name: 'a', expression: 'false' }]; }, 'error match-conditions-duplicate'],
+    ['a regex literal RE2 refuses (lookahead)', (w) => { w.matchConditions = [{ name: 'team', expression: "object.metadata.name.matches('^(?!kube-)')" }]; }, 'error match-conditions-compile'],
+    ['a regex literal RE2 refuses (backreference)', (w) => { w.matchConditions = [{ name: 'team', expression: "object.metadata.name.find('(a)\\\\1') == ''" }]; }, 'error match-conditions-compile'],
+    ['cel.bind, not in the API server environment', (w) => { w.matchConditions = [{ name: 'bound', expression: 'cel.bind(n, object.metadata.name, n == "x")' }]; }, 'error match-conditions-compile'],
     ['a selector In without values', (w) => { w.objectSelector = { matchExpressions: [{ key: 'a', operator: 'In' }] }; }, 'error selector-values'],
   ];
+  it('passes matchConditions the API server accepts, RE2 regex literals among them', () => {
+    const findings = rulesOf((w) => {
+      w.matchConditions = [{ name: 'team', expression: "object.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && url('https://x.example.com').getHost() != ''" }];
+    });
+    assert.deepEqual(findings.filter((f) => f.includes('match-conditions')), []);
+  });
+
   for (const [name, change, finding, kind] of cases) {
     it(`reports ${finding} for ${name}`, () => {
       assert.ok(rulesOf(change, kind).includes(finding), `${rulesOf(change, kind).join(', ') || 'no findings'}`);

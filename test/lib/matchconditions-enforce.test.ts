@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { allow, createLogger, defineMutatingWebhook, defineValidatingWebhook, deny, type KubeObject } from '../../lib/index.ts';
-import { enforceMatchConditions } from '../../lib/matchconditions/index.ts';
+import { enforceMatchConditions, regexCacheSize } from '../../lib/matchconditions/index.ts';
 import { admissionReview, invoke } from '../../lib/testing/index.ts';
 
 const podRules = [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }];
@@ -82,5 +82,32 @@ describe('enforceMatchConditions (in-function enforcement)', () => {
     assert.equal(named.webhookName, 'x.example.com');
     assert.equal(named.failurePolicy, 'Ignore');
     assert.equal(named.enforceMatchConditions, true);
+  });
+
+  it('an expression stopped at the cost limit follows failurePolicy', async () => {
+    const items = Array.from({ length: 2000 }, (_, i) => i);
+    const big = { ...pod({ team: 'a' }), items } as KubeObject;
+    // A map inside a map over 2,000 items: about 16 million operations, past the limit.
+    const quadratic = [{ name: 'quadratic', expression: 'object.items.map(x, object.items.map(y, x + y)).size() > 0' }];
+    let calls = 0;
+    const failing = defineValidatingWebhook(enforceMatchConditions({ name: 'costly', rules: podRules, failurePolicy: 'Fail', matchConditions: quadratic, validate: () => (calls++, allow()) }));
+    const rejected = await invoke(failing, admissionReview(big, { namespace: 'default' }), asOldCluster);
+    assert.equal(rejected.allowed, false);
+    assert.equal(rejected.status?.message, 'Internal error occurred: failed calling webhook "costly.webhooks.kube-lambda.dev": failed evaluating match conditions: matchCondition "quadratic": operation cancelled: actual cost limit exceeded');
+    const ignoring = defineValidatingWebhook(enforceMatchConditions({ name: 'costly', rules: podRules, failurePolicy: 'Ignore', matchConditions: quadratic, validate: () => (calls++, deny('never')) }));
+    assert.equal((await invoke(ignoring, admissionReview(big, { namespace: 'default' }), asOldCluster)).allowed, true);
+    assert.equal(calls, 0);
+  });
+
+  it('compiles the conditions on the first review, not when the function is defined', async () => {
+    // Compiling checks regex literals, which puts them in the pattern cache: its size shows when.
+    const before = regexCacheSize();
+    const lazy = defineValidatingWebhook(
+      enforceMatchConditions({ name: 'lazy', rules: podRules, matchConditions: [{ name: 'named', expression: "object.metadata.name.matches('^lazy-[0-9]+$')" }], validate: () => deny('named') }),
+    );
+    assert.equal(regexCacheSize(), before);
+    const result = await invoke(lazy, admissionReview(pod(), { namespace: 'default' }), asOldCluster);
+    assert.equal(result.allowed, true);
+    assert.equal(regexCacheSize(), before + 1);
   });
 });

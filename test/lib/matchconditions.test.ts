@@ -4,7 +4,12 @@ import { allow, defineMutatingWebhook, defineValidatingWebhook, type AdmissionWe
 import {
   checkMatchConditions,
   compileExpression,
+  createMatcher,
   decideMatch,
+  MATCH_CONDITIONS_COST_BUDGET,
+  PER_CALL_COST_LIMIT,
+  REGEX_CACHE_SIZE,
+  regexCacheSize,
   isCompileError,
   parseQuantity,
   qualifiedNameProblem,
@@ -263,13 +268,13 @@ describe('the matchConditions CEL environment', () => {
     ["'kubernetes'.charAt(1)", 'u'],
     ["'kubernetes'.indexOf('e')", 3n],
     ["'kubernetes'.lastIndexOf('e')", 8n],
-    ["'abc'.reverse()", 'cba'],
     // Regex library.
     ["'registry.io/app:1.2'.find('[0-9]+\\\\.[0-9]+')", '1.2'],
     ["'a1b22c333'.findAll('[0-9]+')", ['1', '22', '333']],
     ["'a1b22c333'.findAll('[0-9]+', 2)", ['1', '22']],
     ["'none'.find('[0-9]')", ''],
     ["'image:latest'.matches(':latest$')", true],
+    ["matches('image:latest', 'latest')", true],
     // Quantity library.
     ["quantity('1Gi') == quantity('1024Mi')", true],
     ["quantity('500m').isLessThan(quantity('1'))", true],
@@ -326,7 +331,8 @@ describe('the matchConditions CEL environment', () => {
     ["'abc'.charAt(9)", /index out of range/],
     ['[1, 2].slice(1, 5)', /out of range/],
     ["object.metadata.labels['app'] == 'x'", /No such key: labels/],
-    ["'a'.find('(')", /Invalid regular expression/],
+    ["'a'.find(object.metadata.name + '(')", /error parsing regexp: missing closing \)/],
+    ["'a'.matches(object.metadata.name + '(?=x)')", /error parsing regexp: invalid or unsupported Perl syntax/],
     ["[quantity('1')].sum()", /sum is not defined for quantities/],
     ['object.mixed.isSorted()', /cannot compare bigint with string/],
   ];
@@ -347,6 +353,197 @@ describe('the matchConditions CEL environment', () => {
     const not = compileExpression("object.metadata.name == 'authorizer'");
     assert.ok(!isCompileError(uses) && uses.usesAuthorizer);
     assert.ok(!isCompileError(not) && !not.usesAuthorizer);
+  });
+});
+
+describe('regular expressions are RE2', () => {
+  // Exponential for a backtracking engine: JavaScript's RegExp takes seconds on 29
+  // characters and never finishes on thousands; RE2 answers in time linear in the input.
+  const evil = "object.metadata.annotations['team'].matches('^([a-z0-9]+-?)+$')";
+  const annotated = (team: string) => pod('web', 'default', { metadata: { name: 'web', namespace: 'default', annotations: { team } } });
+
+  it('a pattern that backtracks exponentially is answered on a short input', () => {
+    assert.equal(run(evil, annotated('a'.repeat(28) + '!')), false);
+    assert.equal(run(evil, annotated('a'.repeat(14) + '-b')), true);
+  });
+
+  it('and on 10,000 characters', () => {
+    assert.equal(run(evil, annotated('a'.repeat(10_000) + '!')), false);
+    assert.equal(run(evil, annotated('ab-'.repeat(3_333) + 'c')), true);
+    assert.equal(run("object.metadata.annotations['team'].find('(a+)+!')", annotated('a'.repeat(10_000))), '');
+    assert.equal(run("object.metadata.annotations['team'].findAll('(a|aa)+b').size()", annotated('a'.repeat(10_000) + 'b')), 1n);
+  });
+
+  const cases: Array<[string, unknown]> = [
+    // (?i) and RE2-only syntax, which JavaScript reads otherwise (\z is a plain z there).
+    ["'ABC'.matches('(?i)^abc$')", true],
+    ["'ab'.matches('b\\\\z')", true],
+    ["'ab'.matches('[[:alpha:]]+')", true],
+    ["'αβγ'.matches('^\\\\p{Greek}+$')", true],
+    // Leftmost-first, as Go: the first alternative wins.
+    ["'ab'.find('a|ab')", 'a'],
+    // Go's FindAllString: no empty match right after a match.
+    ["'123 abc 456'.findAll('[0-9]*')", ['123', '', '', '', '', '456']],
+    ["'aaa'.findAll('^a')", ['a']],
+    ["'a1b2c3'.findAll('[0-9]', 0)", []],
+    ["'a1b2c3'.findAll('[0-9]', -1)", ['1', '2', '3']],
+  ];
+  for (const [expression, expected] of cases) {
+    it(expression, () => assert.deepEqual(run(expression), expected));
+  }
+
+  it('a pattern read from the request is compiled when evaluated, and RE2 refuses lookaround there too', () => {
+    assert.throws(() => run("'x'.matches(object.metadata.name + '(?!y)')"), /error parsing regexp: invalid or unsupported Perl syntax: `\(\?!`/);
+    assert.throws(() => run("'x'.find(object.metadata.name + '(?<=y)')"), /error parsing regexp/);
+  });
+
+  it('the cache of compiled patterns stays bounded', () => {
+    for (let i = 0; i < REGEX_CACHE_SIZE * 2; i++) run(`'x${i}'.matches(object.metadata.name + '${i}')`);
+    assert.equal(regexCacheSize(), REGEX_CACHE_SIZE);
+  });
+});
+
+describe("the environment is the API server's for webhook matchConditions", () => {
+  // expression → the type it compiles to, or the compile error the API server gives.
+  const cases: Array<[string, string | RegExp]> = [
+    // namespaceObject is declared (plugin/cel/compile.go declares it for every admission
+    // expression); webhooks get it null.
+    ["namespaceObject.metadata.name == 'shop'", 'bool'],
+    ["namespaceObject.metadata.labels['team'] == 'a'", 'bool'],
+    ['namespaceObject.status.phase', 'string'],
+    // Strings extension version 2: no reverse (version 3).
+    ["'abc'.reverse() == 'cba'", /found no matching overload for 'string.reverse\(\)'/],
+    ["'abc'.charAt(1) == 'b'", 'bool'],
+    // No bindings extension in the base environment.
+    ['cel.bind(x, 1, x + 1) == 2', /undeclared reference to 'cel'/],
+    // The engine's byte helpers are not Kubernetes functions.
+    ["b'a'.hex() == '61'", /undeclared reference to 'hex'/],
+    ["b'{}'.json() == {}", /undeclared reference to 'json'/],
+    ["b'a'.string() == 'a'", /undeclared reference to 'string'/],
+    // Regex literals RE2 refuses are compile errors (cel.ValidateRegexLiterals, 1.29).
+    ["'a'.matches('(?=a)')", /invalid matches argument: error parsing regexp: invalid or unsupported Perl syntax: `\(\?=`/],
+    ["'a'.find('(?<=a)b') == ''", /invalid find argument: error parsing regexp/],
+    ["'aa'.findAll('(a)\\\\1').size() == 1", /invalid findAll argument: error parsing regexp: invalid escape sequence: `\\1`/],
+    ["matches('a', '(')", /invalid matches argument: error parsing regexp: missing closing \)/],
+    ["'a'.matches('^[a-z]+$')", 'bool'],
+    ["'a'.matches__re2('a')", /undeclared reference to 'matches__re2'/],
+    ['1.matches(\'a\')', /found no matching overload for 'int.matches\(string\)'/],
+    // The URL library.
+    ["url('https://example.com/x').getHost() == 'example.com'", 'bool'],
+    ["isURL('/x') && url('/x').getQuery().size() == 0", 'bool'],
+    ["url('https://example.com/x') == url('https://example.com/x')", 'bool'],
+  ];
+  for (const [expression, expected] of cases) {
+    it(expression, () => {
+      const compiled = compileExpression(expression);
+      if (typeof expected === 'string') assert.equal(isCompileError(compiled) ? compiled.message : compiled.type, expected);
+      else assert.match(isCompileError(compiled) ? compiled.message : `compiled to ${compiled.type}`, expected);
+    });
+  }
+
+  it('namespaceObject is null for a webhook, so reading it is an evaluation error', () => {
+    assert.throws(() => run("namespaceObject.metadata.name == 'default'"), /namespaceObject/);
+  });
+
+  // The examples of k8s.io/apiserver/pkg/cel/library/urls.go.
+  const urls: Array<[string, unknown]> = [
+    ["url('https://user:pass@example.com:80/path?query=val#fragment').getScheme()", 'https'],
+    ["url('https://user:pass@example.com:80/path?query=val#fragment').getHost()", 'example.com:80'],
+    ["url('https://user:pass@example.com:80/path?query=val#fragment').getEscapedPath()", '/path'],
+    ["url('https://user:pass@example.com:80/path?query=val#fragment').getQuery()", { query: ['val'] }],
+    ["url('/path').getScheme()", ''],
+    ["url('https://example.com/').getScheme()", 'https'],
+    ["url('https://example.com:80/').getHost()", 'example.com:80'],
+    ["url('https://example.com/').getHost()", 'example.com'],
+    ["url('https://[::1]:80/').getHost()", '[::1]:80'],
+    ["url('https://[::1]/').getHost()", '[::1]'],
+    ["url('/path').getHost()", ''],
+    ["url('https://example.com:80/').getHostname()", 'example.com'],
+    ["url('https://127.0.0.1:80/').getHostname()", '127.0.0.1'],
+    ["url('https://[::1]:80/').getHostname()", '::1'],
+    ["url('/path').getHostname()", ''],
+    ["url('https://example.com:80/').getPort()", '80'],
+    ["url('https://example.com/').getPort()", ''],
+    ["url('/path').getPort()", ''],
+    ["url('https://example.com/path').getEscapedPath()", '/path'],
+    ["url('https://example.com/path with spaces/').getEscapedPath()", '/path%20with%20spaces/'],
+    ["url('https://example.com').getEscapedPath()", ''],
+    ["url('https://example.com/path?k1=a&k2=b&k2=c').getQuery()", { k1: ['a'], k2: ['b', 'c'] }],
+    ["url('https://example.com/path?key with spaces=value with spaces').getQuery()", { 'key with spaces': ['value with spaces'] }],
+    ["url('https://example.com/path?').getQuery()", {}],
+    ["url('https://example.com/path').getQuery()", {}],
+    ["isURL('https://user:pass@example.com:80/path?query=val#fragment')", true],
+    ["isURL('/absolute-path')", true],
+    ["isURL('https://a:b:c/')", false],
+    ["isURL('../relative-path')", false],
+    ["isURL('')", false],
+    ["url('HTTPS://Example.com/a%2Fb').getScheme() + ' ' + url('HTTPS://Example.com/a%2Fb').getHost() + ' ' + url('HTTPS://Example.com/a%2Fb').getEscapedPath()", 'https Example.com /a%2Fb'],
+  ];
+  for (const [expression, expected] of urls) {
+    it(expression, () => assert.deepEqual(run(expression), expected));
+  }
+
+  it('url() of what Go refuses is an evaluation error', () => {
+    assert.throws(() => run("url('https://a:b:c/').getHost()"), /URL parse error during conversion from string: invalid port ":c" after host/);
+    assert.throws(() => run("url('../relative-path').getHost()"), /invalid URI for request/);
+  });
+});
+
+describe('the cost limit', () => {
+  // n items: the nested map costs about 4·n² units.
+  const listOf = (n: number) => pod('web', 'default', { items: Array.from({ length: n }, (_, i) => i) });
+  const review = (n: number) => admissionReview(listOf(n), { namespace: 'default' });
+  const nested = 'object.items.map(x, object.items.map(y, x + y)).size() > 0';
+
+  it('counts operations: a map over n items costs a few units per item', () => {
+    const compiled = compileExpression('object.items.map(x, x + 1).size() == 2000');
+    assert.ok(!isCompileError(compiled));
+    assert.equal(compiled.run(variablesFor(review(2000).request)), true);
+    assert.ok(compiled.lastCost > 2000 && compiled.lastCost < 5 * 2000, `cost ${compiled.lastCost}`);
+  });
+
+  it('charges nothing for literals, &&, || and ?: (as cel-go)', () => {
+    const cost = (expression: string) => {
+      const compiled = compileExpression(expression);
+      assert.ok(!isCompileError(compiled));
+      compiled.run(variablesFor(review(1).request));
+      return compiled.lastCost;
+    };
+    const one = cost("object.metadata.name == 'web'");
+    assert.ok(one > 0);
+    assert.equal(cost("object.metadata.name == 'web' && object.metadata.name == 'web'"), 2 * one);
+    assert.equal(cost("object.metadata.name != 'web' || object.metadata.name == 'web'"), 2 * one);
+    assert.equal(cost("object.metadata.name == 'web' ? 'a' : 'b'"), one);
+  });
+
+  it(`stops an expression past ${PER_CALL_COST_LIMIT} units: an evaluation error, by failurePolicy`, () => {
+    const compiled = compileExpression(nested);
+    assert.ok(!isCompileError(compiled));
+    assert.throws(() => compiled.run(variablesFor(review(2000).request)), /operation cancelled: actual cost limit exceeded/);
+    assert.equal(compiled.lastCost, PER_CALL_COST_LIMIT + 1);
+    // 300 items stay under the limit.
+    assert.equal(compiled.run(variablesFor(review(300).request)), true);
+
+    const conditions = [{ name: 'quadratic', expression: nested }];
+    assert.deepEqual(createMatcher(conditions, 'Fail').evaluate(review(2000).request), { error: 'matchCondition "quadratic": operation cancelled: actual cost limit exceeded', name: 'quadratic' });
+    assert.deepEqual(createMatcher(conditions, 'Ignore').evaluate(review(2000).request), { matched: false, name: 'quadratic', error: 'matchCondition "quadratic": operation cancelled: actual cost limit exceeded' });
+    assert.deepEqual(createMatcher(conditions, 'Fail').evaluate(review(300).request), { matched: true });
+  });
+
+  it('an operator that absorbs errors does not absorb the stop', () => {
+    assert.throws(() => run(`${nested} || true`, listOf(2000)), /actual cost limit exceeded/);
+    assert.throws(() => run(`object.items.exists(x, object.items.exists(y, x + y < 0)) || true`, listOf(2000)), /actual cost limit exceeded/);
+  });
+
+  it(`all conditions of a webhook share ${MATCH_CONDITIONS_COST_BUDGET} units; past them the conditions fail as a whole`, () => {
+    // 400 items: about 640,000 units each, under the per-call limit; four exceed the budget.
+    const heavy = (name: string, op: string) => ({ name, expression: `object.items.map(x, object.items.map(y, x + y)).size() ${op} 0` });
+    const conditions = [heavy('first-false', '<'), heavy('second', '>'), heavy('third', '>'), heavy('fourth', '>')];
+    const message = 'validation failed due to running out of cost budget, no further validation rules will be run';
+    assert.deepEqual(createMatcher(conditions, 'Fail').evaluate(review(400).request), { error: message, name: '' });
+    assert.deepEqual(createMatcher(conditions, 'Ignore').evaluate(review(400).request), { matched: false, name: '', error: message });
+    // Three stay within it: the false one skips the call.
+    assert.deepEqual(createMatcher(conditions.slice(0, 3), 'Fail').evaluate(review(400).request), { matched: false, name: 'first-false' });
   });
 });
 
