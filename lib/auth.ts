@@ -37,13 +37,30 @@ export function expectedToken(env: NodeJS.ProcessEnv = process.env): string | un
   if (cached?.key === key) return cached.token;
   let token: string | undefined;
   if (env[TOKEN_ENV] !== undefined) {
-    token = env[TOKEN_ENV].trim();
-    if (!token) throw new AuthConfigError(`${TOKEN_ENV} is set but empty`);
-  } else if (env[TOKEN_FILE_ENV]) {
-    token = readFileSync(env[TOKEN_FILE_ENV], 'utf8').trim();
-    if (!token) throw new AuthConfigError(`${TOKEN_FILE_ENV} names an empty file`);
+    token = checkedToken(env[TOKEN_ENV], `${TOKEN_ENV} is set but empty`, TOKEN_ENV);
+  } else if (env[TOKEN_FILE_ENV] !== undefined) {
+    const file = env[TOKEN_FILE_ENV];
+    if (!file.trim()) throw new AuthConfigError(`${TOKEN_FILE_ENV} is set but empty`);
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new AuthConfigError(`${TOKEN_FILE_ENV} names ${file}, which cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+    token = checkedToken(text, `${TOKEN_FILE_ENV} names an empty file`, `the file ${TOKEN_FILE_ENV} names`);
   }
   cached = { key, token };
+  return token;
+}
+
+/**
+ * A configured token, trimmed. Empty, or with white space inside (a bearer token is one word:
+ * the header `Bearer a b` can never match it), it is a misconfiguration, never "no authentication".
+ */
+function checkedToken(value: string, emptyMessage: string, origin: string): string {
+  const token = value.trim();
+  if (!token) throw new AuthConfigError(emptyMessage);
+  if (/\s/.test(token)) throw new AuthConfigError(`${origin} holds white space inside the token; a bearer token is one word`);
   return token;
 }
 
@@ -125,9 +142,7 @@ export async function resolveToken(env: NodeJS.ProcessEnv = process.env): Promis
   const local = expectedToken(env);
   const name = env[TOKEN_SSM_ENV];
   if (local || !name) return local;
-  const token = await cachedParameter(name);
-  if (!token) throw new AuthConfigError(`SSM parameter ${name} (${TOKEN_SSM_ENV}) is empty`);
-  return token;
+  return checkedToken(await cachedParameter(name), `SSM parameter ${name} (${TOKEN_SSM_ENV}) is empty`, `SSM parameter ${name} (${TOKEN_SSM_ENV})`);
 }
 
 /**

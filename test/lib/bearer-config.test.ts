@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { allow, defineValidatingWebhook } from '../../lib/index.ts';
@@ -10,6 +10,8 @@ import { AuthConfigError, expectedToken } from '../../lib/auth.ts';
 import { createLogger } from '../../lib/log.ts';
 import { admissionReview, lambdaContext, toEvent } from '../../lib/testing/index.ts';
 
+const dir = mkdtempSync(join(tmpdir(), 'klw-bearer-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
 const webhook = defineValidatingWebhook({ name: 'guarded', rules: [], validate: () => allow() });
 const review = admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } });
 
@@ -39,6 +41,29 @@ describe('bearer token configuration', () => {
     assert.equal(expectedToken({ KLW_BEARER_TOKEN: '  s3cret-token\n' }), 's3cret-token');
     assert.equal((await call({ KLW_BEARER_TOKEN: ' s3cret-token\n' }, 'Bearer s3cret-token')).status, 200);
     assert.equal((await call({ KLW_BEARER_TOKEN: ' s3cret-token\n' }, 'Bearer wrong')).status, 401);
+  });
+
+  it('a token file variable that is set but empty, or names a missing file, is a misconfiguration that says so', async () => {
+    for (const [value, message] of [
+      ['', /KLW_BEARER_TOKEN_FILE is set but empty/],
+      [' ', /KLW_BEARER_TOKEN_FILE is set but empty/],
+      ['/nonexistent/klw-token', /KLW_BEARER_TOKEN_FILE names \/nonexistent\/klw-token, which cannot be read \(ENOENT\)/],
+    ] as const) {
+      assert.throws(() => expectedToken({ KLW_BEARER_TOKEN_FILE: value }), message);
+      const out = await call({ KLW_BEARER_TOKEN_FILE: value }, 'Bearer x');
+      assert.equal(out.status, 500, `${JSON.stringify(value)}: ${out.body}`);
+      assert.match(String(out.lines.find((l) => l.level === 'error')?.msg), message);
+    }
+  });
+
+  it('a token with white space inside is a misconfiguration, wherever it comes from', async () => {
+    assert.throws(() => expectedToken({ KLW_BEARER_TOKEN: 'two words' }), /KLW_BEARER_TOKEN holds white space inside the token/);
+    const file = join(dir, 'spaced-token');
+    writeFileSync(file, 'abc def\n');
+    assert.throws(() => expectedToken({ KLW_BEARER_TOKEN_FILE: file }), /the file KLW_BEARER_TOKEN_FILE names holds white space inside the token/);
+    const out = await call({ KLW_BEARER_TOKEN: 'a\tb' }, 'Bearer a');
+    assert.equal(out.status, 500);
+    assert.equal(expectedToken({ KLW_BEARER_TOKEN: '  one-word \n' }), 'one-word', 'white space around it is trimmed');
   });
 
   it('an empty token file is a misconfiguration', async () => {
