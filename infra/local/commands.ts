@@ -5,7 +5,7 @@ import type { Operation } from '../../lib/review/schemas.ts';
 import { KlwError, loadFunctions } from '../functions.ts';
 import { ensureLocalPathSecret, usesPathSecret } from '../secrets.ts';
 import { startApi, type RunningApi } from './api.ts';
-import { alive, applyRecorded, kubectlRunner, manualRemoval, readRecord, recordPath, unregister } from './apply.ts';
+import { alive, appliedNote, applyRecorded, kubectlRunner, leftoverNotice, manualRemoval, readRecord, recordPath, unregister } from './apply.ts';
 import { localInvoke, readInput } from './invoke.ts';
 import { startLambda } from './lambda-api.ts';
 import { defaultLogFormat, logSink, type LogFormat } from './output.ts';
@@ -242,7 +242,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
           say(`a previous emulator (pid ${stale.pid}) stopped without removing what it registered; removing it now:`);
           await unregister(kubectlRunner(stale.kubeconfig ?? kubeconfig), stateDir, say);
         }
-      }
+      } else for (const line of leftoverNotice(stateDir, options.stateDir)) say(line);
       let applied = false;
       const apply = async (manifests: string) => {
         try {
@@ -251,8 +251,8 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
             applied = true;
             say('');
             say('REGISTERED with the cluster (the API server now sends reviews here; with failurePolicy Fail, requests fail while this emulator is unreachable):');
-            for (const o of record.objects) say(`  ${o.kind} ${o.name}${o.previous || o.existed ? ' (changed; restored on stop)' : ' (created; removed on stop)'}`);
-            say('They are removed when this stops (Ctrl+C). If it is killed, run: klw local unregister' + (options.stateDir !== '.klw/local' ? ` --state-dir ${options.stateDir}` : ''));
+            for (const o of record.objects) say(`  ${o.kind} ${o.name} (${appliedNote(o)})`);
+            say('This is undone when it stops (Ctrl+C). If it is killed, run: klw local unregister' + (options.stateDir !== '.klw/local' ? ` --state-dir ${options.stateDir}` : ''));
             say('or by hand:');
             for (const line of manualRemoval(record)) say(`  ${line}`);
             say('');
@@ -275,7 +275,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       await untilStopped(async () => {
         if (options.apply) {
           say('removing what --apply registered:');
-          await unregister(kubectl, stateDir, say).catch((err: unknown) => say(`klw: could not remove it: ${(err as Error).message}; run klw local unregister`));
+          await unregister(kubectl, stateDir, say).catch((err: unknown) => say(`klw: ${(err as Error).message}`));
         }
         await api.close();
       });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { startApi } from '../../infra/local/api.ts';
-import { applyRecorded, readRecord, unregister, type Kubectl } from '../../infra/local/apply.ts';
+import { appliedNote, applyRecorded, leftoverNotice, manualRemoval, readRecord, unregister, type Kubectl } from '../../infra/local/apply.ts';
 import { ensureLocalCertificates, serverNames } from '../../infra/local/certs.ts';
 import { localInvoke } from '../../infra/local/invoke.ts';
 import { logSink, readableLine } from '../../infra/local/output.ts';
@@ -54,29 +54,91 @@ describe('server certificate names', () => {
   });
 });
 
-/** A fake cluster behind an injected kubectl: objects by `kind/name`, every call recorded. */
-function fakeKubectl(objects: Map<string, Record<string, unknown>>, calls: string[][]): Kubectl {
+/** RFC 7386 JSON Merge Patch: nested maps merge, null removes a field. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
+  const out: Record<string, unknown> = typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
+}
+
+/** RFC 6902 JSON Patch (add, replace, remove on object members); replace and remove need the member to exist. */
+function jsonPatch(target: Record<string, unknown>, ops: Array<{ op: string; path: string; value?: unknown }>): Record<string, unknown> {
+  const doc = structuredClone(target);
+  for (const { op, path, value } of ops) {
+    const keys = path.split('/').slice(1).map((k) => k.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const last = keys.pop()!;
+    let parent = doc as Record<string, unknown>;
+    for (const k of keys) parent = parent[k] as Record<string, unknown>;
+    if (typeof parent !== 'object' || parent === null) throw new Error(`path ${path} does not exist`);
+    if (op !== 'add' && !(last in parent)) throw new Error(`path ${path} does not exist`);
+    if (op === 'remove') delete parent[last];
+    else if (op === 'add' || op === 'replace') parent[last] = structuredClone(value);
+    else throw new Error(`unsupported op ${op}`);
+  }
+  return doc;
+}
+
+/** What the API server says of a CRD's spec.conversion, or undefined when it is valid. */
+function conversionProblem(obj: Record<string, unknown>): string | undefined {
+  if (obj.kind !== 'CustomResourceDefinition') return undefined;
+  const conversion = (obj.spec as { conversion?: { strategy?: string; webhook?: { clientConfig?: Record<string, unknown> } } }).conversion;
+  if (!conversion) return undefined;
+  if (conversion.strategy !== 'Webhook') return conversion.webhook ? 'spec.conversion.webhook: Forbidden: should not be set when strategy is not set to Webhook' : undefined;
+  const config = conversion.webhook?.clientConfig ?? {};
+  if (('url' in config) === ('service' in config)) return 'spec.conversion.webhook.clientConfig: Required value: exactly one of url or service is required';
+  return undefined;
+}
+
+/**
+ * A fake cluster behind an injected kubectl: objects by `kind/name`, every call recorded.
+ * Patches are real (`--type merge` is RFC 7386, `--type json` RFC 6902) and a CRD whose
+ * conversion the API server would refuse is refused; `failing` names objects whose every
+ * change fails.
+ */
+function fakeKubectl(objects: Map<string, Record<string, unknown>>, calls: string[][], failing = new Set<string>()): Kubectl {
   return async (args, input) => {
     calls.push(args);
     const [verb, resource, name] = args;
     const kind = String(resource).split('.')[0];
     const key = (k: string, n: string) => `${k.toLowerCase()}/${n}`;
+    const refused = (message: string) => ({ code: 1, stdout: '', stderr: `The CustomResourceDefinition "${name}" is invalid: ${message}` });
     if (verb === 'get') {
       const found = objects.get(key(kind!, name!));
       return { code: 0, stdout: found ? JSON.stringify(found) : '', stderr: '' };
     }
     if (verb === 'apply') {
       const file = args[2]!;
-      for (const doc of readFileSync(file, 'utf8').split(/^---$/m).map((d) => parse(d)).filter(Boolean)) objects.set(key(doc.kind, doc.metadata.name), doc);
+      for (const doc of readFileSync(file, 'utf8').split(/^---$/m).map((d) => parse(d)).filter(Boolean)) {
+        const problem = conversionProblem(doc);
+        if (problem) return refused(problem);
+        objects.set(key(doc.kind, doc.metadata.name), doc);
+      }
       return { code: 0, stdout: 'applied', stderr: '' };
     }
+    if (failing.has(key(kind!, name!))) return { code: 1, stdout: '', stderr: `Error from server (InternalError): ${name} is stuck` };
     if (verb === 'delete') {
       objects.delete(key(kind!, name!));
       return { code: 0, stdout: '', stderr: '' };
     }
     if (verb === 'patch') {
-      const obj = objects.get(key(kind!, name!)) as { spec: Record<string, unknown> };
-      obj.spec = { ...obj.spec, ...(JSON.parse(args[args.length - 1]!) as { spec: Record<string, unknown> }).spec };
+      const obj = objects.get(key(kind!, name!));
+      if (!obj) return { code: 1, stdout: '', stderr: `Error from server (NotFound): ${name} not found` };
+      const type = args[args.indexOf('--type') + 1];
+      const body = JSON.parse(args[args.indexOf('-p') + 1]!);
+      let next: Record<string, unknown>;
+      try {
+        next = type === 'json' ? jsonPatch(obj, body) : type === 'merge' ? (mergePatch(obj, body) as Record<string, unknown>) : obj;
+      } catch (err) {
+        return { code: 1, stdout: '', stderr: `The request is invalid: ${(err as Error).message}` };
+      }
+      if (type !== 'json' && type !== 'merge') return { code: 1, stdout: '', stderr: `unexpected patch type ${type}` };
+      const problem = conversionProblem(next);
+      if (problem) return refused(problem);
+      objects.set(key(kind!, name!), next);
       return { code: 0, stdout: '', stderr: '' };
     }
     if (verb === 'replace') {
@@ -88,33 +150,98 @@ function fakeKubectl(objects: Map<string, Record<string, unknown>>, calls: strin
   };
 }
 
+const CRD = 'crontabs.stable.example.com';
+/** Manifests as klw writes them: the CRD (conversion by URL) first, then both configurations. */
+function writeApplyManifests(stateDir: string): string {
+  mkdirSync(stateDir, { recursive: true });
+  const manifests = join(stateDir, 'manifests.yaml');
+  writeFileSync(
+    manifests,
+    [
+      `apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ${CRD}\nspec:\n  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig:\n        url: https://127.0.0.1:3443/crontab-conversion/secret\n        caBundle: Q0E=\n      conversionReviewVersions: [v1]\n`,
+      'apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: pod-defaults\nwebhooks: []\n',
+      'apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: pod-policy\nwebhooks: []\n',
+    ].join('---\n'),
+  );
+  return manifests;
+}
+const crdWith = (conversion: unknown) => ({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: CRD }, spec: { group: 'stable.example.com', conversion } });
+const conversionOf = (objects: Map<string, Record<string, unknown>>) => (objects.get(`customresourcedefinition/${CRD}`) as { spec: { conversion: unknown } }).spec.conversion;
+
 describe('klw start --apply records what it registered', () => {
   it('removes created configurations and restores a CRD\'s previous conversion, from the record alone (as after a kill)', async () => {
     const stateDir = join(work, '.state-apply');
-    mkdirSync(stateDir, { recursive: true });
-    const manifests = join(stateDir, 'manifests.yaml');
-    writeFileSync(
-      manifests,
-      [
-        'apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: pod-policy\nwebhooks: []\n',
-        'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: crontabs.stable.example.com\nspec:\n  conversion:\n    strategy: Webhook\n    webhook: {}\n',
-      ].join('---\n'),
-    );
-    const before = { strategy: 'Webhook', webhook: { clientConfig: { url: 'https://old.example.com/convert' } } };
-    const objects = new Map<string, Record<string, unknown>>([['customresourcedefinition/crontabs.stable.example.com', { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'crontabs.stable.example.com' }, spec: { conversion: before } }]]);
+    const manifests = writeApplyManifests(stateDir);
+    const before = { strategy: 'Webhook', webhook: { clientConfig: { url: 'https://old.example.com/convert' }, conversionReviewVersions: ['v1'] } };
+    const objects = new Map<string, Record<string, unknown>>([[`customresourcedefinition/${CRD}`, crdWith(before)]]);
     const calls: string[][] = [];
     const kubectl = fakeKubectl(objects, calls);
     await applyRecorded(kubectl, manifests, stateDir);
     assert.ok(objects.has('validatingwebhookconfiguration/pod-policy'));
     const record = readRecord(stateDir)!;
-    assert.deepEqual(record.objects.map((o) => o.name), ['pod-policy', 'crontabs.stable.example.com']);
+    assert.deepEqual(record.objects.map((o) => o.name), [CRD, 'pod-defaults', 'pod-policy']);
     // The emulator dies here; the next start (or klw local unregister) reads the record.
     const lines: string[] = [];
     assert.equal(await unregister(kubectl, stateDir, (l) => lines.push(l)), true);
     assert.ok(!objects.has('validatingwebhookconfiguration/pod-policy'), 'the created configuration is deleted');
-    assert.deepEqual((objects.get('customresourcedefinition/crontabs.stable.example.com') as { spec: { conversion: unknown } }).spec.conversion, before);
+    assert.deepEqual(conversionOf(objects), before);
     assert.equal(readRecord(stateDir), undefined, 'the record is gone');
     assert.equal(await unregister(kubectl, stateDir), false, 'nothing left to remove');
+  });
+
+  it('restores a previous conversion by service exactly (no url left beside it), and deletes both configurations first', async () => {
+    const stateDir = join(work, '.state-apply-service');
+    const manifests = writeApplyManifests(stateDir);
+    const before = { strategy: 'Webhook', webhook: { clientConfig: { service: { namespace: 'crons', name: 'converter', path: '/convert', port: 443 }, caBundle: 'T0xE' }, conversionReviewVersions: ['v1', 'v1beta1'] } };
+    const objects = new Map<string, Record<string, unknown>>([[`customresourcedefinition/${CRD}`, crdWith(before)]]);
+    const calls: string[][] = [];
+    const kubectl = fakeKubectl(objects, calls);
+    await applyRecorded(kubectl, manifests, stateDir);
+    assert.match(JSON.stringify(conversionOf(objects)), /"url":"https:\/\/127\.0\.0\.1:3443/);
+    const printed = manualRemoval(readRecord(stateDir)!);
+    assert.equal(printed.length, 3);
+    assert.match(printed[2]!, /^kubectl patch crd crontabs\.stable\.example\.com --type json -p '\[\{"op":"replace","path":"\/spec\/conversion","value":\{"strategy":"Webhook","webhook":\{"clientConfig":\{"service"/, 'the printed hint replaces the conversion whole, after the configurations');
+    calls.length = 0;
+    await unregister(kubectl, stateDir, () => {});
+    assert.deepEqual(conversionOf(objects), before, 'the conversion is exactly what it was');
+    assert.ok(!objects.has('validatingwebhookconfiguration/pod-policy'));
+    assert.ok(!objects.has('mutatingwebhookconfiguration/pod-defaults'));
+    assert.deepEqual(calls.map((c) => c[0]), ['delete', 'delete', 'patch'], 'configurations before the CRD');
+    assert.equal(readRecord(stateDir), undefined);
+  });
+
+  it('goes on past a failure, keeps only what failed in the record and names it', async () => {
+    const stateDir = join(work, '.state-apply-failing');
+    const manifests = writeApplyManifests(stateDir);
+    const before = { strategy: 'None' };
+    const objects = new Map<string, Record<string, unknown>>([[`customresourcedefinition/${CRD}`, crdWith(before)]]);
+    const failing = new Set(['mutatingwebhookconfiguration/pod-defaults']);
+    const kubectl = fakeKubectl(objects, [], failing);
+    await applyRecorded(kubectl, manifests, stateDir);
+    await assert.rejects(unregister(kubectl, stateDir, () => {}), /could not remove MutatingWebhookConfiguration pod-defaults \(kept in .*applied\.json/);
+    assert.ok(!objects.has('validatingwebhookconfiguration/pod-policy'), 'the other configuration is deleted');
+    assert.deepEqual(conversionOf(objects), before, 'the CRD is restored');
+    assert.deepEqual(readRecord(stateDir)!.objects.map((o) => o.name), ['pod-defaults'], 'only the failed object stays recorded');
+    failing.clear();
+    assert.equal(await unregister(kubectl, stateDir, () => {}), true, 'a second run removes the rest');
+    assert.ok(!objects.has('mutatingwebhookconfiguration/pod-defaults'));
+    assert.equal(readRecord(stateDir), undefined);
+  });
+
+  it('says truthfully what happens to each object on stop, and a plain start names a leftover registration', async () => {
+    assert.equal(appliedNote({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: CRD, existed: false }), 'created; kept on stop, its conversion set to None');
+    assert.equal(appliedNote({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: CRD, existed: true }), 'conversion changed; restored on stop');
+    assert.equal(appliedNote({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', name: 'pod-policy' }), 'created; removed on stop');
+    const stateDir = join(work, '.state-leftover');
+    const manifests = writeApplyManifests(stateDir);
+    await applyRecorded(fakeKubectl(new Map(), []), manifests, stateDir);
+    assert.deepEqual(leftoverNotice(stateDir), [], 'not while the emulator that applied it runs');
+    // A record left by an emulator that is gone (pid 2^22 + 1 is past Linux's largest pid).
+    const file = join(stateDir, 'applied.json');
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), pid: 4194305 }));
+    const notice = leftoverNotice(stateDir, 'tmp/state').join('\n');
+    assert.match(notice, /stopped without removing what it registered: CustomResourceDefinition crontabs\.stable\.example\.com, MutatingWebhookConfiguration pod-defaults, ValidatingWebhookConfiguration pod-policy/);
+    assert.match(notice, /klw local unregister --state-dir tmp\/state/);
   });
 });
 
