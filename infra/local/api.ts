@@ -140,13 +140,13 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const project = await LocalProject.open({
     root,
     ...(options.build === false ? { build: false } : {}),
-    ...(options.inspectPort !== undefined ? { concurrency: 1 } : options.concurrency ? { concurrency: options.concurrency } : {}),
+    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+    ...(options.inspectPort !== undefined ? { inspectPort: options.inspectPort } : {}),
     ...(options.envVars ? { envVars: options.envVars } : {}),
     extraEnv: { [PATH_SECRET_ENV]: secret.value },
     ...(options.functionLog ? { functionLog: options.functionLog } : {}),
     log,
   });
-  if (options.inspectPort !== undefined) inspectFunctions(project, options.inspectPort, log);
   for (const warning of new Set(project.functions.map((f) => runtimeMismatch(configuredRuntime(root, f.registration))))) {
     if (warning) log(JSON.stringify({ level: 'warn', msg: warning }));
   }
@@ -257,14 +257,4 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       await project.close();
     },
   };
-}
-
-/** Gives each function's (single) worker a debugger port, from `firstPort` on, and says which. */
-function inspectFunctions(project: LocalProject, firstPort: number, log: (line: string) => void): void {
-  project.functions.forEach((fn, i) => {
-    const pool = project.pools.get(fn.name)!;
-    const runtime = project.runtime(fn.registration);
-    pool.update({ ...runtime, concurrency: 1, execArgv: [...(runtime.execArgv ?? []), `--inspect=127.0.0.1:${firstPort + i}`] });
-    log(JSON.stringify({ msg: 'debugger', function: fn.name, inspect: `127.0.0.1:${firstPort + i}` }));
-  });
 }

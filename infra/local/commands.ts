@@ -158,8 +158,9 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
     if (api.pathSecret) say(`path secret:    ${resolve(root(), options.stateDir, 'path-secret')} (in the manifests' URLs)`);
     say(`CA certificate: ${api.caPath}`);
     say(`manifests:      ${api.manifestsPath}`);
-    if (port !== undefined) {
-      api.functions.forEach((name, i) => say(`debugger:       ${name} on 127.0.0.1:${port + i} (chrome://inspect, or VS Code "Attach" to that port)`));
+    for (const name of api.functions) {
+      const debuggerPort = api.project.inspectPort(name);
+      if (debuggerPort !== undefined) say(`debugger:       ${name} listening on 127.0.0.1:${debuggerPort} (chrome://inspect, or VS Code "Attach" to that port)`);
     }
     return api;
   };
@@ -176,7 +177,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
         .option('--concurrency <n>', 'workers per function', number)
         .option('--watch', 'rebuild on change; pick up new, removed and re-registered functions')
         .option('--env-vars <file>', 'environment variables, SAM format: {"Parameters": {...}, "<function>": {...}}')
-        .option('--inspect [port]', `run each function's worker under the debugger (first port ${DEFAULT_INSPECT_PORT}, one per function)`),
+        .option('--inspect [port]', `run one worker per function under the debugger, listening from the start (first port ${DEFAULT_INSPECT_PORT}, one per function)`),
     );
 
   apiOptions(local.command('start-api').description('serve every function over HTTPS with a local CA, as API Gateway or a function URL would')).action(async (options: ApiCommandOptions) => {

@@ -19,8 +19,14 @@ export interface FunctionRuntime {
   concurrency: number;
   /** Receives each line the function writes (its logs); default: the emulator's own stdout. */
   onLog?: (line: string) => void;
-  /** Extra node options for the worker processes (`--enable-source-maps`, `--inspect=…`). */
+  /** Extra node options for the worker processes (`--enable-source-maps`). */
   execArgv?: string[];
+  /**
+   * Debugger port (`--inspect=127.0.0.1:PORT`): the pool keeps one worker, started at once
+   * and again as soon as the last one is gone, so a debugger can attach before the first
+   * invocation; that worker loads the bundle at its first invocation, under the debugger.
+   */
+  inspectPort?: number;
   /** AWS region the function believes it runs in. */
   region?: string;
   /** The configured Lambda runtime (`nodejs24.x`), for AWS_EXECUTION_ENV. */
@@ -134,9 +140,30 @@ export class FunctionPool {
   private generation = 0;
   private sequence = 0;
   private closed = false;
+  /** Retired workers not yet exited (one may still hold the debugger port). */
+  private exiting = 0;
 
+  /** With a debugger port, the pool's worker starts at once. */
   constructor(runtime: FunctionRuntime) {
     this.runtime = runtime;
+    this.keepWarm();
+  }
+
+  /** Workers allowed at once: one with a debugger port (one process can listen on it), else `concurrency`. */
+  private get limit(): number {
+    return this.runtime.inspectPort !== undefined ? 1 : this.runtime.concurrency;
+  }
+
+  /** True when another worker may start now; with a debugger port, not before the last one has exited and freed it. */
+  private canSpawn(): boolean {
+    if (this.runtime.inspectPort !== undefined && this.exiting > 0) return false;
+    return this.slots.length < this.limit;
+  }
+
+  /** With a debugger port: starts the worker when there is none, so the port listens before any invocation. */
+  private keepWarm(): void {
+    if (this.runtime.inspectPort === undefined || this.closed || this.slots.length > 0 || !this.canSpawn()) return;
+    this.spawn();
   }
 
   /** Function name. */
@@ -151,11 +178,12 @@ export class FunctionPool {
 
   private spawn(): Slot {
     const { name, bundle, env, memoryMb, region = env.AWS_REGION ?? 'us-east-1' } = this.runtime;
-    const worker = fork(WORKER_FILE, [JSON.stringify({ bundleUrl: pathToFileURL(bundle).href, functionName: name, memoryMb, region })], {
+    const { inspectPort } = this.runtime;
+    const worker = fork(WORKER_FILE, [JSON.stringify({ bundleUrl: pathToFileURL(bundle).href, functionName: name, memoryMb, region, ...(inspectPort !== undefined ? { deferInit: true } : {}) })], {
       // Only what Lambda gives a function: its own environment, not the emulator's.
       env: lambdaEnvironment(this.runtime, region),
       // The heap may not outgrow the memory size; the watchdog covers Buffers and the rest.
-      execArgv: [`--max-old-space-size=${memoryMb}`, ...(this.runtime.execArgv ?? [])],
+      execArgv: [`--max-old-space-size=${memoryMb}`, ...(this.runtime.execArgv ?? []), ...(inspectPort !== undefined ? [`--inspect=127.0.0.1:${inspectPort}`] : [])],
       serialization: 'advanced',
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
@@ -260,6 +288,16 @@ export class FunctionPool {
     slot.dead = true;
     const i = this.slots.indexOf(slot);
     if (i >= 0) this.slots.splice(i, 1);
+    this.exiting += 1;
+    const exited = () => {
+      this.exiting -= 1;
+      if (this.runtime.inspectPort === undefined) return;
+      // The debugger port is free again: a new worker may take it.
+      this.keepWarm();
+      this.wake();
+    };
+    if (slot.worker.exitCode !== null || slot.worker.signalCode !== null) queueMicrotask(exited);
+    else slot.worker.once('exit', exited);
     slot.worker.kill('SIGKILL');
     const orphans = slot.inFlight.splice(0);
     for (const p of orphans) {
@@ -276,7 +314,7 @@ export class FunctionPool {
 
   /** True when a worker can take another invocation now. */
   private hasRoom(): boolean {
-    return this.slots.length < this.runtime.concurrency || this.slots.some((s) => s.generation === this.generation && !s.dead && s.inFlight.length === 0);
+    return this.canSpawn() || this.slots.some((s) => s.generation === this.generation && !s.dead && s.inFlight.length === 0);
   }
 
   /**
@@ -288,8 +326,7 @@ export class FunctionPool {
   private acquire(): Slot | undefined {
     const idle = this.slots.find((s) => s.generation === this.generation && !s.dead && s.inFlight.length === 0);
     if (idle) return idle;
-    if (this.slots.length < this.runtime.concurrency) return this.spawn();
-    return undefined;
+    return this.canSpawn() ? this.spawn() : undefined;
   }
 
   /** Runs one invocation, waiting for a free worker (or answering throttled when too many wait). */
@@ -327,6 +364,7 @@ export class FunctionPool {
     this.runtime = { ...this.runtime, bundle };
     this.generation += 1;
     for (const slot of [...this.slots]) if (slot.inFlight.length === 0) this.retire(slot);
+    this.keepWarm();
   }
 
   /** Stops every worker. */

@@ -76,6 +76,8 @@ export interface ProjectOptions {
   extraEnv?: Record<string, string>;
   /** Extra node options for the worker processes. */
   execArgv?: string[];
+  /** `--inspect`: the first debugger port; each function gets its own from here on (one worker each, started at once). */
+  inspectPort?: number;
   /** Where the functions' own log lines go. */
   functionLog?: (line: string) => void;
   /** Where the emulator's own lines go (JSON text). */
@@ -116,6 +118,8 @@ export class LocalProject {
   private timer?: NodeJS.Timeout;
   private reloading = Promise.resolve();
   private listeners: Array<(change: ProjectChange) => void | Promise<void>> = [];
+  /** Debugger port of each function name ever served: kept across reloads, so a re-added function gets its port back. */
+  private inspectPorts = new Map<string, number>();
 
   private constructor(readonly options: ProjectOptions) {}
 
@@ -127,6 +131,19 @@ export class LocalProject {
     if (stale.length) await buildAll(project.root, stale);
     for (const fn of project.functions) project.pools.set(fn.name, new FunctionPool(project.runtime(fn.registration)));
     return project;
+  }
+
+  /** The debugger port of a function under `--inspect` (assigned at its first sight, the same after reloads), else undefined. */
+  inspectPort(name: string): number | undefined {
+    const first = this.options.inspectPort;
+    if (first === undefined) return undefined;
+    let port = this.inspectPorts.get(name);
+    if (port === undefined) {
+      port = first + this.inspectPorts.size;
+      this.inspectPorts.set(name, port);
+      this.say({ msg: 'debugger', function: name, inspect: `127.0.0.1:${port}` });
+    }
+    return port;
   }
 
   get root(): string {
@@ -141,11 +158,14 @@ export class LocalProject {
   /** How one function runs: its registration's settings, the env-vars file and the extra variables on top. */
   runtime(reg: Registration): FunctionRuntime {
     const base = runtimeFor(this.root, reg, this.options.concurrency, process.env, this.options.functionLog);
+    const inspectPort = this.inspectPort(reg.name);
     return {
       ...base,
       env: { ...base.env, ...envVarsFor(this.options.envVars, reg.name), ...this.options.extraEnv },
       lambdaRuntime: configuredRuntime(this.root, reg),
       execArgv: ['--enable-source-maps', ...(this.options.execArgv ?? [])],
+      // Under the debugger, one worker: the one listening on the function's port.
+      ...(inspectPort !== undefined ? { inspectPort, concurrency: 1 } : {}),
     };
   }
 
