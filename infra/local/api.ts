@@ -14,7 +14,7 @@ import { ensureLocalCertificates, serverNames, writePrivate } from './certs.ts';
 import { answerByMatchConditions } from './match-conditions.ts';
 import type { FunctionPool, Invocation } from './pool.ts';
 import { BAD_GATEWAY, httpFromResult, jsonMessage, type HttpResponse } from './results.ts';
-import { configuredRuntime, LocalProject, runtimeMismatch, type EnvVarsFile } from './project.ts';
+import { LocalProject, type EnvVarsFile } from './project.ts';
 import { DEFAULT_TIMEOUTS, dropSlowReader, readBody, refuseAndClose, serverOptions, type ServerTimeouts } from './http.ts';
 
 /** API Gateway's largest request payload (10 MB); bodies past it get 413 before any function runs. */
@@ -147,9 +147,6 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     ...(options.functionLog ? { functionLog: options.functionLog } : {}),
     log,
   });
-  for (const warning of new Set(project.functions.map((f) => runtimeMismatch(configuredRuntime(root, f.registration))))) {
-    if (warning) log(JSON.stringify({ level: 'warn', msg: warning }));
-  }
   const pools = project.pools;
   // The path the API server calls starts with the public URL's path (a tunnel's prefix).
   const prefix = publicUrl ? new URL(publicUrl).pathname.replace(/\/+$/, '') : '';

@@ -63,6 +63,16 @@ export function runtimeMismatch(runtime: string, nodeVersion: string = process.v
   return `the functions are configured for Lambda ${runtime} (Node ${wanted}) but the emulator runs Node ${running}: behaviour may differ (use Node ${wanted} locally, e.g. nvm use ${wanted})`;
 }
 
+/** The distinct runtime-parity warnings for a set of functions (see runtimeMismatch); every local command gives them. */
+export function runtimeWarnings(root: string, registrations: Registration[], nodeVersion: string = process.versions.node): string[] {
+  const warnings = new Set<string>();
+  for (const reg of registrations) {
+    const warning = runtimeMismatch(configuredRuntime(root, reg), nodeVersion);
+    if (warning) warnings.add(warning);
+  }
+  return [...warnings];
+}
+
 /** Options of a local project: how its functions are built and run. */
 export interface ProjectOptions {
   root: string;
@@ -120,6 +130,8 @@ export class LocalProject {
   private listeners: Array<(change: ProjectChange) => void | Promise<void>> = [];
   /** Debugger port of each function name ever served: kept across reloads, so a re-added function gets its port back. */
   private inspectPorts = new Map<string, number>();
+  /** Runtime-parity warnings already given. */
+  private warned = new Set<string>();
 
   private constructor(readonly options: ProjectOptions) {}
 
@@ -129,6 +141,7 @@ export class LocalProject {
     project.functions = await loadFunctions(project.root);
     const stale = options.build === false ? project.functions.filter((f) => !existsSync(bundlePath(project.root, f.name))) : project.functions;
     if (stale.length) await buildAll(project.root, stale);
+    project.warnRuntimes(project.functions);
     for (const fn of project.functions) project.pools.set(fn.name, new FunctionPool(project.runtime(fn.registration)));
     return project;
   }
@@ -144,6 +157,15 @@ export class LocalProject {
       this.say({ msg: 'debugger', function: name, inspect: `127.0.0.1:${port}` });
     }
     return port;
+  }
+
+  /** Logs each runtime-parity warning (emulator Node major vs configured Lambda runtime) once. */
+  private warnRuntimes(functions: FunctionEntry[]): void {
+    for (const warning of runtimeWarnings(this.root, functions.map((f) => f.registration))) {
+      if (this.warned.has(warning)) continue;
+      this.warned.add(warning);
+      this.say({ level: 'warn', msg: warning });
+    }
   }
 
   get root(): string {
@@ -243,6 +265,7 @@ export class LocalProject {
     if (!change.added.length && !change.removed.length && !change.changed.length) return change;
 
     if (change.added.length) await buildAll(this.root, next.filter((f) => change.added.includes(f.name)));
+    this.warnRuntimes(next.filter((f) => change.added.includes(f.name) || change.changed.includes(f.name)));
     this.functions = next;
     for (const name of change.removed) {
       await this.contexts.get(name)?.dispose();

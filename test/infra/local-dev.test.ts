@@ -2,6 +2,7 @@
 // --apply removed again (fake kubectl), env files, readable output, runtime parity, invoke's
 // stdout, source-mapped stacks and watch picking up a new function.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -274,6 +275,37 @@ describe('runtime parity', () => {
     writeFileSync(join(dir, 'serverless.yml'), 'service: x\nprovider:\n  name: aws\n  runtime: nodejs22.x\n');
     assert.equal(configuredRuntime(dir), 'nodejs22.x');
     assert.equal(configuredRuntime(dir, { lambda: { runtime: 'nodejs20.x' } } as never), 'nodejs20.x');
+  });
+});
+
+/** Runs `klw local start-lambda` in `cwd` until it says where it serves, then stops it; resolves with its stderr. */
+function startLambdaOutput(cwd: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(root, 'infra', 'bin', 'klw.mjs'), 'local', 'start-lambda', '--port', '0'], { cwd, env: { ...process.env, NODE_TEST_CONTEXT: undefined }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (c: Buffer) => {
+      stderr += c.toString();
+      if (/Lambda Invoke API at/.test(stderr)) child.kill('SIGTERM');
+    });
+    child.on('error', reject);
+    child.on('close', () => resolve(stderr));
+  });
+}
+
+describe('runtime parity of klw local start-lambda', () => {
+  it('warns on stderr, as start and invoke do, when the configured Lambda runtime is not the Node major it runs', async () => {
+    const dir = mkdtempSync(join(work, 'lambda-rt-'));
+    mkdirSync(join(dir, 'functions', 'plain'), { recursive: true });
+    writeFileSync(
+      join(dir, 'functions', 'plain', 'index.ts'),
+      "export const handler = async () => ({ statusCode: 200, body: '{}' });\nexport default { registration: { type: 'validating', name: 'plain', path: '/plain', webhookName: 'plain.example.com', rules: [], namespaceSelector: {}, failurePolicy: 'Ignore', matchPolicy: 'Equivalent', sideEffects: 'None', timeoutSeconds: 5, admissionReviewVersions: ['v1'], auth: 'none', lambda: {} }, handler };\n",
+    );
+    // A runtime other than the one running these tests.
+    const other = process.versions.node.startsWith('20.') ? 'nodejs22.x' : 'nodejs20.x';
+    writeFileSync(join(dir, 'serverless.yml'), `service: x\nprovider:\n  name: aws\n  runtime: ${other}\n`);
+    const stderr = await startLambdaOutput(dir);
+    assert.match(stderr, /Lambda Invoke API at/, stderr);
+    assert.match(stderr, new RegExp(`configured for Lambda ${other.replace('.', '\\.')} \\(Node \\d+\\) but the emulator runs Node ${process.versions.node.split('.')[0]}`), stderr);
   });
 });
 
