@@ -253,6 +253,30 @@ describe('readable output', () => {
     assert.equal(readableLine(JSON.stringify({ msg: 'request', function: 'pod-policy', status: 200, outcome: 'result' })), undefined, 'a good request line is left to the review line');
     assert.equal(readableLine('plain text'), 'plain text');
   });
+  it('shows a denial\'s message, a would-deny\'s (Warn, Audit) and a failed conversion\'s, on one line and cut when long', () => {
+    const line = (fields: Record<string, unknown>) => readableLine(JSON.stringify({ time: '2026-11-23T00:01:02.345Z', msg: 'review', webhook: 'pod-policy', operation: 'CREATE', kind: 'v1/Pod', namespace: 'default', name: 'web', durationMs: 1.234, ...fields }));
+    assert.equal(line({ decision: 'denied', message: 'pod "web" is not allowed: spec.hostNetwork is true' }), '00:01:02.345  pod-policy  CREATE  v1/Pod  default/web  denied: pod "web" is not allowed: spec.hostNetwork is true  1.2ms');
+    assert.equal(line({ decision: 'allowed', enforcement: 'Warn', wouldDeny: true, wouldDenyMessage: 'no host network', warnings: 1 }), '00:01:02.345  pod-policy  CREATE  v1/Pod  default/web  would deny: no host network  1.2ms  1 warning');
+    assert.equal(line({ decision: 'allowed', enforcement: 'Audit', wouldDeny: true, wouldDenyMessage: 'no host network' }), '00:01:02.345  pod-policy  CREATE  v1/Pod  default/web  would deny: no host network  1.2ms');
+    assert.equal(readableLine(JSON.stringify({ time: '2026-11-23T00:01:02.345Z', msg: 'review', webhook: 'crontab-conversion', desiredAPIVersion: 'example.com/v1', result: 'Failed', message: 'hostPort could not be parsed' })), '00:01:02.345  crontab-conversion  example.com/v1  -  Failed: hostPort could not be parsed');
+    const long = line({ decision: 'denied', message: `first line\n\tsecond ${'x'.repeat(400)}` })!;
+    assert.match(long, /denied: first line second x+… {2}1\.2ms$/, long);
+    assert.ok(long.length < 260, `${long.length} characters`);
+  });
+
+  it('shows what the function logged for a denial and for a denial Warn admitted', async () => {
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' }, spec: { hostNetwork: true, containers: [{ name: 'c', image: 'nginx:1.27' }] } };
+    const reviewLine = async (envVars: Record<string, Record<string, string>>) => {
+      const lines: string[] = [];
+      await localInvoke({ root: work, name: 'pod-policy', review: JSON.stringify(admissionReview(pod, { resource: 'pods' })), envVars, stateDir: join(work, '.state-readable'), say: () => {}, functionLog: (l) => lines.push(l) });
+      const review = lines.find((l) => l.includes('"msg":"review"'));
+      assert.ok(review, lines.join('\n'));
+      return readableLine(review)!;
+    };
+    assert.match(await reviewLine({}), /default\/web {2}denied: pod "web" is not allowed: spec\.hostNetwork is true {2}/);
+    assert.match(await reviewLine({ 'pod-policy': { KLW_ENFORCEMENT: 'Warn' } }), /default\/web {2}would deny: pod "web" is not allowed: spec\.hostNetwork is true {2}/);
+  });
+
   it('writes JSON lines as they come in json format, and every line to the log file', () => {
     const file = join(work, 'log.jsonl');
     const out: string[] = [];
