@@ -129,7 +129,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       const [fn] = await loadFunctions(root(), [name]);
       const reg = fn!.registration;
       const path = options.event && usesPathSecret(reg) ? `${reg.path}/${ensureLocalPathSecret(resolve(root(), options.stateDir)).current}` : reg.path;
-      const sample = sampleReview(reg, { version: options.version, path, ...(options.operation ? { operation: options.operation } : {}), ...(options.event ? { event: options.event } : {}) });
+      const sample = sampleReview(reg, { root: root(), version: options.version, path, ...(options.operation ? { operation: options.operation } : {}), ...(options.event ? { event: options.event } : {}) });
       process.stdout.write(JSON.stringify(sample, null, 2) + '\n');
     });
 

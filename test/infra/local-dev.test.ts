@@ -14,7 +14,10 @@ import { ensureLocalCertificates, serverNames } from '../../infra/local/certs.ts
 import { localInvoke } from '../../infra/local/invoke.ts';
 import { logSink, readableLine } from '../../infra/local/output.ts';
 import { configuredRuntime, envVarsFor, runtimeMismatch } from '../../infra/local/project.ts';
+import { sampleReview } from '../../infra/local/sample.ts';
+import { loadFunctions } from '../../infra/functions.ts';
 import { admissionReview } from '../../lib/harness/reviews.ts';
+import type { ConversionRegistration } from '../../lib/registration.ts';
 import { FIXTURE_FUNCTIONS } from '../helpers.ts';
 
 const root = process.cwd();
@@ -330,6 +333,21 @@ describe('runtime parity of klw local start-lambda', () => {
     const stderr = await startLambdaOutput(dir);
     assert.match(stderr, /Lambda Invoke API at/, stderr);
     assert.match(stderr, new RegExp(`configured for Lambda ${other.replace('.', '\\.')} \\(Node \\d+\\) but the emulator runs Node ${process.versions.node.split('.')[0]}`), stderr);
+  });
+});
+
+describe('klw local generate-review for a conversion function', () => {
+  it('names the kind, group and versions as the function\'s CRD manifest does', async () => {
+    const [fn] = await loadFunctions(work, ['crontab-conversion']);
+    const reg = fn!.registration as ConversionRegistration;
+    type Review = { request: { desiredAPIVersion: string; objects: Array<{ apiVersion: string; kind: string }> } };
+    const review = sampleReview(reg, { root: work }) as Review;
+    assert.equal(review.request.objects[0]!.kind, 'CronTab', 'names.kind of crd.yaml, not a guess from the plural');
+    assert.equal(review.request.objects[0]!.apiVersion, 'example.com/v1beta1');
+    assert.equal(review.request.desiredAPIVersion, 'example.com/v1');
+    // Without crdManifest in the registration, functions/<name>/crd.yaml is read.
+    const { crdManifest: _manifest, ...bare } = reg;
+    assert.equal((sampleReview(bare, { root: work }) as Review).request.objects[0]!.kind, 'CronTab');
   });
 });
 
