@@ -79,6 +79,25 @@ function inspectPort(value: boolean | string | undefined): number | undefined {
   return number(value);
 }
 
+/** True for a loopback name or address: localhost, 127.0.0.0/8, ::1. */
+function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return bare === 'localhost' || bare.endsWith('.localhost') || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare) || /^::ffff:127\./.test(bare);
+}
+
+/** A warning when `--public-url` names a host other than this machine's loopback while `--host` listens on loopback only, else undefined. */
+export function unreachableWarning(host: string, publicUrl: string | undefined): string | undefined {
+  if (!publicUrl || !isLoopback(host)) return undefined;
+  let target: string;
+  try {
+    target = new URL(publicUrl).hostname;
+  } catch {
+    return undefined; // startApi reports a bad --public-url
+  }
+  if (isLoopback(target)) return undefined;
+  return `--public-url names ${target} but the emulator listens on ${host} (loopback) only: the API server cannot reach it there unless a tunnel forwards ${target} to ${host}; otherwise listen where it can reach (--host 0.0.0.0 or an address of this machine)`;
+}
+
 /** Adds `klw local …` (invoke, start-api, start-lambda, unregister, generate-review) and `klw start` to the program. */
 export function addLocalCommands(cli: Command, root: () => string, say: (line: string) => void): void {
   // klw's own --version only before a command, so generate-review's --version reaches it.
@@ -105,7 +124,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
         ...(options.event ? { event: readInput(options.event) } : {}),
         ...(options.review ? { review: readInput(options.review) } : {}),
         ...(options.build ? { build: true } : {}),
-        ...(options.envVars ? { envVars: readEnvVars(options.envVars) } : {}),
+        ...(options.envVars ? { envVars: readEnvVars(options.envVars, (m) => say(`klw: warning: ${m}`)) } : {}),
         say,
       });
       say(JSON.stringify({ msg: 'invoked', function: name, outcome: outcome.kind, cold: 'cold' in outcome ? outcome.cold : false, durationMs: 'durationMs' in outcome ? Math.round(outcome.durationMs) : 0 }));
@@ -136,6 +155,8 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
   const serveApi = async (options: ApiCommandOptions, onManifests?: (path: string) => Promise<void>): Promise<RunningApi> => {
     const log = logSink(options.logFormat ?? defaultLogFormat(), options.logFile && resolve(options.logFile));
     say('building and starting the local HTTPS API');
+    const unreachable = unreachableWarning(options.host, options.publicUrl);
+    if (unreachable) say(`klw: warning: ${unreachable}`);
     const port = inspectPort(options.inspect);
     const api = await startApi({
       root: root(),
@@ -149,7 +170,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       ...(options.concurrency ? { concurrency: options.concurrency } : {}),
       ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
       ...(options.san.length ? { san: options.san } : {}),
-      ...(options.envVars ? { envVars: readEnvVars(options.envVars) } : {}),
+      ...(options.envVars ? { envVars: readEnvVars(options.envVars, (m) => say(`klw: warning: ${m}`)) } : {}),
       ...(port !== undefined ? { inspectPort: port } : {}),
       ...(onManifests ? { onManifests } : {}),
     });
@@ -206,7 +227,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       functionLog: log,
       ...(options.concurrency ? { concurrency: options.concurrency } : {}),
       ...(options.watch ? { watch: true } : {}),
-      ...(options.envVars ? { envVars: readEnvVars(options.envVars) } : {}),
+      ...(options.envVars ? { envVars: readEnvVars(options.envVars, (m) => say(`klw: warning: ${m}`)) } : {}),
     });
     say(`Lambda Invoke API at ${lambda.endpoint} (new LambdaClient({ endpoint: '${lambda.endpoint}' }))`);
     await untilStopped(() => lambda.close());

@@ -95,10 +95,26 @@ export function residentMb(pid: number): number | undefined {
   }
 }
 
-/** The variables Lambda sets in a function's environment, on top of the function's own. */
+/**
+ * Variables Lambda reserves and sets itself, so a function's own value for one is not used
+ * (AWS_REGION aside: locally a function's AWS_REGION picks the region, as a deployed one's comes from where it runs).
+ */
+export const RESERVED_VARIABLES = [
+  'AWS_LAMBDA_FUNCTION_NAME',
+  'AWS_LAMBDA_FUNCTION_MEMORY_SIZE',
+  'AWS_LAMBDA_FUNCTION_VERSION',
+  'AWS_LAMBDA_LOG_GROUP_NAME',
+  'AWS_LAMBDA_LOG_STREAM_NAME',
+  'AWS_LAMBDA_INITIALIZATION_TYPE',
+  'AWS_EXECUTION_ENV',
+  'AWS_DEFAULT_REGION',
+  'LAMBDA_TASK_ROOT',
+  '_HANDLER',
+] as const;
+
+/** The variables Lambda sets in a function's environment: its defaults (TZ, LANG, PATH) under the function's own, the reserved ones over them. */
 export function lambdaEnvironment(runtime: FunctionRuntime, region = runtime.env.AWS_REGION ?? 'us-east-1'): Record<string, string> {
-  return {
-    ...runtime.env,
+  const reserved: Record<(typeof RESERVED_VARIABLES)[number], string> = {
     AWS_LAMBDA_FUNCTION_NAME: runtime.name,
     AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(runtime.memoryMb),
     AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
@@ -106,14 +122,19 @@ export function lambdaEnvironment(runtime: FunctionRuntime, region = runtime.env
     AWS_LAMBDA_LOG_STREAM_NAME: `${new Date().toISOString().slice(0, 10).replaceAll('-', '/')}/[$LATEST]${randomUUID().replaceAll('-', '')}`,
     AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
     AWS_EXECUTION_ENV: `AWS_Lambda_${runtime.lambdaRuntime ?? `nodejs${process.versions.node.split('.')[0]}.x`}`,
-    AWS_REGION: region,
     AWS_DEFAULT_REGION: region,
     // Where the code is: the bundle's folder here, /var/task in Lambda.
     LAMBDA_TASK_ROOT: dirname(runtime.bundle),
     _HANDLER: 'index.handler',
+  };
+  return {
+    // Lambda lets a function set these.
     TZ: ':UTC',
     LANG: 'en_US.UTF-8',
     ...(process.env.PATH ? { PATH: process.env.PATH } : {}),
+    ...runtime.env,
+    ...reserved,
+    AWS_REGION: region,
   };
 }
 

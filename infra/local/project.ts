@@ -5,7 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import type { Registration } from '../../lib/registration.ts';
 import { buildAll, bundleOptions, bundlePath } from '../build.ts';
 import { KlwError, loadFunctions, type FunctionEntry } from '../functions.ts';
-import { FunctionPool, type FunctionRuntime } from './pool.ts';
+import { FunctionPool, RESERVED_VARIABLES, type FunctionRuntime } from './pool.ts';
 import { runtimeFor } from './runtime.ts';
 
 /** The Lambda runtime assumed when neither the registration nor serverless.yml names one. */
@@ -14,8 +14,8 @@ export const DEFAULT_LAMBDA_RUNTIME = 'nodejs24.x';
 /** SAM's `--env-vars` file: `Parameters` for every function, then one object per function name. */
 export type EnvVarsFile = Record<string, Record<string, string | number | boolean>>;
 
-/** Reads and checks an `--env-vars` file (SAM's format: `{"Parameters": {...}, "<function>": {...}}`). */
-export function readEnvVars(file: string): EnvVarsFile {
+/** Reads and checks an `--env-vars` file (SAM's format: `{"Parameters": {...}, "<function>": {...}}`); `warn` is told of each variable Lambda reserves, whose value is not used. */
+export function readEnvVars(file: string, warn: (message: string) => void = () => {}): EnvVarsFile {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(file, 'utf8'));
@@ -27,6 +27,7 @@ export function readEnvVars(file: string): EnvVarsFile {
     if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) throw new KlwError(`${file}: "${key}" must be an object of variable names to values`);
     for (const [name, value] of Object.entries(vars)) {
       if (!['string', 'number', 'boolean'].includes(typeof value)) throw new KlwError(`${file}: ${key}.${name} must be a string, number or boolean`);
+      if ((RESERVED_VARIABLES as readonly string[]).includes(name)) warn(`${file}: ${key}.${name} is ignored: Lambda reserves ${name} and sets it itself (the emulator too)`);
     }
   }
   return parsed as EnvVarsFile;

@@ -13,7 +13,9 @@ import { appliedNote, applyRecorded, leftoverNotice, manualRemoval, readRecord, 
 import { ensureLocalCertificates, serverNames } from '../../infra/local/certs.ts';
 import { localInvoke } from '../../infra/local/invoke.ts';
 import { logSink, readableLine } from '../../infra/local/output.ts';
-import { configuredRuntime, envVarsFor, runtimeMismatch } from '../../infra/local/project.ts';
+import { unreachableWarning } from '../../infra/local/commands.ts';
+import { lambdaEnvironment, RESERVED_VARIABLES } from '../../infra/local/pool.ts';
+import { configuredRuntime, envVarsFor, readEnvVars, runtimeMismatch } from '../../infra/local/project.ts';
 import { sampleReview } from '../../infra/local/sample.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { admissionReview } from '../../lib/harness/reviews.ts';
@@ -26,6 +28,18 @@ cpSync(FIXTURE_FUNCTIONS, join(work, 'functions'), { recursive: true });
 after(() => rmSync(work, { recursive: true, force: true }));
 
 const sans = (pem: string) => new X509Certificate(pem).subjectAltName ?? '';
+
+describe('--public-url and --host', () => {
+  it('warns when the public URL names another host while the emulator listens on loopback only', () => {
+    assert.match(unreachableWarning('127.0.0.1', 'https://host.docker.internal:3443')!, /names host\.docker\.internal but the emulator listens on 127\.0\.0\.1 \(loopback\) only.*unless a tunnel forwards/);
+    assert.match(unreachableWarning('::1', 'https://10.0.0.9:3443')!, /names 10\.0\.0\.9/);
+    assert.equal(unreachableWarning('0.0.0.0', 'https://host.docker.internal:3443'), undefined, 'listening everywhere');
+    assert.equal(unreachableWarning('172.17.0.1', 'https://172.17.0.1:3443'), undefined);
+    assert.equal(unreachableWarning('127.0.0.1', 'https://localhost:3443'), undefined);
+    assert.equal(unreachableWarning('127.0.0.1', 'https://[::1]:3443'), undefined);
+    assert.equal(unreachableWarning('127.0.0.1', undefined), undefined);
+  });
+});
 
 describe('server certificate names', () => {
   it('re-issues the certificate from the same CA when the names change', async () => {
@@ -354,6 +368,25 @@ describe('klw local generate-review for a conversion function', () => {
 describe('env files', () => {
   it('gives a function Parameters, then its own entry over them', () => {
     assert.deepEqual(envVarsFor({ Parameters: { A: '1', B: 2 }, 'pod-defaults': { B: 'own' } }, 'pod-defaults'), { A: '1', B: 'own' });
+  });
+  it('warns of each variable Lambda reserves, whose value the function does not get', () => {
+    const file = join(work, 'env-reserved.json');
+    writeFileSync(file, JSON.stringify({ Parameters: { AWS_LAMBDA_FUNCTION_NAME: 'other', LOG_LEVEL: 'debug' }, 'pod-policy': { _HANDLER: 'x.y', TZ: 'Europe/Paris', AWS_REGION: 'eu-west-1' } }));
+    const warnings: string[] = [];
+    readEnvVars(file, (m) => warnings.push(m));
+    assert.equal(warnings.length, 2, warnings.join('\n'));
+    assert.match(warnings[0]!, /Parameters\.AWS_LAMBDA_FUNCTION_NAME is ignored: Lambda reserves AWS_LAMBDA_FUNCTION_NAME/);
+    assert.match(warnings[1]!, /pod-policy\._HANDLER is ignored/);
+    const env = lambdaEnvironment({ name: 'pod-policy', bundle: '/b/index.mjs', env: envVarsFor(readEnvVars(file), 'pod-policy'), memoryMb: 128, timeoutMs: 1000, concurrency: 1 });
+    assert.equal(env.AWS_LAMBDA_FUNCTION_NAME, 'pod-policy', 'a reserved variable is Lambda\'s');
+    assert.equal(env._HANDLER, 'index.handler');
+    assert.equal(env.TZ, 'Europe/Paris', 'TZ is the function\'s to set, as in Lambda');
+    assert.equal(env.AWS_REGION, 'eu-west-1');
+    assert.equal(env.LOG_LEVEL, 'debug');
+    // Every name warned of is one the function's own value cannot change.
+    const own = Object.fromEntries(RESERVED_VARIABLES.map((name) => [name, 'own']));
+    const set = lambdaEnvironment({ name: 'f', bundle: '/b/index.mjs', env: own, memoryMb: 128, timeoutMs: 1000, concurrency: 1 });
+    for (const name of RESERVED_VARIABLES) assert.notEqual(set[name], 'own', name);
   });
   it('--env-vars reaches the function over its registration\'s environment, with Lambda\'s variables', async () => {
     const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'nginx' }] } };
