@@ -291,7 +291,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       if (!options.apply) {
         say(`register them with a cluster whose API server can reach ${api.url}:`);
         say(`  kubectl apply -f ${api.manifestsPath}${options.kubeconfig ? ` --kubeconfig ${options.kubeconfig}` : ''}`);
-        say('  (or klw start --apply: registered while it runs, removed when it stops)');
+        say('  (or klw start --apply: registered while it runs, undone when it stops)');
       }
       say('press Ctrl+C to stop');
       await untilStopped(async () => {
