@@ -15,7 +15,7 @@ import { ensureLocalCertificates, serverNames, writePrivate } from './certs.ts';
 import { answerByMatchConditions } from './match-conditions.ts';
 import type { FunctionPool, Invocation } from './pool.ts';
 import { BAD_GATEWAY, httpFromResult, jsonMessage, type HttpResponse } from './results.ts';
-import { configuredRuntime, LocalProject, runtimeMismatch, type EnvVarsFile } from './project.ts';
+import { LocalProject, type EnvVarsFile } from './project.ts';
 import { DEFAULT_TIMEOUTS, dropSlowReader, readBody, refuseAndClose, serverOptions, type ServerTimeouts } from './http.ts';
 
 /** API Gateway's largest request payload (10 MB); bodies past it get 413 before any function runs. */
@@ -143,16 +143,13 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const project = await LocalProject.open({
     root,
     ...(options.build === false ? { build: false } : {}),
-    ...(options.inspectPort !== undefined ? { concurrency: 1 } : options.concurrency ? { concurrency: options.concurrency } : {}),
+    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+    ...(options.inspectPort !== undefined ? { inspectPort: options.inspectPort } : {}),
     ...(options.envVars ? { envVars: options.envVars } : {}),
     extraEnv: { [PATH_SECRET_ENV]: secret.value },
     ...(options.functionLog ? { functionLog: options.functionLog } : {}),
     log,
   });
-  if (options.inspectPort !== undefined) inspectFunctions(project, options.inspectPort, log);
-  for (const warning of new Set(project.functions.map((f) => runtimeMismatch(configuredRuntime(root, f.registration))))) {
-    if (warning) log(JSON.stringify({ level: 'warn', msg: warning }));
-  }
   const pools = project.pools;
   // The path the API server calls starts with the public URL's path (a tunnel's prefix).
   const prefix = publicUrl ? new URL(publicUrl).pathname.replace(/\/+$/, '') : '';
@@ -277,12 +274,3 @@ async function hasPathSecret(routed: string, secrets: readonly string[]): Promis
   return segments.length === 3 && (await checkPathSecret(segments[2], secrets));
 }
 
-/** Gives each function's (single) worker a debugger port, from `firstPort` on, and says which. */
-function inspectFunctions(project: LocalProject, firstPort: number, log: (line: string) => void): void {
-  project.functions.forEach((fn, i) => {
-    const pool = project.pools.get(fn.name)!;
-    const runtime = project.runtime(fn.registration);
-    pool.update({ ...runtime, concurrency: 1, execArgv: [...(runtime.execArgv ?? []), `--inspect=127.0.0.1:${firstPort + i}`] });
-    log(JSON.stringify({ msg: 'debugger', function: fn.name, inspect: `127.0.0.1:${firstPort + i}` }));
-  });
-}

@@ -136,13 +136,16 @@ export async function applyRecorded(kubectl: Kubectl, manifestsPath: string, sta
   return record;
 }
 
+/** The JSON Patch that puts a CRD's conversion back whole (a merge patch would keep fields of the applied one, e.g. `url` beside the old `service`). */
+function conversionPatch(obj: AppliedObject): Array<{ op: 'replace'; path: '/spec/conversion'; value: Record<string, unknown> }> {
+  return [{ op: 'replace', path: '/spec/conversion', value: obj.previousConversion ?? { strategy: 'None' } }];
+}
+
 /** Puts one object back as it was before --apply. */
 async function restore(kubectl: Kubectl, obj: AppliedObject): Promise<string> {
   if (obj.kind === 'CustomResourceDefinition') {
     // A CRD is never deleted (that would delete every custom resource): its conversion goes back.
-    const conversion = obj.previousConversion ?? { strategy: 'None' };
-    const patch = { spec: { conversion: { ...conversion, ...(conversion.webhook ? {} : { webhook: null }) } } };
-    const out = await kubectl(['patch', resource(obj), obj.name, '--type', 'merge', '-p', JSON.stringify(patch)]);
+    const out = await kubectl(['patch', resource(obj), obj.name, '--type', 'json', '-p', JSON.stringify(conversionPatch(obj))]);
     if (out.code !== 0 && !/not ?found/i.test(out.stderr)) throw new KlwError(`kubectl patch ${resource(obj)} ${obj.name} failed: ${out.stderr.trim()}`);
     return obj.existed ? `restored the conversion of ${obj.name}` : `set the conversion of ${obj.name} (created by --apply) to None; delete it with kubectl delete crd ${obj.name} if it is not wanted`;
   }
@@ -156,20 +159,63 @@ async function restore(kubectl: Kubectl, obj: AppliedObject): Promise<string> {
   return `deleted ${obj.kind} ${obj.name}`;
 }
 
-/** Removes everything the record says --apply registered (restoring what was there before), then the record. */
+/** Webhook configurations first, CRDs last: a configuration left behind blocks requests, a CRD's conversion only its own objects. */
+function removalOrder(objects: AppliedObject[]): AppliedObject[] {
+  return [...objects.filter((o) => o.kind !== 'CustomResourceDefinition'), ...objects.filter((o) => o.kind === 'CustomResourceDefinition')];
+}
+
+/**
+ * Removes everything the record says --apply registered (restoring what was there before),
+ * webhook configurations first, going on past a failure. The record is then deleted, or,
+ * when some failed, rewritten with only those and a KlwError naming them is thrown.
+ * False when there was no record.
+ */
 export async function unregister(kubectl: Kubectl, stateDir: string, say: (line: string) => void = () => {}): Promise<boolean> {
   const record = readRecord(stateDir);
   if (!record) return false;
-  for (const obj of record.objects) say(`  ${await restore(kubectl, obj)}`);
-  rmSync(recordPath(stateDir), { force: true });
-  return true;
+  const failed: Array<{ obj: AppliedObject; error: string }> = [];
+  for (const obj of removalOrder(record.objects)) {
+    try {
+      say(`  ${await restore(kubectl, obj)}`);
+    } catch (err) {
+      failed.push({ obj, error: (err as Error).message });
+      say(`  FAILED: ${(err as Error).message}`);
+    }
+  }
+  if (!failed.length) {
+    rmSync(recordPath(stateDir), { force: true });
+    return true;
+  }
+  writeRecord(stateDir, { ...record, objects: record.objects.filter((o) => failed.some((f) => f.obj === o)) });
+  throw new KlwError(`could not remove ${failed.map((f) => `${f.obj.kind} ${f.obj.name}`).join(', ')} (kept in ${recordPath(stateDir)}; fix the cause and run klw local unregister again)`);
 }
 
-/** The commands that undo a record by hand, for the loud message --apply prints. */
+/** How the --apply banner describes one object: what was done and what happens on stop. */
+export function appliedNote(obj: AppliedObject): string {
+  if (obj.kind === 'CustomResourceDefinition') return obj.existed ? 'conversion changed; restored on stop' : 'created; kept on stop, its conversion set to None';
+  return obj.previous ? 'changed; restored on stop' : 'created; removed on stop';
+}
+
+/** The lines `klw start` without --apply prints when a record of an earlier --apply run is left over. */
+export function leftoverNotice(stateDir: string, stateDirOption = '.klw/local'): string[] {
+  const record = readRecord(stateDir);
+  if (!record || alive(record.pid)) return [];
+  return [
+    `note: an earlier klw start --apply (pid ${record.pid}) stopped without removing what it registered: ${record.objects.map((o) => `${o.kind} ${o.name}`).join(', ')}`,
+    `  the API server still calls the URLs in them; remove them with: klw local unregister${stateDirOption !== '.klw/local' ? ` --state-dir ${stateDirOption}` : ''}`,
+  ];
+}
+
+/** `text` quoted for a POSIX shell. */
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The commands that undo a record by hand, for the loud message --apply prints, webhook configurations first. */
 export function manualRemoval(record: AppliedRecord): string[] {
-  return record.objects.map((o) =>
+  return removalOrder(record.objects).map((o) =>
     o.kind === 'CustomResourceDefinition'
-      ? `kubectl patch crd ${o.name} --type merge -p '${JSON.stringify({ spec: { conversion: o.previousConversion ?? { strategy: 'None', webhook: null } } })}'`
+      ? `kubectl patch crd ${o.name} --type json -p ${shellQuote(JSON.stringify(conversionPatch(o)))}`
       : o.previous
         ? `kubectl replace -f <saved ${o.kind} ${o.name} in applied.json>`
         : `kubectl delete ${resource(o)} ${o.name}`,

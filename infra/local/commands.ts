@@ -5,7 +5,7 @@ import type { Operation } from '../../lib/review/schemas.ts';
 import { KlwError, loadFunctions } from '../functions.ts';
 import { ensureLocalPathSecret, usesPathSecret } from '../secrets.ts';
 import { startApi, type RunningApi } from './api.ts';
-import { alive, applyRecorded, kubectlRunner, manualRemoval, readRecord, recordPath, unregister } from './apply.ts';
+import { alive, appliedNote, applyRecorded, kubectlRunner, leftoverNotice, manualRemoval, readRecord, recordPath, unregister } from './apply.ts';
 import { localInvoke, readInput } from './invoke.ts';
 import { startLambda } from './lambda-api.ts';
 import { defaultLogFormat, logSink, type LogFormat } from './output.ts';
@@ -79,6 +79,25 @@ function inspectPort(value: boolean | string | undefined): number | undefined {
   return number(value);
 }
 
+/** True for a loopback name or address: localhost, 127.0.0.0/8, ::1. */
+function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return bare === 'localhost' || bare.endsWith('.localhost') || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare) || /^::ffff:127\./.test(bare);
+}
+
+/** A warning when `--public-url` names a host other than this machine's loopback while `--host` listens on loopback only, else undefined. */
+export function unreachableWarning(host: string, publicUrl: string | undefined): string | undefined {
+  if (!publicUrl || !isLoopback(host)) return undefined;
+  let target: string;
+  try {
+    target = new URL(publicUrl).hostname;
+  } catch {
+    return undefined; // startApi reports a bad --public-url
+  }
+  if (isLoopback(target)) return undefined;
+  return `--public-url names ${target} but the emulator listens on ${host} (loopback) only: the API server cannot reach it there unless a tunnel forwards ${target} to ${host}; otherwise listen where it can reach (--host 0.0.0.0 or an address of this machine)`;
+}
+
 /** Adds `klw local …` (invoke, start-api, start-lambda, unregister, generate-review) and `klw start` to the program. */
 export function addLocalCommands(cli: Command, root: () => string, say: (line: string) => void): void {
   // klw's own --version only before a command, so generate-review's --version reaches it.
@@ -105,7 +124,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
         ...(options.event ? { event: readInput(options.event) } : {}),
         ...(options.review ? { review: readInput(options.review) } : {}),
         ...(options.build ? { build: true } : {}),
-        ...(options.envVars ? { envVars: readEnvVars(options.envVars) } : {}),
+        ...(options.envVars ? { envVars: readEnvVars(options.envVars, (m) => say(`klw: warning: ${m}`)) } : {}),
         say,
       });
       say(JSON.stringify({ msg: 'invoked', function: name, outcome: outcome.kind, cold: 'cold' in outcome ? outcome.cold : false, durationMs: 'durationMs' in outcome ? Math.round(outcome.durationMs) : 0 }));
@@ -129,13 +148,15 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       const [fn] = await loadFunctions(root(), [name]);
       const reg = fn!.registration;
       const path = options.event && usesPathSecret(reg) ? `${reg.path}/${ensureLocalPathSecret(resolve(root(), options.stateDir)).current}` : reg.path;
-      const sample = sampleReview(reg, { version: options.version, path, ...(options.operation ? { operation: options.operation } : {}), ...(options.event ? { event: options.event } : {}) });
+      const sample = sampleReview(reg, { root: root(), version: options.version, path, ...(options.operation ? { operation: options.operation } : {}), ...(options.event ? { event: options.event } : {}) });
       process.stdout.write(JSON.stringify(sample, null, 2) + '\n');
     });
 
   const serveApi = async (options: ApiCommandOptions, onManifests?: (path: string) => Promise<void>): Promise<RunningApi> => {
     const log = logSink(options.logFormat ?? defaultLogFormat(), options.logFile && resolve(options.logFile));
     say('building and starting the local HTTPS API');
+    const unreachable = unreachableWarning(options.host, options.publicUrl);
+    if (unreachable) say(`klw: warning: ${unreachable}`);
     const port = inspectPort(options.inspect);
     const api = await startApi({
       root: root(),
@@ -149,7 +170,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       ...(options.concurrency ? { concurrency: options.concurrency } : {}),
       ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
       ...(options.san.length ? { san: options.san } : {}),
-      ...(options.envVars ? { envVars: readEnvVars(options.envVars) } : {}),
+      ...(options.envVars ? { envVars: readEnvVars(options.envVars, (m) => say(`klw: warning: ${m}`)) } : {}),
       ...(port !== undefined ? { inspectPort: port } : {}),
       ...(onManifests ? { onManifests } : {}),
     });
@@ -158,8 +179,9 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
     if (api.pathSecret) say(`path secret:    ${resolve(root(), options.stateDir, 'path-secret')} (in the manifests' URLs)`);
     say(`CA certificate: ${api.caPath}`);
     say(`manifests:      ${api.manifestsPath}`);
-    if (port !== undefined) {
-      api.functions.forEach((name, i) => say(`debugger:       ${name} on 127.0.0.1:${port + i} (chrome://inspect, or VS Code "Attach" to that port)`));
+    for (const name of api.functions) {
+      const debuggerPort = api.project.inspectPort(name);
+      if (debuggerPort !== undefined) say(`debugger:       ${name} listening on 127.0.0.1:${debuggerPort} (chrome://inspect, or VS Code "Attach" to that port)`);
     }
     return api;
   };
@@ -176,7 +198,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
         .option('--concurrency <n>', 'workers per function', number)
         .option('--watch', 'rebuild on change; pick up new, removed and re-registered functions')
         .option('--env-vars <file>', 'environment variables, SAM format: {"Parameters": {...}, "<function>": {...}}')
-        .option('--inspect [port]', `run each function's worker under the debugger (first port ${DEFAULT_INSPECT_PORT}, one per function)`),
+        .option('--inspect [port]', `run one worker per function under the debugger, listening from the start (first port ${DEFAULT_INSPECT_PORT}, one per function)`),
     );
 
   apiOptions(local.command('start-api').description('serve every function over HTTPS with a local CA, as API Gateway or a function URL would')).action(async (options: ApiCommandOptions) => {
@@ -205,7 +227,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       functionLog: log,
       ...(options.concurrency ? { concurrency: options.concurrency } : {}),
       ...(options.watch ? { watch: true } : {}),
-      ...(options.envVars ? { envVars: readEnvVars(options.envVars) } : {}),
+      ...(options.envVars ? { envVars: readEnvVars(options.envVars, (m) => say(`klw: warning: ${m}`)) } : {}),
     });
     say(`Lambda Invoke API at ${lambda.endpoint} (new LambdaClient({ endpoint: '${lambda.endpoint}' }))`);
     await untilStopped(() => lambda.close());
@@ -242,7 +264,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
           say(`a previous emulator (pid ${stale.pid}) stopped without removing what it registered; removing it now:`);
           await unregister(kubectlRunner(stale.kubeconfig ?? kubeconfig), stateDir, say);
         }
-      }
+      } else for (const line of leftoverNotice(stateDir, options.stateDir)) say(line);
       let applied = false;
       const apply = async (manifests: string) => {
         try {
@@ -251,8 +273,8 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
             applied = true;
             say('');
             say('REGISTERED with the cluster (the API server now sends reviews here; with failurePolicy Fail, requests fail while this emulator is unreachable):');
-            for (const o of record.objects) say(`  ${o.kind} ${o.name}${o.previous || o.existed ? ' (changed; restored on stop)' : ' (created; removed on stop)'}`);
-            say('They are removed when this stops (Ctrl+C). If it is killed, run: klw local unregister' + (options.stateDir !== '.klw/local' ? ` --state-dir ${options.stateDir}` : ''));
+            for (const o of record.objects) say(`  ${o.kind} ${o.name} (${appliedNote(o)})`);
+            say('This is undone when it stops (Ctrl+C). If it is killed, run: klw local unregister' + (options.stateDir !== '.klw/local' ? ` --state-dir ${options.stateDir}` : ''));
             say('or by hand:');
             for (const line of manualRemoval(record)) say(`  ${line}`);
             say('');
@@ -269,13 +291,13 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       if (!options.apply) {
         say(`register them with a cluster whose API server can reach ${api.url}:`);
         say(`  kubectl apply -f ${api.manifestsPath}${options.kubeconfig ? ` --kubeconfig ${options.kubeconfig}` : ''}`);
-        say('  (or klw start --apply: registered while it runs, removed when it stops)');
+        say('  (or klw start --apply: registered while it runs, undone when it stops)');
       }
       say('press Ctrl+C to stop');
       await untilStopped(async () => {
         if (options.apply) {
           say('removing what --apply registered:');
-          await unregister(kubectl, stateDir, say).catch((err: unknown) => say(`klw: could not remove it: ${(err as Error).message}; run klw local unregister`));
+          await unregister(kubectl, stateDir, say).catch((err: unknown) => say(`klw: ${(err as Error).message}`));
         }
         await api.close();
       });

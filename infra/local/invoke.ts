@@ -6,7 +6,7 @@ import { buildFunction, bundlePath } from '../build.ts';
 import { KlwError, loadFunctions } from '../functions.ts';
 import { ensureLocalPathSecret, PATH_SECRET_ENV, usesPathSecret } from '../secrets.ts';
 import { FunctionPool, type Invocation } from './pool.ts';
-import { configuredRuntime, envVarsFor, runtimeMismatch, type EnvVarsFile } from './project.ts';
+import { configuredRuntime, envVarsFor, runtimeWarnings, type EnvVarsFile } from './project.ts';
 import { runtimeFor } from './runtime.ts';
 
 /** Options of `klw local invoke`. */
@@ -72,8 +72,7 @@ export async function localInvoke(options: LocalInvokeOptions): Promise<Invocati
     if (!options.build) say(`klw: ${fn.name}: sources are newer than the bundle; rebuilding`);
     await buildFunction(root, fn);
   }
-  const warning = runtimeMismatch(configuredRuntime(root, fn.registration));
-  if (warning) say(`klw: ${warning}`);
+  for (const warning of runtimeWarnings(root, [fn.registration])) say(`klw: ${warning}`);
   const secret = usesPathSecret(fn.registration) ? ensureLocalPathSecret(resolve(root, options.stateDir ?? '.klw/local')) : undefined;
   let event: unknown;
   try {

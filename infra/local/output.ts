@@ -13,11 +13,29 @@ function clock(time: unknown): string {
   return Number.isNaN(date.getTime()) ? String(time) : date.toISOString().slice(11, 23);
 }
 
+/** Longest denial message a readable line shows (characters); the log file keeps it whole. */
+const MESSAGE_CHARS = 160;
+
+/** A message on one line (control characters and runs of white space as one space), cut at MESSAGE_CHARS. */
+function shortMessage(message: unknown): string {
+  const text = String(message).replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
+  return text.length > MESSAGE_CHARS ? `${text.slice(0, MESSAGE_CHARS - 1)}…` : text;
+}
+
+/** The decision of a review line: `denied: <message>`, `would deny: <message>` (Warn or Audit admitted it), `Failed: <message>` (conversion), else the bare decision. */
+function decisionText(fields: Record<string, unknown>): string {
+  if (fields.wouldDeny === true) return `would deny: ${shortMessage(fields.wouldDenyMessage ?? '')}`;
+  const decision = String(fields.decision ?? fields.result ?? '');
+  const message = typeof fields.message === 'string' && fields.message ? shortMessage(fields.message) : '';
+  return (decision === 'denied' || decision === 'Failed') && message ? `${decision}: ${message}` : decision;
+}
+
 /**
  * One readable line for a log line, or undefined for one a terminal need not show: a
  * function's review line becomes `time function operation kind namespace/name decision
- * duration warnings`; the emulator's own request line is shown only when it went wrong
- * (the review line said the rest); anything else is shown as its message and fields.
+ * duration warnings` (a denial or a would-deny with its message); the emulator's own
+ * request line is shown only when it went wrong (the review line said the rest); anything
+ * else is shown as its message and fields.
  */
 export function readableLine(line: string): string | undefined {
   let fields: Record<string, unknown>;
@@ -33,7 +51,7 @@ export function readableLine(line: string): string | undefined {
     const object = [rest.namespace, rest.name].filter(Boolean).join('/') || '-';
     const warnings = Number(rest.warnings ?? 0);
     const duration = typeof rest.durationMs === 'number' ? `${rest.durationMs.toFixed(1)}ms` : '';
-    const decision = rest.decision ?? rest.result ?? '';
+    const decision = decisionText(rest);
     return [clock(time), rest.webhook, rest.operation ?? rest.desiredAPIVersion ?? '', rest.kind ?? '', object, decision, duration, warnings ? `${warnings} warning${warnings > 1 ? 's' : ''}` : '']
       .filter((p) => p !== '' && p !== undefined)
       .join('  ');

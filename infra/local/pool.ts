@@ -19,8 +19,14 @@ export interface FunctionRuntime {
   concurrency: number;
   /** Receives each line the function writes (its logs); default: the emulator's own stdout. */
   onLog?: (line: string) => void;
-  /** Extra node options for the worker processes (`--enable-source-maps`, `--inspect=…`). */
+  /** Extra node options for the worker processes (`--enable-source-maps`). */
   execArgv?: string[];
+  /**
+   * Debugger port (`--inspect=127.0.0.1:PORT`): the pool keeps one worker, started at once
+   * and again as soon as the last one is gone, so a debugger can attach before the first
+   * invocation; that worker loads the bundle at its first invocation, under the debugger.
+   */
+  inspectPort?: number;
   /** AWS region the function believes it runs in. */
   region?: string;
   /** The configured Lambda runtime (`nodejs24.x`), for AWS_EXECUTION_ENV. */
@@ -89,10 +95,26 @@ export function residentMb(pid: number): number | undefined {
   }
 }
 
-/** The variables Lambda sets in a function's environment, on top of the function's own. */
+/**
+ * Variables Lambda reserves and sets itself, so a function's own value for one is not used
+ * (AWS_REGION aside: locally a function's AWS_REGION picks the region, as a deployed one's comes from where it runs).
+ */
+export const RESERVED_VARIABLES = [
+  'AWS_LAMBDA_FUNCTION_NAME',
+  'AWS_LAMBDA_FUNCTION_MEMORY_SIZE',
+  'AWS_LAMBDA_FUNCTION_VERSION',
+  'AWS_LAMBDA_LOG_GROUP_NAME',
+  'AWS_LAMBDA_LOG_STREAM_NAME',
+  'AWS_LAMBDA_INITIALIZATION_TYPE',
+  'AWS_EXECUTION_ENV',
+  'AWS_DEFAULT_REGION',
+  'LAMBDA_TASK_ROOT',
+  '_HANDLER',
+] as const;
+
+/** The variables Lambda sets in a function's environment: its defaults (TZ, LANG, PATH) under the function's own, the reserved ones over them. */
 export function lambdaEnvironment(runtime: FunctionRuntime, region = runtime.env.AWS_REGION ?? 'us-east-1'): Record<string, string> {
-  return {
-    ...runtime.env,
+  const reserved: Record<(typeof RESERVED_VARIABLES)[number], string> = {
     AWS_LAMBDA_FUNCTION_NAME: runtime.name,
     AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(runtime.memoryMb),
     AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
@@ -100,14 +122,19 @@ export function lambdaEnvironment(runtime: FunctionRuntime, region = runtime.env
     AWS_LAMBDA_LOG_STREAM_NAME: `${new Date().toISOString().slice(0, 10).replaceAll('-', '/')}/[$LATEST]${randomUUID().replaceAll('-', '')}`,
     AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
     AWS_EXECUTION_ENV: `AWS_Lambda_${runtime.lambdaRuntime ?? `nodejs${process.versions.node.split('.')[0]}.x`}`,
-    AWS_REGION: region,
     AWS_DEFAULT_REGION: region,
     // Where the code is: the bundle's folder here, /var/task in Lambda.
     LAMBDA_TASK_ROOT: dirname(runtime.bundle),
     _HANDLER: 'index.handler',
+  };
+  return {
+    // Lambda lets a function set these.
     TZ: ':UTC',
     LANG: 'en_US.UTF-8',
     ...(process.env.PATH ? { PATH: process.env.PATH } : {}),
+    ...runtime.env,
+    ...reserved,
+    AWS_REGION: region,
   };
 }
 
@@ -134,9 +161,30 @@ export class FunctionPool {
   private generation = 0;
   private sequence = 0;
   private closed = false;
+  /** Retired workers not yet exited (one may still hold the debugger port). */
+  private exiting = 0;
 
+  /** With a debugger port, the pool's worker starts at once. */
   constructor(runtime: FunctionRuntime) {
     this.runtime = runtime;
+    this.keepWarm();
+  }
+
+  /** Workers allowed at once: one with a debugger port (one process can listen on it), else `concurrency`. */
+  private get limit(): number {
+    return this.runtime.inspectPort !== undefined ? 1 : this.runtime.concurrency;
+  }
+
+  /** True when another worker may start now; with a debugger port, not before the last one has exited and freed it. */
+  private canSpawn(): boolean {
+    if (this.runtime.inspectPort !== undefined && this.exiting > 0) return false;
+    return this.slots.length < this.limit;
+  }
+
+  /** With a debugger port: starts the worker when there is none, so the port listens before any invocation. */
+  private keepWarm(): void {
+    if (this.runtime.inspectPort === undefined || this.closed || this.slots.length > 0 || !this.canSpawn()) return;
+    this.spawn();
   }
 
   /** Function name. */
@@ -151,11 +199,12 @@ export class FunctionPool {
 
   private spawn(): Slot {
     const { name, bundle, env, memoryMb, region = env.AWS_REGION ?? 'us-east-1' } = this.runtime;
-    const worker = fork(WORKER_FILE, [JSON.stringify({ bundleUrl: pathToFileURL(bundle).href, functionName: name, memoryMb, region })], {
+    const { inspectPort } = this.runtime;
+    const worker = fork(WORKER_FILE, [JSON.stringify({ bundleUrl: pathToFileURL(bundle).href, functionName: name, memoryMb, region, ...(inspectPort !== undefined ? { deferInit: true } : {}) })], {
       // Only what Lambda gives a function: its own environment, not the emulator's.
       env: lambdaEnvironment(this.runtime, region),
       // The heap may not outgrow the memory size; the watchdog covers Buffers and the rest.
-      execArgv: [`--max-old-space-size=${memoryMb}`, ...(this.runtime.execArgv ?? [])],
+      execArgv: [`--max-old-space-size=${memoryMb}`, ...(this.runtime.execArgv ?? []), ...(inspectPort !== undefined ? [`--inspect=127.0.0.1:${inspectPort}`] : [])],
       serialization: 'advanced',
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
@@ -260,6 +309,16 @@ export class FunctionPool {
     slot.dead = true;
     const i = this.slots.indexOf(slot);
     if (i >= 0) this.slots.splice(i, 1);
+    this.exiting += 1;
+    const exited = () => {
+      this.exiting -= 1;
+      if (this.runtime.inspectPort === undefined) return;
+      // The debugger port is free again: a new worker may take it.
+      this.keepWarm();
+      this.wake();
+    };
+    if (slot.worker.exitCode !== null || slot.worker.signalCode !== null) queueMicrotask(exited);
+    else slot.worker.once('exit', exited);
     slot.worker.kill('SIGKILL');
     const orphans = slot.inFlight.splice(0);
     for (const p of orphans) {
@@ -276,7 +335,7 @@ export class FunctionPool {
 
   /** True when a worker can take another invocation now. */
   private hasRoom(): boolean {
-    return this.slots.length < this.runtime.concurrency || this.slots.some((s) => s.generation === this.generation && !s.dead && s.inFlight.length === 0);
+    return this.canSpawn() || this.slots.some((s) => s.generation === this.generation && !s.dead && s.inFlight.length === 0);
   }
 
   /**
@@ -288,8 +347,7 @@ export class FunctionPool {
   private acquire(): Slot | undefined {
     const idle = this.slots.find((s) => s.generation === this.generation && !s.dead && s.inFlight.length === 0);
     if (idle) return idle;
-    if (this.slots.length < this.runtime.concurrency) return this.spawn();
-    return undefined;
+    return this.canSpawn() ? this.spawn() : undefined;
   }
 
   /** Runs one invocation, waiting for a free worker (or answering throttled when too many wait). */
@@ -327,6 +385,7 @@ export class FunctionPool {
     this.runtime = { ...this.runtime, bundle };
     this.generation += 1;
     for (const slot of [...this.slots]) if (slot.inFlight.length === 0) this.retire(slot);
+    this.keepWarm();
   }
 
   /** Stops every worker. */

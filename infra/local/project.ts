@@ -5,7 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import type { Registration } from '../../lib/registration.ts';
 import { buildAll, bundleOptions, bundlePath } from '../build.ts';
 import { KlwError, loadFunctions, type FunctionEntry } from '../functions.ts';
-import { FunctionPool, type FunctionRuntime } from './pool.ts';
+import { FunctionPool, RESERVED_VARIABLES, type FunctionRuntime } from './pool.ts';
 import { runtimeFor } from './runtime.ts';
 
 /** The Lambda runtime assumed when neither the registration nor serverless.yml names one. */
@@ -14,8 +14,8 @@ export const DEFAULT_LAMBDA_RUNTIME = 'nodejs24.x';
 /** SAM's `--env-vars` file: `Parameters` for every function, then one object per function name. */
 export type EnvVarsFile = Record<string, Record<string, string | number | boolean>>;
 
-/** Reads and checks an `--env-vars` file (SAM's format: `{"Parameters": {...}, "<function>": {...}}`). */
-export function readEnvVars(file: string): EnvVarsFile {
+/** Reads and checks an `--env-vars` file (SAM's format: `{"Parameters": {...}, "<function>": {...}}`); `warn` is told of each variable Lambda reserves, whose value is not used. */
+export function readEnvVars(file: string, warn: (message: string) => void = () => {}): EnvVarsFile {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(file, 'utf8'));
@@ -27,6 +27,7 @@ export function readEnvVars(file: string): EnvVarsFile {
     if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) throw new KlwError(`${file}: "${key}" must be an object of variable names to values`);
     for (const [name, value] of Object.entries(vars)) {
       if (!['string', 'number', 'boolean'].includes(typeof value)) throw new KlwError(`${file}: ${key}.${name} must be a string, number or boolean`);
+      if ((RESERVED_VARIABLES as readonly string[]).includes(name)) warn(`${file}: ${key}.${name} is ignored: Lambda reserves ${name} and sets it itself (the emulator too)`);
     }
   }
   return parsed as EnvVarsFile;
@@ -63,6 +64,16 @@ export function runtimeMismatch(runtime: string, nodeVersion: string = process.v
   return `the functions are configured for Lambda ${runtime} (Node ${wanted}) but the emulator runs Node ${running}: behaviour may differ (use Node ${wanted} locally, e.g. nvm use ${wanted})`;
 }
 
+/** The distinct runtime-parity warnings for a set of functions (see runtimeMismatch); every local command gives them. */
+export function runtimeWarnings(root: string, registrations: Registration[], nodeVersion: string = process.versions.node): string[] {
+  const warnings = new Set<string>();
+  for (const reg of registrations) {
+    const warning = runtimeMismatch(configuredRuntime(root, reg), nodeVersion);
+    if (warning) warnings.add(warning);
+  }
+  return [...warnings];
+}
+
 /** Options of a local project: how its functions are built and run. */
 export interface ProjectOptions {
   root: string;
@@ -76,6 +87,8 @@ export interface ProjectOptions {
   extraEnv?: Record<string, string>;
   /** Extra node options for the worker processes. */
   execArgv?: string[];
+  /** `--inspect`: the first debugger port; each function gets its own from here on (one worker each, started at once). */
+  inspectPort?: number;
   /** Where the functions' own log lines go. */
   functionLog?: (line: string) => void;
   /** Where the emulator's own lines go (JSON text). */
@@ -116,6 +129,10 @@ export class LocalProject {
   private timer?: NodeJS.Timeout;
   private reloading = Promise.resolve();
   private listeners: Array<(change: ProjectChange) => void | Promise<void>> = [];
+  /** Debugger port of each function name ever served: kept across reloads, so a re-added function gets its port back. */
+  private inspectPorts = new Map<string, number>();
+  /** Runtime-parity warnings already given. */
+  private warned = new Set<string>();
 
   private constructor(readonly options: ProjectOptions) {}
 
@@ -125,8 +142,31 @@ export class LocalProject {
     project.functions = await loadFunctions(project.root);
     const stale = options.build === false ? project.functions.filter((f) => !existsSync(bundlePath(project.root, f.name))) : project.functions;
     if (stale.length) await buildAll(project.root, stale);
+    project.warnRuntimes(project.functions);
     for (const fn of project.functions) project.pools.set(fn.name, new FunctionPool(project.runtime(fn.registration)));
     return project;
+  }
+
+  /** The debugger port of a function under `--inspect` (assigned at its first sight, the same after reloads), else undefined. */
+  inspectPort(name: string): number | undefined {
+    const first = this.options.inspectPort;
+    if (first === undefined) return undefined;
+    let port = this.inspectPorts.get(name);
+    if (port === undefined) {
+      port = first + this.inspectPorts.size;
+      this.inspectPorts.set(name, port);
+      this.say({ msg: 'debugger', function: name, inspect: `127.0.0.1:${port}` });
+    }
+    return port;
+  }
+
+  /** Logs each runtime-parity warning (emulator Node major vs configured Lambda runtime) once. */
+  private warnRuntimes(functions: FunctionEntry[]): void {
+    for (const warning of runtimeWarnings(this.root, functions.map((f) => f.registration))) {
+      if (this.warned.has(warning)) continue;
+      this.warned.add(warning);
+      this.say({ level: 'warn', msg: warning });
+    }
   }
 
   get root(): string {
@@ -141,11 +181,14 @@ export class LocalProject {
   /** How one function runs: its registration's settings, the env-vars file and the extra variables on top. */
   runtime(reg: Registration): FunctionRuntime {
     const base = runtimeFor(this.root, reg, this.options.concurrency, process.env, this.options.functionLog);
+    const inspectPort = this.inspectPort(reg.name);
     return {
       ...base,
       env: { ...base.env, ...envVarsFor(this.options.envVars, reg.name), ...this.options.extraEnv },
       lambdaRuntime: configuredRuntime(this.root, reg),
       execArgv: ['--enable-source-maps', ...(this.options.execArgv ?? [])],
+      // Under the debugger, one worker: the one listening on the function's port.
+      ...(inspectPort !== undefined ? { inspectPort, concurrency: 1 } : {}),
     };
   }
 
@@ -223,6 +266,7 @@ export class LocalProject {
     if (!change.added.length && !change.removed.length && !change.changed.length) return change;
 
     if (change.added.length) await buildAll(this.root, next.filter((f) => change.added.includes(f.name)));
+    this.warnRuntimes(next.filter((f) => change.added.includes(f.name) || change.changed.includes(f.name)));
     this.functions = next;
     for (const name of change.removed) {
       await this.contexts.get(name)?.dispose();

@@ -2,7 +2,9 @@
 // function's memory size can be enforced on everything it allocates): loads a function
 // bundle once (the init phase of a cold start), then runs invocations one at a time, in
 // the order the pool sent them.
-const { bundleUrl, functionName, memoryMb, region } = JSON.parse(process.argv[2] ?? '{}');
+// deferInit (under a debugger): the bundle is loaded at the first invocation, not at start, so
+// a debugger attached to the waiting worker sees the init phase too.
+const { bundleUrl, functionName, memoryMb, region, deferInit } = JSON.parse(process.argv[2] ?? '{}');
 // The emulator went away: an execution environment has nothing left to serve.
 process.on('disconnect', () => process.exit(0));
 
@@ -10,7 +12,7 @@ let handler;
 let initError;
 // Messages may arrive while the bundle loads: the listener is there from the start, and
 // every invocation waits for the init phase.
-const init = (async () => {
+const load = async () => {
   try {
     const mod = await import(bundleUrl);
     handler = mod.handler;
@@ -18,7 +20,8 @@ const init = (async () => {
   } catch (err) {
     initError = err;
   }
-})();
+};
+let init = deferInit ? undefined : load();
 
 function describeError(err) {
   const e = err instanceof Error ? err : new Error(String(err));
@@ -64,7 +67,7 @@ const queue = [];
 let running = false;
 async function drain() {
   running = true;
-  await init;
+  await (init ??= load());
   while (queue.length) await run(queue.shift());
   running = false;
 }

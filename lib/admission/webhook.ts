@@ -132,6 +132,8 @@ function logFields(review: AdmissionReview, response: Omit<AdmissionResponse, 'u
     code: response.status?.code,
     patchOps,
     warnings: response.warnings?.length ?? 0,
+    // What the API server tells the client a denial is about.
+    ...(response.allowed ? {} : { message: response.status?.message ?? '' }),
   };
   if (outcome?.wouldDeny !== undefined) {
     fields.enforcement = outcome.enforcement;

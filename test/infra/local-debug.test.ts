@@ -169,6 +169,90 @@ describe('klw local start-api --inspect', () => {
   });
 });
 
+/** Two neighbouring ports nothing listens on now (the first two functions' debugger ports). */
+async function freePortPair(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const port = await freePort();
+    const next = createServer();
+    const free = await new Promise<boolean>((r) => {
+      next.once('error', () => r(false));
+      next.listen(port + 1, '127.0.0.1', () => r(true));
+    });
+    if (free) {
+      await new Promise<void>((r) => next.close(() => r()));
+      return port;
+    }
+  }
+  throw new Error('no two free neighbouring ports');
+}
+
+/** The debugger targets listed on a port (`/json/list`), or undefined when nothing answers there. */
+function inspectorTargets(port: number): Promise<Array<{ id: string; webSocketDebuggerUrl: string }> | undefined> {
+  return new Promise((resolve) => {
+    get(`http://127.0.0.1:${port}/json/list`, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve(JSON.parse(text)));
+    }).on('error', () => resolve(undefined));
+  });
+}
+
+/** Asks a debugger port until it lists a target other than `notId` (bounded: workers start asynchronously). */
+async function awaitTarget(port: number, notId?: string): Promise<{ id: string; webSocketDebuggerUrl: string } | undefined> {
+  for (let i = 0; i < 200; i++) {
+    const [target] = (await inspectorTargets(port)) ?? [];
+    if (target && target.id !== notId) return target;
+    await sleep(50);
+  }
+  return undefined;
+}
+
+describe('klw local start-api --inspect --watch', () => {
+  it('each debugger port listens from the start, still after a registration change, and a function added while running gets the next one', async () => {
+    const dir = join(work, 'inspect-project');
+    const write = (name: string, source = rawFunction(name)) => {
+      mkdirSync(join(dir, 'functions', name), { recursive: true });
+      writeFileSync(join(dir, 'functions', name, 'index.ts'), source);
+    };
+    write('echo');
+    const port = await freePortPair();
+    const logs: string[] = [];
+    let manifests = 0;
+    const api = await startApi({ root: dir, port: 0, stateDir: join(dir, '.state'), inspectPort: port, watch: true, log: (l) => logs.push(l), functionLog: () => {}, onManifests: () => void manifests++ });
+    try {
+      // No request has been sent: the worker is already there, under the debugger.
+      const first = await awaitTarget(port);
+      assert.ok(first, `nothing listens on ${port} before the first request`);
+      assert.match(first.webSocketDebuggerUrl, new RegExp(`127\\.0\\.0\\.1:${port}/`));
+      assert.ok(logs.some((l) => l.includes('"debugger"') && l.includes(`127.0.0.1:${port}`)), logs.join('\n'));
+
+      // A changed registration swaps the worker: the new one listens on the same port.
+      const before = manifests;
+      write('echo', rawFunction('echo').replace("failurePolicy: 'Ignore'", "failurePolicy: 'Fail'"));
+      for (let i = 0; i < 200 && manifests === before; i++) await sleep(50);
+      assert.ok(manifests > before, 'the registration change was picked up');
+      await api.project.settled();
+      const second = await awaitTarget(port, first.id);
+      assert.ok(second, `after the registration change nothing new listens on ${port}`);
+
+      // The worker under the debugger still answers (it loads the bundle at its first invocation).
+      const answer = await post(api.functionUrl('echo'), readFileSync(api.caPath), '{}');
+      assert.equal(answer.status, 200, answer.body);
+      assert.equal(JSON.parse(answer.body).name, 'echo');
+
+      // A function added while running gets the next port, listening before any request.
+      write('added');
+      for (let i = 0; i < 200 && !api.functions.includes('added'); i++) await sleep(50);
+      assert.ok(api.functions.includes('added'), `served: ${api.functions.join(', ')}`);
+      assert.equal(api.project.inspectPort('added'), port + 1);
+      assert.ok(await awaitTarget(port + 1), `the added function's debugger does not listen on ${port + 1}`);
+    } finally {
+      await api.close();
+    }
+    assert.equal(await inspectorTargets(port), undefined, 'the debugger port is closed with the emulator');
+  });
+});
+
 describe('klw local start-lambda --watch', () => {
   it('invokes a function added while it runs', async () => {
     const lambda = await startLambda({ root: work, port: 0, stateDir: join(work, '.state-lambda'), watch: true, log: () => {}, functionLog: () => {} });
