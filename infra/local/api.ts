@@ -16,7 +16,7 @@ import { answerByMatchConditions } from './match-conditions.ts';
 import type { FunctionPool, Invocation } from './pool.ts';
 import { BAD_GATEWAY, httpFromResult, jsonMessage, type HttpResponse } from './results.ts';
 import { LocalProject, type EnvVarsFile } from './project.ts';
-import { DEFAULT_TIMEOUTS, dropSlowReader, readBody, refuseAndClose, serverOptions, type ServerTimeouts } from './http.ts';
+import { DEFAULT_TIMEOUTS, dropSlowReader, readBody, refuseAndClose, requestTarget, serverOptions, type ServerTimeouts } from './http.ts';
 
 /** API Gateway's largest request payload (10 MB); bodies past it get 413 before any function runs. */
 export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
@@ -158,8 +158,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const server: Server = createHttpsServer({ key: certs.keyPem, cert: certs.certPem, ...serverOptions(timeouts) }, (req, res) => {
     void (async () => {
       const requestId = randomUUID();
-      const url = new URL(req.url ?? '/', 'https://localhost');
-      const routed = prefix && url.pathname.startsWith(`${prefix}/`) ? url.pathname.slice(prefix.length) : url.pathname;
+      const url = requestTarget(req.url);
+      const routed = prefix && url.path.startsWith(`${prefix}/`) ? url.path.slice(prefix.length) : url.path;
       const name = routed.split('/')[1] ?? '';
       const pool = pools.get(name);
       if (!pool) {
@@ -186,8 +186,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       if (byConditions) return send(res, byConditions, requestId, timeouts.sendMs);
       const event = eventFromHttp(format, {
         method: req.method ?? 'GET',
-        path: url.pathname,
-        rawQuery: url.search.slice(1),
+        path: url.path,
+        rawQuery: url.query,
         headers: rawHeaderPairs(req),
         ...(body.length ? { body } : {}),
         sourceIp: req.socket.remoteAddress ?? '127.0.0.1',

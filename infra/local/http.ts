@@ -93,3 +93,17 @@ export function dropSlowReader(res: ServerResponse, ms: number): void {
   res.once('finish', () => clearTimeout(timer));
   res.once('close', () => clearTimeout(timer));
 }
+
+/**
+ * The path and query of a request target as the client sent them, neither parsed as a URL nor
+ * decoded: `//%zz/x`, `//[/x` or `//a:b/x` are odd paths to route (to a 404 or 400), not errors
+ * (a WHATWG URL reads a leading `//` as a host and throws on them).
+ */
+export function requestTarget(url: string | undefined): { path: string; query: string } {
+  const target = url || '/';
+  const hash = target.indexOf('#');
+  const withoutFragment = hash === -1 ? target : target.slice(0, hash);
+  const question = withoutFragment.indexOf('?');
+  const path = question === -1 ? withoutFragment : withoutFragment.slice(0, question);
+  return { path: path.startsWith('/') ? path : `/${path}`, query: question === -1 ? '' : withoutFragment.slice(question + 1) };
+}

@@ -3,7 +3,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { ensureLocalPathSecret, PATH_SECRET_ENV } from '../secrets.ts';
-import { DEFAULT_TIMEOUTS, dropSlowReader, readBody, refuseAndClose, serverOptions, type ServerTimeouts } from './http.ts';
+import { DEFAULT_TIMEOUTS, dropSlowReader, readBody, refuseAndClose, requestTarget, serverOptions, type ServerTimeouts } from './http.ts';
 import type { FunctionPool, Invocation } from './pool.ts';
 import { LocalProject, type EnvVarsFile } from './project.ts';
 
@@ -99,7 +99,7 @@ export async function startLambda(options: StartLambdaOptions): Promise<RunningL
   const server: Server = createServer(serverOptions(timeouts), (req, res) => {
     void (async () => {
       const requestId = randomUUID();
-      const match = INVOKE_PATH.exec(new URL(req.url ?? '/', 'http://localhost').pathname);
+      const match = INVOKE_PATH.exec(requestTarget(req.url).path);
       if (req.method !== 'POST' || !match) return serviceError(res, 404, 'UnknownOperationException', `unknown operation ${req.method} ${req.url}`, requestId);
       const name = functionNameOf(match[1]!);
       if (name === undefined) return serviceError(res, 400, 'InvalidParameterValueException', `function name ${JSON.stringify(match[1])} has a malformed %-escape`, requestId);

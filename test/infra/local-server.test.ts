@@ -170,6 +170,16 @@ describe('start-api against slow and huge clients', () => {
     await healthy();
   });
 
+  it('routes request targets a URL parser refuses (//%zz/x, //[/x, //a:b/x) to 404 like any unknown path, not 5xx', async () => {
+    for (const target of ['//%zz/x', '//[/x', '//a:b/echo', '/%zz', '/echo%']) {
+      const socket = await tls();
+      const done = untilClosed(socket);
+      socket.write(`POST ${target} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
+      assert.match(await done, /^HTTP\/1\.1 404 /, target);
+    }
+    await healthy();
+  });
+
   it('answers a function past its memory size with 502, logs Runtime.OutOfMemory and keeps serving', async () => {
     const socket = await tls();
     const done = untilClosed(socket);
@@ -200,6 +210,19 @@ describe('start-lambda limits', () => {
     assert.equal(res.headers['x-amzn-errortype'], 'InvalidParameterValueException');
     const alone = await post('/2015-03-31/functions/echo%/invocations', '{}');
     assert.equal(alone.status, 400);
+  });
+
+  it('answers request targets a URL parser refuses as an unknown operation (404), not 500', async () => {
+    const { port } = new URL(lambda.endpoint);
+    for (const target of ['//%zz/x', '//[/x', '//a:b/2015-03-31/functions/echo/invocations']) {
+      const socket = netConnect({ host: '127.0.0.1', port: Number(port) });
+      const done = untilClosed(socket);
+      socket.write(`POST ${target} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
+      const answer = await done;
+      assert.match(answer, /^HTTP\/1\.1 404 /, target);
+      assert.match(answer, /x-amzn-errortype: UnknownOperationException/i, target);
+    }
+    assert.equal((await post('/2015-03-31/functions/echo/invocations', '{}')).status, 200);
   });
 
   it('takes a payload of exactly 6 MB and refuses one byte more, with Lambda\'s message', async () => {
