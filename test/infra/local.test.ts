@@ -30,8 +30,8 @@ addFunction(
   'sleepy',
   `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
 export const webhook = defineValidatingWebhook({ name: 'sleepy', timeoutSeconds: 1, rules: [], validate: (r) => {
-  // Blocks the thread: only the Lambda timeout can end this.
-  if (r.object?.metadata?.name === 'block') { const end = Date.now() + 5000; while (Date.now() < end) {} }
+  // Blocks the thread for good: only the Lambda timeout can end this.
+  if (r.object?.metadata?.name === 'block') { for (;;) {} }
   return allow();
 } });
 export const handler = webhook.handler;
@@ -224,11 +224,10 @@ describe('klw local start-api', () => {
   });
 
   it('answers a function past its timeout with 504, replaces the worker and keeps serving', async () => {
-    const started = Date.now();
+    // The function never returns: an answer at all is the timeout's.
     const slow = await post('/sleepy', pod('block'));
     assert.equal(slow.status, 504);
     assert.deepEqual(JSON.parse(slow.body), { message: 'Endpoint request timed out' });
-    assert.ok(Date.now() - started < 3000, 'answered at the 1 s timeout, not after the 5 s block');
     const next = await post('/sleepy', pod('fine'));
     assert.equal(next.status, 200);
   });
