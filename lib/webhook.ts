@@ -130,14 +130,14 @@ export function defineWebhook<R extends Registration, V>(registration: R, engine
   return { handler: createHandler(registration, engine), registration, withOptions: (options) => createHandler(registration, engine, options) };
 }
 
-/** Builds the WebhookContext handed to user functions. */
-export function userContext(ctx: RunContext, warnings: string[]): WebhookContext {
+/** Builds the WebhookContext handed to user functions; `ctx.warn` calls `warn`. */
+export function userContext(ctx: RunContext, warn: (message: string) => void): WebhookContext {
   return {
     requestId: ctx.requestId,
     remainingMs: () => Math.max(0, ctx.budgetMs - (performance.now() - ctx.startedAt)),
     log: ctx.log,
     warn: (message) => {
-      warnings.push(message);
+      warn(message);
     },
   };
 }

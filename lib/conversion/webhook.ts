@@ -152,7 +152,7 @@ function conversionEngine(reg: ConversionRegistration, convert: ConvertFn): Revi
       const { uid, desiredAPIVersion, objects } = review.request;
       const fields = { reviewVersion: review.apiVersion, uid, desiredAPIVersion, objects: objects.length };
       const warnings: string[] = [];
-      const uctx = userContext(ctx, warnings);
+      const uctx = userContext(ctx, (message) => warnings.push(message));
       let index = 0;
       try {
         const converted = await withDeadline(async () => {
