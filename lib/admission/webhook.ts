@@ -169,7 +169,7 @@ function admissionEngine(
         [outcome, response] = await withDeadline(async () => {
           const decided = enforce(reg, await decide(review.request, userContext(ctx, (message) => warnings.add(message))), ctx.env);
           return [decided, toResponse(decided, warnings.items, dropped)] as const;
-        }, ctx.budgetMs, ctx.startedAt);
+        }, ctx.budgetMs, ctx.startedAt, ctx.now);
       } catch (err) {
         outcome = { decision: failureDecision(reg, err, ctx) };
         response = toResponse(outcome, warnings.items, dropped);

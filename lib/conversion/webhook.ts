@@ -209,7 +209,7 @@ function conversionEngine(reg: ConversionRegistration, convert: ConvertFn): Revi
           // One line however many warnings, written inside the budget: it is the converter's output.
           if (warnings.count) ctx.log.warn('conversion warnings', { requestId: ctx.requestId, uid, ...warnings.fields() });
           return out;
-        }, ctx.budgetMs, ctx.startedAt);
+        }, ctx.budgetMs, ctx.startedAt, ctx.now);
         const response: Omit<ConversionResponse, 'uid'> = { result: { status: 'Success' }, convertedObjects: converted };
         return { body: completeConversionReview(review, response), fields: { ...fields, result: 'Success' } };
       } catch (err) {

@@ -237,4 +237,11 @@ describe('withDeadline', () => {
   it('counts the time since the given start', async () => {
     assert.equal(await withDeadline(() => 'on time', 10_000, performance.now() - 20), 'on time');
   });
+
+  it('measures on the clock it is given', async () => {
+    let time = 0;
+    const clock = () => time;
+    assert.equal(await withDeadline(() => ((time += 10), 'on time'), 10, 0, clock), 'on time');
+    await assert.rejects(withDeadline(() => ((time += 11), 'late'), 10, 10, clock), DeadlineExceeded);
+  });
 });
