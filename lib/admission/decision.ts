@@ -121,7 +121,7 @@ export function isErrored(decision: Decision): boolean {
   return (decision as { [ERRORED]?: true })[ERRORED] === true;
 }
 
-/** Admit the request with these JSONPatch operations (checked against the object before they are sent). */
+/** Admit the request with these JSONPatch operations (checked against the object before they are sent) and warnings, as `allow` takes them. */
 export function patched(operations: readonly PatchOperation[], ...warnings: Warnings[]): Decision {
   return make({ allowed: true, patch: operations, warnings: keptWarnings(...warnings) });
 }
@@ -311,6 +311,7 @@ export class WarningList {
 
 /** The kept warnings (see `WarningList`) of these, in order. */
 function keptWarnings(...lists: Warnings[]): string[] {
+  if (lists.length === 0) return [];
   const list = new WarningList();
   for (const warnings of lists) list.addAll(warnings);
   return list.items;
