@@ -30,20 +30,25 @@ export function budgetMs(inputs: BudgetInputs): number {
   return Math.max(1, Math.floor(bound - margin));
 }
 
+/** The clock budgets are measured on by default: milliseconds, monotonic. */
+export const defaultClock = (): number => performance.now();
+
 /**
  * Runs `fn`, rejecting with DeadlineExceeded once `ms` have passed since `startedAt`
- * (a `performance.now()` time; default now). A synchronous function that never returns
- * cannot be interrupted (Lambda's own timeout ends it); one that returns after the deadline
- * is late all the same, so its answer is refused with DeadlineExceeded too.
+ * (a time of `now`, by default `performance.now()`; default start: now). A synchronous
+ * function that never returns cannot be interrupted (Lambda's own timeout ends it); one that
+ * returns after the deadline is late all the same, so its answer is refused with
+ * DeadlineExceeded too.
  */
-export async function withDeadline<T>(fn: () => T | Promise<T>, ms: number, startedAt = performance.now()): Promise<T> {
+export async function withDeadline<T>(fn: () => T | Promise<T>, ms: number, startedAt?: number, now: () => number = defaultClock): Promise<T> {
+  const start = startedAt ?? now();
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DeadlineExceeded(ms)), Math.max(0, ms - (performance.now() - startedAt)));
+    timer = setTimeout(() => reject(new DeadlineExceeded(ms)), Math.max(0, ms - (now() - start)));
   });
   try {
     const value = await Promise.race([Promise.resolve().then(fn), timeout]);
-    if (performance.now() - startedAt > ms) throw new DeadlineExceeded(ms);
+    if (now() - start > ms) throw new DeadlineExceeded(ms);
     return value;
   } finally {
     clearTimeout(timer);

@@ -208,6 +208,30 @@ export function parseJson(text: string): unknown {
   return reviveMarkers(value);
 }
 
+/** The largest integer a double holds exactly and its neighbours too (2^53 - 1), as a bigint. */
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * An integer beyond ±2^53 (a bigint, or a whole number JSON.stringify writes in digits: below
+ * 1e21) as a marker of its digits; a bigint within it as a number; anything else as it is.
+ */
+function exactIntegerReplacer(_key: string, value: unknown): unknown {
+  if (typeof value === 'bigint') return value > MAX_SAFE || value < -MAX_SAFE ? `${MARKER_START}${value}${MARKER_END}` : Number(value);
+  if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value) && Math.abs(value) < 1e21) {
+    return `${MARKER_START}${String(value)}${MARKER_END}`;
+  }
+  return value;
+}
+
+/**
+ * A JSON copy of a value in which every integer beyond ±2^53 is a string of its digits that no
+ * string of a review equals: two copies are deeply equal exactly when the values' JSON texts
+ * (stringifyJson) have the same numbers, as Go's json-patch compares them.
+ */
+export function exactIntegerCopy<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value, exactIntegerReplacer)) as T;
+}
+
 /** Writes a bigint as a marker (JSON.stringify refuses bigints; markers become digits after). */
 function bigintReplacer(_key: string, value: unknown): unknown {
   return typeof value === 'bigint' ? `${MARKER_START}${value}${MARKER_END}` : value;

@@ -1,5 +1,5 @@
 import { authenticate } from './auth.ts';
-import { budgetMs, DeadlineExceeded } from './deadline.ts';
+import { budgetMs, DeadlineExceeded, defaultClock } from './deadline.ts';
 import { errorReply, jsonReply, MAX_BODY_BYTES, parseGoDuration, readJsonBody } from './gateway/http.ts';
 import { detectSource, httpSource, type GatewayResult, type SourceProcessor } from './gateway/sources.ts';
 import { stringifyJson } from './json.ts';
@@ -33,7 +33,10 @@ export interface WebhookContext {
 export interface RunContext {
   requestId: string;
   budgetMs: number;
+  /** When the invocation began, on `now`. */
   startedAt: number;
+  /** The clock the budget is measured on (ms). */
+  now: () => number;
   log: Logger;
   /** Set by logFailure: how the user function failed, for the review's metrics. */
   failure?: FailureKind;
@@ -64,6 +67,8 @@ export interface HandlerOptions {
   maxBodyBytes?: number;
   /** Environment to read the bearer token and path secret from; default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** The clock the time budget is measured on, in ms (default `performance.now`); tests pass one to make time pass. */
+  clock?: () => number;
 }
 
 /**
@@ -130,14 +135,14 @@ export function defineWebhook<R extends Registration, V>(registration: R, engine
   return { handler: createHandler(registration, engine), registration, withOptions: (options) => createHandler(registration, engine, options) };
 }
 
-/** Builds the WebhookContext handed to user functions. */
-export function userContext(ctx: RunContext, warnings: string[]): WebhookContext {
+/** Builds the WebhookContext handed to user functions; `ctx.warn` calls `warn`. */
+export function userContext(ctx: RunContext, warn: (message: string) => void): WebhookContext {
   return {
     requestId: ctx.requestId,
-    remainingMs: () => Math.max(0, ctx.budgetMs - (performance.now() - ctx.startedAt)),
+    remainingMs: () => Math.max(0, ctx.budgetMs - (ctx.now() - ctx.startedAt)),
     log: ctx.log,
     warn: (message) => {
-      warnings.push(message);
+      warn(message);
     },
   };
 }
@@ -152,9 +157,11 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const metrics = metricsFor(registration, options.env);
   const requestMetrics = requestMetricsFor(registration, options.env);
+  const now = options.clock ?? defaultClock;
+  const elapsed = (startedAt: number) => Math.round((now() - startedAt) * 1000) / 1000;
 
   return async function handler(event, context) {
-    const startedAt = performance.now();
+    const startedAt = now();
     let source: SourceProcessor = httpSource;
     try {
       const detected = detectSource(event);
@@ -186,6 +193,7 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
       const ctx: RunContext = {
         requestId,
         startedAt,
+        now,
         log,
         env: options.env ?? process.env,
         budgetMs: budgetMs({
@@ -234,7 +242,3 @@ export function resultBytes(result: GatewayResult, limit: number): number {
 
 /** Room for the result's other members (a status code, the content-type header, a flag): far less is used. */
 const FRAME_ALLOWANCE = 4096;
-
-function elapsed(startedAt: number): number {
-  return Math.round((performance.now() - startedAt) * 1000) / 1000;
-}

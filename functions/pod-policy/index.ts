@@ -22,24 +22,50 @@ function podName(pod: Pod): string {
   return meta?.name || (meta?.generateName ? `${meta.generateName}*` : '');
 }
 
+/**
+ * Problems a denial lists; any more are counted, so the message stays short whatever the pod
+ * (a pod may have thousands of containers, and ten are enough to act on).
+ */
+const LISTED_PROBLEMS = 10;
+
+/** How a container of a list is named in messages: `container`, `initContainer`, `ephemeralContainer`. */
+const kindOf = (list: (typeof CONTAINER_LISTS)[number]) => (list === 'containers' ? 'container' : list.slice(0, -1));
+
+/**
+ * A warning per container whose image is untagged or `:latest`, made only when asked for:
+ * `allow` stops asking once the API server could show no more, so a pod with any number of
+ * containers costs no more than it shows.
+ */
+function* imageWarnings(spec: NonNullable<Pod['spec']>): Generator<string> {
+  for (const list of CONTAINER_LISTS) {
+    for (const container of spec[list] ?? []) {
+      const tag = container.image === undefined ? '@none' : imageTag(container.image);
+      if (tag === undefined || tag === 'latest') {
+        yield `${kindOf(list)} "${container.name}" uses image "${container.image}" ${tag ? 'with the :latest tag' : 'without a tag'}; pin a version`;
+      }
+    }
+  }
+}
+
 /** Denies privileged containers and host namespaces; warns on untagged or `:latest` images. */
 export function judgePod(pod: Pod): Decision {
   const spec = pod.spec ?? {};
   const problems: string[] = [];
-  const warnings: string[] = [];
+  let unlisted = 0;
+  const problem = (text: string) => {
+    if (problems.length < LISTED_PROBLEMS) problems.push(text);
+    else unlisted++;
+  };
   for (const list of CONTAINER_LISTS) {
     for (const container of spec[list] ?? []) {
-      const kind = list === 'containers' ? 'container' : list.slice(0, -1);
-      if (container.securityContext?.privileged === true) problems.push(`${kind} "${container.name}" is privileged`);
-      const tag = container.image === undefined ? '@none' : imageTag(container.image);
-      if (tag === undefined || tag === 'latest') {
-        warnings.push(`${kind} "${container.name}" uses image "${container.image}" ${tag ? 'with the :latest tag' : 'without a tag'}; pin a version`);
-      }
+      if (container.securityContext?.privileged === true) problem(`${kindOf(list)} "${container.name}" is privileged`);
     }
   }
-  for (const field of HOST_FIELDS) if (spec[field] === true) problems.push(`spec.${field} is true`);
-  if (problems.length) return deny(`pod "${podName(pod)}" is not allowed: ${problems.join('; ')}`);
-  return allow(...warnings);
+  for (const field of HOST_FIELDS) if (spec[field] === true) problem(`spec.${field} is true`);
+  if (problems.length) {
+    return deny(`pod "${podName(pod)}" is not allowed: ${problems.join('; ')}${unlisted ? `; and ${unlisted} more` : ''}`);
+  }
+  return allow(imageWarnings(spec));
 }
 
 /** Validating webhook: pods may not be privileged or share the node's namespaces. */

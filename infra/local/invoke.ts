@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { toEvent } from '../../lib/harness/events.ts';
+import { parseJson } from '../../lib/json.ts';
 import type { EventSource } from '../../lib/gateway/sources.ts';
 import { buildFunction, bundlePath } from '../build.ts';
 import { KlwError, loadFunctions } from '../functions.ts';
@@ -78,7 +79,7 @@ export async function localInvoke(options: LocalInvokeOptions): Promise<Invocati
   try {
     if (options.review !== undefined) {
       const path = secret ? `${fn.registration.path}/${secret.current}` : fn.registration.path;
-      event = toEvent(JSON.parse(options.review), { format: options.format ?? 'http', path, timeout: `${fn.registration.timeoutSeconds}s` });
+      event = toEvent(parseJson(options.review), { format: options.format ?? 'http', path, timeout: `${fn.registration.timeoutSeconds}s` });
     } else event = JSON.parse(options.event ?? '{}');
   } catch (err) {
     throw new KlwError(`input is not JSON: ${(err as Error).message}`);

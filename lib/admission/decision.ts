@@ -19,6 +19,9 @@ export interface DecisionStatus {
   reason: string;
 }
 
+/** A warning, or warnings (an array, a Set, a generator), as the decision constructors take them. */
+export type Warnings = string | Iterable<string>;
+
 /** An admission decision. Build it with `allow`, `deny`, `errored` or `patched`; never by hand. */
 export interface Decision {
   readonly [DECISION]: true;
@@ -26,10 +29,11 @@ export interface Decision {
   readonly status?: DecisionStatus;
   /** JSONPatch operations to return; only from `patched` (mutating webhooks). */
   readonly patch?: readonly PatchOperation[];
+  /** The warnings in order, less those the API server's recorder could never show (see `WarningList`). */
   readonly warnings: readonly string[];
   readonly auditAnnotations?: Readonly<Record<string, string>>;
-  /** A copy of this decision with more warnings. */
-  withWarnings(...warnings: string[]): Decision;
+  /** A copy of this decision with more warnings: each argument a warning or a list of them. */
+  withWarnings(...warnings: Warnings[]): Decision;
   /** A copy of this decision with audit annotations (keys are prefixed by the API server with the webhook name). */
   withAuditAnnotations(annotations: Record<string, string>): Decision;
 }
@@ -40,7 +44,7 @@ function make(fields: DecisionFields): Decision {
   const decision: Decision = {
     [DECISION]: true,
     ...fields,
-    withWarnings: (...more: string[]) => make({ ...fields, warnings: [...fields.warnings, ...more] }),
+    withWarnings: (...more: Warnings[]) => make({ ...fields, warnings: keptWarnings(fields.warnings, ...more) }),
     withAuditAnnotations: (annotations: Record<string, string>) =>
       make({ ...fields, auditAnnotations: { ...fields.auditAnnotations, ...annotations } }),
   };
@@ -52,9 +56,13 @@ export function isDecision(value: unknown): value is Decision {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[DECISION] === true;
 }
 
-/** Admit the request, optionally with warnings shown to the user. */
-export function allow(...warnings: string[]): Decision {
-  return make({ allowed: true, warnings });
+/**
+ * Admit the request, optionally with warnings shown to the user: each argument a warning or a
+ * list of them (`allow(list)` takes a list of any length; a generator is asked only for as many
+ * as the API server could show).
+ */
+export function allow(...warnings: Warnings[]): Decision {
+  return make({ allowed: true, warnings: keptWarnings(...warnings) });
 }
 
 /** Options of a denial. */
@@ -113,9 +121,9 @@ export function isErrored(decision: Decision): boolean {
   return (decision as { [ERRORED]?: true })[ERRORED] === true;
 }
 
-/** Admit the request with these JSONPatch operations (checked against the object before they are sent). */
-export function patched(operations: readonly PatchOperation[], ...warnings: string[]): Decision {
-  return make({ allowed: true, patch: operations, warnings });
+/** Admit the request with these JSONPatch operations (checked against the object before they are sent) and warnings, as `allow` takes them. */
+export function patched(operations: readonly PatchOperation[], ...warnings: Warnings[]): Decision {
+  return make({ allowed: true, patch: operations, warnings: keptWarnings(...warnings) });
 }
 
 const REASONS: Record<number, string> = {
@@ -242,4 +250,69 @@ export function recordWarnings(warnings: Iterable<string>, totalLimit: number, i
  */
 export function sanitizeWarnings(warnings: Iterable<string>): string[] {
   return recordWarnings(warnings, WARNINGS_TOTAL_LIMIT, WARNING_ITEM_LIMIT);
+}
+
+/**
+ * Warnings in order, keeping only those that can change what the API server's recorder shows,
+ * whatever comes before or after them: so any number of warnings costs what it can show.
+ * Left out are empty ones, repeats, ones it always drops (a control character within the
+ * first 256 characters), and all that come once it has surely stopped (see `complete`).
+ * `recordWarnings` gives the same result on the kept list, in any company, as on them all.
+ */
+export class WarningList {
+  /** The kept warnings, in order (lone surrogates read as U+FFFD, as the recorder reads them). */
+  readonly items: string[] = [];
+  private readonly seen = new Set<string>();
+  /** Characters the kept warnings count for once the recorder truncates (each cut to the item limit). */
+  private truncatedLength = 0;
+  /** Characters of the kept warnings without a control character (what they count for before it truncates). */
+  private wholeLength = 0;
+
+  constructor(
+    private readonly totalLimit = WARNINGS_TOTAL_LIMIT,
+    private readonly itemLimit = WARNING_ITEM_LIMIT,
+  ) {}
+
+  /**
+   * True once the recorder would show no later warning, whatever came before: the kept
+   * warnings are too long to fit whole, so it is truncating by then; and each of them was
+   * written (or replayed) cut to the item limit, so it has reached its total limit too.
+   */
+  get complete(): boolean {
+    return this.truncatedLength >= this.totalLimit && this.wholeLength > this.totalLimit;
+  }
+
+  /** Adds one warning (ignored when it is not a string, or cannot be shown). */
+  add(warning: unknown): void {
+    if (typeof warning !== 'string' || warning.length === 0 || this.complete) return;
+    const text = wellFormed(warning);
+    if (this.seen.has(text)) return;
+    this.seen.add(text);
+    const length = runeCount(text);
+    if (CONTROL.test(length > this.itemLimit ? firstRunes(text, this.itemLimit) : text)) return;
+    this.items.push(text);
+    this.truncatedLength += Math.min(length, this.itemLimit);
+    // A control character past the cut: shown only cut, once the recorder truncates.
+    if (length <= this.itemLimit || !CONTROL.test(text)) this.wholeLength += length;
+  }
+
+  /** Adds a warning or a list of them, taking no more from the list once complete. */
+  addAll(warnings: Warnings): void {
+    if (typeof warnings === 'string') return this.add(warnings);
+    // Anything else that is not a list is no warning, as a non-string warning is not.
+    if (typeof (warnings as { [Symbol.iterator]?: unknown } | null | undefined)?.[Symbol.iterator] !== 'function') return;
+    if (this.complete) return;
+    for (const warning of warnings) {
+      this.add(warning);
+      if (this.complete) break;
+    }
+  }
+}
+
+/** The kept warnings (see `WarningList`) of these, in order. */
+function keptWarnings(...lists: Warnings[]): string[] {
+  if (lists.length === 0) return [];
+  const list = new WarningList();
+  for (const warnings of lists) list.addAll(warnings);
+  return list.items;
 }

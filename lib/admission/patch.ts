@@ -1,5 +1,5 @@
 import fastJsonPatch, { type Operation as PatchOperation } from 'fast-json-patch';
-import { stringifyJson } from '../json.ts';
+import { exactIntegerCopy, stringifyJson } from '../json.ts';
 
 const { validate } = fastJsonPatch;
 
@@ -171,16 +171,16 @@ export function checkPatch(original: object, operations: unknown): string | unde
 
 /**
  * fast-json-patch's `validate`, which copies both through JSON.stringify: values holding a
- * bigint (an int64 beyond ±2^53) are first copied with their numbers rounded, enough to check
- * that the operations apply.
+ * bigint (an int64 beyond ±2^53) are first copied with such integers as strings of their
+ * digits, so that a `test` operation compares them exactly, as the API server's json-patch
+ * compares numbers (as written), and not rounded to the nearest double.
  */
 function validateCopies(operations: PatchOperation[], original: object): ReturnType<typeof validate> {
   try {
     return validate(operations, original);
   } catch (err) {
     if (!(err instanceof TypeError) || !/BigInt/i.test(err.message)) throw err;
-    const rounded = <T>(value: T): T => JSON.parse(stringifyJson(value)) as T;
-    return validate(rounded(operations), rounded(original));
+    return validate(exactIntegerCopy(operations), exactIntegerCopy(original));
   }
 }
 

@@ -8,7 +8,7 @@ import {
 import { completeAdmissionReview, parseAdmissionReview } from '../review/envelope.ts';
 import type { AdmissionRequest, AdmissionResponse, AdmissionReview, KubeObject } from '../review/schemas.ts';
 import { defineWebhook, isInstance, logFailure, userContext, type DefinedWebhook, type EngineAnswer, type ReviewEngine, type RunContext, type WebhookContext } from '../webhook.ts';
-import { allow, errored, isDecision, isErrored, replacedCode, sanitizeWarnings, type Decision } from './decision.ts';
+import { allow, errored, isDecision, isErrored, replacedCode, sanitizeWarnings, WarningList, type Decision } from './decision.ts';
 import { isAuditAnnotationKey, resolveEnforcement, WOULD_DENY_ANNOTATION, wouldDenyWarning } from './enforcement.ts';
 import { checkPatch, diffPatch, encodePatch, type PatchOperation } from './patch.ts';
 import { cloneJson } from '../json.ts';
@@ -24,7 +24,7 @@ export type ValidateFn<T> = (request: TypedAdmissionRequest<T>, ctx: WebhookCont
 
 /**
  * A mutating function: change `object` (a private copy, also `request.object`) in place or
- * return a new one; or return a decision: `deny(...)`, `allow(...warnings)` (after changing
+ * return a new one; or return a decision: `deny(...)`, `allow(warnings)` (after changing
  * the copy), or `patched(ops)`.
  */
 export type MutateFn<T> = (
@@ -69,7 +69,7 @@ function enforce(reg: AdmissionRegistration, outcome: Outcome, env: NodeJS.Proce
   if (problem) return { ...outcome, enforcementProblem: problem };
   if (mode === 'Deny' || isErrored(decision)) return outcome;
   const message = decision.status?.message ?? '';
-  let admitted = allow(...(mode === 'Warn' ? [wouldDenyWarning(reg.webhookName, message)] : []), ...decision.warnings);
+  let admitted = allow(mode === 'Warn' ? wouldDenyWarning(reg.webhookName, message) : [], decision.warnings);
   const annotations = { ...decision.auditAnnotations, ...(mode === 'Audit' ? { [WOULD_DENY_ANNOTATION]: message } : {}) };
   if (Object.keys(annotations).length) admitted = admitted.withAuditAnnotations(annotations);
   return { decision: admitted, wouldDeny: message, enforcement: mode };
@@ -94,7 +94,13 @@ function failureDecision(reg: AdmissionRegistration, err: unknown, ctx: RunConte
   return errored(late ? 504 : 500, message);
 }
 
-function toResponse(outcome: Outcome, extraWarnings: string[], dropped: string[] = []): Omit<AdmissionResponse, 'uid'> {
+/** The items of one list, then of the other. */
+function* concat<T>(first: Iterable<T>, second: Iterable<T>): Generator<T> {
+  yield* first;
+  yield* second;
+}
+
+function toResponse(outcome: Outcome, extraWarnings: readonly string[], dropped: string[] = []): Omit<AdmissionResponse, 'uid'> {
   const { decision, patch } = outcome;
   const response: Omit<AdmissionResponse, 'uid'> = { allowed: decision.allowed };
   if (!decision.allowed && decision.status) response.status = { ...decision.status };
@@ -103,7 +109,7 @@ function toResponse(outcome: Outcome, extraWarnings: string[], dropped: string[]
     response.patchType = 'JSONPatch';
   }
   if (decision.warnings.length || extraWarnings.length) {
-    const warnings = sanitizeWarnings(extraWarnings.length ? [...decision.warnings, ...extraWarnings] : decision.warnings);
+    const warnings = sanitizeWarnings(extraWarnings.length ? concat(decision.warnings, extraWarnings) : decision.warnings);
     if (warnings.length) response.warnings = warnings;
   }
   if (decision.auditAnnotations) {
@@ -154,7 +160,8 @@ function admissionEngine(
   return {
     parse: parseAdmissionReview,
     async run(review, ctx): Promise<EngineAnswer> {
-      const warnings: string[] = [];
+      // What ctx.warn is given, kept as the decision's warnings are (any number costs what can be shown).
+      const warnings = new WarningList();
       const dropped: string[] = [];
       let outcome: Outcome;
       let response: Omit<AdmissionResponse, 'uid'>;
@@ -162,12 +169,12 @@ function admissionEngine(
         // The response is built inside the budget too: warnings and the patch are the user's
         // output, and the time they take counts as the function's.
         [outcome, response] = await withDeadline(async () => {
-          const decided = enforce(reg, await decide(review.request, userContext(ctx, warnings)), ctx.env);
-          return [decided, toResponse(decided, warnings, dropped)] as const;
-        }, ctx.budgetMs, ctx.startedAt);
+          const decided = enforce(reg, await decide(review.request, userContext(ctx, (message) => warnings.add(message))), ctx.env);
+          return [decided, toResponse(decided, warnings.items, dropped)] as const;
+        }, ctx.budgetMs, ctx.startedAt, ctx.now);
       } catch (err) {
         outcome = { decision: failureDecision(reg, err, ctx) };
-        response = toResponse(outcome, warnings, dropped);
+        response = toResponse(outcome, warnings.items, dropped);
       }
       return {
         body: completeAdmissionReview(review, response),

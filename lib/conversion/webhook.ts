@@ -140,6 +140,38 @@ export function withoutFields<T extends Record<string, unknown>>(object: T, ...f
   return out as T;
 }
 
+/**
+ * Distinct warnings the summary line of a conversion lists, and the characters each is cut to:
+ * the line stays well within one CloudWatch Logs event (256 KB; a longer line is split) even
+ * with every character escaped in JSON (6 bytes each), and a reader acts on the first few.
+ */
+const LISTED_WARNINGS = 50;
+const LISTED_WARNING_CHARS = 512;
+
+/** What ctx.warn was given during one conversion: counted, repeats listed once, the first few kept. */
+class ConversionWarnings {
+  /** Calls with a warning (a string that is not empty). */
+  count = 0;
+  /** Calls whose warning is not listed, there being already LISTED_WARNINGS others. */
+  unlisted = 0;
+  private readonly listed = new Set<string>();
+
+  /** Counts one warning, and keeps it if it is new and there is room. */
+  add(message: unknown): void {
+    if (typeof message !== 'string' || message.length === 0) return;
+    this.count++;
+    if (this.listed.has(message)) return;
+    if (this.listed.size < LISTED_WARNINGS) this.listed.add(message);
+    else this.unlisted++;
+  }
+
+  /** The fields of the summary line: the count, the listed warnings (cut) and the calls not listed. */
+  fields(): { count: number; warnings: string[]; unlisted: number } {
+    const warnings = [...this.listed].map((w) => (w.length > LISTED_WARNING_CHARS ? w.slice(0, LISTED_WARNING_CHARS) : w));
+    return { count: this.count, warnings, unlisted: this.unlisted };
+  }
+}
+
 function failed(review: ConversionReview, message: string, fields: Record<string, unknown>): EngineAnswer {
   const response: Omit<ConversionResponse, 'uid'> = { result: { status: 'Failed', message } };
   return { body: completeConversionReview(review, response), fields: { ...fields, result: 'Failed', message } };
@@ -151,8 +183,8 @@ function conversionEngine(reg: ConversionRegistration, convert: ConvertFn): Revi
     async run(review, ctx: RunContext) {
       const { uid, desiredAPIVersion, objects } = review.request;
       const fields = { reviewVersion: review.apiVersion, uid, desiredAPIVersion, objects: objects.length };
-      const warnings: string[] = [];
-      const uctx = userContext(ctx, warnings);
+      const warnings = new ConversionWarnings();
+      const uctx = userContext(ctx, (message) => warnings.add(message));
       let index = 0;
       try {
         const converted = await withDeadline(async () => {
@@ -174,9 +206,10 @@ function conversionEngine(reg: ConversionRegistration, convert: ConvertFn): Revi
             const result = isPromise(converted) ? await converted : converted;
             out.push(verifyConverted(original, result, desiredAPIVersion, index));
           }
+          // One line however many warnings, written inside the budget: it is the converter's output.
+          if (warnings.count) ctx.log.warn('conversion warnings', { requestId: ctx.requestId, uid, ...warnings.fields() });
           return out;
-        }, ctx.budgetMs, ctx.startedAt);
-        for (const w of warnings) ctx.log.warn('conversion warning', { requestId: ctx.requestId, uid, warning: w });
+        }, ctx.budgetMs, ctx.startedAt, ctx.now);
         const response: Omit<ConversionResponse, 'uid'> = { result: { status: 'Success' }, convertedObjects: converted };
         return { body: completeConversionReview(review, response), fields: { ...fields, result: 'Success' } };
       } catch (err) {

@@ -36,6 +36,14 @@ describe('pod-policy', () => {
     );
   });
 
+  it('lists ten problems of a denial and counts the rest', async () => {
+    const containers = Array.from({ length: 25 }, (_, i) => ({ name: `p${i}`, image: 'nginx:1.25', securityContext: { privileged: true } }));
+    const result = await invoke(podPolicy, admissionReview(pod({ containers, hostNetwork: true })));
+    assert.equal(result.allowed, false);
+    const listed = containers.slice(0, 10).map((c) => `container "${c.name}" is privileged`);
+    assert.equal(result.status?.message, `pod "web" is not allowed: ${listed.join('; ')}; and 16 more`);
+  });
+
   for (const field of ['hostNetwork', 'hostPID', 'hostIPC'] as const) {
     it(`denies spec.${field}`, async () => {
       const result = await invoke(podPolicy, admissionReview(pod({ [field]: true })));

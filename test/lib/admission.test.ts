@@ -447,6 +447,66 @@ describe('failures of the user function', () => {
   });
 });
 
+describe('the time budget covers building the answer', () => {
+  /**
+   * A mutating webhook (timeoutSeconds 1: an 800 ms budget) that adds a value whose one
+   * property the adapter reads only when it writes the patch, after `mutate` has returned:
+   * reading it moves the injected clock on by `costMs`.
+   */
+  function slowPatch(failurePolicy: 'Fail' | 'Ignore', costMs: number) {
+    let time = 1_000;
+    const reads = { count: 0 };
+    const webhook = defineMutatingWebhook<Obj>({
+      name: `slow-patch-${failurePolicy.toLowerCase()}`,
+      failurePolicy,
+      timeoutSeconds: 1,
+      rules: [],
+      mutate: (o) => {
+        o.spec.extra = {
+          get costly() {
+            reads.count++;
+            time += costMs;
+            return 'written';
+          },
+        };
+      },
+    });
+    return { webhook, reads, clock: () => time };
+  }
+
+  async function run(failurePolicy: 'Fail' | 'Ignore', costMs: number) {
+    const { webhook, reads, clock } = slowPatch(failurePolicy, costMs);
+    const { logger, lines } = captureLogger();
+    const result = await invoke(webhook, admissionReview(pod()), { handlerOptions: { logger, clock } });
+    return { result, reads, line: lines.find((l) => l.msg === 'review')! };
+  }
+
+  it('patches when writing the patch stays within the budget', async () => {
+    const { result, reads, line } = await run('Fail', 100);
+    assert.equal(reads.count, 1);
+    assert.equal(result.allowed, true);
+    assert.deepEqual(result.patch, [{ op: 'add', path: '/spec/extra', value: { costly: 'written' } }]);
+    assert.equal(line.TimedOut, 0);
+  });
+
+  it('refuses a patch whose writing goes past the budget: 504 when failurePolicy is Fail', async () => {
+    const { result, reads, line } = await run('Fail', 10_000);
+    assert.equal(reads.count, 1);
+    assert.equal(result.allowed, false);
+    assert.equal(result.status?.code, 504);
+    assert.match(result.status!.message!, /did not answer within 800 ms/);
+    assert.deepEqual(result.patch, []);
+    assert.equal(line.TimedOut, 1);
+  });
+
+  it('admits unpatched, with a warning, when failurePolicy is Ignore', async () => {
+    const { result } = await run('Ignore', 10_000);
+    assert.equal(result.allowed, true);
+    assert.deepEqual(result.patch, []);
+    assert.match(result.warnings[0]!, /did not answer within 800 ms.*failurePolicy is Ignore/);
+  });
+});
+
 describe('warnings as the API server takes them', () => {
   it('drops warnings with control characters and keeps short lists as they are', () => {
     assert.deepEqual(sanitizeWarnings(['a\u0000b\u001bc', 'tab\there', 'ok', 'fine']), ['ok', 'fine']);

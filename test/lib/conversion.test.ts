@@ -99,6 +99,56 @@ describe('conversion webhooks', () => {
   });
 });
 
+describe('conversion warnings', () => {
+  /** A converter calling ctx.warn `calls` times per object, cycling through `distinct` messages. */
+  const warner = (calls: number, distinct: number, text = (i: number) => `warning ${i}`) =>
+    defineConversionWebhook({
+      name: 'warner',
+      crd: 'crontabs.example.com',
+      convert: (o, to, ctx) => {
+        for (let i = 0; i < calls; i++) ctx.warn(text(i % distinct));
+        return { ...o, apiVersion: to };
+      },
+    });
+
+  async function convert(webhook: ReturnType<typeof warner>, objects = 1) {
+    const { logger, lines } = captureLogger();
+    const review = conversionReview(
+      Array.from({ length: objects }, (_, i) => ct('example.com/v1beta1', `w${i}`, {})),
+      'example.com/v1',
+    );
+    const result = await invoke(webhook, review, { handlerOptions: { logger } });
+    return { result, lines, summaries: lines.filter((l) => l.msg === 'conversion warnings') };
+  }
+
+  it('logs 200,000 warnings (100 distinct) as one summary line: the count, the first 50 distinct, the calls not listed', async () => {
+    const { result, lines, summaries } = await convert(warner(200_000, 100));
+    assert.equal(result.status, 'Success');
+    assert.equal(lines.length, 2, `${lines.length} log lines`);
+    assert.equal(summaries.length, 1);
+    const summary = summaries[0]!;
+    assert.equal(summary.level, 'warn');
+    assert.equal(summary.count, 200_000);
+    assert.deepEqual(summary.warnings, Array.from({ length: 50 }, (_, i) => `warning ${i}`));
+    // Messages 50 to 99, 2,000 calls each.
+    assert.equal(summary.unlisted, 100_000);
+  });
+
+  it('counts the warnings of every object in the one line, repeats listed once', async () => {
+    const { summaries } = await convert(warner(3, 2), 4);
+    assert.equal(summaries.length, 1);
+    assert.equal(summaries[0]!.count, 12);
+    assert.deepEqual(summaries[0]!.warnings, ['warning 0', 'warning 1']);
+    assert.equal(summaries[0]!.unlisted, 0);
+  });
+
+  it('cuts a listed warning to 512 characters, and writes no line without warnings', async () => {
+    const { summaries } = await convert(warner(1, 1, () => 'x'.repeat(100_000)));
+    assert.deepEqual(summaries[0]!.warnings, ['x'.repeat(512)]);
+    assert.equal((await convert(warner(0, 1))).summaries.length, 0);
+  });
+});
+
 describe('conversion output checks', () => {
   const broken = (change: (o: any) => void) =>
     defineConversionWebhook({

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { allow, defineConversionWebhook, defineMutatingWebhook, defineValidatingWebhook, patched, type KubeObject } from '../../lib/index.ts';
+import { checkPatch } from '../../lib/admission/patch.ts';
 import { hasLongDigitRun, parseJson, stringifyJson } from '../../lib/json.ts';
 import { invoke, invokeRaw } from '../../lib/testing/index.ts';
 
@@ -84,14 +85,15 @@ describe('int64 numbers through mutation', () => {
       rules: [],
       mutate: (o) => {
         o.spec = structuredClone(o.spec); // a copy with the same values changes nothing
-        o.spec.a = o.spec.a + 1n;
+        // An odd number past 2^53: a double cannot hold it (it would be written ...808).
+        o.spec.b = o.spec.b - 2n;
       },
     });
     const raw = await invokeRaw(w, admissionBody(widget('c', spec)));
-    assert.equal(patchText(raw), '[{"op":"replace","path":"/spec/a","value":9007199254740994}]');
+    assert.equal(patchText(raw), '[{"op":"replace","path":"/spec/b","value":9223372036854775805}]');
     const result = await invoke(w, parseJson(admissionBody(widget('c', spec))) as never);
-    assert.equal((result.object as any).spec.a, 9007199254740994n);
-    assert.equal((result.object as any).spec.b, 9223372036854775807n);
+    assert.equal((result.object as any).spec.a, 9007199254740993n);
+    assert.equal((result.object as any).spec.b, 9223372036854775805n);
   });
 
   it('checks raw patches on objects that hold them', async () => {
@@ -102,6 +104,37 @@ describe('int64 numbers through mutation', () => {
     });
     const raw = await invokeRaw(w, admissionBody(widget('p', spec)));
     assert.equal(patchText(raw), '[{"op":"replace","path":"/spec/b","value":9223372036854775806}]');
+  });
+
+  it('checks a raw test operation against the exact value, as the API server compares the numbers written', () => {
+    const original = parseJson(widget('t', spec)) as object;
+    const test = (path: string, value: unknown) => checkPatch(original, [{ op: 'test', path, value: value as never }]);
+    assert.equal(test('/spec/b', 9223372036854775807n), undefined);
+    // Differs only past 2^53: both would be the same double.
+    assert.match(test('/spec/b', 9223372036854775806n) ?? '', /TEST_OPERATION_FAILED/);
+    assert.match(test('/spec/c', -9223372036854775807n) ?? '', /TEST_OPERATION_FAILED/);
+    assert.match(test('/spec/list', [9223372036854775806n, 1.5, BIG[0]]) ?? '', /TEST_OPERATION_FAILED/);
+    assert.equal(test('/spec/list', [9223372036854775807n, 1.5, BIG[0]]), undefined);
+    // A number is written as JSON.stringify writes it: 9223372036854775807 is the double ...808.
+    assert.match(test('/spec/b', 9223372036854775807) ?? '', /TEST_OPERATION_FAILED/);
+    assert.equal(test('/spec/a', 9007199254740993n), undefined);
+    assert.equal(checkPatch({ n: 9007199254740994n, s: 3 }, [{ op: 'test', path: '/n', value: 9007199254740994 }, { op: 'test', path: '/s', value: 3n as never }]), undefined);
+    assert.match(checkPatch({ n: 9007199254740994n }, [{ op: 'test', path: '/n', value: `${9007199254740994n}` }]) ?? '', /TEST_OPERATION_FAILED/);
+  });
+
+  it('refuses a raw patch whose test fails only past 2^53, and sends one whose test holds', async () => {
+    const webhook = (value: bigint) =>
+      defineMutatingWebhook<KubeObject>({
+        name: 'int64-test',
+        rules: [],
+        failurePolicy: 'Fail',
+        mutate: () => patched([{ op: 'test', path: '/spec/b', value: value as never }, { op: 'replace', path: '/spec/replicas', value: 4 }]),
+      });
+    const refused = JSON.parse((await invokeRaw(webhook(9223372036854775806n), admissionBody(widget('t', spec)))).body).response;
+    assert.equal(refused.allowed, false);
+    assert.equal(refused.status.code, 500);
+    const sent = await invokeRaw(webhook(9223372036854775807n), admissionBody(widget('t', spec)));
+    assert.equal(patchText(sent), '[{"op":"test","path":"/spec/b","value":9223372036854775807},{"op":"replace","path":"/spec/replicas","value":4}]');
   });
 
   it('shows validating functions the exact value', async () => {

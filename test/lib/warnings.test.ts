@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { allow, defineValidatingWebhook, sanitizeWarnings } from '../../lib/index.ts';
-import { recordWarnings, WARNING_ITEM_LIMIT, WARNINGS_TOTAL_LIMIT } from '../../lib/admission/decision.ts';
+import { allow, defineValidatingWebhook, deny, patched, sanitizeWarnings } from '../../lib/index.ts';
+import { recordWarnings, WarningList, WARNING_ITEM_LIMIT, WARNINGS_TOTAL_LIMIT } from '../../lib/admission/decision.ts';
+import { wouldDenyWarning } from '../../lib/admission/enforcement.ts';
 import { DeadlineExceeded, withDeadline } from '../../lib/deadline.ts';
 import { admissionReview, invokeRaw, readAnswer } from '../../lib/testing/index.ts';
 import { webhook as podPolicy } from '../../functions/pod-policy/index.ts';
+import { webhook as fixturePodPolicy } from '../fixtures/project/functions/pod-policy/index.ts';
 import type { Pod } from '../../functions/pod.ts';
 import { captureLogger } from '../helpers.ts';
 
@@ -55,10 +57,11 @@ function untaggedPod(count: number): Pod {
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'many', namespace: 'default' }, spec: { containers } };
 }
 
-describe('warnings on a pod with 100,000 containers', () => {
-  const pod = untaggedPod(100_000);
+describe('warnings on a pod with 150,000 containers', () => {
+  // About 5 MB of review, under Lambda's 6 MB; past V8's limit on the arguments of one call.
+  const pod = untaggedPod(150_000);
   const everyWarning = pod.spec!.containers!.map((c) => `container "${c.name}" uses image "nginx" without a tag; pin a version`);
-  const expected = referenceRecorder(everyWarning.slice(0, 200), WARNINGS_TOTAL_LIMIT, WARNING_ITEM_LIMIT);
+  const expected = recordWarnings(everyWarning, WARNINGS_TOTAL_LIMIT, WARNING_ITEM_LIMIT);
 
   // Each container is warned about through ctx.warn, and the decision carries them all too.
   const perContainer = defineValidatingWebhook<Pod>({
@@ -71,13 +74,14 @@ describe('warnings on a pod with 100,000 containers', () => {
         ctx.warn(text);
         warnings.push(text);
       }
-      return allow(...warnings);
+      return allow(warnings).withWarnings(warnings);
     },
   });
 
   for (const [label, webhook] of [
     ['pod-policy', podPolicy],
-    ['a function warning through ctx.warn and allow', perContainer],
+    ['the fixture project pod-policy', fixturePodPolicy],
+    ['a function warning through ctx.warn, allow and withWarnings', perContainer],
   ] as const) {
     it(`is answered within the deadline with the warnings the API server keeps (${label})`, { timeout: 120_000 }, async () => {
       const { logger, lines } = captureLogger();
@@ -95,6 +99,64 @@ describe('warnings on a pod with 100,000 containers', () => {
       assert.equal(line.Errored, 0);
     });
   }
+
+  it('keeps every warning of a denial admitted by Warn, the would-deny one first', async () => {
+    const webhook = defineValidatingWebhook<Pod>({
+      name: 'warn-mode',
+      rules: [],
+      enforcement: 'Warn',
+      validate: () => deny('too many untagged images').withWarnings(everyWarning),
+    });
+    const review = admissionReview(pod);
+    const result = readAnswer('validating', review, await invokeRaw(webhook, review, { handlerOptions: { logger: captureLogger().logger } }));
+    assert.equal(result.allowed, true);
+    const first = wouldDenyWarning(webhook.registration.webhookName, 'too many untagged images');
+    assert.deepEqual(result.warnings, recordWarnings([first, ...everyWarning], WARNINGS_TOTAL_LIMIT, WARNING_ITEM_LIMIT));
+  });
+
+  it('takes a list of any length in allow, patched and withWarnings', () => {
+    const kept = recordWarnings(everyWarning, WARNINGS_TOTAL_LIMIT, WARNING_ITEM_LIMIT);
+    for (const decision of [allow(everyWarning), patched([], everyWarning), deny('no').withWarnings(everyWarning), allow('first', everyWarning, 'last')]) {
+      assert.deepEqual(sanitizeWarnings(decision.warnings).filter((w) => w !== 'first'), kept);
+      assert.ok(decision.warnings.length < 200, `${decision.warnings.length} warnings kept`);
+    }
+  });
+});
+
+describe('WarningList', () => {
+  const text = fc.oneof(
+    fc.constantFrom('', 'a', 'bb', 'ccc', 'aaaaaaaaaa', 'Iñtërnâtiô', 'x\ny', '\u0085', '😀😀😀', '\ud800z', '\udc00z', ' ', 'aaaaaaaa\n', 'bbbbbbbbbbbb\u0000'),
+    fc.string({ maxLength: 12, unit: 'binary' }),
+  );
+
+  it('keeps what changes what the recorder shows, in any company (small limits)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(text, { maxLength: 12 }),
+        fc.array(text, { maxLength: 30 }),
+        fc.array(text, { maxLength: 12 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 1, max: 8 }),
+        (before, list, after, total, item) => {
+          const kept = new WarningList(total, item);
+          kept.addAll(list);
+          assert.deepEqual(recordWarnings([...before, ...kept.items, ...after], total, item), recordWarnings([...before, ...list, ...after], total, item));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('keeps nothing more once complete, and asks a generator for no more', () => {
+    let asked = 0;
+    function* endless(): Generator<string> {
+      for (;;) yield `warning number ${++asked} ${'.'.repeat(100)}`;
+    }
+    const decision = allow(endless());
+    assert.equal(decision.warnings.length, asked);
+    assert.ok(asked < 100, `asked for ${asked} warnings`);
+    assert.deepEqual(sanitizeWarnings(decision.warnings).length, sanitizeWarnings(decision.warnings.concat(['one more'])).length);
+  });
 });
 
 describe('sanitizeWarnings is the API server warning recorder', () => {
@@ -174,5 +236,12 @@ describe('withDeadline', () => {
 
   it('counts the time since the given start', async () => {
     assert.equal(await withDeadline(() => 'on time', 10_000, performance.now() - 20), 'on time');
+  });
+
+  it('measures on the clock it is given', async () => {
+    let time = 0;
+    const clock = () => time;
+    assert.equal(await withDeadline(() => ((time += 10), 'on time'), 10, 0, clock), 'on time');
+    await assert.rejects(withDeadline(() => ((time += 11), 'late'), 10, 10, clock), DeadlineExceeded);
   });
 });
