@@ -5,8 +5,8 @@ import { allow, defineValidatingWebhook, sanitizeWarnings } from '../../lib/inde
 import { recordWarnings, WARNING_ITEM_LIMIT, WARNINGS_TOTAL_LIMIT } from '../../lib/admission/decision.ts';
 import { DeadlineExceeded, withDeadline } from '../../lib/deadline.ts';
 import { admissionReview, invokeRaw, readAnswer } from '../../lib/testing/index.ts';
-import { webhook as podPolicy } from '../../functions/pod-policy/index.ts';
-import type { Pod } from '../../functions/pod.ts';
+import { webhook as podPolicy } from '../fixtures/project/functions/pod-policy/index.ts';
+import type { Pod } from '../fixtures/project/functions/pod.ts';
 import { captureLogger } from '../helpers.ts';
 
 /**
