@@ -58,13 +58,15 @@ after(() => {
 
 describe('a new project from the tarball', () => {
   it('npx klw init demo writes the project', () => {
-    const out = sh(scratch, 'npx', '--yes', '--package', `./${tarball}`, 'klw', 'init', 'demo', '--package', `file:../${tarball}`);
+    // The tarball as the user sees it, beside them: klw writes it relative to the new project.
+    const out = sh(scratch, 'npx', '--yes', '--package', `./${tarball}`, 'klw', 'init', 'demo', '--package', `file:./${tarball}`);
     assert.match(out, /created demo\/functions\/require-owner\/index\.ts/);
     for (const file of ['package.json', 'tsconfig.json', 'serverless.yml', '.gitignore', 'README.md', 'functions/require-owner/index.ts', 'test/functions/require-owner.test.ts', 'test/functions/conformance.test.ts']) {
       assert.ok(existsSync(join(demo, file)), `${file} missing`);
     }
     const pkg = JSON.parse(readFileSync(join(demo, 'package.json'), 'utf8'));
     assert.equal(pkg.type, 'module');
+    assert.equal(pkg.dependencies['kube-lambda-webhooks'], `file:../${tarball}`);
     assert.deepEqual(Object.keys(pkg.scripts), ['start', 'test', 'build', 'lint', 'deploy']);
   });
 
