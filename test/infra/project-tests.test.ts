@@ -2,11 +2,12 @@
 // runs (test/functions/conformance.test.ts), in a project with other functions, run by `klw test`.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { loadFunctions } from '../../infra/functions.ts';
+import { initProject } from '../../infra/init.ts';
 import { scaffold } from '../../infra/scaffold.ts';
 import { findTestFiles, testCommand } from '../../infra/test-runner.ts';
 
@@ -103,6 +104,38 @@ export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['
     const { code, out } = klwTest(work);
     assert.equal(code, 0, out);
     assert.match(out, /no functions in .*functions: each function is functions\/<name>\/index\.ts/);
+  });
+});
+
+describe('a klw init project of either module type', () => {
+  for (const type of ['commonjs', 'module'] as const) {
+    it(`runs its function test and the conformance checks as "type": "${type}"`, () => {
+      const dir = join(work, `init-${type}`);
+      initProject(dir);
+      // The repository's tsconfig (above) maps the package's name to its sources, as an install would.
+      rmSync(join(dir, 'tsconfig.json'));
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ ...pkg, type }, null, 2));
+      const { code, out } = klwTest(dir);
+      assert.equal(code, 0, out);
+      assert.match(out, /# Subtest: require-owner conformance/);
+      assert.match(out, /ok \d+ - answers v1 and v1beta1 reviews of what its rules match/);
+      // The conformance check and the function's two tests.
+      assert.match(out, /^# pass 3$/m);
+      assert.match(out, /^# fail 0$/m);
+    });
+  }
+
+  it('fails the conformance test when a function throws while loading, as CommonJS too', () => {
+    const dir = join(work, 'init-commonjs');
+    write(join(dir, 'functions', 'broken', 'index.ts'), "throw new Error('broken at load');\n");
+    try {
+      const { code, out } = klwTest(dir, 'test/functions/conformance.test.ts');
+      assert.notEqual(code, 0, out);
+      assert.match(out, /Error: broken at load/);
+    } finally {
+      rmSync(join(dir, 'functions', 'broken'), { recursive: true });
+    }
   });
 });
 
