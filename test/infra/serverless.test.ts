@@ -157,6 +157,8 @@ describe('serverless package (osls, offline) with the plugin', () => {
 
   it('lets a function written in serverless.yml override the generated one, and adds a new function with no YAML edit', async () => {
     scaffold(work, 'validating', 'added-later');
+    const added = join(work, 'functions', 'added-later', 'index.ts');
+    writeFileSync(added, readFileSync(added, 'utf8').replace("name: 'added-later',", "name: 'added-later',\n  lambda: { architecture: 'x86_64' },"));
     const { template } = await packageWith(
       'override',
       yml({ service: 'klw-fixture', params: { default: { throttleRate: 7, alarms: false } }, functions: { 'pod-policy': { timeout: 3, memorySize: 512, reservedConcurrency: 9, environment: { EXTRA: 'yes' } } } }),
@@ -168,6 +170,8 @@ describe('serverless package (osls, offline) with the plugin', () => {
     assert.equal(fn.Environment.Variables.EXTRA, 'yes');
     assert.ok(fn.Environment.Variables.KLW_PATH_SECRET_SSM, 'the generated environment stays under the override');
     assert.ok(lambdaOf(template, 'added-later'), 'a function added to functions/ is deployed');
+    assert.deepEqual(lambdaOf(template, 'added-later').Architectures, ['x86_64'], 'the architecture its registration asks for');
+    assert.deepEqual(fn.Architectures, ['arm64']);
     assert.deepEqual(template.Resources.HttpApiStage.Properties.RouteSettings['POST /pod-policy/{secret}'], { ThrottlingRateLimit: 7, ThrottlingBurstLimit: 14 });
     assert.equal(ofType(template, 'AWS::CloudWatch::Alarm').length, 0, 'alarms: false leaves them out');
     rmSync(join(work, 'functions', 'added-later'), { recursive: true, force: true });
