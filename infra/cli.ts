@@ -200,7 +200,7 @@ export function program(): Command {
   cli
     .command('test')
     .description('run the tests under test/ and functions/ (*.test.ts, .mts, .js, .mjs) with node --test; TypeScript through tsx')
-    .argument('[files...]', 'only these files')
+    .argument('[files...]', 'only these test files, or the test files under these folders')
     .option('--exclude <dirs...>', 'leave these folders out (test/e2e, say)')
     .option('--concurrency <n>', 'test files run at once', (v: string) => Number.parseInt(v, 10))
     .option('--reporter <name>', 'node:test reporter', 'spec')

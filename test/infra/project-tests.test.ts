@@ -9,7 +9,8 @@ import { after, describe, it } from 'node:test';
 import { loadFunctions } from '../../infra/functions.ts';
 import { initProject } from '../../infra/init.ts';
 import { scaffold } from '../../infra/scaffold.ts';
-import { findTestFiles, testCommand } from '../../infra/test-runner.ts';
+import { expandTestPaths, findTestFiles, testCommand } from '../../infra/test-runner.ts';
+import { findFunctions } from '../../lib/harness/discover.ts';
 
 const root = process.cwd();
 const KLW = join(root, 'infra', 'bin', 'klw.mjs');
@@ -98,6 +99,22 @@ export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['
     }
   });
 
+  it('warns about a folder under functions/ without an entry file, naming it, once', () => {
+    write(join(work, 'functions', 'oops', 'handler.ts'), 'export const nothing = 1;\n');
+    mkdirSync(join(work, 'functions', '.cache'), { recursive: true });
+    try {
+      const warnings: string[] = [];
+      assert.ok(!findFunctions(work, (message) => warnings.push(message)).some((f) => f.name === 'oops'));
+      assert.deepEqual(warnings, ['warning: functions/oops has no index.ts, index.mts, index.js or index.mjs: it is not a function and is skipped']);
+      const { code, out } = klwTest(work, 'test/functions/conformance.test.ts');
+      assert.equal(code, 0, out);
+      assert.equal(out.match(/functions\/oops has no index\.ts, index\.mts, index\.js or index\.mjs: it is not a function and is skipped/g)?.length, 1, out);
+    } finally {
+      rmSync(join(work, 'functions', 'oops'), { recursive: true });
+      rmSync(join(work, 'functions', '.cache'), { recursive: true });
+    }
+  });
+
   it('stays green with every function removed, saying there are none', () => {
     rmSync(join(work, 'functions'), { recursive: true });
     for (const type of ['validating', 'mutating', 'conversion']) rmSync(join(work, 'test', 'functions', `new-${type}.test.ts`));
@@ -151,7 +168,7 @@ describe('klw test', () => {
     const dir = join(outside, 'js-only');
     write(join(dir, 'test', 'a.test.mjs'), '');
     assert.deepEqual(testCommand(dir, { concurrency: 2 }), ['--test', '--test-reporter=spec', '--test-concurrency=2', 'test/a.test.mjs']);
-    assert.deepEqual(testCommand(work, { files: ['x.test.ts'], namePattern: 'conf' }), ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-name-pattern=conf', 'x.test.ts']);
+    assert.deepEqual(testCommand(work, { files: ['test/functions/conformance.test.ts'], namePattern: 'conf' }), ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-name-pattern=conf', 'test/functions/conformance.test.ts']);
   });
 
   it('says how to install tsx when TypeScript tests cannot be loaded', () => {
@@ -166,6 +183,33 @@ describe('klw test', () => {
     const { code, out } = klwTest(dir);
     assert.equal(code, 1);
     assert.match(out, /^klw: no test files \(\*\.test\.ts, \.mts, \.js, \.mjs\) under .*test or .*functions$/m);
+  });
+
+  it('runs the test files under a folder given as an argument', () => {
+    // TypeScript tests, which node --test does not look for in a folder by itself; inside the
+    // repository so tsx resolves.
+    const dir = join(work, 'folders');
+    const passing = "import { test } from 'node:test';\ntest('passes', () => {});\n";
+    for (const file of ['test/functions/a.test.ts', 'test/functions/deeper/b.test.mts', 'test/other.test.ts', 'test/functions/helper.ts']) write(join(dir, file), passing);
+    for (const folder of ['test/functions/', 'test/functions']) {
+      const { code, out } = klwTest(dir, folder);
+      assert.equal(code, 0, out);
+      assert.match(out, /^# tests 2$/m, `${folder}: a.test.ts and deeper/b.test.mts`);
+    }
+    assert.deepEqual(expandTestPaths(dir, ['test/other.test.ts', 'test/functions/', 'test/functions/a.test.ts']), ['test/other.test.ts', 'test/functions/a.test.ts', 'test/functions/deeper/b.test.mts']);
+    assert.deepEqual(expandTestPaths(dir, ['test'], ['test/functions/deeper']), ['test/functions/a.test.ts', 'test/other.test.ts']);
+  });
+
+  it('fails with a message when the paths given hold no test file, or do not exist', () => {
+    const dir = join(outside, 'folders-empty');
+    write(join(dir, 'docs', 'notes.md'), '');
+    write(join(dir, 'test', 'a.test.mjs'), "import { test } from 'node:test';\ntest('passes', () => {});\n");
+    const empty = klwTest(dir, 'docs/');
+    assert.equal(empty.code, 1, empty.out);
+    assert.match(empty.out, /^klw: no test files \(\*\.test\.ts, \.mts, \.js, \.mjs\) in docs\/$/m);
+    const missing = klwTest(dir, 'tests/');
+    assert.equal(missing.code, 1, missing.out);
+    assert.match(missing.out, /^klw: tests\/: no such test file or folder in .*folders-empty$/m);
   });
 
   it('passes on the exit code of a failing test file', () => {
