@@ -6,6 +6,8 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import fc from 'fast-check';
 import { loadFunctions } from '../../infra/functions.ts';
 import { initProject } from '../../infra/init.ts';
 import { scaffold } from '../../infra/scaffold.ts';
@@ -121,6 +123,30 @@ export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['
     const { code, out } = klwTest(work);
     assert.equal(code, 0, out);
     assert.match(out, /no functions in .*functions: each function is functions\/<name>\/index\.ts/);
+  });
+});
+
+describe('the mutating template', () => {
+  it('labels with a valid label value whatever the username', async () => {
+    const dir = join(work, 'labels');
+    scaffold(dir, 'mutating', 'label-check');
+    const { labelValue } = (await import(pathToFileURL(join(dir, 'functions', 'label-check', 'index.ts')).href)) as { labelValue: (text: string) => string };
+    // metadata.labels values, as the API server validates them.
+    const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+    assert.equal(labelValue(`${'a'.repeat(62)}-x`), 'a'.repeat(62), 'cut to 63, the trailing - goes');
+    assert.equal(labelValue(`${'a'.repeat(62)}_x`), 'a'.repeat(62));
+    assert.equal(labelValue(`${'a'.repeat(62)}.x`), 'a'.repeat(62));
+    assert.equal(labelValue(`-${'a'.repeat(70)}`), 'a'.repeat(62), 'the leading - goes after the cut');
+    assert.equal(labelValue('system:serviceaccount:ci:deployer'), 'system_serviceaccount_ci_deployer');
+    assert.equal(labelValue('::'), '');
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 100 }), (username) => {
+        const value = labelValue(username);
+        return value.length <= 63 && LABEL_VALUE.test(value);
+      }),
+    );
+    // A valid value is kept as it is.
+    fc.assert(fc.property(fc.stringMatching(/^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$/), (username) => labelValue(username) === username));
   });
 });
 
