@@ -156,7 +156,7 @@ describe('a new project from the tarball', () => {
     const body = JSON.parse(answer.body);
     assert.equal(body.response.uid, 'journey-1');
     assert.equal(body.response.allowed, false, 'a configmap without an owner label is denied');
-    assert.ok(leftOver(server.pid!).some((p) => / klw start /.test(p)), 'the check sees npm start and the klw it runs');
+    assert.ok(leftOver(server.pid!).some((p) => /klw start/.test(p)), 'the check sees npm start and the klw it runs');
     // Ctrl+C: the terminal sends SIGINT to the whole foreground process group.
     signalGroup(server, 'SIGINT');
     assert.ok([0, 'SIGINT', 130].includes(await ended(server)), `npm start did not stop on SIGINT:\n${output}`);
