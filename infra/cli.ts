@@ -7,7 +7,7 @@ import { formatFinding, lintDocuments, lintFiles, type Finding } from './lint.ts
 import { DEFAULT_CONFIGURATION_NAME, generateManifests, type Endpoints, type ManifestSet } from './manifests.ts';
 import { readDocuments, renderDocuments, writeOutput } from './output.ts';
 import { scaffold } from './scaffold.ts';
-import { EXAMPLE_FUNCTIONS, initProject } from './init.ts';
+import { EXAMPLE_FUNCTIONS, initProject, packageHint } from './init.ts';
 import { runTests } from './test-runner.ts';
 import { packageInfo } from './version.ts';
 import { enforcedWebhooks, forKubeVersion, kubeTargetFrom, lintInFunctionConditions } from './kube-versions.ts';
@@ -219,18 +219,20 @@ export function program(deps: CliDeps = {}): Command {
     .description('create a project: package.json, tsconfig.json, a first function and its test, serverless.yml')
     .argument('<dir>', 'folder to create (new or empty)')
     .addOption(new Option('--template <type>', 'kind of the first function').choices(['validating', 'mutating', 'conversion']).default('validating'))
-    .option('--package <spec>', 'how the project depends on kube-lambda-webhooks (a version range, or file:<tarball>)')
+    .option('--package <spec>', 'how the project depends on kube-lambda-webhooks: a version range, or a tarball from npm pack (file:<path> or a path, from the current folder)')
     .action((dir: string, options: { template: 'validating' | 'mutating' | 'conversion'; package?: string }) => {
       const files = initProject(resolve(root(), dir), { template: options.template, ...(options.package ? { packageSpec: options.package } : {}) });
       for (const file of files) say(`created ${dir}/${file}`);
       say(`first function: functions/${EXAMPLE_FUNCTIONS[options.template]}`);
       say(`next: cd ${dir} && npm install && npm start   (then npm test)`);
+      const hint = options.package ? undefined : packageHint();
+      if (hint) say(hint);
     });
 
   cli
     .command('test')
     .description('run the tests under test/ and functions/ (*.test.ts, .mts, .js, .mjs) with node --test; TypeScript through tsx')
-    .argument('[files...]', 'only these files')
+    .argument('[files...]', 'only these test files, or the test files under these folders')
     .option('--exclude <dirs...>', 'leave these folders out (test/e2e, say)')
     .option('--concurrency <n>', 'test files run at once', (v: string) => Number.parseInt(v, 10))
     .option('--reporter <name>', 'node:test reporter', 'spec')

@@ -1,9 +1,10 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, join, relative, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KlwError } from './functions.ts';
 import { scaffold, type FunctionType } from './scaffold.ts';
-import { packageInfo } from './version.ts';
+import { packageInfo, type PackageInfo } from './version.ts';
 
 const PROJECT_TEMPLATES = fileURLToPath(new URL('./templates/project/', import.meta.url));
 
@@ -23,8 +24,78 @@ const DEV_TOOLS = ['@types/node', 'tsx', 'typescript', 'osls', 'serverless'] as 
 /** Options of `initProject`. */
 export interface InitOptions {
   template?: FunctionType;
-  /** How the project depends on this package: a version range (default `^<this version>`), or `file:` a tarball. */
+  /**
+   * How the project depends on this package: a version range (default `^<this version>`), or a
+   * tarball or folder as `file:<path>` or a bare path, read from `cwd` and written relative to the project.
+   */
   packageSpec?: string;
+  /** The folder a path in `packageSpec` is relative to; default the process's current folder. */
+  cwd?: string;
+}
+
+// What npm reads as a path rather than a version, tag or URL: ./x, ../x, /x, ~/x, C:\x, or a tarball name.
+const LOCAL_PATH = /^(?:\.{1,2}(?:[\\/]|$)|[\\/]|~[\\/]|[a-zA-Z]:[\\/])|\.(?:tgz|tar\.gz|tar)$/;
+
+/**
+ * The dependency spec to write into the project in `root`: a `file:` spec or a bare path is read
+ * from `cwd`, must exist, and becomes `file:<path relative to root>`; anything else is kept as it is.
+ */
+export function projectPackageSpec(spec: string, root: string, cwd: string = process.cwd()): string {
+  let path: string;
+  if (spec.startsWith('file://')) path = fileURLToPath(spec);
+  else if (spec.startsWith('file:')) path = spec.slice('file:'.length);
+  // Other protocols (npm:, https:, git+ssh:, github:) are npm's to read; a drive letter is one character.
+  else if (/^[a-zA-Z][a-zA-Z0-9+.-]+:/.test(spec)) return spec;
+  else if (LOCAL_PATH.test(spec)) path = spec;
+  else return spec;
+  if (path === '~' || path.startsWith('~/') || path.startsWith('~\\')) path = join(homedir(), path.slice(1));
+  const absolute = resolve(cwd, path);
+  if (!existsSync(absolute)) {
+    throw new KlwError(`--package ${spec}: ${absolute} does not exist (a path is read from the current folder, ${cwd}; make the tarball with npm pack)`);
+  }
+  return `file:${relative(resolve(root), absolute).split(sep).join('/')}`;
+}
+
+/** Where the running klw was installed from: this package's sources, a tarball (its path), or elsewhere (the registry). */
+export type InstallOrigin = { kind: 'checkout' } | { kind: 'tarball'; tarball: string } | { kind: 'registry' };
+
+/**
+ * Where the running klw comes from, read from the files around it (no registry is asked): the
+ * sources have infra/cli.ts; an install (npx's cache included) has npm's lock file beside or
+ * above its node_modules, whose `resolved` is `file:<tarball>` for a tarball install.
+ */
+export function installOrigin(info: PackageInfo = packageInfo()): InstallOrigin {
+  if (existsSync(join(info.dir, 'infra', 'cli.ts'))) return { kind: 'checkout' };
+  const modules = dirname(info.dir);
+  if (basename(modules) !== 'node_modules') return { kind: 'registry' };
+  const prefix = dirname(modules);
+  for (const lock of [join(modules, '.package-lock.json'), join(prefix, 'package-lock.json')]) {
+    if (!existsSync(lock)) continue;
+    try {
+      const packages = (JSON.parse(readFileSync(lock, 'utf8')) as { packages?: Record<string, { resolved?: string }> }).packages ?? {};
+      const resolved = packages[`node_modules/${info.name}`]?.resolved;
+      if (resolved?.startsWith('file:')) return { kind: 'tarball', tarball: resolve(prefix, resolved.slice('file:'.length)) };
+      if (resolved) return { kind: 'registry' };
+    } catch {
+      // An unreadable lock file tells nothing; the next one may.
+    }
+  }
+  return { kind: 'registry' };
+}
+
+/**
+ * A note for `klw init` without --package when the `^<version>` it writes may not be on the
+ * registry: klw runs from a tarball or from the sources. Undefined for a registry install.
+ */
+export function packageHint(origin: InstallOrigin = installOrigin(), version: string = packageInfo().version): string | undefined {
+  const range = `kube-lambda-webhooks@^${version}`;
+  if (origin.kind === 'tarball') {
+    return `note: this klw was installed from ${origin.tarball}; the project depends on ${range}, which npm install finds only once that version is published. If it is not, run klw init again with --package ${origin.tarball}`;
+  }
+  if (origin.kind === 'checkout') {
+    return `note: this klw runs from the kube-lambda-webhooks sources; the project depends on ${range}, which npm install finds only once that version is published. If it is not, run npm pack in the sources and klw init again with --package <path of the .tgz>`;
+  }
+  return undefined;
 }
 
 /** An npm package name made from a folder name. */
@@ -73,7 +144,7 @@ export function initProject(dir: string, options: InitOptions = {}): string[] {
   if (existsSync(root) && readdirSync(root).length) throw new KlwError(`${dir} is not empty; klw init creates a project in a new or empty folder`);
   const template = options.template ?? 'validating';
   const name = projectName(root);
-  const packageSpec = options.packageSpec ?? `^${packageInfo().version}`;
+  const packageSpec = options.packageSpec === undefined ? `^${packageInfo().version}` : projectPackageSpec(options.packageSpec, root, options.cwd);
   const render = (file: string) => readFileSync(join(PROJECT_TEMPLATES, file), 'utf8').replaceAll('__PROJECT__', name);
   const files: Array<[string, string]> = [
     ['package.json', `${JSON.stringify(projectPackageJson(name, packageSpec), null, 2)}\n`],

@@ -121,7 +121,7 @@ export function routePath(registration: Registration): string {
 
 /**
  * The Serverless Framework definition of one function from its registration: the zip `klw
- * build` makes, arm64, the webhook's timeout, memory and environment, the SSM parameter
+ * build` makes, `lambda.architecture` (default arm64), the webhook's timeout, memory and environment, the SSM parameter
  * names of its secrets (never their values), reserved and provisioned concurrency, and a
  * `POST` route on the HTTP API.
  */
@@ -133,7 +133,7 @@ export function functionDefinition(registration: Registration, target: Stage, pa
   const fn: Json = {
     handler: 'index.handler',
     package: { artifact: `dist/functions/${registration.name}.zip` },
-    architecture: 'arm64',
+    architecture: registration.lambda.architecture ?? 'arm64',
     timeout: registration.timeoutSeconds,
     memorySize: registration.lambda.memorySize ?? DEFAULT_MEMORY_MB,
     environment,

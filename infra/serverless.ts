@@ -28,10 +28,36 @@ export function loadsPlugin(config: Json): boolean {
   return plugins.some((p) => p === PLUGIN_NAME || (typeof p === 'string' && p.endsWith('/serverless-plugin.mjs')));
 }
 
+/** Edits (insertions, deletions, substitutions, swaps of neighbours) between two names. */
+export function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/** The name among `names` closest to `name`, when it is close enough to be a slip of the keyboard. */
+export function nearestName(name: string, names: string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const candidate of names) {
+    const distance = editDistance(name, candidate);
+    if (!best || distance < best.distance) best = { name: candidate, distance };
+  }
+  // Two edits, and never most of the name: `by-hnad` is `by-hand`, `api` is not `app-b`.
+  return best && best.distance <= Math.min(2, Math.floor(Math.max(name.length, best.name.length) / 3)) ? best.name : undefined;
+}
+
 /**
  * Checks serverless.yml against the registrations: it loads the plugin (which deploys every
  * function in functions/), no `frameworkVersion` osls refuses, a runtime AWS Lambda still
- * lets functions be created with on `now` (a deprecated one is a warning), and every function
+ * lets functions be created with on `now` (a deprecated one is a warning), every entry of
+ * `functions:` is either a function of functions/ or a function of its own (with a `handler`
+ * or an `image`; a misspelt override names the function meant), and every function
  * written out under `functions:` (an override of the generated one) keeps the rules: a Lambda
  * timeout no longer than the webhook's, the route the manifests point at, the registration's
  * environment, reserved concurrency that neither disables the function nor is below its
@@ -50,6 +76,17 @@ export function checkServerless(config: Json, registrations: Registration[], now
   if (!loadsPlugin(config)) {
     const missing = registrations.filter((r) => !functions[r.name]);
     if (missing.length) add('serverless.yml', `plugins must list ${PLUGIN_NAME}, or ${missing.map((r) => r.name).join(', ')} ${missing.length > 1 ? 'are' : 'is'} not deployed`, 'error', 'serverless-plugin');
+  }
+  const names = registrations.map((r) => r.name);
+  for (const [key, fn] of Object.entries(functions)) {
+    if (names.includes(key) || (fn && typeof fn === 'object' && (fn.handler !== undefined || fn.image !== undefined))) continue;
+    const near = nearestName(key, names);
+    add(
+      `functions.${key}`,
+      `${key} is not a function in functions/${near ? ` (did you mean ${near}?)` : names.length ? ` (those are ${names.join(', ')})` : ''} and has no handler or image of its own: serverless package fails with: Either "handler" or "image" property needs to be set`,
+      'error',
+      'serverless-function',
+    );
   }
   for (const reg of registrations) {
     const fn: Json | undefined = functions[reg.name];

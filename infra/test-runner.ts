@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, resolve, sep } from 'node:path';
 import { KlwError } from './functions.ts';
@@ -37,6 +37,23 @@ export function findTestFiles(root: string, options: FindTestsOptions = {}): str
   return [...new Set(found)].sort();
 }
 
+/**
+ * The files `klw test <paths...>` runs: a folder stands for the test files under it (found as
+ * `findTestFiles` finds them, `exclude` applied), a file for itself. A path that does not exist,
+ * or paths that hold no test file, are an error saying so.
+ */
+export function expandTestPaths(root: string, paths: string[], exclude: string[] = []): string[] {
+  const files: string[] = [];
+  for (const path of paths) {
+    const abs = resolve(root, path);
+    if (!existsSync(abs)) throw new KlwError(`${path}: no such test file or folder in ${resolve(root)}`);
+    if (statSync(abs).isDirectory()) files.push(...findTestFiles(root, { dirs: [path], exclude }));
+    else files.push(path);
+  }
+  if (!files.length) throw new KlwError(`no test files (*.test.ts, .mts, .js, .mjs) in ${paths.join(', ')}`);
+  return [...new Set(files)];
+}
+
 /** Options of `runTests`. */
 export interface RunTestsOptions extends FindTestsOptions {
   /** Test files running at once (`--test-concurrency`). */
@@ -45,7 +62,7 @@ export interface RunTestsOptions extends FindTestsOptions {
   reporter?: string;
   /** Only tests whose name matches (`--test-name-pattern`). */
   namePattern?: string;
-  /** Files to run instead of those found. */
+  /** Files or folders (their test files) to run instead of those found. */
   files?: string[];
 }
 
@@ -54,7 +71,7 @@ export interface RunTestsOptions extends FindTestsOptions {
  * through tsx, which the project must have installed (a devDependency of every klw project).
  */
 export function testCommand(root: string, options: RunTestsOptions = {}): string[] {
-  const files = options.files?.length ? options.files : findTestFiles(root, options);
+  const files = options.files?.length ? expandTestPaths(root, options.files, options.exclude) : findTestFiles(root, options);
   if (!files.length) {
     throw new KlwError(`no test files (*.test.ts, .mts, .js, .mjs) under ${(options.dirs ?? ['test', 'functions']).map((d) => resolve(root, d)).join(' or ')}`);
   }

@@ -46,7 +46,15 @@ export interface LambdaSettings {
   environment?: Record<string, string>;
   /** Instances kept warm, for webhooks that must never cold start. */
   provisionedConcurrency?: number;
+  /** Instruction set the function runs on; default `arm64` (Graviton), `x86_64` for code that needs it. */
+  architecture?: LambdaArchitecture;
 }
+
+/** The instruction sets AWS Lambda runs functions on. */
+export const LAMBDA_ARCHITECTURES = ['arm64', 'x86_64'] as const;
+
+/** One of `LAMBDA_ARCHITECTURES`. */
+export type LambdaArchitecture = (typeof LAMBDA_ARCHITECTURES)[number];
 
 /** The rollout modes of a webhook's denials (ValidatingAdmissionPolicyBinding's `validationActions`). */
 export const ENFORCEMENT_MODES = ['Deny', 'Warn', 'Audit'] as const;
@@ -182,11 +190,19 @@ function checkTimeout(seconds: number): void {
   }
 }
 
+function checkLambda(settings: LambdaSettings | undefined): void {
+  const architecture = settings?.architecture;
+  if (architecture !== undefined && !(LAMBDA_ARCHITECTURES as readonly string[]).includes(architecture)) {
+    throw new TypeError(`lambda.architecture must be one of ${LAMBDA_ARCHITECTURES.join(', ')}, got ${JSON.stringify(architecture)}`);
+  }
+}
+
 /** Applies the good-practice defaults to an admission registration. */
 export function completeAdmissionRegistration(type: 'validating' | 'mutating', input: AdmissionRegistrationInput): AdmissionRegistration {
   checkName(input.name);
   const timeoutSeconds = input.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
   checkTimeout(timeoutSeconds);
+  checkLambda(input.lambda);
   const reg: AdmissionRegistration = {
     type,
     name: input.name,
@@ -221,6 +237,7 @@ export function completeConversionRegistration(input: ConversionRegistrationInpu
   checkName(input.name);
   const timeoutSeconds = input.timeoutSeconds ?? DEFAULT_CONVERSION_TIMEOUT_SECONDS;
   checkTimeout(timeoutSeconds);
+  checkLambda(input.lambda);
   const reg: ConversionRegistration = {
     type: 'conversion',
     name: input.name,

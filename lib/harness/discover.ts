@@ -14,15 +14,42 @@ export interface FunctionSource {
   entry: string;
 }
 
-/** The function folders under `<root>/functions` that hold an entry file, sorted by name. */
-export function findFunctions(root: string): FunctionSource[] {
+/** The warning for a folder under `functions/` that holds no entry file, so is no function. */
+export function noEntryMessage(name: string): string {
+  return `warning: functions/${name} has no ${ENTRY_FILES.slice(0, -1).join(', ')} or ${ENTRY_FILES.at(-1)}: it is not a function and is skipped`;
+}
+
+// Folders already warned about in this process, so commands that look twice say it once.
+const warned = new Set<string>();
+
+/** Writes a warning line to stderr once per folder in this process. */
+function warnOnce(folder: string, message: string): void {
+  if (warned.has(folder)) return;
+  warned.add(folder);
+  process.stderr.write(`${message}\n`);
+}
+
+/**
+ * The function folders under `<root>/functions` that hold an entry file, sorted by name. A
+ * folder without one (an entry misnamed, or a folder of shared code) is skipped with a warning
+ * through `warn`, by default on stderr once per folder in this process; hidden folders and
+ * node_modules are skipped silently.
+ */
+export function findFunctions(root: string, warn: (message: string, folder: string) => void = (message, folder) => warnOnce(folder, message)): FunctionSource[] {
   const dir = resolve(root, 'functions');
   if (!existsSync(dir)) return [];
   const found: FunctionSource[] = [];
   for (const d of readdirSync(dir, { withFileTypes: true })) {
     if (!d.isDirectory()) continue;
-    const file = ENTRY_FILES.find((f) => existsSync(join(dir, d.name, f)));
-    if (file) found.push({ name: d.name, entry: join(dir, d.name, file) });
+    const folder = join(dir, d.name);
+    const file = ENTRY_FILES.find((f) => existsSync(join(folder, f)));
+    if (file) {
+      found.push({ name: d.name, entry: join(folder, file) });
+      // Warned again should it lose its entry later (klw start --watch).
+      warned.delete(folder);
+    } else if (!d.name.startsWith('.') && d.name !== 'node_modules') {
+      warn(noEntryMessage(d.name), folder);
+    }
   }
   return found.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

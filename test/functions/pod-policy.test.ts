@@ -8,6 +8,16 @@ import { testPod } from '../helpers.ts';
 const pod = testPod;
 
 describe('pod-policy', () => {
+  it('allows a pod with 150,000 untagged containers (about 5 MB of review) with the warnings the API server keeps', async () => {
+    const containers = Array.from({ length: 150_000 }, (_, i) => ({ name: `c${i}`, image: 'nginx' }));
+    const result = await invoke(podPolicy, admissionReview(pod({ containers })));
+    assert.equal(result.allowed, true);
+    // The API server keeps whole warnings up to 4096 characters, then each cut to 256.
+    assert.ok(result.warnings.length > 0);
+    assert.ok(result.warnings.every((w) => w.startsWith('container "c')), result.warnings[0]);
+    assert.ok(result.warnings.reduce((n, w) => n + [...w].length, 0) <= 4096 + 256);
+  });
+
   it('allows a compliant pod without warnings (v1 and v1beta1)', async () => {
     for (const version of ['v1', 'v1beta1'] as const) {
       const result = await invoke(podPolicy, admissionReview(pod(), { version }));

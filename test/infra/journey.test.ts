@@ -1,8 +1,9 @@
 // A new user's journey with nothing but the package tarball: klw init, npm install (the
-// tarball and the registry), test, build, type-check, start, klw new, test again, package.
+// tarball and the registry), test, build, type-check, lint, start and Ctrl+C, klw new, test
+// again, package; and a CommonJS project that builds and runs the conformance test.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,22 +51,53 @@ function ended(child: ChildProcess): Promise<number | NodeJS.Signals> {
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal!)));
 }
 
+/**
+ * Processes still running of npm start's process group or working in the demo project (a
+ * worker that left the group still has its folder), as `pid command` lines; read from /proc.
+ */
+function leftOver(group: number): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      // Field 5 of /proc/<pid>/stat is the process group; the command (field 2) may hold spaces.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const zombie = fields[0] === 'Z';
+      const inGroup = Number(fields[2]) === group;
+      const inDemo = readlinkSync(`/proc/${pid}/cwd`).startsWith(demo);
+      if (!zombie && (inGroup || inDemo)) found.push(`${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()}`);
+    } catch {
+      // Gone while being read, or not ours to read.
+    }
+  }
+  return found;
+}
+
 after(() => {
-  // Whatever of npm start is left (a failed step stops before its own SIGTERM).
+  // Whatever of npm start is left (a failed step stops before its own SIGINT).
   signalGroup(server, 'SIGKILL');
   rmSync(scratch, { recursive: true, force: true });
 });
 
 describe('a new project from the tarball', () => {
   it('npx klw init demo writes the project', () => {
-    const out = sh(scratch, 'npx', '--yes', '--package', `./${tarball}`, 'klw', 'init', 'demo', '--package', `file:../${tarball}`);
+    // The tarball as the user sees it, beside them: klw writes it relative to the new project.
+    const out = sh(scratch, 'npx', '--yes', '--package', `./${tarball}`, 'klw', 'init', 'demo', '--package', `file:./${tarball}`);
     assert.match(out, /created demo\/functions\/require-owner\/index\.ts/);
     for (const file of ['package.json', 'tsconfig.json', 'serverless.yml', '.gitignore', 'README.md', 'functions/require-owner/index.ts', 'test/functions/require-owner.test.ts', 'test/functions/conformance.test.ts']) {
       assert.ok(existsSync(join(demo, file)), `${file} missing`);
     }
     const pkg = JSON.parse(readFileSync(join(demo, 'package.json'), 'utf8'));
     assert.equal(pkg.type, 'module');
+    assert.equal(pkg.dependencies['kube-lambda-webhooks'], `file:../${tarball}`);
     assert.deepEqual(Object.keys(pkg.scripts), ['start', 'test', 'build', 'lint', 'deploy']);
+    assert.doesNotMatch(out, /^note:/m, 'no hint when --package is given');
+  });
+
+  it('npx klw init without --package, run from the tarball, says how to depend on it', () => {
+    const out = sh(scratch, 'npx', '--yes', '--package', `./${tarball}`, 'klw', 'init', 'hinted');
+    assert.match(out, new RegExp(`^note: this klw was installed from ${join(scratch, tarball).replaceAll('.', '\\.')};.*run klw init again with --package `, 'm'));
+    rmSync(join(scratch, 'hinted'), { recursive: true, force: true });
   });
 
   it('npm install, npm test, npm run build and npx tsc --noEmit succeed', () => {
@@ -76,6 +108,10 @@ describe('a new project from the tarball', () => {
     assert.match(sh(demo, 'npm', 'run', 'build'), /require-owner .* zip/);
     assert.ok(existsSync(join(demo, 'dist', 'functions', 'require-owner.zip')));
     sh(demo, 'npx', 'tsc', '--noEmit');
+  });
+
+  it('npx klw lint finds nothing to report in the new project', () => {
+    assert.match(sh(demo, 'npx', 'klw', 'lint'), /^lint: no findings$/m);
   });
 
   it('npm start serves the function over HTTPS that verifies with the local CA, with manifests', async () => {
@@ -120,8 +156,11 @@ describe('a new project from the tarball', () => {
     const body = JSON.parse(answer.body);
     assert.equal(body.response.uid, 'journey-1');
     assert.equal(body.response.allowed, false, 'a configmap without an owner label is denied');
-    signalGroup(server, 'SIGTERM');
-    assert.ok([0, 'SIGTERM', 143].includes(await ended(server)), `npm start did not stop on SIGTERM:\n${output}`);
+    assert.ok(leftOver(server.pid!).some((p) => /klw start/.test(p)), 'the check sees npm start and the klw it runs');
+    // Ctrl+C: the terminal sends SIGINT to the whole foreground process group.
+    signalGroup(server, 'SIGINT');
+    assert.ok([0, 'SIGINT', 130].includes(await ended(server)), `npm start did not stop on SIGINT:\n${output}`);
+    assert.deepEqual(leftOver(server.pid!), [], `processes left after Ctrl+C:\n${output}`);
   });
 
   it('npx klw new mutating add-team-label, then npm test again', () => {
@@ -149,7 +188,9 @@ describe('a CommonJS project using the package', () => {
 
   it('type-checks a function against the package types and builds it with klw build', async () => {
     mkdirSync(join(cjs, 'functions', 'check'), { recursive: true });
-    const pkg = { name: 'cjs', version: '1.0.0', private: true, type: 'commonjs', dependencies: { 'kube-lambda-webhooks': `file:../${tarball}` } };
+    // tsx (the version klw init gives) runs the TypeScript conformance test below.
+    const tsx = JSON.parse(readFileSync(join(demo, 'package.json'), 'utf8')).devDependencies.tsx as string;
+    const pkg = { name: 'cjs', version: '1.0.0', private: true, type: 'commonjs', dependencies: { 'kube-lambda-webhooks': `file:../${tarball}` }, devDependencies: { tsx } };
     writeFileSync(join(cjs, 'package.json'), JSON.stringify(pkg, null, 2));
     // A bundler-style tsconfig: types come from the package's `types` conditions whatever the project's type.
     const tsconfig = { compilerOptions: { module: 'preserve', moduleResolution: 'bundler', target: 'ES2022', strict: true, noEmit: true, types: [], skipLibCheck: false }, include: ['functions'] };
@@ -177,5 +218,14 @@ describe('a CommonJS project using the package', () => {
     assert.ok(existsSync(bundle), 'klw build writes an ES module bundle, whatever the project type');
     const loaded = (await import(pathToFileURL(bundle).href)) as { handler?: unknown };
     assert.equal(typeof loaded.handler, 'function');
+  });
+
+  it('runs the conformance test klw init writes, as CommonJS', () => {
+    mkdirSync(join(cjs, 'test', 'functions'), { recursive: true });
+    cpSync(join(demo, 'test', 'functions', 'conformance.test.ts'), join(cjs, 'test', 'functions', 'conformance.test.ts'));
+    const out = sh(cjs, 'npx', 'klw', 'test');
+    assert.match(out, /check conformance/);
+    assert.match(out, /ℹ pass [1-9]/);
+    assert.match(out, /ℹ fail 0/);
   });
 });

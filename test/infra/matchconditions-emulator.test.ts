@@ -8,6 +8,7 @@ import { startApi, type RunningApi } from '../../infra/local/api.ts';
 import { answerByMatchConditions } from '../../infra/local/match-conditions.ts';
 import { defineValidatingWebhook, deny, type KubeObject } from '../../lib/index.ts';
 import { admissionReview, toEvent } from '../../lib/testing/index.ts';
+import { FIXTURE_FUNCTIONS } from '../helpers.ts';
 
 // A project inside the repository, so `kube-lambda-webhooks` resolves to this package.
 const work = mkdtempSync(join(process.cwd(), '.klw-test-conditions-'));
@@ -100,7 +101,7 @@ describe('bundles and in-function enforcement', () => {
   it('the example functions carry no CEL code', async () => {
     for (const name of ['pod-policy', 'pod-defaults', 'crontab-conversion']) {
       const out = join(work, 'examples');
-      await buildFunction(out, { name, entry: join(process.cwd(), 'functions', name, 'index.ts') });
+      await buildFunction(out, { name, entry: join(FIXTURE_FUNCTIONS, name, 'index.ts') });
       const code = readFileSync(bundlePath(out, name), 'utf8');
       for (const marker of CEL_MARKERS) assert.ok(!code.includes(marker), `${name} bundles ${marker}`);
     }

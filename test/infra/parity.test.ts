@@ -14,11 +14,11 @@ import { loadFunctions } from '../../infra/functions.ts';
 import { serverlessBin } from '../../infra/serverless.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 import { freePort } from '../e2e/cluster.ts';
-import { fixture } from '../helpers.ts';
+import { fixture, FIXTURE_FUNCTIONS } from '../helpers.ts';
 
 const root = process.cwd();
 const work = mkdtempSync(join(root, '.klw-test-'));
-cpSync(join(root, 'functions'), join(work, 'functions'), { recursive: true });
+cpSync(FIXTURE_FUNCTIONS, join(work, 'functions'), { recursive: true });
 let offline: ChildProcess | undefined;
 let offlinePort = 0;
 let api: RunningApi;

@@ -2,13 +2,17 @@
 // runs (test/functions/conformance.test.ts), in a project with other functions, run by `klw test`.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import fc from 'fast-check';
 import { loadFunctions } from '../../infra/functions.ts';
+import { initProject } from '../../infra/init.ts';
 import { scaffold } from '../../infra/scaffold.ts';
-import { findTestFiles, testCommand } from '../../infra/test-runner.ts';
+import { expandTestPaths, findTestFiles, testCommand } from '../../infra/test-runner.ts';
+import { findFunctions } from '../../lib/harness/discover.ts';
 
 const root = process.cwd();
 const KLW = join(root, 'infra', 'bin', 'klw.mjs');
@@ -97,12 +101,84 @@ export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['
     }
   });
 
+  it('warns about a folder under functions/ without an entry file, naming it, once', () => {
+    write(join(work, 'functions', 'oops', 'handler.ts'), 'export const nothing = 1;\n');
+    mkdirSync(join(work, 'functions', '.cache'), { recursive: true });
+    try {
+      const warnings: string[] = [];
+      assert.ok(!findFunctions(work, (message) => warnings.push(message)).some((f) => f.name === 'oops'));
+      assert.deepEqual(warnings, ['warning: functions/oops has no index.ts, index.mts, index.js or index.mjs: it is not a function and is skipped']);
+      const { code, out } = klwTest(work, 'test/functions/conformance.test.ts');
+      assert.equal(code, 0, out);
+      assert.equal(out.match(/functions\/oops has no index\.ts, index\.mts, index\.js or index\.mjs: it is not a function and is skipped/g)?.length, 1, out);
+    } finally {
+      rmSync(join(work, 'functions', 'oops'), { recursive: true });
+      rmSync(join(work, 'functions', '.cache'), { recursive: true });
+    }
+  });
+
   it('stays green with every function removed, saying there are none', () => {
     rmSync(join(work, 'functions'), { recursive: true });
     for (const type of ['validating', 'mutating', 'conversion']) rmSync(join(work, 'test', 'functions', `new-${type}.test.ts`));
     const { code, out } = klwTest(work);
     assert.equal(code, 0, out);
     assert.match(out, /no functions in .*functions: each function is functions\/<name>\/index\.ts/);
+  });
+});
+
+describe('the mutating template', () => {
+  it('labels with a valid label value whatever the username', async () => {
+    const dir = join(work, 'labels');
+    scaffold(dir, 'mutating', 'label-check');
+    const { labelValue } = (await import(pathToFileURL(join(dir, 'functions', 'label-check', 'index.ts')).href)) as { labelValue: (text: string) => string };
+    // metadata.labels values, as the API server validates them.
+    const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+    assert.equal(labelValue(`${'a'.repeat(62)}-x`), 'a'.repeat(62), 'cut to 63, the trailing - goes');
+    assert.equal(labelValue(`${'a'.repeat(62)}_x`), 'a'.repeat(62));
+    assert.equal(labelValue(`${'a'.repeat(62)}.x`), 'a'.repeat(62));
+    assert.equal(labelValue(`-${'a'.repeat(70)}`), 'a'.repeat(62), 'the leading - goes after the cut');
+    assert.equal(labelValue('system:serviceaccount:ci:deployer'), 'system_serviceaccount_ci_deployer');
+    assert.equal(labelValue('::'), '');
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 100 }), (username) => {
+        const value = labelValue(username);
+        return value.length <= 63 && LABEL_VALUE.test(value);
+      }),
+    );
+    // A valid value is kept as it is.
+    fc.assert(fc.property(fc.stringMatching(/^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$/), (username) => labelValue(username) === username));
+  });
+});
+
+describe('a klw init project of either module type', () => {
+  for (const type of ['commonjs', 'module'] as const) {
+    it(`runs its function test and the conformance checks as "type": "${type}"`, () => {
+      const dir = join(work, `init-${type}`);
+      initProject(dir);
+      // The repository's tsconfig (above) maps the package's name to its sources, as an install would.
+      rmSync(join(dir, 'tsconfig.json'));
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ ...pkg, type }, null, 2));
+      const { code, out } = klwTest(dir);
+      assert.equal(code, 0, out);
+      assert.match(out, /# Subtest: require-owner conformance/);
+      assert.match(out, /ok \d+ - answers v1 and v1beta1 reviews of what its rules match/);
+      // The conformance check and the function's two tests.
+      assert.match(out, /^# pass 3$/m);
+      assert.match(out, /^# fail 0$/m);
+    });
+  }
+
+  it('fails the conformance test when a function throws while loading, as CommonJS too', () => {
+    const dir = join(work, 'init-commonjs');
+    write(join(dir, 'functions', 'broken', 'index.ts'), "throw new Error('broken at load');\n");
+    try {
+      const { code, out } = klwTest(dir, 'test/functions/conformance.test.ts');
+      assert.notEqual(code, 0, out);
+      assert.match(out, /Error: broken at load/);
+    } finally {
+      rmSync(join(dir, 'functions', 'broken'), { recursive: true });
+    }
   });
 });
 
@@ -118,7 +194,7 @@ describe('klw test', () => {
     const dir = join(outside, 'js-only');
     write(join(dir, 'test', 'a.test.mjs'), '');
     assert.deepEqual(testCommand(dir, { concurrency: 2 }), ['--test', '--test-reporter=spec', '--test-concurrency=2', 'test/a.test.mjs']);
-    assert.deepEqual(testCommand(work, { files: ['x.test.ts'], namePattern: 'conf' }), ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-name-pattern=conf', 'x.test.ts']);
+    assert.deepEqual(testCommand(work, { files: ['test/functions/conformance.test.ts'], namePattern: 'conf' }), ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-name-pattern=conf', 'test/functions/conformance.test.ts']);
   });
 
   it('says how to install tsx when TypeScript tests cannot be loaded', () => {
@@ -133,6 +209,33 @@ describe('klw test', () => {
     const { code, out } = klwTest(dir);
     assert.equal(code, 1);
     assert.match(out, /^klw: no test files \(\*\.test\.ts, \.mts, \.js, \.mjs\) under .*test or .*functions$/m);
+  });
+
+  it('runs the test files under a folder given as an argument', () => {
+    // TypeScript tests, which node --test does not look for in a folder by itself; inside the
+    // repository so tsx resolves.
+    const dir = join(work, 'folders');
+    const passing = "import { test } from 'node:test';\ntest('passes', () => {});\n";
+    for (const file of ['test/functions/a.test.ts', 'test/functions/deeper/b.test.mts', 'test/other.test.ts', 'test/functions/helper.ts']) write(join(dir, file), passing);
+    for (const folder of ['test/functions/', 'test/functions']) {
+      const { code, out } = klwTest(dir, folder);
+      assert.equal(code, 0, out);
+      assert.match(out, /^# tests 2$/m, `${folder}: a.test.ts and deeper/b.test.mts`);
+    }
+    assert.deepEqual(expandTestPaths(dir, ['test/other.test.ts', 'test/functions/', 'test/functions/a.test.ts']), ['test/other.test.ts', 'test/functions/a.test.ts', 'test/functions/deeper/b.test.mts']);
+    assert.deepEqual(expandTestPaths(dir, ['test'], ['test/functions/deeper']), ['test/functions/a.test.ts', 'test/other.test.ts']);
+  });
+
+  it('fails with a message when the paths given hold no test file, or do not exist', () => {
+    const dir = join(outside, 'folders-empty');
+    write(join(dir, 'docs', 'notes.md'), '');
+    write(join(dir, 'test', 'a.test.mjs'), "import { test } from 'node:test';\ntest('passes', () => {});\n");
+    const empty = klwTest(dir, 'docs/');
+    assert.equal(empty.code, 1, empty.out);
+    assert.match(empty.out, /^klw: no test files \(\*\.test\.ts, \.mts, \.js, \.mjs\) in docs\/$/m);
+    const missing = klwTest(dir, 'tests/');
+    assert.equal(missing.code, 1, missing.out);
+    assert.match(missing.out, /^klw: tests\/: no such test file or folder in .*folders-empty$/m);
   });
 
   it('passes on the exit code of a failing test file', () => {

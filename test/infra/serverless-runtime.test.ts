@@ -95,6 +95,20 @@ describe('the plugin\'s definitions', () => {
     assert.deepEqual(throttleFor(20, params), { rate: 100, burst: 200 });
   });
 
+  it('runs a function on the architecture its registration asks for, arm64 unless it says x86_64', () => {
+    const params = pluginParams({}, 'prod');
+    const x86 = completeAdmissionRegistration('validating', { name: 'x86', rules: [], lambda: { architecture: 'x86_64' } });
+    assert.equal(functionDefinition(x86, target, params).architecture, 'x86_64');
+    assert.equal(functionDefinition(completeConversionRegistration({ name: 'conv-x86', crd: 'x.example.com', lambda: { architecture: 'x86_64' } }), target, params).architecture, 'x86_64');
+    assert.equal(functionDefinition(completeAdmissionRegistration('mutating', { name: 'arm', rules: [], lambda: { architecture: 'arm64' } }), target, params).architecture, 'arm64');
+    assert.equal(functionDefinition(conversion, target, params).architecture, 'arm64');
+    for (const architecture of ['amd64', 'x86-64', 'ARM64']) {
+      const lambda = { architecture } as unknown as { architecture: 'arm64' };
+      assert.throws(() => completeAdmissionRegistration('validating', { name: 'bad', rules: [], lambda }), new RegExp(`lambda.architecture must be one of arm64, x86_64, got "${architecture}"`));
+      assert.throws(() => completeConversionRegistration({ name: 'bad', crd: 'x.example.com', lambda }), /lambda.architecture must be one of arm64, x86_64/);
+    }
+  });
+
   it('keeps what serverless.yml says of a function, key by key', () => {
     const merged = mergeFunctions([policy, open], { 'pod-policy': { timeout: 2, environment: { B: '2' } }, mine: { handler: 'mine.handler' } }, target, pluginParams({}, 'prod'));
     assert.equal(merged['pod-policy'].timeout, 2);

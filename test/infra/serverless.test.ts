@@ -8,8 +8,8 @@ import { parse, stringify } from 'yaml';
 import { loadFunctions } from '../../infra/functions.ts';
 import { scaffold } from '../../infra/scaffold.ts';
 import { pathSecretParameterName } from '../../infra/secrets.ts';
-import { checkServerless, readServerless, runServerless } from '../../infra/serverless.ts';
-import { FIXTURE_FUNCTIONS, FIXTURE_PROJECT } from '../helpers.ts';
+import { checkServerless, editDistance, nearestName, readServerless, runServerless } from '../../infra/serverless.ts';
+import { FIXTURE_FUNCTIONS, FIXTURE_PROJECT, runKlw } from '../helpers.ts';
 
 const root = process.cwd();
 const registrations = (await loadFunctions(FIXTURE_PROJECT)).map((f) => f.registration);
@@ -40,6 +40,9 @@ describe('checkServerless', () => {
     ['a route the manifests do not point at', (c) => { c.functions = { 'pod-defaults': { events: [{ httpApi: { method: 'POST', path: '/pod-defaults' } }] } }; }, /error serverless-override pod-defaults: events must keep the route POST \/pod-defaults\/\{secret\}/],
     ['an environment value unlike the registration\'s', (c) => { c.functions = { 'pod-defaults': { environment: { DEFAULT_CPU_LIMIT: '1' } } }; }, /warning serverless-override pod-defaults: environment DEFAULT_CPU_LIMIT overrides/],
     ['reserved concurrency 0', (c) => { c.functions = { 'pod-policy': { reservedConcurrency: 0 } }; }, /error serverless-override pod-policy: reservedConcurrency 0 disables the function/],
+    ['a misspelt override', (c) => { c.functions = { 'pod-plicy': { timeout: 3 } }; }, /^error serverless-function functions.pod-plicy: pod-plicy is not a function in functions\/ \(did you mean pod-policy\?\) and has no handler or image of its own: serverless package fails with: Either "handler" or "image" property needs to be set$/],
+    ['an override of no function at all', (c) => { c.functions = { checker: { timeout: 3 } }; }, /^error serverless-function functions.checker: checker is not a function in functions\/ \(those are crontab-conversion, pod-defaults, pod-policy\) and has no handler/],
+    ['an empty function entry', (c) => { c.functions = { 'pod-default': null }; }, /^error serverless-function functions.pod-default: .*did you mean pod-defaults\?/],
     ['reserved below provisioned concurrency', (c) => { c.functions = { 'pod-policy': { reservedConcurrency: 2, provisionedConcurrency: 4 } }; }, /reservedConcurrency 2 is below provisionedConcurrency 4/],
   ];
   for (const [name, change, pattern] of broken) {
@@ -60,8 +63,17 @@ describe('checkServerless', () => {
 
   it('accepts overrides that keep the rules', () => {
     const config = readServerless(root);
-    config.functions = { 'pod-policy': { timeout: 3, memorySize: 1024, reservedConcurrency: 50, provisionedConcurrency: 2, events: [{ httpApi: { method: 'POST', path: '/pod-policy/{secret}' } }] }, other: { handler: 'x.handler' } };
+    config.functions = { 'pod-policy': { timeout: 3, memorySize: 1024, reservedConcurrency: 50, provisionedConcurrency: 2, events: [{ httpApi: { method: 'POST', path: '/pod-policy/{secret}' } }] }, other: { handler: 'x.handler' }, 'pod-polcy': { image: 'repo/img:1' } };
     assert.deepEqual(messages(config), []);
+  });
+
+  it('names a near miss only when it is a slip of the keyboard', () => {
+    assert.equal(nearestName('by-hnad', ['by-hand', 'by-head']), 'by-hand');
+    assert.equal(editDistance('by-hnad', 'by-hand'), 1, 'two letters swapped is one edit');
+    assert.equal(nearestName('pod-polcy', ['pod-defaults', 'pod-policy']), 'pod-policy');
+    assert.equal(nearestName('podpolicy-x', ['pod-policy']), undefined, 'three edits away');
+    assert.equal(nearestName('api', ['app-b']), undefined, 'most of a short name');
+    assert.equal(nearestName('anything', []), undefined);
   });
 });
 
@@ -161,6 +173,8 @@ describe('serverless package (osls, offline) with the plugin', () => {
 
   it('lets a function written in serverless.yml override the generated one, and adds a new function with no YAML edit', async () => {
     scaffold(work, 'validating', 'added-later');
+    const added = join(work, 'functions', 'added-later', 'index.ts');
+    writeFileSync(added, readFileSync(added, 'utf8').replace("name: 'added-later',", "name: 'added-later',\n  lambda: { architecture: 'x86_64' },"));
     const { template } = await packageWith(
       'override',
       yml({ service: 'klw-fixture', params: { default: { throttleRate: 7, alarms: false } }, functions: { 'pod-policy': { timeout: 3, memorySize: 512, reservedConcurrency: 9, environment: { EXTRA: 'yes' } } } }),
@@ -172,9 +186,22 @@ describe('serverless package (osls, offline) with the plugin', () => {
     assert.equal(fn.Environment.Variables.EXTRA, 'yes');
     assert.ok(fn.Environment.Variables.KLW_PATH_SECRET_SSM, 'the generated environment stays under the override');
     assert.ok(lambdaOf(template, 'added-later'), 'a function added to functions/ is deployed');
+    assert.deepEqual(lambdaOf(template, 'added-later').Architectures, ['x86_64'], 'the architecture its registration asks for');
+    assert.deepEqual(fn.Architectures, ['arm64']);
     assert.deepEqual(template.Resources.HttpApiStage.Properties.RouteSettings['POST /pod-policy/{secret}'], { ThrottlingRateLimit: 7, ThrottlingBurstLimit: 14 });
     assert.equal(ofType(template, 'AWS::CloudWatch::Alarm').length, 0, 'alarms: false leaves them out');
     rmSync(join(work, 'functions', 'added-later'), { recursive: true, force: true });
+  });
+
+  it('klw lint reports a misspelt function override that serverless package refuses', async () => {
+    const config = yml({ service: 'klw-fixture', functions: { 'pod-plicy': { timeout: 3 } } });
+    writeFileSync(join(work, 'serverless.yml'), config);
+    const lint = await runKlw('--root', work, 'lint');
+    assert.equal(lint.code, 1, lint.stderr);
+    assert.match(lint.stderr, /error serverless-function functions.pod-plicy: pod-plicy is not a function in functions\/ \(did you mean pod-policy\?\)/);
+    const packaged = await runServerless(work, ['package', '--stage', 'test', '--package', join(out, 'misspelt')], env);
+    assert.notEqual(packaged.code, 0);
+    assert.match(packaged.stdout + packaged.stderr, /Either "handler" or "image" property needs to be set/);
   });
 
   it('says so when packaging for a runtime AWS Lambda blocks', async () => {

@@ -1,5 +1,6 @@
 // What may import what: the Lambda runtime (lib/) never pulls tool code, the tools (infra/) never
 // reach into the test kit (lib/testing/); both share lib/harness/ (events, reviews, invoke, discovery).
+// The toolkit's tests use the fixture functions of test/fixtures/project, never the examples in functions/.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -32,6 +33,41 @@ export function violations(files: Array<{ file: string; text: string }>, forbidd
   );
 }
 
+/** Folders whose tests must use the fixture project, never the repository's example functions. */
+const TOOLKIT_TESTS = ['test/lib', 'test/infra'];
+
+/**
+ * `file:line -> what` for every reference of the files to the repository's functions/ folder:
+ * relative imports and `new URL(…, import.meta.url)` landing there, paths joined onto the
+ * repository root (`process.cwd()` or a variable set to it) and cwd-relative file calls.
+ */
+export function exampleReferences(files: Array<{ file: string; text: string }>): string[] {
+  const inExamples = (target: string) => target === 'functions' || target.startsWith('functions/');
+  return files.flatMap(({ file, text }) => {
+    const roots = ['process\\.cwd\\(\\)', ...[...text.matchAll(/(?:const|let)\s+(\w+)\s*=\s*process\.cwd\(\)/g)].map((m) => m[1]!)];
+    const joined = new RegExp(`(?:join|resolve)\\(\\s*(?:${roots.join('|')})\\s*,\\s*['"\`](?:\\.\\/)?functions(?:['"\`/])`);
+    const cwdRelative = /(?:readFileSync|existsSync|readdirSync|statSync|cpSync)\(\s*['"`](?:\.\/)?functions\//;
+    const urls = /new URL\(\s*['"`](\.{1,2}\/[^'"`]+)['"`]\s*,\s*import\.meta\.url/g;
+    return text.split('\n').flatMap((line, i) => {
+      const where = `${file}:${i + 1}`;
+      const targets = [
+        ...relativeImports(file, line),
+        ...[...line.matchAll(urls)].map((m) => relative(root, resolve(root, dirname(file), m[1]!))),
+      ].filter(inExamples);
+      const found = targets.map((t) => `${where} -> ${t}`);
+      if (joined.test(line) || cwdRelative.test(line)) found.push(`${where} -> ${line.trim()}`);
+      return found;
+    });
+  });
+}
+
+/** Every TypeScript file under a folder, tests included, relative to the repository. */
+function allSources(dir: string): string[] {
+  return readdirSync(join(root, dir), { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile() && /\.(ts|mts)$/.test(d.name))
+    .map((d) => relative(root, join(d.parentPath, d.name)));
+}
+
 const read = (files: string[]) => files.map((file) => ({ file, text: readFileSync(join(root, file), 'utf8') }));
 const lib = sources('lib');
 const runtime = lib.filter((f) => !f.startsWith('lib/testing/') && !f.startsWith('lib/harness/'));
@@ -54,6 +90,40 @@ describe('layers', () => {
 
   it('the tools never reach into the test kit', () => {
     assert.deepEqual(violations(read(sources('infra')), ['lib/testing']), []);
+  });
+
+  it('the examples check sees imports, URLs and paths into functions/ and can fail', () => {
+    // Quotes are spliced in so this file's own samples are not references themselves.
+    const q = "'";
+    const sample = [
+      {
+        file: 'test/lib/x.test.ts',
+        text: [
+          `import { webhook } from ${q}../../functions/pod-policy/index.ts${q};`,
+          `import type { Pod } from ${q}../fixtures/project/functions/pod.ts${q};`,
+          `const root = process.cwd();`,
+          `const entry = join(root, ${q}functions${q}, name, ${q}index.ts${q});`,
+          `const other = join(process.cwd(), ${q}functions/pod-policy${q});`,
+          `const fixture = join(root, ${q}test${q}, ${q}functions${q});`,
+          `const url = new URL(${q}../../functions/pod.ts${q}, import.meta.url);`,
+          `const text = readFileSync(${q}functions/pod.ts${q}, 'utf8');`,
+          `const own = readFileSync(${q}test/functions/conformance.test.ts${q}, 'utf8');`,
+        ].join('\n'),
+      },
+    ];
+    assert.deepEqual(exampleReferences(sample), [
+      'test/lib/x.test.ts:1 -> functions/pod-policy/index.ts',
+      `test/lib/x.test.ts:4 -> const entry = join(root, ${q}functions${q}, name, ${q}index.ts${q});`,
+      `test/lib/x.test.ts:5 -> const other = join(process.cwd(), ${q}functions/pod-policy${q});`,
+      'test/lib/x.test.ts:7 -> functions/pod.ts',
+      `test/lib/x.test.ts:8 -> const text = readFileSync(${q}functions/pod.ts${q}, 'utf8');`,
+    ]);
+  });
+
+  it('the toolkit tests use the fixture project, never the example functions', () => {
+    const files = TOOLKIT_TESTS.flatMap(allSources);
+    assert.ok(files.includes('test/lib/warnings.test.ts') && files.includes('test/infra/parity.test.ts'), 'the toolkit tests were found');
+    assert.deepEqual(exampleReferences(read(files)), []);
   });
 
   it('a function bundle holds no tool, test-kit or harness code', async () => {

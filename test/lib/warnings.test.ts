@@ -6,9 +6,8 @@ import { recordWarnings, WarningList, WARNING_ITEM_LIMIT, WARNINGS_TOTAL_LIMIT }
 import { wouldDenyWarning } from '../../lib/admission/enforcement.ts';
 import { DeadlineExceeded, withDeadline } from '../../lib/deadline.ts';
 import { admissionReview, invokeRaw, readAnswer } from '../../lib/testing/index.ts';
-import { webhook as podPolicy } from '../../functions/pod-policy/index.ts';
-import { webhook as fixturePodPolicy } from '../fixtures/project/functions/pod-policy/index.ts';
-import type { Pod } from '../../functions/pod.ts';
+import { webhook as podPolicy } from '../fixtures/project/functions/pod-policy/index.ts';
+import type { Pod } from '../fixtures/project/functions/pod.ts';
 import { captureLogger } from '../helpers.ts';
 
 /**
@@ -79,8 +78,7 @@ describe('warnings on a pod with 150,000 containers', () => {
   });
 
   for (const [label, webhook] of [
-    ['pod-policy', podPolicy],
-    ['the fixture project pod-policy', fixturePodPolicy],
+    ['the fixture project pod-policy', podPolicy],
     ['a function warning through ctx.warn, allow and withWarnings', perContainer],
   ] as const) {
     it(`is answered within the deadline with the warnings the API server keeps (${label})`, { timeout: 120_000 }, async () => {
