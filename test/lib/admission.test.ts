@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import {
   allow,
@@ -409,20 +408,17 @@ describe('failures of the user function', () => {
       failurePolicy,
       timeoutSeconds: 1,
       rules: [],
-      validate: async () => {
-        await sleep(2000);
-        return allow();
-      },
+      // Never answers: whatever answer comes is the deadline's.
+      validate: () => new Promise<never>(() => {}),
     });
 
   it('answers a slow function before the API server gives up: 504 when failurePolicy is Fail', async () => {
-    const started = Date.now();
     const result = await invoke(slow('Fail'), admissionReview(pod()));
-    const took = Date.now() - started;
     assert.equal(result.allowed, false);
     assert.equal(result.status?.code, 504);
     assert.equal(result.status?.reason, 'Timeout');
-    assert.ok(took < 1000, `answered after ${took} ms, the webhook timeout is 1000 ms`);
+    // 80% of the webhook's 1 s timeout, so the answer reaches the API server before it gives up.
+    assert.match(result.status?.message ?? '', /did not answer within 800 ms/);
   });
 
   it('answers a slow function with an allow and a warning when failurePolicy is Ignore', async () => {
@@ -434,15 +430,12 @@ describe('failures of the user function', () => {
   it('takes the tighter of timeoutSeconds, the URL timeout and the Lambda time left', async () => {
     const w = slow('Fail');
     const handler = w.withOptions({ logger: captureLogger().logger });
-    const started = Date.now();
     const event = eventWith('http', admissionReview(pod()), (e) => {
       e.queryStringParameters = { timeout: '1s' };
     });
     // Lambda time left (500 ms → a 400 ms budget) is tighter than the URL's 1 s (an 800 ms budget).
     const result = await handler(event, { awsRequestId: 'r', getRemainingTimeInMillis: () => 500 });
     assert.equal(bodyOf(result).response.status.code, 504);
-    const took = Date.now() - started;
-    assert.ok(took < 750, `answered after ${took} ms`);
     assert.match(bodyOf(result).response.status.message, /did not answer within 400 ms/);
   });
 });
