@@ -73,6 +73,24 @@ export function untilStopped(stop: () => Promise<void>, exit: (code: number) => 
   });
 }
 
+/**
+ * Starts a server and runs it until SIGINT or SIGTERM. The signal handlers are in place before
+ * it starts, so a signal that comes as soon as it says it is ready (or while it is starting)
+ * stops it cleanly instead of killing the process with the signal's default action.
+ */
+export async function serveUntilStopped<T>(start: () => Promise<T>, stop: (server: T) => Promise<void>): Promise<void> {
+  let starting: Promise<T> | undefined;
+  const stopped = untilStopped(async () => stop(await starting!));
+  starting = start();
+  try {
+    await starting;
+  } catch (err) {
+    stopped.catch(() => {}); // a later signal finds nothing to stop
+    throw err;
+  }
+  await stopped;
+}
+
 function inspectPort(value: boolean | string | undefined): number | undefined {
   if (value === undefined || value === false) return undefined;
   if (value === true) return DEFAULT_INSPECT_PORT;
@@ -202,8 +220,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
     );
 
   apiOptions(local.command('start-api').description('serve every function over HTTPS with a local CA, as API Gateway or a function URL would')).action(async (options: ApiCommandOptions) => {
-    const api = await serveApi(options);
-    await untilStopped(() => api.close());
+    await serveUntilStopped(() => serveApi(options), (api) => api.close());
   });
 
   logOptions(
@@ -218,19 +235,24 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       .option('--env-vars <file>', 'environment variables, SAM format: {"Parameters": {...}, "<function>": {...}}'),
   ).action(async (options: { host: string; port: number; concurrency?: number; stateDir: string; watch?: boolean; envVars?: string; logFormat?: LogFormat; logFile?: string }) => {
     const log = logSink(options.logFormat ?? defaultLogFormat(), options.logFile && resolve(options.logFile));
-    const lambda = await startLambda({
-      root: root(),
-      host: options.host,
-      port: options.port,
-      stateDir: options.stateDir,
-      log,
-      functionLog: log,
-      ...(options.concurrency ? { concurrency: options.concurrency } : {}),
-      ...(options.watch ? { watch: true } : {}),
-      ...(options.envVars ? { envVars: readEnvVars(options.envVars, (m) => say(`klw: warning: ${m}`)) } : {}),
-    });
-    say(`Lambda Invoke API at ${lambda.endpoint} (new LambdaClient({ endpoint: '${lambda.endpoint}' }))`);
-    await untilStopped(() => lambda.close());
+    await serveUntilStopped(
+      async () => {
+        const lambda = await startLambda({
+          root: root(),
+          host: options.host,
+          port: options.port,
+          stateDir: options.stateDir,
+          log,
+          functionLog: log,
+          ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+          ...(options.watch ? { watch: true } : {}),
+          ...(options.envVars ? { envVars: readEnvVars(options.envVars, (m) => say(`klw: warning: ${m}`)) } : {}),
+        });
+        say(`Lambda Invoke API at ${lambda.endpoint} (new LambdaClient({ endpoint: '${lambda.endpoint}' }))`);
+        return lambda;
+      },
+      (lambda) => lambda.close(),
+    );
   });
 
   local
@@ -284,22 +306,27 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
           say(`klw: re-applying failed: ${(err as Error).message}`);
         }
       };
-      const api = await serveApi(options, options.apply ? apply : undefined).catch(async (err: unknown) => {
-        if (options.apply && readRecord(stateDir)) await unregister(kubectl, stateDir, say).catch(() => {});
-        throw err;
-      });
-      if (!options.apply) {
-        say(`register them with a cluster whose API server can reach ${api.url}:`);
-        say(`  kubectl apply -f ${api.manifestsPath}${options.kubeconfig ? ` --kubeconfig ${options.kubeconfig}` : ''}`);
-        say('  (or klw start --apply: registered while it runs, undone when it stops)');
-      }
-      say('press Ctrl+C to stop');
-      await untilStopped(async () => {
-        if (options.apply) {
-          say('removing what --apply registered:');
-          await unregister(kubectl, stateDir, say).catch((err: unknown) => say(`klw: ${(err as Error).message}`));
-        }
-        await api.close();
-      });
+      await serveUntilStopped(
+        async () => {
+          const api = await serveApi(options, options.apply ? apply : undefined).catch(async (err: unknown) => {
+            if (options.apply && readRecord(stateDir)) await unregister(kubectl, stateDir, say).catch(() => {});
+            throw err;
+          });
+          if (!options.apply) {
+            say(`register them with a cluster whose API server can reach ${api.url}:`);
+            say(`  kubectl apply -f ${api.manifestsPath}${options.kubeconfig ? ` --kubeconfig ${options.kubeconfig}` : ''}`);
+            say('  (or klw start --apply: registered while it runs, undone when it stops)');
+          }
+          say('press Ctrl+C to stop');
+          return api;
+        },
+        async (api) => {
+          if (options.apply) {
+            say('removing what --apply registered:');
+            await unregister(kubectl, stateDir, say).catch((err: unknown) => say(`klw: ${(err as Error).message}`));
+          }
+          await api.close();
+        },
+      );
     });
 }
