@@ -36,10 +36,14 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
   const isMutating = 'mutate' in definition;
   // The defaults the registration will get (failurePolicy by type, the webhook name).
   const { failurePolicy, webhookName } = completeAdmissionRegistration(isMutating ? 'mutating' : 'validating', definition);
-  // Built on the first review, not when the module loads: loading the function (lint,
-  // manifests, the emulator) then compiles nothing, and the cold start pays the same.
+  // Inside Lambda the conditions are compiled when the module loads: in the init phase (done
+  // ahead of time with provisioned concurrency), not in the first review's time budget.
+  // Elsewhere (lint, manifests, the emulator's loading of registrations, tests) they are
+  // compiled on the first review, so loading the function compiles nothing. An expression
+  // that does not compile never throws here: evaluating it is an error under failurePolicy.
   let matcher: Matcher | undefined;
   const conditions = () => (matcher ??= createMatcher(definition.matchConditions ?? [], failurePolicy, { skipAuthorizer: true, typeCheck: false }));
+  if (process.env.AWS_LAMBDA_FUNCTION_NAME) conditions();
   type Enforcing = D & { enforceMatchConditions: true };
   if (isMutating) {
     const { mutate } = definition as MutatingWebhookDefinition<any>;

@@ -99,7 +99,22 @@ describe('enforceMatchConditions (in-function enforcement)', () => {
     assert.equal(calls, 0);
   });
 
-  it('compiles the conditions on the first review, not when the function is defined', async () => {
+  it('inside Lambda, compiles the conditions when the function is defined (the init phase), not in the first review', () => {
+    const before = regexCacheSize();
+    const saved = process.env.AWS_LAMBDA_FUNCTION_NAME;
+    process.env.AWS_LAMBDA_FUNCTION_NAME = 'eager';
+    try {
+      defineValidatingWebhook(
+        enforceMatchConditions({ name: 'eager', rules: podRules, matchConditions: [{ name: 'named', expression: "object.metadata.name.matches('^eager-[0-9]+$')" }], validate: () => deny('named') }),
+      );
+    } finally {
+      if (saved === undefined) delete process.env.AWS_LAMBDA_FUNCTION_NAME;
+      else process.env.AWS_LAMBDA_FUNCTION_NAME = saved;
+    }
+    assert.equal(regexCacheSize(), before + 1);
+  });
+
+  it('outside Lambda, compiles the conditions on the first review, not when the function is defined', async () => {
     // Compiling checks regex literals, which puts them in the pattern cache: its size shows when.
     const before = regexCacheSize();
     const lazy = defineValidatingWebhook(
