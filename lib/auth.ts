@@ -14,10 +14,14 @@ export const PATH_SECRET_ENV = 'KLW_PATH_SECRET';
 export const PATH_SECRET_SSM_ENV = 'KLW_PATH_SECRET_SSM';
 
 /**
- * A path secret as klw makes them (base64url of 32 random bytes is 43 characters); 22
- * base64url characters are the fewest that carry 128 bits, so shorter ones are refused.
+ * Fewest characters of a path secret: 22 base64url characters are the fewest that carry 128
+ * bits, so shorter ones are refused (klw makes 43: base64url of 32 random bytes).
  */
-export const PATH_SECRET_PATTERN = /^[A-Za-z0-9_-]{22,256}$/;
+export const PATH_SECRET_MIN_LENGTH = 22;
+/** Most characters of a path secret: one URL path segment, well within what proxies pass on. */
+export const PATH_SECRET_MAX_LENGTH = 256;
+/** A path secret: base64url characters, PATH_SECRET_MIN_LENGTH to PATH_SECRET_MAX_LENGTH of them. */
+export const PATH_SECRET_PATTERN = new RegExp(`^[A-Za-z0-9_-]{${PATH_SECRET_MIN_LENGTH},${PATH_SECRET_MAX_LENGTH}}$`);
 
 /** Authentication is configured in a way that cannot work (an empty token, a short secret). */
 export class AuthConfigError extends Error {
@@ -155,7 +159,7 @@ export function parsePathSecrets(value: string, origin: string): string[] {
   if (!secrets.length) throw new AuthConfigError(`${origin} is set but empty`);
   if (secrets.length > 2) throw new AuthConfigError(`${origin} holds ${secrets.length} secrets; at most two (current,previous)`);
   if (!secrets.every((s) => PATH_SECRET_PATTERN.test(s))) {
-    throw new AuthConfigError(`${origin} holds a secret that is not 22 to 256 URL-safe characters (A-Z a-z 0-9 _ -)`);
+    throw new AuthConfigError(`${origin} holds a secret that is not ${PATH_SECRET_MIN_LENGTH} to ${PATH_SECRET_MAX_LENGTH} URL-safe characters (A-Z a-z 0-9 _ -)`);
   }
   return secrets;
 }
@@ -212,11 +216,6 @@ export function pathSecretOf(path: string, pathParameters: Record<string, string
   return last || undefined;
 }
 
-/**
- * Segments this long could be a secret (the fewest characters a valid one has); a stage or a
- * prefix is shorter, so a segment before the function's own is kept only when it is shorter.
- */
-const SECRET_LENGTH_MIN = 22;
 
 /**
  * A request path fit for logs: everything after the function's own segment is replaced by
@@ -228,7 +227,8 @@ export function redactPath(path: string, functionName: string): string {
   const segments = path.split('/');
   const at = segments.indexOf(functionName);
   if (at < 0) return path === '/' || path === '' ? path : '/***';
-  const before = segments.slice(0, at).map((s) => (s.length >= SECRET_LENGTH_MIN ? '***' : s));
+  // A segment as long as the shortest secret could be one; a stage or a prefix is shorter.
+  const before = segments.slice(0, at).map((s) => (s.length >= PATH_SECRET_MIN_LENGTH ? '***' : s));
   return [...before, functionName, ...(segments.length > at + 1 ? ['***'] : [])].join('/');
 }
 

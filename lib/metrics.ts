@@ -4,8 +4,8 @@
  *
  * Written directly rather than with Powertools for AWS Lambda (Metrics): measured with esbuild
  * (minified, node20), Powertools Metrics 2.36 adds 15.3 KB to a function's bundle and writes
- * its metrics as a line of its own (publishStoredMetrics), where the issue asks for the
- * existing line; the format needs only the few members below.
+ * its metrics as a line of its own (publishStoredMetrics), where the metrics belong in the
+ * review's own line; the format needs only the few members below.
  * Specification: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html
  */
 import type { Registration } from './registration.ts';
@@ -27,6 +27,16 @@ export const CONVERSION_METRICS = ['Duration', 'Objects', 'Failures', 'Errored',
  * itself (`AdapterFault`, 500). Each is a 0/1 count per request, per webhook.
  */
 export const REQUEST_METRICS = ['Unauthenticated', 'AuthMisconfigured', 'AdapterFault'] as const;
+/** The metrics of a refusal by caller authentication's line. */
+const REFUSAL_METRICS = REQUEST_METRICS.filter((name) => name !== 'AdapterFault');
+/** The metrics of an adapter fault's line. */
+const FAULT_METRICS = REQUEST_METRICS.filter((name) => name === 'AdapterFault');
+
+/** The metrics namespace from the environment (KLW_METRICS_NAMESPACE), or undefined when it is `off`. */
+function metricsNamespace(env: NodeJS.ProcessEnv): string | undefined {
+  const namespace = env[METRICS_NAMESPACE_ENV]?.trim() || DEFAULT_METRICS_NAMESPACE;
+  return namespace === 'off' ? undefined : namespace;
+}
 
 /** How a user function's run failed, as the engines report it to the handler. */
 export type FailureKind = 'error' | 'timeout';
@@ -49,8 +59,8 @@ const none: MetricsWriter = () => ({});
  * the writer sets itself; `KLW_METRICS_NAMESPACE=off` turns metrics off.
  */
 export function metricsFor(registration: Registration, env: NodeJS.ProcessEnv = process.env): MetricsWriter {
-  const namespace = env[METRICS_NAMESPACE_ENV]?.trim() || DEFAULT_METRICS_NAMESPACE;
-  if (namespace === 'off') return none;
+  const namespace = metricsNamespace(env);
+  if (!namespace) return none;
   const webhook = registration.name;
   const admission = registration.type !== 'conversion';
   const names = admission ? ADMISSION_METRICS : CONVERSION_METRICS;
@@ -104,12 +114,12 @@ export interface RequestMetricsWriter {
  * operation); `KLW_METRICS_NAMESPACE=off` turns them off too.
  */
 export function requestMetricsFor(registration: Registration, env: NodeJS.ProcessEnv = process.env): RequestMetricsWriter {
-  const namespace = env[METRICS_NAMESPACE_ENV]?.trim() || DEFAULT_METRICS_NAMESPACE;
-  if (namespace === 'off') return { refusal: () => ({}), fault: () => ({}) };
+  const namespace = metricsNamespace(env);
+  if (!namespace) return { refusal: () => ({}), fault: () => ({}) };
   const webhook = registration.name;
   const directive = (names: readonly string[]): Directive[] => [{ Namespace: namespace, Dimensions: [['webhook']], Metrics: names.map((Name) => ({ Name, Unit: 'Count' })) }];
-  const refusals = directive(['Unauthenticated', 'AuthMisconfigured']);
-  const faults = directive(['AdapterFault']);
+  const refusals = directive(REFUSAL_METRICS);
+  const faults = directive(FAULT_METRICS);
   return {
     refusal: (status) => ({
       webhook,

@@ -113,7 +113,7 @@ function attempt<T>(fn: () => T): T | undefined {
  * a value that throws when asked (no prototype, a throwing `toString` or `message`, a revoked
  * Proxy) is described by its `Object.prototype.toString` tag, or its type.
  */
-export function describeThrown(err: unknown): { error: string; stack?: string } {
+function describeThrown(err: unknown): { error: string; stack?: string } {
   const error =
     attempt(() => (err instanceof Error ? `${err.name}: ${err.message}` : String(err))) ??
     attempt(() => Object.prototype.toString.call(err)) ??

@@ -15,7 +15,7 @@ export interface FunctionSource {
 }
 
 /** The warning for a folder under `functions/` that holds no entry file, so is no function. */
-export function noEntryMessage(name: string): string {
+function noEntryMessage(name: string): string {
   return `warning: functions/${name} has no ${ENTRY_FILES.slice(0, -1).join(', ')} or ${ENTRY_FILES.at(-1)}: it is not a function and is skipped`;
 }
 
