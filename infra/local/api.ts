@@ -154,6 +154,12 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   // The path the API server calls starts with the public URL's path (a tunnel's prefix).
   const prefix = publicUrl ? new URL(publicUrl).pathname.replace(/\/+$/, '') : '';
 
+  /** True when the function's URL, and so every call of it, carries the path secret. */
+  const usesSecret = (name: string) => {
+    const reg = project.registration(name);
+    return reg !== undefined && usesPathSecret(reg);
+  };
+
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const server: Server = createHttpsServer({ key: certs.keyPem, cert: certs.certPem, ...serverOptions(timeouts) }, (req, res) => {
     void (async () => {
@@ -169,8 +175,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       // As API Gateway's `/<name>/{secret}` route and the function itself would: the path secret is
       // checked before the body is read or the matchConditions evaluated, and a missing or wrong
       // one is answered exactly like an unknown route.
-      const registration = project.registration(name);
-      if (registration && usesPathSecret(registration) && !(await hasPathSecret(routed, validSecrets))) {
+      if (usesSecret(name) && !(await hasPathSecret(routed, validSecrets))) {
         send(res, jsonMessage(404, 'Not Found'), requestId, timeouts.sendMs);
         log(JSON.stringify({ msg: 'request', function: name, method: req.method, status: 404, outcome: 'refused', reason: 'missing or wrong path secret' }));
         return;
@@ -244,10 +249,6 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     });
     await project.watch();
   }
-  const usesSecret = (name: string) => {
-    const reg = project.registration(name);
-    return reg !== undefined && usesPathSecret(reg);
-  };
   return {
     url,
     port,

@@ -188,7 +188,7 @@ export class LocalProject {
       lambdaRuntime: configuredRuntime(this.root, reg),
       execArgv: ['--enable-source-maps', ...(this.options.execArgv ?? [])],
       // Under the debugger, one worker: the one listening on the function's port.
-      ...(inspectPort !== undefined ? { inspectPort, concurrency: 1 } : {}),
+      ...(inspectPort !== undefined ? { inspectPort } : {}),
     };
   }
 
