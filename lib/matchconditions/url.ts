@@ -26,21 +26,12 @@ export class UrlValue {
 
   /** Go's URL.Hostname(): the host without port, IPv6 brackets removed. */
   hostname(): string {
-    let host = this.host;
-    const colon = host.lastIndexOf(':');
-    if (colon !== -1 && validOptionalPort(host.slice(colon))) host = host.slice(0, colon);
-    return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+    return splitHostPort(this.host).host;
   }
 
   /** Go's URL.Port(): the port digits, or ''. */
   port(): string {
-    const hostport = this.host;
-    const colon = hostport.indexOf(':');
-    if (colon === -1) return '';
-    const bracket = hostport.indexOf(']:');
-    if (bracket !== -1) return hostport.slice(bracket + 2);
-    if (hostport.includes(']')) return '';
-    return hostport.slice(colon + 1);
+    return splitHostPort(this.host).port;
   }
 
   /** Go's URL.EscapedPath(). */
@@ -248,4 +239,17 @@ export function parseUrl(s: string): UrlValue {
   } catch (err) {
     throw new UrlError(`URL parse error during conversion from string: ${(err as Error).message}`);
   }
+}
+
+/** Go's url.splitHostPort: the port after the last colon when it is a valid one, brackets taken off the host. */
+function splitHostPort(hostPort: string): { host: string; port: string } {
+  let host = hostPort;
+  let port = '';
+  const colon = host.lastIndexOf(':');
+  if (colon !== -1 && validOptionalPort(host.slice(colon))) {
+    port = host.slice(colon + 1);
+    host = host.slice(0, colon);
+  }
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  return { host, port };
 }
