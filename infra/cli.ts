@@ -188,9 +188,7 @@ export function program(deps: CliDeps = {}): Command {
         report = await runAudit({ client, webhooks, auditor, accessReviews, pageSize: options.pageSize, onProgress: (p) => bar.update(p) }).finally(() => bar.done());
       } catch (err) {
         // Whatever kept the audit from running (credentials, the API server, the functions) exits 2, never 1.
-        say(`klw: ${err instanceof Error ? err.message : String(err)}`);
-        if (process.env.KLW_DEBUG && err instanceof Error) say(err.stack ?? '');
-        throw new CommanderError(AUDIT_INCOMPLETE, 'klw.audit.failed', err instanceof Error ? err.message : String(err));
+        throw new KlwError(err instanceof Error ? err.message : String(err), { exitCode: AUDIT_INCOMPLETE, cause: err });
       }
       for (const problem of report.problems) say(`${options.allowPartial ? 'warning' : 'incomplete'}: ${problem}`);
       writeOutput(renderAudit(report, options.output));
@@ -199,9 +197,7 @@ export function program(deps: CliDeps = {}): Command {
       const problems = report.problems.length;
       if (problems && !options.allowPartial) {
         if (denied) say(`klw: ${denied}`);
-        const message = `audit incomplete: ${problems} problem${problems === 1 ? '' : 's'} above left objects unchecked; --allow-partial accepts a partial audit`;
-        say(`klw: ${message}`);
-        throw new CommanderError(AUDIT_INCOMPLETE, 'klw.audit.incomplete', message);
+        throw new KlwError(`audit incomplete: ${problems} problem${problems === 1 ? '' : 's'} above left objects unchecked; --allow-partial accepts a partial audit`, { exitCode: AUDIT_INCOMPLETE });
       }
       if (denied) throw new KlwError(denied);
     });
@@ -336,7 +332,10 @@ export function program(deps: CliDeps = {}): Command {
   return cli;
 }
 
-/** Runs klw with argv; returns the exit code. Failures print one line, never a stack. */
+/**
+ * Runs klw with argv; returns the exit code: a KlwError's own, else 1. Failures print one line,
+ * never a stack (KLW_DEBUG adds the stack, and that of the error it wraps).
+ */
 export async function main(argv: string[], deps: CliDeps = {}): Promise<number> {
   try {
     await program(deps).parseAsync(argv);
@@ -344,7 +343,10 @@ export async function main(argv: string[], deps: CliDeps = {}): Promise<number> 
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
     say(`klw: ${err instanceof Error ? err.message : String(err)}`);
-    if (process.env.KLW_DEBUG && err instanceof Error) say(err.stack ?? '');
-    return 1;
+    if (process.env.KLW_DEBUG && err instanceof Error) {
+      say(err.stack ?? '');
+      if (err.cause instanceof Error) say(`caused by: ${err.cause.stack ?? err.cause.message}`);
+    }
+    return err instanceof KlwError ? err.exitCode : 1;
   }
 }
