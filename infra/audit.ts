@@ -7,7 +7,7 @@ import type { AdmissionReview, KubeObject } from '../lib/review/schemas.ts';
 import { invoke, type InvokeOptions } from '../lib/harness/invoke.ts';
 import type { WebhookHandler } from '../lib/webhook.ts';
 import { admissionReview } from '../lib/harness/reviews.ts';
-import { answerWithoutCalling, compileExpression, isCompileError, type AuthorizationAttributes, type AuthorizationDecision, type Authorize } from '../lib/matchconditions/index.ts';
+import { answerWithoutCalling, matchConditionsFor, type AuthorizationAttributes, type AuthorizationDecision, type Authorize } from '../lib/matchconditions/index.ts';
 import { accessReview, KubeApiError, type KubeClient } from './kubeapi.ts';
 import { toKubeYaml } from './output.ts';
 
@@ -351,7 +351,7 @@ async function auditObject(caller: LocalCaller, resource: ApiResource, object: K
     version: reg.admissionReviewVersions.includes('v1') ? 'v1' : 'v1beta1',
   });
   try {
-    const authorize = usesAuthorizer(reg) ? await reviews.settle(reg, review.request) : undefined;
+    const authorize = matchConditionsFor(reg).usesAuthorizer ? await reviews.settle(reg, review.request) : undefined;
     const answer = await invoke(webhook, review, authorize ? { ...caller.options, authorize } : caller.options);
     if (answer.matchConditionError) {
       result.result = 'error';
@@ -375,21 +375,6 @@ async function auditObject(caller: LocalCaller, resource: ApiResource, object: K
     result.message = `${(err as Error).message.split('\n')[0]} (failurePolicy ${reg.failurePolicy})`;
   }
   return result;
-}
-
-const authorizerUse = new WeakMap<AdmissionRegistration, boolean>();
-
-/** True when any of the registration's matchConditions uses `authorizer`. */
-function usesAuthorizer(reg: AdmissionRegistration): boolean {
-  let uses = authorizerUse.get(reg);
-  if (uses === undefined) {
-    uses = (reg.matchConditions ?? []).some((c) => {
-      const compiled = compileExpression(c.expression.trim(), { typeCheck: false });
-      return !isCompileError(compiled) && compiled.usesAuthorizer;
-    });
-    authorizerUse.set(reg, uses);
-  }
-  return uses;
 }
 
 /** Rounds of asking per object: a check may only be reached once another's answer is known (`a && b`). */

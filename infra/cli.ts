@@ -18,7 +18,7 @@ import { awsClients, deployedEndpoints, updateChangedCode } from './deploy.ts';
 import { checkServerless, lambdaName, readServerless, runServerless } from './serverless.ts';
 import { smoke } from './smoke.ts';
 import { addLogsCommand } from './logs.ts';
-import { addSecretCommands, DEFAULT_STATE_DIR, defaultRegion, ensureTargetPathSecret, REGION_HELP, smokePathSecret, withPathSecret, writePrivateOutput, type PathSecretOptions } from './secret-commands.ts';
+import { addSecretCommands, DEFAULT_STATE_DIR, ensureTargetPathSecret, REGION_HELP, regionFor, smokePathSecret, withPathSecret, writePrivateOutput, type PathSecretOptions } from './secret-commands.ts';
 import { DEFAULT_PAGE_SIZE, deniedLine, ProgressBar, renderAudit, runAudit, summaryLine, type AuditReport } from './audit.ts';
 import { KubeClient, loadConnection, whoAmI } from './kubeapi.ts';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
@@ -106,15 +106,16 @@ export function program(deps: CliDeps = {}): Command {
     .addOption(new Option('--path-secret <source>', 'path secret in clientConfig.url: a placeholder to replace, the local one (--state-dir), the deployed one from SSM (--stage, --region), or none').choices(['placeholder', 'local', 'ssm', 'none']).default('placeholder'))
     .option('--state-dir <dir>', 'local state directory, for --path-secret local', DEFAULT_STATE_DIR)
     .option('--stage <stage>', 'Serverless stage, for --path-secret ssm', 'dev')
-    .option('--region <region>', 'AWS region, for --path-secret ssm', process.env.AWS_REGION ?? 'us-east-1')
+    .option('--region <region>', `${REGION_HELP}; for --path-secret ssm`)
     .addOption(new Option('--format <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
     .option('--kube-version <X.Y>', 'write only the fields this Kubernetes version knows (matchConditions need 1.28, or 1.27 with the feature gate)')
     .option('--feature-gates <gates>', 'feature gates on in the target API server, as kube-apiserver takes them (AdmissionWebhookMatchConditions=true)')
-    .action(async (options: { baseUrl?: string; functionUrls?: string; caBundle?: string; out?: string; crdPatches?: string; name: string; format: 'yaml' | 'json'; kubeVersion?: string; featureGates?: string }) => {
+    .action(async (options: { baseUrl?: string; functionUrls?: string; caBundle?: string; out?: string; crdPatches?: string; name: string; format: 'yaml' | 'json'; kubeVersion?: string; featureGates?: string; pathSecret: PathSecretOptions['pathSecret']; stateDir: string; stage: string; region?: string }) => {
       if (!options.baseUrl === !options.functionUrls) throw new KlwError('give exactly one of --base-url or --function-urls');
       const target = kubeTargetFrom(options);
-      const secretOptions = options as typeof options & PathSecretOptions;
-      if (secretOptions.pathSecret === 'ssm') secretOptions.service = String(readServerless(root()).service);
+      // Only the deployed secret needs serverless.yml: its service, and its region without --region.
+      const config = options.pathSecret === 'ssm' ? readServerless(root()) : undefined;
+      const secretOptions: PathSecretOptions = { pathSecret: options.pathSecret, stateDir: options.stateDir, stage: options.stage, region: regionFor(options, () => config), ...(config ? { service: String(config.service) } : {}) };
       const set = await manifestsFor(root(), await withPathSecret(endpointsFrom(options), undefined, secretOptions), options.name);
       if (secretOptions.pathSecret === 'placeholder' && JSON.stringify(set.documents).includes('__KLW_PATH_SECRET__')) say('clientConfig.url holds the placeholder __KLW_PATH_SECRET__; --path-secret local or ssm writes the secret');
       if (target) {
@@ -187,9 +188,7 @@ export function program(deps: CliDeps = {}): Command {
         report = await runAudit({ client, webhooks, auditor, accessReviews, pageSize: options.pageSize, onProgress: (p) => bar.update(p) }).finally(() => bar.done());
       } catch (err) {
         // Whatever kept the audit from running (credentials, the API server, the functions) exits 2, never 1.
-        say(`klw: ${err instanceof Error ? err.message : String(err)}`);
-        if (process.env.KLW_DEBUG && err instanceof Error) say(err.stack ?? '');
-        throw new CommanderError(AUDIT_INCOMPLETE, 'klw.audit.failed', err instanceof Error ? err.message : String(err));
+        throw new KlwError(err instanceof Error ? err.message : String(err), { exitCode: AUDIT_INCOMPLETE, cause: err });
       }
       for (const problem of report.problems) say(`${options.allowPartial ? 'warning' : 'incomplete'}: ${problem}`);
       writeOutput(renderAudit(report, options.output));
@@ -198,9 +197,7 @@ export function program(deps: CliDeps = {}): Command {
       const problems = report.problems.length;
       if (problems && !options.allowPartial) {
         if (denied) say(`klw: ${denied}`);
-        const message = `audit incomplete: ${problems} problem${problems === 1 ? '' : 's'} above left objects unchecked; --allow-partial accepts a partial audit`;
-        say(`klw: ${message}`);
-        throw new CommanderError(AUDIT_INCOMPLETE, 'klw.audit.incomplete', message);
+        throw new KlwError(`audit incomplete: ${problems} problem${problems === 1 ? '' : 's'} above left objects unchecked; --allow-partial accepts a partial audit`, { exitCode: AUDIT_INCOMPLETE });
       }
       if (denied) throw new KlwError(denied);
     });
@@ -265,9 +262,6 @@ export function program(deps: CliDeps = {}): Command {
       say('and give the functions the same token (KLW_BEARER_TOKEN, or the SSM parameter when deployed)');
     });
 
-  const awsOptions = (command: Command) =>
-    command.option('--stage <stage>', 'Serverless stage', 'dev').option('--region <region>', 'AWS region', process.env.AWS_REGION ?? 'us-east-1');
-
   cli
     .command('deploy')
     .description('deploy with the Serverless Framework, then write the manifests for the deployed URLs')
@@ -282,7 +276,7 @@ export function program(deps: CliDeps = {}): Command {
       const registrations = functions.map((f) => f.registration);
       const config = readServerless(root());
       reportFindings(checkServerless(config, registrations));
-      const target = { service: String(config.service), stage: options.stage, region: options.region ?? defaultRegion(config) };
+      const target = { service: String(config.service), stage: options.stage, region: regionFor(options, () => config) };
       say(`building ${functions.length} functions`);
       await buildAll(root(), functions);
       const clients = awsClients(target.region);
@@ -307,19 +301,26 @@ export function program(deps: CliDeps = {}): Command {
     });
 
   addSecretCommands(cli, () => readServerless(root()), say);
-  addLogsCommand(cli, () => String(readServerless(root()).service));
+  addLogsCommand(cli, () => readServerless(root()));
 
-  awsOptions(cli.command('smoke').description('invoke every function through the Lambda Invoke API with a sample review and check the answer'))
+  cli
+    .command('smoke')
+    .description('invoke every function through the Lambda Invoke API with a sample review and check the answer')
+    .option('--stage <stage>', 'Serverless stage', 'dev')
+    .option('--region <region>', REGION_HELP)
     .option('--endpoint <url>', 'a Lambda endpoint, such as klw local start-lambda (http://127.0.0.1:3001)')
     .option('--state-dir <dir>', 'local state directory holding the path secret, with --endpoint', DEFAULT_STATE_DIR)
-    .action(async (options: { stage: string; region: string; endpoint?: string; stateDir: string }) => {
+    .action(async (options: { stage: string; region?: string; endpoint?: string; stateDir: string }) => {
       const registrations = (await loadFunctions(root())).map((f) => f.registration);
+      // The local emulator (--endpoint) needs no serverless.yml, and takes any region.
+      const config = options.endpoint ? undefined : readServerless(root());
+      const region = regionFor(options, () => config);
       const client = options.endpoint
-        ? new LambdaClient({ endpoint: options.endpoint, region: options.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
-        : new LambdaClient({ region: options.region });
-      const service = options.endpoint ? '' : String(readServerless(root()).service);
+        ? new LambdaClient({ endpoint: options.endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
+        : new LambdaClient({ region });
+      const service = config ? String(config.service) : '';
       const name = (fn: string) => (options.endpoint ? fn : lambdaName(service, options.stage, fn));
-      const secret = await smokePathSecret(options, service);
+      const secret = await smokePathSecret({ ...options, region }, service);
       const results = await smoke(client, registrations, name, (r) => say(`  ${r.ok ? 'ok  ' : 'FAIL'} ${r.name.padEnd(28)} ${r.detail} (${Math.round(r.durationMs)} ms)`), secret);
       const failures = results.filter((r) => !r.ok).length;
       say(`smoke: ${results.length - failures} passed, ${failures} failed`);
@@ -331,7 +332,10 @@ export function program(deps: CliDeps = {}): Command {
   return cli;
 }
 
-/** Runs klw with argv; returns the exit code. Failures print one line, never a stack. */
+/**
+ * Runs klw with argv; returns the exit code: a KlwError's own, else 1. Failures print one line,
+ * never a stack (KLW_DEBUG adds the stack, and that of the error it wraps).
+ */
 export async function main(argv: string[], deps: CliDeps = {}): Promise<number> {
   try {
     await program(deps).parseAsync(argv);
@@ -339,7 +343,10 @@ export async function main(argv: string[], deps: CliDeps = {}): Promise<number> 
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
     say(`klw: ${err instanceof Error ? err.message : String(err)}`);
-    if (process.env.KLW_DEBUG && err instanceof Error) say(err.stack ?? '');
-    return 1;
+    if (process.env.KLW_DEBUG && err instanceof Error) {
+      say(err.stack ?? '');
+      if (err.cause instanceof Error) say(`caused by: ${err.cause.stack ?? err.cause.message}`);
+    }
+    return err instanceof KlwError ? err.exitCode : 1;
   }
 }

@@ -38,7 +38,7 @@ export interface PathSecretOptions {
 /** The region when neither serverless.yml nor the environment names one (the Serverless Framework's own default). */
 export const FALLBACK_REGION = 'us-east-1';
 
-/** Help text of the `--region` options that default to defaultRegion. */
+/** Help text of every `--region` option: regionFor decides the region when it is not given. */
 export const REGION_HELP = `AWS region (default: serverless.yml provider.region, else AWS_REGION or AWS_DEFAULT_REGION, else ${FALLBACK_REGION})`;
 
 /**
@@ -59,14 +59,23 @@ function resolveSimpleVariable(value: string, env: NodeJS.ProcessEnv): string | 
 }
 
 /**
- * The region deploy and the secret commands use when `--region` is not given: serverless.yml's
+ * The region the AWS commands use when `--region` is not given (see regionFor): serverless.yml's
  * provider.region (resolved as `serverless` would without --region), else AWS_REGION, else
- * AWS_DEFAULT_REGION, else us-east-1. Deploying and rotating then agree on the region.
+ * AWS_DEFAULT_REGION, else us-east-1. Deploying, rotating, reading and invoking then agree on it.
  */
 export function defaultRegion(config: Record<string, any> | undefined, env: NodeJS.ProcessEnv = process.env): string {
   const configured = config?.provider?.region;
   const fromConfig = typeof configured === 'string' ? resolveSimpleVariable(configured, env) : undefined;
   return fromConfig || env.AWS_REGION || env.AWS_DEFAULT_REGION || FALLBACK_REGION;
+}
+
+/**
+ * The region of every klw command that calls AWS (deploy, secret, manifests --path-secret ssm,
+ * smoke, logs): `--region` when given, else defaultRegion of serverless.yml (`config`, read
+ * only then; undefined when there is none to read).
+ */
+export function regionFor(options: { region?: string }, config: () => Record<string, any> | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return options.region ?? defaultRegion(config(), env);
 }
 
 /** Default local state directory, shared with the emulator's `--state-dir`. */
@@ -139,7 +148,7 @@ export async function runSecretCommand(action: 'rotate' | 'retire', options: Sec
     flags = '--local';
     change = action === 'rotate' ? rotateLocalPathSecret(options.stateDir) : retireLocalPathSecret(options.stateDir);
   } else {
-    const region = options.region ?? defaultRegion(config?.());
+    const region = regionFor(options, () => config?.());
     const name = pathSecretParameterName(service(), options.stage);
     where = `SSM parameter ${name} (${region})`;
     flags = `--stage ${options.stage} --region ${region}`;

@@ -51,6 +51,8 @@ export function decideMatch(evaluations: ConditionEvaluation[] | { failure: stri
 /** Compiled matchConditions of one webhook. */
 export interface Matcher {
   conditions: MatchCondition[];
+  /** True when a condition it evaluates uses `authorizer` (never with skipAuthorizer): only then does `evaluate` ask `authorize`. */
+  usesAuthorizer: boolean;
   /** Evaluates the conditions for a request; `authorize` answers `authorizer` checks. */
   evaluate(request: AdmissionRequest, authorize?: Authorize): MatchOutcome;
 }
@@ -81,6 +83,7 @@ export function createMatcher(conditions: MatchCondition[], failurePolicy: 'Fail
     .filter((c) => !(options.skipAuthorizer && c.program.usesAuthorizer));
   return {
     conditions,
+    usesAuthorizer: compiled.some((c) => c.program.usesAuthorizer),
     evaluate(request, authorize = noOpinion) {
       if (!compiled.length) return { matched: true };
       let variables: Record<string, unknown>;

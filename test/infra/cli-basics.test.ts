@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { main } from '../../infra/cli.ts';
+import { AUDIT_INCOMPLETE, main } from '../../infra/cli.ts';
+import { KlwError } from '../../infra/functions.ts';
 import { packageInfo } from '../../infra/version.ts';
 
 const empty = mkdtempSync(join(tmpdir(), 'klw-empty-'));
@@ -59,4 +60,17 @@ describe('a project without functions', () => {
       assert.equal(warned, setup === 'folders without an index file' ? 1 : 0);
     });
   }
+});
+
+describe('exit codes', () => {
+  it('a KlwError exits 1 unless it carries another code, and main prints its one line', async () => {
+    assert.equal(new KlwError('failed').exitCode, 1);
+    const cause = new Error('HTTP 401');
+    const incomplete = new KlwError('audit incomplete', { exitCode: AUDIT_INCOMPLETE, cause });
+    assert.deepEqual([incomplete.exitCode, incomplete.cause, incomplete.message], [2, cause, 'audit incomplete']);
+    // The audit did not run: exit 2, with main's one line and nothing more.
+    const { code, stderr } = await run('--root', empty, 'audit', '--page-size', '0');
+    assert.equal(code, AUDIT_INCOMPLETE);
+    assert.equal(stderr, 'klw: --page-size must be a whole number of at least 1\n');
+  });
 });

@@ -107,4 +107,29 @@ describe('klw logs', () => {
     }
     assert.equal(out.join(''), '2026-11-22T10:00:00.000Z pod-policy CREATE v1/Pod default/web denied (403) 12ms warnings=2\n');
   });
+
+  it('reads the log group in serverless.yml\'s provider.region without --region', async () => {
+    const work = mkdtempSync(join(process.cwd(), '.klw-test-logs-'));
+    after(() => rmSync(work, { recursive: true, force: true }));
+    cpSync(FIXTURE_FUNCTIONS, join(work, 'functions'), { recursive: true });
+    // Where `klw deploy` without --region deploys; AWS_REGION names another region.
+    writeFileSync(join(work, 'serverless.yml'), "service: svc\nprovider:\n  name: aws\n  region: ${opt:region, 'eu-west-1'}\n");
+    const logs = mockClient(CloudWatchLogsClient);
+    const original = process.stdout.write.bind(process.stdout);
+    const region = process.env.AWS_REGION;
+    try {
+      logs.on(FilterLogEventsCommand).resolves({ events: [] });
+      process.env.AWS_REGION = 'us-west-2';
+      process.stdout.write = (() => true) as typeof process.stdout.write;
+      assert.equal(await main(['node', 'klw', '--root', work, 'logs', 'pod-policy', '--stage', 'prod']), 0);
+      assert.equal(await main(['node', 'klw', '--root', work, 'logs', 'pod-policy', '--stage', 'prod', '--region', 'ap-south-1']), 0);
+    } finally {
+      process.stdout.write = original;
+      if (region === undefined) delete process.env.AWS_REGION;
+      else process.env.AWS_REGION = region;
+      logs.restore();
+    }
+    const regions = await Promise.all(logs.commandCalls(FilterLogEventsCommand).map((c) => c.thisValue.config.region()));
+    assert.deepEqual(regions, ['eu-west-1', 'ap-south-1']);
+  });
 });

@@ -302,3 +302,60 @@ describe('path secret in clientConfig.url', () => {
     }
   });
 });
+
+describe('the region of the AWS commands without --region', () => {
+  const project = mkdtempSync(join(process.cwd(), '.klw-test-region-'));
+  cpSync(FIXTURE_FUNCTIONS, join(project, 'functions'), { recursive: true });
+  // What `klw deploy` without --region deploys to; AWS_REGION names another region.
+  writeFileSync(join(project, 'serverless.yml'), "service: svc\nprovider:\n  name: aws\n  region: ${opt:region, 'eu-west-1'}\n");
+  after(() => rmSync(project, { recursive: true, force: true }));
+
+  /** Runs klw in the project with AWS_REGION=us-west-2 and stderr captured; returns the exit code and stderr. */
+  async function klw(...args: string[]): Promise<{ code: number; stderr: string }> {
+    const region = process.env.AWS_REGION;
+    const original = process.stderr.write.bind(process.stderr);
+    const writes: string[] = [];
+    process.env.AWS_REGION = 'us-west-2';
+    process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
+    try {
+      return { code: await main(['node', 'klw', '--root', project, ...args]), stderr: writes.join('') };
+    } finally {
+      process.stderr.write = original;
+      if (region === undefined) delete process.env.AWS_REGION;
+      else process.env.AWS_REGION = region;
+    }
+  }
+
+  it('klw manifests --path-secret ssm reads the secret in serverless.yml\'s provider.region, or in --region', async () => {
+    const ssm = mockClient(SSMClient);
+    try {
+      ssm.on(GetParameterCommand, { Name: '/kube-lambda-webhooks/svc/prod/path-secret' }).resolves({ Parameter: { Value: `${B},${A}` } });
+      const out = join(project, 'manifests.yaml');
+      const run = await klw('manifests', '--base-url', 'https://h.example.com', '--path-secret', 'ssm', '--stage', 'prod', '--out', out);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(await ssm.commandCalls(GetParameterCommand)[0]!.thisValue.config.region(), 'eu-west-1');
+      assert.match(readFileSync(out, 'utf8'), new RegExp(`https://h\\.example\\.com/pod-policy/${B}`));
+      assert.equal((await klw('manifests', '--base-url', 'https://h.example.com', '--path-secret', 'ssm', '--stage', 'prod', '--region', 'ap-south-1', '--out', out)).code, 0);
+      assert.equal(await ssm.commandCalls(GetParameterCommand)[1]!.thisValue.config.region(), 'ap-south-1', '--region wins');
+    } finally {
+      ssm.restore();
+    }
+  });
+
+  it('klw smoke invokes the functions and reads the secret in serverless.yml\'s provider.region', async () => {
+    const lambda = mockClient(LambdaClient);
+    const ssm = mockClient(SSMClient);
+    try {
+      lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: Buffer.from(JSON.stringify({ statusCode: 404, body: '{"message":"Not Found"}' })) as any });
+      ssm.on(GetParameterCommand, { Name: '/kube-lambda-webhooks/svc/prod/path-secret' }).resolves({ Parameter: { Value: `${B},${A}` } });
+      await klw('smoke', '--stage', 'prod');
+      const invokes = lambda.commandCalls(InvokeCommand);
+      assert.deepEqual(invokes.map((c) => c.args[0].input.FunctionName), registrations.map((r) => `svc-prod-${r.name}`));
+      assert.equal(await invokes[0]!.thisValue.config.region(), 'eu-west-1');
+      assert.equal(await ssm.commandCalls(GetParameterCommand)[0]!.thisValue.config.region(), 'eu-west-1');
+    } finally {
+      lambda.restore();
+      ssm.restore();
+    }
+  });
+});

@@ -354,6 +354,15 @@ describe('the matchConditions CEL environment', () => {
     assert.ok(!isCompileError(uses) && uses.usesAuthorizer);
     assert.ok(!isCompileError(not) && !not.usesAuthorizer);
   });
+
+  it('a matcher says whether any condition it evaluates uses the authorizer', () => {
+    const checks: MatchCondition = { name: 'may-get', expression: "authorizer.path('/x').check('get').allowed()" };
+    const named: MatchCondition = { name: 'named', expression: "object.metadata.name == 'authorizer'" };
+    assert.equal(createMatcher([named, checks]).usesAuthorizer, true);
+    assert.equal(createMatcher([named]).usesAuthorizer, false);
+    assert.equal(createMatcher([]).usesAuthorizer, false);
+    assert.equal(createMatcher([named, checks], 'Fail', { skipAuthorizer: true }).usesAuthorizer, false, 'left out, so never evaluated');
+  });
 });
 
 describe('regular expressions are RE2', () => {
