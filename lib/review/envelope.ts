@@ -10,6 +10,7 @@ import {
   type ConversionReview,
   type ConversionReviewResponse,
 } from './schemas.ts';
+import { readAdmissionReviewFast, readConversionReviewFast } from './fast.ts';
 
 /** Why a body could not be read as a review; becomes an HTTP 400 at the gateway. */
 export interface ReviewError {
@@ -44,6 +45,7 @@ function readReview<T>(
   kind: 'AdmissionReview' | 'ConversionReview',
   versions: readonly string[],
   schema: SafeParser<T>,
+  fast: (body: Record<string, unknown>) => T | undefined,
 ): ReviewResult<T> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return { ok: false, message: `body is not a ${kind} object` };
@@ -58,18 +60,21 @@ function readReview<T>(
       message: `apiVersion: unsupported ${kind} version ${JSON.stringify(apiVersion ?? null)}; expected one of ${versions.join(', ')}`,
     };
   }
+  // A well-formed review is read without zod; zod reads the rest and words its problems.
+  const review = fast(body as Record<string, unknown>);
+  if (review !== undefined) return { ok: true, review };
   const parsed = schema.safeParse(body);
   return parsed.success ? { ok: true, review: parsed.data } : { ok: false, message: describeIssue(parsed.error) };
 }
 
 /** Reads an AdmissionReview (v1 or v1beta1) from a parsed JSON body. */
 export function parseAdmissionReview(body: unknown): ReviewResult<AdmissionReview> {
-  return readReview(body, 'AdmissionReview', ADMISSION_REVIEW_VERSIONS, AdmissionReviewSchema);
+  return readReview(body, 'AdmissionReview', ADMISSION_REVIEW_VERSIONS, AdmissionReviewSchema, readAdmissionReviewFast);
 }
 
 /** Reads a ConversionReview (v1 or v1beta1) from a parsed JSON body. */
 export function parseConversionReview(body: unknown): ReviewResult<ConversionReview> {
-  return readReview(body, 'ConversionReview', CONVERSION_REVIEW_VERSIONS, ConversionReviewSchema);
+  return readReview(body, 'ConversionReview', CONVERSION_REVIEW_VERSIONS, ConversionReviewSchema, readConversionReviewFast);
 }
 
 /** Wraps an admission response in the envelope of the request: same apiVersion and kind, uid echoed. */
