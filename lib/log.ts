@@ -24,6 +24,60 @@ export function levelFromEnv(env: NodeJS.ProcessEnv = process.env): LogLevel {
   return value && value in RANK ? (value as LogLevel) : 'info';
 }
 
+// While a logger of createLogger writes a line, RawJson values stand in it as marker strings
+// (a per-process random nonce and their index): no string of a line carries the nonce.
+const NONCE = Math.random().toString(36).slice(2, 10) + Math.random().toString(36).slice(2, 10);
+const RAW_MARKER = `klw-raw-json:${NONCE}:`;
+/** The JSON texts of the RawJson values met while a line is written, or undefined outside a line. */
+let captured: string[] | undefined;
+
+/**
+ * A value given as its JSON text, written once instead of at every line: a logger of
+ * createLogger writes the text as it is; anything else serialising it gets the value back
+ * (toJSON), so the bytes are the same either way.
+ */
+export class RawJson {
+  constructor(readonly text: string) {}
+  /** The value, or while a line is written the marker that stands for the text. */
+  toJSON(): unknown {
+    if (!captured) return JSON.parse(this.text);
+    captured.push(this.text);
+    return RAW_MARKER + (captured.length - 1);
+  }
+}
+
+/** JSON.stringify of a line, RawJson values written as their text. */
+function stringifyLine(line: object): string {
+  const outer = captured;
+  const raw: string[] = [];
+  captured = raw;
+  let text: string;
+  try {
+    text = JSON.stringify(line);
+  } finally {
+    captured = outer;
+  }
+  if (!raw.length) return text;
+  let out = '';
+  let from = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const marker = `"${RAW_MARKER}${i}"`;
+    const at = text.indexOf(marker, from);
+    if (at < 0) return JSON.stringify(line);
+    out += text.slice(from, at) + raw[i];
+    from = at + marker.length;
+  }
+  return out + text.slice(from);
+}
+
+/** The loggers made by createLogger, which write RawJson values as their text. */
+const ownLoggers = new WeakSet<Logger>();
+
+/** True when `logger` was made by createLogger: RawJson values in its fields cost no serialisation. */
+export function writesRawJson(logger: Logger): boolean {
+  return ownLoggers.has(logger);
+}
+
 /** A JSON-lines logger at a level, writing to a sink. */
 export function createLogger(options: { level?: LogLevel; sink?: LogSink; base?: Record<string, unknown> } = {}): Logger {
   const threshold = RANK[options.level ?? levelFromEnv()];
@@ -31,7 +85,9 @@ export function createLogger(options: { level?: LogLevel; sink?: LogSink; base?:
   const base = options.base ?? {};
   const emit = (level: Exclude<LogLevel, 'silent'>) => (msg: string, fields: Record<string, unknown> = {}) => {
     if (RANK[level] < threshold) return;
-    sink(JSON.stringify({ level, time: new Date().toISOString(), msg, ...base, ...fields }));
+    sink(stringifyLine({ level, time: new Date().toISOString(), msg, ...base, ...fields }));
   };
-  return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
+  const logger: Logger = { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
+  ownLoggers.add(logger);
+  return logger;
 }

@@ -8,6 +8,7 @@
  * review's own line; the format needs only the few members below.
  * Specification: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html
  */
+import { RawJson } from './log.ts';
 import type { Registration } from './registration.ts';
 
 /** Default CloudWatch namespace of the metrics; KLW_METRICS_NAMESPACE overrides it. */
@@ -56,9 +57,11 @@ const none: MetricsWriter = () => ({});
 /**
  * The metrics writer of a registration: the members to merge into the `review` line.
  * Dimensions refer to the line's `webhook` member (and `operation` for admission), which
- * the writer sets itself; `KLW_METRICS_NAMESPACE=off` turns metrics off.
+ * the writer sets itself; `KLW_METRICS_NAMESPACE=off` turns metrics off. With `raw`, for a
+ * logger that writes RawJson (writesRawJson), `_aws` is its JSON text, the fixed directives
+ * written once.
  */
-export function metricsFor(registration: Registration, env: NodeJS.ProcessEnv = process.env): MetricsWriter {
+export function metricsFor(registration: Registration, env: NodeJS.ProcessEnv = process.env, raw = false): MetricsWriter {
   const namespace = metricsNamespace(env);
   if (!namespace) return none;
   const webhook = registration.name;
@@ -71,6 +74,9 @@ export function metricsFor(registration: Registration, env: NodeJS.ProcessEnv = 
     Metrics: names.map((Name) => ({ Name, Unit: Name === 'Duration' ? 'Milliseconds' : 'Count' })),
   };
   const directives = [directive];
+  const directivesJson = JSON.stringify(directives);
+  // The same members as the object, in the same order; a timestamp is an integer, written alike.
+  const aws = raw ? () => new RawJson(`{"Timestamp":${Date.now()},"CloudWatchMetrics":${directivesJson}}`) : () => ({ Timestamp: Date.now(), CloudWatchMetrics: directives });
   if (admission) {
     return (fields, durationMs, failure) => {
       // Decisions count the user function's own answers; a failure counts only as Errored or TimedOut.
@@ -78,7 +84,7 @@ export function metricsFor(registration: Registration, env: NodeJS.ProcessEnv = 
       return {
         webhook,
         operation: typeof fields.operation === 'string' ? fields.operation : 'UNKNOWN',
-        _aws: { Timestamp: Date.now(), CloudWatchMetrics: directives },
+        _aws: aws(),
         Duration: durationMs,
         Allowed: decision === 'allowed' ? 1 : 0,
         Denied: decision === 'denied' ? 1 : 0,
@@ -91,7 +97,7 @@ export function metricsFor(registration: Registration, env: NodeJS.ProcessEnv = 
   }
   return (fields, durationMs, failure) => ({
     webhook,
-    _aws: { Timestamp: Date.now(), CloudWatchMetrics: directives },
+    _aws: aws(),
     Duration: durationMs,
     Objects: typeof fields.objects === 'number' ? fields.objects : 0,
     Failures: fields.result === 'Failed' ? 1 : 0,

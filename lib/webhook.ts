@@ -3,7 +3,7 @@ import { budgetMs, DeadlineExceeded, defaultClock } from './deadline.ts';
 import { errorReply, jsonReply, MAX_BODY_BYTES, parseGoDuration, readJsonBody } from './gateway/http.ts';
 import { detectSource, httpSource, type GatewayResult, type SourceProcessor } from './gateway/sources.ts';
 import { stringifyJson } from './json.ts';
-import { createLogger, type Logger } from './log.ts';
+import { createLogger, writesRawJson, type Logger } from './log.ts';
 import { metricsFor, requestMetricsFor, type FailureKind } from './metrics.ts';
 import type { Registration } from './registration.ts';
 import type { ReviewResult } from './review/envelope.ts';
@@ -155,7 +155,7 @@ export function userContext(ctx: RunContext, warn: (message: string) => void): W
 export function createHandler<R>(registration: Registration, engine: ReviewEngine<R>, options: HandlerOptions = {}): WebhookHandler {
   const log = options.logger ?? createLogger({ base: { webhook: registration.name } });
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
-  const metrics = metricsFor(registration, options.env);
+  const metrics = metricsFor(registration, options.env, writesRawJson(log));
   const requestMetrics = requestMetricsFor(registration, options.env);
   const now = options.clock ?? defaultClock;
   const elapsed = (startedAt: number) => Math.round((now() - startedAt) * 1000) / 1000;
