@@ -43,6 +43,8 @@ export function decodeBase64(raw: string): Buffer | undefined {
 /** True when a content-type header value names JSON (`application/json`, any parameters, any case). */
 export function isJsonContentType(value: string | undefined): boolean {
   if (!value) return false;
+  // What the API server sends; anything else is looked at closely.
+  if (value === 'application/json') return true;
   const media = value.split(';', 1)[0]!.trim().toLowerCase();
   return media === 'application/json';
 }
@@ -87,13 +89,21 @@ export function readJsonBody(req: GatewayRequest, maxBytes = MAX_BODY_BYTES): { 
  */
 export function parseGoDuration(value: string | undefined): number | undefined {
   if (!value) return undefined;
-  const units: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, µs: 0.001, ns: 0.000001 };
-  const re = /(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)/gy;
+  // The API server sends the same timeout with every request of a webhook.
+  if (value === lastDuration.value) return lastDuration.ms;
   let total = 0;
   let consumed = 0;
-  for (const match of value.matchAll(re)) {
-    total += Number(match[1]) * units[match[2]!]!;
+  for (const match of value.matchAll(DURATION_PART)) {
+    total += Number(match[1]) * DURATION_UNITS[match[2]!]!;
     consumed += match[0].length;
   }
-  return consumed === value.length && consumed > 0 ? total : undefined;
+  const ms = consumed === value.length && consumed > 0 ? total : undefined;
+  lastDuration = { value, ms };
+  return ms;
 }
+
+const DURATION_UNITS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, µs: 0.001, ns: 0.000001 };
+/** One number and unit of a Go duration (matchAll works on a copy, so one instance serves every call). */
+const DURATION_PART = /(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)/gy;
+/** The last duration parsed and its value. */
+let lastDuration: { value: string; ms: number | undefined } = { value: '', ms: undefined };
