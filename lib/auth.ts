@@ -275,7 +275,9 @@ export async function authenticate(registration: Registration, req: AuthRequest,
   const admission = registration.type !== 'conversion';
   try {
     if (admission && mode !== 'path-secret') {
-      const token = await resolveToken(env);
+      // resolveToken, without a wait when the token is local or none is configured.
+      const local = expectedToken(env);
+      const token = local || !env[TOKEN_SSM_ENV] ? local : await resolveToken(env);
       if (token) {
         if (await checkBearer(req.headers.authorization, token)) return undefined;
         return {
@@ -287,7 +289,9 @@ export async function authenticate(registration: Registration, req: AuthRequest,
       }
       if (mode === 'bearer') return misconfigured(`bearer auth is on but no token is configured (${TOKEN_ENV}, ${TOKEN_FILE_ENV} or ${TOKEN_SSM_ENV})`);
     }
-    const secrets = await resolvePathSecrets(env);
+    // resolvePathSecrets, without a wait when the secret is local or none is configured.
+    const localSecrets = env[PATH_SECRET_ENV];
+    const secrets = localSecrets !== undefined ? parsePathSecrets(localSecrets, PATH_SECRET_ENV) : env[PATH_SECRET_SSM_ENV] ? await resolvePathSecrets(env) : undefined;
     if (!secrets) {
       if (mode === 'path-secret') return misconfigured(`path-secret auth is on but no secret is configured (${PATH_SECRET_ENV} or ${PATH_SECRET_SSM_ENV})`);
       if (env.AWS_LAMBDA_FUNCTION_NAME) {
