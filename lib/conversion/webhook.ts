@@ -275,6 +275,19 @@ export function splitAPIVersion(apiVersion: string): { group: string; version: s
   return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
+/** splitAPIVersion remembering its last answer (read, never changed, by hubAndSpoke). */
+function lastSplit(): (apiVersion: string) => { group: string; version: string } {
+  let last: string | undefined;
+  let parts = { group: '', version: '' };
+  return (apiVersion) => {
+    if (apiVersion !== last) {
+      parts = splitAPIVersion(apiVersion);
+      last = apiVersion;
+    }
+    return parts;
+  };
+}
+
 /**
  * Builds a `convert` from one hub version and a spoke per other version: any version
  * reaches any other through the hub, so N versions need 2(N-1) functions.
@@ -282,12 +295,17 @@ export function splitAPIVersion(apiVersion: string): { group: string; version: s
 export function hubAndSpoke(options: { hub: string; spokes: Record<string, Spoke> }): ConvertFn {
   const { hub, spokes } = options;
   const known = [hub, ...Object.keys(spokes)];
+  const check = (v: string) => {
+    if (!known.includes(v)) throw new ConversionError(`unsupported version ${JSON.stringify(v)}; this webhook converts ${known.join(', ')}`);
+  };
+  // The objects of a review share their versions: each is split once, not once per object.
+  const splitFrom = lastSplit();
+  const splitTo = lastSplit();
   return (object, desiredAPIVersion, ctx) => {
-    const from = splitAPIVersion(object.apiVersion);
-    const to = splitAPIVersion(desiredAPIVersion);
-    for (const v of [from.version, to.version]) {
-      if (!known.includes(v)) throw new ConversionError(`unsupported version ${JSON.stringify(v)}; this webhook converts ${known.join(', ')}`);
-    }
+    const from = splitFrom(object.apiVersion);
+    const to = splitTo(desiredAPIVersion);
+    check(from.version);
+    check(to.version);
     if (from.group !== to.group) throw new ConversionError(`cannot convert between groups ${JSON.stringify(from.group)} and ${JSON.stringify(to.group)}`);
     const atHub = from.group ? `${from.group}/${hub}` : hub;
     const toDesired = (hubObject: KubeObject): KubeObject | Promise<KubeObject> =>
