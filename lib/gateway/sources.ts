@@ -63,7 +63,9 @@ function str(value: unknown): string | undefined {
 function stringMap(value: unknown, lowerKeys: boolean): Record<string, string> {
   const out: Record<string, string> = {};
   if (!isRecord(value)) return out;
-  for (const [key, v] of Object.entries(value)) {
+  // Object.entries without a pair per entry: the same keys, order and reads.
+  for (const key of Object.keys(value)) {
+    const v = value[key];
     if (typeof v === 'string') out[lowerKeys ? key.toLowerCase() : key] = v;
   }
   return out;
