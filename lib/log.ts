@@ -78,6 +78,25 @@ export function writesRawJson(logger: Logger): boolean {
   return ownLoggers.has(logger);
 }
 
+/** The second `isoTime` last wrote, and its text up to the milliseconds (`2024-05-01T12:00:00.`). */
+let isoSecond = -1;
+let isoPrefix = '';
+/** Year 10000, from which toISOString writes six-digit years. */
+const ISO_LIMIT = 253_402_300_800_000;
+
+/** `new Date().toISOString()`, the date and time written once per second. */
+function isoTime(): string {
+  const ms = Date.now();
+  if (ms < 0 || ms >= ISO_LIMIT) return new Date(ms).toISOString();
+  const second = Math.floor(ms / 1000);
+  if (second !== isoSecond) {
+    isoPrefix = new Date(second * 1000).toISOString().slice(0, 20);
+    isoSecond = second;
+  }
+  const milli = ms - second * 1000;
+  return `${isoPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+}
+
 /** A JSON-lines logger at a level, writing to a sink. */
 export function createLogger(options: { level?: LogLevel; sink?: LogSink; base?: Record<string, unknown> } = {}): Logger {
   const threshold = RANK[options.level ?? levelFromEnv()];
@@ -85,7 +104,7 @@ export function createLogger(options: { level?: LogLevel; sink?: LogSink; base?:
   const base = options.base ?? {};
   const emit = (level: Exclude<LogLevel, 'silent'>) => (msg: string, fields: Record<string, unknown> = {}) => {
     if (RANK[level] < threshold) return;
-    sink(stringifyLine({ level, time: new Date().toISOString(), msg, ...base, ...fields }));
+    sink(stringifyLine({ level, time: isoTime(), msg, ...base, ...fields }));
   };
   const logger: Logger = { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
   ownLoggers.add(logger);

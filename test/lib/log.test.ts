@@ -30,3 +30,24 @@ describe('RawJson in log lines', () => {
     assert.equal(writesRawJson(other), false);
   });
 });
+
+describe('log line time', () => {
+  it('is new Date().toISOString(), within a second and across seconds, years and the epoch', () => {
+    const lines: string[] = [];
+    const log = createLogger({ sink: (line) => lines.push(line) });
+    const instants = [0, 1, 9, 10, 99, 100, 999, 1000, 1714564800000, 1714564800007, 1714564800999, 1714564801050, 951782399999, 253402300799999, 253402300800000, -1, -1001];
+    const now = Date.now;
+    try {
+      for (const t of instants) {
+        Date.now = () => t;
+        log.info('x');
+      }
+    } finally {
+      Date.now = now;
+    }
+    assert.deepEqual(
+      lines.map((l) => JSON.parse(l).time),
+      instants.map((t) => new Date(t).toISOString()),
+    );
+  });
+});
