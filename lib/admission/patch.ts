@@ -11,7 +11,11 @@ type Json = Record<string, unknown> | unknown[];
 interface Frame {
   mirror: Json;
   obj: Json;
-  path: string;
+  /** The JSON Pointer of the pair, written when an operation first needs it (see pathOf). */
+  path: string | undefined;
+  /** The pair holding this one, and the key or index this one is at there. */
+  parent: Frame | undefined;
+  key: string | number;
   /** True when both are arrays (a frame never pairs an array with an object). */
   array: boolean;
   /** The keys of `mirror` (objects only: an array's are its indices). */
@@ -85,16 +89,17 @@ export function diffPatch(original: object, mutated: object): PatchOperation[] {
     return [{ op: 'replace', path: '', value: root === ABSENT ? null : root }];
   }
   const stack: Frame[] = [];
-  const enter = (mirror: Json, obj: Json, path: string) => {
+  const enter = (mirror: Json, obj: Json, parent: Frame | undefined, key: string | number) => {
     if (obj === mirror) return;
     const array = Array.isArray(mirror);
     const oldKeys = array ? NO_KEYS : Object.keys(mirror);
-    stack.push({ mirror, obj, path, array, oldKeys, next: (array ? (mirror as unknown[]).length : oldKeys.length) - 1, deleted: false });
+    const path = parent ? undefined : '';
+    stack.push({ mirror, obj, path, parent, key, array, oldKeys, next: (array ? (mirror as unknown[]).length : oldKeys.length) - 1, deleted: false });
   };
-  enter(original as Json, root, '');
+  enter(original as Json, root, undefined, '');
   while (stack.length > 0) {
     const frame = stack[stack.length - 1]!;
-    const { mirror, obj, path } = frame;
+    const { mirror, obj } = frame;
     if (frame.next >= 0) {
       // Old keys last to first, as compare walks them; a nested pair is finished before the next key.
       // An array's index becomes a string only for an operation or a nested pair.
@@ -124,13 +129,13 @@ export function diffPatch(original: object, mutated: object): PatchOperation[] {
         }
       }
       if (!present) {
-        patches.push({ op: 'remove', path: `${path}/${token(key)}` });
+        patches.push({ op: 'remove', path: `${pathOf(frame)}/${token(key)}` });
         frame.deleted = true;
       } else if (newVal !== oldVal) {
         if (isContainer(oldVal) && isContainer(newVal) && Array.isArray(oldVal) === Array.isArray(newVal)) {
-          enter(oldVal, newVal, `${path}/${token(key)}`);
+          enter(oldVal, newVal, frame, key);
         } else {
-          patches.push({ op: 'replace', path: `${path}/${token(key)}`, value: newVal });
+          patches.push({ op: 'replace', path: `${pathOf(frame)}/${token(key)}`, value: newVal });
         }
       }
       continue;
@@ -140,7 +145,7 @@ export function diffPatch(original: object, mutated: object): PatchOperation[] {
       const old = mirror as unknown[];
       const now = obj as unknown[];
       // Appended in order, each at the end: a JSON array has no holes to add into.
-      for (let i = old.length; i < now.length; i++) patches.push({ op: 'add', path: `${path}/${i}`, value: elementAsJson(now[i], i) });
+      for (let i = old.length; i < now.length; i++) patches.push({ op: 'add', path: `${pathOf(frame)}/${i}`, value: elementAsJson(now[i], i) });
       continue;
     }
     const newKeys = Object.keys(obj);
@@ -148,10 +153,30 @@ export function diffPatch(original: object, mutated: object): PatchOperation[] {
     for (const key of newKeys) {
       if (hasOwn(mirror, key)) continue;
       const value = asJson((obj as Record<string, unknown>)[key], key);
-      if (value !== ABSENT) patches.push({ op: 'add', path: `${path}/${escapeToken(key)}`, value });
+      if (value !== ABSENT) patches.push({ op: 'add', path: `${pathOf(frame)}/${escapeToken(key)}`, value });
     }
   }
   return patches;
+}
+
+/**
+ * The JSON Pointer of a compared pair, written from its parent's when first asked for: most
+ * pairs hold no change and never need one. A loop, not recursion, for pairs nested at any depth.
+ */
+function pathOf(frame: Frame): string {
+  if (frame.path !== undefined) return frame.path;
+  const unwritten: Frame[] = [];
+  let at: Frame = frame;
+  while (at.path === undefined) {
+    unwritten.push(at);
+    at = at.parent!;
+  }
+  let path = at.path;
+  for (let i = unwritten.length - 1; i >= 0; i--) {
+    const f = unwritten[i]!;
+    path = f.path = `${path}/${token(f.key)}`;
+  }
+  return path;
 }
 
 /** The keys of an array frame: none are listed, its indices are counted. */
