@@ -43,11 +43,12 @@ export const defaultClock = (): number => performance.now();
 export async function withDeadline<T>(fn: () => T | Promise<T>, ms: number, startedAt?: number, now: () => number = defaultClock): Promise<T> {
   const start = startedAt ?? now();
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DeadlineExceeded(ms)), Math.max(0, ms - (now() - start)));
-  });
   try {
-    const value = await Promise.race([Promise.resolve().then(fn), timeout]);
+    // A race of the function and the timer, settled by whichever comes first.
+    const value = await new Promise<T>((resolve, reject) => {
+      timer = setTimeout(() => reject(new DeadlineExceeded(ms)), Math.max(0, ms - (now() - start)));
+      Promise.resolve().then(fn).then(resolve, reject);
+    });
     if (now() - start > ms) throw new DeadlineExceeded(ms);
     return value;
   } finally {
