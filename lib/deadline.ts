@@ -22,10 +22,11 @@ export interface BudgetInputs {
  * bound, at least 100 ms and at most 1 s).
  */
 export function budgetMs(inputs: BudgetInputs): number {
-  const bounds = [inputs.timeoutSeconds * 1000, inputs.requestTimeoutMs, inputs.remainingMs].filter(
-    (n): n is number => typeof n === 'number' && Number.isFinite(n) && n > 0,
-  );
-  const bound = Math.min(...bounds);
+  // The least of the bounds that are finite positive numbers (Infinity when none is).
+  let bound = Infinity;
+  for (const n of [inputs.timeoutSeconds * 1000, inputs.requestTimeoutMs, inputs.remainingMs]) {
+    if (typeof n === 'number' && Number.isFinite(n) && n > 0 && n < bound) bound = n;
+  }
   const margin = Math.min(1000, Math.max(100, bound * 0.2));
   return Math.max(1, Math.floor(bound - margin));
 }
