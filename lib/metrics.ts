@@ -49,10 +49,13 @@ interface Directive {
   Metrics: Array<{ Name: string; Unit: 'Milliseconds' | 'Count' }>;
 }
 
-/** Builds the EMF members of one review's log line for a registration. */
-export type MetricsWriter = (fields: Record<string, unknown>, durationMs: number, failure: FailureKind | undefined) => Record<string, unknown>;
+/**
+ * Writes the EMF members of one review's log line for a registration into `line`, as spreading
+ * them over it would (a member it already has keeps its place and takes the new value).
+ */
+export type MetricsWriter = (line: Record<string, unknown>, fields: Record<string, unknown>, durationMs: number, failure: FailureKind | undefined) => void;
 
-const none: MetricsWriter = () => ({});
+const none: MetricsWriter = () => {};
 
 /**
  * The metrics writer of a registration: the members to merge into the `review` line.
@@ -78,32 +81,30 @@ export function metricsFor(registration: Registration, env: NodeJS.ProcessEnv = 
   // The same members as the object, in the same order; a timestamp is an integer, written alike.
   const aws = raw ? () => new RawJson(`{"Timestamp":${Date.now()},"CloudWatchMetrics":${directivesJson}}`) : () => ({ Timestamp: Date.now(), CloudWatchMetrics: directives });
   if (admission) {
-    return (fields, durationMs, failure) => {
+    return (line, fields, durationMs, failure) => {
       // Decisions count the user function's own answers; a failure counts only as Errored or TimedOut.
       const decision = failure ? undefined : fields.decision;
-      return {
-        webhook,
-        operation: typeof fields.operation === 'string' ? fields.operation : 'UNKNOWN',
-        _aws: aws(),
-        Duration: durationMs,
-        Allowed: decision === 'allowed' ? 1 : 0,
-        Denied: decision === 'denied' ? 1 : 0,
-        Patched: decision === 'patched' ? 1 : 0,
-        Errored: failure === 'error' ? 1 : 0,
-        TimedOut: failure === 'timeout' ? 1 : 0,
-        WouldDeny: fields.wouldDeny === true ? 1 : 0,
-      };
+      line.webhook = webhook;
+      line.operation = typeof fields.operation === 'string' ? fields.operation : 'UNKNOWN';
+      line._aws = aws();
+      line.Duration = durationMs;
+      line.Allowed = decision === 'allowed' ? 1 : 0;
+      line.Denied = decision === 'denied' ? 1 : 0;
+      line.Patched = decision === 'patched' ? 1 : 0;
+      line.Errored = failure === 'error' ? 1 : 0;
+      line.TimedOut = failure === 'timeout' ? 1 : 0;
+      line.WouldDeny = fields.wouldDeny === true ? 1 : 0;
     };
   }
-  return (fields, durationMs, failure) => ({
-    webhook,
-    _aws: aws(),
-    Duration: durationMs,
-    Objects: typeof fields.objects === 'number' ? fields.objects : 0,
-    Failures: fields.result === 'Failed' ? 1 : 0,
-    Errored: failure === 'error' ? 1 : 0,
-    TimedOut: failure === 'timeout' ? 1 : 0,
-  });
+  return (line, fields, durationMs, failure) => {
+    line.webhook = webhook;
+    line._aws = aws();
+    line.Duration = durationMs;
+    line.Objects = typeof fields.objects === 'number' ? fields.objects : 0;
+    line.Failures = fields.result === 'Failed' ? 1 : 0;
+    line.Errored = failure === 'error' ? 1 : 0;
+    line.TimedOut = failure === 'timeout' ? 1 : 0;
+  };
 }
 
 /** Builds the EMF members of the log line of a request that never became a review. */

@@ -219,7 +219,9 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
       }
       const durationMs = elapsed(startedAt);
       // The review's EMF metrics ride in the same line (no extra call, line or serialisation).
-      log.info('review', { requestId, source: source.source, ...answer.fields, durationMs, ...metrics(answer.fields, durationMs, ctx.failure) });
+      const line: Record<string, unknown> = { requestId, source: source.source, ...answer.fields, durationMs };
+      metrics(line, answer.fields, durationMs, ctx.failure);
+      log.info('review', line);
       return result;
     } catch (err) {
       // Only a fault in the adapter itself lands here; user functions are caught by the engines.
