@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { readAdmissionReviewFast, readConversionReviewFast } from '../../lib/review/fast.ts';
 import { AdmissionReviewSchema, ConversionReviewSchema } from '../../lib/review/schemas.ts';
 
@@ -97,5 +98,58 @@ describe('fast review readers', () => {
     }
     assert.equal(read, 6);
     assert.ok(sameAsZod(ConversionReviewSchema, readConversionReviewFast, fixture('conversion-v1beta1.json')));
+  });
+
+  // Any field of a request replaced by any JSON value, or removed: whatever the fast reader
+  // accepts, zod accepts and builds the same; whatever zod refuses, the fast reader leaves to it.
+  const anyJson = fc.oneof(
+    fc.constant(undefined),
+    fc.jsonValue({ maxDepth: 2 }),
+    fc.string(),
+    fc.array(fc.string(), { maxLength: 3 }),
+    fc.dictionary(fc.string({ maxLength: 4 }), fc.array(fc.string(), { maxLength: 2 }), { maxKeys: 3 }),
+    fc.record({ group: fc.string(), version: fc.string(), kind: fc.string() }),
+    fc.record({ group: fc.string(), version: fc.string(), resource: fc.string() }),
+    fc.constantFrom('CREATE', 'UPDATE', 'DELETE', 'CONNECT', 'PATCH', ''),
+  );
+  const requestKeys = ['uid', 'kind', 'resource', 'subResource', 'requestKind', 'requestResource', 'requestSubResource', 'name', 'namespace', 'operation', 'userInfo', 'object', 'oldObject', 'dryRun', 'options', 'extra'];
+  const userInfoKeys = ['username', 'uid', 'groups', 'extra', 'other'];
+
+  it('agree with zod on admission reviews with random fields (property)', () => {
+    const base = fixture('pod-create-v1.json');
+    let read = 0;
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom(...requestKeys, ...userInfoKeys.map((k) => `userInfo.${k}`)), anyJson, fc.boolean()), { maxLength: 4 }), (changes) => {
+        const body = structuredClone(base);
+        for (const [key, value, remove] of changes) {
+          const [target, field] = key.startsWith('userInfo.') ? [body.request.userInfo, key.slice(9)] : [body.request, key];
+          if (typeof target !== 'object' || target === null) continue;
+          if (remove) delete target[field];
+          else target[field] = value;
+        }
+        if (sameAsZod(AdmissionReviewSchema, readAdmissionReviewFast, body) !== undefined) read++;
+      }),
+      { numRuns: 3000 },
+    );
+    assert.ok(read > 300, `the fast reader read ${read} of 3000`);
+  });
+
+  it('agree with zod on conversion reviews with random fields and objects (property)', () => {
+    const base = fixture('conversion-v1.json');
+    let read = 0;
+    const object = fc.oneof(anyJson, fc.record({ apiVersion: fc.oneof(fc.string(), fc.constant('example.com/v1')), kind: fc.string(), metadata: fc.oneof(anyJson, fc.record({ name: anyJson, namespace: anyJson, uid: anyJson })) }, { requiredKeys: [] }));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom('uid', 'desiredAPIVersion', 'objects', 'extra'), anyJson, fc.boolean()), { maxLength: 3 }), fc.array(object, { maxLength: 3 }), (changes, objects) => {
+        const body = structuredClone(base);
+        body.request.objects.push(...objects);
+        for (const [key, value, remove] of changes) {
+          if (remove) delete body.request[key];
+          else body.request[key] = value;
+        }
+        if (sameAsZod(ConversionReviewSchema, readConversionReviewFast, body) !== undefined) read++;
+      }),
+      { numRuns: 3000 },
+    );
+    assert.ok(read > 300, `the fast reader read ${read} of 3000`);
   });
 });
