@@ -1,6 +1,6 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
+import { makeDir, writeFileSafely } from './files.ts';
 import { KlwError } from './functions.ts';
 
 /** The files `klw auth-config` writes. */
@@ -21,21 +21,22 @@ export function credentialName(url: string): string {
 /**
  * Writes the API server's AdmissionConfiguration (for --admission-control-config-file) and
  * the kubeconfig it names, so the API server sends `Authorization: Bearer <token>` to the
- * webhook host.
+ * webhook host. Both are written 0600 (the kubeconfig holds the token), replacing the old ones
+ * atomically; a symbolic link at either path is refused.
  */
 export function writeAuthConfig(outDir: string, webhookUrl: string, token: string): AuthConfigFiles {
   if (!token.trim()) throw new KlwError('the token is empty');
   const dir = resolve(outDir);
-  mkdirSync(dir, { recursive: true });
+  makeDir(dir, { secret: true });
   const kubeconfig = join(dir, 'webhook-kubeconfig.yaml');
   const admissionConfig = join(dir, 'admission-config.yaml');
-  writeFileSync(
+  writeFileSafely(
     kubeconfig,
     stringify({ apiVersion: 'v1', kind: 'Config', users: [{ name: credentialName(webhookUrl), user: { token: token.trim() } }] }),
-    { mode: 0o600 },
+    { secret: true },
   );
   const webhookAdmission = { apiVersion: 'apiserver.config.k8s.io/v1', kind: 'WebhookAdmissionConfiguration', kubeConfigFile: kubeconfig };
-  writeFileSync(
+  writeFileSafely(
     admissionConfig,
     stringify({
       apiVersion: 'apiserver.config.k8s.io/v1',
@@ -45,6 +46,7 @@ export function writeAuthConfig(outDir: string, webhookUrl: string, token: strin
         { name: 'MutatingAdmissionWebhook', configuration: webhookAdmission },
       ],
     }),
+    { secret: true },
   );
   return { admissionConfig, kubeconfig };
 }

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import * as esbuild from 'esbuild';
 import yazl from 'yazl';
+import { writeFileSafely } from './files.ts';
 import type { FunctionEntry } from './functions.ts';
 import { esbuildTarget, projectRuntime } from './runtimes.ts';
 
@@ -79,8 +80,9 @@ function zip(files: Array<{ name: string; data: Buffer }>): Promise<Buffer> {
 /** Bundles one function with esbuild for a Lambda runtime (default: the project's) and writes its deterministic zip. */
 export async function buildFunction(root: string, fn: Pick<FunctionEntry, 'name' | 'entry'>, runtime: string = projectRuntime(root)): Promise<BuiltFunction> {
   const outfile = bundlePath(root, fn.name);
-  mkdirSync(join(root, 'dist', 'functions', fn.name), { recursive: true });
-  await esbuild.build(bundleOptions(root, fn, runtime));
+  // esbuild hands the files over rather than writing them, so they go through the one writer.
+  const built = await esbuild.build({ ...bundleOptions(root, fn, runtime), write: false });
+  for (const file of built.outputFiles) writeFileSafely(file.path, file.contents, { parents: true });
   const code = readFileSync(outfile);
   const map = readFileSync(`${outfile}.map`);
   const archive = await zip([
@@ -88,7 +90,7 @@ export async function buildFunction(root: string, fn: Pick<FunctionEntry, 'name'
     { name: 'index.mjs.map', data: map },
   ]);
   const zipFile = zipPath(root, fn.name);
-  writeFileSync(zipFile, archive);
+  writeFileSafely(zipFile, archive);
   return {
     name: fn.name,
     bundle: relative(root, outfile),

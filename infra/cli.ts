@@ -123,10 +123,12 @@ export function program(deps: CliDeps = {}): Command {
         reportFindings(versioned.findings);
         set.documents = versioned.documents;
       }
-      writeOutput(renderDocuments(set.documents, options.format), options.out);
+      // With the local or deployed secret the URLs hold it: the files are readable by their owner only.
+      const secret = secretOptions.pathSecret === 'local' || secretOptions.pathSecret === 'ssm';
+      writeOutput(renderDocuments(set.documents, options.format), options.out, { secret });
       for (const patch of options.crdPatches ? set.crdPatches : []) {
         const file = resolve(options.crdPatches!, `${patch.crd}.conversion-patch.yaml`);
-        writeOutput(renderDocuments([patch.patch], 'yaml'), file);
+        writeOutput(renderDocuments([patch.patch], 'yaml'), file, { secret });
         say(`wrote ${file}`);
       }
       if (options.out) say(`wrote ${options.out} (${set.documents.length} objects)`);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { readdirSync, rmSync, existsSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -7,6 +7,7 @@ import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
 import type { ConversionWebhook } from '../lib/conversion/webhook.ts';
 import type { Registration } from '../lib/registration.ts';
 import { findFunctions, noFunctionsMessage, type FunctionSource } from '../lib/harness/discover.ts';
+import { makeDir, writeFileSafely } from './files.ts';
 
 /** A function found under `functions/`: where its code is and what it registers. */
 export interface FunctionEntry {
@@ -71,9 +72,9 @@ async function importFunction(root: string, source: FunctionSource): Promise<unk
   const hash = createHash('sha256').update(code).digest('hex').slice(0, 16);
   const file = join(dir, `${source.name}-${hash}.mjs`);
   if (!existsSync(file)) {
-    mkdirSync(dir, { recursive: true });
+    makeDir(dir);
     for (const old of readdirSync(dir)) if (old.startsWith(`${source.name}-`) && /^[0-9a-f]{16}\.mjs$/.test(old.slice(source.name.length + 1))) rmSync(join(dir, old), { force: true });
-    writeFileSync(file, code);
+    writeFileSafely(file, code);
   }
   return import(pathToFileURL(file).href);
 }

@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { makeDir, writeFileSafely } from './files.ts';
 import { KlwError } from './functions.ts';
 import { scaffold, type FunctionType } from './scaffold.ts';
 import { packageInfo, type PackageInfo } from './version.ts';
@@ -154,11 +155,8 @@ export function initProject(dir: string, options: InitOptions = {}): string[] {
     ['README.md', render('README.md.tmpl')],
     [join('test', 'functions', 'conformance.test.ts'), render('conformance.test.ts.tmpl')],
   ];
-  mkdirSync(root, { recursive: true });
-  for (const [file, text] of files) {
-    mkdirSync(join(root, file, '..'), { recursive: true });
-    writeFileSync(join(root, file), text);
-  }
+  makeDir(root);
+  for (const [file, text] of files) writeFileSafely(join(root, file), text, { exclusive: true, parents: true });
   const written = [...files.map(([file]) => file), ...scaffold(root, template, EXAMPLE_FUNCTIONS[template])];
   return written.map((f) => relative(root, resolve(root, f)).split('\\').join('/'));
 }

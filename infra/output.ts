@@ -1,5 +1,5 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { writeFileSafely } from './files.ts';
 import { Document, parseAllDocuments, visit } from 'yaml';
 import { KlwError } from './functions.ts';
 
@@ -85,12 +85,14 @@ export function readDocuments(file: string): Array<Record<string, any>> {
   return parseDocuments(text, file);
 }
 
-/** Writes text to a file (creating its folder) or to stdout when no file is given. */
-export function writeOutput(text: string, file?: string): void {
+/**
+ * Writes text to a file (creating its folder; atomically, a symbolic link there refused) or to
+ * stdout when no file is given; `secret` makes the file 0600.
+ */
+export function writeOutput(text: string, file?: string, options: { secret?: boolean } = {}): void {
   if (!file || file === '-') {
     process.stdout.write(text);
     return;
   }
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, text);
+  writeFileSafely(file, text, { parents: true, secret: options.secret === true });
 }

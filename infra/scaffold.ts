@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDns1123Label } from '../lib/k8s/names.ts';
+import { pathTaken, writeFileSafely } from './files.ts';
 import { KlwError } from './functions.ts';
 
 const TEMPLATES = fileURLToPath(new URL('./templates/', import.meta.url));
@@ -13,7 +14,7 @@ export type FunctionType = 'validating' | 'mutating' | 'conversion';
 export function scaffold(root: string, type: FunctionType, name: string): string[] {
   if (!isDns1123Label(name)) throw new KlwError(`"${name}" is not a valid function name: use lower-case letters, digits and '-' (at most 63)`);
   const dir = join(root, 'functions', name);
-  if (existsSync(dir)) throw new KlwError(`functions/${name} already exists`);
+  if (pathTaken(dir)) throw new KlwError(`functions/${name} already exists`);
   const render = (template: string) => readFileSync(join(TEMPLATES, type, template), 'utf8').replaceAll('__NAME__', name);
   const files: Array<[string, string]> = [
     [join(dir, 'index.ts'), render('index.ts.tmpl')],
@@ -21,11 +22,10 @@ export function scaffold(root: string, type: FunctionType, name: string): string
   ];
   if (type === 'conversion') files.push([join(dir, 'crd.yaml'), render('crd.yaml.tmpl')]);
   for (const [file, text] of files) {
-    if (existsSync(file)) throw new KlwError(`${relative(root, file)} already exists`);
+    if (pathTaken(file)) throw new KlwError(`${relative(root, file)} already exists`);
   }
   for (const [file, text] of files) {
-    mkdirSync(join(file, '..'), { recursive: true });
-    writeFileSync(file, text);
+    writeFileSafely(file, text, { exclusive: true, parents: true });
   }
   return files.map(([file]) => relative(root, file));
 }

@@ -1,10 +1,9 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync } from 'node:fs';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Command } from 'commander';
 import type { Registration } from '../lib/registration.ts';
 import { KlwError } from './functions.ts';
-import { writePrivate } from './local/certs.ts';
+import { writeFileSafely } from './files.ts';
 import type { Endpoints } from './manifests.ts';
 import {
   ensureDeployedPathSecret,
@@ -125,8 +124,7 @@ export async function smokePathSecret(options: { endpoint?: string; stateDir: st
 
 /** Writes manifests that hold a secret: mode 0600, atomically. */
 export function writePrivateOutput(file: string, text: string): void {
-  mkdirSync(dirname(file), { recursive: true });
-  writePrivate(file, text);
+  writeFileSafely(file, text, { secret: true, parents: true });
 }
 
 /** What `klw secret rotate|retire` acts on. */

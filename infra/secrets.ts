@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { GetParameterCommand, ParameterNotFound, PutParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { AuthConfigError, parsePathSecrets } from '../lib/auth.ts';
 import type { Registration } from '../lib/registration.ts';
 import { KlwError } from './functions.ts';
-import { readPrivate, writePrivate } from './local/certs.ts';
+import { makeDir, pathTaken, readPrivate, writeFileSafely } from './files.ts';
 
 export { PATH_SECRET_ENV, PATH_SECRET_SSM_ENV } from '../lib/auth.ts';
 
@@ -77,18 +76,10 @@ export function localPathSecretFile(stateDir: string): string {
  */
 export function ensureLocalPathSecret(stateDir: string, warn: (message: string) => void = (m) => process.stderr.write(`klw: ${m}\n`)): PathSecrets {
   const file = localPathSecretFile(stateDir);
-  mkdirSync(resolve(stateDir), { recursive: true, mode: 0o700 });
-  if (!existsSync(file) && !isLink(file)) writePrivate(file, `${newPathSecret()}\n`);
+  makeDir(resolve(stateDir), { secret: true });
+  if (!pathTaken(file)) writeFileSafely(file, `${newPathSecret()}\n`, { secret: true });
   const loose = () => warn(`${file} was readable by others; narrowed to 600. Anyone who read it can call the local functions: klw secret rotate --local`);
-  return fromValue(readPrivate(file, loose), file);
-}
-
-function isLink(file: string): boolean {
-  try {
-    return lstatSync(file).isSymbolicLink();
-  } catch {
-    return false;
-  }
+  return fromValue(readPrivate(file, loose, 'a path secret'), file);
 }
 
 /** What a rotation or retirement did. */
@@ -118,20 +109,20 @@ function retired(before: PathSecrets | undefined, where: string, missing: string
 /** Rotates the local secret: a new current one, the old one kept as previous until `retireLocalPathSecret`. */
 export function rotateLocalPathSecret(stateDir: string): SecretChange {
   const file = localPathSecretFile(stateDir);
-  const before = existsSync(file) || isLink(file) ? ensureLocalPathSecret(stateDir) : undefined;
+  const before = pathTaken(file) ? ensureLocalPathSecret(stateDir) : undefined;
   // The emulator creates the local secret on first use anyway, so a rotation may as well.
   const after = rotated(before, file, true);
-  mkdirSync(resolve(stateDir), { recursive: true, mode: 0o700 });
-  writePrivate(file, `${after.value}\n`);
+  makeDir(resolve(stateDir), { secret: true });
+  writeFileSafely(file, `${after.value}\n`, { secret: true });
   return { ...(before ? { before } : {}), after };
 }
 
 /** Drops the local previous secret: only the current one is accepted from then on. */
 export function retireLocalPathSecret(stateDir: string): SecretChange {
   const file = localPathSecretFile(stateDir);
-  const before = existsSync(file) || isLink(file) ? ensureLocalPathSecret(stateDir) : undefined;
+  const before = pathTaken(file) ? ensureLocalPathSecret(stateDir) : undefined;
   const after = retired(before, file, 'holds no path secret; klw local start-api or klw secret rotate --local creates one');
-  writePrivate(file, `${after.value}\n`);
+  writeFileSafely(file, `${after.value}\n`, { secret: true });
   return { before: before!, after };
 }
 

@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { randomBytes, X509Certificate, webcrypto } from 'node:crypto';
-import { closeSync, constants, existsSync, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
+import { makeDir, PRIVATE_MODE, PUBLIC_MODE, readPrivate as readPrivateFile, writeFileSafely } from '../files.ts';
 
 /** The local CA and the server certificate the emulator serves. */
 export interface LocalCertificates {
@@ -74,51 +75,12 @@ async function importKey(pem: string): Promise<webcrypto.CryptoKey> {
   return webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decode(pem)[0]!, ALGORITHM, true, ['sign']);
 }
 
-/** Owner read and write only: what a private key file must be. */
-const KEY_MODE = 0o600;
-
-/** Certificates are public: readable by all, written the same careful way. */
-const PUBLIC_MODE = 0o644;
-
-/** Refuses a symbolic link (or anything but a regular file) where a key belongs. */
-function refuseLink(file: string): void {
-  let stat;
-  try {
-    stat = lstatSync(file);
-  } catch {
-    return; // nothing there yet
-  }
-  if (stat.isSymbolicLink()) throw new Error(`${file} is a symbolic link; refusing to follow it (remove it)`);
-  if (!stat.isFile()) throw new Error(`${file} is not a regular file; refusing to use it for a private key`);
-}
-
 /**
- * Writes a private key atomically: a new temp file opened with O_CREAT|O_EXCL and mode
- * 0600 (never readable by others, not even for a moment), then renamed over `file`.
- * A symbolic link at `file` is refused rather than followed.
+ * Writes a key (or, with PUBLIC_MODE, a certificate) through the toolkit's one file writer:
+ * atomically, mode 0600 unless told otherwise, a symbolic link at `file` refused.
  */
-export function writePrivate(file: string, text: string, mode = KEY_MODE): void {
-  refuseLink(file);
-  const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
-  try {
-    fchmodSync(fd, mode); // a umask can only have narrowed it; make it exact
-    writeSync(fd, text);
-    closeSync(fd);
-    renameSync(temp, file);
-  } catch (err) {
-    try {
-      closeSync(fd);
-    } catch {
-      // already closed
-    }
-    try {
-      unlinkSync(temp);
-    } catch {
-      // already renamed or gone
-    }
-    throw err;
-  }
+export function writePrivate(file: string, text: string, mode = PRIVATE_MODE): void {
+  writeFileSafely(file, text, mode === PRIVATE_MODE ? { secret: true } : { mode });
 }
 
 /**
@@ -126,20 +88,8 @@ export function writePrivate(file: string, text: string, mode = KEY_MODE): void 
  * others is narrowed to 0600 (and `onLoose` told), one owned by another user refused.
  */
 export function readPrivate(file: string, onLoose: (message: string) => void = () => {}): string {
-  refuseLink(file);
-  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) throw new Error(`${file} is not a regular file; refusing to use it for a private key`);
-    if (typeof process.getuid === 'function' && stat.uid !== process.getuid()) throw new Error(`${file} belongs to another user (uid ${stat.uid}); refusing to use it for a private key`);
-    if (stat.mode & 0o077) {
-      fchmodSync(fd, KEY_MODE);
-      onLoose(`${file} was readable by others (mode ${(stat.mode & 0o777).toString(8)}); narrowed to 600. Anyone who read it could impersonate the emulator: delete the state dir to make a new CA.`);
-    }
-    return readFileSync(fd, 'utf8');
-  } finally {
-    closeSync(fd);
-  }
+  const hint = 'Anyone who read it could impersonate the emulator: delete the state dir to make a new CA.';
+  return readPrivateFile(file, (message) => onLoose(`${message} ${hint}`));
 }
 
 /** True when a PEM server certificate is signed by the CA and is not near expiry. */
@@ -161,7 +111,7 @@ function serverCertUsable(certPem: string, caPem: string): boolean {
  * clusters already trust stays valid.
  */
 export async function ensureLocalCertificates(stateDir: string, warn: (message: string) => void = (m) => process.stderr.write(`klw: ${m}\n`), names: ServerNames = serverNames()): Promise<LocalCertificates> {
-  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  makeDir(stateDir, { secret: true });
   const files = {
     ca: join(stateDir, 'ca.crt'),
     caKey: join(stateDir, 'ca.key'),

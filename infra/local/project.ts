@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, watch as watchTree, writeFileSync, type FSWatcher } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync, watch as watchTree, type FSWatcher } from 'node:fs';
+import { join, resolve } from 'node:path';
 import * as esbuild from 'esbuild';
 import { parse as parseYaml } from 'yaml';
 import type { Registration } from '../../lib/registration.ts';
 import { buildAll, bundleOptions, bundlePath } from '../build.ts';
+import { writeFileSafely } from '../files.ts';
 import { KlwError, loadFunctions, type FunctionEntry } from '../functions.ts';
 import { FunctionPool, RESERVED_VARIABLES, type FunctionRuntime } from './pool.ts';
 import { runtimeFor } from './runtime.ts';
@@ -103,13 +104,10 @@ export interface ProjectChange {
   changed: string[];
 }
 
-/** Writes build outputs atomically (temp file, then rename), so a worker never imports half a bundle. */
+/** Writes build outputs atomically (the one file writer), so a worker never imports half a bundle. */
 function writeOutputs(files: esbuild.OutputFile[]): void {
   for (const file of files) {
-    mkdirSync(dirname(file.path), { recursive: true });
-    const temp = `${file.path}.${process.pid}.tmp`;
-    writeFileSync(temp, file.contents);
-    renameSync(temp, file.path);
+    writeFileSafely(file.path, file.contents, { parents: true });
   }
 }
 
