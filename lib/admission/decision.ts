@@ -38,15 +38,54 @@ export interface Decision {
   withAuditAnnotations(annotations: Record<string, string>): Decision;
 }
 
-type DecisionFields = Omit<Decision, typeof DECISION | 'withWarnings' | 'withAuditAnnotations'> & { [ERRORED]?: true; [REPLACED_CODE]?: string };
+/**
+ * A decision's warnings: the first `length` kept warnings of `list`. Decisions made one from
+ * another by `withWarnings` share one list, appended to in place by the newest, so adding
+ * warnings one call at a time costs what adding them as one list does; a decision that is no
+ * longer the newest copies its own warnings first (copy on branch), leaving the others' intact.
+ */
+interface SharedWarnings {
+  readonly list: WarningList;
+  readonly length: number;
+}
 
-function make(fields: DecisionFields): Decision {
+type DecisionFields = Omit<Decision, typeof DECISION | 'warnings' | 'withWarnings' | 'withAuditAnnotations'> & {
+  [ERRORED]?: true;
+  [REPLACED_CODE]?: string;
+};
+
+/**
+ * `shared` with `more` added: in place when it is the newest share of its list, else on a copy;
+ * `shared` itself when none of them is kept (repeats, or the recorder has stopped).
+ */
+function withMore(shared: SharedWarnings, more: Warnings[]): SharedWarnings {
+  let list = shared.list;
+  if (list.items.length !== shared.length) {
+    list = new WarningList();
+    for (let i = 0; i < shared.length; i++) list.add(shared.list.items[i]);
+  }
+  for (const warnings of more) list.addAll(warnings);
+  return list.items.length === shared.length ? shared : { list, length: list.items.length };
+}
+
+function make(fields: DecisionFields, shared: SharedWarnings): Decision {
+  // Copied out of the shared list when first read, and kept: later additions by others never show.
+  let warnings: string[] | undefined;
   const decision: Decision = {
     [DECISION]: true,
     ...fields,
-    withWarnings: (...more: Warnings[]) => make({ ...fields, warnings: keptWarnings(fields.warnings, ...more) }),
+    get warnings() {
+      return (warnings ??= shared.list.items.slice(0, shared.length));
+    },
+    withWarnings: (...more: Warnings[]): Decision => {
+      // The newest share of a list the recorder has stopped reading: nothing more can be kept.
+      if (shared.list.complete && shared.list.items.length === shared.length) return decision;
+      const next = withMore(shared, more);
+      // Nothing kept: this very decision is the answer (decisions never change).
+      return next === shared ? decision : make(fields, next);
+    },
     withAuditAnnotations: (annotations: Record<string, string>) =>
-      make({ ...fields, auditAnnotations: { ...fields.auditAnnotations, ...annotations } }),
+      make({ ...fields, auditAnnotations: { ...fields.auditAnnotations, ...annotations } }, shared),
   };
   return Object.freeze(decision);
 }
@@ -62,7 +101,7 @@ export function isDecision(value: unknown): value is Decision {
  * as the API server could show).
  */
 export function allow(...warnings: Warnings[]): Decision {
-  return make({ allowed: true, warnings: keptWarnings(...warnings) });
+  return make({ allowed: true }, keptWarnings(...warnings));
 }
 
 /** Options of a denial. */
@@ -94,10 +133,10 @@ export function errored(code: number, message: string): Decision {
 function denial(message: string, code: unknown, fallback: number, reason: string | undefined, failed = false): Decision {
   const valid = isStatusCode(code);
   const status = valid ? code : fallback;
-  const fields: DecisionFields = { allowed: false, status: { code: status, message, reason: reason ?? reasonFor(status) }, warnings: [] };
+  const fields: DecisionFields = { allowed: false, status: { code: status, message, reason: reason ?? reasonFor(status) } };
   if (failed) fields[ERRORED] = true;
   if (!valid) fields[REPLACED_CODE] = describeCode(code);
-  return make(fields);
+  return make(fields, keptWarnings());
 }
 
 function isStatusCode(code: unknown): code is number {
@@ -123,7 +162,7 @@ export function isErrored(decision: Decision): boolean {
 
 /** Admit the request with these JSONPatch operations (checked against the object before they are sent) and warnings, as `allow` takes them. */
 export function patched(operations: readonly PatchOperation[], ...warnings: Warnings[]): Decision {
-  return make({ allowed: true, patch: operations, warnings: keptWarnings(...warnings) });
+  return make({ allowed: true, patch: operations }, keptWarnings(...warnings));
 }
 
 const REASONS: Record<number, string> = {
@@ -309,10 +348,9 @@ export class WarningList {
   }
 }
 
-/** The kept warnings (see `WarningList`) of these, in order. */
-function keptWarnings(...lists: Warnings[]): string[] {
-  if (lists.length === 0) return [];
+/** The kept warnings (see `WarningList`) of these, in order, as a new shared list. */
+function keptWarnings(...lists: Warnings[]): SharedWarnings {
   const list = new WarningList();
   for (const warnings of lists) list.addAll(warnings);
-  return list.items;
+  return { list, length: list.items.length };
 }

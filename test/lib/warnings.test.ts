@@ -244,3 +244,83 @@ describe('withDeadline', () => {
     await assert.rejects(withDeadline(() => ((time += 11), 'late'), 10, 10, clock), DeadlineExceeded);
   });
 });
+
+describe('withWarnings one call at a time', () => {
+  /** Calls of WarningList.add made while `run` runs: the work of keeping warnings, whatever the clock. */
+  function addsDuring(run: () => void): number {
+    const add = WarningList.prototype.add;
+    let calls = 0;
+    WarningList.prototype.add = function (this: WarningList, warning: unknown) {
+      calls++;
+      return add.call(this, warning);
+    };
+    try {
+      run();
+    } finally {
+      WarningList.prototype.add = add;
+    }
+    return calls;
+  }
+
+  // Short distinct warnings: about 4,096 fit before the recorder stops, so a list that is
+  // copied on every call would cost millions of adds for these 32,000.
+  const many = Array.from({ length: 32_000 }, (_, i) => String(i % 10));
+  const distinct = Array.from({ length: 32_000 }, (_, i) => i.toString(36));
+
+  for (const [label, warnings] of [['distinct', distinct], ['mostly repeated', many]] as const) {
+    it(`costs what adding them as one list costs (32,000 ${label} warnings)`, () => {
+      let asList: readonly string[] = [];
+      const listAdds = addsDuring(() => (asList = allow(warnings).warnings));
+      let oneByOne: readonly string[] = [];
+      const singleAdds = addsDuring(() => {
+        let decision = allow();
+        for (const warning of warnings) decision = decision.withWarnings(warning);
+        oneByOne = decision.warnings;
+      });
+      assert.deepEqual(oneByOne, asList);
+      // One add per warning given, at most: the work of the list, not of the list times its length.
+      assert.ok(singleAdds <= warnings.length, `${singleAdds} adds one by one, ${listAdds} as a list`);
+    });
+  }
+
+  it('leaves every earlier decision its own warnings when several are made from one (copy on branch)', () => {
+    const base = allow('a');
+    const b = base.withWarnings('b');
+    const c = base.withWarnings('c');
+    const bd = b.withWarnings('d');
+    const be = b.withWarnings(['e', 'a']);
+    assert.deepEqual(base.warnings, ['a']);
+    assert.deepEqual(b.warnings, ['a', 'b']);
+    assert.deepEqual(c.warnings, ['a', 'c']);
+    assert.deepEqual(bd.warnings, ['a', 'b', 'd']);
+    assert.deepEqual(be.warnings, ['a', 'b', 'e']);
+    assert.deepEqual(bd.withWarnings('b', 'f').warnings, ['a', 'b', 'd', 'f']);
+    // Read before and after a later addition: the same list.
+    const read = bd.warnings;
+    bd.withWarnings('g');
+    assert.deepEqual(bd.warnings, read);
+  });
+
+  it('gives, along any tree of calls, what one list of the same warnings gives', () => {
+    const text = fc.oneof(fc.constantFrom('', 'a', 'bb', 'x\ny', '😀', '\ud800z'), fc.string({ maxLength: 6 }));
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.nat(), fc.array(text, { maxLength: 4 })), { maxLength: 30 }),
+        (steps) => {
+          // Each step picks an earlier decision (by index) and adds a list to it.
+          const made: Array<{ decision: ReturnType<typeof allow>; given: string[] }> = [{ decision: deny('no'), given: [] }];
+          for (const [pick, list] of steps) {
+            const from = made[pick % made.length]!;
+            made.push({ decision: from.decision.withWarnings(list), given: [...from.given, ...list] });
+          }
+          for (const { decision, given } of made) {
+            const expected = new WarningList();
+            expected.addAll(given);
+            assert.deepEqual(decision.warnings, expected.items);
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
