@@ -23,11 +23,15 @@ function cloneAt<T>(value: T, depth: number): T {
     return out as T;
   }
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) setKey(out, key, cloneAt((value as Record<string, unknown>)[key], depth + 1));
+  for (const key of Object.keys(value)) setMember(out, key, cloneAt((value as Record<string, unknown>)[key], depth + 1));
   return out as T;
 }
 
-function setKey(out: Record<string, unknown>, key: string, v: unknown): void {
+/**
+ * `out[key] = v`, except that a `__proto__` key (which JSON allows and the API server keeps)
+ * becomes an own member, as JSON.parse makes it, instead of setting the prototype of `out`.
+ */
+export function setMember(out: Record<string, unknown>, key: string, v: unknown): void {
   if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
   else out[key] = v;
 }
@@ -60,9 +64,9 @@ function cloneIteratively<T extends object>(value: T): T {
       const v = (source as Record<string, unknown>)[key];
       if (typeof v === 'object' && v !== null) {
         const copy = emptyLike(v);
-        setKey(out, key, copy);
+        setMember(out, key, copy);
         stack.push([v, copy]);
-      } else setKey(out, key, v);
+      } else setMember(out, key, v);
     }
   }
   return root as T;

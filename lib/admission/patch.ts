@@ -1,7 +1,7 @@
 import fastJsonPatch, { type Operation as PatchOperation } from 'fast-json-patch';
 import { exactIntegerCopy, stringifyJson } from '../json.ts';
 
-const { validate } = fastJsonPatch;
+const { applyPatch, JsonPatchError } = fastJsonPatch;
 
 export type { PatchOperation };
 
@@ -195,17 +195,72 @@ export function checkPatch(original: object, operations: unknown): string | unde
 }
 
 /**
- * fast-json-patch's `validate`, which copies both through JSON.stringify: values holding a
- * bigint (an int64 beyond ±2^53) are first copied with such integers as strings of their
- * digits, so that a `test` operation compares them exactly, as the API server's json-patch
- * compares numbers (as written), and not rounded to the nearest double.
+ * Member names an object inherits (`__proto__`, `constructor`, `toString`, ...), and `prototype`:
+ * fast-json-patch reads `obj[key]` to tell whether a member exists, so for these it finds the
+ * inherited one, and it refuses `__proto__` and `constructor/prototype` outright. JSON allows
+ * them as member names and the API server's json-patch treats them as any other.
  */
-function validateCopies(operations: PatchOperation[], original: object): ReturnType<typeof validate> {
+const INHERITED = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);
+const MAY_NAME_INHERITED = new RegExp([...INHERITED].join('|'));
+
+/** Put before an inherited name to make it a name like any other (a NUL and a per-process nonce: no review has it). */
+const RENAMED = `\u0000klw-member:${Math.random().toString(36).slice(2, 12)}:`;
+
+/** JSON.parse reviver giving every member with an inherited name a name of its own (see INHERITED). */
+function renameInherited(_key: string, value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const keys = Object.keys(value);
+  if (!keys.some((k) => INHERITED.has(k))) return value;
+  const out: Record<string, unknown> = {};
+  for (const k of keys) out[INHERITED.has(k) ? RENAMED + k : k] = (value as Record<string, unknown>)[k];
+  return out;
+}
+
+/** A JSON Pointer with its inherited names renamed as renameInherited renames members. */
+function renamePointer(pointer: unknown): unknown {
+  if (typeof pointer !== 'string') return pointer;
+  return pointer
+    .split('/')
+    .map((t) => (INHERITED.has(t) ? RENAMED + t : t))
+    .join('/');
+}
+
+/**
+ * fast-json-patch's `validate` (a trial on copies of both): copied through JSON text, values
+ * holding a bigint (an int64 beyond ±2^53) with such integers as strings of their digits, so
+ * that a `test` operation compares them exactly, as the API server's json-patch compares
+ * numbers (as written), and not rounded to the nearest double. Members named `__proto__`,
+ * `constructor` and the like are renamed in the copies and in the pointers, so the trial
+ * treats them as the API server does: as members like any other, never the prototype.
+ */
+function validateCopies(operations: PatchOperation[], original: object): InstanceType<typeof JsonPatchError> | undefined {
+  let document: string;
+  let sequence: string;
   try {
-    return validate(operations, original);
+    document = JSON.stringify(original);
+    sequence = JSON.stringify(operations);
   } catch (err) {
     if (!(err instanceof TypeError) || !/BigInt/i.test(err.message)) throw err;
-    return validate(exactIntegerCopy(operations), exactIntegerCopy(original));
+    document = JSON.stringify(exactIntegerCopy(original));
+    sequence = JSON.stringify(exactIntegerCopy(operations));
+  }
+  if (!MAY_NAME_INHERITED.test(document) && !MAY_NAME_INHERITED.test(sequence)) return trial(JSON.parse(sequence), JSON.parse(document));
+  const ops = (JSON.parse(sequence, renameInherited) as unknown[]).map((op) => {
+    if (typeof op !== 'object' || op === null || Array.isArray(op)) return op;
+    const { path, from } = op as { path?: unknown; from?: unknown };
+    return { ...op, ...(path !== undefined ? { path: renamePointer(path) } : {}), ...(from !== undefined ? { from: renamePointer(from) } : {}) };
+  });
+  return trial(ops as PatchOperation[], JSON.parse(document, renameInherited));
+}
+
+/** What fast-json-patch's `validate` does once it has its copies: apply, checking each operation. */
+function trial(operations: PatchOperation[], document: object): InstanceType<typeof JsonPatchError> | undefined {
+  try {
+    applyPatch(document, operations, true);
+    return undefined;
+  } catch (err) {
+    if (err instanceof JsonPatchError) return err;
+    throw err;
   }
 }
 

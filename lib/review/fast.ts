@@ -4,6 +4,7 @@
  * fraction of the cost. They answer undefined for anything they are not sure of, and the
  * caller then asks zod, which finds the same value or reports the problem in its own words.
  */
+import { setMember } from '../json.ts';
 import type { AdmissionReview, ConversionReview } from './schemas.ts';
 
 type Loose = Record<string, unknown>;
@@ -46,11 +47,14 @@ function groupVersion(v: unknown, last: 'kind' | 'resource'): Loose | typeof NO 
   return last === 'kind' ? { group, version, kind: third } : { group, version, resource: third };
 }
 
-/** Members of a z.looseObject not in its shape, copied after the known ones as zod copies them. */
+/**
+ * Members of a z.looseObject not in its shape, copied after the known ones as zod copies them
+ * (an own `__proto__` member too: see keepingProto in schemas.ts).
+ */
 function copyUnknown(input: Loose, known: ReadonlySet<string>, out: Loose): void {
   for (const key in input) {
-    if (known.has(key) || key === '__proto__') continue;
-    out[key] = input[key];
+    if (known.has(key)) continue;
+    setMember(out, key, input[key]);
   }
 }
 
@@ -60,7 +64,7 @@ const OPERATIONS: ReadonlySet<unknown> = new Set(['CREATE', 'UPDATE', 'DELETE', 
 
 /**
  * `userInfo.extra` as z.record(z.string(), z.array(z.string())) reads it: a new object of
- * copied lists, own keys in order, `__proto__` left out. NO for anything but a plain JSON
+ * copied lists, own keys in order, `__proto__` kept as a member. NO for anything but a plain JSON
  * object (symbol keys, another prototype or an own `constructor` go to zod).
  */
 function extraOf(v: unknown): Loose | typeof NO {
@@ -68,10 +72,9 @@ function extraOf(v: unknown): Loose | typeof NO {
   if (Object.getOwnPropertySymbols(v).length) return NO;
   const out: Loose = {};
   for (const key of Object.keys(v)) {
-    if (key === '__proto__') continue;
     const list = stringArray(v[key]);
     if (list === NO) return NO;
-    out[key] = list;
+    setMember(out, key, list);
   }
   return out;
 }

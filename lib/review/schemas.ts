@@ -1,6 +1,7 @@
 // zod/mini is zod v4's tree-shakable API: the same schemas in about 12 KB of bundle
 // instead of more than 400 KB, which keeps cold starts short.
 import * as z from 'zod/mini';
+import { setMember } from '../json.ts';
 
 /** The AdmissionReview API versions the API server may send, newest first. */
 export const ADMISSION_REVIEW_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'] as const;
@@ -69,13 +70,41 @@ export const GroupVersionResourceSchema = z.object({
 /** The admission operations a webhook can be called for. */
 export const OperationSchema = z.enum(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
 
+/** The name an own `__proto__` member is read under by keepingProto (a NUL and a nonce: no review has it). */
+const PROTO_STAND_IN = `\u0000klw-proto:${Math.random().toString(36).slice(2, 12)}`;
+
+/** A JSON object with its own `__proto__` member renamed to `to` (the same value when it has none). */
+function renamedProto(value: unknown, from: string, to: string): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, from)) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) setMember(out, key === from ? to : key, (value as Record<string, unknown>)[key]);
+  return out;
+}
+
+/**
+ * `schema` (an object or record schema) keeping an own `__proto__` member: zod leaves it out of
+ * the objects it builds, while JSON allows it and the API server keeps it (`userInfo.extra` keys
+ * are any string an authenticator gives). It is read under a stand-in name, then put back.
+ */
+function keepingProto<T extends z.ZodMiniType>(schema: T) {
+  return z.pipe(
+    z.pipe(
+      z.transform((v: unknown) => renamedProto(v, '__proto__', PROTO_STAND_IN)),
+      schema,
+    ),
+    z.transform((v: z.output<T>) => renamedProto(v, PROTO_STAND_IN, '__proto__') as z.output<T>),
+  );
+}
+
 /** The user that made the request to the API server (`authenticationv1.UserInfo`). */
-export const UserInfoSchema = z.looseObject({
-  username: z.optional(z.string()),
-  uid: z.optional(z.string()),
-  groups: z.optional(z.array(z.string())),
-  extra: z.optional(z.record(z.string(), z.array(z.string()))),
-});
+export const UserInfoSchema = keepingProto(
+  z.looseObject({
+    username: z.optional(z.string()),
+    uid: z.optional(z.string()),
+    groups: z.optional(z.array(z.string())),
+    extra: z.optional(keepingProto(z.record(z.string(), z.array(z.string())))),
+  }),
+);
 
 /** `request` of an AdmissionReview; identical in v1 and v1beta1. */
 export const AdmissionRequestSchema = z.object({
@@ -93,7 +122,7 @@ export const AdmissionRequestSchema = z.object({
   object: z.nullish(EmbeddedObjectSchema),
   oldObject: z.nullish(EmbeddedObjectSchema),
   dryRun: z.optional(z.boolean()),
-  options: z.nullish(z.looseObject({})),
+  options: z.nullish(keepingProto(z.looseObject({}))),
 });
 
 /** An AdmissionReview request as sent by the API server, either version. */
