@@ -122,6 +122,28 @@ export function writeFileSafely(file: string, data: string | Uint8Array, options
 }
 
 /**
+ * Appends text to a log file, creating it when missing; a symbolic link there (to a file or
+ * dangling) is refused rather than followed (O_NOFOLLOW), and so is anything but a regular file.
+ */
+export function appendFileSafely(file: string, text: string): void {
+  refuseLink(file, 'a log'); // names the problem; O_NOFOLLOW covers a link planted after this look
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o666);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new Error(`${file} is a symbolic link; refusing to follow it (remove it)`);
+    throw err;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) throw new Error(`${file} is not a regular file; refusing to append to it`);
+    const bytes = Buffer.from(text, 'utf8');
+    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
  * Reads a file that holds a secret without following a symbolic link; one readable by group or
  * others is narrowed to 0600 (and `onLoose` told), one owned by another user refused.
  */

@@ -1,4 +1,4 @@
-import { appendFileSync } from 'node:fs';
+import { appendFileSafely } from '../files.ts';
 
 /** How the emulator prints its lines: `text` (one readable line per review) or `json` (JSON lines as they come). */
 export type LogFormat = 'text' | 'json';
@@ -71,7 +71,7 @@ export function readableLine(line: string): string | undefined {
 /** Where log lines go: stderr in the chosen format, and every line as it came (JSON) to `file` when given. */
 export function logSink(format: LogFormat, file?: string, write: (text: string) => void = (t) => process.stderr.write(t)): (line: string) => void {
   return (line) => {
-    if (file) appendFileSync(file, line.endsWith('\n') ? line : `${line}\n`);
+    if (file) appendFileSafely(file, line.endsWith('\n') ? line : `${line}\n`);
     const shown = format === 'json' ? line : readableLine(line);
     if (shown !== undefined) write(`${shown}\n`);
   };

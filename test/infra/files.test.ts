@@ -239,3 +239,28 @@ describe('files the commands write', () => {
     assert.ok(lstatSync(testFile).isFile());
   });
 });
+
+describe('appendFileSafely (the emulator --log-file)', () => {
+  it('appends, and refuses a planted link, dangling or not, and a FIFO', async () => {
+    const { appendFileSafely } = await import('../../infra/files.ts');
+    const { logSink } = await import('../../infra/local/output.ts');
+    const dir = fresh();
+    const log = join(dir, 'log.jsonl');
+    const sink = logSink('json', log, () => {});
+    sink('{"a":1}');
+    sink('{"b":2}\n');
+    assert.equal(readFileSync(log, 'utf8'), '{"a":1}\n{"b":2}\n');
+    const linked = join(dir, 'linked.jsonl');
+    const outside = plantLink(linked);
+    assert.throws(() => logSink('json', linked, () => {})('{"c":3}'), /is a symbolic link; refusing to follow it/);
+    assertUntouched(linked, outside, true);
+    const dangling = join(dir, 'dangling.jsonl');
+    const target = plantDangling(dangling);
+    assert.throws(() => appendFileSafely(dangling, 'x\n'), /is a symbolic link/);
+    assertUntouched(dangling, target, false);
+    const { execFileSync } = await import('node:child_process');
+    const fifo = join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    assert.throws(() => appendFileSafely(fifo, 'x\n'), /not a regular file/);
+  });
+});
