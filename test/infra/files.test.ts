@@ -218,6 +218,24 @@ describe('files the commands write', () => {
     assertUntouched(join(danglingDir, 'webhook-kubeconfig.yaml'), target, false);
   });
 
+  it('klw build refuses a link planted at a bundle or a zip', async () => {
+    const { buildFunction, bundlePath, zipPath } = await import('../../infra/build.ts');
+    const entry = { name: 'pod-policy', entry: join(project, 'functions', 'pod-policy', 'index.ts') };
+    mkdirSync(join(project, 'dist', 'functions', 'pod-policy'), { recursive: true });
+    const bundle = bundlePath(project, 'pod-policy');
+    const outside = plantLink(bundle);
+    await assert.rejects(buildFunction(project, entry), /is a symbolic link; refusing to follow it/);
+    assertUntouched(bundle, outside, true);
+    rmSync(bundle);
+    const zip = zipPath(project, 'pod-policy');
+    const target = plantDangling(zip);
+    await assert.rejects(buildFunction(project, entry), /is a symbolic link; refusing to follow it/);
+    assertUntouched(zip, target, false);
+    rmSync(zip);
+    const built = await buildFunction(project, entry);
+    assert.ok(lstatSync(join(project, built.zip)).isFile());
+  });
+
   it('klw new refuses a link planted where its test goes, dangling or not', async () => {
     const root = fresh();
     mkdirSync(join(root, 'test', 'functions'), { recursive: true });
