@@ -45,9 +45,13 @@ export interface Decision {
  * longer the newest copies its own warnings first (copy on branch), leaving the others' intact.
  */
 interface SharedWarnings {
-  readonly list: WarningList;
+  /** Undefined for none yet: most decisions carry no warnings and never need a list. */
+  readonly list: WarningList | undefined;
   readonly length: number;
 }
+
+/** The warnings of a decision without any. */
+const NO_WARNINGS: SharedWarnings = { list: undefined, length: 0 };
 
 type DecisionFields = Omit<Decision, typeof DECISION | 'warnings' | 'withWarnings' | 'withAuditAnnotations'> & {
   [ERRORED]?: true;
@@ -60,9 +64,10 @@ type DecisionFields = Omit<Decision, typeof DECISION | 'warnings' | 'withWarning
  */
 function withMore(shared: SharedWarnings, more: Warnings[]): SharedWarnings {
   let list = shared.list;
-  if (list.items.length !== shared.length) {
+  if (list === undefined) list = new WarningList();
+  else if (list.items.length !== shared.length) {
     list = new WarningList();
-    for (let i = 0; i < shared.length; i++) list.add(shared.list.items[i]);
+    for (let i = 0; i < shared.length; i++) list.add(shared.list!.items[i]);
   }
   for (const warnings of more) list.addAll(warnings);
   return list.items.length === shared.length ? shared : { list, length: list.items.length };
@@ -75,11 +80,11 @@ function make(fields: DecisionFields, shared: SharedWarnings): Decision {
     [DECISION]: true,
     ...fields,
     get warnings() {
-      return (warnings ??= shared.list.items.slice(0, shared.length));
+      return (warnings ??= shared.list ? shared.list.items.slice(0, shared.length) : []);
     },
     withWarnings: (...more: Warnings[]): Decision => {
       // The newest share of a list the recorder has stopped reading: nothing more can be kept.
-      if (shared.list.complete && shared.list.items.length === shared.length) return decision;
+      if (shared.list?.complete && shared.list.items.length === shared.length) return decision;
       const next = withMore(shared, more);
       // Nothing kept: this very decision is the answer (decisions never change).
       return next === shared ? decision : make(fields, next);
@@ -350,6 +355,7 @@ export class WarningList {
 
 /** The kept warnings (see `WarningList`) of these, in order, as a new shared list. */
 function keptWarnings(...lists: Warnings[]): SharedWarnings {
+  if (lists.length === 0) return NO_WARNINGS;
   const list = new WarningList();
   for (const warnings of lists) list.addAll(warnings);
   return { list, length: list.items.length };
