@@ -1,5 +1,5 @@
 import fastJsonPatch, { type Operation as PatchOperation } from 'fast-json-patch';
-import { exactIntegerCopy, stringifyJson } from '../json.ts';
+import { exactIntegerCopy, setMember, stringifyJson } from '../json.ts';
 
 const { applyPatch, JsonPatchError } = fastJsonPatch;
 
@@ -262,6 +262,48 @@ function trial(operations: PatchOperation[], document: object): InstanceType<typ
     if (err instanceof JsonPatchError) return err;
     throw err;
   }
+}
+
+/** A copy of a JSON value (bigints kept) with members renamed by `rename`; iterative, for any depth. */
+function renamedCopy(value: unknown, rename: (key: string) => string): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  const root: Record<string, unknown> | unknown[] = Array.isArray(value) ? [] : {};
+  const stack: Array<[object, Record<string, unknown> | unknown[]]> = [[value, root]];
+  while (stack.length > 0) {
+    const [source, target] = stack.pop()!;
+    const array = Array.isArray(source);
+    for (const key of Object.keys(source)) {
+      let v = (source as Record<string, unknown>)[key];
+      if (typeof v === 'object' && v !== null) {
+        const copy = Array.isArray(v) ? [] : {};
+        stack.push([v, copy]);
+        v = copy;
+      }
+      if (array) (target as unknown[])[Number(key)] = v;
+      else setMember(target as Record<string, unknown>, rename(key), v);
+    }
+  }
+  return root;
+}
+
+const toRenamed = (key: string) => (INHERITED.has(key) ? RENAMED + key : key);
+const fromRenamed = (key: string) => (key.startsWith(RENAMED) ? key.slice(RENAMED.length) : key);
+
+/**
+ * Applies a JSONPatch to a copy of `document` as the API server's json-patch does (the test kit
+ * reads mutating answers with it): members named `__proto__`, `constructor` and the like are
+ * members like any other, and bigints are kept. Throws fast-json-patch's error when an
+ * operation does not apply.
+ */
+export function applyPatchCopy(document: unknown, operations: readonly PatchOperation[]): unknown {
+  const ops = operations.map((op) => {
+    const renamed = { ...op, path: renamePointer(op.path) } as PatchOperation & { from?: unknown; value?: unknown };
+    if ('from' in op) renamed.from = renamePointer(op.from);
+    if ('value' in op) renamed.value = renamedCopy(op.value, toRenamed);
+    return renamed as PatchOperation;
+  });
+  const applied = applyPatch(renamedCopy(document, toRenamed), ops, true, true).newDocument;
+  return renamedCopy(applied, fromRenamed);
 }
 
 /** Base64 of the JSON text of a patch, as `AdmissionResponse.patch` carries it. */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import fastJsonPatch from 'fast-json-patch';
 import type { AdmissionWebhook } from '../admission/webhook.ts';
 import { readWouldDeny } from '../admission/enforcement.ts';
+import { applyPatchCopy } from '../admission/patch.ts';
 import { parseJson } from '../json.ts';
 import type { ConversionWebhook } from '../conversion/webhook.ts';
 import type { EventSource } from '../gateway/sources.ts';
@@ -134,8 +135,8 @@ export function readAnswer(
   if (response.patch) {
     assert.ok(object, 'a patch was returned for a request without an object');
     assert.ok(patch.length > 0, 'an empty patch must not be sent');
-    // Applied to a copy made here: fast-json-patch's own copy goes through JSON, which refuses bigints.
-    object = fastJsonPatch.applyPatch(structuredClone(object), patch, true, true).newDocument;
+    // Applied to a copy, bigints and members named __proto__ kept, as the API server applies it.
+    object = applyPatchCopy(object, patch) as typeof object;
   }
   const result: AdmissionResult = { allowed: response.allowed, warnings: response.warnings ?? [], patch, object, review: out };
   if (response.status) result.status = response.status;

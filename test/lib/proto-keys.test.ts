@@ -172,3 +172,28 @@ describe('__proto__ members', () => {
     assert.deepEqual(Object.keys((user as { extra: object }).extra), ['__proto__', 'z']);
   });
 });
+
+describe('the test kit reads a patch naming __proto__ members as the API server applies it', () => {
+  it('readAnswer gives the mutated object with its __proto__ members', async () => {
+    const { admissionReview, invokeRaw, readAnswer } = await import('../../lib/testing/index.ts');
+    const webhook = defineMutatingWebhook<any>({
+      name: 'proto-kit',
+      rules: [],
+      mutate: (object) => {
+        object.metadata.__proto__.m.push(3);
+        setMember(object.metadata.labels, 'added', 'yes');
+        setMember(object, 'status', parseJson('{"__proto__":{"big":12345678901234567890}}'));
+        return object;
+      },
+    });
+    const review = admissionReview(parseJson(OBJECT_TEXT) as never);
+    const result = readAnswer('mutating', review, await invokeRaw(webhook, review, { handlerOptions: { logger: captureLogger().logger } }));
+    const expected = JSON.parse(OBJECT_TEXT);
+    expected.metadata.__proto__.m.push(3);
+    expected.metadata.labels.added = 'yes';
+    assert.equal(JSON.stringify(withoutFields(result.object as never, 'status')), JSON.stringify(expected));
+    assert.deepEqual(Object.keys((result.object as any).status), ['__proto__']);
+    assert.equal(Object.getPrototypeOf((result.object as any).status), Object.prototype);
+    assert.deepEqual((result.object as any).status.__proto__, { big: 12345678901234567890n });
+  });
+});
