@@ -16,7 +16,17 @@ import { answerByMatchConditions } from './match-conditions.ts';
 import type { FunctionPool, Invocation } from './pool.ts';
 import { BAD_GATEWAY, httpFromResult, jsonMessage, type HttpResponse } from './results.ts';
 import { LocalProject, type EnvVarsFile } from './project.ts';
-import { DEFAULT_TIMEOUTS, dropSlowReader, readBody, refuseAndClose, requestTarget, serverOptions, type ServerTimeouts } from './http.ts';
+import {
+  BodyBudget,
+  DEFAULT_MAX_BUFFERED_BYTES,
+  DEFAULT_TIMEOUTS,
+  dropSlowReader,
+  readBody,
+  refuseAndClose,
+  requestTarget,
+  serverOptions,
+  type ServerTimeouts,
+} from './http.ts';
 
 /** API Gateway's largest request payload (10 MB); bodies past it get 413 before any function runs. */
 export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
@@ -49,6 +59,8 @@ export interface StartApiOptions {
   inspectPort?: number;
   /** Called with the manifests file each time it is (re)written, e.g. to apply it. */
   onManifests?: (path: string) => void | Promise<void>;
+  /** Most request-body bytes held at once across all connections (default DEFAULT_MAX_BUFFERED_BYTES). */
+  maxBufferedBytes?: number;
 }
 
 /** A running emulator. */
@@ -67,6 +79,8 @@ export interface RunningApi {
   project: LocalProject;
   /** `<url>/<name>[/<secret>]`: where the API server sends a function's reviews. */
   functionUrl(name: string): string;
+  /** The request-body bytes held now and at most, across all connections. */
+  bodies: BodyBudget;
   close(): Promise<void>;
 }
 
@@ -161,6 +175,9 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   };
 
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const bodies = new BodyBudget(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
+  // A refused body up to twice the limit (anything just over it) is read to its end, so its client gets the answer.
+  const drain = { bytes: 2 * MAX_REQUEST_BYTES, ms: timeouts.requestMs };
   const server: Server = createHttpsServer({ key: certs.keyPem, cert: certs.certPem, ...serverOptions(timeouts) }, (req, res) => {
     void (async () => {
       const requestId = randomUUID();
@@ -180,10 +197,13 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
         log(JSON.stringify({ msg: 'request', function: name, method: req.method, status: 404, outcome: 'refused', reason: 'missing or wrong path secret' }));
         return;
       }
-      const body = await readBody(req, MAX_REQUEST_BYTES);
-      if (body === 'too-large') {
-        const tooLarge = jsonMessage(413, 'Request Too Large');
-        refuseAndClose(req, res, tooLarge.status, { ...(tooLarge.headers as Record<string, string>), 'apigw-requestid': requestId }, tooLarge.body);
+      const body = await readBody(req, MAX_REQUEST_BYTES, { budget: bodies, until: res });
+      if (body === 'gone') return;
+      if (body === 'too-large' || body === 'busy') {
+        const refusal = body === 'too-large' ? jsonMessage(413, 'Request Too Large') : jsonMessage(503, 'Service Unavailable');
+        const headers = { ...(refusal.headers as Record<string, string>), 'apigw-requestid': requestId, ...(body === 'busy' ? { 'retry-after': '1' } : {}) };
+        refuseAndClose(req, res, refusal.status, headers, refusal.body, drain);
+        if (body === 'busy') log(JSON.stringify({ msg: 'request', function: name, method: req.method, status: 503, outcome: 'refused', reason: `request bodies held past ${bodies.limit} bytes` }));
         return;
       }
       // A review the function's matchConditions exclude is answered as the API server would, without invoking it.
@@ -261,6 +281,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     pathSecret: secret.current,
     project,
     functionUrl: (name) => `${url}/${name}${usesSecret(name) ? `/${secret.current}` : ''}`,
+    bodies,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
