@@ -12,10 +12,11 @@ import { checkWebhookUrl, generateManifests } from '../manifests.ts';
 import { ensureLocalPathSecret, PATH_SECRET_ENV, usesPathSecret } from '../secrets.ts';
 import { renderDocuments } from '../output.ts';
 import { ensureLocalCertificates, serverNames, writePrivate } from './certs.ts';
-import { answerByMatchConditions } from './match-conditions.ts';
+import { ConditionPool, hasMatchConditions } from './match-conditions.ts';
 import type { FunctionPool, Invocation } from './pool.ts';
 import { BAD_GATEWAY, httpFromResult, jsonMessage, type HttpResponse } from './results.ts';
 import { LocalProject, type EnvVarsFile } from './project.ts';
+import { DEFAULT_CONCURRENCY } from './runtime.ts';
 import {
   BodyBudget,
   DEFAULT_MAX_BUFFERED_BYTES,
@@ -61,6 +62,8 @@ export interface StartApiOptions {
   onManifests?: (path: string) => void | Promise<void>;
   /** Most request-body bytes held at once across all connections (default DEFAULT_MAX_BUFFERED_BYTES). */
   maxBufferedBytes?: number;
+  /** How long a review's matchConditions may take (ms), instead of the webhook's timeout. */
+  conditionsTimeoutMs?: number;
 }
 
 /** A running emulator. */
@@ -81,6 +84,8 @@ export interface RunningApi {
   functionUrl(name: string): string;
   /** The request-body bytes held now and at most, across all connections. */
   bodies: BodyBudget;
+  /** The threads that evaluate a function's matchConditions (started when first needed). */
+  conditions(name: string): ConditionPool;
   close(): Promise<void>;
 }
 
@@ -174,6 +179,16 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     return reg !== undefined && usesPathSecret(reg);
   };
 
+  const conditionPools = new Map<string, ConditionPool>();
+  const conditions = (name: string) => {
+    let pool = conditionPools.get(name);
+    if (!pool) {
+      pool = new ConditionPool(name, { size: options.concurrency ?? DEFAULT_CONCURRENCY, log });
+      conditionPools.set(name, pool);
+    }
+    return pool;
+  };
+
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const bodies = new BodyBudget(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
   // A refused body up to twice the limit (anything just over it) is read to its end, so its client gets the answer.
@@ -206,9 +221,14 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
         if (body === 'busy') log(JSON.stringify({ msg: 'request', function: name, method: req.method, status: 503, outcome: 'refused', reason: `request bodies held past ${bodies.limit} bytes` }));
         return;
       }
-      // A review the function's matchConditions exclude is answered as the API server would, without invoking it.
-      const byConditions = answerByMatchConditions(project.registration(name), body, log);
-      if (byConditions) return send(res, byConditions, requestId, timeouts.sendMs);
+      // A review the function's matchConditions exclude is answered as the API server would, without invoking it;
+      // they are evaluated in threads of their own, within the webhook's timeout.
+      const registration = project.registration(name);
+      if (hasMatchConditions(registration)) {
+        const timeoutMs = options.conditionsTimeoutMs ?? registration.timeoutSeconds * 1000;
+        const byConditions = await conditions(name).evaluate(registration, body, timeoutMs);
+        if (byConditions) return send(res, byConditions, requestId, timeouts.sendMs);
+      }
       const event = eventFromHttp(format, {
         method: req.method ?? 'GET',
         path: url.path,
@@ -282,9 +302,11 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     project,
     functionUrl: (name) => `${url}/${name}${usesSecret(name) ? `/${secret.current}` : ''}`,
     bodies,
+    conditions,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
+      await Promise.all([...conditionPools.values()].map((p) => p.close()));
       await project.close();
     },
   };
