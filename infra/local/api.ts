@@ -64,6 +64,8 @@ export interface StartApiOptions {
   maxBufferedBytes?: number;
   /** How long a review's matchConditions may take (ms), instead of the webhook's timeout. */
   conditionsTimeoutMs?: number;
+  /** Heap of each matchConditions thread (MB; default CONDITIONS_HEAP_MB). */
+  conditionsHeapMb?: number;
 }
 
 /** A running emulator. */
@@ -183,7 +185,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const conditions = (name: string) => {
     let pool = conditionPools.get(name);
     if (!pool) {
-      pool = new ConditionPool(name, { size: options.concurrency ?? DEFAULT_CONCURRENCY, log });
+      const heap = options.conditionsHeapMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: options.conditionsHeapMb } } : {};
+      pool = new ConditionPool(name, { size: options.concurrency ?? DEFAULT_CONCURRENCY, log, ...heap });
       conditionPools.set(name, pool);
     }
     return pool;

@@ -54,8 +54,8 @@ const logs: string[] = [];
 before(async () => {
   // Ten minutes: the slow condition is still running whenever the test looks.
   api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), log: (l) => logs.push(l), functionLog: () => {}, concurrency: 2, conditionsTimeoutMs: 600_000 });
-  // The webhooks' own timeouts.
-  bounded = await startApi({ root: work, port: 0, build: false, stateDir: join(work, '.state'), log: (l) => logs.push(l), functionLog: () => {}, concurrency: 2 });
+  // The webhooks' own timeouts; a small heap for the conditions, which the hungry one exhausts.
+  bounded = await startApi({ root: work, port: 0, build: false, stateDir: join(work, '.state'), log: (l) => logs.push(l), functionLog: () => {}, concurrency: 2, conditionsHeapMb: 64 });
 });
 after(async () => {
   await api?.close();
