@@ -12,11 +12,22 @@ import { checkWebhookUrl, generateManifests } from '../manifests.ts';
 import { ensureLocalPathSecret, PATH_SECRET_ENV, usesPathSecret } from '../secrets.ts';
 import { renderDocuments } from '../output.ts';
 import { ensureLocalCertificates, serverNames, writePrivate } from './certs.ts';
-import { answerByMatchConditions } from './match-conditions.ts';
+import { ConditionPool, hasMatchConditions } from './match-conditions.ts';
 import type { FunctionPool, Invocation } from './pool.ts';
 import { BAD_GATEWAY, httpFromResult, jsonMessage, type HttpResponse } from './results.ts';
 import { LocalProject, type EnvVarsFile } from './project.ts';
-import { DEFAULT_TIMEOUTS, dropSlowReader, readBody, refuseAndClose, requestTarget, serverOptions, type ServerTimeouts } from './http.ts';
+import { DEFAULT_CONCURRENCY } from './runtime.ts';
+import {
+  BodyBudget,
+  DEFAULT_MAX_BUFFERED_BYTES,
+  DEFAULT_TIMEOUTS,
+  dropSlowReader,
+  readBody,
+  refuseAndClose,
+  requestTarget,
+  serverOptions,
+  type ServerTimeouts,
+} from './http.ts';
 
 /** API Gateway's largest request payload (10 MB); bodies past it get 413 before any function runs. */
 export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
@@ -49,6 +60,12 @@ export interface StartApiOptions {
   inspectPort?: number;
   /** Called with the manifests file each time it is (re)written, e.g. to apply it. */
   onManifests?: (path: string) => void | Promise<void>;
+  /** Most request-body bytes held at once across all connections (default DEFAULT_MAX_BUFFERED_BYTES). */
+  maxBufferedBytes?: number;
+  /** How long a review's matchConditions may take (ms), instead of the webhook's timeout. */
+  conditionsTimeoutMs?: number;
+  /** Heap of each matchConditions thread (MB; default CONDITIONS_HEAP_MB). */
+  conditionsHeapMb?: number;
 }
 
 /** A running emulator. */
@@ -67,6 +84,10 @@ export interface RunningApi {
   project: LocalProject;
   /** `<url>/<name>[/<secret>]`: where the API server sends a function's reviews. */
   functionUrl(name: string): string;
+  /** The request-body bytes held now and at most, across all connections. */
+  bodies: BodyBudget;
+  /** The threads that evaluate a function's matchConditions (started when first needed). */
+  conditions(name: string): ConditionPool;
   close(): Promise<void>;
 }
 
@@ -160,7 +181,21 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     return reg !== undefined && usesPathSecret(reg);
   };
 
+  const conditionPools = new Map<string, ConditionPool>();
+  const conditions = (name: string) => {
+    let pool = conditionPools.get(name);
+    if (!pool) {
+      const heap = options.conditionsHeapMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: options.conditionsHeapMb } } : {};
+      pool = new ConditionPool(name, { size: options.concurrency ?? DEFAULT_CONCURRENCY, log, ...heap });
+      conditionPools.set(name, pool);
+    }
+    return pool;
+  };
+
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const bodies = new BodyBudget(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
+  // A refused body up to twice the limit (anything just over it) is read to its end, so its client gets the answer.
+  const drain = { bytes: 2 * MAX_REQUEST_BYTES, ms: timeouts.requestMs };
   const server: Server = createHttpsServer({ key: certs.keyPem, cert: certs.certPem, ...serverOptions(timeouts) }, (req, res) => {
     void (async () => {
       const requestId = randomUUID();
@@ -180,15 +215,23 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
         log(JSON.stringify({ msg: 'request', function: name, method: req.method, status: 404, outcome: 'refused', reason: 'missing or wrong path secret' }));
         return;
       }
-      const body = await readBody(req, MAX_REQUEST_BYTES);
-      if (body === 'too-large') {
-        const tooLarge = jsonMessage(413, 'Request Too Large');
-        refuseAndClose(req, res, tooLarge.status, { ...(tooLarge.headers as Record<string, string>), 'apigw-requestid': requestId }, tooLarge.body);
+      const body = await readBody(req, MAX_REQUEST_BYTES, { budget: bodies, until: res });
+      if (body === 'gone') return;
+      if (body === 'too-large' || body === 'busy') {
+        const refusal = body === 'too-large' ? jsonMessage(413, 'Request Too Large') : jsonMessage(503, 'Service Unavailable');
+        const headers = { ...(refusal.headers as Record<string, string>), 'apigw-requestid': requestId, ...(body === 'busy' ? { 'retry-after': '1' } : {}) };
+        refuseAndClose(req, res, refusal.status, headers, refusal.body, drain);
+        if (body === 'busy') log(JSON.stringify({ msg: 'request', function: name, method: req.method, status: 503, outcome: 'refused', reason: `request bodies held past ${bodies.limit} bytes` }));
         return;
       }
-      // A review the function's matchConditions exclude is answered as the API server would, without invoking it.
-      const byConditions = answerByMatchConditions(project.registration(name), body, log);
-      if (byConditions) return send(res, byConditions, requestId, timeouts.sendMs);
+      // A review the function's matchConditions exclude is answered as the API server would, without invoking it;
+      // they are evaluated in threads of their own, within the webhook's timeout.
+      const registration = project.registration(name);
+      if (hasMatchConditions(registration)) {
+        const timeoutMs = options.conditionsTimeoutMs ?? registration.timeoutSeconds * 1000;
+        const byConditions = await conditions(name).evaluate(registration, body, timeoutMs);
+        if (byConditions) return send(res, byConditions, requestId, timeouts.sendMs);
+      }
       const event = eventFromHttp(format, {
         method: req.method ?? 'GET',
         path: url.path,
@@ -261,9 +304,12 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     pathSecret: secret.current,
     project,
     functionUrl: (name) => `${url}/${name}${usesSecret(name) ? `/${secret.current}` : ''}`,
+    bodies,
+    conditions,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
+      await Promise.all([...conditionPools.values()].map((p) => p.close()));
       await project.close();
     },
   };

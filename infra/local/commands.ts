@@ -29,6 +29,7 @@ interface ApiCommandOptions {
   inspect?: boolean | string;
   logFormat?: LogFormat;
   logFile?: string;
+  maxBufferedMb?: number;
 }
 
 const number = (value: string) => {
@@ -37,6 +38,9 @@ const number = (value: string) => {
   return n;
 };
 const collect = (value: string, previous: string[]) => [...previous, value];
+const bufferedOption = () => new Option('--max-buffered-mb <mb>', 'most MiB of request bodies held at once, across all connections (default 64)').argParser(number);
+/** `--max-buffered-mb` as the servers' option, in bytes. */
+const bufferedBytes = (mb: number | undefined) => (mb ? { maxBufferedBytes: mb * 1024 * 1024 } : {});
 const formatOption = () => new Option('--event-format <format>', 'event source to emulate').choices(['http', 'rest', 'url']).default('http');
 const logOptions = (command: Command) =>
   command
@@ -191,6 +195,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       ...(options.envVars ? { envVars: readEnvVars(options.envVars, (m) => say(`klw: warning: ${m}`)) } : {}),
       ...(port !== undefined ? { inspectPort: port } : {}),
       ...(onManifests ? { onManifests } : {}),
+      ...bufferedBytes(options.maxBufferedMb),
     });
     say(`serving ${api.functions.length} functions at ${api.url} (${options.eventFormat} events; listening on ${options.host}:${api.port})`);
     for (const name of api.functions) say(`  POST ${api.url}/${name}${api.functionUrl(name) !== `${api.url}/${name}` ? '/<path secret>' : ''}`);
@@ -216,7 +221,8 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
         .option('--concurrency <n>', 'workers per function', number)
         .option('--watch', 'rebuild on change; pick up new, removed and re-registered functions')
         .option('--env-vars <file>', 'environment variables, SAM format: {"Parameters": {...}, "<function>": {...}}')
-        .option('--inspect [port]', `run one worker per function under the debugger, listening from the start (first port ${DEFAULT_INSPECT_PORT}, one per function)`),
+        .option('--inspect [port]', `run one worker per function under the debugger, listening from the start (first port ${DEFAULT_INSPECT_PORT}, one per function)`)
+        .addOption(bufferedOption()),
     );
 
   apiOptions(local.command('start-api').description('serve every function over HTTPS with a local CA, as API Gateway or a function URL would')).action(async (options: ApiCommandOptions) => {
@@ -232,8 +238,9 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       .option('--concurrency <n>', 'workers per function', number)
       .option('--state-dir <dir>', 'where the local path secret is kept', '.klw/local')
       .option('--watch', 'rebuild on change; pick up new, removed and re-registered functions')
-      .option('--env-vars <file>', 'environment variables, SAM format: {"Parameters": {...}, "<function>": {...}}'),
-  ).action(async (options: { host: string; port: number; concurrency?: number; stateDir: string; watch?: boolean; envVars?: string; logFormat?: LogFormat; logFile?: string }) => {
+      .option('--env-vars <file>', 'environment variables, SAM format: {"Parameters": {...}, "<function>": {...}}')
+      .addOption(bufferedOption()),
+  ).action(async (options: { host: string; port: number; concurrency?: number; stateDir: string; watch?: boolean; envVars?: string; logFormat?: LogFormat; logFile?: string; maxBufferedMb?: number }) => {
     const log = logSink(options.logFormat ?? defaultLogFormat(), options.logFile && resolve(options.logFile));
     await serveUntilStopped(
       async () => {
@@ -247,6 +254,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
           ...(options.concurrency ? { concurrency: options.concurrency } : {}),
           ...(options.watch ? { watch: true } : {}),
           ...(options.envVars ? { envVars: readEnvVars(options.envVars, (m) => say(`klw: warning: ${m}`)) } : {}),
+          ...bufferedBytes(options.maxBufferedMb),
         });
         say(`Lambda Invoke API at ${lambda.endpoint} (new LambdaClient({ endpoint: '${lambda.endpoint}' }))`);
         return lambda;

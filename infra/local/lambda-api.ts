@@ -3,7 +3,17 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { ensureLocalPathSecret, PATH_SECRET_ENV } from '../secrets.ts';
-import { DEFAULT_TIMEOUTS, dropSlowReader, readBody, refuseAndClose, requestTarget, serverOptions, type ServerTimeouts } from './http.ts';
+import {
+  BodyBudget,
+  DEFAULT_MAX_BUFFERED_BYTES,
+  DEFAULT_TIMEOUTS,
+  dropSlowReader,
+  readBody,
+  refuseAndClose,
+  requestTarget,
+  serverOptions,
+  type ServerTimeouts,
+} from './http.ts';
 import type { FunctionPool, Invocation } from './pool.ts';
 import { LocalProject, type EnvVarsFile } from './project.ts';
 
@@ -25,6 +35,8 @@ export interface StartLambdaOptions {
   watch?: boolean;
   /** Where the functions' own log lines go; default stdout. */
   functionLog?: (line: string) => void;
+  /** Most request-body bytes held at once across all connections (default DEFAULT_MAX_BUFFERED_BYTES). */
+  maxBufferedBytes?: number;
 }
 
 /** A running Invoke API. */
@@ -34,6 +46,8 @@ export interface RunningLambda {
   pools: Map<string, FunctionPool>;
   /** The local path secret the functions check (`<path>/<secret>` in events). */
   pathSecret: string;
+  /** The request-body bytes held now and at most, across all connections. */
+  bodies: BodyBudget;
   close(): Promise<void>;
 }
 
@@ -96,6 +110,9 @@ export async function startLambda(options: StartLambdaOptions): Promise<RunningL
 
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const { reply, serviceError } = replies(timeouts.sendMs);
+  const bodies = new BodyBudget(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
+  // A refused payload up to twice the limit (anything just over it) is read to its end, so its client gets the answer.
+  const drain = { bytes: 2 * MAX_PAYLOAD_BYTES, ms: timeouts.requestMs };
   const server: Server = createServer(serverOptions(timeouts), (req, res) => {
     void (async () => {
       const requestId = randomUUID();
@@ -105,10 +122,16 @@ export async function startLambda(options: StartLambdaOptions): Promise<RunningL
       if (name === undefined) return serviceError(res, 400, 'InvalidParameterValueException', `function name ${JSON.stringify(match[1])} has a malformed %-escape`, requestId);
       const pool = pools.get(name);
       if (!pool) return serviceError(res, 404, 'ResourceNotFoundException', `Function not found: arn:aws:lambda:us-east-1:123456789012:function:${name}`, requestId);
-      const body = await readBody(req, MAX_PAYLOAD_BYTES);
+      const body = await readBody(req, MAX_PAYLOAD_BYTES, { budget: bodies, until: res });
+      if (body === 'gone') return;
       if (body === 'too-large') {
         const text = JSON.stringify({ Type: 'User', message: `Request must be smaller than ${MAX_PAYLOAD_BYTES} bytes for the InvokeFunction operation` });
-        return refuseAndClose(req, res, 413, { 'content-type': 'application/json', 'x-amzn-errortype': 'RequestTooLargeException', 'x-amzn-requestid': requestId }, text);
+        return refuseAndClose(req, res, 413, { 'content-type': 'application/json', 'x-amzn-errortype': 'RequestTooLargeException', 'x-amzn-requestid': requestId }, text, drain);
+      }
+      if (body === 'busy') {
+        const text = JSON.stringify({ Type: 'Service', message: `the emulator holds ${bodies.limit} bytes of request bodies already; retry later` });
+        log(JSON.stringify({ msg: 'invoke', function: name, outcome: 'refused', reason: `request bodies held past ${bodies.limit} bytes` }));
+        return refuseAndClose(req, res, 503, { 'content-type': 'application/json', 'x-amzn-errortype': 'ServiceException', 'x-amzn-requestid': requestId, 'retry-after': '1' }, text, drain);
       }
       let event: unknown = null;
       if (body.length) {
@@ -163,6 +186,7 @@ export async function startLambda(options: StartLambdaOptions): Promise<RunningL
     port,
     pools,
     pathSecret: secret.current,
+    bodies,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));

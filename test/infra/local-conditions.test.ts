@@ -1,0 +1,140 @@
+// start-api evaluates matchConditions in threads of their own, never on the emulator's event
+// loop: a slow condition delays only its own review, and one that runs past the webhook's
+// timeout (or exhausts its thread's memory) gets the failurePolicy answer. The assertions are
+// on order and outcome, none on speed: the slow condition below runs for minutes on any machine.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { startApi, type RunningApi } from '../../infra/local/api.ts';
+import type { KubeObject } from '../../lib/index.ts';
+import { admissionReview } from '../../lib/testing/index.ts';
+
+const work = mkdtempSync(join(process.cwd(), '.klw-test-conditions-pool-'));
+const addFunction = (name: string, extra: string, decision = "deny('called')") => {
+  mkdirSync(join(work, 'functions', name), { recursive: true });
+  writeFileSync(
+    join(work, 'functions', name, 'index.ts'),
+    `import { allow, deny, defineValidatingWebhook } from 'kube-lambda-webhooks';
+const webhook = defineValidatingWebhook({
+  name: '${name}',
+  auth: 'none',
+  rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+  ${extra}
+  validate: () => ${decision},
+});
+export const handler = webhook.handler;
+export default webhook;
+`,
+  );
+};
+// One regex scan of a 1 MiB annotation per item of spec.n: about 0.1 s each, minutes for 5,000
+// items, far inside the cost limit (a few units per item). With no items it is true at once.
+const SLOW = `{ name: 'slow', expression: "!object.spec.n.exists(i, object.metadata.annotations['big'].matches('[a-z]+[0-9]'))" }`;
+// A 1 MiB copy of the annotation kept per item: gigabytes for 5,000 items, past the thread's heap.
+const HUNGRY = `{ name: 'hungry', expression: "object.spec.n.map(i, object.metadata.annotations['big'].upperAscii()).size() >= 0" }`;
+addFunction('slow', `matchConditions: [${SLOW}], timeoutSeconds: 30,`);
+addFunction('fast', '', 'allow()');
+addFunction('slow-fail', `matchConditions: [${SLOW}], timeoutSeconds: 1, failurePolicy: 'Fail',`);
+addFunction('slow-ignore', `matchConditions: [${SLOW}], timeoutSeconds: 1, failurePolicy: 'Ignore',`);
+addFunction('hungry', `matchConditions: [${HUNGRY}], timeoutSeconds: 30, failurePolicy: 'Fail',`);
+
+const pod = (spec: Record<string, unknown> = {}, annotations?: Record<string, string>) =>
+  admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default', ...(annotations ? { annotations } : {}) }, spec } as KubeObject, { namespace: 'default' });
+/** A review the slow condition takes minutes over. */
+const heavy = () => pod({ n: Array.from({ length: 5_000 }, (_, i) => i) }, { big: 'a'.repeat(1024 * 1024) });
+/** A review the slow condition answers at once (true: the function is called). */
+const light = () => pod({ n: [] });
+
+let api: RunningApi;
+let bounded: RunningApi;
+const logs: string[] = [];
+before(async () => {
+  // Ten minutes: the slow condition is still running whenever the test looks.
+  api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), log: (l) => logs.push(l), functionLog: () => {}, concurrency: 2, conditionsTimeoutMs: 600_000 });
+  // The webhooks' own timeouts; a small heap for the conditions, which the hungry one exhausts.
+  bounded = await startApi({ root: work, port: 0, build: false, stateDir: join(work, '.state'), log: (l) => logs.push(l), functionLog: () => {}, concurrency: 2, conditionsHeapMb: 64 });
+});
+after(async () => {
+  await api?.close();
+  await bounded?.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+function post(server: RunningApi, path: string, body: unknown): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const options = { method: 'POST', headers: { 'content-type': 'application/json' }, agent: new Agent({ ca: readFileSync(server.caPath), keepAlive: false }) };
+    const req = httpsRequest(`${server.url}${path}`, options, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+describe('matchConditions run off the emulator\'s event loop', () => {
+  it('serves another function, and another review of the same one, while a slow condition runs', async () => {
+    const started = once(api.conditions('slow'), 'evaluating');
+    let slowAnswered = false;
+    const slow = post(api, '/slow', heavy()).then(
+      () => (slowAnswered = true),
+      () => {}, // cut when the emulator closes
+    );
+    await started;
+    const fast = await post(api, '/fast', pod());
+    assert.equal(fast.status, 200);
+    assert.equal(fast.body.response.allowed, true);
+    assert.equal(slowAnswered, false, 'the slow review is still being evaluated');
+    // The second thread of the same function takes a light review and answers it (true: the function denies).
+    const sameFunction = await post(api, '/slow', light());
+    assert.equal(sameFunction.body.response.allowed, false);
+    assert.equal(sameFunction.body.response.status.message, 'called');
+    assert.equal(slowAnswered, false, 'the slow review is still being evaluated');
+    void slow;
+  });
+
+  it('answers a condition past the webhook\'s timeout by failurePolicy Fail: the API server\'s error, function not called', async () => {
+    const out = await post(bounded, '/slow-fail', heavy());
+    assert.equal(out.status, 200);
+    assert.equal(out.body.response.allowed, false);
+    assert.equal(out.body.response.status.code, 500);
+    assert.match(
+      out.body.response.status.message,
+      /^Internal error occurred: failed calling webhook "slow-fail\.webhooks\.kube-lambda\.dev": failed evaluating match conditions: the conditions did not finish within the webhook's timeout \(1s\)$/,
+    );
+    assert.ok(logs.some((l) => l.includes('"function":"slow-fail"') && l.includes('did not finish within')));
+    assert.equal(bounded.conditions('slow-fail').size, 0, 'the thread that ran past the timeout is stopped');
+    // The thread was stopped; a new one evaluates the next review (true: the function is called).
+    const next = await post(bounded, '/slow-fail', light());
+    assert.equal(next.body.response.status.message, 'called');
+  });
+
+  it('answers a condition past the webhook\'s timeout by failurePolicy Ignore: allowed, function not called', async () => {
+    const review = heavy();
+    const out = await post(bounded, '/slow-ignore', review);
+    assert.deepEqual(out.body, { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: true } });
+  });
+
+  it('answers a condition that exhausts its thread\'s memory by failurePolicy, and evaluates the next review', async () => {
+    const out = await post(bounded, '/hungry', heavy());
+    assert.equal(out.body.response.allowed, false);
+    assert.match(out.body.response.status.message, /failed evaluating match conditions: evaluation failed: .*(ERR_WORKER_OUT_OF_MEMORY|out of memory)/i);
+    const next = await post(bounded, '/hungry', light());
+    assert.equal(next.body.response.status.message, 'called');
+  });
+
+  it('queues reviews past the concurrency for the free thread, never more threads', async () => {
+    // The first test's slow review still holds one of the two threads: these wait for the other in turn.
+    const answers = await Promise.all(Array.from({ length: 4 }, () => post(api, '/slow', light())));
+    assert.deepEqual(
+      answers.map((a) => a.body.response.status.message),
+      ['called', 'called', 'called', 'called'],
+    );
+    assert.equal(api.conditions('slow').size, 2);
+  });
+});
