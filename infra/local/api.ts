@@ -13,7 +13,7 @@ import { ensureLocalPathSecret, PATH_SECRET_ENV, usesPathSecret } from '../secre
 import { renderDocuments } from '../output.ts';
 import { ensureLocalCertificates, serverNames, writePrivate } from './certs.ts';
 import { answerByMatchConditions } from './match-conditions.ts';
-import type { FunctionPool, Invocation } from './pool.ts';
+import type { FunctionPool, Invocation, InvocationTimer } from './pool.ts';
 import { BAD_GATEWAY, httpFromResult, jsonMessage, type HttpResponse } from './results.ts';
 import { LocalProject, type EnvVarsFile } from './project.ts';
 import { DEFAULT_TIMEOUTS, dropSlowReader, readBody, refuseAndClose, requestTarget, serverOptions, type ServerTimeouts } from './http.ts';
@@ -49,6 +49,8 @@ export interface StartApiOptions {
   inspectPort?: number;
   /** Called with the manifests file each time it is (re)written, e.g. to apply it. */
   onManifests?: (path: string) => void | Promise<void>;
+  /** Runs the functions' timeout clocks (default: the wall clock). */
+  invocationTimer?: InvocationTimer;
 }
 
 /** A running emulator. */
@@ -148,6 +150,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     ...(options.envVars ? { envVars: options.envVars } : {}),
     extraEnv: { [PATH_SECRET_ENV]: secret.value },
     ...(options.functionLog ? { functionLog: options.functionLog } : {}),
+    ...(options.invocationTimer ? { invocationTimer: options.invocationTimer } : {}),
     log,
   });
   const pools = project.pools;

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { ensureLocalPathSecret, PATH_SECRET_ENV } from '../secrets.ts';
 import { DEFAULT_TIMEOUTS, dropSlowReader, readBody, refuseAndClose, requestTarget, serverOptions, type ServerTimeouts } from './http.ts';
-import type { FunctionPool, Invocation } from './pool.ts';
+import type { FunctionPool, Invocation, InvocationTimer } from './pool.ts';
 import { LocalProject, type EnvVarsFile } from './project.ts';
 
 /** Options of `klw local start-lambda`. */
@@ -25,6 +25,8 @@ export interface StartLambdaOptions {
   watch?: boolean;
   /** Where the functions' own log lines go; default stdout. */
   functionLog?: (line: string) => void;
+  /** Runs the functions' timeout clocks (default: the wall clock). */
+  invocationTimer?: InvocationTimer;
 }
 
 /** A running Invoke API. */
@@ -90,6 +92,7 @@ export async function startLambda(options: StartLambdaOptions): Promise<RunningL
     ...(options.envVars ? { envVars: options.envVars } : {}),
     extraEnv: { [PATH_SECRET_ENV]: secret.value },
     ...(options.functionLog ? { functionLog: options.functionLog } : {}),
+    ...(options.invocationTimer ? { invocationTimer: options.invocationTimer } : {}),
     log,
   });
   const pools = project.pools;
