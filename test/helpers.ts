@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { InvocationTimer } from '../infra/local/pool.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import type { Pod } from './fixtures/project/functions/pod.ts';
 
@@ -85,4 +87,67 @@ export function hostileThrowables(): Array<[string, unknown]> {
     ['an Error whose message getter throws', messageThrows],
     ['a revoked Proxy', proxy],
   ];
+}
+
+/**
+ * How long a test waits for something that happens on its own (a file watcher firing, a worker
+ * starting) before it fails instead of hanging: far past anything a loaded machine takes, so it
+ * bounds a broken test without timing a working one.
+ */
+export const PATIENCE_MS = 180_000;
+
+/** Resolves once `condition()` holds, asking every 50 ms; rejects naming `what` after `limitMs`. */
+export async function until(condition: () => boolean | Promise<boolean>, what: string, limitMs = PATIENCE_MS): Promise<void> {
+  const start = performance.now();
+  while (!(await condition())) {
+    if (performance.now() - start > limitMs) throw new Error(`still waiting after ${limitMs} ms for ${what}`);
+    await sleep(50);
+  }
+}
+
+/**
+ * The emulator's timeout clocks, moved only by the test: no invocation times out unless the
+ * test expires it, so no answer depends on how fast the machine is. Pass `timer` as
+ * `invocationTimer` (or a pool's `timer`).
+ */
+export class ManualTimer {
+  private running = new Set<{ ms: number; fire: () => void }>();
+  /** Keeps the process alive while a clock runs, as a real timer would (the workers do not). */
+  private alive?: NodeJS.Timeout;
+
+  /** The `InvocationTimer` to give the emulator. */
+  readonly timer: InvocationTimer = (ms, onTimeout) => {
+    const clock = { ms, fire: onTimeout };
+    this.running.add(clock);
+    this.alive ??= setInterval(() => {}, 60_000);
+    return () => this.stop(clock);
+  };
+
+  private stop(clock: { ms: number; fire: () => void }): void {
+    this.running.delete(clock);
+    if (this.running.size === 0) {
+      clearInterval(this.alive);
+      this.alive = undefined;
+    }
+  }
+
+  /** The timeouts (ms) of the clocks running now, one per invocation in progress. */
+  get pending(): number[] {
+    return [...this.running].map((c) => c.ms);
+  }
+
+  /** Resolves once at least `count` clocks run (invocations have started); rejects after PATIENCE_MS. */
+  async started(count = 1): Promise<void> {
+    await until(() => this.running.size >= count, `${count} invocation(s) to start`);
+  }
+
+  /** Runs out every clock running now, as if their timeouts had passed; returns how many. */
+  expireAll(): number {
+    const clocks = [...this.running];
+    for (const c of clocks) {
+      this.stop(c);
+      c.fire();
+    }
+    return clocks.length;
+  }
 }

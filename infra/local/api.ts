@@ -13,7 +13,7 @@ import { ensureLocalPathSecret, PATH_SECRET_ENV, usesPathSecret } from '../secre
 import { renderDocuments } from '../output.ts';
 import { ensureLocalCertificates, serverNames, writePrivate } from './certs.ts';
 import { ConditionPool, hasMatchConditions } from './match-conditions.ts';
-import type { FunctionPool, Invocation } from './pool.ts';
+import type { FunctionPool, Invocation, InvocationTimer } from './pool.ts';
 import { BAD_GATEWAY, httpFromResult, jsonMessage, type HttpResponse } from './results.ts';
 import { LocalProject, type EnvVarsFile } from './project.ts';
 import { DEFAULT_CONCURRENCY } from './runtime.ts';
@@ -66,6 +66,8 @@ export interface StartApiOptions {
   conditionsTimeoutMs?: number;
   /** Heap of each matchConditions thread (MB; default CONDITIONS_HEAP_MB). */
   conditionsHeapMb?: number;
+  /** Runs the functions' timeout clocks (default: the wall clock). */
+  invocationTimer?: InvocationTimer;
 }
 
 /** A running emulator. */
@@ -169,6 +171,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     ...(options.envVars ? { envVars: options.envVars } : {}),
     extraEnv: { [PATH_SECRET_ENV]: secret.value },
     ...(options.functionLog ? { functionLog: options.functionLog } : {}),
+    ...(options.invocationTimer ? { invocationTimer: options.invocationTimer } : {}),
     log,
   });
   const pools = project.pools;

@@ -6,7 +6,7 @@ import type { EventSource } from '../../lib/gateway/sources.ts';
 import { buildFunction, bundlePath } from '../build.ts';
 import { KlwError, loadFunctions } from '../functions.ts';
 import { ensureLocalPathSecret, PATH_SECRET_ENV, usesPathSecret } from '../secrets.ts';
-import { FunctionPool, type Invocation } from './pool.ts';
+import { FunctionPool, type Invocation, type InvocationTimer } from './pool.ts';
 import { configuredRuntime, envVarsFor, runtimeWarnings, type EnvVarsFile } from './project.ts';
 import { runtimeFor } from './runtime.ts';
 
@@ -29,6 +29,8 @@ export interface LocalInvokeOptions {
   functionLog?: (line: string) => void;
   /** Told about a rebuild and about a Node/runtime mismatch; default stderr. */
   say?: (line: string) => void;
+  /** Runs the function's timeout clock (default: the wall clock). */
+  invocationTimer?: InvocationTimer;
 }
 
 /** Reads a file, or stdin for `-`. */
@@ -91,6 +93,7 @@ export async function localInvoke(options: LocalInvokeOptions): Promise<Invocati
     lambdaRuntime: configuredRuntime(root, fn.registration),
     execArgv: ['--enable-source-maps'],
     concurrency: 1,
+    ...(options.invocationTimer ? { timer: options.invocationTimer } : {}),
   });
   try {
     return await pool.invoke(event);

@@ -14,7 +14,7 @@ import {
   serverOptions,
   type ServerTimeouts,
 } from './http.ts';
-import type { FunctionPool, Invocation } from './pool.ts';
+import type { FunctionPool, Invocation, InvocationTimer } from './pool.ts';
 import { LocalProject, type EnvVarsFile } from './project.ts';
 
 /** Options of `klw local start-lambda`. */
@@ -37,6 +37,8 @@ export interface StartLambdaOptions {
   functionLog?: (line: string) => void;
   /** Most request-body bytes held at once across all connections (default DEFAULT_MAX_BUFFERED_BYTES). */
   maxBufferedBytes?: number;
+  /** Runs the functions' timeout clocks (default: the wall clock). */
+  invocationTimer?: InvocationTimer;
 }
 
 /** A running Invoke API. */
@@ -104,6 +106,7 @@ export async function startLambda(options: StartLambdaOptions): Promise<RunningL
     ...(options.envVars ? { envVars: options.envVars } : {}),
     extraEnv: { [PATH_SECRET_ENV]: secret.value },
     ...(options.functionLog ? { functionLog: options.functionLog } : {}),
+    ...(options.invocationTimer ? { invocationTimer: options.invocationTimer } : {}),
     log,
   });
   const pools = project.pools;

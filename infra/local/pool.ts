@@ -31,7 +31,21 @@ export interface FunctionRuntime {
   region?: string;
   /** The configured Lambda runtime (`nodejs24.x`), for AWS_EXECUTION_ENV. */
   lambdaRuntime?: string;
+  /** Runs the timeout clocks (default `realTimer`). */
+  timer?: InvocationTimer;
 }
+
+/**
+ * Starts one invocation's timeout clock: calls `onTimeout` after `ms` unless the returned
+ * function cancels it first. Tests pass one they move on themselves.
+ */
+export type InvocationTimer = (ms: number, onTimeout: () => void) => () => void;
+
+/** The wall-clock timer the emulator uses. */
+export const realTimer: InvocationTimer = (ms, onTimeout) => {
+  const timer = setTimeout(onTimeout, ms);
+  return () => clearTimeout(timer);
+};
 
 /** The outcome of one invocation. */
 export type Invocation =
@@ -69,7 +83,8 @@ interface Pending {
   cold: boolean;
   /** When the worker began it (undefined while it waits behind another). */
   started?: number;
-  timer?: NodeJS.Timeout;
+  /** Stops its timeout clock. */
+  cancel?: () => void;
   resolve: (outcome: Invocation) => void;
 }
 
@@ -259,17 +274,17 @@ export class FunctionPool {
     if (!head || head.started !== undefined) return;
     head.started = performance.now();
     // The timeout counts the init phase of a cold start too, as Lambda's does.
-    head.timer = setTimeout(() => {
+    head.cancel = (this.runtime.timer ?? realTimer)(this.runtime.timeoutMs, () => {
       this.finish(slot, { kind: 'timeout', cold: head.cold, durationMs: performance.now() - head.started!, requestId: head.requestId });
       this.retire(slot);
-    }, this.runtime.timeoutMs);
+    });
   }
 
   /** Answers the running invocation and starts the clock of the next. */
   private finish(slot: Slot, outcome: Invocation): void {
     const head = slot.inFlight.shift();
     if (!head) return;
-    clearTimeout(head.timer);
+    head.cancel?.();
     head.resolve(outcome);
     this.begin(slot);
     if (slot.generation !== this.generation && slot.inFlight.length === 0) this.retire(slot);
@@ -322,7 +337,7 @@ export class FunctionPool {
     slot.worker.kill('SIGKILL');
     const orphans = slot.inFlight.splice(0);
     for (const p of orphans) {
-      clearTimeout(p.timer);
+      p.cancel?.();
       void this.invoke(p.event, p.requestId).then(p.resolve);
     }
     this.wake();
@@ -396,7 +411,7 @@ export class FunctionPool {
       s.dead = true;
       s.worker.removeAllListeners('close');
       for (const p of s.inFlight.splice(0)) {
-        clearTimeout(p.timer);
+        p.cancel?.();
         p.resolve({ kind: 'crash', message: 'pool is closed', cold: p.cold, durationMs: 0, requestId: p.requestId });
       }
     }

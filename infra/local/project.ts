@@ -6,7 +6,7 @@ import type { Registration } from '../../lib/registration.ts';
 import { buildAll, bundleOptions, bundlePath } from '../build.ts';
 import { writeFileSafely } from '../files.ts';
 import { KlwError, loadFunctions, type FunctionEntry } from '../functions.ts';
-import { FunctionPool, RESERVED_VARIABLES, type FunctionRuntime } from './pool.ts';
+import { FunctionPool, RESERVED_VARIABLES, type FunctionRuntime, type InvocationTimer } from './pool.ts';
 import { runtimeFor } from './runtime.ts';
 
 /** The Lambda runtime assumed when neither the registration nor serverless.yml names one. */
@@ -94,6 +94,8 @@ export interface ProjectOptions {
   functionLog?: (line: string) => void;
   /** Where the emulator's own lines go (JSON text). */
   log: (line: string) => void;
+  /** Runs the functions' timeout clocks (default: the wall clock). */
+  invocationTimer?: InvocationTimer;
 }
 
 /** What changed in the project on a reload. */
@@ -187,6 +189,7 @@ export class LocalProject {
       execArgv: ['--enable-source-maps', ...(this.options.execArgv ?? [])],
       // Under the debugger, one worker: the one listening on the function's port.
       ...(inspectPort !== undefined ? { inspectPort } : {}),
+      ...(this.options.invocationTimer ? { timer: this.options.invocationTimer } : {}),
     };
   }
 

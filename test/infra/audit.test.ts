@@ -14,6 +14,7 @@ import { deniedLine, ProgressBar, renderAudit, runAudit, selectorQuery, summaryL
 import { loadFunctions } from '../../infra/functions.ts';
 import { identityFromCredentials, inClusterConnection, KubeClient, loadConnection, whoAmI } from '../../infra/kubeapi.ts';
 import { ensureLocalCertificates } from '../../infra/local/certs.ts';
+import { runKlw } from '../helpers.ts';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/audit', import.meta.url));
 const KLW = fileURLToPath(new URL('../../infra/bin/klw.mjs', import.meta.url));
@@ -430,19 +431,21 @@ describe('klw audit against a fake API server', () => {
   });
 });
 
-describe('klw audit command', () => {
-  /** Runs klw in a child process (the test runner owns this process's stdout); returns exit code, stdout and stderr. */
-  function klw(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    return klwWith({}, ...args);
-  }
-  /** klw with extra environment variables. */
-  function klwWith(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    return new Promise((resolve) => {
-      execFile(process.execPath, [KLW, '--root', FIXTURE, 'audit', '--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', env: { ...process.env, ...env } }, (err, stdout, stderr) =>
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-    });
-  }
+/** Runs klw audit in a child process (the test runner owns this process's stdout); returns exit code, stdout and stderr. */
+function klw(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return klwWith({}, ...args);
+}
+/** klw audit with extra environment variables. */
+function klwWith(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [KLW, '--root', FIXTURE, 'audit', '--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', env: { ...process.env, ...env } }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+// Each a process of its own against the same fake API server, which none of them changes: side by side.
+describe('klw audit command', { concurrency: true }, () => {
 
   it('-o json: the report, the auditor from a TokenReview, exit 1 when anything would be denied', async () => {
     const { code, stdout, stderr } = await klw('-o', 'json', '--page-size', '2');
@@ -482,6 +485,26 @@ describe('klw audit command', () => {
     assert.match(stderr, /1 patched/);
   });
 
+  it('exit 2 with one line when the audit cannot run: bad credentials, an unknown context, a bad page size or option', async () => {
+    // Nothing goes to stdout: run in this process, without starting klw four times.
+    const klw = (...args: string[]) => runKlw('--root', FIXTURE, 'audit', '--kubeconfig', kubeconfig, ...args);
+    const wrong = await klw('--context', 'wrong-user');
+    assert.equal(wrong.code, 2);
+    assert.match(wrong.stderr, /^klw: \/.*: HTTP 401: Unauthorized$/m);
+    const unknown = await klw('--context', 'nope');
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /klw: kubeconfig .* has no context "nope"/);
+    const size = await klw('--page-size', '0');
+    assert.equal(size.code, 2);
+    assert.match(size.stderr, /klw: --page-size must be a whole number/);
+    const format = await klw('-o', 'csv');
+    assert.equal(format.code, 2);
+    assert.match(format.stderr, /error: option '-o, --output <format>' argument 'csv' is invalid/);
+  });
+});
+
+// The fake API server fails a list here: alone.
+describe('klw audit command, a list failing', () => {
   it('exit 2 when a list failed, naming it, even with denials; --allow-partial passes what was checked', async () => {
     fault = (url) => (url.pathname === '/api/v1/configmaps' ? { status: 403, message: 'configmaps is forbidden: User "auditor@example.com" cannot list resource "configmaps"' } : undefined);
     try {
@@ -498,21 +521,6 @@ describe('klw audit command', () => {
     } finally {
       fault = undefined;
     }
-  });
-
-  it('exit 2 with one line when the audit cannot run: bad credentials, an unknown context, a bad page size or option', async () => {
-    const wrong = await klw('--context', 'wrong-user');
-    assert.equal(wrong.code, 2);
-    assert.match(wrong.stderr, /^klw: \/.*: HTTP 401: Unauthorized$/m);
-    const unknown = await klw('--context', 'nope');
-    assert.equal(unknown.code, 2);
-    assert.match(unknown.stderr, /klw: kubeconfig .* has no context "nope"/);
-    const size = await klw('--page-size', '0');
-    assert.equal(size.code, 2);
-    assert.match(size.stderr, /klw: --page-size must be a whole number/);
-    const format = await klw('-o', 'csv');
-    assert.equal(format.code, 2);
-    assert.match(format.stderr, /error: option '-o, --output <format>' argument 'csv' is invalid/);
   });
 });
 

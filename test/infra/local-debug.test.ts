@@ -8,17 +8,22 @@ import { get } from 'node:http';
 import { request } from 'node:https';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
 import { startApi } from '../../infra/local/api.ts';
 import { startLambda } from '../../infra/local/lambda-api.ts';
 import { localInvoke } from '../../infra/local/invoke.ts';
+import { ManualTimer, PATIENCE_MS, until } from '../helpers.ts';
 
 const root = process.cwd();
 const work = mkdtempSync(join(root, '.klw-test-localdebug-'));
 after(() => rmSync(work, { recursive: true, force: true }));
+/** Timeouts that never run out: a cold start takes as long as it takes. */
+const never = new ManualTimer().timer;
 
-/** A raw-handler function (no path secret) whose body says what it saw; it throws on {"throw":true}, at THROW_LINE. */
+/**
+ * A raw-handler function (no path secret) whose body says what it saw; it throws on {"throw":true}, at THROW_LINE.
+ * Its 30 s timeout covers a cold start on a loaded machine where `klw` runs it on the wall clock.
+ */
 function rawFunction(name: string): string {
   return `export const handler = async (event: { body?: string }) => {
   console.log('handling', '${name}');
@@ -26,7 +31,7 @@ function rawFunction(name: string): string {
   const env = Object.fromEntries(['AWS_LAMBDA_FUNCTION_NAME', 'AWS_REGION', 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE', 'AWS_LAMBDA_FUNCTION_VERSION', '_HANDLER'].map((k) => [k, process.env[k]]));
   return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: '${name}', env }) };
 };
-export default { registration: { type: 'validating', name: '${name}', path: '/${name}', webhookName: '${name}.example.com', rules: [], namespaceSelector: {}, failurePolicy: 'Ignore', matchPolicy: 'Equivalent', sideEffects: 'None', timeoutSeconds: 5, admissionReviewVersions: ['v1'], auth: 'none', lambda: {} }, handler };
+export default { registration: { type: 'validating', name: '${name}', path: '/${name}', webhookName: '${name}.example.com', rules: [], namespaceSelector: {}, failurePolicy: 'Ignore', matchPolicy: 'Equivalent', sideEffects: 'None', timeoutSeconds: 30, admissionReviewVersions: ['v1'], auth: 'none', lambda: {} }, handler };
 `;
 }
 /** The line of `throw` in rawFunction's source. */
@@ -45,16 +50,16 @@ function klw(args: string[]): Promise<{ code: number; stdout: string; stderr: st
   });
 }
 
-describe('klw local invoke', () => {
+describe('klw local invoke', { timeout: PATIENCE_MS }, () => {
   it('points stack lines at the TypeScript source', async () => {
-    const outcome = await localInvoke({ root: work, name: 'echo', event: JSON.stringify({ body: '{"throw":true}' }), say: () => {}, functionLog: () => {} });
+    const outcome = await localInvoke({ root: work, name: 'echo', event: JSON.stringify({ body: '{"throw":true}' }), say: () => {}, functionLog: () => {}, invocationTimer: never });
     assert.equal(outcome.kind, 'error', JSON.stringify(outcome));
     const stack = (outcome as { error: { stackTrace: string[] } }).error.stackTrace.join('\n');
     assert.match(stack, new RegExp(`functions/echo/index\\.ts:${THROW_LINE}\\b`), stack);
   });
 
   it('sets the variables Lambda sets', async () => {
-    const outcome = await localInvoke({ root: work, name: 'echo', event: '{}', say: () => {}, functionLog: () => {} });
+    const outcome = await localInvoke({ root: work, name: 'echo', event: '{}', say: () => {}, functionLog: () => {}, invocationTimer: never });
     const env = JSON.parse((outcome as { result: { body: string } }).result.body).env;
     assert.equal(env.AWS_LAMBDA_FUNCTION_NAME, 'echo');
     assert.equal(env._HANDLER, 'index.handler');
@@ -86,15 +91,14 @@ describe('klw local invoke', () => {
   });
 });
 
-describe('klw local start-api --watch', () => {
+describe('klw local start-api --watch', { timeout: PATIENCE_MS }, () => {
   it('serves a function added while it runs, rewrites manifests for a changed registration, drops a removed function', async () => {
     const applied: string[] = [];
-    const api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), watch: true, log: () => {}, functionLog: () => {}, onManifests: (path) => void applied.push(path) });
+    const api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), watch: true, log: () => {}, functionLog: () => {}, onManifests: (path) => void applied.push(path), invocationTimer: never });
     try {
       addFunction('late');
-      // Watch events are asynchronous: wait for the project to pick the function up (bounded).
-      for (let i = 0; i < 200 && !api.functions.includes('late'); i++) await sleep(50);
-      assert.ok(api.functions.includes('late'), `served: ${api.functions.join(', ')}`);
+      // Watch events are asynchronous: wait for the project to pick the function up.
+      await until(() => api.functions.includes('late'), 'the new function to be served');
       const ca = readFileSync(api.caPath);
       const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
         const req = request(api.functionUrl('late'), { method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (res) => {
@@ -111,13 +115,11 @@ describe('klw local start-api --watch', () => {
       // A changed registration: manifests rewritten and handed to onManifests (--apply re-applies there).
       const before = applied.length;
       writeFileSync(join(work, 'functions', 'late', 'index.ts'), rawFunction('late').replace("failurePolicy: 'Ignore'", "failurePolicy: 'Fail'"));
-      for (let i = 0; i < 200 && applied.length === before; i++) await sleep(50);
-      assert.ok(applied.length > before, 'onManifests was called again');
+      await until(() => applied.length > before, 'onManifests to be called again');
       assert.match(readFileSync(api.manifestsPath, 'utf8'), /failurePolicy: Fail/);
       // A removed function is no longer served.
       rmSync(join(work, 'functions', 'late'), { recursive: true });
-      for (let i = 0; i < 200 && api.functions.includes('late'); i++) await sleep(50);
-      assert.ok(!api.functions.includes('late'), `served: ${api.functions.join(', ')}`);
+      await until(() => !api.functions.includes('late'), 'the removed function to be dropped');
     } finally {
       await api.close();
     }
@@ -146,11 +148,11 @@ function post(url: string, ca: Buffer, body: string): Promise<{ status: number; 
   });
 }
 
-describe('klw local start-api --inspect', () => {
+describe('klw local start-api --inspect', { timeout: PATIENCE_MS }, () => {
   it('runs the function worker under a debugger listening on the given port', async () => {
     const port = await freePort();
     const logs: string[] = [];
-    const api = await startApi({ root: work, port: 0, stateDir: join(work, '.state-inspect'), inspectPort: port, log: (l) => logs.push(l), functionLog: () => {} });
+    const api = await startApi({ root: work, port: 0, stateDir: join(work, '.state-inspect'), inspectPort: port, log: (l) => logs.push(l), functionLog: () => {}, invocationTimer: never });
     try {
       const answer = await post(api.functionUrl('echo'), readFileSync(api.caPath), '{}');
       assert.equal(answer.status, 200, answer.body);
@@ -197,17 +199,18 @@ function inspectorTargets(port: number): Promise<Array<{ id: string; webSocketDe
   });
 }
 
-/** Asks a debugger port until it lists a target other than `notId` (bounded: workers start asynchronously). */
-async function awaitTarget(port: number, notId?: string): Promise<{ id: string; webSocketDebuggerUrl: string } | undefined> {
-  for (let i = 0; i < 200; i++) {
+/** Asks a debugger port until it lists a target other than `notId` (workers start asynchronously). */
+async function awaitTarget(port: number, notId?: string): Promise<{ id: string; webSocketDebuggerUrl: string }> {
+  let found: { id: string; webSocketDebuggerUrl: string } | undefined;
+  await until(async () => {
     const [target] = (await inspectorTargets(port)) ?? [];
-    if (target && target.id !== notId) return target;
-    await sleep(50);
-  }
-  return undefined;
+    if (target && target.id !== notId) found = target;
+    return found !== undefined;
+  }, `a debugger target on ${port}${notId ? ` other than ${notId}` : ''}`);
+  return found!;
 }
 
-describe('klw local start-api --inspect --watch', () => {
+describe('klw local start-api --inspect --watch', { timeout: PATIENCE_MS }, () => {
   it('each debugger port listens from the start, still after a registration change, and a function added while running gets the next one', async () => {
     const dir = join(work, 'inspect-project');
     const write = (name: string, source = rawFunction(name)) => {
@@ -218,7 +221,7 @@ describe('klw local start-api --inspect --watch', () => {
     const port = await freePortPair();
     const logs: string[] = [];
     let manifests = 0;
-    const api = await startApi({ root: dir, port: 0, stateDir: join(dir, '.state'), inspectPort: port, watch: true, log: (l) => logs.push(l), functionLog: () => {}, onManifests: () => void manifests++ });
+    const api = await startApi({ root: dir, port: 0, stateDir: join(dir, '.state'), inspectPort: port, watch: true, log: (l) => logs.push(l), functionLog: () => {}, onManifests: () => void manifests++, invocationTimer: never });
     try {
       // No request has been sent: the worker is already there, under the debugger.
       const first = await awaitTarget(port);
@@ -229,8 +232,7 @@ describe('klw local start-api --inspect --watch', () => {
       // A changed registration swaps the worker: the new one listens on the same port.
       const before = manifests;
       write('echo', rawFunction('echo').replace("failurePolicy: 'Ignore'", "failurePolicy: 'Fail'"));
-      for (let i = 0; i < 200 && manifests === before; i++) await sleep(50);
-      assert.ok(manifests > before, 'the registration change was picked up');
+      await until(() => manifests > before, 'the registration change to be picked up');
       await api.project.settled();
       const second = await awaitTarget(port, first.id);
       assert.ok(second, `after the registration change nothing new listens on ${port}`);
@@ -242,8 +244,7 @@ describe('klw local start-api --inspect --watch', () => {
 
       // A function added while running gets the next port, listening before any request.
       write('added');
-      for (let i = 0; i < 200 && !api.functions.includes('added'); i++) await sleep(50);
-      assert.ok(api.functions.includes('added'), `served: ${api.functions.join(', ')}`);
+      await until(() => api.functions.includes('added'), 'the added function to be served');
       assert.equal(api.project.inspectPort('added'), port + 1);
       assert.ok(await awaitTarget(port + 1), `the added function's debugger does not listen on ${port + 1}`);
     } finally {
@@ -253,13 +254,12 @@ describe('klw local start-api --inspect --watch', () => {
   });
 });
 
-describe('klw local start-lambda --watch', () => {
+describe('klw local start-lambda --watch', { timeout: PATIENCE_MS }, () => {
   it('invokes a function added while it runs', async () => {
-    const lambda = await startLambda({ root: work, port: 0, stateDir: join(work, '.state-lambda'), watch: true, log: () => {}, functionLog: () => {} });
+    const lambda = await startLambda({ root: work, port: 0, stateDir: join(work, '.state-lambda'), watch: true, log: () => {}, functionLog: () => {}, invocationTimer: never });
     try {
       addFunction('later');
-      for (let i = 0; i < 200 && !lambda.pools.has('later'); i++) await sleep(50);
-      assert.ok(lambda.pools.has('later'), `served: ${[...lambda.pools.keys()].join(', ')}`);
+      await until(() => lambda.pools.has('later'), 'the added function to be served');
       const outcome = await lambda.pools.get('later')!.invoke({});
       assert.equal(outcome.kind, 'result', JSON.stringify(outcome));
     } finally {

@@ -20,7 +20,10 @@ import { sampleReview } from '../../infra/local/sample.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { admissionReview } from '../../lib/harness/reviews.ts';
 import type { ConversionRegistration } from '../../lib/registration.ts';
-import { FIXTURE_FUNCTIONS } from '../helpers.ts';
+import { FIXTURE_FUNCTIONS, ManualTimer } from '../helpers.ts';
+
+/** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */
+const never = new ManualTimer().timer;
 
 const root = process.cwd();
 const work = mkdtempSync(join(root, '.klw-test-localdev-'));
@@ -57,7 +60,7 @@ describe('server certificate names', () => {
 
   it('writes the public URL into the manifests and the certificate', async () => {
     const stateDir = join(work, '.state-public');
-    const api = await startApi({ root: work, port: 0, stateDir, log: () => {}, functionLog: () => {}, publicUrl: 'https://host.minikube.internal:8443', san: ['10.0.0.9'] });
+    const api = await startApi({ root: work, port: 0, stateDir, log: () => {}, functionLog: () => {}, publicUrl: 'https://host.minikube.internal:8443', san: ['10.0.0.9'], invocationTimer: never });
     try {
       assert.equal(api.url, 'https://host.minikube.internal:8443');
       const text = readFileSync(api.manifestsPath, 'utf8');
@@ -285,7 +288,7 @@ describe('readable output', () => {
     const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' }, spec: { hostNetwork: true, containers: [{ name: 'c', image: 'nginx:1.27' }] } };
     const reviewLine = async (envVars: Record<string, Record<string, string>>) => {
       const lines: string[] = [];
-      await localInvoke({ root: work, name: 'pod-policy', review: JSON.stringify(admissionReview(pod, { resource: 'pods' })), envVars, stateDir: join(work, '.state-readable'), say: () => {}, functionLog: (l) => lines.push(l) });
+      await localInvoke({ root: work, name: 'pod-policy', review: JSON.stringify(admissionReview(pod, { resource: 'pods' })), envVars, stateDir: join(work, '.state-readable'), say: () => {}, functionLog: (l) => lines.push(l), invocationTimer: never });
       const review = lines.find((l) => l.includes('"msg":"review"'));
       assert.ok(review, lines.join('\n'));
       return readableLine(review)!;
@@ -390,7 +393,7 @@ describe('env files', () => {
   });
   it('--env-vars reaches the function over its registration\'s environment, with Lambda\'s variables', async () => {
     const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'nginx' }] } };
-    const outcome = await localInvoke({ root: work, name: 'pod-defaults', review: JSON.stringify(admissionReview(pod, { resource: 'pods' })), envVars: { 'pod-defaults': { DEFAULT_CPU_LIMIT: '2' } }, stateDir: join(work, '.state-env'), say: () => {}, functionLog: () => {} });
+    const outcome = await localInvoke({ root: work, name: 'pod-defaults', review: JSON.stringify(admissionReview(pod, { resource: 'pods' })), envVars: { 'pod-defaults': { DEFAULT_CPU_LIMIT: '2' } }, stateDir: join(work, '.state-env'), say: () => {}, functionLog: () => {}, invocationTimer: never });
     assert.equal(outcome.kind, 'result', JSON.stringify(outcome));
     const body = JSON.parse((outcome as { result: { body: string } }).result.body);
     const patch = JSON.parse(Buffer.from(body.response.patch, 'base64').toString());

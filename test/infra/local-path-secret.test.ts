@@ -8,6 +8,10 @@ import { after, before, describe, it } from 'node:test';
 import { MAX_REQUEST_BYTES, startApi, type RunningApi } from '../../infra/local/api.ts';
 import type { KubeObject } from '../../lib/index.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
+import { ManualTimer } from '../helpers.ts';
+
+/** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */
+const never = new ManualTimer().timer;
 
 // A project inside the repository, so `kube-lambda-webhooks` resolves to this package.
 const work = mkdtempSync(join(process.cwd(), '.klw-test-local-secret-'));
@@ -38,7 +42,7 @@ before(async () => {
   // A rotation under way: both secrets are valid.
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   writeFileSync(join(stateDir, 'path-secret'), `${CURRENT},${PREVIOUS}\n`, { mode: 0o600 });
-  api = await startApi({ root: work, port: 0, stateDir, log: (l) => logs.push(l), functionLog: () => {}, concurrency: 1 });
+  api = await startApi({ root: work, port: 0, stateDir, log: (l) => logs.push(l), functionLog: () => {}, concurrency: 1, invocationTimer: never });
 });
 after(async () => {
   await api?.close();

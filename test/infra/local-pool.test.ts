@@ -1,11 +1,13 @@
 // The emulator's execution environments: dispatch, isolation and limits, with plain bundles
-// (no build) so each behaviour is the only thing under test.
+// (no build) so each behaviour is the only thing under test. Timeouts run on a ManualTimer: an
+// invocation times out when the test says so, never because the machine is slow.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { FunctionPool, type FunctionRuntime } from '../../infra/local/pool.ts';
+import { FunctionPool, realTimer, type FunctionRuntime } from '../../infra/local/pool.ts';
+import { ManualTimer, PATIENCE_MS } from '../helpers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'klw-pool-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -17,14 +19,15 @@ function bundle(name: string, body: string): string {
   return file;
 }
 
+/** A pool of `body`; its timeouts never run out unless the test expires them (pass `timer` to watch them). */
 function pool(name: string, body: string, options: Partial<FunctionRuntime> = {}): FunctionPool {
-  return new FunctionPool({ name, bundle: bundle(name, body), env: {}, memoryMb: 256, timeoutMs: 60_000, concurrency: 2, onLog: () => {}, ...options });
+  return new FunctionPool({ name, bundle: bundle(name, body), env: {}, memoryMb: 256, timeoutMs: 60_000, concurrency: 2, onLog: () => {}, timer: new ManualTimer().timer, ...options });
 }
 
-describe('emulator dispatch', () => {
+describe('emulator dispatch', { timeout: PATIENCE_MS }, () => {
   it('never queues a request behind a stuck invocation while another worker can run it', async () => {
-    // `block` spins until the worker is killed at its timeout; the rest answer at once.
-    const p = pool('stuck', `if (event.block) { for (;;) {} } return event.n;`, { timeoutMs: 20_000, concurrency: 2 });
+    // `block` spins until the worker is killed (its timeout never runs out here); the rest answer at once.
+    const p = pool('stuck', `if (event.block) { for (;;) {} } return event.n;`, { concurrency: 2 });
     try {
       const order: string[] = [];
       const stuck = p.invoke({ block: true }).then((o) => {
@@ -61,10 +64,58 @@ describe('emulator dispatch', () => {
   });
 });
 
-describe('emulator memory size', () => {
-  it('kills a 256 MB function that allocates 1.2 GB of Buffers, answers out of memory, stays small and keeps serving', async () => {
-    // Buffers live outside the V8 heap: a heap limit alone would let all 1.2 GB through.
-    const p = pool('buffers', `if (event.grow) { const kept = []; for (let i = 0; i < 120; i++) kept.push(Buffer.alloc(10 * 1024 * 1024, 1)); return kept.length; } return 'fine';`, { memoryMb: 256, concurrency: 1 });
+describe('emulator timeout', { timeout: PATIENCE_MS }, () => {
+  it('answers an invocation past its timeout as timed out, kills its worker and serves the next from a new one', async () => {
+    const manual = new ManualTimer();
+    const p = pool('late', `if (event.block) { for (;;) {} } return 'fine';`, { timeoutMs: 3_000, concurrency: 1, timer: manual.timer });
+    try {
+      const blocked = p.invoke({ block: true });
+      await manual.started();
+      assert.deepEqual(manual.pending, [3_000], 'one clock, of the function\'s timeout');
+      assert.equal(manual.expireAll(), 1);
+      const outcome = await blocked;
+      assert.equal(outcome.kind, 'timeout');
+      assert.equal(p.size, 0, 'the worker is gone');
+      const next = await p.invoke({});
+      assert.deepEqual(next.kind === 'result' ? [next.result, next.cold] : next, ['fine', true], 'a new worker, cold');
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('starts an invocation\'s clock when a worker begins it, not while it waits', async () => {
+    const manual = new ManualTimer();
+    const p = pool('queued', `if (event.block) { for (;;) {} } return event.n;`, { timeoutMs: 3_000, concurrency: 1, timer: manual.timer });
+    try {
+      const first = p.invoke({ block: true });
+      await manual.started();
+      const second = p.invoke({ n: 2 });
+      assert.equal(manual.pending.length, 1, 'the waiting invocation has no clock yet');
+      manual.expireAll();
+      assert.equal((await first).kind, 'timeout');
+      const outcome = await second;
+      assert.deepEqual(outcome.kind === 'result' ? outcome.result : outcome, 2, 'answered, its own clock still running');
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('times out on the wall clock by default', async () => {
+    // Never answers: whatever ends it is the timeout.
+    const p = pool('never', `await new Promise(() => {});`, { timeoutMs: 200, concurrency: 1, timer: realTimer });
+    try {
+      assert.equal((await p.invoke({})).kind, 'timeout');
+    } finally {
+      await p.close();
+    }
+  });
+});
+
+describe('emulator memory size', { timeout: PATIENCE_MS }, () => {
+  it('kills a 256 MB function that holds 400 MB of Buffers, answers out of memory, stays small and keeps serving', async () => {
+    // Buffers live outside the V8 heap: a heap limit alone would let them through. The function
+    // never returns (and its timeout never runs out): only the memory watch can end it.
+    const p = pool('buffers', `if (event.grow) { const kept = []; for (let i = 0; i < 40; i++) kept.push(Buffer.alloc(10 * 1024 * 1024, 1)); await new Promise(() => {}); } return 'fine';`, { memoryMb: 256, concurrency: 1 });
     try {
       const before = process.memoryUsage.rss();
       let peak = 0;

@@ -1,7 +1,8 @@
 // The emulator's HTTP servers against hostile and broken clients: oversized, slow and
 // stalled uploads, clients that never read, malformed paths, functions past their memory.
 // Raw sockets on 127.0.0.1; every assertion is on behaviour (status, closed sockets,
-// bounded memory), none on speed.
+// bounded memory), none on speed. The functions' timeouts run on a ManualTimer and never run
+// out, so a slow cold start cannot turn an answer into a 504.
 import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -13,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { startApi, type RunningApi } from '../../infra/local/api.ts';
 import { MAX_PAYLOAD_BYTES, startLambda, type RunningLambda } from '../../infra/local/lambda-api.ts';
+import { ManualTimer, PATIENCE_MS, until } from '../helpers.ts';
 
 const root = process.cwd();
 const work = mkdtempSync(join(root, '.klw-test-server-'));
@@ -37,20 +39,27 @@ addFunction(
   'hog',
   `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
 export const handler = async (event: { body?: string; grow?: boolean }) => {
-  if (event.grow || (event.body ?? '').includes('grow')) { const kept: Buffer[] = []; for (let i = 0; i < 120; i++) kept.push(Buffer.alloc(10 * 1024 * 1024, 1)); return kept.length; }
+  // Holds 400 MB of Buffers (outside the V8 heap) and never returns: only the memory watch ends it.
+  if (event.grow || (event.body ?? '').includes('grow')) { const kept: Buffer[] = []; for (let i = 0; i < 40; i++) kept.push(Buffer.alloc(10 * 1024 * 1024, 1)); await new Promise(() => kept); }
   return { statusCode: 200, body: 'fine' };
 };
 ${registration('hog', 'lambda: { memorySize: 256 },')}
 `,
 );
 
-// Short limits so misbehaving clients meet them soon; the assertions never depend on them.
-const timeouts = { headersMs: 500, requestMs: 1_500, idleMs: 1_500, sendMs: 1_000 };
+/**
+ * start-api's limits, short so misbehaving clients meet them within seconds, yet far past what
+ * a well-behaved client on loopback needs even on a loaded machine (its whole request is
+ * written at once). The send limit only ever meets a client that stops reading.
+ */
+const timeouts = { headersMs: 5_000, requestMs: 5_000, idleMs: 5_000, sendMs: 1_000 };
+const never = new ManualTimer();
+const apiLog: string[] = [];
 let api: RunningApi;
 let lambda: RunningLambda;
 before(async () => {
-  api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), log: () => {}, functionLog: () => {}, concurrency: 2, timeouts });
-  lambda = await startLambda({ root: work, port: 0, build: false, log: () => {}, timeouts });
+  api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), log: (l) => apiLog.push(l), functionLog: () => {}, concurrency: 4, timeouts, invocationTimer: never.timer });
+  lambda = await startLambda({ root: work, port: 0, build: false, log: () => {}, invocationTimer: never.timer });
 });
 after(async () => {
   await api?.close();
@@ -67,7 +76,7 @@ function tls(): Promise<TLSSocket> {
 }
 
 /** Resolves with everything read once the server closes the connection (or rejects after `guardMs`, far past any limit). */
-function untilClosed(socket: Socket, guardMs = 60_000): Promise<string> {
+function untilClosed(socket: Socket, guardMs = PATIENCE_MS): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const guard = setTimeout(() => reject(new Error('the server kept the connection open')), guardMs);
@@ -87,7 +96,7 @@ async function healthy(): Promise<void> {
   assert.match(await done, /^HTTP\/1\.1 200 [\s\S]*ok:2$/);
 }
 
-describe('start-api against slow and huge clients', () => {
+describe('start-api against slow and huge clients', { timeout: PATIENCE_MS }, () => {
   it('refuses a content-length past the limit with 413 before any of the body is sent, and closes', async () => {
     const socket = await tls();
     const done = untilClosed(socket);
@@ -122,6 +131,56 @@ describe('start-api against slow and huge clients', () => {
     await healthy();
   });
 
+  it('drops a client that never reads its answer', async () => {
+    const socket = await tls();
+    let received = 0;
+    let closed = false;
+    socket.on('error', () => {});
+    socket.once('close', () => (closed = true));
+    // Take the first bytes only, then stop reading.
+    socket.on('data', (c: Buffer) => {
+      received += c.length;
+      socket.pause();
+    });
+    const answered = apiLog.length;
+    socket.write('POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n"big"');
+    // The request line is logged once the answer is written and its send limit set: a timer
+    // set after that for longer fires after the server's, whatever the machine's speed. Then
+    // read all there is: a server that gave up sent less than the whole answer and closed.
+    await until(() => apiLog.slice(answered).some((l) => /"msg":"request","function":"echo"/.test(l)), 'the answer to be written');
+    await sleep(timeouts.sendMs + 1);
+    socket.removeAllListeners('data');
+    socket.on('data', (c: Buffer) => (received += c.length));
+    socket.resume();
+    await until(() => closed, 'the server to close the connection');
+    assert.ok(received < 32 * 1024 * 1024, `the client took ${received} bytes, not the whole answer`);
+    await healthy();
+  });
+
+  it('routes request targets a URL parser refuses (//%zz/x, //[/x, //a:b/x) to 404 like any unknown path, not 5xx', async () => {
+    for (const target of ['//%zz/x', '//[/x', '//a:b/echo', '/%zz', '/echo%']) {
+      const socket = await tls();
+      const done = untilClosed(socket);
+      socket.write(`POST ${target} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
+      assert.match(await done, /^HTTP\/1\.1 404 /, target);
+    }
+    await healthy();
+  });
+
+  it('answers a function past its memory size with 502, logs Runtime.OutOfMemory and keeps serving', async () => {
+    const socket = await tls();
+    const done = untilClosed(socket);
+    socket.write('POST /hog HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 6\r\nConnection: close\r\n\r\n"grow"');
+    const answer = await done;
+    assert.match(answer, /^HTTP\/1\.1 502 /);
+    assert.match(answer, /\{"message":"Internal server error"\}$/);
+    assert.ok(apiLog.some((l) => /"function":"hog".*"outcome":"crash".*Runtime\.OutOfMemory/.test(l)), apiLog.join('\n'));
+    await healthy();
+  });
+});
+
+// Each of these waits for a limit to pass: run side by side, on connections of their own.
+describe('start-api against stalled clients', { concurrency: true, timeout: PATIENCE_MS }, () => {
   it('drops a client that never finishes its headers', async () => {
     const socket = await tls();
     const done = untilClosed(socket);
@@ -145,53 +204,9 @@ describe('start-api against slow and huge clients', () => {
     await untilClosed(socket);
     await healthy();
   });
-
-  it('drops a client that never reads its answer', async () => {
-    const socket = await tls();
-    let received = 0;
-    let closed = false;
-    socket.on('error', () => {});
-    socket.once('close', () => (closed = true));
-    // Take the first bytes only, then stop reading.
-    socket.on('data', (c: Buffer) => {
-      received += c.length;
-      socket.pause();
-    });
-    socket.write('POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n"big"');
-    // Stay away far longer than the server lets a response wait, then read all there is:
-    // a server that gave up sent less than the whole answer and closed.
-    await sleep(10 * timeouts.sendMs);
-    socket.removeAllListeners('data');
-    socket.on('data', (c: Buffer) => (received += c.length));
-    socket.resume();
-    for (let i = 0; i < 600 && !closed; i++) await sleep(100);
-    assert.ok(closed, 'the server closed the connection');
-    assert.ok(received < 32 * 1024 * 1024, `the client took ${received} bytes, not the whole answer`);
-    await healthy();
-  });
-
-  it('routes request targets a URL parser refuses (//%zz/x, //[/x, //a:b/x) to 404 like any unknown path, not 5xx', async () => {
-    for (const target of ['//%zz/x', '//[/x', '//a:b/echo', '/%zz', '/echo%']) {
-      const socket = await tls();
-      const done = untilClosed(socket);
-      socket.write(`POST ${target} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
-      assert.match(await done, /^HTTP\/1\.1 404 /, target);
-    }
-    await healthy();
-  });
-
-  it('answers a function past its memory size with 502, logs Runtime.OutOfMemory and keeps serving', async () => {
-    const socket = await tls();
-    const done = untilClosed(socket);
-    socket.write('POST /hog HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 6\r\nConnection: close\r\n\r\n"grow"');
-    const answer = await done;
-    assert.match(answer, /^HTTP\/1\.1 502 /);
-    assert.match(answer, /\{"message":"Internal server error"\}$/);
-    await healthy();
-  });
 });
 
-describe('start-lambda limits', () => {
+describe('start-lambda limits', { timeout: PATIENCE_MS }, () => {
   const client = () => new LambdaClient({ endpoint: lambda.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const post = (path: string, body: Buffer | string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> =>
     new Promise((resolve, reject) => {

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest, Agent } from 'node:https';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { parse } from 'yaml';
@@ -15,7 +14,7 @@ import { FunctionPool } from '../../infra/local/pool.ts';
 import { runtimeFor } from '../../infra/local/runtime.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { eventFromHttp, toEvent, admissionReview } from '../../lib/testing/index.ts';
-import { FIXTURE_FUNCTIONS, fixture } from '../helpers.ts';
+import { FIXTURE_FUNCTIONS, ManualTimer, PATIENCE_MS, fixture, until } from '../helpers.ts';
 
 const root = process.cwd();
 // A project inside the repository (so `kube-lambda-webhooks` resolves) with extra functions
@@ -29,7 +28,7 @@ const addFunction = (name: string, body: string) => {
 addFunction(
   'sleepy',
   `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
-export const webhook = defineValidatingWebhook({ name: 'sleepy', timeoutSeconds: 1, rules: [], validate: (r) => {
+export const webhook = defineValidatingWebhook({ name: 'sleepy', timeoutSeconds: 30, rules: [], validate: (r) => {
   // Blocks the thread for good: only the Lambda timeout can end this.
   if (r.object?.metadata?.name === 'block') { for (;;) {} }
   return allow();
@@ -69,12 +68,16 @@ export default { registration: { type: 'validating', name: 'thrower', path: '/th
 `,
 );
 
+// The functions' timeouts run out only when a test expires them: a cold start on a loaded
+// machine takes as long as it takes.
+const clock = new ManualTimer();
+const never = new ManualTimer().timer;
 let api: RunningApi;
 let lambda: RunningLambda;
 const logs: string[] = [];
 before(async () => {
-  api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), log: (l) => logs.push(l), concurrency: 2 });
-  lambda = await startLambda({ root: work, port: 0, build: false, log: (l) => logs.push(l) });
+  api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), log: (l) => logs.push(l), concurrency: 2, invocationTimer: clock.timer });
+  lambda = await startLambda({ root: work, port: 0, build: false, log: (l) => logs.push(l), invocationTimer: never });
 });
 after(async () => {
   await api?.close();
@@ -172,7 +175,7 @@ describe('events built from HTTP requests', () => {
   });
 });
 
-describe('klw local start-api', () => {
+describe('klw local start-api', { timeout: PATIENCE_MS }, () => {
   it('serves HTTPS that verifies against the generated CA for localhost and 127.0.0.1', async () => {
     const result = await post('/pod-policy?timeout=5s', pod('web'));
     assert.equal(result.status, 200);
@@ -224,8 +227,12 @@ describe('klw local start-api', () => {
   });
 
   it('answers a function past its timeout with 504, replaces the worker and keeps serving', async () => {
-    // The function never returns: an answer at all is the timeout's.
-    const slow = await post('/sleepy', pod('block'));
+    // The function never returns: an answer at all is the timeout's, run out here by the test.
+    const answer = post('/sleepy', pod('block'));
+    await clock.started();
+    assert.deepEqual(clock.pending, [30_000], 'one clock, of the function\'s 30 s timeout');
+    clock.expireAll();
+    const slow = await answer;
     assert.equal(slow.status, 504);
     assert.deepEqual(JSON.parse(slow.body), { message: 'Endpoint request timed out' });
     const next = await post('/sleepy', pod('fine'));
@@ -254,7 +261,7 @@ describe('klw local start-api', () => {
   });
 
   it('serves waiting invocations first come, first served', async () => {
-    const pool = new FunctionPool({ ...runtimeFor(work, (await loadFunctions(work, ['pod-policy']))[0]!.registration), concurrency: 1 });
+    const pool = new FunctionPool({ ...runtimeFor(work, (await loadFunctions(work, ['pod-policy']))[0]!.registration), concurrency: 1, timer: never });
     try {
       const order: number[] = [];
       await Promise.all(Array.from({ length: 24 }, (_, i) => pool.invoke(toEvent(pod(`p${i}`), { path: '/pod-policy' })).then(() => order.push(i))));
@@ -273,10 +280,10 @@ describe('klw local start-api', () => {
   });
 });
 
-describe('klw local start-api --event-format', () => {
+describe('klw local start-api --event-format', { timeout: PATIENCE_MS }, () => {
   for (const format of ['rest', 'url'] as const) {
     it(`serves ${format} events over HTTPS`, async () => {
-      const other = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), format, build: false, log: () => {}, functionLog: () => {} });
+      const other = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), format, build: false, log: () => {}, functionLog: () => {}, invocationTimer: never });
       try {
         const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
           httpsRequest(`${other.functionUrl('pod-policy')}?timeout=5s`, { method: 'POST', headers: { 'content-type': 'application/json' }, agent: agent() }, (r) => {
@@ -296,16 +303,15 @@ describe('klw local start-api --event-format', () => {
   }
 });
 
-describe('klw local start-api --watch', () => {
+describe('klw local start-api --watch', { timeout: PATIENCE_MS }, () => {
   it('rebuilds on change and serves the new code', async () => {
-    const watched = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), watch: true, build: false, log: () => {} });
+    const watched = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), watch: true, build: false, log: () => {}, invocationTimer: never });
     try {
       const file = join(work, 'functions', 'crasher', 'index.ts');
       const original = readFileSync(file, 'utf8');
       writeFileSync(file, original.replace("allow('alive')", "allow('reloaded')"));
       let warnings: string[] = [];
-      for (let i = 0; i < 50 && warnings[0] !== 'reloaded'; i++) {
-        await sleep(100);
+      const ask = async () => {
         const res = await new Promise<string>((resolve, reject) => {
           httpsRequest(watched.functionUrl('crasher'), { method: 'POST', headers: { 'content-type': 'application/json' }, agent: agent() }, (r) => {
             let b = '';
@@ -316,8 +322,9 @@ describe('klw local start-api --watch', () => {
             .end(JSON.stringify(pod('fine')));
         });
         warnings = JSON.parse(res).response.warnings;
-      }
-      writeFileSync(file, original);
+        return warnings[0] === 'reloaded';
+      };
+      await until(ask, 'the rebuilt function to answer').finally(() => writeFileSync(file, original));
       assert.deepEqual(warnings, ['reloaded']);
     } finally {
       await watched.close();
@@ -325,7 +332,7 @@ describe('klw local start-api --watch', () => {
   });
 });
 
-describe('klw local start-lambda', () => {
+describe('klw local start-lambda', { timeout: PATIENCE_MS }, () => {
   const client = () => new LambdaClient({ endpoint: lambda.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
 
   it('answers InvokeCommand from @aws-sdk/client-lambda with the function result', async () => {
@@ -357,16 +364,16 @@ describe('klw local start-lambda', () => {
   });
 });
 
-describe('klw local invoke', () => {
+describe('klw local invoke', { timeout: PATIENCE_MS }, () => {
   it('runs a bundle once with a wrapped review', async () => {
-    const outcome = await localInvoke({ root: work, name: 'pod-policy', review: JSON.stringify(pod('web')), functionLog: () => {} });
+    const outcome = await localInvoke({ root: work, name: 'pod-policy', review: JSON.stringify(pod('web')), functionLog: () => {}, invocationTimer: never });
     assert.equal(outcome.kind, 'result');
     const result = (outcome as { result: { body: string } }).result;
     assert.equal(JSON.parse(result.body).response.allowed, true);
   });
 
   it('runs a given event as it is', async () => {
-    const outcome = await localInvoke({ root: work, name: 'pod-policy', event: JSON.stringify({ not: 'an event' }), functionLog: () => {} });
+    const outcome = await localInvoke({ root: work, name: 'pod-policy', event: JSON.stringify({ not: 'an event' }), functionLog: () => {}, invocationTimer: never });
     assert.equal(outcome.kind, 'result');
     assert.equal((outcome as { result: { statusCode: number } }).result.statusCode, 400);
   });

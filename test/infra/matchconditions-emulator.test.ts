@@ -8,7 +8,10 @@ import { startApi, type RunningApi } from '../../infra/local/api.ts';
 import { answerByMatchConditions } from '../../infra/local/match-conditions.ts';
 import { defineValidatingWebhook, deny, type KubeObject } from '../../lib/index.ts';
 import { admissionReview, toEvent } from '../../lib/testing/index.ts';
-import { FIXTURE_FUNCTIONS } from '../helpers.ts';
+import { FIXTURE_FUNCTIONS, ManualTimer } from '../helpers.ts';
+
+/** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */
+const never = new ManualTimer().timer;
 
 // A project inside the repository, so `kube-lambda-webhooks` resolves to this package.
 const work = mkdtempSync(join(process.cwd(), '.klw-test-conditions-'));
@@ -38,7 +41,7 @@ const CEL_MARKERS = ['exists_one', 'kubernetes.authorization.Authorizer'];
 let api: RunningApi;
 const logs: string[] = [];
 before(async () => {
-  api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), log: (l) => logs.push(l), functionLog: () => {}, concurrency: 1 });
+  api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), log: (l) => logs.push(l), functionLog: () => {}, concurrency: 1, invocationTimer: never });
 });
 after(async () => {
   await api?.close();

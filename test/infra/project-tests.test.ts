@@ -13,6 +13,7 @@ import { initProject } from '../../infra/init.ts';
 import { scaffold } from '../../infra/scaffold.ts';
 import { expandTestPaths, findTestFiles, testCommand } from '../../infra/test-runner.ts';
 import { findFunctions } from '../../lib/harness/discover.ts';
+import { runKlw } from '../helpers.ts';
 
 const root = process.cwd();
 const KLW = join(root, 'infra', 'bin', 'klw.mjs');
@@ -203,12 +204,13 @@ describe('klw test', () => {
     assert.throws(() => testCommand(dir), /TypeScript tests need tsx: npm install --save-dev tsx/);
   });
 
-  it('fails with a message when there are no tests', () => {
+  it('fails with a message when there are no tests', async () => {
     const dir = join(outside, 'empty');
     mkdirSync(dir, { recursive: true });
-    const { code, out } = klwTest(dir);
+    // Refused before node --test starts: klw runs in this process.
+    const { code, stderr } = await runKlw('--root', dir, 'test');
     assert.equal(code, 1);
-    assert.match(out, /^klw: no test files \(\*\.test\.ts, \.mts, \.js, \.mjs\) under .*test or .*functions$/m);
+    assert.match(stderr, /^klw: no test files \(\*\.test\.ts, \.mts, \.js, \.mjs\) under .*test or .*functions$/m);
   });
 
   it('runs the test files under a folder given as an argument', () => {
@@ -217,25 +219,25 @@ describe('klw test', () => {
     const dir = join(work, 'folders');
     const passing = "import { test } from 'node:test';\ntest('passes', () => {});\n";
     for (const file of ['test/functions/a.test.ts', 'test/functions/deeper/b.test.mts', 'test/other.test.ts', 'test/functions/helper.ts']) write(join(dir, file), passing);
-    for (const folder of ['test/functions/', 'test/functions']) {
-      const { code, out } = klwTest(dir, folder);
-      assert.equal(code, 0, out);
-      assert.match(out, /^# tests 2$/m, `${folder}: a.test.ts and deeper/b.test.mts`);
-    }
+    const { code, out } = klwTest(dir, 'test/functions/');
+    assert.equal(code, 0, out);
+    assert.match(out, /^# tests 2$/m, 'a.test.ts and deeper/b.test.mts');
+    assert.deepEqual(expandTestPaths(dir, ['test/functions']), expandTestPaths(dir, ['test/functions/']), 'with or without the slash');
     assert.deepEqual(expandTestPaths(dir, ['test/other.test.ts', 'test/functions/', 'test/functions/a.test.ts']), ['test/other.test.ts', 'test/functions/a.test.ts', 'test/functions/deeper/b.test.mts']);
     assert.deepEqual(expandTestPaths(dir, ['test'], ['test/functions/deeper']), ['test/functions/a.test.ts', 'test/other.test.ts']);
   });
 
-  it('fails with a message when the paths given hold no test file, or do not exist', () => {
+  it('fails with a message when the paths given hold no test file, or do not exist', async () => {
     const dir = join(outside, 'folders-empty');
     write(join(dir, 'docs', 'notes.md'), '');
     write(join(dir, 'test', 'a.test.mjs'), "import { test } from 'node:test';\ntest('passes', () => {});\n");
-    const empty = klwTest(dir, 'docs/');
-    assert.equal(empty.code, 1, empty.out);
-    assert.match(empty.out, /^klw: no test files \(\*\.test\.ts, \.mts, \.js, \.mjs\) in docs\/$/m);
-    const missing = klwTest(dir, 'tests/');
-    assert.equal(missing.code, 1, missing.out);
-    assert.match(missing.out, /^klw: tests\/: no such test file or folder in .*folders-empty$/m);
+    // Refused before node --test starts: klw runs in this process.
+    const empty = await runKlw('--root', dir, 'test', 'docs/');
+    assert.equal(empty.code, 1, empty.stderr);
+    assert.match(empty.stderr, /^klw: no test files \(\*\.test\.ts, \.mts, \.js, \.mjs\) in docs\/$/m);
+    const missing = await runKlw('--root', dir, 'test', 'tests/');
+    assert.equal(missing.code, 1, missing.stderr);
+    assert.match(missing.stderr, /^klw: tests\/: no such test file or folder in .*folders-empty$/m);
   });
 
   it('passes on the exit code of a failing test file', () => {

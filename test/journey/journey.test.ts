@@ -22,9 +22,12 @@ let server: ChildProcess | undefined;
 const { NODE_TEST_CONTEXT: _context, NODE_OPTIONS: _options, ...baseEnv } = process.env;
 const env = { ...baseEnv, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false', SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' };
 
+/** Only stops a command that hangs: an npm install on a loaded machine may take minutes. */
+const HANG_MS = 15 * 60_000;
+
 /** Runs a command in a folder; fails the test with its output when it exits non-zero. */
 function sh(cwd: string, command: string, ...args: string[]): string {
-  const run = spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout: 180_000 });
+  const run = spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout: HANG_MS });
   const out = `${run.stdout ?? ''}${run.stderr ?? ''}`;
   assert.equal(run.status, 0, `${command} ${args.join(' ')} failed (${run.error?.message ?? `exit ${run.status}`}):\n${out}`);
   return out;
