@@ -493,7 +493,7 @@ describe("the environment is the API server's for webhook matchConditions", () =
   }
 
   it('url() of what Go refuses is an evaluation error', () => {
-    assert.throws(() => run("url('https://a:b:c/').getHost()"), /URL parse error during conversion from string: invalid port ":c" after host/);
+    assert.throws(() => run("url('https://a:b:c/').getHost()"), /URL parse error during conversion from string: parse "https:\/\/a:b:c\/": invalid port ":c" after host/);
     assert.throws(() => run("url('../relative-path').getHost()"), /invalid URI for request/);
   });
 });

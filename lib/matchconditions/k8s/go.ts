@@ -1,0 +1,71 @@
+/**
+ * Small pieces of Go's standard library that Kubernetes' CEL libraries show in their answers
+ * and messages: `%q` quoting (strconv.Quote) and string walks by code point (Go's runes).
+ */
+
+/** Go's unicode.IsPrint for one code point: letters, marks, numbers, punctuation, symbols and ASCII space. */
+const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+
+const SHORT_ESCAPES: Record<string, string> = {
+  '\x07': '\\a', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v', '\\': '\\\\', '"': '\\"',
+};
+
+/** Go's strconv.Quote (the `%q` verb on a string): double quotes, Go escapes, linear in the input. */
+export function goQuote(s: string): string {
+  const out: string[] = ['"'];
+  for (const c of s) {
+    const short = SHORT_ESCAPES[c];
+    if (short !== undefined) {
+      out.push(short);
+      continue;
+    }
+    const cp = c.codePointAt(0)!;
+    // A lone surrogate is not valid UTF-8 once Go sees it: the replacement character.
+    if (cp >= 0xd800 && cp <= 0xdfff) out.push('\\ufffd');
+    else if (PRINTABLE.test(c)) out.push(c);
+    else if (cp < 0x80) out.push(`\\x${cp.toString(16).padStart(2, '0')}`);
+    else if (cp <= 0xffff) out.push(`\\u${cp.toString(16).padStart(4, '0')}`);
+    else out.push(`\\U${cp.toString(16).padStart(8, '0')}`);
+  }
+  out.push('"');
+  return out.join('');
+}
+
+/** The code points of s (Go's `[]rune(s)`), each as a one- or two-unit string. */
+export function codePoints(s: string): string[] {
+  return Array.from(s);
+}
+
+/** True when s has no surrogate pair, so UTF-16 indexes are code point indexes. */
+export function isSingleUnit(s: string): boolean {
+  return !/[\ud800-\udfff]/.test(s);
+}
+
+/** Number of code points in s (cel-go's string size), in one pass. */
+export function codePointLength(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+/** Length of s in UTF-8 bytes (Go's len(s)), in one pass; a lone surrogate counts as U+FFFD (3 bytes). */
+export function utf8Length(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && s.charCodeAt(i + 1) >= 0xdc00 && s.charCodeAt(i + 1) <= 0xdfff) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
