@@ -222,6 +222,16 @@ function parse(raw: string, viaRequest: boolean): ConstructorParameters<typeof U
   return [scheme, '', user, host, path, escape(path) === rest ? '' : rest, rawQuery, forceQuery, ''];
 }
 
+/** Go's `url.ParseRequestURI(s)` error text (`parse "<s>": <reason>`), or undefined when it accepts s. */
+export function requestUriProblem(s: string): string | undefined {
+  try {
+    parse(s, true);
+    return undefined;
+  } catch (err) {
+    return `parse ${goQuote(s)}: ${(err as Error).message}`;
+  }
+}
+
 /** `isURL(s)`: Go's url.ParseRequestURI accepts s. */
 export function isUrl(s: string): boolean {
   try {
