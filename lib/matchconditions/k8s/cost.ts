@@ -13,6 +13,20 @@ export const STRING_TRAVERSAL_COST_FACTOR = 0.1;
 export const REGEX_STRING_LENGTH_COST_FACTOR = 0.25;
 /** The fixed cost of an authorization check: two per expression fit the per-expression limit. */
 export const AUTHORIZER_CHECK_COST = 350_000;
+/** cel-go's common.ListCreateBaseCost: what allocating a list adds to a call. */
+export const LIST_CREATE_BASE_COST = 10;
+
+/** cel-go's trackAllocatingListCall: size × factor (truncated), plus the call and the list allocation. */
+const allocatingListCall = (factor: number, size: number): number => Math.trunc(size * factor) + 1 + LIST_CREATE_BASE_COST;
+
+/** cel-go's trackListSelfCompare: a worst-case n² comparison, a little more for strings and bytes. */
+function selfCompare(list: unknown): number {
+  const size = actualSize(list);
+  if (size === 0 || !Array.isArray(list)) return allocatingListCall(2, 0);
+  const first = list[0];
+  const factor = typeof first === 'string' || first instanceof Uint8Array ? 2 + STRING_TRAVERSAL_COST_FACTOR : 2;
+  return allocatingListCall(factor, size * size);
+}
 
 /** cel-go's traits.Sizer size of a value: code points, bytes, elements or entries; 1 for anything else. */
 export function actualSize(value: unknown): number {
@@ -141,6 +155,18 @@ export function libraryCallCost(fn: string, overloadId: string, args: readonly u
       const factor = fn === 'sets.equivalent' ? 2 : 1;
       return 1 + Math.trunc(actualSize(args[0]) * actualSize(args[1]) * factor);
     }
+    // cel-go's lists library (version 3 trackers).
+    case 'slice':
+    case 'lists.range':
+    case 'reverse':
+      return allocatingListCall(1, actualSize(result));
+    case 'flatten':
+      return allocatingListCall(args.length === 2 ? Number(args[1]) : 1, actualSize(args[0]));
+    case 'distinct':
+    case 'sort':
+      return selfCompare(args[0]);
+    case '@sortByAssociatedKeys':
+      return selfCompare(args[1]);
     default:
       return undefined;
   }
