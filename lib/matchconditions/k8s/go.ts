@@ -69,3 +69,30 @@ export function utf8Length(s: string): number {
   }
   return n;
 }
+
+/** Shortest round-trip decimal digits of a finite non-zero |x| and the decimal point position (Go's digs.d, digs.dp). */
+function shortestDigits(x: number): { digits: string; dp: number } {
+  const [mantissa, exponent] = Math.abs(x).toExponential().split('e');
+  const digits = mantissa!.replace('.', '');
+  return { digits, dp: Number(exponent) + 1 };
+}
+
+/** Go's strconv.FormatFloat(x, 'g', -1, 64) (cel-go's string(double)): shortest digits, exponent form below 1e-4 or from 1e6. */
+export function goFormatFloat(x: number): string {
+  if (Number.isNaN(x)) return 'NaN';
+  if (x === Infinity) return '+Inf';
+  if (x === -Infinity) return '-Inf';
+  const sign = x < 0 || Object.is(x, -0) ? '-' : '';
+  if (x === 0) return `${sign}0`;
+  const { digits, dp } = shortestDigits(x);
+  const exp = dp - 1;
+  // With the shortest digits Go decides by precision 6: 1e+06 and 1.23456789e+08, but 123456.
+  if (exp < -4 || exp >= 6) {
+    const mantissa = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+    const e = Math.abs(exp);
+    return `${sign}${mantissa}e${exp < 0 ? '-' : '+'}${e < 10 ? `0${e}` : e}`;
+  }
+  if (dp <= 0) return `${sign}0.${'0'.repeat(-dp)}${digits}`;
+  if (dp >= digits.length) return `${sign}${digits}${'0'.repeat(dp - digits.length)}`;
+  return `${sign}${digits.slice(0, dp)}.${digits.slice(dp)}`;
+}
