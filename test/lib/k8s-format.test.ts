@@ -50,6 +50,9 @@ describe('format library', () => {
     // The dash and the character before it become one 'a': '-.-' masks to '-a', still no label.
     assert.deepEqual(v('dns1123LabelPrefix', '-.-'), [LABEL_RULE]);
     assert.equal(v('dns1123LabelPrefix', 'a-'), undefined);
+    // 63 characters and a dash mask to 63 characters: within the label limit.
+    assert.equal(v('dns1123LabelPrefix', `${'a'.repeat(63)}-`), undefined);
+    assert.deepEqual(v('dns1123LabelPrefix', `${'a'.repeat(64)}-`), ['must be no more than 63 characters']);
   });
 
   it('validates qualified names and label values', () => {
