@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  charAt, indexOf, join, lastIndexOf, lowerAscii, quote, replace, split, substring, trim, upperAscii,
+  charAt, indexOf, join, lastIndexOf, lowerAscii, quote, replace, split, stringIndexingWork, substring, trim, upperAscii,
 } from '../../lib/matchconditions/k8s/strings.ts';
 
 const error = (message: string) => (err: Error) => err.name === 'StringsError' && err.message === message;
@@ -144,14 +144,23 @@ describe('cel-go extended strings as Kubernetes enables them', () => {
 describe('strings bounds', () => {
   const big = `${'a😀'.repeat(250_000)}end`; // 1 MB of UTF-16, 500,003 code points
 
-  it('answers 20,000 charAt and substring calls on a 1 MB string with surrogate pairs (one pass each would not finish)', () => {
+  it('answers 20,000 charAt and substring calls on a 1 MB string with surrogate pairs in one indexing pass', () => {
+    const before = { ...stringIndexingWork };
     let seen = 0;
     for (let i = 0; i < 20_000; i++) {
       const at = BigInt((i * 7919) % 500_003);
       seen += charAt(big, at).length;
       seen += substring(big, at, at).length;
+      // Checked early too, so a string indexed at each call fails here instead of running for minutes.
+      if (i === 10) assert.equal(stringIndexingWork.indexBuilds - before.indexBuilds, 1);
     }
     assert.ok(seen > 20_000);
+    // One scan and one index of the string for all 40,000 calls.
+    assert.equal(stringIndexingWork.scans - before.scans, 1);
+    assert.equal(stringIndexingWork.indexBuilds - before.indexBuilds, 1);
+    const ascii = 'x'.repeat(1_000_000);
+    for (let i = 0; i < 10_000; i++) charAt(ascii, BigInt(i * 99));
+    assert.equal(stringIndexingWork.scans - before.scans, 2);
     assert.equal(charAt(big, 500_002n), 'd');
     assert.equal(indexOf(big, 'end', 499_000n), 500_000n);
     assert.equal(lastIndexOf(big, 'a'), 499_998n);

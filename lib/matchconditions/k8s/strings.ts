@@ -19,6 +19,9 @@ const outOfRange = (i: bigint | number): StringsError => new StringsError(`index
  */
 let indexed: { s: string; offsets: Int32Array } | undefined;
 
+/** Passes over whole strings made to index them by code point: what repeated calls on one string cost. */
+export const stringIndexingWork = { scans: 0, indexBuilds: 0 };
+
 /** The last string found to have no surrogate pair (comparing the same string object is immediate). */
 let lastSingleUnit: string | undefined;
 
@@ -27,6 +30,7 @@ function offsetsOf(s: string): Int32Array | undefined {
   if (s.length < 64) return isSingleUnit(s) ? undefined : computeOffsets(s);
   if (lastSingleUnit === s) return undefined;
   if (indexed?.s === s) return indexed.offsets;
+  stringIndexingWork.scans++;
   if (isSingleUnit(s)) {
     lastSingleUnit = s;
     return undefined;
@@ -36,6 +40,7 @@ function offsetsOf(s: string): Int32Array | undefined {
 }
 
 function computeOffsets(s: string): Int32Array {
+  if (s.length >= 64) stringIndexingWork.indexBuilds++;
   const offsets: number[] = [];
   for (let i = 0; i < s.length; i++) {
     offsets.push(i);
