@@ -152,7 +152,9 @@ export class Quantity {
   }
 
   private parts(): { unscaled: bigint; exponent: number } {
-    return this.dec ? { unscaled: this.dec.unscaled, exponent: -this.dec.scale } : { unscaled: this.value, exponent: this.scale };
+    return this.dec
+      ? { unscaled: this.dec.unscaled, exponent: -this.dec.scale }
+      : { unscaled: this.value, exponent: this.scale };
   }
 
   private shallowCopy(): Quantity {
@@ -379,9 +381,11 @@ function scan(str: string): { positive: boolean; value: string; num: string; den
 /** apimachinery's suffixer.interpret: base, exponent and format of a suffix. */
 function interpret(suffix: string): { base: 2 | 10; exponent: number; format: QuantityFormat } {
   const decimal = DECIMAL_SUFFIXES[suffix];
-  if (decimal !== undefined && Object.hasOwn(DECIMAL_SUFFIXES, suffix)) return { base: 10, exponent: decimal, format: 'DecimalSI' };
+  if (decimal !== undefined && Object.hasOwn(DECIMAL_SUFFIXES, suffix))
+    return { base: 10, exponent: decimal, format: 'DecimalSI' };
   const binary = BINARY_SUFFIXES[suffix];
-  if (binary !== undefined && Object.hasOwn(BINARY_SUFFIXES, suffix)) return { base: 2, exponent: binary, format: 'BinarySI' };
+  if (binary !== undefined && Object.hasOwn(BINARY_SUFFIXES, suffix))
+    return { base: 2, exponent: binary, format: 'BinarySI' };
   if (suffix.length > 1 && (suffix[0] === 'e' || suffix[0] === 'E')) {
     // strconv.ParseInt(s, 10, 64), then truncated to int32 as Go's conversion does.
     const digits = suffix.slice(1);
@@ -450,7 +454,8 @@ export function parseQuantityOrThrow(str: string): Quantity {
   if (negative) amount = new Dec(-amount.unscaled, amount.scale);
   if (amount.unscaled !== 0n) amount = roundUpToNano(amount);
   // Binary quantities are capped at the largest int64.
-  if (format === 'BinarySI' && compareScaled(amount.unscaled, -amount.scale, INT64_MAX, 0) > 0) amount = new Dec(INT64_MAX, 0);
+  if (format === 'BinarySI' && compareScaled(amount.unscaled, -amount.scale, INT64_MAX, 0) > 0)
+    amount = new Dec(INT64_MAX, 0);
   if (format === 'BinarySI' && amount.unscaled !== 0n && compareScaled(amount.unscaled, -amount.scale, 1n, 0) < 0) {
     format = 'DecimalSI';
   }

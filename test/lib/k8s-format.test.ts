@@ -4,20 +4,36 @@ import { FORMATS, formatNamed, serviceAccountUser } from '../../lib/matchconditi
 
 const v = (name: string, s: string) => formatNamed(name)!.validate(s);
 const LABEL_RULE =
-  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character " +
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and " +
+  'end with an alphanumeric character ' +
   "(e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 const SUBDOMAIN_RULE =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character " +
-  "(e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must " +
+  'start and end with an alphanumeric character ' +
+  "(e.g. 'example.com', regex used for validation is " +
+  "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const NAME_PART_RULE =
-  "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character " +
-  "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+  "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an " +
+  'alphanumeric character ' +
+  "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is " +
+  "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 
 describe('format library', () => {
   it('names the formats the library has', () => {
     assert.deepEqual(Object.keys(FORMATS).sort(), [
-      'byte', 'date', 'datetime', 'dns1035Label', 'dns1035LabelPrefix', 'dns1123Label', 'dns1123LabelPrefix', 'dns1123Subdomain',
-      'dns1123SubdomainPrefix', 'labelValue', 'qualifiedName', 'uri', 'uuid',
+      'byte',
+      'date',
+      'datetime',
+      'dns1035Label',
+      'dns1035LabelPrefix',
+      'dns1123Label',
+      'dns1123LabelPrefix',
+      'dns1123Subdomain',
+      'dns1123SubdomainPrefix',
+      'labelValue',
+      'qualifiedName',
+      'uri',
+      'uuid',
     ]);
     assert.equal(formatNamed('dns1123Label')!.name, 'DNS1123Label');
     assert.equal(formatNamed('nope'), undefined);
@@ -37,7 +53,8 @@ describe('format library', () => {
     assert.deepEqual(v('dns1123Subdomain', `${'a.'.repeat(127)}a`), ['must be no more than 253 characters']);
     assert.equal(v('dns1035Label', 'my-label-name'), undefined);
     assert.deepEqual(v('dns1035Label', '1abc'), [
-      "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character " +
+      "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic " +
+        'character, and end with an alphanumeric character ' +
         "(e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
     ]);
   });
@@ -62,16 +79,20 @@ describe('format library', () => {
     assert.deepEqual(v('qualifiedName', 'x/'), ['name part must be non-empty', NAME_PART_RULE]);
     assert.deepEqual(v('qualifiedName', 'Bad_/x'), [`prefix part ${SUBDOMAIN_RULE}`]);
     assert.deepEqual(v('qualifiedName', 'a/b/c'), [
-      "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character " +
-        "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') " +
+      "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with " +
+        'an alphanumeric character ' +
+        "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is " +
+        "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') " +
         "with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
     ]);
     assert.deepEqual(v('qualifiedName', 'x'.repeat(64)), ['name part must be no more than 63 characters']);
     assert.equal(v('labelValue', ''), undefined);
     assert.equal(v('labelValue', 'my_value'), undefined);
     assert.deepEqual(v('labelValue', '-bad'), [
-      "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character " +
-        "(e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+      "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must " +
+        'start and end with an alphanumeric character ' +
+        "(e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is " +
+        "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
     ]);
   });
 

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  cidr, cidrContainsCIDRString, cidrContainsIPString, goParseAddr, ip, ipIsCanonical, isCIDR, isIP,
+  cidr,
+  cidrContainsCIDRString,
+  cidrContainsIPString,
+  goParseAddr,
+  ip,
+  ipIsCanonical,
+  isCIDR,
+  isIP,
 } from '../../lib/matchconditions/k8s/ip.ts';
 
 const error = (message: string) => (err: Error) => err.name === 'NetError' && err.message === message;
@@ -10,14 +17,31 @@ describe('ip library on Go netip', () => {
   // Canonical form and predicates, as Go's netip answers them (checked against Go).
   const addrs: Array<[string, string, string]> = [
     // input, canonical, flags: u(nspecified) l(oopback) m(link-local multicast) k(link-local unicast) g(lobal unicast)
-    ['192.168.0.1', '192.168.0.1', 'g'], ['0.0.0.0', '0.0.0.0', 'u'], ['255.255.255.255', '255.255.255.255', ''],
-    ['127.0.0.1', '127.0.0.1', 'l'], ['224.0.0.1', '224.0.0.1', 'm'], ['224.0.1.1', '224.0.1.1', ''],
-    ['169.254.169.254', '169.254.169.254', 'k'], ['10.0.0.1', '10.0.0.1', 'g'], ['::', '::', 'u'], ['::1', '::1', 'l'],
-    ['2001:db8::abcd', '2001:db8::abcd', 'g'], ['2001:0db8:0000:0000:0000:0000:0000:0001', '2001:db8::1', 'g'],
-    ['2001:db8:0:0:1:0:0:1', '2001:db8::1:0:0:1', 'g'], ['2001:db8:0:1:1:1:1:1', '2001:db8:0:1:1:1:1:1', 'g'],
-    ['0:0:0:0:0:0:0:1', '::1', 'l'], ['ff02::1', 'ff02::1', 'm'], ['ff12::1', 'ff12::1', 'm'], ['fd00::1', 'fd00::1', 'g'],
-    ['fe80::1', 'fe80::1', 'k'], ['febf::1', 'febf::1', 'k'], ['fec0::1', 'fec0::1', 'g'], ['ff00::1', 'ff00::1', ''],
-    ['1:2:3:4:5:6:1.2.3.4', '1:2:3:4:5:6:102:304', 'g'], ['::1.2.3.4', '::102:304', 'g'], ['FE80::A', 'fe80::a', 'k'],
+    ['192.168.0.1', '192.168.0.1', 'g'],
+    ['0.0.0.0', '0.0.0.0', 'u'],
+    ['255.255.255.255', '255.255.255.255', ''],
+    ['127.0.0.1', '127.0.0.1', 'l'],
+    ['224.0.0.1', '224.0.0.1', 'm'],
+    ['224.0.1.1', '224.0.1.1', ''],
+    ['169.254.169.254', '169.254.169.254', 'k'],
+    ['10.0.0.1', '10.0.0.1', 'g'],
+    ['::', '::', 'u'],
+    ['::1', '::1', 'l'],
+    ['2001:db8::abcd', '2001:db8::abcd', 'g'],
+    ['2001:0db8:0000:0000:0000:0000:0000:0001', '2001:db8::1', 'g'],
+    ['2001:db8:0:0:1:0:0:1', '2001:db8::1:0:0:1', 'g'],
+    ['2001:db8:0:1:1:1:1:1', '2001:db8:0:1:1:1:1:1', 'g'],
+    ['0:0:0:0:0:0:0:1', '::1', 'l'],
+    ['ff02::1', 'ff02::1', 'm'],
+    ['ff12::1', 'ff12::1', 'm'],
+    ['fd00::1', 'fd00::1', 'g'],
+    ['fe80::1', 'fe80::1', 'k'],
+    ['febf::1', 'febf::1', 'k'],
+    ['fec0::1', 'fec0::1', 'g'],
+    ['ff00::1', 'ff00::1', ''],
+    ['1:2:3:4:5:6:1.2.3.4', '1:2:3:4:5:6:102:304', 'g'],
+    ['::1.2.3.4', '::102:304', 'g'],
+    ['FE80::A', 'fe80::a', 'k'],
   ];
   for (const [input, canonical, flags] of addrs) {
     it(`${input} → ${canonical} [${flags}]`, () => {
@@ -35,22 +59,33 @@ describe('ip library on Go netip', () => {
   }
 
   const refused: Array<[string, string]> = [
-    ['01.2.3.4', 'IPv4 field has octet with leading zero'], ['1.2.3.256', 'IPv4 field has value >255'],
-    ['1.2.3', 'IPv4 address too short'], ['1.2.3.4.5', 'IPv4 address too long'],
-    ['1..2.3', 'IPv4 field must have at least one digit (at ".2.3")'], ['1.2.3.', 'IPv4 field must have at least one digit (at ".")'],
-    ['1.2.3.4%eth0', 'unexpected character (at "%eth0")'], ['fe80::1%', 'zone must be a non-empty string'],
-    ['%eth0', 'missing IPv6 address'], ['1:2:3:4:5:6:7:8:9', 'trailing garbage after address (at "9")'],
+    ['01.2.3.4', 'IPv4 field has octet with leading zero'],
+    ['1.2.3.256', 'IPv4 field has value >255'],
+    ['1.2.3', 'IPv4 address too short'],
+    ['1.2.3.4.5', 'IPv4 address too long'],
+    ['1..2.3', 'IPv4 field must have at least one digit (at ".2.3")'],
+    ['1.2.3.', 'IPv4 field must have at least one digit (at ".")'],
+    ['1.2.3.4%eth0', 'unexpected character (at "%eth0")'],
+    ['fe80::1%', 'zone must be a non-empty string'],
+    ['%eth0', 'missing IPv6 address'],
+    ['1:2:3:4:5:6:7:8:9', 'trailing garbage after address (at "9")'],
     ['1:2:3:4:5:6:7::8', 'the :: must expand to at least one field of zeros'],
-    ['12345::', 'each group must have 4 or less digits (at "12345::")'], ['1::2::3', 'multiple :: in address (at ":3")'],
+    ['12345::', 'each group must have 4 or less digits (at "12345::")'],
+    ['1::2::3', 'multiple :: in address (at ":3")'],
     ['1:', 'colon must be followed by more characters (at ":")'],
     [':1', 'each colon-separated field must have at least one digit (at ":1")'],
     ['1:2:3:4:5:1.2.3.4', 'embedded IPv4 address must replace the final 2 fields of the address (at "1.2.3.4")'],
-    ['abc', 'unable to parse IP'], ['', 'unable to parse IP'], ['1.2.3.4/24', 'unexpected character (at "/24")'],
+    ['abc', 'unable to parse IP'],
+    ['', 'unable to parse IP'],
+    ['1.2.3.4/24', 'unexpected character (at "/24")'],
   ];
   for (const [input, reason] of refused) {
     it(`refuses ${JSON.stringify(input)}`, () => {
       const q = JSON.stringify(input);
-      assert.throws(() => ip(input), error(`IP Address ${q} parse error during conversion from string: ParseAddr(${q}): ${reason}`));
+      assert.throws(
+        () => ip(input),
+        error(`IP Address ${q} parse error during conversion from string: ParseAddr(${q}): ${reason}`),
+      );
       assert.equal(isIP(input), false);
       assert.throws(() => ipIsCanonical(input), /parse error during conversion from string/);
     });
@@ -108,21 +143,44 @@ describe('cidr library on Go netip', () => {
   });
 
   it('gives the library messages for what it refuses', () => {
-    const twice = 'network address parse error during conversion from string: network address parse error during conversion from string:';
-    assert.throws(() => cidr('192.168.0.0/'), error(`${twice} netip.ParsePrefix("192.168.0.0/"): bad bits after slash: ""`));
-    assert.throws(() => cidr('2001:db8::/'), error(`${twice} netip.ParsePrefix("2001:db8::/"): bad bits after slash: ""`));
+    const twice =
+      'network address parse error during conversion from string: network address parse error during ' +
+      'conversion from string:';
+    assert.throws(
+      () => cidr('192.168.0.0/'),
+      error(`${twice} netip.ParsePrefix("192.168.0.0/"): bad bits after slash: ""`),
+    );
+    assert.throws(
+      () => cidr('2001:db8::/'),
+      error(`${twice} netip.ParsePrefix("2001:db8::/"): bad bits after slash: ""`),
+    );
     assert.throws(() => cidr('10.0.0.1'), error(`${twice} netip.ParsePrefix("10.0.0.1"): no '/'`));
-    assert.throws(() => cidr('10.0.0.1/33'), error(`${twice} netip.ParsePrefix("10.0.0.1/33"): prefix length out of range`));
-    assert.throws(() => cidr('10.0.0.1/08'), error(`${twice} netip.ParsePrefix("10.0.0.1/08"): bad bits after slash: "08"`));
-    assert.throws(() => cidr('10.0.0.1/-1'), error(`${twice} netip.ParsePrefix("10.0.0.1/-1"): bad bits after slash: "-1"`));
-    assert.throws(() => cidr('fe80::1%eth0/64'), error(`${twice} netip.ParsePrefix("fe80::1%eth0/64"): IPv6 zones cannot be present in a prefix`));
+    assert.throws(
+      () => cidr('10.0.0.1/33'),
+      error(`${twice} netip.ParsePrefix("10.0.0.1/33"): prefix length out of range`),
+    );
+    assert.throws(
+      () => cidr('10.0.0.1/08'),
+      error(`${twice} netip.ParsePrefix("10.0.0.1/08"): bad bits after slash: "08"`),
+    );
+    assert.throws(
+      () => cidr('10.0.0.1/-1'),
+      error(`${twice} netip.ParsePrefix("10.0.0.1/-1"): bad bits after slash: "-1"`),
+    );
+    assert.throws(
+      () => cidr('fe80::1%eth0/64'),
+      error(`${twice} netip.ParsePrefix("fe80::1%eth0/64"): IPv6 zones cannot be present in a prefix`),
+    );
     assert.throws(
       () => cidr('1.2.3/8'),
       error(`${twice} netip.ParsePrefix("1.2.3/8"): ParseAddr("1.2.3"): IPv4 address too short`),
     );
     assert.throws(
       () => cidr('::ffff:1.2.3.4/120'),
-      error('network address parse error during conversion from string: IPv4-mapped IPv6 address "::ffff:1.2.3.4/120" is not allowed'),
+      error(
+        'network address parse error during conversion from string: IPv4-mapped IPv6 address ' +
+          '"::ffff:1.2.3.4/120" is not allowed',
+      ),
     );
     assert.equal(isCIDR('10.0.0.0/8'), true);
     assert.equal(isCIDR('10.0.0.0'), false);

@@ -1,16 +1,29 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { libraryCallCost } from '../../lib/matchconditions/k8s/cost.ts';
-import { type CelOrdering, distinct, flatten, range, reverse, slice, sort, sortByKeys } from '../../lib/matchconditions/k8s/lists.ts';
+import {
+  type CelOrdering,
+  distinct,
+  flatten,
+  range,
+  reverse,
+  slice,
+  sort,
+  sortByKeys,
+} from '../../lib/matchconditions/k8s/lists.ts';
 
 const error = (message: string) => (err: Error) => err.name === 'ListsError' && err.message === message;
 /** A stand-in for the engine: ints as bigints, strings; lists are not comparable. */
 const ordering: CelOrdering = {
-  comparableType: (v) => (typeof v === 'bigint' ? 'int' : typeof v === 'string' ? 'string' : typeof v === 'number' ? 'double' : undefined),
-  compare: (a, b) => ((a as bigint | string) < (b as bigint | string) ? -1 : (a as bigint | string) > (b as bigint | string) ? 1 : 0),
+  comparableType: (v) =>
+    typeof v === 'bigint' ? 'int' : typeof v === 'string' ? 'string' : typeof v === 'number' ? 'double' : undefined,
+  compare: (a, b) =>
+    (a as bigint | string) < (b as bigint | string) ? -1 : (a as bigint | string) > (b as bigint | string) ? 1 : 0,
 };
 const celEquals = (a: unknown, b: unknown) =>
-  (typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number') ? Number(a) === Number(b) : a === b;
+  (typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number')
+    ? Number(a) === Number(b)
+    : a === b;
 
 describe('cel-go lists library (version 3)', () => {
   // cel-go ext lists tests, as function calls.
@@ -21,7 +34,10 @@ describe('cel-go lists library (version 3)', () => {
     assert.deepEqual(slice(l, 1n, 1n), []);
     assert.deepEqual(slice(l, 4n, 4n), []);
     assert.deepEqual(slice(l, 1n, 3n), [2n, 3n]);
-    assert.throws(() => slice(l, 3n, 0n), error('cannot slice(3, 0), start index must be less than or equal to end index'));
+    assert.throws(
+      () => slice(l, 3n, 0n),
+      error('cannot slice(3, 0), start index must be less than or equal to end index'),
+    );
     assert.throws(() => slice(l, 0n, 10n), error('cannot slice(0, 10), list is length 4'));
     assert.throws(() => slice(l, -5n, 10n), error('cannot slice(-5, 10), negative indexes not supported'));
     assert.throws(() => slice(l, -5n, -3n), error('cannot slice(-5, -3), negative indexes not supported'));
@@ -60,7 +76,10 @@ describe('cel-go lists library (version 3)', () => {
     assert.deepEqual(sortByKeys(['foo', 'bar', 'baz'], [3n, 1n, 2n], ordering), ['bar', 'baz', 'foo']);
     assert.throws(
       () => sortByKeys(['a'], [1n, 2n], ordering),
-      error('@sortByAssociatedKeys() expected a list of the same size as the associated keys list, but got 1 and 2 elements respectively'),
+      error(
+        '@sortByAssociatedKeys() expected a list of the same size as the associated keys list, but got 1 and 2 ' +
+          'elements respectively',
+      ),
     );
   });
 
@@ -70,7 +89,13 @@ describe('cel-go lists library (version 3)', () => {
     assert.equal(libraryCallCost('flatten', 'list_flatten_int', [[1n, [2n]], 3n], [1n, 2n]), 17);
     assert.equal(libraryCallCost('distinct', 'list_distinct', [[1n, 2n, 3n]]), 29);
     assert.equal(libraryCallCost('sort', 'list_string_sort', [['a', 'b', 'c']]), 11 + Math.trunc(9 * 2.1));
-    assert.equal(libraryCallCost('@sortByAssociatedKeys', '', [['a', 'b'], [2n, 1n]]), 19);
+    assert.equal(
+      libraryCallCost('@sortByAssociatedKeys', '', [
+        ['a', 'b'],
+        [2n, 1n],
+      ]),
+      19,
+    );
     assert.equal(libraryCallCost('sort', '', [[]]), 11);
   });
 

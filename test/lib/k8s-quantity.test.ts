@@ -26,28 +26,74 @@ const exact = (s: string): string => {
 describe('quantity parsing as apimachinery ParseQuantity', () => {
   // Exact values of quantities apimachinery's own parse table expects, in the form unscaled × 10^exp.
   const values: Array<[string, bigint, number]> = [
-    ['0', 0n, 0], ['0n', 0n, 0], ['0Ki', 0n, 0], ['0T', 0n, 0], ['1', 1n, 0],
-    ['1Ki', 1024n, 0], ['8Ki', 8192n, 0], ['7Mi', 7n * 2n ** 20n, 0], ['3Ei', 3n * 2n ** 60n, 0],
-    ['5n', 5n, -9], ['4u', 4n, -6], ['3m', 3n, -3], ['8k', 8n, 3], ['50k', 5n, 4], ['1E', 1n, 18],
-    ['1E-3', 1n, -3], ['1e3', 1n, 3], ['1E18', 1n, 18], ['100.035k', 100035n, 0],
-    ['0.001', 1n, -3], ['0.0005k', 5n, -1], ['0.50000', 5n, -1], ['0.5e-2', 5n, -3], ['10.035M', 10035n, 3],
-    ['1.3E+6', 13n, 5], ['1.7E18', 17n, 17], ['7.123456M', 7123456n, 0], ['1.01E', 101n, 16],
+    ['0', 0n, 0],
+    ['0n', 0n, 0],
+    ['0Ki', 0n, 0],
+    ['0T', 0n, 0],
+    ['1', 1n, 0],
+    ['1Ki', 1024n, 0],
+    ['8Ki', 8192n, 0],
+    ['7Mi', 7n * 2n ** 20n, 0],
+    ['3Ei', 3n * 2n ** 60n, 0],
+    ['5n', 5n, -9],
+    ['4u', 4n, -6],
+    ['3m', 3n, -3],
+    ['8k', 8n, 3],
+    ['50k', 5n, 4],
+    ['1E', 1n, 18],
+    ['1E-3', 1n, -3],
+    ['1e3', 1n, 3],
+    ['1E18', 1n, 18],
+    ['100.035k', 100035n, 0],
+    ['0.001', 1n, -3],
+    ['0.0005k', 5n, -1],
+    ['0.50000', 5n, -1],
+    ['0.5e-2', 5n, -3],
+    ['10.035M', 10035n, 3],
+    ['1.3E+6', 13n, 5],
+    ['1.7E18', 17n, 17],
+    ['7.123456M', 7123456n, 0],
+    ['1.01E', 101n, 16],
     // Rounded up to the nearest nano, away from zero.
-    ['3.001n', 4n, -9], ['1.1E-9', 2n, -9], ['0.0000000001', 1n, -9], ['0.5e-9', 1n, -9], ['0.9n', 1n, -9],
-    ['0.00000012345', 124n, -9], ['0.00000012354', 124n, -9], ['0.000000000001Ki', 2n, -9],
+    ['3.001n', 4n, -9],
+    ['1.1E-9', 2n, -9],
+    ['0.0000000001', 1n, -9],
+    ['0.5e-9', 1n, -9],
+    ['0.9n', 1n, -9],
+    ['0.00000012345', 124n, -9],
+    ['0.00000012354', 124n, -9],
+    ['0.000000000001Ki', 2n, -9],
     // Binary quantities above int64 are capped; decimal ones are not.
-    ['9Ei', 2n ** 63n - 1n, 0], ['9223372036854775807Ki', 2n ** 63n - 1n, 0], ['12E', 12n, 18],
-    ['100.035Ki', 10243584n, -2], ['0.5Mi', 524288n, 0], ['0.025Ti', 274877906944n, -1],
-    ['.001', 1n, -3], ['.0001k', 100n, -3], ['1.', 1n, 0], ['1.G', 1n, 9],
+    ['9Ei', 2n ** 63n - 1n, 0],
+    ['9223372036854775807Ki', 2n ** 63n - 1n, 0],
+    ['12E', 12n, 18],
+    ['100.035Ki', 10243584n, -2],
+    ['0.5Mi', 524288n, 0],
+    ['0.025Ti', 274877906944n, -1],
+    ['.001', 1n, -3],
+    ['.0001k', 100n, -3],
+    ['1.', 1n, 0],
+    ['1.G', 1n, 9],
     // Odd corners the scanner accepts: a lone sign, a lone dot and a bare suffix read as zero.
-    ['+', 0n, 0], ['-', 0n, 0], ['.', 0n, 0], ['-.', 0n, 0], ['Ki', 0n, 0], ['k', 0n, 0], ['+Mi', 0n, 0],
+    ['+', 0n, 0],
+    ['-', 0n, 0],
+    ['.', 0n, 0],
+    ['-.', 0n, 0],
+    ['Ki', 0n, 0],
+    ['k', 0n, 0],
+    ['+Mi', 0n, 0],
     // 10^40 is kept (no cap for decimal quantities); an exponent is truncated to int32 as Go converts it.
-    ['1e40', 1n, 40], ['-1e40', -1n, 40], ['1e4294967296', 1n, 0], ['1e4294967297', 1n, 1],
-    ['0.5n', 1n, -9], ['-0.5n', -1n, -9],
+    ['1e40', 1n, 40],
+    ['-1e40', -1n, 40],
+    ['1e4294967296', 1n, 0],
+    ['1e4294967297', 1n, 1],
+    ['0.5n', 1n, -9],
+    ['-0.5n', -1n, -9],
   ];
   for (const [input, unscaled, exponent] of values) {
     it(`${JSON.stringify(input)} is ${unscaled}e${exponent}`, () => {
-      const expected = exponent >= 0 ? fraction(unscaled * 10n ** BigInt(exponent), 1n) : fraction(unscaled, 10n ** BigInt(-exponent));
+      const expected =
+        exponent >= 0 ? fraction(unscaled * 10n ** BigInt(exponent), 1n) : fraction(unscaled, 10n ** BigInt(-exponent));
       assert.equal(exact(input), expected);
       // apimachinery's table holds with an explicit + too.
       if (!/^[+-]/.test(input)) assert.equal(exact(`+${input}`), expected);
@@ -55,26 +101,47 @@ describe('quantity parsing as apimachinery ParseQuantity', () => {
   }
 
   const invalid: Array<[string, string]> = [
-    ['', QUANTITY_FORMAT_ERROR], ['1.1.M', QUANTITY_FORMAT_ERROR], ['1+1.0M', QUANTITY_FORMAT_ERROR],
-    ['0.1mi', QUANTITY_SUFFIX_ERROR], ['0.1am', QUANTITY_FORMAT_ERROR], ['aoeu', QUANTITY_FORMAT_ERROR],
-    ['.5i', QUANTITY_SUFFIX_ERROR], ['1i', QUANTITY_SUFFIX_ERROR], ['-3.01i', QUANTITY_SUFFIX_ERROR],
-    ['-3.01e-', QUANTITY_SUFFIX_ERROR], [' 1', QUANTITY_FORMAT_ERROR], ['1 ', QUANTITY_FORMAT_ERROR],
-    ['10Mo', QUANTITY_FORMAT_ERROR], ['10Mm', QUANTITY_SUFFIX_ERROR], ['20Mo', QUANTITY_FORMAT_ERROR],
-    ['1e', QUANTITY_SUFFIX_ERROR], ['1e+', QUANTITY_SUFFIX_ERROR], ['1KiB', QUANTITY_FORMAT_ERROR],
-    ['1e99999999999999999999', QUANTITY_SUFFIX_ERROR], ['1..5', QUANTITY_FORMAT_ERROR],
+    ['', QUANTITY_FORMAT_ERROR],
+    ['1.1.M', QUANTITY_FORMAT_ERROR],
+    ['1+1.0M', QUANTITY_FORMAT_ERROR],
+    ['0.1mi', QUANTITY_SUFFIX_ERROR],
+    ['0.1am', QUANTITY_FORMAT_ERROR],
+    ['aoeu', QUANTITY_FORMAT_ERROR],
+    ['.5i', QUANTITY_SUFFIX_ERROR],
+    ['1i', QUANTITY_SUFFIX_ERROR],
+    ['-3.01i', QUANTITY_SUFFIX_ERROR],
+    ['-3.01e-', QUANTITY_SUFFIX_ERROR],
+    [' 1', QUANTITY_FORMAT_ERROR],
+    ['1 ', QUANTITY_FORMAT_ERROR],
+    ['10Mo', QUANTITY_FORMAT_ERROR],
+    ['10Mm', QUANTITY_SUFFIX_ERROR],
+    ['20Mo', QUANTITY_FORMAT_ERROR],
+    ['1e', QUANTITY_SUFFIX_ERROR],
+    ['1e+', QUANTITY_SUFFIX_ERROR],
+    ['1KiB', QUANTITY_FORMAT_ERROR],
+    ['1e99999999999999999999', QUANTITY_SUFFIX_ERROR],
+    ['1..5', QUANTITY_FORMAT_ERROR],
     // No digit at all where the exact path needs one.
-    ['Ei', QUANTITY_NUMERIC_ERROR], ['-.Ei', QUANTITY_NUMERIC_ERROR], ['e-20', QUANTITY_NUMERIC_ERROR],
+    ['Ei', QUANTITY_NUMERIC_ERROR],
+    ['-.Ei', QUANTITY_NUMERIC_ERROR],
+    ['e-20', QUANTITY_NUMERIC_ERROR],
   ];
   for (const [input, message] of invalid) {
     it(`refuses ${JSON.stringify(input)}: ${message.slice(0, 40)}`, () => {
-      assert.throws(() => q(input), (err: Error) => err instanceof QuantityError && err.message === message);
+      assert.throws(
+        () => q(input),
+        (err: Error) => err instanceof QuantityError && err.message === message,
+      );
       assert.equal(parseQuantity(input), undefined);
       assert.equal(isQuantity(input), false);
     });
   }
 
   it('says the regular expression in the format error as apimachinery does', () => {
-    assert.equal(QUANTITY_FORMAT_ERROR, "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+    assert.equal(
+      QUANTITY_FORMAT_ERROR,
+      "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+    );
   });
 
   it('keeps the format of the suffix (binary below 1 becomes decimal)', () => {
@@ -120,7 +187,10 @@ describe('quantity functions of the CEL library', () => {
     assert.equal(q('50').isInteger(), true);
     assert.equal(q('2Ki').asInteger(), 2048n);
     assert.equal(q('9999999999999999999999999999999999999G').isInteger(), false);
-    assert.throws(() => q('9999999999999999999999999999999999999G').asInteger(), /^QuantityError: cannot convert value to integer$/);
+    assert.throws(
+      () => q('9999999999999999999999999999999999999G').asInteger(),
+      /^QuantityError: cannot convert value to integer$/,
+    );
     // Whole values the API server still refuses: a fraction with a binary suffix is parsed
     // exactly (decimal form), and milli-units keep a negative scale.
     assert.throws(() => q('1.5Gi').asInteger(), /cannot convert value to integer/);
@@ -175,7 +245,11 @@ describe('quantity functions of the CEL library', () => {
 
   it('subtracts the most negative int as Go wraps it', () => {
     const min = -(2n ** 63n);
-    assert.ok(q('0').subInt(min).equals(Quantity.ofDecimal(2n ** 63n, 0)));
+    assert.ok(
+      q('0')
+        .subInt(min)
+        .equals(Quantity.ofDecimal(2n ** 63n, 0)),
+    );
     // -(-2^63) wraps to itself in int64: 1 - (-2^63) is computed as 1 + (-2^63).
     assert.equal(q('1').subInt(min).asInteger(), 1n + min);
   });

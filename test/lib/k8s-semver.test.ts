@@ -36,7 +36,16 @@ describe('semver library on blang/semver', () => {
     assert.equal(semver('1.2.3').compareTo(semver('1.2.3')), 0);
     assert.equal(semver('1.2.3').compareTo(semver('2.0.0')), -1);
     assert.equal(semver('1.2.3').compareTo(semver('0.1.2')), 1);
-    const ordered = ['1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-alpha.beta', '1.0.0-beta', '1.0.0-beta.2', '1.0.0-beta.11', '1.0.0-rc.1', '1.0.0'];
+    const ordered = [
+      '1.0.0-alpha',
+      '1.0.0-alpha.1',
+      '1.0.0-alpha.beta',
+      '1.0.0-beta',
+      '1.0.0-beta.2',
+      '1.0.0-beta.11',
+      '1.0.0-rc.1',
+      '1.0.0',
+    ];
     for (let i = 0; i + 1 < ordered.length; i++) {
       assert.equal(semver(ordered[i]!).compareTo(semver(ordered[i + 1]!)), -1, `${ordered[i]} < ${ordered[i + 1]}`);
       assert.equal(semver(ordered[i + 1]!).compareTo(semver(ordered[i]!)), 1);
@@ -54,7 +63,10 @@ describe('semver library on blang/semver', () => {
     assert.throws(() => semver('1.0.01'), error('Patch number must not contain leading zeroes "01"'));
     assert.throws(() => semver('1.0.x'), error('Invalid character(s) found in patch number "x"'));
     assert.throws(() => semver('1..0'), error('strconv.ParseUint: parsing "": invalid syntax'));
-    assert.throws(() => semver('99999999999999999999.0.0'), error('strconv.ParseUint: parsing "99999999999999999999": value out of range'));
+    assert.throws(
+      () => semver('99999999999999999999.0.0'),
+      error('strconv.ParseUint: parsing "99999999999999999999": value out of range'),
+    );
     assert.throws(() => semver('1.0.0-'), error('Prerelease is empty'));
     assert.throws(() => semver('1.0.0-a..b'), error('Prerelease is empty'));
     assert.throws(() => semver('1.0.0+'), error('Build meta data is empty'));

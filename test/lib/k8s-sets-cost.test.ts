@@ -9,7 +9,9 @@ const celEquals = (a: unknown, b: unknown): boolean => {
   if (numeric(a) && numeric(b)) return Number(a) === Number(b);
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => celEquals(v, b[i]));
   if (a instanceof Map && b instanceof Map) {
-    return a.size === b.size && [...a].every(([k, v]) => [...b].some(([k2, v2]) => celEquals(k, k2) && celEquals(v, v2)));
+    return (
+      a.size === b.size && [...a].every(([k, v]) => [...b].some(([k2, v2]) => celEquals(k, k2) && celEquals(v, v2)))
+    );
   }
   return a === b;
 };
@@ -42,7 +44,17 @@ describe('cel-go sets library', () => {
     assert.equal(setsIntersects([1n], [], celEquals), false);
     assert.equal(setsIntersects([], [1n], celEquals), false);
     assert.equal(setsIntersects([1n], [1n, 2n], celEquals), true);
-    assert.equal(setsIntersects([[1n], [2n, 3n]], [[1n, 2n], [2n, 3.0]], celEquals), true);
+    assert.equal(
+      setsIntersects(
+        [[1n], [2n, 3n]],
+        [
+          [1n, 2n],
+          [2n, 3.0],
+        ],
+        celEquals,
+      ),
+      true,
+    );
     assert.equal(setsIntersects([1n, 2n], [3n, 4n], celEquals), false);
   });
 
@@ -113,7 +125,10 @@ describe('Kubernetes library call costs', () => {
     assert.equal(libraryCallCost('ip.isCanonical', '', ['192.168.0.1']), 3);
     assert.equal(libraryCallCost('containsIP', 'cidr_contains_ip_string', ['10.0.0.0/8', '10.0.0.1']), 2 + 1);
     assert.equal(libraryCallCost('containsIP', 'cidr_contains_ip_ip', ['10.0.0.0/8', {}]), 2);
-    assert.equal(libraryCallCost('containsCIDR', 'cidr_contains_cidr_string', ['10.0.0.0/8', '10.0.0.0/16']), 2 + 1 + 1 + 2);
+    assert.equal(
+      libraryCallCost('containsCIDR', 'cidr_contains_cidr_string', ['10.0.0.0/8', '10.0.0.0/16']),
+      2 + 1 + 1 + 2,
+    );
     assert.equal(libraryCallCost('family', '', [{}]), 1);
   });
 

@@ -29,11 +29,19 @@ describe('string.format as cel-go', () => {
 
   it('prints values for %s as CEL string() does', () => {
     assert.equal(stringFormat('%s', [dbl(123456789.0)]), '1.23456789e+08');
-    assert.equal(stringFormat('%s %s %s', [{ type: 'bool', value: false }, { type: 'null' }, { type: 'type', name: 'int' }]), 'false null int');
+    assert.equal(
+      stringFormat('%s %s %s', [{ type: 'bool', value: false }, { type: 'null' }, { type: 'type', name: 'int' }]),
+      'false null int',
+    );
     assert.equal(stringFormat('%s', [{ type: 'duration', text: '7200s' }]), '7200s');
     assert.equal(stringFormat('%s', [{ type: 'list', items: [int(1n), int(2n), int(3n)] }]), '[1, 2, 3]');
     assert.equal(
-      stringFormat('%s', [{ type: 'list', items: [str('abc'), dbl(3.14), { type: 'null' }, { type: 'list', items: [int(9n), dbl(8.2), str('tacos')] }] }]),
+      stringFormat('%s', [
+        {
+          type: 'list',
+          items: [str('abc'), dbl(3.14), { type: 'null' }, { type: 'list', items: [int(9n), dbl(8.2), str('tacos')] }],
+        },
+      ]),
       '["abc", 3.140000, null, [9, 8.200000, "tacos"]]',
     );
     assert.equal(
@@ -51,7 +59,12 @@ describe('string.format as cel-go', () => {
       ]),
       '{"key1":b"xyz", "key2":duration("7200s"), "key3":2.718280, "key4":true, "key5":null}',
     );
-    assert.equal(stringFormat('%s', [{ type: 'list', items: [dbl(Infinity), { type: 'timestamp', text: '2024-01-01T00:00:00Z' }] }]), '["+Inf", timestamp("2024-01-01T00:00:00Z")]');
+    assert.equal(
+      stringFormat('%s', [
+        { type: 'list', items: [dbl(Infinity), { type: 'timestamp', text: '2024-01-01T00:00:00Z' }] },
+      ]),
+      '["+Inf", timestamp("2024-01-01T00:00:00Z")]',
+    );
   });
 
   it('groups thousands in %f as the en-US printer does', () => {
@@ -60,24 +73,58 @@ describe('string.format as cel-go', () => {
   });
 
   it('refuses with cel-go messages', () => {
-    assert.throws(() => stringFormat('%d', [str('str')]), error('error during formatting: decimal clause can only be used on integers, was given string'));
-    assert.throws(() => stringFormat('%f', [int(1n)]), error('error during formatting: fixed-point clause can only be used on doubles, was given int'));
-    assert.throws(() => stringFormat('%e', [str('x')]), error('error during formatting: scientific clause can only be used on doubles, was given string'));
-    assert.throws(() => stringFormat('%b', [dbl(1)]), error('error during formatting: only integers and bools can be formatted as binary, was given double'));
-    assert.throws(() => stringFormat('%x', [dbl(1)]), error('error during formatting: only integers, byte buffers, and strings can be formatted as hex, was given double'));
-    assert.throws(() => stringFormat('%o', [str('1')]), error('error during formatting: octal clause can only be used on integers, was given string'));
+    assert.throws(
+      () => stringFormat('%d', [str('str')]),
+      error('error during formatting: decimal clause can only be used on integers, was given string'),
+    );
+    assert.throws(
+      () => stringFormat('%f', [int(1n)]),
+      error('error during formatting: fixed-point clause can only be used on doubles, was given int'),
+    );
+    assert.throws(
+      () => stringFormat('%e', [str('x')]),
+      error('error during formatting: scientific clause can only be used on doubles, was given string'),
+    );
+    assert.throws(
+      () => stringFormat('%b', [dbl(1)]),
+      error('error during formatting: only integers and bools can be formatted as binary, was given double'),
+    );
+    assert.throws(
+      () => stringFormat('%x', [dbl(1)]),
+      error(
+        'error during formatting: only integers, byte buffers, and strings can be formatted as hex, was given double',
+      ),
+    );
+    assert.throws(
+      () => stringFormat('%o', [str('1')]),
+      error('error during formatting: octal clause can only be used on integers, was given string'),
+    );
     assert.throws(
       () => stringFormat('%s', [{ type: 'other', typeName: 'optional_type' }]),
-      error('error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given optional_type'),
+      error(
+        'error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, ' +
+          'maps, lists, types, durations, and timestamps, was given optional_type',
+      ),
     );
-    assert.throws(() => stringFormat('%z', [int(1n)]), error('could not parse formatting clause: unrecognized formatting clause "z"'));
+    assert.throws(
+      () => stringFormat('%z', [int(1n)]),
+      error('could not parse formatting clause: unrecognized formatting clause "z"'),
+    );
     assert.throws(() => stringFormat('%s %s', [str('a')]), error('index 1 out of range'));
     assert.throws(() => stringFormat('%', [int(1n)]), error('unexpected end of string'));
     assert.throws(() => stringFormat('%', []), error('index 0 out of range'));
-    assert.throws(() => stringFormat('%.3', [dbl(1)]), error('could not parse formatting clause: error while parsing precision: could not find end of precision specifier'));
+    assert.throws(
+      () => stringFormat('%.3', [dbl(1)]),
+      error(
+        'could not parse formatting clause: error while parsing precision: could not find end of precision specifier',
+      ),
+    );
     assert.throws(
       () => stringFormat('%.f', [dbl(1)]),
-      error('could not parse formatting clause: error while parsing precision: error while converting precision to integer: strconv.Atoi: parsing "": invalid syntax'),
+      error(
+        'could not parse formatting clause: error while parsing precision: error while converting precision to ' +
+          'integer: strconv.Atoi: parsing "": invalid syntax',
+      ),
     );
     assert.throws(
       () => stringFormat('%s', [{ type: 'map', entries: [[dbl(1), int(1n)]] }]),
@@ -88,16 +135,35 @@ describe('string.format as cel-go', () => {
   it('formats a 1 MB format string in one pass', () => {
     const s = 'ab%%'.repeat(250_000);
     assert.equal(stringFormat(s, []).length, 750_000);
-    assert.equal(stringFormat('%s'.repeat(100_000), Array.from({ length: 100_000 }, () => str('x'))).length, 100_000);
+    assert.equal(
+      stringFormat(
+        '%s'.repeat(100_000),
+        Array.from({ length: 100_000 }, () => str('x')),
+      ).length,
+      100_000,
+    );
   });
 });
 
 describe('Go formatting helpers', () => {
   it('prints doubles as strconv.FormatFloat(x, g, -1) (checked against Go)', () => {
     const cases: Array<[number, string]> = [
-      [123456789.0, '1.23456789e+08'], [1e6, '1e+06'], [123456, '123456'], [1234567, '1.234567e+06'], [0.0001, '0.0001'],
-      [0.00001, '1e-05'], [1.5, '1.5'], [-2.25, '-2.25'], [1e21, '1e+21'], [100, '100'], [1 / 3, '0.3333333333333333'],
-      [5e-324, '5e-324'], [1.7976931348623157e308, '1.7976931348623157e+308'], [NaN, 'NaN'], [-Infinity, '-Inf'], [-0, '-0'],
+      [123456789.0, '1.23456789e+08'],
+      [1e6, '1e+06'],
+      [123456, '123456'],
+      [1234567, '1.234567e+06'],
+      [0.0001, '0.0001'],
+      [0.00001, '1e-05'],
+      [1.5, '1.5'],
+      [-2.25, '-2.25'],
+      [1e21, '1e+21'],
+      [100, '100'],
+      [1 / 3, '0.3333333333333333'],
+      [5e-324, '5e-324'],
+      [1.7976931348623157e308, '1.7976931348623157e+308'],
+      [NaN, 'NaN'],
+      [-Infinity, '-Inf'],
+      [-0, '-0'],
     ];
     for (const [x, text] of cases) assert.equal(goFormatFloat(x), text, String(x));
   });

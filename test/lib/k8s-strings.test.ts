@@ -1,7 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  charAt, indexOf, join, lastIndexOf, lowerAscii, quote, replace, split, stringIndexingWork, substring, trim, upperAscii,
+  charAt,
+  indexOf,
+  join,
+  lastIndexOf,
+  lowerAscii,
+  quote,
+  replace,
+  split,
+  stringIndexingWork,
+  substring,
+  trim,
+  upperAscii,
 } from '../../lib/matchconditions/k8s/strings.ts';
 
 const error = (message: string) => (err: Error) => err.name === 'StringsError' && err.message === message;
@@ -116,7 +127,10 @@ describe('cel-go extended strings as Kubernetes enables them', () => {
   it('trims Go white space (NEL and NBSP yes, BOM no)', () => {
     assert.equal(trim(' \f\n\r\t\vtext  '), 'text');
     assert.equal(trim('\u0085\u00a0\u1680text'), 'text');
-    assert.equal(trim('\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200atext\u2028\u2029\u202f\u205f\u3000'), 'text');
+    assert.equal(
+      trim('\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200atext\u2028\u2029\u202f\u205f\u3000'),
+      'text',
+    );
     assert.equal(trim('\ufefftext\ufeff'), '\ufefftext\ufeff');
     assert.equal(trim('   '), '');
   });

@@ -23,18 +23,31 @@ describe('the CEL url library as Go net/url reads it', () => {
     assert.equal(isUrl('../relative-path'), false);
     assert.equal(isUrl('https://a:b:c/'), false);
     assert.equal(isUrl('https://example.com'), true);
-    assert.throws(() => parseUrl('../relative-path'), /^UrlError: URL parse error during conversion from string: parse "\.\.\/relative-path": invalid URI for request$/);
+    assert.throws(
+      () => parseUrl('../relative-path'),
+      /^UrlError: URL parse error during conversion from string: parse "\.\.\/relative-path": invalid URI for request$/,
+    );
     assert.throws(() => parseUrl('https://a:b:c/'), /parse "https:\/\/a:b:c\/": invalid port ":c" after host$/);
-    assert.throws(() => parseUrl('https://x/\u0001'), /parse "https:\/\/x\/\\x01": net\/url: invalid control character in URL$/);
+    assert.throws(
+      () => parseUrl('https://x/\u0001'),
+      /parse "https:\/\/x\/\\x01": net\/url: invalid control character in URL$/,
+    );
   });
 
   it('drops query pairs Go drops (semicolons, bad escapes) and keeps order of repeated keys', () => {
     assert.deepEqual(query('https://h/p?a=1&a=2;b&c=%zz&d&=e&a+b=c+d%20&&x=%E2%82%AC'), [
-      ['a', ['1']], ['d', ['']], ['', ['e']], ['a b', ['c d ']], ['x', ['€']],
+      ['a', ['1']],
+      ['d', ['']],
+      ['', ['e']],
+      ['a b', ['c d ']],
+      ['x', ['€']],
     ]);
     assert.deepEqual(query('https://h/p?%=1&a=%4'), []);
     assert.deepEqual(query('https://h/p?a==b'), [['a', ['=b']]]);
-    assert.deepEqual(query('https://example.com/path?k1=a&k2=b&k2=c'), [['k1', ['a']], ['k2', ['b', 'c']]]);
+    assert.deepEqual(query('https://example.com/path?k1=a&k2=b&k2=c'), [
+      ['k1', ['a']],
+      ['k2', ['b', 'c']],
+    ]);
   });
 });
 

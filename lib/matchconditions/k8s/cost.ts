@@ -17,7 +17,8 @@ export const AUTHORIZER_CHECK_COST = 350_000;
 export const LIST_CREATE_BASE_COST = 10;
 
 /** cel-go's trackAllocatingListCall: size × factor (truncated), plus the call and the list allocation. */
-const allocatingListCall = (factor: number, size: number): number => Math.trunc(size * factor) + 1 + LIST_CREATE_BASE_COST;
+const allocatingListCall = (factor: number, size: number): number =>
+  Math.trunc(size * factor) + 1 + LIST_CREATE_BASE_COST;
 
 /** cel-go's trackListSelfCompare: a worst-case n² comparison, a little more for strings and bytes. */
 function selfCompare(list: unknown): number {
@@ -63,7 +64,12 @@ const traverse = (size: number, factor = 1): number => Math.ceil(size * factor *
  * `ip.isCanonical`), `overloadId` the overload's id where the cost depends on it, `args` the
  * receiver first, then the arguments, and `result` the call's result (used by `join`).
  */
-export function libraryCallCost(fn: string, overloadId: string, args: readonly unknown[], result?: unknown): number | undefined {
+export function libraryCallCost(
+  fn: string,
+  overloadId: string,
+  args: readonly unknown[],
+  result?: unknown,
+): number | undefined {
   switch (fn) {
     case 'check':
       return AUTHORIZER_CHECK_COST;

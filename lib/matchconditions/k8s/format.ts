@@ -15,18 +15,23 @@ const LABEL_VALUE_MAX = 63;
 
 const DNS1123_LABEL_FMT = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
 const DNS1123_LABEL_MSG =
-  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and " +
+  'end with an alphanumeric character';
 const DNS1123_SUBDOMAIN_FMT = `${DNS1123_LABEL_FMT}(\\.${DNS1123_LABEL_FMT})*`;
 const DNS1123_SUBDOMAIN_MSG =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must " +
+  'start and end with an alphanumeric character';
 const DNS1035_LABEL_FMT = '[a-z]([-a-z0-9]*[a-z0-9])?';
 const DNS1035_LABEL_MSG =
-  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
+  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic " +
+  'character, and end with an alphanumeric character';
 const QUALIFIED_NAME_FMT = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
-const QUALIFIED_NAME_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const QUALIFIED_NAME_MSG =
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const LABEL_VALUE_FMT = `(${QUALIFIED_NAME_FMT})?`;
 const LABEL_VALUE_MSG =
-  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must " +
+  'start and end with an alphanumeric character';
 
 /** apimachinery's MaxLenError. */
 const maxLen = (n: number): string => `must be no more than ${n} characters`;
@@ -128,7 +133,8 @@ export function qualifiedNameErrors(value: string): string[] {
   }
   if (name.length === 0) errs.push('name part must be non-empty');
   else if (byteLength(name) > QUALIFIED_NAME_MAX) errs.push(`name part ${maxLen(QUALIFIED_NAME_MAX)}`);
-  if (!isQualifiedNamePart(name)) errs.push(`name part ${regexError(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, 'MyName', 'my.name', '123-abc')}`);
+  if (!isQualifiedNamePart(name))
+    errs.push(`name part ${regexError(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, 'MyName', 'my.name', '123-abc')}`);
   return errs;
 }
 
@@ -136,7 +142,8 @@ export function qualifiedNameErrors(value: string): string[] {
 export function labelValueErrors(value: string): string[] {
   const errs: string[] = [];
   if (byteLength(value) > LABEL_VALUE_MAX) errs.push(maxLen(LABEL_VALUE_MAX));
-  if (value !== '' && !isQualifiedNamePart(value)) errs.push(regexError(LABEL_VALUE_MSG, LABEL_VALUE_FMT, 'MyValue', 'my_value', '12345'));
+  if (value !== '' && !isQualifiedNamePart(value))
+    errs.push(regexError(LABEL_VALUE_MSG, LABEL_VALUE_FMT, 'MyValue', 'my_value', '12345'));
   return errs;
 }
 
@@ -153,7 +160,13 @@ const isHex = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x61 && 
 /** kube-openapi's uuid format: 32 hex digits, optionally grouped 8-4-4-4-12 by '-', any case. */
 function isUuid(s: string): boolean {
   let i = 0;
-  for (const [group, index] of [[8, 0], [4, 1], [4, 2], [4, 3], [12, 4]] as const) {
+  for (const [group, index] of [
+    [8, 0],
+    [4, 1],
+    [4, 2],
+    [4, 3],
+    [12, 4],
+  ] as const) {
     if (index > 0 && s[i] === '-') i++;
     for (let k = 0; k < group; k++, i++) if (!isHex(s.charCodeAt(i))) return false;
   }
@@ -163,7 +176,8 @@ function isUuid(s: string): boolean {
 /** govalidator's IsBase64: whole groups of four of the standard alphabet, the last possibly padded. */
 function isBase64(s: string): boolean {
   if (s.length === 0 || s.length % 4 !== 0) return false;
-  const alphabet = (c: number) => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2b || c === 0x2f;
+  const alphabet = (c: number) =>
+    (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2b || c === 0x2f;
   let end = s.length;
   if (s.endsWith('==')) end -= 2;
   else if (s.endsWith('=')) end -= 1;

@@ -7,7 +7,15 @@
 const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
 
 const SHORT_ESCAPES: Record<string, string> = {
-  '\x07': '\\a', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v', '\\': '\\\\', '"': '\\"',
+  '\x07': '\\a',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\v': '\\v',
+  '\\': '\\\\',
+  '"': '\\"',
 };
 
 /** Go's strconv.Quote (the `%q` verb on a string): double quotes, Go escapes, linear in the input. */
@@ -62,7 +70,13 @@ export function utf8Length(s: string): number {
     const c = s.charCodeAt(i);
     if (c < 0x80) n += 1;
     else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && s.charCodeAt(i + 1) >= 0xdc00 && s.charCodeAt(i + 1) <= 0xdfff) {
+    else if (
+      c >= 0xd800 &&
+      c <= 0xdbff &&
+      i + 1 < s.length &&
+      s.charCodeAt(i + 1) >= 0xdc00 &&
+      s.charCodeAt(i + 1) <= 0xdfff
+    ) {
       n += 4;
       i++;
     } else n += 3;
@@ -70,14 +84,17 @@ export function utf8Length(s: string): number {
   return n;
 }
 
-/** Shortest round-trip decimal digits of a finite non-zero |x| and the decimal point position (Go's digs.d, digs.dp). */
+/** Shortest round-trip digits of a finite non-zero |x| and the decimal point position (Go's digs.d, digs.dp). */
 function shortestDigits(x: number): { digits: string; dp: number } {
   const [mantissa, exponent] = Math.abs(x).toExponential().split('e');
   const digits = mantissa!.replace('.', '');
   return { digits, dp: Number(exponent) + 1 };
 }
 
-/** Go's strconv.FormatFloat(x, 'g', -1, 64) (cel-go's string(double)): shortest digits, exponent form below 1e-4 or from 1e6. */
+/**
+ * Go's strconv.FormatFloat(x, 'g', -1, 64), cel-go's string(double): shortest digits, exponent form
+ * below 1e-4 or from 1e6.
+ */
 export function goFormatFloat(x: number): string {
   if (Number.isNaN(x)) return 'NaN';
   if (x === Infinity) return '+Inf';

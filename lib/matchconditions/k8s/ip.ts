@@ -82,7 +82,7 @@ export class IpAddr {
     const groups = Array.from({ length: 8 }, (_, i) => (this.bytes[2 * i]! << 8) | this.bytes[2 * i + 1]!);
     let bestStart = -1;
     let bestLength = 1;
-    for (let i = 0; i < 8; ) {
+    for (let i = 0; i < 8;) {
       if (groups[i] !== 0) {
         i++;
         continue;
@@ -92,14 +92,22 @@ export class IpAddr {
       if (j - i > bestLength) [bestStart, bestLength] = [i, j - i];
       i = j;
     }
-    const hex = (from: number, to: number) => groups.slice(from, to).map((g) => g.toString(16)).join(':');
+    const hex = (from: number, to: number) =>
+      groups
+        .slice(from, to)
+        .map((g) => g.toString(16))
+        .join(':');
     const text = bestStart < 0 ? hex(0, 8) : `${hex(0, bestStart)}::${hex(bestStart + bestLength, 8)}`;
     return text + zone;
   }
 
   /** Equality as the library's IP type compares (address and zone). */
   equals(other: IpAddr): boolean {
-    return this.bytes.length === other.bytes.length && this.bytes.every((b, i) => b === other.bytes[i]) && this.zone === other.zone;
+    return (
+      this.bytes.length === other.bytes.length &&
+      this.bytes.every((b, i) => b === other.bytes[i]) &&
+      this.zone === other.zone
+    );
   }
 }
 
@@ -122,7 +130,8 @@ function parseIPv4Fields(input: string, off: number, end: number, fields: Uint8A
       digits++;
       if (val > 255) throw addrError(input, 'IPv4 field has value >255');
     } else if (s[i] === '.') {
-      if (i === 0 || i === s.length - 1 || s[i - 1] === '.') throw addrError(input, 'IPv4 field must have at least one digit', s.slice(i));
+      if (i === 0 || i === s.length - 1 || s[i - 1] === '.')
+        throw addrError(input, 'IPv4 field must have at least one digit', s.slice(i));
       if (pos === 3) throw addrError(input, 'IPv4 address too long');
       fields[at + pos] = val;
       pos++;
@@ -158,7 +167,14 @@ function parseIPv6(input: string): IpAddr {
     let acc = 0;
     for (; off < s.length; off++) {
       const c = s[off]!;
-      const digit = c >= '0' && c <= '9' ? c.charCodeAt(0) - 48 : c >= 'a' && c <= 'f' ? c.charCodeAt(0) - 87 : c >= 'A' && c <= 'F' ? c.charCodeAt(0) - 55 : -1;
+      const digit =
+        c >= '0' && c <= '9'
+          ? c.charCodeAt(0) - 48
+          : c >= 'a' && c <= 'f'
+            ? c.charCodeAt(0) - 87
+            : c >= 'A' && c <= 'F'
+              ? c.charCodeAt(0) - 55
+              : -1;
       if (digit < 0) break;
       acc = acc * 16 + digit;
       if (off > 3) throw addrError(input, 'each group must have 4 or less digits', s);
@@ -166,8 +182,10 @@ function parseIPv6(input: string): IpAddr {
     }
     if (off === 0) throw addrError(input, 'each colon-separated field must have at least one digit', s);
     if (off < s.length && s[off] === '.') {
-      if (ellipsis < 0 && i !== 12) throw addrError(input, 'embedded IPv4 address must replace the final 2 fields of the address', s);
-      if (i + 4 > 16) throw addrError(input, 'too many hex fields to fit an embedded IPv4 at the end of the address', s);
+      if (ellipsis < 0 && i !== 12)
+        throw addrError(input, 'embedded IPv4 address must replace the final 2 fields of the address', s);
+      if (i + 4 > 16)
+        throw addrError(input, 'too many hex fields to fit an embedded IPv4 at the end of the address', s);
       const end = input.length - (zone ? zone.length + 1 : 0);
       parseIPv4Fields(input, end - s.length, end, ip, i);
       i += 4;
@@ -221,7 +239,9 @@ function parseIpAddr(raw: string): IpAddr {
   try {
     addr = goParseAddr(raw);
   } catch (err) {
-    throw new NetError(`IP Address ${goQuote(raw)} parse error during conversion from string: ${(err as Error).message}`);
+    throw new NetError(
+      `IP Address ${goQuote(raw)} parse error during conversion from string: ${(err as Error).message}`,
+    );
   }
   if (addr.zone !== '') throw new NetError(`IP address ${goQuote(raw)} with zone value is not allowed`);
   if (addr.is4In6()) throw new NetError(`IPv4-mapped IPv6 address ${goQuote(raw)} is not allowed`);
@@ -388,7 +408,19 @@ export function cidrContainsCIDRString(prefix: CidrPrefix, s: string): boolean {
 
 /** The Kubernetes minor version the ip and cidr functions arrive in. */
 export const NET_FUNCTIONS_SINCE: Readonly<Record<string, number>> = {
-  ip: 30, isIP: 30, 'ip.isCanonical': 30, family: 30, isUnspecified: 30, isLoopback: 30, isLinkLocalMulticast: 30,
-  isLinkLocalUnicast: 30, isGlobalUnicast: 30, cidr: 30, isCIDR: 30, containsIP: 30, containsCIDR: 30, masked: 30,
+  ip: 30,
+  isIP: 30,
+  'ip.isCanonical': 30,
+  family: 30,
+  isUnspecified: 30,
+  isLoopback: 30,
+  isLinkLocalMulticast: 30,
+  isLinkLocalUnicast: 30,
+  isGlobalUnicast: 30,
+  cidr: 30,
+  isCIDR: 30,
+  containsIP: 30,
+  containsCIDR: 30,
+  masked: 30,
   prefixLength: 30,
 };

@@ -16,7 +16,8 @@ export const MAX_RANGE_SIZE = 10_000_000;
 /** `list.slice(start, end)`. */
 export function slice<T>(list: readonly T[], start: bigint, end: bigint): T[] {
   if (start < 0n || end < 0n) throw new ListsError(`cannot slice(${start}, ${end}), negative indexes not supported`);
-  if (start > end) throw new ListsError(`cannot slice(${start}, ${end}), start index must be less than or equal to end index`);
+  if (start > end)
+    throw new ListsError(`cannot slice(${start}, ${end}), start index must be less than or equal to end index`);
   if (BigInt(list.length) < end) throw new ListsError(`cannot slice(${start}, ${end}), list is length ${list.length}`);
   return list.slice(Number(start), Number(end));
 }
@@ -48,7 +49,8 @@ export function reverse<T>(list: readonly T[]): T[] {
 /** `lists.range(n)`: 0 … n-1. */
 export function range(n: bigint): bigint[] {
   if (n < 0n) throw new ListsError(`lists.range: size must be non-negative, got ${n}`);
-  if (n > BigInt(MAX_RANGE_SIZE)) throw new ListsError(`lists.range: size ${n} exceeds maximum allowed (${MAX_RANGE_SIZE})`);
+  if (n > BigInt(MAX_RANGE_SIZE))
+    throw new ListsError(`lists.range: size ${n} exceeds maximum allowed (${MAX_RANGE_SIZE})`);
   return Array.from({ length: Number(n) }, (_, i) => BigInt(i));
 }
 
@@ -59,7 +61,7 @@ export function distinct<T>(list: readonly T[], equals: (a: T, b: T) => boolean)
   return out;
 }
 
-/** How the engine orders CEL values of one comparable type (int, uint, double, bool, string, bytes, duration, timestamp). */
+/** How the engine orders CEL values of one comparable type (int, uint, double, bool, string, bytes, duration…). */
 export interface CelOrdering {
   /** The CEL type name of a value, or undefined when the type has no ordering. */
   comparableType(value: unknown): string | undefined;
@@ -74,13 +76,15 @@ export interface CelOrdering {
 export function sortByKeys<T>(list: readonly T[], keys: readonly unknown[], ordering: CelOrdering): T[] {
   if (list.length !== keys.length) {
     throw new ListsError(
-      `@sortByAssociatedKeys() expected a list of the same size as the associated keys list, but got ${list.length} and ${keys.length} elements respectively`,
+      `@sortByAssociatedKeys() expected a list of the same size as the associated keys list, but got ` +
+        `${list.length} and ${keys.length} elements respectively`,
     );
   }
   if (list.length === 0) return [];
   const type = ordering.comparableType(keys[0]);
   if (type === undefined) throw new ListsError('list elements must be comparable');
-  if (list.length > 1 && keys.some((k) => ordering.comparableType(k) !== type)) throw new ListsError('list elements must have the same type');
+  if (list.length > 1 && keys.some((k) => ordering.comparableType(k) !== type))
+    throw new ListsError('list elements must have the same type');
   const order = list.map((_, i) => i);
   order.sort((i, j) => ordering.compare(keys[i], keys[j]));
   return order.map((i) => list[i]!);
@@ -93,5 +97,11 @@ export function sort<T>(list: readonly T[], ordering: CelOrdering): T[] {
 
 /** The Kubernetes minor version each lists function arrives in. */
 export const LISTS_FUNCTIONS_SINCE: Readonly<Record<string, number>> = {
-  slice: 34, flatten: 34, reverse: 34, 'lists.range': 34, distinct: 34, sort: 34, sortBy: 34,
+  slice: 34,
+  flatten: 34,
+  reverse: 34,
+  'lists.range': 34,
+  distinct: 34,
+  sort: 34,
+  sortBy: 34,
 };

@@ -55,9 +55,11 @@ export class Semver {
   /** `compareTo()`: -1, 0 or 1 by semver precedence (isLessThan, isGreaterThan and `==` follow it). */
   compareTo(o: Semver): number {
     const cmp = (a: bigint, b: bigint): number => (a > b ? 1 : a < b ? -1 : 0);
-    const core = cmp(this.majorValue, o.majorValue) || cmp(this.minorValue, o.minorValue) || cmp(this.patchValue, o.patchValue);
+    const core =
+      cmp(this.majorValue, o.majorValue) || cmp(this.minorValue, o.minorValue) || cmp(this.patchValue, o.patchValue);
     if (core !== 0) return core;
-    if (this.pre.length === 0 || o.pre.length === 0) return this.pre.length === o.pre.length ? 0 : this.pre.length === 0 ? 1 : -1;
+    if (this.pre.length === 0 || o.pre.length === 0)
+      return this.pre.length === o.pre.length ? 0 : this.pre.length === 0 ? 1 : -1;
     const n = Math.min(this.pre.length, o.pre.length);
     for (let i = 0; i < n; i++) {
       const a = this.pre[i]!;
@@ -88,7 +90,8 @@ export class Semver {
 function prerelease(s: string): PreRelease {
   if (s === '') throw new SemverError('Prerelease is empty');
   if (NUMBERS.test(s)) {
-    if (leadingZero(s)) throw new SemverError(`Numeric PreRelease version must not contain leading zeroes ${quoteGo(s)}`);
+    if (leadingZero(s))
+      throw new SemverError(`Numeric PreRelease version must not contain leading zeroes ${quoteGo(s)}`);
     return { num: parseUint(s), str: '', isNum: true };
   }
   if (ALPHANUM.test(s)) return { num: 0n, str: s, isNum: false };
@@ -101,7 +104,8 @@ export function parseSemver(s: string): Semver {
   const parts = splitN(s, '.', 3);
   if (parts.length !== 3) throw new SemverError('No Major.Minor.Patch elements found');
   const number = (text: string, name: string): bigint => {
-    if (!NUMBERS.test(text)) throw new SemverError(`Invalid character(s) found in ${name.toLowerCase()} number ${quoteGo(text)}`);
+    if (!NUMBERS.test(text))
+      throw new SemverError(`Invalid character(s) found in ${name.toLowerCase()} number ${quoteGo(text)}`);
     if (leadingZero(text)) throw new SemverError(`${name} number must not contain leading zeroes ${quoteGo(text)}`);
     return parseUint(text);
   };
@@ -151,7 +155,8 @@ function normalizeAndParse(s: string): Semver {
     return trimmed === '' || !/^[0-9]/.test(trimmed) ? `0${trimmed}` : trimmed;
   });
   if (parts.length < 3) {
-    if (/[+-]/.test(parts[parts.length - 1]!)) throw new SemverError('short version cannot contain PreRelease/Build meta data');
+    if (/[+-]/.test(parts[parts.length - 1]!))
+      throw new SemverError('short version cannot contain PreRelease/Build meta data');
     while (parts.length < 3) parts.push('0');
   }
   return parseSemver(parts.join('.'));

@@ -32,8 +32,18 @@ const DEFAULT_PRECISION = 6;
 const MAX_PRECISION = 1_000_000;
 
 const TYPE_NAMES: Record<string, string> = {
-  int: 'int', uint: 'uint', double: 'double', bool: 'bool', string: 'string', bytes: 'bytes', null: 'null_type',
-  timestamp: 'google.protobuf.Timestamp', duration: 'google.protobuf.Duration', type: 'type', list: 'list', map: 'map',
+  int: 'int',
+  uint: 'uint',
+  double: 'double',
+  bool: 'bool',
+  string: 'string',
+  bytes: 'bytes',
+  null: 'null_type',
+  timestamp: 'google.protobuf.Timestamp',
+  duration: 'google.protobuf.Duration',
+  type: 'type',
+  list: 'list',
+  map: 'map',
 };
 const typeName = (a: FormatArg): string => (a.type === 'other' ? a.typeName : TYPE_NAMES[a.type]!);
 
@@ -83,7 +93,9 @@ function scientific(x: number): string {
   let e = Math.floor(Math.log10(Math.abs(x)));
   const digitsAt = (exp: number): bigint => {
     const n = exp - DEFAULT_PRECISION;
-    return n >= 0 ? roundHalfEven(num, (1n << shift) * 10n ** BigInt(n)) : roundHalfEven(num * 10n ** BigInt(-n), 1n << shift);
+    return n >= 0
+      ? roundHalfEven(num, (1n << shift) * 10n ** BigInt(n))
+      : roundHalfEven(num * 10n ** BigInt(-n), 1n << shift);
   };
   let d = digitsAt(e);
   if (d >= 10n ** 7n) d = digitsAt(++e);
@@ -135,7 +147,8 @@ function formatString(a: FormatArg): string {
       return 'null';
     default:
       throw new FormatError(
-        `string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given ${typeName(a)}`,
+        `string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, ` +
+          `durations, and timestamps, was given ${typeName(a)}`,
       );
   }
 }
@@ -191,7 +204,8 @@ function formatMap(entries: ReadonlyArray<readonly [FormatArg, FormatArg]>): str
 
 const floatArg = (a: FormatArg, clause: string): number => {
   if (a.type === 'double') return a.value;
-  if (a.type === 'string' && (a.value === 'NaN' || a.value === 'Infinity' || a.value === '-Infinity')) return Number(a.value);
+  if (a.type === 'string' && (a.value === 'NaN' || a.value === 'Infinity' || a.value === '-Infinity'))
+    return Number(a.value);
   throw new FormatError(`${clause} clause can only be used on doubles, was given ${typeName(a)}`);
 };
 
@@ -208,7 +222,9 @@ function parseClause(s: string, at: number): { read: number; format: Clause } {
     const start = i;
     for (;;) {
       if (i >= s.length) {
-        throw new FormatError('could not parse formatting clause: error while parsing precision: could not find end of precision specifier');
+        throw new FormatError(
+          'could not parse formatting clause: error while parsing precision: could not find end of precision specifier',
+        );
       }
       if (!(s[i]! >= '0' && s[i]! <= '9')) break;
       i++;
@@ -217,23 +233,27 @@ function parseClause(s: string, at: number): { read: number; format: Clause } {
     if (digits === '' || digits.length > 18) {
       const reason = digits === '' ? 'invalid syntax' : 'value out of range';
       throw new FormatError(
-        `could not parse formatting clause: error while parsing precision: error while converting precision to integer: strconv.Atoi: parsing ${goQuote(digits)}: ${reason}`,
+        `could not parse formatting clause: error while parsing precision: error while converting precision to ` +
+          `integer: strconv.Atoi: parsing ${goQuote(digits)}: ${reason}`,
       );
     }
     precision = Number(digits);
   }
   // cel-go reads one byte as the verb: a multi-byte character shows as its first byte.
   const code = s.charCodeAt(i);
-  const verb = code < 0x80 ? s[i]! : String.fromCharCode(new TextEncoder().encode(String.fromCodePoint(s.codePointAt(i)!))[0]!);
+  const verb =
+    code < 0x80 ? s[i]! : String.fromCharCode(new TextEncoder().encode(String.fromCodePoint(s.codePointAt(i)!))[0]!);
   const read = i + 1 - at;
-  const formatting = (f: Clause): Clause => (a) => {
-    try {
-      return f(a);
-    } catch (err) {
-      if (err instanceof FormatError) throw new FormatError(`error during formatting: ${err.message}`);
-      throw err;
-    }
-  };
+  const formatting =
+    (f: Clause): Clause =>
+    (a) => {
+      try {
+        return f(a);
+      } catch (err) {
+        if (err instanceof FormatError) throw new FormatError(`error during formatting: ${err.message}`);
+        throw err;
+      }
+    };
   switch (verb) {
     case 's':
       return { read, format: formatting(formatString) };
@@ -247,7 +267,8 @@ function parseClause(s: string, at: number): { read: number; format: Clause } {
       };
     case 'f': {
       const p = precision ?? DEFAULT_PRECISION;
-      if (p > MAX_PRECISION) throw new FormatError(`could not parse formatting clause: precision ${p} is above ${MAX_PRECISION}`);
+      if (p > MAX_PRECISION)
+        throw new FormatError(`could not parse formatting clause: precision ${p} is above ${MAX_PRECISION}`);
       return {
         read,
         format: formatting((a) => {
@@ -286,7 +307,10 @@ function parseClause(s: string, at: number): { read: number; format: Clause } {
           else if (a.type === 'string' || a.type === 'bytes') {
             const bytes = a.type === 'string' ? new TextEncoder().encode(a.value) : a.value;
             hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-          } else throw new FormatError(`only integers, byte buffers, and strings can be formatted as hex, was given ${typeName(a)}`);
+          } else
+            throw new FormatError(
+              `only integers, byte buffers, and strings can be formatted as hex, was given ${typeName(a)}`,
+            );
           return verb === 'X' ? hex.toUpperCase() : hex;
         }),
       };

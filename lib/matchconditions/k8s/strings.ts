@@ -208,7 +208,15 @@ export function substring(s: string, start: bigint, end?: bigint): string {
 /** Go's unicode.IsSpace: the Unicode White_Space characters (not U+FEFF, which JavaScript trims). */
 function isGoSpace(c: number): boolean {
   if (c <= 0xff) return c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0x85 || c === 0xa0;
-  return c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000;
+  return (
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000
+  );
 }
 
 /** `s.trim()`: Go's strings.TrimSpace. */
@@ -226,7 +234,15 @@ export function join(list: readonly string[], sep = ''): string {
 }
 
 const QUOTE_ESCAPES: Record<string, string> = {
-  '\x07': '\\a', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v', '\\': '\\\\', '"': '\\"',
+  '\x07': '\\a',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\v': '\\v',
+  '\\': '\\\\',
+  '"': '\\"',
 };
 
 /** `strings.quote(s)`: s in double quotes with CEL's escapes; other characters kept as they are. */
