@@ -39,11 +39,6 @@ export function goQuote(s: string): string {
   return out.join('');
 }
 
-/** The code points of s (Go's `[]rune(s)`), each as a one- or two-unit string. */
-export function codePoints(s: string): string[] {
-  return Array.from(s);
-}
-
 /** True when s has no surrogate pair, so UTF-16 indexes are code point indexes. */
 export function isSingleUnit(s: string): boolean {
   return !/[\ud800-\udfff]/.test(s);
