@@ -16,14 +16,16 @@ describe('string.format as cel-go', () => {
     assert.equal(stringFormat('%.3f', [dbl(1.2345)]), '1.234');
     assert.equal(stringFormat('%.0f %.0f %.2f', [dbl(0.5), dbl(2.5), dbl(0.125)]), '0 2 0.12');
     assert.equal(stringFormat('%f', [dbl(3)]), '3.000000');
-    assert.equal(stringFormat('%e', [dbl(2.71828)]), '2.718280e+00');
-    assert.equal(stringFormat('%.3e', [dbl(1234.5678)]), '1.234568e+03');
-    assert.equal(stringFormat('%.14e', [dbl(1.5)]), '  1.500000e+00');
+    // The en-US printer's scientific form, as cel-go documents it: 2.718280 × 10⁰⁰.
+    assert.equal(stringFormat('%e', [dbl(2.71828)]), '2.718280\u202f\u00d7\u202f10\u2070\u2070');
+    assert.equal(stringFormat('%.3e', [dbl(1052.032911275)]), '1.052033\u202f\u00d7\u202f10\u2070\u00b3');
+    assert.equal(stringFormat('%e', [dbl(-0.00012345)]), '-1.234500\u202f\u00d7\u202f10\u207b\u2070\u2074');
+    assert.equal(stringFormat('%.22e', [dbl(1.5)]), '       1.500000\u202f\u00d7\u202f10\u2070\u2070');
     assert.equal(stringFormat('%b %b %b', [int(5n), int(-5n), { type: 'bool', value: true }]), '101 -101 1');
     assert.equal(stringFormat('%x %X %x', [int(30n), str('Hello'), int(-255n)]), '1e 48656C6C6F -ff');
     assert.equal(stringFormat('%x', [{ type: 'bytes', value: new Uint8Array([0, 255]) }]), '00ff');
     assert.equal(stringFormat('%o %o', [int(11n), int(-15n)]), '13 -17');
-    assert.equal(stringFormat('%f %e', [str('NaN'), str('-Infinity')]), 'NaN   -Inf');
+    assert.equal(stringFormat('%f %e', [str('NaN'), str('-Infinity')]), 'NaN     -∞');
     assert.equal(stringFormat('é %s ☃', [str('😀')]), 'é 😀 ☃');
   });
 

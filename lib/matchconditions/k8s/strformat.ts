@@ -1,7 +1,8 @@
 /**
  * `string.format(list)` of cel-go's extended strings library (version 1 and later, Kubernetes 1.29+):
  * the clause parser (`%s %d %f %e %b %x %X %o`, `%.Nf`, `%%`) and the formatting of each CEL value
- * type, with cel-go's messages. The engine hands each argument over as a FormatArg.
+ * type, with cel-go's messages. The engine hands each argument over as a FormatArg. `%f` and `%e`
+ * go through golang.org/x/text's en-US printer there: thousands grouped, `2.718280 × 10⁰⁰`.
  */
 import { goFormatFloat, goQuote } from './go.ts';
 
@@ -102,9 +103,13 @@ function scientific(x: number): string {
   else if (d < 10n ** 6n) d = digitsAt(--e);
   if (d >= 10n ** 7n) d = digitsAt(++e);
   const text = d.toString();
-  const ae = Math.abs(e);
-  return `${negative ? '-' : ''}${text[0]}.${text.slice(1)}e${e < 0 ? '-' : '+'}${ae < 10 ? `0${ae}` : ae}`;
+  const ae = String(Math.abs(e)).padStart(2, '0');
+  // The en-US printer writes the exponent as "× 10" and superscript digits (narrow no-break spaces).
+  const superscript = [...ae].map((d) => SUPERSCRIPT_DIGITS[Number(d)]).join('');
+  return `${negative ? '-' : ''}${text[0]}.${text.slice(1)}\u202f×\u202f10${e < 0 ? '\u207b' : ''}${superscript}`;
 }
+
+const SUPERSCRIPT_DIGITS = ['\u2070', '\u00b9', '\u00b2', '\u00b3', '\u2074', '\u2075', '\u2076', '\u2077', '\u2078', '\u2079'];
 
 /** x/text's en-US number printing: the integer part grouped by thousands. */
 function groupThousands(text: string): string {
@@ -113,10 +118,19 @@ function groupThousands(text: string): string {
   return `${m[1]}${m[2]!.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${m[3]}`;
 }
 
+/** %s of a non-finite double, as Go's FormatFloat writes it. */
 function nonFinite(x: number): string | undefined {
   if (Number.isNaN(x)) return 'NaN';
   if (x === Infinity) return '+Inf';
   if (x === -Infinity) return '-Inf';
+  return undefined;
+}
+
+/** %f and %e of a non-finite double, as the en-US printer writes it. */
+function printedNonFinite(x: number): string | undefined {
+  if (Number.isNaN(x)) return 'NaN';
+  if (x === Infinity) return '∞';
+  if (x === -Infinity) return '-∞';
   return undefined;
 }
 
@@ -273,7 +287,7 @@ function parseClause(s: string, at: number): { read: number; format: Clause } {
         read,
         format: formatting((a) => {
           const x = floatArg(a, 'fixed-point');
-          return nonFinite(x) ?? groupThousands(fixed(x, p));
+          return printedNonFinite(x) ?? groupThousands(fixed(x, p));
         }),
       };
     }
@@ -284,7 +298,7 @@ function parseClause(s: string, at: number): { read: number; format: Clause } {
         read,
         format: formatting((a) => {
           const x = floatArg(a, 'scientific');
-          return (nonFinite(x) ?? scientific(x)).padStart(Math.min(width, MAX_PRECISION));
+          return (printedNonFinite(x) ?? scientific(x)).padStart(Math.min(width, MAX_PRECISION));
         }),
       };
     }
