@@ -109,7 +109,9 @@ function scientific(x: number): string {
   return `${negative ? '-' : ''}${text[0]}.${text.slice(1)}\u202f×\u202f10${e < 0 ? '\u207b' : ''}${superscript}`;
 }
 
-const SUPERSCRIPT_DIGITS = ['\u2070', '\u00b9', '\u00b2', '\u00b3', '\u2074', '\u2075', '\u2076', '\u2077', '\u2078', '\u2079'];
+const SUPERSCRIPT_DIGITS = [
+  '\u2070', '\u00b9', '\u00b2', '\u00b3', '\u2074', '\u2075', '\u2076', '\u2077', '\u2078', '\u2079',
+];
 
 /** x/text's en-US number printing: the integer part grouped by thousands. */
 function groupThousands(text: string): string {
