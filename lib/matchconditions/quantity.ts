@@ -413,7 +413,8 @@ function roundUpToNano(d: Dec): Dec {
   const drop = d.scale - target;
   // Fewer digits than dropped places: a non-zero value below 1n, which rounds up to 1n.
   if (bitLength(d.unscaled) * LOG10_2 < drop - 1) return new Dec(1n, target);
-  const divisor = pow10(drop);
+  // Here drop is at most the digits of the value plus one: the input's own size, whatever it is.
+  const divisor = 10n ** BigInt(drop);
   const q = d.unscaled / divisor;
   return new Dec(d.unscaled % divisor === 0n ? q : q + 1n, target);
 }

@@ -265,6 +265,12 @@ describe('quantity bounds', () => {
     assert.equal(q('1e2000000000').equals(q('1e2000000000')), true);
   });
 
+  it('rounds a 200,000-digit fraction to nano exactly', () => {
+    const digits = `1${'0'.repeat(200_000)}`;
+    assert.ok(q(`${digits}e-200000`).equals(q('1')));
+    assert.ok(q(`${digits}1e-200001`).equals(q('1.000000001')));
+  });
+
   it('refuses to align exponents that are billions apart instead of running out of memory', () => {
     assert.throws(() => q('12345678901234567890e2000000000'), /too far apart/);
     assert.throws(() => q('1e2000000000').add(q('1.5Gi')), /too far apart/);
