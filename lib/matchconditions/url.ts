@@ -5,6 +5,7 @@
  * `url.Parse` gives the parts. The WHATWG URL parser of JavaScript normalises (lower-cases
  * hosts, drops default ports, resolves dots), so the API server's answers need this one.
  */
+import { goQuote } from './k8s/go.ts';
 
 /** A parsed URL, as Go's url.URL holds it. */
 export class UrlValue {
@@ -41,7 +42,10 @@ export class UrlValue {
     return escape(this.path);
   }
 
-  /** Go's URL.Query(): the query in matrix form, keys and values unescaped; bad pairs left out. */
+  /**
+   * Go's URL.Query(): the query in matrix form, keys and values unescaped; bad pairs left out.
+   * Linear in the query: a repeated key appends to its list in place.
+   */
   query(): Map<string, string[]> {
     const out = new Map<string, string[]>();
     for (const pair of this.rawQuery.split('&')) {
@@ -50,7 +54,9 @@ export class UrlValue {
       const key = queryUnescape(eq < 0 ? pair : pair.slice(0, eq));
       const value = queryUnescape(eq < 0 ? '' : pair.slice(eq + 1));
       if (key === undefined || value === undefined) continue;
-      out.set(key, [...(out.get(key) ?? []), value]);
+      const values = out.get(key);
+      if (values) values.push(value);
+      else out.set(key, [value]);
     }
     return out;
   }
@@ -116,8 +122,10 @@ function unescape(s: string, mode: Mode): string | undefined {
     } else if (c === '+' && mode === 'query') {
       bytes.push(0x20);
     } else {
-      if (mode === 'host' && c.charCodeAt(0) < 0x80 && shouldEscape(c, 'host')) return undefined;
-      bytes.push(...encoder.encode(c));
+      const code = c.charCodeAt(0);
+      if (mode === 'host' && code < 0x80 && shouldEscape(c, 'host')) return undefined;
+      if (code < 0x80) bytes.push(code);
+      else for (const b of encoder.encode(c)) bytes.push(b);
     }
   }
   return new TextDecoder().decode(new Uint8Array(bytes));
@@ -214,6 +222,16 @@ function parse(raw: string, viaRequest: boolean): ConstructorParameters<typeof U
   return [scheme, '', user, host, path, escape(path) === rest ? '' : rest, rawQuery, forceQuery, ''];
 }
 
+/** Go's `url.ParseRequestURI(s)` error text (`parse "<s>": <reason>`), or undefined when it accepts s. */
+export function requestUriProblem(s: string): string | undefined {
+  try {
+    parse(s, true);
+    return undefined;
+  } catch (err) {
+    return `parse ${goQuote(s)}: ${(err as Error).message}`;
+  }
+}
+
 /** `isURL(s)`: Go's url.ParseRequestURI accepts s. */
 export function isUrl(s: string): boolean {
   try {
@@ -237,7 +255,8 @@ export function parseUrl(s: string): UrlValue {
     }
     return new UrlValue(...parts);
   } catch (err) {
-    throw new UrlError(`URL parse error during conversion from string: ${(err as Error).message}`);
+    // Go's *url.Error: `parse "<url>": <reason>`.
+    throw new UrlError(`URL parse error during conversion from string: parse ${goQuote(s)}: ${(err as Error).message}`);
   }
 }
 
