@@ -77,7 +77,8 @@ const PROTO_STAND_IN = `\u0000klw-proto:${Math.random().toString(36).slice(2, 12
 function renamedProto(value: unknown, from: string, to: string): unknown {
   if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, from)) return value;
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) setMember(out, key === from ? to : key, (value as Record<string, unknown>)[key]);
+  const source = value as Record<string, unknown>;
+  for (const key of Object.keys(source)) setMember(out, key === from ? to : key, source[key]);
   return out;
 }
 
