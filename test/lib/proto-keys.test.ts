@@ -184,6 +184,15 @@ describe('__proto__ members', () => {
     await invoke(webhook, admissionBody(OBJECT_TEXT));
     assert.deepEqual(Object.keys((user as { extra: object }).extra), ['__proto__', 'z']);
   });
+
+  it('are named as such when they are invalid', async () => {
+    const body = admissionBody(OBJECT_TEXT).replace('"extra":{"__proto__":["p"]', '"extra":{"__proto__":"p"');
+    const webhook = defineValidatingWebhook({ name: 'who', rules: [], validate: () => allow() });
+    const handler = webhook.withOptions({ logger: captureLogger().logger });
+    const result = (await handler(eventWith('http', body), {} as never)) as { statusCode: number; body: string };
+    assert.equal(result.statusCode, 400);
+    assert.match(JSON.parse(result.body).error, /^request\.userInfo\.extra\.__proto__: /);
+  });
 });
 
 describe('the test kit reads a patch naming __proto__ members as the API server applies it', () => {
