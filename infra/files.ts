@@ -68,6 +68,11 @@ export function makeDir(dir: string, options: { secret?: boolean } = {}): void {
   mkdirSync(dir, { recursive: true, ...(options.secret ? { mode: PRIVATE_DIR_MODE } : {}) });
 }
 
+/** The error of an exclusive write to a path that is taken: code EEXIST, as the system's. */
+function alreadyExists(target: string): Error {
+  return Object.assign(new Error(`${target} already exists`), { code: 'EEXIST' });
+}
+
 /** Closes a descriptor that may already be closed and removes a temp file that may already be gone. */
 function discard(fd: number | undefined, temp: string): void {
   if (fd !== undefined) {
@@ -96,7 +101,7 @@ function discard(fd: number | undefined, temp: string): void {
 export function writeFileSafely(file: string, data: string | Uint8Array, options: WriteOptions = {}): void {
   const target = resolve(file);
   if (options.parents) makeDir(dirname(target), { secret: options.secret === true });
-  if (options.exclusive && pathTaken(target)) throw new Error(`${target} already exists`);
+  if (options.exclusive && pathTaken(target)) throw alreadyExists(target);
   refuseLink(target);
   const exact = options.secret ? PRIVATE_MODE : options.mode;
   const temp = `${target}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
@@ -118,7 +123,7 @@ export function writeFileSafely(file: string, data: string | Uint8Array, options
   } catch (err) {
     discard(fd, temp);
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST' && options.exclusive) throw new Error(`${target} already exists`);
+    if (code === 'EEXIST' && options.exclusive) throw alreadyExists(target);
     throw err;
   }
 }

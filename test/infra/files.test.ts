@@ -120,7 +120,8 @@ describe('writeFileSafely', () => {
     mkdirSync(join(dir, 'sub'));
     assert.throws(() => writeFileSafely(join(dir, 'sub'), 'x'), /is not a regular file/);
     writeFileSync(join(dir, 'f'), 'kept\n');
-    assert.throws(() => writeFileSafely(join(dir, 'f'), 'x', { exclusive: true }), /already exists/);
+    const taken = { code: 'EEXIST', message: /already exists/ };
+    assert.throws(() => writeFileSafely(join(dir, 'f'), 'x', { exclusive: true }), taken);
     assert.equal(readFileSync(join(dir, 'f'), 'utf8'), 'kept\n');
     writeFileSafely(join(dir, 'new'), 'made\n', { exclusive: true });
     assert.equal(readFileSync(join(dir, 'new'), 'utf8'), 'made\n');
