@@ -68,6 +68,11 @@ export function makeDir(dir: string, options: { secret?: boolean } = {}): void {
   mkdirSync(dir, { recursive: true, ...(options.secret ? { mode: PRIVATE_DIR_MODE } : {}) });
 }
 
+/** The error of an exclusive write to a path that is taken: code EEXIST, as the system's. */
+function alreadyExists(target: string): Error {
+  return Object.assign(new Error(`${target} already exists`), { code: 'EEXIST' });
+}
+
 /** Closes a descriptor that may already be closed and removes a temp file that may already be gone. */
 function discard(fd: number | undefined, temp: string): void {
   if (fd !== undefined) {
@@ -96,13 +101,14 @@ function discard(fd: number | undefined, temp: string): void {
 export function writeFileSafely(file: string, data: string | Uint8Array, options: WriteOptions = {}): void {
   const target = resolve(file);
   if (options.parents) makeDir(dirname(target), { secret: options.secret === true });
-  if (options.exclusive && pathTaken(target)) throw new Error(`${target} already exists`);
+  if (options.exclusive && pathTaken(target)) throw alreadyExists(target);
   refuseLink(target);
   const exact = options.secret ? PRIVATE_MODE : options.mode;
   const temp = `${target}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   let fd: number | undefined;
   try {
-    fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, exact ?? 0o666);
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+    fd = openSync(temp, flags, exact ?? 0o666);
     if (exact !== undefined) fchmodSync(fd, exact); // a umask can only have narrowed it; make it exact
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
@@ -116,7 +122,8 @@ export function writeFileSafely(file: string, data: string | Uint8Array, options
     }
   } catch (err) {
     discard(fd, temp);
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST' && options.exclusive) throw new Error(`${target} already exists`);
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' && options.exclusive) throw alreadyExists(target);
     throw err;
   }
 }
@@ -131,7 +138,9 @@ export function appendFileSafely(file: string, text: string): void {
   try {
     fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o666);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new Error(`${file} is a symbolic link; refusing to follow it (remove it)`);
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') {
+      throw new Error(`${file} is a symbolic link; refusing to follow it (remove it)`);
+    }
     throw err;
   }
   try {
@@ -147,7 +156,11 @@ export function appendFileSafely(file: string, text: string): void {
  * Reads a file that holds a secret without following a symbolic link; one readable by group or
  * others is narrowed to 0600 (and `onLoose` told), one owned by another user refused.
  */
-export function readPrivate(file: string, onLoose: (message: string) => void = () => {}, what = 'a private key'): string {
+export function readPrivate(
+  file: string,
+  onLoose: (message: string) => void = () => {},
+  what = 'a private key',
+): string {
   refuseLink(file, what);
   const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {

@@ -77,7 +77,14 @@ export function localPathSecretFile(stateDir: string): string {
 export function ensureLocalPathSecret(stateDir: string, warn: (message: string) => void = (m) => process.stderr.write(`klw: ${m}\n`)): PathSecrets {
   const file = localPathSecretFile(stateDir);
   makeDir(resolve(stateDir), { secret: true });
-  if (!pathTaken(file)) writeFileSafely(file, `${newPathSecret()}\n`, { secret: true });
+  if (!pathTaken(file)) {
+    try {
+      writeFileSafely(file, `${newPathSecret()}\n`, { secret: true, exclusive: true });
+    } catch (err) {
+      // Another klw created it meanwhile: both use that one.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
   const loose = () => warn(`${file} was readable by others; narrowed to 600. Anyone who read it can call the local functions: klw secret rotate --local`);
   return fromValue(readPrivate(file, loose, 'a path secret'), file);
 }

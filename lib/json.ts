@@ -23,7 +23,8 @@ function cloneAt<T>(value: T, depth: number): T {
     return out as T;
   }
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) setMember(out, key, cloneAt((value as Record<string, unknown>)[key], depth + 1));
+  const source = value as Record<string, unknown>;
+  for (const key of Object.keys(value)) setMember(out, key, cloneAt(source[key], depth + 1));
   return out as T;
 }
 

@@ -138,7 +138,10 @@ export function errored(code: number, message: string): Decision {
 function denial(message: string, code: unknown, fallback: number, reason: string | undefined, failed = false): Decision {
   const valid = isStatusCode(code);
   const status = valid ? code : fallback;
-  const fields: DecisionFields = { allowed: false, status: { code: status, message, reason: reason ?? reasonFor(status) } };
+  const fields: DecisionFields = {
+    allowed: false,
+    status: { code: status, message, reason: reason ?? reasonFor(status) },
+  };
   if (failed) fields[ERRORED] = true;
   if (!valid) fields[REPLACED_CODE] = describeCode(code);
   return make(fields, keptWarnings());

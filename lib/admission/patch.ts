@@ -225,6 +225,9 @@ function renamePointer(pointer: unknown): unknown {
     .join('/');
 }
 
+/** What fast-json-patch reports of an operation that does not apply. */
+type PatchError = InstanceType<typeof JsonPatchError>;
+
 /**
  * fast-json-patch's `validate` (a trial on copies of both): copied through JSON text, values
  * holding a bigint (an int64 beyond ±2^53) with such integers as strings of their digits, so
@@ -233,7 +236,7 @@ function renamePointer(pointer: unknown): unknown {
  * `constructor` and the like are renamed in the copies and in the pointers, so the trial
  * treats them as the API server does: as members like any other, never the prototype.
  */
-function validateCopies(operations: PatchOperation[], original: object): InstanceType<typeof JsonPatchError> | undefined {
+function validateCopies(operations: PatchOperation[], original: object): PatchError | undefined {
   let document: string;
   let sequence: string;
   try {
@@ -244,17 +247,22 @@ function validateCopies(operations: PatchOperation[], original: object): Instanc
     document = JSON.stringify(exactIntegerCopy(original));
     sequence = JSON.stringify(exactIntegerCopy(operations));
   }
-  if (!MAY_NAME_INHERITED.test(document) && !MAY_NAME_INHERITED.test(sequence)) return trial(JSON.parse(sequence), JSON.parse(document));
+  if (!MAY_NAME_INHERITED.test(document) && !MAY_NAME_INHERITED.test(sequence)) {
+    return trial(JSON.parse(sequence), JSON.parse(document));
+  }
   const ops = (JSON.parse(sequence, renameInherited) as unknown[]).map((op) => {
     if (typeof op !== 'object' || op === null || Array.isArray(op)) return op;
     const { path, from } = op as { path?: unknown; from?: unknown };
-    return { ...op, ...(path !== undefined ? { path: renamePointer(path) } : {}), ...(from !== undefined ? { from: renamePointer(from) } : {}) };
+    const renamed: Record<string, unknown> = { ...op };
+    if (path !== undefined) renamed.path = renamePointer(path);
+    if (from !== undefined) renamed.from = renamePointer(from);
+    return renamed;
   });
   return trial(ops as PatchOperation[], JSON.parse(document, renameInherited));
 }
 
 /** What fast-json-patch's `validate` does once it has its copies: apply, checking each operation. */
-function trial(operations: PatchOperation[], document: object): InstanceType<typeof JsonPatchError> | undefined {
+function trial(operations: PatchOperation[], document: object): PatchError | undefined {
   try {
     applyPatch(document, operations, true);
     return undefined;

@@ -3,6 +3,7 @@ import {
   AdmissionReviewSchema,
   CONVERSION_REVIEW_VERSIONS,
   ConversionReviewSchema,
+  memberName,
   type AdmissionResponse,
   type AdmissionReview,
   type AdmissionReviewResponse,
@@ -35,7 +36,7 @@ interface SafeParser<T> {
 export function describeIssue(error: IssueList): string {
   const issue = error.issues[0];
   if (!issue) return 'invalid review';
-  const path = issue.path.length ? issue.path.map(String).join('.') : '(root)';
+  const path = issue.path.length ? issue.path.map(memberName).join('.') : '(root)';
   const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more)` : '';
   return `${path}: ${issue.message}${more}`;
 }

@@ -73,11 +73,17 @@ export const OperationSchema = z.enum(['CREATE', 'UPDATE', 'DELETE', 'CONNECT'])
 /** The name an own `__proto__` member is read under by keepingProto (a NUL and a nonce: no review has it). */
 const PROTO_STAND_IN = `\u0000klw-proto:${Math.random().toString(36).slice(2, 12)}`;
 
+/** A member name of an issue's path as the review has it (`__proto__` for its stand-in). */
+export function memberName(key: PropertyKey): string {
+  return key === PROTO_STAND_IN ? '__proto__' : String(key);
+}
+
 /** A JSON object with its own `__proto__` member renamed to `to` (the same value when it has none). */
 function renamedProto(value: unknown, from: string, to: string): unknown {
   if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, from)) return value;
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) setMember(out, key === from ? to : key, (value as Record<string, unknown>)[key]);
+  const source = value as Record<string, unknown>;
+  for (const key of Object.keys(source)) setMember(out, key === from ? to : key, source[key]);
   return out;
 }
 

@@ -1,5 +1,19 @@
 import assert from 'node:assert/strict';
-import { chmodSync, cpSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -106,7 +120,8 @@ describe('writeFileSafely', () => {
     mkdirSync(join(dir, 'sub'));
     assert.throws(() => writeFileSafely(join(dir, 'sub'), 'x'), /is not a regular file/);
     writeFileSync(join(dir, 'f'), 'kept\n');
-    assert.throws(() => writeFileSafely(join(dir, 'f'), 'x', { exclusive: true }), /already exists/);
+    const taken = { code: 'EEXIST', message: /already exists/ };
+    assert.throws(() => writeFileSafely(join(dir, 'f'), 'x', { exclusive: true }), taken);
     assert.equal(readFileSync(join(dir, 'f'), 'utf8'), 'kept\n');
     writeFileSafely(join(dir, 'new'), 'made\n', { exclusive: true });
     assert.equal(readFileSync(join(dir, 'new'), 'utf8'), 'made\n');
@@ -133,8 +148,9 @@ describe('files the commands write', () => {
   cpSync(FIXTURE_FUNCTIONS, join(project, 'functions'), { recursive: true });
   writeFileSync(join(project, 'serverless.yml'), 'service: svc\n');
   after(() => rmSync(project, { recursive: true, force: true }));
+  const BASE = ['--base-url', 'https://h.example.com'];
   const manifests = (state: string, ...more: string[]) =>
-    runKlw('--root', project, 'manifests', '--base-url', 'https://h.example.com', '--path-secret', 'local', '--state-dir', state, ...more);
+    runKlw('--root', project, 'manifests', ...BASE, '--path-secret', 'local', '--state-dir', state, ...more);
 
   it('klw manifests --path-secret local --out: 0600, an old 0644 file narrowed, a planted link refused', async () => {
     const dir = fresh();
@@ -170,7 +186,8 @@ describe('files the commands write', () => {
     chmodSync(patch, 0o644);
     const run = await manifests(state, '--out', join(dir, 'm.yaml'), '--crd-patches', patches);
     assert.equal(run.code, 0, run.stderr);
-    assert.ok(readFileSync(patch, 'utf8').includes(ensureLocalPathSecret(state).current), 'the patch URL carries the secret');
+    const secret = ensureLocalPathSecret(state).current;
+    assert.ok(readFileSync(patch, 'utf8').includes(secret), 'the patch URL carries the secret');
     assert.equal(modeOf(patch), PRIVATE_MODE);
 
     rmSync(patch);
@@ -188,7 +205,7 @@ describe('files the commands write', () => {
     const out = join(dir, 'm.yaml');
     const umask = process.umask(0o022);
     try {
-      assert.equal((await runKlw('--root', project, 'manifests', '--base-url', 'https://h.example.com', '--out', out)).code, 0);
+      assert.equal((await runKlw('--root', project, 'manifests', ...BASE, '--out', out)).code, 0);
     } finally {
       process.umask(umask);
     }
@@ -200,7 +217,8 @@ describe('files the commands write', () => {
     const kubeconfig = join(dir, 'webhook-kubeconfig.yaml');
     writeFileSync(kubeconfig, 'old\n');
     chmodSync(kubeconfig, 0o644);
-    const auth = (outDir: string) => runKlw('auth-config', '--url', 'https://127.0.0.1:3443', '--token', 'sekret', '--out-dir', outDir);
+    const auth = (outDir: string) =>
+      runKlw('auth-config', '--url', 'https://127.0.0.1:3443', '--token', 'sekret', '--out-dir', outDir);
     const run = await auth(dir);
     assert.equal(run.code, 0, run.stderr);
     assert.match(readFileSync(kubeconfig, 'utf8'), /token: sekret/);

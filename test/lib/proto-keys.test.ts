@@ -19,21 +19,28 @@ const OBJECT_TEXT =
 
 /** A conversion review holding the object twice, as the API server sends it: JSON text. */
 function conversionBody(objectText: string): string {
-  return `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"c1","desiredAPIVersion":"example.com/v2","objects":[${objectText},${objectText}]}}`;
+  return (
+    '{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview",' +
+    `"request":{"uid":"c1","desiredAPIVersion":"example.com/v2","objects":[${objectText},${objectText}]}}`
+  );
 }
 
 /** An admission review of the object as JSON text, with `__proto__` in userInfo, extra and options too. */
 function admissionBody(objectText: string): string {
   return (
     '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a1",' +
-    '"kind":{"group":"example.com","version":"v1","kind":"CronTab"},"resource":{"group":"example.com","version":"v1","resource":"crontabs"},' +
-    '"namespace":"d","operation":"CREATE","userInfo":{"username":"u","__proto__":{"x":1},"extra":{"__proto__":["p"],"z":["q"]}},' +
+    '"kind":{"group":"example.com","version":"v1","kind":"CronTab"},' +
+    '"resource":{"group":"example.com","version":"v1","resource":"crontabs"},' +
+    '"namespace":"d","operation":"CREATE",' +
+    '"userInfo":{"username":"u","__proto__":{"x":1},"extra":{"__proto__":["p"],"z":["q"]}},' +
     `"object":${objectText},"oldObject":null,"dryRun":false,"options":{"__proto__":{"o":1},"kind":"CreateOptions"}}}`
   );
 }
 
 /** Applies add, replace and remove as the API server's json-patch does: `__proto__` is a member like any other. */
-function applyAsApiServer(document: unknown, operations: Array<{ op: string; path: string; value?: unknown }>): unknown {
+type Operation = { op: string; path: string; value?: unknown };
+
+function applyAsApiServer(document: unknown, operations: Operation[]): unknown {
   for (const { op, path, value } of operations) {
     const tokens = path.split('/').slice(1).map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
     const last = tokens.pop()!;
@@ -58,8 +65,9 @@ function applyAsApiServer(document: unknown, operations: Array<{ op: string; pat
 
 /** The answer of a webhook's handler (quiet) to a review sent as JSON text, parsed. */
 const invoke = async (webhook: { withOptions(options: object): unknown }, body: string) => {
-  const handler = webhook.withOptions({ logger: captureLogger().logger }) as (event: unknown, context: unknown) => Promise<unknown>;
-  const result = (await handler(eventWith('http', body), { awsRequestId: 'r', getRemainingTimeInMillis: () => 10_000 })) as { statusCode: number; body: string };
+  type Handler = (event: unknown, context: unknown) => Promise<{ statusCode: number; body: string }>;
+  const handler = webhook.withOptions({ logger: captureLogger().logger }) as Handler;
+  const result = await handler(eventWith('http', body), { awsRequestId: 'r', getRemainingTimeInMillis: () => 10_000 });
   assert.equal(result.statusCode, 200, result.body);
   return JSON.parse(result.body);
 };
@@ -81,7 +89,8 @@ describe('__proto__ members', () => {
       }),
     };
     for (const [label, convert] of Object.entries(converters)) {
-      const webhook = defineConversionWebhook({ name: 'crontab-conversion', crd: 'crontabs.example.com', convert: convert as never });
+      const crd = 'crontabs.example.com';
+      const webhook = defineConversionWebhook({ name: 'crontab-conversion', crd, convert: convert as never });
       const answer = await invoke(webhook, conversionBody(OBJECT_TEXT));
       assert.equal(answer.response.result.status, 'Success', `${label}: ${JSON.stringify(answer.response.result)}`);
       for (const converted of answer.response.convertedObjects) {
@@ -144,11 +153,13 @@ describe('__proto__ members', () => {
     assert.deepEqual(sent, operations);
     const original = JSON.parse(OBJECT_TEXT);
     // Members a plain object inherits are not there unless the object has them.
-    assert.match(checkPatch(original, [{ op: 'replace', path: '/status/__proto__', value: 1 }]) ?? '', /OPERATION_PATH_UNRESOLVABLE/);
-    assert.match(checkPatch(original, [{ op: 'replace', path: '/metadata/constructor', value: 1 }]) ?? '', /OPERATION_PATH_UNRESOLVABLE/);
-    assert.match(checkPatch({}, [{ op: 'add', path: '/__proto__/polluted', value: 1 }]) ?? '', /OPERATION_PATH_CANNOT_ADD/);
+    const problem = (document: object, op: Operation) => checkPatch(document, [op]) ?? '';
+    assert.match(problem(original, { op: 'replace', path: '/status/__proto__', value: 1 }), /PATH_UNRESOLVABLE/);
+    assert.match(problem(original, { op: 'replace', path: '/metadata/constructor', value: 1 }), /PATH_UNRESOLVABLE/);
+    assert.match(problem({}, { op: 'add', path: '/__proto__/polluted', value: 1 }), /OPERATION_PATH_CANNOT_ADD/);
     assert.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype untouched');
-    assert.equal(checkPatch(original, [{ op: 'test', path: '/spec/__proto__/deep/__proto__/0/__proto__', value: null }]), undefined);
+    const deep = '/spec/__proto__/deep/__proto__/0/__proto__';
+    assert.equal(problem(original, { op: 'test', path: deep, value: null }), '');
   });
 
   it('a diff between copies that keep them has no operation at all', () => {
@@ -162,14 +173,25 @@ describe('__proto__ members', () => {
     const zod = AdmissionReviewSchema.safeParse(body);
     assert.ok(zod.success);
     for (const review of [fast, zod.data]) {
-      assert.equal(JSON.stringify(review.request.userInfo), '{"username":"u","extra":{"__proto__":["p"],"z":["q"]},"__proto__":{"x":1}}');
+      const userInfo = '{"username":"u","extra":{"__proto__":["p"],"z":["q"]},"__proto__":{"x":1}}';
+      assert.equal(JSON.stringify(review.request.userInfo), userInfo);
       assert.equal(JSON.stringify(review.request.options), '{"__proto__":{"o":1},"kind":"CreateOptions"}');
       assert.equal(JSON.stringify(review.request.object), OBJECT_TEXT);
     }
     let user: unknown;
-    const webhook = defineValidatingWebhook({ name: 'who', rules: [], validate: (request) => ((user = request.userInfo), allow()) });
+    const validate = (request: { userInfo: unknown }) => ((user = request.userInfo), allow());
+    const webhook = defineValidatingWebhook({ name: 'who', rules: [], validate });
     await invoke(webhook, admissionBody(OBJECT_TEXT));
     assert.deepEqual(Object.keys((user as { extra: object }).extra), ['__proto__', 'z']);
+  });
+
+  it('are named as such when they are invalid', async () => {
+    const body = admissionBody(OBJECT_TEXT).replace('"extra":{"__proto__":["p"]', '"extra":{"__proto__":"p"');
+    const webhook = defineValidatingWebhook({ name: 'who', rules: [], validate: () => allow() });
+    const handler = webhook.withOptions({ logger: captureLogger().logger });
+    const result = (await handler(eventWith('http', body), {} as never)) as { statusCode: number; body: string };
+    assert.equal(result.statusCode, 400);
+    assert.match(JSON.parse(result.body).error, /^request\.userInfo\.extra\.__proto__: /);
   });
 });
 
@@ -187,7 +209,8 @@ describe('the test kit reads a patch naming __proto__ members as the API server 
       },
     });
     const review = admissionReview(parseJson(OBJECT_TEXT) as never);
-    const result = readAnswer('mutating', review, await invokeRaw(webhook, review, { handlerOptions: { logger: captureLogger().logger } }));
+    const raw = await invokeRaw(webhook, review, { handlerOptions: { logger: captureLogger().logger } });
+    const result = readAnswer('mutating', review, raw);
     const expected = JSON.parse(OBJECT_TEXT);
     expected.metadata.__proto__.m.push(3);
     expected.metadata.labels.added = 'yes';

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { allow, defineValidatingWebhook, deny, patched, sanitizeWarnings } from '../../lib/index.ts';
 import { recordWarnings, WarningList, WARNING_ITEM_LIMIT, WARNINGS_TOTAL_LIMIT } from '../../lib/admission/decision.ts';
+import type { Decision } from '../../lib/admission/decision.ts';
 import { wouldDenyWarning } from '../../lib/admission/enforcement.ts';
 import { DeadlineExceeded, withDeadline } from '../../lib/deadline.ts';
 import { admissionReview, invokeRaw, readAnswer } from '../../lib/testing/index.ts';
@@ -309,7 +310,7 @@ describe('withWarnings one call at a time', () => {
         fc.array(fc.tuple(fc.nat(), fc.array(text, { maxLength: 4 })), { maxLength: 30 }),
         (steps) => {
           // Each step picks an earlier decision (by index) and adds a list to it.
-          const made: Array<{ decision: ReturnType<typeof allow>; given: string[] }> = [{ decision: deny('no'), given: [] }];
+          const made: Array<{ decision: Decision; given: string[] }> = [{ decision: deny('no'), given: [] }];
           for (const [pick, list] of steps) {
             const from = made[pick % made.length]!;
             made.push({ decision: from.decision.withWarnings(list), given: [...from.given, ...list] });
