@@ -470,11 +470,22 @@ export function compileExpression(expression: string, options: { typeCheck?: boo
   };
 }
 
-/** An evaluation error, the internal name of `matches` given back its own. */
+/** cel-go's words for a key or field a map lacks, which the engine capitalizes. */
+const NO_SUCH_KEY = /^No such key: /;
+
+/**
+ * An evaluation error in cel-go's words: the internal name of `matches` given back its own,
+ * and a missing key as `no such key: <name>`.
+ */
 function internalNames(err: unknown): unknown {
-  const e = err as { message?: string; summary?: string };
-  if (typeof e?.message === 'string' && e.message.includes(RE2_MATCHES)) e.message = e.message.replaceAll(RE2_MATCHES, 'matches');
-  if (typeof e?.summary === 'string' && e.summary.includes(RE2_MATCHES)) e.summary = e.summary.replaceAll(RE2_MATCHES, 'matches');
+  if (!err || typeof err !== 'object') return err;
+  for (const key of ['message', 'summary'] as const) {
+    const said = (err as Record<string, unknown>)[key];
+    if (typeof said !== 'string') continue;
+    const words = said.replaceAll(RE2_MATCHES, 'matches').replace(NO_SUCH_KEY, 'no such key: ');
+    // The engine's `summary` is a getter: the corrected words are defined over it.
+    if (words !== said) Object.defineProperty(err, key, { value: words, configurable: true, writable: true });
+  }
   return err;
 }
 
@@ -509,10 +520,22 @@ export function toCel(value: unknown): unknown {
   return out;
 }
 
+/** Sets `key` on `out` unless `value` is empty, as Go's `omitempty` leaves it out of the JSON. */
+function present(out: Record<string, unknown>, key: string, value: string | unknown[] | Record<string, unknown> | undefined): void {
+  if (value === undefined) return;
+  if (typeof value === 'string' ? value === '' : Array.isArray(value) ? value.length === 0 : Object.keys(value).length === 0) return;
+  out[key] = value;
+}
+
 /**
- * The variables of one evaluation: `request` is the AdmissionRequest without its objects
- * (the API server's CreateAdmissionRequest), `object`/`oldObject` null where the operation
- * has none, and `authorizer` deciding with `authorize` as the requesting user.
+ * The variables of one evaluation: `request` is the AdmissionRequest without its objects, as the
+ * API server builds it (CreateAdmissionRequest, then converted to JSON, so that fields tagged
+ * `omitempty` are absent when empty: `name` on a generateName create, `namespace` of a
+ * cluster-scoped object, `subResource`, `requestSubResource`, `userInfo`'s `username`, `uid`,
+ * `groups` and `extra`; reading one is a "no such key" error and `has()` is false). `kind` is the
+ * kind the webhook is called with; `resource` and `subResource` are the request's own, as are
+ * `requestKind`, `requestResource` and `requestSubResource`. `object`/`oldObject` are null where
+ * the operation has none, and `authorizer` decides with `authorize` as the requesting user.
  */
 export function variablesFor(request: AdmissionRequest, authorize: Authorize = noOpinion): Record<string, unknown> {
   const gvk = (k?: { group?: string; version?: string; kind?: string }) => ({ group: k?.group ?? '', version: k?.version ?? '', kind: k?.kind ?? '' });
@@ -523,31 +546,38 @@ export function variablesFor(request: AdmissionRequest, authorize: Authorize = n
     groups: request.userInfo?.groups ?? [],
     extra: request.userInfo?.extra ?? {},
   };
+  const userInfo: Record<string, unknown> = {};
+  present(userInfo, 'username', user.username);
+  present(userInfo, 'uid', user.uid);
+  present(userInfo, 'groups', user.groups);
+  present(userInfo, 'extra', user.extra);
+  // The API server's Attributes hold the request's own resource and subresource; the review
+  // gives them as requestResource/requestSubResource when a webhook is called for an equivalent.
+  const resource = request.requestResource ?? request.resource;
+  const subResource = request.requestSubResource ?? request.subResource ?? '';
   const authorizer = new AuthorizerValue(authorize, user);
   const requestResource = new ResourceCheckValue(authorizer, {
-    group: request.resource.group,
-    resource: request.resource.resource,
-    subresource: request.subResource ?? '',
+    group: resource.group,
+    resource: resource.resource,
+    subresource: subResource,
     namespace: request.namespace ?? '',
     name: request.name ?? '',
   });
+  const celRequest: Record<string, unknown> = { kind: gvk(request.kind), resource: gvr(resource) };
+  present(celRequest, 'subResource', subResource);
+  celRequest.requestKind = gvk(request.requestKind ?? request.kind);
+  celRequest.requestResource = gvr(resource);
+  present(celRequest, 'requestSubResource', subResource);
+  present(celRequest, 'name', request.name);
+  present(celRequest, 'namespace', request.namespace);
+  celRequest.operation = request.operation;
+  celRequest.userInfo = userInfo;
+  celRequest.dryRun = request.dryRun ?? false;
+  celRequest.options = toCel(request.options ?? null);
   return {
     object: toCel(request.object ?? null),
     oldObject: toCel(request.oldObject ?? null),
-    request: {
-      kind: gvk(request.kind),
-      resource: gvr(request.resource),
-      subResource: request.subResource ?? '',
-      requestKind: gvk(request.requestKind ?? request.kind),
-      requestResource: gvr(request.requestResource ?? request.resource),
-      requestSubResource: request.requestSubResource ?? request.subResource ?? '',
-      name: request.name ?? '',
-      namespace: request.namespace ?? '',
-      operation: request.operation,
-      userInfo: user,
-      dryRun: request.dryRun ?? false,
-      options: toCel(request.options ?? null),
-    },
+    request: celRequest,
     // Webhooks get no Namespace object: the API server passes none to their conditions.
     namespaceObject: null,
     authorizer: new AuthorizerValue(authorize, user, requestResource),

@@ -164,7 +164,7 @@ describe('matchConditions through the test kit (match_conditions_test.go TestMat
         for (const [name, namespace] of tc.pods) {
           const result = await runAdmissionChain(pod(name, namespace), [webhook], { namespace, name });
           assert.equal(result.allowed, !tc.expectErrorPod, `pod ${namespace}/${name}: ${result.message}`);
-          if (tc.expectErrorPod) assert.match(result.message!, /failed evaluating match conditions: matchCondition "test1": No such key: nonExistentProperty/);
+          if (tc.expectErrorPod) assert.match(result.message!, /failed evaluating match conditions: matchCondition "test1": no such key: nonExistentProperty/);
         }
         assert.deepEqual(calls, tc.matched);
       });
@@ -330,7 +330,7 @@ describe('the matchConditions CEL environment', () => {
     ["quantity('ten') == quantity('1')", /quantities must match/],
     ["'abc'.charAt(9)", /index out of range/],
     ['[1, 2].slice(1, 5)', /out of range/],
-    ["object.metadata.labels['app'] == 'x'", /No such key: labels/],
+    ["object.metadata.labels['app'] == 'x'", /no such key: labels/],
     ["'a'.find(object.metadata.name + '(')", /error parsing regexp: missing closing \)/],
     ["'a'.matches(object.metadata.name + '(?=x)')", /error parsing regexp: invalid or unsupported Perl syntax/],
     ["[quantity('1')].sum()", /sum is not defined for quantities/],
@@ -603,8 +603,8 @@ describe('the test kit evaluates matchConditions', () => {
     const result = await invoke(strict, admissionReview(pod('web', 'default'), { namespace: 'default' }));
     assert.equal(result.allowed, false);
     assert.equal(result.status?.code, 500);
-    assert.equal(result.matchConditionError, 'matchCondition "label": No such key: labels');
-    assert.equal(result.status?.message, 'Internal error occurred: failed calling webhook "strict.webhooks.kube-lambda.dev": failed evaluating match conditions: matchCondition "label": No such key: labels');
+    assert.equal(result.matchConditionError, 'matchCondition "label": no such key: labels');
+    assert.equal(result.status?.message, 'Internal error occurred: failed calling webhook "strict.webhooks.kube-lambda.dev": failed evaluating match conditions: matchCondition "label": no such key: labels');
     assert.equal(called, false);
   });
 
