@@ -432,18 +432,25 @@ function screen(node: ASTNode): Refusal | undefined {
 export function compileExpression(expression: string, options: { typeCheck?: boolean } = {}): CompiledExpression | CompileError {
   const env = matchConditionsEnvironment();
   let parsed: ParseResult;
-  try {
-    parsed = env.parse(expression);
-  } catch (err) {
-    return compileError(expression, err);
-  }
-  const refusal = screen(parsed.ast);
-  if (refusal) return compileError(expression, refusal, false);
   let type = 'unchecked';
-  if (options.typeCheck !== false) {
-    const checked = parsed.check();
-    if (!checked.valid) return compileError(expression, checked.error);
-    type = String(checked.type);
+  try {
+    try {
+      parsed = env.parse(expression);
+    } catch (err) {
+      return compileError(expression, err);
+    }
+    const refusal = screen(parsed.ast);
+    if (refusal) return compileError(expression, refusal, false);
+    if (options.typeCheck !== false) {
+      const checked = parsed.check();
+      if (!checked.valid) return compileError(expression, checked.error);
+      type = String(checked.type);
+    }
+  } catch (err) {
+    // An expression nested past what the walkers' stack holds (a 10,000-term `1+1+…`) is
+    // refused as cel-go's parser refuses one past its recursion limit.
+    if (err instanceof RangeError) return compileError(expression, { summary: RECURSION_LIMIT_MESSAGE });
+    throw err;
   }
   let lastCost = 0;
   return {
@@ -492,11 +499,16 @@ function internalNames(err: unknown): unknown {
 function compileError(expression: string, err: unknown, renamed = true): CompileError {
   const e = err as { summary?: string; message?: string; range?: { start: number } };
   const { line, column } = position(expression, e.range?.start ?? 0);
-  const said = e.summary ?? e.message ?? String(err);
+  const said = (e.summary ?? e.message ?? String(err)).replace(/^Exceeded maxDepth \(\d+\)/, RECURSION_LIMIT_MESSAGE);
   // The checker names the RE2 overload of `matches`, which the user wrote as `matches`.
   const summary = renamed ? said.replaceAll(RE2_MATCHES, 'matches') : said;
   return { message: `compilation failed: ERROR: <input>:${line}:${column}: ${summary}\n | ${expression.split('\n')[line - 1] ?? ''}\n | ${' '.repeat(column - 1)}^`, line, column };
 }
+
+/** cel-go's parser refuses expressions nested deeper than this (parser.MaxRecursionDepth). */
+const MAX_RECURSION_DEPTH = 250;
+/** cel-go's words for an expression past its recursion limit. */
+const RECURSION_LIMIT_MESSAGE = `expression recursion limit exceeded: ${MAX_RECURSION_DEPTH}`;
 
 /** True when a compile result is an error. */
 export function isCompileError(result: CompiledExpression | CompileError): result is CompileError {
@@ -508,16 +520,50 @@ export function isCompileError(result: CompiledExpression | CompileError): resul
  * doubles, as the API server's unstructured decoding gives int64 and float64.
  */
 export function toCel(value: unknown): unknown {
+  return toCelAt(value, 0);
+}
+
+/**
+ * Depth from which toCel stops recursing and converts the rest with an explicit stack: the API
+ * server accepts objects nested 10,000 levels, deeper than a Lambda function's call stack.
+ */
+const TO_CEL_RECURSION_LIMIT = 1000;
+
+function toCelAt(value: unknown, depth: number): unknown {
   if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
   if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) return value.map(toCel);
+  if (depth >= TO_CEL_RECURSION_LIMIT) return toCelIteratively(value);
+  if (Array.isArray(value)) return value.map((v) => toCelAt(v, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
-    const v = toCel((value as Record<string, unknown>)[key]);
-    if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
-    else out[key] = v;
-  }
+  for (const key of Object.keys(value)) setOwn(out, key, toCelAt((value as Record<string, unknown>)[key], depth + 1));
   return out;
+}
+
+function setOwn(out: Record<string, unknown>, key: string, v: unknown): void {
+  if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+  else out[key] = v;
+}
+
+/** toCel with an explicit stack instead of recursion, for deeply nested values. */
+function toCelIteratively(value: object): unknown {
+  const empty = (v: object): Record<string, unknown> | unknown[] => (Array.isArray(v) ? new Array(v.length) : {});
+  const root = empty(value);
+  const stack: Array<[object, Record<string, unknown> | unknown[]]> = [[value, root]];
+  while (stack.length > 0) {
+    const [source, target] = stack.pop()!;
+    const keys = Array.isArray(source) ? source.map((_, i) => i) : Object.keys(source);
+    for (const key of keys) {
+      const v = (source as Record<string | number, unknown>)[key];
+      let converted: unknown;
+      if (typeof v === 'object' && v !== null) {
+        converted = empty(v);
+        stack.push([v, converted as Record<string, unknown> | unknown[]]);
+      } else converted = toCelAt(v, 0);
+      if (typeof key === 'number') (target as unknown[])[key] = converted;
+      else setOwn(target as Record<string, unknown>, key, converted);
+    }
+  }
+  return root;
 }
 
 /** Sets `key` on `out` unless `value` is empty, as Go's `omitempty` leaves it out of the JSON. */
