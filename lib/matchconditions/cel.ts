@@ -11,6 +11,7 @@ import type { AdmissionRequest } from '../review/schemas.ts';
 import { parseQuantity, Quantity, quantityOf } from './quantity.ts';
 import { regexFind, regexFindAll, regexMatches, regexProblem } from './regex.ts';
 import { isUrl, parseUrl, UrlValue } from './url.ts';
+import { environmentMinor, missingFeature, type CelKubeVersion, type ExpressionMode } from './versions.ts';
 
 /** What an authorizer check asks (`authorizer.group(...).resource(...)...check(verb)`). */
 export interface AuthorizationAttributes {
@@ -392,7 +393,43 @@ const undeclared = (name: string, node: ASTNode): Refusal => ({ summary: `undecl
  * rejects (the API server validates them at compile time), and points member calls of
  * `matches` at the RE2 overload.
  */
-function screen(node: ASTNode): Refusal | undefined {
+function screen(node: ASTNode, minor: number): Refusal | undefined {
+  return featureRefusal(node, minor, 'operator') ?? featureRefusal(node, minor, 'function') ?? screenNode(node);
+}
+
+/** The child nodes of a parsed node. */
+function childrenOf(node: ASTNode): ASTNode[] {
+  const children: unknown[] = Array.isArray(node.args) ? node.args : [node.args];
+  return children.flat().filter((c): c is ASTNode => !!c && typeof c === 'object' && typeof (c as ASTNode).op === 'string');
+}
+
+/**
+ * The first use, innermost first as cel-go reports it, of a feature the environment of
+ * `minor` lacks: optional syntax (the parser's error, reported before any checker's), or a
+ * function of a library it does not have yet.
+ */
+function featureRefusal(node: ASTNode, minor: number, kind: 'operator' | 'function'): Refusal | undefined {
+  if (node.op === 'value') return undefined;
+  for (const child of childrenOf(node)) {
+    const refusal = featureRefusal(child, minor, kind);
+    if (refusal) return refusal;
+  }
+  if (kind === 'operator') {
+    if ((node.op === '.?' || node.op === '[?]') && missingFeature('operator', node.op, minor)) {
+      return { summary: `unsupported syntax '${node.op === '.?' ? '.?' : '[?'}'`, range: { start: node.start } };
+    }
+    return undefined;
+  }
+  if (node.op === 'rcall') {
+    const receiver = node.args[1] as ASTNode;
+    const name = node.args[0] as string;
+    if (receiver.op === 'id' && missingFeature('global', receiver.args as string, minor)) return undeclared(receiver.args as string, receiver);
+    if (missingFeature('member', name, minor)) return undeclared(name, node);
+  } else if (node.op === 'call' && missingFeature('global', node.args[0] as string, minor)) return undeclared(node.args[0] as string, node);
+  return undefined;
+}
+
+function screenNode(node: ASTNode): Refusal | undefined {
   if (node.op === 'value') return undefined;
   if (node.op === 'rcall' || node.op === 'call') {
     const member = node.op === 'rcall';
@@ -416,11 +453,25 @@ function screen(node: ASTNode): Refusal | undefined {
   const children: unknown[] = Array.isArray(node.args) ? node.args : [node.args];
   for (const child of children.flat()) {
     if (child && typeof child === 'object' && typeof (child as ASTNode).op === 'string') {
-      const refusal = screen(child as ASTNode);
+      const refusal = screenNode(child as ASTNode);
       if (refusal) return refusal;
     }
   }
   return undefined;
+}
+
+/** Options of compileExpression. */
+export interface CompileOptions {
+  /** False only parses (no type check). */
+  typeCheck?: boolean;
+  /** The Kubernetes version whose environment compiles it; the newest modelled by default. */
+  kubeVersion?: CelKubeVersion;
+  /**
+   * `create`: as the API server compiles a configuration being created or updated (its
+   * compatibility version's environment, one minor version back); `stored` (the default): as
+   * it evaluates expressions already stored (everything its version knows).
+   */
+  mode?: ExpressionMode;
 }
 
 /**
@@ -429,7 +480,7 @@ function screen(node: ASTNode): Refusal | undefined {
  * `typeCheck: false` only parses (in-function enforcement: lint has checked the types, and
  * a cold start should not pay for it again); the type is then `unchecked`.
  */
-export function compileExpression(expression: string, options: { typeCheck?: boolean } = {}): CompiledExpression | CompileError {
+export function compileExpression(expression: string, options: CompileOptions = {}): CompiledExpression | CompileError {
   const env = matchConditionsEnvironment();
   let parsed: ParseResult;
   let type = 'unchecked';
@@ -439,7 +490,7 @@ export function compileExpression(expression: string, options: { typeCheck?: boo
     } catch (err) {
       return compileError(expression, err);
     }
-    const refusal = screen(parsed.ast);
+    const refusal = screen(parsed.ast, environmentMinor(options.kubeVersion, options.mode));
     if (refusal) return compileError(expression, refusal, false);
     if (options.typeCheck !== false) {
       const checked = parsed.check();

@@ -1,0 +1,75 @@
+// The CEL environment per Kubernetes version: what the API server of a version refuses when a
+// configuration is created (its compatibility version's environment) and accepts once stored.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { lintDocuments } from '../../infra/lint.ts';
+import { checkMatchConditions, compileExpression, environmentMinor, isCompileError, NEWEST_KUBE_VERSION } from '../../lib/matchconditions/index.ts';
+
+const v = (minor: number) => ({ major: 1, minor });
+/** The compile error of `expression` as a configuration created on 1.`minor`, or undefined. */
+function onCreate(expression: string, minor?: number): string | undefined {
+  const problems = checkMatchConditions([{ name: 'c', expression }], minor === undefined ? {} : { kubeVersion: v(minor) });
+  return problems.map((p) => p.message).join('; ') || undefined;
+}
+
+describe('the environment per Kubernetes version', () => {
+  it('creating compiles in the compatibility version (one back), stored expressions in the version itself', () => {
+    assert.equal(environmentMinor(v(34), 'create'), 33);
+    assert.equal(environmentMinor(v(34), 'stored'), 34);
+    assert.equal(environmentMinor(undefined, 'create'), NEWEST_KUBE_VERSION.minor - 1);
+    assert.equal(environmentMinor({ major: 2, minor: 0 }, 'create'), Number.POSITIVE_INFINITY);
+  });
+
+  it('lists version 3 (slice) arrives in 1.34: refused when created there, accepted from 1.35 and when stored', () => {
+    const expression = '[1, 2, 3].slice(1, 2) == [2]';
+    assert.match(onCreate(expression) ?? '', /undeclared reference to 'slice'/);
+    assert.match(onCreate(expression, 34) ?? '', /undeclared reference to 'slice'/);
+    assert.equal(onCreate(expression, 35), undefined);
+    const stored = compileExpression(expression);
+    assert.ok(!isCompileError(stored));
+    assert.equal(stored.run({}), true);
+    assert.ok(isCompileError(compileExpression(expression, { kubeVersion: v(33) })));
+  });
+
+  it('quantity arrives in 1.28', () => {
+    const expression = "quantity('1Gi').isGreaterThan(quantity('1Mi'))";
+    assert.match(onCreate(expression, 28) ?? '', /undeclared reference to 'quantity'/);
+    assert.equal(onCreate(expression, 29), undefined);
+    assert.match(onCreate("isQuantity('1')", 28) ?? '', /undeclared reference to 'isQuantity'/);
+    assert.ok(!isCompileError(compileExpression(expression, { kubeVersion: v(28) })));
+  });
+
+  it('optional types arrive in 1.28: the syntax and the functions', () => {
+    assert.match(onCreate('object.?spec.orValue(null) != null', 28) ?? '', /unsupported syntax '\.\?'/);
+    assert.match(onCreate("object.metadata[?'labels'].hasValue()", 28) ?? '', /unsupported syntax '\[\?'/);
+    assert.match(onCreate('optional.of(1).hasValue()', 28) ?? '', /undeclared reference to 'optional'/);
+    assert.equal(onCreate('object.?spec.orValue(null) != null', 29), undefined);
+    assert.equal(onCreate('optional.of(1).hasValue()', 29), undefined);
+  });
+
+  it('what every version has is accepted on all of them', () => {
+    for (const minor of [28, 30, 34, 35]) assert.equal(onCreate("request.operation == 'CREATE' && [1, 2].sum() == 3", minor), undefined);
+  });
+
+  it('lint checks the conditions of manifests as the chosen version creates them', () => {
+    const doc = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'x' },
+      webhooks: [
+        {
+          name: 'x.example.com',
+          clientConfig: { url: 'https://example.com/x' },
+          rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+          matchConditions: [{ name: 'slice', expression: "object.metadata.name.split('-').slice(0, 1) == ['web']" }],
+        },
+      ],
+    };
+    const compile = (findings: Array<{ rule: string }>) => findings.filter((f) => f.rule === 'match-conditions-compile');
+    assert.equal(compile(lintDocuments([doc])).length, 1);
+    assert.equal(compile(lintDocuments([doc], v(34))).length, 1);
+    assert.equal(compile(lintDocuments([doc], v(35))).length, 0);
+  });
+});
