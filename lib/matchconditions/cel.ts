@@ -123,6 +123,8 @@ const DECISION = 'kubernetes.authorization.Decision';
 const QUANTITY = 'kubernetes.Quantity';
 const URL = 'kubernetes.URL';
 const TIMESTAMP = 'google.protobuf.Timestamp';
+/** The largest int64. */
+const INT64_MAX = 9223372036854775807n;
 /**
  * The name member calls of `matches` are given before checking, so they reach the RE2
  * overload (the engine refuses a second `string.matches`); never written by users.
@@ -195,6 +197,20 @@ function buildEnvironment(): Environment {
     .registerVariable('request', 'kubernetes.AdmissionRequest')
     .registerVariable('namespaceObject', 'kubernetes.Namespace')
     .registerVariable('authorizer', AUTHORIZER);
+
+  // Conversions cel-go has that the engine lacks: int of a uint (in range) and of a timestamp
+  // (its Unix seconds), and the identity conversions of timestamps and durations.
+  env
+    .registerFunction('int(uint): int', (u: { valueOf(): bigint | number }) => {
+      const v = BigInt(u.valueOf());
+      if (v > INT64_MAX) throw new RangeError('range error converting uint to int');
+      return v;
+    })
+    .registerFunction(`int(${TIMESTAMP}): int`, (t: Date) => BigInt(Math.floor(t.getTime() / 1000)))
+    .registerFunction(`timestamp(${TIMESTAMP}): ${TIMESTAMP}`, (t: Date) => t)
+    .registerFunction('duration(google.protobuf.Duration): google.protobuf.Duration', (d: unknown) => d)
+    // cel-go compares any message-typed value with null; webhooks always see null here.
+    .registerOperator('kubernetes.Namespace == null', (a: unknown, b: unknown) => a === b);
 
   // Authorizer library.
   env
@@ -429,8 +445,26 @@ function featureRefusal(node: ASTNode, minor: number, kind: 'operator' | 'functi
   return undefined;
 }
 
+/** A run of an even number of `!` or `-` before an operand, which cel-go's parser drops. */
+function collapsed(node: ASTNode): ASTNode {
+  let n = node;
+  while ((n.op === '!_' || n.op === '-_') && (n.args as ASTNode).op === n.op) n = (n.args as ASTNode).args as ASTNode;
+  return n;
+}
+
 function screenNode(node: ASTNode): Refusal | undefined {
   if (node.op === 'value') return undefined;
+  // cel-go's parser reads `!!x` and `--x` as `x` (an even run cancels out): children are
+  // replaced by what they collapse to, so the checker sees what cel-go's sees.
+  if (Array.isArray(node.args)) {
+    const args = node.args as unknown[];
+    for (let i = 0; i < args.length; i++) {
+      const child = args[i] as ASTNode | undefined;
+      if (child && typeof child === 'object' && (child.op === '!_' || child.op === '-_')) args[i] = collapsed(child);
+    }
+  } else if (node.args && typeof node.args === 'object' && ((node.args as ASTNode).op === '!_' || (node.args as ASTNode).op === '-_')) {
+    (node as unknown as { args: ASTNode }).args = collapsed(node.args as ASTNode);
+  }
   if (node.op === 'rcall' || node.op === 'call') {
     const member = node.op === 'rcall';
     const name = node.args[0] as string;

@@ -61,23 +61,14 @@ export const KNOWN_DIFFERENCES: Record<string, string> = {
   "comparisons/bound/null_eq_left_true": "errors: adapter: Unknown type: null_type",
   "conversions/dyn/dyn_heterogeneous_list":
     "refuses at compile: List elements must have the same type, expected type 'int' but found 'string'",
-  "conversions/int/uint": "refuses at compile: found no matching overload for 'int(uint)'",
-  "conversions/int/uint_zero": "refuses at compile: found no matching overload for 'int(uint)'",
-  "conversions/int/uint_max_exact": "refuses at compile: found no matching overload for 'int(uint)'",
-  "conversions/int/uint_range": "refuses at compile: found no matching overload for 'int(uint)'",
   "conversions/int/double_int_max_range": "answers i9223372036854775808",
   "conversions/int/double_int_min_range": "answers i-9223372036854775808",
   "conversions/int/double_range":
     "answers i9999999999999999673361688041166912738495331858065554729179617794712958459217278626087398684",
-  "conversions/int/timestamp": "refuses at compile: found no matching overload for 'int(google.protobuf.Timestamp)'",
   "conversions/string/bytes_invalid": "answers \"\\u0000\ufffd\"",
   "conversions/type/null_type": "answers tnull",
   "conversions/type/null_type_denotation": "answers tnull",
   "conversions/uint/double_uint_max_range": "answers i18446744073709551616",
-  "conversions/identity/duration":
-    "refuses at compile: found no matching overload for 'duration(google.protobuf.Duration)'",
-  "conversions/identity/timestamp":
-    "refuses at compile: found no matching overload for 'timestamp(google.protobuf.Timestamp)'",
   "fields/map_fields/map_key_int64":
     "refuses at compile: Map value uses wrong type, expected type 'int' but found 'bool'",
   "fields/map_fields/map_key_uint64":
@@ -247,7 +238,6 @@ export const KNOWN_DIFFERENCES: Record<string, string> = {
   "optionals/optionals/map_optional_has": "refuses at compile: has() invalid argument",
   "optionals/optionals/map_optional_select_has": "refuses at compile: has() invalid argument",
   "optionals/optionals/map_optional_entry_has": "refuses at compile: Unexpected token: QUESTION",
-  "parse/nest/funcall": "refuses at compile: found no matching overload for 'int(uint)'",
   "parse/bytes_literals/raw_single_quoted_escapes": "refuses at compile: Unexpected character: '''",
   "parse/bytes_literals/raw_double_quoted_escapes": "refuses at compile: Unexpected character: '\"'",
   "parse/bytes_literals/raw_triple_single_quoted_escapes": "refuses at compile: Unexpected character: '''",
@@ -449,8 +439,6 @@ export const KNOWN_DIFFERENCES: Record<string, string> = {
     "refuses at compile: found no matching overload for 'string.format(list<double>)'",
   "string_ext/format/format_%f_zero_padding":
     "refuses at compile: found no matching overload for 'string.format(list<double>)'",
-  "timestamps/timestamp_conversions/toInt_timestamp":
-    "refuses at compile: found no matching overload for 'int(google.protobuf.Timestamp)'",
   "timestamps/timestamp_conversions/toString_timestamp":
     "refuses at compile: found no matching overload for 'string(google.protobuf.Timestamp)'",
   "timestamps/timestamp_conversions/toString_timestamp_nanos":

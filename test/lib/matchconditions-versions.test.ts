@@ -73,3 +73,38 @@ describe('the environment per Kubernetes version', () => {
     assert.equal(compile(lintDocuments([doc], v(35))).length, 0);
   });
 });
+
+describe('type checking as cel-go', () => {
+  const value = (expression: string) => {
+    const compiled = compileExpression(expression);
+    if (isCompileError(compiled)) return `compile: ${compiled.message.split('\n')[0]}`;
+    try {
+      return compiled.run({ object: null, oldObject: null, request: {}, namespaceObject: null, authorizer: null });
+    } catch (err) {
+      return `error: ${(err as Error).message.split('\n')[0]}`;
+    }
+  };
+
+  it('int() of a uint: the value, or a range error past int64', () => {
+    assert.equal(value('int(0u) == 0'), true);
+    assert.equal(value('int(9223372036854775807u) == 9223372036854775807'), true);
+    assert.match(String(value('int(9223372036854775808u) > 0')), /^error: range error/);
+  });
+
+  it('int() of a timestamp is its Unix seconds; timestamp() and duration() of their own types', () => {
+    assert.equal(value("int(timestamp('2009-02-13T23:31:30Z')) == 1234567890"), true);
+    assert.equal(value("timestamp(timestamp('2009-02-13T23:31:30Z')) == timestamp('2009-02-13T23:31:30Z')"), true);
+    assert.equal(value("duration(duration('1s')) == duration('1s')"), true);
+  });
+
+  it('an even run of ! or - cancels out, as cel-go parses it', () => {
+    assert.equal(value("!!'a' in ['a']"), true);
+    assert.equal(value("!!!('a' in ['b'])"), true);
+    assert.equal(value('[1, 2].exists(x, !!(x > 1))'), true);
+  });
+
+  it('namespaceObject compares with null', () => {
+    assert.ok(!isCompileError(compileExpression('namespaceObject == null')));
+    assert.ok(isCompileError(compileExpression('namespaceObject == 1')));
+  });
+});
