@@ -318,7 +318,8 @@ function buildEnvironment(): Environment {
   env.evaluate(`${METER_PROBE}()`);
   if (!evaluator) throw new Error('the CEL engine did not hand over its evaluator');
   evaluator.run = function (ast, ctx) {
-    if (!FREE.has(ast.op) && --meter.left < 0) throw new CostLimitExceeded();
+    const charge = FREE.has(ast.op) ? (ast.op === '?:' && isMacroStep(ast) ? MACRO_STEP_COST : 0) : (ast.op as string) === 'accuPush' ? 1 + LIST_APPEND_COST : 1;
+    if (charge && (meter.left -= charge) < 0) throw new CostLimitExceeded();
     return (ast as unknown as { evaluate(ev: unknown, ast: ASTNode, ctx: unknown): unknown }).evaluate(this, ast, ctx);
   };
   return env;
@@ -327,9 +328,9 @@ function buildEnvironment(): Environment {
 /**
  * Cost limit of one expression's evaluation, the API server's PerCallLimit
  * (apiserver/pkg/apis/cel/config.go, "roughly 0.1 second"). One unit is one operation the
- * evaluator runs (a call, a variable or field read, a comprehension step), the base cost
- * cel-go charges for each; cel-go's extra charges for list and map literals and for string
- * and list sizes are not made, so a count here is close to the API server's, not equal.
+ * evaluator runs (a call, a variable or field read), the base cost cel-go charges for each;
+ * comprehension steps cost what cel-go charges for them (MACRO_STEP_COST, LIST_APPEND_COST).
+ * cel-go's size factors for strings, lists and maps in library calls are not charged yet.
  */
 export const PER_CALL_COST_LIMIT = 1_000_000;
 
@@ -346,6 +347,24 @@ export class CostLimitExceeded extends Error {
   constructor() {
     super('operation cancelled: actual cost limit exceeded');
   }
+}
+
+/**
+ * What cel-go charges for one step of an `all`, `exists`, `exists_one` or `filter` beyond its
+ * predicate: the loop condition (a call and a read of the accumulator) and the step's read of
+ * the accumulator. The engine runs such a step as a `?:` cloned from the predicate.
+ */
+const MACRO_STEP_COST = 3;
+/**
+ * What cel-go charges beyond a read for appending one element in `map` and `filter`: the
+ * one-element list literal the step builds (ListCreateBaseCost, 10) and the list `+` (1).
+ */
+const LIST_APPEND_COST = 11;
+
+/** A `?:` the engine made of a macro's predicate: it spans exactly the predicate. */
+function isMacroStep(ast: ASTNode): boolean {
+  const predicate = (ast.args as ASTNode[])[0];
+  return !!predicate && predicate.start === ast.start && predicate.end === ast.end;
 }
 
 // Units left to the evaluation under way; evaluation is synchronous, so one meter serves all.
