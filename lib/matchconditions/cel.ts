@@ -429,7 +429,7 @@ const undeclared = (name: string, node: ASTNode): Refusal => ({ summary: `undecl
  * `matches` at the RE2 overload.
  */
 function screen(node: ASTNode, minor: number): Refusal | undefined {
-  return featureRefusal(node, minor, 'operator') ?? featureRefusal(node, minor, 'function') ?? screenNode(node);
+  return featureRefusal(node, minor, 'operator') ?? featureRefusal(node, minor, 'function') ?? screenNode(node, minor);
 }
 
 /** The child nodes of a parsed node. */
@@ -464,6 +464,44 @@ function featureRefusal(node: ASTNode, minor: number, kind: 'operator' | 'functi
   return undefined;
 }
 
+/** Conversions whose literal argument the API server checks when a configuration is created. */
+const CONVERSIONS = new Set(['int', 'uint', 'timestamp', 'duration']);
+/** The minor version whose environment validates timestamp and duration literals (cel.ASTValidators). */
+const LITERAL_VALIDATORS_SINCE = 29;
+/** What literal() answers for a node that is not a literal. */
+const NOT_LITERAL = Symbol('not a literal');
+/** 2^63 as a double: the first double int() refuses (Go's math.MaxInt64 converts to it). */
+const TWO_TO_63 = 9223372036854775808;
+
+/** The value of a literal node, a negated number literal included; NOT_LITERAL otherwise. */
+function literal(node: ASTNode): unknown {
+  if (node.op === 'value') return node.args;
+  if (node.op === '-_' && (node.args as ASTNode).op === 'value') {
+    const v = (node.args as ASTNode).args;
+    if (typeof v === 'number' || typeof v === 'bigint') return -v;
+  }
+  return NOT_LITERAL;
+}
+
+/**
+ * Why a conversion of a literal fails, as the API server refuses it when a configuration is
+ * created (the literal validators of 1.29 for timestamp and duration; the range of int and uint).
+ */
+function foldingProblem(name: string, value: unknown, minor: number): string | undefined {
+  if (name === 'int' && typeof value === 'number' && !(value > -TWO_TO_63 && value < TWO_TO_63)) return 'range error converting double to int';
+  if (name === 'uint' && (typeof value === 'number' || typeof value === 'bigint') && (value < 0 || (typeof value === 'number' && !(value < 2 * TWO_TO_63)))) {
+    return `range error converting ${typeof value === 'number' ? 'double' : 'int'} to uint`;
+  }
+  if ((name === 'timestamp' || name === 'duration') && typeof value === 'string' && minor >= LITERAL_VALIDATORS_SINCE) {
+    try {
+      matchConditionsEnvironment().evaluate(`${name}(${JSON.stringify(value)})`);
+    } catch {
+      return `invalid ${name} argument`;
+    }
+  }
+  return undefined;
+}
+
 /** A run of an even number of `!` or `-` before an operand, which cel-go's parser drops. */
 function collapsed(node: ASTNode): ASTNode {
   let n = node;
@@ -471,7 +509,7 @@ function collapsed(node: ASTNode): ASTNode {
   return n;
 }
 
-function screenNode(node: ASTNode): Refusal | undefined {
+function screenNode(node: ASTNode, minor: number): Refusal | undefined {
   if (node.op === 'value') return undefined;
   // cel-go's parser reads `!!x` and `--x` as `x` (an even run cancels out): children are
   // replaced by what they collapse to, so the checker sees what cel-go's sees.
@@ -494,6 +532,10 @@ function screenNode(node: ASTNode): Refusal | undefined {
       if (name === 'bind' && receiver.op === 'id' && receiver.args === 'cel') return undeclared('cel', receiver);
       if (NOT_IN_KUBERNETES.has(name)) return undeclared(name, node);
     }
+    if (!member && CONVERSIONS.has(name) && args.length === 1 && literal(args[0]!) !== NOT_LITERAL) {
+      const problem = foldingProblem(name, literal(args[0]!), minor);
+      if (problem) return { summary: problem, range: { start: node.start } };
+    }
     if (REGEX_FUNCTIONS.has(name)) {
       const pattern = args[member ? 0 : 1];
       if (pattern?.op === 'value' && typeof pattern.args === 'string') {
@@ -506,7 +548,7 @@ function screenNode(node: ASTNode): Refusal | undefined {
   const children: unknown[] = Array.isArray(node.args) ? node.args : [node.args];
   for (const child of children.flat()) {
     if (child && typeof child === 'object' && typeof (child as ASTNode).op === 'string') {
-      const refusal = screenNode(child as ASTNode);
+      const refusal = screenNode(child as ASTNode, minor);
       if (refusal) return refusal;
     }
   }

@@ -108,3 +108,20 @@ describe('type checking as cel-go', () => {
     assert.ok(isCompileError(compileExpression('namespaceObject == 1')));
   });
 });
+
+describe('literals the API server refuses when a configuration is created', () => {
+  it('int() and uint() of literals out of their range', () => {
+    assert.match(onCreate('int(9223372036854775807.0) > 0') ?? '', /range error converting double to int/);
+    assert.match(onCreate('int(-9223372036854775808.0) < 0') ?? '', /range error converting double to int/);
+    assert.match(onCreate('uint(-1) > 0u') ?? '', /range error converting int to uint/);
+    assert.equal(onCreate('int(1.5) == 1 && uint(1) == 1u && int(-9223372036854774784.0) < 0'), undefined);
+  });
+
+  it('timestamp() and duration() literals that do not parse, from 1.29 (the literal validators)', () => {
+    assert.match(onCreate("timestamp('invalid') > timestamp('2000-01-01T00:00:00Z')") ?? '', /invalid timestamp argument/);
+    assert.match(onCreate("duration('1d') > duration('1s')") ?? '', /invalid duration argument/);
+    assert.equal(onCreate("duration('1d') > duration('1s')", 29), undefined);
+    assert.match(onCreate("duration('1d') > duration('1s')", 30) ?? '', /invalid duration argument/);
+    assert.equal(onCreate("duration('1h') > duration('1s') && timestamp('2000-01-01T00:00:00Z') > timestamp(0)"), undefined);
+  });
+});
