@@ -302,6 +302,31 @@ function table(): string {
   return lines.join('\n');
 }
 
+/**
+ * The CEL specification's conformance cases of the Kubernetes sections on the matchConditions
+ * environment: met when exactly the known differences fail (test/cel/conformance-known.ts).
+ */
+async function celConformance(): Promise<void> {
+  const { conformanceCases, KUBERNETES_SECTIONS, runConformance } = await import('../test/cel/conformance-suite.ts');
+  const { exclusionOf } = await import('../test/cel/conformance-exclusions.ts');
+  const { KNOWN_DIFFERENCES } = await import('../test/cel/conformance-known.ts');
+  const { matchConditions } = await import('../test/cel/engines.ts');
+  const sections = new Set<string>(KUBERNETES_SECTIONS);
+  const cases = conformanceCases().filter((c) => sections.has(c.section) && !exclusionOf(c));
+  const { failed } = runConformance(matchConditions, cases);
+  const passed = cases.length - failed.size;
+  const known = Object.keys(KNOWN_DIFFERENCES).length;
+  rows.push({
+    benchmark: 'CEL conformance: Kubernetes sections, protobuf cases excluded (matchConditions environment)',
+    measured: `${passed} passed`,
+    baseline: `${cases.length} cases`,
+    ratio: passed / cases.length,
+    target: `${known} known differences`,
+    met: failed.size === known,
+  });
+  log(`CEL conformance: ${passed}/${cases.length}`);
+}
+
 const functions = await loadFunctions(root);
 log('building bundles');
 await buildAll(root, functions);
@@ -312,6 +337,7 @@ const sections: Array<[string, () => Promise<void>]> = [
   ['cold', () => coldStarts(functions)],
   ['throughput', throughput],
   ['memory', memory],
+  ['cel', celConformance],
 ];
 for (const [name, run] of sections) if (!only.length || only.includes(name)) await run();
 

@@ -138,13 +138,13 @@ export function program(deps: CliDeps = {}): Command {
     .command('lint')
     .description('check manifests (or, without files, the functions\' registrations) against the API server\'s rules and the good practices')
     .argument('[files...]', 'YAML or JSON manifests')
-    .option('--kube-version <X.Y>', 'also say what this Kubernetes version\'s API server would drop')
+    .option('--kube-version <X.Y>', 'check CEL and say what this Kubernetes version\'s API server would refuse or drop (default: the newest)')
     .option('--feature-gates <gates>', 'feature gates on in that API server (AdmissionWebhookMatchConditions=true)')
     .action(async (files: string[], options: { kubeVersion?: string; featureGates?: string }) => {
       const target = kubeTargetFrom(options);
       const registrations = files.length ? [] : (await loadFunctions(root())).map((f) => f.registration);
       const generated = files.length ? [] : generateManifests(root(), registrations, { baseUrl: 'https://webhooks.example.com' }).documents;
-      const findings = files.length ? lintFiles(files) : [...lintDocuments(generated), ...lintInFunctionConditions(registrations)];
+      const findings = files.length ? lintFiles(files, target?.version) : [...lintDocuments(generated, target?.version), ...lintInFunctionConditions(registrations)];
       if (target && !findings.some((f) => f.level === 'error')) {
         findings.push(...forKubeVersion(files.length ? files.flatMap((f) => readDocuments(f)) : generated, target, enforcedWebhooks(registrations)).findings);
       }

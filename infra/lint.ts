@@ -1,5 +1,6 @@
 import { isDns1123Subdomain } from '../lib/k8s/names.ts';
 import { checkMatchConditions } from '../lib/matchconditions/rules.ts';
+import type { CelKubeVersion } from '../lib/matchconditions/versions.ts';
 import { selectorMatches, type LabelSelector } from '../lib/registration.ts';
 import { checkWebhookUrl } from './manifests.ts';
 import { KlwError } from './functions.ts';
@@ -61,7 +62,7 @@ function lintResources(resources: string[], field: string, add: (level: Finding[
 }
 
 /** Lints one admission webhook entry of a configuration. */
-export function lintWebhook(webhook: Json, kind: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration'): Finding[] {
+export function lintWebhook(webhook: Json, kind: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration', kubeVersion?: CelKubeVersion): Finding[] {
   const findings: Finding[] = [];
   const subject = typeof webhook.name === 'string' ? webhook.name : '(unnamed webhook)';
   const add = (level: Finding['level'], rule: string, message: string) => findings.push({ level, rule, subject, message });
@@ -128,7 +129,7 @@ export function lintWebhook(webhook: Json, kind: 'MutatingWebhookConfiguration' 
     add('warning', 'system-namespaces', 'namespaceSelector does not exclude kube-system; a broken webhook there can take the control plane down');
   }
 
-  for (const p of checkMatchConditions(webhook.matchConditions)) add(p.level, p.rule, p.message);
+  for (const p of checkMatchConditions(webhook.matchConditions, { kubeVersion })) add(p.level, p.rule, p.message);
   return findings;
 }
 
@@ -230,8 +231,8 @@ function crdShapeProblems(crd: Json): string[] {
   return problems;
 }
 
-/** Lints manifests: webhook configurations and CRDs with webhook conversion. */
-export function lintDocuments(documents: Json[]): Finding[] {
+/** Lints manifests: webhook configurations and CRDs with webhook conversion (CEL as `kubeVersion`'s API server). */
+export function lintDocuments(documents: Json[], kubeVersion?: CelKubeVersion): Finding[] {
   const findings: Finding[] = [];
   for (const doc of documents) {
     const name = typeof doc.metadata?.name === 'string' ? doc.metadata.name : '(unnamed)';
@@ -252,7 +253,7 @@ export function lintDocuments(documents: Json[]): Finding[] {
         const hook = w as Json;
         if (names.has(hook.name)) findings.push({ level: 'error', rule: 'webhook-name-unique', subject: hook.name, message: `webhook name is not unique in ${doc.kind} ${name}` });
         names.add(hook.name);
-        findings.push(...lintWebhook(hook, doc.kind));
+        findings.push(...lintWebhook(hook, doc.kind, kubeVersion));
       });
     } else if (doc?.kind === 'CustomResourceDefinition') {
       const problems = crdShapeProblems(doc);
@@ -267,11 +268,11 @@ export function lintDocuments(documents: Json[]): Finding[] {
  * Lints manifest files. A file that cannot be read as Kubernetes objects (not YAML or JSON, empty,
  * no apiVersion/kind) is an `unreadable` error naming it: lint never passes what it cannot read.
  */
-export function lintFiles(files: string[]): Finding[] {
+export function lintFiles(files: string[], kubeVersion?: CelKubeVersion): Finding[] {
   const findings: Finding[] = [];
   for (const file of files) {
     try {
-      findings.push(...lintDocuments(readDocuments(file)));
+      findings.push(...lintDocuments(readDocuments(file), kubeVersion));
     } catch (err) {
       if (!(err instanceof KlwError)) throw err;
       findings.push({ level: 'error', rule: 'unreadable', subject: file, message: err.message.startsWith(`${file}: `) ? err.message.slice(file.length + 2) : err.message });

@@ -11,6 +11,7 @@ import type { AdmissionRequest } from '../review/schemas.ts';
 import { parseQuantity, Quantity, quantityOf } from './quantity.ts';
 import { regexFind, regexFindAll, regexMatches, regexProblem } from './regex.ts';
 import { isUrl, parseUrl, UrlValue } from './url.ts';
+import { environmentMinor, missingFeature, type CelKubeVersion, type ExpressionMode } from './versions.ts';
 
 /** What an authorizer check asks (`authorizer.group(...).resource(...)...check(verb)`). */
 export interface AuthorizationAttributes {
@@ -122,6 +123,8 @@ const DECISION = 'kubernetes.authorization.Decision';
 const QUANTITY = 'kubernetes.Quantity';
 const URL = 'kubernetes.URL';
 const TIMESTAMP = 'google.protobuf.Timestamp';
+/** The largest int64. */
+const INT64_MAX = 9223372036854775807n;
 /**
  * The name member calls of `matches` are given before checking, so they reach the RE2
  * overload (the engine refuses a second `string.matches`); never written by users.
@@ -194,6 +197,20 @@ function buildEnvironment(): Environment {
     .registerVariable('request', 'kubernetes.AdmissionRequest')
     .registerVariable('namespaceObject', 'kubernetes.Namespace')
     .registerVariable('authorizer', AUTHORIZER);
+
+  // Conversions cel-go has that the engine lacks: int of a uint (in range) and of a timestamp
+  // (its Unix seconds), and the identity conversions of timestamps and durations.
+  env
+    .registerFunction('int(uint): int', (u: { valueOf(): bigint | number }) => {
+      const v = BigInt(u.valueOf());
+      if (v > INT64_MAX) throw new RangeError('range error converting uint to int');
+      return v;
+    })
+    .registerFunction(`int(${TIMESTAMP}): int`, (t: Date) => BigInt(Math.floor(t.getTime() / 1000)))
+    .registerFunction(`timestamp(${TIMESTAMP}): ${TIMESTAMP}`, (t: Date) => t)
+    .registerFunction('duration(google.protobuf.Duration): google.protobuf.Duration', (d: unknown) => d)
+    // cel-go compares any message-typed value with null; webhooks always see null here.
+    .registerOperator('kubernetes.Namespace == null', (a: unknown, b: unknown) => a === b);
 
   // Authorizer library.
   env
@@ -301,7 +318,8 @@ function buildEnvironment(): Environment {
   env.evaluate(`${METER_PROBE}()`);
   if (!evaluator) throw new Error('the CEL engine did not hand over its evaluator');
   evaluator.run = function (ast, ctx) {
-    if (!FREE.has(ast.op) && --meter.left < 0) throw new CostLimitExceeded();
+    const charge = FREE.has(ast.op) ? (ast.op === '?:' && isMacroStep(ast) ? MACRO_STEP_COST : 0) : (ast.op as string) === 'accuPush' ? 1 + LIST_APPEND_COST : 1;
+    if (charge && (meter.left -= charge) < 0) throw new CostLimitExceeded();
     return (ast as unknown as { evaluate(ev: unknown, ast: ASTNode, ctx: unknown): unknown }).evaluate(this, ast, ctx);
   };
   return env;
@@ -310,9 +328,9 @@ function buildEnvironment(): Environment {
 /**
  * Cost limit of one expression's evaluation, the API server's PerCallLimit
  * (apiserver/pkg/apis/cel/config.go, "roughly 0.1 second"). One unit is one operation the
- * evaluator runs (a call, a variable or field read, a comprehension step), the base cost
- * cel-go charges for each; cel-go's extra charges for list and map literals and for string
- * and list sizes are not made, so a count here is close to the API server's, not equal.
+ * evaluator runs (a call, a variable or field read), the base cost cel-go charges for each;
+ * comprehension steps cost what cel-go charges for them (MACRO_STEP_COST, LIST_APPEND_COST).
+ * cel-go's size factors for strings, lists and maps in library calls are not charged yet.
  */
 export const PER_CALL_COST_LIMIT = 1_000_000;
 
@@ -329,6 +347,24 @@ export class CostLimitExceeded extends Error {
   constructor() {
     super('operation cancelled: actual cost limit exceeded');
   }
+}
+
+/**
+ * What cel-go charges for one step of an `all`, `exists`, `exists_one` or `filter` beyond its
+ * predicate: the loop condition (a call and a read of the accumulator) and the step's read of
+ * the accumulator. The engine runs such a step as a `?:` cloned from the predicate.
+ */
+const MACRO_STEP_COST = 3;
+/**
+ * What cel-go charges beyond a read for appending one element in `map` and `filter`: the
+ * one-element list literal the step builds (ListCreateBaseCost, 10) and the list `+` (1).
+ */
+const LIST_APPEND_COST = 11;
+
+/** A `?:` the engine made of a macro's predicate: it spans exactly the predicate. */
+function isMacroStep(ast: ASTNode): boolean {
+  const predicate = (ast.args as ASTNode[])[0];
+  return !!predicate && predicate.start === ast.start && predicate.end === ast.end;
 }
 
 // Units left to the evaluation under way; evaluation is synchronous, so one meter serves all.
@@ -392,8 +428,100 @@ const undeclared = (name: string, node: ASTNode): Refusal => ({ summary: `undecl
  * rejects (the API server validates them at compile time), and points member calls of
  * `matches` at the RE2 overload.
  */
-function screen(node: ASTNode): Refusal | undefined {
+function screen(node: ASTNode, minor: number): Refusal | undefined {
+  return featureRefusal(node, minor, 'operator') ?? featureRefusal(node, minor, 'function') ?? screenNode(node, minor);
+}
+
+/** The child nodes of a parsed node. */
+function childrenOf(node: ASTNode): ASTNode[] {
+  const children: unknown[] = Array.isArray(node.args) ? node.args : [node.args];
+  return children.flat().filter((c): c is ASTNode => !!c && typeof c === 'object' && typeof (c as ASTNode).op === 'string');
+}
+
+/**
+ * The first use, innermost first as cel-go reports it, of a feature the environment of
+ * `minor` lacks: optional syntax (the parser's error, reported before any checker's), or a
+ * function of a library it does not have yet.
+ */
+function featureRefusal(node: ASTNode, minor: number, kind: 'operator' | 'function'): Refusal | undefined {
   if (node.op === 'value') return undefined;
+  for (const child of childrenOf(node)) {
+    const refusal = featureRefusal(child, minor, kind);
+    if (refusal) return refusal;
+  }
+  if (kind === 'operator') {
+    if ((node.op === '.?' || node.op === '[?]') && missingFeature('operator', node.op, minor)) {
+      return { summary: `unsupported syntax '${node.op === '.?' ? '.?' : '[?'}'`, range: { start: node.start } };
+    }
+    return undefined;
+  }
+  if (node.op === 'rcall') {
+    const receiver = node.args[1] as ASTNode;
+    const name = node.args[0] as string;
+    if (receiver.op === 'id' && missingFeature('global', receiver.args as string, minor)) return undeclared(receiver.args as string, receiver);
+    if (missingFeature('member', name, minor)) return undeclared(name, node);
+  } else if (node.op === 'call' && missingFeature('global', node.args[0] as string, minor)) return undeclared(node.args[0] as string, node);
+  return undefined;
+}
+
+/** Conversions whose literal argument the API server checks when a configuration is created. */
+const CONVERSIONS = new Set(['int', 'uint', 'timestamp', 'duration']);
+/** The minor version whose environment validates timestamp and duration literals (cel.ASTValidators). */
+const LITERAL_VALIDATORS_SINCE = 29;
+/** What literal() answers for a node that is not a literal. */
+const NOT_LITERAL = Symbol('not a literal');
+/** 2^63 as a double: the first double int() refuses (Go's math.MaxInt64 converts to it). */
+const TWO_TO_63 = 9223372036854775808;
+
+/** The value of a literal node, a negated number literal included; NOT_LITERAL otherwise. */
+function literal(node: ASTNode): unknown {
+  if (node.op === 'value') return node.args;
+  if (node.op === '-_' && (node.args as ASTNode).op === 'value') {
+    const v = (node.args as ASTNode).args;
+    if (typeof v === 'number' || typeof v === 'bigint') return -v;
+  }
+  return NOT_LITERAL;
+}
+
+/**
+ * Why a conversion of a literal fails, as the API server refuses it when a configuration is
+ * created (the literal validators of 1.29 for timestamp and duration; the range of int and uint).
+ */
+function foldingProblem(name: string, value: unknown, minor: number): string | undefined {
+  if (name === 'int' && typeof value === 'number' && !(value > -TWO_TO_63 && value < TWO_TO_63)) return 'range error converting double to int';
+  if (name === 'uint' && (typeof value === 'number' || typeof value === 'bigint') && (value < 0 || (typeof value === 'number' && !(value < 2 * TWO_TO_63)))) {
+    return `range error converting ${typeof value === 'number' ? 'double' : 'int'} to uint`;
+  }
+  if ((name === 'timestamp' || name === 'duration') && typeof value === 'string' && minor >= LITERAL_VALIDATORS_SINCE) {
+    try {
+      matchConditionsEnvironment().evaluate(`${name}(${JSON.stringify(value)})`);
+    } catch {
+      return `invalid ${name} argument`;
+    }
+  }
+  return undefined;
+}
+
+/** A run of an even number of `!` or `-` before an operand, which cel-go's parser drops. */
+function collapsed(node: ASTNode): ASTNode {
+  let n = node;
+  while ((n.op === '!_' || n.op === '-_') && (n.args as ASTNode).op === n.op) n = (n.args as ASTNode).args as ASTNode;
+  return n;
+}
+
+function screenNode(node: ASTNode, minor: number): Refusal | undefined {
+  if (node.op === 'value') return undefined;
+  // cel-go's parser reads `!!x` and `--x` as `x` (an even run cancels out): children are
+  // replaced by what they collapse to, so the checker sees what cel-go's sees.
+  if (Array.isArray(node.args)) {
+    const args = node.args as unknown[];
+    for (let i = 0; i < args.length; i++) {
+      const child = args[i] as ASTNode | undefined;
+      if (child && typeof child === 'object' && (child.op === '!_' || child.op === '-_')) args[i] = collapsed(child);
+    }
+  } else if (node.args && typeof node.args === 'object' && ((node.args as ASTNode).op === '!_' || (node.args as ASTNode).op === '-_')) {
+    (node as unknown as { args: ASTNode }).args = collapsed(node.args as ASTNode);
+  }
   if (node.op === 'rcall' || node.op === 'call') {
     const member = node.op === 'rcall';
     const name = node.args[0] as string;
@@ -403,6 +531,10 @@ function screen(node: ASTNode): Refusal | undefined {
       const receiver = node.args[1] as ASTNode;
       if (name === 'bind' && receiver.op === 'id' && receiver.args === 'cel') return undeclared('cel', receiver);
       if (NOT_IN_KUBERNETES.has(name)) return undeclared(name, node);
+    }
+    if (!member && CONVERSIONS.has(name) && args.length === 1 && literal(args[0]!) !== NOT_LITERAL) {
+      const problem = foldingProblem(name, literal(args[0]!), minor);
+      if (problem) return { summary: problem, range: { start: node.start } };
     }
     if (REGEX_FUNCTIONS.has(name)) {
       const pattern = args[member ? 0 : 1];
@@ -416,11 +548,25 @@ function screen(node: ASTNode): Refusal | undefined {
   const children: unknown[] = Array.isArray(node.args) ? node.args : [node.args];
   for (const child of children.flat()) {
     if (child && typeof child === 'object' && typeof (child as ASTNode).op === 'string') {
-      const refusal = screen(child as ASTNode);
+      const refusal = screenNode(child as ASTNode, minor);
       if (refusal) return refusal;
     }
   }
   return undefined;
+}
+
+/** Options of compileExpression. */
+export interface CompileOptions {
+  /** False only parses (no type check). */
+  typeCheck?: boolean;
+  /** The Kubernetes version whose environment compiles it; the newest modelled by default. */
+  kubeVersion?: CelKubeVersion;
+  /**
+   * `create`: as the API server compiles a configuration being created or updated (its
+   * compatibility version's environment, one minor version back); `stored` (the default): as
+   * it evaluates expressions already stored (everything its version knows).
+   */
+  mode?: ExpressionMode;
 }
 
 /**
@@ -429,21 +575,28 @@ function screen(node: ASTNode): Refusal | undefined {
  * `typeCheck: false` only parses (in-function enforcement: lint has checked the types, and
  * a cold start should not pay for it again); the type is then `unchecked`.
  */
-export function compileExpression(expression: string, options: { typeCheck?: boolean } = {}): CompiledExpression | CompileError {
+export function compileExpression(expression: string, options: CompileOptions = {}): CompiledExpression | CompileError {
   const env = matchConditionsEnvironment();
   let parsed: ParseResult;
-  try {
-    parsed = env.parse(expression);
-  } catch (err) {
-    return compileError(expression, err);
-  }
-  const refusal = screen(parsed.ast);
-  if (refusal) return compileError(expression, refusal, false);
   let type = 'unchecked';
-  if (options.typeCheck !== false) {
-    const checked = parsed.check();
-    if (!checked.valid) return compileError(expression, checked.error);
-    type = String(checked.type);
+  try {
+    try {
+      parsed = env.parse(expression);
+    } catch (err) {
+      return compileError(expression, err);
+    }
+    const refusal = screen(parsed.ast, environmentMinor(options.kubeVersion, options.mode));
+    if (refusal) return compileError(expression, refusal, false);
+    if (options.typeCheck !== false) {
+      const checked = parsed.check();
+      if (!checked.valid) return compileError(expression, checked.error);
+      type = String(checked.type);
+    }
+  } catch (err) {
+    // An expression nested past what the walkers' stack holds (a 10,000-term `1+1+…`) is
+    // refused as cel-go's parser refuses one past its recursion limit.
+    if (err instanceof RangeError) return compileError(expression, { summary: RECURSION_LIMIT_MESSAGE });
+    throw err;
   }
   let lastCost = 0;
   return {
@@ -470,22 +623,38 @@ export function compileExpression(expression: string, options: { typeCheck?: boo
   };
 }
 
-/** An evaluation error, the internal name of `matches` given back its own. */
+/** cel-go's words for a key or field a map lacks, which the engine capitalizes. */
+const NO_SUCH_KEY = /^No such key: /;
+
+/**
+ * An evaluation error in cel-go's words: the internal name of `matches` given back its own,
+ * and a missing key as `no such key: <name>`.
+ */
 function internalNames(err: unknown): unknown {
-  const e = err as { message?: string; summary?: string };
-  if (typeof e?.message === 'string' && e.message.includes(RE2_MATCHES)) e.message = e.message.replaceAll(RE2_MATCHES, 'matches');
-  if (typeof e?.summary === 'string' && e.summary.includes(RE2_MATCHES)) e.summary = e.summary.replaceAll(RE2_MATCHES, 'matches');
+  if (!err || typeof err !== 'object') return err;
+  for (const key of ['message', 'summary'] as const) {
+    const said = (err as Record<string, unknown>)[key];
+    if (typeof said !== 'string') continue;
+    const words = said.replaceAll(RE2_MATCHES, 'matches').replace(NO_SUCH_KEY, 'no such key: ');
+    // The engine's `summary` is a getter: the corrected words are defined over it.
+    if (words !== said) Object.defineProperty(err, key, { value: words, configurable: true, writable: true });
+  }
   return err;
 }
 
 function compileError(expression: string, err: unknown, renamed = true): CompileError {
   const e = err as { summary?: string; message?: string; range?: { start: number } };
   const { line, column } = position(expression, e.range?.start ?? 0);
-  const said = e.summary ?? e.message ?? String(err);
+  const said = (e.summary ?? e.message ?? String(err)).replace(/^Exceeded maxDepth \(\d+\)/, RECURSION_LIMIT_MESSAGE);
   // The checker names the RE2 overload of `matches`, which the user wrote as `matches`.
   const summary = renamed ? said.replaceAll(RE2_MATCHES, 'matches') : said;
   return { message: `compilation failed: ERROR: <input>:${line}:${column}: ${summary}\n | ${expression.split('\n')[line - 1] ?? ''}\n | ${' '.repeat(column - 1)}^`, line, column };
 }
+
+/** cel-go's parser refuses expressions nested deeper than this (parser.MaxRecursionDepth). */
+const MAX_RECURSION_DEPTH = 250;
+/** cel-go's words for an expression past its recursion limit. */
+const RECURSION_LIMIT_MESSAGE = `expression recursion limit exceeded: ${MAX_RECURSION_DEPTH}`;
 
 /** True when a compile result is an error. */
 export function isCompileError(result: CompiledExpression | CompileError): result is CompileError {
@@ -497,22 +666,68 @@ export function isCompileError(result: CompiledExpression | CompileError): resul
  * doubles, as the API server's unstructured decoding gives int64 and float64.
  */
 export function toCel(value: unknown): unknown {
-  if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
-  if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) return value.map(toCel);
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
-    const v = toCel((value as Record<string, unknown>)[key]);
-    if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
-    else out[key] = v;
-  }
-  return out;
+  return toCelAt(value, 0);
 }
 
 /**
- * The variables of one evaluation: `request` is the AdmissionRequest without its objects
- * (the API server's CreateAdmissionRequest), `object`/`oldObject` null where the operation
- * has none, and `authorizer` deciding with `authorize` as the requesting user.
+ * Depth from which toCel stops recursing and converts the rest with an explicit stack: the API
+ * server accepts objects nested 10,000 levels, deeper than a Lambda function's call stack.
+ */
+const TO_CEL_RECURSION_LIMIT = 1000;
+
+function toCelAt(value: unknown, depth: number): unknown {
+  if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth >= TO_CEL_RECURSION_LIMIT) return toCelIteratively(value);
+  if (Array.isArray(value)) return value.map((v) => toCelAt(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) setOwn(out, key, toCelAt((value as Record<string, unknown>)[key], depth + 1));
+  return out;
+}
+
+function setOwn(out: Record<string, unknown>, key: string, v: unknown): void {
+  if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+  else out[key] = v;
+}
+
+/** toCel with an explicit stack instead of recursion, for deeply nested values. */
+function toCelIteratively(value: object): unknown {
+  const empty = (v: object): Record<string, unknown> | unknown[] => (Array.isArray(v) ? new Array(v.length) : {});
+  const root = empty(value);
+  const stack: Array<[object, Record<string, unknown> | unknown[]]> = [[value, root]];
+  while (stack.length > 0) {
+    const [source, target] = stack.pop()!;
+    const keys = Array.isArray(source) ? source.map((_, i) => i) : Object.keys(source);
+    for (const key of keys) {
+      const v = (source as Record<string | number, unknown>)[key];
+      let converted: unknown;
+      if (typeof v === 'object' && v !== null) {
+        converted = empty(v);
+        stack.push([v, converted as Record<string, unknown> | unknown[]]);
+      } else converted = toCelAt(v, 0);
+      if (typeof key === 'number') (target as unknown[])[key] = converted;
+      else setOwn(target as Record<string, unknown>, key, converted);
+    }
+  }
+  return root;
+}
+
+/** Sets `key` on `out` unless `value` is empty, as Go's `omitempty` leaves it out of the JSON. */
+function present(out: Record<string, unknown>, key: string, value: string | unknown[] | Record<string, unknown> | undefined): void {
+  if (value === undefined) return;
+  if (typeof value === 'string' ? value === '' : Array.isArray(value) ? value.length === 0 : Object.keys(value).length === 0) return;
+  out[key] = value;
+}
+
+/**
+ * The variables of one evaluation: `request` is the AdmissionRequest without its objects, as the
+ * API server builds it (CreateAdmissionRequest, then converted to JSON, so that fields tagged
+ * `omitempty` are absent when empty: `name` on a generateName create, `namespace` of a
+ * cluster-scoped object, `subResource`, `requestSubResource`, `userInfo`'s `username`, `uid`,
+ * `groups` and `extra`; reading one is a "no such key" error and `has()` is false). `kind` is the
+ * kind the webhook is called with; `resource` and `subResource` are the request's own, as are
+ * `requestKind`, `requestResource` and `requestSubResource`. `object`/`oldObject` are null where
+ * the operation has none, and `authorizer` decides with `authorize` as the requesting user.
  */
 export function variablesFor(request: AdmissionRequest, authorize: Authorize = noOpinion): Record<string, unknown> {
   const gvk = (k?: { group?: string; version?: string; kind?: string }) => ({ group: k?.group ?? '', version: k?.version ?? '', kind: k?.kind ?? '' });
@@ -523,31 +738,38 @@ export function variablesFor(request: AdmissionRequest, authorize: Authorize = n
     groups: request.userInfo?.groups ?? [],
     extra: request.userInfo?.extra ?? {},
   };
+  const userInfo: Record<string, unknown> = {};
+  present(userInfo, 'username', user.username);
+  present(userInfo, 'uid', user.uid);
+  present(userInfo, 'groups', user.groups);
+  present(userInfo, 'extra', user.extra);
+  // The API server's Attributes hold the request's own resource and subresource; the review
+  // gives them as requestResource/requestSubResource when a webhook is called for an equivalent.
+  const resource = request.requestResource ?? request.resource;
+  const subResource = request.requestSubResource ?? request.subResource ?? '';
   const authorizer = new AuthorizerValue(authorize, user);
   const requestResource = new ResourceCheckValue(authorizer, {
-    group: request.resource.group,
-    resource: request.resource.resource,
-    subresource: request.subResource ?? '',
+    group: resource.group,
+    resource: resource.resource,
+    subresource: subResource,
     namespace: request.namespace ?? '',
     name: request.name ?? '',
   });
+  const celRequest: Record<string, unknown> = { kind: gvk(request.kind), resource: gvr(resource) };
+  present(celRequest, 'subResource', subResource);
+  celRequest.requestKind = gvk(request.requestKind ?? request.kind);
+  celRequest.requestResource = gvr(resource);
+  present(celRequest, 'requestSubResource', subResource);
+  present(celRequest, 'name', request.name);
+  present(celRequest, 'namespace', request.namespace);
+  celRequest.operation = request.operation;
+  celRequest.userInfo = userInfo;
+  celRequest.dryRun = request.dryRun ?? false;
+  celRequest.options = toCel(request.options ?? null);
   return {
     object: toCel(request.object ?? null),
     oldObject: toCel(request.oldObject ?? null),
-    request: {
-      kind: gvk(request.kind),
-      resource: gvr(request.resource),
-      subResource: request.subResource ?? '',
-      requestKind: gvk(request.requestKind ?? request.kind),
-      requestResource: gvr(request.requestResource ?? request.resource),
-      requestSubResource: request.requestSubResource ?? request.subResource ?? '',
-      name: request.name ?? '',
-      namespace: request.namespace ?? '',
-      operation: request.operation,
-      userInfo: user,
-      dryRun: request.dryRun ?? false,
-      options: toCel(request.options ?? null),
-    },
+    request: celRequest,
     // Webhooks get no Namespace object: the API server passes none to their conditions.
     namespaceObject: null,
     authorizer: new AuthorizerValue(authorize, user, requestResource),

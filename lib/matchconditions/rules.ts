@@ -6,6 +6,7 @@
 import type { MatchCondition } from '../registration.ts';
 import { qualifiedNameProblem } from '../k8s/names.ts';
 import { compileExpression, isCompileError } from './cel.ts';
+import type { CelKubeVersion } from './versions.ts';
 
 export { qualifiedNameProblem };
 
@@ -20,10 +21,11 @@ export interface ConditionProblem {
 }
 
 /**
- * Checks a webhook's matchConditions as the API server does when the configuration is
- * created; every problem is an error the API server would reject it with.
+ * Checks a webhook's matchConditions as the API server of `kubeVersion` (the newest modelled by
+ * default) does when the configuration is created; every problem is an error it would reject
+ * the configuration with.
  */
-export function checkMatchConditions(conditions: unknown): ConditionProblem[] {
+export function checkMatchConditions(conditions: unknown, options: { kubeVersion?: CelKubeVersion } = {}): ConditionProblem[] {
   const problems: ConditionProblem[] = [];
   const add = (rule: string, message: string) => problems.push({ level: 'error', rule, message });
   if (conditions === undefined || conditions === null) return problems;
@@ -48,7 +50,7 @@ export function checkMatchConditions(conditions: unknown): ConditionProblem[] {
       add('match-conditions-expression', `${label} needs an expression`);
       return;
     }
-    const compiled = compileExpression(expression);
+    const compiled = compileExpression(expression, { kubeVersion: options.kubeVersion, mode: 'create' });
     if (isCompileError(compiled)) add('match-conditions-compile', `${label}: ${JSON.stringify(expression)}: ${compiled.message}`);
     else if (compiled.type !== 'bool') add('match-conditions-type', `${label}: ${JSON.stringify(expression)} must evaluate to bool, not ${compiled.type}`);
   });

@@ -79,7 +79,7 @@ describe('start-api evaluates matchConditions', () => {
     const result = await post('/plain', pod({ team: 'broken' }));
     assert.equal(result.body.response.allowed, false);
     assert.equal(result.body.response.status.code, 500);
-    assert.match(result.body.response.status.message, /failed evaluating match conditions: matchCondition "known-team": No such key: owner/);
+    assert.match(result.body.response.status.message, /failed evaluating match conditions: matchCondition "known-team": no such key: owner/);
   });
 
   it('leaves bodies that are no review to the function', () => {

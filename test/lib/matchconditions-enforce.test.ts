@@ -51,7 +51,7 @@ describe('enforceMatchConditions (in-function enforcement)', () => {
     const result = await invoke(strict, admissionReview(pod(), { namespace: 'default' }), { ...asOldCluster, handlerOptions: { logger: createLogger({ level: 'warn', sink: (l) => lines.push(l) }) } });
     assert.equal(result.allowed, false);
     assert.equal(result.status?.code, 500);
-    assert.equal(result.status?.message, 'Internal error occurred: failed calling webhook "strict.webhooks.kube-lambda.dev": failed evaluating match conditions: matchCondition "team": No such key: labels');
+    assert.equal(result.status?.message, 'Internal error occurred: failed calling webhook "strict.webhooks.kube-lambda.dev": failed evaluating match conditions: matchCondition "team": no such key: labels');
     assert.match(lines.join('\n'), /"msg":"matchConditions failed to evaluate; rejected by failurePolicy Fail".*"condition":"team"/);
   });
 

@@ -164,7 +164,7 @@ describe('matchConditions through the test kit (match_conditions_test.go TestMat
         for (const [name, namespace] of tc.pods) {
           const result = await runAdmissionChain(pod(name, namespace), [webhook], { namespace, name });
           assert.equal(result.allowed, !tc.expectErrorPod, `pod ${namespace}/${name}: ${result.message}`);
-          if (tc.expectErrorPod) assert.match(result.message!, /failed evaluating match conditions: matchCondition "test1": No such key: nonExistentProperty/);
+          if (tc.expectErrorPod) assert.match(result.message!, /failed evaluating match conditions: matchCondition "test1": no such key: nonExistentProperty/);
         }
         assert.deepEqual(calls, tc.matched);
       });
@@ -330,7 +330,7 @@ describe('the matchConditions CEL environment', () => {
     ["quantity('ten') == quantity('1')", /quantities must match/],
     ["'abc'.charAt(9)", /index out of range/],
     ['[1, 2].slice(1, 5)', /out of range/],
-    ["object.metadata.labels['app'] == 'x'", /No such key: labels/],
+    ["object.metadata.labels['app'] == 'x'", /no such key: labels/],
     ["'a'.find(object.metadata.name + '(')", /error parsing regexp: missing closing \)/],
     ["'a'.matches(object.metadata.name + '(?=x)')", /error parsing regexp: invalid or unsupported Perl syntax/],
     ["[quantity('1')].sum()", /sum is not defined for quantities/],
@@ -499,16 +499,29 @@ describe("the environment is the API server's for webhook matchConditions", () =
 });
 
 describe('the cost limit', () => {
-  // n items: the nested map costs about 4·n² units.
+  // n items: the nested map costs about 15·n² units (cel-go's 14 per step of a map, and the reads).
   const listOf = (n: number) => pod('web', 'default', { items: Array.from({ length: n }, (_, i) => i) });
   const review = (n: number) => admissionReview(listOf(n), { namespace: 'default' });
   const nested = 'object.items.map(x, object.items.map(y, x + y)).size() > 0';
 
-  it('counts operations: a map over n items costs a few units per item', () => {
+  it('counts operations: a step of map costs what cel-go charges (14 for x + 1), of all 3', () => {
     const compiled = compileExpression('object.items.map(x, x + 1).size() == 2000');
     assert.ok(!isCompileError(compiled));
     assert.equal(compiled.run(variablesFor(review(2000).request)), true);
-    assert.ok(compiled.lastCost > 2000 && compiled.lastCost < 5 * 2000, `cost ${compiled.lastCost}`);
+    // Per step: the accumulator read (1), the one-element list (10), list + (1), x (1), x + 1 (1).
+    assert.ok(compiled.lastCost >= 14 * 2000 && compiled.lastCost < 14 * 2000 + 20, `cost ${compiled.lastCost}`);
+    // Per step of all: the loop condition (2) and the accumulator read (1); the literal is free.
+    const all = compileExpression('object.items.all(a, true)');
+    assert.ok(!isCompileError(all));
+    assert.equal(all.run(variablesFor(review(1000).request)), true);
+    assert.ok(all.lastCost >= 3 * 1000 && all.lastCost < 3 * 1000 + 20, `cost ${all.lastCost}`);
+  });
+
+  it('charges comprehension steps: nested all over 1,000 items with a literal body is stopped', () => {
+    const compiled = compileExpression('object.items.all(a, object.items.all(b, true))');
+    assert.ok(!isCompileError(compiled));
+    assert.throws(() => compiled.run(variablesFor(review(1000).request)), /actual cost limit exceeded/);
+    assert.equal(compiled.run(variablesFor(review(500).request)), true);
   });
 
   it('charges nothing for literals, &&, || and ?: (as cel-go)', () => {
@@ -529,14 +542,16 @@ describe('the cost limit', () => {
     const compiled = compileExpression(nested);
     assert.ok(!isCompileError(compiled));
     assert.throws(() => compiled.run(variablesFor(review(2000).request)), /operation cancelled: actual cost limit exceeded/);
-    assert.equal(compiled.lastCost, PER_CALL_COST_LIMIT + 1);
-    // 300 items stay under the limit.
-    assert.equal(compiled.run(variablesFor(review(300).request)), true);
+    // Stopped at the first charge past the limit (at most one list append's worth beyond it).
+    assert.ok(compiled.lastCost > PER_CALL_COST_LIMIT && compiled.lastCost <= PER_CALL_COST_LIMIT + 12, `cost ${compiled.lastCost}`);
+    // 300 items are stopped too, as cel-go stops them; 200 stay under the limit.
+    assert.throws(() => compiled.run(variablesFor(review(300).request)), /actual cost limit exceeded/);
+    assert.equal(compiled.run(variablesFor(review(200).request)), true);
 
     const conditions = [{ name: 'quadratic', expression: nested }];
     assert.deepEqual(createMatcher(conditions, 'Fail').evaluate(review(2000).request), { error: 'matchCondition "quadratic": operation cancelled: actual cost limit exceeded', name: 'quadratic' });
     assert.deepEqual(createMatcher(conditions, 'Ignore').evaluate(review(2000).request), { matched: false, name: 'quadratic', error: 'matchCondition "quadratic": operation cancelled: actual cost limit exceeded' });
-    assert.deepEqual(createMatcher(conditions, 'Fail').evaluate(review(300).request), { matched: true });
+    assert.deepEqual(createMatcher(conditions, 'Fail').evaluate(review(200).request), { matched: true });
   });
 
   it('an operator that absorbs errors does not absorb the stop', () => {
@@ -545,14 +560,14 @@ describe('the cost limit', () => {
   });
 
   it(`all conditions of a webhook share ${MATCH_CONDITIONS_COST_BUDGET} units; past them the conditions fail as a whole`, () => {
-    // 400 items: about 640,000 units each, under the per-call limit; four exceed the budget.
+    // 200 items: about 600,000 units each, under the per-call limit; five exceed the budget.
     const heavy = (name: string, op: string) => ({ name, expression: `object.items.map(x, object.items.map(y, x + y)).size() ${op} 0` });
-    const conditions = [heavy('first-false', '<'), heavy('second', '>'), heavy('third', '>'), heavy('fourth', '>')];
+    const conditions = [heavy('first-false', '<'), heavy('second', '>'), heavy('third', '>'), heavy('fourth', '>'), heavy('fifth', '>')];
     const message = 'validation failed due to running out of cost budget, no further validation rules will be run';
-    assert.deepEqual(createMatcher(conditions, 'Fail').evaluate(review(400).request), { error: message, name: '' });
-    assert.deepEqual(createMatcher(conditions, 'Ignore').evaluate(review(400).request), { matched: false, name: '', error: message });
-    // Three stay within it: the false one skips the call.
-    assert.deepEqual(createMatcher(conditions.slice(0, 3), 'Fail').evaluate(review(400).request), { matched: false, name: 'first-false' });
+    assert.deepEqual(createMatcher(conditions, 'Fail').evaluate(review(200).request), { error: message, name: '' });
+    assert.deepEqual(createMatcher(conditions, 'Ignore').evaluate(review(200).request), { matched: false, name: '', error: message });
+    // Four stay within it: the false one skips the call.
+    assert.deepEqual(createMatcher(conditions.slice(0, 4), 'Fail').evaluate(review(200).request), { matched: false, name: 'first-false' });
   });
 });
 
@@ -603,8 +618,8 @@ describe('the test kit evaluates matchConditions', () => {
     const result = await invoke(strict, admissionReview(pod('web', 'default'), { namespace: 'default' }));
     assert.equal(result.allowed, false);
     assert.equal(result.status?.code, 500);
-    assert.equal(result.matchConditionError, 'matchCondition "label": No such key: labels');
-    assert.equal(result.status?.message, 'Internal error occurred: failed calling webhook "strict.webhooks.kube-lambda.dev": failed evaluating match conditions: matchCondition "label": No such key: labels');
+    assert.equal(result.matchConditionError, 'matchCondition "label": no such key: labels');
+    assert.equal(result.status?.message, 'Internal error occurred: failed calling webhook "strict.webhooks.kube-lambda.dev": failed evaluating match conditions: matchCondition "label": no such key: labels');
     assert.equal(called, false);
   });
 

@@ -1,0 +1,64 @@
+/**
+ * The CEL environment of matchConditions per Kubernetes minor version, as the API server builds
+ * it (apiserver/pkg/cel/environment/base.go): each library from the version that introduced it.
+ * The API server compiles an expression of a configuration being created or updated in the "new
+ * expressions" environment, that of its compatibility version (one minor version before its
+ * own, so that a rollback still reads it), and expressions already stored in the "stored
+ * expressions" environment, everything its own version knows.
+ */
+
+/** A Kubernetes version (major.minor). */
+export interface CelKubeVersion {
+  major: number;
+  minor: number;
+}
+
+/** How an expression is compiled: as a configuration being created, or one already stored. */
+export type ExpressionMode = 'create' | 'stored';
+
+/** The newest Kubernetes version whose environment is modelled; the default. */
+export const NEWEST_KUBE_VERSION: CelKubeVersion = { major: 1, minor: 34 };
+
+/** A library or syntax the environment gains at a minor version, and the names it brings. */
+export interface CelFeature {
+  /** The minor version (1.x) from which the API server's environment has it. */
+  since: number;
+  library: string;
+  /** Member functions only this library declares (`x.slice(…)`). */
+  members?: string[];
+  /** Global functions (`quantity(…)`) and receivers of namespaced ones (`optional.of`). */
+  globals?: string[];
+  /** Parser operators it brings (`.?`, `[?]`). */
+  operators?: string[];
+}
+
+/** The features of the modelled environment newer than the first matchConditions (1.27). */
+export const CEL_FEATURES: CelFeature[] = [
+  {
+    since: 28,
+    library: 'quantity',
+    globals: ['quantity', 'isQuantity'],
+    members: ['isInteger', 'asInteger', 'asApproximateFloat', 'sign', 'add', 'sub', 'isLessThan', 'isGreaterThan', 'compareTo'],
+  },
+  {
+    since: 28,
+    library: 'optional types',
+    globals: ['optional'],
+    members: ['hasValue', 'value', 'or', 'orValue', 'optMap', 'optFlatMap'],
+    operators: ['.?', '[?]'],
+  },
+  { since: 34, library: 'lists version 3', members: ['slice'] },
+];
+
+/** The minor version whose environment compiles expressions for `version` in `mode`. */
+export function environmentMinor(version: CelKubeVersion = NEWEST_KUBE_VERSION, mode: ExpressionMode = 'stored'): number {
+  // Every Kubernetes release so far is 1.x; a 2.x would know all of 1.x.
+  const minor = version.major > 1 ? Number.POSITIVE_INFINITY : version.minor;
+  return mode === 'create' ? minor - 1 : minor;
+}
+
+/** The feature that `name` (a member, global or operator) needs and `minor` lacks, if any. */
+export function missingFeature(kind: 'member' | 'global' | 'operator', name: string, minor: number): CelFeature | undefined {
+  const key = kind === 'member' ? 'members' : kind === 'global' ? 'globals' : 'operators';
+  return CEL_FEATURES.find((f) => f.since > minor && f[key]?.includes(name));
+}

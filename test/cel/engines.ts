@@ -1,0 +1,143 @@
+/**
+ * Conformance adapters of the CEL engines measured: `@marcbachmann/cel-js` (the engine of the
+ * matchConditions environment) and `@bufbuild/cel` (the candidate). Each turns a case's bindings
+ * into its own values and its results into the canonical text of conformance-suite.ts.
+ */
+import { Environment } from '@marcbachmann/cel-js';
+import { matchConditionsEnvironment } from '../../lib/matchconditions/cel.ts';
+import { celEnv, isCelError, isCelList, isCelMap, isCelType, isCelUint, parse, plan, celUint } from '@bufbuild/cel';
+import { strings } from '@bufbuild/cel/ext';
+import {
+  canonicalBytes,
+  canonicalDouble,
+  typeName,
+  type ConformanceCase,
+  type ConformanceEngine,
+  type Outcome,
+  type ValueJson,
+} from './conformance-suite.ts';
+
+type Convert = { int(v: bigint): unknown; uint(v: bigint): unknown; map(entries: Array<[unknown, unknown]>): unknown };
+
+/** A conformance value in an engine's own representation. */
+function fromJson(v: ValueJson, c: Convert): unknown {
+  if ('int64Value' in v) return c.int(BigInt(v.int64Value as string));
+  if ('uint64Value' in v) return c.uint(BigInt(v.uint64Value as string));
+  if ('doubleValue' in v) return Number(v.doubleValue);
+  if ('stringValue' in v) return v.stringValue;
+  if ('bytesValue' in v) return new Uint8Array(Buffer.from(v.bytesValue as string, 'base64'));
+  if ('boolValue' in v) return v.boolValue;
+  if ('nullValue' in v) return null;
+  if ('listValue' in v) return ((v.listValue as { values?: ValueJson[] }).values ?? []).map((x) => fromJson(x, c));
+  if ('mapValue' in v) {
+    const entries = (v.mapValue as { entries?: Array<{ key: ValueJson; value: ValueJson }> }).entries ?? [];
+    return c.map(entries.map((e) => [fromJson(e.key, c), fromJson(e.value, c)]));
+  }
+  throw new Error(`unsupported binding ${JSON.stringify(v).slice(0, 80)}`);
+}
+
+const message = (err: unknown): string => (err instanceof Error ? err.message.split('\n')[0]! : String(err));
+
+// ---- @marcbachmann/cel-js ----
+
+const marcUint = new Environment().parse('0u')({})!.constructor as new (v: bigint) => { value: bigint };
+
+function marcCanonical(v: unknown): string {
+  if (typeof v === 'bigint') return `i${v}`;
+  if (typeof v === 'number') return canonicalDouble(v);
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'boolean') return String(v);
+  if (v === null || v === undefined) return 'null';
+  if (v instanceof marcUint) return `u${v.value}`;
+  if (v instanceof Uint8Array) return canonicalBytes(v);
+  if (Array.isArray(v)) return `[${v.map(marcCanonical).join(',')}]`;
+  if (v instanceof Map) return `{${[...v].map(([k, x]) => `${marcCanonical(k)}:${marcCanonical(x)}`).sort().join(',')}}`;
+  const ctor = (v as object).constructor?.name;
+  if (ctor === 'Type') return `t${(v as { name: string }).name}`;
+  if (ctor === 'Object' || ctor === undefined) {
+    const entries = Object.entries(v as object).map(([k, x]) => `${JSON.stringify(k)}:${marcCanonical(x)}`);
+    return `{${entries.sort().join(',')}}`;
+  }
+  return `?${ctor}`;
+}
+
+/** Type names as the engine's checker writes them, in the conformance data's spelling. */
+function marcTypeName(t: string): string {
+  return t.replace(/\s+/g, ' ').replace(/google\.protobuf\.(Timestamp|Duration)/g, (_, n) => `google.protobuf.${n}`);
+}
+
+/** Runs a case on an environment of the engine the matchConditions environment is built on. */
+function runMarc(c: ConformanceCase, base: () => Environment): Outcome {
+  {
+    let env = base();
+    for (const d of c.declarations) env = env.registerVariable(d.name, marcTypeName(typeName(d.type)));
+    let parsed;
+    try {
+      parsed = env.parse(c.expr);
+      if (!c.disableCheck) {
+        const checked = parsed.check();
+        if (!checked.valid) return { error: message(checked.error), stage: 'compile' };
+        if (c.checkOnly) return { type: marcTypeName(String(checked.type)) };
+      }
+    } catch (err) {
+      return { error: message(err), stage: 'compile' };
+    }
+    const convert: Convert = { int: (v) => v, uint: (v) => new marcUint(v), map: (e) => new Map(e) };
+    const bindings: Record<string, unknown> = {};
+    for (const [name, v] of Object.entries(c.bindings)) bindings[name] = fromJson(v, convert);
+    try {
+      return { value: marcCanonical(parsed(bindings)) };
+    } catch (err) {
+      return { error: message(err), stage: 'eval' };
+    }
+  }
+}
+
+/** The engine alone, with the options the matchConditions environment gives it. */
+export const marcbachmann: ConformanceEngine = {
+  name: '@marcbachmann/cel-js',
+  run: (c) => runMarc(c, () => new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true })),
+};
+
+/** The matchConditions environment itself (the engine and the libraries the project adds to it). */
+export const matchConditions: ConformanceEngine = {
+  name: 'matchConditions environment',
+  run: (c) => runMarc(c, () => matchConditionsEnvironment().clone()),
+};
+
+// ---- @bufbuild/cel ----
+
+function bufCanonical(v: unknown): string {
+  if (typeof v === 'bigint') return `i${v}`;
+  if (typeof v === 'number') return canonicalDouble(v);
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'boolean') return String(v);
+  if (v === null || v === undefined) return 'null';
+  if (isCelUint(v)) return `u${v.value}`;
+  if (v instanceof Uint8Array) return canonicalBytes(v);
+  if (isCelList(v)) return `[${[...v].map(bufCanonical).join(',')}]`;
+  if (isCelMap(v)) return `{${[...v].map(([k, x]) => `${bufCanonical(k)}:${bufCanonical(x)}`).sort().join(',')}}`;
+  if (isCelType(v)) return `t${v.name}`;
+  return `?${(v as object).constructor?.name}`;
+}
+
+/** The candidate engine with its strings extension (it has no checker in its public API). */
+export const bufbuild: ConformanceEngine = {
+  name: '@bufbuild/cel',
+  run(c: ConformanceCase): Outcome {
+    if (c.checkOnly) return { error: 'no type checker', stage: 'compile' };
+    const env = celEnv({ namespace: c.container, funcs: strings });
+    let program;
+    try {
+      program = plan(env, parse(c.expr));
+    } catch (err) {
+      return { error: message(err), stage: 'compile' };
+    }
+    const convert: Convert = { int: (v) => v, uint: (v) => celUint(v), map: (e) => new Map(e) };
+    const bindings: Record<string, unknown> = {};
+    for (const [name, v] of Object.entries(c.bindings)) bindings[name] = fromJson(v, convert);
+    const result = program(bindings as never);
+    if (isCelError(result)) return { error: result.message, stage: 'eval' };
+    return { value: bufCanonical(result) };
+  },
+};
