@@ -188,7 +188,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const conditions = (name: string) => {
     let pool = conditionPools.get(name);
     if (!pool) {
-      const heap = options.conditionsHeapMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: options.conditionsHeapMb } } : {};
+      const heapMb = options.conditionsHeapMb;
+      const heap = heapMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: heapMb } } : {};
       pool = new ConditionPool(name, { size: options.concurrency ?? DEFAULT_CONCURRENCY, log, ...heap });
       conditionPools.set(name, pool);
     }
@@ -221,10 +222,15 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       const body = await readBody(req, MAX_REQUEST_BYTES, { budget: bodies, until: res });
       if (body === 'gone') return;
       if (body === 'too-large' || body === 'busy') {
-        const refusal = body === 'too-large' ? jsonMessage(413, 'Request Too Large') : jsonMessage(503, 'Service Unavailable');
-        const headers = { ...(refusal.headers as Record<string, string>), 'apigw-requestid': requestId, ...(body === 'busy' ? { 'retry-after': '1' } : {}) };
-        refuseAndClose(req, res, refusal.status, headers, refusal.body, drain);
-        if (body === 'busy') log(JSON.stringify({ msg: 'request', function: name, method: req.method, status: 503, outcome: 'refused', reason: `request bodies held past ${bodies.limit} bytes` }));
+        const busy = body === 'busy';
+        const refusal = busy ? jsonMessage(503, 'Service Unavailable') : jsonMessage(413, 'Request Too Large');
+        const headers = { ...(refusal.headers as Record<string, string>), 'apigw-requestid': requestId };
+        const sent = busy ? { ...headers, 'retry-after': '1' } : headers;
+        refuseAndClose(req, res, refusal.status, sent, refusal.body, drain);
+        if (busy) {
+          const line = { msg: 'request', function: name, method: req.method, status: 503, outcome: 'refused' };
+          log(JSON.stringify({ ...line, reason: `request bodies held past ${bodies.limit} bytes` }));
+        }
         return;
       }
       // A review the function's matchConditions exclude is answered as the API server would, without invoking it;

@@ -32,13 +32,28 @@ interface ApiCommandOptions {
   maxBufferedMb?: number;
 }
 
+/** Options of start-lambda. */
+interface LambdaCommandOptions {
+  host: string;
+  port: number;
+  concurrency?: number;
+  stateDir: string;
+  watch?: boolean;
+  envVars?: string;
+  logFormat?: LogFormat;
+  logFile?: string;
+  maxBufferedMb?: number;
+}
+
 const number = (value: string) => {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new KlwError(`${value} is not a whole number`);
   return n;
 };
 const collect = (value: string, previous: string[]) => [...previous, value];
-const bufferedOption = () => new Option('--max-buffered-mb <mb>', 'most MiB of request bodies held at once, across all connections (default 64)').argParser(number);
+const bufferedOption = () =>
+  new Option('--max-buffered-mb <mb>', 'most MiB of request bodies held at once, across all connections (default 64)')
+    .argParser(number);
 /** `--max-buffered-mb` as the servers' option, in bytes. */
 const bufferedBytes = (mb: number | undefined) => (mb ? { maxBufferedBytes: mb * 1024 * 1024 } : {});
 const formatOption = () => new Option('--event-format <format>', 'event source to emulate').choices(['http', 'rest', 'url']).default('http');
@@ -240,7 +255,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       .option('--watch', 'rebuild on change; pick up new, removed and re-registered functions')
       .option('--env-vars <file>', 'environment variables, SAM format: {"Parameters": {...}, "<function>": {...}}')
       .addOption(bufferedOption()),
-  ).action(async (options: { host: string; port: number; concurrency?: number; stateDir: string; watch?: boolean; envVars?: string; logFormat?: LogFormat; logFile?: string; maxBufferedMb?: number }) => {
+  ).action(async (options: LambdaCommandOptions) => {
     const log = logSink(options.logFormat ?? defaultLogFormat(), options.logFile && resolve(options.logFile));
     await serveUntilStopped(
       async () => {

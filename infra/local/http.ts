@@ -55,7 +55,9 @@ export class BodyBudget {
 
   /** `limit`: the most bytes held at once. */
   constructor(readonly limit: number) {
-    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`the body budget must be a positive whole number of bytes, not ${limit}`);
+    if (!Number.isSafeInteger(limit) || limit < 1) {
+      throw new RangeError(`the body budget must be a positive whole number of bytes, not ${limit}`);
+    }
   }
 
   /** Bytes held now. */
@@ -173,7 +175,14 @@ export interface DrainBounds {
  * status. The draining is bounded by `drain` (bytes and time); past either bound the connection
  * is closed anyway. Nothing drained is kept.
  */
-export function refuseAndClose(req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string | number>, body: Buffer | string, drain: DrainBounds): void {
+export function refuseAndClose(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string | number>,
+  body: Buffer | string,
+  drain: DrainBounds,
+): void {
   res.shouldKeepAlive = false;
   res.writeHead(status, { ...headers, connection: 'close', 'content-length': Buffer.byteLength(body) });
   res.write(body);

@@ -127,14 +127,22 @@ export async function startLambda(options: StartLambdaOptions): Promise<RunningL
       if (!pool) return serviceError(res, 404, 'ResourceNotFoundException', `Function not found: arn:aws:lambda:us-east-1:123456789012:function:${name}`, requestId);
       const body = await readBody(req, MAX_PAYLOAD_BYTES, { budget: bodies, until: res });
       if (body === 'gone') return;
+      const refusalHeaders = (type: string) => ({
+        'content-type': 'application/json',
+        'x-amzn-errortype': type,
+        'x-amzn-requestid': requestId,
+      });
       if (body === 'too-large') {
-        const text = JSON.stringify({ Type: 'User', message: `Request must be smaller than ${MAX_PAYLOAD_BYTES} bytes for the InvokeFunction operation` });
-        return refuseAndClose(req, res, 413, { 'content-type': 'application/json', 'x-amzn-errortype': 'RequestTooLargeException', 'x-amzn-requestid': requestId }, text, drain);
+        const message = `Request must be smaller than ${MAX_PAYLOAD_BYTES} bytes for the InvokeFunction operation`;
+        const text = JSON.stringify({ Type: 'User', message });
+        return refuseAndClose(req, res, 413, refusalHeaders('RequestTooLargeException'), text, drain);
       }
       if (body === 'busy') {
-        const text = JSON.stringify({ Type: 'Service', message: `the emulator holds ${bodies.limit} bytes of request bodies already; retry later` });
-        log(JSON.stringify({ msg: 'invoke', function: name, outcome: 'refused', reason: `request bodies held past ${bodies.limit} bytes` }));
-        return refuseAndClose(req, res, 503, { 'content-type': 'application/json', 'x-amzn-errortype': 'ServiceException', 'x-amzn-requestid': requestId, 'retry-after': '1' }, text, drain);
+        const message = `the emulator holds ${bodies.limit} bytes of request bodies already; retry later`;
+        const reason = `request bodies held past ${bodies.limit} bytes`;
+        log(JSON.stringify({ msg: 'invoke', function: name, outcome: 'refused', reason }));
+        const headers = { ...refusalHeaders('ServiceException'), 'retry-after': '1' };
+        return refuseAndClose(req, res, 503, headers, JSON.stringify({ Type: 'Service', message }), drain);
       }
       let event: unknown = null;
       if (body.length) {

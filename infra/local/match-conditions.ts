@@ -9,13 +9,21 @@
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
-import { answerWithoutCalling, matchConditionsFor, rejectionMessage, skipReason } from '../../lib/matchconditions/matcher.ts';
+import {
+  answerWithoutCalling,
+  matchConditionsFor,
+  rejectionMessage,
+  skipReason,
+} from '../../lib/matchconditions/matcher.ts';
 import type { AdmissionRegistration, MatchCondition, Registration } from '../../lib/registration.ts';
 import { completeAdmissionReview, parseAdmissionReview } from '../../lib/review/envelope.ts';
 import type { AdmissionReview } from '../../lib/review/schemas.ts';
 import { BAD_GATEWAY, jsonMessage, type HttpResponse } from './results.ts';
 
-/** What a worker thread needs of a registration to evaluate its conditions (a registration holds functions, which cannot cross threads). */
+/**
+ * What a worker thread needs of a registration to evaluate its conditions (a registration
+ * holds functions, which cannot cross threads).
+ */
 export interface ConditionsSpec {
   name: string;
   webhookName: string;
@@ -38,15 +46,17 @@ interface Envelope {
 
 /** True when start-api evaluates the registration's matchConditions before invoking the function. */
 export function hasMatchConditions(registration: Registration | undefined): registration is AdmissionRegistration {
-  return registration !== undefined && registration.type !== 'conversion' && (registration.matchConditions?.length ?? 0) > 0;
+  if (registration === undefined || registration.type === 'conversion') return false;
+  return (registration.matchConditions?.length ?? 0) > 0;
 }
 
 /** A review response wrapped in the request's envelope, as an HTTP answer. */
 function reviewAnswer(envelope: Envelope, response: Parameters<typeof completeAdmissionReview>[1]): HttpResponse {
+  const review = completeAdmissionReview({ apiVersion: envelope.apiVersion, request: { uid: envelope.uid } }, response);
   return {
     status: 200,
     headers: { 'content-type': 'application/json' },
-    body: Buffer.from(JSON.stringify(completeAdmissionReview({ apiVersion: envelope.apiVersion, request: { uid: envelope.uid } }, response))),
+    body: Buffer.from(JSON.stringify(review)),
   };
 }
 
@@ -56,7 +66,11 @@ function reviewAnswer(envelope: Envelope, response: Parameters<typeof completeAd
  * to be invoked or the body is no review. `onEnvelope` hears of the review before the
  * conditions are evaluated.
  */
-function evaluateBody(registration: AdmissionRegistration, body: Uint8Array, onEnvelope?: (envelope: Envelope) => void): Excluded | undefined {
+function evaluateBody(
+  registration: AdmissionRegistration,
+  body: Uint8Array,
+  onEnvelope?: (envelope: Envelope) => void,
+): Excluded | undefined {
   let json: unknown;
   try {
     json = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
@@ -69,7 +83,8 @@ function evaluateBody(registration: AdmissionRegistration, body: Uint8Array, onE
   onEnvelope?.(envelope);
   const notCalled = answerWithoutCalling(registration, parsed.review.request);
   if (!notCalled) return undefined;
-  const reason = 'matched' in notCalled.outcome ? skipReason(notCalled.outcome)! : `rejected: ${notCalled.response.status!.message}`;
+  const { outcome, response } = notCalled;
+  const reason = 'matched' in outcome ? skipReason(outcome)! : `rejected: ${response.status!.message}`;
   return { answer: reviewAnswer(envelope, notCalled.response), reason, uid: envelope.uid };
 }
 
@@ -77,14 +92,19 @@ function evaluateBody(registration: AdmissionRegistration, body: Uint8Array, onE
  * The emulator's answer to a request body when the function's matchConditions exclude the
  * review (allowed) or fail under failurePolicy Fail (denied with the API server's message);
  * undefined when the function is to be invoked, or the body is no review (the function
- * answers that with its own 400). Evaluates on the calling thread: the emulator calls it only
- * in a ConditionPool's worker.
+ * answers that with its own 400). Evaluates on the calling thread (start-api evaluates in a
+ * ConditionPool instead).
  */
-export function answerByMatchConditions(registration: Registration | undefined, body: Buffer, log: (line: string) => void): HttpResponse | undefined {
+export function answerByMatchConditions(
+  registration: Registration | undefined,
+  body: Buffer,
+  log: (line: string) => void,
+): HttpResponse | undefined {
   if (!hasMatchConditions(registration)) return undefined;
   const excluded = evaluateBody(registration, body);
   if (!excluded) return undefined;
-  log(JSON.stringify({ msg: 'not invoked: matchConditions', function: registration.name, uid: excluded.uid, reason: excluded.reason }));
+  const { uid, reason } = excluded;
+  log(JSON.stringify({ msg: 'not invoked: matchConditions', function: registration.name, uid, reason }));
   return excluded.answer;
 }
 
@@ -99,14 +119,22 @@ interface JobMessage {
 type WorkerMessage =
   | { ready: true }
   | { id: number; envelope: Envelope }
-  | { id: number; done: true; excluded?: { status: number; body: Uint8Array; reason: string; uid: string }; error?: string };
+  | { id: number; done: true; excluded?: ExcludedMessage; error?: string };
+
+/** An Excluded as it crosses threads. */
+interface ExcludedMessage {
+  status: number;
+  body: Uint8Array;
+  reason: string;
+  uid: string;
+}
 
 /** Registrations a worker thread has compiled, by spec: the matcher is compiled once per registration object. */
 const compiled = new Map<string, AdmissionRegistration>();
 /** Specs a worker thread keeps compiled (a function's conditions change only when it is re-registered). */
 const COMPILED_SPECS = 32;
 
-/** The registration object standing for a spec in this thread, the same one each time, so its conditions compile once. */
+/** The registration standing for a spec in this thread: the same object each time, so its conditions compile once. */
 function registrationFor(spec: ConditionsSpec): AdmissionRegistration {
   const key = JSON.stringify(spec);
   let registration = compiled.get(key);
@@ -118,7 +146,7 @@ function registrationFor(spec: ConditionsSpec): AdmissionRegistration {
   return registration;
 }
 
-/** Compiles a spec's conditions in a worker thread before its first review, so a review's time bound is spent on evaluating it. */
+/** Compiles a spec's conditions in a thread before its first review: a review's time bound is for evaluating it. */
 export function warmConditions(spec: ConditionsSpec): void {
   try {
     matchConditionsFor(registrationFor(spec));
@@ -131,7 +159,9 @@ export function warmConditions(spec: ConditionsSpec): void {
 export function runConditionsJob(job: JobMessage, post: (message: WorkerMessage) => void): void {
   try {
     const excluded = evaluateBody(registrationFor(job.spec), job.body, (envelope) => post({ id: job.id, envelope }));
-    post({ id: job.id, done: true, ...(excluded ? { excluded: { status: excluded.answer.status, body: excluded.answer.body, reason: excluded.reason, uid: excluded.uid } } : {}) });
+    if (!excluded) return post({ id: job.id, done: true });
+    const { answer, reason, uid } = excluded;
+    post({ id: job.id, done: true, excluded: { status: answer.status, body: answer.body, reason, uid } });
   } catch (err) {
     post({ id: job.id, done: true, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
   }
@@ -146,7 +176,7 @@ const WORKER_FILE = fileURLToPath(new URL('./conditions-worker.mjs', import.meta
  */
 export const CONDITIONS_HEAP_MB = 512;
 
-/** Reviews waiting for a free evaluator of one function before the emulator answers 429, as the function's pool does. */
+/** Reviews waiting for a free thread of one function before the emulator answers 429, as the function's pool does. */
 export const MAX_QUEUED_CONDITIONS = 256;
 
 /** Options of a ConditionPool. */
@@ -205,8 +235,9 @@ export class ConditionPool extends EventEmitter {
 
   /**
    * Evaluates a registration's conditions for a request body, within `timeoutMs` of a thread
-   * starting on it (a thread starts, and compiles the conditions, before the clock runs): the answer the emulator sends when the function is not to be invoked,
-   * undefined when it is (the conditions hold, or the body is no review).
+   * starting on it (a thread starts, and compiles the conditions, before the clock runs): the
+   * answer the emulator sends when the function is not to be invoked, undefined when it is
+   * (the conditions hold, or the body is no review).
    */
   evaluate(registration: AdmissionRegistration, body: Buffer, timeoutMs: number): Promise<HttpResponse | undefined> {
     if (this.closed) return Promise.resolve(BAD_GATEWAY);
@@ -238,9 +269,10 @@ export class ConditionPool extends EventEmitter {
     }
   }
 
-  /** Starts a thread, which compiles `spec` (the conditions of the review it is started for) before it says it is ready. */
+  /** Starts a thread, which compiles `spec` (of the review it is started for) before it says it is ready. */
   private spawn(spec: ConditionsSpec): void {
-    const worker = new Worker(WORKER_FILE, { resourceLimits: this.options.resourceLimits ?? { maxOldGenerationSizeMb: CONDITIONS_HEAP_MB } });
+    const resourceLimits = this.options.resourceLimits ?? { maxOldGenerationSizeMb: CONDITIONS_HEAP_MB };
+    const worker = new Worker(WORKER_FILE, { resourceLimits });
     worker.postMessage({ warm: spec });
     const evaluator: Evaluator = { worker, ready: false };
     this.evaluators.add(evaluator);
@@ -271,26 +303,32 @@ export class ConditionPool extends EventEmitter {
       return;
     }
     evaluator.job = undefined;
-    if (message.error !== undefined) this.settle(job, this.failed(job, `evaluation failed: ${message.error}`, BAD_GATEWAY));
-    else if (message.excluded) {
+    if (message.error !== undefined) {
+      this.settle(job, this.failed(job, `evaluation failed: ${message.error}`, BAD_GATEWAY));
+    } else if (message.excluded) {
       const { status, body, reason, uid } = message.excluded;
       this.options.log(JSON.stringify({ msg: 'not invoked: matchConditions', function: this.name, uid, reason }));
-      this.settle(job, { status, headers: { 'content-type': 'application/json' }, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength) });
+      const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+      this.settle(job, { status, headers: { 'content-type': 'application/json' }, body: text });
     } else this.settle(job, undefined);
     this.pump();
   }
 
-  /** The webhook's timeout passed while a thread evaluated the review: the thread is stopped, the review answered by failurePolicy. */
+  /** The timeout passed while a thread evaluated the review: the thread is stopped, the review answered by policy. */
   private timedOut(evaluator: Evaluator, job: Job): void {
     if (evaluator.job !== job) return;
     evaluator.job = undefined;
     this.retire(evaluator);
     const seconds = job.timeoutMs / 1000;
-    this.settle(job, this.failed(job, `the conditions did not finish within the webhook's timeout (${seconds}s)`, jsonMessage(504, 'Endpoint request timed out')));
+    const error = `the conditions did not finish within the webhook's timeout (${seconds}s)`;
+    this.settle(job, this.failed(job, error, jsonMessage(504, 'Endpoint request timed out')));
     this.pump();
   }
 
-  /** A thread died (out of memory, or it could not start): its review is answered by failurePolicy; one that never got ready fails those waiting. */
+  /**
+   * A thread died (out of memory, or it could not start): its review is answered by
+   * failurePolicy; when it never got ready, those waiting fail too.
+   */
   private lost(evaluator: Evaluator, why: string): void {
     if (!this.evaluators.has(evaluator)) return;
     this.evaluators.delete(evaluator);
@@ -299,7 +337,8 @@ export class ConditionPool extends EventEmitter {
     if (job) this.settle(job, this.failed(job, `evaluation failed: ${why}`, BAD_GATEWAY));
     if (!evaluator.ready && !this.closed) {
       // It could not load the evaluator: starting another would fail the same way.
-      this.options.log(JSON.stringify({ msg: 'emulator fault', error: `matchConditions evaluator of ${this.name} did not start: ${why}` }));
+      const error = `matchConditions evaluator of ${this.name} did not start: ${why}`;
+      this.options.log(JSON.stringify({ msg: 'emulator fault', error }));
       for (const waiting of this.queue.splice(0)) this.settle(waiting, BAD_GATEWAY);
       return;
     }
@@ -320,10 +359,14 @@ export class ConditionPool extends EventEmitter {
   private failed(job: Job, error: string, fallback: HttpResponse): HttpResponse {
     const { spec, envelope } = job;
     const ignore = spec.failurePolicy === 'Ignore';
-    this.options.log(JSON.stringify({ msg: 'not invoked: matchConditions', function: this.name, ...(envelope ? { uid: envelope.uid } : {}), reason: error, failurePolicy: spec.failurePolicy }));
+    const uid = envelope ? { uid: envelope.uid } : {};
+    const { failurePolicy } = spec;
+    const line = { msg: 'not invoked: matchConditions', function: this.name, ...uid, reason: error, failurePolicy };
+    this.options.log(JSON.stringify(line));
     if (!envelope) return fallback;
     if (ignore) return reviewAnswer(envelope, { allowed: true });
-    return reviewAnswer(envelope, { allowed: false, status: { code: 500, reason: 'InternalError', message: rejectionMessage(spec.webhookName, { error }) } });
+    const message = rejectionMessage(spec.webhookName, { error });
+    return reviewAnswer(envelope, { allowed: false, status: { code: 500, reason: 'InternalError', message } });
   }
 
   private settle(job: Job, answer: HttpResponse | undefined): void {

@@ -32,9 +32,10 @@ export default webhook;
 };
 // One regex scan of a 1 MiB annotation per item of spec.n: about 0.1 s each, minutes for 5,000
 // items, far inside the cost limit (a few units per item). With no items it is true at once.
-const SLOW = `{ name: 'slow', expression: "!object.spec.n.exists(i, object.metadata.annotations['big'].matches('[a-z]+[0-9]'))" }`;
+const BIG = "object.metadata.annotations['big']";
+const SLOW = `{ name: 'slow', expression: "!object.spec.n.exists(i, ${BIG}.matches('[a-z]+[0-9]'))" }`;
 // A 1 MiB copy of the annotation kept per item: gigabytes for 5,000 items, past the thread's heap.
-const HUNGRY = `{ name: 'hungry', expression: "object.spec.n.map(i, object.metadata.annotations['big'].upperAscii()).size() >= 0" }`;
+const HUNGRY = `{ name: 'hungry', expression: "object.spec.n.map(i, ${BIG}.upperAscii()).size() >= 0" }`;
 addFunction('slow', `matchConditions: [${SLOW}], timeoutSeconds: 30,`);
 addFunction('fast', '', 'allow()');
 addFunction('slow-fail', `matchConditions: [${SLOW}], timeoutSeconds: 1, failurePolicy: 'Fail',`);
@@ -42,7 +43,15 @@ addFunction('slow-ignore', `matchConditions: [${SLOW}], timeoutSeconds: 1, failu
 addFunction('hungry', `matchConditions: [${HUNGRY}], timeoutSeconds: 30, failurePolicy: 'Fail',`);
 
 const pod = (spec: Record<string, unknown> = {}, annotations?: Record<string, string>) =>
-  admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default', ...(annotations ? { annotations } : {}) }, spec } as KubeObject, { namespace: 'default' });
+  admissionReview(
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', namespace: 'default', ...(annotations && { annotations }) },
+      spec,
+    } as KubeObject,
+    { namespace: 'default' },
+  );
 /** A review the slow condition takes minutes over. */
 const heavy = () => pod({ n: Array.from({ length: 5_000 }, (_, i) => i) }, { big: 'a'.repeat(1024 * 1024) });
 /** A review the slow condition answers at once (true: the function is called). */
@@ -53,9 +62,11 @@ let bounded: RunningApi;
 const logs: string[] = [];
 before(async () => {
   // Ten minutes: the slow condition is still running whenever the test looks.
-  api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), log: (l) => logs.push(l), functionLog: () => {}, concurrency: 2, conditionsTimeoutMs: 600_000 });
+  const log = (l: string) => logs.push(l);
+  const common = { root: work, port: 0, stateDir: join(work, '.state'), log, functionLog: () => {}, concurrency: 2 };
+  api = await startApi({ ...common, conditionsTimeoutMs: 600_000 });
   // The webhooks' own timeouts; a small heap for the conditions, which the hungry one exhausts.
-  bounded = await startApi({ root: work, port: 0, build: false, stateDir: join(work, '.state'), log: (l) => logs.push(l), functionLog: () => {}, concurrency: 2, conditionsHeapMb: 64 });
+  bounded = await startApi({ ...common, build: false, conditionsHeapMb: 64 });
 });
 after(async () => {
   await api?.close();
@@ -65,11 +76,12 @@ after(async () => {
 
 function post(server: RunningApi, path: string, body: unknown): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    const options = { method: 'POST', headers: { 'content-type': 'application/json' }, agent: new Agent({ ca: readFileSync(server.caPath), keepAlive: false }) };
+    const agent = new Agent({ ca: readFileSync(server.caPath), keepAlive: false });
+    const options = { method: 'POST', headers: { 'content-type': 'application/json' }, agent };
     const req = httpsRequest(`${server.url}${path}`, options, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()) }));
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -98,14 +110,17 @@ describe('matchConditions run off the emulator\'s event loop', () => {
     void slow;
   });
 
-  it('answers a condition past the webhook\'s timeout by failurePolicy Fail: the API server\'s error, function not called', async () => {
+  it('answers conditions past the webhook\'s timeout by failurePolicy Fail: the API server\'s error', async () => {
     const out = await post(bounded, '/slow-fail', heavy());
     assert.equal(out.status, 200);
     assert.equal(out.body.response.allowed, false);
     assert.equal(out.body.response.status.code, 500);
     assert.match(
       out.body.response.status.message,
-      /^Internal error occurred: failed calling webhook "slow-fail\.webhooks\.kube-lambda\.dev": failed evaluating match conditions: the conditions did not finish within the webhook's timeout \(1s\)$/,
+      new RegExp(
+        '^Internal error occurred: failed calling webhook "slow-fail\\.webhooks\\.kube-lambda\\.dev": ' +
+          "failed evaluating match conditions: the conditions did not finish within the webhook's timeout \\(1s\\)$",
+      ),
     );
     assert.ok(logs.some((l) => l.includes('"function":"slow-fail"') && l.includes('did not finish within')));
     assert.equal(bounded.conditions('slow-fail').size, 0, 'the thread that ran past the timeout is stopped');
@@ -114,16 +129,18 @@ describe('matchConditions run off the emulator\'s event loop', () => {
     assert.equal(next.body.response.status.message, 'called');
   });
 
-  it('answers a condition past the webhook\'s timeout by failurePolicy Ignore: allowed, function not called', async () => {
+  it('answers conditions past the webhook\'s timeout by failurePolicy Ignore: allowed, no call', async () => {
     const review = heavy();
     const out = await post(bounded, '/slow-ignore', review);
-    assert.deepEqual(out.body, { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: true } });
+    const allowed = { uid: review.request.uid, allowed: true };
+    assert.deepEqual(out.body, { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: allowed });
   });
 
-  it('answers a condition that exhausts its thread\'s memory by failurePolicy, and evaluates the next review', async () => {
+  it('answers conditions that exhaust their thread\'s memory by failurePolicy, and evaluates the next', async () => {
     const out = await post(bounded, '/hungry', heavy());
     assert.equal(out.body.response.allowed, false);
-    assert.match(out.body.response.status.message, /failed evaluating match conditions: evaluation failed: .*(ERR_WORKER_OUT_OF_MEMORY|out of memory)/i);
+    const failed = /failed evaluating match conditions: evaluation failed: .*(ERR_WORKER_OUT_OF_MEMORY|out of memory)/i;
+    assert.match(out.body.response.status.message, failed);
     const next = await post(bounded, '/hungry', light());
     assert.equal(next.body.response.status.message, 'called');
   });

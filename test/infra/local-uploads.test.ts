@@ -20,7 +20,8 @@ mkdirSync(join(work, 'functions', 'echo'), { recursive: true });
 writeFileSync(
   join(work, 'functions', 'echo', 'index.ts'),
   `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
-export const handler = async (event: { body?: string }) => ({ statusCode: 200, body: 'ok:' + (event?.body ?? JSON.stringify(event)).length });
+export const handler = async (event: { body?: string }) =>
+  ({ statusCode: 200, body: 'ok:' + (event?.body ?? JSON.stringify(event)).length });
 export default defineValidatingWebhook({ name: 'echo', rules: [], auth: 'none', validate: () => allow() });
 `,
 );
@@ -34,9 +35,11 @@ let api: RunningApi;
 let lambda: RunningLambda;
 let tight: RunningLambda;
 before(async () => {
-  api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), log: () => {}, functionLog: () => {}, concurrency: 1, timeouts });
-  lambda = await startLambda({ root: work, port: 0, build: false, stateDir: join(work, '.state'), log: () => {}, functionLog: () => {}, concurrency: 1, timeouts });
-  tight = await startLambda({ root: work, port: 0, build: false, stateDir: join(work, '.state'), log: () => {}, functionLog: () => {}, concurrency: 1, timeouts, maxBufferedBytes: TIGHT });
+  const quiet = { log: () => {}, functionLog: () => {} };
+  const common = { root: work, port: 0, stateDir: join(work, '.state'), ...quiet, concurrency: 1, timeouts };
+  api = await startApi(common);
+  lambda = await startLambda({ ...common, build: false });
+  tight = await startLambda({ ...common, build: false, maxBufferedBytes: TIGHT });
 });
 after(async () => {
   await api?.close();
@@ -46,12 +49,16 @@ after(async () => {
 });
 
 const INVOKE = '/2015-03-31/functions/echo/invocations';
+/** One chunk of a chunked body. */
+const chunked = (data: Buffer) =>
+  Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n')]);
 type Outcome = { status: number; body: string } | { error: string };
 
 /** POSTs a whole body with Node's client; the outcome is the status, or the error the client saw instead. */
 function post(url: string, body: Buffer, https = false): Promise<Outcome> {
   return new Promise((resolve) => {
-    const options = { method: 'POST', headers: { 'content-type': 'application/json' }, ...(https ? { agent: new Agent({ ca: readFileSync(api.caPath), keepAlive: false }) } : {}) };
+    const agent = https ? { agent: new Agent({ ca: readFileSync(api.caPath), keepAlive: false }) } : {};
+    const options = { method: 'POST', headers: { 'content-type': 'application/json' }, ...agent };
     const req = (https ? httpsRequest : httpRequest)(url, options, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
@@ -68,7 +75,8 @@ async function open(server: 'api' | RunningLambda): Promise<{ socket: Socket; st
   const socket: Socket =
     server === 'api'
       ? await new Promise((resolve, reject) => {
-          const s = tlsConnect({ host: '127.0.0.1', port: api.port, ca: readFileSync(api.caPath), servername: 'localhost' }, () => resolve(s));
+          const options = { host: '127.0.0.1', port: api.port, ca: readFileSync(api.caPath), servername: 'localhost' };
+          const s = tlsConnect(options, () => resolve(s));
           s.once('error', reject);
         })
       : await new Promise((resolve, reject) => {
@@ -114,16 +122,19 @@ async function drained(budget: BodyBudget, guardMs = 60_000): Promise<void> {
   }
 }
 
+/** What a client that sends a whole request saw: the status, and the socket's error. */
+type Whole = { status?: number; error?: string };
+
 /**
  * Sends a whole request at once, as a client that writes before it reads does, and reads until the
  * server closes: the first status line seen, and the error the socket met (EPIPE when the server
  * closed while the body was still being sent, ECONNRESET when it reset the connection), if any.
  */
-async function sendWhole(server: 'api' | RunningLambda, path: string, body: Buffer): Promise<{ status?: number; error?: string }> {
+async function sendWhole(server: 'api' | RunningLambda, path: string, body: Buffer): Promise<Whole> {
   const { socket, status } = await open(server);
   let error: string | undefined;
   socket.on('error', (err: NodeJS.ErrnoException) => (error ??= err.code ?? err.message));
-  socket.write(`POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+  socket.write(`POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${body.length}\r\n\r\n`);
   socket.end(body);
   await new Promise((resolve) => socket.once('close', resolve));
   const seen = await status;
@@ -154,7 +165,7 @@ describe('an upload one byte over the limit', () => {
       const { socket, status } = await open(lambda);
       socket.write(`POST ${INVOKE} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n`);
       const chunk = Buffer.alloc(MiB, 'a');
-      for (let n = 0; n < 7; n++) socket.write(Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]));
+      for (let n = 0; n < 7; n++) socket.write(chunked(chunk));
       socket.write('0\r\n\r\n');
       assert.equal(await status, 413, `try ${i}`);
       socket.destroy();
@@ -177,12 +188,12 @@ describe('the bytes of unfinished uploads are capped across connections', () => 
     for (const bad of [0, -1, 1.5, NaN, Infinity]) assert.throws(() => new BodyBudget(bad), RangeError);
   });
 
-  it('start-api: 60 connections each announcing 9 MiB and stalling hold at most the cap; the rest get 503', async () => {
+  it('start-api: 60 connections announcing 9 MiB each and stalling hold at most the cap; others get 503', async () => {
     const size = 9 * MiB;
     const fits = Math.floor(DEFAULT_MAX_BUFFERED_BYTES / size);
     const conns = await Promise.all(Array.from({ length: 60 }, () => open('api')));
     for (const { socket } of conns) {
-      socket.write(`POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`);
+      socket.write(`POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${size}\r\n\r\n`);
       socket.write(Buffer.alloc(64 * 1024, 'a'));
     }
     const refused = await settledCount(
@@ -203,7 +214,7 @@ describe('the bytes of unfinished uploads are capped across connections', () => 
     const chunk = Buffer.alloc(MiB, 'a');
     for (const { socket } of conns) {
       socket.write(`POST ${INVOKE} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n`);
-      socket.write(Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]));
+      socket.write(chunked(chunk));
     }
     // At most 4 whole MiB fit: at least 6 uploads are refused, each as soon as its bytes do not fit.
     const refused = await settledCount(
@@ -211,7 +222,8 @@ describe('the bytes of unfinished uploads are capped across connections', () => 
       6,
     );
     assert.ok(refused.every((s) => s === 503), `statuses ${refused}`);
-    assert.ok(tight.bodies.held <= TIGHT && tight.bodies.peak <= TIGHT, `held ${tight.bodies.held}, peak ${tight.bodies.peak}`);
+    const { held, peak } = tight.bodies;
+    assert.ok(held <= TIGHT && peak <= TIGHT, `held ${held}, peak ${peak}`);
     for (const { socket } of conns) socket.destroy();
     await drained(tight.bodies);
   });
@@ -234,10 +246,10 @@ describe('the bytes of unfinished uploads are capped across connections', () => 
     await drained(tight.bodies);
   });
 
-  it('a trickling client holds only its own bytes: others are served meanwhile, and its body is taken when it ends', async () => {
+  it('a trickling client holds only its own bytes; others are served meanwhile; its body is taken', async () => {
     const body = `"${'a'.repeat(200)}"`;
     const trickler = await open(tight);
-    trickler.socket.write(`POST ${INVOKE} HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+    trickler.socket.write(`POST ${INVOKE} HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n`);
     let answered = false;
     void trickler.status.then(() => (answered = true));
     for (let i = 0; i < 100; i++) {
