@@ -30,6 +30,11 @@ export class KlwError extends Error {
   }
 }
 
+/** What a function module lacks when it has no default registration (nor `handler`), and the fix. */
+export const NO_REGISTRATION =
+  'exports no default registration: end it with `export default defineValidatingWebhook({...})` ' +
+  '(or defineMutatingWebhook, defineConversionWebhook); klw build makes the Lambda handler from it';
+
 /** The names of the function folders under `<root>/functions` (those with an entry file), sorted. */
 export function functionNames(root: string): string[] {
   return findFunctions(root).map((f) => f.name);
@@ -78,6 +83,14 @@ async function importFunction(root: string, source: FunctionSource): Promise<unk
   return import(pathToFileURL(file).href);
 }
 
+/** A value as an error names it: `a string`, `an object`, `null`. */
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  const type = typeof value;
+  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
+}
+
 /**
  * Imports every function (or the named ones) and reads the registration it exports:
  * the one source of truth for bundles, manifests and deployment. A project without any
@@ -93,13 +106,16 @@ export async function loadFunctions(root: string, only?: string[]): Promise<Func
   const entries: FunctionEntry[] = [];
   for (const source of only?.length ? sources.filter((s) => only.includes(s.name)) : sources) {
     const file = relative(resolve(root), source.entry).split('\\').join('/');
-    const mod = (await importFunction(root, source)) as { default?: AdmissionWebhook | ConversionWebhook };
+    const mod = (await importFunction(root, source)) as { default?: AdmissionWebhook | ConversionWebhook; handler?: unknown };
     const webhook = mod.default;
     if (!webhook?.registration || typeof webhook.handler !== 'function') {
-      throw new KlwError(`${file} must export default the result of defineValidatingWebhook, defineMutatingWebhook or defineConversionWebhook`);
+      throw new KlwError(`${file} ${webhook === undefined ? NO_REGISTRATION : `exports default ${describe(webhook)}, not a registration: export default the value defineValidatingWebhook, defineMutatingWebhook or defineConversionWebhook returns`}`);
+    }
+    if (mod.handler !== undefined && typeof mod.handler !== 'function') {
+      throw new KlwError(`${file} exports handler as ${describe(mod.handler)}, not a function: remove that export (klw build makes the handler from the default export) or export webhook.handler`);
     }
     if (webhook.registration.name !== source.name) {
-      throw new KlwError(`functions/${source.name} registers the name "${webhook.registration.name}"; the folder and the name must match`);
+      throw new KlwError(`${file}: function ${source.name} registers the name "${webhook.registration.name}"; the folder and the registration's name must match: rename one`);
     }
     entries.push({ name: source.name, entry: source.entry, webhook, registration: webhook.registration });
   }

@@ -229,7 +229,10 @@ export async function describeConformance(options: DescribeConformanceOptions = 
     describe(`${source.name} conformance`, () => {
       if (!webhook?.registration || typeof webhook.handler !== 'function') {
         it('exports its webhook', () => {
-          assert.fail(`${relative(root, source.entry)} must export default the result of defineValidatingWebhook, defineMutatingWebhook or defineConversionWebhook`);
+          assert.fail(
+            `${relative(root, source.entry)} exports no default registration: end it with ` +
+              '`export default defineValidatingWebhook({...})` (or defineMutatingWebhook, defineConversionWebhook)',
+          );
         });
         return;
       }

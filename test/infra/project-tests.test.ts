@@ -95,7 +95,7 @@ export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['
     try {
       const { code, out } = klwTest(work, 'test/functions/conformance.test.ts');
       assert.notEqual(code, 0, out);
-      assert.match(out, /functions\/no-export\/index\.ts must export default the result of defineValidatingWebhook/);
+      assert.match(out, /functions\/no-export\/index\.ts exports no default registration: end it with `export default defineValidatingWebhook/);
     } finally {
       rmSync(join(work, 'functions', 'no-export'), { recursive: true });
     }

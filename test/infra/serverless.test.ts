@@ -218,7 +218,7 @@ describe('serverless package (osls, offline) with the plugin', () => {
       writeFileSync(join(work, 'serverless.yml'), yml({ service: 'klw-fixture' }));
       const result = await runServerless(work, ['package', '--stage', 'test', '--package', join(out, 'broken')], env);
       assert.notEqual(result.code, 0);
-      assert.match(result.stdout + result.stderr, /kube-lambda-webhooks: functions\/broken\/index.ts must export default/);
+      assert.match(result.stdout + result.stderr, /kube-lambda-webhooks: functions\/broken\/index.ts exports default a number, not a registration: export default/);
     } finally {
       rmSync(join(work, 'functions', 'broken'), { recursive: true, force: true });
     }
