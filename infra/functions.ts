@@ -80,7 +80,13 @@ async function importFunction(root: string, source: FunctionSource): Promise<unk
     for (const old of readdirSync(dir)) if (old.startsWith(`${source.name}-`) && /^[0-9a-f]{16}\.mjs$/.test(old.slice(source.name.length + 1))) rmSync(join(dir, old), { force: true });
     writeFileSync(file, code);
   }
-  return import(pathToFileURL(file).href);
+  try {
+    return await import(pathToFileURL(file).href);
+  } catch (err) {
+    // A registration refused by define…Webhook (or any throw at load) names the file it is in.
+    const message = err instanceof Error ? err.message : String(err);
+    throw new KlwError(`${relative(root, source.entry).split('\\').join('/')}: ${message}`, { cause: err });
+  }
 }
 
 /** A value as an error names it: `a string`, `an object`, `null`. */

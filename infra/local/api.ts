@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { EventSource } from '../../lib/gateway/sources.ts';
-import { checkPathSecret } from '../../lib/auth.ts';
+import { checkPathSecret, PATH_SECRET_MIN_LENGTH } from '../../lib/auth.ts';
 import { eventFromHttp } from '../../lib/harness/events.ts';
 import { KlwError } from '../functions.ts';
 import { lintDocuments } from '../lint.ts';
@@ -170,6 +170,9 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       const pool = pools.get(name);
       if (!pool) {
         send(res, jsonMessage(404, 'Not Found'), requestId, timeouts.sendMs);
+        // Logged, so a URL that names no function is seen: segments long enough to be a secret hidden, the path bounded.
+        const shown = routed.slice(0, 256).split('/').map((s) => (s.length >= PATH_SECRET_MIN_LENGTH ? '***' : s)).join('/');
+        log(JSON.stringify({ msg: 'request', method: req.method, path: shown, status: 404, outcome: 'refused', reason: 'no function at this path', functions: [...pools.keys()] }));
         return;
       }
       // As API Gateway's `/<name>/{secret}` route and the function itself would: the path secret is

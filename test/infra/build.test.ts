@@ -114,6 +114,13 @@ describe('the bundle entry klw build generates', () => {
     }
   });
 
+  it('names the file and the function of a registration define…Webhook refuses', async () => {
+    fn('slow', onlyDefault.replace("'only-default'", "'slow'").replace("  rules:", '  timeoutSeconds: 99,\n  rules:'));
+    const { code, stderr } = await klw('build');
+    assert.equal(code, 1);
+    assert.match(stderr, /^klw: functions\/slow\/index\.ts: function slow: timeoutSeconds must be a whole number from 1 to 30, got 99$/m);
+  });
+
   it('refuses a default export that is not a registration, and a handler export that is not a function', async () => {
     fn('not-a-webhook', 'export default { name: "not-a-webhook" };\n');
     assert.match((await klw('build')).stderr, /functions\/not-a-webhook\/index\.ts exports default an object, not a registration: export default the value defineValidatingWebhook/);
