@@ -57,6 +57,46 @@ export interface ConformanceOptions {
    * for functions that need more to say anything.
    */
   sample?: KubeObject;
+  /**
+   * CustomResourceDefinitions (parsed manifests) whose schemas objects of their resources are
+   * generated from; describeConformance passes those of the project's conversion functions.
+   */
+  crds?: unknown[];
+}
+
+/** The parts of a CRD manifest samples are generated from. */
+interface CrdShape {
+  kind?: string;
+  spec?: {
+    group?: string;
+    scope?: string;
+    names?: { plural?: string; kind?: string };
+    versions?: Array<{ name?: string; served?: boolean; schema?: { openAPIV3Schema?: unknown } }>;
+  };
+}
+
+/** The CRD of a group and plural resource among `crds`, if any. */
+function crdFor(crds: unknown[] | undefined, group: string, resource: string): CrdShape | undefined {
+  return (crds ?? []).find((c): c is CrdShape => {
+    const crd = c as CrdShape | null;
+    return crd?.kind === 'CustomResourceDefinition' && crd.spec?.group === group && crd.spec?.names?.plural === resource;
+  });
+}
+
+/** The versions a CRD lists, when it lists them as it should. */
+function crdVersions(crd: CrdShape | undefined): NonNullable<NonNullable<CrdShape['spec']>['versions']> {
+  return Array.isArray(crd?.spec?.versions) ? crd.spec.versions.filter((v) => v && typeof v.name === 'string') : [];
+}
+
+/** The CRDs in a manifest file (none when it cannot be read as YAML). */
+function readCrds(file: string): unknown[] {
+  try {
+    return parseAllDocuments(readFileSync(file, 'utf8'))
+      .map((d) => d.toJS() as CrdShape | null)
+      .filter((d) => d?.kind === 'CustomResourceDefinition');
+  } catch {
+    return [];
+  }
 }
 
 // Stand-ins for wildcards in rules: any concrete value is one the webhook must answer.
@@ -77,21 +117,23 @@ interface Target {
   object: KubeObject;
 }
 
-function targets(reg: AdmissionRegistration, sample: KubeObject | undefined): Target[] {
+function targets(reg: AdmissionRegistration, sample: KubeObject | undefined, crds: unknown[] | undefined): Target[] {
   const out: Target[] = [];
   const seen = new Set<string>();
   for (const rule of reg.rules) {
     const group = pick(rule.apiGroups, ANY_GROUP);
-    const version = pick(rule.apiVersions, ANY_VERSION);
     const [resourcePart = ANY_RESOURCE, sub] = pick(rule.resources, ANY_RESOURCE).split('/');
     const resource = resourcePart === '*' ? ANY_RESOURCE : resourcePart;
+    const crd = crdFor(crds, group, resource);
+    // Any version of a CRD the project ships: its first served one.
+    const version = pick(rule.apiVersions, crdVersions(crd).find((v) => v.served !== false)?.name ?? ANY_VERSION);
     const subResource = sub === undefined ? undefined : sub === '*' ? ANY_SUBRESOURCE : sub;
     const operations = rule.operations.includes('*') ? OBJECT_OPERATIONS : rule.operations.filter((o): o is Operation => o !== '*' && o !== 'CONNECT');
     for (const operation of operations) {
       const key = [operation, group, version, resource, subResource].join('|');
       if (seen.has(key)) continue;
       seen.add(key);
-      const object: KubeObject = sample ? structuredClone(sample) : sampleFor(reg, rule, group, version, resource);
+      const object: KubeObject = sample ? structuredClone(sample) : sampleFor(reg, rule, group, version, resource, crd);
       out.push({ operation, group, version, resource, ...(subResource ? { subResource } : {}), object });
     }
   }
@@ -103,18 +145,21 @@ function pick(values: string[], wildcard: string): string {
   return first === '*' ? wildcard : first;
 }
 
-function sampleFor(reg: AdmissionRegistration, rule: RuleWithOperations, group: string, version: string, resource: string): KubeObject {
-  const kind = kindOf(resource);
-  const clusterScoped = rule.scope === 'Cluster' || kind === 'Namespace';
+function sampleFor(reg: AdmissionRegistration, rule: RuleWithOperations, group: string, version: string, resource: string, crd?: CrdShape): KubeObject {
+  const kind = crd?.spec?.names?.kind ?? kindOf(resource);
+  const clusterScoped = rule.scope === 'Cluster' || kind === 'Namespace' || crd?.spec?.scope === 'Cluster';
   const metadata: NonNullable<KubeObject['metadata']> = { name: 'conformance', uid: '5f7b1d5e-0000-4000-8000-000000000001' };
   if (!clusterScoped) metadata.namespace = 'default';
   if (reg.objectSelector?.matchLabels) metadata.labels = { ...reg.objectSelector.matchLabels };
-  return { apiVersion: group ? `${group}/${version}` : version, kind, metadata };
+  // A CRD the project ships: the object holds what its schema for the version requires.
+  const fields = sampleFromSchema(crdVersions(crd).find((v) => v.name === version)?.schema?.openAPIV3Schema);
+  const object = fields && typeof fields === 'object' && !Array.isArray(fields) ? (fields as Record<string, unknown>) : {};
+  return { ...object, apiVersion: group ? `${group}/${version}` : version, kind, metadata };
 }
 
 function admissionChecks(webhook: AdmissionWebhook, options: ConformanceOptions): ConformanceCheck[] {
   const reg = webhook.registration;
-  const list = targets(reg, options.sample);
+  const list = targets(reg, options.sample, options.crds);
   const reviewFor = (t: Target, version: 'v1' | 'v1beta1', object: KubeObject | null = t.object) =>
     admissionReview(t.operation === 'DELETE' ? null : object, {
       version,
@@ -372,9 +417,17 @@ export async function describeConformance(options: DescribeConformanceOptions = 
     it('conformance: no functions yet', (t) => t.diagnostic(noFunctionsMessage(root)));
     return;
   }
+  const loaded: Array<{ source: (typeof sources)[number]; webhook: AdmissionWebhook | ConversionWebhook | undefined }> = [];
   for (const source of sources) {
     const mod = (await import(pathToFileURL(source.entry).href)) as { default?: AdmissionWebhook | ConversionWebhook };
-    const webhook = mod.default;
+    loaded.push({ source, webhook: mod.default });
+  }
+  // The CRDs the project ships: admission functions on their resources get objects of their schemas.
+  const crds = loaded.flatMap(({ webhook }) => {
+    const reg = webhook?.registration;
+    return reg?.type === 'conversion' && reg.crdManifest && existsSync(resolve(root, reg.crdManifest)) ? readCrds(resolve(root, reg.crdManifest)) : [];
+  });
+  for (const { source, webhook } of loaded) {
     describe(`${source.name} conformance`, () => {
       if (!webhook?.registration || typeof webhook.handler !== 'function') {
         it('exports its webhook', () => {
@@ -386,7 +439,7 @@ export async function describeConformance(options: DescribeConformanceOptions = 
         return;
       }
       const sample = options.samples?.[source.name];
-      for (const check of conformanceChecks(webhook, { root, ...(sample ? { sample } : {}) })) {
+      for (const check of conformanceChecks(webhook, { root, crds, ...(sample ? { sample } : {}) })) {
         it(check.name, async (t) => {
           const outcome = await check.run();
           if (outcome) t.skip(outcome.skipped);

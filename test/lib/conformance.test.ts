@@ -194,6 +194,36 @@ spec:
   });
 });
 
+describe('conformance of an admission function on a CRD the project ships', () => {
+  it('sends objects of the CRD\'s kind, scope, version and schema', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      spec: {
+        group: 'example.com',
+        scope: 'Cluster',
+        names: { plural: 'gadgets', kind: 'Gadget' },
+        versions: [
+          { name: 'v1alpha1', served: false },
+          { name: 'v2', served: true, schema: { openAPIV3Schema: { type: 'object', required: ['spec'], properties: { spec: { type: 'object', required: ['color'], properties: { color: { type: 'string', enum: ['red', 'blue'] } } } } } } },
+        ],
+      },
+    };
+    const seen: unknown[] = [];
+    const gadgets = defineValidatingWebhook({
+      name: 'gadgets',
+      rules: [{ operations: ['CREATE'], apiGroups: ['example.com'], apiVersions: ['*'], resources: ['gadgets'] }],
+      validate: (request) => (seen.push(request.object), allow()),
+    });
+    await expectConformance(gadgets, { crds: [crd] });
+    assert.deepEqual(seen[0], { spec: { color: 'red' }, apiVersion: 'example.com/v2', kind: 'Gadget', metadata: { name: 'conformance', uid: '5f7b1d5e-0000-4000-8000-000000000001' } });
+    seen.length = 0;
+    await expectConformance(gadgets);
+    assert.deepEqual((seen[0] as any).kind, 'Gadget', 'without the CRD: the kind guessed from the plural');
+    assert.equal((seen[0] as any).spec, undefined);
+  });
+});
+
 describe('samples generated from a CRD schema', () => {
   it('hold every required field, of its type, enum, format and bounds', () => {
     const schema = {
