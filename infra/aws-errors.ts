@@ -19,7 +19,12 @@ const CREDENTIAL_ERRORS = new Set([
   'TokenRefreshRequired',
 ]);
 /** Error names of credentials that work but may not do what was asked. */
-const PERMISSION_ERRORS = new Set(['AccessDenied', 'AccessDeniedException', 'UnauthorizedOperation', 'AuthorizationError']);
+const PERMISSION_ERRORS = new Set([
+  'AccessDenied',
+  'AccessDeniedException',
+  'UnauthorizedOperation',
+  'AuthorizationError',
+]);
 /** Error names of something that is not there: in another region or stage, or not deployed. */
 const MISSING_ERRORS = new Set(['ResourceNotFoundException', 'ParameterNotFound', 'NotFoundException']);
 /** Network errors: the region's endpoint could not be reached (or named). */
@@ -27,7 +32,9 @@ const NETWORK_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'ECONNR
 
 /** The profile the default credential chain uses, as messages name it. */
 function profile(env: NodeJS.ProcessEnv): string {
-  return env.AWS_PROFILE ? `profile ${JSON.stringify(env.AWS_PROFILE)} (AWS_PROFILE)` : 'the default profile (AWS_PROFILE unset)';
+  return env.AWS_PROFILE
+    ? `profile ${JSON.stringify(env.AWS_PROFILE)} (AWS_PROFILE)`
+    : 'the default profile (AWS_PROFILE unset)';
 }
 
 /**
@@ -42,13 +49,19 @@ export function awsError(err: unknown, call: AwsCall, env: NodeJS.ProcessEnv = p
   const what = `${call.action} in ${call.region} failed: ${name}: ${err.message}`;
   let check: string | undefined;
   if (CREDENTIAL_ERRORS.has(name) || /credential/i.test(err.message)) {
-    check = `check the AWS credentials: ${profile(env)}; run aws configure (or aws sso login --profile <p>), or set AWS_PROFILE`;
+    check =
+      `check the AWS credentials: ${profile(env)}; ` +
+      'run aws configure (or aws sso login --profile <p>), or set AWS_PROFILE';
   } else if (PERMISSION_ERRORS.has(name)) {
-    check = `the credentials of ${profile(env)} work but may not do this: check that identity's IAM policy (aws sts get-caller-identity names it)`;
+    check =
+      `the credentials of ${profile(env)} work but may not do this: ` +
+      "check that identity's IAM policy (aws sts get-caller-identity names it)";
   } else if (MISSING_ERRORS.has(name) || (name === 'ValidationError' && /does not exist/.test(err.message))) {
     check = `check --region (here ${call.region}) and --stage: is the service deployed there?`;
   } else if (NETWORK_CODES.has(code) || /getaddrinfo|ENOTFOUND|Region is missing|Invalid region/i.test(err.message)) {
-    check = `check the region name (--region, AWS_REGION; here ${JSON.stringify(call.region)}) and that AWS is reachable from here`;
+    check =
+      `check the region name (--region, AWS_REGION; here ${JSON.stringify(call.region)}) ` +
+      'and that AWS is reachable from here';
   }
   return check ? new KlwError(`${what}; ${check}`, { cause: err }) : err;
 }

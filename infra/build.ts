@@ -105,9 +105,14 @@ export async function buildFunction(root: string, fn: Pick<FunctionEntry, 'name'
   const outfile = bundlePath(root, fn.name);
   mkdirSync(join(root, 'dist', 'functions', fn.name), { recursive: true });
   const result = await esbuild.build(bundleOptions(root, fn, runtime));
-  // esbuild knows the module's exports: one with neither `default` nor `handler` is refused here, not at init in Lambda.
-  const missing = new Set(result.warnings.filter((w) => w.id === 'import-is-undefined').map((w) => /Import "(\w+)"/.exec(w.text)?.[1]));
-  if (missing.has('default') && missing.has('handler')) throw new KlwError(`${entryFromRoot(root, fn.entry)} ${NO_REGISTRATION}`);
+  // esbuild knows the module's exports: one with neither `default` nor `handler` is refused here,
+  // not at init in Lambda.
+  const missing = new Set(
+    result.warnings.filter((w) => w.id === 'import-is-undefined').map((w) => /Import "(\w+)"/.exec(w.text)?.[1]),
+  );
+  if (missing.has('default') && missing.has('handler')) {
+    throw new KlwError(`${entryFromRoot(root, fn.entry)} ${NO_REGISTRATION}`);
+  }
   const code = readFileSync(outfile);
   const map = readFileSync(`${outfile}.map`);
   const archive = await zip([

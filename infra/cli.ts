@@ -123,7 +123,11 @@ export function program(deps: CliDeps = {}): Command {
       const secretOptions: PathSecretOptions = { pathSecret: options.pathSecret, stateDir: options.stateDir, stage: options.stage, region: regionFor(options, () => config), ...(config ? { service: String(config.service) } : {}) };
       const set = await manifestsFor(root(), await withPathSecret(endpointsFrom(options), undefined, secretOptions), options.name, { crdPatches: !!options.crdPatches });
       if (secretOptions.pathSecret === 'placeholder' && JSON.stringify(set.documents).includes(PATH_SECRET_PLACEHOLDER)) {
-        say(`clientConfig.url holds the placeholder ${PATH_SECRET_PLACEHOLDER}, which the API server refuses until it is replaced by the secret; --path-secret ssm --stage <stage> (deployed) or --path-secret local (emulator) writes the secret`);
+        say(
+          `clientConfig.url holds the placeholder ${PATH_SECRET_PLACEHOLDER}, which the API server refuses until it ` +
+            'is replaced by the secret; --path-secret ssm --stage <stage> (deployed) or --path-secret local (emulator) ' +
+            'writes the secret',
+        );
       }
       if (target) {
         const versioned = forKubeVersion(set.documents, target, enforcedWebhooks((await loadFunctions(root())).map((f) => f.registration)));

@@ -36,7 +36,9 @@ export function stackName(target: Target): string {
 export async function httpApiUrl(clients: AwsClients, target: Target): Promise<string> {
   const out = await clients.cloudformation
     .send(new DescribeStacksCommand({ StackName: stackName(target) }))
-    .catch((err: unknown) => Promise.reject(awsError(err, { action: `reading the outputs of stack ${stackName(target)}`, region: target.region })));
+    .catch((err: unknown) => {
+      throw awsError(err, { action: `reading the outputs of stack ${stackName(target)}`, region: target.region });
+    });
   const url = out.Stacks?.[0]?.Outputs?.find((o) => o.OutputKey === 'HttpApiUrl')?.OutputValue;
   if (!url) throw new KlwError(`stack ${stackName(target)} has no HttpApiUrl output; was it deployed with httpApi events?`);
   return url;
@@ -49,7 +51,9 @@ export async function functionUrls(clients: AwsClients, target: Target, registra
     const FunctionName = lambdaName(target.service, target.stage, reg.name);
     const out = await clients.lambda
       .send(new GetFunctionUrlConfigCommand({ FunctionName }))
-      .catch((err: unknown) => Promise.reject(awsError(err, { action: `reading the function URL of ${FunctionName}`, region: target.region })));
+      .catch((err: unknown) => {
+        throw awsError(err, { action: `reading the function URL of ${FunctionName}`, region: target.region });
+      });
     if (!out.FunctionUrl) throw new KlwError(`function ${reg.name} has no function URL; deploy with --param functionUrls=true`);
     urls[reg.name] = out.FunctionUrl;
   }
@@ -78,9 +82,12 @@ export async function updateChangedCode(root: string, clients: AwsClients, targe
     const zip = readFileSync(zipPath(root, reg.name));
     const local = createHash('sha256').update(zip).digest('base64');
     const call = { action: `updating the code of ${FunctionName}`, region: target.region };
-    const remote = await clients.lambda.send(new GetFunctionCommand({ FunctionName })).catch((err: unknown) => Promise.reject(awsError(err, call)));
+    const fail = (err: unknown): never => {
+      throw awsError(err, call);
+    };
+    const remote = await clients.lambda.send(new GetFunctionCommand({ FunctionName })).catch(fail);
     const updated = remote.Configuration?.CodeSha256 !== local;
-    if (updated) await clients.lambda.send(new UpdateFunctionCodeCommand({ FunctionName, ZipFile: zip })).catch((err: unknown) => Promise.reject(awsError(err, call)));
+    if (updated) await clients.lambda.send(new UpdateFunctionCodeCommand({ FunctionName, ZipFile: zip })).catch(fail);
     const result = { name: reg.name, updated };
     onUpdate(result);
     results.push(result);

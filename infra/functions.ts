@@ -112,16 +112,28 @@ export async function loadFunctions(root: string, only?: string[]): Promise<Func
   const entries: FunctionEntry[] = [];
   for (const source of only?.length ? sources.filter((s) => only.includes(s.name)) : sources) {
     const file = relative(resolve(root), source.entry).split('\\').join('/');
-    const mod = (await importFunction(root, source)) as { default?: AdmissionWebhook | ConversionWebhook; handler?: unknown };
+    type Module = { default?: AdmissionWebhook | ConversionWebhook; handler?: unknown };
+    const mod = (await importFunction(root, source)) as Module;
     const webhook = mod.default;
     if (!webhook?.registration || typeof webhook.handler !== 'function') {
-      throw new KlwError(`${file} ${webhook === undefined ? NO_REGISTRATION : `exports default ${describe(webhook)}, not a registration: export default the value defineValidatingWebhook, defineMutatingWebhook or defineConversionWebhook returns`}`);
+      const problem =
+        webhook === undefined
+          ? NO_REGISTRATION
+          : `exports default ${describe(webhook)}, not a registration: export default the value ` +
+            'defineValidatingWebhook, defineMutatingWebhook or defineConversionWebhook returns';
+      throw new KlwError(`${file} ${problem}`);
     }
     if (mod.handler !== undefined && typeof mod.handler !== 'function') {
-      throw new KlwError(`${file} exports handler as ${describe(mod.handler)}, not a function: remove that export (klw build makes the handler from the default export) or export webhook.handler`);
+      throw new KlwError(
+        `${file} exports handler as ${describe(mod.handler)}, not a function: remove that export ` +
+          '(klw build makes the handler from the default export) or export webhook.handler',
+      );
     }
     if (webhook.registration.name !== source.name) {
-      throw new KlwError(`${file}: function ${source.name} registers the name "${webhook.registration.name}"; the folder and the registration's name must match: rename one`);
+      throw new KlwError(
+        `${file}: function ${source.name} registers the name "${webhook.registration.name}"; ` +
+          "the folder and the registration's name must match: rename one",
+      );
     }
     entries.push({ name: source.name, entry: source.entry, webhook, registration: webhook.registration });
   }

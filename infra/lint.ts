@@ -284,7 +284,12 @@ export function lintDocuments(documents: Json[]): Finding[] {
 
 /** Lints registrations for what the manifests would silently leave out: a conversion function's unknown CRD. */
 export function lintRegistrations(registrations: Registration[]): Finding[] {
-  return unknownCrds(registrations).map(({ name, message }) => ({ level: 'error', rule: 'conversion-crd-unknown', subject: name, message }));
+  return unknownCrds(registrations).map(({ name, message }) => ({
+    level: 'error',
+    rule: 'conversion-crd-unknown',
+    subject: name,
+    message,
+  }));
 }
 
 /**

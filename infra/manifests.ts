@@ -55,7 +55,9 @@ export function registeredUrl(reg: Registration, endpoints: Endpoints): string {
   if (!endpoints.pathSecret || !usesPathSecret(reg)) return url;
   const withSecret = `${url.replace(/\/+$/, '')}/${endpoints.pathSecret}`;
   // The placeholder breaks the URL rules on purpose; the secret itself is never part of an error message.
-  if (endpoints.pathSecret !== PATH_SECRET_PLACEHOLDER && checkWebhookUrl(withSecret)) throw new KlwError(`function ${reg.name}: the path secret does not fit in its URL`);
+  if (endpoints.pathSecret !== PATH_SECRET_PLACEHOLDER && checkWebhookUrl(withSecret)) {
+    throw new KlwError(`function ${reg.name}: the path secret does not fit in its URL`);
+  }
   return withSecret;
 }
 
@@ -130,8 +132,9 @@ export function unknownCrds(registrations: Registration[]): Array<{ name: string
     .map((r) => ({
       name: r.name,
       message:
-        `functions/${r.name}: the registration has no crdManifest, so the manifests hold no CRD ${r.crd} with its ` +
-        `spec.conversion and the API server never calls the function: set crdManifest: 'functions/${r.name}/crd.yaml' ` +
+        `functions/${r.name}: the registration has no crdManifest, so the manifests hold no CRD ${r.crd} ` +
+        'with its spec.conversion and the API server never calls the function: ' +
+        `set crdManifest: 'functions/${r.name}/crd.yaml' ` +
         '(the CRD\'s manifest, from the project root), or for a CRD installed otherwise write its patch with ' +
         'klw manifests --crd-patches <dir>',
     }));

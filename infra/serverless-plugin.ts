@@ -151,13 +151,20 @@ export function functionDefinition(registration: Registration, target: Stage, pa
  * (its `environment` merged over the generated one); functions serverless.yml adds that
  * are not in functions/ are kept as they are.
  */
-export function mergeFunctions(registrations: Registration[], manual: Json | undefined, target: Stage, params: PluginParams, providerEnvironment?: Json): Json {
+export function mergeFunctions(
+  registrations: Registration[],
+  manual: Json | undefined,
+  target: Stage,
+  params: PluginParams,
+  providerEnvironment?: Json,
+): Json {
   const out: Json = { ...(manual ?? {}) };
   for (const reg of registrations) {
     const generated = functionDefinition(reg, target, params);
     const own: Json = manual?.[reg.name] ?? {};
     const environment: Json = { ...generated.environment, ...(own.environment ?? {}) };
-    const nodeOptions = withSourceMaps(environment.NODE_OPTIONS !== undefined ? environment.NODE_OPTIONS : providerEnvironment?.NODE_OPTIONS);
+    const given = environment.NODE_OPTIONS !== undefined ? environment.NODE_OPTIONS : providerEnvironment?.NODE_OPTIONS;
+    const nodeOptions = withSourceMaps(given);
     if (nodeOptions !== undefined) environment.NODE_OPTIONS = nodeOptions;
     out[reg.name] = { ...generated, ...own, environment };
   }
@@ -371,7 +378,8 @@ export default class KubeLambdaWebhooksPlugin {
     input.provider.runtime ??= DEFAULT_RUNTIME;
     // A runtime AWS deprecated or blocks is said here too, for deploys that do not go through klw.
     for (const finding of checkRuntime(input.provider.runtime, 'provider.runtime')) this.utils.log?.warning?.(`kube-lambda-webhooks: ${finding.message}`);
-    input.functions = mergeFunctions(registrations, input.functions ?? undefined, target, this.params, input.provider.environment);
+    const manual = input.functions ?? undefined;
+    input.functions = mergeFunctions(registrations, manual, target, this.params, input.provider.environment);
     this.serverless.service.functions = input.functions;
     const statement = secretsStatement(registrations, target, this.params);
     if (statement) {

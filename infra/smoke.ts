@@ -49,7 +49,9 @@ export async function smoke(client: LambdaClient, registrations: Registration[],
       // The path secret rides in the path, as in the registered URL.
       const path = pathSecret && usesPathSecret(reg) ? `${reg.path}/${pathSecret}` : reg.path;
       const event = toEvent(review, { path, timeout: `${reg.timeoutSeconds}s` });
-      const out = await client.send(new InvokeCommand({ FunctionName: functionName(reg.name), Payload: Buffer.from(JSON.stringify(event)) })).catch(async (err: unknown) => {
+      const body = Buffer.from(JSON.stringify(event));
+      const invoke = new InvokeCommand({ FunctionName: functionName(reg.name), Payload: body });
+      const out = await client.send(invoke).catch(async (err: unknown) => {
         const region = await Promise.resolve(client.config.region()).catch(() => 'an unknown region');
         throw awsError(err, { action: `invoking ${functionName(reg.name)}`, region });
       });

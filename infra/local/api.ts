@@ -170,9 +170,14 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       const pool = pools.get(name);
       if (!pool) {
         send(res, jsonMessage(404, 'Not Found'), requestId, timeouts.sendMs);
-        // Logged, so a URL that names no function is seen: segments long enough to be a secret hidden, the path bounded.
-        const shown = routed.slice(0, 256).split('/').map((s) => (s.length >= PATH_SECRET_MIN_LENGTH ? '***' : s)).join('/');
-        log(JSON.stringify({ msg: 'request', method: req.method, path: shown, status: 404, outcome: 'refused', reason: 'no function at this path', functions: [...pools.keys()] }));
+        // Logged, so a URL that names no function is seen: segments long enough to be a secret
+        // hidden, the path bounded.
+        const segments = routed.slice(0, 256).split('/');
+        const shown = segments.map((s) => (s.length >= PATH_SECRET_MIN_LENGTH ? '***' : s)).join('/');
+        const functions = [...pools.keys()];
+        const reason = 'no function at this path';
+        const line = { msg: 'request', method: req.method, path: shown, status: 404, outcome: 'refused', reason, functions };
+        log(JSON.stringify(line));
         return;
       }
       // As API Gateway's `/<name>/{secret}` route and the function itself would: the path secret is

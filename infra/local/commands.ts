@@ -160,13 +160,19 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
     .argument('<function>', 'function name')
     .addOption(new Option('--operation <operation>', 'admission operation').choices(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']))
     .addOption(new Option('--version <version>', 'review API version').choices(['v1', 'v1beta1']).default('v1'))
-    .addOption(new Option('--event-format <format>', 'print the review wrapped in a Lambda event of this source').choices(['http', 'rest', 'url']))
+    .addOption(
+      new Option('--event-format <format>', 'print the review wrapped in a Lambda event of this source').choices(['http', 'rest', 'url']),
+    )
     // --event names a Lambda event file everywhere (klw local invoke); here it only says what to use.
     .addOption(new Option('--event <value>').hideHelp())
     .option('--state-dir <dir>', 'where the local path secret is kept (for the event path)', '.klw/local')
     .action(async (name: string, options: { operation?: Operation; version: 'v1' | 'v1beta1'; eventFormat?: EventSource; event?: string; stateDir: string }) => {
       if (options.event !== undefined) {
-        throw new KlwError(`generate-review writes events, it reads none: --event-format ${['http', 'rest', 'url'].includes(options.event) ? options.event : 'http|rest|url'} prints the review wrapped in an event (--event names an event file, in klw local invoke)`);
+        const format = ['http', 'rest', 'url'].includes(options.event) ? options.event : 'http|rest|url';
+        throw new KlwError(
+          `generate-review writes events, it reads none: --event-format ${format} prints the review wrapped in ` +
+            'an event (--event names an event file, in klw local invoke)',
+        );
       }
       const [fn] = await loadFunctions(root(), [name]);
       const reg = fn!.registration;

@@ -21,7 +21,8 @@ function splitResource(resource: string): [string, string] {
 }
 
 /** Namespaces are cluster-scoped, but their requests carry their own name as the namespace. */
-const isNamespaceResource = (r: RuleAttributes['resource']) => r.group === '' && r.version === 'v1' && r.resource === 'namespaces';
+const isNamespaceResource = (r: RuleAttributes['resource']) =>
+  r.group === '' && r.version === 'v1' && r.resource === 'namespaces';
 
 /** Why `rule` does not match the request (the first field that differs), or undefined when it matches. */
 export function ruleMismatch(rule: RuleWithOperations, request: RuleAttributes): string | undefined {
@@ -34,14 +35,17 @@ export function ruleMismatch(rule: RuleWithOperations, request: RuleAttributes):
     const hint = group === '' && rule.apiGroups.includes('core') ? ' (the core group is "", not "core")' : '';
     return `apiGroups ${quoted(rule.apiGroups)} do not include ${JSON.stringify(group)}${hint}`;
   }
-  if (!exactOrWildcard(rule.apiVersions, version)) return `apiVersions ${quoted(rule.apiVersions)} do not include ${JSON.stringify(version)}`;
+  if (!exactOrWildcard(rule.apiVersions, version)) {
+    return `apiVersions ${quoted(rule.apiVersions)} do not include ${JSON.stringify(version)}`;
+  }
   const named = rule.resources.some((r) => {
     const [res, s] = splitResource(r);
     return (res === '*' || res === resource) && (s === '*' || s === sub);
   });
   if (!named) {
     const asked = sub ? `${resource}/${sub}` : resource;
-    const hint = rule.resources.some((r) => r.toLowerCase() === asked) ? ' (resource names are lower-case plurals)' : '';
+    const lowerCase = rule.resources.some((r) => r.toLowerCase() === asked);
+    const hint = lowerCase ? ' (resource names are lower-case plurals)' : '';
     return `resources ${quoted(rule.resources)} do not include ${JSON.stringify(asked)}${hint}`;
   }
   const scope = rule.scope ?? '*';
@@ -51,7 +55,9 @@ export function ruleMismatch(rule: RuleWithOperations, request: RuleAttributes):
       ? 'scope Namespaced never matches namespaces, which are cluster-scoped'
       : 'scope Namespaced matches only requests in a namespace, and the review has none (set metadata.namespace)';
   }
-  if (scope === 'Cluster' && namespaced) return `scope Cluster does not match a request in namespace ${JSON.stringify(request.namespace)}`;
+  if (scope === 'Cluster' && namespaced) {
+    return `scope Cluster does not match a request in namespace ${JSON.stringify(request.namespace)}`;
+  }
   return undefined;
 }
 

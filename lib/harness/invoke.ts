@@ -156,8 +156,9 @@ export async function invoke(
   review: AdmissionReview | ConversionReview,
   options: InvokeOptions = {},
 ): Promise<AdmissionResult | ConversionResult> {
-  if (webhook.registration.type !== 'conversion' && options.matchRules !== false && (review as AdmissionReview)?.request) {
-    const unmatched = unmatchedByRules(webhook.registration, (review as AdmissionReview).request);
+  const request = (review as AdmissionReview)?.request;
+  if (webhook.registration.type !== 'conversion' && options.matchRules !== false && request) {
+    const unmatched = unmatchedByRules(webhook.registration, request);
     if (unmatched) throw new assert.AssertionError({ message: unmatched });
   }
   if (webhook.registration.type !== 'conversion' && webhook.registration.matchConditions?.length && options.matchConditions !== false) {

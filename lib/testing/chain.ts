@@ -58,12 +58,14 @@ export async function runAdmissionChain(
 ): Promise<ChainResult> {
   const template = admissionReview(object, options);
   // A request no webhook's rules match would test nothing: refused, as invoke refuses it, unless asked for.
-  if (options.matchRules !== false && webhooks.length && !webhooks.some((w) => w.registration.rules.some((rule) => ruleMatches(rule, template.request)))) {
+  const ruled = (w: AdmissionWebhook) => w.registration.rules.some((rule) => ruleMatches(rule, template.request));
+  if (options.matchRules !== false && webhooks.length && !webhooks.some(ruled)) {
     const names = webhooks.map((w) => w.registration.name).join(', ');
     throw new assert.AssertionError({
       message:
-        `the rules of none of ${names} match ${describeRequest(template.request)}, so the API server would call none of them: ` +
-        'send a request their rules match (operation, resource, namespace options), or pass { matchRules: false }',
+        `the rules of none of ${names} match ${describeRequest(template.request)}, ` +
+        'so the API server would call none of them: send a request their rules match ' +
+        '(operation, resource, namespace options), or pass { matchRules: false }',
     });
   }
   const matching = webhooks.filter((w) => webhookMatches(w, template.request, options.namespaceLabels));

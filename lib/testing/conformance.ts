@@ -28,8 +28,9 @@ export interface ConformanceCheck {
 /** How to give a function a sample of one's own, for the end of every conformance message. */
 export function sampleHint(name: string): string {
   return (
-    `to send an object of your own instead of the generated one: describeConformance({ samples: { ${JSON.stringify(name)}: ` +
-    '{ apiVersion, kind, metadata, ... } } }), or expectConformance(webhook, { sample })'
+    'to send an object of your own instead of the generated one: ' +
+    `describeConformance({ samples: { ${JSON.stringify(name)}: { apiVersion, kind, metadata, ... } } }), ` +
+    'or expectConformance(webhook, { sample })'
   );
 }
 
@@ -79,7 +80,8 @@ interface CrdShape {
 function crdFor(crds: unknown[] | undefined, group: string, resource: string): CrdShape | undefined {
   return (crds ?? []).find((c): c is CrdShape => {
     const crd = c as CrdShape | null;
-    return crd?.kind === 'CustomResourceDefinition' && crd.spec?.group === group && crd.spec?.names?.plural === resource;
+    const spec = crd?.kind === 'CustomResourceDefinition' ? crd.spec : undefined;
+    return spec?.group === group && spec?.names?.plural === resource;
   });
 }
 
@@ -145,15 +147,21 @@ function pick(values: string[], wildcard: string): string {
   return first === '*' ? wildcard : first;
 }
 
-function sampleFor(reg: AdmissionRegistration, rule: RuleWithOperations, group: string, version: string, resource: string, crd?: CrdShape): KubeObject {
+function sampleFor(
+  reg: AdmissionRegistration,
+  rule: RuleWithOperations,
+  group: string,
+  version: string,
+  resource: string,
+  crd?: CrdShape,
+): KubeObject {
   const kind = crd?.spec?.names?.kind ?? kindOf(resource);
   const clusterScoped = rule.scope === 'Cluster' || kind === 'Namespace' || crd?.spec?.scope === 'Cluster';
   const metadata: NonNullable<KubeObject['metadata']> = { name: 'conformance', uid: '5f7b1d5e-0000-4000-8000-000000000001' };
   if (!clusterScoped) metadata.namespace = 'default';
   if (reg.objectSelector?.matchLabels) metadata.labels = { ...reg.objectSelector.matchLabels };
   // A CRD the project ships: the object holds what its schema for the version requires.
-  const fields = sampleFromSchema(crdVersions(crd).find((v) => v.name === version)?.schema?.openAPIV3Schema);
-  const object = fields && typeof fields === 'object' && !Array.isArray(fields) ? (fields as Record<string, unknown>) : {};
+  const object = asFields(sampleFromSchema(crdVersions(crd).find((v) => v.name === version)?.schema?.openAPIV3Schema));
   return { ...object, apiVersion: group ? `${group}/${version}` : version, kind, metadata };
 }
 
@@ -202,8 +210,21 @@ function admissionChecks(webhook: AdmissionWebhook, options: ConformanceOptions)
   return checks;
 }
 
-/** Versions and kind of a conversion function (from its registration, else its CRD manifest), and each version's schema. */
-function conversionTarget(reg: ConversionRegistration, root: string): { group: string; kind: string; versions: string[]; schemas: Map<string, unknown> } {
+/** What the conversion checks send: group, kind and versions, and each version's schema where the CRD gives one. */
+interface ConversionTarget {
+  group: string;
+  kind: string;
+  versions: string[];
+  schemas: Map<string, unknown>;
+}
+
+/** A generated value as an object's fields: none unless it is a mapping. */
+function asFields(value: unknown): Record<string, unknown> {
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+/** Versions and kind of a conversion function (from its registration, else its CRD manifest), and its schemas. */
+function conversionTarget(reg: ConversionRegistration, root: string): ConversionTarget {
   const dot = reg.crd.indexOf('.');
   const plural = dot < 0 ? reg.crd : reg.crd.slice(0, dot);
   const group = dot < 0 ? ANY_GROUP : reg.crd.slice(dot + 1);
@@ -237,8 +258,7 @@ function conversionChecks(webhook: ConversionWebhook, options: ConformanceOption
   const sampleAt = (group: string, kind: string, version: string, schemas: Map<string, unknown>): KubeObject => {
     if (options.sample) return { ...structuredClone(options.sample), apiVersion: `${group}/${version}` };
     // The CRD's schema for the version, where there is one: its required fields, of their types.
-    const fields = schemas.has(version) ? sampleFromSchema(schemas.get(version)) : {};
-    const object = fields && typeof fields === 'object' && !Array.isArray(fields) ? (fields as Record<string, unknown>) : {};
+    const object = asFields(sampleFromSchema(schemas.get(version)));
     return {
       ...object,
       apiVersion: `${group}/${version}`,
@@ -277,12 +297,14 @@ function conversionChecks(webhook: ConversionWebhook, options: ConformanceOption
           // A generated object the function refuses cannot be round-tripped: the check asks for one it converts.
           for (const from of versions) {
             for (const to of versions.filter((v) => v !== from)) {
-              const result = await invoke(webhook, conversionReview([sampleAt(group, kind, from, schemas)], `${group}/${to}`));
+              const review = conversionReview([sampleAt(group, kind, from, schemas)], `${group}/${to}`);
+              const result = await invoke(webhook, review);
               if (result.status === 'Failed') {
                 return {
                   skipped:
                     `${reg.name}: the generated ${kind} at ${group}/${from} could not be converted to ${group}/${to} ` +
-                    `(${JSON.stringify(result.message ?? '')}), so the round trip needs an object it converts; ${sampleHint(reg.name)}`,
+                    `(${JSON.stringify(result.message ?? '')}), so the round trip needs an object it converts; ` +
+                    sampleHint(reg.name),
                 };
               }
             }
@@ -301,6 +323,9 @@ function conversionChecks(webhook: ConversionWebhook, options: ConformanceOption
 
 /** Deepest schema nesting a sample is generated for (CRD schemas are trees; a hostile one stops here). */
 const SAMPLE_DEPTH = 32;
+
+/** Longest string a sample pads to for `minLength` (a hostile schema could ask for gigabytes). */
+const SAMPLE_MAX_LENGTH = 4096;
 
 /** Values for string formats the API server checks (k8s.io/kube-openapi strfmt), one each. */
 const FORMAT_SAMPLES: Record<string, string> = {
@@ -334,7 +359,7 @@ export function sampleFromSchema(schema: unknown, depth = 0): unknown {
   switch (s.type) {
     case 'object': {
       const out: Record<string, unknown> = {};
-      const properties = s.properties && typeof s.properties === 'object' ? (s.properties as Record<string, unknown>) : {};
+      const properties = asFields(s.properties);
       for (const name of Array.isArray(s.required) ? s.required : []) {
         if (typeof name !== 'string') continue;
         const value = sampleFromSchema(properties[name] ?? s.additionalProperties, depth + 1);
@@ -353,7 +378,9 @@ export function sampleFromSchema(schema: unknown, depth = 0): unknown {
     case 'string': {
       let value = FORMAT_SAMPLES[s.format as string] ?? 'conformance';
       if (Number.isInteger(s.maxLength) && value.length > s.maxLength) value = value.slice(0, s.maxLength);
-      if (Number.isInteger(s.minLength) && value.length < s.minLength) value = value.padEnd(Math.min(s.minLength, 4096), 'x');
+      if (Number.isInteger(s.minLength) && value.length < s.minLength) {
+        value = value.padEnd(Math.min(s.minLength, SAMPLE_MAX_LENGTH), 'x');
+      }
       return value;
     }
     case 'integer':
@@ -388,7 +415,10 @@ export function conformanceChecks(webhook: AdmissionWebhook | ConversionWebhook,
  * Runs every conformance check of a webhook; throws an AssertionError naming the first that
  * fails. Resolves to why checks could not be made with generated objects (asking for a sample).
  */
-export async function expectConformance(webhook: AdmissionWebhook | ConversionWebhook, options: ConformanceOptions = {}): Promise<string[]> {
+export async function expectConformance(
+  webhook: AdmissionWebhook | ConversionWebhook,
+  options: ConformanceOptions = {},
+): Promise<string[]> {
   const skipped: string[] = [];
   for (const check of conformanceChecks(webhook, options)) {
     const outcome = await check.run();
@@ -417,7 +447,8 @@ export async function describeConformance(options: DescribeConformanceOptions = 
     it('conformance: no functions yet', (t) => t.diagnostic(noFunctionsMessage(root)));
     return;
   }
-  const loaded: Array<{ source: (typeof sources)[number]; webhook: AdmissionWebhook | ConversionWebhook | undefined }> = [];
+  type Loaded = { source: (typeof sources)[number]; webhook: AdmissionWebhook | ConversionWebhook | undefined };
+  const loaded: Loaded[] = [];
   for (const source of sources) {
     const mod = (await import(pathToFileURL(source.entry).href)) as { default?: AdmissionWebhook | ConversionWebhook };
     loaded.push({ source, webhook: mod.default });
@@ -425,7 +456,9 @@ export async function describeConformance(options: DescribeConformanceOptions = 
   // The CRDs the project ships: admission functions on their resources get objects of their schemas.
   const crds = loaded.flatMap(({ webhook }) => {
     const reg = webhook?.registration;
-    return reg?.type === 'conversion' && reg.crdManifest && existsSync(resolve(root, reg.crdManifest)) ? readCrds(resolve(root, reg.crdManifest)) : [];
+    if (reg?.type !== 'conversion' || !reg.crdManifest) return [];
+    const file = resolve(root, reg.crdManifest);
+    return existsSync(file) ? readCrds(file) : [];
   });
   for (const { source, webhook } of loaded) {
     describe(`${source.name} conformance`, () => {
