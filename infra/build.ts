@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import * as esbuild from 'esbuild';
 import yazl from 'yazl';
 import { writeFileSafely } from './files.ts';
-import type { FunctionEntry } from './functions.ts';
+import { KlwError, NO_REGISTRATION, type FunctionEntry } from './functions.ts';
 import { esbuildTarget, projectRuntime } from './runtimes.ts';
 
 /** What `build` wrote for one function. */
@@ -33,6 +33,29 @@ export function zipPath(root: string, name: string): string {
   return join(root, 'dist', 'functions', `${name}.zip`);
 }
 
+/** The function's entry as a path from the project root with `/` separators: `functions/x/index.ts`. */
+function entryFromRoot(root: string, entry: string): string {
+  return (isAbsolute(entry) ? relative(root, entry) : entry).split('\\').join('/');
+}
+
+/**
+ * The bundle's entry module: the Lambda handler is the module's `handler` export when it has one
+ * (modules written that way keep working), else the handler of its default export, the
+ * registration `define…Webhook` returns. A module with neither fails at init with the fix.
+ */
+export function entrySource(root: string, entry: string): string {
+  const file = entryFromRoot(root, entry);
+  return [
+    `import * as fn from ${JSON.stringify(`./${file}`)};`,
+    'const registration = fn.default;',
+    "export const handler = typeof fn.handler === 'function' ? fn.handler : registration && registration.handler;",
+    "if (typeof handler !== 'function') {",
+    `  throw new TypeError(${JSON.stringify(`${file} ${NO_REGISTRATION}`)});`,
+    '}',
+    '',
+  ].join('\n');
+}
+
 /**
  * esbuild options for one function: ESM for the Node.js of the Lambda runtime (default: the
  * project's, see projectRuntime), minified, AWS SDK left to the runtime.
@@ -40,7 +63,8 @@ export function zipPath(root: string, name: string): string {
 export function bundleOptions(root: string, fn: Pick<FunctionEntry, 'name' | 'entry'>, runtime: string = projectRuntime(root)): esbuild.BuildOptions {
   return {
     absWorkingDir: root,
-    entryPoints: [fn.entry],
+    // The entry is generated (entrySource), so a module needs no `handler` export of its own.
+    stdin: { contents: entrySource(root, fn.entry), resolveDir: root, sourcefile: 'klw-entry.mjs', loader: 'js' },
     outfile: bundlePath(root, fn.name),
     bundle: true,
     platform: 'node',
@@ -82,6 +106,14 @@ export async function buildFunction(root: string, fn: Pick<FunctionEntry, 'name'
   const outfile = bundlePath(root, fn.name);
   // esbuild hands the files over rather than writing them, so they go through the one writer.
   const built = await esbuild.build({ ...bundleOptions(root, fn, runtime), write: false });
+  // esbuild knows the module's exports: one with neither `default` nor `handler` is refused here,
+  // not at init in Lambda.
+  const missing = new Set(
+    built.warnings.filter((w) => w.id === 'import-is-undefined').map((w) => /Import "(\w+)"/.exec(w.text)?.[1]),
+  );
+  if (missing.has('default') && missing.has('handler')) {
+    throw new KlwError(`${entryFromRoot(root, fn.entry)} ${NO_REGISTRATION}`);
+  }
   for (const file of built.outputFiles) writeFileSafely(file.path, file.contents, { parents: true });
   const code = readFileSync(outfile);
   const map = readFileSync(`${outfile}.map`);

@@ -3,8 +3,9 @@ import { resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { buildAll, formatBytes } from './build.ts';
 import { KlwError, loadFunctions } from './functions.ts';
-import { formatFinding, lintDocuments, lintFiles, type Finding } from './lint.ts';
-import { DEFAULT_CONFIGURATION_NAME, generateManifests, type Endpoints, type ManifestSet } from './manifests.ts';
+import { formatFinding, lintDocuments, lintFiles, lintRegistrations, PLACEHOLDER_RULE, type Finding } from './lint.ts';
+import { PATH_SECRET_PLACEHOLDER } from './secrets.ts';
+import { DEFAULT_CONFIGURATION_NAME, generateManifests, unknownCrds, type Endpoints, type ManifestSet } from './manifests.ts';
 import { readDocuments, renderDocuments, writeOutput } from './output.ts';
 import { scaffold } from './scaffold.ts';
 import { EXAMPLE_FUNCTIONS, initProject, packageHint } from './init.ts';
@@ -59,11 +60,15 @@ export function endpointsFrom(options: { baseUrl?: string; functionUrls?: string
 }
 
 /** Generates manifests for every function and lints them; the shared core of manifests, start-api and deploy. */
-export async function manifestsFor(root: string, endpoints: Endpoints, name = DEFAULT_CONFIGURATION_NAME): Promise<ManifestSet> {
+export async function manifestsFor(root: string, endpoints: Endpoints, name = DEFAULT_CONFIGURATION_NAME, options: { crdPatches?: boolean } = {}): Promise<ManifestSet> {
   const functions = await loadFunctions(root);
   if (!functions.length) throw new KlwError(`no functions under ${resolve(root, 'functions')}`);
+  // With --crd-patches a CRD installed otherwise gets its patch; without, its conversion would be left out unsaid.
+  const unknown = options.crdPatches ? [] : unknownCrds(functions.map((f) => f.registration));
+  if (unknown.length) throw new KlwError(unknown.map((u) => u.message).join('\n'));
   const set = generateManifests(root, functions.map((f) => f.registration), endpoints, name);
-  reportFindings(lintDocuments(set.documents));
+  // The placeholder is there when asked for (klw manifests says so): the API server refuses it, as meant.
+  reportFindings(lintDocuments(set.documents).filter((f) => f.rule !== PLACEHOLDER_RULE));
   return set;
 }
 
@@ -116,8 +121,14 @@ export function program(deps: CliDeps = {}): Command {
       // Only the deployed secret needs serverless.yml: its service, and its region without --region.
       const config = options.pathSecret === 'ssm' ? readServerless(root()) : undefined;
       const secretOptions: PathSecretOptions = { pathSecret: options.pathSecret, stateDir: options.stateDir, stage: options.stage, region: regionFor(options, () => config), ...(config ? { service: String(config.service) } : {}) };
-      const set = await manifestsFor(root(), await withPathSecret(endpointsFrom(options), undefined, secretOptions), options.name);
-      if (secretOptions.pathSecret === 'placeholder' && JSON.stringify(set.documents).includes('__KLW_PATH_SECRET__')) say('clientConfig.url holds the placeholder __KLW_PATH_SECRET__; --path-secret local or ssm writes the secret');
+      const set = await manifestsFor(root(), await withPathSecret(endpointsFrom(options), undefined, secretOptions), options.name, { crdPatches: !!options.crdPatches });
+      if (secretOptions.pathSecret === 'placeholder' && JSON.stringify(set.documents).includes(PATH_SECRET_PLACEHOLDER)) {
+        say(
+          `clientConfig.url holds the placeholder ${PATH_SECRET_PLACEHOLDER}, which the API server refuses until it ` +
+            'is replaced by the secret; --path-secret ssm --stage <stage> (deployed) or --path-secret local (emulator) ' +
+            'writes the secret',
+        );
+      }
       if (target) {
         const versioned = forKubeVersion(set.documents, target, enforcedWebhooks((await loadFunctions(root())).map((f) => f.registration)));
         reportFindings(versioned.findings);
@@ -144,7 +155,7 @@ export function program(deps: CliDeps = {}): Command {
       const target = kubeTargetFrom(options);
       const registrations = files.length ? [] : (await loadFunctions(root())).map((f) => f.registration);
       const generated = files.length ? [] : generateManifests(root(), registrations, { baseUrl: 'https://webhooks.example.com' }).documents;
-      const findings = files.length ? lintFiles(files, target?.version) : [...lintDocuments(generated, target?.version), ...lintInFunctionConditions(registrations)];
+      const findings = files.length ? lintFiles(files, target?.version) : [...lintRegistrations(registrations), ...lintDocuments(generated, target?.version), ...lintInFunctionConditions(registrations)];
       if (target && !findings.some((f) => f.level === 'error')) {
         findings.push(...forKubeVersion(files.length ? files.flatMap((f) => readDocuments(f)) : generated, target, enforcedWebhooks(registrations)).findings);
       }

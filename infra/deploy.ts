@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetFunctionCommand, GetFunctionUrlConfigCommand, LambdaClient, UpdateFunctionCodeCommand } from '@aws-sdk/client-lambda';
 import type { Registration } from '../lib/registration.ts';
+import { awsError } from './aws-errors.ts';
 import { zipPath } from './build.ts';
 import { KlwError } from './functions.ts';
 import type { Endpoints } from './manifests.ts';
@@ -33,7 +34,11 @@ export function stackName(target: Target): string {
 
 /** The HTTP API base URL from the stack outputs (Serverless writes it as `HttpApiUrl`). */
 export async function httpApiUrl(clients: AwsClients, target: Target): Promise<string> {
-  const out = await clients.cloudformation.send(new DescribeStacksCommand({ StackName: stackName(target) }));
+  const out = await clients.cloudformation
+    .send(new DescribeStacksCommand({ StackName: stackName(target) }))
+    .catch((err: unknown) => {
+      throw awsError(err, { action: `reading the outputs of stack ${stackName(target)}`, region: target.region });
+    });
   const url = out.Stacks?.[0]?.Outputs?.find((o) => o.OutputKey === 'HttpApiUrl')?.OutputValue;
   if (!url) throw new KlwError(`stack ${stackName(target)} has no HttpApiUrl output; was it deployed with httpApi events?`);
   return url;
@@ -43,7 +48,12 @@ export async function httpApiUrl(clients: AwsClients, target: Target): Promise<s
 export async function functionUrls(clients: AwsClients, target: Target, registrations: Registration[]): Promise<Record<string, string>> {
   const urls: Record<string, string> = {};
   for (const reg of registrations) {
-    const out = await clients.lambda.send(new GetFunctionUrlConfigCommand({ FunctionName: lambdaName(target.service, target.stage, reg.name) }));
+    const FunctionName = lambdaName(target.service, target.stage, reg.name);
+    const out = await clients.lambda
+      .send(new GetFunctionUrlConfigCommand({ FunctionName }))
+      .catch((err: unknown) => {
+        throw awsError(err, { action: `reading the function URL of ${FunctionName}`, region: target.region });
+      });
     if (!out.FunctionUrl) throw new KlwError(`function ${reg.name} has no function URL; deploy with --param functionUrls=true`);
     urls[reg.name] = out.FunctionUrl;
   }
@@ -71,9 +81,13 @@ export async function updateChangedCode(root: string, clients: AwsClients, targe
     const FunctionName = lambdaName(target.service, target.stage, reg.name);
     const zip = readFileSync(zipPath(root, reg.name));
     const local = createHash('sha256').update(zip).digest('base64');
-    const remote = await clients.lambda.send(new GetFunctionCommand({ FunctionName }));
+    const call = { action: `updating the code of ${FunctionName}`, region: target.region };
+    const fail = (err: unknown): never => {
+      throw awsError(err, call);
+    };
+    const remote = await clients.lambda.send(new GetFunctionCommand({ FunctionName })).catch(fail);
     const updated = remote.Configuration?.CodeSha256 !== local;
-    if (updated) await clients.lambda.send(new UpdateFunctionCodeCommand({ FunctionName, ZipFile: zip }));
+    if (updated) await clients.lambda.send(new UpdateFunctionCodeCommand({ FunctionName, ZipFile: zip })).catch(fail);
     const result = { name: reg.name, updated };
     onUpdate(result);
     results.push(result);

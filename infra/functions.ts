@@ -31,6 +31,11 @@ export class KlwError extends Error {
   }
 }
 
+/** What a function module lacks when it has no default registration (nor `handler`), and the fix. */
+export const NO_REGISTRATION =
+  'exports no default registration: end it with `export default defineValidatingWebhook({...})` ' +
+  '(or defineMutatingWebhook, defineConversionWebhook); klw build makes the Lambda handler from it';
+
 /** The names of the function folders under `<root>/functions` (those with an entry file), sorted. */
 export function functionNames(root: string): string[] {
   return findFunctions(root).map((f) => f.name);
@@ -76,7 +81,21 @@ async function importFunction(root: string, source: FunctionSource): Promise<unk
     for (const old of readdirSync(dir)) if (old.startsWith(`${source.name}-`) && /^[0-9a-f]{16}\.mjs$/.test(old.slice(source.name.length + 1))) rmSync(join(dir, old), { force: true });
     writeFileSafely(file, code);
   }
-  return import(pathToFileURL(file).href);
+  try {
+    return await import(pathToFileURL(file).href);
+  } catch (err) {
+    // A registration refused by define…Webhook (or any throw at load) names the file it is in.
+    const message = err instanceof Error ? err.message : String(err);
+    throw new KlwError(`${relative(root, source.entry).split('\\').join('/')}: ${message}`, { cause: err });
+  }
+}
+
+/** A value as an error names it: `a string`, `an object`, `null`. */
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  const type = typeof value;
+  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
 }
 
 /**
@@ -94,13 +113,28 @@ export async function loadFunctions(root: string, only?: string[]): Promise<Func
   const entries: FunctionEntry[] = [];
   for (const source of only?.length ? sources.filter((s) => only.includes(s.name)) : sources) {
     const file = relative(resolve(root), source.entry).split('\\').join('/');
-    const mod = (await importFunction(root, source)) as { default?: AdmissionWebhook | ConversionWebhook };
+    type Module = { default?: AdmissionWebhook | ConversionWebhook; handler?: unknown };
+    const mod = (await importFunction(root, source)) as Module;
     const webhook = mod.default;
     if (!webhook?.registration || typeof webhook.handler !== 'function') {
-      throw new KlwError(`${file} must export default the result of defineValidatingWebhook, defineMutatingWebhook or defineConversionWebhook`);
+      const problem =
+        webhook === undefined
+          ? NO_REGISTRATION
+          : `exports default ${describe(webhook)}, not a registration: export default the value ` +
+            'defineValidatingWebhook, defineMutatingWebhook or defineConversionWebhook returns';
+      throw new KlwError(`${file} ${problem}`);
+    }
+    if (mod.handler !== undefined && typeof mod.handler !== 'function') {
+      throw new KlwError(
+        `${file} exports handler as ${describe(mod.handler)}, not a function: remove that export ` +
+          '(klw build makes the handler from the default export) or export webhook.handler',
+      );
     }
     if (webhook.registration.name !== source.name) {
-      throw new KlwError(`functions/${source.name} registers the name "${webhook.registration.name}"; the folder and the name must match`);
+      throw new KlwError(
+        `${file}: function ${source.name} registers the name "${webhook.registration.name}"; ` +
+          "the folder and the registration's name must match: rename one",
+      );
     }
     entries.push({ name: source.name, entry: source.entry, webhook, registration: webhook.registration });
   }

@@ -2,7 +2,9 @@ import { isDns1123Subdomain } from '../lib/k8s/names.ts';
 import { checkMatchConditions } from '../lib/matchconditions/rules.ts';
 import type { CelKubeVersion } from '../lib/matchconditions/versions.ts';
 import { selectorMatches, type LabelSelector } from '../lib/registration.ts';
-import { checkWebhookUrl } from './manifests.ts';
+import type { Registration } from '../lib/registration.ts';
+import { checkWebhookUrl, unknownCrds } from './manifests.ts';
+import { PATH_SECRET_PLACEHOLDER } from './secrets.ts';
 import { KlwError } from './functions.ts';
 import { readDocuments } from './output.ts';
 
@@ -61,6 +63,23 @@ function lintResources(resources: string[], field: string, add: (level: Finding[
   if (resources.includes('*') && resources.some((r) => r !== '*' && !r.includes('/'))) add('error', 'rule-resources', `${field}: "*" covers every resource; list no others beside it`);
 }
 
+/** Rule id of a URL still holding the path secret placeholder; `klw manifests` writes it there on purpose. */
+export const PLACEHOLDER_RULE = 'path-secret-placeholder';
+
+/** The problem of a clientConfig.url: the placeholder (with its fix), else the API server's URL rules. */
+function urlProblem(url: string): [rule: string, message: string] | undefined {
+  if (url.includes(PATH_SECRET_PLACEHOLDER.slice(0, PATH_SECRET_PLACEHOLDER.indexOf('?')))) {
+    return [
+      PLACEHOLDER_RULE,
+      'clientConfig.url holds the path secret placeholder, which the API server refuses: write the manifests with ' +
+        '`klw manifests --path-secret ssm --stage <stage>` (deployed) or `--path-secret local` (emulator), ' +
+        'or replace the placeholder with the secret',
+    ];
+  }
+  const problem = checkWebhookUrl(url);
+  return problem ? ['client-config-url', problem] : undefined;
+}
+
 /** Lints one admission webhook entry of a configuration. */
 export function lintWebhook(webhook: Json, kind: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration', kubeVersion?: CelKubeVersion): Finding[] {
   const findings: Finding[] = [];
@@ -73,8 +92,8 @@ export function lintWebhook(webhook: Json, kind: 'MutatingWebhookConfiguration' 
   const cc = webhook.clientConfig ?? {};
   if ((cc.url === undefined) === (cc.service === undefined)) add('error', 'client-config', 'clientConfig needs exactly one of url or service');
   if (typeof cc.url === 'string') {
-    const problem = checkWebhookUrl(cc.url);
-    if (problem) add('error', 'client-config-url', problem);
+    const problem = urlProblem(cc.url);
+    if (problem) add('error', ...problem);
   }
   if (cc.caBundle !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(cc.caBundle)) add('error', 'client-config-ca', 'caBundle must be base64');
 
@@ -144,8 +163,8 @@ function lintCrd(crd: Json): Finding[] {
   if (!cc) add('conversion-client-config', 'strategy Webhook needs webhook.clientConfig');
   else if ((cc.url === undefined) === (cc.service === undefined)) add('conversion-client-config', 'clientConfig needs exactly one of url or service');
   else if (typeof cc.url === 'string') {
-    const problem = checkWebhookUrl(cc.url);
-    if (problem) add('client-config-url', problem);
+    const problem = urlProblem(cc.url);
+    if (problem) add(...problem);
   }
   const versions = conversion.webhook?.conversionReviewVersions;
   if (!Array.isArray(versions) || (!versions.includes('v1') && !versions.includes('v1beta1'))) add('review-versions', 'conversionReviewVersions must include v1 or v1beta1');
@@ -262,6 +281,16 @@ export function lintDocuments(documents: Json[], kubeVersion?: CelKubeVersion): 
     }
   }
   return findings;
+}
+
+/** Lints registrations for what the manifests would silently leave out: a conversion function's unknown CRD. */
+export function lintRegistrations(registrations: Registration[]): Finding[] {
+  return unknownCrds(registrations).map(({ name, message }) => ({
+    level: 'error',
+    rule: 'conversion-crd-unknown',
+    subject: name,
+    message,
+  }));
 }
 
 /**

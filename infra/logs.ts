@@ -1,5 +1,6 @@
 import { CloudWatchLogsClient, FilterLogEventsCommand, ResourceNotFoundException, type FilteredLogEvent } from '@aws-sdk/client-cloudwatch-logs';
 import type { Command } from 'commander';
+import { awsError } from './aws-errors.ts';
 import { KlwError } from './functions.ts';
 import { REGION_HELP, regionFor } from './secret-commands.ts';
 import { lambdaName } from './serverless.ts';
@@ -91,6 +92,15 @@ export interface LogsOptions {
   signal?: AbortSignal;
 }
 
+/** The region a client calls, as its configuration resolves it ("unknown" when it cannot). */
+async function regionOf(client: CloudWatchLogsClient): Promise<string> {
+  try {
+    return await client.config.region();
+  } catch {
+    return 'an unknown region';
+  }
+}
+
 /**
  * Prints one line per review (and per refused request or failure) of a deployed function,
  * from CloudWatch Logs; with `follow`, keeps polling, never printing an event twice.
@@ -115,7 +125,7 @@ export async function printLogs(client: CloudWatchLogsClient, options: LogsOptio
         if (err instanceof ResourceNotFoundException || (err as Error).name === 'ResourceNotFoundException') {
           throw new KlwError(`log group ${group} not found: is ${options.function} deployed to stage ${options.stage} (and has it run yet)?`);
         }
-        throw err;
+        throw awsError(err, { action: `reading log group ${group}`, region: await regionOf(client) });
       }
       for (const event of page.events ?? []) {
         const id = event.eventId ?? `${event.timestamp}:${event.message}`;

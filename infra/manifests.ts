@@ -4,7 +4,7 @@ import { parseAllDocuments } from 'yaml';
 import type { AdmissionRegistration, ConversionRegistration, Registration } from '../lib/registration.ts';
 import { KlwError } from './functions.ts';
 import { validateWebhookUrl } from '../lib/k8s/url.ts';
-import { usesPathSecret } from './secrets.ts';
+import { PATH_SECRET_PLACEHOLDER, usesPathSecret } from './secrets.ts';
 
 /** Where the functions are reachable. */
 export interface Endpoints {
@@ -54,8 +54,10 @@ export function registeredUrl(reg: Registration, endpoints: Endpoints): string {
   const url = functionUrl(reg.name, endpoints);
   if (!endpoints.pathSecret || !usesPathSecret(reg)) return url;
   const withSecret = `${url.replace(/\/+$/, '')}/${endpoints.pathSecret}`;
-  // The secret itself is never part of an error message.
-  if (checkWebhookUrl(withSecret)) throw new KlwError(`function ${reg.name}: the path secret does not fit in its URL`);
+  // The placeholder breaks the URL rules on purpose; the secret itself is never part of an error message.
+  if (endpoints.pathSecret !== PATH_SECRET_PLACEHOLDER && checkWebhookUrl(withSecret)) {
+    throw new KlwError(`function ${reg.name}: the path secret does not fit in its URL`);
+  }
   return withSecret;
 }
 
@@ -118,6 +120,24 @@ function readCrd(root: string, reg: ConversionRegistration): Record<string, any>
   if (!crd) throw new KlwError(`function ${reg.name}: ${reg.crdManifest} holds no CustomResourceDefinition named ${reg.crd}`);
   if (crd.apiVersion !== 'apiextensions.k8s.io/v1') throw new KlwError(`${reg.crdManifest}: CRD must be apiextensions.k8s.io/v1`);
   return crd;
+}
+
+/**
+ * What is wrong with each conversion function whose CRD klw does not know (no `crdManifest`): the
+ * manifests would hold no CRD with its `spec.conversion`, and the API server would never call it.
+ */
+export function unknownCrds(registrations: Registration[]): Array<{ name: string; message: string }> {
+  return registrations
+    .filter((r): r is ConversionRegistration => r.type === 'conversion' && !r.crdManifest)
+    .map((r) => ({
+      name: r.name,
+      message:
+        `functions/${r.name}: the registration has no crdManifest, so the manifests hold no CRD ${r.crd} ` +
+        'with its spec.conversion and the API server never calls the function: ' +
+        `set crdManifest: 'functions/${r.name}/crd.yaml' ` +
+        '(the CRD\'s manifest, from the project root), or for a CRD installed otherwise write its patch with ' +
+        'klw manifests --crd-patches <dir>',
+    }));
 }
 
 /**

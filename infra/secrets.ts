@@ -16,9 +16,11 @@ export const LOCAL_PATH_SECRET_FILE = 'path-secret';
 
 /**
  * Written into clientConfig.url instead of the secret by `klw manifests --path-secret placeholder`
- * (URL-safe, so the manifests still pass the URL rules); replace it before applying.
+ * (the default), to be replaced, whole, by the secret. Its query makes the URL one the API server
+ * refuses at `kubectl apply` ("query parameters are not permitted"), showing the URL and so the
+ * option to use: manifests that applied would get a 404 for every call.
  */
-export const PATH_SECRET_PLACEHOLDER = '__KLW_PATH_SECRET__';
+export const PATH_SECRET_PLACEHOLDER = '__KLW_PATH_SECRET__?write-the-secret-with=klw-manifests--path-secret';
 
 /**
  * The SSM parameter name of a deployed service's path secret; serverless.yml gives the

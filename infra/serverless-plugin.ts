@@ -151,14 +151,38 @@ export function functionDefinition(registration: Registration, target: Stage, pa
  * (its `environment` merged over the generated one); functions serverless.yml adds that
  * are not in functions/ are kept as they are.
  */
-export function mergeFunctions(registrations: Registration[], manual: Json | undefined, target: Stage, params: PluginParams): Json {
+export function mergeFunctions(
+  registrations: Registration[],
+  manual: Json | undefined,
+  target: Stage,
+  params: PluginParams,
+  providerEnvironment?: Json,
+): Json {
   const out: Json = { ...(manual ?? {}) };
   for (const reg of registrations) {
     const generated = functionDefinition(reg, target, params);
     const own: Json = manual?.[reg.name] ?? {};
-    out[reg.name] = { ...generated, ...own, environment: { ...generated.environment, ...(own.environment ?? {}) } };
+    const environment: Json = { ...generated.environment, ...(own.environment ?? {}) };
+    const given = environment.NODE_OPTIONS !== undefined ? environment.NODE_OPTIONS : providerEnvironment?.NODE_OPTIONS;
+    const nodeOptions = withSourceMaps(given);
+    if (nodeOptions !== undefined) environment.NODE_OPTIONS = nodeOptions;
+    out[reg.name] = { ...generated, ...own, environment };
   }
   return out;
+}
+
+/** Node's flag for stack traces through the source map the zip ships (file:line of the sources). */
+export const SOURCE_MAPS_FLAG = '--enable-source-maps';
+
+/**
+ * NODE_OPTIONS for a function: the given options with SOURCE_MAPS_FLAG added, so errors in the
+ * logs point at the sources; undefined (left alone) for a value that is not a string, such as a
+ * CloudFormation reference.
+ */
+export function withSourceMaps(options: unknown): string | undefined {
+  if (options === undefined || options === null || options === '') return SOURCE_MAPS_FLAG;
+  if (typeof options !== 'string') return undefined;
+  return options.split(/\s+/).includes(SOURCE_MAPS_FLAG) ? options : `${options} ${SOURCE_MAPS_FLAG}`;
 }
 
 /** The IAM statement letting the functions read their secrets' SSM parameters (and nothing else). */
@@ -354,7 +378,8 @@ export default class KubeLambdaWebhooksPlugin {
     input.provider.runtime ??= DEFAULT_RUNTIME;
     // A runtime AWS deprecated or blocks is said here too, for deploys that do not go through klw.
     for (const finding of checkRuntime(input.provider.runtime, 'provider.runtime')) this.utils.log?.warning?.(`kube-lambda-webhooks: ${finding.message}`);
-    input.functions = mergeFunctions(registrations, input.functions ?? undefined, target, this.params);
+    const manual = input.functions ?? undefined;
+    input.functions = mergeFunctions(registrations, manual, target, this.params, input.provider.environment);
     this.serverless.service.functions = input.functions;
     const statement = secretsStatement(registrations, target, this.params);
     if (statement) {

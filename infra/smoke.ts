@@ -1,4 +1,5 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { awsError } from './aws-errors.ts';
 import type { Registration } from '../lib/registration.ts';
 import type { AdmissionReview, ConversionReview, KubeObject } from '../lib/review/schemas.ts';
 import { toEvent } from '../lib/harness/events.ts';
@@ -48,7 +49,12 @@ export async function smoke(client: LambdaClient, registrations: Registration[],
       // The path secret rides in the path, as in the registered URL.
       const path = pathSecret && usesPathSecret(reg) ? `${reg.path}/${pathSecret}` : reg.path;
       const event = toEvent(review, { path, timeout: `${reg.timeoutSeconds}s` });
-      const out = await client.send(new InvokeCommand({ FunctionName: functionName(reg.name), Payload: Buffer.from(JSON.stringify(event)) }));
+      const body = Buffer.from(JSON.stringify(event));
+      const invoke = new InvokeCommand({ FunctionName: functionName(reg.name), Payload: body });
+      const out = await client.send(invoke).catch(async (err: unknown) => {
+        const region = await Promise.resolve(client.config.region()).catch(() => 'an unknown region');
+        throw awsError(err, { action: `invoking ${functionName(reg.name)}`, region });
+      });
       const payload = out.Payload ? Buffer.from(out.Payload).toString('utf8') : 'null';
       if (out.FunctionError) throw new Error(`function error: ${payload}`);
       const http = JSON.parse(payload) as { statusCode: number; body: string };

@@ -184,16 +184,16 @@ function checkName(name: string): void {
   }
 }
 
-function checkTimeout(seconds: number): void {
+function checkTimeout(name: string, seconds: number): void {
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > 30) {
-    throw new TypeError(`timeoutSeconds must be a whole number from 1 to 30, got ${seconds}`);
+    throw new TypeError(`function ${name}: timeoutSeconds must be a whole number from 1 to 30, got ${seconds}`);
   }
 }
 
-function checkLambda(settings: LambdaSettings | undefined): void {
+function checkLambda(name: string, settings: LambdaSettings | undefined): void {
   const architecture = settings?.architecture;
   if (architecture !== undefined && !(LAMBDA_ARCHITECTURES as readonly string[]).includes(architecture)) {
-    throw new TypeError(`lambda.architecture must be one of ${LAMBDA_ARCHITECTURES.join(', ')}, got ${JSON.stringify(architecture)}`);
+    throw new TypeError(`function ${name}: lambda.architecture must be one of ${LAMBDA_ARCHITECTURES.join(', ')}, got ${JSON.stringify(architecture)}`);
   }
 }
 
@@ -201,8 +201,8 @@ function checkLambda(settings: LambdaSettings | undefined): void {
 export function completeAdmissionRegistration(type: 'validating' | 'mutating', input: AdmissionRegistrationInput): AdmissionRegistration {
   checkName(input.name);
   const timeoutSeconds = input.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
-  checkTimeout(timeoutSeconds);
-  checkLambda(input.lambda);
+  checkTimeout(input.name, timeoutSeconds);
+  checkLambda(input.name, input.lambda);
   const reg: AdmissionRegistration = {
     type,
     name: input.name,
@@ -224,7 +224,7 @@ export function completeAdmissionRegistration(type: 'validating' | 'mutating', i
   if (input.enforceMatchConditions) reg.enforceMatchConditions = true;
   if (input.enforcement !== undefined) {
     if (!(ENFORCEMENT_MODES as readonly string[]).includes(input.enforcement)) {
-      throw new TypeError(`enforcement must be one of ${ENFORCEMENT_MODES.join(', ')}, got ${JSON.stringify(input.enforcement)}`);
+      throw new TypeError(`function ${input.name}: enforcement must be one of ${ENFORCEMENT_MODES.join(', ')}, got ${JSON.stringify(input.enforcement)}`);
     }
     reg.enforcement = input.enforcement;
   }
@@ -236,8 +236,8 @@ export function completeAdmissionRegistration(type: 'validating' | 'mutating', i
 export function completeConversionRegistration(input: ConversionRegistrationInput): ConversionRegistration {
   checkName(input.name);
   const timeoutSeconds = input.timeoutSeconds ?? DEFAULT_CONVERSION_TIMEOUT_SECONDS;
-  checkTimeout(timeoutSeconds);
-  checkLambda(input.lambda);
+  checkTimeout(input.name, timeoutSeconds);
+  checkLambda(input.name, input.lambda);
   const reg: ConversionRegistration = {
     type: 'conversion',
     name: input.name,
@@ -251,7 +251,7 @@ export function completeConversionRegistration(input: ConversionRegistrationInpu
   if (input.crdManifest) reg.crdManifest = input.crdManifest;
   if (input.versions) {
     if (!input.versions.length || new Set(input.versions).size !== input.versions.length || input.versions.some((v) => typeof v !== 'string' || !isDns1123Label(v))) {
-      throw new TypeError(`versions must be distinct version names such as "v1beta1", got ${JSON.stringify(input.versions)}`);
+      throw new TypeError(`function ${input.name}: versions must be distinct version names such as "v1beta1", got ${JSON.stringify(input.versions)}`);
     }
     reg.versions = [...input.versions];
   }

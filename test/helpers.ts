@@ -3,12 +3,19 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { InvocationTimer } from '../infra/local/pool.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
+import type { RuleWithOperations } from '../lib/registration.ts';
 import type { Pod } from './fixtures/project/functions/pod.ts';
 
 /** A project of the toolkit's own tests: functions/ with fixture functions, never the examples. */
 export const FIXTURE_PROJECT = fileURLToPath(new URL('./fixtures/project', import.meta.url));
 /** The fixture project's functions/ folder. */
 export const FIXTURE_FUNCTIONS = fileURLToPath(new URL('./fixtures/project/functions', import.meta.url));
+
+/**
+ * Rules matching every admission request, for webhooks whose tests are about what they answer:
+ * the test kit refuses reviews the rules do not match, as the API server never sends those.
+ */
+export const EVERY_REQUEST: RuleWithOperations[] = [{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'], scope: '*' }];
 
 const cache = new Map<string, string>();
 

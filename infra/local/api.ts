@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { EventSource } from '../../lib/gateway/sources.ts';
-import { checkPathSecret } from '../../lib/auth.ts';
+import { checkPathSecret, PATH_SECRET_MIN_LENGTH } from '../../lib/auth.ts';
 import { eventFromHttp } from '../../lib/harness/events.ts';
 import { KlwError } from '../functions.ts';
 import { lintDocuments } from '../lint.ts';
@@ -209,6 +209,14 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       const pool = pools.get(name);
       if (!pool) {
         send(res, jsonMessage(404, 'Not Found'), requestId, timeouts.sendMs);
+        // Logged, so a URL that names no function is seen: segments long enough to be a secret
+        // hidden, the path bounded.
+        const segments = routed.slice(0, 256).split('/');
+        const shown = segments.map((s) => (s.length >= PATH_SECRET_MIN_LENGTH ? '***' : s)).join('/');
+        const functions = [...pools.keys()];
+        const reason = 'no function at this path';
+        const line = { msg: 'request', method: req.method, path: shown, status: 404, outcome: 'refused', reason, functions };
+        log(JSON.stringify(line));
         return;
       }
       // As API Gateway's `/<name>/{secret}` route and the function itself would: the path secret is

@@ -145,7 +145,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
     .command('invoke')
     .description('run a function\'s bundle once, as Lambda would (rebuilt when its sources are newer), and print only the result on stdout')
     .argument('<function>', 'function name')
-    .option('--event <file>', 'a Lambda event (JSON file, - for stdin)')
+    .option('--event <file>', 'a Lambda event to send as it is (JSON file, - for stdin)')
     .option('--review <file>', 'a bare AdmissionReview or ConversionReview to wrap in an event (- for stdin)')
     .addOption(formatOption())
     .option('--build', 'build first even when the bundle is up to date')
@@ -179,13 +179,25 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
     .argument('<function>', 'function name')
     .addOption(new Option('--operation <operation>', 'admission operation').choices(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']))
     .addOption(new Option('--version <version>', 'review API version').choices(['v1', 'v1beta1']).default('v1'))
-    .addOption(new Option('--event <format>', 'wrap the review in a Lambda event of this source').choices(['http', 'rest', 'url']))
+    .addOption(
+      new Option('--event-format <format>', 'print the review wrapped in a Lambda event of this source').choices(['http', 'rest', 'url']),
+    )
+    // --event names a Lambda event file everywhere (klw local invoke); here it only says what to use.
+    .addOption(new Option('--event <value>').hideHelp())
     .option('--state-dir <dir>', 'where the local path secret is kept (for the event path)', '.klw/local')
-    .action(async (name: string, options: { operation?: Operation; version: 'v1' | 'v1beta1'; event?: EventSource; stateDir: string }) => {
+    .action(async (name: string, options: { operation?: Operation; version: 'v1' | 'v1beta1'; eventFormat?: EventSource; event?: string; stateDir: string }) => {
+      if (options.event !== undefined) {
+        const format = ['http', 'rest', 'url'].includes(options.event) ? options.event : 'http|rest|url';
+        throw new KlwError(
+          `generate-review writes events, it reads none: --event-format ${format} prints the review wrapped in ` +
+            'an event (--event names an event file, in klw local invoke)',
+        );
+      }
       const [fn] = await loadFunctions(root(), [name]);
       const reg = fn!.registration;
-      const path = options.event && usesPathSecret(reg) ? `${reg.path}/${ensureLocalPathSecret(resolve(root(), options.stateDir)).current}` : reg.path;
-      const sample = sampleReview(reg, { root: root(), version: options.version, path, ...(options.operation ? { operation: options.operation } : {}), ...(options.event ? { event: options.event } : {}) });
+      const format = options.eventFormat;
+      const path = format && usesPathSecret(reg) ? `${reg.path}/${ensureLocalPathSecret(resolve(root(), options.stateDir)).current}` : reg.path;
+      const sample = sampleReview(reg, { root: root(), version: options.version, path, ...(options.operation ? { operation: options.operation } : {}), ...(format ? { event: format } : {}) });
       process.stdout.write(JSON.stringify(sample, null, 2) + '\n');
     });
 

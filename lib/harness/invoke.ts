@@ -3,6 +3,7 @@ import fastJsonPatch from 'fast-json-patch';
 import type { AdmissionWebhook } from '../admission/webhook.ts';
 import { readWouldDeny } from '../admission/enforcement.ts';
 import { applyPatchCopy } from '../admission/patch.ts';
+import { unmatchedByRules } from '../admission/match.ts';
 import { parseJson } from '../json.ts';
 import type { ConversionWebhook } from '../conversion/webhook.ts';
 import type { EventSource } from '../gateway/sources.ts';
@@ -32,6 +33,11 @@ export interface InvokeOptions {
   headers?: Record<string, string>;
   /** Handler options; by default the handler logs nothing. */
   handlerOptions?: HandlerOptions;
+  /**
+   * Refuse a review that none of the webhook's rules match (operation, resource, scope), as the
+   * API server would never send it (default true); false sends it anyway.
+   */
+  matchRules?: boolean;
   /**
    * Evaluate the webhook's matchConditions first, as the API server does (default true);
    * false calls the function whatever they say.
@@ -151,6 +157,11 @@ export async function invoke(
   review: AdmissionReview | ConversionReview,
   options: InvokeOptions = {},
 ): Promise<AdmissionResult | ConversionResult> {
+  const request = (review as AdmissionReview)?.request;
+  if (webhook.registration.type !== 'conversion' && options.matchRules !== false && request) {
+    const unmatched = unmatchedByRules(webhook.registration, request);
+    if (unmatched) throw new assert.AssertionError({ message: unmatched });
+  }
   if (webhook.registration.type !== 'conversion' && webhook.registration.matchConditions?.length && options.matchConditions !== false) {
     const notCalled = notCalledByConditions(webhook as AdmissionWebhook, review as AdmissionReview, options);
     if (notCalled) return notCalled;

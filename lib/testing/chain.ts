@@ -1,26 +1,11 @@
 import assert from 'node:assert/strict';
 import type { AdmissionWebhook } from '../admission/webhook.ts';
 import type { ConversionWebhook } from '../conversion/webhook.ts';
-import { selectorMatches, type RuleWithOperations } from '../registration.ts';
+import { describeRequest, ruleMatches } from '../admission/match.ts';
+import { selectorMatches } from '../registration.ts';
 import type { AdmissionRequest, KubeObject } from '../review/schemas.ts';
 import { invoke, type AdmissionResult, type InvokeOptions } from './invoke.ts';
 import { admissionReview, conversionReview, type AdmissionReviewOptions } from './reviews.ts';
-
-function ruleMatches(rule: RuleWithOperations, request: AdmissionRequest): boolean {
-  const any = (list: string[], value: string) => list.includes('*') || list.includes(value);
-  const resource = request.subResource ? `${request.resource.resource}/${request.subResource}` : request.resource.resource;
-  const resourceOk =
-    rule.resources.includes('*/*') ||
-    rule.resources.includes(resource) ||
-    (!request.subResource && rule.resources.includes('*')) ||
-    (!!request.subResource && (rule.resources.includes(`${request.resource.resource}/*`) || rule.resources.includes(`*/${request.subResource}`)));
-  return (
-    any(rule.operations, request.operation) &&
-    any(rule.apiGroups, request.resource.group) &&
-    any(rule.apiVersions, request.resource.version) &&
-    resourceOk
-  );
-}
 
 /** True when a webhook's rules and selectors send it this request. */
 export function webhookMatches(webhook: AdmissionWebhook, request: AdmissionRequest, namespaceLabels: Record<string, string> = {}): boolean {
@@ -69,9 +54,20 @@ export interface ChainResult {
 export async function runAdmissionChain(
   object: KubeObject | null,
   webhooks: AdmissionWebhook[],
-  options: AdmissionReviewOptions & { namespaceLabels?: Record<string, string>; invoke?: InvokeOptions } = {},
+  options: AdmissionReviewOptions & { namespaceLabels?: Record<string, string>; invoke?: InvokeOptions; matchRules?: boolean } = {},
 ): Promise<ChainResult> {
   const template = admissionReview(object, options);
+  // A request no webhook's rules match would test nothing: refused, as invoke refuses it, unless asked for.
+  const ruled = (w: AdmissionWebhook) => w.registration.rules.some((rule) => ruleMatches(rule, template.request));
+  if (options.matchRules !== false && webhooks.length && !webhooks.some(ruled)) {
+    const names = webhooks.map((w) => w.registration.name).join(', ');
+    throw new assert.AssertionError({
+      message:
+        `the rules of none of ${names} match ${describeRequest(template.request)}, ` +
+        'so the API server would call none of them: send a request their rules match ' +
+        '(operation, resource, namespace options), or pass { matchRules: false }',
+    });
+  }
   const matching = webhooks.filter((w) => webhookMatches(w, template.request, options.namespaceLabels));
   const byName = (a: AdmissionWebhook, b: AdmissionWebhook) => a.registration.webhookName.localeCompare(b.registration.webhookName);
   const mutating = matching.filter((w) => w.registration.type === 'mutating').sort(byName);

@@ -154,10 +154,20 @@ describe('end to end against kube-apiserver', () => {
   });
 
   scenario('klw manifests output is accepted by the API server (server-side dry run)', async () => {
-    const out = await klw('manifests', '--kube-version', '1.20', '--base-url', `https://127.0.0.1:${emulatorPort}`, '--ca-bundle', join(stateDir, 'ca.crt'), '--out', join(clusterDir, 'manifests.yaml'));
+    const out = await klw('manifests', '--kube-version', '1.20', '--base-url', `https://127.0.0.1:${emulatorPort}`, '--ca-bundle', join(stateDir, 'ca.crt'), '--path-secret', 'local', '--state-dir', stateDir, '--out', join(clusterDir, 'manifests.yaml'));
     assert.equal(out.code, 0, out.stderr);
     const applied = await cluster.kubectl('apply', '--dry-run=server', '-f', join(clusterDir, 'manifests.yaml'));
     assert.equal(applied.code, 0, applied.stderr);
+  });
+
+  scenario('klw manifests without --path-secret writes manifests the API server refuses, naming --path-secret', async () => {
+    const file = join(clusterDir, 'placeholder.yaml');
+    const out = await klw('manifests', '--kube-version', '1.20', '--base-url', `https://127.0.0.1:${emulatorPort}`, '--ca-bundle', join(stateDir, 'ca.crt'), '--out', file);
+    assert.equal(out.code, 0, out.stderr);
+    const applied = await cluster.kubectl('apply', '--dry-run=server', '-f', file);
+    assert.notEqual(applied.code, 0, 'manifests with the placeholder applied: every call would get a 404');
+    assert.match(applied.stderr, /query parameters are not permitted/);
+    assert.match(applied.stderr, /klw-manifests--path-secret/);
   });
 
   scenario('pod-policy: a privileged pod is rejected with the function\'s message', async () => {

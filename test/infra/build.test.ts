@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { buildFunction, bundlePath } from '../../infra/build.ts';
 import { scaffold } from '../../infra/scaffold.ts';
@@ -46,6 +47,87 @@ describe('klw build', () => {
     writeFileSync(source, original);
     assert.notEqual(changed.zipSha256, a.zipSha256, 'changed code must give a different zip');
     assert.equal((await buildFunction(work, entry)).zipSha256, a.zipSha256, 'restored code gives the first zip again');
+  });
+});
+
+describe('the bundle entry klw build generates', () => {
+  // A scratch project of its own: its broken functions must not reach the other tests' project.
+  const scratch = mkdtempSync(join(root, '.klw-test-'));
+  after(() => rmSync(scratch, { recursive: true, force: true }));
+  const fn = (name: string, code: string) => {
+    rmSync(join(scratch, 'functions'), { recursive: true, force: true });
+    mkdirSync(join(scratch, 'functions', name), { recursive: true });
+    writeFileSync(join(scratch, 'functions', name, 'index.ts'), code);
+  };
+  const klw = async (...args: string[]) => {
+    const writes: string[] = [];
+    const original = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
+    try {
+      return { code: await main(['node', 'klw', '--root', scratch, ...args]), stderr: writes.join('') };
+    } finally {
+      process.stderr.write = original;
+    }
+  };
+  const onlyDefault = [
+    "import { allow, defineValidatingWebhook, deny } from 'kube-lambda-webhooks';",
+    'export default defineValidatingWebhook({',
+    "  name: 'only-default',",
+    "  rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }],",
+    "  validate: (review) => (review.object?.metadata?.labels?.team ? allow() : deny('pods need a team label')),",
+    '});',
+    '',
+  ].join('\n');
+
+  it('makes the Lambda handler of a module that only default-exports its registration, in the zip', async () => {
+    fn('only-default', onlyDefault);
+    const { code, stderr } = await klw('build');
+    assert.equal(code, 0, stderr);
+    // What Lambda runs is the zip: unpack it and call its handler.
+    const unpacked = join(scratch, 'unpacked');
+    execFileSync('python3', ['-c', 'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])', join(scratch, 'dist/functions/only-default.zip'), unpacked]);
+    process.env.KLW_LOG_LEVEL = 'silent';
+    const mod = await import(pathToFileURL(join(unpacked, 'index.mjs')).href);
+    delete process.env.KLW_LOG_LEVEL;
+    assert.equal(typeof mod.handler, 'function', 'the zip exports no handler');
+    const pod = (labels: Record<string, string>) => toEvent(admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', labels } }));
+    assert.equal(JSON.parse((await mod.handler(pod({}))).body).response.allowed, false);
+    assert.equal(JSON.parse((await mod.handler(pod({ team: 'a' }))).body).response.allowed, true);
+  });
+
+  it('keeps the handler a module exports itself', async () => {
+    fn('own-handler', onlyDefault.replace("'only-default'", "'own-handler'").replace('export default', 'const webhook =') +
+      "export const handler = async () => ({ statusCode: 200, body: 'own' });\nexport default webhook;\n");
+    await buildFunction(scratch, { name: 'own-handler', entry: join(scratch, 'functions/own-handler/index.ts') });
+    const mod = await import(pathToFileURL(bundlePath(scratch, 'own-handler')).href);
+    assert.equal((await mod.handler({})).body, 'own');
+  });
+
+  it('refuses a module with neither a default registration nor a handler, at build and lint, naming the file and the fix', async () => {
+    fn('no-export', "export const webhook = 'nothing';\n");
+    const fix = /functions\/no-export\/index\.ts exports no default registration: end it with `export default defineValidatingWebhook\(\{\.\.\.\}\)`/;
+    await assert.rejects(buildFunction(scratch, { name: 'no-export', entry: join(scratch, 'functions/no-export/index.ts') }), fix);
+    for (const command of ['build', 'lint']) {
+      const { code, stderr } = await klw(command);
+      assert.equal(code, 1, `klw ${command} passed a module without a registration`);
+      assert.match(stderr, fix);
+    }
+  });
+
+  it('names the file and the function of a registration define…Webhook refuses', async () => {
+    fn('slow', onlyDefault.replace("'only-default'", "'slow'").replace("  rules:", '  timeoutSeconds: 99,\n  rules:'));
+    const { code, stderr } = await klw('build');
+    assert.equal(code, 1);
+    assert.match(stderr, /^klw: functions\/slow\/index\.ts: function slow: timeoutSeconds must be a whole number from 1 to 30, got 99$/m);
+  });
+
+  it('refuses a default export that is not a registration, and a handler export that is not a function', async () => {
+    fn('not-a-webhook', 'export default { name: "not-a-webhook" };\n');
+    assert.match((await klw('build')).stderr, /functions\/not-a-webhook\/index\.ts exports default an object, not a registration: export default the value defineValidatingWebhook/);
+    fn('only-default', onlyDefault.replace('export default', 'const webhook =') + 'export const handler = webhook;\nexport default webhook;\n');
+    const { code, stderr } = await klw('lint');
+    assert.equal(code, 1);
+    assert.match(stderr, /functions\/only-default\/index\.ts exports handler as an object, not a function: remove that export/);
   });
 });
 

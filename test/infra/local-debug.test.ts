@@ -84,10 +84,19 @@ describe('klw local invoke', { timeout: PATIENCE_MS }, () => {
     const review = await klw(['local', 'generate-review', 'echo', '--version', 'v1beta1']);
     assert.equal(review.code, 0, review.stderr);
     assert.equal(JSON.parse(review.stdout).apiVersion, 'admission.k8s.io/v1beta1');
-    const event = await klw(['local', 'generate-review', 'echo', '--event', 'rest']);
+    const event = await klw(['local', 'generate-review', 'echo', '--event-format', 'rest']);
     const parsed = JSON.parse(event.stdout);
     assert.equal(parsed.path, '/echo');
     assert.equal(JSON.parse(parsed.body).kind, 'AdmissionReview');
+  });
+
+  it('gives --event one meaning: an event file to invoke, never a format', async () => {
+    const old = await klw(['local', 'generate-review', 'echo', '--event', 'rest']);
+    assert.equal(old.code, 1);
+    assert.match(old.stderr, /generate-review writes events, it reads none: --event-format rest prints the review wrapped in an event \(--event names an event file, in klw local invoke\)/);
+    const help = await klw(['local', 'generate-review', '--help']);
+    assert.match(help.stdout, /--event-format <format>/);
+    assert.doesNotMatch(help.stdout, /--event </);
   });
 });
 

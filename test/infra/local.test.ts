@@ -212,10 +212,15 @@ describe('klw local start-api', { timeout: PATIENCE_MS }, () => {
     assert.equal((await post('/pod-policy', '', { 'content-type': 'application/json' }, 'GET')).status, 405);
   });
 
-  it('answers 404 for a path with no function', async () => {
+  it('answers 404 for a path with no function, and logs it, hiding what could be a secret', async () => {
+    logs.length = 0;
     const result = await post('/nothing-here', {});
     assert.equal(result.status, 404);
     assert.deepEqual(JSON.parse(result.body), { message: 'Not Found' });
+    await post('/pod-polcy/0123456789abcdefghijklmnopqrstuvwxyz', {});
+    const lines = logs.map((l) => JSON.parse(l)).filter((l) => l.status === 404);
+    assert.deepEqual(lines.map((l) => [l.path, l.reason]), [['/nothing-here', 'no function at this path'], ['/pod-polcy/***', 'no function at this path']]);
+    assert.ok(lines[0].functions.includes('pod-policy'), 'the line names the functions there are');
   });
 
   it('logs a cold start first, then warm invocations', async () => {

@@ -91,12 +91,30 @@ export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['
     }
   });
 
+  it('passes a conversion function that refuses the generated object, asking for a sample to round-trip', () => {
+    // The scaffolded conversion, with a CRD that requires `size`: the generated "conformance" is no whole number.
+    const dir = join(work, 'functions', 'strict-widgets');
+    scaffold(work, 'conversion', 'strict-widgets');
+    const crd = readFileSync(join(dir, 'crd.yaml'), 'utf8');
+    writeFileSync(join(dir, 'crd.yaml'), crd.replace('        type: object\n        properties:\n          size:\n            type: string', '        type: object\n        required: [size]\n        properties:\n          size:\n            type: string'));
+    assert.match(readFileSync(join(dir, 'crd.yaml'), 'utf8'), /required: \[size\]/);
+    try {
+      const { code, out } = klwTest(work, 'test/functions/conformance.test.ts');
+      assert.equal(code, 0, out);
+      assert.match(out, /ok \d+ - round-trips an object through every version it declares # SKIP strict-widgets: the generated Widget at example\.com\/v1alpha1 could not be converted/);
+      assert.match(out, /describeConformance\(\{ samples: \{ "strict-widgets": /);
+    } finally {
+      rmSync(dir, { recursive: true });
+      rmSync(join(work, 'test', 'functions', 'strict-widgets.test.ts'));
+    }
+  });
+
   it('fails for a function folder whose entry exports no webhook', () => {
     write(join(work, 'functions', 'no-export', 'index.ts'), 'export const nothing = 1;\n');
     try {
       const { code, out } = klwTest(work, 'test/functions/conformance.test.ts');
       assert.notEqual(code, 0, out);
-      assert.match(out, /functions\/no-export\/index\.ts must export default the result of defineValidatingWebhook/);
+      assert.match(out, /functions\/no-export\/index\.ts exports no default registration: end it with `export default defineValidatingWebhook/);
     } finally {
       rmSync(join(work, 'functions', 'no-export'), { recursive: true });
     }

@@ -110,12 +110,12 @@ describe('README.md TypeScript blocks', () => {
   });
 
   for (const block of blocks.filter(isFunction)) {
-    it(`README.md:${block.line}: function ${nameOf(block)} exports handler and default, and answers a review`, async () => {
+    it(`README.md:${block.line}: function ${nameOf(block)} exports its registration as default, and answers a review`, async () => {
       const file = [...files].find(([, b]) => b === block)![0];
       const mod = (await import(pathToFileURL(file).href)) as { handler?: unknown; default?: AdmissionWebhook | ConversionWebhook };
-      assert.equal(typeof mod.handler, 'function', 'Lambda calls the handler export: `export const handler = webhook.handler;`');
-      assert.ok(mod.default?.registration, 'klw reads the registration from the default export');
-      assert.equal(mod.handler, mod.default.handler);
+      assert.ok(mod.default?.registration, 'klw reads the registration, and builds the handler, from the default export');
+      assert.equal(typeof mod.default.handler, 'function');
+      if (mod.handler !== undefined) assert.equal(mod.handler, mod.default.handler);
       const reg = mod.default.registration;
       if (reg.type === 'conversion') {
         const result = await invoke(mod.default as ConversionWebhook, conversionReview([], `${reg.crd.slice(reg.crd.indexOf('.') + 1)}/v1`));

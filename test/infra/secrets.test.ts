@@ -264,7 +264,7 @@ describe('path secret in clientConfig.url', () => {
       const docs = parseAllDocuments(readFileSync(out, 'utf8')).map((d) => d.toJS());
       assert.equal(urls(docs)['pod-policy.webhooks.kube-lambda.dev'], `https://h.example.com/pod-policy/${secret}`);
       assert.equal(await main(['node', 'klw', '--root', work, 'manifests', '--base-url', 'https://h.example.com', '--out', out]), 0);
-      assert.match(readFileSync(out, 'utf8'), /https:\/\/h\.example\.com\/pod-policy\/__KLW_PATH_SECRET__/);
+      assert.match(readFileSync(out, 'utf8'), /https:\/\/h\.example\.com\/pod-policy\/__KLW_PATH_SECRET__\?/);
       assert.match(writes.join(''), /placeholder __KLW_PATH_SECRET__/);
     } finally {
       process.stderr.write = original;

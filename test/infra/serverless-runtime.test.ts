@@ -112,10 +112,21 @@ describe('the plugin\'s definitions', () => {
   it('keeps what serverless.yml says of a function, key by key', () => {
     const merged = mergeFunctions([policy, open], { 'pod-policy': { timeout: 2, environment: { B: '2' } }, mine: { handler: 'mine.handler' } }, target, pluginParams({}, 'prod'));
     assert.equal(merged['pod-policy'].timeout, 2);
-    assert.deepEqual(merged['pod-policy'].environment, { A: '1', KLW_PATH_SECRET_SSM: '/kube-lambda-webhooks/svc/prod/path-secret', B: '2' });
+    assert.deepEqual(merged['pod-policy'].environment, { A: '1', KLW_PATH_SECRET_SSM: '/kube-lambda-webhooks/svc/prod/path-secret', B: '2', NODE_OPTIONS: '--enable-source-maps' });
     assert.equal(merged['pod-policy'].memorySize, 256);
     assert.deepEqual(merged.mine, { handler: 'mine.handler' });
     assert.ok(merged.open);
+  });
+
+  it('turns source maps on for stack traces through the map the zip ships, keeping NODE_OPTIONS given', () => {
+    const params = pluginParams({}, 'prod');
+    const nodeOptions = (manual: Record<string, any> | undefined, provider?: Record<string, unknown>) =>
+      mergeFunctions([policy], manual, target, params, provider)['pod-policy'].environment.NODE_OPTIONS;
+    assert.equal(nodeOptions(undefined), '--enable-source-maps');
+    assert.equal(nodeOptions({ 'pod-policy': { environment: { NODE_OPTIONS: '--max-old-space-size=200' } } }), '--max-old-space-size=200 --enable-source-maps');
+    assert.equal(nodeOptions(undefined, { NODE_OPTIONS: '--no-warnings' }), '--no-warnings --enable-source-maps', 'the provider\'s options are kept, not masked');
+    assert.equal(nodeOptions({ 'pod-policy': { environment: { NODE_OPTIONS: '--enable-source-maps --x' } } }), '--enable-source-maps --x');
+    assert.deepEqual(nodeOptions(undefined, { NODE_OPTIONS: { Ref: 'Options' } }), undefined, 'a reference is left to CloudFormation');
   });
 
   it('adds alarms without an HTTP API, and keeps what the stage already depended on', () => {

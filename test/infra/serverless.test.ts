@@ -122,6 +122,8 @@ describe('serverless package (osls, offline) with the plugin', () => {
       assert.equal(fn.MemorySize, reg.lambda.memorySize ?? 256);
       assert.equal(fn.ReservedConcurrentExecutions, 20);
       assert.equal(fn.Environment.Variables.KLW_PATH_SECRET_SSM, parameter);
+      // The zip ships a source map: stack traces in the logs name the sources.
+      assert.equal(fn.Environment.Variables.NODE_OPTIONS, '--enable-source-maps');
       for (const [k, v] of Object.entries(reg.lambda.environment ?? {})) assert.equal(fn.Environment.Variables[k], v);
     }
     const routes = ofType(template, 'AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties.RouteKey).sort();
@@ -218,7 +220,7 @@ describe('serverless package (osls, offline) with the plugin', () => {
       writeFileSync(join(work, 'serverless.yml'), yml({ service: 'klw-fixture' }));
       const result = await runServerless(work, ['package', '--stage', 'test', '--package', join(out, 'broken')], env);
       assert.notEqual(result.code, 0);
-      assert.match(result.stdout + result.stderr, /kube-lambda-webhooks: functions\/broken\/index.ts must export default/);
+      assert.match(result.stdout + result.stderr, /kube-lambda-webhooks: functions\/broken\/index.ts exports default a number, not a registration: export default/);
     } finally {
       rmSync(join(work, 'functions', 'broken'), { recursive: true, force: true });
     }

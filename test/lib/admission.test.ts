@@ -13,7 +13,7 @@ import {
 } from '../../lib/index.ts';
 import { WARNINGS_TOTAL_LIMIT } from '../../lib/admission/decision.ts';
 import { admissionReview, invoke, invokeRaw, readAnswer } from '../../lib/testing/index.ts';
-import { bodyOf, captureLogger, eventWith, fixture, hostileThrowables } from '../helpers.ts';
+import { bodyOf, captureLogger, eventWith, EVERY_REQUEST, fixture, hostileThrowables } from '../helpers.ts';
 
 type Obj = KubeObject & { spec?: any };
 const pod = (name = 'p', extra: Record<string, unknown> = {}): Obj => ({
@@ -27,7 +27,7 @@ const pod = (name = 'p', extra: Record<string, unknown> = {}): Obj => ({
 describe('validating webhooks', () => {
   const webhook = defineValidatingWebhook<Obj>({
     name: 'names',
-    rules: [],
+    rules: EVERY_REQUEST,
     validate: (request) =>
       request.object?.metadata?.name === 'bad' ? deny('name "bad" is not allowed', { code: 422, reason: 'Invalid' }) : allow('looked at it'),
   });
@@ -65,7 +65,7 @@ describe('validating webhooks', () => {
   });
 
   it('uses 403 Forbidden by default', async () => {
-    const w = defineValidatingWebhook({ name: 'no', rules: [], validate: () => deny('never') });
+    const w = defineValidatingWebhook({ name: 'no', rules: EVERY_REQUEST, validate: () => deny('never') });
     const result = await invoke(w, admissionReview(pod()));
     assert.deepEqual(result.status, { code: 403, message: 'never', reason: 'Forbidden' });
   });
@@ -81,7 +81,7 @@ describe('validating webhooks', () => {
     ];
     for (const [given, decide, expected] of cases) {
       const { logger, lines } = captureLogger();
-      const w = defineValidatingWebhook({ name: 'bad-code', rules: [], validate: decide });
+      const w = defineValidatingWebhook({ name: 'bad-code', rules: EVERY_REQUEST, validate: decide });
       const result = await invoke(w, admissionReview(pod()), { handlerOptions: { logger } });
       assert.equal(result.allowed, false, given);
       assert.equal(result.status?.code, expected, given);
@@ -92,7 +92,7 @@ describe('validating webhooks', () => {
 
   it('keeps a valid status code as given', async () => {
     const { logger, lines } = captureLogger();
-    const w = defineValidatingWebhook({ name: 'teapot', rules: [], validate: () => deny('short and stout', { code: 418 }) });
+    const w = defineValidatingWebhook({ name: 'teapot', rules: EVERY_REQUEST, validate: () => deny('short and stout', { code: 418 }) });
     const result = await invoke(w, admissionReview(pod()), { handlerOptions: { logger } });
     assert.equal(result.status?.code, 418);
     assert.equal(lines.find((l) => l.msg === 'review')?.replacedCode, undefined);
@@ -109,7 +109,7 @@ describe('validating webhooks', () => {
   it('collects warnings from the decision and ctx.warn as the API server keeps them', async () => {
     const w = defineValidatingWebhook({
       name: 'warns',
-      rules: [],
+      rules: EVERY_REQUEST,
       validate: (_r, ctx) => {
         ctx.warn('first\u0007 warning');
         ctx.warn('first warning');
@@ -122,14 +122,14 @@ describe('validating webhooks', () => {
   });
 
   it('treats a returned value that is not a decision as a failure', async () => {
-    const w = defineValidatingWebhook({ name: 'sloppy', rules: [], validate: () => ({ allowed: true }) as never });
+    const w = defineValidatingWebhook({ name: 'sloppy', rules: EVERY_REQUEST, validate: () => ({ allowed: true }) as never });
     const result = await invoke(w, admissionReview(pod()));
     assert.equal(result.allowed, false);
     assert.equal(result.status?.code, 500);
   });
 
   it('does not let a validating webhook return a patch', async () => {
-    const w = defineValidatingWebhook({ name: 'patcher', rules: [], validate: () => patched([{ op: 'add', path: '/x', value: 1 }]) });
+    const w = defineValidatingWebhook({ name: 'patcher', rules: EVERY_REQUEST, validate: () => patched([{ op: 'add', path: '/x', value: 1 }]) });
     const result = await invoke(w, admissionReview(pod()));
     assert.equal(result.allowed, false);
     assert.equal(result.review.response.patch, undefined);
@@ -140,7 +140,7 @@ describe('byOperation', () => {
   const calls: string[] = [];
   const webhook = defineValidatingWebhook<Obj>({
     name: 'ops',
-    rules: [],
+    rules: EVERY_REQUEST,
     validate: byOperation<Obj>({
       onCreate: (obj) => (calls.push(`create ${obj.metadata?.name}`), allow()),
       onUpdate: (old, obj) =>
@@ -170,7 +170,7 @@ describe('byOperation', () => {
 describe('mutating webhooks', () => {
   const webhook = defineMutatingWebhook<Obj>({
     name: 'labels',
-    rules: [],
+    rules: EVERY_REQUEST,
     mutate: (obj) => {
       obj.metadata ??= {};
       obj.metadata.labels ??= {};
@@ -196,7 +196,7 @@ describe('mutating webhooks', () => {
 
   it('does not call mutate for DELETE or CONNECT and sends no patch', async () => {
     let called = 0;
-    const w = defineMutatingWebhook({ name: 'counter', rules: [], mutate: () => void called++ });
+    const w = defineMutatingWebhook({ name: 'counter', rules: EVERY_REQUEST, mutate: () => void called++ });
     const del = await invoke(w, admissionReview(null, { oldObject: pod() }));
     const connect = await invoke(w, admissionReview(pod(), { operation: 'CONNECT' }));
     assert.equal(called, 0);
@@ -206,7 +206,7 @@ describe('mutating webhooks', () => {
   });
 
   it('accepts a returned new object', async () => {
-    const w = defineMutatingWebhook<Obj>({ name: 'replace', rules: [], mutate: (obj) => ({ ...obj, spec: { ...obj.spec, priority: 5 } }) });
+    const w = defineMutatingWebhook<Obj>({ name: 'replace', rules: EVERY_REQUEST, mutate: (obj) => ({ ...obj, spec: { ...obj.spec, priority: 5 } }) });
     const result = await invoke(w, admissionReview(pod()));
     assert.deepEqual(result.patch, [{ op: 'add', path: '/spec/priority', value: 5 }]);
   });
@@ -214,7 +214,7 @@ describe('mutating webhooks', () => {
   it('may deny instead of mutating, and sends no patch then', async () => {
     const w = defineMutatingWebhook<Obj>({
       name: 'deny-mut',
-      rules: [],
+      rules: EVERY_REQUEST,
       mutate: (obj) => {
         obj.metadata!.labels!.x = 'y';
         return deny('no thanks');
@@ -228,7 +228,7 @@ describe('mutating webhooks', () => {
   it('keeps warnings of a returned allow() with the diff', async () => {
     const w = defineMutatingWebhook<Obj>({
       name: 'warn-mut',
-      rules: [],
+      rules: EVERY_REQUEST,
       mutate: (obj) => {
         obj.spec.paused = true;
         return allow('paused it');
@@ -242,7 +242,7 @@ describe('mutating webhooks', () => {
   it('sends a patch that applies for any change, as JSON carries the changed object', async () => {
     const w = defineMutatingWebhook<Obj>({
       name: 'sparse',
-      rules: [],
+      rules: EVERY_REQUEST,
       mutate: (obj) => {
         obj.spec.containers[2] = { name: 'sidecar', image: 'envoy:1.30' };
         obj.metadata!.labels!.app = (() => 'x') as never;
@@ -261,19 +261,19 @@ describe('mutating webhooks', () => {
   });
 
   it('sends a raw patch that applies', async () => {
-    const w = defineMutatingWebhook({ name: 'raw', rules: [], mutate: () => patched([{ op: 'add', path: '/metadata/labels/raw', value: 'yes' }]) });
+    const w = defineMutatingWebhook({ name: 'raw', rules: EVERY_REQUEST, mutate: () => patched([{ op: 'add', path: '/metadata/labels/raw', value: 'yes' }]) });
     const result = await invoke(w, admissionReview(pod()));
     assert.equal(result.object?.metadata?.labels?.raw, 'yes');
   });
 
   it('never sends an invalid patch: it fails by failurePolicy instead', async () => {
     const bad = [{ op: 'replace', path: '/spec/nothing/here', value: 1 }] as const;
-    const failClosed = defineMutatingWebhook({ name: 'raw-bad', failurePolicy: 'Fail', rules: [], mutate: () => patched([...bad]) });
+    const failClosed = defineMutatingWebhook({ name: 'raw-bad', failurePolicy: 'Fail', rules: EVERY_REQUEST, mutate: () => patched([...bad]) });
     const closed = await invoke(failClosed, admissionReview(pod()));
     assert.equal(closed.allowed, false);
     assert.equal(closed.status?.code, 500);
     assert.equal(closed.review.response.patch, undefined);
-    const failOpen = defineMutatingWebhook({ name: 'raw-bad-open', rules: [], mutate: () => patched([...bad]) });
+    const failOpen = defineMutatingWebhook({ name: 'raw-bad-open', rules: EVERY_REQUEST, mutate: () => patched([...bad]) });
     const open = await invoke(failOpen, admissionReview(pod()));
     assert.equal(open.allowed, true);
     assert.equal(open.review.response.patch, undefined);
@@ -281,7 +281,7 @@ describe('mutating webhooks', () => {
   });
 
   it('rejects a mutate that returns something other than an object or decision', async () => {
-    const w = defineMutatingWebhook({ name: 'odd', failurePolicy: 'Fail', rules: [], mutate: () => 42 as never });
+    const w = defineMutatingWebhook({ name: 'odd', failurePolicy: 'Fail', rules: EVERY_REQUEST, mutate: () => 42 as never });
     assert.equal((await invoke(w, admissionReview(pod()))).status?.code, 500);
   });
 
@@ -289,7 +289,7 @@ describe('mutating webhooks', () => {
     let same = false;
     const w = defineMutatingWebhook<Obj>({
       name: 'sees',
-      rules: [],
+      rules: EVERY_REQUEST,
       mutate: (obj, request) => {
         same = request.object === obj;
       },
@@ -301,7 +301,7 @@ describe('mutating webhooks', () => {
   it('diffs changes made through request.object against the object as it came', async () => {
     const viaRequest = defineMutatingWebhook<Obj>({
       name: 'via-request',
-      rules: [],
+      rules: EVERY_REQUEST,
       mutate: (_obj, request) => {
         request.object!.metadata!.labels!.team = 'platform';
       },
@@ -312,7 +312,7 @@ describe('mutating webhooks', () => {
 
     const returnsRequestObject = defineMutatingWebhook<Obj>({
       name: 'returns-request-object',
-      rules: [],
+      rules: EVERY_REQUEST,
       mutate: (_obj, request) => {
         request.object!.spec.priority = 5;
         return request.object!;
@@ -326,7 +326,7 @@ describe('mutating webhooks', () => {
     const w = defineMutatingWebhook<Obj>({
       name: 'raw-after-change',
       failurePolicy: 'Fail',
-      rules: [],
+      rules: EVERY_REQUEST,
       mutate: (_obj, request) => {
         delete request.object!.metadata!.labels!.app;
         return patched([{ op: 'remove', path: '/metadata/labels/app' }]);
@@ -343,7 +343,7 @@ describe('failures of the user function', () => {
     defineValidatingWebhook({
       name: `throws-${failurePolicy.toLowerCase()}`,
       failurePolicy,
-      rules: [],
+      rules: EVERY_REQUEST,
       validate: () => {
         throw new Error('secret detail at /srv/app.js:12');
       },
@@ -378,7 +378,7 @@ describe('failures of the user function', () => {
         const w = defineValidatingWebhook({
           name: 'throws-odd',
           failurePolicy,
-          rules: [],
+          rules: EVERY_REQUEST,
           validate: () => {
             throw thrown;
           },
@@ -398,7 +398,7 @@ describe('failures of the user function', () => {
   }
 
   it('a rejected promise is a failure too', async () => {
-    const w = defineValidatingWebhook({ name: 'rejects', rules: [], validate: async () => Promise.reject(new TypeError('boom')) });
+    const w = defineValidatingWebhook({ name: 'rejects', rules: EVERY_REQUEST, validate: async () => Promise.reject(new TypeError('boom')) });
     assert.equal((await invoke(w, admissionReview(pod()))).status?.code, 500);
   });
 
@@ -407,7 +407,7 @@ describe('failures of the user function', () => {
       name: `slow-${failurePolicy.toLowerCase()}`,
       failurePolicy,
       timeoutSeconds: 1,
-      rules: [],
+      rules: EVERY_REQUEST,
       // Never answers: whatever answer comes is the deadline's.
       validate: () => new Promise<never>(() => {}),
     });
@@ -453,7 +453,7 @@ describe('the time budget covers building the answer', () => {
       name: `slow-patch-${failurePolicy.toLowerCase()}`,
       failurePolicy,
       timeoutSeconds: 1,
-      rules: [],
+      rules: EVERY_REQUEST,
       mutate: (o) => {
         o.spec.extra = {
           get costly() {
@@ -518,7 +518,7 @@ describe('warnings as the API server takes them', () => {
 describe('the review log line', () => {
   it('writes one line per review with the decision and no object contents', async () => {
     const { logger, lines } = captureLogger();
-    const w = defineMutatingWebhook<Obj>({ name: 'logged', rules: [], mutate: (o) => void (o.spec.secret = 'hunter2') });
+    const w = defineMutatingWebhook<Obj>({ name: 'logged', rules: EVERY_REQUEST, mutate: (o) => void (o.spec.secret = 'hunter2') });
     const object = pod('logged-pod', { data: { password: 's3cr3t' } });
     await invokeRaw(w, admissionReview(object, { uid: 'log-uid' }), { handlerOptions: { logger } });
     assert.equal(lines.length, 1);

@@ -5,6 +5,7 @@ import { allow, defineConversionWebhook, defineMutatingWebhook, defineValidating
 import { checkPatch } from '../../lib/admission/patch.ts';
 import { hasLongDigitRun, parseJson, stringifyJson } from '../../lib/json.ts';
 import { invoke, invokeRaw } from '../../lib/testing/index.ts';
+import { EVERY_REQUEST } from '../helpers.ts';
 
 // Integers a JavaScript number cannot hold: 2^53 + 1, int64's largest and smallest.
 const BIG = ['9007199254740993', '9223372036854775807', '-9223372036854775808'] as const;
@@ -74,7 +75,7 @@ describe('int64 numbers through conversion', () => {
 
 describe('int64 numbers through mutation', () => {
   it('patches around them without rewriting them', async () => {
-    const w = defineMutatingWebhook<KubeObject>({ name: 'int64-mutate', rules: [], mutate: (o) => void ((o.metadata!.labels ??= {}).seen = 'yes') });
+    const w = defineMutatingWebhook<KubeObject>({ name: 'int64-mutate', rules: EVERY_REQUEST, mutate: (o) => void ((o.metadata!.labels ??= {}).seen = 'yes') });
     const raw = await invokeRaw(w, admissionBody(widget('m', spec)));
     assert.equal(patchText(raw), '[{"op":"add","path":"/metadata/labels","value":{"seen":"yes"}}]');
   });
@@ -82,7 +83,7 @@ describe('int64 numbers through mutation', () => {
   it('patches a changed one with exact digits, and leaves an unchanged copy alone', async () => {
     const w = defineMutatingWebhook<KubeObject & { spec?: any }>({
       name: 'int64-change',
-      rules: [],
+      rules: EVERY_REQUEST,
       mutate: (o) => {
         o.spec = structuredClone(o.spec); // a copy with the same values changes nothing
         // An odd number past 2^53: a double cannot hold it (it would be written ...808).
@@ -99,7 +100,7 @@ describe('int64 numbers through mutation', () => {
   it('checks raw patches on objects that hold them', async () => {
     const w = defineMutatingWebhook<KubeObject>({
       name: 'int64-patched',
-      rules: [],
+      rules: EVERY_REQUEST,
       mutate: () => patched([{ op: 'replace', path: '/spec/b', value: 9223372036854775806n as never }]),
     });
     const raw = await invokeRaw(w, admissionBody(widget('p', spec)));
@@ -126,7 +127,7 @@ describe('int64 numbers through mutation', () => {
     const webhook = (value: bigint) =>
       defineMutatingWebhook<KubeObject>({
         name: 'int64-test',
-        rules: [],
+        rules: EVERY_REQUEST,
         failurePolicy: 'Fail',
         mutate: () => patched([{ op: 'test', path: '/spec/b', value: value as never }, { op: 'replace', path: '/spec/replicas', value: 4 }]),
       });
@@ -138,7 +139,7 @@ describe('int64 numbers through mutation', () => {
   });
 
   it('shows validating functions the exact value', async () => {
-    const w = defineValidatingWebhook<KubeObject & { spec?: any }>({ name: 'int64-validate', rules: [], validate: (r) => allow(`b=${r.object!.spec.b} ${typeof r.object!.spec.b}`) });
+    const w = defineValidatingWebhook<KubeObject & { spec?: any }>({ name: 'int64-validate', rules: EVERY_REQUEST, validate: (r) => allow(`b=${r.object!.spec.b} ${typeof r.object!.spec.b}`) });
     const raw = await invokeRaw(w, admissionBody(widget('v', spec)));
     assert.deepEqual(JSON.parse(raw.body).response.warnings, ['b=9223372036854775807 bigint']);
   });
