@@ -536,7 +536,7 @@ export class KubeClient {
       for (let i = 0; i < items.length; i++) {
         const item = items[i];
         if (typeof item !== 'object' || item === null || Array.isArray(item)) {
-          throw new KlwError(`${where}: item ${i} of page ${pages} is ${describeValue(item)}, not an object`);
+          throw new KlwError(`${where}: items[${i}] of page ${pages} is ${describeValue(item)}, not an object`);
         }
       }
       const remaining = page.metadata?.remainingItemCount;

@@ -853,7 +853,7 @@ describe('klw audit against stalling API servers and plugins', () => {
     try {
       const connection = await loadConnection({ kubeconfig: kubeconfigFor('null-item', server.url) });
       await assert.rejects(listAll(new KubeClient(connection)), {
-        message: `${listing(server)}: item 1 of page 1 is null, not an object`,
+        message: `${listing(server)}: items[1] of page 1 is null, not an object`,
       });
     } finally {
       await server.close();
@@ -926,7 +926,7 @@ describe('klw audit against stalling API servers and plugins', () => {
         `${listing(endless!)}: not done within 100 ms of the API server's time (--list-timeout)`,
         `${listing(same!)}: page 2 ${NEVER_ENDS}`,
         `GET /api/v1/pods at ${trickle!.url}: no complete answer within 300 ms (--request-timeout)`,
-        `${listing(nullItem!)}: item 1 of page 1 is null, not an object`,
+        `${listing(nullItem!)}: items[1] of page 1 is null, not an object`,
         `kubeconfig: exec credential plugin ${plugin.file}${hung(300)}`,
         '--request-timeout must be a duration of at least 1ms, such as 30s, 2m or 1m30s',
       ];
