@@ -316,6 +316,9 @@ function formatMs(ms: number): string {
   return ms >= 1000 ? `${Math.round(ms) / 1000} s` : `${Math.round(ms)} ms`;
 }
 
+/** Longest delay a Node.js timer takes (2^31 - 1 ms, about 24.8 days); a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** A duration option (`30s`, `2m`, `1m30s`, `500ms`) in ms; a KlwError naming the option otherwise. */
 function durationOption(value: string | undefined, option: string, fallback: number): number {
   if (value === undefined) return fallback;
@@ -323,7 +326,7 @@ function durationOption(value: string | undefined, option: string, fallback: num
   if (ms === undefined || !(ms >= 1)) {
     throw new KlwError(`${option} must be a duration of at least 1ms, such as 30s, 2m or 1m30s`);
   }
-  return ms;
+  return Math.min(ms, MAX_TIMER_MS);
 }
 
 /** `klw audit`'s options that set {@link KubeLimits}, as given on the command line. */

@@ -881,6 +881,8 @@ describe('klw audit against stalling API servers and plugins', () => {
     assert.deepEqual(kubeLimitsFrom({}), DEFAULT_KUBE_LIMITS);
     const given = kubeLimitsFrom({ requestTimeout: '1m30s', listTimeout: '2h', maxPages: '3', execTimeout: '250ms' });
     assert.deepEqual(given, { requestMs: 90_000, listMs: 7_200_000, maxPages: 3, execMs: 250 });
+    // Past what a timer can wait, a duration is the longest a timer waits (not a timer firing at once).
+    assert.equal(kubeLimitsFrom({ requestTimeout: '1000h' }).requestMs, 2 ** 31 - 1);
     for (const [options, message] of [
       [{ requestTimeout: '10' }, /--request-timeout must be a duration/],
       [{ listTimeout: '0s' }, /--list-timeout must be a duration/],

@@ -9,7 +9,7 @@ import { allow, defineConversionWebhook, defineValidatingWebhook } from '../../l
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { checkBearer, expectedToken, PARAMETER_FAILURE_RETRY_MS } from '../../lib/auth.ts';
-import { PARAMETER_READ_MAX_MS, parameterReadMs } from '../../lib/auth.ts';
+import { PARAMETER_READ_MAX_MS, parameterReadMs, PATH_SECRET_REFRESH_ON_MISS_MS } from '../../lib/auth.ts';
 import { createLogger } from '../../lib/log.ts';
 import { admissionReview, conversionReview, invokeRaw, toEvent } from '../../lib/testing/index.ts';
 import { emfProblems } from './emf.ts';
@@ -153,34 +153,60 @@ describe('an SSM endpoint that accepts and never answers', () => {
     },
   ];
 
+  /**
+   * A fake SSM endpoint on loopback, the SDK pointed at it through the environment for the length
+   * of `body`, with setTimeout and Date mocked. `answer(n)` gives the value the nth request is
+   * answered with; undefined leaves it unanswered for good.
+   */
+  async function withFakeSsm(
+    answer: (n: number) => string | undefined,
+    body: (fake: { requests: IncomingMessage[]; reached: (n: number) => Promise<void> }) => Promise<void>,
+  ): Promise<void> {
+    const requests: IncomingMessage[] = [];
+    let arrived = () => {};
+    const server = createServer((req, res) => {
+      requests.push(req);
+      arrived();
+      const value = answer(requests.length);
+      if (value === undefined) return;
+      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+      res.end(JSON.stringify({ Parameter: { Name: 'p', Type: 'SecureString', Value: value, Version: 1 } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const reached = (n: number) =>
+      new Promise<void>((resolve) => {
+        arrived = () => requests.length >= n && resolve();
+        arrived();
+      });
+    const settings = sdkEnv(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
+    const saved = Object.fromEntries(Object.keys(settings).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, settings);
+    // The read's timer runs on mocked time: it fires when the test says, once the request is at the fake.
+    mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 7_000_000 });
+    try {
+      await body({ requests, reached });
+    } finally {
+      mock.timers.reset();
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }
+
+  // 400 ms left: a budget of 300 ms (less the 100 ms margin), so 150 ms for the reads.
+  const context = { awsRequestId: 'r', getRemainingTimeInMillis: () => 400 };
+
   for (const c of cases) {
     // The timeout is a hang guard only: a read that is never aborted fails the test instead of hanging the run.
     it(`${c.name}: aborted after its bound, 500, counted AuthMisconfigured, kept`, { timeout: 120_000 }, async () => {
-      const requests: IncomingMessage[] = [];
-      let arrived = () => {};
-      // Takes every request and never answers one.
-      const server = createServer((req) => {
-        requests.push(req);
-        arrived();
-      });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const reached = (n: number) =>
-        new Promise<void>((resolve) => {
-          arrived = () => requests.length >= n && resolve();
-          arrived();
-        });
-      const settings = sdkEnv(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
-      const saved = Object.fromEntries(Object.keys(settings).map((k) => [k, process.env[k]]));
-      Object.assign(process.env, settings);
-      // The read's timer runs on mocked time: it fires when the test says, once the request is at the fake.
-      mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 7_000_000 });
-      try {
+      await withFakeSsm(() => undefined, async ({ requests, reached }) => {
         const lines: string[] = [];
         const logger = createLogger({ level: 'debug', sink: (l) => lines.push(l) });
         const handler = c.webhook.withOptions({ env: c.env, logger });
         const event = toEvent(review, { path: c.path, headers: { authorization: 'Bearer anything' } });
-        // 400 ms left: a budget of 300 ms (less the 100 ms margin), so 150 ms for the read.
-        const context = { awsRequestId: 'r', getRemainingTimeInMillis: () => 400 };
 
         const first = handler(event, context);
         await reached(1);
@@ -212,15 +238,33 @@ describe('an SSM endpoint that accepts and never answers', () => {
         mock.timers.tick(150);
         assert.equal((await third).statusCode, 500);
         assert.equal(requests.length, 2);
-      } finally {
-        mock.timers.reset();
-        for (const [k, v] of Object.entries(saved)) {
-          if (v === undefined) delete process.env[k];
-          else process.env[k] = v;
-        }
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-      }
+      });
     });
   }
+
+  it('a reread after a mismatch that never answers keeps the old secret (404)', { timeout: 120_000 }, async () => {
+    await withFakeSsm((n) => (n === 1 ? SECRET : undefined), async ({ requests, reached }) => {
+      const lines: string[] = [];
+      const logger = createLogger({ level: 'debug', sink: (l) => lines.push(l) });
+      const handler = pathGuarded.withOptions({ env: { KLW_PATH_SECRET_SSM: '/klw/test/rotating-secret' }, logger });
+      const call = (secret: string) => handler(toEvent(review, { path: `/path-guarded/${secret}` }), context);
+      assert.equal((await call(SECRET)).statusCode, 200);
+      assert.equal(requests.length, 1);
+
+      // A wrong secret once the value is old enough to look again: the reread hangs and is cut off.
+      mock.timers.tick(PATH_SECRET_REFRESH_ON_MISS_MS + 1);
+      const wrong = call('A'.repeat(43));
+      await reached(2);
+      mock.timers.tick(150);
+      assert.equal((await wrong).statusCode, 404);
+      const line = JSON.parse(lines.at(-1)!) as Record<string, any>;
+      assert.equal(line.Unauthenticated, 1);
+      assert.equal(line.AuthMisconfigured, 0);
+
+      // The secret it had still works, and the failed reread stands: no third read.
+      assert.equal((await call(SECRET)).statusCode, 200);
+      assert.equal((await call('B'.repeat(43))).statusCode, 404);
+      assert.equal(requests.length, 2);
+    });
+  });
 });
