@@ -21,7 +21,7 @@ import { smoke } from './smoke.ts';
 import { addLogsCommand } from './logs.ts';
 import { addSecretCommands, DEFAULT_STATE_DIR, ensureTargetPathSecret, REGION_HELP, regionFor, smokePathSecret, withPathSecret, writePrivateOutput, type PathSecretOptions } from './secret-commands.ts';
 import { DEFAULT_PAGE_SIZE, deniedLine, ProgressBar, renderAudit, runAudit, summaryLine, type AuditReport } from './audit.ts';
-import { KubeClient, loadConnection, whoAmI } from './kubeapi.ts';
+import { KubeClient, kubeLimitsFrom, loadConnection, whoAmI, type LimitOptions } from './kubeapi.ts';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
 
 /** Exit code of `klw audit` when the audit did not run or could not check everything (1 means something would be denied). */
@@ -177,20 +177,30 @@ export function program(deps: CliDeps = {}): Command {
     .option('--as <user>', 'user name the reviews carry (default: who the cluster says you are)')
     .option('--as-group <group...>', 'groups the reviews carry, with --as')
     .option('--allow-partial', 'exit by the denials found even when some resources could not be listed (else exit 2)')
+    .option('--request-timeout <duration>', 'most time one API request may take, to the last byte (default 60s)')
+    .option('--list-timeout <duration>', "most of the API server's time one resource's pages may take (default 15m)")
+    .option('--max-pages <n>', 'most pages one resource may have (default 10000)')
+    .option('--exec-timeout <duration>', 'most time an exec credential plugin may run, then killed (default 60s)')
     .option('--no-progress', 'no progress bar (there is none unless stderr is a terminal)')
     // Exit 1 means "would deny" only: a usage error is an audit that did not run.
     .exitOverride((err) => {
       throw err.exitCode === 0 ? err : new CommanderError(AUDIT_INCOMPLETE, err.code, err.message);
     })
-    .action(async (names: string[], options: { kubeconfig?: string; context?: string; output: 'table' | 'json' | 'yaml'; pageSize: number; as?: string; asGroup?: string[]; allowPartial?: boolean; progress: boolean }) => {
+    .action(async (names: string[], options: { kubeconfig?: string; context?: string; output: 'table' | 'json' | 'yaml'; pageSize: number; as?: string; asGroup?: string[]; allowPartial?: boolean; progress: boolean } & LimitOptions) => {
       let report: AuditReport;
       try {
         if (!Number.isInteger(options.pageSize) || options.pageSize < 1) throw new KlwError('--page-size must be a whole number of at least 1');
+        const limits = kubeLimitsFrom(options);
         const webhooks = (await loadFunctions(root(), names))
           .map((f) => f.webhook)
           .filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion');
         if (!webhooks.length) throw new KlwError('no admission functions to audit');
-        const client = new KubeClient(loadConnection({ ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}), ...(options.context ? { context: options.context } : {}) }));
+        const connection = await loadConnection({
+          ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),
+          ...(options.context ? { context: options.context } : {}),
+          execTimeoutMs: limits.execMs,
+        });
+        const client = new KubeClient(connection, limits);
         const auditor = options.as
           ? { username: options.as, groups: [...(options.asGroup ?? []), 'system:authenticated'] }
           : ((await whoAmI(client)) ?? { username: 'klw-audit', groups: ['system:authenticated'] });
