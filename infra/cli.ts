@@ -4,6 +4,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { buildAll, formatBytes } from './build.ts';
 import { KlwError, loadFunctions } from './functions.ts';
 import { formatFinding, lintDocuments, lintFiles, type Finding } from './lint.ts';
+import { lintRulesForVersion, shippedCrds } from './lint/rules.ts';
 import { DEFAULT_CONFIGURATION_NAME, generateManifests, type Endpoints, type ManifestSet } from './manifests.ts';
 import { readDocuments, renderDocuments, writeOutput } from './output.ts';
 import { scaffold } from './scaffold.ts';
@@ -142,9 +143,13 @@ export function program(deps: CliDeps = {}): Command {
       const target = kubeTargetFrom(options);
       const registrations = files.length ? [] : (await loadFunctions(root())).map((f) => f.registration);
       const generated = files.length ? [] : generateManifests(root(), registrations, { baseUrl: 'https://webhooks.example.com' }).documents;
+      // The project's other CRDs, as what its rules may name (their own conversion is not linted here).
+      if (!files.length) generated.push(...shippedCrds(root(), generated));
       const findings = files.length ? lintFiles(files) : [...lintDocuments(generated), ...lintInFunctionConditions(registrations)];
       if (target && !findings.some((f) => f.level === 'error')) {
-        findings.push(...forKubeVersion(files.length ? files.flatMap((f) => readDocuments(f)) : generated, target, enforcedWebhooks(registrations)).findings);
+        const documents = files.length ? files.flatMap((f) => readDocuments(f)) : generated;
+        findings.push(...forKubeVersion(documents, target, enforcedWebhooks(registrations)).findings);
+        findings.push(...lintRulesForVersion(documents, target.version.major > 1 ? Number.POSITIVE_INFINITY : target.version.minor));
       }
       if (!files.length && existsSync(resolve(root(), 'serverless.yml'))) {
         findings.push(...checkServerless(readServerless(root()), (await loadFunctions(root())).map((f) => f.registration)));

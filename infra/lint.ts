@@ -4,6 +4,7 @@ import { selectorMatches, type LabelSelector } from '../lib/registration.ts';
 import { checkWebhookUrl } from './manifests.ts';
 import { KlwError } from './functions.ts';
 import { readDocuments } from './output.ts';
+import { lintRuleResources } from './lint/rules.ts';
 
 /** One lint finding. */
 export interface Finding {
@@ -260,6 +261,7 @@ export function lintDocuments(documents: Json[]): Finding[] {
       if (!problems.length) findings.push(...lintCrd(doc));
     }
   }
+  findings.push(...lintRuleResources(documents));
   return findings;
 }
 
