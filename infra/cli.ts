@@ -212,8 +212,9 @@ export function program(deps: CliDeps = {}): Command {
     .description('scaffold a function with its registration and a passing test')
     .addArgument(new Command().createArgument('<type>', 'kind of webhook').choices(['validating', 'mutating', 'conversion']))
     .argument('<name>', 'function name (a DNS-1123 label)')
-    .action((type: 'validating' | 'mutating' | 'conversion', name: string) => {
-      for (const file of scaffold(root(), type, name)) say(`created ${file}`);
+    .option('--resource <plural>', 'the resource an admission function is on: pods, deployments.apps (default: the one its name says, pod-policy -> pods, else configmaps)')
+    .action((type: 'validating' | 'mutating' | 'conversion', name: string, options: { resource?: string }) => {
+      for (const file of scaffold(root(), type, name, options.resource !== undefined ? { resource: options.resource } : {})) say(`created ${file}`);
     });
 
   cli
