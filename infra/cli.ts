@@ -13,6 +13,7 @@ import { runTests } from './test-runner.ts';
 import { packageInfo } from './version.ts';
 import { enforcedWebhooks, forKubeVersion, kubeTargetFrom, lintInFunctionConditions } from './kube-versions.ts';
 import { addLocalCommands } from './local/commands.ts';
+import { applyNodeOption, NODE_OPTION_HELP, RanElsewhere } from './node-binary.ts';
 import { writeAuthConfig } from './auth-config.ts';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { awsClients, deployedEndpoints, updateChangedCode } from './deploy.ts';
@@ -68,6 +69,9 @@ export async function manifestsFor(root: string, endpoints: Endpoints, name = DE
   return set;
 }
 
+/** The arguments klw was run with, for `--node` to run the same command again. */
+let invokedArgv: string[] = process.argv;
+
 /** What commands run outside this process, for tests to replace; each defaults to the real one. */
 export interface CliDeps {
   /** Runs the Serverless Framework CLI (`klw deploy`). */
@@ -84,6 +88,8 @@ export function program(deps: CliDeps = {}): Command {
     .showHelpAfterError()
     .exitOverride();
   const root = () => resolve(cli.opts<{ root: string }>().root);
+  // --node (local commands, test): the command runs again on that Node, installed when missing.
+  cli.hook('preAction', async (_program, command) => applyNodeOption(command.opts<{ node?: string }>().node, invokedArgv, root(), say));
 
   cli
     .command('build')
@@ -240,6 +246,7 @@ export function program(deps: CliDeps = {}): Command {
     .option('--concurrency <n>', 'test files run at once', (v: string) => Number.parseInt(v, 10))
     .option('--reporter <name>', 'node:test reporter', 'spec')
     .option('--name-pattern <regex>', 'only tests whose name matches')
+    .option('--node <major>', NODE_OPTION_HELP)
     .action(async (files: string[], options: { exclude?: string[]; concurrency?: number; reporter: string; namePattern?: string }) => {
       const code = await runTests(root(), {
         files,
@@ -343,11 +350,13 @@ export function program(deps: CliDeps = {}): Command {
  * never a stack (KLW_DEBUG adds the stack, and that of the error it wraps).
  */
 export async function main(argv: string[], deps: CliDeps = {}): Promise<number> {
+  invokedArgv = argv;
   try {
     await program(deps).parseAsync(argv);
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
+    if (err instanceof RanElsewhere) return err.exitCode;
     say(`klw: ${err instanceof Error ? err.message : String(err)}`);
     if (process.env.KLW_DEBUG && err instanceof Error) {
       say(err.stack ?? '');
