@@ -69,6 +69,11 @@ export async function manifestsFor(root: string, endpoints: Endpoints, name = DE
   return set;
 }
 
+/** The minor of a target Kubernetes version (a 2.x would serve what the newest 1.x does). */
+function kubeMinor(target: { version: { major: number; minor: number } }): number {
+  return target.version.major > 1 ? Number.POSITIVE_INFINITY : target.version.minor;
+}
+
 /** The arguments klw was run with, for `--node` to run the same command again. */
 let invokedArgv: string[] = process.argv;
 
@@ -127,7 +132,7 @@ export function program(deps: CliDeps = {}): Command {
       if (secretOptions.pathSecret === 'placeholder' && JSON.stringify(set.documents).includes('__KLW_PATH_SECRET__')) say('clientConfig.url holds the placeholder __KLW_PATH_SECRET__; --path-secret local or ssm writes the secret');
       if (target) {
         const versioned = forKubeVersion(set.documents, target, enforcedWebhooks((await loadFunctions(root())).map((f) => f.registration)));
-        reportFindings(versioned.findings);
+        reportFindings([...versioned.findings, ...lintRulesForVersion(set.documents, kubeMinor(target))]);
         set.documents = versioned.documents;
       }
       writeOutput(renderDocuments(set.documents, options.format), options.out);
@@ -155,7 +160,7 @@ export function program(deps: CliDeps = {}): Command {
       if (target && !findings.some((f) => f.level === 'error')) {
         const documents = files.length ? files.flatMap((f) => readDocuments(f)) : generated;
         findings.push(...forKubeVersion(documents, target, enforcedWebhooks(registrations)).findings);
-        findings.push(...lintRulesForVersion(documents, target.version.major > 1 ? Number.POSITIVE_INFINITY : target.version.minor));
+        findings.push(...lintRulesForVersion(documents, kubeMinor(target)));
       }
       if (!files.length && existsSync(resolve(root(), 'serverless.yml'))) {
         findings.push(...checkServerless(readServerless(root()), (await loadFunctions(root())).map((f) => f.registration)));

@@ -241,7 +241,7 @@ export function lintRulesForVersion(documents: Json[], minor: number): Finding[]
             level: 'error',
             rule: 'kube-version-resource',
             subject: typeof webhook.name === 'string' ? webhook.name : '(unnamed webhook)',
-            message: `rules[${i}]: Kubernetes 1.${minor} does not serve ${written} at ${quoted(rule.apiVersions.map((v: string) => (group ? `${group}/${v}` : v)))} (served by ${describeMinors(minors)})`,
+            message: `rules[${i}]: Kubernetes ${Number.isFinite(minor) ? `1.${minor}` : `after 1.${LAST_TABLE_MINOR}`} does not serve ${written} at ${quoted(rule.apiVersions.map((v: string) => (group ? `${group}/${v}` : v)))} (served by ${describeMinors(minors)})`,
           });
         }
       }

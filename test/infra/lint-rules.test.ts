@@ -3,8 +3,10 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { stringify } from 'yaml';
 import { lintDocuments } from '../../infra/lint.ts';
 import { lintRuleResources, lintRulesForVersion, projectCrds, shippedCrds } from '../../infra/lint/rules.ts';
+import { runKlw } from '../helpers.ts';
 import { builtinResources, describeMinors, FIRST_TABLE_MINOR, LAST_TABLE_MINOR, tableMinor } from '../../lib/k8s/resources.ts';
 
 type Rule = { operations: string[]; apiGroups: string[]; apiVersions: string[]; resources: string[]; scope?: string };
@@ -114,6 +116,29 @@ describe('klw lint: rules against the resources they name', () => {
     assert.equal(finding?.rule, 'kube-version-resource');
     assert.match(finding!.message, /Kubernetes 1\.25 does not serve cronjobs at "batch\/v1beta1" \(served by 1\.18-1\.24\)/);
     assert.deepEqual(lintRulesForVersion([config(pods())], 25), []);
+  });
+
+  it('klw lint --kube-version refuses a rule that version does not serve', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'klw-lint-rules-'));
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'webhooks.yaml');
+    const webhook = {
+      name: 'cron.example.com',
+      clientConfig: { url: 'https://hooks.example.com/cron' },
+      rules: [{ operations: ['CREATE'], apiGroups: ['batch'], apiVersions: ['v1beta1'], resources: ['cronjobs'], scope: 'Namespaced' }],
+      namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system'] }] },
+      sideEffects: 'None',
+      admissionReviewVersions: ['v1'],
+    };
+    writeFileSync(file, stringify({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'c' }, webhooks: [webhook] }));
+    const old = await runKlw('lint', file, '--kube-version', '1.24');
+    assert.equal(old.code, 0, old.stderr);
+    assert.match(old.stderr, /warning rule-removed cron\.example\.com/);
+    const newer = await runKlw('lint', file, '--kube-version', '1.25');
+    assert.equal(newer.code, 1);
+    assert.match(newer.stderr, /error kube-version-resource cron\.example\.com: rules\[0\]: Kubernetes 1\.25 does not serve cronjobs/);
+    const future = await runKlw('lint', file, '--kube-version', '2.0');
+    assert.match(future.stderr, /Kubernetes after 1\.\d+ does not serve cronjobs/);
   });
 
   it('refuses a subresource the resource lacks, with the close one', () => {
