@@ -245,15 +245,17 @@ export function withoutNodeOption(args: string[]): string[] {
 }
 
 /**
- * Runs klw with `args` on another Node binary, stdio passed through, SIGINT and SIGTERM passed on
- * (the child stops its servers and cleans up); resolves to its exit code.
+ * Runs klw with `args` on another Node binary, stdio passed through; resolves to its exit code.
+ * The child shares this process group, as any child of a shell command does: a Ctrl+C (and a
+ * closed terminal) reaches it from the terminal, so SIGINT is not passed on again (the emulator
+ * counts repeated signals, and npm already delivers each twice) but only kept from ending this
+ * process before the child; SIGTERM, which is sent to one process, is passed on.
  */
 export function runKlwOn(binary: string, args: string[], major: number): Promise<number> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(binary, [klwScript(), ...args], { stdio: 'inherit', env: { ...process.env, [REEXEC_ENV]: String(major) } });
-    const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
-    const onInt = forward('SIGINT');
-    const onTerm = forward('SIGTERM');
+    const onInt = () => {};
+    const onTerm = () => child.kill('SIGTERM');
     process.on('SIGINT', onInt);
     process.on('SIGTERM', onTerm);
     const done = () => {
