@@ -4,7 +4,16 @@
  * without Docker, and the `--node` option that re-runs a klw command on one of them.
  */
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,12 +75,37 @@ const COMPLETE = '.klw-complete';
 const LOCK_TIMEOUT_MS = 10 * 60_000;
 const POLL_MS = 250;
 
-function run(file: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  file: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolvePromise) => {
-    execFile(file, args, { cwd: options.cwd, env: options.env, timeout: options.timeoutMs ?? 0, maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
-      resolvePromise({ code, stdout: String(stdout ?? ''), stderr: String(stderr ?? '') + (err && typeof (err as { code?: unknown }).code !== 'number' ? (err as Error).message : '') });
-    });
+    execFile(
+      file,
+      args,
+      {
+        cwd: options.cwd,
+        env: options.env,
+        timeout: options.timeoutMs ?? 0,
+        maxBuffer: 16 * 1024 * 1024,
+        encoding: 'utf8',
+      },
+      (err, stdout, stderr) => {
+        const code = err
+          ? typeof (err as { code?: unknown }).code === 'number'
+            ? (err as { code: number }).code
+            : 1
+          : 0;
+        resolvePromise({
+          code,
+          stdout: String(stdout ?? ''),
+          stderr:
+            String(stderr ?? '') +
+            (err && typeof (err as { code?: unknown }).code !== 'number' ? (err as Error).message : ''),
+        });
+      },
+    );
   });
 }
 
@@ -124,7 +158,10 @@ function alive(pid: number): boolean {
  * Takes the install lock of a major (a directory, created atomically, holding the owner's pid);
  * waits while a live process holds it, takes over one whose owner is gone. Returns the release.
  */
-export async function lockInstall(lock: string, options: { timeoutMs?: number; pollMs?: number; sleep?: (ms: number) => Promise<void> } = {}): Promise<() => void> {
+export async function lockInstall(
+  lock: string,
+  options: { timeoutMs?: number; pollMs?: number; sleep?: (ms: number) => Promise<void> } = {},
+): Promise<() => void> {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const polls = Math.ceil((options.timeoutMs ?? LOCK_TIMEOUT_MS) / (options.pollMs ?? POLL_MS));
   for (let i = 0; ; i++) {
@@ -146,15 +183,26 @@ export async function lockInstall(lock: string, options: { timeoutMs?: number; p
       rmSync(lock, { recursive: true, force: true });
       continue;
     }
-    if (i >= polls) throw new KlwError(`another klw (pid ${Number.isNaN(owner) ? '?' : owner}) is installing Node into ${lock.replace(/\/[^/]+$/, '')} and has not finished; try again, or remove ${lock}`);
+    if (i >= polls)
+      throw new KlwError(
+        `another klw (pid ${Number.isNaN(owner) ? '?' : owner}) is installing Node ` +
+          `into ${lock.replace(/\/[^/]+$/, '')} and has not finished; try again, or remove ${lock}`,
+      );
     await sleep(options.pollMs ?? POLL_MS);
   }
 }
 
 /** The last line npm wrote that says what went wrong. */
 function npmReason(stderr: string): string {
-  const lines = stderr.split('\n').map((l) => l.replace(/^npm (error|ERR!) ?/, '').trim()).filter((l) => l && !/^npm warn/i.test(l) && !/^A complete log/.test(l) && !/^\//.test(l));
-  return lines.find((l) => /E[A-Z0-9]{3,}|No matching version|ECONNREFUSED|ENOTFOUND|ETIMEDOUT|404/.test(l)) ?? lines[0] ?? 'no message';
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.replace(/^npm (error|ERR!) ?/, '').trim())
+    .filter((l) => l && !/^npm warn/i.test(l) && !/^A complete log/.test(l) && !/^\//.test(l));
+  return (
+    lines.find((l) => /E[A-Z0-9]{3,}|No matching version|ECONNREFUSED|ENOTFOUND|ETIMEDOUT|404/.test(l)) ??
+    lines[0] ??
+    'no message'
+  );
 }
 
 /**
@@ -165,7 +213,12 @@ function npmReason(stderr: string): string {
 export async function ensureNode(major: number, options: EnsureNodeOptions = {}): Promise<string> {
   const say = options.say ?? (() => {});
   const pkg = nodePackage(options.platform, options.arch);
-  if (!pkg) throw new KlwError(`--node: the npm registry has Node binaries for Linux x64 and arm64 only, not ${options.platform ?? process.platform} ${options.arch ?? process.arch}; install Node ${major} yourself (nvm install ${major})`);
+  if (!pkg)
+    throw new KlwError(
+      '--node: the npm registry has Node binaries for Linux x64 and arm64 only, ' +
+        `not ${options.platform ?? process.platform} ${options.arch ?? process.arch}; ` +
+        `install Node ${major} yourself (nvm install ${major})`,
+    );
   const dir = join(options.cacheDir ?? cacheRoot(options.env), 'node');
   const found = await cachedBinary(dir, major, say);
   if (found) return found;
@@ -181,11 +234,20 @@ export async function ensureNode(major: number, options: EnsureNodeOptions = {})
     const now = await cachedBinary(dir, major, say);
     if (now) return now;
     say(`klw: installing Node ${major} from the npm registry (${pkg}@${major}, about 30 MB) into ${dir}`);
-    const packed = await run(options.npm ?? 'npm', ['pack', `${pkg}@${major}`, '--json', '--pack-destination', work], { cwd: work, env: options.env ?? process.env });
+    const packed = await run(options.npm ?? 'npm', ['pack', `${pkg}@${major}`, '--json', '--pack-destination', work], {
+      cwd: work,
+      env: options.env ?? process.env,
+    });
     if (packed.code !== 0) {
       const reason = npmReason(packed.stderr);
-      if (/No matching version|ETARGET|E404/.test(packed.stderr)) throw new KlwError(`--node ${major}: the npm registry has no ${pkg}@${major} (${reason}); Node ${major} may not be released`);
-      throw new KlwError(`--node ${major}: could not fetch ${pkg}@${major} from the npm registry (${reason}); check the network and npm's registry setting (npm config get registry)`);
+      if (/No matching version|ETARGET|E404/.test(packed.stderr))
+        throw new KlwError(
+          `--node ${major}: the npm registry has no ${pkg}@${major} (${reason}); Node ${major} may not be released`,
+        );
+      throw new KlwError(
+        `--node ${major}: could not fetch ${pkg}@${major} from the npm registry (${reason}); ` +
+          "check the network and npm's registry setting (npm config get registry)",
+      );
     }
     let info: { filename?: string; version?: string } | undefined;
     try {
@@ -193,16 +255,29 @@ export async function ensureNode(major: number, options: EnsureNodeOptions = {})
     } catch {
       info = undefined;
     }
-    if (!info?.filename || !info.version || !/^\d+\.\d+\.\d+$/.test(info.version) || info.version.split('.')[0] !== String(major)) {
-      throw new KlwError(`--node ${major}: npm pack ${pkg}@${major} answered ${JSON.stringify(packed.stdout.slice(0, 200))}, not a Node ${major} package`);
+    if (
+      !info?.filename ||
+      !info.version ||
+      !/^\d+\.\d+\.\d+$/.test(info.version) ||
+      info.version.split('.')[0] !== String(major)
+    ) {
+      throw new KlwError(
+        `--node ${major}: npm pack ${pkg}@${major} answered ${JSON.stringify(packed.stdout.slice(0, 200))}, ` +
+          `not a Node ${major} package`,
+      );
     }
     const extracted = join(work, 'x');
     mkdirSync(extracted);
     const untar = await run('tar', ['-xzf', join(work, info.filename), '-C', extracted, '--no-same-owner']);
-    if (untar.code !== 0) throw new KlwError(`--node ${major}: could not unpack ${info.filename}: ${untar.stderr.trim()}`);
+    if (untar.code !== 0)
+      throw new KlwError(`--node ${major}: could not unpack ${info.filename}: ${untar.stderr.trim()}`);
     const binary = join(extracted, 'package', 'bin', 'node');
     const version = await binaryVersion(binary);
-    if (version !== `v${info.version}`) throw new KlwError(`--node ${major}: the node of ${pkg}@${info.version} does not run here (it said ${JSON.stringify(version ?? 'nothing')})`);
+    if (version !== `v${info.version}`)
+      throw new KlwError(
+        `--node ${major}: the node of ${pkg}@${info.version} does not run here ` +
+          `(it said ${JSON.stringify(version ?? 'nothing')})`,
+      );
     const entry = join(dir, info.version);
     rmSync(entry, { recursive: true, force: true });
     renameSync(join(extracted, 'package'), entry);
@@ -253,7 +328,10 @@ export function withoutNodeOption(args: string[]): string[] {
  */
 export function runKlwOn(binary: string, args: string[], major: number): Promise<number> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(binary, [klwScript(), ...args], { stdio: 'inherit', env: { ...process.env, [REEXEC_ENV]: String(major) } });
+    const child = spawn(binary, [klwScript(), ...args], {
+      stdio: 'inherit',
+      env: { ...process.env, [REEXEC_ENV]: String(major) },
+    });
     const onInt = () => {};
     const onTerm = () => child.kill('SIGTERM');
     process.on('SIGINT', onInt);
@@ -274,18 +352,27 @@ export function runKlwOn(binary: string, args: string[], major: number): Promise
 }
 
 /** The help of `--node`. */
-export const NODE_OPTION_HELP = 'run on this Node major (24, or "runtime": that of the Lambda runtime), installed from the npm registry into the cache';
+export const NODE_OPTION_HELP =
+  'run on this Node major (24, or "runtime": that of the Lambda runtime), ' +
+  'installed from the npm registry into the cache';
 
 /**
  * What `--node` does before a command runs: nothing when the running Node is already that major
  * (or this is the re-run), else installs it and re-runs the command there, throwing `RanElsewhere`
  * with its exit code.
  */
-export async function applyNodeOption(spec: string | undefined, argv: string[], root: string, say: (line: string) => void, options: EnsureNodeOptions = {}): Promise<void> {
+export async function applyNodeOption(
+  spec: string | undefined,
+  argv: string[],
+  root: string,
+  say: (line: string) => void,
+  options: EnsureNodeOptions = {},
+): Promise<void> {
   if (spec === undefined) return;
   const major = nodeMajorFor(spec, root);
   if (process.versions.node.split('.')[0] === String(major)) return;
-  if (process.env[REEXEC_ENV]) throw new KlwError(`--node ${spec}: the Node ${major} binary runs as ${process.version}`);
+  if (process.env[REEXEC_ENV])
+    throw new KlwError(`--node ${spec}: the Node ${major} binary runs as ${process.version}`);
   const binary = await ensureNode(major, { say, ...options });
   say(`klw: running on ${binary}`);
   throw new RanElsewhere(await runKlwOn(binary, withoutNodeOption(argv.slice(2)), major));

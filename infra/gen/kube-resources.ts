@@ -68,7 +68,14 @@ interface Found {
   subresources: Map<string, Set<Op>>;
 }
 
-const OPS: Record<string, Op> = { create: 'C', replace: 'U', patch: 'U', delete: 'D', deleteCollection: 'D', connect: 'X' };
+const OPS: Record<string, Op> = {
+  create: 'C',
+  replace: 'U',
+  patch: 'U',
+  delete: 'D',
+  deleteCollection: 'D',
+  connect: 'X',
+};
 
 /** The resources of one client package: `group/version/plural` → what was found. */
 export function readClient(dir: string): Map<string, Found> {
@@ -125,7 +132,14 @@ function fetchClient(cache: string, version: string): string {
   const dir = join(cache, `client-node-${version}`);
   if (existsSync(join(dir, 'package', 'package.json'))) return join(dir, 'package');
   mkdirSync(dir, { recursive: true });
-  const tgz = execFileSync('npm', ['pack', `@kubernetes/client-node@${version}`, '--pack-destination', dir, '--silent'], { encoding: 'utf8' }).trim().split('\n').pop()!;
+  const tgz = execFileSync(
+    'npm',
+    ['pack', `@kubernetes/client-node@${version}`, '--pack-destination', dir, '--silent'],
+    { encoding: 'utf8' },
+  )
+    .trim()
+    .split('\n')
+    .pop()!;
   execFileSync('tar', ['xzf', join(dir, tgz), '-C', dir]);
   return join(dir, 'package');
 }
@@ -147,17 +161,36 @@ function main(): void {
   const snapshots = CLIENTS.map(([minor, client]) => ({ minor, resources: readClient(fetchClient(cache, client)) }));
   for (const marker of MARKERS) {
     for (const { minor, resources } of snapshots) {
-      const expected = (marker.from === undefined || minor >= marker.from) && (marker.until === undefined || minor <= marker.until);
-      if (resources.has(marker.id) !== expected) throw new Error(`1.${minor}: ${marker.id} ${expected ? 'missing' : 'present'}; is ${CLIENTS.find((c) => c[0] === minor)![1]} from another minor?`);
+      const expected =
+        (marker.from === undefined || minor >= marker.from) && (marker.until === undefined || minor <= marker.until);
+      if (resources.has(marker.id) !== expected)
+        throw new Error(
+          `1.${minor}: ${marker.id} ${expected ? 'missing' : 'present'}; is ${CLIENTS.find((c) => c[0] === minor)![1]} from another minor?`,
+        );
     }
   }
   // A minor without a snapshot is taken to have the resources of the snapshot before it.
-  const all = new Map<string, { kind: string; namespaced: boolean; ops: Set<Op>; minors: number[]; subresources: Map<string, { ops: Set<Op>; minors: number[] }> }>();
+  const all = new Map<
+    string,
+    {
+      kind: string;
+      namespaced: boolean;
+      ops: Set<Op>;
+      minors: number[];
+      subresources: Map<string, { ops: Set<Op>; minors: number[] }>;
+    }
+  >();
   snapshots.forEach(({ minor, resources }, i) => {
     const next = snapshots[i + 1]?.minor ?? minor + 1;
     const covered = Array.from({ length: next - minor }, (_, k) => minor + k);
     for (const [id, found] of resources) {
-      const entry = all.get(id) ?? { kind: '', namespaced: found.namespaced, ops: new Set<Op>(), minors: [] as number[], subresources: new Map() };
+      const entry = all.get(id) ?? {
+        kind: '',
+        namespaced: found.namespaced,
+        ops: new Set<Op>(),
+        minors: [] as number[],
+        subresources: new Map(),
+      };
       entry.kind ||= found.kind ?? '';
       entry.namespaced ||= found.namespaced;
       for (const op of found.ops) entry.ops.add(op);
@@ -176,7 +209,9 @@ function main(): void {
   const lines = [...all.entries()]
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([id, e]) => {
-      const subs = [...e.subresources.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([sub, s]) => `${sub}:${opText(s.ops)}:${ranges(s.minors)}`);
+      const subs = [...e.subresources.entries()]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([sub, s]) => `${sub}:${opText(s.ops)}:${ranges(s.minors)}`);
       return `  ${JSON.stringify([id, e.kind, e.namespaced ? 'N' : 'C', opText(e.ops), ranges(e.minors), subs.join(' ')])},`;
     });
   const first = snapshots[0]!.minor;
@@ -222,13 +257,16 @@ function writeKinds(all: Map<string, { kind: string; namespaced: boolean; minors
     if (!e.kind || !e.minors.includes(last) || version.includes('alpha')) continue;
     const key = `${group}/${e.kind}`;
     const seen = best.get(key);
-    if (!seen || versionRank(version) > versionRank(seen.version)) best.set(key, { group, version, resource, namespaced: e.namespaced });
+    if (!seen || versionRank(version) > versionRank(seen.version))
+      best.set(key, { group, version, resource, namespaced: e.namespaced });
   }
   const names = new Set<string>();
   const imports: string[] = [];
   const consts: string[] = [];
   // The core group first, so Event is the core one; a kind already taken keeps its first group.
-  const sorted = [...best.entries()].sort(([a], [b]) => (a.startsWith('/') === b.startsWith('/') ? (a < b ? -1 : 1) : a.startsWith('/') ? -1 : 1));
+  const sorted = [...best.entries()].sort(([a], [b]) =>
+    a.startsWith('/') === b.startsWith('/') ? (a < b ? -1 : 1) : a.startsWith('/') ? -1 : 1,
+  );
   for (const [key, r] of sorted) {
     const kind = key.split('/').pop()!;
     const modelPath = `${r.group || ''}${r.group ? '/' : ''}${r.version}/${kind}`;

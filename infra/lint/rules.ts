@@ -8,7 +8,13 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { builtinResources, describeMinors, LAST_TABLE_MINOR, tableMinor, type BuiltinResource } from '../../lib/k8s/resources.ts';
+import {
+  builtinResources,
+  describeMinors,
+  LAST_TABLE_MINOR,
+  tableMinor,
+  type BuiltinResource,
+} from '../../lib/k8s/resources.ts';
 import type { Operation } from '../../lib/review/schemas.ts';
 import type { Finding } from '../lint.ts';
 
@@ -32,12 +38,19 @@ function crdCandidates(documents: Json[]): Map<string, Candidate[]> {
     const plural = spec?.names?.plural;
     if (typeof spec?.group !== 'string' || typeof plural !== 'string' || !Array.isArray(spec.versions)) continue;
     const list = byGroup.get(spec.group) ?? [];
-    const base = { group: spec.group, resource: plural, kind: String(spec.names.kind ?? ''), namespaced: spec.scope !== 'Cluster', crd: String(doc.metadata?.name ?? `${plural}.${spec.group}`) };
+    const base = {
+      group: spec.group,
+      resource: plural,
+      kind: String(spec.names.kind ?? ''),
+      namespaced: spec.scope !== 'Cluster',
+      crd: String(doc.metadata?.name ?? `${plural}.${spec.group}`),
+    };
     for (const v of spec.versions) {
       if (typeof v?.name !== 'string' || v.served === false) continue;
       list.push({ ...base, version: v.name, operations: ['CREATE', 'UPDATE', 'DELETE'] });
       for (const sub of ['status', 'scale']) {
-        if (v.subresources?.[sub] !== undefined) list.push({ ...base, version: v.name, subresource: sub, operations: ['UPDATE'] });
+        if (v.subresources?.[sub] !== undefined)
+          list.push({ ...base, version: v.name, subresource: sub, operations: ['UPDATE'] });
       }
     }
     byGroup.set(spec.group, list);
@@ -48,7 +61,14 @@ function crdCandidates(documents: Json[]): Map<string, Candidate[]> {
 /** Names of a candidate a user may write by mistake for its plural: kind, singular, any case. */
 function looksLike(written: string, c: Candidate, singular?: string): boolean {
   const w = written.toLowerCase();
-  return w === c.resource || w === c.kind.toLowerCase() || w === singular || `${w}s` === c.resource || `${w}es` === c.resource || w.replace(/y$/, 'ies') === c.resource;
+  return (
+    w === c.resource ||
+    w === c.kind.toLowerCase() ||
+    w === singular ||
+    `${w}s` === c.resource ||
+    `${w}es` === c.resource ||
+    w.replace(/y$/, 'ies') === c.resource
+  );
 }
 
 function quoted(values: Iterable<string>): string {
@@ -65,9 +85,12 @@ interface Context {
 /** Checks one rule of a webhook. */
 function checkRule(rule: Json, at: string, ctx: Context): void {
   const { apiGroups, apiVersions, resources, operations } = rule;
-  if (!isStringList(apiGroups) || !isStringList(apiVersions) || !isStringList(resources) || !isStringList(operations)) return;
+  if (!isStringList(apiGroups) || !isStringList(apiVersions) || !isStringList(resources) || !isStringList(operations))
+    return;
   const scope = typeof rule.scope === 'string' ? rule.scope : '*';
-  const ops = operations.includes('*') ? ALL_OPERATIONS : (operations.filter((o) => ALL_OPERATIONS.includes(o as Operation)) as Operation[]);
+  const ops = operations.includes('*')
+    ? ALL_OPERATIONS
+    : (operations.filter((o) => ALL_OPERATIONS.includes(o as Operation)) as Operation[]);
   // Operations that never happen on a resource are an error only when nothing of the rule matches.
   const known: Array<{ written: string; takes: ReadonlySet<Operation>; connectSubs: string[] }> = [];
   // Set when something the rule names may match: a wildcard, a group this check does not know.
@@ -79,27 +102,51 @@ function checkRule(rule: Json, at: string, ctx: Context): void {
       continue;
     }
     if (group === 'core' || group === 'v1') {
-      ctx.add('error', 'rule-group', `${at}.apiGroups: ${JSON.stringify(group)} is no API group; the core group (pods, services, configmaps) is "": apiGroups: [""]`);
+      ctx.add(
+        'error',
+        'rule-group',
+        `${at}.apiGroups: ${JSON.stringify(group)} is no API group; ` +
+          'the core group (pods, services, configmaps) is "": apiGroups: [""]',
+      );
       continue;
     }
     if (group.includes('/')) {
       const [g, v] = group.split('/');
-      ctx.add('error', 'rule-group', `${at}.apiGroups: ${JSON.stringify(group)} is a group and version; write apiGroups: [${JSON.stringify(g)}], apiVersions: [${JSON.stringify(v)}]`);
+      ctx.add(
+        'error',
+        'rule-group',
+        `${at}.apiGroups: ${JSON.stringify(group)} is a group and version; ` +
+          `write apiGroups: [${JSON.stringify(g)}], apiVersions: [${JSON.stringify(v)}]`,
+      );
       continue;
     }
     const own = ctx.crds.get(group) ?? ctx.builtin.get(group);
     if (!own) {
       const lower = group.toLowerCase();
-      if (lower !== group && (ctx.crds.has(lower) || ctx.builtin.has(lower))) ctx.add('error', 'rule-group', `${at}.apiGroups: ${JSON.stringify(group)}: API groups are lower-case; did you mean ${JSON.stringify(lower)}?`);
+      if (lower !== group && (ctx.crds.has(lower) || ctx.builtin.has(lower)))
+        ctx.add(
+          'error',
+          'rule-group',
+          `${at}.apiGroups: ${JSON.stringify(group)}: API groups are lower-case; ` +
+            `did you mean ${JSON.stringify(lower)}?`,
+        );
       else open = true;
       continue; // a CRD installed by other means
     }
-    const source = ctx.crds.has(group) ? `the CRD ${quoted(own.map((c) => c.crd!))}` : `Kubernetes 1.${LAST_TABLE_MINOR}`;
+    const source = ctx.crds.has(group)
+      ? `the CRD ${quoted(own.map((c) => c.crd!))}`
+      : `Kubernetes 1.${LAST_TABLE_MINOR}`;
     const groupName = group === '' ? 'the core group ""' : `group ${JSON.stringify(group)}`;
+    const atGroup = (v: string) => (group ? `${group}/${v}` : v);
     const groupVersions = new Set(own.map((c) => c.version));
     const versions = apiVersions.includes('*') ? [...groupVersions] : apiVersions;
     for (const v of versions) {
-      if (!groupVersions.has(v)) ctx.add('error', 'rule-version', `${at}.apiVersions: ${groupName} serves no version ${JSON.stringify(v)}; it serves ${quoted(groupVersions)}`);
+      if (!groupVersions.has(v))
+        ctx.add(
+          'error',
+          'rule-version',
+          `${at}.apiVersions: ${groupName} serves no version ${JSON.stringify(v)}; it serves ${quoted(groupVersions)}`,
+        );
     }
     for (const written of resources) {
       const [name = '', sub] = written.split('/');
@@ -109,28 +156,49 @@ function checkRule(rule: Json, at: string, ctx: Context): void {
       }
       const main = own.filter((c) => c.resource === name && !c.subresource);
       if (!main.length) {
-        const alike = own.find((c) => !c.subresource && looksLike(name, c, ctx.singulars.get(`${c.group}/${c.resource}`)));
-        const elsewhere = !alike && [...ctx.builtin.values()].flat().find((c) => !c.subresource && c.resource === name.toLowerCase());
+        const alike = own.find(
+          (c) => !c.subresource && looksLike(name, c, ctx.singulars.get(`${c.group}/${c.resource}`)),
+        );
+        const elsewhere =
+          !alike && [...ctx.builtin.values()].flat().find((c) => !c.subresource && c.resource === name.toLowerCase());
         const hint = alike
-          ? `; did you mean ${JSON.stringify(sub ? `${alike.resource}/${sub}` : alike.resource)}? (resources are plural and lower-case)`
+          ? `; did you mean ${JSON.stringify(sub ? `${alike.resource}/${sub}` : alike.resource)}? ` +
+            '(resources are plural and lower-case)'
           : elsewhere
             ? `; ${JSON.stringify(elsewhere.resource)} is in group ${JSON.stringify(elsewhere.group)}`
             : '';
-        ctx.add('error', 'rule-resource', `${at}.resources: ${groupName} has no resource ${JSON.stringify(name)} (checked against ${source})${hint}`);
+        ctx.add(
+          'error',
+          'rule-resource',
+          `${at}.resources: ${groupName} has no resource ${JSON.stringify(name)} (checked against ${source})${hint}`,
+        );
         continue;
       }
       const served = main.filter((c) => versions.includes(c.version));
       if (!served.length) {
-        ctx.add('error', 'rule-version', `${at}: ${JSON.stringify(name)} is not served at ${quoted(versions.map((v) => (group ? `${group}/${v}` : v)))}; it is at ${quoted(main.map((c) => (group ? `${group}/${c.version}` : c.version)))}`);
+        ctx.add(
+          'error',
+          'rule-version',
+          `${at}: ${JSON.stringify(name)} is not served at ${quoted(versions.map(atGroup))}; ` +
+            `it is at ${quoted(main.map((c) => atGroup(c.version)))}`,
+        );
         continue;
       }
       let targets: Candidate[] = served;
       if (sub !== undefined && sub !== '*') {
         targets = own.filter((c) => c.resource === name && c.subresource === sub && versions.includes(c.version));
         if (!targets.length) {
-          const subs = [...new Set(own.filter((c) => c.resource === name && c.subresource).map((c) => c.subresource!))].sort();
+          const subs = [
+            ...new Set(own.filter((c) => c.resource === name && c.subresource).map((c) => c.subresource!)),
+          ].sort();
           const alike = subs.find((s) => s === sub.toLowerCase() || s === sub.toLowerCase().replace(/s$/, ''));
-          ctx.add('error', 'rule-subresource', `${at}.resources: ${JSON.stringify(written)}: ${name} has no subresource ${JSON.stringify(sub)}${alike ? `; did you mean ${JSON.stringify(`${name}/${alike}`)}?` : ''} (it has ${subs.length ? subs.join(', ') : 'none'})`);
+          ctx.add(
+            'error',
+            'rule-subresource',
+            `${at}.resources: ${JSON.stringify(written)}: ${name} has no subresource ${JSON.stringify(sub)}` +
+              (alike ? `; did you mean ${JSON.stringify(`${name}/${alike}`)}?` : '') +
+              ` (it has ${subs.length ? subs.join(', ') : 'none'})`,
+          );
           continue;
         }
       } else if (sub === '*') {
@@ -140,17 +208,36 @@ function checkRule(rule: Json, at: string, ctx: Context): void {
         const latest = targets.filter((c) => c.minors?.has(LAST_TABLE_MINOR));
         if (!latest.length) {
           const minors = new Set(targets.flatMap((c) => [...(c.minors ?? [])]));
-          const now = main.filter((c) => c.minors?.has(LAST_TABLE_MINOR)).map((c) => (group ? `${group}/${c.version}` : c.version));
-          ctx.add('warning', 'rule-removed', `${at}: ${written} at ${quoted(versions)} is served by Kubernetes ${describeMinors(minors)} only${now.length ? `; later versions serve it at ${quoted(now)}` : ''}`);
+          const now = main
+            .filter((c) => c.minors?.has(LAST_TABLE_MINOR))
+            .map((c) => (group ? `${group}/${c.version}` : c.version));
+          ctx.add(
+            'warning',
+            'rule-removed',
+            `${at}: ${written} at ${quoted(versions)} is served by Kubernetes ${describeMinors(minors)} only` +
+              (now.length ? `; later versions serve it at ${quoted(now)}` : ''),
+          );
         }
       }
       const takes = new Set(targets.flatMap((c) => c.operations));
       if (ops.some((o) => takes.has(o))) matches = true;
-      const connectSubs = [...new Set(own.filter((c) => c.resource === name && c.operations.includes('CONNECT')).map((c) => `${name}/${c.subresource}`))];
+      const connectSubs = [
+        ...new Set(
+          own
+            .filter((c) => c.resource === name && c.operations.includes('CONNECT'))
+            .map((c) => `${name}/${c.subresource}`),
+        ),
+      ];
       known.push({ written, takes, connectSubs });
       const isNamespaced = targets.some((c) => c.namespaced);
       if ((scope === 'Namespaced' && !isNamespaced) || (scope === 'Cluster' && isNamespaced)) {
-        ctx.add('error', 'rule-scope', `${at}.scope: ${scope} never matches ${written}, which is ${isNamespaced ? 'namespaced' : 'cluster-scoped'}; scope: ${isNamespaced ? 'Namespaced' : 'Cluster'} (or "*")`);
+        ctx.add(
+          'error',
+          'rule-scope',
+          `${at}.scope: ${scope} never matches ${written}, ` +
+            `which is ${isNamespaced ? 'namespaced' : 'cluster-scoped'}; ` +
+            `scope: ${isNamespaced ? 'Namespaced' : 'Cluster'} (or "*")`,
+        );
       }
     }
   }
@@ -166,9 +253,11 @@ function checkRule(rule: Json, at: string, ctx: Context): void {
     const why = !takes.size
       ? `no request to ${written} is ever admitted (it is read-only)`
       : never.includes('CONNECT') && !takes.has('CONNECT')
-        ? `CONNECT happens only on connect subresources${connectSubs.length ? ` (${connectSubs.join(', ')})` : ', and this resource has none'}`
+        ? 'CONNECT happens only on connect subresources' +
+          (connectSubs.length ? ` (${connectSubs.join(', ')})` : ', and this resource has none')
         : `${written} takes ${[...takes].join(', ')}`;
-    const message = `${at}.operations: ${never.join(', ')} never ${never.length > 1 ? 'happen' : 'happens'} on ${written}: ${why}`;
+    const verb = never.length > 1 ? 'happen' : 'happens';
+    const message = `${at}.operations: ${never.join(', ')} never ${verb} on ${written}: ${why}`;
     ctx.add(matches || open ? 'warning' : 'error', 'rule-operations', message);
   }
 }
@@ -190,7 +279,8 @@ function* webhooksOf(documents: Json[]): Generator<Json> {
   for (const doc of documents) {
     if (doc?.kind !== 'MutatingWebhookConfiguration' && doc?.kind !== 'ValidatingWebhookConfiguration') continue;
     if (!Array.isArray(doc.webhooks)) continue;
-    for (const w of doc.webhooks) if (w && typeof w === 'object' && !Array.isArray(w) && Array.isArray(w.rules)) yield w;
+    for (const w of doc.webhooks)
+      if (w && typeof w === 'object' && !Array.isArray(w) && Array.isArray(w.rules)) yield w;
   }
 }
 
@@ -208,9 +298,11 @@ export function lintRuleResources(documents: Json[]): Finding[] {
   }
   for (const webhook of webhooksOf(documents)) {
     const subject = typeof webhook.name === 'string' ? webhook.name : '(unnamed webhook)';
-    const add = (level: Finding['level'], rule: string, message: string) => findings.push({ level, rule, subject, message });
+    const add = (level: Finding['level'], rule: string, message: string) =>
+      findings.push({ level, rule, subject, message });
     webhook.rules.forEach((rule: unknown, i: number) => {
-      if (rule && typeof rule === 'object') checkRule(rule as Json, `rules[${i}]`, { add, builtin: builtinIndex(), crds, singulars });
+      if (rule && typeof rule === 'object')
+        checkRule(rule as Json, `rules[${i}]`, { add, builtin: builtinIndex(), crds, singulars });
     });
   }
   return findings;
@@ -227,21 +319,31 @@ export function lintRulesForVersion(documents: Json[], minor: number): Finding[]
   const crdGroups = crdCandidates(documents);
   for (const webhook of webhooksOf(documents)) {
     webhook.rules.forEach((rule: Json, i: number) => {
-      if (!rule || !isStringList(rule.apiGroups) || !isStringList(rule.apiVersions) || !isStringList(rule.resources)) return;
+      if (!rule || !isStringList(rule.apiGroups) || !isStringList(rule.apiVersions) || !isStringList(rule.resources))
+        return;
       for (const group of rule.apiGroups) {
         const own = crdGroups.has(group) ? undefined : builtin.get(group);
         if (!own) continue;
         for (const written of rule.resources) {
           const [name = '', sub] = written.split('/');
           if (name === '*') continue;
-          const matching = own.filter((c) => c.resource === name && (sub === undefined ? !c.subresource : sub === '*' || c.subresource === sub) && (rule.apiVersions.includes('*') || rule.apiVersions.includes(c.version)));
+          const matching = own.filter(
+            (c) =>
+              c.resource === name &&
+              (sub === undefined ? !c.subresource : sub === '*' || c.subresource === sub) &&
+              (rule.apiVersions.includes('*') || rule.apiVersions.includes(c.version)),
+          );
           if (!matching.length || matching.some((c) => c.minors?.has(checked))) continue;
           const minors = new Set(matching.flatMap((c) => [...(c.minors ?? [])]));
           findings.push({
             level: 'error',
             rule: 'kube-version-resource',
             subject: typeof webhook.name === 'string' ? webhook.name : '(unnamed webhook)',
-            message: `rules[${i}]: Kubernetes ${Number.isFinite(minor) ? `1.${minor}` : `after 1.${LAST_TABLE_MINOR}`} does not serve ${written} at ${quoted(rule.apiVersions.map((v: string) => (group ? `${group}/${v}` : v)))} (served by ${describeMinors(minors)})`,
+            message:
+              `rules[${i}]: Kubernetes ${Number.isFinite(minor) ? `1.${minor}` : `after 1.${LAST_TABLE_MINOR}`} ` +
+              `does not serve ${written} at ${quoted(rule.apiVersions.map((v: string) => (group ? `${group}/${v}` : v)))}` +
+              ' ' +
+              `(served by ${describeMinors(minors)})`,
           });
         }
       }

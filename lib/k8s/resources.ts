@@ -49,7 +49,12 @@ export function builtinResources(): readonly BuiltinResource[] {
     out.push({ ...base, operations: [...ops].map((c) => OPERATION_CODES[c]!), minors: minorSet(minors) });
     for (const sub of subresources.split(' ').filter(Boolean)) {
       const [name, subOps, subMinors] = sub.split(':') as [string, string, string];
-      out.push({ ...base, subresource: name, operations: [...subOps].map((c) => OPERATION_CODES[c]!), minors: minorSet(subMinors) });
+      out.push({
+        ...base,
+        subresource: name,
+        operations: [...subOps].map((c) => OPERATION_CODES[c]!),
+        minors: minorSet(subMinors),
+      });
     }
   }
   return (parsed = out);

@@ -15,7 +15,11 @@ after(() => rmSync(work, { recursive: true, force: true }));
 function runTest(name: string): string {
   // A nested test run must not think it is part of this one (it would skip its files).
   const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
-  return execFileSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', join(work, 'test/functions', `${name}.test.ts`)], { cwd: repo, encoding: 'utf8', env });
+  return execFileSync(
+    process.execPath,
+    ['--import', 'tsx', '--test', '--test-reporter=tap', join(work, 'test/functions', `${name}.test.ts`)],
+    { cwd: repo, encoding: 'utf8', env },
+  );
 }
 
 describe('klw new --resource', () => {
@@ -41,7 +45,10 @@ describe('klw new --resource', () => {
 
   it('takes the resource from the function name, so a pod policy is on pods; configmaps when the name says none', () => {
     scaffold(work, 'validating', 'pod-policy');
-    assert.match(readFileSync(join(work, 'functions/pod-policy/index.ts'), 'utf8'), /on\(Pod\)\.create\(\)\.update\(\)/);
+    assert.match(
+      readFileSync(join(work, 'functions/pod-policy/index.ts'), 'utf8'),
+      /on\(Pod\)\.create\(\)\.update\(\)/,
+    );
     scaffold(work, 'validating', 'require-owner');
     assert.match(readFileSync(join(work, 'functions/require-owner/index.ts'), 'utf8'), /on\(ConfigMap\)/);
     assert.equal(resourceFromName('deployment-replicas')?.descriptor.resource, 'deployments');
@@ -57,12 +64,21 @@ describe('klw new --resource', () => {
   it('refuses a kind, a singular, an unknown resource and a resource without the operations', () => {
     assert.throws(() => resolveResource('Pods'), /did you mean --resource pods\?/);
     assert.throws(() => resolveResource('Deployment'), /did you mean --resource deployments\?/);
-    assert.throws(() => resolveResource('ingress.networking.k8s.io'), /did you mean --resource ingresses\.networking\.k8s\.io\?/);
+    assert.throws(
+      () => resolveResource('ingress.networking.k8s.io'),
+      /did you mean --resource ingresses\.networking\.k8s\.io\?/,
+    );
     assert.throws(() => resolveResource('widgets'), /has no resource "widgets"; for a CRD's resources/);
     assert.throws(() => resolveResource('pods.apps'), /has no resource "pods" in group "apps"/);
     assert.equal(resolveResource('pods.core').descriptor.group, '');
-    assert.throws(() => scaffold(work, 'validating', 'status-check', { resource: 'componentstatuses' }), /takes no CREATE or UPDATE/);
-    assert.throws(() => scaffold(work, 'conversion', 'widget-conversion', { resource: 'pods' }), /--resource is for admission functions/);
+    assert.throws(
+      () => scaffold(work, 'validating', 'status-check', { resource: 'componentstatuses' }),
+      /takes no CREATE or UPDATE/,
+    );
+    assert.throws(
+      () => scaffold(work, 'conversion', 'widget-conversion', { resource: 'pods' }),
+      /--resource is for admission functions/,
+    );
     assert.equal(existsSync(join(work, 'functions/status-check')), false);
     assert.equal(existsSync(join(work, 'functions/widget-conversion')), false);
   });

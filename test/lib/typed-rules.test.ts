@@ -3,16 +3,37 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import { allow, defineMutatingWebhook, defineValidatingWebhook, deny, Deployment, Namespace, on, Pod } from 'kube-lambda-webhooks';
+import {
+  allow,
+  defineMutatingWebhook,
+  defineValidatingWebhook,
+  deny,
+  Deployment,
+  Namespace,
+  on,
+  Pod,
+} from 'kube-lambda-webhooks';
 import { buildFunction, bundlePath } from '../../infra/build.ts';
 import { completeAdmissionRegistration } from '../../lib/registration.ts';
 
 describe('on(...): typed rules', () => {
   it('builds a plain rule from the descriptor: group, version, plural, scope, operations in order', () => {
     const rule = on(Pod).create().update();
-    assert.deepEqual({ ...rule }, { operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' });
+    assert.deepEqual(
+      { ...rule },
+      {
+        operations: ['CREATE', 'UPDATE'],
+        apiGroups: [''],
+        apiVersions: ['v1'],
+        resources: ['pods'],
+        scope: 'Namespaced',
+      },
+    );
     assert.deepEqual(JSON.parse(JSON.stringify(rule)), { ...rule });
-    assert.deepEqual({ ...on(Namespace).delete() }, { operations: ['DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], scope: 'Cluster' });
+    assert.deepEqual(
+      { ...on(Namespace).delete() },
+      { operations: ['DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], scope: 'Cluster' },
+    );
     assert.deepEqual({ ...on(Deployment).create() }.apiGroups, ['apps']);
   });
 
@@ -37,7 +58,13 @@ describe('on(...): typed rules', () => {
   });
 
   it('is registered as plain data: no methods reach the registration or the manifests', () => {
-    const reg = completeAdmissionRegistration('validating', { name: 'typed', rules: [on(Pod).create(), { operations: ['DELETE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }] });
+    const reg = completeAdmissionRegistration('validating', {
+      name: 'typed',
+      rules: [
+        on(Pod).create(),
+        { operations: ['DELETE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] },
+      ],
+    });
     for (const rule of reg.rules) {
       assert.equal(Object.getPrototypeOf(rule), Object.prototype);
       assert.equal(typeof (rule as unknown as { create?: unknown }).create, 'undefined');
@@ -57,7 +84,8 @@ describe('on(...): typed rules', () => {
     const typed = defineValidatingWebhook({
       name: 'typed-pods',
       rules: [on(Pod).create().update()],
-      validate: (request) => (request.object?.spec?.containers.some((c) => c.image?.endsWith(':latest')) ? deny('pin the image') : allow()),
+      validate: (request) =>
+        request.object?.spec?.containers.some((c) => c.image?.endsWith(':latest')) ? deny('pin the image') : allow(),
     });
     defineValidatingWebhook({
       name: 'typed-deployments',
@@ -101,7 +129,11 @@ describe('on(...) in a bundle', () => {
   };
 
   it('adds the builder and one small descriptor, no model classes and no resource table', async () => {
-    const plain = await build('plain-rules', "{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }", '');
+    const plain = await build(
+      'plain-rules',
+      "{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }",
+      '',
+    );
     const typed = await build('typed-rules', 'on(Pod).create()', ', on, Pod');
     assert.match(typed.code, /"pods"/);
     assert.doesNotMatch(typed.code, /deployments|flowcontrol|IoK8sApiCoreV1|setValidateFunc/);
