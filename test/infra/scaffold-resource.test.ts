@@ -3,7 +3,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { resolveResource, resourceFromName, scaffold } from '../../infra/scaffold.ts';
+import { scaffold } from '../../infra/scaffold.ts';
+import { resolveResource, resourceFromName } from '../../infra/scaffold-resource.ts';
 import { runKlw } from '../helpers.ts';
 
 const repo = process.cwd();
