@@ -66,11 +66,14 @@ function buildRule<T>(state: RuleState): RuleBuilder<T> {
     operations: state.operations.length ? [...state.operations] : ['*'],
     apiGroups: [resource.group],
     apiVersions: state.versions.length ? [...state.versions] : [resource.version],
-    resources: state.subresources.length ? state.subresources.map((s) => `${resource.resource}/${s}`) : [resource.resource],
+    resources: state.subresources.length
+      ? state.subresources.map((s) => `${resource.resource}/${s}`)
+      : [resource.resource],
     scope: resource.namespaced ? 'Namespaced' : 'Cluster',
   };
   const next = (change: Partial<RuleState>) => () => buildRule<T>({ ...state, ...change });
-  const add = (operation: Operation) => next({ operations: state.operations.includes(operation) ? state.operations : [...state.operations, operation] });
+  const add = (operation: Operation) =>
+    next({ operations: state.operations.includes(operation) ? state.operations : [...state.operations, operation] });
   const methods = {
     create: add('CREATE'),
     update: add('UPDATE'),
@@ -78,7 +81,6 @@ function buildRule<T>(state: RuleState): RuleBuilder<T> {
     connect: add('CONNECT'),
     subresources: (...names: string[]) => buildRule<T>({ ...state, subresources: names }),
     versions: (...versions: string[]) => buildRule<T>({ ...state, versions }),
-    [BUILT]: true,
   };
   // Methods are not enumerable: the rule reads (and serializes) as a plain rule.
   for (const [key, value] of [...Object.entries(methods), [BUILT, true] as const]) {
@@ -93,7 +95,8 @@ function buildRule<T>(state: RuleState): RuleBuilder<T> {
  * Without an operation the rule matches all (`*`).
  */
 export function on<T>(resource: ResourceDescriptor<T>): RuleBuilder<T> {
-  if (!resource || typeof resource.resource !== 'string' || typeof resource.group !== 'string' || typeof resource.version !== 'string') {
+  const fields = resource ? [resource.resource, resource.group, resource.version] : [];
+  if (!resource || fields.some((f) => typeof f !== 'string')) {
     throw new TypeError(`on(...) takes a resource descriptor such as Pod, got ${JSON.stringify(resource)}`);
   }
   return buildRule<T>({ resource, operations: [], subresources: [], versions: [] });
@@ -103,7 +106,13 @@ export function on<T>(resource: ResourceDescriptor<T>): RuleBuilder<T> {
 function plainRule(rule: RuleWithOperations): RuleWithOperations {
   if (!(rule as unknown as Record<symbol, unknown>)?.[BUILT]) return rule;
   const { operations, apiGroups, apiVersions, resources, scope } = rule;
-  return { operations: [...operations], apiGroups: [...apiGroups], apiVersions: [...apiVersions], resources: [...resources], ...(scope ? { scope } : {}) };
+  return {
+    operations: [...operations],
+    apiGroups: [...apiGroups],
+    apiVersions: [...apiVersions],
+    resources: [...resources],
+    ...(scope ? { scope } : {}),
+  };
 }
 
 /** A label selector (`metav1.LabelSelector`). */
@@ -298,7 +307,10 @@ function checkLambda(settings: LambdaSettings | undefined): void {
 }
 
 /** Applies the good-practice defaults to an admission registration. */
-export function completeAdmissionRegistration<T>(type: 'validating' | 'mutating', input: AdmissionRegistrationInput<T>): AdmissionRegistration {
+export function completeAdmissionRegistration<T>(
+  type: 'validating' | 'mutating',
+  input: AdmissionRegistrationInput<T>,
+): AdmissionRegistration {
   checkName(input.name);
   const timeoutSeconds = input.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
   checkTimeout(timeoutSeconds);
