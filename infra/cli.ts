@@ -4,6 +4,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { buildAll, formatBytes } from './build.ts';
 import { KlwError, loadFunctions } from './functions.ts';
 import { formatFinding, lintDocuments, lintFiles, lintRegistrations, PLACEHOLDER_RULE, type Finding } from './lint.ts';
+import { lintRulesForVersion, shippedCrds } from './lint/rules.ts';
 import { PATH_SECRET_PLACEHOLDER } from './secrets.ts';
 import { DEFAULT_CONFIGURATION_NAME, generateManifests, unknownCrds, type Endpoints, type ManifestSet } from './manifests.ts';
 import { readDocuments, renderDocuments, writeOutput } from './output.ts';
@@ -13,6 +14,7 @@ import { runTests } from './test-runner.ts';
 import { packageInfo } from './version.ts';
 import { enforcedWebhooks, forKubeVersion, kubeTargetFrom, lintInFunctionConditions } from './kube-versions.ts';
 import { addLocalCommands } from './local/commands.ts';
+import { applyNodeOption, NODE_OPTION_HELP, RanElsewhere } from './node-binary.ts';
 import { writeAuthConfig } from './auth-config.ts';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { awsClients, deployedEndpoints, updateChangedCode } from './deploy.ts';
@@ -72,6 +74,14 @@ export async function manifestsFor(root: string, endpoints: Endpoints, name = DE
   return set;
 }
 
+/** The minor of a target Kubernetes version (a 2.x would serve what the newest 1.x does). */
+function kubeMinor(target: { version: { major: number; minor: number } }): number {
+  return target.version.major > 1 ? Number.POSITIVE_INFINITY : target.version.minor;
+}
+
+/** The arguments klw was run with, for `--node` to run the same command again. */
+let invokedArgv: string[] = process.argv;
+
 /** What commands run outside this process, for tests to replace; each defaults to the real one. */
 export interface CliDeps {
   /** Runs the Serverless Framework CLI (`klw deploy`). */
@@ -88,6 +98,8 @@ export function program(deps: CliDeps = {}): Command {
     .showHelpAfterError()
     .exitOverride();
   const root = () => resolve(cli.opts<{ root: string }>().root);
+  // --node (local commands, test): the command runs again on that Node, installed when missing.
+  cli.hook('preAction', async (_program, command) => applyNodeOption(command.opts<{ node?: string }>().node, invokedArgv, root(), say));
 
   cli
     .command('build')
@@ -131,7 +143,7 @@ export function program(deps: CliDeps = {}): Command {
       }
       if (target) {
         const versioned = forKubeVersion(set.documents, target, enforcedWebhooks((await loadFunctions(root())).map((f) => f.registration)));
-        reportFindings(versioned.findings);
+        reportFindings([...versioned.findings, ...lintRulesForVersion(set.documents, kubeMinor(target))]);
         set.documents = versioned.documents;
       }
       // With the local or deployed secret the URLs hold it: the files are readable by their owner only.
@@ -155,9 +167,13 @@ export function program(deps: CliDeps = {}): Command {
       const target = kubeTargetFrom(options);
       const registrations = files.length ? [] : (await loadFunctions(root())).map((f) => f.registration);
       const generated = files.length ? [] : generateManifests(root(), registrations, { baseUrl: 'https://webhooks.example.com' }).documents;
+      // The project's other CRDs, as what its rules may name (their own conversion is not linted here).
+      if (!files.length) generated.push(...shippedCrds(root(), generated));
       const findings = files.length ? lintFiles(files, target?.version) : [...lintRegistrations(registrations), ...lintDocuments(generated, target?.version), ...lintInFunctionConditions(registrations)];
       if (target && !findings.some((f) => f.level === 'error')) {
-        findings.push(...forKubeVersion(files.length ? files.flatMap((f) => readDocuments(f)) : generated, target, enforcedWebhooks(registrations)).findings);
+        const documents = files.length ? files.flatMap((f) => readDocuments(f)) : generated;
+        findings.push(...forKubeVersion(documents, target, enforcedWebhooks(registrations)).findings);
+        findings.push(...lintRulesForVersion(documents, kubeMinor(target)));
       }
       if (!files.length && existsSync(resolve(root(), 'serverless.yml'))) {
         findings.push(...checkServerless(readServerless(root()), (await loadFunctions(root())).map((f) => f.registration)));
@@ -230,8 +246,9 @@ export function program(deps: CliDeps = {}): Command {
     .description('scaffold a function with its registration and a passing test')
     .addArgument(new Command().createArgument('<type>', 'kind of webhook').choices(['validating', 'mutating', 'conversion']))
     .argument('<name>', 'function name (a DNS-1123 label)')
-    .action((type: 'validating' | 'mutating' | 'conversion', name: string) => {
-      for (const file of scaffold(root(), type, name)) say(`created ${file}`);
+    .option('--resource <plural>', 'the resource an admission function is on: pods, deployments.apps (default: the one its name says, pod-policy -> pods, else configmaps)')
+    .action((type: 'validating' | 'mutating' | 'conversion', name: string, options: { resource?: string }) => {
+      for (const file of scaffold(root(), type, name, options.resource !== undefined ? { resource: options.resource } : {})) say(`created ${file}`);
     });
 
   cli
@@ -257,6 +274,7 @@ export function program(deps: CliDeps = {}): Command {
     .option('--concurrency <n>', 'test files run at once', (v: string) => Number.parseInt(v, 10))
     .option('--reporter <name>', 'node:test reporter', 'spec')
     .option('--name-pattern <regex>', 'only tests whose name matches')
+    .option('--node <major>', NODE_OPTION_HELP)
     .action(async (files: string[], options: { exclude?: string[]; concurrency?: number; reporter: string; namePattern?: string }) => {
       const code = await runTests(root(), {
         files,
@@ -360,11 +378,13 @@ export function program(deps: CliDeps = {}): Command {
  * never a stack (KLW_DEBUG adds the stack, and that of the error it wraps).
  */
 export async function main(argv: string[], deps: CliDeps = {}): Promise<number> {
+  invokedArgv = argv;
   try {
     await program(deps).parseAsync(argv);
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
+    if (err instanceof RanElsewhere) return err.exitCode;
     say(`klw: ${err instanceof Error ? err.message : String(err)}`);
     if (process.env.KLW_DEBUG && err instanceof Error) {
       say(err.stack ?? '');
