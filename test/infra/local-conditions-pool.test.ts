@@ -15,9 +15,20 @@ const registration = {
   failurePolicy: 'Fail',
   matchConditions: [{ name: 'always', expression: 'true' }],
 } as unknown as AdmissionRegistration;
-const body = Buffer.from(
-  JSON.stringify(admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } } as KubeObject)),
-);
+const review = (spec: object = {}, annotations: Record<string, string> = {}) =>
+  Buffer.from(
+    JSON.stringify(admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', annotations }, spec } as KubeObject)),
+  );
+const body = review();
+// One regex scan of a 1 MiB annotation per item of spec.n: minutes for 5,000 items on any machine.
+const slow = {
+  ...registration,
+  name: 'slow',
+  matchConditions: [
+    { name: 'slow', expression: "!object.spec.n.exists(i, object.metadata.annotations['big'].matches('[a-z]+[0-9]'))" },
+  ],
+} as unknown as AdmissionRegistration;
+const heavy = review({ n: Array.from({ length: 5_000 }, (_, i) => i) }, { big: 'a'.repeat(1024 * 1024) });
 
 describe('ConditionPool bounds', () => {
   const pools: ConditionPool[] = [];
@@ -53,5 +64,30 @@ describe('ConditionPool bounds', () => {
     assert.equal(pool.size, 0);
     const again = await review();
     assert.equal(again?.status, 502);
+  });
+  it('drops a waiting review whose client went away: it never takes a thread', async () => {
+    const pool = new ConditionPool('abandoned', { size: 1, log: () => {} });
+    pools.push(pool);
+    const started: number[] = [];
+    pool.on('evaluating', (id: number) => started.push(id));
+    const first = pool.evaluate(registration, body, 60_000);
+    const gone = new AbortController();
+    const second = pool.evaluate(registration, body, 60_000, gone.signal);
+    gone.abort(); // before the one thread is up: the second review is still waiting
+    assert.equal((await second)?.status, 502);
+    assert.equal(await first, undefined, 'the conditions hold: the function is invoked');
+    assert.deepEqual(started, [1], 'only the first review was evaluated');
+  });
+
+  it('stops the thread of a review whose client went away, and serves the next on a new one', async () => {
+    const pool = new ConditionPool('abandoned-slow', { size: 1, log: () => {} });
+    pools.push(pool);
+    const gone = new AbortController();
+    pool.once('evaluating', () => gone.abort());
+    // Ten minutes: without the abort this review holds the only thread all that time.
+    const answer = await pool.evaluate(slow, heavy, 600_000, gone.signal);
+    assert.equal(answer?.status, 502);
+    assert.equal(pool.size, 0, 'its thread was stopped');
+    assert.equal(await pool.evaluate(slow, review({ n: [] }), 600_000), undefined);
   });
 });
