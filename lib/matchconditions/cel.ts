@@ -567,6 +567,11 @@ export interface CompileOptions {
    * it evaluates expressions already stored (everything its version knows).
    */
   mode?: ExpressionMode;
+  /**
+   * Further variables, name to CEL type (`list<int>`), declared beside the environment's own:
+   * for testing the environment on expressions written for other declarations.
+   */
+  declarations?: Record<string, string>;
 }
 
 /**
@@ -576,7 +581,11 @@ export interface CompileOptions {
  * a cold start should not pay for it again); the type is then `unchecked`.
  */
 export function compileExpression(expression: string, options: CompileOptions = {}): CompiledExpression | CompileError {
-  const env = matchConditionsEnvironment();
+  let env = matchConditionsEnvironment();
+  if (options.declarations) {
+    env = env.clone();
+    for (const [name, type] of Object.entries(options.declarations)) env.registerVariable(name, type);
+  }
   let parsed: ParseResult;
   let type = 'unchecked';
   try {
