@@ -11,6 +11,9 @@ import type { AdmissionRequest } from '../review/schemas.ts';
 import { parseQuantity, Quantity, quantityOf } from './quantity.ts';
 import { regexFind, regexFindAll, regexMatches, regexProblem } from './regex.ts';
 import { isUrl, parseUrl, UrlValue } from './url.ts';
+import { goFormatFloat } from './k8s/go.ts';
+import { stringFormat, type FormatArg } from './k8s/strformat.ts';
+import * as k8sStrings from './k8s/strings.ts';
 import { environmentMinor, missingFeature, type CelKubeVersion, type ExpressionMode } from './versions.ts';
 
 /** What an authorizer check asks (`authorizer.group(...).resource(...)...check(verb)`). */
@@ -130,6 +133,23 @@ const INT64_MAX = 9223372036854775807n;
  * overload (the engine refuses a second `string.matches`); never written by users.
  */
 const RE2_MATCHES = 'matches__re2';
+/** The suffix of the environment's own overloads of names the engine also declares (its UTF-16 strings). */
+const RENAMED = '__k8s';
+/** Member functions whose calls go to the `__k8s` overloads. */
+const MEMBER_RENAMES = new Set(['indexOf', 'lastIndexOf', 'lowerAscii', 'upperAscii', 'trim', 'substring', 'split', 'join']);
+/** Global functions whose calls go to the `__k8s` overloads. */
+const GLOBAL_RENAMES = new Set(['string']);
+/** Internal names in messages: the name the user wrote is before the suffix. */
+const INTERNAL_NAME = /(\w+)__(?:re2|k8s)\b/g;
+/** The type of the namespace receiver `strings` (`strings.quote`). */
+const STRINGS_NS = 'kubernetes.lib.strings';
+/** Namespace types in messages: `kubernetes.lib.strings.quote` is `strings.quote`. */
+const NAMESPACE_TYPE = /\bkubernetes\.lib\.(\w+)\b/g;
+/** The value of a library namespace (`strings`, `sets`): a receiver that holds nothing. */
+class Namespace {}
+/** Decodes bytes as Go's string(bytes) does, invalid sequences as U+FFFD. */
+const UTF8 = new TextDecoder();
+
 /** A function the environment calls once to reach the evaluator; never written by users. */
 const METER_PROBE = 'cost__meter';
 /**
@@ -240,27 +260,46 @@ function buildEnvironment(): Environment {
     })
     .registerFunction('list<A>.min(): A', (l: unknown[]) => extreme(l, 'min', -1))
     .registerFunction('list<A>.max(): A', (l: unknown[]) => extreme(l, 'max', 1))
-    .registerFunction('list<A>.indexOf(A): int', (l: unknown[], v: unknown) => BigInt(l.findIndex((x) => celEquals(x, v))))
-    .registerFunction('list<A>.lastIndexOf(A): int', (l: unknown[], v: unknown) => BigInt(l.findLastIndex((x) => celEquals(x, v))))
+    .registerFunction(`list<A>.indexOf${RENAMED}(A): int`, (l: unknown[], v: unknown) => BigInt(l.findIndex((x) => celEquals(x, v))))
+    .registerFunction(`list<A>.lastIndexOf${RENAMED}(A): int`, (l: unknown[], v: unknown) => BigInt(l.findLastIndex((x) => celEquals(x, v))))
     .registerFunction('list<A>.slice(int, int): list<A>', (l: unknown[], from: bigint, to: bigint) => {
       if (from < 0n || to < from || to > BigInt(l.length)) throw new RangeError(`slice(${from}, ${to}) out of range for a list of ${l.length}`);
       return l.slice(Number(from), Number(to));
     });
 
-  // Strings extension, beyond what the engine ships (cel-go ext.Strings).
+  // Strings extension (cel-go ext.Strings as Kubernetes enables it), counting code points as Go
+  // does: the engine's own versions (UTF-16) are never reached, screenNode points member calls of
+  // these names at the `__k8s` overloads, and `string(…)` at string__k8s.
+  const k = RENAMED;
   env
-    .registerFunction('string.charAt(int): string', (s: string, i: bigint) => {
-      const chars = [...s];
-      if (i < 0n || i > BigInt(chars.length)) throw new RangeError(`index out of range: ${i}`);
-      return chars[Number(i)] ?? '';
-    })
-    .registerFunction('string.replace(string, string): string', (s: string, from: string, to: string) => s.split(from).join(to))
-    .registerFunction('string.replace(string, string, int): string', (s: string, from: string, to: string, n: bigint) => {
-      if (n < 0n) return s.split(from).join(to);
-      const parts = s.split(from);
-      const count = Math.min(Number(n), parts.length - 1);
-      return parts.slice(0, count + 1).join(to) + (count < parts.length - 1 ? from + parts.slice(count + 1).join(from) : '');
-    });
+    .registerFunction('string.charAt(int): string', k8sStrings.charAt)
+    .registerFunction('string.replace(string, string): string', (s: string, a: string, b: string) => k8sStrings.replace(s, a, b))
+    .registerFunction('string.replace(string, string, int): string', k8sStrings.replace)
+    .registerFunction(`string.indexOf${k}(string): int`, (s: string, sub: string) => k8sStrings.indexOf(s, sub))
+    .registerFunction(`string.indexOf${k}(string, int): int`, k8sStrings.indexOf)
+    .registerFunction(`string.lastIndexOf${k}(string): int`, (s: string, sub: string) => k8sStrings.lastIndexOf(s, sub))
+    .registerFunction(`string.lastIndexOf${k}(string, int): int`, k8sStrings.lastIndexOf)
+    .registerFunction(`string.lowerAscii${k}(): string`, k8sStrings.lowerAscii)
+    .registerFunction(`string.upperAscii${k}(): string`, k8sStrings.upperAscii)
+    .registerFunction(`string.trim${k}(): string`, k8sStrings.trim)
+    .registerFunction(`string.substring${k}(int): string`, (s: string, from: bigint) => k8sStrings.substring(s, from))
+    .registerFunction(`string.substring${k}(int, int): string`, k8sStrings.substring)
+    .registerFunction(`string.split${k}(string): list<string>`, (s: string, sep: string) => k8sStrings.split(s, sep))
+    .registerFunction(`string.split${k}(string, int): list<string>`, k8sStrings.split)
+    .registerFunction(`list<string>.join${k}(): string`, (l: string[]) => k8sStrings.join(l))
+    .registerFunction(`list<string>.join${k}(string): string`, k8sStrings.join)
+    .registerFunction(`string.format(list<dyn>): string`, (s: string, args: unknown[]) => stringFormat(s, args.map(formatArg)))
+    .registerType(STRINGS_NS, Namespace)
+    .registerConstant('strings', STRINGS_NS, new Namespace())
+    .registerFunction(`${STRINGS_NS}.quote(string): string`, (_: Namespace, s: string) => k8sStrings.quote(s));
+  // string(…), with doubles formatted as Go's strconv 'g' (string(1e6) is '1e+06').
+  env
+    .registerFunction(`string${k}(string): string`, (v: string) => v)
+    .registerFunction(`string${k}(bool): string`, (v: boolean) => String(v))
+    .registerFunction(`string${k}(int): string`, (v: bigint) => String(v))
+    .registerFunction(`string${k}(uint): string`, (v: unknown) => String(v))
+    .registerFunction(`string${k}(bytes): string`, (v: Uint8Array) => UTF8.decode(v))
+    .registerFunction(`string${k}(double): string`, goFormatFloat);
 
   // Regular expressions in RE2: the standard `matches` (the engine's own, in JavaScript
   // RegExp, is never reached: compileExpression points member calls at RE2_MATCHES) and the
@@ -316,6 +355,7 @@ function buildEnvironment(): Environment {
     return true;
   });
   env.evaluate(`${METER_PROBE}()`);
+  uintCtor = (env.evaluate('0u') as object).constructor;
   if (!evaluator) throw new Error('the CEL engine did not hand over its evaluator');
   evaluator.run = function (ast, ctx) {
     const charge = FREE.has(ast.op) ? (ast.op === '?:' && isMacroStep(ast) ? MACRO_STEP_COST : 0) : (ast.op as string) === 'accuPush' ? 1 + LIST_APPEND_COST : 1;
@@ -526,7 +566,7 @@ function screenNode(node: ASTNode, minor: number): Refusal | undefined {
     const member = node.op === 'rcall';
     const name = node.args[0] as string;
     const args = (member ? node.args[2] : node.args[1]) as ASTNode[];
-    if (name === RE2_MATCHES || name === METER_PROBE) return undeclared(name, node);
+    if (name === METER_PROBE || name.endsWith(RENAMED) || name.endsWith('__re2')) return undeclared(name, node);
     if (member) {
       const receiver = node.args[1] as ASTNode;
       if (name === 'bind' && receiver.op === 'id' && receiver.args === 'cel') return undeclared('cel', receiver);
@@ -544,6 +584,7 @@ function screenNode(node: ASTNode, minor: number): Refusal | undefined {
       }
     }
     if (member && name === 'matches' && args.length === 1) (node.args as unknown as unknown[])[0] = RE2_MATCHES;
+    else if (member ? MEMBER_RENAMES.has(name) : GLOBAL_RENAMES.has(name)) (node.args as unknown as unknown[])[0] = name + RENAMED;
   }
   const children: unknown[] = Array.isArray(node.args) ? node.args : [node.args];
   for (const child of children.flat()) {
@@ -644,19 +685,59 @@ function internalNames(err: unknown): unknown {
   for (const key of ['message', 'summary'] as const) {
     const said = (err as Record<string, unknown>)[key];
     if (typeof said !== 'string') continue;
-    const words = said.replaceAll(RE2_MATCHES, 'matches').replace(NO_SUCH_KEY, 'no such key: ');
+    const words = userNames(said).replace(NO_SUCH_KEY, 'no such key: ');
     // The engine's `summary` is a getter: the corrected words are defined over it.
     if (words !== said) Object.defineProperty(err, key, { value: words, configurable: true, writable: true });
   }
   return err;
 }
 
+/** A message with the environment's internal names given back as the user wrote them. */
+function userNames(said: string): string {
+  return said.replace(INTERNAL_NAME, '$1').replace(NAMESPACE_TYPE, '$1');
+}
+
+/** The type cel-go names a value by in messages, for values the formatter does not format. */
+function celTypeName(v: unknown): string {
+  const name = (v as object)?.constructor?.name;
+  return name === 'Duration' ? 'google.protobuf.Duration' : name === 'Date' ? 'google.protobuf.Timestamp' : String(name);
+}
+
+/** A CEL value as string.format sees it. */
+function formatArg(v: unknown): FormatArg {
+  if (typeof v === 'bigint') return { type: 'int', value: v };
+  if (typeof v === 'number') return { type: 'double', value: v };
+  if (typeof v === 'boolean') return { type: 'bool', value: v };
+  if (typeof v === 'string') return { type: 'string', value: v };
+  if (v === null || v === undefined) return { type: 'null' };
+  if (v instanceof Uint8Array) return { type: 'bytes', value: v };
+  if (Array.isArray(v)) return { type: 'list', items: v.map(formatArg) };
+  if (v instanceof Map) return { type: 'map', entries: [...v].map(([a, b]) => [formatArg(a), formatArg(b)] as const) };
+  if (v instanceof Date) return { type: 'timestamp', text: rfc3339(v) };
+  const ctor = (v as object).constructor;
+  if (ctor === uintCtor) return { type: 'uint', value: BigInt((v as { valueOf(): bigint }).valueOf()) };
+  if (ctor?.name === 'Duration') return { type: 'duration', text: String(v) };
+  if (ctor?.name === 'Type') return { type: 'type', name: (v as { name: string }).name };
+  if (ctor === Object || ctor === undefined) {
+    return { type: 'map', entries: Object.entries(v as object).map(([a, b]) => [formatArg(a), formatArg(b)] as const) };
+  }
+  return { type: 'other', typeName: celTypeName(v) };
+}
+
+/** A timestamp as Go's RFC 3339 with nanoseconds, trailing zeros of the fraction dropped. */
+function rfc3339(d: Date): string {
+  return d.toISOString().replace(/\.?0*Z$/, 'Z');
+}
+
+/** The engine's class of uint values, found when the environment is built. */
+let uintCtor: unknown;
+
 function compileError(expression: string, err: unknown, renamed = true): CompileError {
   const e = err as { summary?: string; message?: string; range?: { start: number } };
   const { line, column } = position(expression, e.range?.start ?? 0);
   const said = (e.summary ?? e.message ?? String(err)).replace(/^Exceeded maxDepth \(\d+\)/, RECURSION_LIMIT_MESSAGE);
   // The checker names the RE2 overload of `matches`, which the user wrote as `matches`.
-  const summary = renamed ? said.replaceAll(RE2_MATCHES, 'matches') : said;
+  const summary = renamed ? userNames(said) : said;
   return { message: `compilation failed: ERROR: <input>:${line}:${column}: ${summary}\n | ${expression.split('\n')[line - 1] ?? ''}\n | ${' '.repeat(column - 1)}^`, line, column };
 }
 

@@ -47,6 +47,7 @@ export const CEL_FEATURES: CelFeature[] = [
     members: ['hasValue', 'value', 'or', 'orValue', 'optMap', 'optFlatMap'],
     operators: ['.?', '[?]'],
   },
+  { since: 29, library: 'strings version 2', globals: ['strings'], members: ['format'] },
   { since: 34, library: 'lists version 3', members: ['slice'] },
 ];
 
