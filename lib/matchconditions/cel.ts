@@ -6,12 +6,17 @@
  * Imported only by code that evaluates conditions, never by the admission engine itself,
  * so functions that do not enforce conditions carry no CEL in their bundles.
  */
-import { Environment, type ASTNode, type ParseResult } from '@marcbachmann/cel-js';
+import { Environment, Optional, type ASTNode, type ParseResult } from '@marcbachmann/cel-js';
 import type { AdmissionRequest } from '../review/schemas.ts';
 import { parseQuantity, Quantity, quantityOf } from './quantity.ts';
 import { regexFind, regexFindAll, regexMatches, regexProblem } from './regex.ts';
 import { isUrl, parseUrl, UrlValue } from './url.ts';
+import { FORMATS, formatNamed, serviceAccountUser, type NamedFormat } from './k8s/format.ts';
 import { goFormatFloat } from './k8s/go.ts';
+import { CidrPrefix, cidr, cidrContainsCIDRString, cidrContainsIPString, ip, IpAddr, ipIsCanonical, isCIDR, isIP } from './k8s/ip.ts';
+import * as k8sLists from './k8s/lists.ts';
+import { isSemver, Semver, semver } from './k8s/semver.ts';
+import { setsContains, setsEquivalent, setsIntersects } from './k8s/sets.ts';
 import { stringFormat, type FormatArg } from './k8s/strformat.ts';
 import * as k8sStrings from './k8s/strings.ts';
 import { environmentMinor, missingFeature, type CelKubeVersion, type ExpressionMode } from './versions.ts';
@@ -147,6 +152,40 @@ const STRINGS_NS = 'kubernetes.lib.strings';
 const NAMESPACE_TYPE = /\bkubernetes\.lib\.(\w+)\b/g;
 /** The value of a library namespace (`strings`, `sets`): a receiver that holds nothing. */
 class Namespace {}
+// One class per namespace: the engine knows a value's type by its class.
+class StringsNamespace extends Namespace {}
+class SetsNamespace extends Namespace {}
+class ListsNamespace extends Namespace {}
+class IpNamespace extends Namespace {}
+class FormatNamespace extends Namespace {}
+const SETS_NS = 'kubernetes.lib.sets';
+const LISTS_NS = 'kubernetes.lib.lists';
+const IP_NS = 'kubernetes.lib.ip';
+const FORMAT_NS = 'kubernetes.lib.format';
+const IP = 'net.IP';
+const CIDR = 'net.CIDR';
+const FORMAT = 'kubernetes.NamedFormat';
+const SEMVER = 'kubernetes.Semver';
+/** A named format as a CEL value (`format.dns1123Label()`). */
+class FormatValue {
+  constructor(readonly format: NamedFormat) {}
+}
+/** How `sort()` orders values: those of one comparable type, as CEL's `<`. */
+const ORDERING: k8sLists.CelOrdering = {
+  comparableType(v) {
+    if (typeof v === 'bigint') return 'int';
+    if (typeof v === 'number') return 'double';
+    if (typeof v === 'string' || typeof v === 'boolean') return typeof v === 'string' ? 'string' : 'bool';
+    if (v instanceof Date) return 'google.protobuf.Timestamp';
+    if (v !== null && typeof v === 'object' && v.constructor === uintCtor) return 'uint';
+    return undefined;
+  },
+  compare(a, b) {
+    const x = a !== null && typeof a === 'object' && a.constructor === uintCtor ? (a as { valueOf(): bigint }).valueOf() : a;
+    const y = b !== null && typeof b === 'object' && b.constructor === uintCtor ? (b as { valueOf(): bigint }).valueOf() : b;
+    return (x as number) < (y as number) ? -1 : (x as number) > (y as number) ? 1 : 0;
+  },
+};
 /** Decodes bytes as Go's string(bytes) does, invalid sequences as U+FFFD. */
 const UTF8 = new TextDecoder();
 
@@ -236,9 +275,10 @@ function buildEnvironment(): Environment {
   env
     .registerFunction(`${AUTHORIZER}.path(string): ${PATH_CHECK}`, (a: AuthorizerValue, path: string) => new PathCheckValue(a, path))
     .registerFunction(`${AUTHORIZER}.group(string): ${GROUP_CHECK}`, (a: AuthorizerValue, group: string) => new GroupCheckValue(a, group))
-    .registerFunction(`${AUTHORIZER}.serviceAccount(string, string): ${AUTHORIZER}`, (a: AuthorizerValue, namespace: string, name: string) =>
-      new AuthorizerValue(a.authorize, { username: `system:serviceaccount:${namespace}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'] }),
-    )
+    .registerFunction(`${AUTHORIZER}.serviceAccount(string, string): ${AUTHORIZER}`, (a: AuthorizerValue, namespace: string, name: string) => {
+      const user = serviceAccountUser(namespace, name);
+      return new AuthorizerValue(a.authorize, { username: user.username, groups: [...user.groups] });
+    })
     .registerFunction(`${GROUP_CHECK}.resource(string): ${RESOURCE_CHECK}`, (g: GroupCheckValue, resource: string) => new ResourceCheckValue(g.authorizer, { group: g.group, resource }))
     .registerFunction(`${RESOURCE_CHECK}.subresource(string): ${RESOURCE_CHECK}`, (r: ResourceCheckValue, v: string) => r.with('subresource', v))
     .registerFunction(`${RESOURCE_CHECK}.namespace(string): ${RESOURCE_CHECK}`, (r: ResourceCheckValue, v: string) => r.with('namespace', v))
@@ -262,10 +302,7 @@ function buildEnvironment(): Environment {
     .registerFunction('list<A>.max(): A', (l: unknown[]) => extreme(l, 'max', 1))
     .registerFunction(`list<A>.indexOf${RENAMED}(A): int`, (l: unknown[], v: unknown) => BigInt(l.findIndex((x) => celEquals(x, v))))
     .registerFunction(`list<A>.lastIndexOf${RENAMED}(A): int`, (l: unknown[], v: unknown) => BigInt(l.findLastIndex((x) => celEquals(x, v))))
-    .registerFunction('list<A>.slice(int, int): list<A>', (l: unknown[], from: bigint, to: bigint) => {
-      if (from < 0n || to < from || to > BigInt(l.length)) throw new RangeError(`slice(${from}, ${to}) out of range for a list of ${l.length}`);
-      return l.slice(Number(from), Number(to));
-    });
+    .registerFunction('list<A>.slice(int, int): list<A>', (l: unknown[], from: bigint, to: bigint) => k8sLists.slice(l, from, to));
 
   // Strings extension (cel-go ext.Strings as Kubernetes enables it), counting code points as Go
   // does: the engine's own versions (UTF-16) are never reached, screenNode points member calls of
@@ -289,8 +326,8 @@ function buildEnvironment(): Environment {
     .registerFunction(`list<string>.join${k}(): string`, (l: string[]) => k8sStrings.join(l))
     .registerFunction(`list<string>.join${k}(string): string`, k8sStrings.join)
     .registerFunction(`string.format(list<dyn>): string`, (s: string, args: unknown[]) => stringFormat(s, args.map(formatArg)))
-    .registerType(STRINGS_NS, Namespace)
-    .registerConstant('strings', STRINGS_NS, new Namespace())
+    .registerType(STRINGS_NS, StringsNamespace)
+    .registerConstant('strings', STRINGS_NS, new StringsNamespace())
     .registerFunction(`${STRINGS_NS}.quote(string): string`, (_: Namespace, s: string) => k8sStrings.quote(s));
   // string(…), with doubles formatted as Go's strconv 'g' (string(1e6) is '1e+06').
   env
@@ -344,6 +381,84 @@ function buildEnvironment(): Environment {
     .registerFunction(`${QUANTITY}.isGreaterThan(${QUANTITY}): bool`, (a: Quantity, b: Quantity) => a.compareTo(b) > 0)
     .registerFunction(`${QUANTITY}.compareTo(${QUANTITY}): int`, (a: Quantity, b: Quantity) => BigInt(a.compareTo(b)))
     .registerOperator(`${QUANTITY} == ${QUANTITY}`, (a: Quantity, b: Quantity) => a.compareTo(b) === 0);
+
+  // Sets (k8s.io/apiserver/pkg/cel/library/sets.go), from 1.29.
+  env
+    .registerType(SETS_NS, SetsNamespace)
+    .registerConstant('sets', SETS_NS, new SetsNamespace())
+    .registerFunction(`${SETS_NS}.contains(list<A>, list<A>): bool`, (_: Namespace, a: unknown[], b: unknown[]) => setsContains(a, b, celEquals))
+    .registerFunction(`${SETS_NS}.equivalent(list<A>, list<A>): bool`, (_: Namespace, a: unknown[], b: unknown[]) => setsEquivalent(a, b, celEquals))
+    .registerFunction(`${SETS_NS}.intersects(list<A>, list<A>): bool`, (_: Namespace, a: unknown[], b: unknown[]) => setsIntersects(a, b, celEquals));
+
+  // IP and CIDR (library/ip.go, cidr.go), from 1.30.
+  env
+    .registerType(IP, IpAddr)
+    .registerType(CIDR, CidrPrefix)
+    .registerType(IP_NS, IpNamespace)
+    .registerConstant('ip', IP_NS, new IpNamespace())
+    .registerFunction(`ip(string): ${IP}`, ip)
+    .registerFunction('isIP(string): bool', isIP)
+    .registerFunction(`${IP_NS}.isCanonical(string): bool`, (_: Namespace, v: string) => ipIsCanonical(v))
+    .registerFunction(`${IP}.family(): int`, (a: IpAddr) => a.family())
+    .registerFunction(`${IP}.isUnspecified(): bool`, (a: IpAddr) => a.isUnspecified())
+    .registerFunction(`${IP}.isLoopback(): bool`, (a: IpAddr) => a.isLoopback())
+    .registerFunction(`${IP}.isLinkLocalMulticast(): bool`, (a: IpAddr) => a.isLinkLocalMulticast())
+    .registerFunction(`${IP}.isLinkLocalUnicast(): bool`, (a: IpAddr) => a.isLinkLocalUnicast())
+    .registerFunction(`${IP}.isGlobalUnicast(): bool`, (a: IpAddr) => a.isGlobalUnicast())
+    .registerFunction(`string${RENAMED}(${IP}): string`, (a: IpAddr) => a.toString())
+    .registerOperator(`${IP} == ${IP}`, (a: IpAddr, b: IpAddr) => a.equals(b))
+    .registerFunction(`cidr(string): ${CIDR}`, cidr)
+    .registerFunction('isCIDR(string): bool', isCIDR)
+    .registerFunction(`${CIDR}.containsIP(string): bool`, cidrContainsIPString)
+    .registerFunction(`${CIDR}.containsIP(${IP}): bool`, (c: CidrPrefix, a: IpAddr) => c.containsIP(a))
+    .registerFunction(`${CIDR}.containsCIDR(string): bool`, cidrContainsCIDRString)
+    .registerFunction(`${CIDR}.containsCIDR(${CIDR}): bool`, (c: CidrPrefix, o: CidrPrefix) => c.containsCIDR(o))
+    .registerFunction(`${CIDR}.ip(): ${IP}`, (c: CidrPrefix) => c.ip())
+    .registerFunction(`${CIDR}.masked(): ${CIDR}`, (c: CidrPrefix) => c.masked())
+    .registerFunction(`${CIDR}.prefixLength(): int`, (c: CidrPrefix) => c.prefixLength())
+    .registerFunction(`string${RENAMED}(${CIDR}): string`, (c: CidrPrefix) => c.toString())
+    .registerOperator(`${CIDR} == ${CIDR}`, (a: CidrPrefix, b: CidrPrefix) => a.equals(b));
+
+  // Format (library/format.go), from 1.31: `format.<name>()`, `format.named(name)`, `validate`.
+  env.registerType(FORMAT, FormatValue).registerType(FORMAT_NS, FormatNamespace).registerConstant('format', FORMAT_NS, new FormatNamespace());
+  for (const name of Object.keys(FORMATS)) {
+    env.registerFunction(`${FORMAT_NS}.${name}(): ${FORMAT}`, () => new FormatValue(FORMATS[name]!));
+  }
+  env
+    .registerFunction(`${FORMAT_NS}.named(string): optional<${FORMAT}>`, (_: Namespace, name: string) => {
+      const f = formatNamed(name);
+      return f ? Optional.of(new FormatValue(f)) : Optional.none();
+    })
+    .registerFunction(`${FORMAT}.validate(string): optional<list<string>>`, (f: FormatValue, v: string) => {
+      const errors = f.format.validate(v);
+      return errors ? Optional.of(errors) : Optional.none();
+    });
+
+  // Semver (library/semverlib.go), from 1.33.
+  env
+    .registerType(SEMVER, Semver)
+    .registerFunction(`semver(string): ${SEMVER}`, (v: string) => semver(v))
+    .registerFunction(`semver(string, bool): ${SEMVER}`, semver)
+    .registerFunction('isSemver(string): bool', (v: string) => isSemver(v))
+    .registerFunction('isSemver(string, bool): bool', isSemver)
+    .registerFunction(`${SEMVER}.major(): int`, (v: Semver) => v.major())
+    .registerFunction(`${SEMVER}.minor(): int`, (v: Semver) => v.minor())
+    .registerFunction(`${SEMVER}.patch(): int`, (v: Semver) => v.patch())
+    .registerFunction(`${SEMVER}.isLessThan(${SEMVER}): bool`, (a: Semver, b: Semver) => a.compareTo(b) < 0)
+    .registerFunction(`${SEMVER}.isGreaterThan(${SEMVER}): bool`, (a: Semver, b: Semver) => a.compareTo(b) > 0)
+    .registerFunction(`${SEMVER}.compareTo(${SEMVER}): int`, (a: Semver, b: Semver) => BigInt(a.compareTo(b)))
+    .registerOperator(`${SEMVER} == ${SEMVER}`, (a: Semver, b: Semver) => a.equals(b));
+
+  // Lists version 3 (cel-go ext.Lists), from 1.34 (slice is above).
+  env
+    .registerType(LISTS_NS, ListsNamespace)
+    .registerConstant('lists', LISTS_NS, new ListsNamespace())
+    .registerFunction(`${LISTS_NS}.range(int): list<int>`, (_: Namespace, n: bigint) => k8sLists.range(n))
+    .registerFunction('list<A>.reverse(): list<A>', (l: unknown[]) => k8sLists.reverse(l))
+    .registerFunction('list<A>.distinct(): list<A>', (l: unknown[]) => k8sLists.distinct(l, celEquals))
+    .registerFunction('list<dyn>.flatten(): list<dyn>', (l: unknown[]) => k8sLists.flatten(l))
+    .registerFunction('list<dyn>.flatten(int): list<dyn>', (l: unknown[], depth: bigint) => k8sLists.flatten(l, depth))
+    .registerFunction('list<A>.sort(): list<A>', (l: unknown[]) => k8sLists.sort(l, ORDERING));
 
   // Cost. The engine evaluates every operation through its evaluator's `run`, and calls
   // functions with the evaluator as `this`: a probe call hands it over once, and its `run`

@@ -3,7 +3,9 @@
 // error, and the version from which the environment has it.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compileExpression, isCompileError } from '../../lib/matchconditions/index.ts';
+import { admissionReview } from '../../lib/testing/index.ts';
+import { variablesFor } from '../../lib/matchconditions/index.ts';
+import { compileExpression, isCompileError, type AuthorizationAttributes } from '../../lib/matchconditions/index.ts';
 
 const v = (minor: number) => ({ major: 1, minor });
 type Answer = { value: unknown } | { error: RegExp } | { compile: RegExp };
@@ -34,6 +36,10 @@ function table(rows: Array<[string, unknown]>, minor?: number): void {
       assert.deepEqual(got.value, expected, expression);
     }
   }
+}
+/** The `authorizer` variable of a request, deciding with `authorize`. */
+function variablesAuthorizer(authorize: (a: AuthorizationAttributes) => { decision: 'Allow' }): unknown {
+  return variablesFor(admissionReview({ kind: 'Pod' }).request!, authorize).authorizer;
 }
 const big = (_: string, x: unknown) => (typeof x === 'bigint' ? `${x}n` : x instanceof RegExp ? x.source : x);
 
@@ -104,5 +110,113 @@ describe('strings library, by code point', () => {
       ["strings.quote(1)", /found no matching overload for 'strings\.quote\(int\)'/],
       ["'a'.indexOf__k8s('a')", /undeclared reference to 'indexOf__k8s'/],
     ]);
+  });
+});
+
+describe('Kubernetes libraries, each from its version', () => {
+  it('sets from 1.29', () => {
+    table([
+      ['sets.contains([1, 2, 3], [3, 1])', true],
+      ['sets.contains([1], [1, 2])', false],
+      ['sets.contains([1, 2], [])', true],
+      ['sets.equivalent([1, 2, 2], [2, 1])', true],
+      ['sets.equivalent([1], [1, 3])', false],
+      ["sets.intersects(['a', 'b'], ['c', 'b'])", true],
+      ['sets.intersects([1], [])', false],
+      ['sets.contains([1.0], [1])', /found no matching overload for 'sets\.contains\(list<double>, list<int>\)'/],
+    ]);
+    table([['sets.contains([1], [1])', /undeclared reference to 'sets'/]], 28);
+  });
+
+  it('ip and cidr from 1.30', () => {
+    table([
+      ["ip('192.168.0.1').family()", 4n],
+      ["ip('::1').family()", 6n],
+      ["ip('::1').isLoopback()", true],
+      ["ip('0.0.0.0').isUnspecified()", true],
+      ["ip('fe80::1').isLinkLocalUnicast()", true],
+      ["ip('ff02::1').isLinkLocalMulticast()", true],
+      ["ip('8.8.8.8').isGlobalUnicast()", true],
+      ["ip('127.0.0.1') == ip('127.0.0.1')", true],
+      ["string(ip('2001:DB8::1'))", '2001:db8::1'],
+      ["isIP('1.2.3')", false],
+      ["isIP('127.0.0.1%eth0')", false],
+      ["ip.isCanonical('2001:db8::1')", true],
+      ["ip.isCanonical('2001:DB8::1')", false],
+      ["ip('1.2.3')", new Error('IP Address "1.2.3" parse error during conversion from string: ParseAddr("1.2.3"): IPv4 address too short')],
+      ["cidr('10.0.0.0/8').containsIP('10.1.2.3')", true],
+      ["cidr('10.0.0.0/8').containsIP(ip('11.0.0.1'))", false],
+      ["cidr('10.0.0.0/8').containsCIDR('10.0.0.0/16')", true],
+      // The library compares the masked prefix with the other address unmasked (netip.PrefixFrom).
+      ["cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')", false],
+      ["cidr('10.1.0.0/16').containsCIDR(cidr('10.0.0.0/8'))", false],
+      ["cidr('192.168.1.5/24').prefixLength()", 24n],
+      ["string(cidr('192.168.1.5/24').masked())", '192.168.1.0/24'],
+      ["cidr('192.168.1.5/24').ip() == ip('192.168.1.5')", true],
+      ["isCIDR('10.0.0.0/33')", false],
+    ]);
+    table([["isIP('1.2.3.4')", /undeclared reference to 'isIP'/], ["cidr('10.0.0.0/8')", /undeclared reference to 'cidr'/]], 29);
+  });
+
+  it('format from 1.31', () => {
+    table([
+      ["format.dns1123Label().validate('my-name').hasValue()", false],
+      ["format.dns1123Label().validate('My_Name').hasValue()", true],
+      ["format.named('uuid').hasValue()", true],
+      ["format.named('nope').hasValue()", false],
+      ["format.named('date').value().validate('2024-02-30').value()", ['invalid date']],
+    ]);
+    table([["format.uuid().validate('x').hasValue()", /undeclared reference to 'format'/]], 30);
+  });
+
+  it('semver from 1.33', () => {
+    table([
+      ["semver('1.2.3').isLessThan(semver('1.10.0'))", true],
+      ["semver('1.2.3-alpha') == semver('1.2.3-alpha')", true],
+      ["semver('2.0.0').compareTo(semver('1.9.9'))", 1n],
+      ["semver('v1.2', true).minor()", 2n],
+      ["semver('1.2.3').patch()", 3n],
+      ["isSemver('1.2')", false],
+      ["isSemver('v1.2', true)", true],
+      ["semver('1.2')", new Error('No Major.Minor.Patch elements found')],
+    ]);
+    table([["isSemver('1.2.3')", /undeclared reference to 'isSemver'/]], 32);
+  });
+
+  it('lists version 3 from 1.34', () => {
+    table([
+      ['lists.range(3)', [0n, 1n, 2n]],
+      ['[1, 2, 3].reverse()', [3n, 2n, 1n]],
+      ['[1, 2, 1, 3].distinct()', [1n, 2n, 3n]],
+      ["['b', 'c', 'a'].sort()", ['a', 'b', 'c']],
+      ['[[1], [2, 3]].flatten()', [1n, 2n, 3n]],
+      ['[1, 2, 3].slice(1, 2)', [2n]],
+      ['[1, 2].slice(2, 1)', new Error('cannot slice(2, 1), start index must be less than or equal to end index')],
+    ]);
+    table([['lists.range(1)', /undeclared reference to 'lists'/], ['[1].reverse()', /undeclared reference to 'reverse'/]], 33);
+  });
+});
+
+describe('authorizer.serviceAccount', () => {
+  const asked: AuthorizationAttributes[] = [];
+  const authorizer = (expression: string): unknown => {
+    const compiled = compileExpression(expression);
+    assert.ok(!isCompileError(compiled), expression);
+    const authorize = (a: AuthorizationAttributes) => (asked.push(a), { decision: 'Allow' as const });
+    return compiled.run({ authorizer: variablesAuthorizer(authorize) });
+  };
+
+  it('checks as the service account, with its two groups only', () => {
+    assert.equal(authorizer("authorizer.serviceAccount('ci', 'deployer').group('').resource('pods').check('get').allowed()"), true);
+    assert.deepEqual(asked.at(-1)!.user, {
+      username: 'system:serviceaccount:ci:deployer',
+      groups: ['system:serviceaccounts', 'system:serviceaccounts:ci'],
+    });
+  });
+
+  it('refuses names that are not valid, the name checked first', () => {
+    assert.throws(() => authorizer("authorizer.serviceAccount('ci', 'Not_Valid').path('/').check('get')"), /Invalid service account name/);
+    assert.throws(() => authorizer("authorizer.serviceAccount('a.b', 'x').path('/').check('get')"), /Invalid service account namespace/);
+    assert.throws(() => authorizer("authorizer.serviceAccount('A', 'B').path('/').check('get')"), /Invalid service account name/);
   });
 });
