@@ -12,6 +12,7 @@ import { parseQuantity, Quantity, quantityOf } from './quantity.ts';
 import { regexFind, regexFindAll, regexMatches, regexProblem } from './regex.ts';
 import { isUrl, parseUrl, UrlValue } from './url.ts';
 import { FORMATS, formatNamed, serviceAccountUser, type NamedFormat } from './k8s/format.ts';
+import { libraryCallCost } from './k8s/cost.ts';
 import { goFormatFloat } from './k8s/go.ts';
 import { CidrPrefix, cidr, cidrContainsCIDRString, cidrContainsIPString, ip, IpAddr, ipIsCanonical, isCIDR, isIP } from './k8s/ip.ts';
 import * as k8sLists from './k8s/lists.ts';
@@ -199,9 +200,57 @@ const NOT_IN_KUBERNETES = new Set(['json', 'hex', 'base64', 'string', 'at']);
 /** Functions whose pattern argument, when a literal, RE2 must accept at compile time. */
 const REGEX_FUNCTIONS = new Set(['matches', 'find', 'findAll']);
 
+/** Library calls whose cost depends on their result: charged once they have answered. */
+const COST_OF_RESULT = new Set(['join', 'slice', 'lists.range', 'reverse']);
+/** A function signature's receiver (if any) and name: `string.indexOf__k8s(string): int`. */
+const SIGNATURE = /^(?:([\w.<>, ]+)\.)?(\w+)\(([^)]*)\)/;
+
+/** Charges `cost` (a library call's, of which the call's own unit is already charged) to the meter. */
+function chargeCall(cost: number | undefined): void {
+  if (cost !== undefined && cost > 1 && (meter.left -= cost - 1) < 0) throw new CostLimitExceeded();
+}
+
+/**
+ * A handler that charges the library call's cost as cel-go does (libraryCallCost, by the sizes of
+ * the arguments): before the call where the cost depends on the arguments only, so the work of a call
+ * past the limit is not done; after it where it depends on the result.
+ */
+function chargedHandler(signature: string, handler: (...args: never[]) => unknown): (...args: never[]) => unknown {
+  const m = SIGNATURE.exec(signature);
+  if (!m) return handler;
+  const receiver = m[1];
+  const name = m[2]!.replace(/__(?:k8s|re2)$/, '');
+  const namespace = receiver?.startsWith('kubernetes.lib.') ? receiver.slice('kubernetes.lib.'.length) : undefined;
+  const fn = namespace ? `${namespace}.${name}` : name;
+  const params = m[3]!;
+  const overloadId =
+    receiver === CIDR && name === 'ip' ? 'cidr_ip'
+    : receiver === CIDR && params === 'string' ? `cidr_${name === 'containsIP' ? 'contains_ip' : 'contains_cidr'}_string`
+    : '';
+  if (libraryCallCost(fn, overloadId, SAMPLE_ARGS, SAMPLE_ARGS) === undefined && !COST_OF_RESULT.has(fn)) return handler;
+  const afterward = COST_OF_RESULT.has(fn);
+  return function (this: unknown, ...args: never[]) {
+    const costArgs = namespace ? args.slice(1) : args;
+    if (!afterward) chargeCall(libraryCallCost(fn, overloadId, costArgs));
+    const result = handler.apply(this, args);
+    if (afterward) chargeCall(libraryCallCost(fn, overloadId, costArgs, result));
+    return result;
+  };
+}
+/** Arguments that give every costed library function a cost: to find which functions are costed. */
+const SAMPLE_ARGS: readonly unknown[] = ['', '', ''];
+
+/** The engine's environment, with every library function charged by its cost. */
+class MeteredEnvironment extends Environment {
+  override registerFunction(signature: any, handler?: any, opts?: any): this {
+    if (typeof signature === 'string' && typeof handler === 'function') handler = chargedHandler(signature, handler);
+    return super.registerFunction(signature, handler, opts);
+  }
+}
+
 /** Builds the environment; costly, so done once, on first use. */
 function buildEnvironment(): Environment {
-  const env = new Environment({ enableOptionalTypes: true })
+  const env = new MeteredEnvironment({ enableOptionalTypes: true })
     .registerType('kubernetes.GroupVersionKind', { fields: { group: 'string', version: 'string', kind: 'string' } })
     .registerType('kubernetes.GroupVersionResource', { fields: { group: 'string', version: 'string', resource: 'string' } })
     .registerType('kubernetes.UserInfo', { fields: { username: 'string', uid: 'string', groups: 'list<string>', extra: 'map<string, list<string>>' } })
@@ -484,8 +533,10 @@ function buildEnvironment(): Environment {
  * Cost limit of one expression's evaluation, the API server's PerCallLimit
  * (apiserver/pkg/apis/cel/config.go, "roughly 0.1 second"). One unit is one operation the
  * evaluator runs (a call, a variable or field read), the base cost cel-go charges for each;
- * comprehension steps cost what cel-go charges for them (MACRO_STEP_COST, LIST_APPEND_COST).
- * cel-go's size factors for strings, lists and maps in library calls are not charged yet.
+ * comprehension steps cost what cel-go charges for them (MACRO_STEP_COST, LIST_APPEND_COST), and
+ * Kubernetes library calls what the API server's library cost estimator charges, by the sizes of
+ * their strings, lists and maps (libraryCallCost). The engine's own standard functions
+ * (`contains`, `startsWith`, `+` on strings and lists) cost one unit each.
  */
 export const PER_CALL_COST_LIMIT = 1_000_000;
 

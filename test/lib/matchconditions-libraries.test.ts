@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { admissionReview } from '../../lib/testing/index.ts';
 import { variablesFor } from '../../lib/matchconditions/index.ts';
-import { compileExpression, isCompileError, type AuthorizationAttributes } from '../../lib/matchconditions/index.ts';
+import { compileExpression, CostLimitExceeded, isCompileError, type AuthorizationAttributes } from '../../lib/matchconditions/index.ts';
 
 const v = (minor: number) => ({ major: 1, minor });
 type Answer = { value: unknown } | { error: RegExp } | { compile: RegExp };
@@ -218,5 +218,59 @@ describe('authorizer.serviceAccount', () => {
     assert.throws(() => authorizer("authorizer.serviceAccount('ci', 'Not_Valid').path('/').check('get')"), /Invalid service account name/);
     assert.throws(() => authorizer("authorizer.serviceAccount('a.b', 'x').path('/').check('get')"), /Invalid service account namespace/);
     assert.throws(() => authorizer("authorizer.serviceAccount('A', 'B').path('/').check('get')"), /Invalid service account name/);
+  });
+});
+
+describe('library calls are charged by the sizes they touch', () => {
+  const costOf = (expression: string, object: unknown): number => {
+    const compiled = compileExpression(expression);
+    assert.ok(!isCompileError(compiled), expression);
+    compiled.run({ object });
+    return compiled.lastCost;
+  };
+  const stopped = (expression: string, object: unknown): boolean => {
+    const compiled = compileExpression(expression);
+    assert.ok(!isCompileError(compiled), expression);
+    try {
+      compiled.run({ object });
+      return false;
+    } catch (err) {
+      return err instanceof CostLimitExceeded;
+    }
+  };
+
+  it('charges string functions a tenth of a unit per character', () => {
+    const small = costOf('object.s.lowerAscii() != ""', { s: 'a' });
+    const large = costOf('object.s.lowerAscii() != ""', { s: 'A'.repeat(100_000) });
+    assert.equal(large - small, 10_000 - 1);
+    // replace and split traverse twice.
+    assert.equal(costOf("object.s.split(',').size() > 0", { s: 'a'.repeat(1000) }) - costOf("object.s.split(',').size() > 0", { s: 'a' }), 199);
+  });
+
+  it('charges an authorizer check 350,000 units: the third in one expression passes the limit', () => {
+    const check = "authorizer.path('/').check('get').allowed()";
+    const compiled = compileExpression(`${check} || ${check}`);
+    assert.ok(!isCompileError(compiled));
+    compiled.run({ authorizer: variablesAuthorizer(() => ({ decision: 'Allow' })) });
+    compiled.run({ authorizer: variablesAuthorizer(() => ({ decision: 'Allow' })) });
+    assert.ok(compiled.lastCost >= 350_000 && compiled.lastCost < 350_100, String(compiled.lastCost));
+    const three = compileExpression(`!${check} || !${check} || !${check} || true`);
+    assert.ok(!isCompileError(three));
+    assert.throws(() => three.run({ authorizer: variablesAuthorizer(() => ({ decision: 'Allow' })) }), CostLimitExceeded);
+  });
+
+  it('stops sets over large lists at the limit (quadratic cost) before comparing them', () => {
+    const lists = { a: Array.from({ length: 2000 }, (_, i) => i), b: Array.from({ length: 2000 }, (_, i) => -i) };
+    assert.equal(stopped('sets.intersects(object.a, object.b)', lists), true);
+    assert.equal(stopped('sets.intersects(object.a.slice(0, 10), object.b.slice(0, 10))', lists), false);
+  });
+
+  it('charges regex searches by text and pattern size', () => {
+    // (1 + 1,000,000) / 10 units of text × 40 / 4 units of pattern: past the limit, refused before searching.
+    const text = { s: 'ab'.repeat(500_000) };
+    const pattern = '(a|b)+c?d*e*f*g*h*i*j*k*l*m*n*o*p*q*r*s*';
+    assert.equal(pattern.length, 40);
+    assert.equal(stopped(`object.s.findAll('${pattern}').size() >= 0`, text), true);
+    assert.ok(costOf("object.s.find('a') == 'a'", { s: 'ab'.repeat(500) }) >= 101);
   });
 });
