@@ -271,6 +271,8 @@ describe('library calls are charged by the sizes they touch', () => {
     const pattern = '(a|b)+c?d*e*f*g*h*i*j*k*l*m*n*o*p*q*r*s*';
     assert.equal(pattern.length, 40);
     assert.equal(stopped(`object.s.findAll('${pattern}').size() >= 0`, text), true);
+    assert.equal(stopped(`object.s.matches('${pattern}')`, text), true);
+    assert.equal(stopped(`matches(object.s, '${pattern}')`, text), true);
     assert.ok(costOf("object.s.find('a') == 'a'", { s: 'ab'.repeat(500) }) >= 101);
   });
 });
