@@ -14,7 +14,8 @@ import { isUrl, parseUrl, UrlValue } from './url.ts';
 import { FORMATS, formatNamed, serviceAccountUser, type NamedFormat } from './k8s/format.ts';
 import { libraryCallCost } from './k8s/cost.ts';
 import { goFormatFloat } from './k8s/go.ts';
-import { CidrPrefix, cidr, cidrContainsCIDRString, cidrContainsIPString, ip, IpAddr, ipIsCanonical, isCIDR, isIP } from './k8s/ip.ts';
+import { CidrPrefix, cidr, cidrContainsCIDRString, cidrContainsIPString, ip, IpAddr } from './k8s/ip.ts';
+import { ipIsCanonical, isCIDR, isIP } from './k8s/ip.ts';
 import * as k8sLists from './k8s/lists.ts';
 import { isSemver, Semver, semver } from './k8s/semver.ts';
 import { setsContains, setsEquivalent, setsIntersects } from './k8s/sets.ts';
@@ -142,7 +143,8 @@ const RE2_MATCHES = 'matches__re2';
 /** The suffix of the environment's own overloads of names the engine also declares (its UTF-16 strings). */
 const RENAMED = '__k8s';
 /** Member functions whose calls go to the `__k8s` overloads. */
-const MEMBER_RENAMES = new Set(['indexOf', 'lastIndexOf', 'lowerAscii', 'upperAscii', 'trim', 'substring', 'split', 'join']);
+const MEMBER_RENAMES = new Set(['indexOf', 'lastIndexOf', 'lowerAscii', 'upperAscii', 'trim', 'substring', 'split']);
+MEMBER_RENAMES.add('join');
 /** Global functions whose calls go to the `__k8s` overloads. */
 const GLOBAL_RENAMES = new Set(['string']);
 /** Internal names in messages: the name the user wrote is before the suffix. */
@@ -171,6 +173,10 @@ const SEMVER = 'kubernetes.Semver';
 class FormatValue {
   constructor(readonly format: NamedFormat) {}
 }
+/** A uint's bigint; any other value as it is. */
+function unwrapUint(v: unknown): unknown {
+  return v !== null && typeof v === 'object' && v.constructor === uintCtor ? (v as { valueOf(): bigint }).valueOf() : v;
+}
 /** How `sort()` orders values: those of one comparable type, as CEL's `<`. */
 const ORDERING: k8sLists.CelOrdering = {
   comparableType(v) {
@@ -182,9 +188,9 @@ const ORDERING: k8sLists.CelOrdering = {
     return undefined;
   },
   compare(a, b) {
-    const x = a !== null && typeof a === 'object' && a.constructor === uintCtor ? (a as { valueOf(): bigint }).valueOf() : a;
-    const y = b !== null && typeof b === 'object' && b.constructor === uintCtor ? (b as { valueOf(): bigint }).valueOf() : b;
-    return (x as number) < (y as number) ? -1 : (x as number) > (y as number) ? 1 : 0;
+    const x = unwrapUint(a) as number;
+    const y = unwrapUint(b) as number;
+    return x < y ? -1 : x > y ? 1 : 0;
   },
 };
 /** Decodes bytes as Go's string(bytes) does, invalid sequences as U+FFFD. */
@@ -225,10 +231,10 @@ function chargedHandler(signature: string, handler: (...args: never[]) => unknow
   const params = m[3]!;
   const overloadId =
     receiver === CIDR && name === 'ip' ? 'cidr_ip'
-    : receiver === CIDR && params === 'string' ? `cidr_${name === 'containsIP' ? 'contains_ip' : 'contains_cidr'}_string`
+    : receiver === CIDR && params === 'string' ? `cidr_${snake(name)}_string`
     : '';
-  if (libraryCallCost(fn, overloadId, SAMPLE_ARGS, SAMPLE_ARGS) === undefined && !COST_OF_RESULT.has(fn)) return handler;
   const afterward = COST_OF_RESULT.has(fn);
+  if (!afterward && libraryCallCost(fn, overloadId, SAMPLE_ARGS, SAMPLE_ARGS) === undefined) return handler;
   return function (this: unknown, ...args: never[]) {
     const costArgs = namespace ? args.slice(1) : args;
     if (!afterward) chargeCall(libraryCallCost(fn, overloadId, costArgs));
@@ -237,6 +243,8 @@ function chargedHandler(signature: string, handler: (...args: never[]) => unknow
     return result;
   };
 }
+/** `containsIP` as `contains_ip`. */
+const snake = (name: string): string => name.replace(/[A-Z]+/g, (c) => `_${c.toLowerCase()}`);
 /** Arguments that give every costed library function a cost: to find which functions are costed. */
 const SAMPLE_ARGS: readonly unknown[] = ['', '', ''];
 
@@ -324,8 +332,8 @@ function buildEnvironment(): Environment {
   env
     .registerFunction(`${AUTHORIZER}.path(string): ${PATH_CHECK}`, (a: AuthorizerValue, path: string) => new PathCheckValue(a, path))
     .registerFunction(`${AUTHORIZER}.group(string): ${GROUP_CHECK}`, (a: AuthorizerValue, group: string) => new GroupCheckValue(a, group))
-    .registerFunction(`${AUTHORIZER}.serviceAccount(string, string): ${AUTHORIZER}`, (a: AuthorizerValue, namespace: string, name: string) => {
-      const user = serviceAccountUser(namespace, name);
+    .registerFunction(`${AUTHORIZER}.serviceAccount(string, string): ${AUTHORIZER}`, (a: AuthorizerValue, ns: string, n: string) => {
+      const user = serviceAccountUser(ns, n);
       return new AuthorizerValue(a.authorize, { username: user.username, groups: [...user.groups] });
     })
     .registerFunction(`${GROUP_CHECK}.resource(string): ${RESOURCE_CHECK}`, (g: GroupCheckValue, resource: string) => new ResourceCheckValue(g.authorizer, { group: g.group, resource }))
@@ -349,9 +357,15 @@ function buildEnvironment(): Environment {
     })
     .registerFunction('list<A>.min(): A', (l: unknown[]) => extreme(l, 'min', -1))
     .registerFunction('list<A>.max(): A', (l: unknown[]) => extreme(l, 'max', 1))
-    .registerFunction(`list<A>.indexOf${RENAMED}(A): int`, (l: unknown[], v: unknown) => BigInt(l.findIndex((x) => celEquals(x, v))))
-    .registerFunction(`list<A>.lastIndexOf${RENAMED}(A): int`, (l: unknown[], v: unknown) => BigInt(l.findLastIndex((x) => celEquals(x, v))))
-    .registerFunction('list<A>.slice(int, int): list<A>', (l: unknown[], from: bigint, to: bigint) => k8sLists.slice(l, from, to));
+    .registerFunction(`list<A>.indexOf${RENAMED}(A): int`, (l: unknown[], v: unknown) =>
+      BigInt(l.findIndex((x) => celEquals(x, v))),
+    )
+    .registerFunction(`list<A>.lastIndexOf${RENAMED}(A): int`, (l: unknown[], v: unknown) =>
+      BigInt(l.findLastIndex((x) => celEquals(x, v))),
+    )
+    .registerFunction('list<A>.slice(int, int): list<A>', (l: unknown[], from: bigint, to: bigint) =>
+      k8sLists.slice(l, from, to),
+    );
 
   // Strings extension (cel-go ext.Strings as Kubernetes enables it), counting code points as Go
   // does: the engine's own versions (UTF-16) are never reached, screenNode points member calls of
@@ -359,7 +373,9 @@ function buildEnvironment(): Environment {
   const k = RENAMED;
   env
     .registerFunction('string.charAt(int): string', k8sStrings.charAt)
-    .registerFunction('string.replace(string, string): string', (s: string, a: string, b: string) => k8sStrings.replace(s, a, b))
+    .registerFunction('string.replace(string, string): string', (s: string, a: string, b: string) =>
+      k8sStrings.replace(s, a, b),
+    )
     .registerFunction('string.replace(string, string, int): string', k8sStrings.replace)
     .registerFunction(`string.indexOf${k}(string): int`, (s: string, sub: string) => k8sStrings.indexOf(s, sub))
     .registerFunction(`string.indexOf${k}(string, int): int`, k8sStrings.indexOf)
@@ -374,7 +390,9 @@ function buildEnvironment(): Environment {
     .registerFunction(`string.split${k}(string, int): list<string>`, k8sStrings.split)
     .registerFunction(`list<string>.join${k}(): string`, (l: string[]) => k8sStrings.join(l))
     .registerFunction(`list<string>.join${k}(string): string`, k8sStrings.join)
-    .registerFunction(`string.format(list<dyn>): string`, (s: string, args: unknown[]) => stringFormat(s, args.map(formatArg)))
+    .registerFunction('string.format(list<dyn>): string', (s: string, args: unknown[]) =>
+      stringFormat(s, args.map(formatArg)),
+    )
     .registerType(STRINGS_NS, StringsNamespace)
     .registerConstant('strings', STRINGS_NS, new StringsNamespace())
     .registerFunction(`${STRINGS_NS}.quote(string): string`, (_: Namespace, s: string) => k8sStrings.quote(s));
@@ -435,9 +453,15 @@ function buildEnvironment(): Environment {
   env
     .registerType(SETS_NS, SetsNamespace)
     .registerConstant('sets', SETS_NS, new SetsNamespace())
-    .registerFunction(`${SETS_NS}.contains(list<A>, list<A>): bool`, (_: Namespace, a: unknown[], b: unknown[]) => setsContains(a, b, celEquals))
-    .registerFunction(`${SETS_NS}.equivalent(list<A>, list<A>): bool`, (_: Namespace, a: unknown[], b: unknown[]) => setsEquivalent(a, b, celEquals))
-    .registerFunction(`${SETS_NS}.intersects(list<A>, list<A>): bool`, (_: Namespace, a: unknown[], b: unknown[]) => setsIntersects(a, b, celEquals));
+    .registerFunction(`${SETS_NS}.contains(list<A>, list<A>): bool`, (_: Namespace, a: unknown[], b: unknown[]) =>
+      setsContains(a, b, celEquals),
+    )
+    .registerFunction(`${SETS_NS}.equivalent(list<A>, list<A>): bool`, (_: Namespace, a: unknown[], b: unknown[]) =>
+      setsEquivalent(a, b, celEquals),
+    )
+    .registerFunction(`${SETS_NS}.intersects(list<A>, list<A>): bool`, (_: Namespace, a: unknown[], b: unknown[]) =>
+      setsIntersects(a, b, celEquals),
+    );
 
   // IP and CIDR (library/ip.go, cidr.go), from 1.30.
   env
@@ -469,7 +493,10 @@ function buildEnvironment(): Environment {
     .registerOperator(`${CIDR} == ${CIDR}`, (a: CidrPrefix, b: CidrPrefix) => a.equals(b));
 
   // Format (library/format.go), from 1.31: `format.<name>()`, `format.named(name)`, `validate`.
-  env.registerType(FORMAT, FormatValue).registerType(FORMAT_NS, FormatNamespace).registerConstant('format', FORMAT_NS, new FormatNamespace());
+  env
+    .registerType(FORMAT, FormatValue)
+    .registerType(FORMAT_NS, FormatNamespace)
+    .registerConstant('format', FORMAT_NS, new FormatNamespace());
   for (const name of Object.keys(FORMATS)) {
     env.registerFunction(`${FORMAT_NS}.${name}(): ${FORMAT}`, () => new FormatValue(FORMATS[name]!));
   }
@@ -750,7 +777,9 @@ function screenNode(node: ASTNode, minor: number): Refusal | undefined {
       }
     }
     if (member && name === 'matches' && args.length === 1) (node.args as unknown as unknown[])[0] = RE2_MATCHES;
-    else if (member ? MEMBER_RENAMES.has(name) : GLOBAL_RENAMES.has(name)) (node.args as unknown as unknown[])[0] = name + RENAMED;
+    else if (member ? MEMBER_RENAMES.has(name) : GLOBAL_RENAMES.has(name)) {
+      (node.args as unknown as unknown[])[0] = name + RENAMED;
+    }
   }
   const children: unknown[] = Array.isArray(node.args) ? node.args : [node.args];
   for (const child of children.flat()) {
@@ -866,7 +895,8 @@ function userNames(said: string): string {
 /** The type cel-go names a value by in messages, for values the formatter does not format. */
 function celTypeName(v: unknown): string {
   const name = (v as object)?.constructor?.name;
-  return name === 'Duration' ? 'google.protobuf.Duration' : name === 'Date' ? 'google.protobuf.Timestamp' : String(name);
+  if (name === 'Duration') return 'google.protobuf.Duration';
+  return name === 'Date' ? 'google.protobuf.Timestamp' : String(name);
 }
 
 /** A CEL value as string.format sees it. */
