@@ -86,6 +86,12 @@ class DecisionValue {
   ) {}
 }
 
+/** `authorizer.serviceAccount(namespace, name)`: the names checked, the account's two groups. */
+function serviceAccountAuthorizer(a: AuthorizerValue, namespace: string, name: string): AuthorizerValue {
+  const user = serviceAccountUser(namespace, name);
+  return new AuthorizerValue(a.authorize, { username: user.username, groups: [...user.groups] });
+}
+
 function decide(authorizer: AuthorizerValue, attributes: Omit<AuthorizationAttributes, 'user'>): DecisionValue {
   try {
     const answer = authorizer.authorize({ user: authorizer.user, ...attributes });
@@ -332,10 +338,7 @@ function buildEnvironment(): Environment {
   env
     .registerFunction(`${AUTHORIZER}.path(string): ${PATH_CHECK}`, (a: AuthorizerValue, path: string) => new PathCheckValue(a, path))
     .registerFunction(`${AUTHORIZER}.group(string): ${GROUP_CHECK}`, (a: AuthorizerValue, group: string) => new GroupCheckValue(a, group))
-    .registerFunction(`${AUTHORIZER}.serviceAccount(string, string): ${AUTHORIZER}`, (a: AuthorizerValue, ns: string, n: string) => {
-      const user = serviceAccountUser(ns, n);
-      return new AuthorizerValue(a.authorize, { username: user.username, groups: [...user.groups] });
-    })
+    .registerFunction(`${AUTHORIZER}.serviceAccount(string, string): ${AUTHORIZER}`, serviceAccountAuthorizer)
     .registerFunction(`${GROUP_CHECK}.resource(string): ${RESOURCE_CHECK}`, (g: GroupCheckValue, resource: string) => new ResourceCheckValue(g.authorizer, { group: g.group, resource }))
     .registerFunction(`${RESOURCE_CHECK}.subresource(string): ${RESOURCE_CHECK}`, (r: ResourceCheckValue, v: string) => r.with('subresource', v))
     .registerFunction(`${RESOURCE_CHECK}.namespace(string): ${RESOURCE_CHECK}`, (r: ResourceCheckValue, v: string) => r.with('namespace', v))
