@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { buildAll, formatBytes } from './build.ts';
-import { KlwError, loadFunctions } from './functions.ts';
+import { KlwError, loadFunctions, ownHandlerFindings } from './functions.ts';
 import { formatFinding, lintDocuments, lintFiles, lintRegistrations, PLACEHOLDER_RULE, type Finding } from './lint.ts';
 import { lintRulesForVersion, shippedCrds } from './lint/rules.ts';
 import { PATH_SECRET_PLACEHOLDER } from './secrets.ts';
@@ -165,7 +165,8 @@ export function program(deps: CliDeps = {}): Command {
     .option('--feature-gates <gates>', 'feature gates on in that API server (AdmissionWebhookMatchConditions=true)')
     .action(async (files: string[], options: { kubeVersion?: string; featureGates?: string }) => {
       const target = kubeTargetFrom(options);
-      const registrations = files.length ? [] : (await loadFunctions(root())).map((f) => f.registration);
+      const functions = files.length ? [] : await loadFunctions(root());
+      const registrations = functions.map((f) => f.registration);
       const generated = files.length ? [] : generateManifests(root(), registrations, { baseUrl: 'https://webhooks.example.com' }).documents;
       // The project's other CRDs, as what its rules may name (their own conversion is not linted here).
       if (!files.length) generated.push(...shippedCrds(root(), generated));
@@ -178,6 +179,7 @@ export function program(deps: CliDeps = {}): Command {
       if (!files.length && existsSync(resolve(root(), 'serverless.yml'))) {
         findings.push(...checkServerless(readServerless(root()), (await loadFunctions(root())).map((f) => f.registration)));
       }
+      findings.push(...ownHandlerFindings(root(), functions));
       reportFindings(findings);
       say(`lint: ${findings.length ? `${findings.length} warning${findings.length > 1 ? 's' : ''}` : 'no findings'}`);
     });

@@ -103,6 +103,12 @@ describe('the bundle entry klw build generates', () => {
     assert.equal((await mod.handler({})).body, 'own');
   });
 
+  it('warns at lint when the handler a module exports is not its registration\'s: the zip runs that one', async () => {
+    const { stderr } = await klw('lint');
+    assert.match(stderr, /functions\/own-handler\/index\.ts exports a handler that is not its default registration's: the zip runs it, while the manifests describe the registration; export webhook\.handler or remove that export/);
+    assert.doesNotMatch(stderr, /only-default\/index\.ts exports a handler/);
+  });
+
   it('refuses a module with neither a default registration nor a handler, at build and lint, naming the file and the fix', async () => {
     fn('no-export', "export const webhook = 'nothing';\n");
     const fix = /functions\/no-export\/index\.ts exports no default registration: end it with `export default defineValidatingWebhook\(\{\.\.\.\}\)`/;
