@@ -134,7 +134,8 @@ export function program(deps: CliDeps = {}): Command {
       const config = options.pathSecret === 'ssm' ? readServerless(root()) : undefined;
       const secretOptions: PathSecretOptions = { pathSecret: options.pathSecret, stateDir: options.stateDir, stage: options.stage, region: regionFor(options, () => config), ...(config ? { service: String(config.service) } : {}) };
       const set = await manifestsFor(root(), await withPathSecret(endpointsFrom(options), undefined, secretOptions), options.name, { crdPatches: !!options.crdPatches });
-      if (secretOptions.pathSecret === 'placeholder' && JSON.stringify(set.documents).includes(PATH_SECRET_PLACEHOLDER)) {
+      const written = [set.documents, options.crdPatches ? set.crdPatches : []];
+      if (secretOptions.pathSecret === 'placeholder' && JSON.stringify(written).includes(PATH_SECRET_PLACEHOLDER)) {
         say(
           `clientConfig.url holds the placeholder ${PATH_SECRET_PLACEHOLDER}, which the API server refuses until it ` +
             'is replaced by the secret; --path-secret ssm --stage <stage> (deployed) or --path-secret local (emulator) ' +
