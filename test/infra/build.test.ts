@@ -95,6 +95,32 @@ describe('the bundle entry klw build generates', () => {
     assert.equal(JSON.parse((await mod.handler(pod({ team: 'a' }))).body).response.allowed, true);
   });
 
+  it('makes the handler of a module with typed rules and no handler export, and the zip answers by them', async () => {
+    fn('typed-pods', [
+      "import { allow, defineValidatingWebhook, deny, on, Pod } from 'kube-lambda-webhooks';",
+      'export default defineValidatingWebhook({',
+      "  name: 'typed-pods',",
+      '  rules: [on(Pod).create()],',
+      "  validate: (review) => (review.object?.spec?.hostPID ? deny('no hostPID') : allow()),",
+      '});',
+      '',
+    ].join('\n'));
+    const { code, stderr } = await klw('build');
+    assert.equal(code, 0, stderr);
+    const unpacked = join(scratch, 'unpacked-typed');
+    execFileSync('python3', ['-c', 'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])', join(scratch, 'dist/functions/typed-pods.zip'), unpacked]);
+    process.env.KLW_LOG_LEVEL = 'silent';
+    const mod = await import(pathToFileURL(join(unpacked, 'index.mjs')).href);
+    delete process.env.KLW_LOG_LEVEL;
+    const pod = (spec: Record<string, unknown>) => toEvent(admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'd' }, spec }));
+    assert.equal(JSON.parse((await mod.handler(pod({ hostPID: true }))).body).response.allowed, false);
+    assert.equal(JSON.parse((await mod.handler(pod({}))).body).response.allowed, true);
+    const manifests = await klw('manifests', '--base-url', 'https://h.example.com', '--path-secret', 'none', '--out', join(scratch, 'm.yaml'));
+    assert.equal(manifests.code, 0, manifests.stderr);
+    assert.match(readFileSync(join(scratch, 'm.yaml'), 'utf8'), /operations:\n\s+- CREATE\n\s+apiGroups:\n\s+- ""\n\s+apiVersions:\n\s+- v1\n\s+resources:\n\s+- pods\n\s+scope: Namespaced/);
+    assert.equal((await klw('lint')).code, 0);
+  });
+
   it('keeps the handler a module exports itself', async () => {
     fn('own-handler', onlyDefault.replace("'only-default'", "'own-handler'").replace('export default', 'const webhook =') +
       "export const handler = async () => ({ statusCode: 200, body: 'own' });\nexport default webhook;\n");
