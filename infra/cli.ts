@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { buildAll, formatBytes } from './build.ts';
 import { KlwError, loadFunctions, ownHandlerFindings } from './functions.ts';
@@ -181,6 +181,12 @@ export function program(deps: CliDeps = {}): Command {
         findings.push(...checkServerless(readServerless(root()), (await loadFunctions(root())).map((f) => f.registration)));
       }
       findings.push(...ownHandlerFindings(root(), functions));
+      // A finding about a function's webhook names the file to fix.
+      for (const finding of findings) {
+        const fn = functions.find((f) => [f.registration.name, (f.registration as { webhookName?: string }).webhookName].includes(finding.subject));
+        const file = fn && relative(root(), fn.entry).split('\\').join('/');
+        if (file && !finding.message.includes(file)) finding.message += ` (${file})`;
+      }
       reportFindings(findings);
       say(`lint: ${findings.length ? `${findings.length} warning${findings.length > 1 ? 's' : ''}` : 'no findings'}`);
     });

@@ -121,6 +121,17 @@ describe('the bundle entry klw build generates', () => {
     assert.equal((await klw('lint')).code, 0);
   });
 
+  it('names the file of a rule lint refuses, with the field and the fix', async () => {
+    fn('core-pods', onlyDefault.replace("'only-default'", "'core-pods'").replace("apiGroups: ['']", "apiGroups: ['core']").replace("resources: ['pods']", "resources: ['Pods']"));
+    const { code, stderr } = await klw('lint');
+    assert.equal(code, 1);
+    assert.match(stderr, /^error rule-group core-pods\.\S+: rules\[0\]\.apiGroups: .*is "".*\(functions\/core-pods\/index\.ts\)$/m);
+    fn('pods-plural', onlyDefault.replace("'only-default'", "'pods-plural'").replace("resources: ['pods']", "resources: ['Pods']"));
+    const plural = await klw('lint');
+    assert.equal(plural.code, 1);
+    assert.match(plural.stderr, /^error rule-resource pods-plural\.\S+: rules\[0\]\.resources: .*did you mean "pods"\?.*\(functions\/pods-plural\/index\.ts\)$/m);
+  });
+
   it('keeps the handler a module exports itself', async () => {
     fn('own-handler', onlyDefault.replace("'only-default'", "'own-handler'").replace('export default', 'const webhook =') +
       "export const handler = async () => ({ statusCode: 200, body: 'own' });\nexport default webhook;\n");
