@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { buildAll, formatBytes } from './build.ts';
-import { KlwError, loadFunctions } from './functions.ts';
+import { KlwError, loadFunctions, ownHandlerFindings } from './functions.ts';
 import { formatFinding, lintDocuments, lintFiles, lintRegistrations, PLACEHOLDER_RULE, type Finding } from './lint.ts';
 import { lintRulesForVersion, shippedCrds } from './lint/rules.ts';
 import { PATH_SECRET_PLACEHOLDER } from './secrets.ts';
@@ -134,7 +134,8 @@ export function program(deps: CliDeps = {}): Command {
       const config = options.pathSecret === 'ssm' ? readServerless(root()) : undefined;
       const secretOptions: PathSecretOptions = { pathSecret: options.pathSecret, stateDir: options.stateDir, stage: options.stage, region: regionFor(options, () => config), ...(config ? { service: String(config.service) } : {}) };
       const set = await manifestsFor(root(), await withPathSecret(endpointsFrom(options), undefined, secretOptions), options.name, { crdPatches: !!options.crdPatches });
-      if (secretOptions.pathSecret === 'placeholder' && JSON.stringify(set.documents).includes(PATH_SECRET_PLACEHOLDER)) {
+      const written = [set.documents, options.crdPatches ? set.crdPatches : []];
+      if (secretOptions.pathSecret === 'placeholder' && JSON.stringify(written).includes(PATH_SECRET_PLACEHOLDER)) {
         say(
           `clientConfig.url holds the placeholder ${PATH_SECRET_PLACEHOLDER}, which the API server refuses until it ` +
             'is replaced by the secret; --path-secret ssm --stage <stage> (deployed) or --path-secret local (emulator) ' +
@@ -165,7 +166,8 @@ export function program(deps: CliDeps = {}): Command {
     .option('--feature-gates <gates>', 'feature gates on in that API server (AdmissionWebhookMatchConditions=true)')
     .action(async (files: string[], options: { kubeVersion?: string; featureGates?: string }) => {
       const target = kubeTargetFrom(options);
-      const registrations = files.length ? [] : (await loadFunctions(root())).map((f) => f.registration);
+      const functions = files.length ? [] : await loadFunctions(root());
+      const registrations = functions.map((f) => f.registration);
       const generated = files.length ? [] : generateManifests(root(), registrations, { baseUrl: 'https://webhooks.example.com' }).documents;
       // The project's other CRDs, as what its rules may name (their own conversion is not linted here).
       if (!files.length) generated.push(...shippedCrds(root(), generated));
@@ -177,6 +179,13 @@ export function program(deps: CliDeps = {}): Command {
       }
       if (!files.length && existsSync(resolve(root(), 'serverless.yml'))) {
         findings.push(...checkServerless(readServerless(root()), (await loadFunctions(root())).map((f) => f.registration)));
+      }
+      findings.push(...ownHandlerFindings(root(), functions));
+      // A finding about a function's webhook names the file to fix.
+      for (const finding of findings) {
+        const fn = functions.find((f) => [f.registration.name, (f.registration as { webhookName?: string }).webhookName].includes(finding.subject));
+        const file = fn && relative(root(), fn.entry).split('\\').join('/');
+        if (file && !finding.message.includes(file)) finding.message += ` (${file})`;
       }
       reportFindings(findings);
       say(`lint: ${findings.length ? `${findings.length} warning${findings.length > 1 ? 's' : ''}` : 'no findings'}`);

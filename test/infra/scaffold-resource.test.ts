@@ -71,6 +71,10 @@ describe('klw new --resource', () => {
     );
     assert.throws(() => resolveResource('widgets'), /has no resource "widgets"; for a CRD's resources/);
     assert.throws(() => resolveResource('pods.apps'), /has no resource "pods" in group "apps"/);
+    assert.throws(
+      () => resolveResource('widgets.example.com'),
+      /no resource "widgets" in group "example\.com"; for a CRD's resources, scaffold one and write the rule by hand/,
+    );
     assert.equal(resolveResource('pods.core').descriptor.group, '');
     assert.throws(
       () => scaffold(work, 'validating', 'status-check', { resource: 'componentstatuses' }),
