@@ -6,7 +6,8 @@
 /** Go's unicode.IsPrint for one code point: letters, marks, numbers, punctuation, symbols and ASCII space. */
 const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
 
-const SHORT_ESCAPES: Record<string, string> = {
+/** The characters Go's strconv.Quote (and CEL's strings.quote) write as a backslash escape. */
+export const SHORT_ESCAPES: Readonly<Record<string, string>> = {
   '\x07': '\\a',
   '\b': '\\b',
   '\f': '\\f',

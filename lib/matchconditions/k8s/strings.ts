@@ -4,7 +4,7 @@
  * error messages are cel-go's. Every function is linear in its input: searching uses the engine's
  * string search on UTF-16 and converts offsets, where cel-go compares rune by rune.
  */
-import { isSingleUnit } from './go.ts';
+import { isSingleUnit, SHORT_ESCAPES } from './go.ts';
 
 /** A call cel-go answers with an error; the message is cel-go's. */
 export class StringsError extends Error {
@@ -233,23 +233,11 @@ export function join(list: readonly string[], sep = ''): string {
   return list.join(sep);
 }
 
-const QUOTE_ESCAPES: Record<string, string> = {
-  '\x07': '\\a',
-  '\b': '\\b',
-  '\f': '\\f',
-  '\n': '\\n',
-  '\r': '\\r',
-  '\t': '\\t',
-  '\v': '\\v',
-  '\\': '\\\\',
-  '"': '\\"',
-};
-
 /** `strings.quote(s)`: s in double quotes with CEL's escapes; other characters kept as they are. */
 export function quote(s: string): string {
   const out: string[] = ['"'];
   for (const c of s) {
-    const escape = QUOTE_ESCAPES[c];
+    const escape = SHORT_ESCAPES[c];
     const cp = c.codePointAt(0)!;
     out.push(escape ?? (cp >= 0xd800 && cp <= 0xdfff ? '\ufffd' : c));
   }
