@@ -7,7 +7,8 @@ import { allow, defineConversionWebhook, defineValidatingWebhook } from '../../l
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { checkBearer, expectedToken, PARAMETER_FAILURE_RETRY_MS } from '../../lib/auth.ts';
-import { admissionReview, conversionReview, invokeRaw } from '../../lib/testing/index.ts';
+import { admissionReview, conversionReview } from '../../lib/testing/index.ts';
+import { invokeRaw } from '../../lib/harness/invoke.ts';
 
 const secured = defineValidatingWebhook({ name: 'secured', auth: 'bearer', rules: [], validate: () => allow() });
 const review = admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } });
