@@ -7,7 +7,8 @@ import type { AdmissionReview, KubeObject } from '../lib/review/schemas.ts';
 import { invoke, type InvokeOptions } from '../lib/harness/invoke.ts';
 import type { WebhookHandler } from '../lib/webhook.ts';
 import { admissionReview } from '../lib/harness/reviews.ts';
-import { answerWithoutCalling, matchConditionsFor, type AuthorizationAttributes, type AuthorizationDecision, type Authorize } from '../lib/matchconditions/index.ts';
+import type { AuthorizationAttributes, AuthorizationDecision, Authorize } from '../lib/matchconditions/cel.ts';
+import { answerWithoutCalling, matchConditionsFor } from '../lib/matchconditions/matcher.ts';
 import { accessReview, KubeApiError, type KubeClient } from './kubeapi.ts';
 import { toKubeYaml } from './output.ts';
 

@@ -1,69 +1,65 @@
-// The public API of kube-lambda-webhooks.
-
-// Defining webhooks
-export { defineValidatingWebhook, defineMutatingWebhook, byOperation } from './admission/webhook.ts';
-export type {
-  AdmissionWebhook,
-  MutateFn,
-  MutatingWebhookDefinition,
-  OperationHandlers,
-  TypedAdmissionRequest,
-  ValidateFn,
-  ValidatingWebhookDefinition,
-} from './admission/webhook.ts';
-export { defineConversionWebhook, hubAndSpoke, ConversionError, splitAPIVersion, withoutFields } from './conversion/webhook.ts';
-export type { ConversionWebhook, ConversionWebhookDefinition, ConvertFn, ConvertibleObject, Spoke } from './conversion/webhook.ts';
-
-// Decisions
-export { allow, deny, errored, patched, isDecision, sanitizeWarnings } from './admission/decision.ts';
-export type { Decision, DenyOptions } from './admission/decision.ts';
+// The public API of kube-lambda-webhooks: defining webhooks and their decisions, and the types
+// their signatures use. One export per line, sorted by name; etc/kube-lambda-webhooks.api.md
+// records it (npm run api:check). The tools (infra/) import lib's modules directly.
+export type { AdmissionRegistration } from './registration.ts';
+export type { AdmissionRegistrationInput } from './registration.ts';
+export type { AdmissionRequest } from './review/schemas.ts';
+export type { AdmissionReview } from './review/schemas.ts';
+export type { AdmissionReviewResponse } from './review/schemas.ts';
+export type { AdmissionWebhook } from './admission/webhook.ts';
+export { allow } from './admission/decision.ts';
+export { byOperation } from './admission/webhook.ts';
+export { ConversionError } from './conversion/webhook.ts';
+export type { ConversionRegistration } from './registration.ts';
+export type { ConversionRegistrationInput } from './registration.ts';
+export type { ConversionRequest } from './review/schemas.ts';
+export type { ConversionReview } from './review/schemas.ts';
+export type { ConversionReviewResponse } from './review/schemas.ts';
+export type { ConversionWebhook } from './conversion/webhook.ts';
+export type { ConversionWebhookDefinition } from './conversion/webhook.ts';
+export type { ConvertFn } from './conversion/webhook.ts';
+export type { ConvertibleObject } from './conversion/webhook.ts';
+export type { Decision } from './admission/decision.ts';
+export type { DecisionStatus } from './admission/decision.ts';
+export { defineConversionWebhook } from './conversion/webhook.ts';
+export type { DefinedWebhook } from './webhook.ts';
+export { defineMutatingWebhook } from './admission/webhook.ts';
+export { defineValidatingWebhook } from './admission/webhook.ts';
+export { deny } from './admission/decision.ts';
+export type { DenyOptions } from './admission/decision.ts';
+export type { Enforcement } from './registration.ts';
+export { errored } from './admission/decision.ts';
+export type { GatewayResult } from './gateway/sources.ts';
+export type { HandlerOptions } from './webhook.ts';
+export { hubAndSpoke } from './conversion/webhook.ts';
+export type { KubeObject } from './review/schemas.ts';
+export type { LabelSelector } from './registration.ts';
+export type { LambdaArchitecture } from './registration.ts';
+export type { LambdaContextLike } from './webhook.ts';
+export type { LambdaSettings } from './registration.ts';
+export type { Logger } from './log.ts';
+export type { LogLevel } from './log.ts';
+export type { MatchCondition } from './registration.ts';
+export type { MutateFn } from './admission/webhook.ts';
+export type { MutatingWebhookDefinition } from './admission/webhook.ts';
+export { on } from './registration.ts';
+export type { Operation } from './review/schemas.ts';
+export type { OperationHandlers } from './admission/webhook.ts';
+export { patched } from './admission/decision.ts';
 export type { PatchOperation } from './admission/patch.ts';
-export { ENFORCEMENT_ENV, enforcementEnvFor, WOULD_DENY_ANNOTATION } from './admission/enforcement.ts';
-
-// Registration
-export { defaultNamespaceSelector, SYSTEM_NAMESPACES, DEFAULT_TIMEOUT_SECONDS, ENFORCEMENT_MODES, on } from './registration.ts';
-// Resource descriptors for on(...): Pod, Deployment, ... (plain objects; object types only from kubernetes-models)
+export type { Registration } from './registration.ts';
+export type { ResourceDescriptor } from './registration.ts';
+export type { ReviewObject } from './registration.ts';
+export type { RuleBuilder } from './registration.ts';
+export type { RuleWithOperations } from './registration.ts';
+export type { Spoke } from './conversion/webhook.ts';
+export type { TypedAdmissionRequest } from './admission/webhook.ts';
+export type { TypedRule } from './registration.ts';
+export type { ValidateFn } from './admission/webhook.ts';
+export type { ValidatingWebhookDefinition } from './admission/webhook.ts';
+export type { Warnings } from './admission/decision.ts';
+export type { WebhookContext } from './webhook.ts';
+export type { WebhookHandler } from './webhook.ts';
+export { withoutFields } from './conversion/webhook.ts';
+// Resource descriptors for on(...): Pod, Deployment, ... (plain objects; object types only from kubernetes-models).
 export * from './k8s/kinds.ts';
-export type {
-  AdmissionRegistration,
-  AdmissionRegistrationInput,
-  ConversionRegistration,
-  ConversionRegistrationInput,
-  Enforcement,
-  LabelSelector,
-  LambdaSettings,
-  MatchCondition,
-  Registration,
-  ResourceDescriptor,
-  ReviewObject,
-  RuleBuilder,
-  RuleWithOperations,
-  TypedRule,
-} from './registration.ts';
-
-// Reviews
-export {
-  AdmissionReviewSchema,
-  AdmissionRequestSchema,
-  AdmissionReviewResponseSchema,
-  ConversionReviewSchema,
-  ConversionRequestSchema,
-  ConversionReviewResponseSchema,
-  KubeObjectSchema,
-} from './review/schemas.ts';
-export type {
-  AdmissionRequest,
-  AdmissionReview,
-  AdmissionReviewResponse,
-  ConversionRequest,
-  ConversionReview,
-  ConversionReviewResponse,
-  KubeObject,
-  Operation,
-} from './review/schemas.ts';
-
-// Runtime
-export type { WebhookContext, WebhookHandler, HandlerOptions, LambdaContextLike } from './webhook.ts';
-export { createLogger } from './log.ts';
-export type { Logger, LogLevel } from './log.ts';
-export { MAX_BODY_BYTES } from './gateway/http.ts';

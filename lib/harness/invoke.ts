@@ -109,6 +109,7 @@ export async function invokeRaw(
  * to it (HTTP 200, same apiVersion and kind, uid echoed, schema, patch rules).
  */
 export function readAnswer(type: 'validating' | 'mutating', review: AdmissionReview, raw: { statusCode: number; body: string }): AdmissionResult;
+/** Decodes a conversion webhook's HTTP answer to a ConversionReview, checking it as the API server does. */
 export function readAnswer(type: 'conversion', review: ConversionReview, raw: { statusCode: number; body: string }): ConversionResult;
 export function readAnswer(
   type: 'validating' | 'mutating' | 'conversion',
@@ -151,6 +152,7 @@ export function readAnswer(
 
 /** Runs a review through a webhook's Lambda handler and decodes the answer with `readAnswer`. */
 export async function invoke(webhook: AdmissionWebhook, review: AdmissionReview, options?: InvokeOptions): Promise<AdmissionResult>;
+/** Runs a ConversionReview through a conversion webhook's Lambda handler and decodes the answer. */
 export async function invoke(webhook: ConversionWebhook, review: ConversionReview, options?: InvokeOptions): Promise<ConversionResult>;
 export async function invoke(
   webhook: AdmissionWebhook | ConversionWebhook,

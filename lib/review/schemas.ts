@@ -2,6 +2,16 @@
 // instead of more than 400 KB, which keeps cold starts short.
 import * as z from 'zod/mini';
 import { setMember } from '../json.ts';
+import type {
+  AdmissionRequest,
+  AdmissionReview,
+  AdmissionReviewResponse,
+  ConversionRequest,
+  ConversionReview,
+  ConversionReviewResponse,
+  KubeObject,
+  Operation,
+} from './types.ts';
 
 /** The AdmissionReview API versions the API server may send, newest first. */
 export const ADMISSION_REVIEW_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'] as const;
@@ -191,26 +201,35 @@ export const ConversionReviewResponseSchema = z.object({
   response: ConversionResponseSchema,
 });
 
-/** A Kubernetes object. */
-export type KubeObject = z.infer<typeof KubeObjectSchema>;
-/** An admission operation. */
-export type Operation = z.infer<typeof OperationSchema>;
-/** The AdmissionReview `request`. */
-export type AdmissionRequest = z.infer<typeof AdmissionRequestSchema>;
-/** An AdmissionReview request envelope. */
-export type AdmissionReview = z.infer<typeof AdmissionReviewSchema>;
-/** The ConversionReview `request`. */
-export type ConversionRequest = z.infer<typeof ConversionRequestSchema>;
-/** A ConversionReview request envelope. */
-export type ConversionReview = z.infer<typeof ConversionReviewSchema>;
+export type {
+  AdmissionRequest,
+  AdmissionReview,
+  AdmissionReviewResponse,
+  ConversionRequest,
+  ConversionReview,
+  ConversionReviewResponse,
+  KubeObject,
+  Operation,
+} from './types.ts';
 /** The AdmissionReview `response`. */
-export type AdmissionResponse = z.infer<typeof AdmissionResponseSchema>;
-/** An AdmissionReview response envelope. */
-export type AdmissionReviewResponse = z.infer<typeof AdmissionReviewResponseSchema>;
+export type AdmissionResponse = AdmissionReviewResponse['response'];
 /** The ConversionReview `response`. */
-export type ConversionResponse = z.infer<typeof ConversionResponseSchema>;
-/** A ConversionReview response envelope. */
-export type ConversionReviewResponse = z.infer<typeof ConversionReviewResponseSchema>;
+export type ConversionResponse = ConversionReviewResponse['response'];
+
+/** True when A and B are assignable both ways; the checks below fail to compile otherwise. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+// The public types are what the schemas read and write: a schema and its type change together.
+const typesMatchSchemas: [
+  Same<KubeObject, z.infer<typeof KubeObjectSchema>>,
+  Same<Operation, z.infer<typeof OperationSchema>>,
+  Same<AdmissionRequest, z.infer<typeof AdmissionRequestSchema>>,
+  Same<AdmissionReview, z.infer<typeof AdmissionReviewSchema>>,
+  Same<ConversionRequest, z.infer<typeof ConversionRequestSchema>>,
+  Same<ConversionReview, z.infer<typeof ConversionReviewSchema>>,
+  Same<AdmissionReviewResponse, z.infer<typeof AdmissionReviewResponseSchema>>,
+  Same<ConversionReviewResponse, z.infer<typeof ConversionReviewResponseSchema>>,
+] = [true, true, true, true, true, true, true, true];
+void typesMatchSchemas;
 /** Which review API version a request came in (and its answer must go out in). */
 export type AdmissionReviewVersion = (typeof ADMISSION_REVIEW_VERSIONS)[number];
 /** Which ConversionReview API version a request came in. */

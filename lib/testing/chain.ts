@@ -4,8 +4,8 @@ import type { ConversionWebhook } from '../conversion/webhook.ts';
 import { describeRequest, ruleMatches } from '../admission/match.ts';
 import { selectorMatches } from '../registration.ts';
 import type { AdmissionRequest, KubeObject } from '../review/schemas.ts';
-import { invoke, type AdmissionResult, type InvokeOptions } from './invoke.ts';
-import { admissionReview, conversionReview, type AdmissionReviewOptions } from './reviews.ts';
+import { invoke, type AdmissionResult, type InvokeOptions } from '../harness/invoke.ts';
+import { admissionReview, conversionReview, type AdmissionReviewOptions } from '../harness/reviews.ts';
 
 /** True when a webhook's rules and selectors send it this request. */
 export function webhookMatches(webhook: AdmissionWebhook, request: AdmissionRequest, namespaceLabels: Record<string, string> = {}): boolean {

@@ -9,11 +9,10 @@ import type { AdmissionRegistration, ConversionRegistration, RuleWithOperations 
 import type { KubeObject, Operation } from '../review/schemas.ts';
 import { findFunctions, noFunctionsMessage } from '../harness/discover.ts';
 import { expectRoundTrip } from './chain.ts';
-import { invoke } from './invoke.ts';
-import { admissionReview, conversionReview } from './reviews.ts';
+import { invoke } from '../harness/invoke.ts';
+import { admissionReview, conversionReview } from '../harness/reviews.ts';
 import { kindOf } from '../harness/reviews.ts';
 
-export { kindOf };
 
 /**
  * One check of the conformance suite: a name for the report and the assertion to run. `run`

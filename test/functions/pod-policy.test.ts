@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { sanitizeWarnings } from 'kube-lambda-webhooks';
+import { sanitizeWarnings } from 'kube-lambda-webhooks/testing';
 import { admissionReview, invoke } from 'kube-lambda-webhooks/testing';
 import podPolicy, { imageTag } from '../../functions/pod-policy/index.ts';
 import type { Pod } from '../../functions/pod.ts';

@@ -13,7 +13,8 @@ import { localInvoke } from '../../infra/local/invoke.ts';
 import { FunctionPool } from '../../infra/local/pool.ts';
 import { runtimeFor } from '../../infra/local/runtime.ts';
 import { loadFunctions } from '../../infra/functions.ts';
-import { eventFromHttp, toEvent, admissionReview } from '../../lib/testing/index.ts';
+import { toEvent, admissionReview } from '../../lib/testing/index.ts';
+import { eventFromHttp } from '../../lib/harness/events.ts';
 import { FIXTURE_FUNCTIONS, ManualTimer, PATIENCE_MS, fixture, until } from '../helpers.ts';
 
 const root = process.cwd();

@@ -14,8 +14,8 @@ import { loadFunctions } from '../../infra/functions.ts';
 import { startLambda, type RunningLambda } from '../../infra/local/lambda-api.ts';
 import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
 import type { ConversionWebhook } from '../../lib/conversion/webhook.ts';
-import { admissionReview, conversionReview } from '../../lib/testing/reviews.ts';
-import { invoke } from '../../lib/testing/invoke.ts';
+import { admissionReview, conversionReview } from '../../lib/testing/index.ts';
+import { invoke } from '../../lib/testing/index.ts';
 import { ManualTimer } from '../helpers.ts';
 
 /** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */

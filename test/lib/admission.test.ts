@@ -1,18 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  allow,
-  byOperation,
-  defineMutatingWebhook,
-  defineValidatingWebhook,
-  deny,
-  errored,
-  patched,
-  sanitizeWarnings,
-  type KubeObject,
-} from '../../lib/index.ts';
-import { WARNINGS_TOTAL_LIMIT } from '../../lib/admission/decision.ts';
-import { admissionReview, invoke, invokeRaw, readAnswer } from '../../lib/testing/index.ts';
+import { allow, byOperation, defineMutatingWebhook, defineValidatingWebhook, deny, errored, patched, type KubeObject } from '../../lib/index.ts';
+import { sanitizeWarnings, WARNINGS_TOTAL_LIMIT } from '../../lib/admission/decision.ts';
+import { admissionReview, invoke, readAnswer } from '../../lib/testing/index.ts';
+import { invokeRaw } from '../../lib/harness/invoke.ts';
 import { bodyOf, captureLogger, eventWith, EVERY_REQUEST, fixture, hostileThrowables } from '../helpers.ts';
 
 type Obj = KubeObject & { spec?: any };

@@ -11,7 +11,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { checkBearer, expectedToken, PARAMETER_FAILURE_RETRY_MS } from '../../lib/auth.ts';
 import { PARAMETER_READ_MAX_MS, parameterReadMs, PATH_SECRET_REFRESH_ON_MISS_MS } from '../../lib/auth.ts';
 import { createLogger } from '../../lib/log.ts';
-import { admissionReview, conversionReview, invokeRaw, toEvent } from '../../lib/testing/index.ts';
+import { admissionReview, conversionReview, toEvent } from '../../lib/testing/index.ts';
+import { invokeRaw } from '../../lib/harness/invoke.ts';
 import { emfProblems } from './emf.ts';
 
 const secured = defineValidatingWebhook({ name: 'secured', auth: 'bearer', rules: [], validate: () => allow() });

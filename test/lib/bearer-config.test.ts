@@ -8,7 +8,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { allow, defineValidatingWebhook } from '../../lib/index.ts';
 import { AuthConfigError, expectedToken } from '../../lib/auth.ts';
 import { createLogger } from '../../lib/log.ts';
-import { admissionReview, lambdaContext, toEvent } from '../../lib/testing/index.ts';
+import { admissionReview, toEvent } from '../../lib/testing/index.ts';
+import { lambdaContext } from '../../lib/harness/events.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'klw-bearer-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { allow, defineMutatingWebhook, defineValidatingWebhook, deny } from '../../lib/index.ts';
-import { runAdmissionChain, selectorMatches } from '../../lib/testing/index.ts';
+import { runAdmissionChain } from '../../lib/testing/index.ts';
+import { selectorMatches } from '../../lib/registration.ts';
 import podDefaults, { applyDefaults } from '../fixtures/project/functions/pod-defaults/index.ts';
 import podPolicy from '../fixtures/project/functions/pod-policy/index.ts';
 import type { Pod } from '../fixtures/project/functions/pod.ts';

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConversionError, defineConversionWebhook, hubAndSpoke, type ConvertibleObject, type KubeObject } from '../../lib/index.ts';
-import { conversionReview, expectRoundTrip, invoke, invokeRaw } from '../../lib/testing/index.ts';
+import { conversionReview, expectRoundTrip, invoke } from '../../lib/testing/index.ts';
+import { invokeRaw } from '../../lib/harness/invoke.ts';
 import { captureLogger, fixture, hostileThrowables } from '../helpers.ts';
 
 /** The reference document's CronTab: v1beta1 `hostPort` <-> v1 `host` + `port`. */

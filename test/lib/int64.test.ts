@@ -4,7 +4,8 @@ import fc from 'fast-check';
 import { allow, defineConversionWebhook, defineMutatingWebhook, defineValidatingWebhook, patched, type KubeObject } from '../../lib/index.ts';
 import { checkPatch } from '../../lib/admission/patch.ts';
 import { hasLongDigitRun, parseJson, stringifyJson } from '../../lib/json.ts';
-import { invoke, invokeRaw } from '../../lib/testing/index.ts';
+import { invoke } from '../../lib/testing/index.ts';
+import { invokeRaw } from '../../lib/harness/invoke.ts';
 import { EVERY_REQUEST } from '../helpers.ts';
 
 // Integers a JavaScript number cannot hold: 2^53 + 1, int64's largest and smallest.

@@ -1,6 +1,7 @@
 // What may import what: the Lambda runtime (lib/) never pulls tool code, the tools (infra/) never
 // reach into the test kit (lib/testing/); both share lib/harness/ (events, reviews, invoke, discovery).
 // The toolkit's tests use the fixture functions of test/fixtures/project, never the examples in functions/.
+// Users' code (the examples, their tests, the templates) imports only the package's public entry points.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -68,6 +69,34 @@ function allSources(dir: string): string[] {
     .map((d) => relative(root, join(d.parentPath, d.name)));
 }
 
+/**
+ * `file -> specifier` for every import of users' code (example functions, templates) that is not
+ * a public entry point: a `kube-lambda-webhooks` path package.json does not export, or a relative
+ * path into the package's own lib/ or infra/.
+ */
+export function privateImports(files: Array<{ file: string; text: string }>, exported: string[]): string[] {
+  const specifiers = /(?:from\s+|import\s*\(\s*|^import\s+)['"]([^'"]+)['"]/gm;
+  return files.flatMap(({ file, text }) =>
+    [...text.matchAll(specifiers)]
+      .map((m) => m[1]!)
+      .filter((s) => {
+        if (s === 'kube-lambda-webhooks' || s.startsWith('kube-lambda-webhooks/')) return !exported.includes(s);
+        // A template's relative paths resolve in the project it is written into, not here.
+        if (!s.startsWith('.') || file.startsWith('infra/templates/')) return false;
+        const target = relative(root, resolve(root, dirname(file), s));
+        return /^(lib|infra)(\/|$)/.test(target);
+      })
+      .map((s) => `${file} -> ${s}`),
+  );
+}
+
+/** Every file under a folder, relative to the repository. */
+function allFiles(dir: string): string[] {
+  return readdirSync(join(root, dir), { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => relative(root, join(d.parentPath, d.name)));
+}
+
 const read = (files: string[]) => files.map((file) => ({ file, text: readFileSync(join(root, file), 'utf8') }));
 const lib = sources('lib');
 const runtime = lib.filter((f) => !f.startsWith('lib/testing/') && !f.startsWith('lib/harness/'));
@@ -124,6 +153,31 @@ describe('layers', () => {
     const files = TOOLKIT_TESTS.flatMap(allSources);
     assert.ok(files.includes('test/lib/warnings.test.ts') && files.includes('test/infra/parity.test.ts'), 'the toolkit tests were found');
     assert.deepEqual(exampleReferences(read(files)), []);
+  });
+
+  it('users\' functions and templates import only the public entry points, and the check can fail', () => {
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+    const exported = Object.keys(manifest.exports).map((k) => (k === '.' ? 'kube-lambda-webhooks' : `kube-lambda-webhooks/${k.slice(2)}`));
+    const q = "'";
+    const sample = [
+      {
+        file: 'functions/x/index.ts',
+        text: [
+          `import { allow } from ${q}kube-lambda-webhooks${q};`,
+          `import { invoke } from ${q}kube-lambda-webhooks/testing${q};`,
+          `import { createMatcher } from ${q}kube-lambda-webhooks/matchconditions/matcher${q};`,
+          `import { enforcementEnvFor } from ${q}../../lib/admission/enforcement.ts${q};`,
+          `import { podRules } from ${q}../pod.ts${q};`,
+        ].join('\n'),
+      },
+    ];
+    assert.deepEqual(privateImports(sample, exported), [
+      `functions/x/index.ts -> kube-lambda-webhooks/matchconditions/matcher`,
+      'functions/x/index.ts -> ../../lib/admission/enforcement.ts',
+    ]);
+    const users = ['functions', 'infra/templates', 'test/fixtures/project/functions', 'test/functions'].flatMap(allFiles);
+    assert.ok(users.some((f) => f.endsWith('.tmpl')) && users.includes('functions/pod.ts'), 'the users\' files were found');
+    assert.deepEqual(privateImports(read(users), exported), []);
   });
 
   it('a function bundle holds no tool, test-kit or harness code', async () => {

@@ -1,7 +1,9 @@
 // Hostile sizes and nesting in matchConditions: refused at compile time or read, never a crash.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compileExpression, createMatcher, isCompileError, toCel, variablesFor } from '../../lib/matchconditions/index.ts';
+import { compileExpression, isCompileError } from '../../lib/matchconditions/index.ts';
+import { createMatcher } from '../../lib/matchconditions/matcher.ts';
+import { toCel, variablesFor } from '../../lib/matchconditions/cel.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 
 describe('nesting limits', () => {

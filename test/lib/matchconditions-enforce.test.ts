@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { allow, createLogger, defineMutatingWebhook, defineValidatingWebhook, deny, type KubeObject } from '../../lib/index.ts';
-import { enforceMatchConditions, regexCacheSize } from '../../lib/matchconditions/index.ts';
+import { allow, defineMutatingWebhook, defineValidatingWebhook, deny, type KubeObject } from '../../lib/index.ts';
+import { createLogger } from '../../lib/log.ts';
+import { enforceMatchConditions } from '../../lib/matchconditions/index.ts';
+import { regexCacheSize } from '../../lib/matchconditions/regex.ts';
 import { admissionReview, invoke } from '../../lib/testing/index.ts';
 
 const podRules = [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }];

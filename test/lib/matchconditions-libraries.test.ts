@@ -4,13 +4,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { admissionReview } from '../../lib/testing/index.ts';
-import { variablesFor } from '../../lib/matchconditions/index.ts';
 import {
   compileExpression,
   CostLimitExceeded,
   isCompileError,
+  variablesFor,
   type AuthorizationAttributes,
-} from '../../lib/matchconditions/index.ts';
+} from '../../lib/matchconditions/cel.ts';
 
 const v = (minor: number) => ({ major: 1, minor });
 type Answer = { value: unknown } | { error: RegExp } | { compile: RegExp };

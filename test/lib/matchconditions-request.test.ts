@@ -3,7 +3,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseJson } from '../../lib/json.ts';
-import { compileExpression, createMatcher, isCompileError, variablesFor, type AuthorizationAttributes } from '../../lib/matchconditions/index.ts';
+import { compileExpression, isCompileError, type AuthorizationAttributes } from '../../lib/matchconditions/index.ts';
+import { createMatcher } from '../../lib/matchconditions/matcher.ts';
+import { variablesFor } from '../../lib/matchconditions/cel.ts';
 import type { AdmissionRequest } from '../../lib/review/schemas.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { lintDocuments } from '../../infra/lint.ts';
-import { checkMatchConditions, compileExpression, environmentMinor, isCompileError, NEWEST_KUBE_VERSION } from '../../lib/matchconditions/index.ts';
+import { checkMatchConditions, compileExpression, isCompileError } from '../../lib/matchconditions/index.ts';
+import { environmentMinor, NEWEST_KUBE_VERSION } from '../../lib/matchconditions/versions.ts';
 
 const v = (minor: number) => ({ major: 1, minor });
 /** The compile error of `expression` as a configuration created on 1.`minor`, or undefined. */

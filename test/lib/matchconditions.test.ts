@@ -1,24 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { allow, defineMutatingWebhook, defineValidatingWebhook, type AdmissionWebhook, type KubeObject, type MatchCondition } from '../../lib/index.ts';
-import {
-  checkMatchConditions,
-  compileExpression,
-  createMatcher,
-  decideMatch,
-  MATCH_CONDITIONS_COST_BUDGET,
-  PER_CALL_COST_LIMIT,
-  REGEX_CACHE_SIZE,
-  regexCacheSize,
-  isCompileError,
-  parseQuantity,
-  qualifiedNameProblem,
-  type Authorize,
-  type AuthorizationAttributes,
-  type ConditionEvaluation,
-  type MatchOutcome,
-  variablesFor,
-} from '../../lib/matchconditions/index.ts';
+import { checkMatchConditions, compileExpression, isCompileError, type Authorize, type AuthorizationAttributes } from '../../lib/matchconditions/index.ts';
+import { createMatcher, decideMatch, type ConditionEvaluation, type MatchOutcome } from '../../lib/matchconditions/matcher.ts';
+import { MATCH_CONDITIONS_COST_BUDGET, PER_CALL_COST_LIMIT, variablesFor } from '../../lib/matchconditions/cel.ts';
+import { REGEX_CACHE_SIZE, regexCacheSize } from '../../lib/matchconditions/regex.ts';
+import { parseQuantity } from '../../lib/matchconditions/quantity.ts';
+import { qualifiedNameProblem } from '../../lib/matchconditions/rules.ts';
 import { admissionReview, invoke, runAdmissionChain } from '../../lib/testing/index.ts';
 
 const podRules = [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }];

@@ -4,7 +4,8 @@ import { allow, defineConversionWebhook, defineMutatingWebhook, defineValidating
 import { createLogger } from '../../lib/log.ts';
 import { createHandler, type HandlerOptions, type WebhookHandler } from '../../lib/webhook.ts';
 import { ADMISSION_METRICS, CONVERSION_METRICS, DEFAULT_METRICS_NAMESPACE, REQUEST_METRICS } from '../../lib/metrics.ts';
-import { admissionReview, conversionReview, lambdaContext, toEvent } from '../../lib/testing/index.ts';
+import { admissionReview, conversionReview, toEvent } from '../../lib/testing/index.ts';
+import { lambdaContext } from '../../lib/harness/events.ts';
 import { emfProblems } from './emf.ts';
 
 /** Runs one review and returns the raw `review` log line. */

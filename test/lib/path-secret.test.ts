@@ -6,7 +6,8 @@ import { allow, defineConversionWebhook, defineValidatingWebhook } from '../../l
 import { checkPathSecret, parsePathSecrets, pathSecretOf, redactPath, AuthConfigError, PARAMETER_FAILURE_RETRY_MS, PATH_SECRET_MAX_AGE_MS, PATH_SECRET_REFRESH_ON_MISS_MS } from '../../lib/auth.ts';
 import type { EventSource } from '../../lib/gateway/sources.ts';
 import { createLogger } from '../../lib/log.ts';
-import { admissionReview, conversionReview, lambdaContext, toEvent } from '../../lib/testing/index.ts';
+import { admissionReview, conversionReview, toEvent } from '../../lib/testing/index.ts';
+import { lambdaContext } from '../../lib/harness/events.ts';
 import { emfProblems } from './emf.ts';
 
 const CURRENT = 'Zk3n8yq0tXW1b2c3d4e5f6g7h8i9j0kLmNoPqRsTuVw';

@@ -197,7 +197,8 @@ describe('__proto__ members', () => {
 
 describe('the test kit reads a patch naming __proto__ members as the API server applies it', () => {
   it('readAnswer gives the mutated object with its __proto__ members', async () => {
-    const { admissionReview, invokeRaw, readAnswer } = await import('../../lib/testing/index.ts');
+    const { admissionReview, readAnswer } = await import('../../lib/testing/index.ts');
+    const { invokeRaw } = await import('../../lib/harness/invoke.ts');
     const webhook = defineMutatingWebhook<any>({
       name: 'proto-kit',
       rules: [],

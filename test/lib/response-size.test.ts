@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { allow, defineConversionWebhook, defineValidatingWebhook, deny, MAX_BODY_BYTES, type KubeObject } from '../../lib/index.ts';
-import { admissionReview, conversionReview, invokeRaw } from '../../lib/testing/index.ts';
+import { allow, defineConversionWebhook, defineValidatingWebhook, deny, type KubeObject } from '../../lib/index.ts';
+import { MAX_BODY_BYTES } from '../../lib/gateway/http.ts';
+import { admissionReview, conversionReview } from '../../lib/testing/index.ts';
+import { invokeRaw } from '../../lib/harness/invoke.ts';
 import { resultBytes } from '../../lib/webhook.ts';
 import { captureLogger, eventWith } from '../helpers.ts';
 

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { allow, defineValidatingWebhook, deny, patched, sanitizeWarnings } from '../../lib/index.ts';
+import { allow, defineValidatingWebhook, deny, patched } from '../../lib/index.ts';
+import { sanitizeWarnings } from '../../lib/admission/decision.ts';
 import { recordWarnings, WarningList, WARNING_ITEM_LIMIT, WARNINGS_TOTAL_LIMIT } from '../../lib/admission/decision.ts';
 import type { Decision } from '../../lib/admission/decision.ts';
 import { wouldDenyWarning } from '../../lib/admission/enforcement.ts';
 import { DeadlineExceeded, withDeadline } from '../../lib/deadline.ts';
-import { admissionReview, invokeRaw, readAnswer } from '../../lib/testing/index.ts';
+import { admissionReview, readAnswer } from '../../lib/testing/index.ts';
+import { invokeRaw } from '../../lib/harness/invoke.ts';
 import { webhook as podPolicy } from '../fixtures/project/functions/pod-policy/index.ts';
 import type { Pod } from '../fixtures/project/functions/pod.ts';
 import { captureLogger, PATIENCE_MS } from '../helpers.ts';
