@@ -66,6 +66,8 @@ export interface StartApiOptions {
   conditionsTimeoutMs?: number;
   /** Heap of each matchConditions thread (MB; default CONDITIONS_HEAP_MB). */
   conditionsHeapMb?: number;
+  /** The module of the matchConditions threads (default conditions-worker.mjs), for tests and diagnostics. */
+  conditionsWorker?: URL;
   /** Runs the functions' timeout clocks (default: the wall clock). */
   invocationTimer?: InvocationTimer;
 }
@@ -190,7 +192,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     if (!pool) {
       const heapMb = options.conditionsHeapMb;
       const heap = heapMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: heapMb } } : {};
-      pool = new ConditionPool(name, { size: options.concurrency ?? DEFAULT_CONCURRENCY, log, ...heap });
+      const size = options.concurrency ?? DEFAULT_CONCURRENCY;
+      pool = new ConditionPool(name, { size, log, ...heap, worker: options.conditionsWorker });
       conditionPools.set(name, pool);
     }
     return pool;

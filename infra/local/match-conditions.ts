@@ -7,7 +7,6 @@
  * the webhook's timeout has passed.
  */
 import { EventEmitter } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import {
   answerWithoutCalling,
@@ -167,7 +166,8 @@ export function runConditionsJob(job: JobMessage, post: (message: WorkerMessage)
   }
 }
 
-const WORKER_FILE = fileURLToPath(new URL('./conditions-worker.mjs', import.meta.url));
+/** The module an evaluator thread runs, unless a pool names another. */
+const WORKER_FILE = new URL('./conditions-worker.mjs', import.meta.url);
 
 /**
  * Heap of one evaluator thread (MB): a review of the largest size start-api takes (10 MB) is
@@ -187,6 +187,11 @@ export interface ConditionPoolOptions {
   log: (line: string) => void;
   /** The threads' resource limits (default: a heap of CONDITIONS_HEAP_MB). */
   resourceLimits?: ResourceLimits;
+  /**
+   * The module the threads run (default conditions-worker.mjs), for tests and diagnostics: one that
+   * speaks the same messages, e.g. to stand in a review that never finishes or exhausts the heap.
+   */
+  worker?: URL;
 }
 
 /** One review waiting for, or under, evaluation. */
@@ -307,7 +312,7 @@ export class ConditionPool extends EventEmitter {
   /** Starts a thread, which compiles `spec` (of the review it is started for) before it says it is ready. */
   private spawn(spec: ConditionsSpec): void {
     const resourceLimits = this.options.resourceLimits ?? { maxOldGenerationSizeMb: CONDITIONS_HEAP_MB };
-    const worker = new Worker(WORKER_FILE, { resourceLimits });
+    const worker = new Worker(this.options.worker ?? WORKER_FILE, { resourceLimits });
     worker.postMessage({ warm: spec });
     const evaluator: Evaluator = { worker, ready: false };
     this.evaluators.add(evaluator);

@@ -1,12 +1,15 @@
 // start-api evaluates matchConditions in threads of their own, never on the emulator's event
 // loop: a slow condition delays only its own review, and one that runs past the webhook's
-// timeout (or exhausts its thread's memory) gets the failurePolicy answer. The assertions are
-// on order and outcome, none on speed: the slow condition below runs for minutes on any machine.
+// timeout (or exhausts its thread's memory) gets the failurePolicy answer. CEL's cost limit stops
+// a slow or memory-hungry expression at once, so the threads here run a stand-in evaluator that
+// never finishes, or fills its heap, for a review carrying a marker annotation, and otherwise
+// evaluates as the real one does. The assertions are on order and outcome, none on speed.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { startApi, type RunningApi } from '../../infra/local/api.ts';
 import type { KubeObject } from '../../lib/index.ts';
@@ -30,17 +33,37 @@ export default webhook;
 `,
   );
 };
-// One regex scan of a 1 MiB annotation per item of spec.n: about 0.1 s each, minutes for 5,000
-// items, far inside the cost limit (a few units per item). With no items it is true at once.
-const BIG = "object.metadata.annotations['big']";
-const SLOW = `{ name: 'slow', expression: "!object.spec.n.exists(i, ${BIG}.matches('[a-z]+[0-9]'))" }`;
-// A 1 MiB copy of the annotation kept per item: gigabytes for 5,000 items, past the thread's heap.
-const HUNGRY = `{ name: 'hungry', expression: "object.spec.n.map(i, ${BIG}.upperAscii()).size() >= 0" }`;
-addFunction('slow', `matchConditions: [${SLOW}], timeoutSeconds: 30,`);
+// The stand-in evaluator: conditions-worker.mjs's messages and evaluator, but a review marked
+// `stall: spin` never gets past its envelope (a busy loop), and `stall: hoard` allocates until the
+// thread's heap is exhausted. The envelope is posted first, as the real evaluator does.
+const EVALUATOR = new URL('../../infra/local/match-conditions.ts', import.meta.url).href;
+const STALLING_WORKER = `import { parentPort } from 'node:worker_threads';
+import { register } from 'tsx/esm/api';
+register();
+const evaluator = await import(${JSON.stringify(EVALUATOR)});
+const stall = (body) => JSON.parse(Buffer.from(body).toString()).request?.object?.metadata?.annotations?.stall;
+parentPort.on('message', (message) => {
+  if ('warm' in message) {
+    evaluator.warmConditions(message.warm);
+    return parentPort.postMessage({ ready: true });
+  }
+  const mode = stall(message.body);
+  evaluator.runConditionsJob(message, (reply) => {
+    parentPort.postMessage(reply);
+    if (!('envelope' in reply)) return;
+    if (mode === 'spin') for (;;);
+    if (mode === 'hoard') for (const hoard = []; ; ) hoard.push(new Array(1 << 16).fill(hoard.length));
+  });
+});
+`;
+const conditionsWorker = pathToFileURL(join(work, 'stalling-worker.mjs'));
+writeFileSync(conditionsWorker, STALLING_WORKER);
+const ANY = `{ name: 'any', expression: 'true' }`;
+addFunction('slow', `matchConditions: [${ANY}], timeoutSeconds: 30,`);
 addFunction('fast', '', 'allow()');
-addFunction('slow-fail', `matchConditions: [${SLOW}], timeoutSeconds: 1, failurePolicy: 'Fail',`);
-addFunction('slow-ignore', `matchConditions: [${SLOW}], timeoutSeconds: 1, failurePolicy: 'Ignore',`);
-addFunction('hungry', `matchConditions: [${HUNGRY}], timeoutSeconds: 30, failurePolicy: 'Fail',`);
+addFunction('slow-fail', `matchConditions: [${ANY}], timeoutSeconds: 1, failurePolicy: 'Fail',`);
+addFunction('slow-ignore', `matchConditions: [${ANY}], timeoutSeconds: 1, failurePolicy: 'Ignore',`);
+addFunction('hungry', `matchConditions: [${ANY}], timeoutSeconds: 30, failurePolicy: 'Fail',`);
 
 const pod = (spec: Record<string, unknown> = {}, annotations?: Record<string, string>) =>
   admissionReview(
@@ -52,20 +75,23 @@ const pod = (spec: Record<string, unknown> = {}, annotations?: Record<string, st
     } as KubeObject,
     { namespace: 'default' },
   );
-/** A review the slow condition takes minutes over. */
-const heavy = () => pod({ n: Array.from({ length: 5_000 }, (_, i) => i) }, { big: 'a'.repeat(1024 * 1024) });
-/** A review the slow condition answers at once (true: the function is called). */
-const light = () => pod({ n: [] });
+/** A review the stand-in evaluator never finishes. */
+const heavy = () => pod({}, { stall: 'spin' });
+/** A review whose evaluation exhausts its thread's heap. */
+const hoarding = () => pod({}, { stall: 'hoard' });
+/** A review evaluated as the real evaluator does (true: the function is called). */
+const light = () => pod();
 
 let api: RunningApi;
 let bounded: RunningApi;
 const logs: string[] = [];
 before(async () => {
-  // Ten minutes: the slow condition is still running whenever the test looks.
+  // Ten minutes: the slow review is still being evaluated whenever the test looks.
   const log = (l: string) => logs.push(l);
-  const common = { root: work, port: 0, stateDir: join(work, '.state'), log, functionLog: () => {}, concurrency: 2 };
+  const state = join(work, '.state');
+  const common = { root: work, port: 0, stateDir: state, log, functionLog: () => {}, concurrency: 2, conditionsWorker };
   api = await startApi({ ...common, conditionsTimeoutMs: 600_000 });
-  // The webhooks' own timeouts; a small heap for the conditions, which the hungry one exhausts.
+  // The webhooks' own timeouts; a small heap for the conditions, which the hoarding review exhausts.
   bounded = await startApi({ ...common, build: false, conditionsHeapMb: 64 });
 });
 after(async () => {
@@ -137,7 +163,7 @@ describe('matchConditions run off the emulator\'s event loop', () => {
   });
 
   it('answers conditions that exhaust their thread\'s memory by failurePolicy, and evaluates the next', async () => {
-    const out = await post(bounded, '/hungry', heavy());
+    const out = await post(bounded, '/hungry', hoarding());
     assert.equal(out.body.response.allowed, false);
     const failed = /failed evaluating match conditions: evaluation failed: .*(ERR_WORKER_OUT_OF_MEMORY|out of memory)/i;
     assert.match(out.body.response.status.message, failed);
