@@ -10,10 +10,21 @@
  *   `{cluster}` where the cluster name goes (deployed).
  * - `KLW_FLEET_PATH_SECRETS`: JSON `{"<cluster>": "current[,previous]"}` (local: the emulator).
  */
-import type { Enforcement } from './registration.ts';
+import type { Enforcement, Registration } from './registration.ts';
 import { ENFORCEMENT_MODES } from './registration.ts';
 import { isDns1123Label } from './k8s/names.ts';
-import { AuthConfigError, cachedParameter, parsePathSecrets, PATH_SECRET_MAX_AGE_MS } from './auth.ts';
+import {
+  AuthConfigError,
+  cachedParameter,
+  NOT_FOUND_REPLY,
+  parsePathSecrets,
+  pathSecretOf,
+  PATH_SECRET_MAX_AGE_MS,
+  PATH_SECRET_REFRESH_ON_MISS_MS,
+  redactPath,
+  type AuthRefusal,
+  type AuthRequest,
+} from './auth.ts';
 import { resolveEnforcement, type ResolvedEnforcement } from './admission/enforcement.ts';
 
 /** Environment variable holding this function's settings per cluster (JSON); set means the function serves a fleet. */
@@ -223,3 +234,44 @@ export function clusterEnforcement(reg: { name: string; enforcement?: Enforcemen
   if (mode) return { mode, source: `${FLEET_ENV} (cluster ${cluster})` };
   return resolveEnforcement(reg, env);
 }
+
+/** What authenticateFleet decided: the calling cluster, or the refusal to send. */
+export interface FleetAuthentication {
+  cluster?: string;
+  refusal?: AuthRefusal;
+}
+
+/**
+ * Authenticates one request of a fleet function by its path secret, naming the calling
+ * cluster; undefined when KLW_FLEET is unset (authenticate as without a fleet). A secret no
+ * cluster holds answers 404 like an unknown route; a fleet setting that cannot work, 500.
+ * `auth: 'none'` functions are called by no cluster in particular.
+ */
+export async function authenticateFleet(
+  registration: Pick<Registration, 'name' | 'auth'>,
+  req: AuthRequest,
+  env: NodeJS.ProcessEnv = process.env,
+  read: ParameterReader = cachedParameter,
+): Promise<FleetAuthentication | undefined> {
+  if (env[FLEET_ENV] === undefined) return undefined;
+  if (registration.auth === 'none') return {};
+  try {
+    const fleet = fleetFromEnv(env)!;
+    const given = pathSecretOf(req.path, req.pathParameters);
+    const { cluster, problems } = await identifyCluster(given, fleet, env, { read, refreshOnMissMs: PATH_SECRET_REFRESH_ON_MISS_MS });
+    if (cluster) return { cluster };
+    const fields: Record<string, unknown> = { status: 404, reason: 'missing or wrong path secret', path: redactPath(req.path, registration.name) };
+    if (problems.length) fields.problems = problems;
+    return { refusal: { level: 'warn', msg: 'rejected', fields, reply: NOT_FOUND_REPLY } };
+  } catch (err) {
+    const msg = `webhook authentication is misconfigured: ${err instanceof AuthConfigError ? err.message : String(err)}`;
+    return { refusal: { level: 'error', msg, fields: { status: 500 }, reply: FLEET_MISCONFIGURED_REPLY } };
+  }
+}
+
+/** What a misconfigured fleet answers: the same body as any authentication misconfiguration. */
+const FLEET_MISCONFIGURED_REPLY = {
+  statusCode: 500,
+  headers: { 'content-type': 'application/json' },
+  body: '{"error":"webhook authentication is misconfigured"}',
+};

@@ -3,6 +3,7 @@ import { syncBuiltinESMExports } from 'node:module';
 import { describe, it, mock } from 'node:test';
 import { AuthConfigError } from '../../lib/auth.ts';
 import {
+  authenticateFleet,
   clusterDimension,
   clusterEnforcement,
   clusterParameterName,
@@ -171,5 +172,42 @@ describe('identifying the calling cluster by its secret', () => {
     await assert.rejects(fleetSecrets(fleet, { ...fleetEnv, [FLEET_PATH_SECRET_SSM_ENV]: '/one/path-secret' }), /has no \{cluster\}/);
     await assert.rejects(fleetSecrets(fleet, { ...fleetEnv, [FLEET_PATH_SECRETS_ENV]: '{' }), /not JSON/);
     await assert.rejects(fleetSecrets(fleet, { ...fleetEnv, [FLEET_PATH_SECRETS_ENV]: '"x"' }), /not a JSON object/);
+  });
+});
+
+describe('authenticating a fleet function', () => {
+  const reg = { name: 'pod-policy', auth: 'auto' as const };
+  const env = { ...fleetEnv, [FLEET_PATH_SECRETS_ENV]: JSON.stringify({ east: `${A1},${A0}`, west: B1 }) };
+
+  it('is not involved without KLW_FLEET', async () => {
+    assert.equal(await authenticateFleet(reg, { path: `/pod-policy/${A1}`, headers: {} }, {}), undefined);
+  });
+
+  it('names the cluster by the secret in the path, never by the body', async () => {
+    assert.deepEqual(await authenticateFleet(reg, { path: `/prod/pod-policy/${B1}`, headers: {} }, env), { cluster: 'west' });
+    assert.deepEqual(await authenticateFleet(reg, { path: '/x', headers: {}, pathParameters: { secret: A0 } }, env), { cluster: 'east' });
+    assert.deepEqual(await authenticateFleet({ ...reg, auth: 'none' }, { path: '/pod-policy', headers: {} }, env), {});
+  });
+
+  it('answers 404 to an unknown secret, with the path redacted, and 500 to a broken setting', async () => {
+    const wrong = await authenticateFleet(reg, { path: `/prod/pod-policy/${'z'.repeat(43)}`, headers: {} }, env);
+    assert.equal(wrong!.refusal!.reply.statusCode, 404);
+    assert.equal(wrong!.refusal!.reply.body, '{"message":"Not Found"}');
+    assert.equal(wrong!.refusal!.fields.path, '/prod/pod-policy/***');
+    assert.equal(wrong!.cluster, undefined);
+    const missing = await authenticateFleet(reg, { path: '/prod/pod-policy', headers: {} }, env);
+    assert.equal(missing!.refusal!.reply.statusCode, 404);
+    const broken = await authenticateFleet(reg, { path: `/pod-policy/${A1}`, headers: {} }, { [FLEET_ENV]: '{' });
+    assert.equal(broken!.refusal!.reply.statusCode, 500);
+    assert.match(broken!.refusal!.msg, /KLW_FLEET is not JSON/);
+  });
+
+  it('a retired cluster fails while the others work, from SSM', async () => {
+    const ssm = fakeSsm({ [clusterParameterName(TEMPLATE, 'west')]: B1 });
+    const ssmEnv = { ...fleetEnv, [FLEET_PATH_SECRET_SSM_ENV]: TEMPLATE };
+    const east = await authenticateFleet(reg, { path: `/pod-policy/${A1}`, headers: {} }, ssmEnv, ssm.read);
+    assert.equal(east!.refusal!.reply.statusCode, 404);
+    assert.match(String(east!.refusal!.fields.problems), /cluster east: could not read/);
+    assert.deepEqual(await authenticateFleet(reg, { path: `/pod-policy/${B1}`, headers: {} }, ssmEnv, ssm.read), { cluster: 'west' });
   });
 });
