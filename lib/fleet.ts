@@ -71,24 +71,39 @@ export function fleetFromEnv(env: NodeJS.ProcessEnv = process.env): FleetRuntime
   } catch {
     throw new AuthConfigError(`${FLEET_ENV} is not JSON ({"<cluster>": {"enforcement": "Warn"}})`);
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new AuthConfigError(`${FLEET_ENV} is not a JSON object of cluster names`);
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new AuthConfigError(`${FLEET_ENV} is not a JSON object of cluster names`);
   const entries = Object.entries(value as Record<string, unknown>);
   if (!entries.length) throw new AuthConfigError(`${FLEET_ENV} names no cluster`);
-  if (entries.length > MAX_CLUSTERS) throw new AuthConfigError(`${FLEET_ENV} names ${entries.length} clusters; at most ${MAX_CLUSTERS}`);
+  if (entries.length > MAX_CLUSTERS)
+    throw new AuthConfigError(`${FLEET_ENV} names ${entries.length} clusters; at most ${MAX_CLUSTERS}`);
   const fleet = new Map<string, ClusterSettings>();
   for (const [name, settings] of entries) {
-    if (!isDns1123Label(name) || name === UNKNOWN_CLUSTER) throw new AuthConfigError(`${FLEET_ENV}: ${JSON.stringify(name)} is not a cluster name (a DNS-1123 label other than "${UNKNOWN_CLUSTER}")`);
-    if (!settings || typeof settings !== 'object' || Array.isArray(settings)) throw new AuthConfigError(`${FLEET_ENV}: cluster ${name} is not an object`);
+    if (!isDns1123Label(name) || name === UNKNOWN_CLUSTER)
+      throw new AuthConfigError(
+        `${FLEET_ENV}: ${JSON.stringify(name)} is not a cluster name ` +
+          `(a DNS-1123 label other than "${UNKNOWN_CLUSTER}")`,
+      );
+    if (!settings || typeof settings !== 'object' || Array.isArray(settings))
+      throw new AuthConfigError(`${FLEET_ENV}: cluster ${name} is not an object`);
     const { enforcement, kubeVersion, ...rest } = settings as Record<string, unknown>;
     const extra = Object.keys(rest);
     if (extra.length) throw new AuthConfigError(`${FLEET_ENV}: cluster ${name} has unknown setting ${extra[0]}`);
     if (enforcement !== undefined && !(ENFORCEMENT_MODES as readonly unknown[]).includes(enforcement)) {
-      throw new AuthConfigError(`${FLEET_ENV}: cluster ${name}: enforcement ${JSON.stringify(enforcement)} is not one of ${ENFORCEMENT_MODES.join(', ')}`);
+      throw new AuthConfigError(
+        `${FLEET_ENV}: cluster ${name}: enforcement ${JSON.stringify(enforcement)} ` +
+          `is not one of ${ENFORCEMENT_MODES.join(', ')}`,
+      );
     }
     if (kubeVersion !== undefined && (typeof kubeVersion !== 'string' || !/^\d+\.\d+$/.test(kubeVersion))) {
-      throw new AuthConfigError(`${FLEET_ENV}: cluster ${name}: kubeVersion ${JSON.stringify(kubeVersion)} is not a version such as "1.29"`);
+      throw new AuthConfigError(
+        `${FLEET_ENV}: cluster ${name}: kubeVersion ${JSON.stringify(kubeVersion)} is not a version such as "1.29"`,
+      );
     }
-    fleet.set(name, { ...(enforcement ? { enforcement: enforcement as Enforcement } : {}), ...(kubeVersion ? { kubeVersion: kubeVersion as string } : {}) });
+    fleet.set(name, {
+      ...(enforcement ? { enforcement: enforcement as Enforcement } : {}),
+      ...(kubeVersion ? { kubeVersion: kubeVersion as string } : {}),
+    });
   }
   parsed = { raw, fleet };
   return fleet;
@@ -121,7 +136,12 @@ export interface FleetSecrets {
  * calls fail (by its failurePolicy) and every other cluster keeps working. AuthConfigError
  * when neither variable is set or their form is wrong.
  */
-export async function fleetSecrets(fleet: FleetRuntime, env: NodeJS.ProcessEnv = process.env, maxAgeMs = PATH_SECRET_MAX_AGE_MS, read: ParameterReader = cachedParameter): Promise<FleetSecrets> {
+export async function fleetSecrets(
+  fleet: FleetRuntime,
+  env: NodeJS.ProcessEnv = process.env,
+  maxAgeMs = PATH_SECRET_MAX_AGE_MS,
+  read: ParameterReader = cachedParameter,
+): Promise<FleetSecrets> {
   const local = env[FLEET_PATH_SECRETS_ENV];
   const clusters: ClusterSecrets[] = [];
   const problems: string[] = [];
@@ -132,7 +152,8 @@ export async function fleetSecrets(fleet: FleetRuntime, env: NodeJS.ProcessEnv =
     } catch {
       throw new AuthConfigError(`${FLEET_PATH_SECRETS_ENV} is not JSON ({"<cluster>": "current[,previous]"})`);
     }
-    if (!values || typeof values !== 'object' || Array.isArray(values)) throw new AuthConfigError(`${FLEET_PATH_SECRETS_ENV} is not a JSON object`);
+    if (!values || typeof values !== 'object' || Array.isArray(values))
+      throw new AuthConfigError(`${FLEET_PATH_SECRETS_ENV} is not a JSON object`);
     for (const cluster of fleet.keys()) {
       const value = Object.hasOwn(values, cluster) ? values[cluster] : undefined;
       if (typeof value !== 'string') {
@@ -148,10 +169,18 @@ export async function fleetSecrets(fleet: FleetRuntime, env: NodeJS.ProcessEnv =
     return { clusters, problems };
   }
   const template = env[FLEET_PATH_SECRET_SSM_ENV];
-  if (!template) throw new AuthConfigError(`${FLEET_ENV} is set but no cluster secrets are (${FLEET_PATH_SECRET_SSM_ENV} or ${FLEET_PATH_SECRETS_ENV})`);
-  if (!template.includes(CLUSTER_PLACEHOLDER)) throw new AuthConfigError(`${FLEET_PATH_SECRET_SSM_ENV} has no ${CLUSTER_PLACEHOLDER}: every cluster would share one secret`);
+  if (!template)
+    throw new AuthConfigError(
+      `${FLEET_ENV} is set but no cluster secrets are (${FLEET_PATH_SECRET_SSM_ENV} or ${FLEET_PATH_SECRETS_ENV})`,
+    );
+  if (!template.includes(CLUSTER_PLACEHOLDER))
+    throw new AuthConfigError(
+      `${FLEET_PATH_SECRET_SSM_ENV} has no ${CLUSTER_PLACEHOLDER}: every cluster would share one secret`,
+    );
   const names = [...fleet.keys()];
-  const results = await Promise.allSettled(names.map((cluster) => read(clusterParameterName(template, cluster), maxAgeMs)));
+  const results = await Promise.allSettled(
+    names.map((cluster) => read(clusterParameterName(template, cluster), maxAgeMs)),
+  );
   results.forEach((result, i) => {
     const cluster = names[i]!;
     const name = clusterParameterName(template, cluster);
@@ -177,7 +206,10 @@ let crypto: Promise<typeof import('node:crypto')> | undefined;
  * nothing about which cluster, which secret or how much of it matched. A secret shared by two
  * clusters (never made by klw) matches neither: the caller could not be told apart.
  */
-export async function matchCluster(given: string | undefined, clusters: readonly ClusterSecrets[]): Promise<string | undefined> {
+export async function matchCluster(
+  given: string | undefined,
+  clusters: readonly ClusterSecrets[],
+): Promise<string | undefined> {
   const { createHash, timingSafeEqual } = await (crypto ??= import('node:crypto'));
   const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
   const mine = digest(given ?? '');
@@ -214,7 +246,8 @@ export async function identifyCluster(
   const read = options.read ?? cachedParameter;
   const first = await fleetSecrets(fleet, env, options.maxAgeMs ?? PATH_SECRET_MAX_AGE_MS, read);
   const cluster = await matchCluster(given, first.clusters);
-  if (cluster || env[FLEET_PATH_SECRETS_ENV] !== undefined || options.refreshOnMissMs === undefined) return { ...(cluster ? { cluster } : {}), problems: first.problems };
+  if (cluster || env[FLEET_PATH_SECRETS_ENV] !== undefined || options.refreshOnMissMs === undefined)
+    return { ...(cluster ? { cluster } : {}), problems: first.problems };
   const again = await fleetSecrets(fleet, env, options.refreshOnMissMs, read);
   const late = await matchCluster(given, again.clusters);
   return { ...(late ? { cluster: late } : {}), problems: again.problems };
@@ -229,7 +262,12 @@ export function clusterDimension(cluster: string | undefined, fleet: FleetRuntim
  * A webhook's enforcement for one cluster: the cluster's setting in KLW_FLEET, else as without
  * a fleet (KLW_ENFORCEMENT_<NAME>, KLW_ENFORCEMENT, the registration, `Deny`).
  */
-export function clusterEnforcement(reg: { name: string; enforcement?: Enforcement }, cluster: string | undefined, fleet: FleetRuntime | undefined, env: NodeJS.ProcessEnv = process.env): ResolvedEnforcement {
+export function clusterEnforcement(
+  reg: { name: string; enforcement?: Enforcement },
+  cluster: string | undefined,
+  fleet: FleetRuntime | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedEnforcement {
   const mode = cluster ? fleet?.get(cluster)?.enforcement : undefined;
   if (mode) return { mode, source: `${FLEET_ENV} (cluster ${cluster})` };
   return resolveEnforcement(reg, env);
@@ -258,13 +296,21 @@ export async function authenticateFleet(
   try {
     const fleet = fleetFromEnv(env)!;
     const given = pathSecretOf(req.path, req.pathParameters);
-    const { cluster, problems } = await identifyCluster(given, fleet, env, { read, refreshOnMissMs: PATH_SECRET_REFRESH_ON_MISS_MS });
+    const { cluster, problems } = await identifyCluster(given, fleet, env, {
+      read,
+      refreshOnMissMs: PATH_SECRET_REFRESH_ON_MISS_MS,
+    });
     if (cluster) return { cluster };
-    const fields: Record<string, unknown> = { status: 404, reason: 'missing or wrong path secret', path: redactPath(req.path, registration.name) };
+    const fields: Record<string, unknown> = {
+      status: 404,
+      reason: 'missing or wrong path secret',
+      path: redactPath(req.path, registration.name),
+    };
     if (problems.length) fields.problems = problems;
     return { refusal: { level: 'warn', msg: 'rejected', fields, reply: NOT_FOUND_REPLY } };
   } catch (err) {
-    const msg = `webhook authentication is misconfigured: ${err instanceof AuthConfigError ? err.message : String(err)}`;
+    const reason = err instanceof AuthConfigError ? err.message : String(err);
+    const msg = `webhook authentication is misconfigured: ${reason}`;
     return { refusal: { level: 'error', msg, fields: { status: 500 }, reply: FLEET_MISCONFIGURED_REPLY } };
   }
 }

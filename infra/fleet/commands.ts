@@ -39,15 +39,30 @@ export interface FleetManifestDeps {
  * false when neither is given (the manifests of the one implicit cluster, as without a fleet).
  * Every cluster's manifests are made before any is written, so a failure leaves no partial set.
  */
-export async function fleetManifests(root: string, options: FleetManifestOptions, target: KubeTarget | undefined, secretOptions: PathSecretOptions, deps: FleetManifestDeps): Promise<boolean> {
-  if (options.outDir && !options.allClusters) throw new KlwError('--out-dir goes with --all-clusters (one file per cluster); use --out for one');
+export async function fleetManifests(
+  root: string,
+  options: FleetManifestOptions,
+  target: KubeTarget | undefined,
+  secretOptions: PathSecretOptions,
+  deps: FleetManifestDeps,
+): Promise<boolean> {
+  if (options.outDir && !options.allClusters)
+    throw new KlwError('--out-dir goes with --all-clusters (one file per cluster); use --out for one');
   if (!options.cluster && !options.allClusters) return false;
   if (options.cluster && options.allClusters) throw new KlwError('give --cluster or --all-clusters, not both');
-  if (options.allClusters && !options.outDir) throw new KlwError('--all-clusters writes one file per cluster: give --out-dir');
+  if (options.allClusters && !options.outDir)
+    throw new KlwError('--all-clusters writes one file per cluster: give --out-dir');
   if (options.allClusters && options.out) throw new KlwError('--all-clusters writes into --out-dir; leave out --out');
-  if (options.crdPatches) throw new KlwError('--crd-patches is not written per cluster; write the patches without --cluster (their URLs need a cluster secret)');
+  if (options.crdPatches)
+    throw new KlwError(
+      '--crd-patches is not written per cluster; ' +
+        'write the patches without --cluster (their URLs need a cluster secret)',
+    );
   const registrations = deps.registrations ?? (await loadFunctions(root)).map((f) => f.registration);
-  const clusters = selectClusters(loadFleet(root, registrations), { ...(options.cluster ? { cluster: options.cluster } : {}), all: !!options.allClusters });
+  const clusters = selectClusters(loadFleet(root, registrations), {
+    ...(options.cluster ? { cluster: options.cluster } : {}),
+    all: !!options.allClusters,
+  });
   const rendered: Array<{ cluster: string; text: string; objects: number }> = [];
   let placeholder = false;
   for (const cluster of clusters) {
@@ -56,9 +71,17 @@ export async function fleetManifests(root: string, options: FleetManifestOptions
     const { documents, findings } = forCluster(set.documents, cluster, registrations, target);
     deps.report(findings.map((f) => ({ ...f, subject: `${cluster.name}: ${f.subject}` })));
     placeholder ||= JSON.stringify(documents).includes(PATH_SECRET_PLACEHOLDER);
-    rendered.push({ cluster: cluster.name, text: renderDocuments(documents, options.format), objects: documents.length });
+    rendered.push({
+      cluster: cluster.name,
+      text: renderDocuments(documents, options.format),
+      objects: documents.length,
+    });
   }
-  if (placeholder) deps.say(`clientConfig.url holds the placeholder ${PATH_SECRET_PLACEHOLDER}; --path-secret ssm or local writes each cluster's secret`);
+  if (placeholder)
+    deps.say(
+      `clientConfig.url holds the placeholder ${PATH_SECRET_PLACEHOLDER}; ` +
+        "--path-secret ssm or local writes each cluster's secret",
+    );
   for (const { cluster, text, objects } of rendered) {
     const file = options.allClusters ? clusterManifestFile(options.outDir!, cluster, options.format) : options.out;
     if (!file || file === '-') {

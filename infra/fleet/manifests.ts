@@ -21,7 +21,10 @@ export const ENFORCEMENT_ANNOTATION = 'kube-lambda-webhooks/enforcement';
 /** The target of a cluster: its kubeVersion and feature gates, else `fallback` (--kube-version), else none. */
 export function clusterTarget(cluster: FleetCluster, fallback: KubeTarget | undefined): KubeTarget | undefined {
   if (cluster.kubeVersion && fallback) {
-    throw new KlwError(`cluster ${cluster.name} has kubeVersion ${cluster.kubeVersion.text} in the fleet file; leave out --kube-version and --feature-gates`);
+    throw new KlwError(
+      `cluster ${cluster.name} has kubeVersion ${cluster.kubeVersion.text} in the fleet file; ` +
+        'leave out --kube-version and --feature-gates',
+    );
   }
   if (!cluster.kubeVersion) return fallback;
   return { version: cluster.kubeVersion.version, featureGates: cluster.featureGates ?? {} };
@@ -37,10 +40,19 @@ export function enforcementIn(cluster: FleetCluster, reg: { name: string; enforc
  * is left out), and on every webhook configuration the cluster label and the enforcement
  * annotation.
  */
-export function forCluster(documents: Array<Record<string, any>>, cluster: FleetCluster, registrations: Registration[], fallback?: KubeTarget): VersionedManifests {
+export function forCluster(
+  documents: Array<Record<string, any>>,
+  cluster: FleetCluster,
+  registrations: Registration[],
+  fallback?: KubeTarget,
+): VersionedManifests {
   const target = clusterTarget(cluster, fallback);
-  const versioned = target ? forKubeVersion(documents, target, enforcedWebhooks(registrations)) : { documents, findings: [] };
-  const byWebhook = new Map(registrations.flatMap((r) => (r.type === 'conversion' ? [] : [[r.webhookName, r] as const])));
+  const versioned = target
+    ? forKubeVersion(documents, target, enforcedWebhooks(registrations))
+    : { documents, findings: [] };
+  const byWebhook = new Map(
+    registrations.flatMap((r) => (r.type === 'conversion' ? [] : [[r.webhookName, r] as const])),
+  );
   const out = versioned.documents.map((doc) => {
     if (doc?.kind !== 'MutatingWebhookConfiguration' && doc?.kind !== 'ValidatingWebhookConfiguration') return doc;
     const modes = (doc.webhooks ?? []).flatMap((w: { name: string }) => {

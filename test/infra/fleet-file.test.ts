@@ -4,7 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fleetFromEnv, FLEET_ENV, MAX_CLUSTERS } from '../../lib/fleet.ts';
-import { FLEET_FILE, FLEET_FILE_MAX_BYTES, fleetEnvValue, FleetFileError, loadFleet, parseFleet, selectClusters, type KnownFunctions } from '../../infra/fleet/file.ts';
+import {
+  FLEET_FILE,
+  FLEET_FILE_MAX_BYTES,
+  fleetEnvValue,
+  FleetFileError,
+  loadFleet,
+  parseFleet,
+  selectClusters,
+  type KnownFunctions,
+} from '../../infra/fleet/file.ts';
 
 const functions: KnownFunctions = [
   { name: 'pod-policy', type: 'validating' },
@@ -69,12 +78,24 @@ describe('fleet file', () => {
       [cluster('    kubeVersion: "one"\n'), 'clusters[0].kubeVersion', /not a Kubernetes version/],
       [cluster('    kubeVersion: "1.15"\n'), 'clusters[0].kubeVersion', /1\.16 or later/],
       [cluster('    featureGates: [x]\n'), 'clusters[0].featureGates', /not a mapping/],
-      [cluster('    featureGates: { Bad-Gate: true }\n'), 'clusters[0].featureGates.Bad-Gate', /not a feature gate name/],
+      [
+        cluster('    featureGates: { Bad-Gate: true }\n'),
+        'clusters[0].featureGates.Bad-Gate',
+        /not a feature gate name/,
+      ],
       [cluster('    featureGates: { Gate: "yes" }\n'), 'clusters[0].featureGates.Gate', /not true or false/],
       [cluster('    enforcement: Warn\n'), 'clusters[0].enforcement', /not a mapping/],
       [cluster('    enforcement: { nope: Warn }\n'), 'clusters[0].enforcement.nope', /no function is named "nope"/],
-      [cluster('    enforcement: { widget-convert: Warn }\n'), 'clusters[0].enforcement.widget-convert', /conversion function/],
-      [cluster('    enforcement: { pod-policy: warn }\n'), 'clusters[0].enforcement.pod-policy', /"warn" is not an enforcement/],
+      [
+        cluster('    enforcement: { widget-convert: Warn }\n'),
+        'clusters[0].enforcement.widget-convert',
+        /conversion function/,
+      ],
+      [
+        cluster('    enforcement: { pod-policy: warn }\n'),
+        'clusters[0].enforcement.pod-policy',
+        /"warn" is not an enforcement/,
+      ],
       [cluster('    labels: [a]\n'), 'clusters[0].labels', /not a mapping/],
       [cluster('    labels: { "bad key!": x }\n'), 'clusters[0].labels.bad key!', /key "bad key!"/],
       [cluster('    labels: { tier: 3 }\n'), 'clusters[0].labels.tier', /not a string/],
@@ -117,7 +138,10 @@ describe('fleet file', () => {
             ['clusters[1].enforcement.nope', 5],
           ],
         );
-        assert.match(err.message, /clusters\.yaml:3: clusters\[1\]\.name: "Bad" is not a DNS-1123 label; use at most 63/);
+        assert.match(
+          err.message,
+          /clusters\.yaml:3: clusters\[1\]\.name: "Bad" is not a DNS-1123 label; use at most 63/,
+        );
         return true;
       },
     );
@@ -128,28 +152,44 @@ describe('fleet file', () => {
     assert.match(problemOf(many).message, new RegExp(`${MAX_CLUSTERS + 1} clusters; at most ${MAX_CLUSTERS}`));
     // A billion laughs: aliases of aliases.
     let bomb = 'a: &a [x, x, x, x, x, x, x, x, x, x]\n';
-    for (let i = 0; i < 8; i++) bomb += `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}]\n`;
+    for (let i = 0; i < 8; i++)
+      bomb += `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}]\n`;
     assert.throws(() => parseFleet(`${bomb}clusters:\n  - name: a\n`, FLEET_FILE, functions), /alias|Excessive/i);
   });
 
   it('gives each function its KLW_FLEET, which the function side reads back', () => {
     const fleet = parseFleet(GOOD, FLEET_FILE, functions);
     const value = fleetEnvValue(fleet, 'pod-policy');
-    assert.deepEqual(JSON.parse(value), { 'prod-eu': { enforcement: 'Deny', kubeVersion: '1.29' }, staging: { enforcement: 'Warn', kubeVersion: '1.27' } });
+    assert.deepEqual(JSON.parse(value), {
+      'prod-eu': { enforcement: 'Deny', kubeVersion: '1.29' },
+      staging: { enforcement: 'Warn', kubeVersion: '1.27' },
+    });
     const runtime = fleetFromEnv({ [FLEET_ENV]: fleetEnvValue(fleet, 'add-labels') });
-    assert.deepEqual([...runtime!.entries()], [
-      ['prod-eu', { kubeVersion: '1.29' }],
-      ['staging', { enforcement: 'Audit', kubeVersion: '1.27' }],
-    ]);
+    assert.deepEqual(
+      [...runtime!.entries()],
+      [
+        ['prod-eu', { kubeVersion: '1.29' }],
+        ['staging', { enforcement: 'Audit', kubeVersion: '1.27' }],
+      ],
+    );
   });
 
   it('selects one cluster or all, and names the known ones for an unknown name', () => {
     const fleet = parseFleet(GOOD, FLEET_FILE, functions);
-    assert.deepEqual(selectClusters(fleet, { cluster: 'staging' }).map((c) => c.name), ['staging']);
+    assert.deepEqual(
+      selectClusters(fleet, { cluster: 'staging' }).map((c) => c.name),
+      ['staging'],
+    );
     assert.equal(selectClusters(fleet, { all: true }).length, 2);
     assert.deepEqual(selectClusters(undefined, {}), []);
-    assert.throws(() => selectClusters(fleet, { cluster: 'prod' }), /no cluster named "prod" in clusters\.yaml; the clusters are prod-eu, staging/);
-    assert.throws(() => selectClusters(undefined, { cluster: 'prod' }), /--cluster needs the fleet file clusters\.yaml/);
+    assert.throws(
+      () => selectClusters(fleet, { cluster: 'prod' }),
+      /no cluster named "prod" in clusters\.yaml; the clusters are prod-eu, staging/,
+    );
+    assert.throws(
+      () => selectClusters(undefined, { cluster: 'prod' }),
+      /--cluster needs the fleet file clusters\.yaml/,
+    );
   });
 });
 

@@ -22,10 +22,16 @@ const A1 = 'a'.repeat(43);
 const A0 = 'b'.repeat(43);
 const B1 = 'c'.repeat(43);
 const TEMPLATE = '/kube-lambda-webhooks/svc/prod/clusters/{cluster}/path-secret';
-const fleetEnv = { [FLEET_ENV]: JSON.stringify({ east: { enforcement: 'Deny' }, west: { enforcement: 'Warn', kubeVersion: '1.27' } }) };
+const fleetEnv = {
+  [FLEET_ENV]: JSON.stringify({ east: { enforcement: 'Deny' }, west: { enforcement: 'Warn', kubeVersion: '1.27' } }),
+};
 
 /** A fake SSM behind a cache keyed by name: counts the reads that reach it. */
-function fakeSsm(values: Record<string, string | Error>): { read: ParameterReader; reads: () => number; set: (name: string, value: string | Error) => void } {
+function fakeSsm(values: Record<string, string | Error>): {
+  read: ParameterReader;
+  reads: () => number;
+  set: (name: string, value: string | Error) => void;
+} {
   let reads = 0;
   const cache = new Map<string, { at: number; value: string }>();
   let now = 0;
@@ -62,18 +68,32 @@ describe('fleet settings from the environment', () => {
       ['{"a": {"enforcment": "Warn"}}', /unknown setting enforcment/],
       ['{"a": {"enforcement": "warn"}}', /enforcement "warn" is not one of Deny, Warn, Audit/],
       ['{"a": {"kubeVersion": 1.3}}', /kubeVersion 1.3 is not a version/],
-      [JSON.stringify(Object.fromEntries(Array.from({ length: MAX_CLUSTERS + 1 }, (_, i) => [`c${i}`, {}]))), /at most 100/],
+      [
+        JSON.stringify(Object.fromEntries(Array.from({ length: MAX_CLUSTERS + 1 }, (_, i) => [`c${i}`, {}]))),
+        /at most 100/,
+      ],
     ];
-    for (const [value, message] of bad) assert.throws(() => fleetFromEnv({ [FLEET_ENV]: value }), (err: Error) => err instanceof AuthConfigError && message.test(err.message), value);
+    for (const [value, message] of bad)
+      assert.throws(
+        () => fleetFromEnv({ [FLEET_ENV]: value }),
+        (err: Error) => err instanceof AuthConfigError && message.test(err.message),
+        value,
+      );
   });
 
   it('per-cluster enforcement wins over the environment and the registration; others fall back', () => {
     const fleet = fleetFromEnv(fleetEnv);
     const reg = { name: 'pod-policy', enforcement: 'Audit' as const };
-    assert.deepEqual(clusterEnforcement(reg, 'west', fleet, { KLW_ENFORCEMENT_POD_POLICY: 'Deny' }), { mode: 'Warn', source: 'KLW_FLEET (cluster west)' });
+    assert.deepEqual(clusterEnforcement(reg, 'west', fleet, { KLW_ENFORCEMENT_POD_POLICY: 'Deny' }), {
+      mode: 'Warn',
+      source: 'KLW_FLEET (cluster west)',
+    });
     assert.equal(clusterEnforcement(reg, 'east', fleet, {}).mode, 'Deny');
     const noMode = fleetFromEnv({ [FLEET_ENV]: '{"north": {}}' });
-    assert.deepEqual(clusterEnforcement(reg, 'north', noMode, { KLW_ENFORCEMENT_POD_POLICY: 'Warn' }), { mode: 'Warn', source: 'KLW_ENFORCEMENT_POD_POLICY' });
+    assert.deepEqual(clusterEnforcement(reg, 'north', noMode, { KLW_ENFORCEMENT_POD_POLICY: 'Warn' }), {
+      mode: 'Warn',
+      source: 'KLW_ENFORCEMENT_POD_POLICY',
+    });
     assert.equal(clusterEnforcement(reg, undefined, undefined, {}).mode, 'Audit');
   });
 
@@ -121,11 +141,17 @@ describe('identifying the calling cluster by its secret', () => {
   });
 
   it('reads each cluster secret from its own SSM parameter, cached: reads do not grow with requests', async () => {
-    const ssm = fakeSsm({ [clusterParameterName(TEMPLATE, 'east')]: `${A1},${A0}`, [clusterParameterName(TEMPLATE, 'west')]: B1 });
+    const ssm = fakeSsm({
+      [clusterParameterName(TEMPLATE, 'east')]: `${A1},${A0}`,
+      [clusterParameterName(TEMPLATE, 'west')]: B1,
+    });
     const env = { ...fleetEnv, [FLEET_PATH_SECRET_SSM_ENV]: TEMPLATE };
     const fleet = fleetFromEnv(env)!;
     for (let i = 0; i < 50; i++) {
-      assert.equal((await identifyCluster(i % 2 ? A1 : B1, fleet, env, { read: ssm.read, maxAgeMs: 1_000 })).cluster, i % 2 ? 'east' : 'west');
+      assert.equal(
+        (await identifyCluster(i % 2 ? A1 : B1, fleet, env, { read: ssm.read, maxAgeMs: 1_000 })).cluster,
+        i % 2 ? 'east' : 'west',
+      );
     }
     assert.equal(ssm.reads(), 2, 'one read per cluster');
   });
@@ -140,17 +166,32 @@ describe('identifying the calling cluster by its secret', () => {
     assert.equal((await identifyCluster(A1, fleet, env, options)).cluster, 'east');
     const NEW = 'e'.repeat(43);
     ssm.set(east, `${NEW},${A1}`);
-    assert.equal((await identifyCluster(NEW, fleet, env, options)).cluster, 'east', 'the new secret, after a refetch on the miss');
+    assert.equal(
+      (await identifyCluster(NEW, fleet, env, options)).cluster,
+      'east',
+      'the new secret, after a refetch on the miss',
+    );
     assert.equal((await identifyCluster(A1, fleet, env, options)).cluster, 'east', 'the previous one still');
     ssm.set(east, NEW);
-    assert.equal((await identifyCluster(A1, fleet, env, { ...options, refreshOnMissMs: 1_000 })).cluster, 'east', 'a retirement waits for the cache');
+    assert.equal(
+      (await identifyCluster(A1, fleet, env, { ...options, refreshOnMissMs: 1_000 })).cluster,
+      'east',
+      'a retirement waits for the cache',
+    );
     assert.equal((await identifyCluster(A1, fleet, env, options)).cluster, 'east', 'a match never refetches');
-    assert.equal((await identifyCluster(A1, fleet, env, { ...options, maxAgeMs: 0 })).cluster, undefined, 'once the value ages, it is refused');
+    assert.equal(
+      (await identifyCluster(A1, fleet, env, { ...options, maxAgeMs: 0 })).cluster,
+      undefined,
+      'once the value ages, it is refused',
+    );
     assert.equal((await identifyCluster(B1, fleet, env, options)).cluster, 'west', 'the other cluster is untouched');
   });
 
   it('a cluster whose parameter is gone fails alone, with the reason', async () => {
-    const ssm = fakeSsm({ [clusterParameterName(TEMPLATE, 'west')]: B1, [clusterParameterName(TEMPLATE, 'east')]: 'short' });
+    const ssm = fakeSsm({
+      [clusterParameterName(TEMPLATE, 'west')]: B1,
+      [clusterParameterName(TEMPLATE, 'east')]: 'short',
+    });
     const env = { ...fleetEnv, [FLEET_PATH_SECRET_SSM_ENV]: TEMPLATE };
     const result = await identifyCluster(B1, fleetFromEnv(env)!, env, { read: ssm.read });
     assert.equal(result.cluster, 'west');
@@ -158,7 +199,10 @@ describe('identifying the calling cluster by its secret', () => {
     const gone = fakeSsm({ [clusterParameterName(TEMPLATE, 'west')]: B1 });
     const missing = await identifyCluster(A1, fleetFromEnv(env)!, env, { read: gone.read });
     assert.equal(missing.cluster, undefined);
-    assert.match(missing.problems[0]!, /cluster east: could not read SSM parameter \/kube-lambda-webhooks\/svc\/prod\/clusters\/east\/path-secret/);
+    assert.match(
+      missing.problems[0]!,
+      /cluster east: could not read SSM parameter \/kube-lambda-webhooks\/svc\/prod\/clusters\/east\/path-secret/,
+    );
   });
 
   it('takes local secrets per cluster, and refuses a setting that cannot work', async () => {
@@ -166,10 +210,16 @@ describe('identifying the calling cluster by its secret', () => {
     const local = { ...fleetEnv, [FLEET_PATH_SECRETS_ENV]: JSON.stringify({ east: `${A1},${A0}`, west: B1 }) };
     assert.equal((await identifyCluster(A0, fleet, local)).cluster, 'east');
     const partial = await fleetSecrets(fleet, { ...fleetEnv, [FLEET_PATH_SECRETS_ENV]: JSON.stringify({ east: A1 }) });
-    assert.deepEqual(partial.clusters.map((c) => c.cluster), ['east']);
+    assert.deepEqual(
+      partial.clusters.map((c) => c.cluster),
+      ['east'],
+    );
     assert.match(partial.problems[0]!, /no secret for cluster west/);
     await assert.rejects(fleetSecrets(fleet, fleetEnv), /no cluster secrets are/);
-    await assert.rejects(fleetSecrets(fleet, { ...fleetEnv, [FLEET_PATH_SECRET_SSM_ENV]: '/one/path-secret' }), /has no \{cluster\}/);
+    await assert.rejects(
+      fleetSecrets(fleet, { ...fleetEnv, [FLEET_PATH_SECRET_SSM_ENV]: '/one/path-secret' }),
+      /has no \{cluster\}/,
+    );
     await assert.rejects(fleetSecrets(fleet, { ...fleetEnv, [FLEET_PATH_SECRETS_ENV]: '{' }), /not JSON/);
     await assert.rejects(fleetSecrets(fleet, { ...fleetEnv, [FLEET_PATH_SECRETS_ENV]: '"x"' }), /not a JSON object/);
   });
@@ -184,8 +234,12 @@ describe('authenticating a fleet function', () => {
   });
 
   it('names the cluster by the secret in the path, never by the body', async () => {
-    assert.deepEqual(await authenticateFleet(reg, { path: `/prod/pod-policy/${B1}`, headers: {} }, env), { cluster: 'west' });
-    assert.deepEqual(await authenticateFleet(reg, { path: '/x', headers: {}, pathParameters: { secret: A0 } }, env), { cluster: 'east' });
+    assert.deepEqual(await authenticateFleet(reg, { path: `/prod/pod-policy/${B1}`, headers: {} }, env), {
+      cluster: 'west',
+    });
+    assert.deepEqual(await authenticateFleet(reg, { path: '/x', headers: {}, pathParameters: { secret: A0 } }, env), {
+      cluster: 'east',
+    });
     assert.deepEqual(await authenticateFleet({ ...reg, auth: 'none' }, { path: '/pod-policy', headers: {} }, env), {});
   });
 
@@ -208,6 +262,8 @@ describe('authenticating a fleet function', () => {
     const east = await authenticateFleet(reg, { path: `/pod-policy/${A1}`, headers: {} }, ssmEnv, ssm.read);
     assert.equal(east!.refusal!.reply.statusCode, 404);
     assert.match(String(east!.refusal!.fields.problems), /cluster east: could not read/);
-    assert.deepEqual(await authenticateFleet(reg, { path: `/pod-policy/${B1}`, headers: {} }, ssmEnv, ssm.read), { cluster: 'west' });
+    assert.deepEqual(await authenticateFleet(reg, { path: `/pod-policy/${B1}`, headers: {} }, ssmEnv, ssm.read), {
+      cluster: 'west',
+    });
   });
 });
