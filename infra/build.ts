@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import * as esbuild from 'esbuild';
 import yazl from 'yazl';
-import { writeFileSafely } from './files.ts';
+import { makeDir, writeFileSafely } from './files.ts';
 import { KlwError, NO_REGISTRATION, type FunctionEntry } from './functions.ts';
 import { esbuildTarget, projectRuntime } from './runtimes.ts';
 
@@ -104,6 +104,8 @@ function zip(files: Array<{ name: string; data: Buffer }>): Promise<Buffer> {
 /** Bundles one function with esbuild for a Lambda runtime (default: the project's) and writes its deterministic zip. */
 export async function buildFunction(root: string, fn: Pick<FunctionEntry, 'name' | 'entry'>, runtime: string = projectRuntime(root)): Promise<BuiltFunction> {
   const outfile = bundlePath(root, fn.name);
+  // esbuild resolves from the project root, which must exist even though nothing is written yet.
+  makeDir(root);
   // esbuild hands the files over rather than writing them, so they go through the one writer.
   const built = await esbuild.build({ ...bundleOptions(root, fn, runtime), write: false });
   // esbuild knows the module's exports: one with neither `default` nor `handler` is refused here,

@@ -1,9 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { buildAll, formatBytes } from './build.ts';
-import { KlwError, loadFunctions } from './functions.ts';
+import { KlwError, loadFunctions, ownHandlerFindings } from './functions.ts';
 import { formatFinding, lintDocuments, lintFiles, lintRegistrations, PLACEHOLDER_RULE, type Finding } from './lint.ts';
+import { lintRulesForVersion, shippedCrds } from './lint/rules.ts';
 import { PATH_SECRET_PLACEHOLDER } from './secrets.ts';
 import { FLEET_FILE } from './fleet/file.ts';
 import { fleetManifests, type FleetManifestOptions } from './fleet/commands.ts';
@@ -15,6 +16,7 @@ import { runTests } from './test-runner.ts';
 import { packageInfo } from './version.ts';
 import { enforcedWebhooks, forKubeVersion, kubeTargetFrom, lintInFunctionConditions } from './kube-versions.ts';
 import { addLocalCommands } from './local/commands.ts';
+import { applyNodeOption, NODE_OPTION_HELP, RanElsewhere } from './node-binary.ts';
 import { writeAuthConfig } from './auth-config.ts';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { awsClients, deployedEndpoints, updateChangedCode } from './deploy.ts';
@@ -23,7 +25,7 @@ import { smoke } from './smoke.ts';
 import { addLogsCommand } from './logs.ts';
 import { addSecretCommands, DEFAULT_STATE_DIR, ensureTargetPathSecret, REGION_HELP, regionFor, smokePathSecret, withPathSecret, writePrivateOutput, type PathSecretOptions } from './secret-commands.ts';
 import { DEFAULT_PAGE_SIZE, deniedLine, ProgressBar, renderAudit, runAudit, summaryLine, type AuditReport } from './audit.ts';
-import { KubeClient, loadConnection, whoAmI } from './kubeapi.ts';
+import { KubeClient, kubeLimitsFrom, loadConnection, whoAmI, type LimitOptions } from './kubeapi.ts';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
 
 /** Exit code of `klw audit` when the audit did not run or could not check everything (1 means something would be denied). */
@@ -74,6 +76,14 @@ export async function manifestsFor(root: string, endpoints: Endpoints, name = DE
   return set;
 }
 
+/** The minor of a target Kubernetes version (a 2.x would serve what the newest 1.x does). */
+function kubeMinor(target: { version: { major: number; minor: number } }): number {
+  return target.version.major > 1 ? Number.POSITIVE_INFINITY : target.version.minor;
+}
+
+/** The arguments klw was run with, for `--node` to run the same command again. */
+let invokedArgv: string[] = process.argv;
+
 /** What commands run outside this process, for tests to replace; each defaults to the real one. */
 export interface CliDeps {
   /** Runs the Serverless Framework CLI (`klw deploy`). */
@@ -90,6 +100,8 @@ export function program(deps: CliDeps = {}): Command {
     .showHelpAfterError()
     .exitOverride();
   const root = () => resolve(cli.opts<{ root: string }>().root);
+  // --node (local commands, test): the command runs again on that Node, installed when missing.
+  cli.hook('preAction', async (_program, command) => applyNodeOption(command.opts<{ node?: string }>().node, invokedArgv, root(), say));
 
   cli
     .command('build')
@@ -129,7 +141,8 @@ export function program(deps: CliDeps = {}): Command {
       const fleetDeps = { endpoints: endpointsFrom(options), report: reportFindings, say, build: (e: Endpoints) => manifestsFor(root(), e, options.name) };
       if (await fleetManifests(root(), options, target, secretOptions, fleetDeps)) return;
       const set = await manifestsFor(root(), await withPathSecret(endpointsFrom(options), undefined, secretOptions), options.name, { crdPatches: !!options.crdPatches });
-      if (secretOptions.pathSecret === 'placeholder' && JSON.stringify(set.documents).includes(PATH_SECRET_PLACEHOLDER)) {
+      const written = [set.documents, options.crdPatches ? set.crdPatches : []];
+      if (secretOptions.pathSecret === 'placeholder' && JSON.stringify(written).includes(PATH_SECRET_PLACEHOLDER)) {
         say(
           `clientConfig.url holds the placeholder ${PATH_SECRET_PLACEHOLDER}, which the API server refuses until it ` +
             'is replaced by the secret; --path-secret ssm --stage <stage> (deployed) or --path-secret local (emulator) ' +
@@ -138,7 +151,7 @@ export function program(deps: CliDeps = {}): Command {
       }
       if (target) {
         const versioned = forKubeVersion(set.documents, target, enforcedWebhooks((await loadFunctions(root())).map((f) => f.registration)));
-        reportFindings(versioned.findings);
+        reportFindings([...versioned.findings, ...lintRulesForVersion(set.documents, kubeMinor(target))]);
         set.documents = versioned.documents;
       }
       // With the local or deployed secret the URLs hold it: the files are readable by their owner only.
@@ -160,14 +173,26 @@ export function program(deps: CliDeps = {}): Command {
     .option('--feature-gates <gates>', 'feature gates on in that API server (AdmissionWebhookMatchConditions=true)')
     .action(async (files: string[], options: { kubeVersion?: string; featureGates?: string }) => {
       const target = kubeTargetFrom(options);
-      const registrations = files.length ? [] : (await loadFunctions(root())).map((f) => f.registration);
+      const functions = files.length ? [] : await loadFunctions(root());
+      const registrations = functions.map((f) => f.registration);
       const generated = files.length ? [] : generateManifests(root(), registrations, { baseUrl: 'https://webhooks.example.com' }).documents;
+      // The project's other CRDs, as what its rules may name (their own conversion is not linted here).
+      if (!files.length) generated.push(...shippedCrds(root(), generated));
       const findings = files.length ? lintFiles(files, target?.version) : [...lintRegistrations(registrations), ...lintDocuments(generated, target?.version), ...lintInFunctionConditions(registrations)];
       if (target && !findings.some((f) => f.level === 'error')) {
-        findings.push(...forKubeVersion(files.length ? files.flatMap((f) => readDocuments(f)) : generated, target, enforcedWebhooks(registrations)).findings);
+        const documents = files.length ? files.flatMap((f) => readDocuments(f)) : generated;
+        findings.push(...forKubeVersion(documents, target, enforcedWebhooks(registrations)).findings);
+        findings.push(...lintRulesForVersion(documents, kubeMinor(target)));
       }
       if (!files.length && existsSync(resolve(root(), 'serverless.yml'))) {
         findings.push(...checkServerless(readServerless(root()), (await loadFunctions(root())).map((f) => f.registration)));
+      }
+      findings.push(...ownHandlerFindings(root(), functions));
+      // A finding about a function's webhook names the file to fix.
+      for (const finding of findings) {
+        const fn = functions.find((f) => [f.registration.name, (f.registration as { webhookName?: string }).webhookName].includes(finding.subject));
+        const file = fn && relative(root(), fn.entry).split('\\').join('/');
+        if (file && !finding.message.includes(file)) finding.message += ` (${file})`;
       }
       reportFindings(findings);
       say(`lint: ${findings.length ? `${findings.length} warning${findings.length > 1 ? 's' : ''}` : 'no findings'}`);
@@ -184,20 +209,30 @@ export function program(deps: CliDeps = {}): Command {
     .option('--as <user>', 'user name the reviews carry (default: who the cluster says you are)')
     .option('--as-group <group...>', 'groups the reviews carry, with --as')
     .option('--allow-partial', 'exit by the denials found even when some resources could not be listed (else exit 2)')
+    .option('--request-timeout <duration>', 'most time one API request may take, to the last byte (default 60s)')
+    .option('--list-timeout <duration>', "most of the API server's time one resource's pages may take (default 15m)")
+    .option('--max-pages <n>', 'most pages one resource may have (default 10000)')
+    .option('--exec-timeout <duration>', 'most time an exec credential plugin may run, then killed (default 60s)')
     .option('--no-progress', 'no progress bar (there is none unless stderr is a terminal)')
     // Exit 1 means "would deny" only: a usage error is an audit that did not run.
     .exitOverride((err) => {
       throw err.exitCode === 0 ? err : new CommanderError(AUDIT_INCOMPLETE, err.code, err.message);
     })
-    .action(async (names: string[], options: { kubeconfig?: string; context?: string; output: 'table' | 'json' | 'yaml'; pageSize: number; as?: string; asGroup?: string[]; allowPartial?: boolean; progress: boolean }) => {
+    .action(async (names: string[], options: { kubeconfig?: string; context?: string; output: 'table' | 'json' | 'yaml'; pageSize: number; as?: string; asGroup?: string[]; allowPartial?: boolean; progress: boolean } & LimitOptions) => {
       let report: AuditReport;
       try {
         if (!Number.isInteger(options.pageSize) || options.pageSize < 1) throw new KlwError('--page-size must be a whole number of at least 1');
+        const limits = kubeLimitsFrom(options);
         const webhooks = (await loadFunctions(root(), names))
           .map((f) => f.webhook)
           .filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion');
         if (!webhooks.length) throw new KlwError('no admission functions to audit');
-        const client = new KubeClient(loadConnection({ ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}), ...(options.context ? { context: options.context } : {}) }));
+        const connection = await loadConnection({
+          ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),
+          ...(options.context ? { context: options.context } : {}),
+          execTimeoutMs: limits.execMs,
+        });
+        const client = new KubeClient(connection, limits);
         const auditor = options.as
           ? { username: options.as, groups: [...(options.asGroup ?? []), 'system:authenticated'] }
           : ((await whoAmI(client)) ?? { username: 'klw-audit', groups: ['system:authenticated'] });
@@ -227,8 +262,9 @@ export function program(deps: CliDeps = {}): Command {
     .description('scaffold a function with its registration and a passing test')
     .addArgument(new Command().createArgument('<type>', 'kind of webhook').choices(['validating', 'mutating', 'conversion']))
     .argument('<name>', 'function name (a DNS-1123 label)')
-    .action((type: 'validating' | 'mutating' | 'conversion', name: string) => {
-      for (const file of scaffold(root(), type, name)) say(`created ${file}`);
+    .option('--resource <plural>', 'the resource an admission function is on: pods, deployments.apps (default: the one its name says, pod-policy -> pods, else configmaps)')
+    .action((type: 'validating' | 'mutating' | 'conversion', name: string, options: { resource?: string }) => {
+      for (const file of scaffold(root(), type, name, options.resource !== undefined ? { resource: options.resource } : {})) say(`created ${file}`);
     });
 
   cli
@@ -254,6 +290,7 @@ export function program(deps: CliDeps = {}): Command {
     .option('--concurrency <n>', 'test files run at once', (v: string) => Number.parseInt(v, 10))
     .option('--reporter <name>', 'node:test reporter', 'spec')
     .option('--name-pattern <regex>', 'only tests whose name matches')
+    .option('--node <major>', NODE_OPTION_HELP)
     .action(async (files: string[], options: { exclude?: string[]; concurrency?: number; reporter: string; namePattern?: string }) => {
       const code = await runTests(root(), {
         files,
@@ -357,11 +394,13 @@ export function program(deps: CliDeps = {}): Command {
  * never a stack (KLW_DEBUG adds the stack, and that of the error it wraps).
  */
 export async function main(argv: string[], deps: CliDeps = {}): Promise<number> {
+  invokedArgv = argv;
   try {
     await program(deps).parseAsync(argv);
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
+    if (err instanceof RanElsewhere) return err.exitCode;
     say(`klw: ${err instanceof Error ? err.message : String(err)}`);
     if (process.env.KLW_DEBUG && err instanceof Error) {
       say(err.stack ?? '');

@@ -8,6 +8,7 @@ import type { ConversionWebhook } from '../lib/conversion/webhook.ts';
 import type { Registration } from '../lib/registration.ts';
 import { findFunctions, noFunctionsMessage, type FunctionSource } from '../lib/harness/discover.ts';
 import { makeDir, writeFileSafely } from './files.ts';
+import type { Finding } from './lint.ts';
 
 /** A function found under `functions/`: where its code is and what it registers. */
 export interface FunctionEntry {
@@ -16,6 +17,8 @@ export interface FunctionEntry {
   entry: string;
   webhook: AdmissionWebhook | ConversionWebhook;
   registration: Registration;
+  /** True when the module exports a `handler` other than its registration's: the bundle runs that one. */
+  ownHandler?: boolean;
 }
 
 /** Failure of a klw command, reported as one line without a stack; klw exits with its exitCode. */
@@ -136,7 +139,26 @@ export async function loadFunctions(root: string, only?: string[]): Promise<Func
           "the folder and the registration's name must match: rename one",
       );
     }
-    entries.push({ name: source.name, entry: source.entry, webhook, registration: webhook.registration });
+    const ownHandler = typeof mod.handler === 'function' && mod.handler !== webhook.handler;
+    entries.push({ name: source.name, entry: source.entry, webhook, registration: webhook.registration, ...(ownHandler ? { ownHandler } : {}) });
   }
   return entries;
+}
+
+/**
+ * A warning for each module whose `handler` export is not its registration's: the zip runs that
+ * handler while the manifests describe the registration, so the two can disagree unseen.
+ */
+export function ownHandlerFindings(root: string, functions: FunctionEntry[]): Finding[] {
+  return functions
+    .filter((f) => f.ownHandler)
+    .map((f) => ({
+      level: 'warning' as const,
+      rule: 'handler-export',
+      subject: f.name,
+      message:
+        `${relative(resolve(root), f.entry).split('\\').join('/')} exports a handler that is not its default ` +
+        "registration's: the zip runs it, while the manifests describe the registration; " +
+        'export webhook.handler or remove that export',
+    }));
 }

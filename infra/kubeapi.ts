@@ -1,11 +1,12 @@
-import { execFileSync } from 'node:child_process';
-import { X509Certificate } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { createHash, X509Certificate } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse } from 'yaml';
+import { parseGoDuration } from '../lib/gateway/http.ts';
 import { KlwError } from './functions.ts';
 import type { AuthorizationAttributes, AuthorizationDecision } from '../lib/matchconditions/cel.ts';
 
@@ -39,6 +40,8 @@ export interface KubeConnection {
 export interface ExecPlugin {
   config: Record<string, unknown>;
   base: string;
+  /** Most time one run may take before the plugin and its process group are killed. */
+  timeoutMs: number;
 }
 
 /** A credential an exec plugin returned. */
@@ -79,8 +82,72 @@ function material(entry: Json, field: string, base: string, what: string): strin
   }
 }
 
-/** Runs a client-go exec credential plugin (aws eks get-token, gke-gcloud-auth-plugin, ...). */
-function execCredential(exec: Json, base: string): ExecResult {
+/** Most bytes of an exec plugin's output read: an ExecCredential is a few kilobytes, a certificate chain included. */
+const MAX_EXEC_OUTPUT_BYTES = 1024 * 1024;
+/** Most characters of a failing plugin's stderr kept; only its first line is shown. */
+const MAX_EXEC_STDERR_CHARS = 4096;
+
+/**
+ * Runs one exec plugin command: its stdout, or a KlwError when it cannot start, fails, prints
+ * more than MAX_EXEC_OUTPUT_BYTES or runs longer than `timeoutMs` (then its whole process group,
+ * children included, is killed).
+ */
+function runPlugin(
+  cmd: string,
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+  command: string,
+): Promise<string> {
+  const what = `kubeconfig: exec credential plugin ${command}`;
+  return new Promise((resolvePromise, reject) => {
+    // Its own process group (POSIX), so a timeout kills what it started too.
+    const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32' });
+    const out: Buffer[] = [];
+    let outBytes = 0;
+    let stderr = '';
+    let settled = false;
+    const settle = (err: KlwError | undefined, value = '') => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (err) reject(err);
+      else resolvePromise(value);
+    };
+    const kill = (err: KlwError) => {
+      try {
+        if (child.pid !== undefined && process.platform !== 'win32') process.kill(-child.pid, 'SIGKILL');
+        else child.kill('SIGKILL');
+      } catch {
+        // already gone
+      }
+      // A grandchild that left the group may hold the pipes open: stop reading them.
+      child.stdout.destroy();
+      child.stderr.destroy();
+      settle(err);
+    };
+    const timer = setTimeout(() => {
+      kill(new KlwError(`${what} did not finish within ${formatMs(timeoutMs)}; killed it (--exec-timeout)`));
+    }, timeoutMs);
+    child.stdout.on('data', (chunk: Buffer) => {
+      outBytes += chunk.length;
+      if (outBytes <= MAX_EXEC_OUTPUT_BYTES) out.push(chunk);
+      else kill(new KlwError(`${what} printed more than ${MAX_EXEC_OUTPUT_BYTES} bytes; killed it`));
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      if (stderr.length < MAX_EXEC_STDERR_CHARS) stderr += chunk;
+    });
+    child.on('error', (err) => settle(new KlwError(`${what} cannot be run: ${err.message}`)));
+    child.on('close', (code, signal) => {
+      if (code === 0) return settle(undefined, Buffer.concat(out).toString('utf8'));
+      const first = stderr.trim().split('\n')[0];
+      settle(new KlwError(`${what} failed${first ? `: ${first}` : signal ? ` (${signal})` : ` (exit ${code})`}`));
+    });
+  });
+}
+
+/** Runs a client-go exec credential plugin (aws eks get-token, gke-gcloud-auth-plugin, ...), at most `timeoutMs`. */
+async function execCredential(exec: Json, base: string, timeoutMs: number): Promise<ExecResult> {
   const command = String(exec.command ?? '');
   if (!command) throw new KlwError('kubeconfig: exec credential plugin without a command');
   const env = { ...process.env } as Record<string, string>;
@@ -89,13 +156,8 @@ function execCredential(exec: Json, base: string): ExecResult {
   const apiVersion = String(exec.apiVersion ?? 'client.authentication.k8s.io/v1beta1');
   env.KUBERNETES_EXEC_INFO = JSON.stringify({ apiVersion, kind: 'ExecCredential', spec: { interactive: false } });
   const cmd = command.includes('/') && !isAbsolute(command) ? resolve(base, command) : command;
-  let out: string;
-  try {
-    out = execFileSync(cmd, Array.isArray(exec.args) ? exec.args.map(String) : [], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (err) {
-    const stderr = String((err as { stderr?: string }).stderr ?? '').trim();
-    throw new KlwError(`kubeconfig: exec credential plugin ${command} failed${stderr ? `: ${stderr.split('\n')[0]}` : ''}`);
-  }
+  const args = Array.isArray(exec.args) ? exec.args.map(String) : [];
+  const out = await runPlugin(cmd, args, env, timeoutMs, command);
   let status: Json;
   try {
     status = (JSON.parse(out) as Json).status ?? {};
@@ -149,11 +211,21 @@ export function inClusterConnection(env: NodeJS.ProcessEnv = process.env, dir = 
   return connection;
 }
 
+/** Options of {@link loadConnection}. */
+export interface ConnectionOptions {
+  kubeconfig?: string;
+  context?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Most time an exec credential plugin may run; default {@link DEFAULT_KUBE_LIMITS}.execMs. */
+  execTimeoutMs?: number;
+}
+
 /**
  * The connection kubectl would use: `kubeconfig` (or KUBECONFIG, or ~/.kube/config) at `context`
- * (or the current context); without any kubeconfig, the in-cluster service account.
+ * (or the current context); without any kubeconfig, the in-cluster service account. A user's
+ * exec credential plugin runs once here.
  */
-export function loadConnection(options: { kubeconfig?: string; context?: string; env?: NodeJS.ProcessEnv } = {}): KubeConnection {
+export async function loadConnection(options: ConnectionOptions = {}): Promise<KubeConnection> {
   const env = options.env ?? process.env;
   const files = kubeconfigFiles(options.kubeconfig, env);
   if (!files.length) {
@@ -188,11 +260,12 @@ export function loadConnection(options: { kubeconfig?: string; context?: string;
     connection.username = String(user.username);
     connection.password = String(user.password ?? '');
   }
-  if (user.exec) {
-    connection.exec = { config: user.exec as Json, base: userBase };
-    Object.assign(connection, execCredential(user.exec, userBase));
-  }
   if (user['auth-provider']) throw new KlwError(`context "${contextName}": auth-provider ${user['auth-provider'].name ?? ''} is not supported; use an exec credential plugin`);
+  if (user.exec) {
+    const timeoutMs = options.execTimeoutMs ?? DEFAULT_KUBE_LIMITS.execMs;
+    connection.exec = { config: user.exec as Json, base: userBase, timeoutMs };
+    Object.assign(connection, await execCredential(user.exec, userBase, timeoutMs));
+  }
   return connection;
 }
 
@@ -209,45 +282,137 @@ export class KubeApiError extends KlwError {
 
 /** Largest API answer read (a list page); pages are asked for with `limit`, so this is generous. */
 const MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
-/** An API request that takes longer than this has failed. */
-const REQUEST_TIMEOUT_MS = 60_000;
 /** An exec plugin's credential this close to its expirationTimestamp is renewed before a request (EKS tokens last 15 minutes). */
 export const EXEC_RENEW_BEFORE_MS = 60_000;
 
-/** A minimal Kubernetes API client over HTTPS: JSON GET and POST, and paginated lists. */
+/** How long and how far the client goes before it gives up on a stalling API server or plugin. */
+export interface KubeLimits {
+  /** Most time one request may take, from connecting to the answer's last byte (`--request-timeout`). */
+  requestMs: number;
+  /** Most time the API server may take over all the pages of one list, restarts included (`--list-timeout`). */
+  listMs: number;
+  /** Most pages one list may have (`--max-pages`). */
+  maxPages: number;
+  /** Most time one run of an exec credential plugin may take before it is killed (`--exec-timeout`). */
+  execMs: number;
+}
+
+/**
+ * The limits unless told otherwise. A request: 60 s, the API server's own default request
+ * timeout (a page the server does not finish in that time it will not finish). A list: 15
+ * minutes of the server's time (processing the objects is not counted), far beyond the 200
+ * pages of 100,000 objects at 500 a page. Pages: 10,000, five million objects at the default
+ * page size. A plugin: 60 s; `aws eks get-token` takes a second or two.
+ */
+export const DEFAULT_KUBE_LIMITS: Readonly<KubeLimits> = {
+  requestMs: 60_000,
+  listMs: 15 * 60_000,
+  maxPages: 10_000,
+  execMs: 60_000,
+};
+
+/** `1.5 s`, `250 ms`: a limit in messages. */
+function formatMs(ms: number): string {
+  return ms >= 1000 ? `${Math.round(ms) / 1000} s` : `${Math.round(ms)} ms`;
+}
+
+/** Longest delay a Node.js timer takes (2^31 - 1 ms, about 24.8 days); a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A duration option (`30s`, `2m`, `1m30s`, `500ms`) in ms; a KlwError naming the option otherwise. */
+function durationOption(value: string | undefined, option: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const ms = parseGoDuration(value.trim());
+  if (ms === undefined || !(ms >= 1)) {
+    throw new KlwError(`${option} must be a duration of at least 1ms, such as 30s, 2m or 1m30s`);
+  }
+  return Math.min(ms, MAX_TIMER_MS);
+}
+
+/** `klw audit`'s options that set {@link KubeLimits}, as given on the command line. */
+export interface LimitOptions {
+  requestTimeout?: string;
+  listTimeout?: string;
+  maxPages?: string;
+  execTimeout?: string;
+}
+
+/** The limits from `klw audit`'s options (strings as given), defaults for those not given. */
+export function kubeLimitsFrom(options: LimitOptions): KubeLimits {
+  const maxPages = options.maxPages === undefined ? DEFAULT_KUBE_LIMITS.maxPages : Number(options.maxPages);
+  if (!Number.isSafeInteger(maxPages) || maxPages < 1) {
+    throw new KlwError('--max-pages must be a whole number of at least 1');
+  }
+  return {
+    requestMs: durationOption(options.requestTimeout, '--request-timeout', DEFAULT_KUBE_LIMITS.requestMs),
+    listMs: durationOption(options.listTimeout, '--list-timeout', DEFAULT_KUBE_LIMITS.listMs),
+    maxPages,
+    execMs: durationOption(options.execTimeout, '--exec-timeout', DEFAULT_KUBE_LIMITS.execMs),
+  };
+}
+
+/** When one request gives up, and the error it gives up with. */
+interface RequestDeadline {
+  ms: number;
+  error: () => KlwError;
+}
+
+/** `null`, `a string`, `an array`: what a list item that is not an object is. */
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}
+
+/** A minimal Kubernetes API client over HTTPS: JSON GET and POST, and paginated lists, within {@link KubeLimits}. */
 export class KubeClient {
-  constructor(readonly connection: KubeConnection) {}
+  readonly limits: KubeLimits;
+  /** The exec plugin run under way, so concurrent requests wait for one run. */
+  private renewing: Promise<void> | undefined;
+
+  constructor(
+    readonly connection: KubeConnection,
+    limits: Partial<KubeLimits> = {},
+  ) {
+    this.limits = { ...DEFAULT_KUBE_LIMITS, ...limits };
+  }
 
   /**
    * Sends one request; resolves with the parsed JSON body, rejects with {@link KubeApiError} on a
-   * non-2xx answer. With an exec credential plugin, the plugin runs again first when its
+   * non-2xx answer, with a KlwError when the whole answer has not arrived within the request
+   * limit (or `deadline`). With an exec credential plugin, the plugin runs again first when its
    * credential is within {@link EXEC_RENEW_BEFORE_MS} of expiring, and once after a 401 (then
    * the request is sent again), as client-go does.
    */
-  async request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<any> {
+  async request(method: 'GET' | 'POST', path: string, body?: unknown, deadline?: RequestDeadline): Promise<any> {
     const c = this.connection;
-    if (c.exec && c.expiresAt !== undefined && Date.now() >= c.expiresAt - EXEC_RENEW_BEFORE_MS) this.renewCredential();
+    const expiring = c.expiresAt !== undefined && Date.now() >= c.expiresAt - EXEC_RENEW_BEFORE_MS;
+    if (c.exec && expiring) await this.renewCredential();
     const sent = c.token ?? c.cert;
     try {
-      return await this.send(method, path, body);
+      return await this.send(method, path, body, deadline);
     } catch (err) {
       if (!(err instanceof KubeApiError) || err.status !== 401 || !c.exec) throw err;
       // Renewed unless another request already did since this one was sent.
-      if ((c.token ?? c.cert) === sent) this.renewCredential();
-      return this.send(method, path, body);
+      if ((c.token ?? c.cert) === sent) await this.renewCredential();
+      return this.send(method, path, body, deadline);
     }
   }
 
-  /** Runs the exec plugin again and takes its credential. */
-  private renewCredential(): void {
+  /** Runs the exec plugin again and takes its credential; one run at a time. */
+  private renewCredential(): Promise<void> {
     const c = this.connection;
-    const renewed = execCredential(c.exec!.config as Json, c.exec!.base);
-    delete c.expiresAt;
-    Object.assign(c, renewed);
+    this.renewing ??= execCredential(c.exec!.config as Json, c.exec!.base, c.exec!.timeoutMs)
+      .then((renewed) => {
+        delete c.expiresAt;
+        Object.assign(c, renewed);
+      })
+      .finally(() => (this.renewing = undefined));
+    return this.renewing;
   }
 
   /** One attempt of {@link request}. */
-  private send(method: 'GET' | 'POST', path: string, body?: unknown): Promise<any> {
+  private send(method: 'GET' | 'POST', path: string, body: unknown, deadline?: RequestDeadline): Promise<any> {
     const c = this.connection;
     const url = new URL(path, `${c.server}/`);
     const text = body === undefined ? undefined : JSON.stringify(body);
@@ -256,14 +421,30 @@ export class KubeClient {
     const token = c.tokenFile ? readFileSync(c.tokenFile, 'utf8').trim() : c.token;
     if (token) headers.authorization = `Bearer ${token}`;
     else if (c.username !== undefined) headers.authorization = `Basic ${Buffer.from(`${c.username}:${c.password ?? ''}`).toString('base64')}`;
-    const options: RequestOptions = { method, headers, timeout: REQUEST_TIMEOUT_MS };
+    const options: RequestOptions = { method, headers };
     if (c.ca) options.ca = c.ca;
     if (c.cert) options.cert = c.cert;
     if (c.key) options.key = c.key;
     if (c.insecure) options.rejectUnauthorized = false;
     if (c.serverName) options.servername = c.serverName;
     const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
+    const { requestMs } = this.limits;
+    const limit = deadline ?? {
+      ms: requestMs,
+      error: () => {
+        const within = `within ${formatMs(requestMs)} (--request-timeout)`;
+        return new KlwError(`${method} ${url.pathname} at ${c.server}: no complete answer ${within}`);
+      },
+    };
     return new Promise((resolvePromise, reject) => {
+      let settled = false;
+      const settle = (err: unknown, value?: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (err) reject(err);
+        else resolvePromise(value);
+      };
       const req = send(url, options, (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -281,14 +462,25 @@ export class KubeClient {
             parsed = undefined;
           }
           const status = res.statusCode ?? 0;
-          if (status < 200 || status > 299) reject(new KubeApiError(status, url.pathname, parsed?.message ?? raw.slice(0, 200).trim()));
-          else if (parsed === undefined) reject(new KlwError(`${url.pathname}: the API server did not answer JSON`));
-          else resolvePromise(parsed);
+          const message = parsed?.message ?? raw.slice(0, 200).trim();
+          if (status < 200 || status > 299) settle(new KubeApiError(status, url.pathname, message));
+          else if (parsed === undefined) settle(new KlwError(`${url.pathname}: the API server did not answer JSON`));
+          else settle(undefined, parsed);
         });
-        res.on('error', reject);
+        res.on('error', (err) => {
+          settle(err instanceof KlwError ? err : new KlwError(`${url.pathname}: the answer broke off: ${err.message}`));
+        });
       });
-      req.on('timeout', () => req.destroy(new KlwError(`${url.pathname}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
-      req.on('error', (err) => reject(err instanceof KlwError ? err : new KlwError(`cannot reach the API server at ${c.server} (${c.source}): ${(err as Error).message}`)));
+      // The whole exchange, not each idle gap: a server trickling its answer is cut off all the same.
+      const timer = setTimeout(() => {
+        const err = limit.error();
+        settle(err);
+        req.destroy(err);
+      }, limit.ms);
+      req.on('error', (err) => {
+        const reach = `cannot reach the API server at ${c.server} (${c.source})`;
+        settle(err instanceof KlwError ? err : new KlwError(`${reach}: ${(err as Error).message}`));
+      });
       req.end(text);
     });
   }
@@ -299,7 +491,10 @@ export class KubeClient {
    * has expired (HTTP 410: the snapshot it pages through was compacted away while the pages
    * were being processed), the list restarts once from the beginning as client-go's pager does:
    * one full list without `limit`, whose page comes with `restarted` true and holds the items
-   * already seen again.
+   * already seen again. A KlwError naming the collection and the server ends a list that is not
+   * a list, holds an item that is not an object, repeats a continue token (its pages would never
+   * end), has more than {@link KubeLimits.maxPages} pages, or takes the server more than
+   * {@link KubeLimits.listMs} in all.
    */
   async list(
     path: string,
@@ -307,27 +502,56 @@ export class KubeClient {
     limit: number,
     onPage: (items: Json[], remaining: number | undefined, restarted: boolean) => Promise<void> | void,
   ): Promise<void> {
+    const { requestMs, listMs, maxPages } = this.limits;
+    const where = `listing ${path} at ${this.connection.server}`;
+    const listStalled = () => {
+      return new KlwError(`${where}: not done within ${formatMs(listMs)} of the API server's time (--list-timeout)`);
+    };
+    // Digests of the continue tokens seen: 32 bytes each however long the server makes them.
+    const tokens = new Set<string>();
     let token: string | undefined;
     let restarted = false;
+    let pages = 0;
+    let waited = 0;
     for (;;) {
+      if (++pages > maxPages) throw new KlwError(`${where}: more than ${maxPages} pages (--max-pages)`);
+      const left = listMs - waited;
+      if (left <= 0) throw listStalled();
       const params = new URLSearchParams(query);
       if (!restarted) params.set('limit', String(limit));
       if (token) params.set('continue', token);
       let page: any;
+      const started = performance.now();
       try {
         const search = params.toString();
-        page = await this.request('GET', search ? `${path}?${search}` : path);
+        const deadline = left < requestMs ? { ms: left, error: listStalled } : undefined;
+        page = await this.request('GET', search ? `${path}?${search}` : path, undefined, deadline);
       } catch (err) {
         if (!(err instanceof KubeApiError) || err.status !== 410 || !token || restarted) throw err;
         restarted = true;
         token = undefined;
         continue;
+      } finally {
+        waited += performance.now() - started;
       }
-      if (!Array.isArray(page?.items)) throw new KlwError(`${path}: not a list`);
+      if (!Array.isArray(page?.items)) throw new KlwError(`${where}: the answer is not a list`);
+      const items: unknown[] = page.items;
+      for (let i = 0; i < items.length; i++) {
+        const item = items[i];
+        if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+          throw new KlwError(`${where}: items[${i}] of page ${pages} is ${describeValue(item)}, not an object`);
+        }
+      }
       const remaining = page.metadata?.remainingItemCount;
-      await onPage(page.items, typeof remaining === 'number' ? remaining : undefined, restarted);
-      token = page.metadata?.continue || undefined;
+      await onPage(items as Json[], typeof remaining === 'number' ? remaining : undefined, restarted);
+      token = page.metadata?.continue ? String(page.metadata.continue) : undefined;
       if (!token) return;
+      const digest = createHash('sha256').update(token).digest('base64');
+      if (tokens.has(digest)) {
+        const endless = "repeats an earlier page's continue token; its pages would never end";
+        throw new KlwError(`${where}: page ${pages} ${endless}`);
+      }
+      tokens.add(digest);
     }
   }
 }

@@ -7,6 +7,7 @@ import { checkWebhookUrl, unknownCrds } from './manifests.ts';
 import { PATH_SECRET_PLACEHOLDER } from './secrets.ts';
 import { KlwError } from './functions.ts';
 import { readDocuments } from './output.ts';
+import { lintRuleResources } from './lint/rules.ts';
 
 /** One lint finding. */
 export interface Finding {
@@ -280,6 +281,7 @@ export function lintDocuments(documents: Json[], kubeVersion?: CelKubeVersion): 
       if (!problems.length) findings.push(...lintCrd(doc));
     }
   }
+  findings.push(...lintRuleResources(documents));
   return findings;
 }
 

@@ -4,18 +4,43 @@ import { fileURLToPath } from 'node:url';
 import { isDns1123Label } from '../lib/k8s/names.ts';
 import { pathTaken, writeFileSafely } from './files.ts';
 import { KlwError } from './functions.ts';
+import { DEFAULT_RESOURCE, resolveResource, resourceFromName, resourceValues } from './scaffold-resource.ts';
 
 const TEMPLATES = fileURLToPath(new URL('./templates/', import.meta.url));
 
 /** The kinds of function `klw new` and `klw init` write. */
 export type FunctionType = 'validating' | 'mutating' | 'conversion';
 
-/** Writes a new function, its test (and for conversion its CRD) from the templates; returns the files. */
-export function scaffold(root: string, type: FunctionType, name: string): string[] {
+/** Options of `scaffold`. */
+export interface ScaffoldOptions {
+  /** The resource of an admission function (`pods`, `deployments.apps`); default: the one its name says. */
+  resource?: string;
+}
+
+/**
+ * Writes a new function, its test (and for conversion its CRD) from the templates; returns the
+ * files. An admission function is written for `options.resource`, else the resource its name
+ * says (`pod-policy` → pods), else configmaps.
+ */
+export function scaffold(root: string, type: FunctionType, name: string, options: ScaffoldOptions = {}): string[] {
   if (!isDns1123Label(name)) throw new KlwError(`"${name}" is not a valid function name: use lower-case letters, digits and '-' (at most 63)`);
+  if (type === 'conversion' && options.resource !== undefined) {
+    throw new KlwError('--resource is for admission functions; a conversion function serves the CRD it is written for');
+  }
+  const resource =
+    type === 'conversion'
+      ? undefined
+      : options.resource !== undefined
+        ? resolveResource(options.resource)
+        : (resourceFromName(name) ?? resolveResource(DEFAULT_RESOURCE));
+  const values: Record<string, string> = { __NAME__: name, ...(resource ? resourceValues(type, resource) : {}) };
   const dir = join(root, 'functions', name);
   if (pathTaken(dir)) throw new KlwError(`functions/${name} already exists`);
-  const render = (template: string) => readFileSync(join(TEMPLATES, type, template), 'utf8').replaceAll('__NAME__', name);
+  const render = (template: string) =>
+    Object.entries(values).reduce(
+      (text, [key, value]) => text.replaceAll(key, value),
+      readFileSync(join(TEMPLATES, type, template), 'utf8'),
+    );
   const files: Array<[string, string]> = [
     [join(dir, 'index.ts'), render('index.ts.tmpl')],
     [join(root, 'test', 'functions', `${name}.test.ts`), render('test.ts.tmpl')],

@@ -89,6 +89,33 @@ export const PATH_SECRET_REFRESH_ON_MISS_MS = 30_000;
  */
 export const PARAMETER_FAILURE_RETRY_MS = 30_000;
 
+/**
+ * Most time one SSM read may take, whatever time the request has: GetParameter answers in tens
+ * of milliseconds; 3 s leaves room for a cold start's SDK load and a retry, and keeps a read
+ * from an endpoint that never answers well inside the default 10 s webhook timeout.
+ */
+export const PARAMETER_READ_MAX_MS = 3_000;
+
+/**
+ * The time a request's SSM reads may take: half its time budget (the rest is the function's), at
+ * most PARAMETER_READ_MAX_MS; PARAMETER_READ_MAX_MS when the budget is not known.
+ */
+export function parameterReadMs(budgetMs?: number): number {
+  if (budgetMs === undefined || !Number.isFinite(budgetMs) || budgetMs <= 0) return PARAMETER_READ_MAX_MS;
+  return Math.max(1, Math.min(PARAMETER_READ_MAX_MS, Math.floor(budgetMs / 2)));
+}
+
+/** An SSM read that did not finish in the time it had; it was aborted. */
+export class ParameterTimeout extends Error {
+  override name = 'ParameterTimeout';
+  constructor(
+    readonly parameter: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`SSM parameter ${parameter} not read within ${timeoutMs} ms`);
+  }
+}
+
 /** A fetched parameter: its value (or failure), when it was fetched, and until when a failure stands. */
 interface CachedParameter {
   value: Promise<string>;
@@ -101,27 +128,52 @@ interface CachedParameter {
 
 const parameters = new Map<string, CachedParameter>();
 
-async function fetchParameter(name: string): Promise<string> {
+/** Reads a parameter from SSM; `signal` aborts the call. */
+async function readParameter(name: string, signal: AbortSignal): Promise<string> {
   // The Lambda Node.js runtime ships AWS SDK v3; it is loaded only when a parameter is named.
   const { SSMClient, GetParameterCommand } = await import('@aws-sdk/client-ssm');
-  const out = await new SSMClient({}).send(new GetParameterCommand({ Name: name, WithDecryption: true }));
+  signal.throwIfAborted();
+  const command = new GetParameterCommand({ Name: name, WithDecryption: true });
+  const out = await new SSMClient({}).send(command, { abortSignal: signal });
   return out.Parameter?.Value?.trim() ?? '';
 }
 
 /**
- * The trimmed value of an SSM parameter, fetched once per execution environment and again
- * once it is older than `maxAgeMs`. A failed fetch stands for PARAMETER_FAILURE_RETRY_MS:
- * until then calls answer with the value it was to replace, or fail as it did, without
- * calling SSM.
+ * Reads a parameter within `timeoutMs`: past it the SDK call is aborted and the read rejects
+ * with ParameterTimeout at once, whatever the SDK is waiting for (a connection, an answer, a
+ * retry's delay, credentials).
  */
-export async function cachedParameter(name: string, maxAgeMs = Infinity): Promise<string> {
+async function fetchParameter(name: string, timeoutMs: number): Promise<string> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(new ParameterTimeout(name, timeoutMs)), timeoutMs);
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      abort.signal.addEventListener('abort', () => reject(abort.signal.reason), { once: true });
+      readParameter(name, abort.signal).then(resolve, reject);
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The trimmed value of an SSM parameter, fetched once per execution environment and again
+ * once it is older than `maxAgeMs`; a fetch that takes more than `timeoutMs` is aborted and
+ * fails with ParameterTimeout. A failed fetch stands for PARAMETER_FAILURE_RETRY_MS: until
+ * then calls answer with the value it was to replace, or fail as it did, without calling SSM.
+ */
+export async function cachedParameter(
+  name: string,
+  maxAgeMs = Infinity,
+  timeoutMs = PARAMETER_READ_MAX_MS,
+): Promise<string> {
   const entry = parameters.get(name);
   const now = Date.now();
   if (entry) {
     const holding = entry.retryAt !== undefined && now < entry.retryAt;
     if (entry.failed ? holding : holding || now - entry.at <= maxAgeMs) return entry.value;
   }
-  const fresh: CachedParameter = { value: fetchParameter(name), at: now };
+  const fresh: CachedParameter = { value: fetchParameter(name, timeoutMs), at: now };
   parameters.set(name, fresh);
   try {
     return await fresh.value;
@@ -138,15 +190,19 @@ export async function cachedParameter(name: string, maxAgeMs = Infinity): Promis
 
 /**
  * The expected token from the environment, the token file or, failing both, the SSM
- * parameter named by KLW_BEARER_TOKEN_SSM (fetched once per execution environment; a
- * failed fetch is tried again after PARAMETER_FAILURE_RETRY_MS). Undefined when none is configured;
- * AuthConfigError when one is configured but empty.
+ * parameter named by KLW_BEARER_TOKEN_SSM (fetched once per execution environment, within
+ * `timeoutMs`; a failed fetch is tried again after PARAMETER_FAILURE_RETRY_MS). Undefined
+ * when none is configured; AuthConfigError when one is configured but empty.
  */
-export async function resolveToken(env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+export async function resolveToken(
+  env: NodeJS.ProcessEnv = process.env,
+  timeoutMs = PARAMETER_READ_MAX_MS,
+): Promise<string | undefined> {
   const local = expectedToken(env);
   const name = env[TOKEN_SSM_ENV];
   if (local || !name) return local;
-  return checkedToken(await cachedParameter(name), `SSM parameter ${name} (${TOKEN_SSM_ENV}) is empty`, `SSM parameter ${name} (${TOKEN_SSM_ENV})`);
+  const origin = `SSM parameter ${name} (${TOKEN_SSM_ENV})`;
+  return checkedToken(await cachedParameter(name, Infinity, timeoutMs), `${origin} is empty`, origin);
 }
 
 /**
@@ -166,15 +222,20 @@ export function parsePathSecrets(value: string, origin: string): string[] {
 
 /**
  * The valid path secrets, current first: KLW_PATH_SECRET, else the SSM parameter named by
- * KLW_PATH_SECRET_SSM (fetched once per execution environment). Undefined when neither is
- * set; AuthConfigError when the setting is empty or malformed.
+ * KLW_PATH_SECRET_SSM (fetched once per execution environment, within `timeoutMs`). Undefined
+ * when neither is set; AuthConfigError when the setting is empty or malformed.
  */
-export async function resolvePathSecrets(env: NodeJS.ProcessEnv = process.env, maxAgeMs = PATH_SECRET_MAX_AGE_MS): Promise<string[] | undefined> {
+export async function resolvePathSecrets(
+  env: NodeJS.ProcessEnv = process.env,
+  maxAgeMs = PATH_SECRET_MAX_AGE_MS,
+  timeoutMs = PARAMETER_READ_MAX_MS,
+): Promise<string[] | undefined> {
   const local = env[PATH_SECRET_ENV];
   if (local !== undefined) return parsePathSecrets(local, PATH_SECRET_ENV);
   const name = env[PATH_SECRET_SSM_ENV];
   if (!name) return undefined;
-  return parsePathSecrets(await cachedParameter(name, maxAgeMs), `SSM parameter ${name} (${PATH_SECRET_SSM_ENV})`);
+  const value = await cachedParameter(name, maxAgeMs, timeoutMs);
+  return parsePathSecrets(value, `SSM parameter ${name} (${PATH_SECRET_SSM_ENV})`);
 }
 
 // node:crypto costs milliseconds of cold start; it is loaded only once authentication is configured.
@@ -260,7 +321,8 @@ export interface AuthRequest {
 }
 
 /**
- * Checks the caller of one request before its body is looked at. Modes: `bearer` (the
+ * Checks the caller of one request before its body is looked at, its SSM reads (if any) taking
+ * at most {@link parameterReadMs} of `budgetMs`, the request's time budget. Modes: `bearer` (the
  * Authorization header; admission only, the API server sends no credentials to conversion
  * webhooks), `path-secret` (the last path segment), `none`, and `auto`: bearer when a token
  * is configured (admission), else path-secret when a secret is configured, else, inside
@@ -269,15 +331,23 @@ export interface AuthRequest {
  * 404 like an unknown route for a wrong or missing path secret, 401 for a wrong token, 500
  * when the configuration cannot work.
  */
-export async function authenticate(registration: Registration, req: AuthRequest, env: NodeJS.ProcessEnv = process.env): Promise<AuthRefusal | undefined> {
+export async function authenticate(
+  registration: Registration,
+  req: AuthRequest,
+  env: NodeJS.ProcessEnv = process.env,
+  budgetMs?: number,
+): Promise<AuthRefusal | undefined> {
   const mode: AuthMode = registration.auth;
   if (mode === 'none') return undefined;
   const admission = registration.type !== 'conversion';
+  // One deadline for every SSM read of this request (a read, then a reread after a mismatch).
+  const readUntil = performance.now() + parameterReadMs(budgetMs);
+  const readLeft = () => Math.max(0, Math.floor(readUntil - performance.now()));
   try {
     if (admission && mode !== 'path-secret') {
       // resolveToken, without a wait when the token is local or none is configured.
       const local = expectedToken(env);
-      const token = local || !env[TOKEN_SSM_ENV] ? local : await resolveToken(env);
+      const token = local || !env[TOKEN_SSM_ENV] ? local : await resolveToken(env, readLeft());
       if (token) {
         if (await checkBearer(req.headers.authorization, token)) return undefined;
         return {
@@ -291,7 +361,12 @@ export async function authenticate(registration: Registration, req: AuthRequest,
     }
     // resolvePathSecrets, without a wait when the secret is local or none is configured.
     const localSecrets = env[PATH_SECRET_ENV];
-    const secrets = localSecrets !== undefined ? parsePathSecrets(localSecrets, PATH_SECRET_ENV) : env[PATH_SECRET_SSM_ENV] ? await resolvePathSecrets(env) : undefined;
+    const secrets =
+      localSecrets !== undefined
+        ? parsePathSecrets(localSecrets, PATH_SECRET_ENV)
+        : env[PATH_SECRET_SSM_ENV]
+          ? await resolvePathSecrets(env, PATH_SECRET_MAX_AGE_MS, readLeft())
+          : undefined;
     if (!secrets) {
       if (mode === 'path-secret') return misconfigured(`path-secret auth is on but no secret is configured (${PATH_SECRET_ENV} or ${PATH_SECRET_SSM_ENV})`);
       if (env.AWS_LAMBDA_FUNCTION_NAME) {
@@ -302,11 +377,15 @@ export async function authenticate(registration: Registration, req: AuthRequest,
     }
     const given = pathSecretOf(req.path, req.pathParameters);
     if (await checkPathSecret(given, secrets)) return undefined;
-    // A secret from SSM may have been rotated since it was fetched: look again (rate-limited).
-    if (env[PATH_SECRET_ENV] === undefined && (await checkPathSecret(given, (await resolvePathSecrets(env, PATH_SECRET_REFRESH_ON_MISS_MS))!))) return undefined;
+    // A secret from SSM may have been rotated since it was fetched: look again (rate-limited), if time is left.
+    if (env[PATH_SECRET_ENV] === undefined && readLeft() > 0) {
+      const fresh = await resolvePathSecrets(env, PATH_SECRET_REFRESH_ON_MISS_MS, readLeft());
+      if (await checkPathSecret(given, fresh!)) return undefined;
+    }
     return { level: 'warn', msg: 'rejected', fields: { status: 404, reason: 'missing or wrong path secret', path: redactPath(req.path, registration.name) }, reply: NOT_FOUND_REPLY };
   } catch (err) {
     if (err instanceof AuthConfigError) return misconfigured(err.message);
+    // A failed read, ParameterTimeout included: 500, counted as AuthMisconfigured.
     const refusal = misconfigured('could not read the SSM parameter');
     refusal.fields.error = String(err);
     return refusal;

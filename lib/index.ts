@@ -21,7 +21,9 @@ export type { PatchOperation } from './admission/patch.ts';
 export { ENFORCEMENT_ENV, enforcementEnvFor, WOULD_DENY_ANNOTATION } from './admission/enforcement.ts';
 
 // Registration
-export { defaultNamespaceSelector, SYSTEM_NAMESPACES, DEFAULT_TIMEOUT_SECONDS, ENFORCEMENT_MODES } from './registration.ts';
+export { defaultNamespaceSelector, SYSTEM_NAMESPACES, DEFAULT_TIMEOUT_SECONDS, ENFORCEMENT_MODES, on } from './registration.ts';
+// Resource descriptors for on(...): Pod, Deployment, ... (plain objects; object types only from kubernetes-models)
+export * from './k8s/kinds.ts';
 export type {
   AdmissionRegistration,
   AdmissionRegistrationInput,
@@ -32,7 +34,11 @@ export type {
   LambdaSettings,
   MatchCondition,
   Registration,
+  ResourceDescriptor,
+  ReviewObject,
+  RuleBuilder,
   RuleWithOperations,
+  TypedRule,
 } from './registration.ts';
 
 // Reviews

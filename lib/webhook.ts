@@ -177,8 +177,14 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
         return source.write(errorReply({ status, message, ...(headers ? { headers } : {}) }));
       };
 
+      const budget = budgetMs({
+        timeoutSeconds: registration.timeoutSeconds,
+        requestTimeoutMs: parseGoDuration(req.query.timeout),
+        remainingMs: context?.getRemainingTimeInMillis?.(),
+      });
       // Caller authentication comes first: a refused request costs no body decoding or parsing.
-      const refusal = await authenticate(registration, req, options.env);
+      // Its SSM reads, if any, take part of the budget, well inside the webhook's timeout.
+      const refusal = await authenticate(registration, req, options.env, budget);
       if (refusal) {
         // Counted in EMF on the same line, so a misconfiguration or a flood of wrong secrets can be alarmed on.
         log[refusal.level](refusal.msg, { requestId, ...refusal.fields, durationMs: elapsed(startedAt), ...requestMetrics.refusal(refusal.reply.statusCode) });
@@ -196,11 +202,7 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
         now,
         log,
         env: options.env ?? process.env,
-        budgetMs: budgetMs({
-          timeoutSeconds: registration.timeoutSeconds,
-          requestTimeoutMs: parseGoDuration(req.query.timeout),
-          remainingMs: context?.getRemainingTimeInMillis?.(),
-        }),
+        budgetMs: budget,
       };
       let answer = await engine.run(parsed.review, ctx);
       let text: string;

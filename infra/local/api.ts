@@ -246,7 +246,12 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       const registration = project.registration(name);
       if (hasMatchConditions(registration)) {
         const timeoutMs = options.conditionsTimeoutMs ?? registration.timeoutSeconds * 1000;
-        const byConditions = await conditions(name).evaluate(registration, body, timeoutMs);
+        // A client that goes away (the API server gave up at its timeout) no longer holds a thread.
+        const gone = new AbortController();
+        const onClose = () => (res.writableFinished ? undefined : gone.abort());
+        res.once('close', onClose);
+        const byConditions = await conditions(name).evaluate(registration, body, timeoutMs, gone.signal);
+        res.off('close', onClose);
         if (byConditions) return send(res, byConditions, requestId, timeouts.sendMs);
       }
       const event = eventFromHttp(format, {

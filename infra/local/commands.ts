@@ -11,6 +11,7 @@ import { startLambda } from './lambda-api.ts';
 import { defaultLogFormat, logSink, type LogFormat } from './output.ts';
 import { readEnvVars } from './project.ts';
 import { sampleReview } from './sample.ts';
+import { NODE_OPTION_HELP } from '../node-binary.ts';
 
 /** Default debugger port of `--inspect` (Node's own). */
 export const DEFAULT_INSPECT_PORT = 9229;
@@ -151,6 +152,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
     .option('--build', 'build first even when the bundle is up to date')
     .option('--env-vars <file>', 'environment variables, SAM format: {"Parameters": {...}, "<function>": {...}}')
     .option('--state-dir <dir>', 'where the local path secret is kept', '.klw/local')
+    .option('--node <major>', NODE_OPTION_HELP)
     .action(async (name: string, options: { event?: string; review?: string; eventFormat: EventSource; build?: boolean; envVars?: string; stateDir: string }) => {
       if (options.event && options.review) throw new KlwError('give --event or --review, not both');
       const outcome = await localInvoke({
@@ -249,7 +251,8 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
         .option('--watch', 'rebuild on change; pick up new, removed and re-registered functions')
         .option('--env-vars <file>', 'environment variables, SAM format: {"Parameters": {...}, "<function>": {...}}')
         .option('--inspect [port]', `run one worker per function under the debugger, listening from the start (first port ${DEFAULT_INSPECT_PORT}, one per function)`)
-        .addOption(bufferedOption()),
+        .addOption(bufferedOption())
+        .option('--node <major>', NODE_OPTION_HELP),
     );
 
   apiOptions(local.command('start-api').description('serve every function over HTTPS with a local CA, as API Gateway or a function URL would')).action(async (options: ApiCommandOptions) => {
@@ -266,7 +269,8 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       .option('--state-dir <dir>', 'where the local path secret is kept', '.klw/local')
       .option('--watch', 'rebuild on change; pick up new, removed and re-registered functions')
       .option('--env-vars <file>', 'environment variables, SAM format: {"Parameters": {...}, "<function>": {...}}')
-      .addOption(bufferedOption()),
+      .addOption(bufferedOption())
+      .option('--node <major>', NODE_OPTION_HELP),
   ).action(async (options: LambdaCommandOptions) => {
     const log = logSink(options.logFormat ?? defaultLogFormat(), options.logFile && resolve(options.logFile));
     await serveUntilStopped(

@@ -197,6 +197,8 @@ interface Job {
   timeoutMs: number;
   envelope?: Envelope;
   timer?: NodeJS.Timeout;
+  /** Stops listening for the client going away. */
+  forget?: () => void;
   resolve: (answer: HttpResponse | undefined) => void;
 }
 
@@ -237,10 +239,16 @@ export class ConditionPool extends EventEmitter {
    * Evaluates a registration's conditions for a request body, within `timeoutMs` of a thread
    * starting on it (a thread starts, and compiles the conditions, before the clock runs): the
    * answer the emulator sends when the function is not to be invoked, undefined when it is
-   * (the conditions hold, or the body is no review).
+   * (the conditions hold, or the body is no review). Once `signal` aborts (the client went
+   * away), the review is dropped, its thread stopped if it has one, and the answer is a 502.
    */
-  evaluate(registration: AdmissionRegistration, body: Buffer, timeoutMs: number): Promise<HttpResponse | undefined> {
-    if (this.closed) return Promise.resolve(BAD_GATEWAY);
+  evaluate(
+    registration: AdmissionRegistration,
+    body: Buffer,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<HttpResponse | undefined> {
+    if (this.closed || signal?.aborted) return Promise.resolve(BAD_GATEWAY);
     if (this.queue.length >= MAX_QUEUED_CONDITIONS) return Promise.resolve(jsonMessage(429, 'Too Many Requests'));
     const spec: ConditionsSpec = {
       name: registration.name,
@@ -249,9 +257,36 @@ export class ConditionPool extends EventEmitter {
       matchConditions: registration.matchConditions ?? [],
     };
     return new Promise((resolve) => {
-      this.queue.push({ id: ++this.sequence, spec, body, timeoutMs, resolve });
+      const job: Job = { id: ++this.sequence, spec, body, timeoutMs, resolve };
+      if (signal) {
+        const onAbort = () => this.abandoned(job);
+        signal.addEventListener('abort', onAbort, { once: true });
+        job.forget = () => signal.removeEventListener('abort', onAbort);
+      }
+      this.queue.push(job);
       this.pump();
     });
+  }
+
+  /**
+   * The client of a review went away (the API server gave up on it at its own timeout): a
+   * review still waiting leaves the queue, one under evaluation has its thread stopped, so
+   * nobody's abandoned reviews hold threads the next ones wait for.
+   */
+  private abandoned(job: Job): void {
+    const waiting = this.queue.indexOf(job);
+    if (waiting !== -1) this.queue.splice(waiting, 1);
+    else {
+      const evaluator = [...this.evaluators].find((e) => e.job === job);
+      if (!evaluator) return;
+      evaluator.job = undefined;
+      this.retire(evaluator);
+    }
+    const uid = job.envelope ? { uid: job.envelope.uid } : {};
+    const reason = 'the client went away';
+    this.options.log(JSON.stringify({ msg: 'not invoked: matchConditions', function: this.name, ...uid, reason }));
+    this.settle(job, BAD_GATEWAY);
+    this.pump();
   }
 
   /** Hands waiting reviews to idle threads, starting threads while under `size`. */
@@ -371,6 +406,7 @@ export class ConditionPool extends EventEmitter {
 
   private settle(job: Job, answer: HttpResponse | undefined): void {
     clearTimeout(job.timer);
+    job.forget?.();
     job.resolve(answer);
     this.emit('settled', job.id);
   }

@@ -62,7 +62,7 @@ export function runtimeMismatch(runtime: string, nodeVersion: string = process.v
   const wanted = /^nodejs(\d+)\.x$/.exec(runtime)?.[1];
   const running = nodeVersion.replace(/^v/, '').split('.')[0];
   if (!wanted || wanted === running) return undefined;
-  return `the functions are configured for Lambda ${runtime} (Node ${wanted}) but the emulator runs Node ${running}: behaviour may differ (use Node ${wanted} locally, e.g. nvm use ${wanted})`;
+  return `the functions are configured for Lambda ${runtime} (Node ${wanted}) but the emulator runs Node ${running}: behaviour may differ: run with --node runtime (or --node ${wanted}) to run them on Node ${wanted}, installed from the npm registry`;
 }
 
 /** The distinct runtime-parity warnings for a set of functions (see runtimeMismatch); every local command gives them. */

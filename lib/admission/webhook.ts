@@ -34,12 +34,12 @@ export type MutateFn<T> = (
 ) => void | T | Decision | Promise<void | T | Decision>;
 
 /** A validating webhook: its registration and its function. */
-export interface ValidatingWebhookDefinition<T> extends AdmissionRegistrationInput {
+export interface ValidatingWebhookDefinition<T> extends AdmissionRegistrationInput<T> {
   validate: ValidateFn<T>;
 }
 
 /** A mutating webhook: its registration and its function. */
-export interface MutatingWebhookDefinition<T> extends AdmissionRegistrationInput {
+export interface MutatingWebhookDefinition<T> extends AdmissionRegistrationInput<T> {
   mutate: MutateFn<T>;
 }
 

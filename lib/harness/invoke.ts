@@ -157,6 +157,16 @@ export async function invoke(
   review: AdmissionReview | ConversionReview,
   options: InvokeOptions = {},
 ): Promise<AdmissionResult | ConversionResult> {
+  const reviewKind = (review as { kind?: unknown })?.kind;
+  const expected = webhook.registration.type === 'conversion' ? 'ConversionReview' : 'AdmissionReview';
+  if ((reviewKind === 'AdmissionReview' || reviewKind === 'ConversionReview') && reviewKind !== expected) {
+    const send = expected === 'ConversionReview' ? 'conversionReview(objects, desiredAPIVersion)' : 'admissionReview(object, options)';
+    throw new assert.AssertionError({
+      message:
+        `${webhook.registration.name} is a ${webhook.registration.type} webhook: the API server sends it ` +
+        `${expected}s, not ${reviewKind === 'AdmissionReview' ? 'an' : 'a'} ${reviewKind}; send ${send}`,
+    });
+  }
   const request = (review as AdmissionReview)?.request;
   if (webhook.registration.type !== 'conversion' && options.matchRules !== false && request) {
     const unmatched = unmatchedByRules(webhook.registration, request);

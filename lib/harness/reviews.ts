@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { builtinResources } from '../k8s/resources.ts';
 import type { AdmissionReview, ConversionReview, KubeObject, Operation } from '../review/schemas.ts';
 
 /** Options of `admissionReview`; everything not given is derived from the object. */
@@ -12,7 +13,7 @@ export interface AdmissionReviewOptions {
   uid?: string;
   namespace?: string;
   name?: string;
-  /** Plural resource name; default the lower-cased kind plus "s". */
+  /** Plural resource name; default the built-in resource of the kind, else the kind's English plural. */
   resource?: string;
   subResource?: string;
 }
@@ -25,6 +26,20 @@ function gvk(object: KubeObject | null | undefined): { group: string; version: s
     version: slash < 0 ? apiVersion : apiVersion.slice(slash + 1),
     kind: object?.kind ?? 'Unknown',
   };
+}
+
+/**
+ * The plural resource the API server names for a kind: a built-in kind's own (`NetworkPolicy` →
+ * `networkpolicies`, `Endpoints` → `endpoints`), else the lower-cased kind's English plural, as CRDs
+ * are usually named (`Policy` → `policies`, `Class` → `classes`).
+ */
+function pluralOf(group: string, kind: string): string {
+  const builtin = builtinResources().find((r) => !r.subresource && r.group === group && r.kind === kind);
+  if (builtin) return builtin.resource;
+  const lower = kind.toLowerCase();
+  if (/[^aeiou]y$/.test(lower)) return `${lower.slice(0, -1)}ies`;
+  if (/(s|x|z|ch|sh)$/.test(lower)) return `${lower}es`;
+  return `${lower}s`;
 }
 
 const OPTIONS_KIND: Record<Operation, string | undefined> = {
@@ -42,7 +57,7 @@ export function admissionReview(object: KubeObject | null, options: AdmissionRev
   const operation = options.operation ?? (object ? (options.oldObject ? 'UPDATE' : 'CREATE') : 'DELETE');
   const subject = object ?? options.oldObject ?? null;
   const kind = gvk(subject);
-  const resource = { group: kind.group, version: kind.version, resource: options.resource ?? `${kind.kind.toLowerCase()}s` };
+  const resource = { group: kind.group, version: kind.version, resource: options.resource ?? pluralOf(kind.group, kind.kind) };
   const request: AdmissionReview['request'] = {
     uid: options.uid ?? randomUUID(),
     kind,

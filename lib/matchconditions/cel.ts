@@ -6,11 +6,21 @@
  * Imported only by code that evaluates conditions, never by the admission engine itself,
  * so functions that do not enforce conditions carry no CEL in their bundles.
  */
-import { Environment, type ASTNode, type ParseResult } from '@marcbachmann/cel-js';
+import { Environment, Optional, type ASTNode, type ParseResult } from '@marcbachmann/cel-js';
 import type { AdmissionRequest } from '../review/schemas.ts';
 import { parseQuantity, Quantity, quantityOf } from './quantity.ts';
 import { regexFind, regexFindAll, regexMatches, regexProblem } from './regex.ts';
 import { isUrl, parseUrl, UrlValue } from './url.ts';
+import { FORMATS, formatNamed, serviceAccountUser, type NamedFormat } from './k8s/format.ts';
+import { libraryCallCost } from './k8s/cost.ts';
+import { goFormatFloat } from './k8s/go.ts';
+import { CidrPrefix, cidr, cidrContainsCIDRString, cidrContainsIPString, ip, IpAddr } from './k8s/ip.ts';
+import { ipIsCanonical, isCIDR, isIP } from './k8s/ip.ts';
+import * as k8sLists from './k8s/lists.ts';
+import { isSemver, Semver, semver } from './k8s/semver.ts';
+import { setsContains, setsEquivalent, setsIntersects } from './k8s/sets.ts';
+import { stringFormat, type FormatArg } from './k8s/strformat.ts';
+import * as k8sStrings from './k8s/strings.ts';
 import { environmentMinor, missingFeature, type CelKubeVersion, type ExpressionMode } from './versions.ts';
 
 /** What an authorizer check asks (`authorizer.group(...).resource(...)...check(verb)`). */
@@ -76,6 +86,12 @@ class DecisionValue {
   ) {}
 }
 
+/** `authorizer.serviceAccount(namespace, name)`: the names checked, the account's two groups. */
+function serviceAccountAuthorizer(a: AuthorizerValue, namespace: string, name: string): AuthorizerValue {
+  const user = serviceAccountUser(namespace, name);
+  return new AuthorizerValue(a.authorize, { username: user.username, groups: [...user.groups] });
+}
+
 function decide(authorizer: AuthorizerValue, attributes: Omit<AuthorizationAttributes, 'user'>): DecisionValue {
   try {
     const answer = authorizer.authorize({ user: authorizer.user, ...attributes });
@@ -130,6 +146,62 @@ const INT64_MAX = 9223372036854775807n;
  * overload (the engine refuses a second `string.matches`); never written by users.
  */
 const RE2_MATCHES = 'matches__re2';
+/** The suffix of the environment's own overloads of names the engine also declares (its UTF-16 strings). */
+const RENAMED = '__k8s';
+/** Member functions whose calls go to the `__k8s` overloads. */
+const MEMBER_RENAMES = new Set(['indexOf', 'lastIndexOf', 'lowerAscii', 'upperAscii', 'trim', 'substring', 'split']);
+MEMBER_RENAMES.add('join');
+/** Global functions whose calls go to the `__k8s` overloads. */
+const GLOBAL_RENAMES = new Set(['string']);
+/** Internal names in messages: the name the user wrote is before the suffix. */
+const INTERNAL_NAME = /(\w+)__(?:re2|k8s)\b/g;
+/** The type of the namespace receiver `strings` (`strings.quote`). */
+const STRINGS_NS = 'kubernetes.lib.strings';
+/** Namespace types in messages: `kubernetes.lib.strings.quote` is `strings.quote`. */
+const NAMESPACE_TYPE = /\bkubernetes\.lib\.(\w+)\b/g;
+/** The value of a library namespace (`strings`, `sets`): a receiver that holds nothing. */
+class Namespace {}
+// One class per namespace: the engine knows a value's type by its class.
+class StringsNamespace extends Namespace {}
+class SetsNamespace extends Namespace {}
+class ListsNamespace extends Namespace {}
+class IpNamespace extends Namespace {}
+class FormatNamespace extends Namespace {}
+const SETS_NS = 'kubernetes.lib.sets';
+const LISTS_NS = 'kubernetes.lib.lists';
+const IP_NS = 'kubernetes.lib.ip';
+const FORMAT_NS = 'kubernetes.lib.format';
+const IP = 'net.IP';
+const CIDR = 'net.CIDR';
+const FORMAT = 'kubernetes.NamedFormat';
+const SEMVER = 'kubernetes.Semver';
+/** A named format as a CEL value (`format.dns1123Label()`). */
+class FormatValue {
+  constructor(readonly format: NamedFormat) {}
+}
+/** A uint's bigint; any other value as it is. */
+function unwrapUint(v: unknown): unknown {
+  return v !== null && typeof v === 'object' && v.constructor === uintCtor ? (v as { valueOf(): bigint }).valueOf() : v;
+}
+/** How `sort()` orders values: those of one comparable type, as CEL's `<`. */
+const ORDERING: k8sLists.CelOrdering = {
+  comparableType(v) {
+    if (typeof v === 'bigint') return 'int';
+    if (typeof v === 'number') return 'double';
+    if (typeof v === 'string' || typeof v === 'boolean') return typeof v === 'string' ? 'string' : 'bool';
+    if (v instanceof Date) return 'google.protobuf.Timestamp';
+    if (v !== null && typeof v === 'object' && v.constructor === uintCtor) return 'uint';
+    return undefined;
+  },
+  compare(a, b) {
+    const x = unwrapUint(a) as number;
+    const y = unwrapUint(b) as number;
+    return x < y ? -1 : x > y ? 1 : 0;
+  },
+};
+/** Decodes bytes as Go's string(bytes) does, invalid sequences as U+FFFD. */
+const UTF8 = new TextDecoder();
+
 /** A function the environment calls once to reach the evaluator; never written by users. */
 const METER_PROBE = 'cost__meter';
 /**
@@ -140,9 +212,59 @@ const NOT_IN_KUBERNETES = new Set(['json', 'hex', 'base64', 'string', 'at']);
 /** Functions whose pattern argument, when a literal, RE2 must accept at compile time. */
 const REGEX_FUNCTIONS = new Set(['matches', 'find', 'findAll']);
 
+/** Library calls whose cost depends on their result: charged once they have answered. */
+const COST_OF_RESULT = new Set(['join', 'slice', 'lists.range', 'reverse']);
+/** A function signature's receiver (if any) and name: `string.indexOf__k8s(string): int`. */
+const SIGNATURE = /^(?:([\w.<>, ]+)\.)?(\w+)\(([^)]*)\)/;
+
+/** Charges `cost` (a library call's, of which the call's own unit is already charged) to the meter. */
+function chargeCall(cost: number | undefined): void {
+  if (cost !== undefined && cost > 1 && (meter.left -= cost - 1) < 0) throw new CostLimitExceeded();
+}
+
+/**
+ * A handler that charges the library call's cost as cel-go does (libraryCallCost, by the sizes of
+ * the arguments): before the call where the cost depends on the arguments only, so the work of a call
+ * past the limit is not done; after it where it depends on the result.
+ */
+function chargedHandler(signature: string, handler: (...args: never[]) => unknown): (...args: never[]) => unknown {
+  const m = SIGNATURE.exec(signature);
+  if (!m) return handler;
+  const receiver = m[1];
+  const name = m[2]!.replace(/__(?:k8s|re2)$/, '');
+  const namespace = receiver?.startsWith('kubernetes.lib.') ? receiver.slice('kubernetes.lib.'.length) : undefined;
+  const fn = namespace ? `${namespace}.${name}` : name;
+  const params = m[3]!;
+  const overloadId =
+    receiver === CIDR && name === 'ip' ? 'cidr_ip'
+    : receiver === CIDR && params === 'string' ? `cidr_${snake(name)}_string`
+    : '';
+  const afterward = COST_OF_RESULT.has(fn);
+  if (!afterward && libraryCallCost(fn, overloadId, SAMPLE_ARGS, SAMPLE_ARGS) === undefined) return handler;
+  return function (this: unknown, ...args: never[]) {
+    const costArgs = namespace ? args.slice(1) : args;
+    if (!afterward) chargeCall(libraryCallCost(fn, overloadId, costArgs));
+    const result = handler.apply(this, args);
+    if (afterward) chargeCall(libraryCallCost(fn, overloadId, costArgs, result));
+    return result;
+  };
+}
+/** `containsIP` as `contains_ip`. */
+const snake = (name: string): string => name.replace(/[A-Z]+/g, (c) => `_${c.toLowerCase()}`);
+/** Arguments that give every costed library function a cost: to find which functions are costed. */
+const SAMPLE_ARGS: readonly unknown[] = ['', '', ''];
+
+/** The engine's environment, with every library function charged by its cost. */
+class MeteredEnvironment extends Environment {
+  override registerFunction(signature: any, handler?: any, opts?: any): this {
+    if (typeof signature === 'string' && typeof handler === 'function') handler = chargedHandler(signature, handler);
+    return super.registerFunction(signature, handler, opts);
+  }
+}
+
 /** Builds the environment; costly, so done once, on first use. */
 function buildEnvironment(): Environment {
-  const env = new Environment({ enableOptionalTypes: true })
+  const env = new MeteredEnvironment({ enableOptionalTypes: true })
     .registerType('kubernetes.GroupVersionKind', { fields: { group: 'string', version: 'string', kind: 'string' } })
     .registerType('kubernetes.GroupVersionResource', { fields: { group: 'string', version: 'string', resource: 'string' } })
     .registerType('kubernetes.UserInfo', { fields: { username: 'string', uid: 'string', groups: 'list<string>', extra: 'map<string, list<string>>' } })
@@ -216,9 +338,7 @@ function buildEnvironment(): Environment {
   env
     .registerFunction(`${AUTHORIZER}.path(string): ${PATH_CHECK}`, (a: AuthorizerValue, path: string) => new PathCheckValue(a, path))
     .registerFunction(`${AUTHORIZER}.group(string): ${GROUP_CHECK}`, (a: AuthorizerValue, group: string) => new GroupCheckValue(a, group))
-    .registerFunction(`${AUTHORIZER}.serviceAccount(string, string): ${AUTHORIZER}`, (a: AuthorizerValue, namespace: string, name: string) =>
-      new AuthorizerValue(a.authorize, { username: `system:serviceaccount:${namespace}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'] }),
-    )
+    .registerFunction(`${AUTHORIZER}.serviceAccount(string, string): ${AUTHORIZER}`, serviceAccountAuthorizer)
     .registerFunction(`${GROUP_CHECK}.resource(string): ${RESOURCE_CHECK}`, (g: GroupCheckValue, resource: string) => new ResourceCheckValue(g.authorizer, { group: g.group, resource }))
     .registerFunction(`${RESOURCE_CHECK}.subresource(string): ${RESOURCE_CHECK}`, (r: ResourceCheckValue, v: string) => r.with('subresource', v))
     .registerFunction(`${RESOURCE_CHECK}.namespace(string): ${RESOURCE_CHECK}`, (r: ResourceCheckValue, v: string) => r.with('namespace', v))
@@ -240,27 +360,53 @@ function buildEnvironment(): Environment {
     })
     .registerFunction('list<A>.min(): A', (l: unknown[]) => extreme(l, 'min', -1))
     .registerFunction('list<A>.max(): A', (l: unknown[]) => extreme(l, 'max', 1))
-    .registerFunction('list<A>.indexOf(A): int', (l: unknown[], v: unknown) => BigInt(l.findIndex((x) => celEquals(x, v))))
-    .registerFunction('list<A>.lastIndexOf(A): int', (l: unknown[], v: unknown) => BigInt(l.findLastIndex((x) => celEquals(x, v))))
-    .registerFunction('list<A>.slice(int, int): list<A>', (l: unknown[], from: bigint, to: bigint) => {
-      if (from < 0n || to < from || to > BigInt(l.length)) throw new RangeError(`slice(${from}, ${to}) out of range for a list of ${l.length}`);
-      return l.slice(Number(from), Number(to));
-    });
+    .registerFunction(`list<A>.indexOf${RENAMED}(A): int`, (l: unknown[], v: unknown) =>
+      BigInt(l.findIndex((x) => celEquals(x, v))),
+    )
+    .registerFunction(`list<A>.lastIndexOf${RENAMED}(A): int`, (l: unknown[], v: unknown) =>
+      BigInt(l.findLastIndex((x) => celEquals(x, v))),
+    )
+    .registerFunction('list<A>.slice(int, int): list<A>', (l: unknown[], from: bigint, to: bigint) =>
+      k8sLists.slice(l, from, to),
+    );
 
-  // Strings extension, beyond what the engine ships (cel-go ext.Strings).
+  // Strings extension (cel-go ext.Strings as Kubernetes enables it), counting code points as Go
+  // does: the engine's own versions (UTF-16) are never reached, screenNode points member calls of
+  // these names at the `__k8s` overloads, and `string(…)` at string__k8s.
+  const k = RENAMED;
   env
-    .registerFunction('string.charAt(int): string', (s: string, i: bigint) => {
-      const chars = [...s];
-      if (i < 0n || i > BigInt(chars.length)) throw new RangeError(`index out of range: ${i}`);
-      return chars[Number(i)] ?? '';
-    })
-    .registerFunction('string.replace(string, string): string', (s: string, from: string, to: string) => s.split(from).join(to))
-    .registerFunction('string.replace(string, string, int): string', (s: string, from: string, to: string, n: bigint) => {
-      if (n < 0n) return s.split(from).join(to);
-      const parts = s.split(from);
-      const count = Math.min(Number(n), parts.length - 1);
-      return parts.slice(0, count + 1).join(to) + (count < parts.length - 1 ? from + parts.slice(count + 1).join(from) : '');
-    });
+    .registerFunction('string.charAt(int): string', k8sStrings.charAt)
+    .registerFunction('string.replace(string, string): string', (s: string, a: string, b: string) =>
+      k8sStrings.replace(s, a, b),
+    )
+    .registerFunction('string.replace(string, string, int): string', k8sStrings.replace)
+    .registerFunction(`string.indexOf${k}(string): int`, (s: string, sub: string) => k8sStrings.indexOf(s, sub))
+    .registerFunction(`string.indexOf${k}(string, int): int`, k8sStrings.indexOf)
+    .registerFunction(`string.lastIndexOf${k}(string): int`, (s: string, sub: string) => k8sStrings.lastIndexOf(s, sub))
+    .registerFunction(`string.lastIndexOf${k}(string, int): int`, k8sStrings.lastIndexOf)
+    .registerFunction(`string.lowerAscii${k}(): string`, k8sStrings.lowerAscii)
+    .registerFunction(`string.upperAscii${k}(): string`, k8sStrings.upperAscii)
+    .registerFunction(`string.trim${k}(): string`, k8sStrings.trim)
+    .registerFunction(`string.substring${k}(int): string`, (s: string, from: bigint) => k8sStrings.substring(s, from))
+    .registerFunction(`string.substring${k}(int, int): string`, k8sStrings.substring)
+    .registerFunction(`string.split${k}(string): list<string>`, (s: string, sep: string) => k8sStrings.split(s, sep))
+    .registerFunction(`string.split${k}(string, int): list<string>`, k8sStrings.split)
+    .registerFunction(`list<string>.join${k}(): string`, (l: string[]) => k8sStrings.join(l))
+    .registerFunction(`list<string>.join${k}(string): string`, k8sStrings.join)
+    .registerFunction('string.format(list<dyn>): string', (s: string, args: unknown[]) =>
+      stringFormat(s, args.map(formatArg)),
+    )
+    .registerType(STRINGS_NS, StringsNamespace)
+    .registerConstant('strings', STRINGS_NS, new StringsNamespace())
+    .registerFunction(`${STRINGS_NS}.quote(string): string`, (_: Namespace, s: string) => k8sStrings.quote(s));
+  // string(…), with doubles formatted as Go's strconv 'g' (string(1e6) is '1e+06').
+  env
+    .registerFunction(`string${k}(string): string`, (v: string) => v)
+    .registerFunction(`string${k}(bool): string`, (v: boolean) => String(v))
+    .registerFunction(`string${k}(int): string`, (v: bigint) => String(v))
+    .registerFunction(`string${k}(uint): string`, (v: unknown) => String(v))
+    .registerFunction(`string${k}(bytes): string`, (v: Uint8Array) => UTF8.decode(v))
+    .registerFunction(`string${k}(double): string`, goFormatFloat);
 
   // Regular expressions in RE2: the standard `matches` (the engine's own, in JavaScript
   // RegExp, is never reached: compileExpression points member calls at RE2_MATCHES) and the
@@ -306,6 +452,93 @@ function buildEnvironment(): Environment {
     .registerFunction(`${QUANTITY}.compareTo(${QUANTITY}): int`, (a: Quantity, b: Quantity) => BigInt(a.compareTo(b)))
     .registerOperator(`${QUANTITY} == ${QUANTITY}`, (a: Quantity, b: Quantity) => a.compareTo(b) === 0);
 
+  // Sets (k8s.io/apiserver/pkg/cel/library/sets.go), from 1.29.
+  env
+    .registerType(SETS_NS, SetsNamespace)
+    .registerConstant('sets', SETS_NS, new SetsNamespace())
+    .registerFunction(`${SETS_NS}.contains(list<A>, list<A>): bool`, (_: Namespace, a: unknown[], b: unknown[]) =>
+      setsContains(a, b, celEquals),
+    )
+    .registerFunction(`${SETS_NS}.equivalent(list<A>, list<A>): bool`, (_: Namespace, a: unknown[], b: unknown[]) =>
+      setsEquivalent(a, b, celEquals),
+    )
+    .registerFunction(`${SETS_NS}.intersects(list<A>, list<A>): bool`, (_: Namespace, a: unknown[], b: unknown[]) =>
+      setsIntersects(a, b, celEquals),
+    );
+
+  // IP and CIDR (library/ip.go, cidr.go), from 1.30.
+  env
+    .registerType(IP, IpAddr)
+    .registerType(CIDR, CidrPrefix)
+    .registerType(IP_NS, IpNamespace)
+    .registerConstant('ip', IP_NS, new IpNamespace())
+    .registerFunction(`ip(string): ${IP}`, ip)
+    .registerFunction('isIP(string): bool', isIP)
+    .registerFunction(`${IP_NS}.isCanonical(string): bool`, (_: Namespace, v: string) => ipIsCanonical(v))
+    .registerFunction(`${IP}.family(): int`, (a: IpAddr) => a.family())
+    .registerFunction(`${IP}.isUnspecified(): bool`, (a: IpAddr) => a.isUnspecified())
+    .registerFunction(`${IP}.isLoopback(): bool`, (a: IpAddr) => a.isLoopback())
+    .registerFunction(`${IP}.isLinkLocalMulticast(): bool`, (a: IpAddr) => a.isLinkLocalMulticast())
+    .registerFunction(`${IP}.isLinkLocalUnicast(): bool`, (a: IpAddr) => a.isLinkLocalUnicast())
+    .registerFunction(`${IP}.isGlobalUnicast(): bool`, (a: IpAddr) => a.isGlobalUnicast())
+    .registerFunction(`string${RENAMED}(${IP}): string`, (a: IpAddr) => a.toString())
+    .registerOperator(`${IP} == ${IP}`, (a: IpAddr, b: IpAddr) => a.equals(b))
+    .registerFunction(`cidr(string): ${CIDR}`, cidr)
+    .registerFunction('isCIDR(string): bool', isCIDR)
+    .registerFunction(`${CIDR}.containsIP(string): bool`, cidrContainsIPString)
+    .registerFunction(`${CIDR}.containsIP(${IP}): bool`, (c: CidrPrefix, a: IpAddr) => c.containsIP(a))
+    .registerFunction(`${CIDR}.containsCIDR(string): bool`, cidrContainsCIDRString)
+    .registerFunction(`${CIDR}.containsCIDR(${CIDR}): bool`, (c: CidrPrefix, o: CidrPrefix) => c.containsCIDR(o))
+    .registerFunction(`${CIDR}.ip(): ${IP}`, (c: CidrPrefix) => c.ip())
+    .registerFunction(`${CIDR}.masked(): ${CIDR}`, (c: CidrPrefix) => c.masked())
+    .registerFunction(`${CIDR}.prefixLength(): int`, (c: CidrPrefix) => c.prefixLength())
+    .registerFunction(`string${RENAMED}(${CIDR}): string`, (c: CidrPrefix) => c.toString())
+    .registerOperator(`${CIDR} == ${CIDR}`, (a: CidrPrefix, b: CidrPrefix) => a.equals(b));
+
+  // Format (library/format.go), from 1.31: `format.<name>()`, `format.named(name)`, `validate`.
+  env
+    .registerType(FORMAT, FormatValue)
+    .registerType(FORMAT_NS, FormatNamespace)
+    .registerConstant('format', FORMAT_NS, new FormatNamespace());
+  for (const name of Object.keys(FORMATS)) {
+    env.registerFunction(`${FORMAT_NS}.${name}(): ${FORMAT}`, () => new FormatValue(FORMATS[name]!));
+  }
+  env
+    .registerFunction(`${FORMAT_NS}.named(string): optional<${FORMAT}>`, (_: Namespace, name: string) => {
+      const f = formatNamed(name);
+      return f ? Optional.of(new FormatValue(f)) : Optional.none();
+    })
+    .registerFunction(`${FORMAT}.validate(string): optional<list<string>>`, (f: FormatValue, v: string) => {
+      const errors = f.format.validate(v);
+      return errors ? Optional.of(errors) : Optional.none();
+    });
+
+  // Semver (library/semverlib.go), from 1.33.
+  env
+    .registerType(SEMVER, Semver)
+    .registerFunction(`semver(string): ${SEMVER}`, (v: string) => semver(v))
+    .registerFunction(`semver(string, bool): ${SEMVER}`, semver)
+    .registerFunction('isSemver(string): bool', (v: string) => isSemver(v))
+    .registerFunction('isSemver(string, bool): bool', isSemver)
+    .registerFunction(`${SEMVER}.major(): int`, (v: Semver) => v.major())
+    .registerFunction(`${SEMVER}.minor(): int`, (v: Semver) => v.minor())
+    .registerFunction(`${SEMVER}.patch(): int`, (v: Semver) => v.patch())
+    .registerFunction(`${SEMVER}.isLessThan(${SEMVER}): bool`, (a: Semver, b: Semver) => a.compareTo(b) < 0)
+    .registerFunction(`${SEMVER}.isGreaterThan(${SEMVER}): bool`, (a: Semver, b: Semver) => a.compareTo(b) > 0)
+    .registerFunction(`${SEMVER}.compareTo(${SEMVER}): int`, (a: Semver, b: Semver) => BigInt(a.compareTo(b)))
+    .registerOperator(`${SEMVER} == ${SEMVER}`, (a: Semver, b: Semver) => a.equals(b));
+
+  // Lists version 3 (cel-go ext.Lists), from 1.34 (slice is above).
+  env
+    .registerType(LISTS_NS, ListsNamespace)
+    .registerConstant('lists', LISTS_NS, new ListsNamespace())
+    .registerFunction(`${LISTS_NS}.range(int): list<int>`, (_: Namespace, n: bigint) => k8sLists.range(n))
+    .registerFunction('list<A>.reverse(): list<A>', (l: unknown[]) => k8sLists.reverse(l))
+    .registerFunction('list<A>.distinct(): list<A>', (l: unknown[]) => k8sLists.distinct(l, celEquals))
+    .registerFunction('list<dyn>.flatten(): list<dyn>', (l: unknown[]) => k8sLists.flatten(l))
+    .registerFunction('list<dyn>.flatten(int): list<dyn>', (l: unknown[], depth: bigint) => k8sLists.flatten(l, depth))
+    .registerFunction('list<A>.sort(): list<A>', (l: unknown[]) => k8sLists.sort(l, ORDERING));
+
   // Cost. The engine evaluates every operation through its evaluator's `run`, and calls
   // functions with the evaluator as `this`: a probe call hands it over once, and its `run`
   // then charges one unit per operation against the meter (those cel-go charges nothing
@@ -316,6 +549,7 @@ function buildEnvironment(): Environment {
     return true;
   });
   env.evaluate(`${METER_PROBE}()`);
+  uintCtor = (env.evaluate('0u') as object).constructor;
   if (!evaluator) throw new Error('the CEL engine did not hand over its evaluator');
   evaluator.run = function (ast, ctx) {
     const charge = FREE.has(ast.op) ? (ast.op === '?:' && isMacroStep(ast) ? MACRO_STEP_COST : 0) : (ast.op as string) === 'accuPush' ? 1 + LIST_APPEND_COST : 1;
@@ -329,8 +563,10 @@ function buildEnvironment(): Environment {
  * Cost limit of one expression's evaluation, the API server's PerCallLimit
  * (apiserver/pkg/apis/cel/config.go, "roughly 0.1 second"). One unit is one operation the
  * evaluator runs (a call, a variable or field read), the base cost cel-go charges for each;
- * comprehension steps cost what cel-go charges for them (MACRO_STEP_COST, LIST_APPEND_COST).
- * cel-go's size factors for strings, lists and maps in library calls are not charged yet.
+ * comprehension steps cost what cel-go charges for them (MACRO_STEP_COST, LIST_APPEND_COST), and
+ * Kubernetes library calls what the API server's library cost estimator charges, by the sizes of
+ * their strings, lists and maps (libraryCallCost). The engine's own standard functions
+ * (`contains`, `startsWith`, `+` on strings and lists) cost one unit each.
  */
 export const PER_CALL_COST_LIMIT = 1_000_000;
 
@@ -526,7 +762,7 @@ function screenNode(node: ASTNode, minor: number): Refusal | undefined {
     const member = node.op === 'rcall';
     const name = node.args[0] as string;
     const args = (member ? node.args[2] : node.args[1]) as ASTNode[];
-    if (name === RE2_MATCHES || name === METER_PROBE) return undeclared(name, node);
+    if (name === METER_PROBE || name.endsWith(RENAMED) || name.endsWith('__re2')) return undeclared(name, node);
     if (member) {
       const receiver = node.args[1] as ASTNode;
       if (name === 'bind' && receiver.op === 'id' && receiver.args === 'cel') return undeclared('cel', receiver);
@@ -544,6 +780,9 @@ function screenNode(node: ASTNode, minor: number): Refusal | undefined {
       }
     }
     if (member && name === 'matches' && args.length === 1) (node.args as unknown as unknown[])[0] = RE2_MATCHES;
+    else if (member ? MEMBER_RENAMES.has(name) : GLOBAL_RENAMES.has(name)) {
+      (node.args as unknown as unknown[])[0] = name + RENAMED;
+    }
   }
   const children: unknown[] = Array.isArray(node.args) ? node.args : [node.args];
   for (const child of children.flat()) {
@@ -567,6 +806,11 @@ export interface CompileOptions {
    * it evaluates expressions already stored (everything its version knows).
    */
   mode?: ExpressionMode;
+  /**
+   * Further variables, name to CEL type (`list<int>`), declared beside the environment's own:
+   * for testing the environment on expressions written for other declarations.
+   */
+  declarations?: Record<string, string>;
 }
 
 /**
@@ -576,7 +820,11 @@ export interface CompileOptions {
  * a cold start should not pay for it again); the type is then `unchecked`.
  */
 export function compileExpression(expression: string, options: CompileOptions = {}): CompiledExpression | CompileError {
-  const env = matchConditionsEnvironment();
+  let env = matchConditionsEnvironment();
+  if (options.declarations) {
+    env = env.clone();
+    for (const [name, type] of Object.entries(options.declarations)) env.registerVariable(name, type);
+  }
   let parsed: ParseResult;
   let type = 'unchecked';
   try {
@@ -635,19 +883,60 @@ function internalNames(err: unknown): unknown {
   for (const key of ['message', 'summary'] as const) {
     const said = (err as Record<string, unknown>)[key];
     if (typeof said !== 'string') continue;
-    const words = said.replaceAll(RE2_MATCHES, 'matches').replace(NO_SUCH_KEY, 'no such key: ');
+    const words = userNames(said).replace(NO_SUCH_KEY, 'no such key: ');
     // The engine's `summary` is a getter: the corrected words are defined over it.
     if (words !== said) Object.defineProperty(err, key, { value: words, configurable: true, writable: true });
   }
   return err;
 }
 
+/** A message with the environment's internal names given back as the user wrote them. */
+function userNames(said: string): string {
+  return said.replace(INTERNAL_NAME, '$1').replace(NAMESPACE_TYPE, '$1');
+}
+
+/** The type cel-go names a value by in messages, for values the formatter does not format. */
+function celTypeName(v: unknown): string {
+  const name = (v as object)?.constructor?.name;
+  if (name === 'Duration') return 'google.protobuf.Duration';
+  return name === 'Date' ? 'google.protobuf.Timestamp' : String(name);
+}
+
+/** A CEL value as string.format sees it. */
+function formatArg(v: unknown): FormatArg {
+  if (typeof v === 'bigint') return { type: 'int', value: v };
+  if (typeof v === 'number') return { type: 'double', value: v };
+  if (typeof v === 'boolean') return { type: 'bool', value: v };
+  if (typeof v === 'string') return { type: 'string', value: v };
+  if (v === null || v === undefined) return { type: 'null' };
+  if (v instanceof Uint8Array) return { type: 'bytes', value: v };
+  if (Array.isArray(v)) return { type: 'list', items: v.map(formatArg) };
+  if (v instanceof Map) return { type: 'map', entries: [...v].map(([a, b]) => [formatArg(a), formatArg(b)] as const) };
+  if (v instanceof Date) return { type: 'timestamp', text: rfc3339(v) };
+  const ctor = (v as object).constructor;
+  if (ctor === uintCtor) return { type: 'uint', value: BigInt((v as { valueOf(): bigint }).valueOf()) };
+  if (ctor?.name === 'Duration') return { type: 'duration', text: String(v) };
+  if (ctor?.name === 'Type') return { type: 'type', name: (v as { name: string }).name };
+  if (ctor === Object || ctor === undefined) {
+    return { type: 'map', entries: Object.entries(v as object).map(([a, b]) => [formatArg(a), formatArg(b)] as const) };
+  }
+  return { type: 'other', typeName: celTypeName(v) };
+}
+
+/** A timestamp as Go's RFC 3339 with nanoseconds, trailing zeros of the fraction dropped. */
+function rfc3339(d: Date): string {
+  return d.toISOString().replace(/\.?0*Z$/, 'Z');
+}
+
+/** The engine's class of uint values, found when the environment is built. */
+let uintCtor: unknown;
+
 function compileError(expression: string, err: unknown, renamed = true): CompileError {
   const e = err as { summary?: string; message?: string; range?: { start: number } };
   const { line, column } = position(expression, e.range?.start ?? 0);
   const said = (e.summary ?? e.message ?? String(err)).replace(/^Exceeded maxDepth \(\d+\)/, RECURSION_LIMIT_MESSAGE);
   // The checker names the RE2 overload of `matches`, which the user wrote as `matches`.
-  const summary = renamed ? said.replaceAll(RE2_MATCHES, 'matches') : said;
+  const summary = renamed ? userNames(said) : said;
   return { message: `compilation failed: ERROR: <input>:${line}:${column}: ${summary}\n | ${expression.split('\n')[line - 1] ?? ''}\n | ${' '.repeat(column - 1)}^`, line, column };
 }
 

@@ -47,7 +47,23 @@ export const CEL_FEATURES: CelFeature[] = [
     members: ['hasValue', 'value', 'or', 'orValue', 'optMap', 'optFlatMap'],
     operators: ['.?', '[?]'],
   },
-  { since: 34, library: 'lists version 3', members: ['slice'] },
+  { since: 29, library: 'strings version 2', globals: ['strings'], members: ['format'] },
+  { since: 29, library: 'sets', globals: ['sets'] },
+  {
+    since: 30,
+    library: 'ip and cidr',
+    globals: ['ip', 'isIP', 'cidr', 'isCIDR'],
+    members: ['family', 'isUnspecified', 'isLoopback', 'isLinkLocalMulticast', 'isLinkLocalUnicast', 'isGlobalUnicast']
+      .concat(['containsIP', 'containsCIDR', 'masked', 'prefixLength']),
+  },
+  { since: 31, library: 'format', globals: ['format'], members: ['validate'] },
+  { since: 33, library: 'semver', globals: ['semver', 'isSemver'], members: ['major', 'minor', 'patch'] },
+  {
+    since: 34,
+    library: 'lists version 3',
+    globals: ['lists'],
+    members: ['slice', 'flatten', 'reverse', 'distinct', 'sort', 'sortBy'],
+  },
 ];
 
 /** The minor version whose environment compiles expressions for `version` in `mode`. */

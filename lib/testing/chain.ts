@@ -56,6 +56,14 @@ export async function runAdmissionChain(
   webhooks: AdmissionWebhook[],
   options: AdmissionReviewOptions & { namespaceLabels?: Record<string, string>; invoke?: InvokeOptions; matchRules?: boolean } = {},
 ): Promise<ChainResult> {
+  const conversion = webhooks.find((w) => (w?.registration?.type as string) === 'conversion');
+  if (conversion) {
+    throw new assert.AssertionError({
+      message:
+        `${conversion.registration.name} is a conversion webhook: the API server never calls it in admission; ` +
+        'test it with invoke(webhook, conversionReview(...))',
+    });
+  }
   const template = admissionReview(object, options);
   // A request no webhook's rules match would test nothing: refused, as invoke refuses it, unless asked for.
   const ruled = (w: AdmissionWebhook) => w.registration.rules.some((rule) => ruleMatches(rule, template.request));

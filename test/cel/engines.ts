@@ -4,7 +4,7 @@
  * into its own values and its results into the canonical text of conformance-suite.ts.
  */
 import { Environment } from '@marcbachmann/cel-js';
-import { matchConditionsEnvironment } from '../../lib/matchconditions/cel.ts';
+import { compileExpression, isCompileError } from '../../lib/matchconditions/cel.ts';
 import { celEnv, isCelError, isCelList, isCelMap, isCelType, isCelUint, parse, plan, celUint } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import {
@@ -99,10 +99,29 @@ export const marcbachmann: ConformanceEngine = {
   run: (c) => runMarc(c, () => new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true })),
 };
 
-/** The matchConditions environment itself (the engine and the libraries the project adds to it). */
+/** The first line of a compile error's message, without the `compilation failed: ERROR: <input>:l:c: ` prefix. */
+const compileSummary = (m: string): string => m.split('\n')[0]!.replace(/^compilation failed: ERROR: <input>:\d+:\d+: /, '');
+
+/**
+ * The matchConditions environment itself, as users get it: each case goes through
+ * compileExpression (the parse-time screening and the checker) with the case's own declarations.
+ */
 export const matchConditions: ConformanceEngine = {
   name: 'matchConditions environment',
-  run: (c) => runMarc(c, () => matchConditionsEnvironment().clone()),
+  run(c: ConformanceCase): Outcome {
+    const declarations = Object.fromEntries(c.declarations.map((d) => [d.name, marcTypeName(typeName(d.type))]));
+    const compiled = compileExpression(c.expr, { declarations, typeCheck: !c.disableCheck });
+    if (isCompileError(compiled)) return { error: compileSummary(compiled.message), stage: 'compile' };
+    if (c.checkOnly && !c.disableCheck) return { type: marcTypeName(compiled.type) };
+    const convert: Convert = { int: (v) => v, uint: (v) => new marcUint(v), map: (e) => new Map(e) };
+    const bindings: Record<string, unknown> = {};
+    for (const [name, v] of Object.entries(c.bindings)) bindings[name] = fromJson(v, convert);
+    try {
+      return { value: marcCanonical(compiled.run(bindings)) };
+    } catch (err) {
+      return { error: message(err), stage: 'eval' };
+    }
+  },
 };
 
 // ---- @bufbuild/cel ----

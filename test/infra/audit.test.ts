@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpServer } from 'node:http';
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +13,8 @@ import { allow, defineMutatingWebhook, defineValidatingWebhook, deny } from '../
 import type { AdmissionRequest } from '../../lib/review/schemas.ts';
 import { deniedLine, ProgressBar, renderAudit, runAudit, selectorQuery, summaryLine, type AuditReport } from '../../infra/audit.ts';
 import { loadFunctions } from '../../infra/functions.ts';
-import { identityFromCredentials, inClusterConnection, KubeClient, loadConnection, whoAmI } from '../../infra/kubeapi.ts';
+import { DEFAULT_KUBE_LIMITS, identityFromCredentials, inClusterConnection, KubeClient } from '../../infra/kubeapi.ts';
+import { kubeLimitsFrom, loadConnection, whoAmI } from '../../infra/kubeapi.ts';
 import { ensureLocalCertificates } from '../../infra/local/certs.ts';
 import { runKlw } from '../helpers.ts';
 
@@ -157,7 +159,7 @@ before(async () => {
       '',
     ].join('\n'),
   );
-  client = new KubeClient(loadConnection({ kubeconfig }));
+  client = new KubeClient(await loadConnection({ kubeconfig }));
 });
 after(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -555,8 +557,8 @@ describe('audit pieces', () => {
 });
 
 describe('kubeconfig and identity', () => {
-  it('reads the current context, files relative to the kubeconfig, inline data, KUBECONFIG lists', () => {
-    const c = loadConnection({ kubeconfig });
+  it('reads the current context, files relative to the kubeconfig, inline data, KUBECONFIG lists', async () => {
+    const c = await loadConnection({ kubeconfig });
     assert.match(c.server, /^https:\/\/127\.0\.0\.1:\d+$/);
     assert.match(c.ca!, /BEGIN CERTIFICATE/);
     assert.equal(c.token, TOKEN);
@@ -572,13 +574,13 @@ describe('kubeconfig and identity', () => {
       }),
     );
     // The first file in KUBECONFIG to set current-context wins.
-    const merged = loadConnection({ env: { KUBECONFIG: `${join(dir, 'missing')}:${other}:${kubeconfig}` } });
+    const merged = await loadConnection({ env: { KUBECONFIG: `${join(dir, 'missing')}:${other}:${kubeconfig}` } });
     assert.deepEqual([merged.server, merged.ca, merged.cert, merged.key, merged.insecure], ['https://10.0.0.1', 'CA', 'CERT', 'KEY', true]);
-    assert.equal(loadConnection({ env: { KUBECONFIG: `${other}:${kubeconfig}` }, context: 'fake' }).token, TOKEN);
-    assert.throws(() => loadConnection({ kubeconfig: join(dir, 'missing') }), /kubeconfig .*missing not found/);
+    assert.equal((await loadConnection({ env: { KUBECONFIG: `${other}:${kubeconfig}` }, context: 'fake' })).token, TOKEN);
+    await assert.rejects(loadConnection({ kubeconfig: join(dir, 'missing') }), /kubeconfig .*missing not found/);
   });
 
-  it('runs exec credential plugins', () => {
+  it('runs exec credential plugins', async () => {
     const plugin = join(dir, 'plugin.sh');
     writeFileSync(plugin, `#!/bin/sh\necho '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"'"$AUDIT_TOKEN"'"}}'\n`);
     chmodSync(plugin, 0o755);
@@ -594,9 +596,9 @@ describe('kubeconfig and identity', () => {
         contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
       });
     writeFileSync(file, config('./plugin.sh'));
-    assert.equal(loadConnection({ kubeconfig: file }).token, 'from-plugin');
+    assert.equal((await loadConnection({ kubeconfig: file })).token, 'from-plugin');
     writeFileSync(file, config(failing));
-    assert.throws(() => loadConnection({ kubeconfig: file }), /exec credential plugin .*failing\.sh failed: no session/);
+    await assert.rejects(loadConnection({ kubeconfig: file }), /exec credential plugin .*failing\.sh failed: no session/);
   });
 
   it('exec credential plugins: re-run within a minute of status.expirationTimestamp, and once on a 401', async () => {
@@ -615,7 +617,7 @@ describe('kubeconfig and identity', () => {
     );
     const port = (server.address() as { port: number }).port;
     let n = 0;
-    const connect = (tokens: string, expiresIn: number) => {
+    const connect = async (tokens: string, expiresIn: number) => {
       const count = join(dir, `exec-count-${++n}`);
       writeFileSync(count, '');
       const file = join(dir, `exec-${n}.yaml`);
@@ -629,31 +631,31 @@ describe('kubeconfig and identity', () => {
           contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
         }),
       );
-      return { client: new KubeClient(loadConnection({ kubeconfig: file })), runs: () => readFileSync(count, 'utf8').length };
+      return { client: new KubeClient(await loadConnection({ kubeconfig: file })), runs: () => readFileSync(count, 'utf8').length };
     };
 
     // An hour left: the credential is reused.
-    const lasting = connect(TOKEN, 3600);
+    const lasting = await connect(TOKEN, 3600);
     for (let i = 0; i < 3; i++) await lasting.client.request('GET', '/api');
     assert.equal(lasting.runs(), 1);
     // Half a minute left: the plugin runs again before each request.
-    const expiring = connect(TOKEN, 30);
+    const expiring = await connect(TOKEN, 30);
     assert.equal(expiring.runs(), 1);
     await expiring.client.request('GET', '/api');
     await expiring.client.request('GET', '/api');
     assert.equal(expiring.runs(), 3);
     // Rejected (401): one more run and the request again, with the new token.
-    const revoked = connect(`stale,${TOKEN}`, 3600);
+    const revoked = await connect(`stale,${TOKEN}`, 3600);
     assert.equal((await revoked.client.request('GET', '/api')).kind, 'APIVersions');
     await revoked.client.request('GET', '/api');
     assert.equal(revoked.runs(), 2);
     // Still rejected: the 401 stands after that one retry.
-    const refused = connect('stale', 3600);
+    const refused = await connect('stale', 3600);
     await assert.rejects(refused.client.request('GET', '/api'), /HTTP 401/);
     assert.equal(refused.runs(), 2);
   });
 
-  it('in-cluster: the service account token, CA and namespace', () => {
+  it('in-cluster: the service account token, CA and namespace', async () => {
     const sa = join(dir, 'sa');
     mkdirSync(sa, { recursive: true });
     writeFileSync(join(sa, 'token'), 'sa-token\n');
@@ -663,7 +665,7 @@ describe('kubeconfig and identity', () => {
     assert.deepEqual([c.server, c.tokenFile, c.ca, c.namespace], ['https://[fd00::1]:443', join(sa, 'token'), 'CA', 'audit']);
     assert.throws(() => inClusterConnection({}, sa), /not running in a cluster/);
     // Without any kubeconfig, loadConnection falls back to the in-cluster configuration.
-    assert.throws(() => loadConnection({ env: { HOME: join(dir, 'nohome') } }), /no kubeconfig .* not running in a cluster/);
+    await assert.rejects(loadConnection({ env: { HOME: join(dir, 'nohome') } }), /no kubeconfig .* not running in a cluster/);
   });
 
   it('who the auditor is: TokenReview when SelfSubjectReview is missing, else the credentials', async () => {
@@ -675,5 +677,276 @@ describe('kubeconfig and identity', () => {
     });
     assert.deepEqual(identityFromCredentials({ server: 'https://x', source: 't', username: 'bob', password: 'p' }), { username: 'bob', groups: ['system:authenticated'] });
     assert.equal(identityFromCredentials({ server: 'https://x', source: 't', token: 'opaque' }), undefined);
+  });
+});
+
+/** How a hostile fake API server answers lists (discovery it answers properly: one resource, pods). */
+type Hostility =
+  | 'endless' // a new continue token with every page, forever
+  | 'cycle' // tokens a, b, a, b, ...: a page repeats a token an earlier page gave
+  | 'same' // the same continue token with every page
+  | 'trickle' // the answer's headers, then one byte of its body every 20 ms, never the end
+  | 'null-item'; // a page whose second item is null
+
+interface HostileServer {
+  url: string;
+  /** List requests answered so far. */
+  lists: () => number;
+  close: () => Promise<void>;
+}
+
+/** A fake API server over plain HTTP on loopback that misbehaves on lists. */
+async function hostileServer(hostility: Hostility): Promise<HostileServer> {
+  let lists = 0;
+  const trickles = new Set<NodeJS.Timeout>();
+  const server: HttpServer = createHttpServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const json = (body: unknown) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (url.pathname === '/api') return json({ kind: 'APIVersions', versions: ['v1'] });
+    if (url.pathname === '/apis') return json({ kind: 'APIGroupList', groups: [] });
+    const pods = { name: 'pods', kind: 'Pod', namespaced: true, verbs: ['list'] };
+    if (url.pathname === '/api/v1') return json({ kind: 'APIResourceList', resources: [pods] });
+    lists++;
+    const page = Number(url.searchParams.get('continue')?.replace(/\D/g, '') || 0);
+    const list = (items: unknown[], token?: string) => {
+      json({ kind: 'List', metadata: token ? { continue: token } : {}, items });
+    };
+    if (hostility === 'endless') return list([], `page-${page + 1}`);
+    if (hostility === 'cycle') return list([], page % 2 ? 'a-0' : 'b-1');
+    if (hostility === 'same') return list([], 'again');
+    if (hostility === 'null-item') return list([obj('on', 'fine'), null]);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const body = JSON.stringify({ kind: 'List', metadata: {}, items: [] });
+    let sent = 0;
+    const timer = setInterval(() => {
+      // Never the last byte: the answer never ends, however long the client waits.
+      if (sent < body.length - 1) res.write(body[sent++]);
+      else res.write(' ');
+    }, 20);
+    trickles.add(timer);
+    res.on('close', () => {
+      clearInterval(timer);
+      trickles.delete(timer);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    lists: () => lists,
+    close: async () => {
+      for (const timer of trickles) clearInterval(timer);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A kubeconfig for `server`, with a token or an exec plugin. */
+function kubeconfigFor(name: string, server: string, user: Record<string, unknown> = { token: TOKEN }): string {
+  const file = join(dir, `${name}.kubeconfig`);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      'current-context': 'h',
+      clusters: [{ name: 'h', cluster: { server } }],
+      users: [{ name: 'u', user }],
+      contexts: [{ name: 'h', context: { cluster: 'h', user: 'u' } }],
+    }),
+  );
+  return file;
+}
+
+/** An exec plugin that starts a grandchild and waits for it, writing the grandchild's pid first; it never answers. */
+function hangingPlugin(): { file: string; pidFile: string } {
+  const file = join(dir, 'hanging-plugin.sh');
+  const pidFile = join(dir, 'hanging-plugin.pid');
+  rmSync(pidFile, { force: true });
+  writeFileSync(file, `#!/bin/sh\nsleep 3600 &\necho $! > "${pidFile}"\nwait\n`);
+  chmodSync(file, 0o755);
+  return { file, pidFile };
+}
+
+/** True once `pid` is gone (or a zombie waiting to be reaped: it runs no more). */
+function dead(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+/** Waits until the hanging plugin's grandchild is gone; the test's own timeout fails it if it never goes. */
+async function grandchildKilled(pidFile: string): Promise<void> {
+  while (!existsSync(pidFile) || !readFileSync(pidFile, 'utf8').trim()) await new Promise((r) => setTimeout(r, 20));
+  const pid = Number(readFileSync(pidFile, 'utf8'));
+  while (!dead(pid)) await new Promise((r) => setTimeout(r, 20));
+}
+
+/** Collects a list's items; rejects as the list does. */
+async function listAll(client: KubeClient): Promise<unknown[]> {
+  const items: unknown[] = [];
+  await client.list('/api/v1/pods', {}, 10, (page) => void items.push(...page));
+  return items;
+}
+
+/** The start of every message about the pods list of a server. */
+const listing = (server: { url: string }) => `listing /api/v1/pods at ${server.url}`;
+const NEVER_ENDS = "repeats an earlier page's continue token; its pages would never end";
+
+/** The end of the message about a plugin killed after `ms`. */
+const hung = (ms: number) => ` did not finish within ${ms} ms; killed it (--exec-timeout)`;
+
+// A hang guard only: a bound that fails to hold makes the test fail here instead of hanging the run.
+const HANG_GUARD = { timeout: 120_000 };
+
+describe('klw audit against stalling API servers and plugins', () => {
+  it('a repeated continue token ends the list at once, naming the collection and the server', HANG_GUARD, async () => {
+    for (const hostility of ['same', 'cycle'] as const) {
+      const server = await hostileServer(hostility);
+      try {
+        const stalled = new KubeClient(await loadConnection({ kubeconfig: kubeconfigFor(hostility, server.url) }));
+        const page = hostility === 'same' ? 2 : 3;
+        await assert.rejects(listAll(stalled), {
+          message: `${listing(server)}: page ${page} ${NEVER_ENDS}`,
+        });
+        assert.equal(server.lists(), hostility === 'same' ? 2 : 3);
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
+  it('endless continue tokens: stopped at the page cap, or at the list deadline', HANG_GUARD, async () => {
+    const server = await hostileServer('endless');
+    try {
+      const connection = await loadConnection({ kubeconfig: kubeconfigFor('endless', server.url) });
+      await assert.rejects(listAll(new KubeClient(connection, { maxPages: 7 })), {
+        message: `${listing(server)}: more than 7 pages (--max-pages)`,
+      });
+      assert.equal(server.lists(), 7);
+      await assert.rejects(listAll(new KubeClient(connection, { listMs: 50, maxPages: Number.MAX_SAFE_INTEGER })), {
+        message: `${listing(server)}: not done within 50 ms of the API server's time (--list-timeout)`,
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a trickled body is cut off by the request deadline, or by the list deadline', HANG_GUARD, async () => {
+    const server = await hostileServer('trickle');
+    try {
+      const connection = await loadConnection({ kubeconfig: kubeconfigFor('trickle', server.url) });
+      // Bytes arrive every 20 ms, far inside the old per-gap idle limit: only a limit on the whole answer ends it.
+      await assert.rejects(listAll(new KubeClient(connection, { requestMs: 200 })), {
+        message: `GET /api/v1/pods at ${server.url}: no complete answer within 200 ms (--request-timeout)`,
+      });
+      await assert.rejects(listAll(new KubeClient(connection, { requestMs: 60_000, listMs: 200 })), {
+        message: `${listing(server)}: not done within 200 ms of the API server's time (--list-timeout)`,
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a list item that is not an object is named by its page and index', HANG_GUARD, async () => {
+    const server = await hostileServer('null-item');
+    try {
+      const connection = await loadConnection({ kubeconfig: kubeconfigFor('null-item', server.url) });
+      await assert.rejects(listAll(new KubeClient(connection)), {
+        message: `${listing(server)}: items[1] of page 1 is null, not an object`,
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('an exec plugin that hangs is killed with its process group after the exec timeout', HANG_GUARD, async () => {
+    const plugin = hangingPlugin();
+    const exec = { apiVersion: 'client.authentication.k8s.io/v1', command: './hanging-plugin.sh' };
+    const kubeconfig = kubeconfigFor('hanging-exec', 'http://127.0.0.1:9', { exec });
+    await assert.rejects(loadConnection({ kubeconfig, execTimeoutMs: 200 }), {
+      message: `kubeconfig: exec credential plugin ${exec.command}${hung(200)}`,
+    });
+    await grandchildKilled(plugin.pidFile);
+  });
+
+  it('an exec plugin that prints without end is killed', HANG_GUARD, async () => {
+    const kubeconfig = kubeconfigFor('chatty-exec', 'http://127.0.0.1:9', { exec: { command: 'yes' } });
+    await assert.rejects(loadConnection({ kubeconfig }), {
+      message: `kubeconfig: exec credential plugin yes printed more than ${1024 * 1024} bytes; killed it`,
+    });
+  });
+
+  it('limits from the options: durations, a page cap, defaults; nonsense refused', () => {
+    assert.deepEqual(kubeLimitsFrom({}), DEFAULT_KUBE_LIMITS);
+    const given = kubeLimitsFrom({ requestTimeout: '1m30s', listTimeout: '2h', maxPages: '3', execTimeout: '250ms' });
+    assert.deepEqual(given, { requestMs: 90_000, listMs: 7_200_000, maxPages: 3, execMs: 250 });
+    // Past what a timer can wait, a duration is the longest a timer waits (not a timer firing at once).
+    assert.equal(kubeLimitsFrom({ requestTimeout: '1000h' }).requestMs, 2 ** 31 - 1);
+    for (const [options, message] of [
+      [{ requestTimeout: '10' }, /--request-timeout must be a duration/],
+      [{ listTimeout: '0s' }, /--list-timeout must be a duration/],
+      [{ execTimeout: 'soon' }, /--exec-timeout must be a duration/],
+      [{ maxPages: '0' }, /--max-pages must be a whole number/],
+      [{ maxPages: '1.5' }, /--max-pages must be a whole number/],
+    ] as const) {
+      assert.throws(() => kubeLimitsFrom(options), message);
+    }
+  });
+
+  /** Runs `klw audit audit-policy --as tester` against a kubeconfig. */
+  function audit(kubeconfig: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      const argv = [KLW, '--root', FIXTURE, 'audit', 'audit-policy', '--as', 'tester', '--kubeconfig', kubeconfig];
+      // Killed if it outlives the hang guard, so a bound that fails to hold leaves no process behind.
+      const timeout = HANG_GUARD.timeout - 10_000;
+      const options = { encoding: 'utf8' as const, timeout, killSignal: 'SIGKILL' as const };
+      execFile(process.execPath, [...argv, ...args], options, (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  }
+
+  it('klw audit exits 2 naming what stalled: tokens, a trickled body, a null item, a plugin', HANG_GUARD, async () => {
+    const servers = await Promise.all((['endless', 'same', 'trickle', 'null-item'] as const).map(hostileServer));
+    const [endless, same, trickle, nullItem] = servers;
+    const plugin = hangingPlugin();
+    const hanging = kubeconfigFor('hanging-cli', endless!.url, { exec: { command: plugin.file } });
+    try {
+      // Run together: each is bounded on its own.
+      const runs = await Promise.all([
+        audit(kubeconfigFor('endless-cli', endless!.url), '--max-pages', '5'),
+        audit(kubeconfigFor('endless-time-cli', endless!.url), '--list-timeout', '100ms', '--max-pages', '1000000000'),
+        audit(kubeconfigFor('same-cli', same!.url)),
+        audit(kubeconfigFor('trickle-cli', trickle!.url), '--request-timeout', '300ms'),
+        audit(kubeconfigFor('null-cli', nullItem!.url)),
+        audit(hanging, '--exec-timeout', '300ms'),
+        audit(kubeconfigFor('bad-option-cli', endless!.url), '--request-timeout', '5'),
+      ]);
+      const expected = [
+        `${listing(endless!)}: more than 5 pages (--max-pages)`,
+        `${listing(endless!)}: not done within 100 ms of the API server's time (--list-timeout)`,
+        `${listing(same!)}: page 2 ${NEVER_ENDS}`,
+        `GET /api/v1/pods at ${trickle!.url}: no complete answer within 300 ms (--request-timeout)`,
+        `${listing(nullItem!)}: items[1] of page 1 is null, not an object`,
+        `kubeconfig: exec credential plugin ${plugin.file}${hung(300)}`,
+        '--request-timeout must be a duration of at least 1ms, such as 30s, 2m or 1m30s',
+      ];
+      for (const [i, run] of runs.entries()) {
+        assert.equal(run.code, 2, `${expected[i]}\n${run.stderr}`);
+        assert.equal(run.stderr.trim().split('\n').at(-1), `klw: ${expected[i]}`);
+      }
+      await grandchildKilled(plugin.pidFile);
+    } finally {
+      await Promise.all(servers.map((s) => s.close()));
+    }
   });
 });

@@ -95,12 +95,55 @@ describe('the bundle entry klw build generates', () => {
     assert.equal(JSON.parse((await mod.handler(pod({ team: 'a' }))).body).response.allowed, true);
   });
 
+  it('makes the handler of a module with typed rules and no handler export, and the zip answers by them', async () => {
+    fn('typed-pods', [
+      "import { allow, defineValidatingWebhook, deny, on, Pod } from 'kube-lambda-webhooks';",
+      'export default defineValidatingWebhook({',
+      "  name: 'typed-pods',",
+      '  rules: [on(Pod).create()],',
+      "  validate: (review) => (review.object?.spec?.hostPID ? deny('no hostPID') : allow()),",
+      '});',
+      '',
+    ].join('\n'));
+    const { code, stderr } = await klw('build');
+    assert.equal(code, 0, stderr);
+    const unpacked = join(scratch, 'unpacked-typed');
+    execFileSync('python3', ['-c', 'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])', join(scratch, 'dist/functions/typed-pods.zip'), unpacked]);
+    process.env.KLW_LOG_LEVEL = 'silent';
+    const mod = await import(pathToFileURL(join(unpacked, 'index.mjs')).href);
+    delete process.env.KLW_LOG_LEVEL;
+    const pod = (spec: Record<string, unknown>) => toEvent(admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'd' }, spec }));
+    assert.equal(JSON.parse((await mod.handler(pod({ hostPID: true }))).body).response.allowed, false);
+    assert.equal(JSON.parse((await mod.handler(pod({}))).body).response.allowed, true);
+    const manifests = await klw('manifests', '--base-url', 'https://h.example.com', '--path-secret', 'none', '--out', join(scratch, 'm.yaml'));
+    assert.equal(manifests.code, 0, manifests.stderr);
+    assert.match(readFileSync(join(scratch, 'm.yaml'), 'utf8'), /operations:\n\s+- CREATE\n\s+apiGroups:\n\s+- ""\n\s+apiVersions:\n\s+- v1\n\s+resources:\n\s+- pods\n\s+scope: Namespaced/);
+    assert.equal((await klw('lint')).code, 0);
+  });
+
+  it('names the file of a rule lint refuses, with the field and the fix', async () => {
+    fn('core-pods', onlyDefault.replace("'only-default'", "'core-pods'").replace("apiGroups: ['']", "apiGroups: ['core']").replace("resources: ['pods']", "resources: ['Pods']"));
+    const { code, stderr } = await klw('lint');
+    assert.equal(code, 1);
+    assert.match(stderr, /^error rule-group core-pods\.\S+: rules\[0\]\.apiGroups: .*is "".*\(functions\/core-pods\/index\.ts\)$/m);
+    fn('pods-plural', onlyDefault.replace("'only-default'", "'pods-plural'").replace("resources: ['pods']", "resources: ['Pods']"));
+    const plural = await klw('lint');
+    assert.equal(plural.code, 1);
+    assert.match(plural.stderr, /^error rule-resource pods-plural\.\S+: rules\[0\]\.resources: .*did you mean "pods"\?.*\(functions\/pods-plural\/index\.ts\)$/m);
+  });
+
   it('keeps the handler a module exports itself', async () => {
     fn('own-handler', onlyDefault.replace("'only-default'", "'own-handler'").replace('export default', 'const webhook =') +
       "export const handler = async () => ({ statusCode: 200, body: 'own' });\nexport default webhook;\n");
     await buildFunction(scratch, { name: 'own-handler', entry: join(scratch, 'functions/own-handler/index.ts') });
     const mod = await import(pathToFileURL(bundlePath(scratch, 'own-handler')).href);
     assert.equal((await mod.handler({})).body, 'own');
+  });
+
+  it('warns at lint when the handler a module exports is not its registration\'s: the zip runs that one', async () => {
+    const { stderr } = await klw('lint');
+    assert.match(stderr, /functions\/own-handler\/index\.ts exports a handler that is not its default registration's: the zip runs it, while the manifests describe the registration; export webhook\.handler or remove that export/);
+    assert.doesNotMatch(stderr, /only-default\/index\.ts exports a handler/);
   });
 
   it('refuses a module with neither a default registration nor a handler, at build and lint, naming the file and the fix', async () => {

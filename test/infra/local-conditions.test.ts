@@ -154,4 +154,18 @@ describe('matchConditions run off the emulator\'s event loop', () => {
     );
     assert.equal(api.conditions('slow').size, 2);
   });
+  it('stops evaluating a review whose client went away (the API server gave up on it)', async () => {
+    const pool = bounded.conditions('slow');
+    const settled = new Promise<void>((resolve) => pool.once('settled', () => resolve()));
+    const agent = new Agent({ ca: readFileSync(bounded.caPath), keepAlive: false });
+    const options = { method: 'POST', headers: { 'content-type': 'application/json' }, agent };
+    const req = httpsRequest(`${bounded.url}/slow`, options);
+    req.on('error', () => {});
+    pool.once('evaluating', () => req.destroy());
+    req.end(JSON.stringify(heavy()));
+    await settled;
+    const lines = logs.filter((l) => l.includes('"function":"slow"') && l.includes('not invoked'));
+    assert.match(lines.at(-1) ?? '', /the client went away/, lines.join('\n'));
+    assert.equal(pool.size, 0, 'its thread was stopped');
+  });
 });

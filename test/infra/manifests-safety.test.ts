@@ -86,6 +86,25 @@ describe('a conversion function without crdManifest', () => {
     assert.match(readFileSync(join(dir, 'crontabs.example.com.conversion-patch.yaml'), 'utf8'), /strategy: Webhook/);
   });
 
+  it('writes the placeholder into the patch only as a URL the API server refuses, and says so', async () => {
+    withoutManifest();
+    // Only the conversion function: the patch is the one file holding a URL.
+    const aside = join(work, 'aside');
+    for (const name of ['pod-policy', 'pod-defaults']) cpSync(join(work, 'functions', name), join(aside, name), { recursive: true });
+    for (const name of ['pod-policy', 'pod-defaults']) rmSync(join(work, 'functions', name), { recursive: true });
+    try {
+      const dir = join(work, 'patches-placeholder');
+      const { code, stderr } = await klw('manifests', '--base-url', 'https://h.example.com', '--out', join(work, 'm.yaml'), '--crd-patches', dir);
+      assert.equal(code, 0, stderr);
+      const [url] = urlsIn(join(dir, 'crontabs.example.com.conversion-patch.yaml'));
+      assert.deepEqual(validateWebhookUrl(url!).map((p) => p.replace(/, got .*/, '')), ['query parameters are not permitted'], url);
+      assert.match(stderr, /holds the placeholder __KLW_PATH_SECRET__.*--path-secret local \(emulator\) writes the secret/);
+    } finally {
+      for (const name of ['pod-policy', 'pod-defaults']) cpSync(join(aside, name), join(work, 'functions', name), { recursive: true });
+      rmSync(aside, { recursive: true, force: true });
+    }
+  });
+
   it('is a lint error', async () => {
     withoutManifest();
     const { code, stderr } = await klw('lint');

@@ -329,7 +329,7 @@ describe('the matchConditions CEL environment', () => {
     ["quantity('1.5').asInteger()", /cannot convert value to integer/],
     ["quantity('ten') == quantity('1')", /quantities must match/],
     ["'abc'.charAt(9)", /index out of range/],
-    ['[1, 2].slice(1, 5)', /out of range/],
+    ['[1, 2].slice(1, 5)', /cannot slice\(1, 5\), list is length 2/],
     ["object.metadata.labels['app'] == 'x'", /no such key: labels/],
     ["'a'.find(object.metadata.name + '(')", /error parsing regexp: missing closing \)/],
     ["'a'.matches(object.metadata.name + '(?=x)')", /error parsing regexp: invalid or unsupported Perl syntax/],

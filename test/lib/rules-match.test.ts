@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { allow, defineValidatingWebhook, type KubeObject } from '../../lib/index.ts';
+import { allow, defineConversionWebhook, defineValidatingWebhook, type KubeObject } from '../../lib/index.ts';
 import { ruleMismatch, type RuleAttributes } from '../../lib/admission/match.ts';
 import type { RuleWithOperations } from '../../lib/registration.ts';
-import { admissionReview, invoke, runAdmissionChain } from '../../lib/testing/index.ts';
+import { admissionReview, conversionReview, invoke, runAdmissionChain } from '../../lib/testing/index.ts';
 
 const rule = (changes: Partial<RuleWithOperations> = {}): RuleWithOperations => ({
   operations: ['CREATE'],
@@ -93,5 +93,33 @@ describe('the test kit refuses reviews the API server would never send', () => {
     const anyway = await runAdmissionChain(pod, [misregistered], { matchRules: false });
     assert.equal(anyway.allowed, true);
     assert.equal(anyway.steps.length, 0, 'the API server calls no webhook whose rules do not match');
+  });
+});
+
+describe('the test kit refuses a review of the other kind of webhook', () => {
+  const validating = defineValidatingWebhook({
+    name: 'pod-check',
+    rules: [{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'] }],
+    validate: () => allow(),
+  });
+  const conversion = defineConversionWebhook({ name: 'widget-conversion', crd: 'widgets.example.com', convert: (o) => o });
+  const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' } };
+
+  it('invoke() names the webhook, its kind and the review to send', async () => {
+    await assert.rejects(
+      invoke(conversion as never, admissionReview(pod) as never),
+      /^AssertionError.*widget-conversion is a conversion webhook: the API server sends it ConversionReviews, not an AdmissionReview; send conversionReview\(objects, desiredAPIVersion\)/,
+    );
+    await assert.rejects(
+      invoke(validating as never, conversionReview([pod], 'v2') as never),
+      /pod-check is a validating webhook: the API server sends it AdmissionReviews, not a ConversionReview; send admissionReview\(object, options\)/,
+    );
+  });
+
+  it('runAdmissionChain names a conversion webhook among admission ones', async () => {
+    await assert.rejects(
+      runAdmissionChain(pod, [validating, conversion as never]),
+      /widget-conversion is a conversion webhook: the API server never calls it in admission; test it with invoke\(webhook, conversionReview\(\.\.\.\)\)/,
+    );
   });
 });

@@ -103,6 +103,8 @@ export function libraryCallCost(
       return args.length >= 1 ? traverse(actualSize(args[0]), 2) : undefined;
     case 'join':
       return args.length >= 1 ? traverse(actualSize(result), 2) : undefined;
+    // cel-go's runtime cost of the standard `matches`, the same as the regex library's.
+    case 'matches':
     case 'find':
     case 'findAll': {
       if (args.length < 2) return undefined;

@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { scaffold } from '../../infra/scaffold.ts';
+import { resolveResource, resourceFromName } from '../../infra/scaffold-resource.ts';
+import { runKlw } from '../helpers.ts';
+
+const repo = process.cwd();
+// Inside the repository, so `kube-lambda-webhooks` resolves to this package.
+const work = mkdtempSync(join(repo, '.klw-test-'));
+after(() => rmSync(work, { recursive: true, force: true }));
+
+/** Runs a scaffolded test file with node --test; returns the TAP output. */
+function runTest(name: string): string {
+  // A nested test run must not think it is part of this one (it would skip its files).
+  const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
+  return execFileSync(
+    process.execPath,
+    ['--import', 'tsx', '--test', '--test-reporter=tap', join(work, 'test/functions', `${name}.test.ts`)],
+    { cwd: repo, encoding: 'utf8', env },
+  );
+}
+
+describe('klw new --resource', () => {
+  it('writes a validating function on the resource given, typed by it, whose test passes', () => {
+    scaffold(work, 'validating', 'owner-check', { resource: 'deployments.apps' });
+    const source = readFileSync(join(work, 'functions/owner-check/index.ts'), 'utf8');
+    assert.match(source, /import \{ .*on, Deployment \} from 'kube-lambda-webhooks'/);
+    assert.match(source, /rules: \[on\(Deployment\)\.create\(\)\.update\(\)\]/);
+    assert.doesNotMatch(source, /configmaps|ConfigMap/i);
+    const out = runTest('owner-check');
+    assert.match(out, /^# pass 2$/m, out);
+    assert.match(out, /^# fail 0$/m, out);
+  });
+
+  it('writes a mutating function on a cluster-scoped resource, whose test passes', () => {
+    scaffold(work, 'mutating', 'ns-labels', { resource: 'namespaces' });
+    const source = readFileSync(join(work, 'functions/ns-labels/index.ts'), 'utf8');
+    assert.match(source, /rules: \[on\(Namespace\)\.create\(\)\]/);
+    assert.doesNotMatch(readFileSync(join(work, 'test/functions/ns-labels.test.ts'), 'utf8'), /namespace: 'default'/);
+    const out = runTest('ns-labels');
+    assert.match(out, /^# fail 0$/m, out);
+  });
+
+  it('takes the resource from the function name, so a pod policy is on pods; configmaps when the name says none', () => {
+    scaffold(work, 'validating', 'pod-policy');
+    assert.match(
+      readFileSync(join(work, 'functions/pod-policy/index.ts'), 'utf8'),
+      /on\(Pod\)\.create\(\)\.update\(\)/,
+    );
+    scaffold(work, 'validating', 'require-owner');
+    assert.match(readFileSync(join(work, 'functions/require-owner/index.ts'), 'utf8'), /on\(ConfigMap\)/);
+    assert.equal(resourceFromName('deployment-replicas')?.descriptor.resource, 'deployments');
+    assert.equal(resourceFromName('my-validating'), undefined);
+  });
+
+  it('passes klw lint: the scaffolded rules name real resources', async () => {
+    const { code, stderr } = await runKlw('--root', work, 'lint');
+    assert.equal(code, 0, stderr);
+    assert.doesNotMatch(stderr, /rule-/);
+  });
+
+  it('refuses a kind, a singular, an unknown resource and a resource without the operations', () => {
+    assert.throws(() => resolveResource('Pods'), /did you mean --resource pods\?/);
+    assert.throws(() => resolveResource('Deployment'), /did you mean --resource deployments\?/);
+    assert.throws(
+      () => resolveResource('ingress.networking.k8s.io'),
+      /did you mean --resource ingresses\.networking\.k8s\.io\?/,
+    );
+    assert.throws(() => resolveResource('widgets'), /has no resource "widgets"; for a CRD's resources/);
+    assert.throws(() => resolveResource('pods.apps'), /has no resource "pods" in group "apps"/);
+    assert.throws(
+      () => resolveResource('widgets.example.com'),
+      /no resource "widgets" in group "example\.com"; for a CRD's resources, scaffold one and write the rule by hand/,
+    );
+    assert.equal(resolveResource('pods.core').descriptor.group, '');
+    assert.throws(
+      () => scaffold(work, 'validating', 'status-check', { resource: 'componentstatuses' }),
+      /takes no CREATE or UPDATE/,
+    );
+    assert.throws(
+      () => scaffold(work, 'conversion', 'widget-conversion', { resource: 'pods' }),
+      /--resource is for admission functions/,
+    );
+    assert.equal(existsSync(join(work, 'functions/status-check')), false);
+    assert.equal(existsSync(join(work, 'functions/widget-conversion')), false);
+  });
+
+  it('is an option of klw new', async () => {
+    const { code, stderr } = await runKlw('--root', work, 'new', 'validating', 'cli-made', '--resource', 'Pods');
+    assert.equal(code, 1);
+    assert.match(stderr, /did you mean --resource pods\?/);
+    const ok = await runKlw('--root', work, 'new', 'validating', 'cli-made', '--resource', 'services');
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(readFileSync(join(work, 'functions/cli-made/index.ts'), 'utf8'), /on\(Service\)/);
+  });
+});
