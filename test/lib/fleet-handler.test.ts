@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it, mock } from 'node:test';
 import { GetParameterCommand, ParameterNotFound, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { allow, defineConversionWebhook, defineValidatingWebhook, deny } from '../../lib/index.ts';
@@ -130,6 +130,35 @@ describe('a deployed fleet function reads each cluster secret from SSM', () => {
       const names = ssm.commandCalls(GetParameterCommand).map((c) => c.args[0].input.Name);
       assert.ok(names.every((n) => n?.startsWith('/klw/fleet-handler/clusters/')), 'only cluster parameters are read');
     } finally {
+      ssm.restore();
+    }
+  });
+  it('a silent SSM is given the request\'s read time only: its cluster is refused, the other answered', { timeout: 120_000 }, async () => {
+    const ssm = mockClient(SSMClient);
+    mock.timers.enable({ apis: ['setTimeout'] });
+    try {
+      const template = '/klw/fleet-silent/clusters/{cluster}/path-secret';
+      ssm.on(GetParameterCommand, { Name: '/klw/fleet-silent/clusters/east/path-secret' }).callsFake(() => new Promise(() => {}));
+      ssm.on(GetParameterCommand, { Name: '/klw/fleet-silent/clusters/west/path-secret' }).resolves({ Parameter: { Value: WEST } });
+      const env = { KLW_FLEET: fleet, KLW_FLEET_PATH_SECRET_SSM: template };
+      const raw: string[] = [];
+      const handler = denying.withOptions({ env, logger: createLogger({ level: 'debug', sink: (l) => raw.push(l) }) });
+      // 400 ms left: a budget of 300 ms (less the 100 ms margin), so 150 ms for the reads.
+      const context = { awsRequestId: 'r', getRemainingTimeInMillis: () => 400 };
+      const west = handler(toEvent(review, { path: `/pod-policy/${WEST}` }), context);
+      while (ssm.commandCalls(GetParameterCommand).length < 2) await new Promise((r) => setImmediate(r));
+      mock.timers.tick(150);
+      assert.equal((await west).statusCode, 200);
+      const east = await handler(toEvent(review, { path: `/pod-policy/${EAST}` }), context);
+      assert.equal(east.statusCode, 404);
+      const refusal = raw.map((l) => JSON.parse(l) as { status?: number; problems?: string[] }).find((l) => l.status === 404);
+      const within = /cluster east: could not read SSM parameter \S+ \(ParameterTimeout: SSM parameter \S+ not read within (\d+) ms\)/.exec(
+        String(refusal?.problems),
+      );
+      assert.ok(within, String(refusal?.problems));
+      assert.ok(Number(within[1]) <= 150, 'bounded by the time left, not the 3 s cap');
+    } finally {
+      mock.timers.reset();
       ssm.restore();
     }
   });
