@@ -127,13 +127,19 @@ export function routePath(registration: Registration): string {
  * names of its secrets (never their values), reserved and provisioned concurrency, and a
  * `POST` route on the HTTP API.
  */
-export function functionDefinition(registration: Registration, target: Stage, params: PluginParams, fleet?: Fleet): Json {
+export function functionDefinition(
+  registration: Registration,
+  target: Stage,
+  params: PluginParams,
+  fleet?: Fleet,
+): Json {
   const provisioned = params.provisionedConcurrency ?? registration.lambda.provisionedConcurrency ?? 0;
   const environment: Record<string, string> = { ...(registration.lambda.environment ?? {}) };
   if (usesPathSecret(registration) && fleet) {
     // A fleet function accepts each cluster's own secret and names the caller by it.
     environment[FLEET_ENV] = fleetEnvValue(fleet, registration.name);
-    environment[FLEET_PATH_SECRET_SSM_ENV] = clusterPathSecretParameterName(target.service, target.stage, CLUSTER_PLACEHOLDER);
+    const template = clusterPathSecretParameterName(target.service, target.stage, CLUSTER_PLACEHOLDER);
+    environment[FLEET_PATH_SECRET_SSM_ENV] = template;
   } else if (usesPathSecret(registration)) {
     environment.KLW_PATH_SECRET_SSM = pathSecretParameterName(target.service, target.stage);
   }
@@ -198,10 +204,16 @@ export function withSourceMaps(options: unknown): string | undefined {
  * The IAM statement letting the functions read their secrets' SSM parameters (and nothing else):
  * with a fleet, each cluster's parameter by name instead of the service's.
  */
-export function secretsStatement(registrations: Registration[], target: Stage, params: PluginParams, fleet?: Fleet): Json | undefined {
+export function secretsStatement(
+  registrations: Registration[],
+  target: Stage,
+  params: PluginParams,
+  fleet?: Fleet,
+): Json | undefined {
   const names: string[] = [];
   if (registrations.some(usesPathSecret)) {
-    if (fleet) names.push(...fleet.clusters.map((c) => clusterPathSecretParameterName(target.service, target.stage, c.name)));
+    const cluster = (name: string) => clusterPathSecretParameterName(target.service, target.stage, name);
+    if (fleet) names.push(...fleet.clusters.map((c) => cluster(c.name)));
     else names.push(pathSecretParameterName(target.service, target.stage));
   }
   if (params.bearerTokenParameter) names.push(params.bearerTokenParameter);

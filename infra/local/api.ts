@@ -10,7 +10,13 @@ import { eventFromHttp } from '../../lib/harness/events.ts';
 import { KlwError } from '../functions.ts';
 import { lintDocuments } from '../lint.ts';
 import { checkWebhookUrl, generateManifests } from '../manifests.ts';
-import { clusterStateDir, ensureLocalPathSecret, PATH_SECRET_ENV, usesPathSecret, type PathSecrets } from '../secrets.ts';
+import {
+  clusterStateDir,
+  ensureLocalPathSecret,
+  PATH_SECRET_ENV,
+  usesPathSecret,
+  type PathSecrets,
+} from '../secrets.ts';
 import { FLEET_ENV, FLEET_PATH_SECRETS_ENV, matchCluster, type ClusterSecrets } from '../../lib/fleet.ts';
 import { fleetEnvValue, loadFleet, type Fleet } from '../fleet/file.ts';
 import { renderDocuments } from '../output.ts';
@@ -174,7 +180,9 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     const file = loadFleet(root, functions);
     if (!file) return (fleet = null);
     const warn = (m: string) => log(JSON.stringify({ level: 'warn', msg: m }));
-    const secrets = new Map(file.clusters.map((c) => [c.name, ensureLocalPathSecret(clusterStateDir(stateDir, c.name), warn)]));
+    const secrets = new Map(
+      file.clusters.map((c) => [c.name, ensureLocalPathSecret(clusterStateDir(stateDir, c.name), warn)]),
+    );
     const value = JSON.stringify(Object.fromEntries([...secrets].map(([name, s]) => [name, s.value])));
     return (fleet = { file, secrets, value });
   };
@@ -187,7 +195,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     extraEnv: { [PATH_SECRET_ENV]: secret.value },
     envFor: (reg, functions): Record<string, string> => {
       const served = fleetOf(functions);
-      return served ? { [FLEET_ENV]: fleetEnvValue(served.file, reg.name), [FLEET_PATH_SECRETS_ENV]: served.value } : {};
+      if (!served) return {};
+      return { [FLEET_ENV]: fleetEnvValue(served.file, reg.name), [FLEET_PATH_SECRETS_ENV]: served.value };
     },
     ...(options.functionLog ? { functionLog: options.functionLog } : {}),
     ...(options.invocationTimer ? { invocationTimer: options.invocationTimer } : {}),
@@ -243,7 +252,9 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       // one is answered exactly like an unknown route.
       // A fleet's caller is the cluster whose secret the path carries.
       const cluster = fleet && usesSecret(name) ? await callingCluster(routed, fleet.secrets) : undefined;
-      const refused = fleet ? usesSecret(name) && !cluster : usesSecret(name) && !(await hasPathSecret(routed, validSecrets));
+      const refused = fleet
+        ? usesSecret(name) && !cluster
+        : usesSecret(name) && !(await hasPathSecret(routed, validSecrets));
       if (refused) {
         send(res, jsonMessage(404, 'Not Found'), requestId, timeouts.sendMs);
         log(JSON.stringify({ msg: 'request', function: name, method: req.method, status: 404, outcome: 'refused', reason: 'missing or wrong path secret' }));

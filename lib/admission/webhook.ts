@@ -171,7 +171,8 @@ function admissionEngine(
         // The response is built inside the budget too: warnings and the patch are the user's
         // output, and the time they take counts as the function's.
         [outcome, response] = await withDeadline(async () => {
-          const decided = enforce(reg, await decide(review.request, userContext(ctx, (message) => warnings.add(message))), ctx);
+          const decision = await decide(review.request, userContext(ctx, (message) => warnings.add(message)));
+          const decided = enforce(reg, decision, ctx);
           return [decided, toResponse(decided, warnings.items, dropped)] as const;
         }, ctx.budgetMs, ctx.startedAt, ctx.now);
       } catch (err) {
