@@ -5,6 +5,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { allow, defineConversionWebhook, defineValidatingWebhook, deny } from '../../lib/index.ts';
 import { createLogger } from '../../lib/log.ts';
 import { admissionReview, conversionReview, lambdaContext, toEvent } from '../../lib/testing/index.ts';
+import { emfProblems } from './emf.ts';
 
 const EAST = 'e'.repeat(43);
 const WEST = 'w'.repeat(43);
@@ -54,10 +55,20 @@ describe('a fleet function names its caller by the path secret', () => {
     for (const l of [...east.raw, ...west.raw]) assert.ok(!l.includes(EAST) && !l.includes(WEST), `secret in ${l}`);
   });
 
-  it('the cluster is an EMF dimension next to the webhook', async () => {
+  it('the cluster is an EMF dimension next to the webhook, valid EMF', async () => {
     const out = await call(`/pod-policy/${WEST}`, env);
-    const line = out.lines.find((l) => l.msg === 'review') as { _aws: { CloudWatchMetrics: { Dimensions: string[][] }[] } };
-    assert.deepEqual(line._aws.CloudWatchMetrics[0]!.Dimensions, [['webhook', 'operation'], ['webhook'], ['webhook', 'cluster']]);
+    const index = out.lines.findIndex((l) => l.msg === 'review');
+    type Emf = { _aws: { CloudWatchMetrics: { Dimensions: string[][] }[] } };
+    const line = out.lines[index] as Emf;
+    const dimensions = line._aws.CloudWatchMetrics[0]!.Dimensions;
+    assert.deepEqual(dimensions, [['webhook', 'operation'], ['webhook'], ['webhook', 'cluster']]);
+    assert.deepEqual(emfProblems(out.raw[index]!), []);
+    // An open function's line names no fleet cluster: the dimension value stays bounded.
+    const open = defineValidatingWebhook({ name: 'open-policy', rules: [], auth: 'none', validate: () => allow() });
+    const unknown = await call('/open-policy', env, open);
+    const openIndex = unknown.lines.findIndex((l) => l.msg === 'review');
+    assert.equal(unknown.lines[openIndex]!.cluster, 'unknown');
+    assert.deepEqual(emfProblems(unknown.raw[openIndex]!), []);
   });
 
   it('the cluster setting wins over KLW_ENFORCEMENT; a cluster without one falls back to it', async () => {
