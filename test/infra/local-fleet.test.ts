@@ -27,7 +27,8 @@ export const handler = webhook.handler;
 export default webhook;
 `,
 );
-writeFileSync(join(work, 'clusters.yaml'), 'clusters:\n  - name: east\n  - name: west\n    enforcement: { guarded: Warn }\n');
+const FLEET = 'clusters:\n  - name: east\n  - name: west\n    enforcement: { guarded: Warn }\n';
+writeFileSync(join(work, 'clusters.yaml'), FLEET);
 const EAST = 'E'.repeat(43);
 const WEST = 'W'.repeat(43);
 const SERVICE = 'S'.repeat(43);
@@ -41,7 +42,9 @@ before(async () => {
     mkdirSync(join(stateDir, dir), { recursive: true, mode: 0o700 });
     writeFileSync(join(stateDir, dir, 'path-secret'), `${secret}\n`, { mode: 0o600 });
   }
-  api = await startApi({ root: work, port: 0, stateDir, log: (l) => logs.push(l), functionLog: () => {}, concurrency: 1, invocationTimer: never });
+  const log = (l: string) => logs.push(l);
+  const quiet = { functionLog: () => {}, concurrency: 1, invocationTimer: never };
+  api = await startApi({ root: work, port: 0, stateDir, log, ...quiet });
 });
 after(async () => {
   await api?.close();
@@ -51,7 +54,8 @@ after(async () => {
 function post(path: string, body: unknown): Promise<{ status: number; text: string }> {
   const agent = new Agent({ ca: readFileSync(api.caPath), keepAlive: false });
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(`${api.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, agent }, (res) => {
+    const options = { method: 'POST', headers: { 'content-type': 'application/json' }, agent };
+    const req = httpsRequest(`${api.url}${path}`, options, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));

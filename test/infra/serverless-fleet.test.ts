@@ -16,10 +16,15 @@ import { FIXTURE_FUNCTIONS, FIXTURE_PROJECT } from '../helpers.ts';
 type Json = Record<string, any>;
 const root = process.cwd();
 const registrations = (await loadFunctions(FIXTURE_PROJECT)).map((f) => f.registration);
-const FLEET = 'clusters:\n  - name: east\n  - name: west\n    kubeVersion: "1.29"\n    enforcement: { pod-policy: Warn }\n';
+const FLEET =
+  'clusters:\n  - name: east\n  - name: west\n    kubeVersion: "1.29"\n    enforcement: { pod-policy: Warn }\n';
 const fleet = parseFleet(FLEET, 'clusters.yaml', registrations);
 const target = { service: 'klw-fixture', stage: 'test' };
-const arn = (name: string) => ({ 'Fn::Sub': `arn:\${AWS::Partition}:ssm:\${AWS::Region}:\${AWS::AccountId}:parameter${name}` });
+const arn = (name: string) => ({
+  'Fn::Sub': `arn:\${AWS::Partition}:ssm:\${AWS::Region}:\${AWS::AccountId}:parameter${name}`,
+});
+/** The ARN of each cluster's parameter, in the fleet's order. */
+const clusterArns = ['east', 'west'].map((c) => arn(clusterPathSecretParameterName('klw-fixture', 'test', c)));
 
 describe('the plugin with a fleet file', () => {
   const params = pluginParams({}, 'test', undefined);
@@ -30,7 +35,8 @@ describe('the plugin with a fleet file', () => {
     assert.equal(env.KLW_PATH_SECRET_SSM, undefined);
     const runtime = fleetFromEnv(env)!;
     assert.deepEqual(Object.fromEntries(runtime), { east: {}, west: { enforcement: 'Warn', kubeVersion: '1.29' } });
-    assert.equal(clusterParameterName(env.KLW_FLEET_PATH_SECRET_SSM!, 'west'), clusterPathSecretParameterName('klw-fixture', 'test', 'west'));
+    const west = clusterPathSecretParameterName('klw-fixture', 'test', 'west');
+    assert.equal(clusterParameterName(env.KLW_FLEET_PATH_SECRET_SSM!, 'west'), west);
     const plain = functionDefinition(policy, target, params).environment as Record<string, string>;
     assert.equal(plain.KLW_FLEET, undefined, 'no fleet file: as before');
     assert.equal(plain.KLW_PATH_SECRET_SSM, pathSecretParameterName('klw-fixture', 'test'));
@@ -38,7 +44,7 @@ describe('the plugin with a fleet file', () => {
 
   it('lets the functions read each cluster parameter by name, and nothing else', () => {
     const statement = secretsStatement(registrations, target, params, fleet)!;
-    assert.deepEqual(statement.Resource, ['east', 'west'].map((c) => arn(clusterPathSecretParameterName('klw-fixture', 'test', c))));
+    assert.deepEqual(statement.Resource, clusterArns);
   });
 });
 
@@ -75,6 +81,6 @@ describe('serverless package (osls, offline) with the plugin and a fleet file', 
     }
     const statements = template.Resources.IamRoleLambdaExecution.Properties.Policies[0].PolicyDocument.Statement;
     const ssm = statements.find((s: Json) => JSON.stringify(s.Action).includes('ssm:GetParameter'));
-    assert.deepEqual(ssm.Resource, ['east', 'west'].map((c) => arn(clusterPathSecretParameterName('klw-fixture', 'test', c))));
+    assert.deepEqual(ssm.Resource, clusterArns);
   });
 });

@@ -72,7 +72,8 @@ describe('a fleet function names its caller by the path secret', () => {
   });
 
   it('the cluster setting wins over KLW_ENFORCEMENT; a cluster without one falls back to it', async () => {
-    const mixed = { ...env, KLW_FLEET: JSON.stringify({ east: { enforcement: 'Deny' }, west: {} }), KLW_ENFORCEMENT: 'Audit' };
+    const settings = JSON.stringify({ east: { enforcement: 'Deny' }, west: {} });
+    const mixed = { ...env, KLW_FLEET: settings, KLW_ENFORCEMENT: 'Audit' };
     assert.equal(response((await call(`/pod-policy/${EAST}`, mixed)).body).allowed, false);
     const west = await call(`/pod-policy/${WEST}`, mixed);
     assert.equal(response(west.body).allowed, true);
@@ -105,7 +106,11 @@ describe('a fleet function names its caller by the path secret', () => {
   });
 
   it('conversion webhooks are named by cluster too', async () => {
-    const conv = defineConversionWebhook({ name: 'crontab-conversion', crd: 'crontabs.example.com', convert: (o, d) => ({ ...o, apiVersion: d }) });
+    const conv = defineConversionWebhook({
+      name: 'crontab-conversion',
+      crd: 'crontabs.example.com',
+      convert: (o, d) => ({ ...o, apiVersion: d }),
+    });
     const body = conversionReview([], 'example.com/v1');
     const out = await call(`/crontab-conversion/${EAST}`, env, conv, body);
     assert.equal(out.status, 200);
@@ -126,11 +131,17 @@ describe('a deployed fleet function reads each cluster secret from SSM', () => {
     const ssm = mockClient(SSMClient);
     try {
       const template = '/klw/fleet-handler/clusters/{cluster}/path-secret';
-      ssm.on(GetParameterCommand, { Name: '/klw/fleet-handler/clusters/east/path-secret' }).resolves({ Parameter: { Value: EAST } });
+      ssm
+        .on(GetParameterCommand, { Name: '/klw/fleet-handler/clusters/east/path-secret' })
+        .resolves({ Parameter: { Value: EAST } });
       ssm
         .on(GetParameterCommand, { Name: '/klw/fleet-handler/clusters/west/path-secret' })
         .rejects(new ParameterNotFound({ message: 'Parameter not found', $metadata: {} }));
-      const env = { KLW_FLEET: fleet, KLW_FLEET_PATH_SECRET_SSM: template, AWS_LAMBDA_FUNCTION_NAME: 'svc-prod-pod-policy' };
+      const env = {
+        KLW_FLEET: fleet,
+        KLW_FLEET_PATH_SECRET_SSM: template,
+        AWS_LAMBDA_FUNCTION_NAME: 'svc-prod-pod-policy',
+      };
       const east = await call(`/pod-policy/${EAST}`, env);
       assert.equal(east.status, 200);
       assert.equal(east.lines.find((l) => l.msg === 'review')?.cluster, 'east');
@@ -144,13 +155,19 @@ describe('a deployed fleet function reads each cluster secret from SSM', () => {
       ssm.restore();
     }
   });
-  it('a silent SSM is given the request\'s read time only: its cluster is refused, the other answered', { timeout: 120_000 }, async () => {
+  const silent = "a silent SSM is given the request's read time only: its cluster is refused, the other answered";
+  // The timeout is a hang guard only: a read that is never aborted fails the test instead of hanging the run.
+  it(silent, { timeout: 120_000 }, async () => {
     const ssm = mockClient(SSMClient);
     mock.timers.enable({ apis: ['setTimeout'] });
     try {
       const template = '/klw/fleet-silent/clusters/{cluster}/path-secret';
-      ssm.on(GetParameterCommand, { Name: '/klw/fleet-silent/clusters/east/path-secret' }).callsFake(() => new Promise(() => {}));
-      ssm.on(GetParameterCommand, { Name: '/klw/fleet-silent/clusters/west/path-secret' }).resolves({ Parameter: { Value: WEST } });
+      ssm
+        .on(GetParameterCommand, { Name: '/klw/fleet-silent/clusters/east/path-secret' })
+        .callsFake(() => new Promise(() => {}));
+      ssm
+        .on(GetParameterCommand, { Name: '/klw/fleet-silent/clusters/west/path-secret' })
+        .resolves({ Parameter: { Value: WEST } });
       const env = { KLW_FLEET: fleet, KLW_FLEET_PATH_SECRET_SSM: template };
       const raw: string[] = [];
       const handler = denying.withOptions({ env, logger: createLogger({ level: 'debug', sink: (l) => raw.push(l) }) });
@@ -162,10 +179,10 @@ describe('a deployed fleet function reads each cluster secret from SSM', () => {
       assert.equal((await west).statusCode, 200);
       const east = await handler(toEvent(review, { path: `/pod-policy/${EAST}` }), context);
       assert.equal(east.statusCode, 404);
-      const refusal = raw.map((l) => JSON.parse(l) as { status?: number; problems?: string[] }).find((l) => l.status === 404);
-      const within = /cluster east: could not read SSM parameter \S+ \(ParameterTimeout: SSM parameter \S+ not read within (\d+) ms\)/.exec(
-        String(refusal?.problems),
-      );
+      const parsed = raw.map((l) => JSON.parse(l) as { status?: number; problems?: string[] });
+      const refusal = parsed.find((l) => l.status === 404);
+      const timedOut = /cluster east: could not read SSM parameter \S+ \(ParameterTimeout: .* within (\d+) ms\)/;
+      const within = timedOut.exec(String(refusal?.problems));
       assert.ok(within, String(refusal?.problems));
       assert.ok(Number(within[1]) <= 150, 'bounded by the time left, not the 3 s cap');
     } finally {
