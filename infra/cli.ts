@@ -6,6 +6,8 @@ import { KlwError, loadFunctions, ownHandlerFindings } from './functions.ts';
 import { formatFinding, lintDocuments, lintFiles, lintRegistrations, PLACEHOLDER_RULE, type Finding } from './lint.ts';
 import { lintRulesForVersion, shippedCrds } from './lint/rules.ts';
 import { PATH_SECRET_PLACEHOLDER } from './secrets.ts';
+import { FLEET_FILE } from './fleet/file.ts';
+import { fleetManifests, type FleetManifestOptions } from './fleet/commands.ts';
 import { DEFAULT_CONFIGURATION_NAME, generateManifests, unknownCrds, type Endpoints, type ManifestSet } from './manifests.ts';
 import { readDocuments, renderDocuments, writeOutput } from './output.ts';
 import { scaffold } from './scaffold.ts';
@@ -127,12 +129,17 @@ export function program(deps: CliDeps = {}): Command {
     .addOption(new Option('--format <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
     .option('--kube-version <X.Y>', 'write only the fields this Kubernetes version knows (matchConditions need 1.28, or 1.27 with the feature gate)')
     .option('--feature-gates <gates>', 'feature gates on in the target API server, as kube-apiserver takes them (AdmissionWebhookMatchConditions=true)')
-    .action(async (options: { baseUrl?: string; functionUrls?: string; caBundle?: string; out?: string; crdPatches?: string; name: string; format: 'yaml' | 'json'; kubeVersion?: string; featureGates?: string; pathSecret: PathSecretOptions['pathSecret']; stateDir: string; stage: string; region?: string }) => {
+    .option('--cluster <name>', `a cluster of ${FLEET_FILE}: its secret, Kubernetes version and enforcement`)
+    .option('--all-clusters', `every cluster of ${FLEET_FILE}, one file each in --out-dir`)
+    .option('--out-dir <dir>', 'with --all-clusters: where <cluster>.yaml (or .json) go')
+    .action(async (options: { baseUrl?: string; functionUrls?: string; caBundle?: string; out?: string; crdPatches?: string; name: string; format: 'yaml' | 'json'; kubeVersion?: string; featureGates?: string; pathSecret: PathSecretOptions['pathSecret']; stateDir: string; stage: string; region?: string } & FleetManifestOptions) => {
       if (!options.baseUrl === !options.functionUrls) throw new KlwError('give exactly one of --base-url or --function-urls');
       const target = kubeTargetFrom(options);
       // Only the deployed secret needs serverless.yml: its service, and its region without --region.
       const config = options.pathSecret === 'ssm' ? readServerless(root()) : undefined;
       const secretOptions: PathSecretOptions = { pathSecret: options.pathSecret, stateDir: options.stateDir, stage: options.stage, region: regionFor(options, () => config), ...(config ? { service: String(config.service) } : {}) };
+      const fleetDeps = { endpoints: endpointsFrom(options), report: reportFindings, say, build: (e: Endpoints) => manifestsFor(root(), e, options.name) };
+      if (await fleetManifests(root(), options, target, secretOptions, fleetDeps)) return;
       const set = await manifestsFor(root(), await withPathSecret(endpointsFrom(options), undefined, secretOptions), options.name, { crdPatches: !!options.crdPatches });
       const written = [set.documents, options.crdPatches ? set.crdPatches : []];
       if (secretOptions.pathSecret === 'placeholder' && JSON.stringify(written).includes(PATH_SECRET_PLACEHOLDER)) {

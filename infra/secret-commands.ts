@@ -1,11 +1,15 @@
 import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Command } from 'commander';
 import type { Registration } from '../lib/registration.ts';
-import { KlwError } from './functions.ts';
+import { KlwError, loadFunctions } from './functions.ts';
+import { FLEET_FILE, loadFleet, selectClusters } from './fleet/file.ts';
 import { writeFileSafely } from './files.ts';
 import type { Endpoints } from './manifests.ts';
 import {
+  clusterPathSecretParameterName,
+  clusterStateDir,
   ensureDeployedPathSecret,
   ensureLocalPathSecret,
   localPathSecretFile,
@@ -32,6 +36,8 @@ export interface PathSecretOptions {
   region: string;
   /** serverless.yml's service, for `ssm`. */
   service?: string;
+  /** A fleet cluster (checked against the fleet file by the caller): that cluster's own secret. */
+  cluster?: string;
 }
 
 /** The region when neither serverless.yml nor the environment names one (the Serverless Framework's own default). */
@@ -95,11 +101,17 @@ export interface SecretTarget {
 export async function withPathSecret(endpoints: Endpoints, registrations: Registration[] | undefined, options: PathSecretOptions, ssm?: SSMClient): Promise<Endpoints> {
   if (options.pathSecret === 'none' || (registrations && !registrations.some(usesPathSecret))) return endpoints;
   if (options.pathSecret === 'placeholder') return { ...endpoints, pathSecret: PATH_SECRET_PLACEHOLDER };
-  if (options.pathSecret === 'local') return { ...endpoints, pathSecret: ensureLocalPathSecret(options.stateDir).current };
+  const cluster = options.cluster;
+  if (options.pathSecret === 'local') {
+    return { ...endpoints, pathSecret: ensureLocalPathSecret(cluster ? clusterStateDir(options.stateDir, cluster) : options.stateDir).current };
+  }
   if (!options.service) throw new KlwError('--path-secret ssm needs the service name (serverless.yml)');
-  const name = pathSecretParameterName(options.service, options.stage);
+  const name = cluster ? clusterPathSecretParameterName(options.service, options.stage, cluster) : pathSecretParameterName(options.service, options.stage);
   const secrets = await readDeployedPathSecret(ssm ?? new SSMClient({ region: options.region }), name);
-  if (!secrets) throw new KlwError(`SSM parameter ${name} does not exist in ${options.region}; klw deploy --stage ${options.stage} creates it`);
+  if (!secrets) {
+    const fix = cluster ? `klw secret rotate --cluster ${cluster} --stage ${options.stage} creates it` : `klw deploy --stage ${options.stage} creates it`;
+    throw new KlwError(`SSM parameter ${name} does not exist in ${options.region}; ${fix}`);
+  }
   return { ...endpoints, pathSecret: secrets.current };
 }
 
@@ -134,6 +146,8 @@ export interface SecretCommandOptions {
   region?: string;
   local?: boolean;
   stateDir: string;
+  /** A fleet cluster: only its secret changes. */
+  cluster?: string;
 }
 
 /** Runs `klw secret rotate` or `klw secret retire` and returns the lines that tell what to do next. */
@@ -141,19 +155,27 @@ export async function runSecretCommand(action: 'rotate' | 'retire', options: Sec
   let change: SecretChange;
   let where: string;
   let flags: string;
+  const cluster = options.cluster;
+  const ofCluster = cluster ? ` --cluster ${cluster}` : '';
   if (options.local) {
-    where = `${options.stateDir} (local)`;
-    flags = '--local';
-    change = action === 'rotate' ? rotateLocalPathSecret(options.stateDir) : retireLocalPathSecret(options.stateDir);
+    const dir = cluster ? clusterStateDir(options.stateDir, cluster) : options.stateDir;
+    where = `${dir} (local${cluster ? `, cluster ${cluster}` : ''})`;
+    flags = `--local${ofCluster}`;
+    change = action === 'rotate' ? rotateLocalPathSecret(dir) : retireLocalPathSecret(dir);
   } else {
     const region = regionFor(options, () => config?.());
-    const name = pathSecretParameterName(service(), options.stage);
-    where = `SSM parameter ${name} (${region})`;
-    flags = `--stage ${options.stage} --region ${region}`;
+    const name = cluster ? clusterPathSecretParameterName(service(), options.stage, cluster) : pathSecretParameterName(service(), options.stage);
+    where = `SSM parameter ${name} (${region}${cluster ? `, cluster ${cluster}` : ''})`;
+    flags = `${cluster ? `--cluster ${cluster} ` : ''}--stage ${options.stage} --region ${region}`;
     const client = ssm ?? new SSMClient({ region });
-    change = action === 'rotate' ? await rotateDeployedPathSecret(client, name, region) : await retireDeployedPathSecret(client, name, region);
+    // A cluster's secret is its own to create: the first rotation makes it (klw deploy makes the service's).
+    change = action === 'rotate' ? await rotateDeployedPathSecret(client, name, region, !!cluster) : await retireDeployedPathSecret(client, name, region);
   }
-  const manifests = options.local ? `klw manifests --path-secret local --state-dir ${options.stateDir} --base-url <url> (or restart klw local start-api)` : `klw deploy ${flags} (or klw manifests --path-secret ssm ${flags} --base-url <url>)`;
+  const manifests = options.local
+    ? `klw manifests --path-secret local${ofCluster} --state-dir ${options.stateDir} --base-url <url> (or restart klw local start-api)`
+    : cluster
+      ? `klw manifests --path-secret ssm ${flags} --base-url <url>`
+      : `klw deploy ${flags} (or klw manifests --path-secret ssm ${flags} --base-url <url>)`;
   if (action === 'rotate') {
     return [
       `${where}: ${change.before ? 'new current secret; the previous one stays valid' : 'created a path secret'}`,
@@ -164,8 +186,14 @@ export async function runSecretCommand(action: 'rotate' | 'retire', options: Sec
   return [`${where}: previous secret retired; only the current one is accepted${options.local ? ' (restart klw local start-api)' : ' (running functions within 5 minutes)'}`];
 }
 
+/** Throws unless `cluster` is a cluster of the project's fleet file (which must exist and be valid). */
+export async function checkCluster(root: string, cluster: string): Promise<void> {
+  selectClusters(loadFleet(root, (await loadFunctions(root)).map((f) => f.registration)), { cluster });
+}
+
 /** Adds `klw secret rotate` and `klw secret retire`; `config` reads serverless.yml (for the service and the default region). */
 export function addSecretCommands(cli: Command, config: () => Record<string, any>, say: (line: string) => void): void {
+  const root = () => resolve(cli.opts<{ root?: string }>().root ?? process.cwd());
   const service = () => String(config().service);
   const secret = cli.command('secret').description('manage the path secret in the webhook URLs (<url>/<name>/<secret>)');
   for (const [action, description] of [
@@ -178,8 +206,10 @@ export function addSecretCommands(cli: Command, config: () => Record<string, any
       .option('--stage <stage>', 'Serverless stage', 'dev')
       .option('--region <region>', REGION_HELP)
       .option('--local', 'the local secret of the emulator instead of the deployed one')
+      .option('--cluster <name>', `only this cluster's secret (a cluster of ${FLEET_FILE}); the others are untouched`)
       .option('--state-dir <dir>', 'local state directory, with --local', DEFAULT_STATE_DIR)
       .action(async (options: SecretCommandOptions) => {
+        if (options.cluster) await checkCluster(root(), options.cluster);
         for (const line of await runSecretCommand(action, options, service, undefined, config)) say(line);
       });
   }

@@ -33,6 +33,22 @@ export function pathSecretParameterName(service: string, stage: string): string 
 /** The same name written with Serverless Framework variables, for `provider.environment` in serverless.yml. */
 export const PATH_SECRET_PARAMETER_SLS = '/kube-lambda-webhooks/${self:service}/${sls:stage}/path-secret';
 
+/**
+ * The SSM parameter of one fleet cluster's path secret(s), beside the service's own (never under
+ * it: a parameter cannot also be a path); the functions read it through KLW_FLEET_PATH_SECRET_SSM.
+ */
+export function clusterPathSecretParameterName(service: string, stage: string, cluster: string): string {
+  return `/kube-lambda-webhooks/${service}/${stage}/clusters/${cluster}/path-secret`;
+}
+
+/** clusterPathSecretParameterName in Serverless Framework variables, `{cluster}` left for the function to fill. */
+export const CLUSTER_PATH_SECRET_PARAMETER_SLS = '/kube-lambda-webhooks/${self:service}/${sls:stage}/clusters/{cluster}/path-secret';
+
+/** The local state directory of one fleet cluster: its path secret is `<stateDir>/clusters/<cluster>/path-secret`. */
+export function clusterStateDir(stateDir: string, cluster: string): string {
+  return join(resolve(stateDir), 'clusters', cluster);
+}
+
 /** True when a function's URL carries the path secret: every function but those registered with `auth: 'none'`. */
 export function usesPathSecret(registration: Registration): boolean {
   return registration.auth !== 'none';
@@ -180,12 +196,14 @@ function parameterWhere(name: string, region?: string): string {
  * `klw secret rotate`: a new current secret in SSM, the old current kept as previous. A
  * parameter that does not exist is refused, never created: in the wrong region or stage a
  * rotation would otherwise make a stray secret nothing reads (`klw deploy` creates it).
+ * `create` makes it instead: a fleet cluster's secret, made by its first rotation.
  */
-export async function rotateDeployedPathSecret(ssm: SSMClient, name: string, region?: string): Promise<SecretChange> {
+export async function rotateDeployedPathSecret(ssm: SSMClient, name: string, region?: string, create = false): Promise<SecretChange> {
   const before = await readDeployedPathSecret(ssm, name);
-  const after = rotated(before, parameterWhere(name, region), false);
-  await putDeployed(ssm, name, after, true);
-  return { before: before!, after };
+  const after = rotated(before, parameterWhere(name, region), create);
+  // Creating: Overwrite false, so a parameter another rotation created meanwhile is never replaced.
+  await putDeployed(ssm, name, after, !!before);
+  return { ...(before ? { before } : {}), after };
 }
 
 /** `klw secret retire`: only the current secret is left in SSM. */

@@ -6,7 +6,9 @@ import { buildAll } from './build.ts';
 import { loadFunctions, type FunctionEntry } from './functions.ts';
 import { DEFAULT_MEMORY_MB } from './local/runtime.ts';
 import { checkRuntime, DEFAULT_RUNTIME } from './runtimes.ts';
-import { pathSecretParameterName, usesPathSecret } from './secrets.ts';
+import { clusterPathSecretParameterName, pathSecretParameterName, usesPathSecret } from './secrets.ts';
+import { CLUSTER_PLACEHOLDER, FLEET_ENV, FLEET_PATH_SECRET_SSM_ENV } from '../lib/fleet.ts';
+import { fleetEnvValue, loadFleet, type Fleet } from './fleet/file.ts';
 
 type Json = Record<string, any>;
 
@@ -125,10 +127,22 @@ export function routePath(registration: Registration): string {
  * names of its secrets (never their values), reserved and provisioned concurrency, and a
  * `POST` route on the HTTP API.
  */
-export function functionDefinition(registration: Registration, target: Stage, params: PluginParams): Json {
+export function functionDefinition(
+  registration: Registration,
+  target: Stage,
+  params: PluginParams,
+  fleet?: Fleet,
+): Json {
   const provisioned = params.provisionedConcurrency ?? registration.lambda.provisionedConcurrency ?? 0;
   const environment: Record<string, string> = { ...(registration.lambda.environment ?? {}) };
-  if (usesPathSecret(registration)) environment.KLW_PATH_SECRET_SSM = pathSecretParameterName(target.service, target.stage);
+  if (usesPathSecret(registration) && fleet) {
+    // A fleet function accepts each cluster's own secret and names the caller by it.
+    environment[FLEET_ENV] = fleetEnvValue(fleet, registration.name);
+    const template = clusterPathSecretParameterName(target.service, target.stage, CLUSTER_PLACEHOLDER);
+    environment[FLEET_PATH_SECRET_SSM_ENV] = template;
+  } else if (usesPathSecret(registration)) {
+    environment.KLW_PATH_SECRET_SSM = pathSecretParameterName(target.service, target.stage);
+  }
   if (params.bearerTokenParameter && registration.type !== 'conversion') environment.KLW_BEARER_TOKEN_SSM = params.bearerTokenParameter;
   const fn: Json = {
     handler: 'index.handler',
@@ -157,10 +171,11 @@ export function mergeFunctions(
   target: Stage,
   params: PluginParams,
   providerEnvironment?: Json,
+  fleet?: Fleet,
 ): Json {
   const out: Json = { ...(manual ?? {}) };
   for (const reg of registrations) {
-    const generated = functionDefinition(reg, target, params);
+    const generated = functionDefinition(reg, target, params, fleet);
     const own: Json = manual?.[reg.name] ?? {};
     const environment: Json = { ...generated.environment, ...(own.environment ?? {}) };
     const given = environment.NODE_OPTIONS !== undefined ? environment.NODE_OPTIONS : providerEnvironment?.NODE_OPTIONS;
@@ -185,10 +200,22 @@ export function withSourceMaps(options: unknown): string | undefined {
   return options.split(/\s+/).includes(SOURCE_MAPS_FLAG) ? options : `${options} ${SOURCE_MAPS_FLAG}`;
 }
 
-/** The IAM statement letting the functions read their secrets' SSM parameters (and nothing else). */
-export function secretsStatement(registrations: Registration[], target: Stage, params: PluginParams): Json | undefined {
+/**
+ * The IAM statement letting the functions read their secrets' SSM parameters (and nothing else):
+ * with a fleet, each cluster's parameter by name instead of the service's.
+ */
+export function secretsStatement(
+  registrations: Registration[],
+  target: Stage,
+  params: PluginParams,
+  fleet?: Fleet,
+): Json | undefined {
   const names: string[] = [];
-  if (registrations.some(usesPathSecret)) names.push(pathSecretParameterName(target.service, target.stage));
+  if (registrations.some(usesPathSecret)) {
+    const cluster = (name: string) => clusterPathSecretParameterName(target.service, target.stage, name);
+    if (fleet) names.push(...fleet.clusters.map((c) => cluster(c.name)));
+    else names.push(pathSecretParameterName(target.service, target.stage));
+  }
   if (params.bearerTokenParameter) names.push(params.bearerTokenParameter);
   if (!names.length) return undefined;
   return {
@@ -367,9 +394,11 @@ export default class KubeLambdaWebhooksPlugin {
   async asyncInit(): Promise<void> {
     const input = this.serverless.configurationInput;
     const target = this.target();
+    let fleet: Fleet | undefined;
     try {
       this.params = pluginParams(input, target.stage, this.options.param);
       this.entries = await loadFunctions(this.serverless.serviceDir);
+      fleet = loadFleet(this.serverless.serviceDir, this.entries.map((e) => e.registration));
     } catch (err) {
       throw this.fail((err as Error).message);
     }
@@ -379,9 +408,9 @@ export default class KubeLambdaWebhooksPlugin {
     // A runtime AWS deprecated or blocks is said here too, for deploys that do not go through klw.
     for (const finding of checkRuntime(input.provider.runtime, 'provider.runtime')) this.utils.log?.warning?.(`kube-lambda-webhooks: ${finding.message}`);
     const manual = input.functions ?? undefined;
-    input.functions = mergeFunctions(registrations, manual, target, this.params, input.provider.environment);
+    input.functions = mergeFunctions(registrations, manual, target, this.params, input.provider.environment, fleet);
     this.serverless.service.functions = input.functions;
-    const statement = secretsStatement(registrations, target, this.params);
+    const statement = secretsStatement(registrations, target, this.params, fleet);
     if (statement) {
       const role = (((input.provider.iam ??= {}).role ??= {}) as Json);
       if (typeof role === 'object') role.statements = [...(role.statements ?? []), statement];

@@ -8,6 +8,7 @@
  * review's own line; the format needs only the few members below.
  * Specification: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html
  */
+import { FLEET_ENV } from './fleet.ts';
 import { RawJson } from './log.ts';
 import type { Registration } from './registration.ts';
 
@@ -73,7 +74,11 @@ export function metricsFor(registration: Registration, env: NodeJS.ProcessEnv = 
   const directive: Directive = {
     Namespace: namespace,
     // Per webhook and operation, and per webhook across operations (for alarms on the whole webhook).
-    Dimensions: admission ? [['webhook', 'operation'], ['webhook']] : [['webhook']],
+    // A fleet function adds per webhook and cluster (names from KLW_FLEET or `unknown`: bounded).
+    Dimensions: [
+      ...(admission ? [['webhook', 'operation'], ['webhook']] : [['webhook']]),
+      ...(env[FLEET_ENV] !== undefined ? [['webhook', 'cluster']] : []),
+    ],
     Metrics: names.map((Name) => ({ Name, Unit: Name === 'Duration' ? 'Milliseconds' : 'Count' })),
   };
   const directives = [directive];

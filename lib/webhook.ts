@@ -1,4 +1,5 @@
-import { authenticate } from './auth.ts';
+import { authenticate, cachedParameter, parameterReadMs } from './auth.ts';
+import { authenticateFleet, clusterDimension, fleetFromEnv, type FleetRuntime, type ParameterReader } from './fleet.ts';
 import { budgetMs, DeadlineExceeded, defaultClock } from './deadline.ts';
 import { errorReply, jsonReply, MAX_BODY_BYTES, parseGoDuration, readJsonBody } from './gateway/http.ts';
 import { detectSource, httpSource, type GatewayResult, type SourceProcessor } from './gateway/sources.ts';
@@ -42,6 +43,10 @@ export interface RunContext {
   failure?: FailureKind;
   /** The environment the handler reads its settings from (enforcement overrides). */
   env: NodeJS.ProcessEnv;
+  /** The calling cluster, identified by its path secret, when the function serves a fleet. */
+  cluster?: string;
+  /** The clusters this function serves (KLW_FLEET), when it serves a fleet. */
+  fleet?: FleetRuntime;
 }
 
 /** The answer of an engine: the review response and the fields of its log line. */
@@ -159,6 +164,7 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
   const requestMetrics = requestMetricsFor(registration, options.env);
   const now = options.clock ?? defaultClock;
   const elapsed = (startedAt: number) => Math.round((now() - startedAt) * 1000) / 1000;
+  const env = options.env ?? process.env;
 
   return async function handler(event, context) {
     const startedAt = now();
@@ -184,7 +190,9 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
       });
       // Caller authentication comes first: a refused request costs no body decoding or parsing.
       // Its SSM reads, if any, take part of the budget, well inside the webhook's timeout.
-      const refusal = await authenticate(registration, req, options.env, budget);
+      // A fleet function names its caller by the path secret, the one check it makes.
+      const fleetAuth = await authenticateFleet(registration, req, env, fleetReader(budget));
+      const refusal = fleetAuth ? fleetAuth.refusal : await authenticate(registration, req, options.env, budget);
       if (refusal) {
         // Counted in EMF on the same line, so a misconfiguration or a flood of wrong secrets can be alarmed on.
         log[refusal.level](refusal.msg, { requestId, ...refusal.fields, durationMs: elapsed(startedAt), ...requestMetrics.refusal(refusal.reply.statusCode) });
@@ -201,9 +209,15 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
         startedAt,
         now,
         log,
-        env: options.env ?? process.env,
+        env,
         budgetMs: budget,
       };
+      // Parsed already by authenticateFleet when it let the request through; `auth: 'none'` skips it.
+      const fleet = fleetAuth ? attempt(() => fleetFromEnv(env)) : undefined;
+      if (fleet) {
+        ctx.fleet = fleet;
+        if (fleetAuth?.cluster) ctx.cluster = fleetAuth.cluster;
+      }
       let answer = await engine.run(parsed.review, ctx);
       let text: string;
       try {
@@ -222,6 +236,7 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
       const durationMs = elapsed(startedAt);
       // The review's EMF metrics ride in the same line (no extra call, line or serialisation).
       const line: Record<string, unknown> = { requestId, source: source.source, ...answer.fields, durationMs };
+      if (fleetAuth) line.cluster = clusterDimension(ctx.cluster, ctx.fleet);
       metrics(line, answer.fields, durationMs, ctx.failure);
       log.info('review', line);
       return result;
@@ -232,6 +247,15 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
       return source.write(jsonReply(500, { error: `internal error (error id ${errorId})` }));
     }
   };
+}
+
+/**
+ * Reads a fleet's SSM parameters within the time a request may spend on them (parameterReadMs
+ * of its budget), one deadline for every read of the request, a reread after a miss included.
+ */
+function fleetReader(budget: number): ParameterReader {
+  const readUntil = performance.now() + parameterReadMs(budget);
+  return (name, maxAgeMs) => cachedParameter(name, maxAgeMs, Math.max(1, Math.floor(readUntil - performance.now())));
 }
 
 /**

@@ -4,12 +4,21 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { EventSource } from '../../lib/gateway/sources.ts';
+import type { Registration } from '../../lib/registration.ts';
 import { checkPathSecret, PATH_SECRET_MIN_LENGTH } from '../../lib/auth.ts';
 import { eventFromHttp } from '../../lib/harness/events.ts';
 import { KlwError } from '../functions.ts';
 import { lintDocuments } from '../lint.ts';
 import { checkWebhookUrl, generateManifests } from '../manifests.ts';
-import { ensureLocalPathSecret, PATH_SECRET_ENV, usesPathSecret } from '../secrets.ts';
+import {
+  clusterStateDir,
+  ensureLocalPathSecret,
+  PATH_SECRET_ENV,
+  usesPathSecret,
+  type PathSecrets,
+} from '../secrets.ts';
+import { FLEET_ENV, FLEET_PATH_SECRETS_ENV, matchCluster, type ClusterSecrets } from '../../lib/fleet.ts';
+import { fleetEnvValue, loadFleet, type Fleet } from '../fleet/file.ts';
 import { renderDocuments } from '../output.ts';
 import { ensureLocalCertificates, serverNames, writePrivate } from './certs.ts';
 import { ConditionPool, hasMatchConditions } from './match-conditions.ts';
@@ -86,8 +95,8 @@ export interface RunningApi {
   pathSecret?: string;
   /** The project being served. */
   project: LocalProject;
-  /** `<url>/<name>[/<secret>]`: where the API server sends a function's reviews. */
-  functionUrl(name: string): string;
+  /** `<url>/<name>[/<secret>]`: where the API server (of `cluster`, in a fleet) sends a function's reviews. */
+  functionUrl(name: string, cluster?: string): string;
   /** The request-body bytes held now and at most, across all connections. */
   bodies: BodyBudget;
   /** The threads that evaluate a function's matchConditions (started when first needed). */
@@ -165,6 +174,20 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const certs = await ensureLocalCertificates(stateDir, (m) => log(JSON.stringify({ level: 'warn', msg: m })), names);
   const secret = ensureLocalPathSecret(stateDir, (m) => log(JSON.stringify({ level: 'warn', msg: m })));
   const validSecrets = secret.previous ? [secret.current, secret.previous] : [secret.current];
+  // With a fleet file, each cluster calls with its own secret (`<stateDir>/clusters/<name>/path-secret`)
+  // and the functions name it; loaded once, with the functions first served.
+  let fleet: { file: Fleet; secrets: Map<string, PathSecrets>; value: string } | null | undefined;
+  const fleetOf = (functions: readonly Registration[]) => {
+    if (fleet !== undefined) return fleet;
+    const file = loadFleet(root, functions);
+    if (!file) return (fleet = null);
+    const warn = (m: string) => log(JSON.stringify({ level: 'warn', msg: m }));
+    const secrets = new Map(
+      file.clusters.map((c) => [c.name, ensureLocalPathSecret(clusterStateDir(stateDir, c.name), warn)]),
+    );
+    const value = JSON.stringify(Object.fromEntries([...secrets].map(([name, s]) => [name, s.value])));
+    return (fleet = { file, secrets, value });
+  };
   const project = await LocalProject.open({
     root,
     ...(options.build === false ? { build: false } : {}),
@@ -172,6 +195,11 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     ...(options.inspectPort !== undefined ? { inspectPort: options.inspectPort } : {}),
     ...(options.envVars ? { envVars: options.envVars } : {}),
     extraEnv: { [PATH_SECRET_ENV]: secret.value },
+    envFor: (reg, functions): Record<string, string> => {
+      const served = fleetOf(functions);
+      if (!served) return {};
+      return { [FLEET_ENV]: fleetEnvValue(served.file, reg.name), [FLEET_PATH_SECRETS_ENV]: served.value };
+    },
     ...(options.functionLog ? { functionLog: options.functionLog } : {}),
     ...(options.invocationTimer ? { invocationTimer: options.invocationTimer } : {}),
     log,
@@ -225,7 +253,12 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       // As API Gateway's `/<name>/{secret}` route and the function itself would: the path secret is
       // checked before the body is read or the matchConditions evaluated, and a missing or wrong
       // one is answered exactly like an unknown route.
-      if (usesSecret(name) && !(await hasPathSecret(routed, validSecrets))) {
+      // A fleet's caller is the cluster whose secret the path carries.
+      const cluster = fleet && usesSecret(name) ? await callingCluster(routed, fleet.secrets) : undefined;
+      const refused = fleet
+        ? usesSecret(name) && !cluster
+        : usesSecret(name) && !(await hasPathSecret(routed, validSecrets));
+      if (refused) {
         send(res, jsonMessage(404, 'Not Found'), requestId, timeouts.sendMs);
         log(JSON.stringify({ msg: 'request', function: name, method: req.method, status: 404, outcome: 'refused', reason: 'missing or wrong path secret' }));
         return;
@@ -273,6 +306,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
         JSON.stringify({
           msg: 'request',
           function: name,
+          ...(cluster ? { cluster } : {}),
           method: req.method,
           status: response.status,
           outcome: outcome.kind,
@@ -298,7 +332,14 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   }
   const port = (server.address() as AddressInfo).port;
   const url = publicUrl ?? baseUrlFor(host, port);
-  const endpoints = { baseUrl: url, caBundlePem: certs.caPem, pathSecret: secret.current };
+  // A fleet's functions refuse the service secret: the URLs carry the first cluster's (the others':
+  // `klw manifests --cluster <name> --path-secret local`).
+  const urlSecret = fleet ? fleet.secrets.get(fleet.file.clusters[0]!.name)!.current : secret.current;
+  if (fleet) {
+    const clusters = fleet.file.clusters.map((c) => c.name);
+    log(JSON.stringify({ msg: 'fleet', clusters, manifests: `cluster ${clusters[0]}` }));
+  }
+  const endpoints = { baseUrl: url, caBundlePem: certs.caPem, pathSecret: urlSecret };
   const manifestsPath = join(stateDir, 'manifests.yaml');
   const writeManifests = () => {
     const set = generateManifests(root, project.functions.map((f) => f.registration), endpoints);
@@ -326,9 +367,13 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       return project.functions.map((f) => f.name);
     },
     pools,
-    pathSecret: secret.current,
+    pathSecret: urlSecret,
     project,
-    functionUrl: (name) => `${url}/${name}${usesSecret(name) ? `/${secret.current}` : ''}`,
+    functionUrl: (name, cluster) => {
+      const clusterSecret = cluster === undefined ? urlSecret : fleet?.secrets.get(cluster)?.current;
+      if (clusterSecret === undefined) throw new KlwError(`no cluster named ${JSON.stringify(cluster)} is served`);
+      return `${url}/${name}${usesSecret(name) ? `/${clusterSecret}` : ''}`;
+    },
     bodies,
     conditions,
     async close() {
@@ -338,6 +383,17 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       await project.close();
     },
   };
+}
+
+/** The fleet cluster whose secret a routed path `/<name>/<secret>` carries (compared in constant time), if any. */
+async function callingCluster(routed: string, secrets: ReadonlyMap<string, PathSecrets>): Promise<string | undefined> {
+  const segments = routed.split('/');
+  if (segments.length !== 3) return undefined;
+  const clusters: ClusterSecrets[] = [...secrets].map(([cluster, s]) => ({
+    cluster,
+    secrets: s.previous ? [s.current, s.previous] : [s.current],
+  }));
+  return matchCluster(segments[2], clusters);
 }
 
 /** True when a routed path is `/<name>/<secret>` with one of the valid secrets (compared in constant time). */

@@ -86,6 +86,8 @@ export interface ProjectOptions {
   envVars?: EnvVarsFile;
   /** Variables every function gets (the local path secret). */
   extraEnv?: Record<string, string>;
+  /** Variables of one function on top of the others (a fleet's KLW_FLEET), given every function served. */
+  envFor?: (reg: Registration, functions: readonly Registration[]) => Record<string, string>;
   /** Extra node options for the worker processes. */
   execArgv?: string[];
   /** `--inspect`: the first debugger port; each function gets its own from here on (one worker each, started at once). */
@@ -184,7 +186,12 @@ export class LocalProject {
     const inspectPort = this.inspectPort(reg.name);
     return {
       ...base,
-      env: { ...base.env, ...envVarsFor(this.options.envVars, reg.name), ...this.options.extraEnv },
+      env: {
+        ...base.env,
+        ...envVarsFor(this.options.envVars, reg.name),
+        ...this.options.extraEnv,
+        ...this.options.envFor?.(reg, this.functions.map((f) => f.registration)),
+      },
       lambdaRuntime: configuredRuntime(this.root, reg),
       execArgv: ['--enable-source-maps', ...(this.options.execArgv ?? [])],
       // Under the debugger, one worker: the one listening on the function's port.

@@ -9,9 +9,10 @@ import { completeAdmissionReview, parseAdmissionReview } from '../review/envelop
 import type { AdmissionRequest, AdmissionResponse, AdmissionReview, KubeObject } from '../review/schemas.ts';
 import { defineWebhook, isInstance, logFailure, userContext, type DefinedWebhook, type EngineAnswer, type ReviewEngine, type RunContext, type WebhookContext } from '../webhook.ts';
 import { allow, errored, isDecision, isErrored, replacedCode, sanitizeWarnings, WarningList, type Decision } from './decision.ts';
-import { isAuditAnnotationKey, resolveEnforcement, WOULD_DENY_ANNOTATION, wouldDenyWarning } from './enforcement.ts';
+import { isAuditAnnotationKey, WOULD_DENY_ANNOTATION, wouldDenyWarning } from './enforcement.ts';
 import { checkPatch, diffPatch, encodePatch, type PatchOperation } from './patch.ts';
 import { cloneJson } from '../json.ts';
+import { clusterEnforcement } from '../fleet.ts';
 
 /** An AdmissionRequest whose objects have the type the webhook works on. */
 export type TypedAdmissionRequest<T> = Omit<AdmissionRequest, 'object' | 'oldObject'> & {
@@ -60,12 +61,13 @@ interface Outcome {
 /**
  * Applies the webhook's enforcement to the function's decision: under `Warn` or `Audit` a
  * denial (not an `errored` failure) admits the request, unpatched, with the denial as the
- * first warning or in the `would-deny` audit annotation.
+ * first warning or in the `would-deny` audit annotation. A fleet function applies the calling
+ * cluster's enforcement first.
  */
-function enforce(reg: AdmissionRegistration, outcome: Outcome, env: NodeJS.ProcessEnv): Outcome {
+function enforce(reg: AdmissionRegistration, outcome: Outcome, ctx: RunContext): Outcome {
   const { decision } = outcome;
   if (decision.allowed) return outcome;
-  const { mode, problem } = resolveEnforcement(reg, env);
+  const { mode, problem } = clusterEnforcement(reg, ctx.cluster, ctx.fleet, ctx.env);
   if (problem) return { ...outcome, enforcementProblem: problem };
   if (mode === 'Deny' || isErrored(decision)) return outcome;
   const message = decision.status?.message ?? '';
@@ -169,7 +171,8 @@ function admissionEngine(
         // The response is built inside the budget too: warnings and the patch are the user's
         // output, and the time they take counts as the function's.
         [outcome, response] = await withDeadline(async () => {
-          const decided = enforce(reg, await decide(review.request, userContext(ctx, (message) => warnings.add(message))), ctx.env);
+          const decision = await decide(review.request, userContext(ctx, (message) => warnings.add(message)));
+          const decided = enforce(reg, decision, ctx);
           return [decided, toResponse(decided, warnings.items, dropped)] as const;
         }, ctx.budgetMs, ctx.startedAt, ctx.now);
       } catch (err) {

@@ -1,0 +1,363 @@
+/**
+ * The fleet file, `clusters.yaml` at the project root: the clusters one deployment serves, each
+ * with its name, Kubernetes version, enforcement per function, labels and kubeconfig context.
+ * Without the file there is one implicit cluster, as before fleets existed.
+ */
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import { ENFORCEMENT_MODES, type Enforcement, type Registration } from '../../lib/registration.ts';
+import { isDns1123Label, labelValueProblem, qualifiedNameProblem } from '../../lib/k8s/names.ts';
+import { MAX_CLUSTERS, UNKNOWN_CLUSTER, type ClusterSettings } from '../../lib/fleet.ts';
+import { KlwError } from '../functions.ts';
+import { parseKubeVersion, V1_APIS_SINCE, type KubeVersion } from '../kube-versions.ts';
+
+/** Name of the fleet file at the project root. */
+export const FLEET_FILE = 'clusters.yaml';
+
+/** Largest fleet file read: a hundred clusters with their settings fit in far less. */
+export const FLEET_FILE_MAX_BYTES = 1 << 20;
+
+/** One cluster of the fleet. */
+export interface FleetCluster {
+  /** A DNS-1123 label: the URL secret's parameter, the metric dimension and the manifests' file name use it. */
+  name: string;
+  /** The Kubernetes version, as written (`1.29`), and parsed. */
+  kubeVersion?: { text: string; version: KubeVersion };
+  /** Feature gates on in the cluster's API server beyond the defaults. */
+  featureGates?: Record<string, boolean>;
+  /** Enforcement per function name, overriding the registration for this cluster. */
+  enforcement: Record<string, Enforcement>;
+  labels: Record<string, string>;
+  /** kubeconfig context of the cluster (`klw audit`). */
+  context?: string;
+}
+
+/** The clusters of the fleet file, in the file's order. */
+export interface Fleet {
+  file: string;
+  clusters: FleetCluster[];
+}
+
+/** One thing wrong in the fleet file. */
+export interface FleetProblem {
+  file: string;
+  /** Where in the file, `clusters[1].enforcement.pod-policy`. */
+  path: string;
+  line?: number;
+  message: string;
+  fix: string;
+}
+
+/** The fleet file is wrong: every problem found, each with its place and its fix. */
+export class FleetFileError extends KlwError {
+  constructor(readonly problems: FleetProblem[]) {
+    super(problems.map((p) => `${p.file}${p.line ? `:${p.line}` : ''}: ${p.path}: ${p.message}; ${p.fix}`).join('\n'));
+  }
+}
+
+/** The function names and kinds the fleet file may refer to. */
+export type KnownFunctions = ReadonlyArray<Pick<Registration, 'name' | 'type'>>;
+
+const CLUSTER_KEYS = ['name', 'kubeVersion', 'featureGates', 'enforcement', 'labels', 'context'];
+
+/**
+ * Validates the text of a fleet file. `functions` are the project's functions: an enforcement
+ * for a function that does not exist, or for a conversion function, is an error. Throws
+ * FleetFileError listing every problem.
+ */
+export function parseFleet(text: string, file: string, functions: KnownFunctions): Fleet {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
+  const problems: FleetProblem[] = [];
+  const lineOf = (path: Array<string | number>): number | undefined => {
+    const node = (path.length ? doc.getIn(path, true) : doc.contents) as
+      { range?: [number, number, number] } | undefined;
+    return node?.range ? lines.linePos(node.range[0]).line : undefined;
+  };
+  const shown = (path: Array<string | number>) =>
+    path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i ? '.' : ''}${p}`)).join('') || '(top)';
+  const problem = (path: Array<string | number>, message: string, fix: string) => {
+    const line = lineOf(path);
+    problems.push({ file, path: shown(path), ...(line ? { line } : {}), message, fix });
+  };
+  if (doc.errors.length) {
+    const err = doc.errors[0]!;
+    problems.push({
+      file,
+      path: '(top)',
+      line: lines.linePos(err.pos[0]).line,
+      message: `not valid YAML: ${err.message.split('\n')[0]}`,
+      fix: 'correct the YAML syntax',
+    });
+    throw new FleetFileError(problems);
+  }
+  const top = toJs(doc);
+  if (!isObject(top)) {
+    problem([], 'is not a mapping', 'write `clusters:` followed by a list of clusters, each with a name');
+    throw new FleetFileError(problems);
+  }
+  for (const key of Object.keys(top))
+    if (key !== 'clusters') problem([key], `unknown key ${JSON.stringify(key)}`, 'the file holds only `clusters:`');
+  const list = top.clusters;
+  if (!Array.isArray(list) || !list.length) {
+    problem(
+      top.clusters === undefined ? [] : ['clusters'],
+      'no clusters',
+      'write `clusters:` with a list of at least one cluster (- name: prod-eu), ' +
+        'or remove the file to serve one cluster',
+    );
+    throw new FleetFileError(problems);
+  }
+  if (list.length > MAX_CLUSTERS)
+    problem(
+      ['clusters'],
+      `${list.length} clusters; at most ${MAX_CLUSTERS}`,
+      'split the fleet between deployments (services or stages)',
+    );
+  const byName = new Map(functions.map((f) => [f.name, f]));
+  const seen = new Map<string, number>();
+  const clusters: FleetCluster[] = [];
+  list.slice(0, MAX_CLUSTERS).forEach((raw: unknown, i: number) => {
+    const at = (...rest: Array<string | number>) => ['clusters', i, ...rest];
+    if (!isObject(raw)) {
+      problem(at(), 'is not a mapping', 'write each cluster as a mapping: - name: prod-eu');
+      return;
+    }
+    for (const key of Object.keys(raw)) {
+      if (!CLUSTER_KEYS.includes(key))
+        problem(at(key), `unknown key ${JSON.stringify(key)}`, `a cluster has only ${CLUSTER_KEYS.join(', ')}`);
+    }
+    const cluster: FleetCluster = { name: '', enforcement: {}, labels: {} };
+    const name = raw.name;
+    if (name === undefined) {
+      problem(at(), 'has no name', 'give it a name: a DNS-1123 label such as prod-eu');
+    } else if (typeof name !== 'string' || !isDns1123Label(name)) {
+      problem(
+        at('name'),
+        `${JSON.stringify(name)} is not a DNS-1123 label`,
+        'use at most 63 lower-case letters, digits and -, starting and ending with a letter or digit',
+      );
+    } else if (name === UNKNOWN_CLUSTER) {
+      problem(
+        at('name'),
+        `"${UNKNOWN_CLUSTER}" is reserved`,
+        `choose another name: metrics name callers no cluster matched "${UNKNOWN_CLUSTER}"`,
+      );
+    } else if (seen.has(name)) {
+      problem(
+        at('name'),
+        `${JSON.stringify(name)} is also the name of clusters[${seen.get(name)}]`,
+        'give every cluster its own name',
+      );
+    } else {
+      seen.set(name, i);
+      cluster.name = name;
+    }
+    if (raw.kubeVersion !== undefined) {
+      const version = raw.kubeVersion;
+      if (typeof version === 'number') {
+        problem(
+          at('kubeVersion'),
+          `${version} is a number (YAML reads 1.30 as 1.3)`,
+          `quote it: kubeVersion: "${version}"`,
+        );
+      } else {
+        let parsed: KubeVersion | undefined;
+        try {
+          parsed = typeof version === 'string' ? parseKubeVersion(version) : undefined;
+        } catch {
+          parsed = undefined;
+        }
+        if (!parsed)
+          problem(at('kubeVersion'), `${JSON.stringify(version)} is not a Kubernetes version`, 'write it as "1.29"');
+        else if (parsed.major === 1 && parsed.minor < V1_APIS_SINCE) {
+          problem(
+            at('kubeVersion'),
+            `${version}: the webhook APIs klw writes (admissionregistration.k8s.io/v1) ` +
+              `need Kubernetes 1.${V1_APIS_SINCE} or later`,
+            `upgrade the cluster, or leave it out of the fleet`,
+          );
+        } else cluster.kubeVersion = { text: `${parsed.major}.${parsed.minor}`, version: parsed };
+      }
+    }
+    if (raw.featureGates !== undefined) {
+      const gates = raw.featureGates;
+      if (!isObject(gates))
+        problem(
+          at('featureGates'),
+          'is not a mapping',
+          'write it as a mapping of gate to true or false: AdmissionWebhookMatchConditions: true',
+        );
+      else {
+        cluster.featureGates = {};
+        for (const [gate, on] of Object.entries(gates)) {
+          if (!/^[A-Za-z0-9]+$/.test(gate))
+            problem(
+              at('featureGates', gate),
+              `${JSON.stringify(gate)} is not a feature gate name`,
+              'use the name kube-apiserver takes, letters and digits',
+            );
+          else if (typeof on !== 'boolean')
+            problem(at('featureGates', gate), `${JSON.stringify(on)} is not true or false`, `write ${gate}: true`);
+          else cluster.featureGates[gate] = on;
+        }
+      }
+    }
+    if (raw.enforcement !== undefined) {
+      const modes = raw.enforcement;
+      if (!isObject(modes))
+        problem(
+          at('enforcement'),
+          'is not a mapping',
+          'write it as a mapping of function name to Deny, Warn or Audit: pod-policy: Warn',
+        );
+      else {
+        for (const [fn, mode] of Object.entries(modes)) {
+          const known = byName.get(fn);
+          if (!known) {
+            const names = functions.filter((f) => f.type !== 'conversion').map((f) => f.name);
+            problem(
+              at('enforcement', fn),
+              `no function is named ${JSON.stringify(fn)}`,
+              names.length ? `use one of ${names.join(', ')}` : 'add the function under functions/ first',
+            );
+          } else if (known.type === 'conversion') {
+            problem(
+              at('enforcement', fn),
+              `${fn} is a conversion function, which denies nothing`,
+              'remove it: enforcement applies to admission functions',
+            );
+          } else if (!(ENFORCEMENT_MODES as readonly unknown[]).includes(mode)) {
+            problem(
+              at('enforcement', fn),
+              `${JSON.stringify(mode)} is not an enforcement`,
+              `use one of ${ENFORCEMENT_MODES.join(', ')}`,
+            );
+          } else cluster.enforcement[fn] = mode as Enforcement;
+        }
+      }
+    }
+    if (raw.labels !== undefined) {
+      const labels = raw.labels;
+      if (!isObject(labels))
+        problem(at('labels'), 'is not a mapping', 'write it as a mapping of label to value: env: prod');
+      else {
+        for (const [key, value] of Object.entries(labels)) {
+          const keyProblem = qualifiedNameProblem(key);
+          if (keyProblem)
+            problem(
+              at('labels', key),
+              `key ${JSON.stringify(key)}: ${keyProblem}`,
+              'use a Kubernetes label key such as env or example.com/tier',
+            );
+          else if (typeof value !== 'string')
+            problem(
+              at('labels', key),
+              `${JSON.stringify(value)} is not a string`,
+              `quote it: ${key}: "${String(value)}"`,
+            );
+          else {
+            const valueProblem = labelValueProblem(value);
+            if (valueProblem)
+              problem(
+                at('labels', key),
+                `value ${JSON.stringify(value)}: ${valueProblem}`,
+                'use at most 63 letters, digits, -, _ and ., starting and ending with a letter or digit',
+              );
+            else cluster.labels[key] = value;
+          }
+        }
+      }
+    }
+    if (raw.context !== undefined) {
+      const context = raw.context;
+      // eslint-disable-next-line no-control-regex
+      if (typeof context !== 'string' || !context.trim() || /[\u0000-\u001f\u007f]/.test(context)) {
+        problem(
+          at('context'),
+          `${JSON.stringify(context)} is not a kubeconfig context name`,
+          'write the context name as kubectl config get-contexts shows it',
+        );
+      } else cluster.context = context;
+    }
+    clusters.push(cluster);
+  });
+  if (problems.length) throw new FleetFileError(problems);
+  return { file, clusters };
+}
+
+function toJs(doc: Document): unknown {
+  const contents = doc.contents;
+  if (!contents || !(isMap(contents) || isSeq(contents) || isScalar(contents))) return contents ?? undefined;
+  return doc.toJS({ maxAliasCount: 100 });
+}
+
+function isObject(value: unknown): value is Record<string, any> {
+  return !!value && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * The fleet file of a project, or undefined when there is none (one implicit cluster). Read
+ * without following a symbolic link and at most FLEET_FILE_MAX_BYTES; throws FleetFileError
+ * when it is wrong.
+ */
+export function loadFleet(root: string, functions: KnownFunctions): Fleet | undefined {
+  const file = join(root, FLEET_FILE);
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP')
+      throw new KlwError(`${FLEET_FILE} is a symbolic link; write the fleet file itself at the project root`);
+    throw err;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new KlwError(`${FLEET_FILE} is not a regular file`);
+    if (stat.size > FLEET_FILE_MAX_BYTES)
+      throw new KlwError(`${FLEET_FILE} is ${stat.size} bytes; at most ${FLEET_FILE_MAX_BYTES}`);
+    const buffer = Buffer.alloc(stat.size);
+    let read = 0;
+    while (read < stat.size) {
+      const n = readSync(fd, buffer, read, stat.size - read, read);
+      if (!n) break;
+      read += n;
+    }
+    return parseFleet(buffer.subarray(0, read).toString('utf8'), FLEET_FILE, functions);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The clusters asked for: one by name (an unknown name is an error naming the known ones), or all. */
+export function selectClusters(fleet: Fleet | undefined, which: { cluster?: string; all?: boolean }): FleetCluster[] {
+  if (!which.cluster && !which.all) return [];
+  if (!fleet)
+    throw new KlwError(
+      `${which.all ? '--all-clusters' : '--cluster'} needs the fleet file ${FLEET_FILE} at the project root`,
+    );
+  if (which.all) return fleet.clusters;
+  const found = fleet.clusters.find((c) => c.name === which.cluster);
+  if (!found)
+    throw new KlwError(
+      `no cluster named ${JSON.stringify(which.cluster)} in ${fleet.file}; ` +
+        `the clusters are ${fleet.clusters.map((c) => c.name).join(', ')}`,
+    );
+  return [found];
+}
+
+/** The value of KLW_FLEET for one function: each cluster's enforcement of it and Kubernetes version. */
+export function fleetEnvValue(fleet: Fleet, functionName: string): string {
+  const value: Record<string, ClusterSettings> = {};
+  for (const cluster of fleet.clusters) {
+    const enforcement = cluster.enforcement[functionName];
+    value[cluster.name] = {
+      ...(enforcement ? { enforcement } : {}),
+      ...(cluster.kubeVersion ? { kubeVersion: cluster.kubeVersion.text } : {}),
+    };
+  }
+  return JSON.stringify(value);
+}

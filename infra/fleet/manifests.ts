@@ -1,0 +1,86 @@
+/**
+ * The manifests of one fleet cluster: its Kubernetes version's fields, and its name and
+ * enforcement written on the webhook configurations so that what a cluster holds says which
+ * cluster it was made for. The secret in its URLs is chosen by the caller (withPathSecret).
+ */
+import { join, resolve } from 'node:path';
+import type { Enforcement, Registration } from '../../lib/registration.ts';
+import { KlwError } from '../functions.ts';
+import { writeFileSafely } from '../files.ts';
+import { enforcedWebhooks, forKubeVersion, type KubeTarget, type VersionedManifests } from '../kube-versions.ts';
+import type { FleetCluster } from './file.ts';
+
+/** Label on each webhook configuration naming the fleet cluster it was written for. */
+export const CLUSTER_LABEL = 'kube-lambda-webhooks/cluster';
+/**
+ * Annotation on each webhook configuration: the enforcement of its webhooks in that cluster,
+ * `name=Mode` comma-separated (what the functions apply; the API server ignores it).
+ */
+export const ENFORCEMENT_ANNOTATION = 'kube-lambda-webhooks/enforcement';
+
+/** The target of a cluster: its kubeVersion and feature gates, else `fallback` (--kube-version), else none. */
+export function clusterTarget(cluster: FleetCluster, fallback: KubeTarget | undefined): KubeTarget | undefined {
+  if (cluster.kubeVersion && fallback) {
+    throw new KlwError(
+      `cluster ${cluster.name} has kubeVersion ${cluster.kubeVersion.text} in the fleet file; ` +
+        'leave out --kube-version and --feature-gates',
+    );
+  }
+  if (!cluster.kubeVersion) return fallback;
+  return { version: cluster.kubeVersion.version, featureGates: cluster.featureGates ?? {} };
+}
+
+/** A webhook's enforcement in a cluster: the fleet file's, else the registration's, else Deny. */
+export function enforcementIn(cluster: FleetCluster, reg: { name: string; enforcement?: Enforcement }): Enforcement {
+  return cluster.enforcement[reg.name] ?? reg.enforcement ?? 'Deny';
+}
+
+/**
+ * Rewrites manifests for one cluster: the fields its version knows (with the findings of what
+ * is left out), and on every webhook configuration the cluster label and the enforcement
+ * annotation.
+ */
+export function forCluster(
+  documents: Array<Record<string, any>>,
+  cluster: FleetCluster,
+  registrations: Registration[],
+  fallback?: KubeTarget,
+): VersionedManifests {
+  const target = clusterTarget(cluster, fallback);
+  const versioned = target
+    ? forKubeVersion(documents, target, enforcedWebhooks(registrations))
+    : { documents, findings: [] };
+  const byWebhook = new Map(
+    registrations.flatMap((r) => (r.type === 'conversion' ? [] : [[r.webhookName, r] as const])),
+  );
+  const out = versioned.documents.map((doc) => {
+    if (doc?.kind !== 'MutatingWebhookConfiguration' && doc?.kind !== 'ValidatingWebhookConfiguration') return doc;
+    const modes = (doc.webhooks ?? []).flatMap((w: { name: string }) => {
+      const reg = byWebhook.get(w.name);
+      return reg ? [`${reg.name}=${enforcementIn(cluster, reg)}`] : [];
+    });
+    const metadata = doc.metadata ?? {};
+    return {
+      ...doc,
+      metadata: {
+        ...metadata,
+        labels: { ...metadata.labels, [CLUSTER_LABEL]: cluster.name },
+        annotations: { ...metadata.annotations, [ENFORCEMENT_ANNOTATION]: modes.join(',') },
+      },
+    };
+  });
+  return { documents: out, findings: versioned.findings };
+}
+
+/** The file of one cluster's manifests in `--out-dir`: `<dir>/<cluster>.<format>`. */
+export function clusterManifestFile(outDir: string, cluster: string, format: 'yaml' | 'json'): string {
+  return join(resolve(outDir), `${cluster}.${format}`);
+}
+
+/**
+ * Writes one cluster's manifests, readable by their owner only (0600, atomically, a planted
+ * symbolic link refused): their URLs carry the cluster's secret.
+ */
+export function writeClusterManifests(file: string, text: string): void {
+  writeFileSafely(file, text, { secret: true, parents: true });
+}
