@@ -4,7 +4,8 @@ import { GetParameterCommand, ParameterNotFound, SSMClient } from '@aws-sdk/clie
 import { mockClient } from 'aws-sdk-client-mock';
 import { allow, defineConversionWebhook, defineValidatingWebhook, deny } from '../../lib/index.ts';
 import { createLogger } from '../../lib/log.ts';
-import { admissionReview, conversionReview, lambdaContext, toEvent } from '../../lib/testing/index.ts';
+import { lambdaContext } from '../../lib/harness/events.ts';
+import { admissionReview, conversionReview, toEvent } from '../../lib/testing/index.ts';
 import { emfProblems } from './emf.ts';
 
 const EAST = 'e'.repeat(43);
