@@ -6,7 +6,7 @@ const cases = conformanceCases().filter((c) => (KUBERNETES_SECTIONS as readonly 
 const results = [marcbachmann, bufbuild].map((e) => ({ engine: e, ...runConformance(e, cases) }));
 const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
 console.log(line(['section', 'cases', ...results.map((r) => r.engine.name)]));
-let totals = results.map(() => 0);
+const totals = results.map(() => 0);
 for (const section of KUBERNETES_SECTIONS) {
   const total = results[0]!.sections.get(section)?.total ?? 0;
   console.log(line([section, String(total), ...results.map((r) => String(r.sections.get(section)?.passed ?? 0))]));
@@ -14,5 +14,6 @@ for (const section of KUBERNETES_SECTIONS) {
 }
 console.log(line(['all', String(cases.length), ...totals.map(String)]));
 if (process.argv.includes('--failures')) {
-  for (const r of results) for (const [path, o] of r.failed) console.error(`${r.engine.name}\t${path}\t${JSON.stringify(o)}`);
+  for (const r of results)
+    for (const [path, o] of r.failed) console.error(`${r.engine.name}\t${path}\t${JSON.stringify(o)}`);
 }

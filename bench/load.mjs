@@ -16,16 +16,24 @@ setTimeout(() => (measuring = true), 1000);
 function post() {
   return new Promise((resolve) => {
     const started = performance.now();
-    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => {
-        if (measuring) {
-          if (res.statusCode === 200) latencies.push(performance.now() - started);
-          else errors++;
-        }
-        resolve();
-      });
-    });
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => {
+          if (measuring) {
+            if (res.statusCode === 200) latencies.push(performance.now() - started);
+            else errors++;
+          }
+          resolve();
+        });
+      },
+    );
     req.on('error', () => {
       if (measuring) errors++;
       resolve();

@@ -39,7 +39,7 @@ function median(values: number[]): number {
 }
 
 function log(line: string): void {
-  process.stderr.write(line + '\n');
+  process.stderr.write(`${line}\n`);
 }
 
 /** Nanoseconds per call of `fn` over one sample of `iterations` calls. */
@@ -54,7 +54,14 @@ async function sample(fn: () => unknown | Promise<unknown>, iterations: number):
  * takes the median of the per-pair ratios: a slow moment of the machine hits both sides of a
  * pair alike, so the ratio holds steady where absolute times drift.
  */
-async function compare(benchmark: string, subject: () => unknown, floor: () => unknown, iterations: number, target: number, per = 1): Promise<void> {
+async function compare(
+  benchmark: string,
+  subject: () => unknown,
+  floor: () => unknown,
+  iterations: number,
+  target: number,
+  per = 1,
+): Promise<void> {
   for (let i = 0; i < 3; i++) {
     await sample(floor, iterations);
     await sample(subject, iterations);
@@ -99,7 +106,8 @@ async function warmInvocations(functions: Awaited<ReturnType<typeof loadFunction
   // The built bundles are what Lambda runs. Their log line is formatted as in production;
   // only the write to stdout is dropped while timing.
   const bundles = new Map<string, WebhookHandler>();
-  for (const fn of functions) bundles.set(fn.name, (await import(pathToFileURL(bundlePath(root, fn.name)).href)).handler);
+  for (const fn of functions)
+    bundles.set(fn.name, (await import(pathToFileURL(bundlePath(root, fn.name)).href)).handler);
   const write = process.stdout.write;
   const quiet = (run: () => Promise<void>) => async () => {
     process.stdout.write = (() => true) as typeof process.stdout.write;
@@ -116,19 +124,53 @@ async function warmInvocations(functions: Awaited<ReturnType<typeof loadFunction
   extra.podReviewBytes = Buffer.from(podEvent.body, 'base64').length;
 
   const validating = handler('pod-policy');
-  await quiet(() => compare('warm: validating (pod-policy), HTTP API event → result', () => validating(podEvent, context), floorFor(podEvent), 500, 1.5))();
+  await quiet(() =>
+    compare(
+      'warm: validating (pod-policy), HTTP API event → result',
+      () => validating(podEvent, context),
+      floorFor(podEvent),
+      500,
+      1.5,
+    ),
+  )();
   const mutating = handler('pod-defaults');
-  await quiet(() => compare('warm: mutating with a patch (pod-defaults)', () => mutating(podEvent, context), floorFor(podEvent), 500, 2.5))();
+  await quiet(() =>
+    compare(
+      'warm: mutating with a patch (pod-defaults)',
+      () => mutating(podEvent, context),
+      floorFor(podEvent),
+      500,
+      2.5,
+    ),
+  )();
 
   const objects = Array.from({ length: 100 }, (_, i) => ({
     apiVersion: 'example.com/v1beta1',
     kind: 'CronTab',
-    metadata: { name: `crontab-${i}`, namespace: 'default', uid: `uid-${i}`, resourceVersion: String(1000 + i), labels: { app: 'cron' } },
+    metadata: {
+      name: `crontab-${i}`,
+      namespace: 'default',
+      uid: `uid-${i}`,
+      resourceVersion: String(1000 + i),
+      labels: { app: 'cron' },
+    },
     hostPort: `host-${i}.example.com:${1000 + i}`,
   }));
-  const convEvent = toEvent(conversionReview(objects, 'example.com/v1'), { base64: true, path: '/crontab-conversion' }) as { body: string };
+  const convEvent = toEvent(conversionReview(objects, 'example.com/v1'), {
+    base64: true,
+    path: '/crontab-conversion',
+  }) as { body: string };
   const conversion = handler('crontab-conversion');
-  await quiet(() => compare('warm: conversion of 100 objects (crontab-conversion)', () => conversion(convEvent, context), floorFor(convEvent), 50, 2, 100))();
+  await quiet(() =>
+    compare(
+      'warm: conversion of 100 objects (crontab-conversion)',
+      () => conversion(convEvent, context),
+      floorFor(convEvent),
+      50,
+      2,
+      100,
+    ),
+  )();
 }
 
 /**
@@ -151,9 +193,14 @@ async function warningsOneByOne(): Promise<void> {
 function runProcess(args: string[], input?: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, args, { stdio: ['pipe', 'ignore', 'inherit'], env: { ...process.env, KLW_LOG_LEVEL: 'silent' } });
+    const child = spawn(process.execPath, args, {
+      stdio: ['pipe', 'ignore', 'inherit'],
+      env: { ...process.env, KLW_LOG_LEVEL: 'silent' },
+    });
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - started) / 1e6) : reject(new Error(`exit ${code}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(Number(process.hrtime.bigint() - started) / 1e6) : reject(new Error(`exit ${code}`)),
+    );
     child.stdin!.end(input ?? '');
   });
 }
@@ -195,12 +242,24 @@ async function coldStarts(functions: Awaited<ReturnType<typeof loadFunctions>>):
   const event = JSON.stringify(toEvent(podReview, { path: '/pod-policy' }));
   // Both read the event from stdin and answer it; the baseline's handler does nothing else.
   const reader = "let d='';for await (const c of process.stdin) d+=c;const e=JSON.parse(d);";
-  const empty = ['--input-type=module', '-e', `${reader}const handler=async()=>({statusCode:200,body:'{}'});const r=await handler(e);if(r.statusCode!==200)process.exit(1);`];
-  const measured: Measured[] = functions.map((fn) => ({ name: fn.name, bundle: bundlePath(root, fn.name), maxKB: PLAIN_BUNDLE_KB }));
+  const empty = [
+    '--input-type=module',
+    '-e',
+    `${reader}const handler=async()=>({statusCode:200,body:'{}'});const r=await handler(e);if(r.statusCode!==200)process.exit(1);`,
+  ];
+  const measured: Measured[] = functions.map((fn) => ({
+    name: fn.name,
+    bundle: bundlePath(root, fn.name),
+    maxKB: PLAIN_BUNDLE_KB,
+  }));
   measured.push(await matchConditionsFixture());
   for (const fn of measured) {
     const url = pathToFileURL(fn.bundle).href;
-    const cold = ['--input-type=module', '-e', `${reader}const {handler}=await import(${JSON.stringify(url)});const r=await handler(e);if(typeof r.statusCode!=='number')process.exit(1);`];
+    const cold = [
+      '--input-type=module',
+      '-e',
+      `${reader}const {handler}=await import(${JSON.stringify(url)});const r=await handler(e);if(typeof r.statusCode!=='number')process.exit(1);`,
+    ];
     const a: number[] = [];
     const b: number[] = [];
     for (let i = 0; i < (quick ? 5 : 21); i++) {
@@ -210,21 +269,47 @@ async function coldStarts(functions: Awaited<ReturnType<typeof loadFunctions>>):
     const ratios = a.map((v, i) => v / b[i]!).sort((x, y) => x - y);
     const ratio = median(ratios);
     const spread = { min: ratios[Math.floor(ratios.length / 4)]!, max: ratios[Math.floor((ratios.length * 3) / 4)]! };
-    rows.push({ benchmark: `cold start: ${fn.name} (fresh process, import + one review)`, measured: `${median(a).toFixed(1)} ms`, baseline: `${median(b).toFixed(1)} ms`, ratio, ...spread, target: '≤ 1.25x', met: ratio <= 1.25 });
+    rows.push({
+      benchmark: `cold start: ${fn.name} (fresh process, import + one review)`,
+      measured: `${median(a).toFixed(1)} ms`,
+      baseline: `${median(b).toFixed(1)} ms`,
+      ratio,
+      ...spread,
+      target: '≤ 1.25x',
+      met: ratio <= 1.25,
+    });
     const bytes = statSync(fn.bundle).size;
-    rows.push({ benchmark: `bundle size: ${fn.name}`, measured: `${(bytes / 1024).toFixed(1)} KB`, baseline: `${fn.maxKB} KB`, ratio: bytes / (fn.maxKB * 1024), target: '≤ 1x', met: bytes <= fn.maxKB * 1024 });
+    rows.push({
+      benchmark: `bundle size: ${fn.name}`,
+      measured: `${(bytes / 1024).toFixed(1)} KB`,
+      baseline: `${fn.maxKB} KB`,
+      ratio: bytes / (fn.maxKB * 1024),
+      target: '≤ 1x',
+      met: bytes <= fn.maxKB * 1024,
+    });
     log(`cold start ${fn.name}: ${ratio.toFixed(2)}x`);
   }
 }
 
 /** Runs the load generator in its own process: keep-alive HTTPS POSTs for a while. */
-function load(url: string, ca: string, connections: number, seconds: number, body: string): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
+function load(
+  url: string,
+  ca: string,
+  connections: number,
+  seconds: number,
+  body: string,
+): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
   const script = join(root, 'bench', 'load.mjs');
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, url, String(connections), String(seconds)], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, BENCH_CA: ca } });
+    const child = spawn(process.execPath, [script, url, String(connections), String(seconds)], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+      env: { ...process.env, BENCH_CA: ca },
+    });
     let out = '';
     child.stdout!.on('data', (c) => (out += c));
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load generator exit ${code}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load generator exit ${code}`)),
+    );
     child.stdin!.end(body);
   });
 }
@@ -236,14 +321,25 @@ async function minimalServer(key: string, cert: string): Promise<{ url: string; 
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const review = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      const body = JSON.stringify({ apiVersion: review.apiVersion, kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: true } });
+      const body = JSON.stringify({
+        apiVersion: review.apiVersion,
+        kind: 'AdmissionReview',
+        response: { uid: review.request.uid, allowed: true },
+      });
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body);
     });
   });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/`, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 async function throughput(): Promise<void> {
@@ -255,8 +351,19 @@ async function throughput(): Promise<void> {
     const baseline = await minimalServer(certs.keyPem, certs.certPem);
     const base = await load(baseline.url, certs.caPem, connections, seconds, body);
     await baseline.close();
-    for (const [label, workers, target] of [['one worker', 1, 0.8], ['pool on both cores', 2, 1]] as const) {
-      const api = await startApi({ root, port: 0, stateDir, build: false, concurrency: workers, log: () => {}, functionLog: () => {} });
+    for (const [label, workers, target] of [
+      ['one worker', 1, 0.8],
+      ['pool on both cores', 2, 1],
+    ] as const) {
+      const api = await startApi({
+        root,
+        port: 0,
+        stateDir,
+        build: false,
+        concurrency: workers,
+        log: () => {},
+        functionLog: () => {},
+      });
       const run = await load(api.functionUrl('pod-policy'), certs.caPem, connections, seconds, body);
       await api.close();
       const ratio = run.rps / base.rps;
@@ -279,7 +386,9 @@ async function memory(): Promise<void> {
   const data: Record<string, string> = {};
   for (let i = 0; i < 64; i++) data[`key-${i}`] = 'x'.repeat(16 * 1024);
   const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big', namespace: 'default' }, data };
-  const event = JSON.stringify(toEvent(admissionReview(configMap, { oldObject: configMap, resource: 'configmaps' }), { path: '/pod-defaults' }));
+  const event = JSON.stringify(
+    toEvent(admissionReview(configMap, { oldObject: configMap, resource: 'configmaps' }), { path: '/pod-defaults' }),
+  );
   extra.memoryEventBytes = event.length;
   const reader = "let d='';for await (const c of process.stdin) d+=c;const e=JSON.parse(d);d='';";
   for (const name of ['pod-policy', 'pod-defaults']) {
@@ -287,20 +396,36 @@ async function memory(): Promise<void> {
     const script = `${reader}const {handler}=await import(${JSON.stringify(url)});const r=await handler(e);if(r.statusCode!==200)process.exit(1);process.stdout.write(String(process.resourceUsage().maxRSS));`;
     const peaks: number[] = [];
     for (let i = 0; i < 3; i++) {
-      const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { input: event, env: { ...process.env, KLW_LOG_LEVEL: 'silent' }, maxBuffer: 1 << 20 });
+      const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+        input: event,
+        env: { ...process.env, KLW_LOG_LEVEL: 'silent' },
+        maxBuffer: 1 << 20,
+      });
       peaks.push(Number(out.toString()) / 1024);
     }
     const mb = median(peaks);
-    rows.push({ benchmark: `peak RSS: ${name}, 1 MiB ConfigMap as object and oldObject`, measured: `${mb.toFixed(1)} MB`, baseline: '128 MB', ratio: mb / 128, target: '≤ 1x', met: mb <= 128 });
+    rows.push({
+      benchmark: `peak RSS: ${name}, 1 MiB ConfigMap as object and oldObject`,
+      measured: `${mb.toFixed(1)} MB`,
+      baseline: '128 MB',
+      ratio: mb / 128,
+      target: '≤ 1x',
+      met: mb <= 128,
+    });
     log(`memory ${name}: ${mb.toFixed(1)} MB`);
   }
 }
 
 function table(): string {
-  const lines = ['| benchmark | measured | baseline | ratio (spread) | target | met |', '| --- | --- | --- | --- | --- | --- |'];
+  const lines = [
+    '| benchmark | measured | baseline | ratio (spread) | target | met |',
+    '| --- | --- | --- | --- | --- | --- |',
+  ];
   for (const r of rows) {
     const spread = r.min !== undefined ? ` (${r.min.toFixed(2)}–${r.max!.toFixed(2)})` : '';
-    lines.push(`| ${r.benchmark} | ${r.measured} | ${r.baseline} | ${r.ratio.toFixed(2)}x${spread} | ${r.target} | ${r.met ? 'yes' : '**no**'} |`);
+    lines.push(
+      `| ${r.benchmark} | ${r.measured} | ${r.baseline} | ${r.ratio.toFixed(2)}x${spread} | ${r.target} | ${r.met ? 'yes' : '**no**'} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -345,9 +470,19 @@ const sections: Array<[string, () => Promise<void>]> = [
 for (const [name, run] of sections) if (!only.length || only.includes(name)) await run();
 
 const markdown = table();
-process.stdout.write(markdown + '\n');
+process.stdout.write(`${markdown}\n`);
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(
   join(root, 'bench', 'results', 'latest.json'),
-  JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).cpus().length, rows, ...extra }, null, 2) + '\n',
+  `${JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      node: process.version,
+      cpus: (await import('node:os')).cpus().length,
+      rows,
+      ...extra,
+    },
+    null,
+    2,
+  )}\n`,
 );

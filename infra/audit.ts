@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Operation as PatchOperation } from 'fast-json-patch';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
-import { selectorMatches, type AdmissionRegistration, type Enforcement, type LabelSelector, type RuleWithOperations } from '../lib/registration.ts';
+import {
+  selectorMatches,
+  type AdmissionRegistration,
+  type Enforcement,
+  type LabelSelector,
+  type RuleWithOperations,
+} from '../lib/registration.ts';
 import { enforcementEnvFor, ENFORCEMENT_ENV } from '../lib/admission/enforcement.ts';
 import type { AdmissionReview, KubeObject } from '../lib/review/schemas.ts';
 import { invoke, type InvokeOptions } from '../lib/harness/invoke.ts';
@@ -120,7 +126,8 @@ class Discovery {
       for (const g of Array.isArray(list.groups) ? list.groups : []) {
         const versions: string[] = (g.versions ?? []).map((v: Json) => String(v.version));
         const preferred = g.preferredVersion?.version;
-        if (preferred && versions.includes(preferred)) versions.sort((a, b) => Number(b === preferred) - Number(a === preferred));
+        if (preferred && versions.includes(preferred))
+          versions.sort((a, b) => Number(b === preferred) - Number(a === preferred));
         this.groups.push({ name: String(g.name), versions });
       }
     }
@@ -135,8 +142,20 @@ class Discovery {
       found = this.client.request('GET', group ? `/apis/${group}/${version}` : `/api/${version}`).then(
         (list: Json) =>
           (Array.isArray(list.resources) ? list.resources : [])
-            .filter((r: Json) => typeof r.name === 'string' && !r.name.includes('/') && Array.isArray(r.verbs) && r.verbs.includes('list'))
-            .map((r: Json) => ({ group, version, name: r.name, kind: String(r.kind), namespaced: r.namespaced === true })),
+            .filter(
+              (r: Json) =>
+                typeof r.name === 'string' &&
+                !r.name.includes('/') &&
+                Array.isArray(r.verbs) &&
+                r.verbs.includes('list'),
+            )
+            .map((r: Json) => ({
+              group,
+              version,
+              name: r.name,
+              kind: String(r.kind),
+              namespaced: r.namespaced === true,
+            })),
         (err: unknown) => {
           // As kubectl does, a group version that cannot be discovered (an aggregated API that is down) is reported and skipped.
           if (!(err instanceof KubeApiError)) throw err;
@@ -174,7 +193,8 @@ async function targetsOf(reg: AdmissionRegistration, discovery: Discovery): Prom
       for (const version of group.versions) {
         if (!anyOf(rule.apiVersions, version)) continue;
         for (const resource of await discovery.resourcesOf(group.name, version)) {
-          const named = rule.resources.includes('*') || rule.resources.includes('*/*') || rule.resources.includes(resource.name);
+          const named =
+            rule.resources.includes('*') || rule.resources.includes('*/*') || rule.resources.includes(resource.name);
           const scope = rule.scope ?? '*';
           const scoped = scope === '*' || (scope === 'Namespaced') === resource.namespaced;
           if (!named || !scoped) continue;
@@ -203,7 +223,9 @@ export function selectorQuery(selector: LabelSelector | undefined): string {
 }
 
 function collectionPath(resource: ApiResource): string {
-  return resource.group ? `/apis/${resource.group}/${resource.version}/${resource.name}` : `/api/${resource.version}/${resource.name}`;
+  return resource.group
+    ? `/apis/${resource.group}/${resource.version}/${resource.name}`
+    : `/api/${resource.version}/${resource.name}`;
 }
 
 function emptySummary(): Record<AuditOutcome, number> {
@@ -253,7 +275,9 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
           if (restarted) total = undefined;
           else if (remaining !== undefined) total = done + items.length + remaining;
           for (const item of items) {
-            const id = item.metadata?.uid ? String(item.metadata.uid) : `${item.metadata?.namespace ?? ''}/${item.metadata?.name ?? ''}`;
+            const id = item.metadata?.uid
+              ? String(item.metadata.uid)
+              : `${item.metadata?.namespace ?? ''}/${item.metadata?.name ?? ''}`;
             if (seen.has(id)) continue;
             seen.add(id);
             const object = { ...item, apiVersion, kind: resource.kind } as KubeObject;
@@ -263,7 +287,12 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
               report.summary[result.result]++;
               if (result.result !== 'allowed' && result.result !== 'skipped') report.results.push(result);
             }
-            options.onProgress?.({ function: reg.name, resource: plural, done, ...(total === undefined ? {} : { total }) });
+            options.onProgress?.({
+              function: reg.name,
+              resource: plural,
+              done,
+              ...(total === undefined ? {} : { total }),
+            });
           }
         });
       } catch (err) {
@@ -276,11 +305,18 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
 }
 
 /** The selectors as the API server applies them; namespaceSelector uses the namespace's labels (a Namespace's own). */
-async function selected(reg: AdmissionRegistration, resource: ApiResource, object: KubeObject, labelsOfNamespace: (name: string) => Promise<Record<string, string>>): Promise<boolean> {
+async function selected(
+  reg: AdmissionRegistration,
+  resource: ApiResource,
+  object: KubeObject,
+  labelsOfNamespace: (name: string) => Promise<Record<string, string>>,
+): Promise<boolean> {
   const metadata = (object.metadata ?? {}) as Json;
   if (!selectorMatches(reg.objectSelector, metadata.labels ?? {})) return false;
-  if (!reg.namespaceSelector || (!reg.namespaceSelector.matchLabels && !reg.namespaceSelector.matchExpressions?.length)) return true;
-  if (resource.group === '' && resource.name === 'namespaces') return selectorMatches(reg.namespaceSelector, metadata.labels ?? {});
+  if (!reg.namespaceSelector || (!reg.namespaceSelector.matchLabels && !reg.namespaceSelector.matchExpressions?.length))
+    return true;
+  if (resource.group === '' && resource.name === 'namespaces')
+    return selectorMatches(reg.namespaceSelector, metadata.labels ?? {});
   // Cluster-scoped objects other than namespaces are never exempted by a namespaceSelector.
   if (!resource.namespaced) return true;
   return selectorMatches(reg.namespaceSelector, await labelsOfNamespace(String(metadata.namespace ?? '')));
@@ -310,7 +346,8 @@ function localCaller(webhook: AdmissionWebhook): LocalCaller {
   const secret = randomBytes(16).toString('hex');
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
-    if (!AUTH_ENV.test(name) && !ENFORCEMENT_VARIABLES.test(name) && name !== 'AWS_LAMBDA_FUNCTION_NAME') env[name] = value;
+    if (!AUTH_ENV.test(name) && !ENFORCEMENT_VARIABLES.test(name) && name !== 'AWS_LAMBDA_FUNCTION_NAME')
+      env[name] = value;
   }
   env[enforcementEnvFor(webhook.registration.name)] = 'Deny';
   env.KLW_BEARER_TOKEN = secret;
@@ -320,13 +357,21 @@ function localCaller(webhook: AdmissionWebhook): LocalCaller {
     ...webhook,
     withOptions: (handlerOptions) => {
       const inner = (handler ??= webhook.withOptions(handlerOptions));
-      return (event, context) => inner({ ...(event as Json), pathParameters: { ...(event as Json).pathParameters, secret } }, context);
+      return (event, context) =>
+        inner({ ...(event as Json), pathParameters: { ...(event as Json).pathParameters, secret } }, context);
     },
   };
   return { webhook: local, options: { headers: { authorization: `Bearer ${secret}` }, handlerOptions: { env } } };
 }
 
-async function auditObject(caller: LocalCaller, resource: ApiResource, object: KubeObject, operation: Target['operation'], auditor: UserInfo, reviews: AccessReviews): Promise<AuditResult> {
+async function auditObject(
+  caller: LocalCaller,
+  resource: ApiResource,
+  object: KubeObject,
+  operation: Target['operation'],
+  auditor: UserInfo,
+  reviews: AccessReviews,
+): Promise<AuditResult> {
   const webhook = caller.webhook;
   const reg = webhook.registration;
   const metadata = (object.metadata ?? {}) as Json;
@@ -400,7 +445,19 @@ class AccessReviews {
 
   private static key(a: AuthorizationAttributes): string {
     const { username, uid, groups, extra } = a.user;
-    return JSON.stringify([username, uid ?? '', groups ?? [], extra ?? {}, a.verb, a.path ?? null, a.group ?? '', a.resource ?? '', a.subresource ?? '', a.namespace ?? '', a.name ?? '']);
+    return JSON.stringify([
+      username,
+      uid ?? '',
+      groups ?? [],
+      extra ?? {},
+      a.verb,
+      a.path ?? null,
+      a.group ?? '',
+      a.resource ?? '',
+      a.subresource ?? '',
+      a.namespace ?? '',
+      a.name ?? '',
+    ]);
   }
 
   /** The answer already known: a decision, the error asking failed with, or undefined. */
@@ -423,7 +480,9 @@ class AccessReviews {
           const reported = `${attributes.user.username}\0${error.message}`;
           if (!this.reported.has(reported)) {
             this.reported.add(reported);
-            this.problems.push(`authorizer check ${describeCheck(attributes)} for ${attributes.user.username}: ${error.message}`);
+            this.problems.push(
+              `authorizer check ${describeCheck(attributes)} for ${attributes.user.username}: ${error.message}`,
+            );
           }
         },
       );
@@ -455,7 +514,10 @@ class AccessReviews {
     return (attributes) => {
       const answer = this.known(attributes);
       if (answer instanceof Error) throw answer;
-      if (answer === undefined) throw new Error(`authorizer check ${describeCheck(attributes)} not asked: more than ${MAX_AUTHORIZER_ROUNDS} rounds of dependent checks`);
+      if (answer === undefined)
+        throw new Error(
+          `authorizer check ${describeCheck(attributes)} not asked: more than ${MAX_AUTHORIZER_ROUNDS} rounds of dependent checks`,
+        );
       return answer;
     };
   }
@@ -475,7 +537,7 @@ function describePatch(patch: PatchOperation[]): string {
 
 /** The report as a table (non-allowed objects), JSON or YAML. */
 export function renderAudit(report: AuditReport, format: 'table' | 'json' | 'yaml'): string {
-  if (format === 'json') return JSON.stringify(report, null, 2) + '\n';
+  if (format === 'json') return `${JSON.stringify(report, null, 2)}\n`;
   if (format === 'yaml') return toKubeYaml(report);
   if (!report.results.length) return '';
   const rows = [
@@ -486,11 +548,24 @@ export function renderAudit(report: AuditReport, format: 'table' | 'json' | 'yam
       r.enforcement,
       r.resource,
       r.namespace ? `${r.namespace}/${r.name}` : r.name,
-      [r.message, r.warnings?.length ? `warnings: ${r.warnings.join(' | ')}` : undefined, r.patch ? `patch: ${describePatch(r.patch)}` : undefined].filter(Boolean).join('; '),
+      [
+        r.message,
+        r.warnings?.length ? `warnings: ${r.warnings.join(' | ')}` : undefined,
+        r.patch ? `patch: ${describePatch(r.patch)}` : undefined,
+      ]
+        .filter(Boolean)
+        .join('; '),
     ]),
   ];
   const widths = rows[0]!.slice(0, -1).map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  return rows.map((row) => row.map((cell, i) => (i < widths.length ? cell.padEnd(widths[i]!) : cell)).join('  ').trimEnd()).join('\n') + '\n';
+  return `${rows
+    .map((row) =>
+      row
+        .map((cell, i) => (i < widths.length ? cell.padEnd(widths[i]!) : cell))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')}\n`;
 }
 
 /** `audit: 12 objects: 2 denied, 1 warned, 1 patched, 8 allowed, 0 skipped, 0 errors`. */

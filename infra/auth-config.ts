@@ -15,7 +15,9 @@ export interface AuthConfigFiles {
  */
 export function credentialName(url: string): string {
   const parsed = new URL(url);
-  return parsed.port ? `${parsed.hostname.includes(':') ? `[${parsed.hostname.replace(/^\[|\]$/g, '')}]` : parsed.hostname}:${parsed.port}` : parsed.hostname;
+  return parsed.port
+    ? `${parsed.hostname.includes(':') ? `[${parsed.hostname.replace(/^\[|\]$/g, '')}]` : parsed.hostname}:${parsed.port}`
+    : parsed.hostname;
 }
 
 /**
@@ -32,10 +34,18 @@ export function writeAuthConfig(outDir: string, webhookUrl: string, token: strin
   const admissionConfig = join(dir, 'admission-config.yaml');
   writeFileSafely(
     kubeconfig,
-    stringify({ apiVersion: 'v1', kind: 'Config', users: [{ name: credentialName(webhookUrl), user: { token: token.trim() } }] }),
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      users: [{ name: credentialName(webhookUrl), user: { token: token.trim() } }],
+    }),
     { secret: true },
   );
-  const webhookAdmission = { apiVersion: 'apiserver.config.k8s.io/v1', kind: 'WebhookAdmissionConfiguration', kubeConfigFile: kubeconfig };
+  const webhookAdmission = {
+    apiVersion: 'apiserver.config.k8s.io/v1',
+    kind: 'WebhookAdmissionConfiguration',
+    kubeConfigFile: kubeconfig,
+  };
   writeFileSafely(
     admissionConfig,
     stringify({

@@ -60,7 +60,11 @@ export function entrySource(root: string, entry: string): string {
  * esbuild options for one function: ESM for the Node.js of the Lambda runtime (default: the
  * project's, see projectRuntime), minified, AWS SDK left to the runtime.
  */
-export function bundleOptions(root: string, fn: Pick<FunctionEntry, 'name' | 'entry'>, runtime: string = projectRuntime(root)): esbuild.BuildOptions {
+export function bundleOptions(
+  root: string,
+  fn: Pick<FunctionEntry, 'name' | 'entry'>,
+  runtime: string = projectRuntime(root),
+): esbuild.BuildOptions {
   return {
     absWorkingDir: root,
     // The entry is generated (entrySource), so a module needs no `handler` export of its own.
@@ -80,7 +84,9 @@ export function bundleOptions(root: string, fn: Pick<FunctionEntry, 'name' | 'en
     // The Lambda runtime ships AWS SDK v3; bundling it would only add cold-start time.
     external: ['@aws-sdk/*'],
     // CommonJS dependencies inside an ES module bundle need a real `require`.
-    banner: { js: "import{createRequire as __klwRequire}from'node:module';const require=__klwRequire(import.meta.url);" },
+    banner: {
+      js: "import{createRequire as __klwRequire}from'node:module';const require=__klwRequire(import.meta.url);",
+    },
     define: { 'process.env.NODE_ENV': '"production"' },
     logLevel: 'silent',
     metafile: true,
@@ -102,7 +108,11 @@ function zip(files: Array<{ name: string; data: Buffer }>): Promise<Buffer> {
 }
 
 /** Bundles one function with esbuild for a Lambda runtime (default: the project's) and writes its deterministic zip. */
-export async function buildFunction(root: string, fn: Pick<FunctionEntry, 'name' | 'entry'>, runtime: string = projectRuntime(root)): Promise<BuiltFunction> {
+export async function buildFunction(
+  root: string,
+  fn: Pick<FunctionEntry, 'name' | 'entry'>,
+  runtime: string = projectRuntime(root),
+): Promise<BuiltFunction> {
   const outfile = bundlePath(root, fn.name);
   // esbuild resolves from the project root, which must exist even though nothing is written yet.
   makeDir(root);
@@ -136,7 +146,12 @@ export async function buildFunction(root: string, fn: Pick<FunctionEntry, 'name'
 }
 
 /** Builds every function for a Lambda runtime (default: the project's), reporting each as it is done. */
-export async function buildAll(root: string, functions: Array<Pick<FunctionEntry, 'name' | 'entry'>>, onBuilt: (built: BuiltFunction) => void = () => {}, runtime: string = projectRuntime(root)): Promise<BuiltFunction[]> {
+export async function buildAll(
+  root: string,
+  functions: Array<Pick<FunctionEntry, 'name' | 'entry'>>,
+  onBuilt: (built: BuiltFunction) => void = () => {},
+  runtime: string = projectRuntime(root),
+): Promise<BuiltFunction[]> {
   const out: BuiltFunction[] = [];
   for (const fn of functions) {
     const built = await buildFunction(root, fn, runtime);

@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { GetFunctionCommand, GetFunctionUrlConfigCommand, LambdaClient, UpdateFunctionCodeCommand } from '@aws-sdk/client-lambda';
+import {
+  GetFunctionCommand,
+  GetFunctionUrlConfigCommand,
+  LambdaClient,
+  UpdateFunctionCodeCommand,
+} from '@aws-sdk/client-lambda';
 import type { Registration } from '../lib/registration.ts';
 import { awsError } from './aws-errors.ts';
 import { zipPath } from './build.ts';
@@ -40,29 +45,40 @@ export async function httpApiUrl(clients: AwsClients, target: Target): Promise<s
       throw awsError(err, { action: `reading the outputs of stack ${stackName(target)}`, region: target.region });
     });
   const url = out.Stacks?.[0]?.Outputs?.find((o) => o.OutputKey === 'HttpApiUrl')?.OutputValue;
-  if (!url) throw new KlwError(`stack ${stackName(target)} has no HttpApiUrl output; was it deployed with httpApi events?`);
+  if (!url)
+    throw new KlwError(`stack ${stackName(target)} has no HttpApiUrl output; was it deployed with httpApi events?`);
   return url;
 }
 
 /** Each function's Lambda function URL (deployed with the functionUrls param). */
-export async function functionUrls(clients: AwsClients, target: Target, registrations: Registration[]): Promise<Record<string, string>> {
+export async function functionUrls(
+  clients: AwsClients,
+  target: Target,
+  registrations: Registration[],
+): Promise<Record<string, string>> {
   const urls: Record<string, string> = {};
   for (const reg of registrations) {
     const FunctionName = lambdaName(target.service, target.stage, reg.name);
-    const out = await clients.lambda
-      .send(new GetFunctionUrlConfigCommand({ FunctionName }))
-      .catch((err: unknown) => {
-        throw awsError(err, { action: `reading the function URL of ${FunctionName}`, region: target.region });
-      });
-    if (!out.FunctionUrl) throw new KlwError(`function ${reg.name} has no function URL; deploy with --param functionUrls=true`);
+    const out = await clients.lambda.send(new GetFunctionUrlConfigCommand({ FunctionName })).catch((err: unknown) => {
+      throw awsError(err, { action: `reading the function URL of ${FunctionName}`, region: target.region });
+    });
+    if (!out.FunctionUrl)
+      throw new KlwError(`function ${reg.name} has no function URL; deploy with --param functionUrls=true`);
     urls[reg.name] = out.FunctionUrl;
   }
   return urls;
 }
 
 /** The endpoints of a deployed service, for manifests. */
-export async function deployedEndpoints(clients: AwsClients, target: Target, registrations: Registration[], useFunctionUrls: boolean): Promise<Endpoints> {
-  return useFunctionUrls ? { functionUrls: await functionUrls(clients, target, registrations) } : { baseUrl: await httpApiUrl(clients, target) };
+export async function deployedEndpoints(
+  clients: AwsClients,
+  target: Target,
+  registrations: Registration[],
+  useFunctionUrls: boolean,
+): Promise<Endpoints> {
+  return useFunctionUrls
+    ? { functionUrls: await functionUrls(clients, target, registrations) }
+    : { baseUrl: await httpApiUrl(clients, target) };
 }
 
 /** What `--direct` did with one function. */
@@ -75,7 +91,13 @@ export interface DirectUpdate {
  * Updates the code of deployed functions whose zip changed (Lambda's CodeSha256 is the
  * base64 SHA-256 of the zip), without a CloudFormation deployment.
  */
-export async function updateChangedCode(root: string, clients: AwsClients, target: Target, registrations: Registration[], onUpdate: (u: DirectUpdate) => void = () => {}): Promise<DirectUpdate[]> {
+export async function updateChangedCode(
+  root: string,
+  clients: AwsClients,
+  target: Target,
+  registrations: Registration[],
+  onUpdate: (u: DirectUpdate) => void = () => {},
+): Promise<DirectUpdate[]> {
   const results: DirectUpdate[] = [];
   for (const reg of registrations) {
     const FunctionName = lambdaName(target.service, target.stage, reg.name);

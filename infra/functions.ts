@@ -81,7 +81,9 @@ async function importFunction(root: string, source: FunctionSource): Promise<unk
   const file = join(dir, `${source.name}-${hash}.mjs`);
   if (!existsSync(file)) {
     makeDir(dir);
-    for (const old of readdirSync(dir)) if (old.startsWith(`${source.name}-`) && /^[0-9a-f]{16}\.mjs$/.test(old.slice(source.name.length + 1))) rmSync(join(dir, old), { force: true });
+    for (const old of readdirSync(dir))
+      if (old.startsWith(`${source.name}-`) && /^[0-9a-f]{16}\.mjs$/.test(old.slice(source.name.length + 1)))
+        rmSync(join(dir, old), { force: true });
     writeFileSafely(file, code);
   }
   try {
@@ -111,7 +113,8 @@ export async function loadFunctions(root: string, only?: string[]): Promise<Func
   if (!sources.length) throw new KlwError(noFunctionsMessage(root));
   const names = sources.map((s) => s.name);
   for (const wanted of only ?? []) {
-    if (!names.includes(wanted)) throw new KlwError(`no function "${wanted}" in ${join(root, 'functions')} (have: ${names.join(', ')})`);
+    if (!names.includes(wanted))
+      throw new KlwError(`no function "${wanted}" in ${join(root, 'functions')} (have: ${names.join(', ')})`);
   }
   const entries: FunctionEntry[] = [];
   for (const source of only?.length ? sources.filter((s) => only.includes(s.name)) : sources) {
@@ -140,7 +143,13 @@ export async function loadFunctions(root: string, only?: string[]): Promise<Func
       );
     }
     const ownHandler = typeof mod.handler === 'function' && mod.handler !== webhook.handler;
-    entries.push({ name: source.name, entry: source.entry, webhook, registration: webhook.registration, ...(ownHandler ? { ownHandler } : {}) });
+    entries.push({
+      name: source.name,
+      entry: source.entry,
+      webhook,
+      registration: webhook.registration,
+      ...(ownHandler ? { ownHandler } : {}),
+    });
   }
   return entries;
 }

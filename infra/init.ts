@@ -52,7 +52,9 @@ export function projectPackageSpec(spec: string, root: string, cwd: string = pro
   if (path === '~' || path.startsWith('~/') || path.startsWith('~\\')) path = join(homedir(), path.slice(1));
   const absolute = resolve(cwd, path);
   if (!existsSync(absolute)) {
-    throw new KlwError(`--package ${spec}: ${absolute} does not exist (a path is read from the current folder, ${cwd}; make the tarball with npm pack)`);
+    throw new KlwError(
+      `--package ${spec}: ${absolute} does not exist (a path is read from the current folder, ${cwd}; make the tarball with npm pack)`,
+    );
   }
   return `file:${relative(resolve(root), absolute).split(sep).join('/')}`;
 }
@@ -73,9 +75,11 @@ export function installOrigin(info: PackageInfo = packageInfo()): InstallOrigin 
   for (const lock of [join(modules, '.package-lock.json'), join(prefix, 'package-lock.json')]) {
     if (!existsSync(lock)) continue;
     try {
-      const packages = (JSON.parse(readFileSync(lock, 'utf8')) as { packages?: Record<string, { resolved?: string }> }).packages ?? {};
+      const packages =
+        (JSON.parse(readFileSync(lock, 'utf8')) as { packages?: Record<string, { resolved?: string }> }).packages ?? {};
       const resolved = packages[`node_modules/${info.name}`]?.resolved;
-      if (resolved?.startsWith('file:')) return { kind: 'tarball', tarball: resolve(prefix, resolved.slice('file:'.length)) };
+      if (resolved?.startsWith('file:'))
+        return { kind: 'tarball', tarball: resolve(prefix, resolved.slice('file:'.length)) };
       if (resolved) return { kind: 'registry' };
     } catch {
       // An unreadable lock file tells nothing; the next one may.
@@ -88,7 +92,10 @@ export function installOrigin(info: PackageInfo = packageInfo()): InstallOrigin 
  * A note for `klw init` without --package when the `^<version>` it writes may not be on the
  * registry: klw runs from a tarball or from the sources. Undefined for a registry install.
  */
-export function packageHint(origin: InstallOrigin = installOrigin(), version: string = packageInfo().version): string | undefined {
+export function packageHint(
+  origin: InstallOrigin = installOrigin(),
+  version: string = packageInfo().version,
+): string | undefined {
   const range = `kube-lambda-webhooks@^${version}`;
   if (origin.kind === 'tarball') {
     return `note: this klw was installed from ${origin.tarball}; the project depends on ${range}, which npm install finds only once that version is published. If it is not, run klw init again with --package ${origin.tarball}`;
@@ -101,7 +108,10 @@ export function packageHint(origin: InstallOrigin = installOrigin(), version: st
 
 /** An npm package name made from a folder name. */
 export function projectName(dir: string): string {
-  const name = basename(resolve(dir)).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[._-]+|[-]+$/g, '');
+  const name = basename(resolve(dir))
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[._-]+|[-]+$/g, '');
   return name || 'webhooks';
 }
 
@@ -142,10 +152,14 @@ export function projectPackageJson(name: string, packageSpec: string): Record<st
  */
 export function initProject(dir: string, options: InitOptions = {}): string[] {
   const root = resolve(dir);
-  if (existsSync(root) && readdirSync(root).length) throw new KlwError(`${dir} is not empty; klw init creates a project in a new or empty folder`);
+  if (existsSync(root) && readdirSync(root).length)
+    throw new KlwError(`${dir} is not empty; klw init creates a project in a new or empty folder`);
   const template = options.template ?? 'validating';
   const name = projectName(root);
-  const packageSpec = options.packageSpec === undefined ? `^${packageInfo().version}` : projectPackageSpec(options.packageSpec, root, options.cwd);
+  const packageSpec =
+    options.packageSpec === undefined
+      ? `^${packageInfo().version}`
+      : projectPackageSpec(options.packageSpec, root, options.cwd);
   const render = (file: string) => readFileSync(join(PROJECT_TEMPLATES, file), 'utf8').replaceAll('__PROJECT__', name);
   const files: Array<[string, string]> = [
     ['package.json', `${JSON.stringify(projectPackageJson(name, packageSpec), null, 2)}\n`],

@@ -45,7 +45,10 @@ export function parseKubeVersion(text: string): KubeVersion {
 /** Parses `Gate=true,Other=false` (kube-apiserver's --feature-gates syntax). */
 export function parseFeatureGates(text: string): Record<string, boolean> {
   const gates: Record<string, boolean> = {};
-  for (const item of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const item of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const match = /^([A-Za-z0-9]+)=(true|false)$/.exec(item);
     if (!match) throw new KlwError(`--feature-gates: ${JSON.stringify(item)} is not Name=true or Name=false`);
     gates[match[1]!] = match[2] === 'true';
@@ -59,7 +62,10 @@ export function kubeTargetFrom(options: { kubeVersion?: string; featureGates?: s
     if (options.featureGates) throw new KlwError('--feature-gates needs --kube-version');
     return undefined;
   }
-  return { version: parseKubeVersion(options.kubeVersion), featureGates: options.featureGates ? parseFeatureGates(options.featureGates) : {} };
+  return {
+    version: parseKubeVersion(options.kubeVersion),
+    featureGates: options.featureGates ? parseFeatureGates(options.featureGates) : {},
+  };
 }
 
 function minorOf(target: KubeTarget): number {
@@ -89,14 +95,24 @@ export interface VersionedManifests {
  * left out, each with a warning; a target without the v1 APIs is an error. `enforced` names
  * the webhooks whose functions enforce their matchConditions themselves.
  */
-export function forKubeVersion(documents: Json[], target: KubeTarget, enforced: ReadonlySet<string> = new Set()): VersionedManifests {
+export function forKubeVersion(
+  documents: Json[],
+  target: KubeTarget,
+  enforced: ReadonlySet<string> = new Set(),
+): VersionedManifests {
   const findings: Finding[] = [];
   const shown = `${target.version.major}.${target.version.minor}`;
   const out: Json[] = [];
   for (const doc of documents) {
-    const isWebhookConfig = doc?.kind === 'MutatingWebhookConfiguration' || doc?.kind === 'ValidatingWebhookConfiguration';
+    const isWebhookConfig =
+      doc?.kind === 'MutatingWebhookConfiguration' || doc?.kind === 'ValidatingWebhookConfiguration';
     if (minorOf(target) < V1_APIS_SINCE && (isWebhookConfig || doc?.kind === 'CustomResourceDefinition')) {
-      findings.push({ level: 'error', rule: 'kube-version-api', subject: doc.metadata?.name ?? doc.kind, message: `${doc.apiVersion} ${doc.kind} needs Kubernetes 1.${V1_APIS_SINCE} or later; ${shown} does not serve it` });
+      findings.push({
+        level: 'error',
+        rule: 'kube-version-api',
+        subject: doc.metadata?.name ?? doc.kind,
+        message: `${doc.apiVersion} ${doc.kind} needs Kubernetes 1.${V1_APIS_SINCE} or later; ${shown} does not serve it`,
+      });
     }
     if (!isWebhookConfig || !Array.isArray(doc.webhooks)) {
       out.push(doc);
@@ -114,7 +130,12 @@ export function forKubeVersion(documents: Json[], target: KubeTarget, enforced: 
             : enforced.has(webhook.name)
               ? '; the function enforces them itself (enforceMatchConditions)'
               : '; the API server calls the webhook for everything its rules match (enforceMatchConditions makes the function skip what they exclude)';
-        findings.push({ level: 'warning', rule: 'kube-version-field', subject: webhook.name, message: `${rule.field} left out: ${shown} does not know the field, which needs ${when}${consequence}` });
+        findings.push({
+          level: 'warning',
+          rule: 'kube-version-field',
+          subject: webhook.name,
+          message: `${rule.field} left out: ${shown} does not know the field, which needs ${when}${consequence}`,
+        });
       }
       if (minorOf(target) < NAMESPACE_NAME_LABEL_SINCE && usesNamespaceNameLabel(webhook.namespaceSelector)) {
         findings.push({
@@ -132,17 +153,26 @@ export function forKubeVersion(documents: Json[], target: KubeTarget, enforced: 
 }
 
 function usesNamespaceNameLabel(selector: Json | undefined): boolean {
-  return Object.hasOwn(selector?.matchLabels ?? {}, 'kubernetes.io/metadata.name') || (selector?.matchExpressions ?? []).some((e: Json) => e.key === 'kubernetes.io/metadata.name');
+  return (
+    Object.hasOwn(selector?.matchLabels ?? {}, 'kubernetes.io/metadata.name') ||
+    (selector?.matchExpressions ?? []).some((e: Json) => e.key === 'kubernetes.io/metadata.name')
+  );
 }
 
 /** The webhook names whose functions enforce their matchConditions in-function. */
 export function enforcedWebhooks(registrations: Registration[]): Set<string> {
-  return new Set(registrations.filter((r): r is AdmissionRegistration => r.type !== 'conversion' && r.enforceMatchConditions === true).map((r) => r.webhookName));
+  return new Set(
+    registrations
+      .filter((r): r is AdmissionRegistration => r.type !== 'conversion' && r.enforceMatchConditions === true)
+      .map((r) => r.webhookName),
+  );
 }
 
 /** Lint findings of the registrations' in-function enforcement (conditions it cannot evaluate). */
 export function lintInFunctionConditions(registrations: Registration[]): Finding[] {
   return registrations.flatMap((r) =>
-    r.type !== 'conversion' && r.enforceMatchConditions ? checkInFunctionConditions(r.matchConditions).map((p) => ({ ...p, subject: r.webhookName })) : [],
+    r.type !== 'conversion' && r.enforceMatchConditions
+      ? checkInFunctionConditions(r.matchConditions).map((p) => ({ ...p, subject: r.webhookName }))
+      : [],
   );
 }

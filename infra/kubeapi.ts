@@ -63,7 +63,8 @@ function kubeconfigFiles(explicit: string | undefined, env: NodeJS.ProcessEnv): 
     if (!existsSync(explicit)) throw new KlwError(`kubeconfig ${explicit} not found`);
     return [explicit];
   }
-  if (env.KUBECONFIG) return env.KUBECONFIG.split(process.platform === 'win32' ? ';' : ':').filter((f) => f && existsSync(f));
+  if (env.KUBECONFIG)
+    return env.KUBECONFIG.split(process.platform === 'win32' ? ';' : ':').filter((f) => f && existsSync(f));
   const home = join(env.HOME ?? homedir(), '.kube', 'config');
   return existsSync(home) ? [home] : [];
 }
@@ -170,7 +171,10 @@ async function execCredential(exec: Json, base: string, timeoutMs: number): Prom
   if (status.clientKeyData) result.key = String(status.clientKeyData);
   const expires = typeof status.expirationTimestamp === 'string' ? Date.parse(status.expirationTimestamp) : NaN;
   if (Number.isFinite(expires)) result.expiresAt = expires;
-  if (!result.token && !result.cert) throw new KlwError(`kubeconfig: exec credential plugin ${command} returned neither a token nor a client certificate`);
+  if (!result.token && !result.cert)
+    throw new KlwError(
+      `kubeconfig: exec credential plugin ${command} returned neither a token nor a client certificate`,
+    );
   return result;
 }
 
@@ -203,9 +207,15 @@ export function inClusterConnection(env: NodeJS.ProcessEnv = process.env, dir = 
   const host = env.KUBERNETES_SERVICE_HOST;
   const port = env.KUBERNETES_SERVICE_PORT;
   if (!host || !port || !existsSync(join(dir, 'token'))) {
-    throw new KlwError('no kubeconfig (--kubeconfig, KUBECONFIG or ~/.kube/config) and not running in a cluster (KUBERNETES_SERVICE_HOST and a service account token)');
+    throw new KlwError(
+      'no kubeconfig (--kubeconfig, KUBECONFIG or ~/.kube/config) and not running in a cluster (KUBERNETES_SERVICE_HOST and a service account token)',
+    );
   }
-  const connection: KubeConnection = { server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`, source: 'in-cluster', tokenFile: join(dir, 'token') };
+  const connection: KubeConnection = {
+    server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    source: 'in-cluster',
+    tokenFile: join(dir, 'token'),
+  };
   if (existsSync(join(dir, 'ca.crt'))) connection.ca = readFileSync(join(dir, 'ca.crt'), 'utf8');
   if (existsSync(join(dir, 'namespace'))) connection.namespace = readFileSync(join(dir, 'namespace'), 'utf8').trim();
   return connection;
@@ -238,12 +248,16 @@ export async function loadConnection(options: ConnectionOptions = {}): Promise<K
   const context = config.contexts.find((c: Json) => c.name === contextName)?.context;
   if (!context) throw new KlwError(`kubeconfig ${files.join(', ')} has no context "${contextName}"`);
   const cluster = config.clusters.find((c: Json) => c.name === context.cluster)?.cluster;
-  if (!cluster?.server) throw new KlwError(`context "${contextName}": cluster "${context.cluster}" not found or has no server`);
+  if (!cluster?.server)
+    throw new KlwError(`context "${contextName}": cluster "${context.cluster}" not found or has no server`);
   const user: Json = config.users.find((u: Json) => u.name === context.user)?.user ?? {};
   const clusterBase = baseOf('clusters', context.cluster);
   const userBase = baseOf('users', context.user);
 
-  const connection: KubeConnection = { server: String(cluster.server).replace(/\/+$/, ''), source: `${files[0]} context ${contextName}` };
+  const connection: KubeConnection = {
+    server: String(cluster.server).replace(/\/+$/, ''),
+    source: `${files[0]} context ${contextName}`,
+  };
   const ca = material(cluster, 'certificate-authority', clusterBase, 'certificate authority');
   if (ca) connection.ca = ca;
   if (cluster['insecure-skip-tls-verify'] === true) connection.insecure = true;
@@ -255,12 +269,16 @@ export async function loadConnection(options: ConnectionOptions = {}): Promise<K
   if (cert) connection.cert = cert;
   if (key) connection.key = key;
   if (user.token) connection.token = String(user.token);
-  else if (user.tokenFile) connection.tokenFile = isAbsolute(user.tokenFile) ? user.tokenFile : resolve(userBase, user.tokenFile);
+  else if (user.tokenFile)
+    connection.tokenFile = isAbsolute(user.tokenFile) ? user.tokenFile : resolve(userBase, user.tokenFile);
   if (user.username) {
     connection.username = String(user.username);
     connection.password = String(user.password ?? '');
   }
-  if (user['auth-provider']) throw new KlwError(`context "${contextName}": auth-provider ${user['auth-provider'].name ?? ''} is not supported; use an exec credential plugin`);
+  if (user['auth-provider'])
+    throw new KlwError(
+      `context "${contextName}": auth-provider ${user['auth-provider'].name ?? ''} is not supported; use an exec credential plugin`,
+    );
   if (user.exec) {
     const timeoutMs = options.execTimeoutMs ?? DEFAULT_KUBE_LIMITS.execMs;
     connection.exec = { config: user.exec as Json, base: userBase, timeoutMs };
@@ -420,7 +438,8 @@ export class KubeClient {
     if (text !== undefined) headers['content-type'] = 'application/json';
     const token = c.tokenFile ? readFileSync(c.tokenFile, 'utf8').trim() : c.token;
     if (token) headers.authorization = `Bearer ${token}`;
-    else if (c.username !== undefined) headers.authorization = `Basic ${Buffer.from(`${c.username}:${c.password ?? ''}`).toString('base64')}`;
+    else if (c.username !== undefined)
+      headers.authorization = `Basic ${Buffer.from(`${c.username}:${c.password ?? ''}`).toString('base64')}`;
     const options: RequestOptions = { method, headers };
     if (c.ca) options.ca = c.ca;
     if (c.cert) options.cert = c.cert;
@@ -450,7 +469,8 @@ export class KubeClient {
         let size = 0;
         res.on('data', (chunk: Buffer) => {
           size += chunk.length;
-          if (size > MAX_RESPONSE_BYTES) req.destroy(new KlwError(`${url.pathname}: answer larger than ${MAX_RESPONSE_BYTES} bytes`));
+          if (size > MAX_RESPONSE_BYTES)
+            req.destroy(new KlwError(`${url.pathname}: answer larger than ${MAX_RESPONSE_BYTES} bytes`));
           else chunks.push(chunk);
         });
         res.on('end', () => {
@@ -557,7 +577,9 @@ export class KubeClient {
 }
 
 /** Who the API server would say a connection's user is, when it cannot tell us: from the client certificate or a service account token. */
-export function identityFromCredentials(connection: KubeConnection): { username: string; groups: string[] } | undefined {
+export function identityFromCredentials(
+  connection: KubeConnection,
+): { username: string; groups: string[] } | undefined {
   if (connection.cert) {
     try {
       const subject = new X509Certificate(connection.cert).subject.split('\n');
@@ -568,14 +590,21 @@ export function identityFromCredentials(connection: KubeConnection): { username:
       // not a certificate we can read: fall through
     }
   }
-  const token = connection.tokenFile && existsSync(connection.tokenFile) ? readFileSync(connection.tokenFile, 'utf8').trim() : connection.token;
+  const token =
+    connection.tokenFile && existsSync(connection.tokenFile)
+      ? readFileSync(connection.tokenFile, 'utf8').trim()
+      : connection.token;
   const payload = token?.split('.')[1];
   if (payload) {
     try {
       const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Json;
       const sub = String(claims.sub ?? '');
       const match = /^system:serviceaccount:([^:]+):[^:]+$/.exec(sub);
-      if (match) return { username: sub, groups: ['system:serviceaccounts', `system:serviceaccounts:${match[1]}`, 'system:authenticated'] };
+      if (match)
+        return {
+          username: sub,
+          groups: ['system:serviceaccounts', `system:serviceaccounts:${match[1]}`, 'system:authenticated'],
+        };
     } catch {
       // not a JWT
     }
@@ -588,10 +617,15 @@ export function identityFromCredentials(connection: KubeConnection): { username:
  * The user the API server authenticates this connection as: a SelfSubjectReview (1.26+), else a
  * TokenReview of our own token, else what the credentials say.
  */
-export async function whoAmI(client: KubeClient): Promise<{ username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> } | undefined> {
+export async function whoAmI(
+  client: KubeClient,
+): Promise<{ username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> } | undefined> {
   for (const version of ['v1', 'v1beta1', 'v1alpha1']) {
     try {
-      const review = await client.request('POST', `/apis/authentication.k8s.io/${version}/selfsubjectreviews`, { apiVersion: `authentication.k8s.io/${version}`, kind: 'SelfSubjectReview' });
+      const review = await client.request('POST', `/apis/authentication.k8s.io/${version}/selfsubjectreviews`, {
+        apiVersion: `authentication.k8s.io/${version}`,
+        kind: 'SelfSubjectReview',
+      });
       if (review?.status?.userInfo?.username) return review.status.userInfo;
     } catch (err) {
       if (!(err instanceof KubeApiError) || ![403, 404, 405].includes(err.status)) throw err;
@@ -601,7 +635,11 @@ export async function whoAmI(client: KubeClient): Promise<{ username: string; ui
   const token = c.tokenFile && existsSync(c.tokenFile) ? readFileSync(c.tokenFile, 'utf8').trim() : c.token;
   if (token) {
     try {
-      const review = await client.request('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } });
+      const review = await client.request('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenReview',
+        spec: { token },
+      });
       if (review?.status?.authenticated && review.status.user?.username) return review.status.user;
     } catch (err) {
       if (!(err instanceof KubeApiError)) throw err;
@@ -617,12 +655,17 @@ export async function whoAmI(client: KubeClient): Promise<{ username: string; ui
  * subjectaccessreviews). Allowed is `Allow`, denied `Deny`, neither `NoOpinion`; an
  * authorizer that failed to evaluate without deciding rejects, as the API server's check errors.
  */
-export async function accessReview(client: KubeClient, attributes: AuthorizationAttributes, self: boolean): Promise<AuthorizationDecision> {
+export async function accessReview(
+  client: KubeClient,
+  attributes: AuthorizationAttributes,
+  self: boolean,
+): Promise<AuthorizationDecision> {
   const spec: Json = {};
   if (attributes.path !== undefined) spec.nonResourceAttributes = { path: attributes.path, verb: attributes.verb };
   else {
     const resourceAttributes: Json = { verb: attributes.verb };
-    for (const field of ['group', 'resource', 'subresource', 'namespace', 'name'] as const) if (attributes[field]) resourceAttributes[field] = attributes[field];
+    for (const field of ['group', 'resource', 'subresource', 'namespace', 'name'] as const)
+      if (attributes[field]) resourceAttributes[field] = attributes[field];
     spec.resourceAttributes = resourceAttributes;
   }
   const kind = self ? 'SelfSubjectAccessReview' : 'SubjectAccessReview';
@@ -633,7 +676,11 @@ export async function accessReview(client: KubeClient, attributes: Authorization
     if (groups?.length) spec.groups = groups;
     if (extra && Object.keys(extra).length) spec.extra = extra;
   }
-  const review = await client.request('POST', `/apis/authorization.k8s.io/v1/${kind.toLowerCase()}s`, { apiVersion: 'authorization.k8s.io/v1', kind, spec });
+  const review = await client.request('POST', `/apis/authorization.k8s.io/v1/${kind.toLowerCase()}s`, {
+    apiVersion: 'authorization.k8s.io/v1',
+    kind,
+    spec,
+  });
   const status: Json = review?.status ?? {};
   const reason = typeof status.reason === 'string' && status.reason ? { reason: status.reason } : {};
   if (status.allowed === true) return { decision: 'Allow', ...reason };

@@ -36,16 +36,27 @@ const PROTECTED = [
   { group: 'authorization.k8s.io', resource: 'subjectaccessreviews' },
 ];
 
-function lintSelector(selector: LabelSelector | undefined, field: string, add: (level: Finding['level'], rule: string, message: string) => void): void {
+function lintSelector(
+  selector: LabelSelector | undefined,
+  field: string,
+  add: (level: Finding['level'], rule: string, message: string) => void,
+): void {
   for (const expr of selector?.matchExpressions ?? []) {
     const hasValues = (expr.values?.length ?? 0) > 0;
-    if ((expr.operator === 'In' || expr.operator === 'NotIn') && !hasValues) add('error', 'selector-values', `${field}: operator ${expr.operator} needs values`);
-    if ((expr.operator === 'Exists' || expr.operator === 'DoesNotExist') && hasValues) add('error', 'selector-values', `${field}: operator ${expr.operator} takes no values`);
-    if (!['In', 'NotIn', 'Exists', 'DoesNotExist'].includes(expr.operator)) add('error', 'selector-operator', `${field}: unknown operator ${JSON.stringify(expr.operator)}`);
+    if ((expr.operator === 'In' || expr.operator === 'NotIn') && !hasValues)
+      add('error', 'selector-values', `${field}: operator ${expr.operator} needs values`);
+    if ((expr.operator === 'Exists' || expr.operator === 'DoesNotExist') && hasValues)
+      add('error', 'selector-values', `${field}: operator ${expr.operator} takes no values`);
+    if (!['In', 'NotIn', 'Exists', 'DoesNotExist'].includes(expr.operator))
+      add('error', 'selector-operator', `${field}: unknown operator ${JSON.stringify(expr.operator)}`);
   }
 }
 
-function lintList(list: unknown, field: string, add: (level: Finding['level'], rule: string, message: string) => void): list is string[] {
+function lintList(
+  list: unknown,
+  field: string,
+  add: (level: Finding['level'], rule: string, message: string) => void,
+): list is string[] {
   if (!Array.isArray(list) || list.length === 0) {
     add('error', 'rule-fields', `${field} must be a non-empty list`);
     return false;
@@ -55,13 +66,20 @@ function lintList(list: unknown, field: string, add: (level: Finding['level'], r
   return true;
 }
 
-function lintResources(resources: string[], field: string, add: (level: Finding['level'], rule: string, message: string) => void): void {
+function lintResources(
+  resources: string[],
+  field: string,
+  add: (level: Finding['level'], rule: string, message: string) => void,
+): void {
   for (const r of resources) {
     if (!r) add('error', 'rule-resources', `${field}: empty resource name`);
-    else if (r.split('/').length > 2) add('error', 'rule-resources', `${field}: ${JSON.stringify(r)} has more than one "/"`);
+    else if (r.split('/').length > 2)
+      add('error', 'rule-resources', `${field}: ${JSON.stringify(r)} has more than one "/"`);
   }
-  if (resources.includes('*/*') && resources.length > 1) add('error', 'rule-resources', `${field}: "*/*" must be the only entry`);
-  if (resources.includes('*') && resources.some((r) => r !== '*' && !r.includes('/'))) add('error', 'rule-resources', `${field}: "*" covers every resource; list no others beside it`);
+  if (resources.includes('*/*') && resources.length > 1)
+    add('error', 'rule-resources', `${field}: "*/*" must be the only entry`);
+  if (resources.includes('*') && resources.some((r) => r !== '*' && !r.includes('/')))
+    add('error', 'rule-resources', `${field}: "*" covers every resource; list no others beside it`);
 }
 
 /** Rule id of a URL still holding the path secret placeholder; `klw manifests` writes it there on purpose. */
@@ -82,63 +100,116 @@ function urlProblem(url: string): [rule: string, message: string] | undefined {
 }
 
 /** Lints one admission webhook entry of a configuration. */
-export function lintWebhook(webhook: Json, kind: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration', kubeVersion?: CelKubeVersion): Finding[] {
+export function lintWebhook(
+  webhook: Json,
+  kind: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration',
+  kubeVersion?: CelKubeVersion,
+): Finding[] {
   const findings: Finding[] = [];
   const subject = typeof webhook.name === 'string' ? webhook.name : '(unnamed webhook)';
-  const add = (level: Finding['level'], rule: string, message: string) => findings.push({ level, rule, subject, message });
+  const add = (level: Finding['level'], rule: string, message: string) =>
+    findings.push({ level, rule, subject, message });
 
-  if (typeof webhook.name !== 'string' || !isDns1123Subdomain(webhook.name)) add('error', 'webhook-name', 'name must be a DNS subdomain');
-  else if (webhook.name.split('.').length < 3) add('error', 'webhook-name', 'name must have at least three segments separated by dots');
+  if (typeof webhook.name !== 'string' || !isDns1123Subdomain(webhook.name))
+    add('error', 'webhook-name', 'name must be a DNS subdomain');
+  else if (webhook.name.split('.').length < 3)
+    add('error', 'webhook-name', 'name must have at least three segments separated by dots');
 
   const cc = webhook.clientConfig ?? {};
-  if ((cc.url === undefined) === (cc.service === undefined)) add('error', 'client-config', 'clientConfig needs exactly one of url or service');
+  if ((cc.url === undefined) === (cc.service === undefined))
+    add('error', 'client-config', 'clientConfig needs exactly one of url or service');
   if (typeof cc.url === 'string') {
     const problem = urlProblem(cc.url);
     if (problem) add('error', ...problem);
   }
-  if (cc.caBundle !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(cc.caBundle)) add('error', 'client-config-ca', 'caBundle must be base64');
+  if (cc.caBundle !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(cc.caBundle))
+    add('error', 'client-config-ca', 'caBundle must be base64');
 
   const timeout = webhook.timeoutSeconds ?? 10;
-  if (!Number.isInteger(timeout) || timeout < 1 || timeout > 30) add('error', 'timeout-range', `timeoutSeconds must be a whole number from 1 to 30, got ${timeout}`);
-  else if (timeout > SLOW_TIMEOUT_SECONDS) add('warning', 'timeout-long', `timeoutSeconds ${timeout} holds API requests for long; keep it at ${SLOW_TIMEOUT_SECONDS} or less`);
+  if (!Number.isInteger(timeout) || timeout < 1 || timeout > 30)
+    add('error', 'timeout-range', `timeoutSeconds must be a whole number from 1 to 30, got ${timeout}`);
+  else if (timeout > SLOW_TIMEOUT_SECONDS)
+    add(
+      'warning',
+      'timeout-long',
+      `timeoutSeconds ${timeout} holds API requests for long; keep it at ${SLOW_TIMEOUT_SECONDS} or less`,
+    );
 
   if (webhook.sideEffects === undefined) add('error', 'side-effects', 'sideEffects is required');
-  else if (!['None', 'NoneOnDryRun'].includes(webhook.sideEffects)) add('error', 'side-effects', `sideEffects must be None or NoneOnDryRun in v1, got ${JSON.stringify(webhook.sideEffects)}`);
+  else if (!['None', 'NoneOnDryRun'].includes(webhook.sideEffects))
+    add(
+      'error',
+      'side-effects',
+      `sideEffects must be None or NoneOnDryRun in v1, got ${JSON.stringify(webhook.sideEffects)}`,
+    );
 
   const versions = webhook.admissionReviewVersions;
-  if (!Array.isArray(versions) || versions.length === 0) add('error', 'review-versions', 'admissionReviewVersions is required');
+  if (!Array.isArray(versions) || versions.length === 0)
+    add('error', 'review-versions', 'admissionReviewVersions is required');
   else {
-    if (!versions.includes('v1') && !versions.includes('v1beta1')) add('error', 'review-versions', 'admissionReviewVersions must include v1 or v1beta1');
-    if (new Set(versions).size !== versions.length) add('error', 'review-versions', 'admissionReviewVersions has duplicates');
+    if (!versions.includes('v1') && !versions.includes('v1beta1'))
+      add('error', 'review-versions', 'admissionReviewVersions must include v1 or v1beta1');
+    if (new Set(versions).size !== versions.length)
+      add('error', 'review-versions', 'admissionReviewVersions has duplicates');
   }
 
   const failurePolicy = webhook.failurePolicy ?? 'Fail';
-  if (!['Fail', 'Ignore'].includes(failurePolicy)) add('error', 'failure-policy', `failurePolicy must be Fail or Ignore, got ${JSON.stringify(failurePolicy)}`);
-  else if (kind === 'MutatingWebhookConfiguration' && failurePolicy === 'Fail') add('warning', 'mutating-fails-closed', 'a mutating webhook that fails closed blocks requests whenever it is down; prefer failurePolicy Ignore and validate the result');
+  if (!['Fail', 'Ignore'].includes(failurePolicy))
+    add('error', 'failure-policy', `failurePolicy must be Fail or Ignore, got ${JSON.stringify(failurePolicy)}`);
+  else if (kind === 'MutatingWebhookConfiguration' && failurePolicy === 'Fail')
+    add(
+      'warning',
+      'mutating-fails-closed',
+      'a mutating webhook that fails closed blocks requests whenever it is down; prefer failurePolicy Ignore and validate the result',
+    );
 
   const matchPolicy = webhook.matchPolicy ?? 'Equivalent';
-  if (!['Exact', 'Equivalent'].includes(matchPolicy)) add('error', 'match-policy', `matchPolicy must be Exact or Equivalent, got ${JSON.stringify(matchPolicy)}`);
-  else if (matchPolicy === 'Exact') add('warning', 'match-policy-exact', 'matchPolicy Exact misses requests made through other versions of the same resources; prefer Equivalent');
+  if (!['Exact', 'Equivalent'].includes(matchPolicy))
+    add('error', 'match-policy', `matchPolicy must be Exact or Equivalent, got ${JSON.stringify(matchPolicy)}`);
+  else if (matchPolicy === 'Exact')
+    add(
+      'warning',
+      'match-policy-exact',
+      'matchPolicy Exact misses requests made through other versions of the same resources; prefer Equivalent',
+    );
 
-  if (kind === 'MutatingWebhookConfiguration' && webhook.reinvocationPolicy !== undefined && !['Never', 'IfNeeded'].includes(webhook.reinvocationPolicy)) {
-    add('error', 'reinvocation-policy', `reinvocationPolicy must be Never or IfNeeded, got ${JSON.stringify(webhook.reinvocationPolicy)}`);
+  if (
+    kind === 'MutatingWebhookConfiguration' &&
+    webhook.reinvocationPolicy !== undefined &&
+    !['Never', 'IfNeeded'].includes(webhook.reinvocationPolicy)
+  ) {
+    add(
+      'error',
+      'reinvocation-policy',
+      `reinvocationPolicy must be Never or IfNeeded, got ${JSON.stringify(webhook.reinvocationPolicy)}`,
+    );
   }
 
   const rules: Json[] = Array.isArray(webhook.rules) ? webhook.rules : [];
   rules.forEach((rule, i) => {
     const at = `rules[${i}]`;
     if (lintList(rule.operations, `${at}.operations`, add)) {
-      for (const op of rule.operations) if (!OPERATIONS.includes(op)) add('error', 'rule-operations', `${at}.operations: unknown operation ${JSON.stringify(op)}`);
+      for (const op of rule.operations)
+        if (!OPERATIONS.includes(op))
+          add('error', 'rule-operations', `${at}.operations: unknown operation ${JSON.stringify(op)}`);
     }
     lintList(rule.apiGroups, `${at}.apiGroups`, add);
     lintList(rule.apiVersions, `${at}.apiVersions`, add);
     if (Array.isArray(rule.resources) && rule.resources.length) lintResources(rule.resources, `${at}.resources`, add);
     else add('error', 'rule-fields', `${at}.resources must be a non-empty list`);
-    if (rule.scope !== undefined && !['Cluster', 'Namespaced', '*'].includes(rule.scope)) add('error', 'rule-scope', `${at}.scope must be Cluster, Namespaced or *`);
+    if (rule.scope !== undefined && !['Cluster', 'Namespaced', '*'].includes(rule.scope))
+      add('error', 'rule-scope', `${at}.scope must be Cluster, Namespaced or *`);
     for (const p of PROTECTED) {
       const groupHit = rule.apiGroups?.includes('*') || rule.apiGroups?.includes(p.group);
-      const resourceHit = rule.resources?.some((r: string) => r === '*' || r === '*/*' || r === p.resource || r.startsWith(`${p.resource}/`));
-      if (groupHit && resourceHit) add('warning', 'protected-resources', `${at} matches ${p.resource}.${p.group}; webhooks on it can stall the cluster`);
+      const resourceHit = rule.resources?.some(
+        (r: string) => r === '*' || r === '*/*' || r === p.resource || r.startsWith(`${p.resource}/`),
+      );
+      if (groupHit && resourceHit)
+        add(
+          'warning',
+          'protected-resources',
+          `${at} matches ${p.resource}.${p.group}; webhooks on it can stall the cluster`,
+        );
     }
   });
   if (!rules.length) add('warning', 'no-rules', 'the webhook has no rules and is never called');
@@ -146,7 +217,11 @@ export function lintWebhook(webhook: Json, kind: 'MutatingWebhookConfiguration' 
   lintSelector(webhook.namespaceSelector, 'namespaceSelector', add);
   lintSelector(webhook.objectSelector, 'objectSelector', add);
   if (selectorMatches(webhook.namespaceSelector, { 'kubernetes.io/metadata.name': 'kube-system' })) {
-    add('warning', 'system-namespaces', 'namespaceSelector does not exclude kube-system; a broken webhook there can take the control plane down');
+    add(
+      'warning',
+      'system-namespaces',
+      'namespaceSelector does not exclude kube-system; a broken webhook there can take the control plane down',
+    );
   }
 
   for (const p of checkMatchConditions(webhook.matchConditions, { kubeVersion })) add(p.level, p.rule, p.message);
@@ -162,13 +237,15 @@ function lintCrd(crd: Json): Finding[] {
   const add = (rule: string, message: string) => findings.push({ level: 'error', rule, subject, message });
   const cc = conversion.webhook?.clientConfig;
   if (!cc) add('conversion-client-config', 'strategy Webhook needs webhook.clientConfig');
-  else if ((cc.url === undefined) === (cc.service === undefined)) add('conversion-client-config', 'clientConfig needs exactly one of url or service');
+  else if ((cc.url === undefined) === (cc.service === undefined))
+    add('conversion-client-config', 'clientConfig needs exactly one of url or service');
   else if (typeof cc.url === 'string') {
     const problem = urlProblem(cc.url);
     if (problem) add(...problem);
   }
   const versions = conversion.webhook?.conversionReviewVersions;
-  if (!Array.isArray(versions) || (!versions.includes('v1') && !versions.includes('v1beta1'))) add('review-versions', 'conversionReviewVersions must include v1 or v1beta1');
+  if (!Array.isArray(versions) || (!versions.includes('v1') && !versions.includes('v1beta1')))
+    add('review-versions', 'conversionReviewVersions must include v1 or v1beta1');
   return findings;
 }
 
@@ -199,14 +276,23 @@ const WEBHOOK_FIELD_TYPES: Record<string, string> = {
   matchConditions: 'array',
 };
 const CLIENT_CONFIG_FIELD_TYPES: Record<string, string> = { url: 'string', service: 'object', caBundle: 'string' };
-const RULE_FIELD_TYPES: Record<string, string> = { operations: 'array', apiGroups: 'array', apiVersions: 'array', resources: 'array', scope: 'string' };
+const RULE_FIELD_TYPES: Record<string, string> = {
+  operations: 'array',
+  apiGroups: 'array',
+  apiVersions: 'array',
+  resources: 'array',
+  scope: 'string',
+};
 
 /** Where `object`'s fields have another JSON type than `types` says (absent and null fields are fine). */
 function typeProblems(object: Json, types: Record<string, string>, at: string): string[] {
   const problems: string[] = [];
   for (const [field, type] of Object.entries(types)) {
     const value = object[field];
-    if (value !== undefined && value !== null && jsonType(value) !== type) problems.push(`${at}${field} must be ${type === 'array' ? 'a list' : `a ${type === 'object' ? 'mapping' : type}`}, got ${jsonType(value)}`);
+    if (value !== undefined && value !== null && jsonType(value) !== type)
+      problems.push(
+        `${at}${field} must be ${type === 'array' ? 'a list' : `a ${type === 'object' ? 'mapping' : type}`}, got ${jsonType(value)}`,
+      );
   }
   return problems;
 }
@@ -216,15 +302,24 @@ function webhookShapeProblems(webhook: unknown): string[] {
   if (jsonType(webhook) !== 'object') return [`must be a mapping, got ${jsonType(webhook)}`];
   const w = webhook as Json;
   const problems = typeProblems(w, WEBHOOK_FIELD_TYPES, '');
-  if (jsonType(w.clientConfig) === 'object') problems.push(...typeProblems(w.clientConfig, CLIENT_CONFIG_FIELD_TYPES, 'clientConfig.'));
+  if (jsonType(w.clientConfig) === 'object')
+    problems.push(...typeProblems(w.clientConfig, CLIENT_CONFIG_FIELD_TYPES, 'clientConfig.'));
   for (const field of ['namespaceSelector', 'objectSelector']) {
     const selector = w[field];
     if (jsonType(selector) !== 'object') continue;
     problems.push(...typeProblems(selector, { matchLabels: 'object', matchExpressions: 'array' }, `${field}.`));
     if (!Array.isArray(selector.matchExpressions)) continue;
     selector.matchExpressions.forEach((expr: unknown, i: number) => {
-      if (jsonType(expr) !== 'object') problems.push(`${field}.matchExpressions[${i}] must be a mapping, got ${jsonType(expr)}`);
-      else problems.push(...typeProblems(expr as Json, { key: 'string', operator: 'string', values: 'array' }, `${field}.matchExpressions[${i}].`));
+      if (jsonType(expr) !== 'object')
+        problems.push(`${field}.matchExpressions[${i}] must be a mapping, got ${jsonType(expr)}`);
+      else
+        problems.push(
+          ...typeProblems(
+            expr as Json,
+            { key: 'string', operator: 'string', values: 'array' },
+            `${field}.matchExpressions[${i}].`,
+          ),
+        );
     });
   }
   if (Array.isArray(w.rules)) {
@@ -241,12 +336,18 @@ function crdShapeProblems(crd: Json): string[] {
   const path: Array<[string, unknown]> = [['spec', crd.spec]];
   if (jsonType(crd.spec) === 'object') path.push(['spec.conversion', crd.spec.conversion]);
   if (jsonType(crd.spec?.conversion) === 'object') path.push(['spec.conversion.webhook', crd.spec.conversion.webhook]);
-  if (jsonType(crd.spec?.conversion?.webhook) === 'object') path.push(['spec.conversion.webhook.clientConfig', crd.spec.conversion.webhook.clientConfig]);
-  const problems = path.filter(([, value]) => value !== undefined && value !== null && jsonType(value) !== 'object').map(([at, value]) => `${at} must be a mapping, got ${jsonType(value)}`);
+  if (jsonType(crd.spec?.conversion?.webhook) === 'object')
+    path.push(['spec.conversion.webhook.clientConfig', crd.spec.conversion.webhook.clientConfig]);
+  const problems = path
+    .filter(([, value]) => value !== undefined && value !== null && jsonType(value) !== 'object')
+    .map(([at, value]) => `${at} must be a mapping, got ${jsonType(value)}`);
   const webhook = crd.spec?.conversion?.webhook;
   if (!problems.length && jsonType(webhook) === 'object') {
     problems.push(...typeProblems(webhook, { conversionReviewVersions: 'array' }, 'spec.conversion.webhook.'));
-    if (jsonType(webhook.clientConfig) === 'object') problems.push(...typeProblems(webhook.clientConfig, CLIENT_CONFIG_FIELD_TYPES, 'spec.conversion.webhook.clientConfig.'));
+    if (jsonType(webhook.clientConfig) === 'object')
+      problems.push(
+        ...typeProblems(webhook.clientConfig, CLIENT_CONFIG_FIELD_TYPES, 'spec.conversion.webhook.clientConfig.'),
+      );
   }
   return problems;
 }
@@ -258,7 +359,12 @@ export function lintDocuments(documents: Json[], kubeVersion?: CelKubeVersion): 
     const name = typeof doc.metadata?.name === 'string' ? doc.metadata.name : '(unnamed)';
     if (doc?.kind === 'MutatingWebhookConfiguration' || doc?.kind === 'ValidatingWebhookConfiguration') {
       if (doc.webhooks !== undefined && doc.webhooks !== null && !Array.isArray(doc.webhooks)) {
-        findings.push({ level: 'error', rule: 'shape', subject: `${doc.kind} ${name}`, message: `webhooks must be a list, got ${jsonType(doc.webhooks)}` });
+        findings.push({
+          level: 'error',
+          rule: 'shape',
+          subject: `${doc.kind} ${name}`,
+          message: `webhooks must be a list, got ${jsonType(doc.webhooks)}`,
+        });
         continue;
       }
       const webhooks: unknown[] = doc.webhooks ?? [];
@@ -271,7 +377,13 @@ export function lintDocuments(documents: Json[], kubeVersion?: CelKubeVersion): 
           return;
         }
         const hook = w as Json;
-        if (names.has(hook.name)) findings.push({ level: 'error', rule: 'webhook-name-unique', subject: hook.name, message: `webhook name is not unique in ${doc.kind} ${name}` });
+        if (names.has(hook.name))
+          findings.push({
+            level: 'error',
+            rule: 'webhook-name-unique',
+            subject: hook.name,
+            message: `webhook name is not unique in ${doc.kind} ${name}`,
+          });
         names.add(hook.name);
         findings.push(...lintWebhook(hook, doc.kind, kubeVersion));
       });
@@ -306,7 +418,12 @@ export function lintFiles(files: string[], kubeVersion?: CelKubeVersion): Findin
       findings.push(...lintDocuments(readDocuments(file), kubeVersion));
     } catch (err) {
       if (!(err instanceof KlwError)) throw err;
-      findings.push({ level: 'error', rule: 'unreadable', subject: file, message: err.message.startsWith(`${file}: `) ? err.message.slice(file.length + 2) : err.message });
+      findings.push({
+        level: 'error',
+        rule: 'unreadable',
+        subject: file,
+        message: err.message.startsWith(`${file}: `) ? err.message.slice(file.length + 2) : err.message,
+      });
     }
   }
   return findings;

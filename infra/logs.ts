@@ -1,4 +1,10 @@
-import { CloudWatchLogsClient, FilterLogEventsCommand, ResourceNotFoundException, type FilteredLogEvent } from '@aws-sdk/client-cloudwatch-logs';
+import {
+  CloudWatchLogsClient,
+  FilterLogEventsCommand,
+  type FilterLogEventsCommandOutput,
+  ResourceNotFoundException,
+  type FilteredLogEvent,
+} from '@aws-sdk/client-cloudwatch-logs';
 import type { Command } from 'commander';
 import { awsError } from './aws-errors.ts';
 import { KlwError } from './functions.ts';
@@ -24,7 +30,9 @@ export function parseSince(value: string, now = Date.now()): number {
   if (match) return now - Number(match[1]) * UNITS[match[2]!]!;
   const time = Date.parse(value);
   if (/^\d{4}-\d{2}-\d{2}/.test(value) && Number.isFinite(time)) return time;
-  throw new KlwError(`--since ${JSON.stringify(value)}: give a duration such as 30s, 10m, 2h or 1d, or an ISO 8601 time`);
+  throw new KlwError(
+    `--since ${JSON.stringify(value)}: give a duration such as 30s, 10m, 2h or 1d, or an ISO 8601 time`,
+  );
 }
 
 type Line = Record<string, unknown>;
@@ -44,7 +52,9 @@ function jsonOf(message: string): Line | undefined {
 const text = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : undefined);
 
 function duration(line: Line): string {
-  return typeof line.durationMs === 'number' ? `${line.durationMs < 10 ? line.durationMs.toFixed(1) : Math.round(line.durationMs)}ms` : '';
+  return typeof line.durationMs === 'number'
+    ? `${line.durationMs < 10 ? line.durationMs.toFixed(1) : Math.round(line.durationMs)}ms`
+    : '';
 }
 
 /**
@@ -60,7 +70,15 @@ export function formatLogEvent(event: FilteredLogEvent, fallbackFunction: string
   const fn = text(line.webhook) ?? fallbackFunction;
   if (line.msg === 'review') {
     if (line.result !== undefined || line.desiredAPIVersion !== undefined) {
-      const parts = [time, fn, 'CONVERT', `${text(line.objects) ?? '?'} objects`, `-> ${text(line.desiredAPIVersion) ?? '?'}`, text(line.result) ?? '?', duration(line)];
+      const parts = [
+        time,
+        fn,
+        'CONVERT',
+        `${text(line.objects) ?? '?'} objects`,
+        `-> ${text(line.desiredAPIVersion) ?? '?'}`,
+        text(line.result) ?? '?',
+        duration(line),
+      ];
       if (line.result === 'Failed' && line.message) parts.push(JSON.stringify(line.message));
       return parts.join(' ');
     }
@@ -74,7 +92,9 @@ export function formatLogEvent(event: FilteredLogEvent, fallbackFunction: string
   if (line.level !== 'warn' && line.level !== 'error') return undefined;
   const parts = [time, fn, String(line.level).toUpperCase(), text(line.msg) ?? ''];
   if (line.status !== undefined) parts.push(String(line.status));
-  for (const key of ['reason', 'path', 'error', 'errorId']) if (line[key] !== undefined) parts.push(`${key}=${typeof line[key] === 'string' ? JSON.stringify(line[key]) : String(line[key])}`);
+  for (const key of ['reason', 'path', 'error', 'errorId'])
+    if (line[key] !== undefined)
+      parts.push(`${key}=${typeof line[key] === 'string' ? JSON.stringify(line[key]) : String(line[key])}`);
   return parts.join(' ');
 }
 
@@ -106,7 +126,11 @@ async function regionOf(client: CloudWatchLogsClient): Promise<string> {
  * from CloudWatch Logs; with `follow`, keeps polling, never printing an event twice.
  * Returns the number of lines printed.
  */
-export async function printLogs(client: CloudWatchLogsClient, options: LogsOptions, print: (line: string) => void): Promise<number> {
+export async function printLogs(
+  client: CloudWatchLogsClient,
+  options: LogsOptions,
+  print: (line: string) => void,
+): Promise<number> {
   const group = logGroupName(options.service, options.stage, options.function);
   let startTime = options.startTime;
   // Events at the newest timestamp seen: the next poll starts at that timestamp again.
@@ -117,13 +141,23 @@ export async function printLogs(client: CloudWatchLogsClient, options: LogsOptio
     let newest = startTime;
     const seen = new Set<string>();
     do {
-      let page;
+      let page: FilterLogEventsCommandOutput;
       try {
-        page = await client.send(new FilterLogEventsCommand({ logGroupName: group, startTime, filterPattern: LOGS_FILTER_PATTERN, ...(nextToken ? { nextToken } : {}) }), options.signal ? { abortSignal: options.signal } : {});
+        page = await client.send(
+          new FilterLogEventsCommand({
+            logGroupName: group,
+            startTime,
+            filterPattern: LOGS_FILTER_PATTERN,
+            ...(nextToken ? { nextToken } : {}),
+          }),
+          options.signal ? { abortSignal: options.signal } : {},
+        );
       } catch (err) {
         if (options.signal?.aborted) return printed;
         if (err instanceof ResourceNotFoundException || (err as Error).name === 'ResourceNotFoundException') {
-          throw new KlwError(`log group ${group} not found: is ${options.function} deployed to stage ${options.stage} (and has it run yet)?`);
+          throw new KlwError(
+            `log group ${group} not found: is ${options.function} deployed to stage ${options.stage} (and has it run yet)?`,
+          );
         }
         throw awsError(err, { action: `reading log group ${group}`, region: await regionOf(client) });
       }
@@ -146,7 +180,14 @@ export async function printLogs(client: CloudWatchLogsClient, options: LogsOptio
     startTime = newest;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, options.pollMs ?? 2000);
-      options.signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      options.signal?.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        { once: true },
+      );
     });
     if (options.signal?.aborted) return printed;
   }
@@ -156,7 +197,9 @@ export async function printLogs(client: CloudWatchLogsClient, options: LogsOptio
 export function addLogsCommand(cli: Command, config: () => Record<string, any>): void {
   cli
     .command('logs')
-    .description('print one line per review of a deployed function (and its refused requests and failures) from CloudWatch Logs')
+    .description(
+      'print one line per review of a deployed function (and its refused requests and failures) from CloudWatch Logs',
+    )
     .argument('<function>', 'function name')
     .option('--stage <stage>', 'Serverless stage', 'dev')
     .option('--region <region>', REGION_HELP)
@@ -170,8 +213,15 @@ export function addLogsCommand(cli: Command, config: () => Record<string, any>):
       try {
         await printLogs(
           new CloudWatchLogsClient({ region: regionFor(options, config) }),
-          { service: String(config().service), stage: options.stage, function: name, startTime, follow: options.follow === true, signal: controller.signal },
-          (line) => process.stdout.write(line + '\n'),
+          {
+            service: String(config().service),
+            stage: options.stage,
+            function: name,
+            startTime,
+            follow: options.follow === true,
+            signal: controller.signal,
+          },
+          (line) => process.stdout.write(`${line}\n`),
         );
       } finally {
         process.off('SIGINT', stop);

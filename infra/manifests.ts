@@ -117,8 +117,10 @@ function readCrd(root: string, reg: ConversionRegistration): Record<string, any>
   if (!existsSync(file)) throw new KlwError(`function ${reg.name}: CRD manifest ${reg.crdManifest} not found`);
   const docs = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Record<string, any>);
   const crd = docs.find((d) => d?.kind === 'CustomResourceDefinition' && d?.metadata?.name === reg.crd);
-  if (!crd) throw new KlwError(`function ${reg.name}: ${reg.crdManifest} holds no CustomResourceDefinition named ${reg.crd}`);
-  if (crd.apiVersion !== 'apiextensions.k8s.io/v1') throw new KlwError(`${reg.crdManifest}: CRD must be apiextensions.k8s.io/v1`);
+  if (!crd)
+    throw new KlwError(`function ${reg.name}: ${reg.crdManifest} holds no CustomResourceDefinition named ${reg.crd}`);
+  if (crd.apiVersion !== 'apiextensions.k8s.io/v1')
+    throw new KlwError(`${reg.crdManifest}: CRD must be apiextensions.k8s.io/v1`);
   return crd;
 }
 
@@ -135,7 +137,7 @@ export function unknownCrds(registrations: Registration[]): Array<{ name: string
         `functions/${r.name}: the registration has no crdManifest, so the manifests hold no CRD ${r.crd} ` +
         'with its spec.conversion and the API server never calls the function: ' +
         `set crdManifest: 'functions/${r.name}/crd.yaml' ` +
-        '(the CRD\'s manifest, from the project root), or for a CRD installed otherwise write its patch with ' +
+        "(the CRD's manifest, from the project root), or for a CRD installed otherwise write its patch with " +
         'klw manifests --crd-patches <dir>',
     }));
 }
@@ -145,7 +147,12 @@ export function unknownCrds(registrations: Registration[]): Array<{ name: string
  * ValidatingWebhookConfiguration (webhooks ordered by name, the order the API server calls
  * mutating webhooks in), and for each conversion function its CRD with `spec.conversion`.
  */
-export function generateManifests(root: string, registrations: Registration[], endpoints: Endpoints, name = DEFAULT_CONFIGURATION_NAME): ManifestSet {
+export function generateManifests(
+  root: string,
+  registrations: Registration[],
+  endpoints: Endpoints,
+  name = DEFAULT_CONFIGURATION_NAME,
+): ManifestSet {
   const documents: Array<Record<string, unknown>> = [];
   const crdPatches: CrdPatch[] = [];
   const labels = { 'app.kubernetes.io/managed-by': 'kube-lambda-webhooks' };

@@ -24,12 +24,13 @@ export function toKubeYaml(value: unknown): string {
 
 /** Serialises manifests: multi-document YAML, or a `v1 List` in JSON (kubectl applies both). */
 export function renderDocuments(documents: Array<Record<string, unknown>>, format: 'yaml' | 'json'): string {
-  if (format === 'json') return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: documents }, null, 2) + '\n';
+  if (format === 'json') return `${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: documents }, null, 2)}\n`;
   return documents.map((d) => toKubeYaml(d)).join('---\n');
 }
 
 /** Kinds kubectl unpacks: `List` and the typed lists (`PodList`, ...) that hold `items`. */
-const isList = (doc: Record<string, any>) => typeof doc.kind === 'string' && doc.kind.endsWith('List') && Array.isArray(doc.items);
+const isList = (doc: Record<string, any>) =>
+  typeof doc.kind === 'string' && doc.kind.endsWith('List') && Array.isArray(doc.items);
 
 /**
  * Reads Kubernetes objects from YAML (one or more documents) or JSON text; a `List` is unpacked
@@ -47,13 +48,22 @@ export function parseDocuments(text: string, source = '(input)'): Array<Record<s
     if (error) throw new KlwError(`${where}: not valid YAML or JSON: ${error.message.split('\n')[0]}`);
     const value = doc.toJS() as unknown;
     if (value === null || value === undefined) continue;
-    if (isPlainObject(value) && typeof value.kind === 'string' && value.kind.endsWith('List') && 'items' in value && !Array.isArray(value.items)) {
+    if (
+      isPlainObject(value) &&
+      typeof value.kind === 'string' &&
+      value.kind.endsWith('List') &&
+      'items' in value &&
+      !Array.isArray(value.items)
+    ) {
       throw new KlwError(`${where}: a ${value.kind} whose items are not a list, got ${describe(value.items)}`);
     }
     const items = isPlainObject(value) && isList(value) ? (value.items as unknown[]) : [value];
     items.forEach((item, j) => {
       const at = items.length === 1 && item === value ? where : `${where}: items[${j}]`;
-      if (!isPlainObject(item)) throw new KlwError(`${at}: not a Kubernetes object (a YAML or JSON mapping with apiVersion and kind), got ${describe(item)}`);
+      if (!isPlainObject(item))
+        throw new KlwError(
+          `${at}: not a Kubernetes object (a YAML or JSON mapping with apiVersion and kind), got ${describe(item)}`,
+        );
       const missing = ['apiVersion', 'kind'].filter((k) => typeof item[k] !== 'string' || !item[k]);
       if (missing.length) throw new KlwError(`${at}: not a Kubernetes object: no ${missing.join(' or ')}`);
       objects.push(item);
@@ -80,7 +90,9 @@ export function readDocuments(file: string): Array<Record<string, any>> {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new KlwError(`${file}: ${code === 'ENOENT' ? 'not found' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? (err as Error).message})`}`);
+    throw new KlwError(
+      `${file}: ${code === 'ENOENT' ? 'not found' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? (err as Error).message})`}`,
+    );
   }
   return parseDocuments(text, file);
 }

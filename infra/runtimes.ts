@@ -34,7 +34,8 @@ export const RUNTIME_SCHEDULE: Record<string, RuntimeSchedule> = {
 /** The esbuild target for a Lambda runtime: `nodejs24.x` → `node24`. */
 export function esbuildTarget(runtime: string): string {
   const major = /^nodejs(\d+)\.x$/.exec(runtime)?.[1];
-  if (!major) throw new TypeError(`${JSON.stringify(runtime)} is not a Lambda Node.js runtime (nodejs24.x, nodejs22.x)`);
+  if (!major)
+    throw new TypeError(`${JSON.stringify(runtime)} is not a Lambda Node.js runtime (nodejs24.x, nodejs22.x)`);
   return `node${major}`;
 }
 
@@ -66,13 +67,35 @@ function day(date: Date): string {
  * is not a known Node.js runtime is an error.
  */
 export function checkRuntime(runtime: unknown, subject: string, now: Date = new Date()): Finding[] {
-  const at = (level: Finding['level'], message: string): Finding[] => [{ level, rule: 'lambda-runtime', subject, message }];
-  if (typeof runtime !== 'string') return at('error', `runtime must be a Lambda Node.js runtime (${SUPPORTED_RUNTIMES.join(', ')}), got ${JSON.stringify(runtime)}`);
+  const at = (level: Finding['level'], message: string): Finding[] => [
+    { level, rule: 'lambda-runtime', subject, message },
+  ];
+  if (typeof runtime !== 'string')
+    return at(
+      'error',
+      `runtime must be a Lambda Node.js runtime (${SUPPORTED_RUNTIMES.join(', ')}), got ${JSON.stringify(runtime)}`,
+    );
   const schedule = RUNTIME_SCHEDULE[runtime];
-  if (!schedule) return at('error', `${runtime} is not a Lambda Node.js runtime this toolkit knows; use ${SUPPORTED_RUNTIMES.join(' or ')}`);
+  if (!schedule)
+    return at(
+      'error',
+      `${runtime} is not a Lambda Node.js runtime this toolkit knows; use ${SUPPORTED_RUNTIMES.join(' or ')}`,
+    );
   const today = day(now);
-  if (today >= schedule.blockUpdate) return at('error', `AWS Lambda blocks creating and updating ${runtime} functions since ${schedule.blockUpdate}: deploys fail; use ${DEFAULT_RUNTIME}`);
-  if (today >= schedule.blockCreate) return at('error', `AWS Lambda blocks creating ${runtime} functions since ${schedule.blockCreate} (updates until ${schedule.blockUpdate}): a first deploy fails; use ${DEFAULT_RUNTIME}`);
-  if (today >= schedule.deprecated) return at('warning', `${runtime} is deprecated since ${schedule.deprecated} (no security patches); AWS Lambda blocks creating functions with it from ${schedule.blockCreate}; move to ${DEFAULT_RUNTIME}`);
+  if (today >= schedule.blockUpdate)
+    return at(
+      'error',
+      `AWS Lambda blocks creating and updating ${runtime} functions since ${schedule.blockUpdate}: deploys fail; use ${DEFAULT_RUNTIME}`,
+    );
+  if (today >= schedule.blockCreate)
+    return at(
+      'error',
+      `AWS Lambda blocks creating ${runtime} functions since ${schedule.blockCreate} (updates until ${schedule.blockUpdate}): a first deploy fails; use ${DEFAULT_RUNTIME}`,
+    );
+  if (today >= schedule.deprecated)
+    return at(
+      'warning',
+      `${runtime} is deprecated since ${schedule.deprecated} (no security patches); AWS Lambda blocks creating functions with it from ${schedule.blockCreate}; move to ${DEFAULT_RUNTIME}`,
+    );
   return [];
 }

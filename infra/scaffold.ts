@@ -23,7 +23,8 @@ export interface ScaffoldOptions {
  * says (`pod-policy` → pods), else configmaps.
  */
 export function scaffold(root: string, type: FunctionType, name: string, options: ScaffoldOptions = {}): string[] {
-  if (!isDns1123Label(name)) throw new KlwError(`"${name}" is not a valid function name: use lower-case letters, digits and '-' (at most 63)`);
+  if (!isDns1123Label(name))
+    throw new KlwError(`"${name}" is not a valid function name: use lower-case letters, digits and '-' (at most 63)`);
   if (type === 'conversion' && options.resource !== undefined) {
     throw new KlwError('--resource is for admission functions; a conversion function serves the CRD it is written for');
   }
@@ -46,7 +47,7 @@ export function scaffold(root: string, type: FunctionType, name: string, options
     [join(root, 'test', 'functions', `${name}.test.ts`), render('test.ts.tmpl')],
   ];
   if (type === 'conversion') files.push([join(dir, 'crd.yaml'), render('crd.yaml.tmpl')]);
-  for (const [file, text] of files) {
+  for (const [file] of files) {
     if (pathTaken(file)) throw new KlwError(`${relative(root, file)} already exists`);
   }
   for (const [file, text] of files) {

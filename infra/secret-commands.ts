@@ -79,7 +79,11 @@ export function defaultRegion(config: Record<string, any> | undefined, env: Node
  * smoke, logs): `--region` when given, else defaultRegion of serverless.yml (`config`, read
  * only then; undefined when there is none to read).
  */
-export function regionFor(options: { region?: string }, config: () => Record<string, any> | undefined, env: NodeJS.ProcessEnv = process.env): string {
+export function regionFor(
+  options: { region?: string },
+  config: () => Record<string, any> | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   return options.region ?? defaultRegion(config(), env);
 }
 
@@ -98,18 +102,31 @@ export interface SecretTarget {
  * the deployed one from SSM, a placeholder, or none. Functions registered with `auth: 'none'`
  * never get one (nor is one looked up when `registrations` are given and all are such).
  */
-export async function withPathSecret(endpoints: Endpoints, registrations: Registration[] | undefined, options: PathSecretOptions, ssm?: SSMClient): Promise<Endpoints> {
+export async function withPathSecret(
+  endpoints: Endpoints,
+  registrations: Registration[] | undefined,
+  options: PathSecretOptions,
+  ssm?: SSMClient,
+): Promise<Endpoints> {
   if (options.pathSecret === 'none' || (registrations && !registrations.some(usesPathSecret))) return endpoints;
   if (options.pathSecret === 'placeholder') return { ...endpoints, pathSecret: PATH_SECRET_PLACEHOLDER };
   const cluster = options.cluster;
   if (options.pathSecret === 'local') {
-    return { ...endpoints, pathSecret: ensureLocalPathSecret(cluster ? clusterStateDir(options.stateDir, cluster) : options.stateDir).current };
+    return {
+      ...endpoints,
+      pathSecret: ensureLocalPathSecret(cluster ? clusterStateDir(options.stateDir, cluster) : options.stateDir)
+        .current,
+    };
   }
   if (!options.service) throw new KlwError('--path-secret ssm needs the service name (serverless.yml)');
-  const name = cluster ? clusterPathSecretParameterName(options.service, options.stage, cluster) : pathSecretParameterName(options.service, options.stage);
+  const name = cluster
+    ? clusterPathSecretParameterName(options.service, options.stage, cluster)
+    : pathSecretParameterName(options.service, options.stage);
   const secrets = await readDeployedPathSecret(ssm ?? new SSMClient({ region: options.region }), name);
   if (!secrets) {
-    const fix = cluster ? `klw secret rotate --cluster ${cluster} --stage ${options.stage} creates it` : `klw deploy --stage ${options.stage} creates it`;
+    const fix = cluster
+      ? `klw secret rotate --cluster ${cluster} --stage ${options.stage} creates it`
+      : `klw deploy --stage ${options.stage} creates it`;
     throw new KlwError(`SSM parameter ${name} does not exist in ${options.region}; ${fix}`);
   }
   return { ...endpoints, pathSecret: secrets.current };
@@ -119,7 +136,11 @@ export async function withPathSecret(endpoints: Endpoints, registrations: Regist
  * `klw deploy`'s first step: the service's path secret exists in SSM before the functions
  * that read it are deployed (created when missing); undefined when no function uses one.
  */
-export async function ensureTargetPathSecret(target: SecretTarget, registrations: Registration[], ssm: SSMClient = new SSMClient({ region: target.region })): Promise<PathSecrets | undefined> {
+export async function ensureTargetPathSecret(
+  target: SecretTarget,
+  registrations: Registration[],
+  ssm: SSMClient = new SSMClient({ region: target.region }),
+): Promise<PathSecrets | undefined> {
   if (!registrations.some(usesPathSecret)) return undefined;
   return ensureDeployedPathSecret(ssm, pathSecretParameterName(target.service, target.stage));
 }
@@ -128,9 +149,19 @@ export async function ensureTargetPathSecret(target: SecretTarget, registrations
  * The current path secret for `klw smoke`: with `--endpoint` (the local emulator) the one in
  * the state directory, if any; otherwise the deployed one in SSM, if any.
  */
-export async function smokePathSecret(options: { endpoint?: string; stateDir: string; stage: string; region: string }, service: string, ssm?: SSMClient): Promise<string | undefined> {
-  if (options.endpoint) return existsSync(localPathSecretFile(options.stateDir)) ? ensureLocalPathSecret(options.stateDir).current : undefined;
-  const secrets = await readDeployedPathSecret(ssm ?? new SSMClient({ region: options.region }), pathSecretParameterName(service, options.stage));
+export async function smokePathSecret(
+  options: { endpoint?: string; stateDir: string; stage: string; region: string },
+  service: string,
+  ssm?: SSMClient,
+): Promise<string | undefined> {
+  if (options.endpoint)
+    return existsSync(localPathSecretFile(options.stateDir))
+      ? ensureLocalPathSecret(options.stateDir).current
+      : undefined;
+  const secrets = await readDeployedPathSecret(
+    ssm ?? new SSMClient({ region: options.region }),
+    pathSecretParameterName(service, options.stage),
+  );
   return secrets?.current;
 }
 
@@ -151,7 +182,13 @@ export interface SecretCommandOptions {
 }
 
 /** Runs `klw secret rotate` or `klw secret retire` and returns the lines that tell what to do next. */
-export async function runSecretCommand(action: 'rotate' | 'retire', options: SecretCommandOptions, service: () => string, ssm?: SSMClient, config?: () => Record<string, any>): Promise<string[]> {
+export async function runSecretCommand(
+  action: 'rotate' | 'retire',
+  options: SecretCommandOptions,
+  service: () => string,
+  ssm?: SSMClient,
+  config?: () => Record<string, any>,
+): Promise<string[]> {
   let change: SecretChange;
   let where: string;
   let flags: string;
@@ -164,12 +201,17 @@ export async function runSecretCommand(action: 'rotate' | 'retire', options: Sec
     change = action === 'rotate' ? rotateLocalPathSecret(dir) : retireLocalPathSecret(dir);
   } else {
     const region = regionFor(options, () => config?.());
-    const name = cluster ? clusterPathSecretParameterName(service(), options.stage, cluster) : pathSecretParameterName(service(), options.stage);
+    const name = cluster
+      ? clusterPathSecretParameterName(service(), options.stage, cluster)
+      : pathSecretParameterName(service(), options.stage);
     where = `SSM parameter ${name} (${region}${cluster ? `, cluster ${cluster}` : ''})`;
     flags = `${cluster ? `--cluster ${cluster} ` : ''}--stage ${options.stage} --region ${region}`;
     const client = ssm ?? new SSMClient({ region });
     // A cluster's secret is its own to create: the first rotation makes it (klw deploy makes the service's).
-    change = action === 'rotate' ? await rotateDeployedPathSecret(client, name, region, !!cluster) : await retireDeployedPathSecret(client, name, region);
+    change =
+      action === 'rotate'
+        ? await rotateDeployedPathSecret(client, name, region, !!cluster)
+        : await retireDeployedPathSecret(client, name, region);
   }
   const manifests = options.local
     ? `klw manifests --path-secret local${ofCluster} --state-dir ${options.stateDir} --base-url <url> (or restart klw local start-api)`
@@ -183,19 +225,29 @@ export async function runSecretCommand(action: 'rotate' | 'retire', options: Sec
       `then: klw secret retire ${flags} (the previous secret stops working${options.local ? '' : ' within 5 minutes'})`,
     ];
   }
-  return [`${where}: previous secret retired; only the current one is accepted${options.local ? ' (restart klw local start-api)' : ' (running functions within 5 minutes)'}`];
+  return [
+    `${where}: previous secret retired; only the current one is accepted${options.local ? ' (restart klw local start-api)' : ' (running functions within 5 minutes)'}`,
+  ];
 }
 
 /** Throws unless `cluster` is a cluster of the project's fleet file (which must exist and be valid). */
 export async function checkCluster(root: string, cluster: string): Promise<void> {
-  selectClusters(loadFleet(root, (await loadFunctions(root)).map((f) => f.registration)), { cluster });
+  selectClusters(
+    loadFleet(
+      root,
+      (await loadFunctions(root)).map((f) => f.registration),
+    ),
+    { cluster },
+  );
 }
 
 /** Adds `klw secret rotate` and `klw secret retire`; `config` reads serverless.yml (for the service and the default region). */
 export function addSecretCommands(cli: Command, config: () => Record<string, any>, say: (line: string) => void): void {
   const root = () => resolve(cli.opts<{ root?: string }>().root ?? process.cwd());
   const service = () => String(config().service);
-  const secret = cli.command('secret').description('manage the path secret in the webhook URLs (<url>/<name>/<secret>)');
+  const secret = cli
+    .command('secret')
+    .description('manage the path secret in the webhook URLs (<url>/<name>/<secret>)');
   for (const [action, description] of [
     ['rotate', 'make a new current path secret and keep the old one valid as previous'],
     ['retire', 'drop the previous path secret once the new URLs are registered'],

@@ -42,7 +42,8 @@ export function clusterPathSecretParameterName(service: string, stage: string, c
 }
 
 /** clusterPathSecretParameterName in Serverless Framework variables, `{cluster}` left for the function to fill. */
-export const CLUSTER_PATH_SECRET_PARAMETER_SLS = '/kube-lambda-webhooks/${self:service}/${sls:stage}/clusters/{cluster}/path-secret';
+export const CLUSTER_PATH_SECRET_PARAMETER_SLS =
+  '/kube-lambda-webhooks/${self:service}/${sls:stage}/clusters/{cluster}/path-secret';
 
 /** The local state directory of one fleet cluster: its path secret is `<stateDir>/clusters/<cluster>/path-secret`. */
 export function clusterStateDir(stateDir: string, cluster: string): string {
@@ -92,7 +93,10 @@ export function localPathSecretFile(stateDir: string): string {
  * symbolic link is refused, a file readable by others narrowed to 0600). Give `value` to the
  * functions as KLW_PATH_SECRET and put `current` in the URLs.
  */
-export function ensureLocalPathSecret(stateDir: string, warn: (message: string) => void = (m) => process.stderr.write(`klw: ${m}\n`)): PathSecrets {
+export function ensureLocalPathSecret(
+  stateDir: string,
+  warn: (message: string) => void = (m) => process.stderr.write(`klw: ${m}\n`),
+): PathSecrets {
   const file = localPathSecretFile(stateDir);
   makeDir(resolve(stateDir), { secret: true });
   if (!pathTaken(file)) {
@@ -103,7 +107,10 @@ export function ensureLocalPathSecret(stateDir: string, warn: (message: string) 
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
   }
-  const loose = () => warn(`${file} was readable by others; narrowed to 600. Anyone who read it can call the local functions: klw secret rotate --local`);
+  const loose = () =>
+    warn(
+      `${file} was readable by others; narrowed to 600. Anyone who read it can call the local functions: klw secret rotate --local`,
+    );
   return fromValue(readPrivate(file, loose, 'a path secret'), file);
 }
 
@@ -116,10 +123,14 @@ export interface SecretChange {
 /** Next value of a rotation: a new current secret, the old current kept as previous (a first secret when there is none and `create` allows it). */
 function rotated(before: PathSecrets | undefined, where: string, create: boolean): PathSecrets {
   if (!before && !create) {
-    throw new KlwError(`${where} does not exist: nothing to rotate. klw deploy creates it; if the service is deployed, check --region and --stage`);
+    throw new KlwError(
+      `${where} does not exist: nothing to rotate. klw deploy creates it; if the service is deployed, check --region and --stage`,
+    );
   }
   if (before?.previous) {
-    throw new KlwError(`${where} still holds a previous secret from the last rotation; register the current URLs, then run klw secret retire before rotating again`);
+    throw new KlwError(
+      `${where} still holds a previous secret from the last rotation; register the current URLs, then run klw secret retire before rotating again`,
+    );
   }
   return fromValue(before ? `${newPathSecret()},${before.current}` : newPathSecret(), where);
 }
@@ -146,7 +157,11 @@ export function rotateLocalPathSecret(stateDir: string): SecretChange {
 export function retireLocalPathSecret(stateDir: string): SecretChange {
   const file = localPathSecretFile(stateDir);
   const before = pathTaken(file) ? ensureLocalPathSecret(stateDir) : undefined;
-  const after = retired(before, file, 'holds no path secret; klw local start-api or klw secret rotate --local creates one');
+  const after = retired(
+    before,
+    file,
+    'holds no path secret; klw local start-api or klw secret rotate --local creates one',
+  );
   writeFileSafely(file, `${after.value}\n`, { secret: true });
   return { before: before!, after };
 }
@@ -198,7 +213,12 @@ function parameterWhere(name: string, region?: string): string {
  * rotation would otherwise make a stray secret nothing reads (`klw deploy` creates it).
  * `create` makes it instead: a fleet cluster's secret, made by its first rotation.
  */
-export async function rotateDeployedPathSecret(ssm: SSMClient, name: string, region?: string, create = false): Promise<SecretChange> {
+export async function rotateDeployedPathSecret(
+  ssm: SSMClient,
+  name: string,
+  region?: string,
+  create = false,
+): Promise<SecretChange> {
   const before = await readDeployedPathSecret(ssm, name);
   const after = rotated(before, parameterWhere(name, region), create);
   // Creating: Overwrite false, so a parameter another rotation created meanwhile is never replaced.
@@ -209,7 +229,11 @@ export async function rotateDeployedPathSecret(ssm: SSMClient, name: string, reg
 /** `klw secret retire`: only the current secret is left in SSM. */
 export async function retireDeployedPathSecret(ssm: SSMClient, name: string, region?: string): Promise<SecretChange> {
   const before = await readDeployedPathSecret(ssm, name);
-  const after = retired(before, parameterWhere(name, region), 'does not exist: nothing to retire. klw deploy creates it; if the service is deployed, check --region and --stage');
+  const after = retired(
+    before,
+    parameterWhere(name, region),
+    'does not exist: nothing to retire. klw deploy creates it; if the service is deployed, check --region and --stage',
+  );
   await putDeployed(ssm, name, after, true);
   return { before: before!, after };
 }

@@ -69,7 +69,8 @@ export interface PluginParams {
 function asNumber(value: unknown, name: string): number | undefined {
   if (value === undefined || value === null || value === '') return undefined;
   const n = typeof value === 'number' ? value : Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`param ${name} must be a whole number of at least 0, got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`param ${name} must be a whole number of at least 0, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -99,12 +100,14 @@ export function pluginParams(config: Json, stage: string, cliParams: unknown = [
     if (n !== undefined) params[key] = n;
   }
   const threshold = asNumber(raw.apiClientErrorsThreshold, 'apiClientErrorsThreshold');
-  if (threshold === 0) throw new Error('param apiClientErrorsThreshold 0 would keep the alarm firing; use alarms: false for none');
+  if (threshold === 0)
+    throw new Error('param apiClientErrorsThreshold 0 would keep the alarm firing; use alarms: false for none');
   if (threshold !== undefined) params.apiClientErrorsThreshold = threshold;
   if (raw.reservedConcurrency === 'off' || raw.reservedConcurrency === false) params.reservedConcurrency = 'off';
   else {
     const n = asNumber(raw.reservedConcurrency, 'reservedConcurrency');
-    if (n === 0) throw new Error('param reservedConcurrency 0 would disable every function; use off for no reservation');
+    if (n === 0)
+      throw new Error('param reservedConcurrency 0 would disable every function; use off for no reservation');
     if (n !== undefined) params.reservedConcurrency = n;
   }
   return params;
@@ -143,7 +146,8 @@ export function functionDefinition(
   } else if (usesPathSecret(registration)) {
     environment.KLW_PATH_SECRET_SSM = pathSecretParameterName(target.service, target.stage);
   }
-  if (params.bearerTokenParameter && registration.type !== 'conversion') environment.KLW_BEARER_TOKEN_SSM = params.bearerTokenParameter;
+  if (params.bearerTokenParameter && registration.type !== 'conversion')
+    environment.KLW_BEARER_TOKEN_SSM = params.bearerTokenParameter;
   const fn: Json = {
     handler: 'index.handler',
     package: { artifact: `dist/functions/${registration.name}.zip` },
@@ -153,7 +157,8 @@ export function functionDefinition(
     environment,
     events: [{ httpApi: { method: 'POST', path: routePath(registration) } }],
   };
-  if (params.reservedConcurrency !== 'off') fn.reservedConcurrency = params.reservedConcurrency ?? Math.max(DEFAULT_RESERVED_CONCURRENCY, provisioned);
+  if (params.reservedConcurrency !== 'off')
+    fn.reservedConcurrency = params.reservedConcurrency ?? Math.max(DEFAULT_RESERVED_CONCURRENCY, provisioned);
   if (provisioned > 0) fn.provisionedConcurrency = provisioned;
   if (params.functionUrls) fn.url = true;
   return fn;
@@ -221,7 +226,9 @@ export function secretsStatement(
   return {
     Effect: 'Allow',
     Action: 'ssm:GetParameter',
-    Resource: names.map((name) => ({ 'Fn::Sub': `arn:\${AWS::Partition}:ssm:\${AWS::Region}:\${AWS::AccountId}:parameter/${name.replace(/^\//, '')}` })),
+    Resource: names.map((name) => ({
+      'Fn::Sub': `arn:\${AWS::Partition}:ssm:\${AWS::Region}:\${AWS::AccountId}:parameter/${name.replace(/^\//, '')}`,
+    })),
   };
 }
 
@@ -263,8 +270,28 @@ function alarm(description: string, props: Json, actions: string): Json {
 export function alarmsFor(fn: DeployedFunction, namespace: string, params: PluginParams): Json {
   const name = fn.registration.name;
   const functionName = { Ref: fn.lambdaLogicalId };
-  const lambdaMetric = (id: string, metric: string) => ({ Id: id, ReturnData: false, MetricStat: { Metric: { Namespace: 'AWS/Lambda', MetricName: metric, Dimensions: [{ Name: 'FunctionName', Value: functionName }] }, Period: 60, Stat: 'Sum' } });
-  const reviewMetric = (id: string, metric: string) => ({ Id: id, ReturnData: false, MetricStat: { Metric: { Namespace: namespace, MetricName: metric, Dimensions: [{ Name: 'webhook', Value: name }] }, Period: 60, Stat: 'Sum' } });
+  const lambdaMetric = (id: string, metric: string) => ({
+    Id: id,
+    ReturnData: false,
+    MetricStat: {
+      Metric: {
+        Namespace: 'AWS/Lambda',
+        MetricName: metric,
+        Dimensions: [{ Name: 'FunctionName', Value: functionName }],
+      },
+      Period: 60,
+      Stat: 'Sum',
+    },
+  });
+  const reviewMetric = (id: string, metric: string) => ({
+    Id: id,
+    ReturnData: false,
+    MetricStat: {
+      Metric: { Namespace: namespace, MetricName: metric, Dimensions: [{ Name: 'webhook', Value: name }] },
+      Period: 60,
+      Stat: 'Sum',
+    },
+  });
   const thresholdMs = Math.round(fn.registration.timeoutSeconds * 1000 * DURATION_ALARM_SHARE);
   return {
     [`${fn.logicalIdPrefix}ErrorsAlarm`]: alarm(
@@ -278,19 +305,40 @@ export function alarmsFor(fn: DeployedFunction, namespace: string, params: Plugi
           reviewMetric('misconfigured', 'AuthMisconfigured'),
           reviewMetric('fault', 'AdapterFault'),
           lambdaMetric('failed', 'Errors'),
-          { Id: 'failures', Label: 'errors and timeouts', ReturnData: true, Expression: 'FILL(errored, 0) + FILL(timedout, 0) + FILL(misconfigured, 0) + FILL(fault, 0) + FILL(failed, 0)' },
+          {
+            Id: 'failures',
+            Label: 'errors and timeouts',
+            ReturnData: true,
+            Expression:
+              'FILL(errored, 0) + FILL(timedout, 0) + FILL(misconfigured, 0) + FILL(fault, 0) + FILL(failed, 0)',
+          },
         ],
       },
       params.alarmTopicArn,
     ),
     [`${fn.logicalIdPrefix}DurationAlarm`]: alarm(
       `${name}: p99 duration above ${DURATION_ALARM_SHARE * 100}% of the webhook timeout (${fn.registration.timeoutSeconds} s)`,
-      { Namespace: 'AWS/Lambda', MetricName: 'Duration', Dimensions: [{ Name: 'FunctionName', Value: functionName }], ExtendedStatistic: 'p99', Period: 300, Threshold: thresholdMs, ComparisonOperator: 'GreaterThanThreshold' },
+      {
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Duration',
+        Dimensions: [{ Name: 'FunctionName', Value: functionName }],
+        ExtendedStatistic: 'p99',
+        Period: 300,
+        Threshold: thresholdMs,
+        ComparisonOperator: 'GreaterThanThreshold',
+      },
       params.alarmTopicArn,
     ),
     [`${fn.logicalIdPrefix}ThrottlesAlarm`]: alarm(
       `${name}: invocations throttled (reserved concurrency reached)`,
-      { Namespace: 'AWS/Lambda', MetricName: 'Throttles', Dimensions: [{ Name: 'FunctionName', Value: functionName }], Statistic: 'Sum', Period: 60, Threshold: 1 },
+      {
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Throttles',
+        Dimensions: [{ Name: 'FunctionName', Value: functionName }],
+        Statistic: 'Sum',
+        Period: 60,
+        Threshold: 1,
+      },
       params.alarmTopicArn,
     ),
   };
@@ -307,11 +355,25 @@ export function apiAlarms(stage: Json, params: PluginParams): Json {
     { Name: 'ApiId', Value: stage.Properties.ApiId },
     { Name: 'Stage', Value: stage.Properties.StageName },
   ];
-  const metric = (name: string) => ({ Namespace: 'AWS/ApiGateway', MetricName: name, Dimensions: dimensions, Statistic: 'Sum', Period: 60 });
+  const metric = (name: string) => ({
+    Namespace: 'AWS/ApiGateway',
+    MetricName: name,
+    Dimensions: dimensions,
+    Statistic: 'Sum',
+    Period: 60,
+  });
   const threshold = params.apiClientErrorsThreshold ?? DEFAULT_API_CLIENT_ERRORS_THRESHOLD;
   return {
-    HttpApiClientErrorsAlarm: alarm(`HTTP API: ${threshold} or more 4xx answers in a minute (wrong or missing path secrets, or requests throttled with 429)`, { ...metric('4xx'), Threshold: threshold }, params.alarmTopicArn),
-    HttpApiServerErrorsAlarm: alarm('HTTP API: 5xx answers (a function\'s 500, an invocation that failed, timed out or was throttled)', { ...metric('5xx'), Threshold: 1 }, params.alarmTopicArn),
+    HttpApiClientErrorsAlarm: alarm(
+      `HTTP API: ${threshold} or more 4xx answers in a minute (wrong or missing path secrets, or requests throttled with 429)`,
+      { ...metric('4xx'), Threshold: threshold },
+      params.alarmTopicArn,
+    ),
+    HttpApiServerErrorsAlarm: alarm(
+      "HTTP API: 5xx answers (a function's 500, an invocation that failed, timed out or was throttled)",
+      { ...metric('5xx'), Threshold: 1 },
+      params.alarmTopicArn,
+    ),
   };
 }
 
@@ -320,7 +382,12 @@ export function apiAlarms(stage: Json, params: PluginParams): Json {
  * the HTTP API stage (the stage waits for the routes, which must exist before their
  * settings), each function's alarms, and the stage's.
  */
-export function addFloodSafetyAndAlarms(template: Json, functions: DeployedFunction[], params: PluginParams, namespace: string): void {
+export function addFloodSafetyAndAlarms(
+  template: Json,
+  functions: DeployedFunction[],
+  params: PluginParams,
+  namespace: string,
+): void {
   const resources: Json = (template.Resources ??= {});
   const stage = resources.HttpApiStage;
   if (stage) {
@@ -333,12 +400,22 @@ export function addFloodSafetyAndAlarms(template: Json, functions: DeployedFunct
       for (const key of fn.routeKeys) routeSettings[key] = { ThrottlingRateLimit: rate, ThrottlingBurstLimit: burst };
     }
     for (const [id, resource] of Object.entries(resources)) {
-      if (resource?.Type === 'AWS::ApiGatewayV2::Route' && routeSettings[resource.Properties?.RouteKey]) routeIds.push(id);
+      if (resource?.Type === 'AWS::ApiGatewayV2::Route' && routeSettings[resource.Properties?.RouteKey])
+        routeIds.push(id);
     }
     stage.Properties.RouteSettings = routeSettings;
     // Routes the functions do not have (the default route too) answer 404 without invoking anything; keep them within the same bounds.
-    stage.Properties.DefaultRouteSettings = { ...(stage.Properties.DefaultRouteSettings ?? {}), ThrottlingRateLimit: defaultRate || 1, ThrottlingBurstLimit: (defaultRate || 1) * THROTTLE_BURST_FACTOR };
-    stage.DependsOn = [...new Set([...(Array.isArray(stage.DependsOn) ? stage.DependsOn : stage.DependsOn ? [stage.DependsOn] : []), ...routeIds])];
+    stage.Properties.DefaultRouteSettings = {
+      ...(stage.Properties.DefaultRouteSettings ?? {}),
+      ThrottlingRateLimit: defaultRate || 1,
+      ThrottlingBurstLimit: (defaultRate || 1) * THROTTLE_BURST_FACTOR,
+    };
+    stage.DependsOn = [
+      ...new Set([
+        ...(Array.isArray(stage.DependsOn) ? stage.DependsOn : stage.DependsOn ? [stage.DependsOn] : []),
+        ...routeIds,
+      ]),
+    ];
   }
   if (!params.alarms) return;
   for (const fn of functions) Object.assign(resources, alarmsFor(fn, namespace, params));
@@ -350,7 +427,10 @@ interface Serverless {
   serviceDir: string;
   configurationInput: Json;
   service: { service: string; functions: Json; provider: Json & { compiledCloudFormationTemplate: Json } };
-  getProvider(name: 'aws'): { getStage(): string; naming: { getLambdaLogicalId(name: string): string; getNormalizedFunctionName(name: string): string } };
+  getProvider(name: 'aws'): {
+    getStage(): string;
+    naming: { getLambdaLogicalId(name: string): string; getNormalizedFunctionName(name: string): string };
+  };
   classes: { Error: new (message: string) => Error };
 }
 
@@ -398,7 +478,10 @@ export default class KubeLambdaWebhooksPlugin {
     try {
       this.params = pluginParams(input, target.stage, this.options.param);
       this.entries = await loadFunctions(this.serverless.serviceDir);
-      fleet = loadFleet(this.serverless.serviceDir, this.entries.map((e) => e.registration));
+      fleet = loadFleet(
+        this.serverless.serviceDir,
+        this.entries.map((e) => e.registration),
+      );
     } catch (err) {
       throw this.fail((err as Error).message);
     }
@@ -406,13 +489,14 @@ export default class KubeLambdaWebhooksPlugin {
     input.provider ??= {};
     input.provider.runtime ??= DEFAULT_RUNTIME;
     // A runtime AWS deprecated or blocks is said here too, for deploys that do not go through klw.
-    for (const finding of checkRuntime(input.provider.runtime, 'provider.runtime')) this.utils.log?.warning?.(`kube-lambda-webhooks: ${finding.message}`);
+    for (const finding of checkRuntime(input.provider.runtime, 'provider.runtime'))
+      this.utils.log?.warning?.(`kube-lambda-webhooks: ${finding.message}`);
     const manual = input.functions ?? undefined;
     input.functions = mergeFunctions(registrations, manual, target, this.params, input.provider.environment, fleet);
     this.serverless.service.functions = input.functions;
     const statement = secretsStatement(registrations, target, this.params, fleet);
     if (statement) {
-      const role = (((input.provider.iam ??= {}).role ??= {}) as Json);
+      const role = ((input.provider.iam ??= {}).role ??= {}) as Json;
       if (typeof role === 'object') role.statements = [...(role.statements ?? []), statement];
     }
   }
@@ -428,7 +512,10 @@ export default class KubeLambdaWebhooksPlugin {
     const functions = this.serverless.service.functions;
     const deployed: DeployedFunction[] = this.entries.map(({ registration }) => {
       const fn: Json = functions[registration.name] ?? {};
-      const routeKeys = (fn.events ?? []).map((e: Json) => e.httpApi).filter((h: Json | undefined) => h && typeof h === 'object').map((h: Json) => `${String(h.method ?? 'ANY').toUpperCase()} ${h.path}`);
+      const routeKeys = (fn.events ?? [])
+        .map((e: Json) => e.httpApi)
+        .filter((h: Json | undefined) => h && typeof h === 'object')
+        .map((h: Json) => `${String(h.method ?? 'ANY').toUpperCase()} ${h.path}`);
       return {
         registration,
         lambdaLogicalId: naming.getLambdaLogicalId(registration.name),
@@ -437,7 +524,14 @@ export default class KubeLambdaWebhooksPlugin {
         routeKeys,
       };
     });
-    const namespace = String(this.serverless.service.provider.environment?.[METRICS_NAMESPACE_ENV] ?? '').trim() || DEFAULT_METRICS_NAMESPACE;
-    addFloodSafetyAndAlarms(this.serverless.service.provider.compiledCloudFormationTemplate, deployed, this.params!, namespace);
+    const namespace =
+      String(this.serverless.service.provider.environment?.[METRICS_NAMESPACE_ENV] ?? '').trim() ||
+      DEFAULT_METRICS_NAMESPACE;
+    addFloodSafetyAndAlarms(
+      this.serverless.service.provider.compiledCloudFormationTemplate,
+      deployed,
+      this.params!,
+      namespace,
+    );
   }
 }

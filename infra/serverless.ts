@@ -24,18 +24,25 @@ export function lambdaName(service: string, stage: string, name: string): string
 
 /** True when serverless.yml loads this package's plugin (by package name, or this repository's shim). */
 export function loadsPlugin(config: Json): boolean {
-  const plugins: unknown[] = Array.isArray(config.plugins) ? config.plugins : Array.isArray(config.plugins?.modules) ? config.plugins.modules : [];
+  const plugins: unknown[] = Array.isArray(config.plugins)
+    ? config.plugins
+    : Array.isArray(config.plugins?.modules)
+      ? config.plugins.modules
+      : [];
   return plugins.some((p) => p === PLUGIN_NAME || (typeof p === 'string' && p.endsWith('/serverless-plugin.mjs')));
 }
 
 /** Edits (insertions, deletions, substitutions, swaps of neighbours) between two names. */
 export function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
     }
   }
   return d[a.length]![b.length]!;
@@ -49,7 +56,9 @@ export function nearestName(name: string, names: string[]): string | undefined {
     if (!best || distance < best.distance) best = { name: candidate, distance };
   }
   // Two edits, and never most of the name: `by-hnad` is `by-hand`, `api` is not `app-b`.
-  return best && best.distance <= Math.min(2, Math.floor(Math.max(name.length, best.name.length) / 3)) ? best.name : undefined;
+  return best && best.distance <= Math.min(2, Math.floor(Math.max(name.length, best.name.length) / 3))
+    ? best.name
+    : undefined;
 }
 
 /**
@@ -65,21 +74,35 @@ export function nearestName(name: string, names: string[]): string | undefined {
  */
 export function checkServerless(config: Json, registrations: Registration[], now: Date = new Date()): Finding[] {
   const findings: Finding[] = [];
-  const add = (subject: string, message: string, level: Finding['level'] = 'error', rule = 'serverless-override') => findings.push({ level, rule, subject, message });
+  const add = (subject: string, message: string, level: Finding['level'] = 'error', rule = 'serverless-override') =>
+    findings.push({ level, rule, subject, message });
   const functions: Json = config.functions ?? {};
   const version = config.frameworkVersion;
   if (version !== undefined && /^\s*[\^~=v]?\s*[0-3](\.|\s*$)/.test(String(version))) {
-    add('serverless.yml', `frameworkVersion ${JSON.stringify(version)} is refused by osls 4 (the maintained Serverless Framework v3 line); remove it`, 'error', 'serverless-framework');
+    add(
+      'serverless.yml',
+      `frameworkVersion ${JSON.stringify(version)} is refused by osls 4 (the maintained Serverless Framework v3 line); remove it`,
+      'error',
+      'serverless-framework',
+    );
   }
   const runtime = config.provider?.runtime ?? DEFAULT_RUNTIME;
-  if (!(typeof runtime === 'string' && runtime.includes('${'))) findings.push(...checkRuntime(runtime, 'serverless.yml provider.runtime', now));
+  if (!(typeof runtime === 'string' && runtime.includes('${')))
+    findings.push(...checkRuntime(runtime, 'serverless.yml provider.runtime', now));
   if (!loadsPlugin(config)) {
     const missing = registrations.filter((r) => !functions[r.name]);
-    if (missing.length) add('serverless.yml', `plugins must list ${PLUGIN_NAME}, or ${missing.map((r) => r.name).join(', ')} ${missing.length > 1 ? 'are' : 'is'} not deployed`, 'error', 'serverless-plugin');
+    if (missing.length)
+      add(
+        'serverless.yml',
+        `plugins must list ${PLUGIN_NAME}, or ${missing.map((r) => r.name).join(', ')} ${missing.length > 1 ? 'are' : 'is'} not deployed`,
+        'error',
+        'serverless-plugin',
+      );
   }
   const names = registrations.map((r) => r.name);
   for (const [key, fn] of Object.entries(functions)) {
-    if (names.includes(key) || (fn && typeof fn === 'object' && (fn.handler !== undefined || fn.image !== undefined))) continue;
+    if (names.includes(key) || (fn && typeof fn === 'object' && (fn.handler !== undefined || fn.image !== undefined)))
+      continue;
     const near = nearestName(key, names);
     add(
       `functions.${key}`,
@@ -93,21 +116,36 @@ export function checkServerless(config: Json, registrations: Registration[], now
     if (!fn || typeof fn !== 'object') continue;
     if (fn.runtime !== undefined) findings.push(...checkRuntime(fn.runtime, `${reg.name} runtime`, now));
     if (fn.timeout !== undefined && !(Number(fn.timeout) <= reg.timeoutSeconds)) {
-      add(reg.name, `timeout ${fn.timeout} is longer than the webhook's timeoutSeconds ${reg.timeoutSeconds}: the API server gives up first, and the function runs on for nothing`);
+      add(
+        reg.name,
+        `timeout ${fn.timeout} is longer than the webhook's timeoutSeconds ${reg.timeoutSeconds}: the API server gives up first, and the function runs on for nothing`,
+      );
     }
     if (fn.events !== undefined) {
-      const routes = (Array.isArray(fn.events) ? fn.events : []).map((e: Json) => e?.httpApi).filter((h: unknown) => h && typeof h === 'object');
+      const routes = (Array.isArray(fn.events) ? fn.events : [])
+        .map((e: Json) => e?.httpApi)
+        .filter((h: unknown) => h && typeof h === 'object');
       const path = routePath(reg);
-      if (!routes.some((r: Json) => String(r.method).toUpperCase() === 'POST' && r.path === path)) add(reg.name, `events must keep the route POST ${path}: the manifests point the API server at it`);
+      if (!routes.some((r: Json) => String(r.method).toUpperCase() === 'POST' && r.path === path))
+        add(reg.name, `events must keep the route POST ${path}: the manifests point the API server at it`);
     }
     for (const [key, value] of Object.entries(reg.lambda.environment ?? {})) {
-      if (fn.environment && Object.hasOwn(fn.environment, key) && String(fn.environment[key]) !== value) add(reg.name, `environment ${key} overrides the registration's ${JSON.stringify(value)} with ${JSON.stringify(fn.environment[key])}`, 'warning');
+      if (fn.environment && Object.hasOwn(fn.environment, key) && String(fn.environment[key]) !== value)
+        add(
+          reg.name,
+          `environment ${key} overrides the registration's ${JSON.stringify(value)} with ${JSON.stringify(fn.environment[key])}`,
+          'warning',
+        );
     }
     if (fn.reservedConcurrency !== undefined) {
       const reserved = Number(fn.reservedConcurrency);
       const provisioned = Number(fn.provisionedConcurrency ?? reg.lambda.provisionedConcurrency ?? 0);
       if (reserved === 0) add(reg.name, 'reservedConcurrency 0 disables the function: every review fails');
-      else if (reserved < provisioned) add(reg.name, `reservedConcurrency ${reserved} is below provisionedConcurrency ${provisioned}; Lambda refuses it`);
+      else if (reserved < provisioned)
+        add(
+          reg.name,
+          `reservedConcurrency ${reserved} is below provisionedConcurrency ${provisioned}; Lambda refuses it`,
+        );
     }
   }
   return findings;
@@ -130,12 +168,21 @@ export function serverlessBin(root: string): string {
 }
 
 /** Runs the Serverless Framework CLI of the project with arguments; resolves with its output. */
-export function runServerless(root: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; stdout: string; stderr: string }> {
+export function runServerless(
+  root: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
     execFile(
       serverlessBin(root),
       args,
-      { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, env: { SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off', ...env } },
+      {
+        cwd: root,
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+        env: { SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off', ...env },
+      },
       (err, stdout, stderr) => done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });

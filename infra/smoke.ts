@@ -1,4 +1,4 @@
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { awsError } from './aws-errors.ts';
 import type { Registration } from '../lib/registration.ts';
 import type { AdmissionReview, ConversionReview, KubeObject } from '../lib/review/schemas.ts';
@@ -23,7 +23,11 @@ export function sampleObject(reg: Registration): KubeObject {
   const resource = (rule?.resources.find((r) => !r.includes('*')) ?? 'configmaps').split('/')[0]!;
   const singular = resource.endsWith('ies') ? `${resource.slice(0, -3)}y` : resource.replace(/s$/, '');
   const kind = singular.charAt(0).toUpperCase() + singular.slice(1);
-  return { apiVersion: group ? `${group}/${version}` : version, kind, metadata: { name: 'klw-smoke', namespace: 'default' } };
+  return {
+    apiVersion: group ? `${group}/${version}` : version,
+    kind,
+    metadata: { name: 'klw-smoke', namespace: 'default' },
+  };
 }
 
 /** The review a smoke test sends: a CREATE of the sample object, or an empty ConversionReview. */
@@ -31,7 +35,9 @@ export function sampleReview(reg: Registration): AdmissionReview | ConversionRev
   if (reg.type === 'conversion') return conversionReview([], `${reg.crd.split('.').slice(1).join('.')}/v1`);
   const object = sampleObject(reg);
   const rule = reg.rules[0];
-  return admissionReview(object, { resource: rule?.resources.find((r) => !r.includes('*'))?.split('/')[0] ?? 'configmaps' });
+  return admissionReview(object, {
+    resource: rule?.resources.find((r) => !r.includes('*'))?.split('/')[0] ?? 'configmaps',
+  });
 }
 
 /**
@@ -39,7 +45,13 @@ export function sampleReview(reg: Registration): AdmissionReview | ConversionRev
  * event (its path carrying `pathSecret` when given) and checks the answer by the API
  * server's rules, before anything is registered.
  */
-export async function smoke(client: LambdaClient, registrations: Registration[], functionName: (name: string) => string, onResult: (r: SmokeResult) => void = () => {}, pathSecret?: string): Promise<SmokeResult[]> {
+export async function smoke(
+  client: LambdaClient,
+  registrations: Registration[],
+  functionName: (name: string) => string,
+  onResult: (r: SmokeResult) => void = () => {},
+  pathSecret?: string,
+): Promise<SmokeResult[]> {
   const results: SmokeResult[] = [];
   for (const reg of registrations) {
     const started = performance.now();
@@ -59,10 +71,20 @@ export async function smoke(client: LambdaClient, registrations: Registration[],
       if (out.FunctionError) throw new Error(`function error: ${payload}`);
       const http = JSON.parse(payload) as { statusCode: number; body: string };
       const answer = readAnswer(reg.type as never, review as never, http) as { allowed?: boolean; status?: unknown };
-      const detail = 'allowed' in answer ? (answer.allowed ? 'allowed' : `denied (${JSON.stringify(answer.status)})`) : `conversion ${(answer as { status: string }).status}`;
+      const detail =
+        'allowed' in answer
+          ? answer.allowed
+            ? 'allowed'
+            : `denied (${JSON.stringify(answer.status)})`
+          : `conversion ${(answer as { status: string }).status}`;
       result = { name: reg.name, ok: true, detail, durationMs: performance.now() - started };
     } catch (err) {
-      result = { name: reg.name, ok: false, detail: (err as Error).message.split('\n')[0]!, durationMs: performance.now() - started };
+      result = {
+        name: reg.name,
+        ok: false,
+        detail: (err as Error).message.split('\n')[0]!,
+        durationMs: performance.now() - started,
+      };
     }
     onResult(result);
     results.push(result);

@@ -27,7 +27,8 @@ export function findTestFiles(root: string, options: FindTestsOptions = {}): str
       const path = join(dir, entry.name);
       if (entry.isDirectory()) {
         if (!entry.name.startsWith('.') && !SKIPPED_DIRS.has(entry.name)) walk(path);
-      } else if (TEST_FILE.test(entry.name) && !exclude.has(path)) found.push(relative(root, path).split(sep).join('/'));
+      } else if (TEST_FILE.test(entry.name) && !exclude.has(path))
+        found.push(relative(root, path).split(sep).join('/'));
     }
   };
   for (const dir of options.dirs ?? ['test', 'functions']) {
@@ -71,9 +72,13 @@ export interface RunTestsOptions extends FindTestsOptions {
  * through tsx, which the project must have installed (a devDependency of every klw project).
  */
 export function testCommand(root: string, options: RunTestsOptions = {}): string[] {
-  const files = options.files?.length ? expandTestPaths(root, options.files, options.exclude) : findTestFiles(root, options);
+  const files = options.files?.length
+    ? expandTestPaths(root, options.files, options.exclude)
+    : findTestFiles(root, options);
   if (!files.length) {
-    throw new KlwError(`no test files (*.test.ts, .mts, .js, .mjs) under ${(options.dirs ?? ['test', 'functions']).map((d) => resolve(root, d)).join(' or ')}`);
+    throw new KlwError(
+      `no test files (*.test.ts, .mts, .js, .mjs) under ${(options.dirs ?? ['test', 'functions']).map((d) => resolve(root, d)).join(' or ')}`,
+    );
   }
   const args: string[] = [];
   if (files.some((f) => /\.m?ts$/.test(f))) {

@@ -18,11 +18,23 @@ export function packageInfo(from: string = import.meta.url): PackageInfo {
   for (;;) {
     const file = join(dir, 'package.json');
     if (existsSync(file)) {
-      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string; dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
-      if (pkg.name === 'kube-lambda-webhooks' && pkg.version) return { name: pkg.name, version: pkg.version, dir, dependencies: pkg.dependencies ?? {}, devDependencies: pkg.devDependencies ?? {} };
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as {
+        name?: string;
+        version?: string;
+        dependencies?: Record<string, string>;
+        devDependencies?: Record<string, string>;
+      };
+      if (pkg.name === 'kube-lambda-webhooks' && pkg.version)
+        return {
+          name: pkg.name,
+          version: pkg.version,
+          dir,
+          dependencies: pkg.dependencies ?? {},
+          devDependencies: pkg.devDependencies ?? {},
+        };
     }
     const parent = dirname(dir);
-    if (parent === dir) throw new Error('kube-lambda-webhooks: package.json not found above ' + fileURLToPath(from));
+    if (parent === dir) throw new Error(`kube-lambda-webhooks: package.json not found above ${fileURLToPath(from)}`);
     dir = parent;
   }
 }

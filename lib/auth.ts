@@ -49,7 +49,9 @@ export function expectedToken(env: NodeJS.ProcessEnv = process.env): string | un
     try {
       text = readFileSync(file, 'utf8');
     } catch (err) {
-      throw new AuthConfigError(`${TOKEN_FILE_ENV} names ${file}, which cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      throw new AuthConfigError(
+        `${TOKEN_FILE_ENV} names ${file}, which cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
     }
     token = checkedToken(text, `${TOKEN_FILE_ENV} names an empty file`, `the file ${TOKEN_FILE_ENV} names`);
   }
@@ -64,7 +66,8 @@ export function expectedToken(env: NodeJS.ProcessEnv = process.env): string | un
 function checkedToken(value: string, emptyMessage: string, origin: string): string {
   const token = value.trim();
   if (!token) throw new AuthConfigError(emptyMessage);
-  if (/\s/.test(token)) throw new AuthConfigError(`${origin} holds white space inside the token; a bearer token is one word`);
+  if (/\s/.test(token))
+    throw new AuthConfigError(`${origin} holds white space inside the token; a bearer token is one word`);
   return token;
 }
 
@@ -211,11 +214,17 @@ export async function resolveToken(
  * or one that is not URL-safe or carries fewer than 128 bits.
  */
 export function parsePathSecrets(value: string, origin: string): string[] {
-  const secrets = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const secrets = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!secrets.length) throw new AuthConfigError(`${origin} is set but empty`);
-  if (secrets.length > 2) throw new AuthConfigError(`${origin} holds ${secrets.length} secrets; at most two (current,previous)`);
+  if (secrets.length > 2)
+    throw new AuthConfigError(`${origin} holds ${secrets.length} secrets; at most two (current,previous)`);
   if (!secrets.every((s) => PATH_SECRET_PATTERN.test(s))) {
-    throw new AuthConfigError(`${origin} holds a secret that is not ${PATH_SECRET_MIN_LENGTH} to ${PATH_SECRET_MAX_LENGTH} URL-safe characters (A-Z a-z 0-9 _ -)`);
+    throw new AuthConfigError(
+      `${origin} holds a secret that is not ${PATH_SECRET_MIN_LENGTH} to ${PATH_SECRET_MAX_LENGTH} URL-safe characters (A-Z a-z 0-9 _ -)`,
+    );
   }
   return secrets;
 }
@@ -277,7 +286,6 @@ export function pathSecretOf(path: string, pathParameters: Record<string, string
   return last || undefined;
 }
 
-
 /**
  * A request path fit for logs: everything after the function's own segment is replaced by
  * `***` (`/prod/pod-policy/<secret>` → `/prod/pod-policy/***`), and so is every segment before
@@ -307,10 +315,19 @@ export interface AuthRefusal {
 const JSON_HEADERS = { 'content-type': 'application/json' };
 /** What an unknown route answers (API Gateway HTTP API's and the emulator's 404); a wrong path secret answers the same. */
 export const NOT_FOUND_REPLY: HttpReply = { statusCode: 404, headers: JSON_HEADERS, body: '{"message":"Not Found"}' };
-const MISCONFIGURED_REPLY: HttpReply = { statusCode: 500, headers: JSON_HEADERS, body: '{"error":"webhook authentication is misconfigured"}' };
+const MISCONFIGURED_REPLY: HttpReply = {
+  statusCode: 500,
+  headers: JSON_HEADERS,
+  body: '{"error":"webhook authentication is misconfigured"}',
+};
 
 function misconfigured(msg: string): AuthRefusal {
-  return { level: 'error', msg: `webhook authentication is misconfigured: ${msg}`, fields: { status: 500 }, reply: MISCONFIGURED_REPLY };
+  return {
+    level: 'error',
+    msg: `webhook authentication is misconfigured: ${msg}`,
+    fields: { status: 500 },
+    reply: MISCONFIGURED_REPLY,
+  };
 }
 
 /** The request fields authentication reads. */
@@ -353,11 +370,22 @@ export async function authenticate(
         return {
           level: 'warn',
           msg: 'rejected',
-          fields: { status: 401, reason: 'missing or wrong bearer token', path: redactPath(req.path, registration.name) },
-          reply: { statusCode: 401, headers: { ...JSON_HEADERS, 'www-authenticate': 'Bearer' }, body: '{"error":"missing or wrong bearer token"}' },
+          fields: {
+            status: 401,
+            reason: 'missing or wrong bearer token',
+            path: redactPath(req.path, registration.name),
+          },
+          reply: {
+            statusCode: 401,
+            headers: { ...JSON_HEADERS, 'www-authenticate': 'Bearer' },
+            body: '{"error":"missing or wrong bearer token"}',
+          },
         };
       }
-      if (mode === 'bearer') return misconfigured(`bearer auth is on but no token is configured (${TOKEN_ENV}, ${TOKEN_FILE_ENV} or ${TOKEN_SSM_ENV})`);
+      if (mode === 'bearer')
+        return misconfigured(
+          `bearer auth is on but no token is configured (${TOKEN_ENV}, ${TOKEN_FILE_ENV} or ${TOKEN_SSM_ENV})`,
+        );
     }
     // resolvePathSecrets, without a wait when the secret is local or none is configured.
     const localSecrets = env[PATH_SECRET_ENV];
@@ -368,10 +396,15 @@ export async function authenticate(
           ? await resolvePathSecrets(env, PATH_SECRET_MAX_AGE_MS, readLeft())
           : undefined;
     if (!secrets) {
-      if (mode === 'path-secret') return misconfigured(`path-secret auth is on but no secret is configured (${PATH_SECRET_ENV} or ${PATH_SECRET_SSM_ENV})`);
+      if (mode === 'path-secret')
+        return misconfigured(
+          `path-secret auth is on but no secret is configured (${PATH_SECRET_ENV} or ${PATH_SECRET_SSM_ENV})`,
+        );
       if (env.AWS_LAMBDA_FUNCTION_NAME) {
         const bearer = admission ? ` or a bearer token (${TOKEN_ENV}, ${TOKEN_FILE_ENV}, ${TOKEN_SSM_ENV})` : '';
-        return misconfigured(`no caller authentication is configured: set a path secret (${PATH_SECRET_ENV} or ${PATH_SECRET_SSM_ENV})${bearer}, or auth: 'none' in the registration`);
+        return misconfigured(
+          `no caller authentication is configured: set a path secret (${PATH_SECRET_ENV} or ${PATH_SECRET_SSM_ENV})${bearer}, or auth: 'none' in the registration`,
+        );
       }
       return undefined;
     }
@@ -382,7 +415,12 @@ export async function authenticate(
       const fresh = await resolvePathSecrets(env, PATH_SECRET_REFRESH_ON_MISS_MS, readLeft());
       if (await checkPathSecret(given, fresh!)) return undefined;
     }
-    return { level: 'warn', msg: 'rejected', fields: { status: 404, reason: 'missing or wrong path secret', path: redactPath(req.path, registration.name) }, reply: NOT_FOUND_REPLY };
+    return {
+      level: 'warn',
+      msg: 'rejected',
+      fields: { status: 404, reason: 'missing or wrong path secret', path: redactPath(req.path, registration.name) },
+      reply: NOT_FOUND_REPLY,
+    };
   } catch (err) {
     if (err instanceof AuthConfigError) return misconfigured(err.message);
     // A failed read, ParameterTimeout included: 500, counted as AuthMisconfigured.

@@ -41,7 +41,12 @@ export const defaultClock = (): number => performance.now();
  * returns after the deadline is late all the same, so its answer is refused with
  * DeadlineExceeded too.
  */
-export async function withDeadline<T>(fn: () => T | Promise<T>, ms: number, startedAt?: number, now: () => number = defaultClock): Promise<T> {
+export async function withDeadline<T>(
+  fn: () => T | Promise<T>,
+  ms: number,
+  startedAt?: number,
+  now: () => number = defaultClock,
+): Promise<T> {
   const start = startedAt ?? now();
   let timer: NodeJS.Timeout | undefined;
   try {

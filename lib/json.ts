@@ -33,7 +33,8 @@ function cloneAt<T>(value: T, depth: number): T {
  * becomes an own member, as JSON.parse makes it, instead of setting the prototype of `out`.
  */
 export function setMember(out: Record<string, unknown>, key: string, v: unknown): void {
-  if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
   else out[key] = v;
 }
 
@@ -178,7 +179,8 @@ function markUnsafeIntegers(text: string): string | undefined {
 
 /** Replaces marker strings in a parsed value by bigints, with an explicit stack (any depth). */
 function reviveMarkers(root: unknown): unknown {
-  const revive = (v: string): unknown => (v.startsWith(MARKER_START) && v.endsWith(MARKER_END) ? BigInt(v.slice(MARKER_START.length, -MARKER_END.length)) : v);
+  const revive = (v: string): unknown =>
+    v.startsWith(MARKER_START) && v.endsWith(MARKER_END) ? BigInt(v.slice(MARKER_START.length, -MARKER_END.length)) : v;
   if (typeof root === 'string') return revive(root);
   if (typeof root !== 'object' || root === null) return root;
   const stack: object[] = [root];
@@ -221,7 +223,8 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
  * 1e21) as a marker of its digits; a bigint within it as a number; anything else as it is.
  */
 function exactIntegerReplacer(_key: string, value: unknown): unknown {
-  if (typeof value === 'bigint') return value > MAX_SAFE || value < -MAX_SAFE ? `${MARKER_START}${value}${MARKER_END}` : Number(value);
+  if (typeof value === 'bigint')
+    return value > MAX_SAFE || value < -MAX_SAFE ? `${MARKER_START}${value}${MARKER_END}` : Number(value);
   if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value) && Math.abs(value) < 1e21) {
     return `${MARKER_START}${String(value)}${MARKER_END}`;
   }

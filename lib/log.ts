@@ -15,7 +15,7 @@ export interface Logger {
 export type LogSink = (line: string) => void;
 
 const stdoutSink: LogSink = (line) => {
-  process.stdout.write(line + '\n');
+  process.stdout.write(`${line}\n`);
 };
 
 /** Reads the level from KLW_LOG_LEVEL; `info` when unset or unknown. */
@@ -98,14 +98,18 @@ function isoTime(): string {
 }
 
 /** A JSON-lines logger at a level, writing to a sink. */
-export function createLogger(options: { level?: LogLevel; sink?: LogSink; base?: Record<string, unknown> } = {}): Logger {
+export function createLogger(
+  options: { level?: LogLevel; sink?: LogSink; base?: Record<string, unknown> } = {},
+): Logger {
   const threshold = RANK[options.level ?? levelFromEnv()];
   const sink = options.sink ?? stdoutSink;
   const base = options.base ?? {};
-  const emit = (level: Exclude<LogLevel, 'silent'>) => (msg: string, fields: Record<string, unknown> = {}) => {
-    if (RANK[level] < threshold) return;
-    sink(stringifyLine({ level, time: isoTime(), msg, ...base, ...fields }));
-  };
+  const emit =
+    (level: Exclude<LogLevel, 'silent'>) =>
+    (msg: string, fields: Record<string, unknown> = {}) => {
+      if (RANK[level] < threshold) return;
+      sink(stringifyLine({ level, time: isoTime(), msg, ...base, ...fields }));
+    };
   const logger: Logger = { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
   ownLoggers.add(logger);
   return logger;

@@ -18,7 +18,15 @@ export const DEFAULT_METRICS_NAMESPACE = 'KubeLambdaWebhooks';
 export const METRICS_NAMESPACE_ENV = 'KLW_METRICS_NAMESPACE';
 
 /** Admission metrics: the duration and one 0/1 count per decision, so each can be summed and alarmed on. */
-export const ADMISSION_METRICS = ['Duration', 'Allowed', 'Denied', 'Patched', 'Errored', 'TimedOut', 'WouldDeny'] as const;
+export const ADMISSION_METRICS = [
+  'Duration',
+  'Allowed',
+  'Denied',
+  'Patched',
+  'Errored',
+  'TimedOut',
+  'WouldDeny',
+] as const;
 /** Conversion metrics: the duration, the objects converted and a 0/1 count of failed reviews. */
 export const CONVERSION_METRICS = ['Duration', 'Objects', 'Failures', 'Errored', 'TimedOut'] as const;
 
@@ -54,7 +62,12 @@ interface Directive {
  * Writes the EMF members of one review's log line for a registration into `line`, as spreading
  * them over it would (a member it already has keeps its place and takes the new value).
  */
-export type MetricsWriter = (line: Record<string, unknown>, fields: Record<string, unknown>, durationMs: number, failure: FailureKind | undefined) => void;
+export type MetricsWriter = (
+  line: Record<string, unknown>,
+  fields: Record<string, unknown>,
+  durationMs: number,
+  failure: FailureKind | undefined,
+) => void;
 
 const none: MetricsWriter = () => {};
 
@@ -65,7 +78,11 @@ const none: MetricsWriter = () => {};
  * logger that writes RawJson (writesRawJson), `_aws` is its JSON text, the fixed directives
  * written once.
  */
-export function metricsFor(registration: Registration, env: NodeJS.ProcessEnv = process.env, raw = false): MetricsWriter {
+export function metricsFor(
+  registration: Registration,
+  env: NodeJS.ProcessEnv = process.env,
+  raw = false,
+): MetricsWriter {
   const namespace = metricsNamespace(env);
   if (!namespace) return none;
   const webhook = registration.name;
@@ -84,7 +101,9 @@ export function metricsFor(registration: Registration, env: NodeJS.ProcessEnv = 
   const directives = [directive];
   const directivesJson = JSON.stringify(directives);
   // The same members as the object, in the same order; a timestamp is an integer, written alike.
-  const aws = raw ? () => new RawJson(`{"Timestamp":${Date.now()},"CloudWatchMetrics":${directivesJson}}`) : () => ({ Timestamp: Date.now(), CloudWatchMetrics: directives });
+  const aws = raw
+    ? () => new RawJson(`{"Timestamp":${Date.now()},"CloudWatchMetrics":${directivesJson}}`)
+    : () => ({ Timestamp: Date.now(), CloudWatchMetrics: directives });
   if (admission) {
     return (line, fields, durationMs, failure) => {
       // Decisions count the user function's own answers; a failure counts only as Errored or TimedOut.
@@ -125,11 +144,16 @@ export interface RequestMetricsWriter {
  * adapter fault's line, with the `webhook` dimension only (no review was read, so there is no
  * operation); `KLW_METRICS_NAMESPACE=off` turns them off too.
  */
-export function requestMetricsFor(registration: Registration, env: NodeJS.ProcessEnv = process.env): RequestMetricsWriter {
+export function requestMetricsFor(
+  registration: Registration,
+  env: NodeJS.ProcessEnv = process.env,
+): RequestMetricsWriter {
   const namespace = metricsNamespace(env);
   if (!namespace) return { refusal: () => ({}), fault: () => ({}) };
   const webhook = registration.name;
-  const directive = (names: readonly string[]): Directive[] => [{ Namespace: namespace, Dimensions: [['webhook']], Metrics: names.map((Name) => ({ Name, Unit: 'Count' })) }];
+  const directive = (names: readonly string[]): Directive[] => [
+    { Namespace: namespace, Dimensions: [['webhook']], Metrics: names.map((Name) => ({ Name, Unit: 'Count' })) },
+  ];
   const refusals = directive(REFUSAL_METRICS);
   const faults = directive(FAULT_METRICS);
   return {

@@ -128,10 +128,13 @@ export function selectorMatches(selector: LabelSelector | undefined, labels: Rec
   for (const { key, operator, values = [] } of selector.matchExpressions ?? []) {
     const has = Object.hasOwn(labels, key);
     const ok =
-      operator === 'In' ? has && values.includes(labels[key]!)
-      : operator === 'NotIn' ? !has || !values.includes(labels[key]!)
-      : operator === 'Exists' ? has
-      : !has;
+      operator === 'In'
+        ? has && values.includes(labels[key]!)
+        : operator === 'NotIn'
+          ? !has || !values.includes(labels[key]!)
+          : operator === 'Exists'
+            ? has
+            : !has;
     if (!ok) return false;
   }
   return true;
@@ -216,7 +219,13 @@ export interface AdmissionRegistrationInput<T = KubeObject> {
 }
 
 /** A complete admission registration, defaults applied. */
-export interface AdmissionRegistration extends Required<Omit<AdmissionRegistrationInput, 'objectSelector' | 'matchConditions' | 'enforceMatchConditions' | 'enforcement' | 'reinvocationPolicy' | 'lambda'>> {
+export interface AdmissionRegistration
+  extends Required<
+    Omit<
+      AdmissionRegistrationInput,
+      'objectSelector' | 'matchConditions' | 'enforceMatchConditions' | 'enforcement' | 'reinvocationPolicy' | 'lambda'
+    >
+  > {
   type: 'validating' | 'mutating';
   path: string;
   objectSelector?: LabelSelector;
@@ -254,7 +263,8 @@ export interface ConversionRegistrationInput {
 }
 
 /** A complete conversion registration, defaults applied. */
-export interface ConversionRegistration extends Required<Omit<ConversionRegistrationInput, 'crdManifest' | 'versions' | 'lambda'>> {
+export interface ConversionRegistration
+  extends Required<Omit<ConversionRegistrationInput, 'crdManifest' | 'versions' | 'lambda'>> {
   type: 'conversion';
   path: string;
   crdManifest?: string;
@@ -275,7 +285,9 @@ export const SYSTEM_NAMESPACES = ['kube-system', 'kube-node-lease'] as const;
 
 /** The default namespaceSelector: everything but the system namespaces. */
 export function defaultNamespaceSelector(): LabelSelector {
-  return { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...SYSTEM_NAMESPACES] }] };
+  return {
+    matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...SYSTEM_NAMESPACES] }],
+  };
 }
 
 /**
@@ -289,7 +301,9 @@ export const DEFAULT_CONVERSION_TIMEOUT_SECONDS = 10;
 // A DNS-1123 label: what Lambda names, URL paths and Kubernetes names all accept.
 function checkName(name: string): void {
   if (typeof name !== 'string' || !isDns1123Label(name)) {
-    throw new TypeError(`webhook name ${JSON.stringify(name)} must be a DNS-1123 label (lower-case letters, digits and '-', at most 63)`);
+    throw new TypeError(
+      `webhook name ${JSON.stringify(name)} must be a DNS-1123 label (lower-case letters, digits and '-', at most 63)`,
+    );
   }
 }
 
@@ -302,7 +316,9 @@ function checkTimeout(name: string, seconds: number): void {
 function checkLambda(name: string, settings: LambdaSettings | undefined): void {
   const architecture = settings?.architecture;
   if (architecture !== undefined && !(LAMBDA_ARCHITECTURES as readonly string[]).includes(architecture)) {
-    throw new TypeError(`function ${name}: lambda.architecture must be one of ${LAMBDA_ARCHITECTURES.join(', ')}, got ${JSON.stringify(architecture)}`);
+    throw new TypeError(
+      `function ${name}: lambda.architecture must be one of ${LAMBDA_ARCHITECTURES.join(', ')}, got ${JSON.stringify(architecture)}`,
+    );
   }
 }
 
@@ -336,7 +352,9 @@ export function completeAdmissionRegistration<T>(
   if (input.enforceMatchConditions) reg.enforceMatchConditions = true;
   if (input.enforcement !== undefined) {
     if (!(ENFORCEMENT_MODES as readonly string[]).includes(input.enforcement)) {
-      throw new TypeError(`function ${input.name}: enforcement must be one of ${ENFORCEMENT_MODES.join(', ')}, got ${JSON.stringify(input.enforcement)}`);
+      throw new TypeError(
+        `function ${input.name}: enforcement must be one of ${ENFORCEMENT_MODES.join(', ')}, got ${JSON.stringify(input.enforcement)}`,
+      );
     }
     reg.enforcement = input.enforcement;
   }
@@ -362,8 +380,14 @@ export function completeConversionRegistration(input: ConversionRegistrationInpu
   };
   if (input.crdManifest) reg.crdManifest = input.crdManifest;
   if (input.versions) {
-    if (!input.versions.length || new Set(input.versions).size !== input.versions.length || input.versions.some((v) => typeof v !== 'string' || !isDns1123Label(v))) {
-      throw new TypeError(`function ${input.name}: versions must be distinct version names such as "v1beta1", got ${JSON.stringify(input.versions)}`);
+    if (
+      !input.versions.length ||
+      new Set(input.versions).size !== input.versions.length ||
+      input.versions.some((v) => typeof v !== 'string' || !isDns1123Label(v))
+    ) {
+      throw new TypeError(
+        `function ${input.name}: versions must be distinct version names such as "v1beta1", got ${JSON.stringify(input.versions)}`,
+      );
     }
     reg.versions = [...input.versions];
   }

@@ -81,7 +81,9 @@ export interface HandlerOptions {
  * one line in a function's logs (not a secret, so no cryptographic randomness is needed).
  */
 export function newErrorId(): string {
-  return Math.floor(Math.random() * 0x1_0000_0000).toString(16).padStart(8, '0');
+  return Math.floor(Math.random() * 0x1_0000_0000)
+    .toString(16)
+    .padStart(8, '0');
 }
 
 /**
@@ -137,7 +139,11 @@ export interface DefinedWebhook<R extends Registration> {
 
 /** Puts a registration and its engine together as a defined webhook. */
 export function defineWebhook<R extends Registration, V>(registration: R, engine: ReviewEngine<V>): DefinedWebhook<R> {
-  return { handler: createHandler(registration, engine), registration, withOptions: (options) => createHandler(registration, engine, options) };
+  return {
+    handler: createHandler(registration, engine),
+    registration,
+    withOptions: (options) => createHandler(registration, engine, options),
+  };
 }
 
 /** Builds the WebhookContext handed to user functions; `ctx.warn` calls `warn`. */
@@ -157,7 +163,11 @@ export function userContext(ctx: RunContext, warn: (message: string) => void): W
  * size and token, parses the review, lets the engine answer, and writes the result in the
  * event source's shape. Unreadable requests get a 4xx `{ "error": ... }`; nothing throws.
  */
-export function createHandler<R>(registration: Registration, engine: ReviewEngine<R>, options: HandlerOptions = {}): WebhookHandler {
+export function createHandler<R>(
+  registration: Registration,
+  engine: ReviewEngine<R>,
+  options: HandlerOptions = {},
+): WebhookHandler {
   const log = options.logger ?? createLogger({ base: { webhook: registration.name } });
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const metrics = metricsFor(registration, options.env, writesRawJson(log));
@@ -173,7 +183,12 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
       const detected = detectSource(event);
       if (!detected) {
         log.warn('rejected', { status: 400, reason: 'unknown event source' });
-        return source.write(errorReply({ status: 400, message: 'event is not an API Gateway (REST or HTTP API) or Lambda function URL event' }));
+        return source.write(
+          errorReply({
+            status: 400,
+            message: 'event is not an API Gateway (REST or HTTP API) or Lambda function URL event',
+          }),
+        );
       }
       source = detected;
       const req = source.read(event);
@@ -195,7 +210,12 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
       const refusal = fleetAuth ? fleetAuth.refusal : await authenticate(registration, req, options.env, budget);
       if (refusal) {
         // Counted in EMF on the same line, so a misconfiguration or a flood of wrong secrets can be alarmed on.
-        log[refusal.level](refusal.msg, { requestId, ...refusal.fields, durationMs: elapsed(startedAt), ...requestMetrics.refusal(refusal.reply.statusCode) });
+        log[refusal.level](refusal.msg, {
+          requestId,
+          ...refusal.fields,
+          durationMs: elapsed(startedAt),
+          ...requestMetrics.refusal(refusal.reply.statusCode),
+        });
         return source.write(refusal.reply);
       }
 
@@ -231,7 +251,11 @@ export function createHandler<R>(registration: Registration, engine: ReviewEngin
       const bytes = resultBytes(result, maxBodyBytes);
       if (bytes > maxBodyBytes) {
         answer = engine.oversized(parsed.review, bytes, ctx);
-        result = source.write({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: stringifyJson(answer.body) });
+        result = source.write({
+          statusCode: 200,
+          headers: { 'content-type': 'application/json' },
+          body: stringifyJson(answer.body),
+        });
       }
       const durationMs = elapsed(startedAt);
       // The review's EMF metrics ride in the same line (no extra call, line or serialisation).

@@ -15,7 +15,9 @@ export const FIXTURE_FUNCTIONS = fileURLToPath(new URL('./fixtures/project/funct
  * Rules matching every admission request, for webhooks whose tests are about what they answer:
  * the test kit refuses reviews the rules do not match, as the API server never sends those.
  */
-export const EVERY_REQUEST: RuleWithOperations[] = [{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'], scope: '*' }];
+export const EVERY_REQUEST: RuleWithOperations[] = [
+  { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'], scope: '*' },
+];
 
 const cache = new Map<string, string>();
 
@@ -30,7 +32,11 @@ export function fixture<T = Record<string, any>>(name: string): T {
 }
 
 /** An envelope fixture (`rest`, `http`, `url`) carrying `body`. */
-export function eventWith(source: 'rest' | 'http' | 'url', body: unknown, changes: (event: Record<string, any>) => void = () => {}): Record<string, any> {
+export function eventWith(
+  source: 'rest' | 'http' | 'url',
+  body: unknown,
+  changes: (event: Record<string, any>) => void = () => {},
+): Record<string, any> {
   const event = fixture(`${source}/post`);
   event.body = typeof body === 'string' ? body : JSON.stringify(body);
   changes(event);
@@ -104,7 +110,11 @@ export function hostileThrowables(): Array<[string, unknown]> {
 export const PATIENCE_MS = 180_000;
 
 /** Resolves once `condition()` holds, asking every 50 ms; rejects naming `what` after `limitMs`. */
-export async function until(condition: () => boolean | Promise<boolean>, what: string, limitMs = PATIENCE_MS): Promise<void> {
+export async function until(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  limitMs = PATIENCE_MS,
+): Promise<void> {
   const start = performance.now();
   while (!(await condition())) {
     if (performance.now() - start > limitMs) throw new Error(`still waiting after ${limitMs} ms for ${what}`);

@@ -33,7 +33,8 @@ function addLimits(container: Container, defaults: Limits): void {
   for (const resource of ['cpu', 'memory'] as const) {
     if (resources.limits?.[resource] !== undefined) continue;
     const request = resources.requests?.[resource];
-    const value = request !== undefined && parseQuantity(request) > defaults.value[resource] ? request : defaults.text[resource];
+    const value =
+      request !== undefined && parseQuantity(request) > defaults.value[resource] ? request : defaults.text[resource];
     (resources.limits ??= {})[resource] = value;
   }
 }

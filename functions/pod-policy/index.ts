@@ -63,7 +63,9 @@ export function judgePod(pod: Pod): Decision {
   }
   for (const field of HOST_FIELDS) if (spec[field] === true) problem(`spec.${field} is true`);
   if (problems.length) {
-    return deny(`pod "${podName(pod)}" is not allowed: ${problems.join('; ')}${unlisted ? `; and ${unlisted} more` : ''}`);
+    return deny(
+      `pod "${podName(pod)}" is not allowed: ${problems.join('; ')}${unlisted ? `; and ${unlisted} more` : ''}`,
+    );
   }
   return allow(imageWarnings(spec));
 }

@@ -6,7 +6,11 @@ import { existsSync } from 'node:fs';
 
 const source = new URL('../serverless-plugin.ts', import.meta.url);
 /** The lifecycle events the plugin hooks; the framework reads them before asyncInit. */
-export const HOOKS = ['before:package:createDeploymentArtifacts', 'before:deploy:function:packageFunction', 'before:package:finalize'];
+export const HOOKS = [
+  'before:package:createDeploymentArtifacts',
+  'before:deploy:function:packageFunction',
+  'before:package:finalize',
+];
 
 async function load() {
   if (existsSync(source)) {

@@ -72,7 +72,8 @@ export function parseFleet(text: string, file: string, functions: KnownFunctions
   const problems: FleetProblem[] = [];
   const lineOf = (path: Array<string | number>): number | undefined => {
     const node = (path.length ? doc.getIn(path, true) : doc.contents) as
-      { range?: [number, number, number] } | undefined;
+      | { range?: [number, number, number] }
+      | undefined;
     return node?.range ? lines.linePos(node.range[0]).line : undefined;
   };
   const shown = (path: Array<string | number>) =>

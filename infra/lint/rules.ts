@@ -5,7 +5,7 @@
  * happens on it or the wrong scope is never sent a review: the webhook silently does nothing.
  * Groups that are neither built in nor shipped are taken as CRDs installed otherwise and pass.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import {
@@ -367,7 +367,7 @@ const MAX_DEPTH = 6;
 export function projectCrds(root: string): Json[] {
   const out: Json[] = [];
   const walk = (dir: string, depth: number) => {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {

@@ -139,7 +139,11 @@ export function responseFor(format: EventSource, outcome: Invocation): HttpRespo
 }
 
 function send(res: ServerResponse, response: HttpResponse, requestId: string, sendMs: number): void {
-  res.writeHead(response.status, { ...response.headers, 'content-length': response.body.length, 'apigw-requestid': requestId });
+  res.writeHead(response.status, {
+    ...response.headers,
+    'content-length': response.body.length,
+    'apigw-requestid': requestId,
+  });
   res.end(response.body);
   dropSlowReader(res, sendMs);
 }
@@ -161,10 +165,14 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const host = options.host ?? '127.0.0.1';
   const format = options.format ?? 'http';
   const stateDir = resolve(root, options.stateDir ?? '.klw/local');
-  const log = options.log ?? ((line: string) => process.stderr.write(line + '\n'));
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const publicUrl = options.publicUrl ? checkPublicUrl(options.publicUrl) : undefined;
-  const extraNames = [...(options.san ?? []), ...(publicUrl ? [hostOf(publicUrl)] : []), ...(['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(host) ? [] : [host])];
-  let names;
+  const extraNames = [
+    ...(options.san ?? []),
+    ...(publicUrl ? [hostOf(publicUrl)] : []),
+    ...(['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(host) ? [] : [host]),
+  ];
+  let names: ReturnType<typeof serverNames>;
   try {
     names = serverNames(extraNames);
   } catch (err) {
@@ -231,96 +239,120 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const bodies = new BodyBudget(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
   // A refused body up to twice the limit (anything just over it) is read to its end, so its client gets the answer.
   const drain = { bytes: 2 * MAX_REQUEST_BYTES, ms: timeouts.requestMs };
-  const server: Server = createHttpsServer({ key: certs.keyPem, cert: certs.certPem, ...serverOptions(timeouts) }, (req, res) => {
-    void (async () => {
-      const requestId = randomUUID();
-      const url = requestTarget(req.url);
-      const routed = prefix && url.path.startsWith(`${prefix}/`) ? url.path.slice(prefix.length) : url.path;
-      const name = routed.split('/')[1] ?? '';
-      const pool = pools.get(name);
-      if (!pool) {
-        send(res, jsonMessage(404, 'Not Found'), requestId, timeouts.sendMs);
-        // Logged, so a URL that names no function is seen: segments long enough to be a secret
-        // hidden, the path bounded.
-        const segments = routed.slice(0, 256).split('/');
-        const shown = segments.map((s) => (s.length >= PATH_SECRET_MIN_LENGTH ? '***' : s)).join('/');
-        const functions = [...pools.keys()];
-        const reason = 'no function at this path';
-        const line = { msg: 'request', method: req.method, path: shown, status: 404, outcome: 'refused', reason, functions };
-        log(JSON.stringify(line));
-        return;
-      }
-      // As API Gateway's `/<name>/{secret}` route and the function itself would: the path secret is
-      // checked before the body is read or the matchConditions evaluated, and a missing or wrong
-      // one is answered exactly like an unknown route.
-      // A fleet's caller is the cluster whose secret the path carries.
-      const cluster = fleet && usesSecret(name) ? await callingCluster(routed, fleet.secrets) : undefined;
-      const refused = fleet
-        ? usesSecret(name) && !cluster
-        : usesSecret(name) && !(await hasPathSecret(routed, validSecrets));
-      if (refused) {
-        send(res, jsonMessage(404, 'Not Found'), requestId, timeouts.sendMs);
-        log(JSON.stringify({ msg: 'request', function: name, method: req.method, status: 404, outcome: 'refused', reason: 'missing or wrong path secret' }));
-        return;
-      }
-      const body = await readBody(req, MAX_REQUEST_BYTES, { budget: bodies, until: res });
-      if (body === 'gone') return;
-      if (body === 'too-large' || body === 'busy') {
-        const busy = body === 'busy';
-        const refusal = busy ? jsonMessage(503, 'Service Unavailable') : jsonMessage(413, 'Request Too Large');
-        const headers = { ...(refusal.headers as Record<string, string>), 'apigw-requestid': requestId };
-        const sent = busy ? { ...headers, 'retry-after': '1' } : headers;
-        refuseAndClose(req, res, refusal.status, sent, refusal.body, drain);
-        if (busy) {
-          const line = { msg: 'request', function: name, method: req.method, status: 503, outcome: 'refused' };
-          log(JSON.stringify({ ...line, reason: `request bodies held past ${bodies.limit} bytes` }));
+  const server: Server = createHttpsServer(
+    { key: certs.keyPem, cert: certs.certPem, ...serverOptions(timeouts) },
+    (req, res) => {
+      void (async () => {
+        const requestId = randomUUID();
+        const url = requestTarget(req.url);
+        const routed = prefix && url.path.startsWith(`${prefix}/`) ? url.path.slice(prefix.length) : url.path;
+        const name = routed.split('/')[1] ?? '';
+        const pool = pools.get(name);
+        if (!pool) {
+          send(res, jsonMessage(404, 'Not Found'), requestId, timeouts.sendMs);
+          // Logged, so a URL that names no function is seen: segments long enough to be a secret
+          // hidden, the path bounded.
+          const segments = routed.slice(0, 256).split('/');
+          const shown = segments.map((s) => (s.length >= PATH_SECRET_MIN_LENGTH ? '***' : s)).join('/');
+          const functions = [...pools.keys()];
+          const reason = 'no function at this path';
+          const line = {
+            msg: 'request',
+            method: req.method,
+            path: shown,
+            status: 404,
+            outcome: 'refused',
+            reason,
+            functions,
+          };
+          log(JSON.stringify(line));
+          return;
         }
-        return;
-      }
-      // A review the function's matchConditions exclude is answered as the API server would, without invoking it;
-      // they are evaluated in threads of their own, within the webhook's timeout.
-      const registration = project.registration(name);
-      if (hasMatchConditions(registration)) {
-        const timeoutMs = options.conditionsTimeoutMs ?? registration.timeoutSeconds * 1000;
-        // A client that goes away (the API server gave up at its timeout) no longer holds a thread.
-        const gone = new AbortController();
-        const onClose = () => (res.writableFinished ? undefined : gone.abort());
-        res.once('close', onClose);
-        const byConditions = await conditions(name).evaluate(registration, body, timeoutMs, gone.signal);
-        res.off('close', onClose);
-        if (byConditions) return send(res, byConditions, requestId, timeouts.sendMs);
-      }
-      const event = eventFromHttp(format, {
-        method: req.method ?? 'GET',
-        path: url.path,
-        rawQuery: url.query,
-        headers: rawHeaderPairs(req),
-        ...(body.length ? { body } : {}),
-        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
-        requestId,
+        // As API Gateway's `/<name>/{secret}` route and the function itself would: the path secret is
+        // checked before the body is read or the matchConditions evaluated, and a missing or wrong
+        // one is answered exactly like an unknown route.
+        // A fleet's caller is the cluster whose secret the path carries.
+        const cluster = fleet && usesSecret(name) ? await callingCluster(routed, fleet.secrets) : undefined;
+        const refused = fleet
+          ? usesSecret(name) && !cluster
+          : usesSecret(name) && !(await hasPathSecret(routed, validSecrets));
+        if (refused) {
+          send(res, jsonMessage(404, 'Not Found'), requestId, timeouts.sendMs);
+          log(
+            JSON.stringify({
+              msg: 'request',
+              function: name,
+              method: req.method,
+              status: 404,
+              outcome: 'refused',
+              reason: 'missing or wrong path secret',
+            }),
+          );
+          return;
+        }
+        const body = await readBody(req, MAX_REQUEST_BYTES, { budget: bodies, until: res });
+        if (body === 'gone') return;
+        if (body === 'too-large' || body === 'busy') {
+          const busy = body === 'busy';
+          const refusal = busy ? jsonMessage(503, 'Service Unavailable') : jsonMessage(413, 'Request Too Large');
+          const headers = { ...(refusal.headers as Record<string, string>), 'apigw-requestid': requestId };
+          const sent = busy ? { ...headers, 'retry-after': '1' } : headers;
+          refuseAndClose(req, res, refusal.status, sent, refusal.body, drain);
+          if (busy) {
+            const line = { msg: 'request', function: name, method: req.method, status: 503, outcome: 'refused' };
+            log(JSON.stringify({ ...line, reason: `request bodies held past ${bodies.limit} bytes` }));
+          }
+          return;
+        }
+        // A review the function's matchConditions exclude is answered as the API server would, without invoking it;
+        // they are evaluated in threads of their own, within the webhook's timeout.
+        const registration = project.registration(name);
+        if (hasMatchConditions(registration)) {
+          const timeoutMs = options.conditionsTimeoutMs ?? registration.timeoutSeconds * 1000;
+          // A client that goes away (the API server gave up at its timeout) no longer holds a thread.
+          const gone = new AbortController();
+          const onClose = () => (res.writableFinished ? undefined : gone.abort());
+          res.once('close', onClose);
+          const byConditions = await conditions(name).evaluate(registration, body, timeoutMs, gone.signal);
+          res.off('close', onClose);
+          if (byConditions) return send(res, byConditions, requestId, timeouts.sendMs);
+        }
+        const event = eventFromHttp(format, {
+          method: req.method ?? 'GET',
+          path: url.path,
+          rawQuery: url.query,
+          headers: rawHeaderPairs(req),
+          ...(body.length ? { body } : {}),
+          sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+          requestId,
+        });
+        const outcome = await pool.invoke(event, requestId);
+        const response = responseFor(format, outcome);
+        send(res, response, requestId, timeouts.sendMs);
+        log(
+          JSON.stringify({
+            msg: 'request',
+            function: name,
+            ...(cluster ? { cluster } : {}),
+            method: req.method,
+            status: response.status,
+            outcome: outcome.kind,
+            durationMs: 'durationMs' in outcome ? Math.round(outcome.durationMs * 100) / 100 : 0,
+            cold: 'cold' in outcome ? outcome.cold : false,
+            ...(outcome.kind === 'error'
+              ? { error: `${outcome.error.errorType}: ${outcome.error.errorMessage}`, stack: outcome.error.stackTrace }
+              : {}),
+            ...(outcome.kind === 'crash'
+              ? { error: `${outcome.errorType ?? 'Runtime.ExitError'}: ${outcome.message}` }
+              : {}),
+          }),
+        );
+      })().catch((err: unknown) => {
+        if (!res.headersSent) send(res, BAD_GATEWAY, 'error', timeouts.sendMs);
+        log(JSON.stringify({ msg: 'emulator fault', error: String(err) }));
       });
-      const outcome = await pool.invoke(event, requestId);
-      const response = responseFor(format, outcome);
-      send(res, response, requestId, timeouts.sendMs);
-      log(
-        JSON.stringify({
-          msg: 'request',
-          function: name,
-          ...(cluster ? { cluster } : {}),
-          method: req.method,
-          status: response.status,
-          outcome: outcome.kind,
-          durationMs: 'durationMs' in outcome ? Math.round(outcome.durationMs * 100) / 100 : 0,
-          cold: 'cold' in outcome ? outcome.cold : false,
-          ...(outcome.kind === 'error' ? { error: `${outcome.error.errorType}: ${outcome.error.errorMessage}`, stack: outcome.error.stackTrace } : {}),
-          ...(outcome.kind === 'crash' ? { error: `${outcome.errorType ?? 'Runtime.ExitError'}: ${outcome.message}` } : {}),
-        }),
-      );
-    })().catch((err: unknown) => {
-      if (!res.headersSent) send(res, BAD_GATEWAY, 'error', timeouts.sendMs);
-      log(JSON.stringify({ msg: 'emulator fault', error: String(err) }));
-    });
-  });
+    },
+  );
   try {
     await new Promise<void>((resolvePromise, reject) => {
       server.once('error', reject);
@@ -342,7 +374,11 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const endpoints = { baseUrl: url, caBundlePem: certs.caPem, pathSecret: urlSecret };
   const manifestsPath = join(stateDir, 'manifests.yaml');
   const writeManifests = () => {
-    const set = generateManifests(root, project.functions.map((f) => f.registration), endpoints);
+    const set = generateManifests(
+      root,
+      project.functions.map((f) => f.registration),
+      endpoints,
+    );
     const errors = lintDocuments(set.documents).filter((f) => f.level === 'error');
     if (errors.length) log(JSON.stringify({ msg: 'manifests have lint errors', errors }));
     // The URLs carry the path secret: owner-only, like the secret itself.
@@ -353,7 +389,13 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   if (options.watch) {
     project.onChange(async () => {
       writeManifests();
-      log(JSON.stringify({ msg: 'manifests rewritten', path: manifestsPath, functions: project.functions.map((f) => f.name) }));
+      log(
+        JSON.stringify({
+          msg: 'manifests rewritten',
+          path: manifestsPath,
+          functions: project.functions.map((f) => f.name),
+        }),
+      );
       await options.onManifests?.(manifestsPath);
     });
     await project.watch();
@@ -401,4 +443,3 @@ async function hasPathSecret(routed: string, secrets: readonly string[]): Promis
   const segments = routed.split('/');
   return segments.length === 3 && (await checkPathSecret(segments[2], secrets));
 }
-

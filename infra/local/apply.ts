@@ -12,10 +12,19 @@ export type Kubectl = (args: string[], input?: string) => Promise<{ code: number
 export function kubectlRunner(kubeconfig?: string): Kubectl {
   return (args, input) =>
     new Promise((resolve) => {
-      const child = execFile('kubectl', [...(kubeconfig ? ['--kubeconfig', kubeconfig] : []), ...args], { encoding: 'utf8', maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
-        resolve({ code, stdout, stderr: stderr || (err ? err.message : '') });
-      });
+      const child = execFile(
+        'kubectl',
+        [...(kubeconfig ? ['--kubeconfig', kubeconfig] : []), ...args],
+        { encoding: 'utf8', maxBuffer: 64 << 20 },
+        (err, stdout, stderr) => {
+          const code = err
+            ? typeof (err as { code?: unknown }).code === 'number'
+              ? (err as { code: number }).code
+              : 1
+            : 0;
+          resolve({ code, stdout, stderr: stderr || (err ? err.message : '') });
+        },
+      );
       if (input !== undefined) child.stdin?.end(input);
     });
 }
@@ -55,12 +64,14 @@ export function readRecord(stateDir: string): AppliedRecord | undefined {
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as AppliedRecord;
   } catch {
-    throw new KlwError(`${file} is not readable JSON; remove what it registered by hand (kubectl delete validatingwebhookconfiguration,mutatingwebhookconfiguration <name>) and delete the file`);
+    throw new KlwError(
+      `${file} is not readable JSON; remove what it registered by hand (kubectl delete validatingwebhookconfiguration,mutatingwebhookconfiguration <name>) and delete the file`,
+    );
   }
 }
 
 function writeRecord(stateDir: string, record: AppliedRecord): void {
-  writePrivate(recordPath(stateDir), JSON.stringify(record, null, 2) + '\n');
+  writePrivate(recordPath(stateDir), `${JSON.stringify(record, null, 2)}\n`);
 }
 
 /** True when a process with this id runs. */
@@ -83,7 +94,8 @@ function resource(obj: { apiVersion: string; kind: string }): string {
 function restorable(obj: Record<string, unknown>): Record<string, unknown> {
   const { status: _status, ...rest } = obj;
   const metadata = { ...(rest.metadata as Record<string, unknown>) };
-  for (const field of ['resourceVersion', 'uid', 'creationTimestamp', 'managedFields', 'generation', 'selfLink']) delete metadata[field];
+  for (const field of ['resourceVersion', 'uid', 'creationTimestamp', 'managedFields', 'generation', 'selfLink'])
+    delete metadata[field];
   const annotations = { ...(metadata.annotations as Record<string, string> | undefined) };
   delete annotations['kubectl.kubernetes.io/last-applied-configuration'];
   if (Object.keys(annotations).length) metadata.annotations = annotations;
@@ -91,7 +103,10 @@ function restorable(obj: Record<string, unknown>): Record<string, unknown> {
   return { ...rest, metadata };
 }
 
-async function current(kubectl: Kubectl, obj: { apiVersion: string; kind: string; name: string }): Promise<Record<string, unknown> | undefined> {
+async function current(
+  kubectl: Kubectl,
+  obj: { apiVersion: string; kind: string; name: string },
+): Promise<Record<string, unknown> | undefined> {
   const out = await kubectl(['get', resource(obj), obj.name, '-o', 'json', '--ignore-not-found']);
   if (out.code !== 0) throw new KlwError(`kubectl get ${resource(obj)} ${obj.name} failed: ${out.stderr.trim()}`);
   return out.stdout.trim() ? (JSON.parse(out.stdout) as Record<string, unknown>) : undefined;
@@ -103,11 +118,22 @@ async function current(kubectl: Kubectl, obj: { apiVersion: string; kind: string
  * is cleaned up too). Applied again (watch), it keeps the first "before" and restores
  * objects no longer in the manifests.
  */
-export async function applyRecorded(kubectl: Kubectl, manifestsPath: string, stateDir: string, kubeconfig?: string): Promise<AppliedRecord> {
+export async function applyRecorded(
+  kubectl: Kubectl,
+  manifestsPath: string,
+  stateDir: string,
+  kubeconfig?: string,
+): Promise<AppliedRecord> {
   const docs = parseAllDocuments(readFileSync(manifestsPath, 'utf8'))
     .map((d) => d.toJS() as { apiVersion: string; kind: string; metadata: { name: string } } | null)
     .filter((d): d is { apiVersion: string; kind: string; metadata: { name: string } } => d !== null);
-  const record: AppliedRecord = readRecord(stateDir) ?? { version: 1, pid: process.pid, appliedAt: new Date().toISOString(), objects: [], ...(kubeconfig ? { kubeconfig } : {}) };
+  const record: AppliedRecord = readRecord(stateDir) ?? {
+    version: 1,
+    pid: process.pid,
+    appliedAt: new Date().toISOString(),
+    objects: [],
+    ...(kubeconfig ? { kubeconfig } : {}),
+  };
   record.pid = process.pid;
   const keep: AppliedObject[] = [];
   for (const doc of docs) {
@@ -137,7 +163,9 @@ export async function applyRecorded(kubectl: Kubectl, manifestsPath: string, sta
 }
 
 /** The JSON Patch that puts a CRD's conversion back whole (a merge patch would keep fields of the applied one, e.g. `url` beside the old `service`). */
-function conversionPatch(obj: AppliedObject): Array<{ op: 'replace'; path: '/spec/conversion'; value: Record<string, unknown> }> {
+function conversionPatch(
+  obj: AppliedObject,
+): Array<{ op: 'replace'; path: '/spec/conversion'; value: Record<string, unknown> }> {
   return [{ op: 'replace', path: '/spec/conversion', value: obj.previousConversion ?? { strategy: 'None' } }];
 }
 
@@ -145,9 +173,20 @@ function conversionPatch(obj: AppliedObject): Array<{ op: 'replace'; path: '/spe
 async function restore(kubectl: Kubectl, obj: AppliedObject): Promise<string> {
   if (obj.kind === 'CustomResourceDefinition') {
     // A CRD is never deleted (that would delete every custom resource): its conversion goes back.
-    const out = await kubectl(['patch', resource(obj), obj.name, '--type', 'json', '-p', JSON.stringify(conversionPatch(obj))]);
-    if (out.code !== 0 && !/not ?found/i.test(out.stderr)) throw new KlwError(`kubectl patch ${resource(obj)} ${obj.name} failed: ${out.stderr.trim()}`);
-    return obj.existed ? `restored the conversion of ${obj.name}` : `set the conversion of ${obj.name} (created by --apply) to None; delete it with kubectl delete crd ${obj.name} if it is not wanted`;
+    const out = await kubectl([
+      'patch',
+      resource(obj),
+      obj.name,
+      '--type',
+      'json',
+      '-p',
+      JSON.stringify(conversionPatch(obj)),
+    ]);
+    if (out.code !== 0 && !/not ?found/i.test(out.stderr))
+      throw new KlwError(`kubectl patch ${resource(obj)} ${obj.name} failed: ${out.stderr.trim()}`);
+    return obj.existed
+      ? `restored the conversion of ${obj.name}`
+      : `set the conversion of ${obj.name} (created by --apply) to None; delete it with kubectl delete crd ${obj.name} if it is not wanted`;
   }
   if (obj.previous) {
     const out = await kubectl(['replace', '-f', '-'], JSON.stringify(obj.previous));
@@ -161,7 +200,10 @@ async function restore(kubectl: Kubectl, obj: AppliedObject): Promise<string> {
 
 /** Webhook configurations first, CRDs last: a configuration left behind blocks requests, a CRD's conversion only its own objects. */
 function removalOrder(objects: AppliedObject[]): AppliedObject[] {
-  return [...objects.filter((o) => o.kind !== 'CustomResourceDefinition'), ...objects.filter((o) => o.kind === 'CustomResourceDefinition')];
+  return [
+    ...objects.filter((o) => o.kind !== 'CustomResourceDefinition'),
+    ...objects.filter((o) => o.kind === 'CustomResourceDefinition'),
+  ];
 }
 
 /**
@@ -170,7 +212,11 @@ function removalOrder(objects: AppliedObject[]): AppliedObject[] {
  * when some failed, rewritten with only those and a KlwError naming them is thrown.
  * False when there was no record.
  */
-export async function unregister(kubectl: Kubectl, stateDir: string, say: (line: string) => void = () => {}): Promise<boolean> {
+export async function unregister(
+  kubectl: Kubectl,
+  stateDir: string,
+  say: (line: string) => void = () => {},
+): Promise<boolean> {
   const record = readRecord(stateDir);
   if (!record) return false;
   const failed: Array<{ obj: AppliedObject; error: string }> = [];
@@ -187,12 +233,15 @@ export async function unregister(kubectl: Kubectl, stateDir: string, say: (line:
     return true;
   }
   writeRecord(stateDir, { ...record, objects: record.objects.filter((o) => failed.some((f) => f.obj === o)) });
-  throw new KlwError(`could not remove ${failed.map((f) => `${f.obj.kind} ${f.obj.name}`).join(', ')} (kept in ${recordPath(stateDir)}; fix the cause and run klw local unregister again)`);
+  throw new KlwError(
+    `could not remove ${failed.map((f) => `${f.obj.kind} ${f.obj.name}`).join(', ')} (kept in ${recordPath(stateDir)}; fix the cause and run klw local unregister again)`,
+  );
 }
 
 /** How the --apply banner describes one object: what was done and what happens on stop. */
 export function appliedNote(obj: AppliedObject): string {
-  if (obj.kind === 'CustomResourceDefinition') return obj.existed ? 'conversion changed; restored on stop' : 'created; kept on stop, its conversion set to None';
+  if (obj.kind === 'CustomResourceDefinition')
+    return obj.existed ? 'conversion changed; restored on stop' : 'created; kept on stop, its conversion set to None';
   return obj.previous ? 'changed; restored on stop' : 'created; removed on stop';
 }
 

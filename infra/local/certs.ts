@@ -47,7 +47,7 @@ export function serverNames(extra: string[] = []): ServerNames {
 
 /** One line per name, so the names a certificate was issued for compare as text. */
 function namesKey(names: ServerNames): string {
-  return [...names.dns.map((d) => `DNS:${d}`), ...names.ip.map((i) => `IP:${i}`)].join('\n') + '\n';
+  return `${[...names.dns.map((d) => `DNS:${d}`), ...names.ip.map((i) => `IP:${i}`)].join('\n')}\n`;
 }
 
 // ECDSA P-256: fast to generate in WebCrypto and accepted by Go's TLS stack (the API server).
@@ -110,7 +110,11 @@ function serverCertUsable(certPem: string, caPem: string): boolean {
  * re-issued from the same CA when it is near expiry or the names change, so the caBundle
  * clusters already trust stays valid.
  */
-export async function ensureLocalCertificates(stateDir: string, warn: (message: string) => void = (m) => process.stderr.write(`klw: ${m}\n`), names: ServerNames = serverNames()): Promise<LocalCertificates> {
+export async function ensureLocalCertificates(
+  stateDir: string,
+  warn: (message: string) => void = (m) => process.stderr.write(`klw: ${m}\n`),
+  names: ServerNames = serverNames(),
+): Promise<LocalCertificates> {
   makeDir(stateDir, { secret: true });
   const files = {
     ca: join(stateDir, 'ca.crt'),
@@ -142,7 +146,7 @@ export async function ensureLocalCertificates(stateDir: string, warn: (message: 
         await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
       ],
     });
-    caPem = ca.toString('pem') + '\n';
+    caPem = `${ca.toString('pem')}\n`;
     caKey = keys.privateKey;
     writePrivate(files.caKey, await exportKey(keys.privateKey));
     writePrivate(files.ca, caPem, PUBLIC_MODE);
@@ -150,8 +154,20 @@ export async function ensureLocalCertificates(stateDir: string, warn: (message: 
   }
 
   const sameNames = existsSync(files.names) && readFileSync(files.names, 'utf8') === wanted;
-  if (!created && sameNames && existsSync(files.cert) && existsSync(files.key) && serverCertUsable(readFileSync(files.cert, 'utf8'), caPem)) {
-    return { caPem, certPem: readFileSync(files.cert, 'utf8'), keyPem: readPrivate(files.key, warn), caPath: files.ca, created };
+  if (
+    !created &&
+    sameNames &&
+    existsSync(files.cert) &&
+    existsSync(files.key) &&
+    serverCertUsable(readFileSync(files.cert, 'utf8'), caPem)
+  ) {
+    return {
+      caPem,
+      certPem: readFileSync(files.cert, 'utf8'),
+      keyPem: readPrivate(files.key, warn),
+      caPath: files.ca,
+      created,
+    };
   }
 
   const ca = new x509.X509Certificate(caPem);
@@ -178,7 +194,7 @@ export async function ensureLocalCertificates(stateDir: string, warn: (message: 
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
-  const certPem = cert.toString('pem') + '\n';
+  const certPem = `${cert.toString('pem')}\n`;
   const keyPem = await exportKey(keys.privateKey);
   writePrivate(files.key, keyPem);
   writePrivate(files.cert, certPem, PUBLIC_MODE);

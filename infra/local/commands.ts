@@ -1,11 +1,21 @@
 import { resolve } from 'node:path';
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import type { EventSource } from '../../lib/gateway/sources.ts';
 import type { Operation } from '../../lib/review/schemas.ts';
 import { KlwError, loadFunctions } from '../functions.ts';
 import { ensureLocalPathSecret, usesPathSecret } from '../secrets.ts';
 import { startApi, type RunningApi } from './api.ts';
-import { alive, appliedNote, applyRecorded, kubectlRunner, leftoverNotice, manualRemoval, readRecord, recordPath, unregister } from './apply.ts';
+import {
+  alive,
+  appliedNote,
+  applyRecorded,
+  kubectlRunner,
+  leftoverNotice,
+  manualRemoval,
+  readRecord,
+  recordPath,
+  unregister,
+} from './apply.ts';
 import { localInvoke, readInput } from './invoke.ts';
 import { startLambda } from './lambda-api.ts';
 import { defaultLogFormat, logSink, type LogFormat } from './output.ts';
@@ -53,14 +63,22 @@ const number = (value: string) => {
 };
 const collect = (value: string, previous: string[]) => [...previous, value];
 const bufferedOption = () =>
-  new Option('--max-buffered-mb <mb>', 'most MiB of request bodies held at once, across all connections (default 64)')
-    .argParser(number);
+  new Option(
+    '--max-buffered-mb <mb>',
+    'most MiB of request bodies held at once, across all connections (default 64)',
+  ).argParser(number);
 /** `--max-buffered-mb` as the servers' option, in bytes. */
 const bufferedBytes = (mb: number | undefined) => (mb ? { maxBufferedBytes: mb * 1024 * 1024 } : {});
-const formatOption = () => new Option('--event-format <format>', 'event source to emulate').choices(['http', 'rest', 'url']).default('http');
+const formatOption = () =>
+  new Option('--event-format <format>', 'event source to emulate').choices(['http', 'rest', 'url']).default('http');
 const logOptions = (command: Command) =>
   command
-    .addOption(new Option('--log-format <format>', 'text: one line per review (default on a terminal); json: JSON lines (default otherwise)').choices(['text', 'json']))
+    .addOption(
+      new Option(
+        '--log-format <format>',
+        'text: one line per review (default on a terminal); json: JSON lines (default otherwise)',
+      ).choices(['text', 'json']),
+    )
     .option('--log-file <file>', 'also append every log line, as JSON, to this file');
 
 // Signals after the first that cleanup ignores: npm forwards the one its process group already got,
@@ -74,7 +92,10 @@ export const FORCED_EXIT_CODE = 130;
  * Waits for SIGINT or SIGTERM, then runs `stop`. A repeated signal during `stop` is ignored
  * (npm delivers each one twice), then a further one exits at once, cleanup or not.
  */
-export function untilStopped(stop: () => Promise<void>, exit: (code: number) => void = (code) => process.exit(code)): Promise<void> {
+export function untilStopped(
+  stop: () => Promise<void>,
+  exit: (code: number) => void = (code) => process.exit(code),
+): Promise<void> {
   return new Promise((resolvePromise, reject) => {
     let received = 0;
     const handler = () => {
@@ -120,7 +141,13 @@ function inspectPort(value: boolean | string | undefined): number | undefined {
 /** True for a loopback name or address: localhost, 127.0.0.0/8, ::1. */
 function isLoopback(host: string): boolean {
   const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  return bare === 'localhost' || bare.endsWith('.localhost') || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare) || /^::ffff:127\./.test(bare);
+  return (
+    bare === 'localhost' ||
+    bare.endsWith('.localhost') ||
+    bare === '::1' ||
+    /^127\.\d+\.\d+\.\d+$/.test(bare) ||
+    /^::ffff:127\./.test(bare)
+  );
 }
 
 /** A warning when `--public-url` names a host other than this machine's loopback while `--host` listens on loopback only, else undefined. */
@@ -144,7 +171,9 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
 
   local
     .command('invoke')
-    .description('run a function\'s bundle once, as Lambda would (rebuilt when its sources are newer), and print only the result on stdout')
+    .description(
+      "run a function's bundle once, as Lambda would (rebuilt when its sources are newer), and print only the result on stdout",
+    )
     .argument('<function>', 'function name')
     .option('--event <file>', 'a Lambda event to send as it is (JSON file, - for stdin)')
     .option('--review <file>', 'a bare AdmissionReview or ConversionReview to wrap in an event (- for stdin)')
@@ -153,57 +182,111 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
     .option('--env-vars <file>', 'environment variables, SAM format: {"Parameters": {...}, "<function>": {...}}')
     .option('--state-dir <dir>', 'where the local path secret is kept', '.klw/local')
     .option('--node <major>', NODE_OPTION_HELP)
-    .action(async (name: string, options: { event?: string; review?: string; eventFormat: EventSource; build?: boolean; envVars?: string; stateDir: string }) => {
-      if (options.event && options.review) throw new KlwError('give --event or --review, not both');
-      const outcome = await localInvoke({
-        root: root(),
-        name,
-        format: options.eventFormat,
-        stateDir: resolve(root(), options.stateDir),
-        ...(options.event ? { event: readInput(options.event) } : {}),
-        ...(options.review ? { review: readInput(options.review) } : {}),
-        ...(options.build ? { build: true } : {}),
-        ...(options.envVars ? { envVars: readEnvVars(options.envVars, (m) => say(`klw: warning: ${m}`)) } : {}),
-        say,
-      });
-      say(JSON.stringify({ msg: 'invoked', function: name, outcome: outcome.kind, cold: 'cold' in outcome ? outcome.cold : false, durationMs: 'durationMs' in outcome ? Math.round(outcome.durationMs) : 0 }));
-      if (outcome.kind === 'result') process.stdout.write(JSON.stringify(outcome.result, null, 2) + '\n');
-      else if (outcome.kind === 'error') {
-        process.stdout.write(JSON.stringify(outcome.error, null, 2) + '\n');
-        for (const frame of outcome.error.stackTrace) say(`    ${frame}`);
-        throw new KlwError(`function failed: ${outcome.error.errorType}: ${outcome.error.errorMessage}`);
-      } else throw new KlwError(`function ${outcome.kind === 'timeout' ? 'timed out' : outcome.kind === 'crash' ? `crashed (${outcome.errorType ?? 'Runtime.ExitError'}: ${outcome.message})` : outcome.kind}`);
-    });
+    .action(
+      async (
+        name: string,
+        options: {
+          event?: string;
+          review?: string;
+          eventFormat: EventSource;
+          build?: boolean;
+          envVars?: string;
+          stateDir: string;
+        },
+      ) => {
+        if (options.event && options.review) throw new KlwError('give --event or --review, not both');
+        const outcome = await localInvoke({
+          root: root(),
+          name,
+          format: options.eventFormat,
+          stateDir: resolve(root(), options.stateDir),
+          ...(options.event ? { event: readInput(options.event) } : {}),
+          ...(options.review ? { review: readInput(options.review) } : {}),
+          ...(options.build ? { build: true } : {}),
+          ...(options.envVars ? { envVars: readEnvVars(options.envVars, (m) => say(`klw: warning: ${m}`)) } : {}),
+          say,
+        });
+        say(
+          JSON.stringify({
+            msg: 'invoked',
+            function: name,
+            outcome: outcome.kind,
+            cold: 'cold' in outcome ? outcome.cold : false,
+            durationMs: 'durationMs' in outcome ? Math.round(outcome.durationMs) : 0,
+          }),
+        );
+        if (outcome.kind === 'result') process.stdout.write(`${JSON.stringify(outcome.result, null, 2)}\n`);
+        else if (outcome.kind === 'error') {
+          process.stdout.write(`${JSON.stringify(outcome.error, null, 2)}\n`);
+          for (const frame of outcome.error.stackTrace) say(`    ${frame}`);
+          throw new KlwError(`function failed: ${outcome.error.errorType}: ${outcome.error.errorMessage}`);
+        } else
+          throw new KlwError(
+            `function ${outcome.kind === 'timeout' ? 'timed out' : outcome.kind === 'crash' ? `crashed (${outcome.errorType ?? 'Runtime.ExitError'}: ${outcome.message})` : outcome.kind}`,
+          );
+      },
+    );
 
   local
     .command('generate-review')
-    .description('print a sample review (or event) for a function, built from its rules, as sam local generate-event does')
+    .description(
+      'print a sample review (or event) for a function, built from its rules, as sam local generate-event does',
+    )
     .argument('<function>', 'function name')
-    .addOption(new Option('--operation <operation>', 'admission operation').choices(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']))
+    .addOption(
+      new Option('--operation <operation>', 'admission operation').choices(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']),
+    )
     .addOption(new Option('--version <version>', 'review API version').choices(['v1', 'v1beta1']).default('v1'))
     .addOption(
-      new Option('--event-format <format>', 'print the review wrapped in a Lambda event of this source').choices(['http', 'rest', 'url']),
+      new Option('--event-format <format>', 'print the review wrapped in a Lambda event of this source').choices([
+        'http',
+        'rest',
+        'url',
+      ]),
     )
     // --event names a Lambda event file everywhere (klw local invoke); here it only says what to use.
     .addOption(new Option('--event <value>').hideHelp())
     .option('--state-dir <dir>', 'where the local path secret is kept (for the event path)', '.klw/local')
-    .action(async (name: string, options: { operation?: Operation; version: 'v1' | 'v1beta1'; eventFormat?: EventSource; event?: string; stateDir: string }) => {
-      if (options.event !== undefined) {
-        const format = ['http', 'rest', 'url'].includes(options.event) ? options.event : 'http|rest|url';
-        throw new KlwError(
-          `generate-review writes events, it reads none: --event-format ${format} prints the review wrapped in ` +
-            'an event (--event names an event file, in klw local invoke)',
-        );
-      }
-      const [fn] = await loadFunctions(root(), [name]);
-      const reg = fn!.registration;
-      const format = options.eventFormat;
-      const path = format && usesPathSecret(reg) ? `${reg.path}/${ensureLocalPathSecret(resolve(root(), options.stateDir)).current}` : reg.path;
-      const sample = sampleReview(reg, { root: root(), version: options.version, path, ...(options.operation ? { operation: options.operation } : {}), ...(format ? { event: format } : {}) });
-      process.stdout.write(JSON.stringify(sample, null, 2) + '\n');
-    });
+    .action(
+      async (
+        name: string,
+        options: {
+          operation?: Operation;
+          version: 'v1' | 'v1beta1';
+          eventFormat?: EventSource;
+          event?: string;
+          stateDir: string;
+        },
+      ) => {
+        if (options.event !== undefined) {
+          const format = ['http', 'rest', 'url'].includes(options.event) ? options.event : 'http|rest|url';
+          throw new KlwError(
+            `generate-review writes events, it reads none: --event-format ${format} prints the review wrapped in ` +
+              'an event (--event names an event file, in klw local invoke)',
+          );
+        }
+        const [fn] = await loadFunctions(root(), [name]);
+        const reg = fn!.registration;
+        const format = options.eventFormat;
+        const path =
+          format && usesPathSecret(reg)
+            ? `${reg.path}/${ensureLocalPathSecret(resolve(root(), options.stateDir)).current}`
+            : reg.path;
+        const sample = sampleReview(reg, {
+          root: root(),
+          version: options.version,
+          path,
+          ...(options.operation ? { operation: options.operation } : {}),
+          ...(format ? { event: format } : {}),
+        });
+        process.stdout.write(`${JSON.stringify(sample, null, 2)}\n`);
+      },
+    );
 
-  const serveApi = async (options: ApiCommandOptions, onManifests?: (path: string) => Promise<void>): Promise<RunningApi> => {
+  const serveApi = async (
+    options: ApiCommandOptions,
+    onManifests?: (path: string) => Promise<void>,
+  ): Promise<RunningApi> => {
     const log = logSink(options.logFormat ?? defaultLogFormat(), options.logFile && resolve(options.logFile));
     say('building and starting the local HTTPS API');
     const unreachable = unreachableWarning(options.host, options.publicUrl);
@@ -226,14 +309,21 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       ...(onManifests ? { onManifests } : {}),
       ...bufferedBytes(options.maxBufferedMb),
     });
-    say(`serving ${api.functions.length} functions at ${api.url} (${options.eventFormat} events; listening on ${options.host}:${api.port})`);
-    for (const name of api.functions) say(`  POST ${api.url}/${name}${api.functionUrl(name) !== `${api.url}/${name}` ? '/<path secret>' : ''}`);
-    if (api.pathSecret) say(`path secret:    ${resolve(root(), options.stateDir, 'path-secret')} (in the manifests' URLs)`);
+    say(
+      `serving ${api.functions.length} functions at ${api.url} (${options.eventFormat} events; listening on ${options.host}:${api.port})`,
+    );
+    for (const name of api.functions)
+      say(`  POST ${api.url}/${name}${api.functionUrl(name) !== `${api.url}/${name}` ? '/<path secret>' : ''}`);
+    if (api.pathSecret)
+      say(`path secret:    ${resolve(root(), options.stateDir, 'path-secret')} (in the manifests' URLs)`);
     say(`CA certificate: ${api.caPath}`);
     say(`manifests:      ${api.manifestsPath}`);
     for (const name of api.functions) {
       const debuggerPort = api.project.inspectPort(name);
-      if (debuggerPort !== undefined) say(`debugger:       ${name} listening on 127.0.0.1:${debuggerPort} (chrome://inspect, or VS Code "Attach" to that port)`);
+      if (debuggerPort !== undefined)
+        say(
+          `debugger:       ${name} listening on 127.0.0.1:${debuggerPort} (chrome://inspect, or VS Code "Attach" to that port)`,
+        );
     }
     return api;
   };
@@ -243,20 +333,33 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       command
         .option('--host <host>', 'address to listen on (0.0.0.0 for every interface)', '127.0.0.1')
         .option('--port <port>', 'port to listen on', number, 3443)
-        .option('--public-url <url>', 'the URL the API server calls (https://HOST:PORT[/prefix]): written into the manifests and the certificate')
+        .option(
+          '--public-url <url>',
+          'the URL the API server calls (https://HOST:PORT[/prefix]): written into the manifests and the certificate',
+        )
         .option('--san <name>', 'another DNS name or IP address for the server certificate (repeatable)', collect, [])
         .addOption(formatOption())
         .option('--state-dir <dir>', 'where the CA, certificate, path secret and manifests are kept', '.klw/local')
         .option('--concurrency <n>', 'workers per function', number)
         .option('--watch', 'rebuild on change; pick up new, removed and re-registered functions')
         .option('--env-vars <file>', 'environment variables, SAM format: {"Parameters": {...}, "<function>": {...}}')
-        .option('--inspect [port]', `run one worker per function under the debugger, listening from the start (first port ${DEFAULT_INSPECT_PORT}, one per function)`)
+        .option(
+          '--inspect [port]',
+          `run one worker per function under the debugger, listening from the start (first port ${DEFAULT_INSPECT_PORT}, one per function)`,
+        )
         .addOption(bufferedOption())
         .option('--node <major>', NODE_OPTION_HELP),
     );
 
-  apiOptions(local.command('start-api').description('serve every function over HTTPS with a local CA, as API Gateway or a function URL would')).action(async (options: ApiCommandOptions) => {
-    await serveUntilStopped(() => serveApi(options), (api) => api.close());
+  apiOptions(
+    local
+      .command('start-api')
+      .description('serve every function over HTTPS with a local CA, as API Gateway or a function URL would'),
+  ).action(async (options: ApiCommandOptions) => {
+    await serveUntilStopped(
+      () => serveApi(options),
+      (api) => api.close(),
+    );
   });
 
   logOptions(
@@ -296,7 +399,9 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
 
   local
     .command('unregister')
-    .description('remove what klw start --apply registered (recorded in the state dir), restoring what was there before')
+    .description(
+      'remove what klw start --apply registered (recorded in the state dir), restoring what was there before',
+    )
     .option('--state-dir <dir>', 'the state dir klw start used', '.klw/local')
     .option('--kubeconfig <file>', 'kubeconfig (default: the one --apply used)')
     .action(async (options: { stateDir: string; kubeconfig?: string }) => {
@@ -306,7 +411,10 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
         say(`nothing to remove: ${recordPath(stateDir)} does not exist`);
         return;
       }
-      if (record.pid !== process.pid && alive(record.pid)) say(`note: the emulator that applied them (pid ${record.pid}) still runs; it will answer nothing once they are removed`);
+      if (record.pid !== process.pid && alive(record.pid))
+        say(
+          `note: the emulator that applied them (pid ${record.pid}) still runs; it will answer nothing once they are removed`,
+        );
       await unregister(kubectlRunner(options.kubeconfig ?? record.kubeconfig), stateDir, say);
       say('removed');
     });
@@ -320,7 +428,10 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       const kubectl = kubectlRunner(kubeconfig);
       if (options.apply) {
         const stale = readRecord(stateDir);
-        if (stale && stale.pid !== process.pid && alive(stale.pid)) throw new KlwError(`another emulator (pid ${stale.pid}) has its manifests applied from ${stateDir}; stop it first, or use another --state-dir`);
+        if (stale && stale.pid !== process.pid && alive(stale.pid))
+          throw new KlwError(
+            `another emulator (pid ${stale.pid}) has its manifests applied from ${stateDir}; stop it first, or use another --state-dir`,
+          );
         if (stale) {
           say(`a previous emulator (pid ${stale.pid}) stopped without removing what it registered; removing it now:`);
           await unregister(kubectlRunner(stale.kubeconfig ?? kubeconfig), stateDir, say);
@@ -333,9 +444,14 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
           if (!applied) {
             applied = true;
             say('');
-            say('REGISTERED with the cluster (the API server now sends reviews here; with failurePolicy Fail, requests fail while this emulator is unreachable):');
+            say(
+              'REGISTERED with the cluster (the API server now sends reviews here; with failurePolicy Fail, requests fail while this emulator is unreachable):',
+            );
             for (const o of record.objects) say(`  ${o.kind} ${o.name} (${appliedNote(o)})`);
-            say('This is undone when it stops (Ctrl+C). If it is killed, run: klw local unregister' + (options.stateDir !== '.klw/local' ? ` --state-dir ${options.stateDir}` : ''));
+            say(
+              'This is undone when it stops (Ctrl+C). If it is killed, run: klw local unregister' +
+                (options.stateDir !== '.klw/local' ? ` --state-dir ${options.stateDir}` : ''),
+            );
             say('or by hand:');
             for (const line of manualRemoval(record)) say(`  ${line}`);
             say('');
@@ -353,7 +469,9 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
           });
           if (!options.apply) {
             say(`register them with a cluster whose API server can reach ${api.url}:`);
-            say(`  kubectl apply -f ${api.manifestsPath}${options.kubeconfig ? ` --kubeconfig ${options.kubeconfig}` : ''}`);
+            say(
+              `  kubectl apply -f ${api.manifestsPath}${options.kubeconfig ? ` --kubeconfig ${options.kubeconfig}` : ''}`,
+            );
             say('  (or klw start --apply: registered while it runs, undone when it stops)');
           }
           say('press Ctrl+C to stop');

@@ -17,7 +17,12 @@ export interface ServerTimeouts {
  * client: the API server sends a review in well under a second, and gives up on a
  * webhook after at most 30 s anyway.
  */
-export const DEFAULT_TIMEOUTS: ServerTimeouts = { headersMs: 10_000, requestMs: 30_000, idleMs: 30_000, sendMs: 30_000 };
+export const DEFAULT_TIMEOUTS: ServerTimeouts = {
+  headersMs: 10_000,
+  requestMs: 30_000,
+  idleMs: 30_000,
+  sendMs: 30_000,
+};
 
 /** Node's server options for these timeouts (checked often enough to matter). */
 export function serverOptions(t: ServerTimeouts): ServerOptions & { handshakeTimeout: number } {
@@ -234,5 +239,8 @@ export function requestTarget(url: string | undefined): { path: string; query: s
   const withoutFragment = hash === -1 ? target : target.slice(0, hash);
   const question = withoutFragment.indexOf('?');
   const path = question === -1 ? withoutFragment : withoutFragment.slice(0, question);
-  return { path: path.startsWith('/') ? path : `/${path}`, query: question === -1 ? '' : withoutFragment.slice(question + 1) };
+  return {
+    path: path.startsWith('/') ? path : `/${path}`,
+    query: question === -1 ? '' : withoutFragment.slice(question + 1),
+  };
 }

@@ -50,7 +50,8 @@ export function bundleIsStale(bundle: string, entry: string): boolean {
   if (existsSync(map)) {
     try {
       const parsed = JSON.parse(readFileSync(map, 'utf8')) as { sources?: string[]; sourceRoot?: string };
-      for (const source of parsed.sources ?? []) if (!source.includes('node_modules')) sources.add(resolve(dirname(bundle), parsed.sourceRoot ?? '', source));
+      for (const source of parsed.sources ?? [])
+        if (!source.includes('node_modules')) sources.add(resolve(dirname(bundle), parsed.sourceRoot ?? '', source));
     } catch {
       return true;
     }
@@ -68,7 +69,7 @@ export function bundleIsStale(bundle: string, entry: string): boolean {
 /** Runs the built bundle of one function once, as Lambda would (rebuilding a stale bundle first), and returns the outcome. */
 export async function localInvoke(options: LocalInvokeOptions): Promise<Invocation> {
   const root = resolve(options.root);
-  const say = options.say ?? ((line: string) => process.stderr.write(line + '\n'));
+  const say = options.say ?? ((line: string) => process.stderr.write(`${line}\n`));
   const [fn] = await loadFunctions(root, [options.name]);
   if (!fn) throw new KlwError(`no function "${options.name}"`);
   if (options.build || bundleIsStale(bundlePath(root, fn.name), fn.entry)) {
@@ -76,20 +77,36 @@ export async function localInvoke(options: LocalInvokeOptions): Promise<Invocati
     await buildFunction(root, fn);
   }
   for (const warning of runtimeWarnings(root, [fn.registration])) say(`klw: ${warning}`);
-  const secret = usesPathSecret(fn.registration) ? ensureLocalPathSecret(resolve(root, options.stateDir ?? '.klw/local')) : undefined;
+  const secret = usesPathSecret(fn.registration)
+    ? ensureLocalPathSecret(resolve(root, options.stateDir ?? '.klw/local'))
+    : undefined;
   let event: unknown;
   try {
     if (options.review !== undefined) {
       const path = secret ? `${fn.registration.path}/${secret.current}` : fn.registration.path;
-      event = toEvent(parseJson(options.review), { format: options.format ?? 'http', path, timeout: `${fn.registration.timeoutSeconds}s` });
+      event = toEvent(parseJson(options.review), {
+        format: options.format ?? 'http',
+        path,
+        timeout: `${fn.registration.timeoutSeconds}s`,
+      });
     } else event = JSON.parse(options.event ?? '{}');
   } catch (err) {
     throw new KlwError(`input is not JSON: ${(err as Error).message}`);
   }
-  const base = runtimeFor(root, fn.registration, 1, process.env, options.functionLog ?? ((line) => process.stderr.write(line + '\n')));
+  const base = runtimeFor(
+    root,
+    fn.registration,
+    1,
+    process.env,
+    options.functionLog ?? ((line) => process.stderr.write(`${line}\n`)),
+  );
   const pool = new FunctionPool({
     ...base,
-    env: { ...base.env, ...envVarsFor(options.envVars, fn.name), ...(secret ? { [PATH_SECRET_ENV]: secret.value } : {}) },
+    env: {
+      ...base.env,
+      ...envVarsFor(options.envVars, fn.name),
+      ...(secret ? { [PATH_SECRET_ENV]: secret.value } : {}),
+    },
     lambdaRuntime: configuredRuntime(root, fn.registration),
     execArgv: ['--enable-source-maps'],
     concurrency: 1,

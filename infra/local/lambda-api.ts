@@ -62,7 +62,11 @@ const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
 function replies(sendMs: number) {
   const reply = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
     const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(text),
+      ...headers,
+    });
     res.end(text);
     dropSlowReader(res, sendMs);
   };
@@ -73,9 +77,19 @@ function replies(sendMs: number) {
 }
 
 /** The function error Lambda returns when the execution environment died (exited, or was killed past its memory size). */
-export function crashPayload(outcome: Extract<Invocation, { kind: 'crash' }>, requestId: string): { errorType: string; errorMessage: string } {
-  if (outcome.errorType === 'Runtime.OutOfMemory') return { errorType: 'Runtime.OutOfMemory', errorMessage: `RequestId: ${requestId} Error: Runtime exited with error: signal: killed` };
-  return { errorType: 'Runtime.ExitError', errorMessage: `RequestId: ${requestId} Error: Runtime exited: ${outcome.message}` };
+export function crashPayload(
+  outcome: Extract<Invocation, { kind: 'crash' }>,
+  requestId: string,
+): { errorType: string; errorMessage: string } {
+  if (outcome.errorType === 'Runtime.OutOfMemory')
+    return {
+      errorType: 'Runtime.OutOfMemory',
+      errorMessage: `RequestId: ${requestId} Error: Runtime exited with error: signal: killed`,
+    };
+  return {
+    errorType: 'Runtime.ExitError',
+    errorMessage: `RequestId: ${requestId} Error: Runtime exited: ${outcome.message}`,
+  };
 }
 
 /** Function name from a path segment holding a name, a partial ARN or a full ARN; undefined when its %-escapes are malformed. */
@@ -97,8 +111,10 @@ export function functionNameOf(segment: string): string | undefined {
  */
 export async function startLambda(options: StartLambdaOptions): Promise<RunningLambda> {
   const root = resolve(options.root);
-  const log = options.log ?? ((line: string) => process.stderr.write(line + '\n'));
-  const secret = ensureLocalPathSecret(resolve(root, options.stateDir ?? '.klw/local'), (m) => log(JSON.stringify({ level: 'warn', msg: m })));
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const secret = ensureLocalPathSecret(resolve(root, options.stateDir ?? '.klw/local'), (m) =>
+    log(JSON.stringify({ level: 'warn', msg: m })),
+  );
   const project = await LocalProject.open({
     root,
     ...(options.build === false ? { build: false } : {}),
@@ -120,11 +136,32 @@ export async function startLambda(options: StartLambdaOptions): Promise<RunningL
     void (async () => {
       const requestId = randomUUID();
       const match = INVOKE_PATH.exec(requestTarget(req.url).path);
-      if (req.method !== 'POST' || !match) return serviceError(res, 404, 'UnknownOperationException', `unknown operation ${req.method} ${req.url}`, requestId);
+      if (req.method !== 'POST' || !match)
+        return serviceError(
+          res,
+          404,
+          'UnknownOperationException',
+          `unknown operation ${req.method} ${req.url}`,
+          requestId,
+        );
       const name = functionNameOf(match[1]!);
-      if (name === undefined) return serviceError(res, 400, 'InvalidParameterValueException', `function name ${JSON.stringify(match[1])} has a malformed %-escape`, requestId);
+      if (name === undefined)
+        return serviceError(
+          res,
+          400,
+          'InvalidParameterValueException',
+          `function name ${JSON.stringify(match[1])} has a malformed %-escape`,
+          requestId,
+        );
       const pool = pools.get(name);
-      if (!pool) return serviceError(res, 404, 'ResourceNotFoundException', `Function not found: arn:aws:lambda:us-east-1:123456789012:function:${name}`, requestId);
+      if (!pool)
+        return serviceError(
+          res,
+          404,
+          'ResourceNotFoundException',
+          `Function not found: arn:aws:lambda:us-east-1:123456789012:function:${name}`,
+          requestId,
+        );
       const body = await readBody(req, MAX_PAYLOAD_BYTES, { budget: bodies, until: res });
       if (body === 'gone') return;
       const refusalHeaders = (type: string) => ({
@@ -149,7 +186,13 @@ export async function startLambda(options: StartLambdaOptions): Promise<RunningL
         try {
           event = JSON.parse(body.toString('utf8'));
         } catch {
-          return serviceError(res, 400, 'InvalidRequestContentException', 'Could not parse request body into json', requestId);
+          return serviceError(
+            res,
+            400,
+            'InvalidRequestContentException',
+            'Could not parse request body into json',
+            requestId,
+          );
         }
       }
       const type = String(req.headers['x-amz-invocation-type'] ?? 'RequestResponse');
@@ -161,16 +204,34 @@ export async function startLambda(options: StartLambdaOptions): Promise<RunningL
         log(JSON.stringify({ msg: 'invoke', function: name, type, outcome: outcome.kind }));
         return;
       }
-      if (type !== 'RequestResponse') return serviceError(res, 400, 'InvalidParameterValueException', `unknown invocation type ${type}`, requestId);
+      if (type !== 'RequestResponse')
+        return serviceError(res, 400, 'InvalidParameterValueException', `unknown invocation type ${type}`, requestId);
       const outcome = await pool.invoke(event, requestId);
-      log(JSON.stringify({ msg: 'invoke', function: name, type, outcome: outcome.kind, durationMs: 'durationMs' in outcome ? Math.round(outcome.durationMs) : 0, cold: 'cold' in outcome ? outcome.cold : false }));
+      log(
+        JSON.stringify({
+          msg: 'invoke',
+          function: name,
+          type,
+          outcome: outcome.kind,
+          durationMs: 'durationMs' in outcome ? Math.round(outcome.durationMs) : 0,
+          cold: 'cold' in outcome ? outcome.cold : false,
+        }),
+      );
       switch (outcome.kind) {
         case 'result':
           return reply(res, 200, outcome.result === undefined ? 'null' : JSON.stringify(outcome.result), headers);
         case 'error':
           return reply(res, 200, outcome.error, { ...headers, 'x-amz-function-error': 'Unhandled' });
         case 'timeout':
-          return reply(res, 200, { errorType: 'Sandbox.Timedout', errorMessage: `${new Date().toISOString()} ${requestId} Task timed out after ${(outcome.durationMs / 1000).toFixed(2)} seconds` }, { ...headers, 'x-amz-function-error': 'Unhandled' });
+          return reply(
+            res,
+            200,
+            {
+              errorType: 'Sandbox.Timedout',
+              errorMessage: `${new Date().toISOString()} ${requestId} Task timed out after ${(outcome.durationMs / 1000).toFixed(2)} seconds`,
+            },
+            { ...headers, 'x-amz-function-error': 'Unhandled' },
+          );
         case 'throttled':
           return serviceError(res, 429, 'TooManyRequestsException', 'Rate Exceeded.', requestId);
         default:

@@ -158,7 +158,10 @@ export function warmConditions(spec: ConditionsSpec): void {
 export function runConditionsJob(job: JobMessage, post: (message: WorkerMessage) => void): void {
   try {
     const excluded = evaluateBody(registrationFor(job.spec), job.body, (envelope) => post({ id: job.id, envelope }));
-    if (!excluded) return post({ id: job.id, done: true });
+    if (!excluded) {
+      post({ id: job.id, done: true });
+      return;
+    }
     const { answer, reason, uid } = excluded;
     post({ id: job.id, done: true, excluded: { status: answer.status, body: answer.body, reason, uid } });
   } catch (err) {

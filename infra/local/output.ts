@@ -18,7 +18,9 @@ const MESSAGE_CHARS = 160;
 
 /** A message on one line (control characters and runs of white space as one space), cut at MESSAGE_CHARS. */
 function shortMessage(message: unknown): string {
-  const text = String(message).replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
+  const text = String(message)
+    .replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ')
+    .trim();
   return text.length > MESSAGE_CHARS ? `${text.slice(0, MESSAGE_CHARS - 1)}…` : text;
 }
 
@@ -52,7 +54,16 @@ export function readableLine(line: string): string | undefined {
     const warnings = Number(rest.warnings ?? 0);
     const duration = typeof rest.durationMs === 'number' ? `${rest.durationMs.toFixed(1)}ms` : '';
     const decision = decisionText(rest);
-    return [clock(time), rest.webhook, rest.operation ?? rest.desiredAPIVersion ?? '', rest.kind ?? '', object, decision, duration, warnings ? `${warnings} warning${warnings > 1 ? 's' : ''}` : '']
+    return [
+      clock(time),
+      rest.webhook,
+      rest.operation ?? rest.desiredAPIVersion ?? '',
+      rest.kind ?? '',
+      object,
+      decision,
+      duration,
+      warnings ? `${warnings} warning${warnings > 1 ? 's' : ''}` : '',
+    ]
       .filter((p) => p !== '' && p !== undefined)
       .join('  ');
   }
@@ -69,7 +80,11 @@ export function readableLine(line: string): string | undefined {
 }
 
 /** Where log lines go: stderr in the chosen format, and every line as it came (JSON) to `file` when given. */
-export function logSink(format: LogFormat, file?: string, write: (text: string) => void = (t) => process.stderr.write(t)): (line: string) => void {
+export function logSink(
+  format: LogFormat,
+  file?: string,
+  write: (text: string) => void = (t) => process.stderr.write(t),
+): (line: string) => void {
   return (line) => {
     if (file) appendFileSafely(file, line.endsWith('\n') ? line : `${line}\n`);
     const shown = format === 'json' ? line : readableLine(line);

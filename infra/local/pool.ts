@@ -50,7 +50,13 @@ export const realTimer: InvocationTimer = (ms, onTimeout) => {
 /** The outcome of one invocation. */
 export type Invocation =
   | { kind: 'result'; result: unknown; cold: boolean; durationMs: number; requestId: string }
-  | { kind: 'error'; error: { errorType: string; errorMessage: string; stackTrace: string[] }; cold: boolean; durationMs: number; requestId: string }
+  | {
+      kind: 'error';
+      error: { errorType: string; errorMessage: string; stackTrace: string[] };
+      cold: boolean;
+      durationMs: number;
+      requestId: string;
+    }
   | { kind: 'timeout'; cold: boolean; durationMs: number; requestId: string }
   | { kind: 'crash'; message: string; cold: boolean; durationMs: number; requestId: string; errorType?: CrashType }
   | { kind: 'throttled'; requestId: string };
@@ -128,7 +134,10 @@ export const RESERVED_VARIABLES = [
 ] as const;
 
 /** The variables Lambda sets in a function's environment: its defaults (TZ, LANG, PATH) under the function's own, the reserved ones over them. */
-export function lambdaEnvironment(runtime: FunctionRuntime, region = runtime.env.AWS_REGION ?? 'us-east-1'): Record<string, string> {
+export function lambdaEnvironment(
+  runtime: FunctionRuntime,
+  region = runtime.env.AWS_REGION ?? 'us-east-1',
+): Record<string, string> {
   const reserved: Record<(typeof RESERVED_VARIABLES)[number], string> = {
     AWS_LAMBDA_FUNCTION_NAME: runtime.name,
     AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(runtime.memoryMb),
@@ -215,32 +224,52 @@ export class FunctionPool {
   private spawn(): Slot {
     const { name, bundle, env, memoryMb, region = env.AWS_REGION ?? 'us-east-1' } = this.runtime;
     const { inspectPort } = this.runtime;
-    const worker = fork(WORKER_FILE, [JSON.stringify({ bundleUrl: pathToFileURL(bundle).href, functionName: name, memoryMb, region, ...(inspectPort !== undefined ? { deferInit: true } : {}) })], {
-      // Only what Lambda gives a function: its own environment, not the emulator's.
-      env: lambdaEnvironment(this.runtime, region),
-      // The heap may not outgrow the memory size; the watchdog covers Buffers and the rest.
-      execArgv: [`--max-old-space-size=${memoryMb}`, ...(this.runtime.execArgv ?? []), ...(inspectPort !== undefined ? [`--inspect=127.0.0.1:${inspectPort}`] : [])],
-      serialization: 'advanced',
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    });
+    const worker = fork(
+      WORKER_FILE,
+      [
+        JSON.stringify({
+          bundleUrl: pathToFileURL(bundle).href,
+          functionName: name,
+          memoryMb,
+          region,
+          ...(inspectPort !== undefined ? { deferInit: true } : {}),
+        }),
+      ],
+      {
+        // Only what Lambda gives a function: its own environment, not the emulator's.
+        env: lambdaEnvironment(this.runtime, region),
+        // The heap may not outgrow the memory size; the watchdog covers Buffers and the rest.
+        execArgv: [
+          `--max-old-space-size=${memoryMb}`,
+          ...(this.runtime.execArgv ?? []),
+          ...(inspectPort !== undefined ? [`--inspect=127.0.0.1:${inspectPort}`] : []),
+        ],
+        serialization: 'advanced',
+        stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      },
+    );
     const slot: Slot = { worker, generation: this.generation, invocations: 0, inFlight: [], dead: false };
-    const onLog = this.runtime.onLog ?? ((line: string) => process.stdout.write(line + '\n'));
+    const onLog = this.runtime.onLog ?? ((line: string) => process.stdout.write(`${line}\n`));
     const onLine = (line: string) => {
       // V8's own report when the heap limit is reached, written just before it aborts.
       if (/heap out of memory|Allocation failed/i.test(line)) slot.outOfMemory ??= memoryMb;
       onLog(line);
     };
-    for (const stream of [worker.stdout!, worker.stderr!]) createInterface({ input: stream, crlfDelay: Infinity }).on('line', onLine);
+    for (const stream of [worker.stdout!, worker.stderr!])
+      createInterface({ input: stream, crlfDelay: Infinity }).on('line', onLine);
     // One listener for the worker's life.
     worker.on('message', (msg: WorkerReply) => {
       if (msg.id !== undefined) this.reply(slot, msg);
     });
     worker.on('error', (err) => this.fail(slot, `${err.name}: ${err.message}`));
     // 'close', not 'exit': by then its last output (an out-of-memory report) has been read.
-    worker.on('close', (code, signal) => this.fail(slot, signal ? `worker killed by ${signal}` : `worker exited with code ${code}`));
+    worker.on('close', (code, signal) =>
+      this.fail(slot, signal ? `worker killed by ${signal}` : `worker exited with code ${code}`),
+    );
     worker.unref();
     worker.channel?.unref();
-    for (const stream of [worker.stdout, worker.stderr]) (stream as unknown as { unref?: () => void } | null)?.unref?.();
+    for (const stream of [worker.stdout, worker.stderr])
+      (stream as unknown as { unref?: () => void } | null)?.unref?.();
     this.slots.push(slot);
     this.watchMemory();
     return slot;
@@ -275,7 +304,12 @@ export class FunctionPool {
     head.started = performance.now();
     // The timeout counts the init phase of a cold start too, as Lambda's does.
     head.cancel = (this.runtime.timer ?? realTimer)(this.runtime.timeoutMs, () => {
-      this.finish(slot, { kind: 'timeout', cold: head.cold, durationMs: performance.now() - head.started!, requestId: head.requestId });
+      this.finish(slot, {
+        kind: 'timeout',
+        cold: head.cold,
+        durationMs: performance.now() - head.started!,
+        requestId: head.requestId,
+      });
       this.retire(slot);
     });
   }
@@ -311,8 +345,22 @@ export class FunctionPool {
       const durationMs = performance.now() - (head.started ?? performance.now());
       const outcome: Invocation =
         slot.outOfMemory !== undefined
-          ? { kind: 'crash', errorType: 'Runtime.OutOfMemory', message: `out of memory: the function went past its memory size of ${this.runtime.memoryMb} MB (${Math.round(slot.outOfMemory)} MB); ${message}`, cold: head.cold, durationMs, requestId: head.requestId }
-          : { kind: 'crash', errorType: 'Runtime.ExitError', message, cold: head.cold, durationMs, requestId: head.requestId };
+          ? {
+              kind: 'crash',
+              errorType: 'Runtime.OutOfMemory',
+              message: `out of memory: the function went past its memory size of ${this.runtime.memoryMb} MB (${Math.round(slot.outOfMemory)} MB); ${message}`,
+              cold: head.cold,
+              durationMs,
+              requestId: head.requestId,
+            }
+          : {
+              kind: 'crash',
+              errorType: 'Runtime.ExitError',
+              message,
+              cold: head.cold,
+              durationMs,
+              requestId: head.requestId,
+            };
       this.finish(slot, outcome);
     }
     this.retire(slot);
@@ -350,7 +398,9 @@ export class FunctionPool {
 
   /** True when a worker can take another invocation now. */
   private hasRoom(): boolean {
-    return this.canSpawn() || this.slots.some((s) => s.generation === this.generation && !s.dead && s.inFlight.length === 0);
+    return (
+      this.canSpawn() || this.slots.some((s) => s.generation === this.generation && !s.dead && s.inFlight.length === 0)
+    );
   }
 
   /**
@@ -373,7 +423,9 @@ export class FunctionPool {
     let turns = 0;
     while (!slot) {
       if (turns === 0 && this.waiting.length >= MAX_QUEUED) return { kind: 'throttled', requestId };
-      await new Promise<void>((resolve) => (turns++ === 0 ? this.waiting.push(resolve) : this.waiting.unshift(resolve)));
+      await new Promise<void>((resolve) =>
+        turns++ === 0 ? this.waiting.push(resolve) : this.waiting.unshift(resolve),
+      );
       if (this.closed) return { kind: 'crash', message: 'pool is closed', cold: false, durationMs: 0, requestId };
       slot = this.acquire();
     }

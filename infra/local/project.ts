@@ -23,12 +23,16 @@ export function readEnvVars(file: string, warn: (message: string) => void = () =
   } catch (err) {
     throw new KlwError(`${file}: not a JSON env-vars file (${(err as Error).message})`);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new KlwError(`${file}: expected {"Parameters": {...}, "<function>": {...}}`);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new KlwError(`${file}: expected {"Parameters": {...}, "<function>": {...}}`);
   for (const [key, vars] of Object.entries(parsed)) {
-    if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) throw new KlwError(`${file}: "${key}" must be an object of variable names to values`);
+    if (typeof vars !== 'object' || vars === null || Array.isArray(vars))
+      throw new KlwError(`${file}: "${key}" must be an object of variable names to values`);
     for (const [name, value] of Object.entries(vars)) {
-      if (!['string', 'number', 'boolean'].includes(typeof value)) throw new KlwError(`${file}: ${key}.${name} must be a string, number or boolean`);
-      if ((RESERVED_VARIABLES as readonly string[]).includes(name)) warn(`${file}: ${key}.${name} is ignored: Lambda reserves ${name} and sets it itself (the emulator too)`);
+      if (!['string', 'number', 'boolean'].includes(typeof value))
+        throw new KlwError(`${file}: ${key}.${name} must be a string, number or boolean`);
+      if ((RESERVED_VARIABLES as readonly string[]).includes(name))
+        warn(`${file}: ${key}.${name} is ignored: Lambda reserves ${name} and sets it itself (the emulator too)`);
     }
   }
   return parsed as EnvVarsFile;
@@ -37,7 +41,8 @@ export function readEnvVars(file: string, warn: (message: string) => void = () =
 /** The variables an env-vars file gives one function: `Parameters` first, its own entry over them. */
 export function envVarsFor(file: EnvVarsFile | undefined, name: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const source of [file?.Parameters, file?.[name]]) for (const [k, v] of Object.entries(source ?? {})) out[k] = String(v);
+  for (const source of [file?.Parameters, file?.[name]])
+    for (const [k, v] of Object.entries(source ?? {})) out[k] = String(v);
   return out;
 }
 
@@ -48,7 +53,8 @@ export function configuredRuntime(root: string, reg?: Registration): string {
   const file = join(root, 'serverless.yml');
   if (existsSync(file)) {
     try {
-      const runtime = (parseYaml(readFileSync(file, 'utf8')) as { provider?: { runtime?: unknown } } | null)?.provider?.runtime;
+      const runtime = (parseYaml(readFileSync(file, 'utf8')) as { provider?: { runtime?: unknown } } | null)?.provider
+        ?.runtime;
       if (typeof runtime === 'string') return runtime;
     } catch {
       // lint reports a broken serverless.yml; the default stands here
@@ -66,7 +72,11 @@ export function runtimeMismatch(runtime: string, nodeVersion: string = process.v
 }
 
 /** The distinct runtime-parity warnings for a set of functions (see runtimeMismatch); every local command gives them. */
-export function runtimeWarnings(root: string, registrations: Registration[], nodeVersion: string = process.versions.node): string[] {
+export function runtimeWarnings(
+  root: string,
+  registrations: Registration[],
+  nodeVersion: string = process.versions.node,
+): string[] {
   const warnings = new Set<string>();
   for (const reg of registrations) {
     const warning = runtimeMismatch(configuredRuntime(root, reg), nodeVersion);
@@ -142,7 +152,10 @@ export class LocalProject {
   static async open(options: ProjectOptions): Promise<LocalProject> {
     const project = new LocalProject({ ...options, root: resolve(options.root) });
     project.functions = await loadFunctions(project.root);
-    const stale = options.build === false ? project.functions.filter((f) => !existsSync(bundlePath(project.root, f.name))) : project.functions;
+    const stale =
+      options.build === false
+        ? project.functions.filter((f) => !existsSync(bundlePath(project.root, f.name)))
+        : project.functions;
     if (stale.length) await buildAll(project.root, stale);
     project.warnRuntimes(project.functions);
     for (const fn of project.functions) project.pools.set(fn.name, new FunctionPool(project.runtime(fn.registration)));
@@ -164,7 +177,10 @@ export class LocalProject {
 
   /** Logs each runtime-parity warning (emulator Node major vs configured Lambda runtime) once. */
   private warnRuntimes(functions: FunctionEntry[]): void {
-    for (const warning of runtimeWarnings(this.root, functions.map((f) => f.registration))) {
+    for (const warning of runtimeWarnings(
+      this.root,
+      functions.map((f) => f.registration),
+    )) {
       if (this.warned.has(warning)) continue;
       this.warned.add(warning);
       this.say({ level: 'warn', msg: warning });
@@ -190,7 +206,10 @@ export class LocalProject {
         ...base.env,
         ...envVarsFor(this.options.envVars, reg.name),
         ...this.options.extraEnv,
-        ...this.options.envFor?.(reg, this.functions.map((f) => f.registration)),
+        ...this.options.envFor?.(
+          reg,
+          this.functions.map((f) => f.registration),
+        ),
       },
       lambdaRuntime: configuredRuntime(this.root, reg),
       execArgv: ['--enable-source-maps', ...(this.options.execArgv ?? [])],
@@ -212,7 +231,13 @@ export class LocalProject {
     this.watcher = watchTree(dir, { recursive: true }, () => {
       clearTimeout(this.timer);
       this.timer = setTimeout(() => {
-        this.reloading = this.reloading.then(() => this.reload()).then(() => undefined, (err: unknown) => this.say({ msg: 'reload failed; still serving the last good functions', error: (err as Error).message }));
+        this.reloading = this.reloading
+          .then(() => this.reload())
+          .then(
+            () => undefined,
+            (err: unknown) =>
+              this.say({ msg: 'reload failed; still serving the last good functions', error: (err as Error).message }),
+          );
       }, SETTLE_MS);
     });
   }
@@ -237,7 +262,11 @@ export class LocalProject {
           setup: (build) => {
             build.onEnd((result) => {
               if (result.errors.length) {
-                this.say({ msg: 'rebuild failed; still serving the last good build', function: fn.name, errors: result.errors.map((e) => e.text) });
+                this.say({
+                  msg: 'rebuild failed; still serving the last good build',
+                  function: fn.name,
+                  errors: result.errors.map((e) => e.text),
+                });
                 return;
               }
               writeOutputs(result.outputFiles ?? []);
@@ -273,7 +302,11 @@ export class LocalProject {
     for (const name of before.keys()) if (!next.some((f) => f.name === name)) change.removed.push(name);
     if (!change.added.length && !change.removed.length && !change.changed.length) return change;
 
-    if (change.added.length) await buildAll(this.root, next.filter((f) => change.added.includes(f.name)));
+    if (change.added.length)
+      await buildAll(
+        this.root,
+        next.filter((f) => change.added.includes(f.name)),
+      );
     this.warnRuntimes(next.filter((f) => change.added.includes(f.name) || change.changed.includes(f.name)));
     this.functions = next;
     for (const name of change.removed) {
@@ -288,7 +321,8 @@ export class LocalProject {
       this.pools.set(name, new FunctionPool(this.runtime(fn.registration)));
       if (this.watcher) await this.watchCode(fn);
     }
-    for (const name of change.changed) this.pools.get(name)?.update(this.runtime(next.find((f) => f.name === name)!.registration));
+    for (const name of change.changed)
+      this.pools.get(name)?.update(this.runtime(next.find((f) => f.name === name)!.registration));
     this.say({ msg: 'functions changed', ...change });
     for (const listener of this.listeners) await listener(change);
     return change;
@@ -313,6 +347,7 @@ function newest(path: string): number {
   const stat = statSync(path);
   if (!stat.isDirectory()) return stat.mtimeMs;
   let max = stat.mtimeMs;
-  for (const entry of readdirSync(path)) if (entry !== 'node_modules' && !entry.startsWith('.')) max = Math.max(max, newest(join(path, entry)));
+  for (const entry of readdirSync(path))
+    if (entry !== 'node_modules' && !entry.startsWith('.')) max = Math.max(max, newest(join(path, entry)));
   return max;
 }

@@ -33,9 +33,11 @@ export function httpFromResult(format: EventSource, result: unknown): HttpRespon
   if (format === 'rest') {
     if (!isRecord(result) || typeof result.statusCode !== 'number') return BAD_GATEWAY;
     const headers: Record<string, string | string[]> = {};
-    if (isRecord(result.headers)) for (const [k, v] of Object.entries(result.headers)) headers[k.toLowerCase()] = String(v);
+    if (isRecord(result.headers))
+      for (const [k, v] of Object.entries(result.headers)) headers[k.toLowerCase()] = String(v);
     if (isRecord(result.multiValueHeaders)) {
-      for (const [k, v] of Object.entries(result.multiValueHeaders)) if (Array.isArray(v)) headers[k.toLowerCase()] = v.map(String);
+      for (const [k, v] of Object.entries(result.multiValueHeaders))
+        if (Array.isArray(v)) headers[k.toLowerCase()] = v.map(String);
     }
     return { status: result.statusCode, headers, body: bodyOf(result) };
   }
@@ -44,7 +46,8 @@ export function httpFromResult(format: EventSource, result: unknown): HttpRespon
     return { status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from(text) };
   }
   const headers: Record<string, string | string[]> = {};
-  if (isRecord(result.headers)) for (const [k, v] of Object.entries(result.headers)) headers[k.toLowerCase()] = String(v);
+  if (isRecord(result.headers))
+    for (const [k, v] of Object.entries(result.headers)) headers[k.toLowerCase()] = String(v);
   if (Array.isArray(result.cookies) && result.cookies.length) headers['set-cookie'] = result.cookies.map(String);
   return { status: result.statusCode, headers, body: bodyOf(result) };
 }

@@ -12,11 +12,22 @@ const AWS_PASS_THROUGH = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SES
 
 /** Environment variables of the emulator passed on to functions: KLW_* (token, log level) and AWS credentials. */
 export function passThroughEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => (e[0].startsWith('KLW_') || AWS_PASS_THROUGH.includes(e[0])) && typeof e[1] === 'string'));
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      (e): e is [string, string] =>
+        (e[0].startsWith('KLW_') || AWS_PASS_THROUGH.includes(e[0])) && typeof e[1] === 'string',
+    ),
+  );
 }
 
 /** How a registered function runs locally: its bundle, environment, memory, timeout. */
-export function runtimeFor(root: string, reg: Registration, concurrency = DEFAULT_CONCURRENCY, env: NodeJS.ProcessEnv = process.env, onLog?: (line: string) => void): FunctionRuntime {
+export function runtimeFor(
+  root: string,
+  reg: Registration,
+  concurrency = DEFAULT_CONCURRENCY,
+  env: NodeJS.ProcessEnv = process.env,
+  onLog?: (line: string) => void,
+): FunctionRuntime {
   return {
     ...(onLog ? { onLog } : {}),
     name: reg.name,
@@ -30,6 +41,13 @@ export function runtimeFor(root: string, reg: Registration, concurrency = DEFAUL
 }
 
 /** One pool per function; function log lines go to `onLog` when given. */
-export function poolsFor(root: string, registrations: Registration[], concurrency?: number, onLog?: (line: string) => void): Map<string, FunctionPool> {
-  return new Map(registrations.map((reg) => [reg.name, new FunctionPool(runtimeFor(root, reg, concurrency, process.env, onLog))]));
+export function poolsFor(
+  root: string,
+  registrations: Registration[],
+  concurrency?: number,
+  onLog?: (line: string) => void,
+): Map<string, FunctionPool> {
+  return new Map(
+    registrations.map((reg) => [reg.name, new FunctionPool(runtimeFor(root, reg, concurrency, process.env, onLog))]),
+  );
 }

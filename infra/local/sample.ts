@@ -21,18 +21,29 @@ export interface SampleOptions {
 }
 
 /** Kind, group and served versions of a conversion function's CRD, from its manifest (`crdManifest`, else `functions/<name>/crd.yaml`), where there is one. */
-export function crdNames(root: string, reg: ConversionRegistration): { kind?: string; group?: string; versions?: string[] } {
+export function crdNames(
+  root: string,
+  reg: ConversionRegistration,
+): { kind?: string; group?: string; versions?: string[] } {
   const file = reg.crdManifest ? resolve(root, reg.crdManifest) : join(root, 'functions', reg.name, 'crd.yaml');
   if (!existsSync(file)) return {};
-  type Crd = { kind?: string; metadata?: { name?: string }; spec?: { group?: string; names?: { kind?: string }; versions?: Array<{ name?: string; served?: boolean }> } };
+  type Crd = {
+    kind?: string;
+    metadata?: { name?: string };
+    spec?: { group?: string; names?: { kind?: string }; versions?: Array<{ name?: string; served?: boolean }> };
+  };
   let crds: Crd[];
   try {
-    crds = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Crd).filter((d) => d?.kind === 'CustomResourceDefinition');
+    crds = parseAllDocuments(readFileSync(file, 'utf8'))
+      .map((d) => d.toJS() as Crd)
+      .filter((d) => d?.kind === 'CustomResourceDefinition');
   } catch {
     return {}; // lint and klw manifests report a broken manifest
   }
   const crd = crds.find((d) => d.metadata?.name === reg.crd) ?? crds[0];
-  const versions = crd?.spec?.versions?.filter((v) => v.served !== false && typeof v.name === 'string').map((v) => v.name!);
+  const versions = crd?.spec?.versions
+    ?.filter((v) => v.served !== false && typeof v.name === 'string')
+    .map((v) => v.name!);
   return {
     ...(typeof crd?.spec?.names?.kind === 'string' ? { kind: crd.spec.names.kind } : {}),
     ...(typeof crd?.spec?.group === 'string' ? { group: crd.spec.group } : {}),
@@ -57,15 +68,35 @@ export function sampleReview(reg: Registration, options: SampleOptions = {}): un
     const versions = reg.versions?.length ? reg.versions : (crd.versions ?? ['v1beta1', 'v1']);
     const from = versions[0]!;
     const to = versions[versions.length - 1]!;
-    review = conversionReview([{ apiVersion: `${group}/${from}`, kind: crd.kind ?? kindOf(plural), metadata: { name: 'sample', namespace: 'default' } }], `${group}/${to}`, { version: options.version ?? 'v1' });
+    review = conversionReview(
+      [
+        {
+          apiVersion: `${group}/${from}`,
+          kind: crd.kind ?? kindOf(plural),
+          metadata: { name: 'sample', namespace: 'default' },
+        },
+      ],
+      `${group}/${to}`,
+      { version: options.version ?? 'v1' },
+    );
   } else {
-    const rule = reg.rules.find((r) => !options.operation || r.operations.includes(options.operation) || r.operations.includes('*'));
+    const rule = reg.rules.find(
+      (r) => !options.operation || r.operations.includes(options.operation) || r.operations.includes('*'),
+    );
     if (!rule && options.operation) throw new KlwError(`${reg.name} registers no rule for ${options.operation}`);
-    const group = rule?.apiGroups?.find((g) => g !== '*') ?? (rule?.apiGroups?.includes('*') ? WILDCARD_STAND_IN.group : '');
+    const group =
+      rule?.apiGroups?.find((g) => g !== '*') ?? (rule?.apiGroups?.includes('*') ? WILDCARD_STAND_IN.group : '');
     const version = rule?.apiVersions?.find((v) => v !== '*') ?? WILDCARD_STAND_IN.version;
     const resource = (rule?.resources?.find((r) => r !== '*') ?? WILDCARD_STAND_IN.resource).split('/')[0]!;
-    const operation = options.operation ?? (rule?.operations.find((o) => o !== '*' && o !== 'CONNECT') as Operation | undefined) ?? 'CREATE';
-    const object = { apiVersion: group ? `${group}/${version}` : version, kind: kindOf(resource), metadata: { name: 'sample', ...(rule?.scope === 'Cluster' ? {} : { namespace: 'default' }) } };
+    const operation =
+      options.operation ??
+      (rule?.operations.find((o) => o !== '*' && o !== 'CONNECT') as Operation | undefined) ??
+      'CREATE';
+    const object = {
+      apiVersion: group ? `${group}/${version}` : version,
+      kind: kindOf(resource),
+      metadata: { name: 'sample', ...(rule?.scope === 'Cluster' ? {} : { namespace: 'default' }) },
+    };
     review = admissionReview(operation === 'DELETE' ? null : object, {
       operation,
       version: options.version ?? 'v1',
@@ -74,5 +105,9 @@ export function sampleReview(reg: Registration, options: SampleOptions = {}): un
     });
   }
   if (!options.event) return review;
-  return toEvent(review as never, { format: options.event, path: options.path ?? reg.path, timeout: `${reg.timeoutSeconds}s` });
+  return toEvent(review as never, {
+    format: options.event,
+    path: options.path ?? reg.path,
+    timeout: `${reg.timeoutSeconds}s`,
+  });
 }

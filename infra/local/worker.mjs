@@ -25,7 +25,14 @@ let init = deferInit ? undefined : load();
 
 function describeError(err) {
   const e = err instanceof Error ? err : new Error(String(err));
-  return { errorType: e.name || 'Error', errorMessage: e.message, stackTrace: String(e.stack ?? '').split('\n').slice(1).map((l) => l.trim()) };
+  return {
+    errorType: e.name || 'Error',
+    errorMessage: e.message,
+    stackTrace: String(e.stack ?? '')
+      .split('\n')
+      .slice(1)
+      .map((l) => l.trim()),
+  };
 }
 
 function send(message) {

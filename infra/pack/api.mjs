@@ -24,7 +24,8 @@ function entryPoints(pkg) {
   });
 }
 
-if (!process.argv.includes('--no-build')) execFileSync(process.execPath, [join(root, 'infra', 'pack', 'build.mjs')], { stdio: 'inherit', cwd: root });
+if (!process.argv.includes('--no-build'))
+  execFileSync(process.execPath, [join(root, 'infra', 'pack', 'build.mjs')], { stdio: 'inherit', cwd: root });
 const pkg = JSON.parse(readFileSync(packageJson, 'utf8'));
 const entries = entryPoints(pkg);
 const exported = new Map(entries.map((e) => [e.subpath, exportedNames(join(root, e.types))]));
@@ -36,7 +37,11 @@ for (const entry of entries) {
     mainEntryPointFilePath: join(root, entry.types),
     apiReport: { ...base.apiReport, reportFileName: entry.report },
   };
-  const config = ExtractorConfig.prepare({ configObject, configObjectFullPath: configFile, packageJsonFullPath: packageJson });
+  const config = ExtractorConfig.prepare({
+    configObject,
+    configObjectFullPath: configFile,
+    packageJsonFullPath: packageJson,
+  });
   const others = new Set(entries.filter((e) => e !== entry).flatMap((e) => [...exported.get(e.subpath)]));
   const result = Extractor.invoke(config, { localBuild: update, messageCallback: (m) => judge(m, others) });
   const [report] = config.reportConfigs.map((r) => join(config.reportFolder, r.fileName));
@@ -44,8 +49,13 @@ for (const entry of entries) {
   if (result.errorCount > 0) problems.push(`${entry.subpath}: ${result.errorCount} error(s) above`);
   else if (result.apiReportChanged && !update) {
     const fresh = join(config.reportTempFolder, relative(config.reportFolder, report));
-    problems.push(`${entry.subpath}: the public API differs from ${relative(root, report)} (now: ${relative(root, fresh)})`);
-  } else process.stdout.write(`${entry.subpath}: ${update && result.apiReportChanged ? 'report updated' : 'matches'} ${relative(root, report)}\n`);
+    problems.push(
+      `${entry.subpath}: the public API differs from ${relative(root, report)} (now: ${relative(root, fresh)})`,
+    );
+  } else
+    process.stdout.write(
+      `${entry.subpath}: ${update && result.apiReportChanged ? 'report updated' : 'matches'} ${relative(root, report)}\n`,
+    );
 }
 // A report whose entry point is gone would guard nothing.
 const expected = new Set(entries.map((e) => `${e.report}.api.md`));
@@ -64,7 +74,20 @@ if (problems.length) {
 function exportedNames(file) {
   const text = readFileSync(file, 'utf8');
   const lists = [...text.matchAll(/export (?:type )?\{([^}]*)\}/g)].map((m) => m[1]);
-  return new Set(lists.flatMap((list) => list.split(',').map((n) => n.trim().replace(/^type /, '').split(' as ').at(-1)).filter(Boolean)));
+  return new Set(
+    lists.flatMap((list) =>
+      list
+        .split(',')
+        .map((n) =>
+          n
+            .trim()
+            .replace(/^type /, '')
+            .split(' as ')
+            .at(-1),
+        )
+        .filter(Boolean),
+    ),
+  );
 }
 
 /**

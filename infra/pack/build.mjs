@@ -59,5 +59,6 @@ const NODE_REFERENCE = '/// <reference types="node" />\n';
     }
   }
 })(out);
-if (!existsSync(join(out, 'lib', 'index.js')) || !existsSync(join(out, 'infra', 'cli.js'))) throw new Error('pkg/ lacks lib/index.js or infra/cli.js');
+if (!existsSync(join(out, 'lib', 'index.js')) || !existsSync(join(out, 'infra', 'cli.js')))
+  throw new Error('pkg/ lacks lib/index.js or infra/cli.js');
 process.stdout.write(`pkg/: ${declarations} declaration files, ${assets} assets copied (${relative(root, out)})\n`);

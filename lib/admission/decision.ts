@@ -135,7 +135,13 @@ export function errored(code: number, message: string): Decision {
 }
 
 /** A denial with `code`, or with `fallback` when `code` is no status code the API server can take. */
-function denial(message: string, code: unknown, fallback: number, reason: string | undefined, failed = false): Decision {
+function denial(
+  message: string,
+  code: unknown,
+  fallback: number,
+  reason: string | undefined,
+  failed = false,
+): Decision {
   const valid = isStatusCode(code);
   const status = valid ? code : fallback;
   const fields: DecisionFields = {
@@ -345,9 +351,13 @@ export class WarningList {
 
   /** Adds a warning or a list of them, taking no more from the list once complete. */
   addAll(warnings: Warnings): void {
-    if (typeof warnings === 'string') return this.add(warnings);
+    if (typeof warnings === 'string') {
+      this.add(warnings);
+      return;
+    }
     // Anything else that is not a list is no warning, as a non-string warning is not.
-    if (typeof (warnings as { [Symbol.iterator]?: unknown } | null | undefined)?.[Symbol.iterator] !== 'function') return;
+    if (typeof (warnings as { [Symbol.iterator]?: unknown } | null | undefined)?.[Symbol.iterator] !== 'function')
+      return;
     if (this.complete) return;
     for (const warning of warnings) {
       this.add(warning);

@@ -27,12 +27,19 @@ export interface ResolvedEnforcement {
  * registration's `enforcement`, else `Deny`. An override naming no mode is a misconfiguration;
  * the webhook then denies (`Deny`), never admits what it should not.
  */
-export function resolveEnforcement(reg: Pick<AdmissionRegistration, 'name' | 'enforcement'>, env: NodeJS.ProcessEnv): ResolvedEnforcement {
+export function resolveEnforcement(
+  reg: Pick<AdmissionRegistration, 'name' | 'enforcement'>,
+  env: NodeJS.ProcessEnv,
+): ResolvedEnforcement {
   for (const variable of [enforcementEnvFor(reg.name), ENFORCEMENT_ENV]) {
     const raw = env[variable]?.trim();
     if (!raw) continue;
     if ((ENFORCEMENT_MODES as readonly string[]).includes(raw)) return { mode: raw as Enforcement, source: variable };
-    return { mode: 'Deny', source: variable, problem: `${variable}=${JSON.stringify(raw)} is not one of ${ENFORCEMENT_MODES.join(', ')}; denying as with Deny` };
+    return {
+      mode: 'Deny',
+      source: variable,
+      problem: `${variable}=${JSON.stringify(raw)} is not one of ${ENFORCEMENT_MODES.join(', ')}; denying as with Deny`,
+    };
   }
   return { mode: reg.enforcement ?? 'Deny', source: 'registration' };
 }
@@ -56,7 +63,10 @@ function wouldDenyPrefix(webhookName: string): string {
 /** The denial message an answer carries in `Warn` or `Audit` mode, if any. */
 export function readWouldDeny(
   webhookName: string,
-  response: { warnings?: readonly string[] | undefined; auditAnnotations?: Readonly<Record<string, string>> | undefined },
+  response: {
+    warnings?: readonly string[] | undefined;
+    auditAnnotations?: Readonly<Record<string, string>> | undefined;
+  },
 ): string | undefined {
   const annotated = response.auditAnnotations?.[WOULD_DENY_ANNOTATION];
   if (annotated !== undefined) return annotated;

@@ -88,6 +88,6 @@ export function unmatchedByRules(reg: AdmissionRegistration, request: RuleAttrib
   return (
     `${reg.name}: the API server never sends this review: ${describeRequest(request)} matches none of its rules ` +
     `(${reasons.length ? reasons.join('; ') : 'it has none'}). Send a review its rules match ` +
-    "(admissionReview(object, { operation, resource, namespace })), or pass { matchRules: false } to send it anyway"
+    '(admissionReview(object, { operation, resource, namespace })), or pass { matchRules: false } to send it anyway'
   );
 }

@@ -34,7 +34,7 @@ function escapeToken(key: string): string {
 /** The reference token of an object key or array index. */
 const token = (key: string | number) => (typeof key === 'number' ? String(key) : escapeToken(key));
 
-const hasOwn = (value: object, key: string) => Object.prototype.hasOwnProperty.call(value, key);
+const hasOwn = (value: object, key: string) => Object.hasOwn(value, key);
 
 /** Stands for a member JSON.stringify leaves out of an object (undefined, a function, a symbol). */
 const ABSENT = Symbol('absent');
@@ -49,7 +49,12 @@ function asJson(value: unknown, key: string): unknown {
   if ((typeof value === 'object' && value !== null) || typeof value === 'function') {
     const toJSON = (value as { toJSON?: unknown }).toJSON;
     if (typeof toJSON === 'function') value = (toJSON as (key: string) => unknown).call(value, key);
-    if (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) !== Object.prototype) {
+    if (
+      typeof value === 'object' &&
+      value !== null &&
+      !Array.isArray(value) &&
+      Object.getPrototypeOf(value) !== Object.prototype
+    ) {
       if (value instanceof Number || value instanceof String || value instanceof Boolean) value = value.valueOf();
     }
   }
@@ -94,7 +99,17 @@ export function diffPatch(original: object, mutated: object): PatchOperation[] {
     const array = Array.isArray(mirror);
     const oldKeys = array ? NO_KEYS : Object.keys(mirror);
     const path = parent ? undefined : '';
-    stack.push({ mirror, obj, path, parent, key, array, oldKeys, next: (array ? (mirror as unknown[]).length : oldKeys.length) - 1, deleted: false });
+    stack.push({
+      mirror,
+      obj,
+      path,
+      parent,
+      key,
+      array,
+      oldKeys,
+      next: (array ? (mirror as unknown[]).length : oldKeys.length) - 1,
+      deleted: false,
+    });
   };
   enter(original as Json, root, undefined, '');
   while (stack.length > 0) {
@@ -145,7 +160,8 @@ export function diffPatch(original: object, mutated: object): PatchOperation[] {
       const old = mirror as unknown[];
       const now = obj as unknown[];
       // Appended in order, each at the end: a JSON array has no holes to add into.
-      for (let i = old.length; i < now.length; i++) patches.push({ op: 'add', path: `${pathOf(frame)}/${i}`, value: elementAsJson(now[i], i) });
+      for (let i = old.length; i < now.length; i++)
+        patches.push({ op: 'add', path: `${pathOf(frame)}/${i}`, value: elementAsJson(now[i], i) });
       continue;
     }
     const newKeys = Object.keys(obj);

@@ -7,8 +7,27 @@ import {
 } from '../registration.ts';
 import { completeAdmissionReview, parseAdmissionReview } from '../review/envelope.ts';
 import type { AdmissionRequest, AdmissionResponse, AdmissionReview, KubeObject } from '../review/schemas.ts';
-import { defineWebhook, isInstance, logFailure, userContext, type DefinedWebhook, type EngineAnswer, type ReviewEngine, type RunContext, type WebhookContext } from '../webhook.ts';
-import { allow, errored, isDecision, isErrored, replacedCode, sanitizeWarnings, WarningList, type Decision } from './decision.ts';
+import {
+  defineWebhook,
+  isInstance,
+  logFailure,
+  userContext,
+  type DefinedWebhook,
+  type EngineAnswer,
+  type ReviewEngine,
+  type RunContext,
+  type WebhookContext,
+} from '../webhook.ts';
+import {
+  allow,
+  errored,
+  isDecision,
+  isErrored,
+  replacedCode,
+  sanitizeWarnings,
+  WarningList,
+  type Decision,
+} from './decision.ts';
 import { isAuditAnnotationKey, WOULD_DENY_ANNOTATION, wouldDenyWarning } from './enforcement.ts';
 import { checkPatch, diffPatch, encodePatch, type PatchOperation } from './patch.ts';
 import { cloneJson } from '../json.ts';
@@ -32,6 +51,7 @@ export type MutateFn<T> = (
   object: T,
   request: TypedAdmissionRequest<T>,
   ctx: WebhookContext,
+  // biome-ignore lint/suspicious/noConfusingVoidType: a mutate function that changes nothing may return nothing.
 ) => void | T | Decision | Promise<void | T | Decision>;
 
 /** A validating webhook: its registration and its function. */
@@ -72,7 +92,10 @@ function enforce(reg: AdmissionRegistration, outcome: Outcome, ctx: RunContext):
   if (mode === 'Deny' || isErrored(decision)) return outcome;
   const message = decision.status?.message ?? '';
   let admitted = allow(mode === 'Warn' ? wouldDenyWarning(reg.webhookName, message) : [], decision.warnings);
-  const annotations = { ...decision.auditAnnotations, ...(mode === 'Audit' ? { [WOULD_DENY_ANNOTATION]: message } : {}) };
+  const annotations = {
+    ...decision.auditAnnotations,
+    ...(mode === 'Audit' ? { [WOULD_DENY_ANNOTATION]: message } : {}),
+  };
   if (Object.keys(annotations).length) admitted = admitted.withAuditAnnotations(annotations);
   return { decision: admitted, wouldDeny: message, enforcement: mode };
 }
@@ -102,7 +125,11 @@ function* concat<T>(first: Iterable<T>, second: Iterable<T>): Generator<T> {
   yield* second;
 }
 
-function toResponse(outcome: Outcome, extraWarnings: readonly string[], dropped: string[] = []): Omit<AdmissionResponse, 'uid'> {
+function toResponse(
+  outcome: Outcome,
+  extraWarnings: readonly string[],
+  dropped: string[] = [],
+): Omit<AdmissionResponse, 'uid'> {
   const { decision, patch } = outcome;
   const response: Omit<AdmissionResponse, 'uid'> = { allowed: decision.allowed };
   if (!decision.allowed && decision.status) response.status = { ...decision.status };
@@ -111,7 +138,9 @@ function toResponse(outcome: Outcome, extraWarnings: readonly string[], dropped:
     response.patchType = 'JSONPatch';
   }
   if (decision.warnings.length || extraWarnings.length) {
-    const warnings = sanitizeWarnings(extraWarnings.length ? concat(decision.warnings, extraWarnings) : decision.warnings);
+    const warnings = sanitizeWarnings(
+      extraWarnings.length ? concat(decision.warnings, extraWarnings) : decision.warnings,
+    );
     if (warnings.length) response.warnings = warnings;
   }
   if (decision.auditAnnotations) {
@@ -126,12 +155,18 @@ function toResponse(outcome: Outcome, extraWarnings: readonly string[], dropped:
   return response;
 }
 
-function logFields(review: AdmissionReview, response: Omit<AdmissionResponse, 'uid'>, patchOps: number, outcome?: Outcome, dropped: string[] = []): Record<string, unknown> {
+function logFields(
+  review: AdmissionReview,
+  response: Omit<AdmissionResponse, 'uid'>,
+  patchOps: number,
+  outcome?: Outcome,
+  dropped: string[] = [],
+): Record<string, unknown> {
   const request = review.request;
   const fields: Record<string, unknown> = {
     reviewVersion: review.apiVersion,
     uid: request.uid,
-    kind: `${request.kind.group ? request.kind.group + '/' : ''}${request.kind.version}/${request.kind.kind}`,
+    kind: `${request.kind.group ? `${request.kind.group}/` : ''}${request.kind.version}/${request.kind.kind}`,
     operation: request.operation,
     namespace: request.namespace,
     name: request.name,
@@ -170,11 +205,19 @@ function admissionEngine(
       try {
         // The response is built inside the budget too: warnings and the patch are the user's
         // output, and the time they take counts as the function's.
-        [outcome, response] = await withDeadline(async () => {
-          const decision = await decide(review.request, userContext(ctx, (message) => warnings.add(message)));
-          const decided = enforce(reg, decision, ctx);
-          return [decided, toResponse(decided, warnings.items, dropped)] as const;
-        }, ctx.budgetMs, ctx.startedAt, ctx.now);
+        [outcome, response] = await withDeadline(
+          async () => {
+            const decision = await decide(
+              review.request,
+              userContext(ctx, (message) => warnings.add(message)),
+            );
+            const decided = enforce(reg, decision, ctx);
+            return [decided, toResponse(decided, warnings.items, dropped)] as const;
+          },
+          ctx.budgetMs,
+          ctx.startedAt,
+          ctx.now,
+        );
       } catch (err) {
         outcome = { decision: failureDecision(reg, err, ctx) };
         response = toResponse(outcome, warnings.items, dropped);
@@ -185,19 +228,30 @@ function admissionEngine(
       };
     },
     unserializable(review, _body, err, ctx) {
-      const decision = failureDecision(reg, new UserFunctionError(`answer cannot be written as JSON: ${String(err)}`), ctx);
+      const decision = failureDecision(
+        reg,
+        new UserFunctionError(`answer cannot be written as JSON: ${String(err)}`),
+        ctx,
+      );
       const response = toResponse({ decision }, []);
       return { body: completeAdmissionReview(review, response), fields: logFields(review, response, 0) };
     },
     oversized(review, bytes, ctx) {
-      const decision = failureDecision(reg, new UserFunctionError(`answer of ${bytes} bytes (as Lambda returns it) is larger than Lambda can return`), ctx);
+      const decision = failureDecision(
+        reg,
+        new UserFunctionError(`answer of ${bytes} bytes (as Lambda returns it) is larger than Lambda can return`),
+        ctx,
+      );
       const response = toResponse({ decision }, []);
       return { body: completeAdmissionReview(review, response), fields: logFields(review, response, 0) };
     },
   };
 }
 
-function build(reg: AdmissionRegistration, decide: (request: AdmissionRequest, ctx: WebhookContext) => Promise<Outcome>): AdmissionWebhook {
+function build(
+  reg: AdmissionRegistration,
+  decide: (request: AdmissionRequest, ctx: WebhookContext) => Promise<Outcome>,
+): AdmissionWebhook {
   return defineWebhook(reg, admissionEngine(reg, decide));
 }
 
@@ -208,12 +262,15 @@ function describe(value: unknown): string {
 }
 
 /** Defines a validating webhook: the registration (rules, selectors, policies) and `validate`. */
-export function defineValidatingWebhook<T extends KubeObject = KubeObject>(definition: ValidatingWebhookDefinition<T>): AdmissionWebhook {
+export function defineValidatingWebhook<T extends KubeObject = KubeObject>(
+  definition: ValidatingWebhookDefinition<T>,
+): AdmissionWebhook {
   const { validate, ...input } = definition;
   const reg = completeAdmissionRegistration('validating', input);
   return build(reg, async (request, ctx) => {
     const decision = await validate(request as TypedAdmissionRequest<T>, ctx);
-    if (!isDecision(decision)) throw new UserFunctionError(`validate returned ${describe(decision)}; expected allow() or deny()`);
+    if (!isDecision(decision))
+      throw new UserFunctionError(`validate returned ${describe(decision)}; expected allow() or deny()`);
     if (decision.patch) throw new UserFunctionError('a validating webhook may not return a patch');
     return { decision };
   });
@@ -224,7 +281,9 @@ export function defineValidatingWebhook<T extends KubeObject = KubeObject>(defin
  * returns a JSONPatch only when something changed. DELETE and CONNECT carry no object
  * to patch: they are admitted without calling `mutate`.
  */
-export function defineMutatingWebhook<T extends KubeObject = KubeObject>(definition: MutatingWebhookDefinition<T>): AdmissionWebhook {
+export function defineMutatingWebhook<T extends KubeObject = KubeObject>(
+  definition: MutatingWebhookDefinition<T>,
+): AdmissionWebhook {
   const { mutate, ...input } = definition;
   const reg = completeAdmissionRegistration('mutating', input);
   return build(reg, async (request, ctx) => {
@@ -254,8 +313,17 @@ export function defineMutatingWebhook<T extends KubeObject = KubeObject>(definit
 /** Per-operation handlers for `byOperation`; an operation without one is allowed. */
 export interface OperationHandlers<T> {
   onCreate?(object: T, request: TypedAdmissionRequest<T>, ctx: WebhookContext): Decision | Promise<Decision>;
-  onUpdate?(oldObject: T, object: T, request: TypedAdmissionRequest<T>, ctx: WebhookContext): Decision | Promise<Decision>;
-  onDelete?(oldObject: T | undefined, request: TypedAdmissionRequest<T>, ctx: WebhookContext): Decision | Promise<Decision>;
+  onUpdate?(
+    oldObject: T,
+    object: T,
+    request: TypedAdmissionRequest<T>,
+    ctx: WebhookContext,
+  ): Decision | Promise<Decision>;
+  onDelete?(
+    oldObject: T | undefined,
+    request: TypedAdmissionRequest<T>,
+    ctx: WebhookContext,
+  ): Decision | Promise<Decision>;
   onConnect?(request: TypedAdmissionRequest<T>, ctx: WebhookContext): Decision | Promise<Decision>;
 }
 
@@ -272,7 +340,12 @@ export function byOperation<T extends KubeObject = KubeObject>(handlers: Operati
         return handlers.onCreate ? handlers.onCreate(required(request.object, 'object'), request, ctx) : allow();
       case 'UPDATE':
         return handlers.onUpdate
-          ? handlers.onUpdate(required(request.oldObject, 'oldObject'), required(request.object, 'object'), request, ctx)
+          ? handlers.onUpdate(
+              required(request.oldObject, 'oldObject'),
+              required(request.object, 'object'),
+              request,
+              ctx,
+            )
           : allow();
       case 'DELETE':
         return handlers.onDelete ? handlers.onDelete(request.oldObject ?? undefined, request, ctx) : allow();

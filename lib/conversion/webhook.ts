@@ -8,7 +8,17 @@ import { completeConversionReview, parseConversionReview } from '../review/envel
 import type { ConversionResponse, ConversionReview, KubeObject } from '../review/schemas.ts';
 import { nestingDepth, setMember } from '../json.ts';
 import { annotationsProblem, labelsProblem } from '../k8s/names.ts';
-import { defineWebhook, isInstance, logFailure, userContext, type DefinedWebhook, type EngineAnswer, type ReviewEngine, type RunContext, type WebhookContext } from '../webhook.ts';
+import {
+  defineWebhook,
+  isInstance,
+  logFailure,
+  userContext,
+  type DefinedWebhook,
+  type EngineAnswer,
+  type ReviewEngine,
+  type RunContext,
+  type WebhookContext,
+} from '../webhook.ts';
 
 /** A conversion that cannot be done; its message is shown to the API server's client as is. */
 export class ConversionError extends Error {
@@ -19,7 +29,11 @@ export class ConversionError extends Error {
 export type ConvertibleObject = KubeObject & { apiVersion: string; kind: string };
 
 /** Converts one object to `desiredAPIVersion`; it gets a private copy and may change it. */
-export type ConvertFn = (object: ConvertibleObject, desiredAPIVersion: string, ctx: WebhookContext) => KubeObject | Promise<KubeObject>;
+export type ConvertFn = (
+  object: ConvertibleObject,
+  desiredAPIVersion: string,
+  ctx: WebhookContext,
+) => KubeObject | Promise<KubeObject>;
 
 /** A conversion webhook: its registration and its function. */
 export interface ConversionWebhookDefinition extends ConversionRegistrationInput {
@@ -44,7 +58,12 @@ export function describeObject(object: KubeObject, index: number): string {
  * annotation keys and size); of the metadata only labels and annotations are taken from the result.
  * Throws a ConversionError naming the object and field when the converter broke a rule.
  */
-export function verifyConverted(original: ConvertibleObject, converted: unknown, desiredAPIVersion: string, index: number): KubeObject {
+export function verifyConverted(
+  original: ConvertibleObject,
+  converted: unknown,
+  desiredAPIVersion: string,
+  index: number,
+): KubeObject {
   // Messages are built only when a rule is broken: this runs once per object on the hot path.
   const where = () => describeObject(original, index);
   if (typeof converted !== 'object' || converted === null || Array.isArray(converted)) {
@@ -52,16 +71,22 @@ export function verifyConverted(original: ConvertibleObject, converted: unknown,
   }
   const out = converted as KubeObject;
   if (out.apiVersion !== desiredAPIVersion) {
-    throw new ConversionError(`converter bug: ${where()} has apiVersion ${JSON.stringify(out.apiVersion ?? null)}, expected ${JSON.stringify(desiredAPIVersion)}`);
+    throw new ConversionError(
+      `converter bug: ${where()} has apiVersion ${JSON.stringify(out.apiVersion ?? null)}, expected ${JSON.stringify(desiredAPIVersion)}`,
+    );
   }
   if (out.kind !== original.kind) {
-    throw new ConversionError(`converter bug: ${where()} changed kind from ${JSON.stringify(original.kind)} to ${JSON.stringify(out.kind ?? null)}`);
+    throw new ConversionError(
+      `converter bug: ${where()} changed kind from ${JSON.stringify(original.kind)} to ${JSON.stringify(out.kind ?? null)}`,
+    );
   }
   // The API server's restoreObjectMeta refuses a result without metadata, or with metadata,
   // labels or annotations that are not objects of strings.
   const after = out.metadata as unknown;
   if (after === undefined) {
-    throw new ConversionError(`converter bug: ${where()} has no metadata (the API server refuses it: missing metadata in converted object)`);
+    throw new ConversionError(
+      `converter bug: ${where()} has no metadata (the API server refuses it: missing metadata in converted object)`,
+    );
   }
   if (!isPlainObject(after)) {
     throw new ConversionError(`converter bug: ${where()} has metadata that is ${typeOf(after)}, not an object`);
@@ -79,14 +104,19 @@ export function verifyConverted(original: ConvertibleObject, converted: unknown,
   for (const field of ['labels', 'annotations'] as const) {
     const map = after[field];
     if (map === undefined || map === null) continue;
-    if (!isPlainObject(map)) throw new ConversionError(`converter bug: ${where()} has metadata.${field} that is ${typeOf(map)}, not an object`);
+    if (!isPlainObject(map))
+      throw new ConversionError(
+        `converter bug: ${where()} has metadata.${field} that is ${typeOf(map)}, not an object`,
+      );
     const was = isPlainObject(before[field]) ? (before[field] as Record<string, unknown>) : undefined;
     let changed = false;
     let count = 0;
     for (const key in map) {
       const value = map[key];
       if (typeof value !== 'string') {
-        throw new ConversionError(`converter bug: ${where()} has metadata.${field}[${JSON.stringify(key)}] that is ${typeOf(value)}, not a string`);
+        throw new ConversionError(
+          `converter bug: ${where()} has metadata.${field}[${JSON.stringify(key)}] that is ${typeOf(value)}, not a string`,
+        );
       }
       count++;
       if (!changed && (was === undefined || was[key] !== value)) changed = true;
@@ -95,7 +125,8 @@ export function verifyConverted(original: ConvertibleObject, converted: unknown,
     if (changed || count !== countKeys(was)) {
       const strings = map as Record<string, string>;
       const problem = field === 'labels' ? labelsProblem(strings) : annotationsProblem(strings);
-      if (problem) throw new ConversionError(`converter bug: ${where()} has metadata.${field} the API server refuses: ${problem}`);
+      if (problem)
+        throw new ConversionError(`converter bug: ${where()} has metadata.${field} the API server refuses: ${problem}`);
     }
     metadata[field] = map;
   }
@@ -168,7 +199,9 @@ class ConversionWarnings {
 
   /** The fields of the summary line: the count, the listed warnings (cut) and the calls not listed. */
   fields(): { count: number; warnings: string[]; unlisted: number } {
-    const warnings = [...this.listed].map((w) => (w.length > LISTED_WARNING_CHARS ? w.slice(0, LISTED_WARNING_CHARS) : w));
+    const warnings = [...this.listed].map((w) =>
+      w.length > LISTED_WARNING_CHARS ? w.slice(0, LISTED_WARNING_CHARS) : w,
+    );
     return { count: this.count, warnings, unlisted: this.unlisted };
   }
 }
@@ -178,7 +211,7 @@ function failed(review: ConversionReview, message: string, fields: Record<string
   return { body: completeConversionReview(review, response), fields: { ...fields, result: 'Failed', message } };
 }
 
-function conversionEngine(reg: ConversionRegistration, convert: ConvertFn): ReviewEngine<ConversionReview> {
+function conversionEngine(_reg: ConversionRegistration, convert: ConvertFn): ReviewEngine<ConversionReview> {
   return {
     parse: parseConversionReview,
     async run(review, ctx: RunContext) {
@@ -188,30 +221,39 @@ function conversionEngine(reg: ConversionRegistration, convert: ConvertFn): Revi
       const uctx = userContext(ctx, (message) => warnings.add(message));
       let index = 0;
       try {
-        const converted = await withDeadline(async () => {
-          const out: KubeObject[] = [];
-          for (index = 0; index < objects.length; index++) {
-            const object = objects[index]!;
-            // The API server leaves out objects already at the desired version; others may not.
-            if (object.apiVersion === desiredAPIVersion) {
-              out.push(object);
-              continue;
+        const converted = await withDeadline(
+          async () => {
+            const out: KubeObject[] = [];
+            for (index = 0; index < objects.length; index++) {
+              const object = objects[index]!;
+              // The API server leaves out objects already at the desired version; others may not.
+              if (object.apiVersion === desiredAPIVersion) {
+                out.push(object);
+                continue;
+              }
+              // The parsed object is this invocation's own: the converter may change it. What the
+              // checks need of the original (kind and metadata) is kept first; a shallow copy of
+              // metadata is enough, as only labels and annotations are ever taken from the result
+              // (and those are copied too, to tell whether the converter changed them in place).
+              const original = { apiVersion: object.apiVersion, kind: object.kind } as ConvertibleObject;
+              if (object.metadata !== undefined) original.metadata = metadataCopy(object.metadata);
+              const converted = convert(object, desiredAPIVersion, uctx);
+              const result = isPromise(converted) ? await converted : converted;
+              out.push(verifyConverted(original, result, desiredAPIVersion, index));
             }
-            // The parsed object is this invocation's own: the converter may change it. What the
-            // checks need of the original (kind and metadata) is kept first; a shallow copy of
-            // metadata is enough, as only labels and annotations are ever taken from the result
-            // (and those are copied too, to tell whether the converter changed them in place).
-            const original = { apiVersion: object.apiVersion, kind: object.kind } as ConvertibleObject;
-            if (object.metadata !== undefined) original.metadata = metadataCopy(object.metadata);
-            const converted = convert(object, desiredAPIVersion, uctx);
-            const result = isPromise(converted) ? await converted : converted;
-            out.push(verifyConverted(original, result, desiredAPIVersion, index));
-          }
-          // One line however many warnings, written inside the budget: it is the converter's output.
-          if (warnings.count) ctx.log.warn('conversion warnings', { requestId: ctx.requestId, uid, ...warnings.fields() });
-          return out;
-        }, ctx.budgetMs, ctx.startedAt, ctx.now);
-        const response: Omit<ConversionResponse, 'uid'> = { result: { status: 'Success' }, convertedObjects: converted };
+            // One line however many warnings, written inside the budget: it is the converter's output.
+            if (warnings.count)
+              ctx.log.warn('conversion warnings', { requestId: ctx.requestId, uid, ...warnings.fields() });
+            return out;
+          },
+          ctx.budgetMs,
+          ctx.startedAt,
+          ctx.now,
+        );
+        const response: Omit<ConversionResponse, 'uid'> = {
+          result: { status: 'Success' },
+          convertedObjects: converted,
+        };
         return { body: completeConversionReview(review, response), fields: { ...fields, result: 'Success' } };
       } catch (err) {
         if (isInstance(err, ConversionError)) return failed(review, err.message, fields);
@@ -235,14 +277,22 @@ function conversionEngine(reg: ConversionRegistration, convert: ConvertFn): Revi
         if (d > depth) [deepest, depth] = [i, d];
       }
       if (err instanceof RangeError && deepest >= 0) {
-        return failed(review, `converted ${describeObject(objects[deepest] ?? {}, deepest)} is nested ${depth} levels deep, more than the function can write as JSON (about ${SERIALIZABLE_DEPTH} levels)`, fields);
+        return failed(
+          review,
+          `converted ${describeObject(objects[deepest] ?? {}, deepest)} is nested ${depth} levels deep, more than the function can write as JSON (about ${SERIALIZABLE_DEPTH} levels)`,
+          fields,
+        );
       }
       const errorId = logFailure(ctx, 'converted objects cannot be written as JSON', err);
       return failed(review, `converted objects cannot be written as JSON (error id ${errorId})`, fields);
     },
     oversized(review, bytes) {
       const { uid, desiredAPIVersion, objects } = review.request;
-      return failed(review, `converted objects (${bytes} bytes as Lambda returns them) are larger than Lambda can return`, { reviewVersion: review.apiVersion, uid, desiredAPIVersion, objects: objects.length });
+      return failed(
+        review,
+        `converted objects (${bytes} bytes as Lambda returns them) are larger than Lambda can return`,
+        { reviewVersion: review.apiVersion, uid, desiredAPIVersion, objects: objects.length },
+      );
     },
   };
 }
@@ -273,7 +323,9 @@ export interface Spoke {
 /** Splits `group/version` (or a core `version`) into its parts. */
 export function splitAPIVersion(apiVersion: string): { group: string; version: string } {
   const slash = apiVersion.lastIndexOf('/');
-  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+  return slash < 0
+    ? { group: '', version: apiVersion }
+    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
 /** splitAPIVersion remembering its last answer (read, never changed, by hubAndSpoke). */
@@ -297,7 +349,8 @@ export function hubAndSpoke(options: { hub: string; spokes: Record<string, Spoke
   const { hub, spokes } = options;
   const known = [hub, ...Object.keys(spokes)];
   const check = (v: string) => {
-    if (!known.includes(v)) throw new ConversionError(`unsupported version ${JSON.stringify(v)}; this webhook converts ${known.join(', ')}`);
+    if (!known.includes(v))
+      throw new ConversionError(`unsupported version ${JSON.stringify(v)}; this webhook converts ${known.join(', ')}`);
   };
   // The objects of a review share their versions: each is split once, not once per object.
   const splitFrom = lastSplit();
@@ -307,10 +360,19 @@ export function hubAndSpoke(options: { hub: string; spokes: Record<string, Spoke
     const to = splitTo(desiredAPIVersion);
     check(from.version);
     check(to.version);
-    if (from.group !== to.group) throw new ConversionError(`cannot convert between groups ${JSON.stringify(from.group)} and ${JSON.stringify(to.group)}`);
+    if (from.group !== to.group)
+      throw new ConversionError(
+        `cannot convert between groups ${JSON.stringify(from.group)} and ${JSON.stringify(to.group)}`,
+      );
     const atHub = from.group ? `${from.group}/${hub}` : hub;
     const toDesired = (hubObject: KubeObject): KubeObject | Promise<KubeObject> =>
-      to.version === hub ? hubObject : step(spokes[to.version]!.fromHub({ ...hubObject, apiVersion: atHub, kind: object.kind }, ctx), desiredAPIVersion, object.kind);
+      to.version === hub
+        ? hubObject
+        : step(
+            spokes[to.version]!.fromHub({ ...hubObject, apiVersion: atHub, kind: object.kind }, ctx),
+            desiredAPIVersion,
+            object.kind,
+          );
     if (from.version === hub) return toDesired(object);
     const hubObject = step(spokes[from.version]!.toHub(object, ctx), atHub, object.kind);
     // Synchronous spokes stay synchronous: no promise, no microtask per object.
@@ -324,7 +386,11 @@ function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
 }
 
 /** Sets apiVersion and kind on a spoke's result (its own object), now or when its promise settles. */
-function step(result: KubeObject | Promise<KubeObject>, apiVersion: string, kind: string): KubeObject | Promise<KubeObject> {
+function step(
+  result: KubeObject | Promise<KubeObject>,
+  apiVersion: string,
+  kind: string,
+): KubeObject | Promise<KubeObject> {
   const stamp = (r: KubeObject) => {
     r.apiVersion = apiVersion;
     r.kind = kind;

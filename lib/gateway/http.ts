@@ -53,13 +53,29 @@ export function isJsonContentType(value: string | undefined): boolean {
  * Checks method, content type and size, decodes base64 and parses JSON.
  * Returns the parsed body, or the HTTP error that answers the request.
  */
-export function readJsonBody(req: GatewayRequest, maxBytes = MAX_BODY_BYTES): { ok: true; value: unknown } | { ok: false; error: HttpError } {
+export function readJsonBody(
+  req: GatewayRequest,
+  maxBytes = MAX_BODY_BYTES,
+): { ok: true; value: unknown } | { ok: false; error: HttpError } {
   if (req.method !== 'POST') {
-    return { ok: false, error: { status: 405, message: `method ${req.method || '(none)'} not allowed; use POST`, headers: { allow: 'POST' } } };
+    return {
+      ok: false,
+      error: {
+        status: 405,
+        message: `method ${req.method || '(none)'} not allowed; use POST`,
+        headers: { allow: 'POST' },
+      },
+    };
   }
   const contentType = req.headers['content-type'];
   if (!isJsonContentType(contentType)) {
-    return { ok: false, error: { status: 415, message: `content type ${JSON.stringify(contentType ?? null)} not supported; use application/json` } };
+    return {
+      ok: false,
+      error: {
+        status: 415,
+        message: `content type ${JSON.stringify(contentType ?? null)} not supported; use application/json`,
+      },
+    };
   }
   const raw = req.body;
   if (raw === undefined || raw.length === 0) {
@@ -68,12 +84,16 @@ export function readJsonBody(req: GatewayRequest, maxBytes = MAX_BODY_BYTES): { 
   // A base64 body decodes to 3/4 of its length; check the size before decoding anything.
   const decodedBytes = req.isBase64Encoded ? Math.floor((raw.length * 3) / 4) : Buffer.byteLength(raw, 'utf8');
   if (decodedBytes > maxBytes) {
-    return { ok: false, error: { status: 413, message: `request body of ${decodedBytes} bytes exceeds the limit of ${maxBytes} bytes` } };
+    return {
+      ok: false,
+      error: { status: 413, message: `request body of ${decodedBytes} bytes exceeds the limit of ${maxBytes} bytes` },
+    };
   }
   let text = raw;
   if (req.isBase64Encoded) {
     const decoded = decodeBase64(raw);
-    if (!decoded) return { ok: false, error: { status: 400, message: 'request body is marked base64 but is not valid base64' } };
+    if (!decoded)
+      return { ok: false, error: { status: 400, message: 'request body is marked base64 but is not valid base64' } };
     text = decoded.toString('utf8');
   }
   try {
@@ -102,7 +122,15 @@ export function parseGoDuration(value: string | undefined): number | undefined {
   return ms;
 }
 
-const DURATION_UNITS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, µs: 0.001, ns: 0.000001 };
+const DURATION_UNITS: Record<string, number> = {
+  h: 3_600_000,
+  m: 60_000,
+  s: 1000,
+  ms: 1,
+  us: 0.001,
+  µs: 0.001,
+  ns: 0.000001,
+};
 /** One number and unit of a Go duration (matchAll works on a copy, so one instance serves every call). */
 const DURATION_PART = /(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)/gy;
 /** The last duration parsed and its value. */

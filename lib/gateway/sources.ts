@@ -85,10 +85,7 @@ function mergeMultiValue(headers: Record<string, string>, multi: unknown, lowerK
 // `<url-id>.lambda-url.<region>.on.aws` domain AWS puts in requestContext.domainName.
 function isV2(event: unknown): event is Loose & { requestContext: Loose & { http: Loose } } {
   return (
-    isRecord(event) &&
-    event.version === '2.0' &&
-    isRecord(event.requestContext) &&
-    isRecord(event.requestContext.http)
+    isRecord(event) && event.version === '2.0' && isRecord(event.requestContext) && isRecord(event.requestContext.http)
   );
 }
 
@@ -114,7 +111,12 @@ function readV2(event: unknown, source: EventSource): GatewayRequest {
 }
 
 function writeV2(reply: HttpReply): GatewayResult {
-  return { statusCode: reply.statusCode, headers: reply.headers, body: reply.body, isBase64Encoded: false } satisfies APIGatewayProxyStructuredResultV2;
+  return {
+    statusCode: reply.statusCode,
+    headers: reply.headers,
+    body: reply.body,
+    isBase64Encoded: false,
+  } satisfies APIGatewayProxyStructuredResultV2;
 }
 
 /** API Gateway REST APIs and HTTP API payload format 1.0: `httpMethod` at the top level. */
@@ -138,7 +140,13 @@ export const restSource: SourceProcessor = {
       requestId: str(e.requestContext.requestId),
     };
   },
-  write: (reply) => ({ statusCode: reply.statusCode, headers: reply.headers, body: reply.body, isBase64Encoded: false }) satisfies APIGatewayProxyResult,
+  write: (reply) =>
+    ({
+      statusCode: reply.statusCode,
+      headers: reply.headers,
+      body: reply.body,
+      isBase64Encoded: false,
+    }) satisfies APIGatewayProxyResult,
 };
 
 /** API Gateway HTTP APIs, payload format 2.0: `version: "2.0"` and `requestContext.http`. */

@@ -35,7 +35,10 @@ function warnOnce(folder: string, message: string): void {
  * through `warn`, by default on stderr once per folder in this process; hidden folders and
  * node_modules are skipped silently.
  */
-export function findFunctions(root: string, warn: (message: string, folder: string) => void = (message, folder) => warnOnce(folder, message)): FunctionSource[] {
+export function findFunctions(
+  root: string,
+  warn: (message: string, folder: string) => void = (message, folder) => warnOnce(folder, message),
+): FunctionSource[] {
   const dir = resolve(root, 'functions');
   if (!existsSync(dir)) return [];
   const found: FunctionSource[] = [];

@@ -62,7 +62,11 @@ export function isTextContentType(contentType: string | undefined): boolean {
 }
 
 /** Splits a query string into single (last value wins), joined (comma) and multi-value maps. */
-function parseQuery(raw: string): { last: Record<string, string>; joined: Record<string, string>; multi: Record<string, string[]> } {
+function parseQuery(raw: string): {
+  last: Record<string, string>;
+  joined: Record<string, string>;
+  multi: Record<string, string[]>;
+} {
   const multi: Record<string, string[]> = {};
   for (const [key, value] of new URLSearchParams(raw)) (multi[key] ??= []).push(value);
   const last = Object.fromEntries(Object.entries(multi).map(([k, v]) => [k, v.at(-1)!]));
@@ -82,8 +86,13 @@ export function eventFromHttp(format: EventSource, req: HttpRequestInput): Recor
   const sourceIp = req.sourceIp ?? '127.0.0.1';
   const rawQuery = req.rawQuery ?? '';
   const query = parseQuery(rawQuery);
-  const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8');
-  const headerValue = (name: string) => req.headers.filter(([k]) => k.toLowerCase() === name).map(([, v]) => v).at(-1);
+  const body =
+    req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8');
+  const headerValue = (name: string) =>
+    req.headers
+      .filter(([k]) => k.toLowerCase() === name)
+      .map(([, v]) => v)
+      .at(-1);
   const userAgent = headerValue('user-agent') ?? '';
 
   if (format === 'rest') {

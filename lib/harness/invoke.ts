@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import fastJsonPatch from 'fast-json-patch';
+import type fastJsonPatch from 'fast-json-patch';
 import type { AdmissionWebhook } from '../admission/webhook.ts';
 import { readWouldDeny } from '../admission/enforcement.ts';
 import { applyPatchCopy } from '../admission/patch.ts';
@@ -100,7 +100,11 @@ export async function invokeRaw(
     ...(options.base64 ? { base64: true } : {}),
     ...(options.headers ? { headers: options.headers } : {}),
   });
-  const result = (await handlerFor(webhook, options)(event, lambdaContext())) as { statusCode: number; headers?: Record<string, string>; body?: string };
+  const result = (await handlerFor(webhook, options)(event, lambdaContext())) as {
+    statusCode: number;
+    headers?: Record<string, string>;
+    body?: string;
+  };
   return { statusCode: result.statusCode, headers: result.headers ?? {}, body: result.body ?? '' };
 }
 
@@ -108,9 +112,17 @@ export async function invokeRaw(
  * Decodes a webhook's HTTP answer to a review, checking the rules the API server applies
  * to it (HTTP 200, same apiVersion and kind, uid echoed, schema, patch rules).
  */
-export function readAnswer(type: 'validating' | 'mutating', review: AdmissionReview, raw: { statusCode: number; body: string }): AdmissionResult;
+export function readAnswer(
+  type: 'validating' | 'mutating',
+  review: AdmissionReview,
+  raw: { statusCode: number; body: string },
+): AdmissionResult;
 /** Decodes a conversion webhook's HTTP answer to a ConversionReview, checking it as the API server does. */
-export function readAnswer(type: 'conversion', review: ConversionReview, raw: { statusCode: number; body: string }): ConversionResult;
+export function readAnswer(
+  type: 'conversion',
+  review: ConversionReview,
+  raw: { statusCode: number; body: string },
+): ConversionResult;
 export function readAnswer(
   type: 'validating' | 'mutating' | 'conversion',
   review: AdmissionReview | ConversionReview,
@@ -124,9 +136,18 @@ export function readAnswer(
     const out = parsed.data;
     assert.equal(out.apiVersion, review.apiVersion, 'response apiVersion must match the request');
     assert.equal(out.response.uid, review.request.uid, 'response uid must echo the request uid');
-    const result: ConversionResult = { status: out.response.result.status, convertedObjects: out.response.convertedObjects ?? [], review: out };
+    const result: ConversionResult = {
+      status: out.response.result.status,
+      convertedObjects: out.response.convertedObjects ?? [],
+      review: out,
+    };
     if (out.response.result.message !== undefined) result.message = out.response.result.message;
-    if (result.status === 'Success') assert.equal(result.convertedObjects.length, review.request.objects.length, 'convertedObjects must match objects in count');
+    if (result.status === 'Success')
+      assert.equal(
+        result.convertedObjects.length,
+        review.request.objects.length,
+        'convertedObjects must match objects in count',
+      );
     return result;
   }
   const parsed = AdmissionReviewResponseSchema.safeParse(body);
@@ -137,7 +158,9 @@ export function readAnswer(
   const response = out.response;
   assert.equal(response.patch === undefined, response.patchType === undefined, 'patch and patchType go together');
   if (type === 'validating') assert.equal(response.patch, undefined, 'a validating webhook may not return a patch');
-  const patch = response.patch ? (parseJson(Buffer.from(response.patch, 'base64').toString('utf8')) as fastJsonPatch.Operation[]) : [];
+  const patch = response.patch
+    ? (parseJson(Buffer.from(response.patch, 'base64').toString('utf8')) as fastJsonPatch.Operation[])
+    : [];
   let object = review.request.object ?? null;
   if (response.patch) {
     assert.ok(object, 'a patch was returned for a request without an object');
@@ -145,15 +168,29 @@ export function readAnswer(
     // Applied to a copy, bigints and members named __proto__ kept, as the API server applies it.
     object = applyPatchCopy(object, patch) as typeof object;
   }
-  const result: AdmissionResult = { allowed: response.allowed, warnings: response.warnings ?? [], patch, object, review: out };
+  const result: AdmissionResult = {
+    allowed: response.allowed,
+    warnings: response.warnings ?? [],
+    patch,
+    object,
+    review: out,
+  };
   if (response.status) result.status = response.status;
   return result;
 }
 
 /** Runs a review through a webhook's Lambda handler and decodes the answer with `readAnswer`. */
-export async function invoke(webhook: AdmissionWebhook, review: AdmissionReview, options?: InvokeOptions): Promise<AdmissionResult>;
+export async function invoke(
+  webhook: AdmissionWebhook,
+  review: AdmissionReview,
+  options?: InvokeOptions,
+): Promise<AdmissionResult>;
 /** Runs a ConversionReview through a conversion webhook's Lambda handler and decodes the answer. */
-export async function invoke(webhook: ConversionWebhook, review: ConversionReview, options?: InvokeOptions): Promise<ConversionResult>;
+export async function invoke(
+  webhook: ConversionWebhook,
+  review: ConversionReview,
+  options?: InvokeOptions,
+): Promise<ConversionResult>;
 export async function invoke(
   webhook: AdmissionWebhook | ConversionWebhook,
   review: AdmissionReview | ConversionReview,
@@ -162,7 +199,10 @@ export async function invoke(
   const reviewKind = (review as { kind?: unknown })?.kind;
   const expected = webhook.registration.type === 'conversion' ? 'ConversionReview' : 'AdmissionReview';
   if ((reviewKind === 'AdmissionReview' || reviewKind === 'ConversionReview') && reviewKind !== expected) {
-    const send = expected === 'ConversionReview' ? 'conversionReview(objects, desiredAPIVersion)' : 'admissionReview(object, options)';
+    const send =
+      expected === 'ConversionReview'
+        ? 'conversionReview(objects, desiredAPIVersion)'
+        : 'admissionReview(object, options)';
     throw new assert.AssertionError({
       message:
         `${webhook.registration.name} is a ${webhook.registration.type} webhook: the API server sends it ` +
@@ -174,12 +214,18 @@ export async function invoke(
     const unmatched = unmatchedByRules(webhook.registration, request);
     if (unmatched) throw new assert.AssertionError({ message: unmatched });
   }
-  if (webhook.registration.type !== 'conversion' && webhook.registration.matchConditions?.length && options.matchConditions !== false) {
+  if (
+    webhook.registration.type !== 'conversion' &&
+    webhook.registration.matchConditions?.length &&
+    options.matchConditions !== false
+  ) {
     const notCalled = notCalledByConditions(webhook as AdmissionWebhook, review as AdmissionReview, options);
     if (notCalled) return notCalled;
   }
   const raw = await invokeRaw(webhook, review, options);
-  const result = readAnswer(webhook.registration.type as never, review as never, raw) as AdmissionResult | ConversionResult;
+  const result = readAnswer(webhook.registration.type as never, review as never, raw) as
+    | AdmissionResult
+    | ConversionResult;
   if (webhook.registration.type !== 'conversion') {
     const admission = result as AdmissionResult;
     const wouldDeny = readWouldDeny(webhook.registration.webhookName, admission.review.response);
@@ -193,11 +239,21 @@ export async function invoke(
  * when a condition is false (or failed under failurePolicy Ignore), rejected when one failed
  * under Fail; undefined when the webhook is to be called.
  */
-function notCalledByConditions(webhook: AdmissionWebhook, review: AdmissionReview, options: InvokeOptions): AdmissionResult | undefined {
+function notCalledByConditions(
+  webhook: AdmissionWebhook,
+  review: AdmissionReview,
+  options: InvokeOptions,
+): AdmissionResult | undefined {
   const notCalled = answerWithoutCalling(webhook.registration, review.request, options.authorize);
   if (!notCalled) return undefined;
   const out = completeAdmissionReview(review, notCalled.response);
-  const result: AdmissionResult = { allowed: out.response.allowed, warnings: [], patch: [], object: review.request.object ?? null, review: out };
+  const result: AdmissionResult = {
+    allowed: out.response.allowed,
+    warnings: [],
+    patch: [],
+    object: review.request.object ?? null,
+    review: out,
+  };
   if (notCalled.response.status) result.status = notCalled.response.status;
   if ('matched' in notCalled.outcome) result.skipped = skipReason(notCalled.outcome)!;
   else result.matchConditionError = notCalled.outcome.error;

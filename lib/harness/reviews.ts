@@ -57,7 +57,11 @@ export function admissionReview(object: KubeObject | null, options: AdmissionRev
   const operation = options.operation ?? (object ? (options.oldObject ? 'UPDATE' : 'CREATE') : 'DELETE');
   const subject = object ?? options.oldObject ?? null;
   const kind = gvk(subject);
-  const resource = { group: kind.group, version: kind.version, resource: options.resource ?? pluralOf(kind.group, kind.kind) };
+  const resource = {
+    group: kind.group,
+    version: kind.version,
+    resource: options.resource ?? pluralOf(kind.group, kind.kind),
+  };
   const request: AdmissionReview['request'] = {
     uid: options.uid ?? randomUUID(),
     kind,
@@ -121,6 +125,10 @@ const KINDS: Record<string, string> = {
 export function kindOf(plural: string): string {
   const known = KINDS[plural];
   if (known) return known;
-  const singular = plural.endsWith('ies') ? `${plural.slice(0, -3)}y` : plural.endsWith('sses') ? plural.slice(0, -2) : plural.replace(/s$/, '');
+  const singular = plural.endsWith('ies')
+    ? `${plural.slice(0, -3)}y`
+    : plural.endsWith('sses')
+      ? plural.slice(0, -2)
+      : plural.replace(/s$/, '');
   return singular.charAt(0).toUpperCase() + singular.slice(1);
 }

@@ -67,130 +67,516 @@ import type { IVolumeAttachment as VolumeAttachmentObject } from 'kubernetes-mod
 import type { IVolumeAttributesClass as VolumeAttributesClassObject } from 'kubernetes-models/storage.k8s.io/v1/VolumeAttributesClass';
 
 /** core/v1 bindings (namespaced). */
-export const Binding: ResourceDescriptor<ReviewObject<BindingObject>> = { group: '', version: 'v1', resource: 'bindings', kind: 'Binding', namespaced: true };
+export const Binding: ResourceDescriptor<ReviewObject<BindingObject>> = {
+  group: '',
+  version: 'v1',
+  resource: 'bindings',
+  kind: 'Binding',
+  namespaced: true,
+};
 /** core/v1 componentstatuses (cluster-scoped). */
-export const ComponentStatus: ResourceDescriptor<ReviewObject<ComponentStatusObject>> = { group: '', version: 'v1', resource: 'componentstatuses', kind: 'ComponentStatus', namespaced: false };
+export const ComponentStatus: ResourceDescriptor<ReviewObject<ComponentStatusObject>> = {
+  group: '',
+  version: 'v1',
+  resource: 'componentstatuses',
+  kind: 'ComponentStatus',
+  namespaced: false,
+};
 /** core/v1 configmaps (namespaced). */
-export const ConfigMap: ResourceDescriptor<ReviewObject<ConfigMapObject>> = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true };
+export const ConfigMap: ResourceDescriptor<ReviewObject<ConfigMapObject>> = {
+  group: '',
+  version: 'v1',
+  resource: 'configmaps',
+  kind: 'ConfigMap',
+  namespaced: true,
+};
 /** core/v1 endpoints (namespaced). */
-export const Endpoints: ResourceDescriptor<ReviewObject<EndpointsObject>> = { group: '', version: 'v1', resource: 'endpoints', kind: 'Endpoints', namespaced: true };
+export const Endpoints: ResourceDescriptor<ReviewObject<EndpointsObject>> = {
+  group: '',
+  version: 'v1',
+  resource: 'endpoints',
+  kind: 'Endpoints',
+  namespaced: true,
+};
 /** core/v1 events (namespaced). */
-export const Event: ResourceDescriptor<ReviewObject<EventObject>> = { group: '', version: 'v1', resource: 'events', kind: 'Event', namespaced: true };
+export const Event: ResourceDescriptor<ReviewObject<EventObject>> = {
+  group: '',
+  version: 'v1',
+  resource: 'events',
+  kind: 'Event',
+  namespaced: true,
+};
 /** core/v1 limitranges (namespaced). */
-export const LimitRange: ResourceDescriptor<ReviewObject<LimitRangeObject>> = { group: '', version: 'v1', resource: 'limitranges', kind: 'LimitRange', namespaced: true };
+export const LimitRange: ResourceDescriptor<ReviewObject<LimitRangeObject>> = {
+  group: '',
+  version: 'v1',
+  resource: 'limitranges',
+  kind: 'LimitRange',
+  namespaced: true,
+};
 /** core/v1 namespaces (cluster-scoped). */
-export const Namespace: ResourceDescriptor<ReviewObject<NamespaceObject>> = { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false };
+export const Namespace: ResourceDescriptor<ReviewObject<NamespaceObject>> = {
+  group: '',
+  version: 'v1',
+  resource: 'namespaces',
+  kind: 'Namespace',
+  namespaced: false,
+};
 /** core/v1 nodes (cluster-scoped). */
-export const Node: ResourceDescriptor<ReviewObject<NodeObject>> = { group: '', version: 'v1', resource: 'nodes', kind: 'Node', namespaced: false };
+export const Node: ResourceDescriptor<ReviewObject<NodeObject>> = {
+  group: '',
+  version: 'v1',
+  resource: 'nodes',
+  kind: 'Node',
+  namespaced: false,
+};
 /** core/v1 persistentvolumes (cluster-scoped). */
-export const PersistentVolume: ResourceDescriptor<ReviewObject<PersistentVolumeObject>> = { group: '', version: 'v1', resource: 'persistentvolumes', kind: 'PersistentVolume', namespaced: false };
+export const PersistentVolume: ResourceDescriptor<ReviewObject<PersistentVolumeObject>> = {
+  group: '',
+  version: 'v1',
+  resource: 'persistentvolumes',
+  kind: 'PersistentVolume',
+  namespaced: false,
+};
 /** core/v1 persistentvolumeclaims (namespaced). */
-export const PersistentVolumeClaim: ResourceDescriptor<ReviewObject<PersistentVolumeClaimObject>> = { group: '', version: 'v1', resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', namespaced: true };
+export const PersistentVolumeClaim: ResourceDescriptor<ReviewObject<PersistentVolumeClaimObject>> = {
+  group: '',
+  version: 'v1',
+  resource: 'persistentvolumeclaims',
+  kind: 'PersistentVolumeClaim',
+  namespaced: true,
+};
 /** core/v1 pods (namespaced). */
-export const Pod: ResourceDescriptor<ReviewObject<PodObject>> = { group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true };
+export const Pod: ResourceDescriptor<ReviewObject<PodObject>> = {
+  group: '',
+  version: 'v1',
+  resource: 'pods',
+  kind: 'Pod',
+  namespaced: true,
+};
 /** core/v1 podtemplates (namespaced). */
-export const PodTemplate: ResourceDescriptor<ReviewObject<PodTemplateObject>> = { group: '', version: 'v1', resource: 'podtemplates', kind: 'PodTemplate', namespaced: true };
+export const PodTemplate: ResourceDescriptor<ReviewObject<PodTemplateObject>> = {
+  group: '',
+  version: 'v1',
+  resource: 'podtemplates',
+  kind: 'PodTemplate',
+  namespaced: true,
+};
 /** core/v1 replicationcontrollers (namespaced). */
-export const ReplicationController: ResourceDescriptor<ReviewObject<ReplicationControllerObject>> = { group: '', version: 'v1', resource: 'replicationcontrollers', kind: 'ReplicationController', namespaced: true };
+export const ReplicationController: ResourceDescriptor<ReviewObject<ReplicationControllerObject>> = {
+  group: '',
+  version: 'v1',
+  resource: 'replicationcontrollers',
+  kind: 'ReplicationController',
+  namespaced: true,
+};
 /** core/v1 resourcequotas (namespaced). */
-export const ResourceQuota: ResourceDescriptor<ReviewObject<ResourceQuotaObject>> = { group: '', version: 'v1', resource: 'resourcequotas', kind: 'ResourceQuota', namespaced: true };
+export const ResourceQuota: ResourceDescriptor<ReviewObject<ResourceQuotaObject>> = {
+  group: '',
+  version: 'v1',
+  resource: 'resourcequotas',
+  kind: 'ResourceQuota',
+  namespaced: true,
+};
 /** core/v1 secrets (namespaced). */
-export const Secret: ResourceDescriptor<ReviewObject<SecretObject>> = { group: '', version: 'v1', resource: 'secrets', kind: 'Secret', namespaced: true };
+export const Secret: ResourceDescriptor<ReviewObject<SecretObject>> = {
+  group: '',
+  version: 'v1',
+  resource: 'secrets',
+  kind: 'Secret',
+  namespaced: true,
+};
 /** core/v1 services (namespaced). */
-export const Service: ResourceDescriptor<ReviewObject<ServiceObject>> = { group: '', version: 'v1', resource: 'services', kind: 'Service', namespaced: true };
+export const Service: ResourceDescriptor<ReviewObject<ServiceObject>> = {
+  group: '',
+  version: 'v1',
+  resource: 'services',
+  kind: 'Service',
+  namespaced: true,
+};
 /** core/v1 serviceaccounts (namespaced). */
-export const ServiceAccount: ResourceDescriptor<ReviewObject<ServiceAccountObject>> = { group: '', version: 'v1', resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true };
+export const ServiceAccount: ResourceDescriptor<ReviewObject<ServiceAccountObject>> = {
+  group: '',
+  version: 'v1',
+  resource: 'serviceaccounts',
+  kind: 'ServiceAccount',
+  namespaced: true,
+};
 /** admissionregistration.k8s.io/v1 mutatingwebhookconfigurations (cluster-scoped). */
-export const MutatingWebhookConfiguration: ResourceDescriptor<ReviewObject<MutatingWebhookConfigurationObject>> = { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'mutatingwebhookconfigurations', kind: 'MutatingWebhookConfiguration', namespaced: false };
+export const MutatingWebhookConfiguration: ResourceDescriptor<ReviewObject<MutatingWebhookConfigurationObject>> = {
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  resource: 'mutatingwebhookconfigurations',
+  kind: 'MutatingWebhookConfiguration',
+  namespaced: false,
+};
 /** admissionregistration.k8s.io/v1 validatingadmissionpolicies (cluster-scoped). */
-export const ValidatingAdmissionPolicy: ResourceDescriptor<ReviewObject<ValidatingAdmissionPolicyObject>> = { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingadmissionpolicies', kind: 'ValidatingAdmissionPolicy', namespaced: false };
+export const ValidatingAdmissionPolicy: ResourceDescriptor<ReviewObject<ValidatingAdmissionPolicyObject>> = {
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  resource: 'validatingadmissionpolicies',
+  kind: 'ValidatingAdmissionPolicy',
+  namespaced: false,
+};
 /** admissionregistration.k8s.io/v1 validatingadmissionpolicybindings (cluster-scoped). */
-export const ValidatingAdmissionPolicyBinding: ResourceDescriptor<ReviewObject<ValidatingAdmissionPolicyBindingObject>> = { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingadmissionpolicybindings', kind: 'ValidatingAdmissionPolicyBinding', namespaced: false };
+export const ValidatingAdmissionPolicyBinding: ResourceDescriptor<
+  ReviewObject<ValidatingAdmissionPolicyBindingObject>
+> = {
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  resource: 'validatingadmissionpolicybindings',
+  kind: 'ValidatingAdmissionPolicyBinding',
+  namespaced: false,
+};
 /** admissionregistration.k8s.io/v1 validatingwebhookconfigurations (cluster-scoped). */
-export const ValidatingWebhookConfiguration: ResourceDescriptor<ReviewObject<ValidatingWebhookConfigurationObject>> = { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false };
+export const ValidatingWebhookConfiguration: ResourceDescriptor<ReviewObject<ValidatingWebhookConfigurationObject>> = {
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  resource: 'validatingwebhookconfigurations',
+  kind: 'ValidatingWebhookConfiguration',
+  namespaced: false,
+};
 /** apiextensions.k8s.io/v1 customresourcedefinitions (cluster-scoped). */
-export const CustomResourceDefinition: ResourceDescriptor<ReviewObject<CustomResourceDefinitionObject>> = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false };
+export const CustomResourceDefinition: ResourceDescriptor<ReviewObject<CustomResourceDefinitionObject>> = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  resource: 'customresourcedefinitions',
+  kind: 'CustomResourceDefinition',
+  namespaced: false,
+};
 /** apiregistration.k8s.io/v1 apiservices (cluster-scoped). */
-export const APIService: ResourceDescriptor<ReviewObject<APIServiceObject>> = { group: 'apiregistration.k8s.io', version: 'v1', resource: 'apiservices', kind: 'APIService', namespaced: false };
+export const APIService: ResourceDescriptor<ReviewObject<APIServiceObject>> = {
+  group: 'apiregistration.k8s.io',
+  version: 'v1',
+  resource: 'apiservices',
+  kind: 'APIService',
+  namespaced: false,
+};
 /** apps/v1 controllerrevisions (namespaced). */
-export const ControllerRevision: ResourceDescriptor<ReviewObject<ControllerRevisionObject>> = { group: 'apps', version: 'v1', resource: 'controllerrevisions', kind: 'ControllerRevision', namespaced: true };
+export const ControllerRevision: ResourceDescriptor<ReviewObject<ControllerRevisionObject>> = {
+  group: 'apps',
+  version: 'v1',
+  resource: 'controllerrevisions',
+  kind: 'ControllerRevision',
+  namespaced: true,
+};
 /** apps/v1 daemonsets (namespaced). */
-export const DaemonSet: ResourceDescriptor<ReviewObject<DaemonSetObject>> = { group: 'apps', version: 'v1', resource: 'daemonsets', kind: 'DaemonSet', namespaced: true };
+export const DaemonSet: ResourceDescriptor<ReviewObject<DaemonSetObject>> = {
+  group: 'apps',
+  version: 'v1',
+  resource: 'daemonsets',
+  kind: 'DaemonSet',
+  namespaced: true,
+};
 /** apps/v1 deployments (namespaced). */
-export const Deployment: ResourceDescriptor<ReviewObject<DeploymentObject>> = { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespaced: true };
+export const Deployment: ResourceDescriptor<ReviewObject<DeploymentObject>> = {
+  group: 'apps',
+  version: 'v1',
+  resource: 'deployments',
+  kind: 'Deployment',
+  namespaced: true,
+};
 /** apps/v1 replicasets (namespaced). */
-export const ReplicaSet: ResourceDescriptor<ReviewObject<ReplicaSetObject>> = { group: 'apps', version: 'v1', resource: 'replicasets', kind: 'ReplicaSet', namespaced: true };
+export const ReplicaSet: ResourceDescriptor<ReviewObject<ReplicaSetObject>> = {
+  group: 'apps',
+  version: 'v1',
+  resource: 'replicasets',
+  kind: 'ReplicaSet',
+  namespaced: true,
+};
 /** apps/v1 statefulsets (namespaced). */
-export const StatefulSet: ResourceDescriptor<ReviewObject<StatefulSetObject>> = { group: 'apps', version: 'v1', resource: 'statefulsets', kind: 'StatefulSet', namespaced: true };
+export const StatefulSet: ResourceDescriptor<ReviewObject<StatefulSetObject>> = {
+  group: 'apps',
+  version: 'v1',
+  resource: 'statefulsets',
+  kind: 'StatefulSet',
+  namespaced: true,
+};
 /** authentication.k8s.io/v1 selfsubjectreviews (cluster-scoped). */
-export const SelfSubjectReview: ResourceDescriptor<ReviewObject<SelfSubjectReviewObject>> = { group: 'authentication.k8s.io', version: 'v1', resource: 'selfsubjectreviews', kind: 'SelfSubjectReview', namespaced: false };
+export const SelfSubjectReview: ResourceDescriptor<ReviewObject<SelfSubjectReviewObject>> = {
+  group: 'authentication.k8s.io',
+  version: 'v1',
+  resource: 'selfsubjectreviews',
+  kind: 'SelfSubjectReview',
+  namespaced: false,
+};
 /** authentication.k8s.io/v1 tokenreviews (cluster-scoped). */
-export const TokenReview: ResourceDescriptor<ReviewObject<TokenReviewObject>> = { group: 'authentication.k8s.io', version: 'v1', resource: 'tokenreviews', kind: 'TokenReview', namespaced: false };
+export const TokenReview: ResourceDescriptor<ReviewObject<TokenReviewObject>> = {
+  group: 'authentication.k8s.io',
+  version: 'v1',
+  resource: 'tokenreviews',
+  kind: 'TokenReview',
+  namespaced: false,
+};
 /** authorization.k8s.io/v1 localsubjectaccessreviews (namespaced). */
-export const LocalSubjectAccessReview: ResourceDescriptor<ReviewObject<LocalSubjectAccessReviewObject>> = { group: 'authorization.k8s.io', version: 'v1', resource: 'localsubjectaccessreviews', kind: 'LocalSubjectAccessReview', namespaced: true };
+export const LocalSubjectAccessReview: ResourceDescriptor<ReviewObject<LocalSubjectAccessReviewObject>> = {
+  group: 'authorization.k8s.io',
+  version: 'v1',
+  resource: 'localsubjectaccessreviews',
+  kind: 'LocalSubjectAccessReview',
+  namespaced: true,
+};
 /** authorization.k8s.io/v1 selfsubjectaccessreviews (cluster-scoped). */
-export const SelfSubjectAccessReview: ResourceDescriptor<ReviewObject<SelfSubjectAccessReviewObject>> = { group: 'authorization.k8s.io', version: 'v1', resource: 'selfsubjectaccessreviews', kind: 'SelfSubjectAccessReview', namespaced: false };
+export const SelfSubjectAccessReview: ResourceDescriptor<ReviewObject<SelfSubjectAccessReviewObject>> = {
+  group: 'authorization.k8s.io',
+  version: 'v1',
+  resource: 'selfsubjectaccessreviews',
+  kind: 'SelfSubjectAccessReview',
+  namespaced: false,
+};
 /** authorization.k8s.io/v1 selfsubjectrulesreviews (cluster-scoped). */
-export const SelfSubjectRulesReview: ResourceDescriptor<ReviewObject<SelfSubjectRulesReviewObject>> = { group: 'authorization.k8s.io', version: 'v1', resource: 'selfsubjectrulesreviews', kind: 'SelfSubjectRulesReview', namespaced: false };
+export const SelfSubjectRulesReview: ResourceDescriptor<ReviewObject<SelfSubjectRulesReviewObject>> = {
+  group: 'authorization.k8s.io',
+  version: 'v1',
+  resource: 'selfsubjectrulesreviews',
+  kind: 'SelfSubjectRulesReview',
+  namespaced: false,
+};
 /** authorization.k8s.io/v1 subjectaccessreviews (cluster-scoped). */
-export const SubjectAccessReview: ResourceDescriptor<ReviewObject<SubjectAccessReviewObject>> = { group: 'authorization.k8s.io', version: 'v1', resource: 'subjectaccessreviews', kind: 'SubjectAccessReview', namespaced: false };
+export const SubjectAccessReview: ResourceDescriptor<ReviewObject<SubjectAccessReviewObject>> = {
+  group: 'authorization.k8s.io',
+  version: 'v1',
+  resource: 'subjectaccessreviews',
+  kind: 'SubjectAccessReview',
+  namespaced: false,
+};
 /** autoscaling/v2 horizontalpodautoscalers (namespaced). */
-export const HorizontalPodAutoscaler: ResourceDescriptor<ReviewObject<HorizontalPodAutoscalerObject>> = { group: 'autoscaling', version: 'v2', resource: 'horizontalpodautoscalers', kind: 'HorizontalPodAutoscaler', namespaced: true };
+export const HorizontalPodAutoscaler: ResourceDescriptor<ReviewObject<HorizontalPodAutoscalerObject>> = {
+  group: 'autoscaling',
+  version: 'v2',
+  resource: 'horizontalpodautoscalers',
+  kind: 'HorizontalPodAutoscaler',
+  namespaced: true,
+};
 /** batch/v1 cronjobs (namespaced). */
-export const CronJob: ResourceDescriptor<ReviewObject<CronJobObject>> = { group: 'batch', version: 'v1', resource: 'cronjobs', kind: 'CronJob', namespaced: true };
+export const CronJob: ResourceDescriptor<ReviewObject<CronJobObject>> = {
+  group: 'batch',
+  version: 'v1',
+  resource: 'cronjobs',
+  kind: 'CronJob',
+  namespaced: true,
+};
 /** batch/v1 jobs (namespaced). */
-export const Job: ResourceDescriptor<ReviewObject<JobObject>> = { group: 'batch', version: 'v1', resource: 'jobs', kind: 'Job', namespaced: true };
+export const Job: ResourceDescriptor<ReviewObject<JobObject>> = {
+  group: 'batch',
+  version: 'v1',
+  resource: 'jobs',
+  kind: 'Job',
+  namespaced: true,
+};
 /** certificates.k8s.io/v1 certificatesigningrequests (cluster-scoped). */
-export const CertificateSigningRequest: ResourceDescriptor<ReviewObject<CertificateSigningRequestObject>> = { group: 'certificates.k8s.io', version: 'v1', resource: 'certificatesigningrequests', kind: 'CertificateSigningRequest', namespaced: false };
+export const CertificateSigningRequest: ResourceDescriptor<ReviewObject<CertificateSigningRequestObject>> = {
+  group: 'certificates.k8s.io',
+  version: 'v1',
+  resource: 'certificatesigningrequests',
+  kind: 'CertificateSigningRequest',
+  namespaced: false,
+};
 /** coordination.k8s.io/v1 leases (namespaced). */
-export const Lease: ResourceDescriptor<ReviewObject<LeaseObject>> = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', kind: 'Lease', namespaced: true };
+export const Lease: ResourceDescriptor<ReviewObject<LeaseObject>> = {
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  resource: 'leases',
+  kind: 'Lease',
+  namespaced: true,
+};
 /** discovery.k8s.io/v1 endpointslices (namespaced). */
-export const EndpointSlice: ResourceDescriptor<ReviewObject<EndpointSliceObject>> = { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices', kind: 'EndpointSlice', namespaced: true };
+export const EndpointSlice: ResourceDescriptor<ReviewObject<EndpointSliceObject>> = {
+  group: 'discovery.k8s.io',
+  version: 'v1',
+  resource: 'endpointslices',
+  kind: 'EndpointSlice',
+  namespaced: true,
+};
 /** flowcontrol.apiserver.k8s.io/v1 flowschemas (cluster-scoped). */
-export const FlowSchema: ResourceDescriptor<ReviewObject<FlowSchemaObject>> = { group: 'flowcontrol.apiserver.k8s.io', version: 'v1', resource: 'flowschemas', kind: 'FlowSchema', namespaced: false };
+export const FlowSchema: ResourceDescriptor<ReviewObject<FlowSchemaObject>> = {
+  group: 'flowcontrol.apiserver.k8s.io',
+  version: 'v1',
+  resource: 'flowschemas',
+  kind: 'FlowSchema',
+  namespaced: false,
+};
 /** flowcontrol.apiserver.k8s.io/v1 prioritylevelconfigurations (cluster-scoped). */
-export const PriorityLevelConfiguration: ResourceDescriptor<ReviewObject<PriorityLevelConfigurationObject>> = { group: 'flowcontrol.apiserver.k8s.io', version: 'v1', resource: 'prioritylevelconfigurations', kind: 'PriorityLevelConfiguration', namespaced: false };
+export const PriorityLevelConfiguration: ResourceDescriptor<ReviewObject<PriorityLevelConfigurationObject>> = {
+  group: 'flowcontrol.apiserver.k8s.io',
+  version: 'v1',
+  resource: 'prioritylevelconfigurations',
+  kind: 'PriorityLevelConfiguration',
+  namespaced: false,
+};
 /** networking.k8s.io/v1 ipaddresses (cluster-scoped). */
-export const IPAddress: ResourceDescriptor<ReviewObject<IPAddressObject>> = { group: 'networking.k8s.io', version: 'v1', resource: 'ipaddresses', kind: 'IPAddress', namespaced: false };
+export const IPAddress: ResourceDescriptor<ReviewObject<IPAddressObject>> = {
+  group: 'networking.k8s.io',
+  version: 'v1',
+  resource: 'ipaddresses',
+  kind: 'IPAddress',
+  namespaced: false,
+};
 /** networking.k8s.io/v1 ingresses (namespaced). */
-export const Ingress: ResourceDescriptor<ReviewObject<IngressObject>> = { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses', kind: 'Ingress', namespaced: true };
+export const Ingress: ResourceDescriptor<ReviewObject<IngressObject>> = {
+  group: 'networking.k8s.io',
+  version: 'v1',
+  resource: 'ingresses',
+  kind: 'Ingress',
+  namespaced: true,
+};
 /** networking.k8s.io/v1 ingressclasses (cluster-scoped). */
-export const IngressClass: ResourceDescriptor<ReviewObject<IngressClassObject>> = { group: 'networking.k8s.io', version: 'v1', resource: 'ingressclasses', kind: 'IngressClass', namespaced: false };
+export const IngressClass: ResourceDescriptor<ReviewObject<IngressClassObject>> = {
+  group: 'networking.k8s.io',
+  version: 'v1',
+  resource: 'ingressclasses',
+  kind: 'IngressClass',
+  namespaced: false,
+};
 /** networking.k8s.io/v1 networkpolicies (namespaced). */
-export const NetworkPolicy: ResourceDescriptor<ReviewObject<NetworkPolicyObject>> = { group: 'networking.k8s.io', version: 'v1', resource: 'networkpolicies', kind: 'NetworkPolicy', namespaced: true };
+export const NetworkPolicy: ResourceDescriptor<ReviewObject<NetworkPolicyObject>> = {
+  group: 'networking.k8s.io',
+  version: 'v1',
+  resource: 'networkpolicies',
+  kind: 'NetworkPolicy',
+  namespaced: true,
+};
 /** networking.k8s.io/v1 servicecidrs (cluster-scoped). */
-export const ServiceCIDR: ResourceDescriptor<ReviewObject<ServiceCIDRObject>> = { group: 'networking.k8s.io', version: 'v1', resource: 'servicecidrs', kind: 'ServiceCIDR', namespaced: false };
+export const ServiceCIDR: ResourceDescriptor<ReviewObject<ServiceCIDRObject>> = {
+  group: 'networking.k8s.io',
+  version: 'v1',
+  resource: 'servicecidrs',
+  kind: 'ServiceCIDR',
+  namespaced: false,
+};
 /** node.k8s.io/v1 runtimeclasses (cluster-scoped). */
-export const RuntimeClass: ResourceDescriptor<ReviewObject<RuntimeClassObject>> = { group: 'node.k8s.io', version: 'v1', resource: 'runtimeclasses', kind: 'RuntimeClass', namespaced: false };
+export const RuntimeClass: ResourceDescriptor<ReviewObject<RuntimeClassObject>> = {
+  group: 'node.k8s.io',
+  version: 'v1',
+  resource: 'runtimeclasses',
+  kind: 'RuntimeClass',
+  namespaced: false,
+};
 /** policy/v1 poddisruptionbudgets (namespaced). */
-export const PodDisruptionBudget: ResourceDescriptor<ReviewObject<PodDisruptionBudgetObject>> = { group: 'policy', version: 'v1', resource: 'poddisruptionbudgets', kind: 'PodDisruptionBudget', namespaced: true };
+export const PodDisruptionBudget: ResourceDescriptor<ReviewObject<PodDisruptionBudgetObject>> = {
+  group: 'policy',
+  version: 'v1',
+  resource: 'poddisruptionbudgets',
+  kind: 'PodDisruptionBudget',
+  namespaced: true,
+};
 /** rbac.authorization.k8s.io/v1 clusterroles (cluster-scoped). */
-export const ClusterRole: ResourceDescriptor<ReviewObject<ClusterRoleObject>> = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles', kind: 'ClusterRole', namespaced: false };
+export const ClusterRole: ResourceDescriptor<ReviewObject<ClusterRoleObject>> = {
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  resource: 'clusterroles',
+  kind: 'ClusterRole',
+  namespaced: false,
+};
 /** rbac.authorization.k8s.io/v1 clusterrolebindings (cluster-scoped). */
-export const ClusterRoleBinding: ResourceDescriptor<ReviewObject<ClusterRoleBindingObject>> = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false };
+export const ClusterRoleBinding: ResourceDescriptor<ReviewObject<ClusterRoleBindingObject>> = {
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  resource: 'clusterrolebindings',
+  kind: 'ClusterRoleBinding',
+  namespaced: false,
+};
 /** rbac.authorization.k8s.io/v1 roles (namespaced). */
-export const Role: ResourceDescriptor<ReviewObject<RoleObject>> = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles', kind: 'Role', namespaced: true };
+export const Role: ResourceDescriptor<ReviewObject<RoleObject>> = {
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  resource: 'roles',
+  kind: 'Role',
+  namespaced: true,
+};
 /** rbac.authorization.k8s.io/v1 rolebindings (namespaced). */
-export const RoleBinding: ResourceDescriptor<ReviewObject<RoleBindingObject>> = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', kind: 'RoleBinding', namespaced: true };
+export const RoleBinding: ResourceDescriptor<ReviewObject<RoleBindingObject>> = {
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  resource: 'rolebindings',
+  kind: 'RoleBinding',
+  namespaced: true,
+};
 /** resource.k8s.io/v1 deviceclasses (cluster-scoped). */
-export const DeviceClass: ResourceDescriptor<ReviewObject<DeviceClassObject>> = { group: 'resource.k8s.io', version: 'v1', resource: 'deviceclasses', kind: 'DeviceClass', namespaced: false };
+export const DeviceClass: ResourceDescriptor<ReviewObject<DeviceClassObject>> = {
+  group: 'resource.k8s.io',
+  version: 'v1',
+  resource: 'deviceclasses',
+  kind: 'DeviceClass',
+  namespaced: false,
+};
 /** resource.k8s.io/v1 resourceclaims (namespaced). */
-export const ResourceClaim: ResourceDescriptor<ReviewObject<ResourceClaimObject>> = { group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaims', kind: 'ResourceClaim', namespaced: true };
+export const ResourceClaim: ResourceDescriptor<ReviewObject<ResourceClaimObject>> = {
+  group: 'resource.k8s.io',
+  version: 'v1',
+  resource: 'resourceclaims',
+  kind: 'ResourceClaim',
+  namespaced: true,
+};
 /** resource.k8s.io/v1 resourceclaimtemplates (namespaced). */
-export const ResourceClaimTemplate: ResourceDescriptor<ReviewObject<ResourceClaimTemplateObject>> = { group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaimtemplates', kind: 'ResourceClaimTemplate', namespaced: true };
+export const ResourceClaimTemplate: ResourceDescriptor<ReviewObject<ResourceClaimTemplateObject>> = {
+  group: 'resource.k8s.io',
+  version: 'v1',
+  resource: 'resourceclaimtemplates',
+  kind: 'ResourceClaimTemplate',
+  namespaced: true,
+};
 /** resource.k8s.io/v1 resourceslices (cluster-scoped). */
-export const ResourceSlice: ResourceDescriptor<ReviewObject<ResourceSliceObject>> = { group: 'resource.k8s.io', version: 'v1', resource: 'resourceslices', kind: 'ResourceSlice', namespaced: false };
+export const ResourceSlice: ResourceDescriptor<ReviewObject<ResourceSliceObject>> = {
+  group: 'resource.k8s.io',
+  version: 'v1',
+  resource: 'resourceslices',
+  kind: 'ResourceSlice',
+  namespaced: false,
+};
 /** scheduling.k8s.io/v1 priorityclasses (cluster-scoped). */
-export const PriorityClass: ResourceDescriptor<ReviewObject<PriorityClassObject>> = { group: 'scheduling.k8s.io', version: 'v1', resource: 'priorityclasses', kind: 'PriorityClass', namespaced: false };
+export const PriorityClass: ResourceDescriptor<ReviewObject<PriorityClassObject>> = {
+  group: 'scheduling.k8s.io',
+  version: 'v1',
+  resource: 'priorityclasses',
+  kind: 'PriorityClass',
+  namespaced: false,
+};
 /** storage.k8s.io/v1 csidrivers (cluster-scoped). */
-export const CSIDriver: ResourceDescriptor<ReviewObject<CSIDriverObject>> = { group: 'storage.k8s.io', version: 'v1', resource: 'csidrivers', kind: 'CSIDriver', namespaced: false };
+export const CSIDriver: ResourceDescriptor<ReviewObject<CSIDriverObject>> = {
+  group: 'storage.k8s.io',
+  version: 'v1',
+  resource: 'csidrivers',
+  kind: 'CSIDriver',
+  namespaced: false,
+};
 /** storage.k8s.io/v1 csinodes (cluster-scoped). */
-export const CSINode: ResourceDescriptor<ReviewObject<CSINodeObject>> = { group: 'storage.k8s.io', version: 'v1', resource: 'csinodes', kind: 'CSINode', namespaced: false };
+export const CSINode: ResourceDescriptor<ReviewObject<CSINodeObject>> = {
+  group: 'storage.k8s.io',
+  version: 'v1',
+  resource: 'csinodes',
+  kind: 'CSINode',
+  namespaced: false,
+};
 /** storage.k8s.io/v1 csistoragecapacities (namespaced). */
-export const CSIStorageCapacity: ResourceDescriptor<ReviewObject<CSIStorageCapacityObject>> = { group: 'storage.k8s.io', version: 'v1', resource: 'csistoragecapacities', kind: 'CSIStorageCapacity', namespaced: true };
+export const CSIStorageCapacity: ResourceDescriptor<ReviewObject<CSIStorageCapacityObject>> = {
+  group: 'storage.k8s.io',
+  version: 'v1',
+  resource: 'csistoragecapacities',
+  kind: 'CSIStorageCapacity',
+  namespaced: true,
+};
 /** storage.k8s.io/v1 storageclasses (cluster-scoped). */
-export const StorageClass: ResourceDescriptor<ReviewObject<StorageClassObject>> = { group: 'storage.k8s.io', version: 'v1', resource: 'storageclasses', kind: 'StorageClass', namespaced: false };
+export const StorageClass: ResourceDescriptor<ReviewObject<StorageClassObject>> = {
+  group: 'storage.k8s.io',
+  version: 'v1',
+  resource: 'storageclasses',
+  kind: 'StorageClass',
+  namespaced: false,
+};
 /** storage.k8s.io/v1 volumeattachments (cluster-scoped). */
-export const VolumeAttachment: ResourceDescriptor<ReviewObject<VolumeAttachmentObject>> = { group: 'storage.k8s.io', version: 'v1', resource: 'volumeattachments', kind: 'VolumeAttachment', namespaced: false };
+export const VolumeAttachment: ResourceDescriptor<ReviewObject<VolumeAttachmentObject>> = {
+  group: 'storage.k8s.io',
+  version: 'v1',
+  resource: 'volumeattachments',
+  kind: 'VolumeAttachment',
+  namespaced: false,
+};
 /** storage.k8s.io/v1 volumeattributesclasses (cluster-scoped). */
-export const VolumeAttributesClass: ResourceDescriptor<ReviewObject<VolumeAttributesClassObject>> = { group: 'storage.k8s.io', version: 'v1', resource: 'volumeattributesclasses', kind: 'VolumeAttributesClass', namespaced: false };
+export const VolumeAttributesClass: ResourceDescriptor<ReviewObject<VolumeAttributesClassObject>> = {
+  group: 'storage.k8s.io',
+  version: 'v1',
+  resource: 'volumeattributesclasses',
+  kind: 'VolumeAttributesClass',
+  namespaced: false,
+};

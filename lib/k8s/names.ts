@@ -17,7 +17,8 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 // A label value is one too, or empty.
 const NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 
-const NAME_PART_RULE = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const NAME_PART_RULE =
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
 /** True for a DNS-1123 label: at most 63 lower-case alphanumerics or '-', alphanumeric at both ends. */
 export function isDns1123Label(value: string): boolean {
@@ -40,7 +41,8 @@ export function isQualifiedNamePart(value: string): boolean {
  */
 export function qualifiedNameProblem(name: string): string | undefined {
   const parts = name.split('/');
-  if (parts.length > 2) return 'a qualified name must consist of a name, optionally prefixed by a DNS subdomain and "/"';
+  if (parts.length > 2)
+    return 'a qualified name must consist of a name, optionally prefixed by a DNS subdomain and "/"';
   const [prefix, local] = parts.length === 2 ? parts : [undefined, parts[0]!];
   if (prefix !== undefined) {
     if (!prefix) return 'prefix part must be non-empty';

@@ -57,20 +57,29 @@ function shouldEscape(c: string, mode: Mode): boolean {
 }
 
 /** Go's `unescape`: checks `%XX` escapes (and, in hosts, the characters) and decodes them. */
-function unescape(s: string, mode: Mode): string {
+function percentDecode(s: string, mode: Mode): string {
   for (let i = 0; i < s.length; ) {
     const c = s[i]!;
     if (c === '%') {
-      if (i + 2 >= s.length || !isHex(s[i + 1]) || !isHex(s[i + 2])) throw new Error(`invalid URL escape ${goQuote(s.slice(i, i + 3))}`);
+      if (i + 2 >= s.length || !isHex(s[i + 1]) || !isHex(s[i + 2]))
+        throw new Error(`invalid URL escape ${goQuote(s.slice(i, i + 3))}`);
       const value = parseInt(s.slice(i + 1, i + 3), 16);
       // RFC 3986: hosts may %-encode only non-ASCII bytes; RFC 6874 adds %25 for IPv6 zones.
-      if (mode === 'host' && value < 0x80 && s.slice(i, i + 3) !== '%25') throw new Error(`invalid URL escape ${goQuote(s.slice(i, i + 3))}`);
-      if (mode === 'zone' && s.slice(i, i + 3) !== '%25' && value !== 0x20 && value < 0x80 && shouldEscape(String.fromCharCode(value), 'host')) {
+      if (mode === 'host' && value < 0x80 && s.slice(i, i + 3) !== '%25')
+        throw new Error(`invalid URL escape ${goQuote(s.slice(i, i + 3))}`);
+      if (
+        mode === 'zone' &&
+        s.slice(i, i + 3) !== '%25' &&
+        value !== 0x20 &&
+        value < 0x80 &&
+        shouldEscape(String.fromCharCode(value), 'host')
+      ) {
         throw new Error(`invalid URL escape ${goQuote(s.slice(i, i + 3))}`);
       }
       i += 3;
     } else {
-      if ((mode === 'host' || mode === 'zone') && c.charCodeAt(0) < 0x80 && shouldEscape(c, mode)) throw new Error(`invalid character ${goQuote(c)} in host name`);
+      if ((mode === 'host' || mode === 'zone') && c.charCodeAt(0) < 0x80 && shouldEscape(c, mode))
+        throw new Error(`invalid character ${goQuote(c)} in host name`);
       i++;
     }
   }
@@ -127,12 +136,18 @@ function parseHost(host: string): string {
     const colonPort = host.slice(i + 1);
     if (!validOptionalPort(colonPort)) throw new Error(`invalid port ${goQuote(colonPort)} after host`);
     const zone = host.slice(0, i).indexOf('%25');
-    if (zone >= 0) return unescape(host.slice(0, zone), 'host') + unescape(host.slice(zone, i), 'zone') + unescape(host.slice(i), 'host');
+    if (zone >= 0)
+      return (
+        percentDecode(host.slice(0, zone), 'host') +
+        percentDecode(host.slice(zone, i), 'zone') +
+        percentDecode(host.slice(i), 'host')
+      );
   } else {
     const i = host.lastIndexOf(':');
-    if (i !== -1 && !validOptionalPort(host.slice(i))) throw new Error(`invalid port ${goQuote(host.slice(i))} after host`);
+    if (i !== -1 && !validOptionalPort(host.slice(i)))
+      throw new Error(`invalid port ${goQuote(host.slice(i))} after host`);
   }
-  return unescape(host, 'host');
+  return percentDecode(host, 'host');
 }
 
 function parseAuthority(authority: string): { user?: GoUrl['user']; host: string } {
@@ -142,8 +157,14 @@ function parseAuthority(authority: string): { user?: GoUrl['user']; host: string
   const userinfo = authority.slice(0, at);
   if (!validUserinfo(userinfo)) throw new Error('net/url: invalid userinfo');
   const colon = userinfo.indexOf(':');
-  if (colon < 0) return { user: { username: unescape(userinfo, 'userPassword') }, host };
-  return { user: { username: unescape(userinfo.slice(0, colon), 'userPassword'), password: unescape(userinfo.slice(colon + 1), 'userPassword') }, host };
+  if (colon < 0) return { user: { username: percentDecode(userinfo, 'userPassword') }, host };
+  return {
+    user: {
+      username: percentDecode(userinfo.slice(0, colon), 'userPassword'),
+      password: percentDecode(userinfo.slice(colon + 1), 'userPassword'),
+    },
+    host,
+  };
 }
 
 /** Go's `parse(rawURL, viaRequest=false)`. */
@@ -174,7 +195,7 @@ function parseReference(raw: string): GoUrl {
     if (user) url.user = user;
     url.host = host;
   }
-  url.path = unescape(rest, 'path');
+  url.path = percentDecode(rest, 'path');
   return url;
 }
 
@@ -190,7 +211,7 @@ export function parseGoUrl(raw: string): GoUrl {
   }
   if (hash < 0 || hash === raw.length - 1) return url;
   try {
-    url.fragment = unescape(raw.slice(hash + 1), 'fragment');
+    url.fragment = percentDecode(raw.slice(hash + 1), 'fragment');
   } catch (err) {
     throw new GoUrlError(raw, (err as Error).message);
   }

@@ -104,19 +104,26 @@ function decide(authorizer: AuthorizerValue, attributes: Omit<AuthorizationAttri
 /** CEL equality of two values: what `indexOf` and `lastIndexOf` compare with. */
 function celEquals(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if ((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number')) return Number(a) === Number(b);
+  if ((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number'))
+    return Number(a) === Number(b);
   if (a instanceof Quantity && b instanceof Quantity) return a.compareTo(b) === 0;
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => celEquals(v, b[i]));
   if (a && b && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b)) {
     const ka = Object.keys(a);
-    return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && celEquals((a as any)[k], (b as any)[k]));
+    return (
+      ka.length === Object.keys(b).length &&
+      ka.every((k) => Object.hasOwn(b, k) && celEquals((a as any)[k], (b as any)[k]))
+    );
   }
   return false;
 }
 
 function compare(a: unknown, b: unknown): number {
   if (a instanceof Quantity && b instanceof Quantity) return a.compareTo(b);
-  if (typeof a !== typeof b && !((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number'))) {
+  if (
+    typeof a !== typeof b &&
+    !((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number'))
+  ) {
     throw new TypeError(`cannot compare ${typeof a} with ${typeof b}`);
   }
   return (a as any) < (b as any) ? -1 : (a as any) > (b as any) ? 1 : 0;
@@ -236,9 +243,11 @@ function chargedHandler(signature: string, handler: (...args: never[]) => unknow
   const fn = namespace ? `${namespace}.${name}` : name;
   const params = m[3]!;
   const overloadId =
-    receiver === CIDR && name === 'ip' ? 'cidr_ip'
-    : receiver === CIDR && params === 'string' ? `cidr_${snake(name)}_string`
-    : '';
+    receiver === CIDR && name === 'ip'
+      ? 'cidr_ip'
+      : receiver === CIDR && params === 'string'
+        ? `cidr_${snake(name)}_string`
+        : '';
   const afterward = COST_OF_RESULT.has(fn);
   if (!afterward && libraryCallCost(fn, overloadId, SAMPLE_ARGS, SAMPLE_ARGS) === undefined) return handler;
   return function (this: unknown, ...args: never[]) {
@@ -266,8 +275,12 @@ class MeteredEnvironment extends Environment {
 function buildEnvironment(): Environment {
   const env = new MeteredEnvironment({ enableOptionalTypes: true })
     .registerType('kubernetes.GroupVersionKind', { fields: { group: 'string', version: 'string', kind: 'string' } })
-    .registerType('kubernetes.GroupVersionResource', { fields: { group: 'string', version: 'string', resource: 'string' } })
-    .registerType('kubernetes.UserInfo', { fields: { username: 'string', uid: 'string', groups: 'list<string>', extra: 'map<string, list<string>>' } })
+    .registerType('kubernetes.GroupVersionResource', {
+      fields: { group: 'string', version: 'string', resource: 'string' },
+    })
+    .registerType('kubernetes.UserInfo', {
+      fields: { username: 'string', uid: 'string', groups: 'list<string>', extra: 'map<string, list<string>>' },
+    })
     .registerType('kubernetes.AdmissionRequest', {
       fields: {
         kind: 'kubernetes.GroupVersionKind',
@@ -295,8 +308,12 @@ function buildEnvironment(): Environment {
     // Declared for webhook matchConditions too, and null there: only admission policies get
     // the request's Namespace object.
     .registerType('kubernetes.NamespaceSpec', { fields: { finalizers: 'list<string>' } })
-    .registerType('kubernetes.NamespaceCondition', { fields: { status: 'string', type: 'string', lastTransitionTime: TIMESTAMP, message: 'string', reason: 'string' } })
-    .registerType('kubernetes.NamespaceStatus', { fields: { conditions: 'list<kubernetes.NamespaceCondition>', phase: 'string' } })
+    .registerType('kubernetes.NamespaceCondition', {
+      fields: { status: 'string', type: 'string', lastTransitionTime: TIMESTAMP, message: 'string', reason: 'string' },
+    })
+    .registerType('kubernetes.NamespaceStatus', {
+      fields: { conditions: 'list<kubernetes.NamespaceCondition>', phase: 'string' },
+    })
     .registerType('kubernetes.NamespaceMetadata', {
       fields: {
         name: 'string',
@@ -313,7 +330,13 @@ function buildEnvironment(): Environment {
         finalizers: 'list<string>',
       },
     })
-    .registerType('kubernetes.Namespace', { fields: { metadata: 'kubernetes.NamespaceMetadata', spec: 'kubernetes.NamespaceSpec', status: 'kubernetes.NamespaceStatus' } })
+    .registerType('kubernetes.Namespace', {
+      fields: {
+        metadata: 'kubernetes.NamespaceMetadata',
+        spec: 'kubernetes.NamespaceSpec',
+        status: 'kubernetes.NamespaceStatus',
+      },
+    })
     .registerVariable('object', 'dyn')
     .registerVariable('oldObject', 'dyn')
     .registerVariable('request', 'kubernetes.AdmissionRequest')
@@ -336,15 +359,34 @@ function buildEnvironment(): Environment {
 
   // Authorizer library.
   env
-    .registerFunction(`${AUTHORIZER}.path(string): ${PATH_CHECK}`, (a: AuthorizerValue, path: string) => new PathCheckValue(a, path))
-    .registerFunction(`${AUTHORIZER}.group(string): ${GROUP_CHECK}`, (a: AuthorizerValue, group: string) => new GroupCheckValue(a, group))
+    .registerFunction(
+      `${AUTHORIZER}.path(string): ${PATH_CHECK}`,
+      (a: AuthorizerValue, path: string) => new PathCheckValue(a, path),
+    )
+    .registerFunction(
+      `${AUTHORIZER}.group(string): ${GROUP_CHECK}`,
+      (a: AuthorizerValue, group: string) => new GroupCheckValue(a, group),
+    )
     .registerFunction(`${AUTHORIZER}.serviceAccount(string, string): ${AUTHORIZER}`, serviceAccountAuthorizer)
-    .registerFunction(`${GROUP_CHECK}.resource(string): ${RESOURCE_CHECK}`, (g: GroupCheckValue, resource: string) => new ResourceCheckValue(g.authorizer, { group: g.group, resource }))
-    .registerFunction(`${RESOURCE_CHECK}.subresource(string): ${RESOURCE_CHECK}`, (r: ResourceCheckValue, v: string) => r.with('subresource', v))
-    .registerFunction(`${RESOURCE_CHECK}.namespace(string): ${RESOURCE_CHECK}`, (r: ResourceCheckValue, v: string) => r.with('namespace', v))
-    .registerFunction(`${RESOURCE_CHECK}.name(string): ${RESOURCE_CHECK}`, (r: ResourceCheckValue, v: string) => r.with('name', v))
-    .registerFunction(`${RESOURCE_CHECK}.check(string): ${DECISION}`, (r: ResourceCheckValue, verb: string) => decide(r.authorizer, { verb, ...r.fields }))
-    .registerFunction(`${PATH_CHECK}.check(string): ${DECISION}`, (p: PathCheckValue, verb: string) => decide(p.authorizer, { verb, path: p.path }))
+    .registerFunction(
+      `${GROUP_CHECK}.resource(string): ${RESOURCE_CHECK}`,
+      (g: GroupCheckValue, resource: string) => new ResourceCheckValue(g.authorizer, { group: g.group, resource }),
+    )
+    .registerFunction(`${RESOURCE_CHECK}.subresource(string): ${RESOURCE_CHECK}`, (r: ResourceCheckValue, v: string) =>
+      r.with('subresource', v),
+    )
+    .registerFunction(`${RESOURCE_CHECK}.namespace(string): ${RESOURCE_CHECK}`, (r: ResourceCheckValue, v: string) =>
+      r.with('namespace', v),
+    )
+    .registerFunction(`${RESOURCE_CHECK}.name(string): ${RESOURCE_CHECK}`, (r: ResourceCheckValue, v: string) =>
+      r.with('name', v),
+    )
+    .registerFunction(`${RESOURCE_CHECK}.check(string): ${DECISION}`, (r: ResourceCheckValue, verb: string) =>
+      decide(r.authorizer, { verb, ...r.fields }),
+    )
+    .registerFunction(`${PATH_CHECK}.check(string): ${DECISION}`, (p: PathCheckValue, verb: string) =>
+      decide(p.authorizer, { verb, path: p.path }),
+    )
     .registerFunction(`${DECISION}.allowed(): bool`, (d: DecisionValue) => d.decision === 'Allow')
     .registerFunction(`${DECISION}.reason(): string`, (d: DecisionValue) => d.reason)
     .registerFunction(`${DECISION}.errored(): bool`, (d: DecisionValue) => d.decision === 'Error')
@@ -352,7 +394,9 @@ function buildEnvironment(): Environment {
 
   // Lists library (k8s.io/apiserver/pkg/cel/library/lists.go).
   env
-    .registerFunction('list<A>.isSorted(): bool', (l: unknown[]) => l.every((v, i) => i === 0 || compare(l[i - 1], v) <= 0))
+    .registerFunction('list<A>.isSorted(): bool', (l: unknown[]) =>
+      l.every((v, i) => i === 0 || compare(l[i - 1], v) <= 0),
+    )
     .registerFunction('list<A>.sum(): A', (l: unknown[]) => {
       if (l.some((v) => typeof v === 'number')) return l.reduce<number>((s, v) => s + Number(v), 0);
       if (l.some((v) => v instanceof Quantity)) throw new TypeError('sum is not defined for quantities');
@@ -416,7 +460,9 @@ function buildEnvironment(): Environment {
     .registerFunction('matches(string, string): bool', regexMatches)
     .registerFunction('string.find(string): string', regexFind)
     .registerFunction('string.findAll(string): list<string>', (s: string, pattern: string) => regexFindAll(s, pattern))
-    .registerFunction('string.findAll(string, int): list<string>', (s: string, pattern: string, n: bigint) => regexFindAll(s, pattern, n < 0n ? -1 : Number(n)));
+    .registerFunction('string.findAll(string, int): list<string>', (s: string, pattern: string, n: bigint) =>
+      regexFindAll(s, pattern, n < 0n ? -1 : Number(n)),
+    );
 
   // URL library (k8s.io/apiserver/pkg/cel/library/urls.go).
   env
@@ -433,7 +479,10 @@ function buildEnvironment(): Environment {
   // Quantity library (k8s.io/apiserver/pkg/cel/library/quantity.go).
   const parse = (s: string): Quantity => {
     const q = parseQuantity(s);
-    if (!q) throw new RangeError(`quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': ${JSON.stringify(s)}`);
+    if (!q)
+      throw new RangeError(
+        `quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': ${JSON.stringify(s)}`,
+      );
     return q;
   };
   env
@@ -552,7 +601,13 @@ function buildEnvironment(): Environment {
   uintCtor = (env.evaluate('0u') as object).constructor;
   if (!evaluator) throw new Error('the CEL engine did not hand over its evaluator');
   evaluator.run = function (ast, ctx) {
-    const charge = FREE.has(ast.op) ? (ast.op === '?:' && isMacroStep(ast) ? MACRO_STEP_COST : 0) : (ast.op as string) === 'accuPush' ? 1 + LIST_APPEND_COST : 1;
+    const charge = FREE.has(ast.op)
+      ? ast.op === '?:' && isMacroStep(ast)
+        ? MACRO_STEP_COST
+        : 0
+      : (ast.op as string) === 'accuPush'
+        ? 1 + LIST_APPEND_COST
+        : 1;
     if (charge && (meter.left -= charge) < 0) throw new CostLimitExceeded();
     return (ast as unknown as { evaluate(ev: unknown, ast: ASTNode, ctx: unknown): unknown }).evaluate(this, ast, ctx);
   };
@@ -656,7 +711,10 @@ interface Refusal {
   range: { start: number };
 }
 
-const undeclared = (name: string, node: ASTNode): Refusal => ({ summary: `undeclared reference to '${name}' (in container '')`, range: { start: node.start } });
+const undeclared = (name: string, node: ASTNode): Refusal => ({
+  summary: `undeclared reference to '${name}' (in container '')`,
+  range: { start: node.start },
+});
 
 /**
  * Walks the parsed expression before checking: refuses what the API server's environment
@@ -671,7 +729,9 @@ function screen(node: ASTNode, minor: number): Refusal | undefined {
 /** The child nodes of a parsed node. */
 function childrenOf(node: ASTNode): ASTNode[] {
   const children: unknown[] = Array.isArray(node.args) ? node.args : [node.args];
-  return children.flat().filter((c): c is ASTNode => !!c && typeof c === 'object' && typeof (c as ASTNode).op === 'string');
+  return children
+    .flat()
+    .filter((c): c is ASTNode => !!c && typeof c === 'object' && typeof (c as ASTNode).op === 'string');
 }
 
 /**
@@ -694,9 +754,11 @@ function featureRefusal(node: ASTNode, minor: number, kind: 'operator' | 'functi
   if (node.op === 'rcall') {
     const receiver = node.args[1] as ASTNode;
     const name = node.args[0] as string;
-    if (receiver.op === 'id' && missingFeature('global', receiver.args as string, minor)) return undeclared(receiver.args as string, receiver);
+    if (receiver.op === 'id' && missingFeature('global', receiver.args as string, minor))
+      return undeclared(receiver.args as string, receiver);
     if (missingFeature('member', name, minor)) return undeclared(name, node);
-  } else if (node.op === 'call' && missingFeature('global', node.args[0] as string, minor)) return undeclared(node.args[0] as string, node);
+  } else if (node.op === 'call' && missingFeature('global', node.args[0] as string, minor))
+    return undeclared(node.args[0] as string, node);
   return undefined;
 }
 
@@ -707,7 +769,7 @@ const LITERAL_VALIDATORS_SINCE = 29;
 /** What literal() answers for a node that is not a literal. */
 const NOT_LITERAL = Symbol('not a literal');
 /** 2^63 as a double: the first double int() refuses (Go's math.MaxInt64 converts to it). */
-const TWO_TO_63 = 9223372036854775808;
+const TWO_TO_63 = 2 ** 63;
 
 /** The value of a literal node, a negated number literal included; NOT_LITERAL otherwise. */
 function literal(node: ASTNode): unknown {
@@ -724,8 +786,13 @@ function literal(node: ASTNode): unknown {
  * created (the literal validators of 1.29 for timestamp and duration; the range of int and uint).
  */
 function foldingProblem(name: string, value: unknown, minor: number): string | undefined {
-  if (name === 'int' && typeof value === 'number' && !(value > -TWO_TO_63 && value < TWO_TO_63)) return 'range error converting double to int';
-  if (name === 'uint' && (typeof value === 'number' || typeof value === 'bigint') && (value < 0 || (typeof value === 'number' && !(value < 2 * TWO_TO_63)))) {
+  if (name === 'int' && typeof value === 'number' && !(value > -TWO_TO_63 && value < TWO_TO_63))
+    return 'range error converting double to int';
+  if (
+    name === 'uint' &&
+    (typeof value === 'number' || typeof value === 'bigint') &&
+    (value < 0 || (typeof value === 'number' && !(value < 2 * TWO_TO_63)))
+  ) {
     return `range error converting ${typeof value === 'number' ? 'double' : 'int'} to uint`;
   }
   if ((name === 'timestamp' || name === 'duration') && typeof value === 'string' && minor >= LITERAL_VALIDATORS_SINCE) {
@@ -755,7 +822,11 @@ function screenNode(node: ASTNode, minor: number): Refusal | undefined {
       const child = args[i] as ASTNode | undefined;
       if (child && typeof child === 'object' && (child.op === '!_' || child.op === '-_')) args[i] = collapsed(child);
     }
-  } else if (node.args && typeof node.args === 'object' && ((node.args as ASTNode).op === '!_' || (node.args as ASTNode).op === '-_')) {
+  } else if (
+    node.args &&
+    typeof node.args === 'object' &&
+    ((node.args as ASTNode).op === '!_' || (node.args as ASTNode).op === '-_')
+  ) {
     (node as unknown as { args: ASTNode }).args = collapsed(node.args as ASTNode);
   }
   if (node.op === 'rcall' || node.op === 'call') {
@@ -937,7 +1008,11 @@ function compileError(expression: string, err: unknown, renamed = true): Compile
   const said = (e.summary ?? e.message ?? String(err)).replace(/^Exceeded maxDepth \(\d+\)/, RECURSION_LIMIT_MESSAGE);
   // The checker names the RE2 overload of `matches`, which the user wrote as `matches`.
   const summary = renamed ? userNames(said) : said;
-  return { message: `compilation failed: ERROR: <input>:${line}:${column}: ${summary}\n | ${expression.split('\n')[line - 1] ?? ''}\n | ${' '.repeat(column - 1)}^`, line, column };
+  return {
+    message: `compilation failed: ERROR: <input>:${line}:${column}: ${summary}\n | ${expression.split('\n')[line - 1] ?? ''}\n | ${' '.repeat(column - 1)}^`,
+    line,
+    column,
+  };
 }
 
 /** cel-go's parser refuses expressions nested deeper than this (parser.MaxRecursionDepth). */
@@ -975,7 +1050,8 @@ function toCelAt(value: unknown, depth: number): unknown {
 }
 
 function setOwn(out: Record<string, unknown>, key: string, v: unknown): void {
-  if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
   else out[key] = v;
 }
 
@@ -1002,9 +1078,20 @@ function toCelIteratively(value: object): unknown {
 }
 
 /** Sets `key` on `out` unless `value` is empty, as Go's `omitempty` leaves it out of the JSON. */
-function present(out: Record<string, unknown>, key: string, value: string | unknown[] | Record<string, unknown> | undefined): void {
+function present(
+  out: Record<string, unknown>,
+  key: string,
+  value: string | unknown[] | Record<string, unknown> | undefined,
+): void {
   if (value === undefined) return;
-  if (typeof value === 'string' ? value === '' : Array.isArray(value) ? value.length === 0 : Object.keys(value).length === 0) return;
+  if (
+    typeof value === 'string'
+      ? value === ''
+      : Array.isArray(value)
+        ? value.length === 0
+        : Object.keys(value).length === 0
+  )
+    return;
   out[key] = value;
 }
 
@@ -1019,8 +1106,16 @@ function present(out: Record<string, unknown>, key: string, value: string | unkn
  * the operation has none, and `authorizer` decides with `authorize` as the requesting user.
  */
 export function variablesFor(request: AdmissionRequest, authorize: Authorize = noOpinion): Record<string, unknown> {
-  const gvk = (k?: { group?: string; version?: string; kind?: string }) => ({ group: k?.group ?? '', version: k?.version ?? '', kind: k?.kind ?? '' });
-  const gvr = (r?: { group?: string; version?: string; resource?: string }) => ({ group: r?.group ?? '', version: r?.version ?? '', resource: r?.resource ?? '' });
+  const gvk = (k?: { group?: string; version?: string; kind?: string }) => ({
+    group: k?.group ?? '',
+    version: k?.version ?? '',
+    kind: k?.kind ?? '',
+  });
+  const gvr = (r?: { group?: string; version?: string; resource?: string }) => ({
+    group: r?.group ?? '',
+    version: r?.version ?? '',
+    resource: r?.resource ?? '',
+  });
   const user = {
     username: request.userInfo?.username ?? '',
     uid: request.userInfo?.uid ?? '',

@@ -19,7 +19,11 @@ function gate(matcher: Matcher, webhookName: string, request: AdmissionRequest, 
   const outcome = matcher.evaluate(request);
   if ('matched' in outcome && outcome.matched) return undefined;
   if (!('matched' in outcome)) {
-    ctx.log.warn('matchConditions failed to evaluate; rejected by failurePolicy Fail', { requestId: ctx.requestId, condition: outcome.name, error: outcome.error });
+    ctx.log.warn('matchConditions failed to evaluate; rejected by failurePolicy Fail', {
+      requestId: ctx.requestId,
+      condition: outcome.name,
+      error: outcome.error,
+    });
     return errored(500, rejectionMessage(webhookName, outcome));
   }
   ctx.log.debug(skipReason(outcome)!, { requestId: ctx.requestId });
@@ -35,22 +39,31 @@ function gate(matcher: Matcher, webhookName: string, request: AdmissionRequest, 
 export function enforceMatchConditions<D extends Definition>(definition: D): D & { enforceMatchConditions: true } {
   const isMutating = 'mutate' in definition;
   // The defaults the registration will get (failurePolicy by type, the webhook name).
-  const { failurePolicy, webhookName } = completeAdmissionRegistration(isMutating ? 'mutating' : 'validating', definition);
+  const { failurePolicy, webhookName } = completeAdmissionRegistration(
+    isMutating ? 'mutating' : 'validating',
+    definition,
+  );
   // Inside Lambda the conditions are compiled when the module loads: in the init phase (done
   // ahead of time with provisioned concurrency), not in the first review's time budget.
   // Elsewhere (lint, manifests, the emulator's loading of registrations, tests) they are
   // compiled on the first review, so loading the function compiles nothing. An expression
   // that does not compile never throws here: evaluating it is an error under failurePolicy.
   let matcher: Matcher | undefined;
-  const conditions = () => (matcher ??= createMatcher(definition.matchConditions ?? [], failurePolicy, { skipAuthorizer: true, typeCheck: false }));
+  const conditions = () =>
+    (matcher ??= createMatcher(definition.matchConditions ?? [], failurePolicy, {
+      skipAuthorizer: true,
+      typeCheck: false,
+    }));
   if (process.env.AWS_LAMBDA_FUNCTION_NAME) conditions();
   type Enforcing = D & { enforceMatchConditions: true };
   if (isMutating) {
     const { mutate } = definition as MutatingWebhookDefinition<any>;
-    const wrapped: MutatingWebhookDefinition<any>['mutate'] = (object, request, ctx) => gate(conditions(), webhookName, request as AdmissionRequest, ctx) ?? mutate(object, request, ctx);
+    const wrapped: MutatingWebhookDefinition<any>['mutate'] = (object, request, ctx) =>
+      gate(conditions(), webhookName, request as AdmissionRequest, ctx) ?? mutate(object, request, ctx);
     return { ...definition, enforceMatchConditions: true, mutate: wrapped } as Enforcing;
   }
   const { validate } = definition as ValidatingWebhookDefinition<any>;
-  const wrapped: ValidatingWebhookDefinition<any>['validate'] = (request, ctx) => gate(conditions(), webhookName, request as AdmissionRequest, ctx) ?? validate(request, ctx);
+  const wrapped: ValidatingWebhookDefinition<any>['validate'] = (request, ctx) =>
+    gate(conditions(), webhookName, request as AdmissionRequest, ctx) ?? validate(request, ctx);
   return { ...definition, enforceMatchConditions: true, validate: wrapped } as Enforcing;
 }

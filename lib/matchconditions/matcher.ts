@@ -6,7 +6,15 @@
  */
 import type { AdmissionRegistration, MatchCondition } from '../registration.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
-import { compileExpression, isCompileError, MATCH_CONDITIONS_COST_BUDGET, noOpinion, variablesFor, type Authorize, type CompiledExpression } from './cel.ts';
+import {
+  compileExpression,
+  isCompileError,
+  MATCH_CONDITIONS_COST_BUDGET,
+  noOpinion,
+  variablesFor,
+  type Authorize,
+  type CompiledExpression,
+} from './cel.ts';
 
 /** One condition's evaluation: its value, or the error it raised. */
 export interface ConditionEvaluation {
@@ -30,9 +38,14 @@ export type MatchOutcome =
  * The API server's decision from the evaluations, in declaration order; `failure` stands
  * for a failure to evaluate at all (the filter's error).
  */
-export function decideMatch(evaluations: ConditionEvaluation[] | { failure: string }, failurePolicy: 'Fail' | 'Ignore' = 'Fail'): MatchOutcome {
+export function decideMatch(
+  evaluations: ConditionEvaluation[] | { failure: string },
+  failurePolicy: 'Fail' | 'Ignore' = 'Fail',
+): MatchOutcome {
   if (!Array.isArray(evaluations)) {
-    return failurePolicy === 'Fail' ? { error: evaluations.failure, name: '' } : { matched: false, name: '', error: evaluations.failure };
+    return failurePolicy === 'Fail'
+      ? { error: evaluations.failure, name: '' }
+      : { matched: false, name: '', error: evaluations.failure };
   }
   const errors: ConditionEvaluation[] = [];
   for (const e of evaluations) {
@@ -43,7 +56,9 @@ export function decideMatch(evaluations: ConditionEvaluation[] | { failure: stri
   }
   if (errors.length) {
     const error = errors.map((e) => `matchCondition ${JSON.stringify(e.name)}: ${e.error}`).join(', ');
-    return failurePolicy === 'Fail' ? { error, name: errors[0]!.name } : { matched: false, name: errors[0]!.name, error };
+    return failurePolicy === 'Fail'
+      ? { error, name: errors[0]!.name }
+      : { matched: false, name: errors[0]!.name, error };
   }
   return { matched: true };
 }
@@ -74,7 +89,11 @@ function broken(message: string): CompiledExpression {
  * `authorizer` (in-function enforcement, where no authorizer exists); `typeCheck: false`
  * only parses them.
  */
-export function createMatcher(conditions: MatchCondition[], failurePolicy: 'Fail' | 'Ignore' = 'Fail', options: { skipAuthorizer?: boolean; typeCheck?: boolean } = {}): Matcher {
+export function createMatcher(
+  conditions: MatchCondition[],
+  failurePolicy: 'Fail' | 'Ignore' = 'Fail',
+  options: { skipAuthorizer?: boolean; typeCheck?: boolean } = {},
+): Matcher {
   const compiled = conditions
     .map((c) => {
       const result = compileExpression(c.expression.trim(), { typeCheck: options.typeCheck !== false });
@@ -98,11 +117,18 @@ export function createMatcher(conditions: MatchCondition[], failurePolicy: 'Fail
         try {
           evaluations.push({ name, value: program.run(variables) });
         } catch (err) {
-          evaluations.push({ name, error: err instanceof Error ? ((err as { summary?: string }).summary ?? err.message) : String(err) });
+          evaluations.push({
+            name,
+            error: err instanceof Error ? ((err as { summary?: string }).summary ?? err.message) : String(err),
+          });
         }
         // Past the budget of all conditions, the API server's filter fails as a whole.
         budget -= program.lastCost;
-        if (budget < 0) return decideMatch({ failure: 'validation failed due to running out of cost budget, no further validation rules will be run' }, failurePolicy);
+        if (budget < 0)
+          return decideMatch(
+            { failure: 'validation failed due to running out of cost budget, no further validation rules will be run' },
+            failurePolicy,
+          );
       }
       return decideMatch(evaluations, failurePolicy);
     },
@@ -124,7 +150,9 @@ export function matchConditionsFor(registration: AdmissionRegistration): Matcher
 /** How the test kit reports a skipped call: `skipped by matchCondition <name>`. */
 export function skipReason(outcome: MatchOutcome): string | undefined {
   if ('matched' in outcome && !outcome.matched) {
-    return 'error' in outcome ? `skipped: matchCondition ${JSON.stringify(outcome.name)} failed to evaluate and failurePolicy is Ignore (${outcome.error})` : `skipped by matchCondition ${outcome.name}`;
+    return 'error' in outcome
+      ? `skipped: matchCondition ${JSON.stringify(outcome.name)} failed to evaluate and failurePolicy is Ignore (${outcome.error})`
+      : `skipped by matchCondition ${outcome.name}`;
   }
   return undefined;
 }
@@ -145,10 +173,20 @@ export interface NotCalled {
  * Evaluates a registration's matchConditions for a request: undefined when the webhook is
  * to be called, else the outcome and the answer the API server gives without calling it.
  */
-export function answerWithoutCalling(registration: AdmissionRegistration, request: AdmissionRequest, authorize?: Authorize): NotCalled | undefined {
+export function answerWithoutCalling(
+  registration: AdmissionRegistration,
+  request: AdmissionRequest,
+  authorize?: Authorize,
+): NotCalled | undefined {
   if (!registration.matchConditions?.length) return undefined;
   const outcome = matchConditionsFor(registration).evaluate(request, authorize);
   if ('matched' in outcome && outcome.matched) return undefined;
   if ('matched' in outcome) return { outcome, response: { allowed: true } };
-  return { outcome, response: { allowed: false, status: { code: 500, reason: 'InternalError', message: rejectionMessage(registration.webhookName, outcome) } } };
+  return {
+    outcome,
+    response: {
+      allowed: false,
+      status: { code: 500, reason: 'InternalError', message: rejectionMessage(registration.webhookName, outcome) },
+    },
+  };
 }

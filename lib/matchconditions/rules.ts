@@ -25,7 +25,10 @@ export interface ConditionProblem {
  * default) does when the configuration is created; every problem is an error it would reject
  * the configuration with.
  */
-export function checkMatchConditions(conditions: unknown, options: { kubeVersion?: CelKubeVersion } = {}): ConditionProblem[] {
+export function checkMatchConditions(
+  conditions: unknown,
+  options: { kubeVersion?: CelKubeVersion } = {},
+): ConditionProblem[] {
   const problems: ConditionProblem[] = [];
   const add = (rule: string, message: string) => problems.push({ level: 'error', rule, message });
   if (conditions === undefined || conditions === null) return problems;
@@ -33,7 +36,8 @@ export function checkMatchConditions(conditions: unknown, options: { kubeVersion
     add('match-conditions-type', 'matchConditions must be a list');
     return problems;
   }
-  if (conditions.length > MAX_MATCH_CONDITIONS) add('match-conditions-count', `${conditions.length} matchConditions; at most ${MAX_MATCH_CONDITIONS}`);
+  if (conditions.length > MAX_MATCH_CONDITIONS)
+    add('match-conditions-count', `${conditions.length} matchConditions; at most ${MAX_MATCH_CONDITIONS}`);
   const seen = new Set<string>();
   conditions.forEach((c: Partial<MatchCondition> | null, i) => {
     const name = typeof c?.name === 'string' ? c.name : '';
@@ -41,8 +45,13 @@ export function checkMatchConditions(conditions: unknown, options: { kubeVersion
     if (!name) add('match-conditions-name', `${label}: name is required`);
     else {
       const problem = qualifiedNameProblem(name);
-      if (problem) add('match-conditions-name', `matchCondition name ${JSON.stringify(name)} must be a qualified name: ${problem}`);
-      if (seen.has(name)) add('match-conditions-duplicate', `matchCondition name ${JSON.stringify(name)} is used twice`);
+      if (problem)
+        add(
+          'match-conditions-name',
+          `matchCondition name ${JSON.stringify(name)} must be a qualified name: ${problem}`,
+        );
+      if (seen.has(name))
+        add('match-conditions-duplicate', `matchCondition name ${JSON.stringify(name)} is used twice`);
       seen.add(name);
     }
     const expression = typeof c?.expression === 'string' ? c.expression.trim() : '';
@@ -51,8 +60,13 @@ export function checkMatchConditions(conditions: unknown, options: { kubeVersion
       return;
     }
     const compiled = compileExpression(expression, { kubeVersion: options.kubeVersion, mode: 'create' });
-    if (isCompileError(compiled)) add('match-conditions-compile', `${label}: ${JSON.stringify(expression)}: ${compiled.message}`);
-    else if (compiled.type !== 'bool') add('match-conditions-type', `${label}: ${JSON.stringify(expression)} must evaluate to bool, not ${compiled.type}`);
+    if (isCompileError(compiled))
+      add('match-conditions-compile', `${label}: ${JSON.stringify(expression)}: ${compiled.message}`);
+    else if (compiled.type !== 'bool')
+      add(
+        'match-conditions-type',
+        `${label}: ${JSON.stringify(expression)} must evaluate to bool, not ${compiled.type}`,
+      );
   });
   return problems;
 }

@@ -37,9 +37,10 @@ export class UrlValue {
 
   /** Go's URL.EscapedPath(). */
   escapedPath(): string {
-    if (this.rawPath && validEncoded(this.rawPath) && unescape(this.rawPath, 'path') === this.path) return this.rawPath;
+    if (this.rawPath && validEncoded(this.rawPath) && percentDecode(this.rawPath, 'path') === this.path)
+      return this.rawPath;
     if (this.path === '*') return '*';
-    return escape(this.path);
+    return percentEncode(this.path);
   }
 
   /**
@@ -106,7 +107,7 @@ function shouldEscape(c: string, mode: Mode): boolean {
 }
 
 /** Go's unescape: percent-decoding, with its checks; undefined where Go errs. */
-function unescape(s: string, mode: Mode): string | undefined {
+function percentDecode(s: string, mode: Mode): string | undefined {
   const bytes: number[] = [];
   const encoder = new TextEncoder();
   for (let i = 0; i < s.length; i++) {
@@ -132,11 +133,11 @@ function unescape(s: string, mode: Mode): string | undefined {
 }
 
 function queryUnescape(s: string): string | undefined {
-  return unescape(s, 'query');
+  return percentDecode(s, 'query');
 }
 
-/** Go's escape(s, encodePath). */
-function escape(s: string): string {
+/** Go's percentEncode(s, encodePath). */
+function percentEncode(s: string): string {
   let out = '';
   for (const byte of new TextEncoder().encode(s)) {
     const c = String.fromCharCode(byte);
@@ -162,9 +163,10 @@ function parseHost(host: string): string {
     if (!validOptionalPort(colonPort)) throw new UrlError(`invalid port ${JSON.stringify(colonPort)} after host`);
   } else {
     const colon = host.lastIndexOf(':');
-    if (colon !== -1 && !validOptionalPort(host.slice(colon))) throw new UrlError(`invalid port ${JSON.stringify(host.slice(colon))} after host`);
+    if (colon !== -1 && !validOptionalPort(host.slice(colon)))
+      throw new UrlError(`invalid port ${JSON.stringify(host.slice(colon))} after host`);
   }
-  const decoded = unescape(host, 'host');
+  const decoded = percentDecode(host, 'host');
   if (decoded === undefined) throw new UrlError(`invalid host ${JSON.stringify(host)}`);
   return decoded;
 }
@@ -175,7 +177,7 @@ function parseAuthority(authority: string): { user: string | undefined; host: st
   if (at < 0) return { user: undefined, host };
   const userinfo = authority.slice(0, at);
   if (!/^[A-Za-z0-9\-._:~!$&'()*+,;=%@]*$/.test(userinfo)) throw new UrlError('net/url: invalid userinfo');
-  const user = unescape(userinfo, 'user');
+  const user = percentDecode(userinfo, 'user');
   if (user === undefined) throw new UrlError('invalid URL escape in userinfo');
   return { user, host };
 }
@@ -217,9 +219,9 @@ function parse(raw: string, viaRequest: boolean): ConstructorParameters<typeof U
     if (slash >= 0) [authority, rest] = [authority.slice(0, slash), authority.slice(slash)];
     ({ user, host } = parseAuthority(authority));
   }
-  const path = unescape(rest, 'path');
+  const path = percentDecode(rest, 'path');
   if (path === undefined) throw new UrlError(`invalid URL escape in ${JSON.stringify(rest)}`);
-  return [scheme, '', user, host, path, escape(path) === rest ? '' : rest, rawQuery, forceQuery, ''];
+  return [scheme, '', user, host, path, percentEncode(path) === rest ? '' : rest, rawQuery, forceQuery, ''];
 }
 
 /** Go's `url.ParseRequestURI(s)` error text (`parse "<s>": <reason>`), or undefined when it accepts s. */
@@ -249,7 +251,7 @@ export function parseUrl(s: string): UrlValue {
     const hash = s.indexOf('#');
     const parts = parse(hash < 0 ? s : s.slice(0, hash), false);
     if (hash >= 0) {
-      const fragment = unescape(s.slice(hash + 1), 'path');
+      const fragment = percentDecode(s.slice(hash + 1), 'path');
       if (fragment === undefined) throw new UrlError('invalid URL escape in fragment');
       parts[8] = fragment;
     }

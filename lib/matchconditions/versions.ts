@@ -38,7 +38,17 @@ export const CEL_FEATURES: CelFeature[] = [
     since: 28,
     library: 'quantity',
     globals: ['quantity', 'isQuantity'],
-    members: ['isInteger', 'asInteger', 'asApproximateFloat', 'sign', 'add', 'sub', 'isLessThan', 'isGreaterThan', 'compareTo'],
+    members: [
+      'isInteger',
+      'asInteger',
+      'asApproximateFloat',
+      'sign',
+      'add',
+      'sub',
+      'isLessThan',
+      'isGreaterThan',
+      'compareTo',
+    ],
   },
   {
     since: 28,
@@ -53,8 +63,14 @@ export const CEL_FEATURES: CelFeature[] = [
     since: 30,
     library: 'ip and cidr',
     globals: ['ip', 'isIP', 'cidr', 'isCIDR'],
-    members: ['family', 'isUnspecified', 'isLoopback', 'isLinkLocalMulticast', 'isLinkLocalUnicast', 'isGlobalUnicast']
-      .concat(['containsIP', 'containsCIDR', 'masked', 'prefixLength']),
+    members: [
+      'family',
+      'isUnspecified',
+      'isLoopback',
+      'isLinkLocalMulticast',
+      'isLinkLocalUnicast',
+      'isGlobalUnicast',
+    ].concat(['containsIP', 'containsCIDR', 'masked', 'prefixLength']),
   },
   { since: 31, library: 'format', globals: ['format'], members: ['validate'] },
   { since: 33, library: 'semver', globals: ['semver', 'isSemver'], members: ['major', 'minor', 'patch'] },
@@ -67,14 +83,21 @@ export const CEL_FEATURES: CelFeature[] = [
 ];
 
 /** The minor version whose environment compiles expressions for `version` in `mode`. */
-export function environmentMinor(version: CelKubeVersion = NEWEST_KUBE_VERSION, mode: ExpressionMode = 'stored'): number {
+export function environmentMinor(
+  version: CelKubeVersion = NEWEST_KUBE_VERSION,
+  mode: ExpressionMode = 'stored',
+): number {
   // Every Kubernetes release so far is 1.x; a 2.x would know all of 1.x.
   const minor = version.major > 1 ? Number.POSITIVE_INFINITY : version.minor;
   return mode === 'create' ? minor - 1 : minor;
 }
 
 /** The feature that `name` (a member, global or operator) needs and `minor` lacks, if any. */
-export function missingFeature(kind: 'member' | 'global' | 'operator', name: string, minor: number): CelFeature | undefined {
+export function missingFeature(
+  kind: 'member' | 'global' | 'operator',
+  name: string,
+  minor: number,
+): CelFeature | undefined {
   const key = kind === 'member' ? 'members' : kind === 'global' ? 'globals' : 'operators';
   return CEL_FEATURES.find((f) => f.since > minor && f[key]?.includes(name));
 }

@@ -75,7 +75,13 @@ export function parseAdmissionReview(body: unknown): ReviewResult<AdmissionRevie
 
 /** Reads a ConversionReview (v1 or v1beta1) from a parsed JSON body. */
 export function parseConversionReview(body: unknown): ReviewResult<ConversionReview> {
-  return readReview(body, 'ConversionReview', CONVERSION_REVIEW_VERSIONS, ConversionReviewSchema, readConversionReviewFast);
+  return readReview(
+    body,
+    'ConversionReview',
+    CONVERSION_REVIEW_VERSIONS,
+    ConversionReviewSchema,
+    readConversionReviewFast,
+  );
 }
 
 /** Wraps an admission response in the envelope of the request: same apiVersion and kind, uid echoed. */
@@ -91,5 +97,9 @@ export function completeConversionReview(
   review: Pick<ConversionReview, 'apiVersion'> & { request: { uid: string } },
   response: Omit<ConversionResponse, 'uid'>,
 ): ConversionReviewResponse {
-  return { apiVersion: review.apiVersion, kind: 'ConversionReview', response: { uid: review.request.uid, ...response } };
+  return {
+    apiVersion: review.apiVersion,
+    kind: 'ConversionReview',
+    response: { uid: review.request.uid, ...response },
+  };
 }

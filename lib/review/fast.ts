@@ -192,10 +192,25 @@ export function readConversionReviewFast(body: Loose): ConversionReview | undefi
   for (let i = 0; i < objects.length; i++) {
     const o: unknown = objects[i];
     // ConvertibleObjectSchema's test.
-    if (!isObject(o) || typeof o.apiVersion !== 'string' || o.apiVersion === '' || typeof o.kind !== 'string' || o.kind === '') return undefined;
+    if (
+      !isObject(o) ||
+      typeof o.apiVersion !== 'string' ||
+      o.apiVersion === '' ||
+      typeof o.kind !== 'string' ||
+      o.kind === ''
+    )
+      return undefined;
     const m = o.metadata;
-    if (m !== undefined && !(isObject(m) && optionalStringMember(m.name) && optionalStringMember(m.namespace) && optionalStringMember(m.uid))) return undefined;
+    if (
+      m !== undefined &&
+      !(isObject(m) && optionalStringMember(m.name) && optionalStringMember(m.namespace) && optionalStringMember(m.uid))
+    )
+      return undefined;
     copy[i] = o;
   }
-  return { apiVersion: body.apiVersion, kind: body.kind, request: { uid, desiredAPIVersion, objects: copy } } as ConversionReview;
+  return {
+    apiVersion: body.apiVersion,
+    kind: body.kind,
+    request: { uid, desiredAPIVersion, objects: copy },
+  } as ConversionReview;
 }

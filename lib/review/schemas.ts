@@ -59,7 +59,11 @@ const ConvertibleObjectSchema = z.custom<KubeObject & { apiVersion: string; kind
     isJsonObject(v) &&
     nonEmptyString(v.apiVersion) &&
     nonEmptyString(v.kind) &&
-    (v.metadata === undefined || (isJsonObject(v.metadata) && optionalString(v.metadata.name) && optionalString(v.metadata.namespace) && optionalString(v.metadata.uid))),
+    (v.metadata === undefined ||
+      (isJsonObject(v.metadata) &&
+        optionalString(v.metadata.name) &&
+        optionalString(v.metadata.namespace) &&
+        optionalString(v.metadata.uid))),
   'expected an object with string apiVersion and kind, and string metadata.name, namespace and uid',
 );
 

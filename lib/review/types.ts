@@ -45,7 +45,13 @@ export interface AdmissionRequest {
   /** What is being done. */
   operation: Operation;
   /** The user that made the request to the API server (`authenticationv1.UserInfo`). */
-  userInfo: { [key: string]: unknown; username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+  userInfo: {
+    [key: string]: unknown;
+    username?: string;
+    uid?: string;
+    groups?: string[];
+    extra?: Record<string, string[]>;
+  };
   /** The object as it would be stored (null for DELETE and CONNECT). */
   object?: KubeObject | null;
   /** The object as it is stored (UPDATE, DELETE). */

@@ -8,13 +8,18 @@ import { invoke, type AdmissionResult, type InvokeOptions } from '../harness/inv
 import { admissionReview, conversionReview, type AdmissionReviewOptions } from '../harness/reviews.ts';
 
 /** True when a webhook's rules and selectors send it this request. */
-export function webhookMatches(webhook: AdmissionWebhook, request: AdmissionRequest, namespaceLabels: Record<string, string> = {}): boolean {
+export function webhookMatches(
+  webhook: AdmissionWebhook,
+  request: AdmissionRequest,
+  namespaceLabels: Record<string, string> = {},
+): boolean {
   const reg = webhook.registration;
   const labels = (request.object ?? request.oldObject)?.metadata?.labels ?? {};
   return (
     reg.rules.some((rule) => ruleMatches(rule, request)) &&
     selectorMatches(reg.objectSelector, labels) &&
-    (!request.namespace || selectorMatches(reg.namespaceSelector, { 'kubernetes.io/metadata.name': request.namespace, ...namespaceLabels }))
+    (!request.namespace ||
+      selectorMatches(reg.namespaceSelector, { 'kubernetes.io/metadata.name': request.namespace, ...namespaceLabels }))
   );
 }
 
@@ -54,7 +59,11 @@ export interface ChainResult {
 export async function runAdmissionChain(
   object: KubeObject | null,
   webhooks: AdmissionWebhook[],
-  options: AdmissionReviewOptions & { namespaceLabels?: Record<string, string>; invoke?: InvokeOptions; matchRules?: boolean } = {},
+  options: AdmissionReviewOptions & {
+    namespaceLabels?: Record<string, string>;
+    invoke?: InvokeOptions;
+    matchRules?: boolean;
+  } = {},
 ): Promise<ChainResult> {
   const conversion = webhooks.find((w) => (w?.registration?.type as string) === 'conversion');
   if (conversion) {
@@ -77,24 +86,46 @@ export async function runAdmissionChain(
     });
   }
   const matching = webhooks.filter((w) => webhookMatches(w, template.request, options.namespaceLabels));
-  const byName = (a: AdmissionWebhook, b: AdmissionWebhook) => a.registration.webhookName.localeCompare(b.registration.webhookName);
+  const byName = (a: AdmissionWebhook, b: AdmissionWebhook) =>
+    a.registration.webhookName.localeCompare(b.registration.webhookName);
   const mutating = matching.filter((w) => w.registration.type === 'mutating').sort(byName);
   const validating = matching.filter((w) => w.registration.type === 'validating').sort(byName);
   const steps: ChainStep[] = [];
   let current = object;
 
   const call = async (webhook: AdmissionWebhook, phase: ChainStep['phase']): Promise<ChainResult | undefined> => {
-    const review = admissionReview(current, { ...options, operation: template.request.operation, uid: template.request.uid });
+    const review = admissionReview(current, {
+      ...options,
+      operation: template.request.operation,
+      uid: template.request.uid,
+    });
     const result = await invoke(webhook, review, options.invoke);
     const changed = result.patch.length > 0;
-    const step: ChainStep = { webhook: webhook.registration.webhookName, phase, allowed: result.allowed, changed, result };
+    const step: ChainStep = {
+      webhook: webhook.registration.webhookName,
+      phase,
+      allowed: result.allowed,
+      changed,
+      result,
+    };
     if (result.wouldDeny !== undefined) step.wouldDeny = result.wouldDeny;
     steps.push(step);
     if (!result.allowed) {
       const name = webhook.registration.webhookName;
       // A matchCondition that failed under failurePolicy Fail: the API server's own error, no webhook denial.
-      const message = result.matchConditionError !== undefined ? result.status!.message! : `admission webhook "${name}" denied the request: ${result.status?.message ?? ''}`;
-      return { allowed: false, object: current, steps, warnings: steps.flatMap((s) => s.result.warnings), wouldDeny: wouldDenyOf(steps), deniedBy: name, message };
+      const message =
+        result.matchConditionError !== undefined
+          ? result.status!.message!
+          : `admission webhook "${name}" denied the request: ${result.status?.message ?? ''}`;
+      return {
+        allowed: false,
+        object: current,
+        steps,
+        warnings: steps.flatMap((s) => s.result.warnings),
+        wouldDeny: wouldDenyOf(steps),
+        deniedBy: name,
+        message,
+      };
     }
     if (changed) current = result.object;
     return undefined;
@@ -105,7 +136,8 @@ export async function runAdmissionChain(
     const denied = await call(webhook, 'mutating');
     if (denied) return denied;
     if (steps.at(-1)!.changed) {
-      for (const earlier of mutating.slice(0, i)) if (earlier.registration.reinvocationPolicy === 'IfNeeded') reinvoke.add(earlier);
+      for (const earlier of mutating.slice(0, i))
+        if (earlier.registration.reinvocationPolicy === 'IfNeeded') reinvoke.add(earlier);
     }
   }
   for (const webhook of mutating) {
@@ -117,7 +149,13 @@ export async function runAdmissionChain(
     const denied = await call(webhook, 'validating');
     if (denied) return denied;
   }
-  return { allowed: true, object: current, steps, warnings: steps.flatMap((s) => s.result.warnings), wouldDeny: wouldDenyOf(steps) };
+  return {
+    allowed: true,
+    object: current,
+    steps,
+    warnings: steps.flatMap((s) => s.result.warnings),
+    wouldDeny: wouldDenyOf(steps),
+  };
 }
 
 function wouldDenyOf(steps: ChainStep[]): ChainResult['wouldDeny'] {
@@ -128,7 +166,11 @@ function wouldDenyOf(steps: ChainStep[]): ChainResult['wouldDeny'] {
  * Asserts that a mutating webhook is idempotent: its patch applied, a second call on the
  * result returns no patch. Returns the first call's result.
  */
-export async function expectIdempotent(webhook: AdmissionWebhook, object: KubeObject, options: AdmissionReviewOptions = {}): Promise<AdmissionResult> {
+export async function expectIdempotent(
+  webhook: AdmissionWebhook,
+  object: KubeObject,
+  options: AdmissionReviewOptions = {},
+): Promise<AdmissionResult> {
   const first = await invoke(webhook, admissionReview(object, options));
   assert.ok(first.allowed, `first call denied: ${first.status?.message}`);
   const second = await invoke(webhook, admissionReview(first.object, options));
@@ -141,7 +183,11 @@ export async function expectIdempotent(webhook: AdmissionWebhook, object: KubeOb
  * Asserts that converting `object` through every other version and back gives it back
  * unchanged, both one version at a time and along the whole list.
  */
-export async function expectRoundTrip(webhook: ConversionWebhook, object: KubeObject, apiVersions: string[]): Promise<void> {
+export async function expectRoundTrip(
+  webhook: ConversionWebhook,
+  object: KubeObject,
+  apiVersions: string[],
+): Promise<void> {
   const start = object.apiVersion;
   assert.ok(start, 'object needs an apiVersion');
   const convert = async (obj: KubeObject, to: string): Promise<KubeObject> => {
@@ -157,5 +203,9 @@ export async function expectRoundTrip(webhook: ConversionWebhook, object: KubeOb
   }
   let current = object;
   for (const version of [...apiVersions.filter((v) => v !== start), start]) current = await convert(current, version);
-  assert.deepEqual(current, object, `${[start, ...apiVersions.filter((v) => v !== start), start].join(' -> ')} changed the object`);
+  assert.deepEqual(
+    current,
+    object,
+    `${[start, ...apiVersions.filter((v) => v !== start), start].join(' -> ')} changed the object`,
+  );
 }

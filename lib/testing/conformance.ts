@@ -13,7 +13,6 @@ import { invoke } from '../harness/invoke.ts';
 import { admissionReview, conversionReview } from '../harness/reviews.ts';
 import { kindOf } from '../harness/reviews.ts';
 
-
 /**
  * One check of the conformance suite: a name for the report and the assertion to run. `run`
  * resolves to a reason when the check could not be made with a generated object (a sample is
@@ -21,6 +20,7 @@ import { kindOf } from '../harness/reviews.ts';
  */
 export interface ConformanceCheck {
   name: string;
+  // biome-ignore lint/suspicious/noConfusingVoidType: a check that passes returns nothing.
   run: () => Promise<void | { skipped: string }>;
 }
 
@@ -129,7 +129,9 @@ function targets(reg: AdmissionRegistration, sample: KubeObject | undefined, crd
     // Any version of a CRD the project ships: its first served one.
     const version = pick(rule.apiVersions, crdVersions(crd).find((v) => v.served !== false)?.name ?? ANY_VERSION);
     const subResource = sub === undefined ? undefined : sub === '*' ? ANY_SUBRESOURCE : sub;
-    const operations = rule.operations.includes('*') ? OBJECT_OPERATIONS : rule.operations.filter((o): o is Operation => o !== '*' && o !== 'CONNECT');
+    const operations = rule.operations.includes('*')
+      ? OBJECT_OPERATIONS
+      : rule.operations.filter((o): o is Operation => o !== '*' && o !== 'CONNECT');
     for (const operation of operations) {
       const key = [operation, group, version, resource, subResource].join('|');
       if (seen.has(key)) continue;
@@ -156,7 +158,10 @@ function sampleFor(
 ): KubeObject {
   const kind = crd?.spec?.names?.kind ?? kindOf(resource);
   const clusterScoped = rule.scope === 'Cluster' || kind === 'Namespace' || crd?.spec?.scope === 'Cluster';
-  const metadata: NonNullable<KubeObject['metadata']> = { name: 'conformance', uid: '5f7b1d5e-0000-4000-8000-000000000001' };
+  const metadata: NonNullable<KubeObject['metadata']> = {
+    name: 'conformance',
+    uid: '5f7b1d5e-0000-4000-8000-000000000001',
+  };
   if (!clusterScoped) metadata.namespace = 'default';
   if (reg.objectSelector?.matchLabels) metadata.labels = { ...reg.objectSelector.matchLabels };
   // A CRD the project ships: the object holds what its schema for the version requires.
@@ -201,7 +206,11 @@ function admissionChecks(webhook: AdmissionWebhook, options: ConformanceOptions)
           const first = await invoke(webhook, reviewFor(t, 'v1'));
           if (!first.allowed || !first.patch.length) continue;
           const second = await invoke(webhook, reviewFor(t, 'v1', first.object));
-          assert.deepEqual(second.patch, [], `${reg.name}: ${t.operation} ${t.resource}: not idempotent: the second call patched ${JSON.stringify(second.patch)}`);
+          assert.deepEqual(
+            second.patch,
+            [],
+            `${reg.name}: ${t.operation} ${t.resource}: not idempotent: the second call patched ${JSON.stringify(second.patch)}`,
+          );
         }
       },
     });
@@ -232,7 +241,10 @@ function conversionTarget(reg: ConversionRegistration, root: string): Conversion
   const schemas = new Map<string, unknown>();
   if (reg.crdManifest) {
     const file = resolve(root, reg.crdManifest);
-    if (!existsSync(file)) throw new assert.AssertionError({ message: `${reg.name}: crdManifest ${reg.crdManifest} not found under ${root}` });
+    if (!existsSync(file))
+      throw new assert.AssertionError({
+        message: `${reg.name}: crdManifest ${reg.crdManifest} not found under ${root}`,
+      });
     type Version = { name: string; served?: boolean; schema?: { openAPIV3Schema?: unknown } };
     const crd = parseAllDocuments(readFileSync(file, 'utf8'))
       .map((d) => d.toJS() as { kind?: string; spec?: { names?: { kind?: string }; versions?: Version[] } })
@@ -279,8 +291,16 @@ function conversionChecks(webhook: ConversionWebhook, options: ConformanceOption
           const result = await invoke(webhook, review);
           // Refusing a generated object is a valid answer: the function may need fields it cannot guess.
           if (result.status === 'Failed' && generated) continue;
-          assert.equal(result.status, 'Success', `${reg.name}: ${group}/${from} → ${group}/${to} (apiextensions.k8s.io/${version}) failed: ${result.message}`);
-          assert.equal(result.convertedObjects[0]?.apiVersion, `${group}/${to}`, `${reg.name}: the converted object is not at ${group}/${to}`);
+          assert.equal(
+            result.status,
+            'Success',
+            `${reg.name}: ${group}/${from} → ${group}/${to} (apiextensions.k8s.io/${version}) failed: ${result.message}`,
+          );
+          assert.equal(
+            result.convertedObjects[0]?.apiVersion,
+            `${group}/${to}`,
+            `${reg.name}: the converted object is not at ${group}/${to}`,
+          );
         }
       },
     },
@@ -312,7 +332,11 @@ function conversionChecks(webhook: ConversionWebhook, options: ConformanceOption
         // A sample at one of the versions is an object of that version only: the round trip starts there.
         const own = ownVersion(group, versions);
         for (const version of own ? [own] : versions) {
-          await expectRoundTrip(webhook, sampleAt(group, kind, version, schemas), versions.map((v) => `${group}/${v}`));
+          await expectRoundTrip(
+            webhook,
+            sampleAt(group, kind, version, schemas),
+            versions.map((v) => `${group}/${v}`),
+          );
         }
         return undefined;
       },
@@ -402,7 +426,10 @@ export function sampleFromSchema(schema: unknown, depth = 0): unknown {
  * rules kept; a mutating webhook is idempotent; a conversion webhook round-trips objects
  * through the versions it declares.
  */
-export function conformanceChecks(webhook: AdmissionWebhook | ConversionWebhook, options: ConformanceOptions = {}): ConformanceCheck[] {
+export function conformanceChecks(
+  webhook: AdmissionWebhook | ConversionWebhook,
+  options: ConformanceOptions = {},
+): ConformanceCheck[] {
   const checks =
     webhook.registration.type === 'conversion'
       ? conversionChecks(webhook as ConversionWebhook, options)

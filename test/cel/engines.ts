@@ -51,7 +51,11 @@ function marcCanonical(v: unknown): string {
   if (v instanceof marcUint) return `u${v.value}`;
   if (v instanceof Uint8Array) return canonicalBytes(v);
   if (Array.isArray(v)) return `[${v.map(marcCanonical).join(',')}]`;
-  if (v instanceof Map) return `{${[...v].map(([k, x]) => `${marcCanonical(k)}:${marcCanonical(x)}`).sort().join(',')}}`;
+  if (v instanceof Map)
+    return `{${[...v]
+      .map(([k, x]) => `${marcCanonical(k)}:${marcCanonical(x)}`)
+      .sort()
+      .join(',')}}`;
   const ctor = (v as object).constructor?.name;
   if (ctor === 'Type') return `t${(v as { name: string }).name}`;
   if (ctor === 'Object' || ctor === undefined) {
@@ -100,7 +104,8 @@ export const marcbachmann: ConformanceEngine = {
 };
 
 /** The first line of a compile error's message, without the `compilation failed: ERROR: <input>:l:c: ` prefix. */
-const compileSummary = (m: string): string => m.split('\n')[0]!.replace(/^compilation failed: ERROR: <input>:\d+:\d+: /, '');
+const compileSummary = (m: string): string =>
+  m.split('\n')[0]!.replace(/^compilation failed: ERROR: <input>:\d+:\d+: /, '');
 
 /**
  * The matchConditions environment itself, as users get it: each case goes through
@@ -135,7 +140,11 @@ function bufCanonical(v: unknown): string {
   if (isCelUint(v)) return `u${v.value}`;
   if (v instanceof Uint8Array) return canonicalBytes(v);
   if (isCelList(v)) return `[${[...v].map(bufCanonical).join(',')}]`;
-  if (isCelMap(v)) return `{${[...v].map(([k, x]) => `${bufCanonical(k)}:${bufCanonical(x)}`).sort().join(',')}}`;
+  if (isCelMap(v))
+    return `{${[...v]
+      .map(([k, x]) => `${bufCanonical(k)}:${bufCanonical(x)}`)
+      .sort()
+      .join(',')}}`;
   if (isCelType(v)) return `t${v.name}`;
   return `?${(v as object).constructor?.name}`;
 }

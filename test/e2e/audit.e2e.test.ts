@@ -23,8 +23,12 @@ cpSync(join(root, 'test', 'fixtures', 'audit', 'functions'), join(work, 'functio
 
 function klw(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(root, 'infra/bin/klw.mjs'), '--root', work, ...args], { encoding: 'utf8' }, (err, stdout, stderr) =>
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [join(root, 'infra/bin/klw.mjs'), '--root', work, ...args],
+      { encoding: 'utf8' },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -38,19 +42,32 @@ const object = (kind: 'ConfigMap' | 'Pod', namespace: string, name: string, labe
 });
 async function create(body: ReturnType<typeof object> | Record<string, any>): Promise<{ status: number; body: any }> {
   const path =
-    body.kind === 'Namespace' ? '/api/v1/namespaces' : `/api/v1/namespaces/${body.metadata.namespace}/${body.kind === 'Pod' ? 'pods' : 'configmaps'}`;
+    body.kind === 'Namespace'
+      ? '/api/v1/namespaces'
+      : `/api/v1/namespaces/${body.metadata.namespace}/${body.kind === 'Pod' ? 'pods' : 'configmaps'}`;
   return cluster.api('POST', path, body);
 }
 
 before(async () => {
   const port = await freePort();
-  const auth = await klw('auth-config', '--url', `https://127.0.0.1:${port}`, '--token', token, '--out-dir', join(clusterDir, 'auth'));
+  const auth = await klw(
+    'auth-config',
+    '--url',
+    `https://127.0.0.1:${port}`,
+    '--token',
+    token,
+    '--out-dir',
+    join(clusterDir, 'auth'),
+  );
   assert.equal(auth.code, 0, auth.stderr);
   await cluster.startEtcd();
   await cluster.startApiServer(join(clusterDir, 'auth', 'admission-config.yaml'));
 
   // The objects exist before any webhook does.
-  for (const [name, labels] of [['audit-on', { [ENFORCE]: 'on' }], ['audit-off', { [ENFORCE]: 'off' }]] as const) {
+  for (const [name, labels] of [
+    ['audit-on', { [ENFORCE]: 'on' }],
+    ['audit-off', { [ENFORCE]: 'off' }],
+  ] as const) {
     const res = await create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
     assert.equal(res.status, 201, JSON.stringify(res.body));
   }
@@ -70,7 +87,8 @@ before(async () => {
     assert.equal(res.status, 201, JSON.stringify(res.body));
   }
   // Extra configmaps, so the audit pages through more than one list page.
-  for (let i = 0; i < 7; i++) assert.equal((await create(object('ConfigMap', 'audit-on', `cm-filler-${i}`, { owner: 'a' }))).status, 201);
+  for (let i = 0; i < 7; i++)
+    assert.equal((await create(object('ConfigMap', 'audit-on', `cm-filler-${i}`, { owner: 'a' }))).status, 201);
 
   // Then the webhooks are registered.
   process.env.KLW_BEARER_TOKEN = token;
@@ -135,7 +153,10 @@ describe('klw audit against kube-apiserver', () => {
   check('the table, and exit 0 for a function that only patches', async () => {
     const table = await klw('audit', '--kubeconfig', cluster.kubeconfig, '--context', 'e2e');
     assert.equal(table.code, 1);
-    assert.match(table.stdout, /^DENIED\s+audit-policy\s+Deny\s+configmaps\s+audit-on\/cm-bad\s+ConfigMap "cm-bad" has tier=forbidden$/m);
+    assert.match(
+      table.stdout,
+      /^DENIED\s+audit-policy\s+Deny\s+configmaps\s+audit-on\/cm-bad\s+ConfigMap "cm-bad" has tier=forbidden$/m,
+    );
     const defaults = await klw('audit', 'audit-defaults', '--kubeconfig', cluster.kubeconfig);
     assert.equal(defaults.code, 0, defaults.stderr);
     assert.match(defaults.stderr, /0 denied, 0 warned, 1 patched/);

@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Where infra/e2e/build-apiserver.sh puts kube-apiserver. */
-export const APISERVER = process.env.KLW_KUBE_APISERVER ?? join(process.env.KLW_CACHE_DIR ?? join(homedir(), '.cache', 'kube-lambda-webhooks'), 'bin', 'kube-apiserver');
+export const APISERVER =
+  process.env.KLW_KUBE_APISERVER ??
+  join(process.env.KLW_CACHE_DIR ?? join(homedir(), '.cache', 'kube-lambda-webhooks'), 'bin', 'kube-apiserver');
 
 /** An HTTP answer from the API server. */
 export interface ApiResponse {
@@ -38,7 +40,9 @@ export async function freePort(address = '127.0.0.1'): Promise<number> {
 
 function start(command: string, args: string[], logFile: string, netns?: string): ChildProcess {
   // `ip netns exec` execs the command itself, so the child's pid is etcd's or kube-apiserver's.
-  const child = netns ? spawn('ip', ['netns', 'exec', netns, command, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }) : spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = netns
+    ? spawn('ip', ['netns', 'exec', netns, command, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const chunks: Buffer[] = [];
   child.stdout!.on('data', (c: Buffer) => chunks.push(c));
   child.stderr!.on('data', (c: Buffer) => chunks.push(c));
@@ -87,22 +91,32 @@ export class Cluster {
 
   /** The pids of etcd and kube-apiserver while they run. */
   get pids(): number[] {
-    return [this.etcd, this.apiserver].filter((c) => c && c.exitCode === null && c.signalCode === null).map((c) => c!.pid!);
+    return [this.etcd, this.apiserver]
+      .filter((c) => c && c.exitCode === null && c.signalCode === null)
+      .map((c) => c!.pid!);
   }
 
   /** Starts etcd once. */
   async startEtcd(): Promise<void> {
-    const [client, peer] = this.place ? [NETNS_PORTS.etcdClient, NETNS_PORTS.etcdPeer] : [await freePort(), await freePort()];
+    const [client, peer] = this.place
+      ? [NETNS_PORTS.etcdClient, NETNS_PORTS.etcdPeer]
+      : [await freePort(), await freePort()];
     this.etcdUrl = `http://127.0.0.1:${client}`;
     this.etcd = start(
       'etcd',
       [
-        '--data-dir', join(this.dir, 'etcd'),
-        '--listen-client-urls', this.etcdUrl,
-        '--advertise-client-urls', this.etcdUrl,
-        '--listen-peer-urls', `http://127.0.0.1:${peer}`,
-        '--initial-advertise-peer-urls', `http://127.0.0.1:${peer}`,
-        '--initial-cluster', `default=http://127.0.0.1:${peer}`,
+        '--data-dir',
+        join(this.dir, 'etcd'),
+        '--listen-client-urls',
+        this.etcdUrl,
+        '--advertise-client-urls',
+        this.etcdUrl,
+        '--listen-peer-urls',
+        `http://127.0.0.1:${peer}`,
+        '--initial-advertise-peer-urls',
+        `http://127.0.0.1:${peer}`,
+        '--initial-cluster',
+        `default=http://127.0.0.1:${peer}`,
       ],
       join(this.dir, 'etcd.log'),
       this.place?.netns,
@@ -112,7 +126,8 @@ export class Cluster {
   /** Starts (or restarts) kube-apiserver, optionally with an admission control config file. */
   async startApiServer(admissionConfigFile?: string): Promise<void> {
     await stop(this.apiserver);
-    if (!existsSync(APISERVER)) throw new Error(`${APISERVER} not found: run infra/e2e/build-apiserver.sh (it builds it once into the cache)`);
+    if (!existsSync(APISERVER))
+      throw new Error(`${APISERVER} not found: run infra/e2e/build-apiserver.sh (it builds it once into the cache)`);
     mkdirSync(this.dir, { recursive: true });
     const saKey = join(this.dir, 'sa.key');
     const saPub = join(this.dir, 'sa.pub');
@@ -149,7 +164,8 @@ export class Cluster {
     );
     const caFile = join(this.dir, 'certs', 'apiserver.crt');
     for (let i = 0; i < 120; i++) {
-      if (this.apiserver.exitCode !== null) throw new Error(`kube-apiserver exited: see ${join(this.dir, 'apiserver.log')}`);
+      if (this.apiserver.exitCode !== null)
+        throw new Error(`kube-apiserver exited: see ${join(this.dir, 'apiserver.log')}`);
       if (existsSync(caFile)) {
         this.ca = readFileSync(caFile, 'utf8');
         const ready = await this.api('GET', '/readyz').catch(() => undefined);
@@ -170,7 +186,8 @@ export class Cluster {
       }),
     );
     // The default namespace is created by the API server's bootstrap controller shortly after start.
-    for (let i = 0; i < 60 && (await this.api('GET', '/api/v1/namespaces/default')).status !== 200; i++) await sleep(250);
+    for (let i = 0; i < 60 && (await this.api('GET', '/api/v1/namespaces/default')).status !== 200; i++)
+      await sleep(250);
   }
 
   /** One request to the API server, verified against its certificate. */
@@ -179,7 +196,15 @@ export class Cluster {
       const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
       const req = request(
         `${this.url}${path}`,
-        { method, ca: this.ca, headers: { authorization: `Bearer ${this.token}`, accept: 'application/json', ...(text ? { 'content-type': contentType } : {}) } },
+        {
+          method,
+          ca: this.ca,
+          headers: {
+            authorization: `Bearer ${this.token}`,
+            accept: 'application/json',
+            ...(text ? { 'content-type': contentType } : {}),
+          },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));

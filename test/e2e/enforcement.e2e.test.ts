@@ -67,8 +67,22 @@ function kubectlCreate(body: unknown): Promise<{ code: number; stdout: string; s
 before(async () => {
   const port = await freePort();
   const auth = await new Promise<{ code: number; stderr: string }>((resolve) =>
-    execFile(process.execPath, [join(root, 'infra/bin/klw.mjs'), '--root', work, 'auth-config', '--url', `https://127.0.0.1:${port}`, '--token', token, '--out-dir', join(clusterDir, 'auth')], { encoding: 'utf8' }, (err, _stdout, stderr) =>
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stderr }),
+    execFile(
+      process.execPath,
+      [
+        join(root, 'infra/bin/klw.mjs'),
+        '--root',
+        work,
+        'auth-config',
+        '--url',
+        `https://127.0.0.1:${port}`,
+        '--token',
+        token,
+        '--out-dir',
+        join(clusterDir, 'auth'),
+      ],
+      { encoding: 'utf8' },
+      (err, _stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stderr }),
     ),
   );
   assert.equal(auth.code, 0, auth.stderr);
@@ -119,11 +133,15 @@ const check = (name: string, fn: () => Promise<void>) =>
   });
 
 /** The review line a function wrote for a pod. */
-const reviewLine = (webhook: string, podName: string) => functionLines.find((l) => l.msg === 'review' && l.webhook === webhook && l.name === podName);
+const reviewLine = (webhook: string, podName: string) =>
+  functionLines.find((l) => l.msg === 'review' && l.webhook === webhook && l.name === podName);
 
 describe('enforcement modes against kube-apiserver', () => {
   check('the manifests carry URLs with the path secret', async () => {
-    const hooks = await cluster.api('GET', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/kube-lambda-webhooks');
+    const hooks = await cluster.api(
+      'GET',
+      '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/kube-lambda-webhooks',
+    );
     const urls = Object.fromEntries(hooks.body.webhooks.map((w: any) => [w.name, w.clientConfig.url]));
     assert.equal(urls['warn-policy.webhooks.kube-lambda.dev'], api!.functionUrl('warn-policy'));
   });
@@ -131,7 +149,10 @@ describe('enforcement modes against kube-apiserver', () => {
   check('Deny rejects a violating pod', async () => {
     const res = await createPod(pod('denied', 'deny'));
     assert.equal(res.status, 403, res.text);
-    assert.equal(res.body.message, 'admission webhook "deny-policy.webhooks.kube-lambda.dev" denied the request: pod "denied" has tier=forbidden');
+    assert.equal(
+      res.body.message,
+      'admission webhook "deny-policy.webhooks.kube-lambda.dev" denied the request: pod "denied" has tier=forbidden',
+    );
   });
 
   check('Warn admits a violating pod with the denial in the Warning header, and kubectl prints it', async () => {
@@ -145,7 +166,10 @@ describe('enforcement modes against kube-apiserver', () => {
     assert.equal(stored.status, 200);
     const out = await kubectlCreate(pod('warned-kubectl', 'warn'));
     assert.equal(out.code, 0, out.stderr);
-    assert.match(out.stderr, /Warning: admission webhook "warn-policy\.webhooks\.kube-lambda\.dev" would deny the request: pod "warned-kubectl" has tier=forbidden/);
+    assert.match(
+      out.stderr,
+      /Warning: admission webhook "warn-policy\.webhooks\.kube-lambda\.dev" would deny the request: pod "warned-kubectl" has tier=forbidden/,
+    );
     const line = reviewLine('warn-policy', 'warned');
     assert.ok(line, 'the function logged the review');
     assert.equal(line.wouldDeny, true);

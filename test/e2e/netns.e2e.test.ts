@@ -35,13 +35,17 @@ function createNetwork(): void {
   try {
     ip('-V');
   } catch {
-    throw new Error('`ip` (iproute2) is not installed: run infra/e2e/build-apiserver.sh (npm run e2e:setup), or set KLW_E2E_NO_NETNS=1 to leave this test out');
+    throw new Error(
+      '`ip` (iproute2) is not installed: run infra/e2e/build-apiserver.sh (npm run e2e:setup), or set KLW_E2E_NO_NETNS=1 to leave this test out',
+    );
   }
   try {
     ip('netns', 'add', netns);
   } catch (err) {
     const uid = process.getuid?.();
-    throw new Error(`cannot create network namespace ${netns} (uid ${uid}; root and network namespace support are needed; KLW_E2E_NO_NETNS=1 leaves this test out): ${(err as { stderr?: string }).stderr ?? err}`);
+    throw new Error(
+      `cannot create network namespace ${netns} (uid ${uid}; root and network namespace support are needed; KLW_E2E_NO_NETNS=1 leaves this test out): ${(err as { stderr?: string }).stderr ?? err}`,
+    );
   }
   ip('link', 'add', hostLink, 'type', 'veth', 'peer', 'name', nsLink);
   ip('link', 'set', nsLink, 'netns', netns);
@@ -73,7 +77,9 @@ const pod = (name: string, spec: Record<string, unknown> = {}) => ({
   spec: { containers: [{ name: 'app', image: 'nginx:1.25' }], ...spec },
 });
 
-describe('end to end with kube-apiserver in its own network namespace', { skip: optOut ? 'KLW_E2E_NO_NETNS=1' : false }, () => {
+describe('end to end with kube-apiserver in its own network namespace', {
+  skip: optOut ? 'KLW_E2E_NO_NETNS=1' : false,
+}, () => {
   let pids: number[] = [];
 
   before(async () => {
@@ -125,9 +131,12 @@ describe('end to end with kube-apiserver in its own network namespace', { skip: 
       }
     });
 
-  check('the API server cannot reach the emulator on this host\'s loopback, only through the public URL', async () => {
+  check("the API server cannot reach the emulator on this host's loopback, only through the public URL", async () => {
     assert.equal(api!.url, `https://${hostAddress}:${EMULATOR_PORT}`);
-    assert.match(api!.functionUrl('pod-policy'), new RegExp(`^https://${hostAddress.replace(/\./g, '\\.')}:${EMULATOR_PORT}/pod-policy/.{22,}$`));
+    assert.match(
+      api!.functionUrl('pod-policy'),
+      new RegExp(`^https://${hostAddress.replace(/\./g, '\\.')}:${EMULATOR_PORT}/pod-policy/.{22,}$`),
+    );
     // Inside the namespace, 127.0.0.1 is the namespace's own loopback: nothing listens there.
     const probe = `require('net').connect(${EMULATOR_PORT}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', () => process.exit(3))`;
     let code = 0;
@@ -142,20 +151,36 @@ describe('end to end with kube-apiserver in its own network namespace', { skip: 
   check('the manifests with path-secret URLs are accepted and the webhooks are called through them', async () => {
     const applied = await cluster.kubectl('apply', '-f', api!.manifestsPath);
     assert.equal(applied.code, 0, applied.stderr);
-    const hooks = await cluster.api('GET', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/kube-lambda-webhooks');
+    const hooks = await cluster.api(
+      'GET',
+      '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/kube-lambda-webhooks',
+    );
     assert.equal(hooks.body.webhooks[0].clientConfig.url, api!.functionUrl('pod-policy'));
     // The API server picks up new configurations asynchronously: wait until it calls the webhook.
-    let denied = await cluster.api('POST', '/api/v1/namespaces/default/pods', pod('privileged', { containers: [{ name: 'app', image: 'nginx:1.25', securityContext: { privileged: true } }] }));
+    let denied = await cluster.api(
+      'POST',
+      '/api/v1/namespaces/default/pods',
+      pod('privileged', { containers: [{ name: 'app', image: 'nginx:1.25', securityContext: { privileged: true } }] }),
+    );
     for (let i = 0; i < 20 && denied.status === 201; i++) {
       await cluster.api('DELETE', '/api/v1/namespaces/default/pods/privileged');
       await new Promise((r) => setTimeout(r, 250));
-      denied = await cluster.api('POST', '/api/v1/namespaces/default/pods', pod('privileged', { containers: [{ name: 'app', image: 'nginx:1.25', securityContext: { privileged: true } }] }));
+      denied = await cluster.api(
+        'POST',
+        '/api/v1/namespaces/default/pods',
+        pod('privileged', {
+          containers: [{ name: 'app', image: 'nginx:1.25', securityContext: { privileged: true } }],
+        }),
+      );
     }
     assert.equal(denied.status, 403, denied.text);
-    assert.equal(denied.body.message, 'admission webhook "pod-policy.webhooks.kube-lambda.dev" denied the request: pod "privileged" is not allowed: container "app" is privileged');
+    assert.equal(
+      denied.body.message,
+      'admission webhook "pod-policy.webhooks.kube-lambda.dev" denied the request: pod "privileged" is not allowed: container "app" is privileged',
+    );
   });
 
-  check('an allowed pod is created with the mutating webhook\'s defaults', async () => {
+  check("an allowed pod is created with the mutating webhook's defaults", async () => {
     const created = await cluster.api('POST', '/api/v1/namespaces/default/pods', pod('compliant'));
     assert.equal(created.status, 201, created.text);
     assert.equal(created.body.metadata.labels['webhooks.kube-lambda.dev/defaulted'], 'true');
@@ -163,7 +188,9 @@ describe('end to end with kube-apiserver in its own network namespace', { skip: 
   });
 
   check('every call the API server made through the public URL carried the secret and succeeded', async () => {
-    const calls = logs.filter((l) => l.msg === 'request' && (l.function === 'pod-policy' || l.function === 'pod-defaults'));
+    const calls = logs.filter(
+      (l) => l.msg === 'request' && (l.function === 'pod-policy' || l.function === 'pod-defaults'),
+    );
     assert.ok(calls.length >= 2, `calls seen: ${calls.length}`);
     assert.deepEqual([...new Set(calls.map((l) => l.status))], [200]);
     assert.ok(!JSON.stringify(logs).includes(api!.pathSecret!), 'the secret never appears in the logs');

@@ -17,11 +17,14 @@ describe('pod-defaults', () => {
   it('adds runAsNonRoot, limits and the label with add operations only', async () => {
     const result = await invoke(podDefaults, admissionReview(pod()));
     assert.equal(result.allowed, true);
-    assert.deepEqual([...result.patch].sort((a, b) => a.path.localeCompare(b.path)), [
-      { op: 'add', path: '/metadata/labels', value: { [DEFAULTED_LABEL]: 'true' } },
-      { op: 'add', path: '/spec/containers/0/resources', value: { limits: { cpu: '500m', memory: '256Mi' } } },
-      { op: 'add', path: '/spec/securityContext', value: { runAsNonRoot: true } },
-    ]);
+    assert.deepEqual(
+      [...result.patch].sort((a, b) => a.path.localeCompare(b.path)),
+      [
+        { op: 'add', path: '/metadata/labels', value: { [DEFAULTED_LABEL]: 'true' } },
+        { op: 'add', path: '/spec/containers/0/resources', value: { limits: { cpu: '500m', memory: '256Mi' } } },
+        { op: 'add', path: '/spec/securityContext', value: { runAsNonRoot: true } },
+      ],
+    );
   });
 
   it('never overwrites what the user set', async () => {
@@ -37,16 +40,24 @@ describe('pod-defaults', () => {
   it('never replaces or removes: every operation is an add', async () => {
     const result = await invoke(podDefaults, admissionReview(fixture('reviews/pod-create-v1').request.object));
     assert.ok(result.patch.length > 0);
-    assert.ok(result.patch.every((op) => op.op === 'add'), JSON.stringify(result.patch));
+    assert.ok(
+      result.patch.every((op) => op.op === 'add'),
+      JSON.stringify(result.patch),
+    );
   });
 
   it('raises a default limit to the container request so the pod stays valid', async () => {
     const object = pod();
     object.spec!.containers![0]!.resources = { requests: { cpu: '2', memory: '1Gi' } };
-    object.spec!.initContainers = [{ name: 'init', image: 'busybox:1.36', resources: { requests: { memory: '64Mi' } } }];
+    object.spec!.initContainers = [
+      { name: 'init', image: 'busybox:1.36', resources: { requests: { memory: '64Mi' } } },
+    ];
     const result = await invoke(podDefaults, admissionReview(object));
     assert.deepEqual((result.object as Pod).spec!.containers![0]!.resources!.limits, { cpu: '2', memory: '1Gi' });
-    assert.deepEqual((result.object as Pod).spec!.initContainers![0]!.resources!.limits, { cpu: '500m', memory: '256Mi' });
+    assert.deepEqual((result.object as Pod).spec!.initContainers![0]!.resources!.limits, {
+      cpu: '500m',
+      memory: '256Mi',
+    });
   });
 
   it('takes default limits from the environment', () => {

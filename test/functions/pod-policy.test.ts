@@ -12,7 +12,9 @@ describe('pod-policy', () => {
   it('allows a pod with 150,000 untagged containers (about 5 MB of review) with the warnings the API server keeps', async () => {
     const containers = Array.from({ length: 150_000 }, (_, i) => ({ name: `c${i}`, image: 'nginx' }));
     // A clock that stands still: this is about the answer, not about speed (see bench/).
-    const result = await invoke(podPolicy, admissionReview(pod({ containers })), { handlerOptions: { clock: () => 0 } });
+    const result = await invoke(podPolicy, admissionReview(pod({ containers })), {
+      handlerOptions: { clock: () => 0 },
+    });
     assert.equal(result.allowed, true);
     const every = containers.map((c) => `container "${c.name}" uses image "nginx" without a tag; pin a version`);
     assert.deepEqual(result.warnings, sanitizeWarnings(every));
@@ -32,7 +34,10 @@ describe('pod-policy', () => {
       podPolicy,
       admissionReview(
         pod({
-          containers: [{ name: 'app', image: 'nginx:1.25', securityContext: { privileged: true } }, { name: 'ok', image: 'busybox:1.36' }],
+          containers: [
+            { name: 'app', image: 'nginx:1.25', securityContext: { privileged: true } },
+            { name: 'ok', image: 'busybox:1.36' },
+          ],
           initContainers: [{ name: 'setup', image: 'busybox:1.36', securityContext: { privileged: true } }],
           ephemeralContainers: [{ name: 'debug', image: 'busybox:1.36', securityContext: { privileged: true } }],
         }),
@@ -47,7 +52,11 @@ describe('pod-policy', () => {
   });
 
   it('lists ten problems of a denial and counts the rest', async () => {
-    const containers = Array.from({ length: 25 }, (_, i) => ({ name: `p${i}`, image: 'nginx:1.25', securityContext: { privileged: true } }));
+    const containers = Array.from({ length: 25 }, (_, i) => ({
+      name: `p${i}`,
+      image: 'nginx:1.25',
+      securityContext: { privileged: true },
+    }));
     const result = await invoke(podPolicy, admissionReview(pod({ containers, hostNetwork: true })));
     assert.equal(result.allowed, false);
     const listed = containers.slice(0, 10).map((c) => `container "${c.name}" is privileged`);
@@ -63,14 +72,28 @@ describe('pod-policy', () => {
   }
 
   it('allows privileged: false and host fields set to false', async () => {
-    const result = await invoke(podPolicy, admissionReview(pod({ hostNetwork: false, containers: [{ name: 'a', image: 'x:1', securityContext: { privileged: false } }] })));
+    const result = await invoke(
+      podPolicy,
+      admissionReview(
+        pod({ hostNetwork: false, containers: [{ name: 'a', image: 'x:1', securityContext: { privileged: false } }] }),
+      ),
+    );
     assert.equal(result.allowed, true);
   });
 
   it('warns on images without a tag or with :latest, and allows them', async () => {
     const result = await invoke(
       podPolicy,
-      admissionReview(pod({ containers: [{ name: 'a', image: 'nginx' }, { name: 'b', image: 'registry:5000/team/app:latest' }, { name: 'c', image: 'registry:5000/team/app' }, { name: 'd', image: 'app@sha256:abc' }] })),
+      admissionReview(
+        pod({
+          containers: [
+            { name: 'a', image: 'nginx' },
+            { name: 'b', image: 'registry:5000/team/app:latest' },
+            { name: 'c', image: 'registry:5000/team/app' },
+            { name: 'd', image: 'app@sha256:abc' },
+          ],
+        }),
+      ),
     );
     assert.equal(result.allowed, true);
     assert.deepEqual(result.warnings, [

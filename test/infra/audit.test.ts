@@ -11,7 +11,15 @@ import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { allow, defineMutatingWebhook, defineValidatingWebhook, deny } from '../../lib/index.ts';
 import type { AdmissionRequest } from '../../lib/review/schemas.ts';
-import { deniedLine, ProgressBar, renderAudit, runAudit, selectorQuery, summaryLine, type AuditReport } from '../../infra/audit.ts';
+import {
+  deniedLine,
+  ProgressBar,
+  renderAudit,
+  runAudit,
+  selectorQuery,
+  summaryLine,
+  type AuditReport,
+} from '../../infra/audit.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { DEFAULT_KUBE_LIMITS, identityFromCredentials, inClusterConnection, KubeClient } from '../../infra/kubeapi.ts';
 import { kubeLimitsFrom, loadConnection, whoAmI } from '../../infra/kubeapi.ts';
@@ -23,11 +31,17 @@ const KLW = fileURLToPath(new URL('../../infra/bin/klw.mjs', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'klw-audit-'));
 const TOKEN = 'audit-token';
 const ns = (name: string, labels: Record<string, string> = {}) => ({ metadata: { name, labels } });
-const obj = (namespace: string, name: string, labels: Record<string, string> = {}) => ({ metadata: { namespace, name, labels, uid: `${namespace}-${name}` } });
+const obj = (namespace: string, name: string, labels: Record<string, string> = {}) => ({
+  metadata: { namespace, name, labels, uid: `${namespace}-${name}` },
+});
 
 /** What the fake API server holds, by collection path. */
 const collections: Record<string, Array<Record<string, any>>> = {
-  '/api/v1/namespaces': [ns('on', { 'audit.example.com/enforce': 'on' }), ns('off', { 'audit.example.com/enforce': 'off' }), ns('plain')],
+  '/api/v1/namespaces': [
+    ns('on', { 'audit.example.com/enforce': 'on' }),
+    ns('off', { 'audit.example.com/enforce': 'off' }),
+    ns('plain'),
+  ],
   '/api/v1/pods': [
     obj('on', 'p-bad', { tier: 'forbidden', owner: 'a', team: 't' }),
     obj('on', 'p-ok', { owner: 'a', team: 't' }),
@@ -55,32 +69,69 @@ const accessReviews: Array<{ kind: string; spec: Record<string, any> }> = [];
 function authorizeReview(kind: string, spec: Record<string, any>): { status: number; body: unknown } {
   accessReviews.push({ kind, spec });
   const user = kind === 'SelfSubjectAccessReview' ? 'auditor@example.com' : spec.user;
-  if (user === 'ci-bot') return { status: 403, body: { kind: 'Status', code: 403, message: 'subjectaccessreviews.authorization.k8s.io is forbidden: User "auditor@example.com" cannot create resource "subjectaccessreviews"' } };
+  if (user === 'ci-bot')
+    return {
+      status: 403,
+      body: {
+        kind: 'Status',
+        code: 403,
+        message:
+          'subjectaccessreviews.authorization.k8s.io is forbidden: User "auditor@example.com" cannot create resource "subjectaccessreviews"',
+      },
+    };
   const a = spec.resourceAttributes ?? {};
   const exemption = a.group === 'example.com' && a.resource === 'exemptions';
   let status: Record<string, unknown> = { allowed: false };
-  if (user === 'auditor@example.com' && exemption && (a.namespace === 'off' || (a.namespace === 'plain' && a.verb === 'use'))) status = { allowed: true, reason: 'exempt here' };
-  else if (user === 'auditor@example.com' && exemption && a.namespace === 'plain') status = { allowed: false, denied: true, reason: 'no waivers here' };
-  else if (user === 'system:serviceaccount:on:scanner' && !a.group && a.resource === 'pods' && a.verb === 'list') status = { allowed: true };
+  if (
+    user === 'auditor@example.com' &&
+    exemption &&
+    (a.namespace === 'off' || (a.namespace === 'plain' && a.verb === 'use'))
+  )
+    status = { allowed: true, reason: 'exempt here' };
+  else if (user === 'auditor@example.com' && exemption && a.namespace === 'plain')
+    status = { allowed: false, denied: true, reason: 'no waivers here' };
+  else if (user === 'system:serviceaccount:on:scanner' && !a.group && a.resource === 'pods' && a.verb === 'list')
+    status = { allowed: true };
   return { status: 201, body: { apiVersion: 'authorization.k8s.io/v1', kind, spec, status } };
 }
 
 function discovery(path: string): unknown {
-  const r = (name: string, kind: string, namespaced: boolean, verbs = ['get', 'list', 'update']) => ({ name, kind, namespaced, verbs });
+  const r = (name: string, kind: string, namespaced: boolean, verbs = ['get', 'list', 'update']) => ({
+    name,
+    kind,
+    namespaced,
+    verbs,
+  });
   if (path === '/api') return { kind: 'APIVersions', versions: ['v1'] };
   if (path === '/api/v1') {
-    return { kind: 'APIResourceList', groupVersion: 'v1', resources: [r('namespaces', 'Namespace', false), r('pods', 'Pod', true), r('pods/status', 'Pod', true), r('configmaps', 'ConfigMap', true), r('nodes', 'Node', false), r('bindings', 'Binding', true, ['create'])] };
+    return {
+      kind: 'APIResourceList',
+      groupVersion: 'v1',
+      resources: [
+        r('namespaces', 'Namespace', false),
+        r('pods', 'Pod', true),
+        r('pods/status', 'Pod', true),
+        r('configmaps', 'ConfigMap', true),
+        r('nodes', 'Node', false),
+        r('bindings', 'Binding', true, ['create']),
+      ],
+    };
   }
   if (path === '/apis') {
     return {
       kind: 'APIGroupList',
       groups: [
-        { name: 'apps', versions: [{ groupVersion: 'apps/v1', version: 'v1' }], preferredVersion: { groupVersion: 'apps/v1', version: 'v1' } },
+        {
+          name: 'apps',
+          versions: [{ groupVersion: 'apps/v1', version: 'v1' }],
+          preferredVersion: { groupVersion: 'apps/v1', version: 'v1' },
+        },
         { name: 'metrics.example.com', versions: [{ groupVersion: 'metrics.example.com/v1', version: 'v1' }] },
       ],
     };
   }
-  if (path === '/apis/apps/v1') return { kind: 'APIResourceList', groupVersion: 'apps/v1', resources: [r('deployments', 'Deployment', true)] };
+  if (path === '/apis/apps/v1')
+    return { kind: 'APIResourceList', groupVersion: 'apps/v1', resources: [r('deployments', 'Deployment', true)] };
   return undefined;
 }
 
@@ -91,7 +142,8 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   };
-  if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(401, { kind: 'Status', message: 'Unauthorized', code: 401 });
+  if (req.headers.authorization !== `Bearer ${TOKEN}`)
+    return send(401, { kind: 'Status', message: 'Unauthorized', code: 401 });
   if (req.method === 'POST') {
     let body = '';
     req.on('data', (c) => (body += c));
@@ -102,7 +154,13 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
         return send(answer.status, answer.body);
       }
       if (url.pathname === '/apis/authentication.k8s.io/v1/tokenreviews' && JSON.parse(body).spec.token === TOKEN) {
-        return send(201, { kind: 'TokenReview', status: { authenticated: true, user: { username: 'auditor@example.com', groups: ['auditors', 'system:authenticated'] } } });
+        return send(201, {
+          kind: 'TokenReview',
+          status: {
+            authenticated: true,
+            user: { username: 'auditor@example.com', groups: ['auditors', 'system:authenticated'] },
+          },
+        });
       }
       send(404, { kind: 'Status', message: 'the server could not find the requested resource', code: 404 });
     });
@@ -110,7 +168,8 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
   }
   const failure = fault?.(url);
   if (failure) return send(failure.status, { kind: 'Status', message: failure.message, code: failure.status });
-  if (url.pathname === '/apis/metrics.example.com/v1') return send(503, { kind: 'Status', message: 'service unavailable', code: 503 });
+  if (url.pathname === '/apis/metrics.example.com/v1')
+    return send(503, { kind: 'Status', message: 'service unavailable', code: 503 });
   const found = discovery(url.pathname);
   if (found) return send(200, found);
   const items = collections[url.pathname];
@@ -167,7 +226,8 @@ after(async () => {
 });
 
 const auditor = { username: 'auditor@example.com', groups: ['auditors'] };
-const key = (r: { result: string; function: string; namespace?: string; name: string }) => `${r.result} ${r.function} ${r.namespace ? `${r.namespace}/` : ''}${r.name}`;
+const key = (r: { result: string; function: string; namespace?: string; name: string }) =>
+  `${r.result} ${r.function} ${r.namespace ? `${r.namespace}/` : ''}${r.name}`;
 
 describe('klw audit against a fake API server', () => {
   it('reports exactly what the fixture functions would deny, warn about and patch, paging through lists', async () => {
@@ -186,7 +246,9 @@ describe('klw audit against a fake API server', () => {
     assert.equal(denied.message, 'Pod "p-bad" has tier=forbidden');
     assert.equal(denied.rejected, true);
     assert.equal(denied.operation, 'UPDATE');
-    assert.deepEqual(report.results.find((r) => r.function === 'audit-defaults')!.patch, [{ op: 'add', path: '/metadata/labels/team', value: 'unassigned' }]);
+    assert.deepEqual(report.results.find((r) => r.function === 'audit-defaults')!.patch, [
+      { op: 'add', path: '/metadata/labels/team', value: 'unassigned' },
+    ]);
     assert.equal(report.results.find((r) => r.function === 'audit-defaults')!.operation, 'CREATE');
     // Six pods, two per page: three requests for each of the two functions, each asking for the next page.
     const podLists = requests.filter((r) => r.startsWith('GET /api/v1/pods?'));
@@ -194,7 +256,11 @@ describe('klw audit against a fake API server', () => {
     assert.equal(podLists.filter((r) => /[?&]continue=2(&|$)/.test(r)).length, 2);
     assert.ok(podLists.every((r) => r.includes('limit=2')));
     // The objectSelector goes to the API server as a labelSelector.
-    assert.ok(podLists.some((r) => new URL(r.split(' ')[1]!, 'https://x').searchParams.get('labelSelector') === '!audit.example.com/exempt'));
+    assert.ok(
+      podLists.some(
+        (r) => new URL(r.split(' ')[1]!, 'https://x').searchParams.get('labelSelector') === '!audit.example.com/exempt',
+      ),
+    );
     // Deployments are not in the rules; the namespace list is read once.
     assert.ok(!requests.some((r) => r.includes('/deployments')));
     assert.equal(requests.filter((r) => r.startsWith('GET /api/v1/namespaces?')).length, 2);
@@ -236,7 +302,13 @@ describe('klw audit against a fake API server', () => {
     const spy = defineValidatingWebhook({
       name: 'cluster-spy',
       rules: [
-        { operations: ['*'], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces', 'nodes'], scope: 'Cluster' },
+        {
+          operations: ['*'],
+          apiGroups: [''],
+          apiVersions: ['v1'],
+          resources: ['namespaces', 'nodes'],
+          scope: 'Cluster',
+        },
         { operations: ['DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] },
       ],
       namespaceSelector: { matchLabels: { 'audit.example.com/enforce': 'off' } },
@@ -299,11 +371,22 @@ describe('klw audit against a fake API server', () => {
         matchConditions: [{ name: 'not-exempt', expression }],
         validate: () => deny('no'),
       });
-    const check = (verb: string) => `authorizer.group('example.com').resource('exemptions').namespace(object.metadata.namespace).check('${verb}')`;
+    const check = (verb: string) =>
+      `authorizer.group('example.com').resource('exemptions').namespace(object.metadata.namespace).check('${verb}')`;
     // Exempt where the auditor may both use and waive exemptions: only namespace off. waive is asked once use is known to be allowed.
     const exemptions = exemptable('exemptions', `!(${check('use')}.allowed() && ${check('waive')}.allowed())`);
-    const denials = (report: AuditReport) => report.results.filter((r) => r.result === 'denied').map((r) => r.name).sort();
-    const asked = () => accessReviews.map((r) => `${r.kind} ${r.spec.user ?? '-'} ${r.spec.resourceAttributes.verb} ${r.spec.resourceAttributes.namespace}`).sort();
+    const denials = (report: AuditReport) =>
+      report.results
+        .filter((r) => r.result === 'denied')
+        .map((r) => r.name)
+        .sort();
+    const asked = () =>
+      accessReviews
+        .map(
+          (r) =>
+            `${r.kind} ${r.spec.user ?? '-'} ${r.spec.resourceAttributes.verb} ${r.spec.resourceAttributes.namespace}`,
+        )
+        .sort();
 
     accessReviews.length = 0;
     const self = await runAudit({ client, webhooks: [exemptions], auditor });
@@ -318,25 +401,47 @@ describe('klw audit against a fake API server', () => {
       'SelfSubjectAccessReview - waive off',
       'SelfSubjectAccessReview - waive plain',
     ]);
-    assert.deepEqual(accessReviews[0]!.spec, { resourceAttributes: { verb: 'use', group: 'example.com', resource: 'exemptions', namespace: 'on' } });
+    assert.deepEqual(accessReviews[0]!.spec, {
+      resourceAttributes: { verb: 'use', group: 'example.com', resource: 'exemptions', namespace: 'on' },
+    });
 
     // An auditor given (--as): SubjectAccessReviews naming it; a service account's checks always name the account.
     accessReviews.length = 0;
-    const scanner = exemptable('scanner', "authorizer.serviceAccount('on', 'scanner').group('').resource('pods').check('list').allowed() && !authorizer.group('example.com').resource('exemptions').namespace(object.metadata.namespace).check('use').allowed()");
+    const scanner = exemptable(
+      'scanner',
+      "authorizer.serviceAccount('on', 'scanner').group('').resource('pods').check('list').allowed() && !authorizer.group('example.com').resource('exemptions').namespace(object.metadata.namespace).check('use').allowed()",
+    );
     const subject = await runAudit({ client, webhooks: [exemptions, scanner], auditor, accessReviews: 'subject' });
-    assert.deepEqual(denials(subject), ['p-bad', 'p-bad', 'p-exempt', 'p-exempt', 'p-noowner', 'p-noowner', 'p-ok', 'p-ok', 'p-plain-bad']);
+    assert.deepEqual(denials(subject), [
+      'p-bad',
+      'p-bad',
+      'p-exempt',
+      'p-exempt',
+      'p-noowner',
+      'p-noowner',
+      'p-ok',
+      'p-ok',
+      'p-plain-bad',
+    ]);
     assert.ok(accessReviews.every((r) => r.kind === 'SubjectAccessReview'));
     assert.deepEqual(accessReviews.find((r) => r.spec.user === 'auditor@example.com')!.spec.groups, ['auditors']);
     assert.equal(accessReviews.filter((r) => r.spec.user === 'system:serviceaccount:on:scanner').length, 1);
     assert.equal(accessReviews.length, 6);
 
     // A check the cluster will not answer errors (allowed() is false), and the audit says it is incomplete.
-    const refused = await runAudit({ client, webhooks: [exemptions], auditor: { username: 'ci-bot', groups: ['ci'] }, accessReviews: 'subject' });
+    const refused = await runAudit({
+      client,
+      webhooks: [exemptions],
+      auditor: { username: 'ci-bot', groups: ['ci'] },
+      accessReviews: 'subject',
+    });
     assert.equal(denials(refused).length, 6);
-    assert.deepEqual(refused.problems, ['authorizer check use exemptions.example.com in namespace on for ci-bot: /apis/authorization.k8s.io/v1/subjectaccessreviews: HTTP 403: subjectaccessreviews.authorization.k8s.io is forbidden: User "auditor@example.com" cannot create resource "subjectaccessreviews"']);
+    assert.deepEqual(refused.problems, [
+      'authorizer check use exemptions.example.com in namespace on for ci-bot: /apis/authorization.k8s.io/v1/subjectaccessreviews: HTTP 403: subjectaccessreviews.authorization.k8s.io is forbidden: User "auditor@example.com" cannot create resource "subjectaccessreviews"',
+    ]);
   });
 
-  it('calls functions whatever their caller authentication and the shell\'s token', async () => {
+  it("calls functions whatever their caller authentication and the shell's token", async () => {
     const modes = ['auto', 'bearer', 'path-secret', 'none'] as const;
     const webhooks = modes.map((auth) =>
       defineValidatingWebhook({
@@ -350,13 +455,16 @@ describe('klw audit against a fake API server', () => {
     process.env.KLW_BEARER_TOKEN = 'a-token-the-audit-does-not-know';
     try {
       const report = await runAudit({ client, webhooks, auditor });
-      assert.deepEqual(report.results.map((r) => `${r.function} ${r.result} ${r.message}`), modes.map((m) => `auth-${m} denied seen`));
+      assert.deepEqual(
+        report.results.map((r) => `${r.function} ${r.result} ${r.message}`),
+        modes.map((m) => `auth-${m} denied seen`),
+      );
     } finally {
       delete process.env.KLW_BEARER_TOKEN;
     }
   });
 
-  it('reports what a policy would deny whatever its enforcement mode, and the mode, ignoring the auditor\'s KLW_ENFORCEMENT', async () => {
+  it("reports what a policy would deny whatever its enforcement mode, and the mode, ignoring the auditor's KLW_ENFORCEMENT", async () => {
     // Four of the six pods carry tier=forbidden.
     const policy = (enforcement: 'Deny' | 'Warn' | 'Audit') =>
       defineValidatingWebhook({
@@ -364,7 +472,8 @@ describe('klw audit against a fake API server', () => {
         enforcement,
         rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
         namespaceSelector: {},
-        validate: ({ object }) => ((object as any).metadata.labels.tier === 'forbidden' ? deny('tier=forbidden') : allow()),
+        validate: ({ object }) =>
+          (object as any).metadata.labels.tier === 'forbidden' ? deny('tier=forbidden') : allow(),
       });
     process.env.KLW_ENFORCEMENT = 'Audit';
     process.env.KLW_ENFORCEMENT_TIER_DENY = 'Warn';
@@ -372,13 +481,19 @@ describe('klw audit against a fake API server', () => {
       for (const mode of ['Deny', 'Warn', 'Audit'] as const) {
         const report = await runAudit({ client, webhooks: [policy(mode)], auditor });
         assert.deepEqual(report.summary, { denied: 4, warned: 0, patched: 0, allowed: 2, skipped: 0, error: 0 }, mode);
-        assert.deepEqual(report.results.map((r) => `${r.result} ${r.rejected} ${r.enforcement} ${r.name} ${r.message}`).sort(), [
-          `denied true ${mode} p-bad tier=forbidden`,
-          `denied true ${mode} p-exempt tier=forbidden`,
-          `denied true ${mode} p-off-bad tier=forbidden`,
-          `denied true ${mode} p-plain-bad tier=forbidden`,
-        ]);
-        assert.equal(deniedLine(report), `4 objects would be denied${mode === 'Deny' ? '' : ' (4 by functions in Warn or Audit enforcement, admitted until it is Deny)'}`);
+        assert.deepEqual(
+          report.results.map((r) => `${r.result} ${r.rejected} ${r.enforcement} ${r.name} ${r.message}`).sort(),
+          [
+            `denied true ${mode} p-bad tier=forbidden`,
+            `denied true ${mode} p-exempt tier=forbidden`,
+            `denied true ${mode} p-off-bad tier=forbidden`,
+            `denied true ${mode} p-plain-bad tier=forbidden`,
+          ],
+        );
+        assert.equal(
+          deniedLine(report),
+          `4 objects would be denied${mode === 'Deny' ? '' : ' (4 by functions in Warn or Audit enforcement, admitted until it is Deny)'}`,
+        );
         const table = renderAudit(report, 'table').trim().split('\n');
         assert.match(table[0]!, /^RESULT\s+FUNCTION\s+ENFORCEMENT\s+RESOURCE\s+OBJECT\s+MESSAGE$/);
         assert.match(table[1]!, new RegExp(`^DENIED\\s+tier-${mode.toLowerCase()}\\s+${mode}\\s+pods\\s+`));
@@ -400,17 +515,29 @@ describe('klw audit against a fake API server', () => {
         return deny('no');
       },
     });
-    const expired = { status: 410, message: 'The provided continue parameter is too old to display a consistent list result.' };
+    const expired = {
+      status: 410,
+      message: 'The provided continue parameter is too old to display a consistent list result.',
+    };
     let expiries = 0;
-    fault = (url) => (url.pathname === '/api/v1/configmaps' && url.searchParams.has('continue') && expiries++ === 0 ? expired : undefined);
+    fault = (url) =>
+      url.pathname === '/api/v1/configmaps' && url.searchParams.has('continue') && expiries++ === 0
+        ? expired
+        : undefined;
     requests.length = 0;
     try {
       const report = await runAudit({ client, webhooks: [everything], auditor, pageSize: 1 });
       assert.deepEqual(report.problems, []);
       // The first page, the expired second page, then the whole list again (as client-go's pager does, without limit).
-      assert.deepEqual(requests.filter((r) => r.includes('/configmaps')), ['GET /api/v1/configmaps?limit=1', 'GET /api/v1/configmaps?limit=1&continue=1', 'GET /api/v1/configmaps']);
+      assert.deepEqual(
+        requests.filter((r) => r.includes('/configmaps')),
+        ['GET /api/v1/configmaps?limit=1', 'GET /api/v1/configmaps?limit=1&continue=1', 'GET /api/v1/configmaps'],
+      );
       assert.deepEqual(names, ['cm-bad', 'cm-ok']);
-      assert.deepEqual(report.results.map(key), ['denied every-configmap on/cm-bad', 'denied every-configmap on/cm-ok']);
+      assert.deepEqual(report.results.map(key), [
+        'denied every-configmap on/cm-bad',
+        'denied every-configmap on/cm-ok',
+      ]);
       assert.equal(report.summary.denied, 2);
 
       // Only once: a relist that expires too leaves the resource unchecked, and says so.
@@ -418,7 +545,9 @@ describe('klw audit against a fake API server', () => {
       names.length = 0;
       const failed = await runAudit({ client, webhooks: [everything], auditor, pageSize: 1 });
       assert.deepEqual(names, ['cm-bad']);
-      assert.deepEqual(failed.problems, ['every-configmap: cannot list configmaps: /api/v1/configmaps: HTTP 410: The provided continue parameter is too old to display a consistent list result.']);
+      assert.deepEqual(failed.problems, [
+        'every-configmap: cannot list configmaps: /api/v1/configmaps: HTTP 410: The provided continue parameter is too old to display a consistent list result.',
+      ]);
     } finally {
       fault = undefined;
     }
@@ -427,9 +556,21 @@ describe('klw audit against a fake API server', () => {
   it('reports progress with the total the API server gives', async () => {
     const seen: string[] = [];
     const webhooks = (await loadFunctions(FIXTURE, ['audit-policy'])).map((f) => f.webhook) as never[];
-    await runAudit({ client, webhooks, auditor, pageSize: 4, onProgress: (p) => seen.push(`${p.resource} ${p.done}/${p.total ?? '?'}`) });
-    assert.deepEqual(seen.filter((s) => s.startsWith('pods')), ['pods 1/6', 'pods 2/6', 'pods 3/6', 'pods 4/6', 'pods 5/6', 'pods 6/6']);
-    assert.deepEqual(seen.filter((s) => s.startsWith('configmaps')), ['configmaps 1/?', 'configmaps 2/?']);
+    await runAudit({
+      client,
+      webhooks,
+      auditor,
+      pageSize: 4,
+      onProgress: (p) => seen.push(`${p.resource} ${p.done}/${p.total ?? '?'}`),
+    });
+    assert.deepEqual(
+      seen.filter((s) => s.startsWith('pods')),
+      ['pods 1/6', 'pods 2/6', 'pods 3/6', 'pods 4/6', 'pods 5/6', 'pods 6/6'],
+    );
+    assert.deepEqual(
+      seen.filter((s) => s.startsWith('configmaps')),
+      ['configmaps 1/?', 'configmaps 2/?'],
+    );
   });
 });
 
@@ -438,23 +579,35 @@ function klw(...args: string[]): Promise<{ code: number; stdout: string; stderr:
   return klwWith({}, ...args);
 }
 /** klw audit with extra environment variables. */
-function klwWith(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function klwWith(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [KLW, '--root', FIXTURE, 'audit', '--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', env: { ...process.env, ...env } }, (err, stdout, stderr) =>
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [KLW, '--root', FIXTURE, 'audit', '--kubeconfig', kubeconfig, ...args],
+      { encoding: 'utf8', env: { ...process.env, ...env } },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
 
 // Each a process of its own against the same fake API server, which none of them changes: side by side.
 describe('klw audit command', { concurrency: true }, () => {
-
   it('-o json: the report, the auditor from a TokenReview, exit 1 when anything would be denied', async () => {
     const { code, stdout, stderr } = await klw('-o', 'json', '--page-size', '2');
     assert.equal(code, 1, stderr);
     const report = JSON.parse(stdout) as AuditReport;
     assert.deepEqual(report.auditor, { username: 'auditor@example.com', groups: ['auditors', 'system:authenticated'] });
-    assert.deepEqual(report.results.filter((r) => r.rejected).map(key).sort(), ['denied audit-policy on/cm-bad', 'denied audit-policy on/p-bad']);
+    assert.deepEqual(
+      report.results
+        .filter((r) => r.rejected)
+        .map(key)
+        .sort(),
+      ['denied audit-policy on/cm-bad', 'denied audit-policy on/p-bad'],
+    );
     assert.match(stderr, /audit: 9 objects: 2 denied, 1 warned, 1 patched, 5 allowed, 0 skipped, 0 errors/);
     assert.match(stderr, /klw: 2 objects would be denied/);
     assert.match(stderr, /^auditing 2 functions against https:\/\/127\.0\.0\.1:\d+ as auditor@example\.com$/m);
@@ -468,16 +621,34 @@ describe('klw audit command', { concurrency: true }, () => {
     assert.equal(table.code, 1);
     const lines = table.stdout.trim().split('\n');
     assert.match(lines[0]!, /^RESULT\s+FUNCTION\s+ENFORCEMENT\s+RESOURCE\s+OBJECT\s+MESSAGE$/);
-    assert.ok(lines.some((l) => /^DENIED\s+audit-policy\s+Deny\s+pods\s+on\/p-bad\s+Pod "p-bad" has tier=forbidden$/.test(l)), table.stdout);
-    assert.ok(lines.some((l) => /^PATCHED\s+audit-defaults\s+Deny\s+pods\s+on\/p-exempt\s+patch: add \/metadata\/labels\/team$/.test(l)), table.stdout);
+    assert.ok(
+      lines.some((l) => /^DENIED\s+audit-policy\s+Deny\s+pods\s+on\/p-bad\s+Pod "p-bad" has tier=forbidden$/.test(l)),
+      table.stdout,
+    );
+    assert.ok(
+      lines.some((l) =>
+        /^PATCHED\s+audit-defaults\s+Deny\s+pods\s+on\/p-exempt\s+patch: add \/metadata\/labels\/team$/.test(l),
+      ),
+      table.stdout,
+    );
     assert.match(table.stderr, /as ci-bot/);
   });
 
-  it('KLW_ENFORCEMENT in the auditor\'s shell does not turn denials into warnings', async () => {
-    const { code, stdout, stderr } = await klwWith({ KLW_ENFORCEMENT: 'Warn', KLW_ENFORCEMENT_AUDIT_POLICY: 'Audit' }, '-o', 'json');
+  it("KLW_ENFORCEMENT in the auditor's shell does not turn denials into warnings", async () => {
+    const { code, stdout, stderr } = await klwWith(
+      { KLW_ENFORCEMENT: 'Warn', KLW_ENFORCEMENT_AUDIT_POLICY: 'Audit' },
+      '-o',
+      'json',
+    );
     assert.equal(code, 1, stderr);
     const report = JSON.parse(stdout) as AuditReport;
-    assert.deepEqual(report.results.filter((r) => r.rejected).map((r) => `${key(r)} ${r.enforcement}`).sort(), ['denied audit-policy on/cm-bad Deny', 'denied audit-policy on/p-bad Deny']);
+    assert.deepEqual(
+      report.results
+        .filter((r) => r.rejected)
+        .map((r) => `${key(r)} ${r.enforcement}`)
+        .sort(),
+      ['denied audit-policy on/cm-bad Deny', 'denied audit-policy on/p-bad Deny'],
+    );
     assert.match(stderr, /audit: 9 objects: 2 denied, 1 warned, 1 patched/);
   });
 
@@ -508,13 +679,25 @@ describe('klw audit command', { concurrency: true }, () => {
 // The fake API server fails a list here: alone.
 describe('klw audit command, a list failing', () => {
   it('exit 2 when a list failed, naming it, even with denials; --allow-partial passes what was checked', async () => {
-    fault = (url) => (url.pathname === '/api/v1/configmaps' ? { status: 403, message: 'configmaps is forbidden: User "auditor@example.com" cannot list resource "configmaps"' } : undefined);
+    fault = (url) =>
+      url.pathname === '/api/v1/configmaps'
+        ? {
+            status: 403,
+            message: 'configmaps is forbidden: User "auditor@example.com" cannot list resource "configmaps"',
+          }
+        : undefined;
     try {
       const strict = await klw('audit-policy', '-o', 'json');
       assert.equal(strict.code, 2, strict.stderr);
-      assert.match(strict.stderr, /^incomplete: audit-policy: cannot list configmaps: \/api\/v1\/configmaps: HTTP 403: configmaps is forbidden/m);
+      assert.match(
+        strict.stderr,
+        /^incomplete: audit-policy: cannot list configmaps: \/api\/v1\/configmaps: HTTP 403: configmaps is forbidden/m,
+      );
       assert.match(strict.stderr, /^klw: 1 object would be denied$/m);
-      assert.match(strict.stderr, /^klw: audit incomplete: 1 problem above left objects unchecked; --allow-partial accepts a partial audit$/m);
+      assert.match(
+        strict.stderr,
+        /^klw: audit incomplete: 1 problem above left objects unchecked; --allow-partial accepts a partial audit$/m,
+      );
       assert.equal((JSON.parse(strict.stdout) as AuditReport).problems.length, 1);
       const partial = await klw('audit-policy', '--allow-partial');
       assert.equal(partial.code, 1, partial.stderr);
@@ -529,7 +712,15 @@ describe('klw audit command, a list failing', () => {
 describe('audit pieces', () => {
   it('selectors become labelSelector queries', () => {
     assert.equal(
-      selectorQuery({ matchLabels: { a: 'b' }, matchExpressions: [{ key: 'c', operator: 'In', values: ['d', 'e'] }, { key: 'f', operator: 'NotIn', values: ['g'] }, { key: 'h', operator: 'Exists' }, { key: 'i', operator: 'DoesNotExist' }] }),
+      selectorQuery({
+        matchLabels: { a: 'b' },
+        matchExpressions: [
+          { key: 'c', operator: 'In', values: ['d', 'e'] },
+          { key: 'f', operator: 'NotIn', values: ['g'] },
+          { key: 'h', operator: 'Exists' },
+          { key: 'i', operator: 'DoesNotExist' },
+        ],
+      }),
       'a=b,c in (d,e),f notin (g),h,!i',
     );
     assert.equal(selectorQuery(undefined), '');
@@ -541,7 +732,11 @@ describe('audit pieces', () => {
     tty.update({ function: 'f', resource: 'pods', done: 1, total: 4 });
     tty.update({ function: 'f', resource: 'pods', done: 4, total: 4 });
     tty.done();
-    assert.deepEqual(writes, [`\r\x1b[2K[${'#'.repeat(6)}${'.'.repeat(18)}] 1/4 pods (f)`, `\r\x1b[2K[${'#'.repeat(24)}] 4/4 pods (f)`, '\r\x1b[2K']);
+    assert.deepEqual(writes, [
+      `\r\x1b[2K[${'#'.repeat(6)}${'.'.repeat(18)}] 1/4 pods (f)`,
+      `\r\x1b[2K[${'#'.repeat(24)}] 4/4 pods (f)`,
+      '\r\x1b[2K',
+    ]);
     const quiet: string[] = [];
     const pipe = new ProgressBar({ isTTY: false, write: (t: string) => quiet.push(t) });
     pipe.update({ function: 'f', resource: 'pods', done: 1 });
@@ -550,9 +745,17 @@ describe('audit pieces', () => {
   });
 
   it('renders an empty table as nothing and counts in the summary line', () => {
-    const report: AuditReport = { auditor, summary: { denied: 0, warned: 0, patched: 0, allowed: 1, skipped: 2, error: 0 }, results: [], problems: [] };
+    const report: AuditReport = {
+      auditor,
+      summary: { denied: 0, warned: 0, patched: 0, allowed: 1, skipped: 2, error: 0 },
+      results: [],
+      problems: [],
+    };
     assert.equal(renderAudit(report, 'table'), '');
-    assert.equal(summaryLine(report), 'audit: 3 objects: 0 denied, 0 warned, 0 patched, 1 allowed, 2 skipped, 0 errors');
+    assert.equal(
+      summaryLine(report),
+      'audit: 3 objects: 0 denied, 0 warned, 0 patched, 1 allowed, 2 skipped, 0 errors',
+    );
   });
 });
 
@@ -568,21 +771,47 @@ describe('kubeconfig and identity', () => {
       other,
       JSON.stringify({
         'current-context': 'data',
-        clusters: [{ name: 'd', cluster: { server: 'https://10.0.0.1', 'certificate-authority-data': Buffer.from('CA').toString('base64'), 'insecure-skip-tls-verify': true } }],
-        users: [{ name: 'u', user: { 'client-certificate-data': Buffer.from('CERT').toString('base64'), 'client-key-data': Buffer.from('KEY').toString('base64') } }],
+        clusters: [
+          {
+            name: 'd',
+            cluster: {
+              server: 'https://10.0.0.1',
+              'certificate-authority-data': Buffer.from('CA').toString('base64'),
+              'insecure-skip-tls-verify': true,
+            },
+          },
+        ],
+        users: [
+          {
+            name: 'u',
+            user: {
+              'client-certificate-data': Buffer.from('CERT').toString('base64'),
+              'client-key-data': Buffer.from('KEY').toString('base64'),
+            },
+          },
+        ],
         contexts: [{ name: 'data', context: { cluster: 'd', user: 'u' } }],
       }),
     );
     // The first file in KUBECONFIG to set current-context wins.
     const merged = await loadConnection({ env: { KUBECONFIG: `${join(dir, 'missing')}:${other}:${kubeconfig}` } });
-    assert.deepEqual([merged.server, merged.ca, merged.cert, merged.key, merged.insecure], ['https://10.0.0.1', 'CA', 'CERT', 'KEY', true]);
-    assert.equal((await loadConnection({ env: { KUBECONFIG: `${other}:${kubeconfig}` }, context: 'fake' })).token, TOKEN);
+    assert.deepEqual(
+      [merged.server, merged.ca, merged.cert, merged.key, merged.insecure],
+      ['https://10.0.0.1', 'CA', 'CERT', 'KEY', true],
+    );
+    assert.equal(
+      (await loadConnection({ env: { KUBECONFIG: `${other}:${kubeconfig}` }, context: 'fake' })).token,
+      TOKEN,
+    );
     await assert.rejects(loadConnection({ kubeconfig: join(dir, 'missing') }), /kubeconfig .*missing not found/);
   });
 
   it('runs exec credential plugins', async () => {
     const plugin = join(dir, 'plugin.sh');
-    writeFileSync(plugin, `#!/bin/sh\necho '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"'"$AUDIT_TOKEN"'"}}'\n`);
+    writeFileSync(
+      plugin,
+      `#!/bin/sh\necho '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"'"$AUDIT_TOKEN"'"}}'\n`,
+    );
     chmodSync(plugin, 0o755);
     const failing = join(dir, 'failing.sh');
     writeFileSync(failing, '#!/bin/sh\necho "no session" >&2\nexit 3\n');
@@ -592,13 +821,27 @@ describe('kubeconfig and identity', () => {
       JSON.stringify({
         'current-context': 'x',
         clusters: [{ name: 'c', cluster: { server: 'https://10.0.0.2' } }],
-        users: [{ name: 'u', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command, env: [{ name: 'AUDIT_TOKEN', value: 'from-plugin' }] } } }],
+        users: [
+          {
+            name: 'u',
+            user: {
+              exec: {
+                apiVersion: 'client.authentication.k8s.io/v1beta1',
+                command,
+                env: [{ name: 'AUDIT_TOKEN', value: 'from-plugin' }],
+              },
+            },
+          },
+        ],
         contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
       });
     writeFileSync(file, config('./plugin.sh'));
     assert.equal((await loadConnection({ kubeconfig: file })).token, 'from-plugin');
     writeFileSync(file, config(failing));
-    await assert.rejects(loadConnection({ kubeconfig: file }), /exec credential plugin .*failing\.sh failed: no session/);
+    await assert.rejects(
+      loadConnection({ kubeconfig: file }),
+      /exec credential plugin .*failing\.sh failed: no session/,
+    );
   });
 
   it('exec credential plugins: re-run within a minute of status.expirationTimestamp, and once on a 401', async () => {
@@ -621,17 +864,31 @@ describe('kubeconfig and identity', () => {
       const count = join(dir, `exec-count-${++n}`);
       writeFileSync(count, '');
       const file = join(dir, `exec-${n}.yaml`);
-      const env = [{ name: 'COUNT_FILE', value: count }, { name: 'TOKENS', value: tokens }, { name: 'EXPIRES_IN', value: String(expiresIn) }];
+      const env = [
+        { name: 'COUNT_FILE', value: count },
+        { name: 'TOKENS', value: tokens },
+        { name: 'EXPIRES_IN', value: String(expiresIn) },
+      ];
       writeFileSync(
         file,
         JSON.stringify({
           'current-context': 'x',
           clusters: [{ name: 'c', cluster: { server: `https://127.0.0.1:${port}`, 'certificate-authority': caFile } }],
-          users: [{ name: 'u', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], env } } }],
+          users: [
+            {
+              name: 'u',
+              user: {
+                exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], env },
+              },
+            },
+          ],
           contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
         }),
       );
-      return { client: new KubeClient(await loadConnection({ kubeconfig: file })), runs: () => readFileSync(count, 'utf8').length };
+      return {
+        client: new KubeClient(await loadConnection({ kubeconfig: file })),
+        runs: () => readFileSync(count, 'utf8').length,
+      };
     };
 
     // An hour left: the credential is reused.
@@ -662,20 +919,36 @@ describe('kubeconfig and identity', () => {
     writeFileSync(join(sa, 'ca.crt'), 'CA');
     writeFileSync(join(sa, 'namespace'), 'audit\n');
     const c = inClusterConnection({ KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' }, sa);
-    assert.deepEqual([c.server, c.tokenFile, c.ca, c.namespace], ['https://[fd00::1]:443', join(sa, 'token'), 'CA', 'audit']);
+    assert.deepEqual(
+      [c.server, c.tokenFile, c.ca, c.namespace],
+      ['https://[fd00::1]:443', join(sa, 'token'), 'CA', 'audit'],
+    );
     assert.throws(() => inClusterConnection({}, sa), /not running in a cluster/);
     // Without any kubeconfig, loadConnection falls back to the in-cluster configuration.
-    await assert.rejects(loadConnection({ env: { HOME: join(dir, 'nohome') } }), /no kubeconfig .* not running in a cluster/);
+    await assert.rejects(
+      loadConnection({ env: { HOME: join(dir, 'nohome') } }),
+      /no kubeconfig .* not running in a cluster/,
+    );
   });
 
   it('who the auditor is: TokenReview when SelfSubjectReview is missing, else the credentials', async () => {
-    assert.deepEqual(await whoAmI(client), { username: 'auditor@example.com', groups: ['auditors', 'system:authenticated'] });
-    const jwt = ['e30', Buffer.from(JSON.stringify({ sub: 'system:serviceaccount:audit:scanner' })).toString('base64url'), 'sig'].join('.');
+    assert.deepEqual(await whoAmI(client), {
+      username: 'auditor@example.com',
+      groups: ['auditors', 'system:authenticated'],
+    });
+    const jwt = [
+      'e30',
+      Buffer.from(JSON.stringify({ sub: 'system:serviceaccount:audit:scanner' })).toString('base64url'),
+      'sig',
+    ].join('.');
     assert.deepEqual(identityFromCredentials({ server: 'https://x', source: 't', token: jwt }), {
       username: 'system:serviceaccount:audit:scanner',
       groups: ['system:serviceaccounts', 'system:serviceaccounts:audit', 'system:authenticated'],
     });
-    assert.deepEqual(identityFromCredentials({ server: 'https://x', source: 't', username: 'bob', password: 'p' }), { username: 'bob', groups: ['system:authenticated'] });
+    assert.deepEqual(identityFromCredentials({ server: 'https://x', source: 't', username: 'bob', password: 'p' }), {
+      username: 'bob',
+      groups: ['system:authenticated'],
+    });
     assert.equal(identityFromCredentials({ server: 'https://x', source: 't', token: 'opaque' }), undefined);
   });
 });

@@ -24,12 +24,27 @@ const call = { action: 'reading the outputs of stack svc-dev', region: 'eu-west-
 describe('AWS errors', () => {
   it('say what klw did, where, and what to check', () => {
     const cases: Array<[Error, RegExp]> = [
-      [sdkError('CredentialsProviderError', 'Could not load credentials from any providers'), /check the AWS credentials: profile "ops" \(AWS_PROFILE\); run aws configure/],
-      [sdkError('ExpiredTokenException', 'The security token included in the request is expired'), /check the AWS credentials/],
-      [sdkError('AccessDeniedException', 'User: arn:aws:iam::1:user/x is not authorized'), /credentials of profile "ops" \(AWS_PROFILE\) work but may not do this: check that identity's IAM policy/],
-      [sdkError('ValidationError', 'Stack with id svc-dev does not exist'), /check --region \(here eu-west-1\) and --stage: is the service deployed there\?/],
+      [
+        sdkError('CredentialsProviderError', 'Could not load credentials from any providers'),
+        /check the AWS credentials: profile "ops" \(AWS_PROFILE\); run aws configure/,
+      ],
+      [
+        sdkError('ExpiredTokenException', 'The security token included in the request is expired'),
+        /check the AWS credentials/,
+      ],
+      [
+        sdkError('AccessDeniedException', 'User: arn:aws:iam::1:user/x is not authorized'),
+        /credentials of profile "ops" \(AWS_PROFILE\) work but may not do this: check that identity's IAM policy/,
+      ],
+      [
+        sdkError('ValidationError', 'Stack with id svc-dev does not exist'),
+        /check --region \(here eu-west-1\) and --stage: is the service deployed there\?/,
+      ],
       [sdkError('ResourceNotFoundException', 'Function not found'), /check --region \(here eu-west-1\) and --stage/],
-      [sdkError('Error', 'getaddrinfo ENOTFOUND cloudformation.eu-wst-1.amazonaws.com', 'ENOTFOUND'), /check the region name \(--region, AWS_REGION; here "eu-west-1"\)/],
+      [
+        sdkError('Error', 'getaddrinfo ENOTFOUND cloudformation.eu-wst-1.amazonaws.com', 'ENOTFOUND'),
+        /check the region name \(--region, AWS_REGION; here "eu-west-1"\)/,
+      ],
     ];
     for (const [err, check] of cases) {
       const out = awsError(err, call, { AWS_PROFILE: 'ops' });
@@ -55,18 +70,41 @@ describe('AWS errors', () => {
     const logs = mockClient(CloudWatchLogsClient);
     try {
       const target = { service: 'svc', stage: 'dev', region: 'eu-west-1' };
-      cfn.on(DescribeStacksCommand).rejects(sdkError('CredentialsProviderError', 'Could not load credentials from any providers'));
-      await assert.rejects(deployedEndpoints(awsClients('eu-west-1'), target, [], false), /^KlwError: reading the outputs of stack svc-dev in eu-west-1 failed: CredentialsProviderError: .*check the AWS credentials/);
-      const reg = defineValidatingWebhook({ name: 'p', rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }], validate: () => allow() }).registration;
-      lambda.on(GetFunctionUrlConfigCommand).rejects(sdkError('AccessDeniedException', 'not authorized to perform: lambda:GetFunctionUrlConfig'));
-      await assert.rejects(deployedEndpoints(awsClients('eu-west-1'), target, [reg], true), /reading the function URL of svc-dev-p in eu-west-1 failed: AccessDeniedException: .*check that identity's IAM policy/);
+      cfn
+        .on(DescribeStacksCommand)
+        .rejects(sdkError('CredentialsProviderError', 'Could not load credentials from any providers'));
+      await assert.rejects(
+        deployedEndpoints(awsClients('eu-west-1'), target, [], false),
+        /^KlwError: reading the outputs of stack svc-dev in eu-west-1 failed: CredentialsProviderError: .*check the AWS credentials/,
+      );
+      const reg = defineValidatingWebhook({
+        name: 'p',
+        rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+        validate: () => allow(),
+      }).registration;
+      lambda
+        .on(GetFunctionUrlConfigCommand)
+        .rejects(sdkError('AccessDeniedException', 'not authorized to perform: lambda:GetFunctionUrlConfig'));
+      await assert.rejects(
+        deployedEndpoints(awsClients('eu-west-1'), target, [reg], true),
+        /reading the function URL of svc-dev-p in eu-west-1 failed: AccessDeniedException: .*check that identity's IAM policy/,
+      );
       lambda.on(InvokeCommand).rejects(sdkError('ResourceNotFoundException', 'Function not found: svc-dev-p'));
       const [result] = await smoke(new LambdaClient({ region: 'eu-west-1' }), [reg], (n) => `svc-dev-${n}`);
       assert.equal(result!.ok, false);
-      assert.match(result!.detail, /^invoking svc-dev-p in eu-west-1 failed: ResourceNotFoundException: .*check --region \(here eu-west-1\) and --stage/);
-      logs.on(FilterLogEventsCommand).rejects(sdkError('UnrecognizedClientException', 'The security token included in the request is invalid'));
+      assert.match(
+        result!.detail,
+        /^invoking svc-dev-p in eu-west-1 failed: ResourceNotFoundException: .*check --region \(here eu-west-1\) and --stage/,
+      );
+      logs
+        .on(FilterLogEventsCommand)
+        .rejects(sdkError('UnrecognizedClientException', 'The security token included in the request is invalid'));
       await assert.rejects(
-        printLogs(new CloudWatchLogsClient({ region: 'us-east-2' }), { service: 'svc', stage: 'dev', function: 'p', startTime: 0 }, () => {}),
+        printLogs(
+          new CloudWatchLogsClient({ region: 'us-east-2' }),
+          { service: 'svc', stage: 'dev', function: 'p', startTime: 0 },
+          () => {},
+        ),
         /reading log group \/aws\/lambda\/svc-dev-p in us-east-2 failed: UnrecognizedClientException: .*check the AWS credentials/,
       );
     } finally {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, describe, it } from 'node:test';
@@ -29,7 +28,9 @@ describe('klw build', () => {
     process.env.KLW_LOG_LEVEL = 'silent';
     const mod = await import(bundlePath(work, 'pod-policy'));
     delete process.env.KLW_LOG_LEVEL;
-    const result = await mod.handler(toEvent(admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { hostPID: true } })));
+    const result = await mod.handler(
+      toEvent(admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { hostPID: true } })),
+    );
     assert.equal(JSON.parse(result.body).response.allowed, false);
   });
 
@@ -38,7 +39,15 @@ describe('klw build', () => {
     const a = await buildFunction(work, entry);
     const b = await buildFunction(work, entry);
     assert.equal(a.zipSha256, b.zipSha256);
-    const listing = execFileSync('python3', ['-c', 'import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); print([(i.filename, i.date_time) for i in z.infolist()])', join(work, a.zip)], { encoding: 'utf8' });
+    const listing = execFileSync(
+      'python3',
+      [
+        '-c',
+        'import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); print([(i.filename, i.date_time) for i in z.infolist()])',
+        join(work, a.zip),
+      ],
+      { encoding: 'utf8' },
+    );
     assert.match(listing, /\('index\.mjs', \(2020, 1, 1, 0, 0, 0\)\), \('index\.mjs\.map'/);
     const source = join(work, 'functions/pod-defaults/index.ts');
     const original = readFileSync(source, 'utf8');
@@ -85,71 +94,122 @@ describe('the bundle entry klw build generates', () => {
     assert.equal(code, 0, stderr);
     // What Lambda runs is the zip: unpack it and call its handler.
     const unpacked = join(scratch, 'unpacked');
-    execFileSync('python3', ['-c', 'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])', join(scratch, 'dist/functions/only-default.zip'), unpacked]);
+    execFileSync('python3', [
+      '-c',
+      'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])',
+      join(scratch, 'dist/functions/only-default.zip'),
+      unpacked,
+    ]);
     process.env.KLW_LOG_LEVEL = 'silent';
     const mod = await import(pathToFileURL(join(unpacked, 'index.mjs')).href);
     delete process.env.KLW_LOG_LEVEL;
     assert.equal(typeof mod.handler, 'function', 'the zip exports no handler');
-    const pod = (labels: Record<string, string>) => toEvent(admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', labels } }));
+    const pod = (labels: Record<string, string>) =>
+      toEvent(admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', labels } }));
     assert.equal(JSON.parse((await mod.handler(pod({}))).body).response.allowed, false);
     assert.equal(JSON.parse((await mod.handler(pod({ team: 'a' }))).body).response.allowed, true);
   });
 
   it('makes the handler of a module with typed rules and no handler export, and the zip answers by them', async () => {
-    fn('typed-pods', [
-      "import { allow, defineValidatingWebhook, deny, on, Pod } from 'kube-lambda-webhooks';",
-      'export default defineValidatingWebhook({',
-      "  name: 'typed-pods',",
-      '  rules: [on(Pod).create()],',
-      "  validate: (review) => (review.object?.spec?.hostPID ? deny('no hostPID') : allow()),",
-      '});',
-      '',
-    ].join('\n'));
+    fn(
+      'typed-pods',
+      [
+        "import { allow, defineValidatingWebhook, deny, on, Pod } from 'kube-lambda-webhooks';",
+        'export default defineValidatingWebhook({',
+        "  name: 'typed-pods',",
+        '  rules: [on(Pod).create()],',
+        "  validate: (review) => (review.object?.spec?.hostPID ? deny('no hostPID') : allow()),",
+        '});',
+        '',
+      ].join('\n'),
+    );
     const { code, stderr } = await klw('build');
     assert.equal(code, 0, stderr);
     const unpacked = join(scratch, 'unpacked-typed');
-    execFileSync('python3', ['-c', 'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])', join(scratch, 'dist/functions/typed-pods.zip'), unpacked]);
+    execFileSync('python3', [
+      '-c',
+      'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])',
+      join(scratch, 'dist/functions/typed-pods.zip'),
+      unpacked,
+    ]);
     process.env.KLW_LOG_LEVEL = 'silent';
     const mod = await import(pathToFileURL(join(unpacked, 'index.mjs')).href);
     delete process.env.KLW_LOG_LEVEL;
-    const pod = (spec: Record<string, unknown>) => toEvent(admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'd' }, spec }));
+    const pod = (spec: Record<string, unknown>) =>
+      toEvent(admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'd' }, spec }));
     assert.equal(JSON.parse((await mod.handler(pod({ hostPID: true }))).body).response.allowed, false);
     assert.equal(JSON.parse((await mod.handler(pod({}))).body).response.allowed, true);
-    const manifests = await klw('manifests', '--base-url', 'https://h.example.com', '--path-secret', 'none', '--out', join(scratch, 'm.yaml'));
+    const manifests = await klw(
+      'manifests',
+      '--base-url',
+      'https://h.example.com',
+      '--path-secret',
+      'none',
+      '--out',
+      join(scratch, 'm.yaml'),
+    );
     assert.equal(manifests.code, 0, manifests.stderr);
-    assert.match(readFileSync(join(scratch, 'm.yaml'), 'utf8'), /operations:\n\s+- CREATE\n\s+apiGroups:\n\s+- ""\n\s+apiVersions:\n\s+- v1\n\s+resources:\n\s+- pods\n\s+scope: Namespaced/);
+    assert.match(
+      readFileSync(join(scratch, 'm.yaml'), 'utf8'),
+      /operations:\n\s+- CREATE\n\s+apiGroups:\n\s+- ""\n\s+apiVersions:\n\s+- v1\n\s+resources:\n\s+- pods\n\s+scope: Namespaced/,
+    );
     assert.equal((await klw('lint')).code, 0);
   });
 
   it('names the file of a rule lint refuses, with the field and the fix', async () => {
-    fn('core-pods', onlyDefault.replace("'only-default'", "'core-pods'").replace("apiGroups: ['']", "apiGroups: ['core']").replace("resources: ['pods']", "resources: ['Pods']"));
+    fn(
+      'core-pods',
+      onlyDefault
+        .replace("'only-default'", "'core-pods'")
+        .replace("apiGroups: ['']", "apiGroups: ['core']")
+        .replace("resources: ['pods']", "resources: ['Pods']"),
+    );
     const { code, stderr } = await klw('lint');
     assert.equal(code, 1);
-    assert.match(stderr, /^error rule-group core-pods\.\S+: rules\[0\]\.apiGroups: .*is "".*\(functions\/core-pods\/index\.ts\)$/m);
-    fn('pods-plural', onlyDefault.replace("'only-default'", "'pods-plural'").replace("resources: ['pods']", "resources: ['Pods']"));
+    assert.match(
+      stderr,
+      /^error rule-group core-pods\.\S+: rules\[0\]\.apiGroups: .*is "".*\(functions\/core-pods\/index\.ts\)$/m,
+    );
+    fn(
+      'pods-plural',
+      onlyDefault.replace("'only-default'", "'pods-plural'").replace("resources: ['pods']", "resources: ['Pods']"),
+    );
     const plural = await klw('lint');
     assert.equal(plural.code, 1);
-    assert.match(plural.stderr, /^error rule-resource pods-plural\.\S+: rules\[0\]\.resources: .*did you mean "pods"\?.*\(functions\/pods-plural\/index\.ts\)$/m);
+    assert.match(
+      plural.stderr,
+      /^error rule-resource pods-plural\.\S+: rules\[0\]\.resources: .*did you mean "pods"\?.*\(functions\/pods-plural\/index\.ts\)$/m,
+    );
   });
 
   it('keeps the handler a module exports itself', async () => {
-    fn('own-handler', onlyDefault.replace("'only-default'", "'own-handler'").replace('export default', 'const webhook =') +
-      "export const handler = async () => ({ statusCode: 200, body: 'own' });\nexport default webhook;\n");
+    fn(
+      'own-handler',
+      onlyDefault.replace("'only-default'", "'own-handler'").replace('export default', 'const webhook =') +
+        "export const handler = async () => ({ statusCode: 200, body: 'own' });\nexport default webhook;\n",
+    );
     await buildFunction(scratch, { name: 'own-handler', entry: join(scratch, 'functions/own-handler/index.ts') });
     const mod = await import(pathToFileURL(bundlePath(scratch, 'own-handler')).href);
     assert.equal((await mod.handler({})).body, 'own');
   });
 
-  it('warns at lint when the handler a module exports is not its registration\'s: the zip runs that one', async () => {
+  it("warns at lint when the handler a module exports is not its registration's: the zip runs that one", async () => {
     const { stderr } = await klw('lint');
-    assert.match(stderr, /functions\/own-handler\/index\.ts exports a handler that is not its default registration's: the zip runs it, while the manifests describe the registration; export webhook\.handler or remove that export/);
+    assert.match(
+      stderr,
+      /functions\/own-handler\/index\.ts exports a handler that is not its default registration's: the zip runs it, while the manifests describe the registration; export webhook\.handler or remove that export/,
+    );
     assert.doesNotMatch(stderr, /only-default\/index\.ts exports a handler/);
   });
 
   it('refuses a module with neither a default registration nor a handler, at build and lint, naming the file and the fix', async () => {
     fn('no-export', "export const webhook = 'nothing';\n");
-    const fix = /functions\/no-export\/index\.ts exports no default registration: end it with `export default defineValidatingWebhook\(\{\.\.\.\}\)`/;
-    await assert.rejects(buildFunction(scratch, { name: 'no-export', entry: join(scratch, 'functions/no-export/index.ts') }), fix);
+    const fix =
+      /functions\/no-export\/index\.ts exports no default registration: end it with `export default defineValidatingWebhook\(\{\.\.\.\}\)`/;
+    await assert.rejects(
+      buildFunction(scratch, { name: 'no-export', entry: join(scratch, 'functions/no-export/index.ts') }),
+      fix,
+    );
     for (const command of ['build', 'lint']) {
       const { code, stderr } = await klw(command);
       assert.equal(code, 1, `klw ${command} passed a module without a registration`);
@@ -158,19 +218,32 @@ describe('the bundle entry klw build generates', () => {
   });
 
   it('names the file and the function of a registration define…Webhook refuses', async () => {
-    fn('slow', onlyDefault.replace("'only-default'", "'slow'").replace("  rules:", '  timeoutSeconds: 99,\n  rules:'));
+    fn('slow', onlyDefault.replace("'only-default'", "'slow'").replace('  rules:', '  timeoutSeconds: 99,\n  rules:'));
     const { code, stderr } = await klw('build');
     assert.equal(code, 1);
-    assert.match(stderr, /^klw: functions\/slow\/index\.ts: function slow: timeoutSeconds must be a whole number from 1 to 30, got 99$/m);
+    assert.match(
+      stderr,
+      /^klw: functions\/slow\/index\.ts: function slow: timeoutSeconds must be a whole number from 1 to 30, got 99$/m,
+    );
   });
 
   it('refuses a default export that is not a registration, and a handler export that is not a function', async () => {
     fn('not-a-webhook', 'export default { name: "not-a-webhook" };\n');
-    assert.match((await klw('build')).stderr, /functions\/not-a-webhook\/index\.ts exports default an object, not a registration: export default the value defineValidatingWebhook/);
-    fn('only-default', onlyDefault.replace('export default', 'const webhook =') + 'export const handler = webhook;\nexport default webhook;\n');
+    assert.match(
+      (await klw('build')).stderr,
+      /functions\/not-a-webhook\/index\.ts exports default an object, not a registration: export default the value defineValidatingWebhook/,
+    );
+    fn(
+      'only-default',
+      onlyDefault.replace('export default', 'const webhook =') +
+        'export const handler = webhook;\nexport default webhook;\n',
+    );
     const { code, stderr } = await klw('lint');
     assert.equal(code, 1);
-    assert.match(stderr, /functions\/only-default\/index\.ts exports handler as an object, not a function: remove that export/);
+    assert.match(
+      stderr,
+      /functions\/only-default\/index\.ts exports handler as an object, not a function: remove that export/,
+    );
   });
 });
 
@@ -182,7 +255,11 @@ describe('klw new', () => {
       assert.ok(files.includes(`functions/${name}/index.ts`));
       // A nested test run must not think it is part of this one (it would skip its files).
       const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
-      const out = execFileSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', join(work, 'test/functions', `${name}.test.ts`)], { cwd: root, encoding: 'utf8', env });
+      const out = execFileSync(
+        process.execPath,
+        ['--import', 'tsx', '--test', '--test-reporter=tap', join(work, 'test/functions', `${name}.test.ts`)],
+        { cwd: root, encoding: 'utf8', env },
+      );
       assert.match(out, /^# pass [1-9]\d*$/m, out);
       assert.match(out, /^# fail 0$/m, out);
       assert.throws(() => scaffold(work, type, name), /already exists/);
@@ -221,7 +298,10 @@ describe('klw command line', () => {
 
   it('lints files and exits 1 on errors', async () => {
     const file = join(work, 'bad.yaml');
-    writeFileSync(file, 'apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: x}\nwebhooks:\n- name: bad\n  clientConfig: {url: "http://x"}\n  sideEffects: Some\n  admissionReviewVersions: [v1]\n  rules: []\n');
+    writeFileSync(
+      file,
+      'apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: x}\nwebhooks:\n- name: bad\n  clientConfig: {url: "http://x"}\n  sideEffects: Some\n  admissionReviewVersions: [v1]\n  rules: []\n',
+    );
     const { code, stderr } = await run('lint', file);
     assert.equal(code, 1);
     assert.match(stderr, /^error webhook-name bad: /m);
@@ -248,5 +328,3 @@ describe('klw command line', () => {
     }
   });
 });
-
-

@@ -38,7 +38,10 @@ describe('klw --version', () => {
   });
 
   it('fails when no package.json of this package is above the file', () => {
-    assert.throws(() => packageInfo(`file://${join(empty, 'x.js')}`), /kube-lambda-webhooks: package\.json not found above/);
+    assert.throws(
+      () => packageInfo(`file://${join(empty, 'x.js')}`),
+      /kube-lambda-webhooks: package\.json not found above/,
+    );
   });
 });
 
@@ -49,13 +52,17 @@ describe('a project without functions', () => {
       if (setup !== 'no functions/ folder') mkdirSync(join(empty, 'functions'));
       if (setup === 'folders without an index file') mkdirSync(join(empty, 'functions', 'half-done'));
       // The folder without an index file is named once (klw runs in-process here, three times).
-      const warning = 'warning: functions/half-done has no index.ts, index.mts, index.js or index.mjs: it is not a function and is skipped\n';
+      const warning =
+        'warning: functions/half-done has no index.ts, index.mts, index.js or index.mjs: it is not a function and is skipped\n';
       let warned = 0;
       for (const command of [['build'], ['manifests', '--base-url', 'https://x.example.com'], ['lint']]) {
         const { code, stderr } = await run('--root', empty, ...command);
         assert.equal(code, 1, command.join(' '));
         if (stderr.startsWith(warning)) warned++;
-        assert.equal(stderr.replace(warning, ''), `klw: no functions in ${join(empty, 'functions')}: each function is functions/<name>/index.ts (or .mts, .js, .mjs); add one with \`klw new validating <name>\`\n`);
+        assert.equal(
+          stderr.replace(warning, ''),
+          `klw: no functions in ${join(empty, 'functions')}: each function is functions/<name>/index.ts (or .mts, .js, .mjs); add one with \`klw new validating <name>\`\n`,
+        );
       }
       assert.equal(warned, setup === 'folders without an index file' ? 1 : 0);
     });

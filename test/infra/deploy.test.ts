@@ -4,7 +4,12 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statS
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { GetFunctionCommand, GetFunctionUrlConfigCommand, LambdaClient, UpdateFunctionCodeCommand } from '@aws-sdk/client-lambda';
+import {
+  GetFunctionCommand,
+  GetFunctionUrlConfigCommand,
+  LambdaClient,
+  UpdateFunctionCodeCommand,
+} from '@aws-sdk/client-lambda';
 import { GetParameterCommand, ParameterNotFound, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { parse, parseAllDocuments } from 'yaml';
@@ -43,13 +48,23 @@ describe('klw deploy', () => {
     const cfn = mockClient(CloudFormationClient);
     try {
       cfn.on(DescribeStacksCommand, { StackName: 'kube-lambda-webhooks-prod' }).resolves({
-        Stacks: [{ StackName: 'kube-lambda-webhooks-prod', CreationTime: new Date(), StackStatus: 'UPDATE_COMPLETE', Outputs: [{ OutputKey: 'HttpApiUrl', OutputValue: 'https://abc123.execute-api.eu-west-1.amazonaws.com' }] }],
+        Stacks: [
+          {
+            StackName: 'kube-lambda-webhooks-prod',
+            CreationTime: new Date(),
+            StackStatus: 'UPDATE_COMPLETE',
+            Outputs: [{ OutputKey: 'HttpApiUrl', OutputValue: 'https://abc123.execute-api.eu-west-1.amazonaws.com' }],
+          },
+        ],
       });
       const endpoints = await deployedEndpoints(awsClients(target.region), target, registrations, false);
       assert.deepEqual(endpoints, { baseUrl: 'https://abc123.execute-api.eu-west-1.amazonaws.com' });
       const { documents } = generateManifests(work, registrations, endpoints);
       const validating = documents.find((d) => d.kind === 'ValidatingWebhookConfiguration') as any;
-      assert.equal(validating.webhooks[0].clientConfig.url, 'https://abc123.execute-api.eu-west-1.amazonaws.com/pod-policy');
+      assert.equal(
+        validating.webhooks[0].clientConfig.url,
+        'https://abc123.execute-api.eu-west-1.amazonaws.com/pod-policy',
+      );
     } finally {
       cfn.restore();
     }
@@ -59,7 +74,13 @@ describe('klw deploy', () => {
     const lambda = mockClient(LambdaClient);
     try {
       for (const reg of registrations) {
-        lambda.on(GetFunctionUrlConfigCommand, { FunctionName: `kube-lambda-webhooks-prod-${reg.name}` }).resolves({ FunctionUrl: `https://${reg.name}.lambda-url.eu-west-1.on.aws/`, FunctionArn: 'arn', AuthType: 'NONE', CreationTime: '', LastModifiedTime: '' });
+        lambda.on(GetFunctionUrlConfigCommand, { FunctionName: `kube-lambda-webhooks-prod-${reg.name}` }).resolves({
+          FunctionUrl: `https://${reg.name}.lambda-url.eu-west-1.on.aws/`,
+          FunctionArn: 'arn',
+          AuthType: 'NONE',
+          CreationTime: '',
+          LastModifiedTime: '',
+        });
       }
       const endpoints = await deployedEndpoints(awsClients(target.region), target, registrations, true);
       assert.equal(endpoints.functionUrls?.['pod-policy'], 'https://pod-policy.lambda-url.eu-west-1.on.aws/');
@@ -71,15 +92,30 @@ describe('klw deploy', () => {
   it('--direct updates the code of changed zips only', async () => {
     const lambda = mockClient(LambdaClient);
     try {
-      const sha = (name: string) => createHash('sha256').update(readFileSync(zipPath(work, name))).digest('base64');
+      const sha = (name: string) =>
+        createHash('sha256')
+          .update(readFileSync(zipPath(work, name)))
+          .digest('base64');
       // The generic answer first: aws-sdk-client-mock lets later, more specific ones win.
       lambda.on(GetFunctionCommand).resolves({ Configuration: { CodeSha256: 'old-code' } });
-      lambda.on(GetFunctionCommand, { FunctionName: 'kube-lambda-webhooks-prod-pod-policy' }).resolves({ Configuration: { CodeSha256: sha('pod-policy') } });
+      lambda
+        .on(GetFunctionCommand, { FunctionName: 'kube-lambda-webhooks-prod-pod-policy' })
+        .resolves({ Configuration: { CodeSha256: sha('pod-policy') } });
       lambda.on(UpdateFunctionCodeCommand).resolves({});
       const results = await updateChangedCode(work, awsClients(target.region), target, registrations);
-      assert.deepEqual(results.map((r) => [r.name, r.updated]), [['crontab-conversion', true], ['pod-defaults', true], ['pod-policy', false]]);
+      assert.deepEqual(
+        results.map((r) => [r.name, r.updated]),
+        [
+          ['crontab-conversion', true],
+          ['pod-defaults', true],
+          ['pod-policy', false],
+        ],
+      );
       const updates = lambda.commandCalls(UpdateFunctionCodeCommand).map((c) => c.args[0].input.FunctionName);
-      assert.deepEqual(updates, ['kube-lambda-webhooks-prod-crontab-conversion', 'kube-lambda-webhooks-prod-pod-defaults']);
+      assert.deepEqual(updates, [
+        'kube-lambda-webhooks-prod-crontab-conversion',
+        'kube-lambda-webhooks-prod-pod-defaults',
+      ]);
     } finally {
       lambda.restore();
     }
@@ -93,7 +129,10 @@ describe('klw deploy, the command', () => {
 
   before(() => {
     // The region comes from serverless.yml, as `serverless deploy` alone would take it.
-    writeFileSync(join(work, 'serverless.yml'), "service: kube-lambda-webhooks\nplugins:\n  - kube-lambda-webhooks/serverless\nprovider:\n  name: aws\n  runtime: nodejs24.x\n  region: ${opt:region, 'eu-west-1'}\n");
+    writeFileSync(
+      join(work, 'serverless.yml'),
+      "service: kube-lambda-webhooks\nplugins:\n  - kube-lambda-webhooks/serverless\nprovider:\n  name: aws\n  runtime: nodejs24.x\n  region: ${opt:region, 'eu-west-1'}\n",
+    );
   });
 
   /** Runs `klw deploy --stage prod --out <out>` against mocked SSM and CloudFormation, with the runner `runnerFor` makes as the Serverless Framework. */
@@ -106,13 +145,28 @@ describe('klw deploy, the command', () => {
       ssm.on(GetParameterCommand).rejects(new ParameterNotFound({ message: 'not found', $metadata: {} }));
       ssm.on(PutParameterCommand).resolves({});
       cfn.on(DescribeStacksCommand, { StackName: 'kube-lambda-webhooks-prod' }).resolves({
-        Stacks: [{ StackName: 'kube-lambda-webhooks-prod', CreationTime: new Date(), StackStatus: 'UPDATE_COMPLETE', Outputs: [{ OutputKey: 'HttpApiUrl', OutputValue: API_URL }] }],
+        Stacks: [
+          {
+            StackName: 'kube-lambda-webhooks-prod',
+            CreationTime: new Date(),
+            StackStatus: 'UPDATE_COMPLETE',
+            Outputs: [{ OutputKey: 'HttpApiUrl', OutputValue: API_URL }],
+          },
+        ],
       });
       process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
       const runner = runnerFor(() => ssm.commandCalls(PutParameterCommand).length);
-      const code = await main(['node', 'klw', '--root', work, 'deploy', '--stage', 'prod', '--out', out], { runServerless: runner });
+      const code = await main(['node', 'klw', '--root', work, 'deploy', '--stage', 'prod', '--out', out], {
+        runServerless: runner,
+      });
       const puts = ssm.commandCalls(PutParameterCommand).map((c) => c.args[0].input);
-      return { code, puts, stacksRead: cfn.commandCalls(DescribeStacksCommand).length, ssmRegion: await ssm.commandCalls(GetParameterCommand)[0]?.thisValue.config.region(), output: writes.join('') };
+      return {
+        code,
+        puts,
+        stacksRead: cfn.commandCalls(DescribeStacksCommand).length,
+        ssmRegion: await ssm.commandCalls(GetParameterCommand)[0]?.thisValue.config.region(),
+        output: writes.join(''),
+      };
     } finally {
       process.stderr.write = original;
       ssm.restore();
@@ -144,7 +198,8 @@ describe('klw deploy, the command', () => {
     const urls = new Map<string, string>();
     for (const doc of documents) {
       for (const hook of doc.webhooks ?? []) urls.set(hook.name, hook.clientConfig.url);
-      if (doc.kind === 'CustomResourceDefinition') urls.set(doc.metadata.name, doc.spec.conversion.webhook.clientConfig.url);
+      if (doc.kind === 'CustomResourceDefinition')
+        urls.set(doc.metadata.name, doc.spec.conversion.webhook.clientConfig.url);
     }
     assert.equal(urls.size, registrations.length);
     for (const reg of registrations) {
@@ -170,9 +225,17 @@ describe('klw deploy, the command', () => {
 describe('klw smoke', () => {
   it('passes every shipped function through the local Invoke API', async () => {
     lambdaApi = await startLambda({ root: work, port: 0, build: false, log: () => {}, invocationTimer: never });
-    const client = new LambdaClient({ endpoint: lambdaApi.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
+    const client = new LambdaClient({
+      endpoint: lambdaApi.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+    });
     const results = await smoke(client, registrations, (n) => n, undefined, lambdaApi.pathSecret);
-    assert.deepEqual(results.map((r) => [r.name, r.ok]), registrations.map((r) => [r.name, true]), JSON.stringify(results));
+    assert.deepEqual(
+      results.map((r) => [r.name, r.ok]),
+      registrations.map((r) => [r.name, true]),
+      JSON.stringify(results),
+    );
   });
 
   it('reports a function whose answer the API server would not accept', async () => {
@@ -187,15 +250,34 @@ export default webhook;
 `,
     );
     const withLiar = await loadFunctions(work);
-    await buildAll(work, withLiar.filter((f) => f.name === 'liar'));
+    await buildAll(
+      work,
+      withLiar.filter((f) => f.name === 'liar'),
+    );
     const local = await startLambda({ root: work, port: 0, build: false, log: () => {}, invocationTimer: never });
     try {
-      const client = new LambdaClient({ endpoint: local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
-      const results = await smoke(client, withLiar.map((f) => f.registration), (n) => n, undefined, local.pathSecret);
+      const client = new LambdaClient({
+        endpoint: local.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+      });
+      const results = await smoke(
+        client,
+        withLiar.map((f) => f.registration),
+        (n) => n,
+        undefined,
+        local.pathSecret,
+      );
       const liar = results.find((r) => r.name === 'liar')!;
       assert.equal(liar.ok, false);
       assert.match(liar.detail, /uid must echo the request uid/);
-      const missing = await smoke(client, [{ ...registrations[0]!, name: 'not-deployed' }], (n) => n, undefined, local.pathSecret);
+      const missing = await smoke(
+        client,
+        [{ ...registrations[0]!, name: 'not-deployed' }],
+        (n) => n,
+        undefined,
+        local.pathSecret,
+      );
       assert.equal(missing[0]!.ok, false);
     } finally {
       await local.close();
@@ -204,7 +286,11 @@ export default webhook;
   });
 
   it('guesses a sample object from the rules', () => {
-    assert.deepEqual(sampleObject(registrations.find((r) => r.name === 'pod-policy')!), { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'klw-smoke', namespace: 'default' } });
+    assert.deepEqual(sampleObject(registrations.find((r) => r.name === 'pod-policy')!), {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'klw-smoke', namespace: 'default' },
+    });
   });
 });
 
@@ -220,10 +306,13 @@ describe('klw auth-config', () => {
     const admission = parse(readFileSync(files.admissionConfig, 'utf8'));
     assert.equal(admission.apiVersion, 'apiserver.config.k8s.io/v1');
     assert.equal(admission.kind, 'AdmissionConfiguration');
-    assert.deepEqual(admission.plugins.map((p: any) => [p.name, p.configuration.kind, p.configuration.kubeConfigFile]), [
-      ['ValidatingAdmissionWebhook', 'WebhookAdmissionConfiguration', files.kubeconfig],
-      ['MutatingAdmissionWebhook', 'WebhookAdmissionConfiguration', files.kubeconfig],
-    ]);
+    assert.deepEqual(
+      admission.plugins.map((p: any) => [p.name, p.configuration.kind, p.configuration.kubeConfigFile]),
+      [
+        ['ValidatingAdmissionWebhook', 'WebhookAdmissionConfiguration', files.kubeconfig],
+        ['MutatingAdmissionWebhook', 'WebhookAdmissionConfiguration', files.kubeconfig],
+      ],
+    );
     const kubeconfig = parse(readFileSync(files.kubeconfig, 'utf8'));
     assert.deepEqual(kubeconfig.users, [{ name: '127.0.0.1:3443', user: { token: 'sekret' } }]);
     assert.throws(() => writeAuthConfig(join(work, 'auth2'), 'https://h', '  '), /token is empty/);

@@ -63,7 +63,10 @@ function assertUntouched(at: string, outside: string, existed: boolean): void {
 
 /** No temp files are left next to `file` after a refusal or a write. */
 function assertNoTemps(dir: string): void {
-  assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.tmp')), []);
+  assert.deepEqual(
+    readdirSync(dir).filter((f) => f.endsWith('.tmp')),
+    [],
+  );
 }
 
 describe('writeFileSafely', () => {

@@ -340,11 +340,7 @@ describe('klw manifests --cluster / --all-clusters', () => {
       registrations,
     );
     const conditions = (name: string) => {
-      const out = forCluster(
-        documents,
-        fleet.clusters.find((c) => c.name === name)!,
-        withConditions,
-      );
+      const out = forCluster(documents, fleet.clusters.find((c) => c.name === name)!, withConditions);
       const hook = out.documents
         .find((d) => d.kind === 'ValidatingWebhookConfiguration')!
         .webhooks.find((w: any) => w.name.startsWith('pod-policy'));

@@ -73,7 +73,7 @@ describe('fleet file', () => {
       ['clusters:\n  - name: unknown\n', 'clusters[0].name', /reserved/],
       ['clusters:\n  - name: a\n  - name: a\n', 'clusters[1].name', /also the name of clusters\[0\]/],
       ['clusters:\n  - context: x\n', 'clusters[0]', /has no name/],
-      ['clusters:\n  - name: ' + 'a'.repeat(64) + '\n', 'clusters[0].name', /DNS-1123/],
+      [`clusters:\n  - name: ${'a'.repeat(64)}\n`, 'clusters[0].name', /DNS-1123/],
       [cluster('    kubeVersion: 1.30\n'), 'clusters[0].kubeVersion', /number \(YAML reads 1\.30 as 1\.3\)/],
       [cluster('    kubeVersion: "one"\n'), 'clusters[0].kubeVersion', /not a Kubernetes version/],
       [cluster('    kubeVersion: "1.15"\n'), 'clusters[0].kubeVersion', /1\.16 or later/],

@@ -4,12 +4,23 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { main } from '../../infra/cli.ts';
-import { EXAMPLE_FUNCTIONS, initProject, installOrigin, packageHint, projectName, projectPackageSpec } from '../../infra/init.ts';
+import {
+  EXAMPLE_FUNCTIONS,
+  initProject,
+  installOrigin,
+  packageHint,
+  projectName,
+  projectPackageSpec,
+} from '../../infra/init.ts';
 import { packageInfo } from '../../infra/version.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'klw-init-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
-const repoPackage = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string; dependencies: Record<string, string>; devDependencies: Record<string, string> };
+const repoPackage = JSON.parse(readFileSync('package.json', 'utf8')) as {
+  version: string;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
 
 describe('klw init', () => {
   it('writes an ESM project that depends on this package, with the klw scripts and a first validating function', () => {
@@ -28,9 +39,20 @@ describe('klw init', () => {
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
     assert.equal(pkg.name, 'demo');
     assert.equal(pkg.type, 'module');
-    assert.deepEqual(pkg.scripts, { start: 'klw start', test: 'klw test', build: 'klw build', lint: 'klw lint', deploy: 'klw deploy' });
+    assert.deepEqual(pkg.scripts, {
+      start: 'klw start',
+      test: 'klw test',
+      build: 'klw build',
+      lint: 'klw lint',
+      deploy: 'klw deploy',
+    });
     assert.deepEqual(pkg.dependencies, { 'kube-lambda-webhooks': `^${repoPackage.version}` });
-    for (const tool of ['tsx', 'typescript', '@types/node']) assert.equal(pkg.devDependencies[tool], repoPackage.devDependencies[tool] ?? repoPackage.dependencies[tool], tool);
+    for (const tool of ['tsx', 'typescript', '@types/node'])
+      assert.equal(
+        pkg.devDependencies[tool],
+        repoPackage.devDependencies[tool] ?? repoPackage.dependencies[tool],
+        tool,
+      );
     assert.ok(pkg.devDependencies.osls ?? pkg.devDependencies.serverless, 'a Serverless Framework to deploy with');
     const tsconfig = JSON.parse(readFileSync(join(dir, 'tsconfig.json'), 'utf8'));
     assert.equal(tsconfig.compilerOptions.strict, true);
@@ -45,8 +67,14 @@ describe('klw init', () => {
       const files = initProject(dir, { template, packageSpec: 'file:kube-lambda-webhooks-0.1.0.tgz', cwd: scratch });
       assert.ok(files.includes(`functions/${EXAMPLE_FUNCTIONS[template]}/index.ts`));
       assert.equal(files.includes(`functions/${EXAMPLE_FUNCTIONS[template]}/crd.yaml`), template === 'conversion');
-      assert.match(readFileSync(join(dir, 'functions', EXAMPLE_FUNCTIONS[template], 'index.ts'), 'utf8'), template === 'mutating' ? /defineMutatingWebhook/ : /defineConversionWebhook/);
-      assert.equal(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies['kube-lambda-webhooks'], 'file:../kube-lambda-webhooks-0.1.0.tgz');
+      assert.match(
+        readFileSync(join(dir, 'functions', EXAMPLE_FUNCTIONS[template], 'index.ts'), 'utf8'),
+        template === 'mutating' ? /defineMutatingWebhook/ : /defineConversionWebhook/,
+      );
+      assert.equal(
+        JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies['kube-lambda-webhooks'],
+        'file:../kube-lambda-webhooks-0.1.0.tgz',
+      );
     });
   }
 
@@ -59,19 +87,41 @@ describe('klw init', () => {
       // `klw init relpkg --package file:./kube-lambda-webhooks-0.1.0.tgz` beside the tarball.
       ['file:./kube-lambda-webhooks-0.1.0.tgz', packs, join(packs, 'relpkg'), 'file:../kube-lambda-webhooks-0.1.0.tgz'],
       ['./kube-lambda-webhooks-0.1.0.tgz', packs, join(packs, 'bare'), 'file:../kube-lambda-webhooks-0.1.0.tgz'],
-      ['kube-lambda-webhooks-0.1.0.tgz', packs, join(packs, 'inner', 'deeper'), 'file:../../kube-lambda-webhooks-0.1.0.tgz'],
-      ['file:../kube-lambda-webhooks-0.1.0.tgz', join(packs, 'inner'), join(scratch, 'elsewhere'), 'file:../packs/kube-lambda-webhooks-0.1.0.tgz'],
+      [
+        'kube-lambda-webhooks-0.1.0.tgz',
+        packs,
+        join(packs, 'inner', 'deeper'),
+        'file:../../kube-lambda-webhooks-0.1.0.tgz',
+      ],
+      [
+        'file:../kube-lambda-webhooks-0.1.0.tgz',
+        join(packs, 'inner'),
+        join(scratch, 'elsewhere'),
+        'file:../packs/kube-lambda-webhooks-0.1.0.tgz',
+      ],
       [`file:${tarball}`, '/', join(scratch, 'absolute'), 'file:../packs/kube-lambda-webhooks-0.1.0.tgz'],
       ['../../packs', join(packs, 'inner'), join(scratch, 'folder'), 'file:../packs'],
     ];
     for (const [spec, cwd, dir, written] of cases) {
       assert.equal(projectPackageSpec(spec, dir, cwd), written, spec);
       initProject(dir, { packageSpec: spec, cwd });
-      const dependency = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies['kube-lambda-webhooks'] as string;
+      const dependency = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies[
+        'kube-lambda-webhooks'
+      ] as string;
       assert.equal(dependency, written, spec);
-      assert.ok(existsSync(resolve(dir, dependency.slice('file:'.length))), `${spec}: ${dependency} is found from the project`);
+      assert.ok(
+        existsSync(resolve(dir, dependency.slice('file:'.length))),
+        `${spec}: ${dependency} is found from the project`,
+      );
     }
-    for (const spec of ['^0.1.0', '0.1.0', 'latest', 'npm:kube-lambda-webhooks@0.1.0', 'https://example.com/k.tgz', 'github:o/r']) {
+    for (const spec of [
+      '^0.1.0',
+      '0.1.0',
+      'latest',
+      'npm:kube-lambda-webhooks@0.1.0',
+      'https://example.com/k.tgz',
+      'github:o/r',
+    ]) {
       assert.equal(projectPackageSpec(spec, join(scratch, 'x'), packs), spec);
     }
   });
@@ -80,7 +130,9 @@ describe('klw init', () => {
     const dir = join(scratch, 'missing-tarball');
     assert.throws(
       () => initProject(dir, { packageSpec: 'file:./nowhere-0.1.0.tgz', cwd: scratch }),
-      (error: Error) => error.message === `--package file:./nowhere-0.1.0.tgz: ${join(scratch, 'nowhere-0.1.0.tgz')} does not exist (a path is read from the current folder, ${scratch}; make the tarball with npm pack)`,
+      (error: Error) =>
+        error.message ===
+        `--package file:./nowhere-0.1.0.tgz: ${join(scratch, 'nowhere-0.1.0.tgz')} does not exist (a path is read from the current folder, ${scratch}; make the tarball with npm pack)`,
     );
     assert.ok(!existsSync(dir));
   });
@@ -92,7 +144,10 @@ describe('klw init', () => {
     mkdirSync(dir, { recursive: true });
     const info = { name: 'kube-lambda-webhooks', version: '0.1.0', dir, dependencies: {}, devDependencies: {} };
     const lock = (resolved: string) =>
-      writeFileSync(join(prefix, 'node_modules', '.package-lock.json'), JSON.stringify({ packages: { 'node_modules/kube-lambda-webhooks': { version: '0.1.0', resolved } } }));
+      writeFileSync(
+        join(prefix, 'node_modules', '.package-lock.json'),
+        JSON.stringify({ packages: { 'node_modules/kube-lambda-webhooks': { version: '0.1.0', resolved } } }),
+      );
     lock('file:../packs/kube-lambda-webhooks-0.1.0.tgz');
     const origin = installOrigin(info);
     assert.deepEqual(origin, { kind: 'tarball', tarball: join(scratch, 'packs', 'kube-lambda-webhooks-0.1.0.tgz') });
@@ -104,7 +159,10 @@ describe('klw init', () => {
     assert.deepEqual(installOrigin(info), { kind: 'registry' });
     assert.equal(packageHint({ kind: 'registry' }, '0.1.0'), undefined);
     assert.deepEqual(installOrigin(packageInfo()), { kind: 'checkout' });
-    assert.match(packageHint({ kind: 'checkout' }, '0.1.0')!, /runs from the kube-lambda-webhooks sources.*npm pack.*--package/);
+    assert.match(
+      packageHint({ kind: 'checkout' }, '0.1.0')!,
+      /runs from the kube-lambda-webhooks sources.*npm pack.*--package/,
+    );
   });
 
   it('uses an empty folder that exists, and refuses one that holds anything', () => {
@@ -124,7 +182,10 @@ describe('klw init', () => {
   });
 
   it('gives every project the conformance test this repository runs', () => {
-    assert.equal(readFileSync('infra/templates/project/conformance.test.ts.tmpl', 'utf8'), readFileSync('test/functions/conformance.test.ts', 'utf8'));
+    assert.equal(
+      readFileSync('infra/templates/project/conformance.test.ts.tmpl', 'utf8'),
+      readFileSync('test/functions/conformance.test.ts', 'utf8'),
+    );
   });
 
   it('is a klw command that refuses an unknown template', async () => {
@@ -141,7 +202,11 @@ describe('klw init', () => {
     assert.ok(existsSync(join(scratch, 'cli-made', 'functions', 'add-created-by', 'index.ts')));
     assert.match(err.join(''), /created cli-made\/package\.json/);
     // Run from these sources without --package, klw says how to depend on a tarball instead.
-    assert.equal(err.join('').match(/runs from the kube-lambda-webhooks sources/g)?.length, 1, 'one hint, for the init without --package');
+    assert.equal(
+      err.join('').match(/runs from the kube-lambda-webhooks sources/g)?.length,
+      1,
+      'one hint, for the init without --package',
+    );
     assert.match(err.join(''), /argument 'webhook' is invalid|Allowed choices are validating, mutating, conversion/);
     assert.ok(!existsSync(join(scratch, 'other')));
   });

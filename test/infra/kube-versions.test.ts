@@ -3,11 +3,21 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, cpSync } f
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { forKubeVersion, knowsWebhookField, kubeTargetFrom, parseFeatureGates, parseKubeVersion, type KubeTarget } from '../../infra/kube-versions.ts';
+import {
+  forKubeVersion,
+  knowsWebhookField,
+  kubeTargetFrom,
+  parseFeatureGates,
+  parseKubeVersion,
+  type KubeTarget,
+} from '../../infra/kube-versions.ts';
 import { lintWebhook } from '../../infra/lint.ts';
 import { FIXTURE_FUNCTIONS, runKlw } from '../helpers.ts';
 
-const target = (version: string, featureGates: Record<string, boolean> = {}): KubeTarget => ({ version: parseKubeVersion(version), featureGates });
+const target = (version: string, featureGates: Record<string, boolean> = {}): KubeTarget => ({
+  version: parseKubeVersion(version),
+  featureGates,
+});
 
 function configuration(webhook: Record<string, unknown> = {}) {
   return {
@@ -18,7 +28,9 @@ function configuration(webhook: Record<string, unknown> = {}) {
       {
         name: 'a.webhooks.kube-lambda.dev',
         matchConditions: [{ name: 'not-system', expression: "request.namespace != 'kube-system'" }],
-        namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system'] }] },
+        namespaceSelector: {
+          matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system'] }],
+        },
         ...webhook,
       },
     ],
@@ -32,7 +44,10 @@ describe('manifests for a Kubernetes version', () => {
     const field = out.findings.find((f) => f.rule === 'kube-version-field')!;
     assert.equal(field.level, 'warning');
     assert.equal(field.subject, 'a.webhooks.kube-lambda.dev');
-    assert.match(field.message, /^matchConditions left out: 1\.20 does not know the field, which needs Kubernetes 1\.28\+ \(1\.27 with --feature-gates AdmissionWebhookMatchConditions=true\); the API server calls the webhook for everything/);
+    assert.match(
+      field.message,
+      /^matchConditions left out: 1\.20 does not know the field, which needs Kubernetes 1\.28\+ \(1\.27 with --feature-gates AdmissionWebhookMatchConditions=true\); the API server calls the webhook for everything/,
+    );
   });
 
   it('says when the function enforces the conditions itself', () => {
@@ -53,7 +68,10 @@ describe('manifests for a Kubernetes version', () => {
       const out = forKubeVersion([configuration()], t);
       assert.equal('matchConditions' in out.documents[0]!.webhooks[0], kept, JSON.stringify(t));
       assert.equal(knowsWebhookField(t, 'matchConditions'), kept);
-      assert.equal(out.findings.some((f) => f.rule === 'kube-version-field'), !kept);
+      assert.equal(
+        out.findings.some((f) => f.rule === 'kube-version-field'),
+        !kept,
+      );
     }
   });
 
@@ -64,15 +82,32 @@ describe('manifests for a Kubernetes version', () => {
   });
 
   it('warns that 1.20 namespaces lack the kubernetes.io/metadata.name label the default selector uses', () => {
-    assert.ok(forKubeVersion([configuration()], target('1.20')).findings.some((f) => f.rule === 'kube-version-namespace-label'));
-    assert.ok(!forKubeVersion([configuration()], target('1.21')).findings.some((f) => f.rule === 'kube-version-namespace-label'));
-    assert.ok(!forKubeVersion([configuration({ namespaceSelector: {} })], target('1.20')).findings.some((f) => f.rule === 'kube-version-namespace-label'));
+    assert.ok(
+      forKubeVersion([configuration()], target('1.20')).findings.some((f) => f.rule === 'kube-version-namespace-label'),
+    );
+    assert.ok(
+      !forKubeVersion([configuration()], target('1.21')).findings.some(
+        (f) => f.rule === 'kube-version-namespace-label',
+      ),
+    );
+    assert.ok(
+      !forKubeVersion([configuration({ namespaceSelector: {} })], target('1.20')).findings.some(
+        (f) => f.rule === 'kube-version-namespace-label',
+      ),
+    );
   });
 
   it('refuses versions without the v1 APIs', () => {
-    const crd = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'crontabs.stable.example.com' } };
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'crontabs.stable.example.com' },
+    };
     const out = forKubeVersion([configuration(), crd], target('1.15'));
-    assert.deepEqual(out.findings.filter((f) => f.level === 'error').map((f) => f.subject), ['kube-lambda-webhooks', 'crontabs.stable.example.com']);
+    assert.deepEqual(
+      out.findings.filter((f) => f.level === 'error').map((f) => f.subject),
+      ['kube-lambda-webhooks', 'crontabs.stable.example.com'],
+    );
   });
 
   it('parses versions and feature gates, and rejects anything else', () => {
@@ -89,18 +124,36 @@ describe('manifests for a Kubernetes version', () => {
 describe('lint of matchConditions', () => {
   const webhook = (matchConditions: unknown) => ({ ...configuration().webhooks[0], matchConditions });
   it('rejects an expression that does not compile, with the expression and the position', () => {
-    const findings = lintWebhook(webhook([{ name: 'x', expression: 'object.metadata.name ==' }]), 'ValidatingWebhookConfiguration');
+    const findings = lintWebhook(
+      webhook([{ name: 'x', expression: 'object.metadata.name ==' }]),
+      'ValidatingWebhookConfiguration',
+    );
     const f = findings.find((x) => x.rule === 'match-conditions-compile')!;
     assert.equal(f.level, 'error');
-    assert.match(f.message, /matchCondition "x": "object\.metadata\.name ==": compilation failed: ERROR: <input>:1:\d+:/);
+    assert.match(
+      f.message,
+      /matchCondition "x": "object\.metadata\.name ==": compilation failed: ERROR: <input>:1:\d+:/,
+    );
   });
   it('rejects a non-boolean result', () => {
-    const findings = lintWebhook(webhook([{ name: 'x', expression: 'object.metadata.name' }]), 'ValidatingWebhookConfiguration');
-    assert.deepEqual(findings.filter((f) => f.rule.startsWith('match-conditions')).map((f) => [f.level, f.rule]), [['error', 'match-conditions-type']]);
+    const findings = lintWebhook(
+      webhook([{ name: 'x', expression: 'object.metadata.name' }]),
+      'ValidatingWebhookConfiguration',
+    );
+    assert.deepEqual(
+      findings.filter((f) => f.rule.startsWith('match-conditions')).map((f) => [f.level, f.rule]),
+      [['error', 'match-conditions-type']],
+    );
   });
   it('accepts valid conditions', () => {
-    const findings = lintWebhook(webhook([{ name: 'example.com/ok', expression: "object.metadata.name.startsWith('a')" }]), 'ValidatingWebhookConfiguration');
-    assert.deepEqual(findings.filter((f) => f.rule.startsWith('match-conditions')), []);
+    const findings = lintWebhook(
+      webhook([{ name: 'example.com/ok', expression: "object.metadata.name.startsWith('a')" }]),
+      'ValidatingWebhookConfiguration',
+    );
+    assert.deepEqual(
+      findings.filter((f) => f.rule.startsWith('match-conditions')),
+      [],
+    );
   });
 });
 
@@ -130,22 +183,62 @@ export default defineValidatingWebhook(enforceMatchConditions({
 
   it('writes matchConditions only for versions that know them', async () => {
     const out = join(work, 'm.yaml');
-    const old = await klw('manifests', '--kube-version', '1.20', '--base-url', 'https://hooks.example.com', '--out', out);
+    const old = await klw(
+      'manifests',
+      '--kube-version',
+      '1.20',
+      '--base-url',
+      'https://hooks.example.com',
+      '--out',
+      out,
+    );
     assert.equal(old.code, 0, old.stderr);
     assert.equal(conditionsIn(out), undefined);
-    assert.match(old.stderr, /warning kube-version-field team-pods\.webhooks\.kube-lambda\.dev: matchConditions left out: 1\.20 .*the function enforces them itself/);
-    assert.equal((await klw('manifests', '--kube-version', '1.28', '--base-url', 'https://hooks.example.com', '--out', out)).code, 0);
+    assert.match(
+      old.stderr,
+      /warning kube-version-field team-pods\.webhooks\.kube-lambda\.dev: matchConditions left out: 1\.20 .*the function enforces them itself/,
+    );
+    assert.equal(
+      (await klw('manifests', '--kube-version', '1.28', '--base-url', 'https://hooks.example.com', '--out', out)).code,
+      0,
+    );
     assert.equal(conditionsIn(out).length, 2);
-    assert.equal((await klw('manifests', '--kube-version', '1.27', '--base-url', 'https://hooks.example.com', '--out', out)).code, 0);
+    assert.equal(
+      (await klw('manifests', '--kube-version', '1.27', '--base-url', 'https://hooks.example.com', '--out', out)).code,
+      0,
+    );
     assert.equal(conditionsIn(out), undefined);
-    assert.equal((await klw('manifests', '--kube-version', '1.27', '--feature-gates', 'AdmissionWebhookMatchConditions=true', '--base-url', 'https://hooks.example.com', '--out', out)).code, 0);
+    assert.equal(
+      (
+        await klw(
+          'manifests',
+          '--kube-version',
+          '1.27',
+          '--feature-gates',
+          'AdmissionWebhookMatchConditions=true',
+          '--base-url',
+          'https://hooks.example.com',
+          '--out',
+          out,
+        )
+      ).code,
+      0,
+    );
     assert.equal(conditionsIn(out).length, 2);
     assert.equal((await klw('manifests', '--base-url', 'https://hooks.example.com', '--out', out)).code, 0);
     assert.equal(conditionsIn(out).length, 2, 'without --kube-version everything is written');
   });
 
   it('fails on a version without the v1 APIs, and on a malformed version', async () => {
-    const old = await klw('manifests', '--kube-version', '1.15', '--base-url', 'https://hooks.example.com', '--out', join(work, 'x.yaml'));
+    const old = await klw(
+      'manifests',
+      '--kube-version',
+      '1.15',
+      '--base-url',
+      'https://hooks.example.com',
+      '--out',
+      join(work, 'x.yaml'),
+    );
     assert.equal(old.code, 1);
     assert.match(old.stderr, /error kube-version-api .* needs Kubernetes 1\.16 or later/);
     const bad = await klw('manifests', '--kube-version', 'latest', '--base-url', 'https://hooks.example.com');
@@ -156,29 +249,54 @@ export default defineValidatingWebhook(enforceMatchConditions({
   it('lint says which conditions the function cannot enforce, and what a version loses', async () => {
     const plain = await klw('lint');
     assert.equal(plain.code, 0, plain.stderr);
-    assert.match(plain.stderr, /warning match-conditions-authorizer-in-function team-pods\.webhooks\.kube-lambda\.dev: matchCondition "not-breakglass" uses authorizer/);
+    assert.match(
+      plain.stderr,
+      /warning match-conditions-authorizer-in-function team-pods\.webhooks\.kube-lambda\.dev: matchCondition "not-breakglass" uses authorizer/,
+    );
     assert.doesNotMatch(plain.stderr, /kube-version-field/);
     const old = await klw('lint', '--kube-version', '1.20');
     assert.equal(old.code, 0, old.stderr);
-    assert.match(old.stderr, /warning kube-version-field team-pods\.webhooks\.kube-lambda\.dev: matchConditions left out/);
+    assert.match(
+      old.stderr,
+      /warning kube-version-field team-pods\.webhooks\.kube-lambda\.dev: matchConditions left out/,
+    );
   });
 
   it('lint of manifest files takes --kube-version too', async () => {
     const file = join(work, 'config.yaml');
-    writeFileSync(file, JSON.stringify(configuration({ clientConfig: { url: 'https://hooks.example.com/a' }, sideEffects: 'None', admissionReviewVersions: ['v1'], rules: [] })));
+    writeFileSync(
+      file,
+      JSON.stringify(
+        configuration({
+          clientConfig: { url: 'https://hooks.example.com/a' },
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+          rules: [],
+        }),
+      ),
+    );
     const result = await klw('lint', '--kube-version', '1.27', file);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stderr, /warning kube-version-field a\.webhooks\.kube-lambda\.dev: matchConditions left out: 1\.27/);
+    assert.match(
+      result.stderr,
+      /warning kube-version-field a\.webhooks\.kube-lambda\.dev: matchConditions left out: 1\.27/,
+    );
   });
 
   it('lint rejects a condition the API server would reject', async () => {
     const source = join(work, 'functions', 'team-pods', 'index.ts');
     const original = readFileSync(source, 'utf8');
-    writeFileSync(source, original.replace(`"has(object.metadata.labels) && 'team' in object.metadata.labels"`, '"object.metadata.labels"'));
+    writeFileSync(
+      source,
+      original.replace(`"has(object.metadata.labels) && 'team' in object.metadata.labels"`, '"object.metadata.labels"'),
+    );
     try {
       const result = await klw('lint');
       assert.equal(result.code, 1);
-      assert.match(result.stderr, /error match-conditions-type team-pods\.webhooks\.kube-lambda\.dev: matchCondition "has-team": "object\.metadata\.labels" must evaluate to bool, not dyn/);
+      assert.match(
+        result.stderr,
+        /error match-conditions-type team-pods\.webhooks\.kube-lambda\.dev: matchCondition "has-team": "object\.metadata\.labels" must evaluate to bool, not dyn/,
+      );
     } finally {
       writeFileSync(source, original);
     }

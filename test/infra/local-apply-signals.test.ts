@@ -15,7 +15,10 @@ const bin = join(work, 'bin');
 const calls = join(work, 'kubectl-calls.log');
 mkdirSync(bin);
 // A kubectl that finds nothing, applies and deletes anything, and logs its arguments.
-writeFileSync(join(bin, 'kubectl'), `#!/bin/sh\necho "$*" >> '${calls}'\ncase " $* " in *" get "*) exit 0;; esac\nexit 0\n`);
+writeFileSync(
+  join(bin, 'kubectl'),
+  `#!/bin/sh\necho "$*" >> '${calls}'\ncase " $* " in *" get "*) exit 0;; esac\nexit 0\n`,
+);
 chmodSync(join(bin, 'kubectl'), 0o755);
 const env = { ...process.env, NODE_TEST_CONTEXT: undefined, PATH: `${bin}${delimiter}${process.env.PATH}` };
 const children: ChildProcess[] = [];
@@ -26,7 +29,11 @@ after(() => {
 
 /** Starts `klw start --apply` and resolves once it says it is ready. */
 function start(): Promise<{ child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, [join(root, 'infra', 'bin', 'klw.mjs'), 'start', '--apply', '--port', '0'], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(root, 'infra', 'bin', 'klw.mjs'), 'start', '--apply', '--port', '0'], {
+    cwd: work,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   return new Promise((resolve, reject) => {
@@ -39,7 +46,10 @@ function start(): Promise<{ child: ChildProcess; output: () => string }> {
     child.on('exit', (code) => reject(new Error(`klw start exited (${code}):\n${out}`)));
   });
 }
-const exited = (child: ChildProcess) => new Promise<number | null>((r) => (child.exitCode !== null || child.signalCode !== null ? r(child.exitCode) : child.on('exit', (code) => r(code))));
+const exited = (child: ChildProcess) =>
+  new Promise<number | null>((r) =>
+    child.exitCode !== null || child.signalCode !== null ? r(child.exitCode) : child.on('exit', (code) => r(code)),
+  );
 const kubectlCalls = () => (existsSync(calls) ? readFileSync(calls, 'utf8').trim().split('\n') : []);
 const record = join(work, '.klw', 'local', 'applied.json');
 
@@ -47,11 +57,19 @@ describe('klw start --apply', () => {
   it('removes what it registered on SIGINT', async () => {
     const { child, output } = await start();
     assert.match(output(), /REGISTERED with the cluster/);
-    assert.ok(kubectlCalls().some((c) => /^apply -f .*manifests\.yaml/.test(c)), kubectlCalls().join('\n'));
+    assert.ok(
+      kubectlCalls().some((c) => /^apply -f .*manifests\.yaml/.test(c)),
+      kubectlCalls().join('\n'),
+    );
     assert.ok(existsSync(record));
     child.kill('SIGINT');
     assert.equal(await exited(child), 0, output());
-    assert.ok(kubectlCalls().some((c) => /^delete validatingwebhookconfiguration\.admissionregistration\.k8s\.io \S+ --ignore-not-found/.test(c)), kubectlCalls().join('\n'));
+    assert.ok(
+      kubectlCalls().some((c) =>
+        /^delete validatingwebhookconfiguration\.admissionregistration\.k8s\.io \S+ --ignore-not-found/.test(c),
+      ),
+      kubectlCalls().join('\n'),
+    );
     assert.ok(!existsSync(record), 'the record is removed');
   });
 
@@ -69,9 +87,16 @@ describe('klw start --apply', () => {
     second.child.kill('SIGKILL');
     await exited(second.child);
     rmSync(calls, { force: true });
-    const unregister = spawn(process.execPath, [join(root, 'infra', 'bin', 'klw.mjs'), 'local', 'unregister'], { cwd: work, env, stdio: 'ignore' });
+    const unregister = spawn(process.execPath, [join(root, 'infra', 'bin', 'klw.mjs'), 'local', 'unregister'], {
+      cwd: work,
+      env,
+      stdio: 'ignore',
+    });
     assert.equal(await exited(unregister), 0);
-    assert.ok(kubectlCalls().some((c) => c.startsWith('delete validatingwebhookconfiguration')), kubectlCalls().join('\n'));
+    assert.ok(
+      kubectlCalls().some((c) => c.startsWith('delete validatingwebhookconfiguration')),
+      kubectlCalls().join('\n'),
+    );
     assert.ok(!existsSync(record));
   });
 });

@@ -45,7 +45,10 @@ describe('ConditionPool bounds', () => {
     assert.equal(pool.size, 1, 'one thread for one function of size 1, however many wait');
     await pool.close();
     const answers = await Promise.all(waiting);
-    assert.ok(answers.every((a) => a?.status === 502), 'waiting reviews get a 502 when the pool closes');
+    assert.ok(
+      answers.every((a) => a?.status === 502),
+      'waiting reviews get a 502 when the pool closes',
+    );
   });
 
   it('answers reviews with 502 when its thread cannot start, and tries again for the next review', async () => {
@@ -59,8 +62,14 @@ describe('ConditionPool bounds', () => {
     pools.push(pool);
     const review = () => pool.evaluate(registration, body, 60_000);
     const answers = await Promise.all([review(), review()]);
-    assert.deepEqual(answers.map((a) => a?.status), [502, 502]);
-    assert.ok(lines.some((l) => /did not start/.test(l)), lines.join('\n'));
+    assert.deepEqual(
+      answers.map((a) => a?.status),
+      [502, 502],
+    );
+    assert.ok(
+      lines.some((l) => /did not start/.test(l)),
+      lines.join('\n'),
+    );
     assert.equal(pool.size, 0);
     const again = await review();
     assert.equal(again?.status, 502);

@@ -115,7 +115,7 @@ function post(server: RunningApi, path: string, body: unknown): Promise<{ status
   });
 }
 
-describe('matchConditions run off the emulator\'s event loop', () => {
+describe("matchConditions run off the emulator's event loop", () => {
   it('serves another function, and another review of the same one, while a slow condition runs', async () => {
     const started = once(api.conditions('slow'), 'evaluating');
     let slowAnswered = false;
@@ -136,7 +136,7 @@ describe('matchConditions run off the emulator\'s event loop', () => {
     void slow;
   });
 
-  it('answers conditions past the webhook\'s timeout by failurePolicy Fail: the API server\'s error', async () => {
+  it("answers conditions past the webhook's timeout by failurePolicy Fail: the API server's error", async () => {
     const out = await post(bounded, '/slow-fail', heavy());
     assert.equal(out.status, 200);
     assert.equal(out.body.response.allowed, false);
@@ -155,14 +155,14 @@ describe('matchConditions run off the emulator\'s event loop', () => {
     assert.equal(next.body.response.status.message, 'called');
   });
 
-  it('answers conditions past the webhook\'s timeout by failurePolicy Ignore: allowed, no call', async () => {
+  it("answers conditions past the webhook's timeout by failurePolicy Ignore: allowed, no call", async () => {
     const review = heavy();
     const out = await post(bounded, '/slow-ignore', review);
     const allowed = { uid: review.request.uid, allowed: true };
     assert.deepEqual(out.body, { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: allowed });
   });
 
-  it('answers conditions that exhaust their thread\'s memory by failurePolicy, and evaluates the next', async () => {
+  it("answers conditions that exhaust their thread's memory by failurePolicy, and evaluates the next", async () => {
     const out = await post(bounded, '/hungry', hoarding());
     assert.equal(out.body.response.allowed, false);
     const failed = /failed evaluating match conditions: evaluation failed: .*(ERR_WORKER_OUT_OF_MEMORY|out of memory)/i;

@@ -44,26 +44,45 @@ addFunction('echo');
 
 function klw(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(root, 'infra', 'bin', 'klw.mjs'), ...args], { cwd: work, encoding: 'utf8', env: { ...process.env, NODE_TEST_CONTEXT: undefined } }, (err, stdout, stderr) =>
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [join(root, 'infra', 'bin', 'klw.mjs'), ...args],
+      { cwd: work, encoding: 'utf8', env: { ...process.env, NODE_TEST_CONTEXT: undefined } },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
 
 describe('klw local invoke', { timeout: PATIENCE_MS }, () => {
   it('points stack lines at the TypeScript source', async () => {
-    const outcome = await localInvoke({ root: work, name: 'echo', event: JSON.stringify({ body: '{"throw":true}' }), say: () => {}, functionLog: () => {}, invocationTimer: never });
+    const outcome = await localInvoke({
+      root: work,
+      name: 'echo',
+      event: JSON.stringify({ body: '{"throw":true}' }),
+      say: () => {},
+      functionLog: () => {},
+      invocationTimer: never,
+    });
     assert.equal(outcome.kind, 'error', JSON.stringify(outcome));
     const stack = (outcome as { error: { stackTrace: string[] } }).error.stackTrace.join('\n');
     assert.match(stack, new RegExp(`functions/echo/index\\.ts:${THROW_LINE}\\b`), stack);
   });
 
   it('sets the variables Lambda sets', async () => {
-    const outcome = await localInvoke({ root: work, name: 'echo', event: '{}', say: () => {}, functionLog: () => {}, invocationTimer: never });
+    const outcome = await localInvoke({
+      root: work,
+      name: 'echo',
+      event: '{}',
+      say: () => {},
+      functionLog: () => {},
+      invocationTimer: never,
+    });
     const env = JSON.parse((outcome as { result: { body: string } }).result.body).env;
     assert.equal(env.AWS_LAMBDA_FUNCTION_NAME, 'echo');
     assert.equal(env._HANDLER, 'index.handler');
-    for (const k of ['AWS_REGION', 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE', 'AWS_LAMBDA_FUNCTION_VERSION']) assert.ok(env[k], `${k} is set`);
+    for (const k of ['AWS_REGION', 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE', 'AWS_LAMBDA_FUNCTION_VERSION'])
+      assert.ok(env[k], `${k} is set`);
   });
 
   it('prints only the result on stdout, logs on stderr, and rebuilds a bundle older than its sources', async () => {
@@ -73,7 +92,10 @@ describe('klw local invoke', { timeout: PATIENCE_MS }, () => {
     assert.equal(JSON.parse(first.stdout).statusCode, 200);
     assert.match(first.stderr, /handling echo/);
     // An edit after the build: the next invoke runs the new code without --build.
-    writeFileSync(join(work, 'functions', 'echo', 'index.ts'), rawFunction('echo').replace("name: 'echo', env", "name: 'edited', env"));
+    writeFileSync(
+      join(work, 'functions', 'echo', 'index.ts'),
+      rawFunction('echo').replace("name: 'echo', env", "name: 'edited', env"),
+    );
     const second = await klw(['local', 'invoke', 'echo', '--event', 'event.json']);
     assert.equal(JSON.parse(JSON.parse(second.stdout).body).name, 'edited', second.stderr);
     assert.match(second.stderr, /newer than the bundle; rebuilding/);
@@ -93,7 +115,10 @@ describe('klw local invoke', { timeout: PATIENCE_MS }, () => {
   it('gives --event one meaning: an event file to invoke, never a format', async () => {
     const old = await klw(['local', 'generate-review', 'echo', '--event', 'rest']);
     assert.equal(old.code, 1);
-    assert.match(old.stderr, /generate-review writes events, it reads none: --event-format rest prints the review wrapped in an event \(--event names an event file, in klw local invoke\)/);
+    assert.match(
+      old.stderr,
+      /generate-review writes events, it reads none: --event-format rest prints the review wrapped in an event \(--event names an event file, in klw local invoke\)/,
+    );
     const help = await klw(['local', 'generate-review', '--help']);
     assert.match(help.stdout, /--event-format <format>/);
     assert.doesNotMatch(help.stdout, /--event </);
@@ -103,18 +128,31 @@ describe('klw local invoke', { timeout: PATIENCE_MS }, () => {
 describe('klw local start-api --watch', { timeout: PATIENCE_MS }, () => {
   it('serves a function added while it runs, rewrites manifests for a changed registration, drops a removed function', async () => {
     const applied: string[] = [];
-    const api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), watch: true, log: () => {}, functionLog: () => {}, onManifests: (path) => void applied.push(path), invocationTimer: never });
+    const api = await startApi({
+      root: work,
+      port: 0,
+      stateDir: join(work, '.state'),
+      watch: true,
+      log: () => {},
+      functionLog: () => {},
+      onManifests: (path) => void applied.push(path),
+      invocationTimer: never,
+    });
     try {
       addFunction('late');
       // Watch events are asynchronous: wait for the project to pick the function up.
       await until(() => api.functions.includes('late'), 'the new function to be served');
       const ca = readFileSync(api.caPath);
       const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const req = request(api.functionUrl('late'), { method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (res) => {
-          let body = '';
-          res.on('data', (c: Buffer) => (body += c.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-        });
+        const req = request(
+          api.functionUrl('late'),
+          { method: 'POST', ca, headers: { 'content-type': 'application/json' } },
+          (res) => {
+            let body = '';
+            res.on('data', (c: Buffer) => (body += c.toString()));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
         req.on('error', reject);
         req.end('{}');
       });
@@ -123,7 +161,10 @@ describe('klw local start-api --watch', { timeout: PATIENCE_MS }, () => {
       assert.match(readFileSync(api.manifestsPath, 'utf8'), /\/late\b/, 'the manifests were rewritten');
       // A changed registration: manifests rewritten and handed to onManifests (--apply re-applies there).
       const before = applied.length;
-      writeFileSync(join(work, 'functions', 'late', 'index.ts'), rawFunction('late').replace("failurePolicy: 'Ignore'", "failurePolicy: 'Fail'"));
+      writeFileSync(
+        join(work, 'functions', 'late', 'index.ts'),
+        rawFunction('late').replace("failurePolicy: 'Ignore'", "failurePolicy: 'Fail'"),
+      );
       await until(() => applied.length > before, 'onManifests to be called again');
       assert.match(readFileSync(api.manifestsPath, 'utf8'), /failurePolicy: Fail/);
       // A removed function is no longer served.
@@ -161,7 +202,15 @@ describe('klw local start-api --inspect', { timeout: PATIENCE_MS }, () => {
   it('runs the function worker under a debugger listening on the given port', async () => {
     const port = await freePort();
     const logs: string[] = [];
-    const api = await startApi({ root: work, port: 0, stateDir: join(work, '.state-inspect'), inspectPort: port, log: (l) => logs.push(l), functionLog: () => {}, invocationTimer: never });
+    const api = await startApi({
+      root: work,
+      port: 0,
+      stateDir: join(work, '.state-inspect'),
+      inspectPort: port,
+      log: (l) => logs.push(l),
+      functionLog: () => {},
+      invocationTimer: never,
+    });
     try {
       const answer = await post(api.functionUrl('echo'), readFileSync(api.caPath), '{}');
       assert.equal(answer.status, 200, answer.body);
@@ -173,7 +222,10 @@ describe('klw local start-api --inspect', { timeout: PATIENCE_MS }, () => {
         }).on('error', reject);
       });
       assert.match(JSON.parse(targets)[0].webSocketDebuggerUrl, new RegExp(`127\\.0\\.0\\.1:${port}/`));
-      assert.ok(logs.some((l) => l.includes('"debugger"') && l.includes(`127.0.0.1:${port}`)), logs.join('\n'));
+      assert.ok(
+        logs.some((l) => l.includes('"debugger"') && l.includes(`127.0.0.1:${port}`)),
+        logs.join('\n'),
+      );
     } finally {
       await api.close();
     }
@@ -211,11 +263,14 @@ function inspectorTargets(port: number): Promise<Array<{ id: string; webSocketDe
 /** Asks a debugger port until it lists a target other than `notId` (workers start asynchronously). */
 async function awaitTarget(port: number, notId?: string): Promise<{ id: string; webSocketDebuggerUrl: string }> {
   let found: { id: string; webSocketDebuggerUrl: string } | undefined;
-  await until(async () => {
-    const [target] = (await inspectorTargets(port)) ?? [];
-    if (target && target.id !== notId) found = target;
-    return found !== undefined;
-  }, `a debugger target on ${port}${notId ? ` other than ${notId}` : ''}`);
+  await until(
+    async () => {
+      const [target] = (await inspectorTargets(port)) ?? [];
+      if (target && target.id !== notId) found = target;
+      return found !== undefined;
+    },
+    `a debugger target on ${port}${notId ? ` other than ${notId}` : ''}`,
+  );
   return found!;
 }
 
@@ -230,13 +285,26 @@ describe('klw local start-api --inspect --watch', { timeout: PATIENCE_MS }, () =
     const port = await freePortPair();
     const logs: string[] = [];
     let manifests = 0;
-    const api = await startApi({ root: dir, port: 0, stateDir: join(dir, '.state'), inspectPort: port, watch: true, log: (l) => logs.push(l), functionLog: () => {}, onManifests: () => void manifests++, invocationTimer: never });
+    const api = await startApi({
+      root: dir,
+      port: 0,
+      stateDir: join(dir, '.state'),
+      inspectPort: port,
+      watch: true,
+      log: (l) => logs.push(l),
+      functionLog: () => {},
+      onManifests: () => void manifests++,
+      invocationTimer: never,
+    });
     try {
       // No request has been sent: the worker is already there, under the debugger.
       const first = await awaitTarget(port);
       assert.ok(first, `nothing listens on ${port} before the first request`);
       assert.match(first.webSocketDebuggerUrl, new RegExp(`127\\.0\\.0\\.1:${port}/`));
-      assert.ok(logs.some((l) => l.includes('"debugger"') && l.includes(`127.0.0.1:${port}`)), logs.join('\n'));
+      assert.ok(
+        logs.some((l) => l.includes('"debugger"') && l.includes(`127.0.0.1:${port}`)),
+        logs.join('\n'),
+      );
 
       // A changed registration swaps the worker: the new one listens on the same port.
       const before = manifests;
@@ -265,7 +333,15 @@ describe('klw local start-api --inspect --watch', { timeout: PATIENCE_MS }, () =
 
 describe('klw local start-lambda --watch', { timeout: PATIENCE_MS }, () => {
   it('invokes a function added while it runs', async () => {
-    const lambda = await startLambda({ root: work, port: 0, stateDir: join(work, '.state-lambda'), watch: true, log: () => {}, functionLog: () => {}, invocationTimer: never });
+    const lambda = await startLambda({
+      root: work,
+      port: 0,
+      stateDir: join(work, '.state-lambda'),
+      watch: true,
+      log: () => {},
+      functionLog: () => {},
+      invocationTimer: never,
+    });
     try {
       addFunction('later');
       await until(() => lambda.pools.has('later'), 'the added function to be served');

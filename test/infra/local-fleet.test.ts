@@ -38,7 +38,11 @@ const review = admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name
 let api: RunningApi;
 const logs: string[] = [];
 before(async () => {
-  for (const [dir, secret] of [['.', SERVICE], ['clusters/east', EAST], ['clusters/west', WEST]] as const) {
+  for (const [dir, secret] of [
+    ['.', SERVICE],
+    ['clusters/east', EAST],
+    ['clusters/west', WEST],
+  ] as const) {
     mkdirSync(join(stateDir, dir), { recursive: true, mode: 0o700 });
     writeFileSync(join(stateDir, dir, 'path-secret'), `${secret}\n`, { mode: 0o600 });
   }
@@ -78,7 +82,10 @@ describe('start-api with a fleet file', () => {
     assert.equal(answer.allowed, true);
     assert.match(answer.warnings[0]!, /would deny the request: frozen/);
     const served = lines().filter((l) => l.msg === 'request' && l.status === 200);
-    assert.deepEqual(served.map((l) => l.cluster), ['east', 'west']);
+    assert.deepEqual(
+      served.map((l) => l.cluster),
+      ['east', 'west'],
+    );
     for (const l of logs) assert.ok(!l.includes(EAST) && !l.includes(WEST), `secret in ${l}`);
   });
 

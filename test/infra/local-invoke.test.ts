@@ -26,7 +26,14 @@ export default webhook;
 describe('klw local invoke --review', () => {
   it('passes int64 numbers of the review to the function digit for digit', async () => {
     const review = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1","kind":{"group":"example.com","version":"v1","kind":"Widget"},"resource":{"group":"example.com","version":"v1","resource":"widgets"},"operation":"CREATE","userInfo":{},"object":{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"n":9223372036854775807}}}}`;
-    const outcome = await localInvoke({ root: work, name: 'int64-echo', review, functionLog: () => {}, say: () => {}, invocationTimer: never });
+    const outcome = await localInvoke({
+      root: work,
+      name: 'int64-echo',
+      review,
+      functionLog: () => {},
+      say: () => {},
+      invocationTimer: never,
+    });
     assert.equal(outcome.kind, 'result');
     const body = JSON.parse((outcome as { result: { body: string } }).result.body);
     assert.deepEqual(body.response.warnings, ['n=9223372036854775807']);

@@ -1,7 +1,18 @@
 // The emulator's private keys: created owner-only, never through a planted symbolic link,
 // never left readable by others on reuse.
 import assert from 'node:assert/strict';
-import fs, { chmodSync, existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import fs, {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,7 +42,10 @@ describe('local key files', () => {
     assert.equal(mode(join(dir, 'state', 'ca.key')), 0o600);
     assert.equal(mode(join(dir, 'state', 'server.key')), 0o600);
     assert.equal(mode(join(dir, 'state')) & 0o077, 0, 'state dir is owner-only');
-    assert.deepEqual(readdirSync(join(dir, 'state')).filter((f) => f.endsWith('.tmp')), []);
+    assert.deepEqual(
+      readdirSync(join(dir, 'state')).filter((f) => f.endsWith('.tmp')),
+      [],
+    );
   });
 
   it('opens a new key file 0600 from its first byte (the mode is given to open, not set afterwards)', () => {
@@ -64,7 +78,8 @@ describe('local key files', () => {
     assert.equal(opened.length, 1, 'one file opened');
     const [open] = opened;
     assert.ok(open!.path.startsWith(`${file}.`), 'a temp file beside the key, renamed over it');
-    for (const flag of ['O_CREAT', 'O_EXCL', 'O_NOFOLLOW'] as const) assert.ok(open!.flags & fs.constants[flag], `opened with ${flag}`);
+    for (const flag of ['O_CREAT', 'O_EXCL', 'O_NOFOLLOW'] as const)
+      assert.ok(open!.flags & fs.constants[flag], `opened with ${flag}`);
     assert.equal(open!.mode, 0o600, 'the mode is given to open');
     assert.deepEqual([...modeAtFirstWrite.values()], [0o600], 'the file is 0600 before its first byte');
     assert.equal(mode(file), 0o600);
@@ -80,7 +95,10 @@ describe('local key files', () => {
     rmSync(join(state, 'ca.key'));
     rmSync(join(state, 'ca.crt'));
     symlinkSync(target, join(state, 'ca.key'));
-    await assert.rejects(ensureLocalCertificates(state, () => {}), /ca\.key is a symbolic link/);
+    await assert.rejects(
+      ensureLocalCertificates(state, () => {}),
+      /ca\.key is a symbolic link/,
+    );
     assert.equal(readFileSync(target, 'utf8'), 'do not overwrite');
     assert.ok(lstatSync(join(state, 'ca.key')).isSymbolicLink(), 'the link is not replaced either');
   });
@@ -93,7 +111,10 @@ describe('local key files', () => {
     writeFileSync(real, readFileSync(join(state, 'ca.key')), { mode: 0o600 });
     rmSync(join(state, 'ca.key'));
     symlinkSync(real, join(state, 'ca.key'));
-    await assert.rejects(ensureLocalCertificates(state, () => {}), /symbolic link/);
+    await assert.rejects(
+      ensureLocalCertificates(state, () => {}),
+      /symbolic link/,
+    );
   });
 
   it('refuses a symbolic link planted at server.key', async () => {
@@ -105,7 +126,10 @@ describe('local key files', () => {
     rmSync(join(state, 'server.key'));
     rmSync(join(state, 'server.crt'));
     symlinkSync(target, join(state, 'server.key'));
-    await assert.rejects(ensureLocalCertificates(state, () => {}), /server\.key is a symbolic link/);
+    await assert.rejects(
+      ensureLocalCertificates(state, () => {}),
+      /server\.key is a symbolic link/,
+    );
     assert.equal(readFileSync(target, 'utf8'), 'keep');
   });
 

@@ -34,7 +34,10 @@ const CURRENT = 'C'.repeat(43);
 const PREVIOUS = 'P'.repeat(43);
 const stateDir = join(work, '.state');
 /** A review the matchCondition excludes: the emulator answers it itself once the secret is right. */
-const excluded = admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' } } as KubeObject, { namespace: 'default' });
+const excluded = admissionReview(
+  { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' } } as KubeObject,
+  { namespace: 'default' },
+);
 
 let api: RunningApi;
 const logs: string[] = [];
@@ -42,7 +45,15 @@ before(async () => {
   // A rotation under way: both secrets are valid.
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   writeFileSync(join(stateDir, 'path-secret'), `${CURRENT},${PREVIOUS}\n`, { mode: 0o600 });
-  api = await startApi({ root: work, port: 0, stateDir, log: (l) => logs.push(l), functionLog: () => {}, concurrency: 1, invocationTimer: never });
+  api = await startApi({
+    root: work,
+    port: 0,
+    stateDir,
+    log: (l) => logs.push(l),
+    functionLog: () => {},
+    concurrency: 1,
+    invocationTimer: never,
+  });
 });
 after(async () => {
   await api?.close();
@@ -53,11 +64,15 @@ const agent = () => new Agent({ ca: readFileSync(api.caPath), keepAlive: false }
 
 function post(path: string, body: unknown): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(`${api.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, agent: agent() }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = httpsRequest(
+      `${api.url}${path}`,
+      { method: 'POST', headers: { 'content-type': 'application/json' }, agent: agent() },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify(body));
   });
@@ -66,11 +81,19 @@ function post(path: string, body: unknown): Promise<{ status: number; text: stri
 /** Sends only the headers of a request announcing a body past the emulator's limit; resolves with the status. */
 function announceHuge(path: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(`${api.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(MAX_REQUEST_BYTES + 1) }, agent: agent() }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-      req.destroy();
-    });
+    const req = httpsRequest(
+      `${api.url}${path}`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': String(MAX_REQUEST_BYTES + 1) },
+        agent: agent(),
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+        req.destroy();
+      },
+    );
     req.on('error', (err) => ((err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err)));
     req.flushHeaders();
   });
@@ -79,7 +102,13 @@ function announceHuge(path: string): Promise<number> {
 describe('start-api and the path secret', () => {
   it('answers a missing or wrong secret with 404 like an unknown route, even for a review the matchConditions would answer', async () => {
     const wrong = `${CURRENT.slice(0, -1)}D`;
-    for (const path of ['/guarded', '/guarded/', `/guarded/${wrong}`, `/guarded/${CURRENT}/more`, `/guarded/${CURRENT.slice(0, 22)}`]) {
+    for (const path of [
+      '/guarded',
+      '/guarded/',
+      `/guarded/${wrong}`,
+      `/guarded/${CURRENT}/more`,
+      `/guarded/${CURRENT.slice(0, 22)}`,
+    ]) {
       const out = await post(path, excluded);
       assert.equal(out.status, 404, path);
       assert.deepEqual(JSON.parse(out.text), { message: 'Not Found' }, path);
@@ -90,7 +119,11 @@ describe('start-api and the path secret', () => {
 
   it('refuses a wrong secret before reading the body: a body past the limit gets 404, not 413', async () => {
     assert.equal(await announceHuge('/guarded/not-the-secret-not-the-secret-0'), 404);
-    assert.equal(await announceHuge(`/guarded/${CURRENT}`), 413, 'with the right secret the body is read, and refused for its size');
+    assert.equal(
+      await announceHuge(`/guarded/${CURRENT}`),
+      413,
+      'with the right secret the body is read, and refused for its size',
+    );
   });
 
   it('answers with the current or the previous secret', async () => {

@@ -21,7 +21,17 @@ function bundle(name: string, body: string): string {
 
 /** A pool of `body`; its timeouts never run out unless the test expires them (pass `timer` to watch them). */
 function pool(name: string, body: string, options: Partial<FunctionRuntime> = {}): FunctionPool {
-  return new FunctionPool({ name, bundle: bundle(name, body), env: {}, memoryMb: 256, timeoutMs: 60_000, concurrency: 2, onLog: () => {}, timer: new ManualTimer().timer, ...options });
+  return new FunctionPool({
+    name,
+    bundle: bundle(name, body),
+    env: {},
+    memoryMb: 256,
+    timeoutMs: 60_000,
+    concurrency: 2,
+    onLog: () => {},
+    timer: new ManualTimer().timer,
+    ...options,
+  });
 }
 
 describe('emulator dispatch', { timeout: PATIENCE_MS }, () => {
@@ -42,8 +52,15 @@ describe('emulator dispatch', { timeout: PATIENCE_MS }, () => {
           }),
         ),
       );
-      assert.deepEqual(quick.map((o) => (o.kind === 'result' ? o.result : o.kind)), [0, 1, 2, 3, 4, 5]);
-      assert.deepEqual(order, ['quick-0', 'quick-1', 'quick-2', 'quick-3', 'quick-4', 'quick-5'], 'every quick request answered while the stuck one still runs');
+      assert.deepEqual(
+        quick.map((o) => (o.kind === 'result' ? o.result : o.kind)),
+        [0, 1, 2, 3, 4, 5],
+      );
+      assert.deepEqual(
+        order,
+        ['quick-0', 'quick-1', 'quick-2', 'quick-3', 'quick-4', 'quick-5'],
+        'every quick request answered while the stuck one still runs',
+      );
       await p.close();
       assert.equal((await stuck).kind, 'crash');
     } finally {
@@ -56,7 +73,10 @@ describe('emulator dispatch', { timeout: PATIENCE_MS }, () => {
     try {
       const order: number[] = [];
       await Promise.all(Array.from({ length: 40 }, (_, n) => p.invoke({ n }).then(() => order.push(n))));
-      assert.deepEqual(order, Array.from({ length: 40 }, (_, n) => n));
+      assert.deepEqual(
+        order,
+        Array.from({ length: 40 }, (_, n) => n),
+      );
       assert.equal(p.size, 1);
     } finally {
       await p.close();
@@ -67,11 +87,15 @@ describe('emulator dispatch', { timeout: PATIENCE_MS }, () => {
 describe('emulator timeout', { timeout: PATIENCE_MS }, () => {
   it('answers an invocation past its timeout as timed out, kills its worker and serves the next from a new one', async () => {
     const manual = new ManualTimer();
-    const p = pool('late', `if (event.block) { for (;;) {} } return 'fine';`, { timeoutMs: 3_000, concurrency: 1, timer: manual.timer });
+    const p = pool('late', `if (event.block) { for (;;) {} } return 'fine';`, {
+      timeoutMs: 3_000,
+      concurrency: 1,
+      timer: manual.timer,
+    });
     try {
       const blocked = p.invoke({ block: true });
       await manual.started();
-      assert.deepEqual(manual.pending, [3_000], 'one clock, of the function\'s timeout');
+      assert.deepEqual(manual.pending, [3_000], "one clock, of the function's timeout");
       assert.equal(manual.expireAll(), 1);
       const outcome = await blocked;
       assert.equal(outcome.kind, 'timeout');
@@ -83,9 +107,13 @@ describe('emulator timeout', { timeout: PATIENCE_MS }, () => {
     }
   });
 
-  it('starts an invocation\'s clock when a worker begins it, not while it waits', async () => {
+  it("starts an invocation's clock when a worker begins it, not while it waits", async () => {
     const manual = new ManualTimer();
-    const p = pool('queued', `if (event.block) { for (;;) {} } return event.n;`, { timeoutMs: 3_000, concurrency: 1, timer: manual.timer });
+    const p = pool('queued', `if (event.block) { for (;;) {} } return event.n;`, {
+      timeoutMs: 3_000,
+      concurrency: 1,
+      timer: manual.timer,
+    });
     try {
       const first = p.invoke({ block: true });
       await manual.started();
@@ -94,7 +122,11 @@ describe('emulator timeout', { timeout: PATIENCE_MS }, () => {
       manual.expireAll();
       assert.equal((await first).kind, 'timeout');
       const outcome = await second;
-      assert.deepEqual(outcome.kind === 'result' ? outcome.result : outcome, 2, 'answered, its own clock still running');
+      assert.deepEqual(
+        outcome.kind === 'result' ? outcome.result : outcome,
+        2,
+        'answered, its own clock still running',
+      );
     } finally {
       await p.close();
     }
@@ -115,7 +147,11 @@ describe('emulator memory size', { timeout: PATIENCE_MS }, () => {
   it('kills a 256 MB function that holds 400 MB of Buffers, answers out of memory, stays small and keeps serving', async () => {
     // Buffers live outside the V8 heap: a heap limit alone would let them through. The function
     // never returns (and its timeout never runs out): only the memory watch can end it.
-    const p = pool('buffers', `if (event.grow) { const kept = []; for (let i = 0; i < 40; i++) kept.push(Buffer.alloc(10 * 1024 * 1024, 1)); await new Promise(() => {}); } return 'fine';`, { memoryMb: 256, concurrency: 1 });
+    const p = pool(
+      'buffers',
+      `if (event.grow) { const kept = []; for (let i = 0; i < 40; i++) kept.push(Buffer.alloc(10 * 1024 * 1024, 1)); await new Promise(() => {}); } return 'fine';`,
+      { memoryMb: 256, concurrency: 1 },
+    );
     try {
       const before = process.memoryUsage.rss();
       let peak = 0;
@@ -134,7 +170,11 @@ describe('emulator memory size', { timeout: PATIENCE_MS }, () => {
   });
 
   it('answers a heap past the memory size as out of memory too', async () => {
-    const p = pool('heap', `if (event.grow) { const kept = []; for (;;) kept.push(new Array(1000).fill({ a: 1 })); } return 'fine';`, { memoryMb: 128, concurrency: 1 });
+    const p = pool(
+      'heap',
+      `if (event.grow) { const kept = []; for (;;) kept.push(new Array(1000).fill({ a: 1 })); } return 'fine';`,
+      { memoryMb: 128, concurrency: 1 },
+    );
     try {
       const outcome = await p.invoke({ grow: true });
       assert.equal(outcome.kind, 'crash');
@@ -157,12 +197,24 @@ describe('emulator memory size', { timeout: PATIENCE_MS }, () => {
     }
   });
 
-  it('gives functions only Lambda\'s environment, not the emulator\'s', async () => {
+  it("gives functions only Lambda's environment, not the emulator's", async () => {
     process.env.KLW_POOL_TEST_SECRET = 'host-only';
-    const p = pool('env', `return { name: process.env.AWS_LAMBDA_FUNCTION_NAME, memory: process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE, version: process.env.AWS_LAMBDA_FUNCTION_VERSION, handler: process.env._HANDLER, region: process.env.AWS_REGION, own: process.env.OWN, host: process.env.KLW_POOL_TEST_SECRET ?? null };`, { env: { OWN: 'yes', AWS_REGION: 'eu-west-1' }, memoryMb: 512, concurrency: 1 });
+    const p = pool(
+      'env',
+      `return { name: process.env.AWS_LAMBDA_FUNCTION_NAME, memory: process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE, version: process.env.AWS_LAMBDA_FUNCTION_VERSION, handler: process.env._HANDLER, region: process.env.AWS_REGION, own: process.env.OWN, host: process.env.KLW_POOL_TEST_SECRET ?? null };`,
+      { env: { OWN: 'yes', AWS_REGION: 'eu-west-1' }, memoryMb: 512, concurrency: 1 },
+    );
     try {
       const outcome = await p.invoke({});
-      assert.deepEqual(outcome.kind === 'result' ? outcome.result : outcome, { name: 'env', memory: '512', version: '$LATEST', handler: 'index.handler', region: 'eu-west-1', own: 'yes', host: null });
+      assert.deepEqual(outcome.kind === 'result' ? outcome.result : outcome, {
+        name: 'env',
+        memory: '512',
+        version: '$LATEST',
+        handler: 'index.handler',
+        region: 'eu-west-1',
+        own: 'yes',
+        host: null,
+      });
     } finally {
       delete process.env.KLW_POOL_TEST_SECRET;
       await p.close();

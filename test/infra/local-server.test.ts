@@ -4,7 +4,7 @@
 // bounded memory), none on speed. The functions' timeouts run on a ManualTimer and never run
 // out, so a slow cold start cannot turn an answer into a 504.
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -22,7 +22,8 @@ const addFunction = (name: string, body: string) => {
   mkdirSync(join(work, 'functions', name), { recursive: true });
   writeFileSync(join(work, 'functions', name, 'index.ts'), body);
 };
-const registration = (name: string, extra = '') => `export default defineValidatingWebhook({ name: '${name}', rules: [], auth: 'none', ${extra} validate: () => allow() });`;
+const registration = (name: string, extra = '') =>
+  `export default defineValidatingWebhook({ name: '${name}', rules: [], auth: 'none', ${extra} validate: () => allow() });`;
 addFunction(
   'echo',
   `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
@@ -58,7 +59,16 @@ const apiLog: string[] = [];
 let api: RunningApi;
 let lambda: RunningLambda;
 before(async () => {
-  api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), log: (l) => apiLog.push(l), functionLog: () => {}, concurrency: 4, timeouts, invocationTimer: never.timer });
+  api = await startApi({
+    root: work,
+    port: 0,
+    stateDir: join(work, '.state'),
+    log: (l) => apiLog.push(l),
+    functionLog: () => {},
+    concurrency: 4,
+    timeouts,
+    invocationTimer: never.timer,
+  });
   lambda = await startLambda({ root: work, port: 0, build: false, log: () => {}, invocationTimer: never.timer });
 });
 after(async () => {
@@ -70,7 +80,10 @@ after(async () => {
 /** A TLS connection to the emulator, verified against its CA. */
 function tls(): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
-    const socket = tlsConnect({ host: '127.0.0.1', port: api.port, ca: readFileSync(api.caPath), servername: 'localhost' }, () => resolve(socket));
+    const socket = tlsConnect(
+      { host: '127.0.0.1', port: api.port, ca: readFileSync(api.caPath), servername: 'localhost' },
+      () => resolve(socket),
+    );
     socket.once('error', reject);
   });
 }
@@ -92,7 +105,9 @@ function untilClosed(socket: Socket, guardMs = PATIENCE_MS): Promise<string> {
 async function healthy(): Promise<void> {
   const socket = await tls();
   const done = untilClosed(socket);
-  socket.write('POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}');
+  socket.write(
+    'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}',
+  );
   assert.match(await done, /^HTTP\/1\.1 200 [\s\S]*ok:2$/);
 }
 
@@ -100,7 +115,9 @@ describe('start-api against slow and huge clients', { timeout: PATIENCE_MS }, ()
   it('refuses a content-length past the limit with 413 before any of the body is sent, and closes', async () => {
     const socket = await tls();
     const done = untilClosed(socket);
-    socket.write(`POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n`);
+    socket.write(
+      `POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n`,
+    );
     const answer = await done;
     assert.match(answer, /^HTTP\/1\.1 413 /);
     assert.match(answer, /connection: close/i);
@@ -111,7 +128,9 @@ describe('start-api against slow and huge clients', { timeout: PATIENCE_MS }, ()
     const socket = await tls();
     const done = untilClosed(socket);
     const before = process.memoryUsage.rss();
-    socket.write('POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n');
+    socket.write(
+      'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+    );
     const chunk = Buffer.alloc(1024 * 1024, 'a');
     let sent = 0;
     let closed = false;
@@ -143,11 +162,16 @@ describe('start-api against slow and huge clients', { timeout: PATIENCE_MS }, ()
       socket.pause();
     });
     const answered = apiLog.length;
-    socket.write('POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n"big"');
+    socket.write(
+      'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n"big"',
+    );
     // The request line is logged once the answer is written and its send limit set: a timer
     // set after that for longer fires after the server's, whatever the machine's speed. Then
     // read all there is: a server that gave up sent less than the whole answer and closed.
-    await until(() => apiLog.slice(answered).some((l) => /"msg":"request","function":"echo"/.test(l)), 'the answer to be written');
+    await until(
+      () => apiLog.slice(answered).some((l) => /"msg":"request","function":"echo"/.test(l)),
+      'the answer to be written',
+    );
     await sleep(timeouts.sendMs + 1);
     socket.removeAllListeners('data');
     socket.on('data', (c: Buffer) => (received += c.length));
@@ -161,7 +185,9 @@ describe('start-api against slow and huge clients', { timeout: PATIENCE_MS }, ()
     for (const target of ['//%zz/x', '//[/x', '//a:b/echo', '/%zz', '/echo%']) {
       const socket = await tls();
       const done = untilClosed(socket);
-      socket.write(`POST ${target} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
+      socket.write(
+        `POST ${target} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
+      );
       assert.match(await done, /^HTTP\/1\.1 404 /, target);
     }
     await healthy();
@@ -170,11 +196,16 @@ describe('start-api against slow and huge clients', { timeout: PATIENCE_MS }, ()
   it('answers a function past its memory size with 502, logs Runtime.OutOfMemory and keeps serving', async () => {
     const socket = await tls();
     const done = untilClosed(socket);
-    socket.write('POST /hog HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 6\r\nConnection: close\r\n\r\n"grow"');
+    socket.write(
+      'POST /hog HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 6\r\nConnection: close\r\n\r\n"grow"',
+    );
     const answer = await done;
     assert.match(answer, /^HTTP\/1\.1 502 /);
     assert.match(answer, /\{"message":"Internal server error"\}$/);
-    assert.ok(apiLog.some((l) => /"function":"hog".*"outcome":"crash".*Runtime\.OutOfMemory/.test(l)), apiLog.join('\n'));
+    assert.ok(
+      apiLog.some((l) => /"function":"hog".*"outcome":"crash".*Runtime\.OutOfMemory/.test(l)),
+      apiLog.join('\n'),
+    );
     await healthy();
   });
 });
@@ -192,7 +223,9 @@ describe('start-api against stalled clients', { concurrency: true, timeout: PATI
   it('drops a client that stops sending its body', async () => {
     const socket = await tls();
     const done = untilClosed(socket);
-    socket.write('POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":');
+    socket.write(
+      'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":',
+    );
     const answer = await done;
     assert.doesNotMatch(answer, /^HTTP\/1\.1 200/);
     await healthy();
@@ -207,14 +240,32 @@ describe('start-api against stalled clients', { concurrency: true, timeout: PATI
 });
 
 describe('start-lambda limits', { timeout: PATIENCE_MS }, () => {
-  const client = () => new LambdaClient({ endpoint: lambda.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const post = (path: string, body: Buffer | string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> =>
+  const client = () =>
+    new LambdaClient({
+      endpoint: lambda.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+  const post = (
+    path: string,
+    body: Buffer | string,
+  ): Promise<{ status: number; headers: Record<string, unknown>; body: string }> =>
     new Promise((resolve, reject) => {
-      const req = httpRequest(`${lambda.endpoint}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      });
+      const req = httpRequest(
+        `${lambda.endpoint}${path}`,
+        { method: 'POST', headers: { 'content-type': 'application/json' } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              body: Buffer.concat(chunks).toString('utf8'),
+            }),
+          );
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -232,7 +283,9 @@ describe('start-lambda limits', { timeout: PATIENCE_MS }, () => {
     for (const target of ['//%zz/x', '//[/x', '//a:b/2015-03-31/functions/echo/invocations']) {
       const socket = netConnect({ host: '127.0.0.1', port: Number(port) });
       const done = untilClosed(socket);
-      socket.write(`POST ${target} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
+      socket.write(
+        `POST ${target} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
+      );
       const answer = await done;
       assert.match(answer, /^HTTP\/1\.1 404 /, target);
       assert.match(answer, /x-amzn-errortype: UnknownOperationException/i, target);
@@ -240,7 +293,7 @@ describe('start-lambda limits', { timeout: PATIENCE_MS }, () => {
     assert.equal((await post('/2015-03-31/functions/echo/invocations', '{}')).status, 200);
   });
 
-  it('takes a payload of exactly 6 MB and refuses one byte more, with Lambda\'s message', async () => {
+  it("takes a payload of exactly 6 MB and refuses one byte more, with Lambda's message", async () => {
     assert.equal(MAX_PAYLOAD_BYTES, 6_291_456);
     const json = (size: number) => `"${'a'.repeat(size - 2)}"`;
     const fits = await post('/2015-03-31/functions/echo/invocations', json(MAX_PAYLOAD_BYTES));
@@ -248,11 +301,16 @@ describe('start-lambda limits', { timeout: PATIENCE_MS }, () => {
     const over = await post('/2015-03-31/functions/echo/invocations', json(MAX_PAYLOAD_BYTES + 1));
     assert.equal(over.status, 413);
     assert.equal(over.headers['x-amzn-errortype'], 'RequestTooLargeException');
-    assert.equal(JSON.parse(over.body).message, 'Request must be smaller than 6291456 bytes for the InvokeFunction operation');
+    assert.equal(
+      JSON.parse(over.body).message,
+      'Request must be smaller than 6291456 bytes for the InvokeFunction operation',
+    );
   });
 
   it('answers a function past its memory size with FunctionError Runtime.OutOfMemory', async () => {
-    const out = await client().send(new InvokeCommand({ FunctionName: 'hog', Payload: Buffer.from(JSON.stringify({ grow: true })) }));
+    const out = await client().send(
+      new InvokeCommand({ FunctionName: 'hog', Payload: Buffer.from(JSON.stringify({ grow: true })) }),
+    );
     assert.equal(out.FunctionError, 'Unhandled');
     const error = JSON.parse(Buffer.from(out.Payload!).toString());
     assert.equal(error.errorType, 'Runtime.OutOfMemory');

@@ -25,7 +25,11 @@ describe('untilStopped', () => {
     assert.deepEqual(exits, [FORCED_EXIT_CODE]);
     release();
     await stopped;
-    assert.equal(process.listenerCount('SIGINT') + process.listenerCount('SIGTERM'), 0, 'handlers removed after cleanup');
+    assert.equal(
+      process.listenerCount('SIGINT') + process.listenerCount('SIGTERM'),
+      0,
+      'handlers removed after cleanup',
+    );
   });
 });
 
@@ -48,7 +52,10 @@ describe('serveUntilStopped', () => {
       );
       console.log('done');
     `;
-    const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, NODE_TEST_CONTEXT: undefined } });
+    const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_TEST_CONTEXT: undefined },
+    });
     assert.equal(out.signal, null, `killed by ${out.signal}: ${out.stderr}`);
     assert.equal(out.status, 0, out.stderr);
     assert.deepEqual(out.stdout.trim().split('\n'), ['started', 'stopped server', 'done']);

@@ -151,7 +151,7 @@ describe('an upload one byte over the limit', () => {
     assert.equal(lambda.bodies.held, 0);
   });
 
-  it('start-lambda: Node\'s own client gets 413 and Lambda\'s message for 6 MB + 1 byte (20 tries)', async () => {
+  it("start-lambda: Node's own client gets 413 and Lambda's message for 6 MB + 1 byte (20 tries)", async () => {
     const over = Buffer.alloc(MAX_PAYLOAD_BYTES + 1, 'a');
     for (let i = 0; i < 20; i++) {
       const out = await post(`${lambda.endpoint}${INVOKE}`, over);
@@ -200,7 +200,10 @@ describe('the bytes of unfinished uploads are capped across connections', () => 
       conns.map((c) => c.status),
       60 - fits,
     );
-    assert.ok(refused.every((s) => s === 503), `statuses ${refused}`);
+    assert.ok(
+      refused.every((s) => s === 503),
+      `statuses ${refused}`,
+    );
     assert.equal(api.bodies.held, fits * size);
     assert.ok(api.bodies.peak <= DEFAULT_MAX_BUFFERED_BYTES);
     for (const { socket } of conns) socket.destroy();
@@ -221,7 +224,10 @@ describe('the bytes of unfinished uploads are capped across connections', () => 
       conns.map((c) => c.status),
       6,
     );
-    assert.ok(refused.every((s) => s === 503), `statuses ${refused}`);
+    assert.ok(
+      refused.every((s) => s === 503),
+      `statuses ${refused}`,
+    );
     const { held, peak } = tight.bodies;
     assert.ok(held <= TIGHT && peak <= TIGHT, `held ${held}, peak ${peak}`);
     for (const { socket } of conns) socket.destroy();

@@ -77,7 +77,14 @@ let api: RunningApi;
 let lambda: RunningLambda;
 const logs: string[] = [];
 before(async () => {
-  api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), log: (l) => logs.push(l), concurrency: 2, invocationTimer: clock.timer });
+  api = await startApi({
+    root: work,
+    port: 0,
+    stateDir: join(work, '.state'),
+    log: (l) => logs.push(l),
+    concurrency: 2,
+    invocationTimer: clock.timer,
+  });
   lambda = await startLambda({ root: work, port: 0, build: false, log: (l) => logs.push(l), invocationTimer: never });
 });
 after(async () => {
@@ -92,18 +99,31 @@ const urlOf = (path: string, running: RunningApi = api) => {
   return `${running.functionUrl(name)}${query}`;
 };
 const agent = () => new Agent({ ca: readFileSync(api.caPath), keepAlive: false });
-function post(path: string, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }, method = 'POST'): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function post(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+  method = 'POST',
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest(urlOf(path), { method, headers, agent: agent() }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+      );
     });
     req.on('error', reject);
     req.end(typeof body === 'string' ? body : JSON.stringify(body));
   });
 }
-const pod = (name: string) => admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'nginx:1.25' }] } });
+const pod = (name: string) =>
+  admissionReview({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default' },
+    spec: { containers: [{ name: 'c', image: 'nginx:1.25' }] },
+  });
 
 describe('events built from HTTP requests', () => {
   const request = {
@@ -126,7 +146,10 @@ describe('events built from HTTP requests', () => {
       const event = eventFromHttp(format, request) as Record<string, any>;
       const keys = (o: object) => Object.keys(o).sort();
       const optional = ['cookies', 'pathParameters', 'stageVariables', 'queryStringParameters'];
-      assert.deepEqual(keys(event).filter((k) => !optional.includes(k)), keys(example).filter((k) => !optional.includes(k)));
+      assert.deepEqual(
+        keys(event).filter((k) => !optional.includes(k)),
+        keys(example).filter((k) => !optional.includes(k)),
+      );
       for (const key of keys(example.requestContext)) {
         if (['authentication', 'authorizer', 'deploymentId'].includes(key)) continue;
         assert.ok(key in event.requestContext, `requestContext.${key} missing`);
@@ -161,7 +184,10 @@ describe('events built from HTTP requests', () => {
   });
 
   it('base64-encodes bodies that are not text in 2.0 events', () => {
-    const binary = eventFromHttp('http', { ...request, headers: [['Content-Type', 'application/octet-stream']] }) as Record<string, any>;
+    const binary = eventFromHttp('http', {
+      ...request,
+      headers: [['Content-Type', 'application/octet-stream']],
+    }) as Record<string, any>;
     assert.equal(binary.isBase64Encoded, true);
     assert.equal(Buffer.from(binary.body, 'base64').toString(), '{"a":1}');
   });
@@ -171,8 +197,17 @@ describe('events built from HTTP requests', () => {
     const bare = httpFromResult('http', { hello: 'world' });
     assert.equal(bare.status, 200);
     assert.equal(bare.body.toString(), '{"hello":"world"}');
-    const full = httpFromResult('url', { statusCode: 201, headers: { A: 'b' }, cookies: ['c=d'], body: Buffer.from('hi').toString('base64'), isBase64Encoded: true });
-    assert.deepEqual([full.status, full.headers.a, full.headers['set-cookie'], full.body.toString()], [201, 'b', ['c=d'], 'hi']);
+    const full = httpFromResult('url', {
+      statusCode: 201,
+      headers: { A: 'b' },
+      cookies: ['c=d'],
+      body: Buffer.from('hi').toString('base64'),
+      isBase64Encoded: true,
+    });
+    assert.deepEqual(
+      [full.status, full.headers.a, full.headers['set-cookie'], full.body.toString()],
+      [201, 'b', ['c=d'], 'hi'],
+    );
   });
 });
 
@@ -182,10 +217,14 @@ describe('klw local start-api', { timeout: PATIENCE_MS }, () => {
     assert.equal(result.status, 200);
     assert.equal(JSON.parse(result.body).response.allowed, true);
     const byName = await new Promise<number>((resolve, reject) => {
-      httpsRequest(urlOf('/pod-policy').replace('127.0.0.1', 'localhost'), { method: 'POST', headers: { 'content-type': 'application/json' }, agent: agent() }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      })
+      httpsRequest(
+        urlOf('/pod-policy').replace('127.0.0.1', 'localhost'),
+        { method: 'POST', headers: { 'content-type': 'application/json' }, agent: agent() },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      )
         .on('error', reject)
         .end(JSON.stringify(pod('x')));
     });
@@ -199,7 +238,9 @@ describe('klw local start-api', { timeout: PATIENCE_MS }, () => {
   });
 
   it('writes manifests that point at it and trust its CA', () => {
-    const docs = readFileSync(api.manifestsPath, 'utf8').split(/^---$/m).map((d) => parse(d));
+    const docs = readFileSync(api.manifestsPath, 'utf8')
+      .split(/^---$/m)
+      .map((d) => parse(d));
     const validating = docs.find((d) => d.kind === 'ValidatingWebhookConfiguration');
     const hook = validating.webhooks.find((w: any) => w.name === 'pod-policy.webhooks.kube-lambda.dev');
     assert.equal(hook.clientConfig.url, `${api.url}/pod-policy/${api.pathSecret}`);
@@ -208,7 +249,7 @@ describe('klw local start-api', { timeout: PATIENCE_MS }, () => {
     assert.equal(crd.spec.conversion.webhook.clientConfig.url, `${api.url}/crontab-conversion/${api.pathSecret}`);
   });
 
-  it('passes the function\'s own 4xx answers through', async () => {
+  it("passes the function's own 4xx answers through", async () => {
     assert.equal((await post('/pod-policy', pod('x'), { 'content-type': 'text/plain' })).status, 415);
     assert.equal((await post('/pod-policy', '', { 'content-type': 'application/json' }, 'GET')).status, 405);
   });
@@ -220,7 +261,13 @@ describe('klw local start-api', { timeout: PATIENCE_MS }, () => {
     assert.deepEqual(JSON.parse(result.body), { message: 'Not Found' });
     await post('/pod-polcy/0123456789abcdefghijklmnopqrstuvwxyz', {});
     const lines = logs.map((l) => JSON.parse(l)).filter((l) => l.status === 404);
-    assert.deepEqual(lines.map((l) => [l.path, l.reason]), [['/nothing-here', 'no function at this path'], ['/pod-polcy/***', 'no function at this path']]);
+    assert.deepEqual(
+      lines.map((l) => [l.path, l.reason]),
+      [
+        ['/nothing-here', 'no function at this path'],
+        ['/pod-polcy/***', 'no function at this path'],
+      ],
+    );
     assert.ok(lines[0].functions.includes('pod-policy'), 'the line names the functions there are');
   });
 
@@ -228,15 +275,23 @@ describe('klw local start-api', { timeout: PATIENCE_MS }, () => {
     logs.length = 0;
     await post('/crontab-conversion', fixture('reviews/conversion-v1'));
     await post('/crontab-conversion', fixture('reviews/conversion-v1'));
-    const lines = logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request' && l.function === 'crontab-conversion');
-    assert.deepEqual(lines.map((l) => [l.status, l.cold]), [[200, true], [200, false]]);
+    const lines = logs
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg === 'request' && l.function === 'crontab-conversion');
+    assert.deepEqual(
+      lines.map((l) => [l.status, l.cold]),
+      [
+        [200, true],
+        [200, false],
+      ],
+    );
   });
 
   it('answers a function past its timeout with 504, replaces the worker and keeps serving', async () => {
     // The function never returns: an answer at all is the timeout's, run out here by the test.
     const answer = post('/sleepy', pod('block'));
     await clock.started();
-    assert.deepEqual(clock.pending, [30_000], 'one clock, of the function\'s 30 s timeout');
+    assert.deepEqual(clock.pending, [30_000], "one clock, of the function's 30 s timeout");
     clock.expireAll();
     const slow = await answer;
     assert.equal(slow.status, 504);
@@ -256,7 +311,10 @@ describe('klw local start-api', { timeout: PATIENCE_MS }, () => {
   it('answers a function past its memory size with 502 and serves the next request from a new worker', async () => {
     const big = await post('/hungry', pod('grow'));
     assert.equal(big.status, 502);
-    assert.ok(logs.some((l) => /"function":"hungry".*"outcome":"crash".*(ERR_WORKER_OUT_OF_MEMORY|out of memory)/i.test(l)), 'logged as out of memory');
+    assert.ok(
+      logs.some((l) => /"function":"hungry".*"outcome":"crash".*(ERR_WORKER_OUT_OF_MEMORY|out of memory)/i.test(l)),
+      'logged as out of memory',
+    );
     assert.equal((await post('/hungry', pod('small'))).status, 200);
   });
 
@@ -267,11 +325,22 @@ describe('klw local start-api', { timeout: PATIENCE_MS }, () => {
   });
 
   it('serves waiting invocations first come, first served', async () => {
-    const pool = new FunctionPool({ ...runtimeFor(work, (await loadFunctions(work, ['pod-policy']))[0]!.registration), concurrency: 1, timer: never });
+    const pool = new FunctionPool({
+      ...runtimeFor(work, (await loadFunctions(work, ['pod-policy']))[0]!.registration),
+      concurrency: 1,
+      timer: never,
+    });
     try {
       const order: number[] = [];
-      await Promise.all(Array.from({ length: 24 }, (_, i) => pool.invoke(toEvent(pod(`p${i}`), { path: '/pod-policy' })).then(() => order.push(i))));
-      assert.deepEqual(order, Array.from({ length: 24 }, (_, i) => i));
+      await Promise.all(
+        Array.from({ length: 24 }, (_, i) =>
+          pool.invoke(toEvent(pod(`p${i}`), { path: '/pod-policy' })).then(() => order.push(i)),
+        ),
+      );
+      assert.deepEqual(
+        order,
+        Array.from({ length: 24 }, (_, i) => i),
+      );
       assert.equal(pool.size, 1, 'one worker, as asked');
     } finally {
       await pool.close();
@@ -289,14 +358,27 @@ describe('klw local start-api', { timeout: PATIENCE_MS }, () => {
 describe('klw local start-api --event-format', { timeout: PATIENCE_MS }, () => {
   for (const format of ['rest', 'url'] as const) {
     it(`serves ${format} events over HTTPS`, async () => {
-      const other = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), format, build: false, log: () => {}, functionLog: () => {}, invocationTimer: never });
+      const other = await startApi({
+        root: work,
+        port: 0,
+        stateDir: join(work, '.state'),
+        format,
+        build: false,
+        log: () => {},
+        functionLog: () => {},
+        invocationTimer: never,
+      });
       try {
         const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-          httpsRequest(`${other.functionUrl('pod-policy')}?timeout=5s`, { method: 'POST', headers: { 'content-type': 'application/json' }, agent: agent() }, (r) => {
-            let b = '';
-            r.on('data', (c) => (b += c));
-            r.on('end', () => resolve({ status: r.statusCode ?? 0, body: b }));
-          })
+          httpsRequest(
+            `${other.functionUrl('pod-policy')}?timeout=5s`,
+            { method: 'POST', headers: { 'content-type': 'application/json' }, agent: agent() },
+            (r) => {
+              let b = '';
+              r.on('data', (c) => (b += c));
+              r.on('end', () => resolve({ status: r.statusCode ?? 0, body: b }));
+            },
+          )
             .on('error', reject)
             .end(JSON.stringify(pod('web')));
         });
@@ -311,7 +393,15 @@ describe('klw local start-api --event-format', { timeout: PATIENCE_MS }, () => {
 
 describe('klw local start-api --watch', { timeout: PATIENCE_MS }, () => {
   it('rebuilds on change and serves the new code', async () => {
-    const watched = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), watch: true, build: false, log: () => {}, invocationTimer: never });
+    const watched = await startApi({
+      root: work,
+      port: 0,
+      stateDir: join(work, '.state'),
+      watch: true,
+      build: false,
+      log: () => {},
+      invocationTimer: never,
+    });
     try {
       const file = join(work, 'functions', 'crasher', 'index.ts');
       const original = readFileSync(file, 'utf8');
@@ -319,11 +409,15 @@ describe('klw local start-api --watch', { timeout: PATIENCE_MS }, () => {
       let warnings: string[] = [];
       const ask = async () => {
         const res = await new Promise<string>((resolve, reject) => {
-          httpsRequest(watched.functionUrl('crasher'), { method: 'POST', headers: { 'content-type': 'application/json' }, agent: agent() }, (r) => {
-            let b = '';
-            r.on('data', (c) => (b += c));
-            r.on('end', () => resolve(b));
-          })
+          httpsRequest(
+            watched.functionUrl('crasher'),
+            { method: 'POST', headers: { 'content-type': 'application/json' }, agent: agent() },
+            (r) => {
+              let b = '';
+              r.on('data', (c) => (b += c));
+              r.on('end', () => resolve(b));
+            },
+          )
             .on('error', reject)
             .end(JSON.stringify(pod('fine')));
         });
@@ -339,10 +433,20 @@ describe('klw local start-api --watch', { timeout: PATIENCE_MS }, () => {
 });
 
 describe('klw local start-lambda', { timeout: PATIENCE_MS }, () => {
-  const client = () => new LambdaClient({ endpoint: lambda.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const client = () =>
+    new LambdaClient({
+      endpoint: lambda.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
 
   it('answers InvokeCommand from @aws-sdk/client-lambda with the function result', async () => {
-    const out = await client().send(new InvokeCommand({ FunctionName: 'pod-policy', Payload: Buffer.from(JSON.stringify(toEvent(pod('web'), { path: `/pod-policy/${lambda.pathSecret}` }))) }));
+    const out = await client().send(
+      new InvokeCommand({
+        FunctionName: 'pod-policy',
+        Payload: Buffer.from(JSON.stringify(toEvent(pod('web'), { path: `/pod-policy/${lambda.pathSecret}` }))),
+      }),
+    );
     assert.equal(out.StatusCode, 200);
     assert.equal(out.FunctionError, undefined);
     const result = JSON.parse(Buffer.from(out.Payload!).toString());
@@ -359,27 +463,44 @@ describe('klw local start-lambda', { timeout: PATIENCE_MS }, () => {
   });
 
   it('accepts Event invocations with 202 and DryRun with 204', async () => {
-    const event = await client().send(new InvokeCommand({ FunctionName: 'pod-policy', InvocationType: 'Event', Payload: Buffer.from('{}') }));
+    const event = await client().send(
+      new InvokeCommand({ FunctionName: 'pod-policy', InvocationType: 'Event', Payload: Buffer.from('{}') }),
+    );
     assert.equal(event.StatusCode, 202);
     const dry = await client().send(new InvokeCommand({ FunctionName: 'pod-policy', InvocationType: 'DryRun' }));
     assert.equal(dry.StatusCode, 204);
   });
 
   it('answers an unknown function with ResourceNotFoundException', async () => {
-    await assert.rejects(client().send(new InvokeCommand({ FunctionName: 'nope' })), (err: Error) => err.name === 'ResourceNotFoundException');
+    await assert.rejects(
+      client().send(new InvokeCommand({ FunctionName: 'nope' })),
+      (err: Error) => err.name === 'ResourceNotFoundException',
+    );
   });
 });
 
 describe('klw local invoke', { timeout: PATIENCE_MS }, () => {
   it('runs a bundle once with a wrapped review', async () => {
-    const outcome = await localInvoke({ root: work, name: 'pod-policy', review: JSON.stringify(pod('web')), functionLog: () => {}, invocationTimer: never });
+    const outcome = await localInvoke({
+      root: work,
+      name: 'pod-policy',
+      review: JSON.stringify(pod('web')),
+      functionLog: () => {},
+      invocationTimer: never,
+    });
     assert.equal(outcome.kind, 'result');
     const result = (outcome as { result: { body: string } }).result;
     assert.equal(JSON.parse(result.body).response.allowed, true);
   });
 
   it('runs a given event as it is', async () => {
-    const outcome = await localInvoke({ root: work, name: 'pod-policy', event: JSON.stringify({ not: 'an event' }), functionLog: () => {}, invocationTimer: never });
+    const outcome = await localInvoke({
+      root: work,
+      name: 'pod-policy',
+      event: JSON.stringify({ not: 'an event' }),
+      functionLog: () => {},
+      invocationTimer: never,
+    });
     assert.equal(outcome.kind, 'result');
     assert.equal((outcome as { result: { statusCode: number } }).result.statusCode, 400);
   });

@@ -42,10 +42,17 @@ describe('klw manifests without a path secret', () => {
     assert.equal(urls.length, 3, 'a URL per function');
     for (const url of urls) {
       // The API server's URL rules (ValidateWebhookURL): what `kubectl apply` answers, with the URL in it.
-      assert.deepEqual(validateWebhookUrl(url).map((p) => p.replace(/, got .*/, '')), ['query parameters are not permitted'], url);
+      assert.deepEqual(
+        validateWebhookUrl(url).map((p) => p.replace(/, got .*/, '')),
+        ['query parameters are not permitted'],
+        url,
+      );
       assert.match(url, /\/__KLW_PATH_SECRET__\?write-the-secret-with=klw-manifests--path-secret$/);
     }
-    assert.match(stderr, /refuses until it is replaced by the secret; --path-secret ssm --stage <stage> \(deployed\) or --path-secret local/);
+    assert.match(
+      stderr,
+      /refuses until it is replaced by the secret; --path-secret ssm --stage <stage> \(deployed\) or --path-secret local/,
+    );
   });
 
   it('is a lint error naming the fix, where the secret written with --path-secret local passes', async () => {
@@ -55,11 +62,32 @@ describe('klw manifests without a path secret', () => {
     assert.equal(findings.length, 3);
     for (const f of findings) {
       assert.equal(f.rule, 'path-secret-placeholder');
-      assert.match(f.message, /clientConfig\.url holds the path secret placeholder.*klw manifests --path-secret ssm --stage <stage>/);
+      assert.match(
+        f.message,
+        /clientConfig\.url holds the path secret placeholder.*klw manifests --path-secret ssm --stage <stage>/,
+      );
     }
     const local = join(work, 'local.yaml');
-    assert.equal((await klw('manifests', '--base-url', 'https://h.example.com', '--path-secret', 'local', '--state-dir', join(work, 'state'), '--out', local)).code, 0);
-    assert.deepEqual(lintFiles([local]).filter((f) => f.level === 'error'), []);
+    assert.equal(
+      (
+        await klw(
+          'manifests',
+          '--base-url',
+          'https://h.example.com',
+          '--path-secret',
+          'local',
+          '--state-dir',
+          join(work, 'state'),
+          '--out',
+          local,
+        )
+      ).code,
+      0,
+    );
+    assert.deepEqual(
+      lintFiles([local]).filter((f) => f.level === 'error'),
+      [],
+    );
     for (const url of urlsIn(local)) assert.deepEqual(validateWebhookUrl(url), []);
   });
 });
@@ -69,7 +97,8 @@ describe('a conversion function without crdManifest', () => {
   const original = readFileSync(index, 'utf8');
   const withoutManifest = () => writeFileSync(index, original.replace(/^\s*crdManifest: .*\n/m, ''));
   after(() => writeFileSync(index, original));
-  const fix = /functions\/crontab-conversion: the registration has no crdManifest, .*set crdManifest: 'functions\/crontab-conversion\/crd\.yaml'/;
+  const fix =
+    /functions\/crontab-conversion: the registration has no crdManifest, .*set crdManifest: 'functions\/crontab-conversion\/crd\.yaml'/;
 
   it('fails klw manifests, naming the function, the field and the fix', async () => {
     withoutManifest();
@@ -81,7 +110,17 @@ describe('a conversion function without crdManifest', () => {
   it('passes klw manifests --crd-patches, which writes the patch for a CRD installed otherwise', async () => {
     withoutManifest();
     const dir = join(work, 'patches');
-    const { code, stderr } = await klw('manifests', '--base-url', 'https://h.example.com', '--path-secret', 'none', '--out', join(work, 'm.yaml'), '--crd-patches', dir);
+    const { code, stderr } = await klw(
+      'manifests',
+      '--base-url',
+      'https://h.example.com',
+      '--path-secret',
+      'none',
+      '--out',
+      join(work, 'm.yaml'),
+      '--crd-patches',
+      dir,
+    );
     assert.equal(code, 0, stderr);
     assert.match(readFileSync(join(dir, 'crontabs.example.com.conversion-patch.yaml'), 'utf8'), /strategy: Webhook/);
   });
@@ -90,17 +129,34 @@ describe('a conversion function without crdManifest', () => {
     withoutManifest();
     // Only the conversion function: the patch is the one file holding a URL.
     const aside = join(work, 'aside');
-    for (const name of ['pod-policy', 'pod-defaults']) cpSync(join(work, 'functions', name), join(aside, name), { recursive: true });
+    for (const name of ['pod-policy', 'pod-defaults'])
+      cpSync(join(work, 'functions', name), join(aside, name), { recursive: true });
     for (const name of ['pod-policy', 'pod-defaults']) rmSync(join(work, 'functions', name), { recursive: true });
     try {
       const dir = join(work, 'patches-placeholder');
-      const { code, stderr } = await klw('manifests', '--base-url', 'https://h.example.com', '--out', join(work, 'm.yaml'), '--crd-patches', dir);
+      const { code, stderr } = await klw(
+        'manifests',
+        '--base-url',
+        'https://h.example.com',
+        '--out',
+        join(work, 'm.yaml'),
+        '--crd-patches',
+        dir,
+      );
       assert.equal(code, 0, stderr);
       const [url] = urlsIn(join(dir, 'crontabs.example.com.conversion-patch.yaml'));
-      assert.deepEqual(validateWebhookUrl(url!).map((p) => p.replace(/, got .*/, '')), ['query parameters are not permitted'], url);
-      assert.match(stderr, /holds the placeholder __KLW_PATH_SECRET__.*--path-secret local \(emulator\) writes the secret/);
+      assert.deepEqual(
+        validateWebhookUrl(url!).map((p) => p.replace(/, got .*/, '')),
+        ['query parameters are not permitted'],
+        url,
+      );
+      assert.match(
+        stderr,
+        /holds the placeholder __KLW_PATH_SECRET__.*--path-secret local \(emulator\) writes the secret/,
+      );
     } finally {
-      for (const name of ['pod-policy', 'pod-defaults']) cpSync(join(aside, name), join(work, 'functions', name), { recursive: true });
+      for (const name of ['pod-policy', 'pod-defaults'])
+        cpSync(join(aside, name), join(work, 'functions', name), { recursive: true });
       rmSync(aside, { recursive: true, force: true });
     }
   });

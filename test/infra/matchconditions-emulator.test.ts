@@ -15,7 +15,10 @@ const never = new ManualTimer().timer;
 
 // A project inside the repository, so `kube-lambda-webhooks` resolves to this package.
 const work = mkdtempSync(join(process.cwd(), '.klw-test-conditions-'));
-const source = (name: string, enforce: boolean) => `import { deny, defineValidatingWebhook } from 'kube-lambda-webhooks';
+const source = (
+  name: string,
+  enforce: boolean,
+) => `import { deny, defineValidatingWebhook } from 'kube-lambda-webhooks';
 ${enforce ? "import { enforceMatchConditions } from 'kube-lambda-webhooks/matchconditions';\n" : ''}const definition = {
   name: '${name}',
   auth: 'none' as const,
@@ -30,18 +33,37 @@ const webhook = defineValidatingWebhook(${enforce ? 'enforceMatchConditions(defi
 export const handler = webhook.handler;
 export default webhook;
 `;
-for (const [name, enforce] of [['plain', false], ['enforced', true]] as const) {
+for (const [name, enforce] of [
+  ['plain', false],
+  ['enforced', true],
+] as const) {
   mkdirSync(join(work, 'functions', name), { recursive: true });
   writeFileSync(join(work, 'functions', name, 'index.ts'), source(name, enforce));
 }
-const pod = (labels?: Record<string, string>) => admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default', ...(labels ? { labels } : {}) } } as KubeObject, { namespace: 'default' });
+const pod = (labels?: Record<string, string>) =>
+  admissionReview(
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', namespace: 'default', ...(labels ? { labels } : {}) },
+    } as KubeObject,
+    { namespace: 'default' },
+  );
 /** Strings only the CEL engine's code holds: one from the engine, one from the Kubernetes environment. */
 const CEL_MARKERS = ['exists_one', 'kubernetes.authorization.Authorizer'];
 
 let api: RunningApi;
 const logs: string[] = [];
 before(async () => {
-  api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), log: (l) => logs.push(l), functionLog: () => {}, concurrency: 1, invocationTimer: never });
+  api = await startApi({
+    root: work,
+    port: 0,
+    stateDir: join(work, '.state'),
+    log: (l) => logs.push(l),
+    functionLog: () => {},
+    concurrency: 1,
+    invocationTimer: never,
+  });
 });
 after(async () => {
   await api?.close();
@@ -50,11 +72,21 @@ after(async () => {
 
 function post(path: string, body: unknown): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(`${api.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, agent: new Agent({ ca: readFileSync(api.caPath), keepAlive: false }) }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
-    });
+    const req = httpsRequest(
+      `${api.url}${path}`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        agent: new Agent({ ca: readFileSync(api.caPath), keepAlive: false }),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify(body));
   });
@@ -65,8 +97,16 @@ describe('start-api evaluates matchConditions', () => {
     const review = pod();
     const result = await post('/plain', review);
     assert.equal(result.status, 200);
-    assert.deepEqual(result.body, { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: true } });
-    assert.ok(logs.some((l) => l.includes('"msg":"not invoked: matchConditions"') && l.includes('skipped by matchCondition has-team')));
+    assert.deepEqual(result.body, {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      response: { uid: review.request.uid, allowed: true },
+    });
+    assert.ok(
+      logs.some(
+        (l) => l.includes('"msg":"not invoked: matchConditions"') && l.includes('skipped by matchCondition has-team'),
+      ),
+    );
   });
 
   it('invokes the function when the conditions hold', async () => {
@@ -75,18 +115,35 @@ describe('start-api evaluates matchConditions', () => {
     assert.equal(result.body.response.status.message, 'frozen');
   });
 
-  it('rejects with the API server\'s error when a condition fails under failurePolicy Fail', async () => {
+  it("rejects with the API server's error when a condition fails under failurePolicy Fail", async () => {
     const result = await post('/plain', pod({ team: 'broken' }));
     assert.equal(result.body.response.allowed, false);
     assert.equal(result.body.response.status.code, 500);
-    assert.match(result.body.response.status.message, /failed evaluating match conditions: matchCondition "known-team": no such key: owner/);
+    assert.match(
+      result.body.response.status.message,
+      /failed evaluating match conditions: matchCondition "known-team": no such key: owner/,
+    );
   });
 
   it('leaves bodies that are no review to the function', () => {
-    const plain = defineValidatingWebhook({ name: 'p', rules: [], matchConditions: [{ name: 'f', expression: 'false' }], validate: () => deny('x') });
-    assert.equal(answerByMatchConditions(plain.registration, Buffer.from('not json'), () => {}), undefined);
-    assert.equal(answerByMatchConditions(plain.registration, Buffer.from('{"kind":"Nope"}'), () => {}), undefined);
-    assert.equal(answerByMatchConditions(undefined, Buffer.from('{}'), () => {}), undefined);
+    const plain = defineValidatingWebhook({
+      name: 'p',
+      rules: [],
+      matchConditions: [{ name: 'f', expression: 'false' }],
+      validate: () => deny('x'),
+    });
+    assert.equal(
+      answerByMatchConditions(plain.registration, Buffer.from('not json'), () => {}),
+      undefined,
+    );
+    assert.equal(
+      answerByMatchConditions(plain.registration, Buffer.from('{"kind":"Nope"}'), () => {}),
+      undefined,
+    );
+    assert.equal(
+      answerByMatchConditions(undefined, Buffer.from('{}'), () => {}),
+      undefined,
+    );
     assert.ok(answerByMatchConditions(plain.registration, Buffer.from(JSON.stringify(pod())), () => {}));
   });
 });

@@ -73,114 +73,112 @@ before(() => {
 
 const messageOf = (stdout: string): string => JSON.parse(JSON.parse(stdout).body).response.status.message;
 
-describe(
-  '--node: functions on the Node of the Lambda runtime',
-  { skip: !nodePackage() && 'no Node binary package for this platform' },
-  () => {
-    it(`klw local invoke --node ${MAJOR} installs Node ${MAJOR} into a clean cache and runs the function on it`, async () => {
-      const { code, stdout, stderr } = await klwChild([
-        'local',
-        'invoke',
-        'node-probe',
-        '--review',
-        'review.json',
-        '--node',
-        String(MAJOR),
-      ]);
-      assert.equal(code, 0, stderr);
-      assert.match(stderr, new RegExp(`installing Node ${MAJOR} from the npm registry`));
-      assert.match(messageOf(stdout), new RegExp(`^v${MAJOR}\\.`));
-      // Without --node it runs on this Node: the test above can tell them apart.
-      const here = await klwChild(['local', 'invoke', 'node-probe', '--review', 'review.json']);
-      assert.equal(messageOf(here.stdout), process.version);
-    });
+describe('--node: functions on the Node of the Lambda runtime', {
+  skip: !nodePackage() && 'no Node binary package for this platform',
+}, () => {
+  it(`klw local invoke --node ${MAJOR} installs Node ${MAJOR} into a clean cache and runs the function on it`, async () => {
+    const { code, stdout, stderr } = await klwChild([
+      'local',
+      'invoke',
+      'node-probe',
+      '--review',
+      'review.json',
+      '--node',
+      String(MAJOR),
+    ]);
+    assert.equal(code, 0, stderr);
+    assert.match(stderr, new RegExp(`installing Node ${MAJOR} from the npm registry`));
+    assert.match(messageOf(stdout), new RegExp(`^v${MAJOR}\\.`));
+    // Without --node it runs on this Node: the test above can tell them apart.
+    const here = await klwChild(['local', 'invoke', 'node-probe', '--review', 'review.json']);
+    assert.equal(messageOf(here.stdout), process.version);
+  });
 
-    it('takes the major from the Lambda runtime with --node runtime, from the cache', async () => {
-      const { code, stdout, stderr } = await klwChild([
-        'local',
-        'invoke',
-        'node-probe',
-        '--review',
-        'review.json',
-        '--node',
-        'runtime',
-      ]);
-      assert.equal(code, 0, stderr);
-      assert.doesNotMatch(stderr, /installing Node/);
-      assert.match(messageOf(stdout), new RegExp(`^v${MAJOR}\\.`));
-    });
+  it('takes the major from the Lambda runtime with --node runtime, from the cache', async () => {
+    const { code, stdout, stderr } = await klwChild([
+      'local',
+      'invoke',
+      'node-probe',
+      '--review',
+      'review.json',
+      '--node',
+      'runtime',
+    ]);
+    assert.equal(code, 0, stderr);
+    assert.doesNotMatch(stderr, /installing Node/);
+    assert.match(messageOf(stdout), new RegExp(`^v${MAJOR}\\.`));
+  });
 
-    it(`klw local start-lambda --node ${MAJOR} serves the function on Node ${MAJOR} and stops cleanly on Ctrl+C`, async () => {
-      const { NODE_TEST_CONTEXT: _context, ...base } = process.env;
-      // A process group of its own, as a terminal gives a command: the test signals that group only.
-      const child = spawn(
-        process.execPath,
-        [klw, '--root', work, 'local', 'start-lambda', '--port', '0', '--node', String(MAJOR)],
-        { cwd: work, detached: true, env: { ...base, KLW_CACHE_DIR: cache, KLW_LOG_LEVEL: 'silent' } },
-      );
-      let stderr = '';
-      const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-      const endpoint = await new Promise<string>((resolvePromise, reject) => {
-        child.stderr.on('data', (c) => {
-          stderr += c;
-          const m = /Lambda Invoke API at (http:\/\/\S+)/.exec(stderr);
-          if (m) resolvePromise(m[1]!);
-        });
-        child.on('exit', () => reject(new Error(`start-lambda exited: ${stderr}`)));
+  it(`klw local start-lambda --node ${MAJOR} serves the function on Node ${MAJOR} and stops cleanly on Ctrl+C`, async () => {
+    const { NODE_TEST_CONTEXT: _context, ...base } = process.env;
+    // A process group of its own, as a terminal gives a command: the test signals that group only.
+    const child = spawn(
+      process.execPath,
+      [klw, '--root', work, 'local', 'start-lambda', '--port', '0', '--node', String(MAJOR)],
+      { cwd: work, detached: true, env: { ...base, KLW_CACHE_DIR: cache, KLW_LOG_LEVEL: 'silent' } },
+    );
+    let stderr = '';
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const endpoint = await new Promise<string>((resolvePromise, reject) => {
+      child.stderr.on('data', (c) => {
+        stderr += c;
+        const m = /Lambda Invoke API at (http:\/\/\S+)/.exec(stderr);
+        if (m) resolvePromise(m[1]!);
       });
-      try {
-        const event = toEvent(
-          admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' } }),
-          { path: '/node-probe' },
-        );
-        const res = await fetch(`${endpoint}/2015-03-31/functions/node-probe/invocations`, {
-          method: 'POST',
-          body: JSON.stringify(event),
-        });
-        assert.equal(res.status, 200);
-        assert.match(messageOf(await res.text()), new RegExp(`^v${MAJOR}\\.`));
-      } finally {
-        // Ctrl+C: the terminal signals the whole process group.
-        process.kill(-child.pid!, 'SIGINT');
-      }
-      // The emulator on Node 24 gets it once, from the terminal, and stops cleanly; klw waits for it.
-      assert.equal(await exited, 0, stderr);
+      child.on('exit', () => reject(new Error(`start-lambda exited: ${stderr}`)));
     });
-
-    it(`klw test --node ${MAJOR} runs the tests on Node ${MAJOR}`, async () => {
-      const on24 = await klwChild(['test', 'test/version.test.ts', '--node', String(MAJOR)]);
-      assert.equal(on24.code, 0, on24.stdout + on24.stderr);
-      const here = await klwChild(['test', 'test/version.test.ts']);
-      assert.equal(here.code, process.versions.node.startsWith(`${MAJOR}.`) ? 0 : 1);
-    });
-
-    it('removes a broken cache entry and uses the good one', async () => {
-      const say: string[] = [];
-      const broken = join(cache, 'node', `${MAJOR}.99.0`);
-      mkdirSync(join(broken, 'bin'), { recursive: true });
-      writeFileSync(join(broken, 'bin', 'node'), '#!/bin/sh\necho v1.0.0\n');
-      chmodSync(join(broken, 'bin', 'node'), 0o755);
-      writeFileSync(join(broken, '.klw-complete'), '');
-      const cut = join(cache, 'node', `${MAJOR}.98.0`); // a download cut off: no completion mark
-      mkdirSync(join(cut, 'bin'), { recursive: true });
-      const binary = await ensureNode(MAJOR, { cacheDir: cache, say: (l) => say.push(l) });
-      assert.doesNotMatch(binary, /\.9[89]\.0/);
-      assert.equal(existsSync(broken), false);
-      assert.equal(existsSync(cut), false);
-      assert.equal(say.filter((l) => /removing the broken cache entry/.test(l)).length, 2, say.join('\n'));
-    });
-
-    it('says when the registry has no such Node major', async () => {
-      await assert.rejects(
-        ensureNode(97, {
-          cacheDir: mkdtempSync(join(cache, 'empty-')),
-          env: { ...process.env, npm_config_fetch_retries: '0' },
-        }),
-        /the npm registry has no node-linux-(x64|arm64)@97/,
+    try {
+      const event = toEvent(
+        admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' } }),
+        { path: '/node-probe' },
       );
-    });
-  },
-);
+      const res = await fetch(`${endpoint}/2015-03-31/functions/node-probe/invocations`, {
+        method: 'POST',
+        body: JSON.stringify(event),
+      });
+      assert.equal(res.status, 200);
+      assert.match(messageOf(await res.text()), new RegExp(`^v${MAJOR}\\.`));
+    } finally {
+      // Ctrl+C: the terminal signals the whole process group.
+      process.kill(-child.pid!, 'SIGINT');
+    }
+    // The emulator on Node 24 gets it once, from the terminal, and stops cleanly; klw waits for it.
+    assert.equal(await exited, 0, stderr);
+  });
+
+  it(`klw test --node ${MAJOR} runs the tests on Node ${MAJOR}`, async () => {
+    const on24 = await klwChild(['test', 'test/version.test.ts', '--node', String(MAJOR)]);
+    assert.equal(on24.code, 0, on24.stdout + on24.stderr);
+    const here = await klwChild(['test', 'test/version.test.ts']);
+    assert.equal(here.code, process.versions.node.startsWith(`${MAJOR}.`) ? 0 : 1);
+  });
+
+  it('removes a broken cache entry and uses the good one', async () => {
+    const say: string[] = [];
+    const broken = join(cache, 'node', `${MAJOR}.99.0`);
+    mkdirSync(join(broken, 'bin'), { recursive: true });
+    writeFileSync(join(broken, 'bin', 'node'), '#!/bin/sh\necho v1.0.0\n');
+    chmodSync(join(broken, 'bin', 'node'), 0o755);
+    writeFileSync(join(broken, '.klw-complete'), '');
+    const cut = join(cache, 'node', `${MAJOR}.98.0`); // a download cut off: no completion mark
+    mkdirSync(join(cut, 'bin'), { recursive: true });
+    const binary = await ensureNode(MAJOR, { cacheDir: cache, say: (l) => say.push(l) });
+    assert.doesNotMatch(binary, /\.9[89]\.0/);
+    assert.equal(existsSync(broken), false);
+    assert.equal(existsSync(cut), false);
+    assert.equal(say.filter((l) => /removing the broken cache entry/.test(l)).length, 2, say.join('\n'));
+  });
+
+  it('says when the registry has no such Node major', async () => {
+    await assert.rejects(
+      ensureNode(97, {
+        cacheDir: mkdtempSync(join(cache, 'empty-')),
+        env: { ...process.env, npm_config_fetch_retries: '0' },
+      }),
+      /the npm registry has no node-linux-(x64|arm64)@97/,
+    );
+  });
+});
 
 describe('--node failures', () => {
   it('says when the registry cannot be reached, and removes a corrupt entry first', async () => {

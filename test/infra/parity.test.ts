@@ -27,7 +27,14 @@ let offlinePort = 0;
 let api: RunningApi;
 
 before(async () => {
-  api = await startApi({ root: work, port: 0, stateDir: join(work, '.state'), log: () => {}, functionLog: () => {}, invocationTimer: never });
+  api = await startApi({
+    root: work,
+    port: 0,
+    stateDir: join(work, '.state'),
+    log: () => {},
+    functionLog: () => {},
+    invocationTimer: never,
+  });
   const functions = await loadFunctions(work);
   offlinePort = await freePort();
   // The same bundles, described for serverless-offline (which runs handlers from files, not zips).
@@ -37,7 +44,11 @@ before(async () => {
       service: 'klw-parity',
       plugins: ['serverless-offline'],
       // The same local path secret the emulator gives its functions, in the same place in the URL.
-      provider: { name: 'aws', runtime: 'nodejs24.x', environment: { KLW_LOG_LEVEL: 'silent', KLW_PATH_SECRET: api.pathSecret } },
+      provider: {
+        name: 'aws',
+        runtime: 'nodejs24.x',
+        environment: { KLW_LOG_LEVEL: 'silent', KLW_PATH_SECRET: api.pathSecret },
+      },
       functions: Object.fromEntries(
         functions.map((f) => [
           f.name,
@@ -51,10 +62,16 @@ before(async () => {
           },
         ]),
       ),
-      custom: { 'serverless-offline': { httpPort: offlinePort, lambdaPort: await freePort(), noPrependStageInUrl: true } },
+      custom: {
+        'serverless-offline': { httpPort: offlinePort, lambdaPort: await freePort(), noPrependStageInUrl: true },
+      },
     }),
   );
-  offline = spawn(serverlessBin(root), ['offline', 'start'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' } });
+  offline = spawn(serverlessBin(root), ['offline', 'start'], {
+    cwd: work,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' },
+  });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serverless offline did not start:\n${output}`)), PATIENCE_MS);
@@ -91,7 +108,11 @@ interface Answer {
 function send(url: string, body: string, contentType: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const secure = url.startsWith('https:');
-    const options = { method: 'POST', headers: { 'content-type': contentType }, ...(secure ? { ca: readFileSync(api.caPath) } : {}) };
+    const options = {
+      method: 'POST',
+      headers: { 'content-type': contentType },
+      ...(secure ? { ca: readFileSync(api.caPath) } : {}),
+    };
     const req = (secure ? httpsRequest : httpRequest)(url, options, (res) => {
       let text = '';
       res.on('data', (c) => (text += c));
@@ -102,16 +123,40 @@ function send(url: string, body: string, contentType: string): Promise<Answer> {
   });
 }
 
-const pod = (spec: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'shop' }, spec: { containers: [{ name: 'app', image: 'nginx:1.25' }], ...spec } });
+const pod = (spec: Record<string, unknown>) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'web', namespace: 'shop' },
+  spec: { containers: [{ name: 'app', image: 'nginx:1.25' }], ...spec },
+});
 
 describe('parity with serverless offline', () => {
   const cases: Array<[string, string, unknown, string?]> = [
     ['pod-policy allows a compliant pod (v1)', 'pod-policy', admissionReview(pod({}), { uid: 'u1' })],
-    ['pod-policy denies a privileged pod (v1beta1)', 'pod-policy', admissionReview(pod({ hostPID: true }), { uid: 'u2', version: 'v1beta1' })],
-    ['pod-policy warns on an untagged image', 'pod-policy', admissionReview(pod({ containers: [{ name: 'a', image: 'nginx' }] }), { uid: 'u3' })],
+    [
+      'pod-policy denies a privileged pod (v1beta1)',
+      'pod-policy',
+      admissionReview(pod({ hostPID: true }), { uid: 'u2', version: 'v1beta1' }),
+    ],
+    [
+      'pod-policy warns on an untagged image',
+      'pod-policy',
+      admissionReview(pod({ containers: [{ name: 'a', image: 'nginx' }] }), { uid: 'u3' }),
+    ],
     ['pod-defaults patches a new pod', 'pod-defaults', fixture('reviews/pod-create-v1')],
     ['crontab-conversion answers the reference review', 'crontab-conversion', fixture('reviews/conversion-v1')],
-    ['crontab-conversion fails on a bad hostPort', 'crontab-conversion', { ...fixture<Record<string, unknown>>('reviews/conversion-v1beta1'), request: { uid: 'u4', desiredAPIVersion: 'example.com/v1', objects: [{ apiVersion: 'example.com/v1beta1', kind: 'CronTab', metadata: { name: 'x' }, hostPort: 'bad' }] } }],
+    [
+      'crontab-conversion fails on a bad hostPort',
+      'crontab-conversion',
+      {
+        ...fixture<Record<string, unknown>>('reviews/conversion-v1beta1'),
+        request: {
+          uid: 'u4',
+          desiredAPIVersion: 'example.com/v1',
+          objects: [{ apiVersion: 'example.com/v1beta1', kind: 'CronTab', metadata: { name: 'x' }, hostPort: 'bad' }],
+        },
+      },
+    ],
     ['a bad body gets the same 400', 'pod-policy', '{"apiVersion":'],
     ['a wrong content type gets the same 415', 'pod-policy', admissionReview(pod({})), 'text/plain'],
   ];
@@ -119,7 +164,11 @@ describe('parity with serverless offline', () => {
     it(name, async () => {
       const body = typeof review === 'string' ? review : JSON.stringify(review);
       const local = await send(api.functionUrl(fn), body, contentType ?? 'application/json');
-      const offlineAnswer = await send(`http://127.0.0.1:${offlinePort}/${fn}/${api.pathSecret}`, body, contentType ?? 'application/json');
+      const offlineAnswer = await send(
+        `http://127.0.0.1:${offlinePort}/${fn}/${api.pathSecret}`,
+        body,
+        contentType ?? 'application/json',
+      );
       assert.deepEqual(local, offlineAnswer);
       if (!contentType && typeof review !== 'string') assert.equal(local.status, 200);
     });

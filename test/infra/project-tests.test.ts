@@ -28,7 +28,11 @@ after(() => {
 /** Runs `klw test` in the project the way `npm test` does; returns its exit code and output. */
 function klwTest(dir: string, ...args: string[]): { code: number; out: string } {
   const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
-  const run = spawnSync(process.execPath, [KLW, '--root', dir, 'test', '--reporter', 'tap', ...args], { cwd: dir, env, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [KLW, '--root', dir, 'test', '--reporter', 'tap', ...args], {
+    cwd: dir,
+    env,
+    encoding: 'utf8',
+  });
   return { code: run.status ?? 1, out: `${run.stdout}${run.stderr}` };
 }
 
@@ -45,7 +49,8 @@ describe('a project whose functions are not the examples', () => {
     for (const type of ['validating', 'mutating', 'conversion'] as const) scaffold(work, type, `new-${type}`);
     const { code, out } = klwTest(work);
     assert.equal(code, 0, out);
-    for (const name of ['new-validating', 'new-mutating', 'new-conversion']) assert.match(out, new RegExp(`# Subtest: ${name} conformance`));
+    for (const name of ['new-validating', 'new-mutating', 'new-conversion'])
+      assert.match(out, new RegExp(`# Subtest: ${name} conformance`));
     assert.match(out, /round-trips an object through every version it declares/);
     assert.match(out, /is idempotent/);
   });
@@ -56,13 +61,16 @@ export default defineValidatingWebhook({ name: '${name}', rules: [{ operations: 
 `;
     write(join(work, 'functions', 'plain-js', 'index.js'), js('plain-js'));
     write(join(work, 'functions', 'plain-mjs', 'index.mjs'), js('plain-mjs'));
-    assert.deepEqual((await loadFunctions(work)).map((f) => [f.name, f.entry.slice(f.entry.lastIndexOf('/') + 1)]), [
-      ['new-conversion', 'index.ts'],
-      ['new-mutating', 'index.ts'],
-      ['new-validating', 'index.ts'],
-      ['plain-js', 'index.js'],
-      ['plain-mjs', 'index.mjs'],
-    ]);
+    assert.deepEqual(
+      (await loadFunctions(work)).map((f) => [f.name, f.entry.slice(f.entry.lastIndexOf('/') + 1)]),
+      [
+        ['new-conversion', 'index.ts'],
+        ['new-mutating', 'index.ts'],
+        ['new-validating', 'index.ts'],
+        ['plain-js', 'index.js'],
+        ['plain-mjs', 'index.mjs'],
+      ],
+    );
     const { code, out } = klwTest(work, 'test/functions/conformance.test.ts');
     assert.equal(code, 0, out);
     assert.match(out, /# Subtest: plain-js conformance/);
@@ -96,12 +104,21 @@ export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['
     const dir = join(work, 'functions', 'strict-widgets');
     scaffold(work, 'conversion', 'strict-widgets');
     const crd = readFileSync(join(dir, 'crd.yaml'), 'utf8');
-    writeFileSync(join(dir, 'crd.yaml'), crd.replace('        type: object\n        properties:\n          size:\n            type: string', '        type: object\n        required: [size]\n        properties:\n          size:\n            type: string'));
+    writeFileSync(
+      join(dir, 'crd.yaml'),
+      crd.replace(
+        '        type: object\n        properties:\n          size:\n            type: string',
+        '        type: object\n        required: [size]\n        properties:\n          size:\n            type: string',
+      ),
+    );
     assert.match(readFileSync(join(dir, 'crd.yaml'), 'utf8'), /required: \[size\]/);
     try {
       const { code, out } = klwTest(work, 'test/functions/conformance.test.ts');
       assert.equal(code, 0, out);
-      assert.match(out, /ok \d+ - round-trips an object through every version it declares # SKIP strict-widgets: the generated Widget at example\.com\/v1alpha1 could not be converted/);
+      assert.match(
+        out,
+        /ok \d+ - round-trips an object through every version it declares # SKIP strict-widgets: the generated Widget at example\.com\/v1alpha1 could not be converted/,
+      );
       assert.match(out, /describeConformance\(\{ samples: \{ "strict-widgets": /);
     } finally {
       rmSync(dir, { recursive: true });
@@ -114,7 +131,10 @@ export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['
     try {
       const { code, out } = klwTest(work, 'test/functions/conformance.test.ts');
       assert.notEqual(code, 0, out);
-      assert.match(out, /functions\/no-export\/index\.ts exports no default registration: end it with `export default defineValidatingWebhook/);
+      assert.match(
+        out,
+        /functions\/no-export\/index\.ts exports no default registration: end it with `export default defineValidatingWebhook/,
+      );
     } finally {
       rmSync(join(work, 'functions', 'no-export'), { recursive: true });
     }
@@ -126,10 +146,18 @@ export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['
     try {
       const warnings: string[] = [];
       assert.ok(!findFunctions(work, (message) => warnings.push(message)).some((f) => f.name === 'oops'));
-      assert.deepEqual(warnings, ['warning: functions/oops has no index.ts, index.mts, index.js or index.mjs: it is not a function and is skipped']);
+      assert.deepEqual(warnings, [
+        'warning: functions/oops has no index.ts, index.mts, index.js or index.mjs: it is not a function and is skipped',
+      ]);
       const { code, out } = klwTest(work, 'test/functions/conformance.test.ts');
       assert.equal(code, 0, out);
-      assert.equal(out.match(/functions\/oops has no index\.ts, index\.mts, index\.js or index\.mjs: it is not a function and is skipped/g)?.length, 1, out);
+      assert.equal(
+        out.match(
+          /functions\/oops has no index\.ts, index\.mts, index\.js or index\.mjs: it is not a function and is skipped/g,
+        )?.length,
+        1,
+        out,
+      );
     } finally {
       rmSync(join(work, 'functions', 'oops'), { recursive: true });
       rmSync(join(work, 'functions', '.cache'), { recursive: true });
@@ -138,7 +166,8 @@ export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['
 
   it('stays green with every function removed, saying there are none', () => {
     rmSync(join(work, 'functions'), { recursive: true });
-    for (const type of ['validating', 'mutating', 'conversion']) rmSync(join(work, 'test', 'functions', `new-${type}.test.ts`));
+    for (const type of ['validating', 'mutating', 'conversion'])
+      rmSync(join(work, 'test', 'functions', `new-${type}.test.ts`));
     const { code, out } = klwTest(work);
     assert.equal(code, 0, out);
     assert.match(out, /no functions in .*functions: each function is functions\/<name>\/index\.ts/);
@@ -149,7 +178,9 @@ describe('the mutating template', () => {
   it('labels with a valid label value whatever the username', async () => {
     const dir = join(work, 'labels');
     scaffold(dir, 'mutating', 'label-check');
-    const { labelValue } = (await import(pathToFileURL(join(dir, 'functions', 'label-check', 'index.ts')).href)) as { labelValue: (text: string) => string };
+    const { labelValue } = (await import(pathToFileURL(join(dir, 'functions', 'label-check', 'index.ts')).href)) as {
+      labelValue: (text: string) => string;
+    };
     // metadata.labels values, as the API server validates them.
     const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
     assert.equal(labelValue(`${'a'.repeat(62)}-x`), 'a'.repeat(62), 'cut to 63, the trailing - goes');
@@ -165,7 +196,12 @@ describe('the mutating template', () => {
       }),
     );
     // A valid value is kept as it is.
-    fc.assert(fc.property(fc.stringMatching(/^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$/), (username) => labelValue(username) === username));
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$/),
+        (username) => labelValue(username) === username,
+      ),
+    );
   });
 });
 
@@ -204,16 +240,48 @@ describe('a klw init project of either module type', () => {
 describe('klw test', () => {
   it('finds .test.ts, .mts, .js and .mjs files under test/ and functions/, sorted, leaving out excluded folders, dependencies and dot folders', () => {
     const dir = join(outside, 'find');
-    for (const file of ['test/b.test.ts', 'test/a.test.mjs', 'test/e2e/slow.test.ts', 'test/node_modules/x.test.js', 'test/.cache/y.test.js', 'test/helpers.ts', 'functions/f/f.test.mts', 'functions/f/index.ts', 'other/z.test.js']) write(join(dir, file), '');
-    assert.deepEqual(findTestFiles(dir, { exclude: ['test/e2e'] }), ['functions/f/f.test.mts', 'test/a.test.mjs', 'test/b.test.ts']);
-    assert.deepEqual(findTestFiles(dir), ['functions/f/f.test.mts', 'test/a.test.mjs', 'test/b.test.ts', 'test/e2e/slow.test.ts']);
+    for (const file of [
+      'test/b.test.ts',
+      'test/a.test.mjs',
+      'test/e2e/slow.test.ts',
+      'test/node_modules/x.test.js',
+      'test/.cache/y.test.js',
+      'test/helpers.ts',
+      'functions/f/f.test.mts',
+      'functions/f/index.ts',
+      'other/z.test.js',
+    ])
+      write(join(dir, file), '');
+    assert.deepEqual(findTestFiles(dir, { exclude: ['test/e2e'] }), [
+      'functions/f/f.test.mts',
+      'test/a.test.mjs',
+      'test/b.test.ts',
+    ]);
+    assert.deepEqual(findTestFiles(dir), [
+      'functions/f/f.test.mts',
+      'test/a.test.mjs',
+      'test/b.test.ts',
+      'test/e2e/slow.test.ts',
+    ]);
   });
 
   it('loads TypeScript through tsx only when there is TypeScript to load', () => {
     const dir = join(outside, 'js-only');
     write(join(dir, 'test', 'a.test.mjs'), '');
-    assert.deepEqual(testCommand(dir, { concurrency: 2 }), ['--test', '--test-reporter=spec', '--test-concurrency=2', 'test/a.test.mjs']);
-    assert.deepEqual(testCommand(work, { files: ['test/functions/conformance.test.ts'], namePattern: 'conf' }), ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-name-pattern=conf', 'test/functions/conformance.test.ts']);
+    assert.deepEqual(testCommand(dir, { concurrency: 2 }), [
+      '--test',
+      '--test-reporter=spec',
+      '--test-concurrency=2',
+      'test/a.test.mjs',
+    ]);
+    assert.deepEqual(testCommand(work, { files: ['test/functions/conformance.test.ts'], namePattern: 'conf' }), [
+      '--import',
+      'tsx',
+      '--test',
+      '--test-reporter=spec',
+      '--test-name-pattern=conf',
+      'test/functions/conformance.test.ts',
+    ]);
   });
 
   it('says how to install tsx when TypeScript tests cannot be loaded', () => {
@@ -236,13 +304,30 @@ describe('klw test', () => {
     // repository so tsx resolves.
     const dir = join(work, 'folders');
     const passing = "import { test } from 'node:test';\ntest('passes', () => {});\n";
-    for (const file of ['test/functions/a.test.ts', 'test/functions/deeper/b.test.mts', 'test/other.test.ts', 'test/functions/helper.ts']) write(join(dir, file), passing);
+    for (const file of [
+      'test/functions/a.test.ts',
+      'test/functions/deeper/b.test.mts',
+      'test/other.test.ts',
+      'test/functions/helper.ts',
+    ])
+      write(join(dir, file), passing);
     const { code, out } = klwTest(dir, 'test/functions/');
     assert.equal(code, 0, out);
     assert.match(out, /^# tests 2$/m, 'a.test.ts and deeper/b.test.mts');
-    assert.deepEqual(expandTestPaths(dir, ['test/functions']), expandTestPaths(dir, ['test/functions/']), 'with or without the slash');
-    assert.deepEqual(expandTestPaths(dir, ['test/other.test.ts', 'test/functions/', 'test/functions/a.test.ts']), ['test/other.test.ts', 'test/functions/a.test.ts', 'test/functions/deeper/b.test.mts']);
-    assert.deepEqual(expandTestPaths(dir, ['test'], ['test/functions/deeper']), ['test/functions/a.test.ts', 'test/other.test.ts']);
+    assert.deepEqual(
+      expandTestPaths(dir, ['test/functions']),
+      expandTestPaths(dir, ['test/functions/']),
+      'with or without the slash',
+    );
+    assert.deepEqual(expandTestPaths(dir, ['test/other.test.ts', 'test/functions/', 'test/functions/a.test.ts']), [
+      'test/other.test.ts',
+      'test/functions/a.test.ts',
+      'test/functions/deeper/b.test.mts',
+    ]);
+    assert.deepEqual(expandTestPaths(dir, ['test'], ['test/functions/deeper']), [
+      'test/functions/a.test.ts',
+      'test/other.test.ts',
+    ]);
   });
 
   it('fails with a message when the paths given hold no test file, or do not exist', async () => {
@@ -260,7 +345,10 @@ describe('klw test', () => {
 
   it('passes on the exit code of a failing test file', () => {
     const dir = join(outside, 'failing');
-    write(join(dir, 'test', 'a.test.mjs'), "import { test } from 'node:test';\ntest('fails', () => { throw new Error('expected'); });\n");
+    write(
+      join(dir, 'test', 'a.test.mjs'),
+      "import { test } from 'node:test';\ntest('fails', () => { throw new Error('expected'); });\n",
+    );
     const { code, out } = klwTest(dir);
     assert.equal(code, 1, out);
     assert.match(out, /klw: tests failed \(node --test exited with 1\)/);

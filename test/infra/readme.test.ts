@@ -40,16 +40,18 @@ export function typescriptBlocks(markdown: string): Block[] {
     const indent = open[1]!.length;
     const body: string[] = [];
     let j = i + 1;
-    for (; j < lines.length && !/^\s*```\s*$/.test(lines[j]!); j++) body.push(lines[j]!.slice(Math.min(indent, lines[j]!.length - lines[j]!.trimStart().length)));
+    for (; j < lines.length && !/^\s*```\s*$/.test(lines[j]!); j++)
+      body.push(lines[j]!.slice(Math.min(indent, lines[j]!.length - lines[j]!.trimStart().length)));
     assert.ok(j < lines.length, `README.md:${i + 1}: unclosed code block`);
-    blocks.push({ line: i + 2, code: body.join('\n') + '\n' });
+    blocks.push({ line: i + 2, code: `${body.join('\n')}\n` });
     i = j;
   }
   return blocks;
 }
 
 const blocks = typescriptBlocks(readme);
-const isFunction = (b: Block) => /\bdefine(Validating|Mutating|Conversion)Webhook\s*[<(]/.test(b.code) && /export default/.test(b.code);
+const isFunction = (b: Block) =>
+  /\bdefine(Validating|Mutating|Conversion)Webhook\s*[<(]/.test(b.code) && /export default/.test(b.code);
 const isTest = (b: Block) => /from 'node:test'/.test(b.code);
 const nameOf = (b: Block) => /\bname:\s*'([a-z0-9-]+)'/.exec(b.code)?.[1];
 
@@ -60,8 +62,12 @@ let lambda: RunningLambda | undefined;
 
 function run(args: string[], cwd = root): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, args, { cwd, encoding: 'utf8', env: { ...process.env, NODE_TEST_CONTEXT: undefined } }, (err, stdout, stderr) =>
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      args,
+      { cwd, encoding: 'utf8', env: { ...process.env, NODE_TEST_CONTEXT: undefined } },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -95,30 +101,45 @@ describe('README.md TypeScript blocks', () => {
   it('there are blocks of every kind the guide shows', () => {
     assert.ok(blocks.filter(isFunction).length >= 3, 'validating, mutating and conversion examples');
     assert.ok(blocks.some(isTest), 'a test example');
-    assert.ok(blocks.some((b) => /LambdaClient/.test(b.code)), 'the LambdaClient example');
+    assert.ok(
+      blocks.some((b) => /LambdaClient/.test(b.code)),
+      'the LambdaClient example',
+    );
   });
 
   it('type-check', async () => {
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
     const out = await run([tsc, '--noEmit', '-p', join(work, 'tsconfig.json')]);
     // Point each error at its README line.
-    const errors = (out.stdout + out.stderr).replace(/^(.*?\.ts)\((\d+),(\d+)\)/gm, (whole, file: string, line: string) => {
-      const block = files.get(join(root, file)) ?? files.get(join(work, relative(work, join(root, file))));
-      return block ? `README.md:${block.line + Number(line) - 1} (${whole})` : whole;
-    });
+    const errors = (out.stdout + out.stderr).replace(
+      /^(.*?\.ts)\((\d+),(\d+)\)/gm,
+      (whole, file: string, line: string) => {
+        const block = files.get(join(root, file)) ?? files.get(join(work, relative(work, join(root, file))));
+        return block ? `README.md:${block.line + Number(line) - 1} (${whole})` : whole;
+      },
+    );
     assert.equal(out.code, 0, errors);
   });
 
   for (const block of blocks.filter(isFunction)) {
     it(`README.md:${block.line}: function ${nameOf(block)} exports its registration as default, and answers a review`, async () => {
       const file = [...files].find(([, b]) => b === block)![0];
-      const mod = (await import(pathToFileURL(file).href)) as { handler?: unknown; default?: AdmissionWebhook | ConversionWebhook };
-      assert.ok(mod.default?.registration, 'klw reads the registration, and builds the handler, from the default export');
+      const mod = (await import(pathToFileURL(file).href)) as {
+        handler?: unknown;
+        default?: AdmissionWebhook | ConversionWebhook;
+      };
+      assert.ok(
+        mod.default?.registration,
+        'klw reads the registration, and builds the handler, from the default export',
+      );
       assert.equal(typeof mod.default.handler, 'function');
       if (mod.handler !== undefined) assert.equal(mod.handler, mod.default.handler);
       const reg = mod.default.registration;
       if (reg.type === 'conversion') {
-        const result = await invoke(mod.default as ConversionWebhook, conversionReview([], `${reg.crd.slice(reg.crd.indexOf('.') + 1)}/v1`));
+        const result = await invoke(
+          mod.default as ConversionWebhook,
+          conversionReview([], `${reg.crd.slice(reg.crd.indexOf('.') + 1)}/v1`),
+        );
         assert.equal(result.status, 'Success');
       } else {
         const rule = reg.rules[0]!;
@@ -126,8 +147,16 @@ describe('README.md TypeScript blocks', () => {
         const kind = kinds[rule.resources[0]!] ?? 'Object';
         const group = rule.apiGroups[0] === '*' ? '' : rule.apiGroups[0]!;
         const version = rule.apiVersions[0] === '*' ? 'v1' : rule.apiVersions[0]!;
-        const object = { apiVersion: group ? `${group}/${version}` : version, kind, metadata: { name: 'readme', namespace: 'default', labels: { team: 'a' } }, spec: { containers: [{ name: 'app', image: 'nginx:1.25' }] } };
-        const result = await invoke(mod.default as AdmissionWebhook, admissionReview(object, { resource: rule.resources[0]! }));
+        const object = {
+          apiVersion: group ? `${group}/${version}` : version,
+          kind,
+          metadata: { name: 'readme', namespace: 'default', labels: { team: 'a' } },
+          spec: { containers: [{ name: 'app', image: 'nginx:1.25' }] },
+        };
+        const result = await invoke(
+          mod.default as AdmissionWebhook,
+          admissionReview(object, { resource: rule.resources[0]! }),
+        );
         assert.equal(typeof result.allowed, 'boolean');
       }
     });
@@ -145,7 +174,11 @@ describe('README.md TypeScript blocks', () => {
       const out = await run(['--import', 'tsx', file], work);
       assert.equal(out.code, 0, `README.md:${block.line}: ${out.stderr}`);
       const expected = [...block.code.matchAll(/console\.log\(.*\);\s*\/\/\s*(.+)$/gm)].map((m) => m[1]!.trim());
-      assert.deepEqual(out.stdout.trim().split('\n').filter(Boolean), expected, `README.md:${block.line}: printed output`);
+      assert.deepEqual(
+        out.stdout.trim().split('\n').filter(Boolean),
+        expected,
+        `README.md:${block.line}: printed output`,
+      );
     }
   });
 

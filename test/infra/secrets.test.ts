@@ -1,5 +1,16 @@
 import assert from 'node:assert/strict';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -10,7 +21,14 @@ import { PATH_SECRET_PATTERN } from '../../lib/auth.ts';
 import { main } from '../../infra/cli.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { generateManifests } from '../../infra/manifests.ts';
-import { defaultRegion, ensureTargetPathSecret, runSecretCommand, smokePathSecret, withPathSecret, writePrivateOutput } from '../../infra/secret-commands.ts';
+import {
+  defaultRegion,
+  ensureTargetPathSecret,
+  runSecretCommand,
+  smokePathSecret,
+  withPathSecret,
+  writePrivateOutput,
+} from '../../infra/secret-commands.ts';
 import { smoke } from '../../infra/smoke.ts';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import {
@@ -99,9 +117,15 @@ describe('deployed path secret (SSM)', () => {
   it('is created as a SecureString by the first deploy, never overwriting one made meanwhile, and read afterwards', async () => {
     const ssm = mockClient(SSMClient);
     try {
-      ssm.on(GetParameterCommand, { Name: name, WithDecryption: true }).rejectsOnce(notFound()).resolves({ Parameter: { Value: A } });
+      ssm
+        .on(GetParameterCommand, { Name: name, WithDecryption: true })
+        .rejectsOnce(notFound())
+        .resolves({ Parameter: { Value: A } });
       ssm.on(PutParameterCommand).resolves({});
-      const created = await ensureTargetPathSecret({ service: 'svc', stage: 'prod', region: 'eu-west-1' }, registrations);
+      const created = await ensureTargetPathSecret(
+        { service: 'svc', stage: 'prod', region: 'eu-west-1' },
+        registrations,
+      );
       const put = ssm.commandCalls(PutParameterCommand)[0]!.args[0].input;
       assert.equal(put.Name, name);
       assert.equal(put.Type, 'SecureString');
@@ -117,7 +141,10 @@ describe('deployed path secret (SSM)', () => {
 
   it('needs none when every function is registered with auth none', async () => {
     const open = registrations.map((r) => ({ ...r, auth: 'none' as const }));
-    assert.equal(await ensureTargetPathSecret({ service: 'svc', stage: 'prod', region: 'eu-west-1' }, open, {} as SSMClient), undefined);
+    assert.equal(
+      await ensureTargetPathSecret({ service: 'svc', stage: 'prod', region: 'eu-west-1' }, open, {} as SSMClient),
+      undefined,
+    );
   });
 
   it('rotates (new current, old previous) and retires; refuses what would lose a secret in use', async () => {
@@ -131,7 +158,10 @@ describe('deployed path secret (SSM)', () => {
       assert.deepEqual([put.Value, put.Overwrite, put.Type], [`${rotated.after.current},${A}`, true, 'SecureString']);
 
       ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: `${B},${A}` } });
-      await assert.rejects(rotateDeployedPathSecret(new SSMClient({}), name), /still holds a previous secret.*klw secret retire/);
+      await assert.rejects(
+        rotateDeployedPathSecret(new SSMClient({}), name),
+        /still holds a previous secret.*klw secret retire/,
+      );
       const retired = await retireDeployedPathSecret(new SSMClient({}), name);
       assert.deepEqual(retired.after, { value: B, current: B });
       assert.equal(ssm.commandCalls(PutParameterCommand).at(-1)!.args[0].input.Value, B);
@@ -141,7 +171,12 @@ describe('deployed path secret (SSM)', () => {
       ssm.on(GetParameterCommand, { Name: name }).rejects(notFound());
       await assert.rejects(retireDeployedPathSecret(new SSMClient({}), name), /does not exist.*klw deploy creates it/);
       // A missing parameter is never created by a rotation (a wrong --region or --stage would make a stray one).
-      await assert.rejects(rotateDeployedPathSecret(new SSMClient({}), name, 'ap-south-2'), new RegExp(`SSM parameter ${name} in ap-south-2 does not exist: nothing to rotate.*klw deploy creates it.*--region and --stage`));
+      await assert.rejects(
+        rotateDeployedPathSecret(new SSMClient({}), name, 'ap-south-2'),
+        new RegExp(
+          `SSM parameter ${name} in ap-south-2 does not exist: nothing to rotate.*klw deploy creates it.*--region and --stage`,
+        ),
+      );
       ssm.on(GetParameterCommand, { Name: name }).rejects(new Error('AccessDenied'));
       await assert.rejects(rotateDeployedPathSecret(new SSMClient({}), name), /AccessDenied/);
       assert.equal(ssm.commandCalls(PutParameterCommand).length, 2, 'nothing written after a refusal');
@@ -158,9 +193,15 @@ describe('deployed path secret (SSM)', () => {
       ssm.on(PutParameterCommand).resolves({});
       ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: A } });
       process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
-      assert.equal(await main(['node', 'klw', '--root', work, 'secret', 'rotate', '--stage', 'prod', '--region', 'eu-west-1']), 0);
+      assert.equal(
+        await main(['node', 'klw', '--root', work, 'secret', 'rotate', '--stage', 'prod', '--region', 'eu-west-1']),
+        0,
+      );
       ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: `${B},${A}` } });
-      assert.equal(await main(['node', 'klw', '--root', work, 'secret', 'retire', '--stage', 'prod', '--region', 'eu-west-1']), 0);
+      assert.equal(
+        await main(['node', 'klw', '--root', work, 'secret', 'retire', '--stage', 'prod', '--region', 'eu-west-1']),
+        0,
+      );
       ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: B } });
       assert.equal(await main(['node', 'klw', '--root', work, 'secret', 'retire', '--stage', 'prod']), 1);
     } finally {
@@ -178,10 +219,27 @@ describe('deployed path secret (SSM)', () => {
 
   it('klw secret rotate and retire take the region from serverless.yml, else AWS_REGION or AWS_DEFAULT_REGION, else us-east-1', async () => {
     assert.equal(defaultRegion({ provider: { region: 'eu-west-1' } }, { AWS_REGION: 'us-west-2' }), 'eu-west-1');
-    assert.equal(defaultRegion({ provider: { region: "${opt:region, 'eu-central-1'}" } }, { AWS_REGION: 'us-west-2' }), 'eu-central-1', 'what serverless itself resolves without --region');
-    assert.equal(defaultRegion({ provider: { region: '${opt:region, ${env:MY_REGION, "sa-east-1"}}' } }, { MY_REGION: 'ca-central-1' }), 'ca-central-1');
-    assert.equal(defaultRegion({ provider: { region: '${opt:region, ${env:MY_REGION, "sa-east-1"}}' } }, {}), 'sa-east-1');
-    assert.equal(defaultRegion({ provider: { region: '${param:region}' } }, { AWS_REGION: 'us-west-2' }), 'us-west-2', 'a variable klw cannot resolve');
+    assert.equal(
+      defaultRegion({ provider: { region: "${opt:region, 'eu-central-1'}" } }, { AWS_REGION: 'us-west-2' }),
+      'eu-central-1',
+      'what serverless itself resolves without --region',
+    );
+    assert.equal(
+      defaultRegion(
+        { provider: { region: '${opt:region, ${env:MY_REGION, "sa-east-1"}}' } },
+        { MY_REGION: 'ca-central-1' },
+      ),
+      'ca-central-1',
+    );
+    assert.equal(
+      defaultRegion({ provider: { region: '${opt:region, ${env:MY_REGION, "sa-east-1"}}' } }, {}),
+      'sa-east-1',
+    );
+    assert.equal(
+      defaultRegion({ provider: { region: '${param:region}' } }, { AWS_REGION: 'us-west-2' }),
+      'us-west-2',
+      'a variable klw cannot resolve',
+    );
     assert.equal(defaultRegion({ provider: {} }, { AWS_DEFAULT_REGION: 'eu-north-1' }), 'eu-north-1');
     assert.equal(defaultRegion(undefined, {}), 'us-east-1');
 
@@ -189,24 +247,38 @@ describe('deployed path secret (SSM)', () => {
     const writes: string[] = [];
     const original = process.stderr.write.bind(process.stderr);
     const project = mkdtempSync(join(tmpdir(), 'klw-region-'));
-    writeFileSync(join(project, 'serverless.yml'), "service: svc\nprovider:\n  name: aws\n  region: ${opt:region, 'eu-west-1'}\n");
+    writeFileSync(
+      join(project, 'serverless.yml'),
+      "service: svc\nprovider:\n  name: aws\n  region: ${opt:region, 'eu-west-1'}\n",
+    );
     try {
       ssm.on(GetParameterCommand, { Name: name }).rejects(notFound());
       process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
       assert.equal(await main(['node', 'klw', '--root', project, 'secret', 'rotate', '--stage', 'prod']), 1);
-      assert.equal(await ssm.commandCalls(GetParameterCommand)[0]!.thisValue.config.region(), 'eu-west-1', 'read in serverless.yml\'s region');
+      assert.equal(
+        await ssm.commandCalls(GetParameterCommand)[0]!.thisValue.config.region(),
+        'eu-west-1',
+        "read in serverless.yml's region",
+      );
       assert.equal(ssm.commandCalls(PutParameterCommand).length, 0);
     } finally {
       process.stderr.write = original;
       ssm.restore();
       rmSync(project, { recursive: true, force: true });
     }
-    assert.match(writes.join(''), /klw: SSM parameter \/kube-lambda-webhooks\/svc\/prod\/path-secret in eu-west-1 does not exist: nothing to rotate/);
+    assert.match(
+      writes.join(''),
+      /klw: SSM parameter \/kube-lambda-webhooks\/svc\/prod\/path-secret in eu-west-1 does not exist: nothing to rotate/,
+    );
   });
 
   it('runSecretCommand --local rotates the state directory', async () => {
     const dir = tempDir();
-    const lines = await runSecretCommand('rotate', { stage: 'dev', region: 'x', local: true, stateDir: dir }, () => 'unused');
+    const lines = await runSecretCommand(
+      'rotate',
+      { stage: 'dev', region: 'x', local: true, stateDir: dir },
+      () => 'unused',
+    );
     assert.match(lines.join('\n'), /created a path secret[\s\S]*--path-secret local/);
     assert.ok(existsSync(localPathSecretFile(dir)));
   });
@@ -216,37 +288,65 @@ describe('path secret in clientConfig.url', () => {
   const urls = (documents: Array<Record<string, any>>) =>
     Object.fromEntries(
       documents.flatMap((d) =>
-        d.kind === 'CustomResourceDefinition' ? [[d.metadata.name, d.spec.conversion.webhook.clientConfig.url]] : (d.webhooks ?? []).map((w: any) => [w.name, w.clientConfig.url]),
+        d.kind === 'CustomResourceDefinition'
+          ? [[d.metadata.name, d.spec.conversion.webhook.clientConfig.url]]
+          : (d.webhooks ?? []).map((w: any) => [w.name, w.clientConfig.url]),
       ),
     );
 
   it('is appended for every function but those with auth none, on a base URL and on function URLs', () => {
     const secret = newPathSecret();
-    const withSecret = generateManifests(work, registrations, { baseUrl: 'https://h.example.com/prod/', pathSecret: secret });
-    for (const url of Object.values(urls(withSecret.documents))) assert.match(url as string, new RegExp(`^https://h\\.example\\.com/prod/[a-z-]+/${secret}$`));
-    for (const patch of withSecret.crdPatches) assert.match((patch.patch.spec.conversion as any).webhook.clientConfig.url, new RegExp(`/${secret}$`));
+    const withSecret = generateManifests(work, registrations, {
+      baseUrl: 'https://h.example.com/prod/',
+      pathSecret: secret,
+    });
+    for (const url of Object.values(urls(withSecret.documents)))
+      assert.match(url as string, new RegExp(`^https://h\\.example\\.com/prod/[a-z-]+/${secret}$`));
+    for (const patch of withSecret.crdPatches)
+      assert.match((patch.patch.spec.conversion as any).webhook.clientConfig.url, new RegExp(`/${secret}$`));
 
     const open = registrations.map((r) => ({ ...r, auth: 'none' as const }));
-    for (const url of Object.values(urls(generateManifests(work, open, { baseUrl: 'https://h.example.com', pathSecret: secret }).documents))) assert.ok(!(url as string).includes(secret));
+    for (const url of Object.values(
+      urls(generateManifests(work, open, { baseUrl: 'https://h.example.com', pathSecret: secret }).documents),
+    ))
+      assert.ok(!(url as string).includes(secret));
 
-    const functionUrls = Object.fromEntries(registrations.map((r) => [r.name, `https://${r.name}.lambda-url.eu-west-1.on.aws/`]));
+    const functionUrls = Object.fromEntries(
+      registrations.map((r) => [r.name, `https://${r.name}.lambda-url.eu-west-1.on.aws/`]),
+    );
     const viaUrls = generateManifests(work, registrations, { functionUrls, pathSecret: secret });
-    for (const url of Object.values(urls(viaUrls.documents))) assert.match(url as string, new RegExp(`^https://[a-z-]+\\.lambda-url\\.eu-west-1\\.on\\.aws/${secret}$`));
+    for (const url of Object.values(urls(viaUrls.documents)))
+      assert.match(url as string, new RegExp(`^https://[a-z-]+\\.lambda-url\\.eu-west-1\\.on\\.aws/${secret}$`));
   });
 
   it('comes from the local state dir, SSM, a placeholder or nowhere', async () => {
     const dir = tempDir();
     const base = { baseUrl: 'https://h.example.com' };
     const opts = { stateDir: dir, stage: 'prod', region: 'eu-west-1', service: 'svc' };
-    assert.equal((await withPathSecret(base, registrations, { ...opts, pathSecret: 'local' })).pathSecret, ensureLocalPathSecret(dir).current);
-    assert.equal((await withPathSecret(base, registrations, { ...opts, pathSecret: 'placeholder' })).pathSecret, PATH_SECRET_PLACEHOLDER);
+    assert.equal(
+      (await withPathSecret(base, registrations, { ...opts, pathSecret: 'local' })).pathSecret,
+      ensureLocalPathSecret(dir).current,
+    );
+    assert.equal(
+      (await withPathSecret(base, registrations, { ...opts, pathSecret: 'placeholder' })).pathSecret,
+      PATH_SECRET_PLACEHOLDER,
+    );
     assert.equal((await withPathSecret(base, registrations, { ...opts, pathSecret: 'none' })).pathSecret, undefined);
     const ssm = mockClient(SSMClient);
     try {
-      ssm.on(GetParameterCommand, { Name: '/kube-lambda-webhooks/svc/prod/path-secret' }).resolves({ Parameter: { Value: `${B},${A}` } });
-      assert.equal((await withPathSecret(base, registrations, { ...opts, pathSecret: 'ssm' })).pathSecret, B, 'the current one');
+      ssm
+        .on(GetParameterCommand, { Name: '/kube-lambda-webhooks/svc/prod/path-secret' })
+        .resolves({ Parameter: { Value: `${B},${A}` } });
+      assert.equal(
+        (await withPathSecret(base, registrations, { ...opts, pathSecret: 'ssm' })).pathSecret,
+        B,
+        'the current one',
+      );
       ssm.on(GetParameterCommand).rejects(notFound());
-      await assert.rejects(withPathSecret(base, registrations, { ...opts, pathSecret: 'ssm' }), /does not exist in eu-west-1; klw deploy --stage prod creates it/);
+      await assert.rejects(
+        withPathSecret(base, registrations, { ...opts, pathSecret: 'ssm' }),
+        /does not exist in eu-west-1; klw deploy --stage prod creates it/,
+      );
     } finally {
       ssm.restore();
     }
@@ -259,11 +359,31 @@ describe('path secret in clientConfig.url', () => {
     const writes: string[] = [];
     process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
     try {
-      assert.equal(await main(['node', 'klw', '--root', work, 'manifests', '--base-url', 'https://h.example.com', '--path-secret', 'local', '--state-dir', dir, '--out', out]), 0);
+      assert.equal(
+        await main([
+          'node',
+          'klw',
+          '--root',
+          work,
+          'manifests',
+          '--base-url',
+          'https://h.example.com',
+          '--path-secret',
+          'local',
+          '--state-dir',
+          dir,
+          '--out',
+          out,
+        ]),
+        0,
+      );
       const secret = ensureLocalPathSecret(dir).current;
       const docs = parseAllDocuments(readFileSync(out, 'utf8')).map((d) => d.toJS());
       assert.equal(urls(docs)['pod-policy.webhooks.kube-lambda.dev'], `https://h.example.com/pod-policy/${secret}`);
-      assert.equal(await main(['node', 'klw', '--root', work, 'manifests', '--base-url', 'https://h.example.com', '--out', out]), 0);
+      assert.equal(
+        await main(['node', 'klw', '--root', work, 'manifests', '--base-url', 'https://h.example.com', '--out', out]),
+        0,
+      );
       assert.match(readFileSync(out, 'utf8'), /https:\/\/h\.example\.com\/pod-policy\/__KLW_PATH_SECRET__\?/);
       assert.match(writes.join(''), /placeholder __KLW_PATH_SECRET__/);
     } finally {
@@ -282,10 +402,24 @@ describe('path secret in clientConfig.url', () => {
     const lambda = mockClient(LambdaClient);
     const ssm = mockClient(SSMClient);
     try {
-      lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: Buffer.from(JSON.stringify({ statusCode: 404, body: '{"message":"Not Found"}' })) as any });
-      await smoke(new LambdaClient({ region: 'eu-west-1' }), registrations, (n) => n, () => {}, A);
-      const paths = lambda.commandCalls(InvokeCommand).map((c) => JSON.parse(Buffer.from(c.args[0].input.Payload as Uint8Array).toString('utf8')).rawPath);
-      assert.deepEqual(paths, registrations.map((r) => `/${r.name}/${A}`));
+      lambda.on(InvokeCommand).resolves({
+        StatusCode: 200,
+        Payload: Buffer.from(JSON.stringify({ statusCode: 404, body: '{"message":"Not Found"}' })) as any,
+      });
+      await smoke(
+        new LambdaClient({ region: 'eu-west-1' }),
+        registrations,
+        (n) => n,
+        () => {},
+        A,
+      );
+      const paths = lambda
+        .commandCalls(InvokeCommand)
+        .map((c) => JSON.parse(Buffer.from(c.args[0].input.Payload as Uint8Array).toString('utf8')).rawPath);
+      assert.deepEqual(
+        paths,
+        registrations.map((r) => `/${r.name}/${A}`),
+      );
 
       const dir = tempDir();
       const local = { endpoint: 'http://127.0.0.1:3001', stateDir: dir, stage: 'dev', region: 'eu-west-1' };
@@ -294,7 +428,9 @@ describe('path secret in clientConfig.url', () => {
       assert.equal(existsSync(localPathSecretFile(dir)), false, 'smoke never creates one');
       const { current } = ensureLocalPathSecret(dir);
       assert.equal(await smokePathSecret(local, 'svc'), current);
-      ssm.on(GetParameterCommand, { Name: '/kube-lambda-webhooks/svc/prod/path-secret' }).resolves({ Parameter: { Value: `${B},${A}` } });
+      ssm
+        .on(GetParameterCommand, { Name: '/kube-lambda-webhooks/svc/prod/path-secret' })
+        .resolves({ Parameter: { Value: `${B},${A}` } });
       assert.equal(await smokePathSecret({ stateDir: dir, stage: 'prod', region: 'eu-west-1' }, 'svc'), B);
     } finally {
       lambda.restore();
@@ -307,7 +443,10 @@ describe('the region of the AWS commands without --region', () => {
   const project = mkdtempSync(join(process.cwd(), '.klw-test-region-'));
   cpSync(FIXTURE_FUNCTIONS, join(project, 'functions'), { recursive: true });
   // What `klw deploy` without --region deploys to; AWS_REGION names another region.
-  writeFileSync(join(project, 'serverless.yml'), "service: svc\nprovider:\n  name: aws\n  region: ${opt:region, 'eu-west-1'}\n");
+  writeFileSync(
+    join(project, 'serverless.yml'),
+    "service: svc\nprovider:\n  name: aws\n  region: ${opt:region, 'eu-west-1'}\n",
+  );
   after(() => rmSync(project, { recursive: true, force: true }));
 
   /** Runs klw in the project with AWS_REGION=us-west-2 and stderr captured; returns the exit code and stderr. */
@@ -326,31 +465,72 @@ describe('the region of the AWS commands without --region', () => {
     }
   }
 
-  it('klw manifests --path-secret ssm reads the secret in serverless.yml\'s provider.region, or in --region', async () => {
+  it("klw manifests --path-secret ssm reads the secret in serverless.yml's provider.region, or in --region", async () => {
     const ssm = mockClient(SSMClient);
     try {
-      ssm.on(GetParameterCommand, { Name: '/kube-lambda-webhooks/svc/prod/path-secret' }).resolves({ Parameter: { Value: `${B},${A}` } });
+      ssm
+        .on(GetParameterCommand, { Name: '/kube-lambda-webhooks/svc/prod/path-secret' })
+        .resolves({ Parameter: { Value: `${B},${A}` } });
       const out = join(project, 'manifests.yaml');
-      const run = await klw('manifests', '--base-url', 'https://h.example.com', '--path-secret', 'ssm', '--stage', 'prod', '--out', out);
+      const run = await klw(
+        'manifests',
+        '--base-url',
+        'https://h.example.com',
+        '--path-secret',
+        'ssm',
+        '--stage',
+        'prod',
+        '--out',
+        out,
+      );
       assert.equal(run.code, 0, run.stderr);
       assert.equal(await ssm.commandCalls(GetParameterCommand)[0]!.thisValue.config.region(), 'eu-west-1');
       assert.match(readFileSync(out, 'utf8'), new RegExp(`https://h\\.example\\.com/pod-policy/${B}`));
-      assert.equal((await klw('manifests', '--base-url', 'https://h.example.com', '--path-secret', 'ssm', '--stage', 'prod', '--region', 'ap-south-1', '--out', out)).code, 0);
-      assert.equal(await ssm.commandCalls(GetParameterCommand)[1]!.thisValue.config.region(), 'ap-south-1', '--region wins');
+      assert.equal(
+        (
+          await klw(
+            'manifests',
+            '--base-url',
+            'https://h.example.com',
+            '--path-secret',
+            'ssm',
+            '--stage',
+            'prod',
+            '--region',
+            'ap-south-1',
+            '--out',
+            out,
+          )
+        ).code,
+        0,
+      );
+      assert.equal(
+        await ssm.commandCalls(GetParameterCommand)[1]!.thisValue.config.region(),
+        'ap-south-1',
+        '--region wins',
+      );
     } finally {
       ssm.restore();
     }
   });
 
-  it('klw smoke invokes the functions and reads the secret in serverless.yml\'s provider.region', async () => {
+  it("klw smoke invokes the functions and reads the secret in serverless.yml's provider.region", async () => {
     const lambda = mockClient(LambdaClient);
     const ssm = mockClient(SSMClient);
     try {
-      lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: Buffer.from(JSON.stringify({ statusCode: 404, body: '{"message":"Not Found"}' })) as any });
-      ssm.on(GetParameterCommand, { Name: '/kube-lambda-webhooks/svc/prod/path-secret' }).resolves({ Parameter: { Value: `${B},${A}` } });
+      lambda.on(InvokeCommand).resolves({
+        StatusCode: 200,
+        Payload: Buffer.from(JSON.stringify({ statusCode: 404, body: '{"message":"Not Found"}' })) as any,
+      });
+      ssm
+        .on(GetParameterCommand, { Name: '/kube-lambda-webhooks/svc/prod/path-secret' })
+        .resolves({ Parameter: { Value: `${B},${A}` } });
       await klw('smoke', '--stage', 'prod');
       const invokes = lambda.commandCalls(InvokeCommand);
-      assert.deepEqual(invokes.map((c) => c.args[0].input.FunctionName), registrations.map((r) => `svc-prod-${r.name}`));
+      assert.deepEqual(
+        invokes.map((c) => c.args[0].input.FunctionName),
+        registrations.map((r) => `svc-prod-${r.name}`),
+      );
       assert.equal(await invokes[0]!.thisValue.config.region(), 'eu-west-1');
       assert.equal(await ssm.commandCalls(GetParameterCommand)[0]!.thisValue.config.region(), 'eu-west-1');
     } finally {

@@ -30,7 +30,7 @@ describe('the plugin with a fleet file', () => {
   const params = pluginParams({}, 'test', undefined);
   const policy = registrations.find((r) => r.name === 'pod-policy')!;
 
-  it('gives a function KLW_FLEET and the template of its clusters\' parameters, not the service secret', () => {
+  it("gives a function KLW_FLEET and the template of its clusters' parameters, not the service secret", () => {
     const env = functionDefinition(policy, target, params, fleet).environment as Record<string, string>;
     assert.equal(env.KLW_PATH_SECRET_SSM, undefined);
     const runtime = fleetFromEnv(env)!;

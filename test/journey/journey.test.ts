@@ -3,7 +3,17 @@
 // again, package; and a CommonJS project that builds and runs the conformance test.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +30,15 @@ let server: ChildProcess | undefined;
 // The user's environment: no test-runner context, no loader options of this run. npm's default
 // cache is shared with this repository's installs, so the registry is asked only for what it lacks.
 const { NODE_TEST_CONTEXT: _context, NODE_OPTIONS: _options, ...baseEnv } = process.env;
-const env = { ...baseEnv, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false', SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' };
+const env = {
+  ...baseEnv,
+  npm_config_prefer_offline: 'true',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_update_notifier: 'false',
+  SLS_TELEMETRY_DISABLED: '1',
+  SLS_NOTIFICATIONS_MODE: 'off',
+};
 
 /** Only stops a command that hangs: an npm install on a loaded machine may take minutes. */
 const HANG_MS = 15 * 60_000;
@@ -29,7 +47,11 @@ const HANG_MS = 15 * 60_000;
 function sh(cwd: string, command: string, ...args: string[]): string {
   const run = spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout: HANG_MS });
   const out = `${run.stdout ?? ''}${run.stderr ?? ''}`;
-  assert.equal(run.status, 0, `${command} ${args.join(' ')} failed (${run.error?.message ?? `exit ${run.status}`}):\n${out}`);
+  assert.equal(
+    run.status,
+    0,
+    `${command} ${args.join(' ')} failed (${run.error?.message ?? `exit ${run.status}`}):\n${out}`,
+  );
   return out;
 }
 
@@ -68,7 +90,8 @@ function leftOver(group: number): string[] {
       const zombie = fields[0] === 'Z';
       const inGroup = Number(fields[2]) === group;
       const inDemo = readlinkSync(`/proc/${pid}/cwd`).startsWith(demo);
-      if (!zombie && (inGroup || inDemo)) found.push(`${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()}`);
+      if (!zombie && (inGroup || inDemo))
+        found.push(`${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()}`);
     } catch {
       // Gone while being read, or not ours to read.
     }
@@ -85,9 +108,29 @@ after(() => {
 describe('a new project from the tarball', () => {
   it('npx klw init demo writes the project', () => {
     // The tarball as the user sees it, beside them: klw writes it relative to the new project.
-    const out = sh(scratch, 'npx', '--yes', '--package', `./${tarball}`, 'klw', 'init', 'demo', '--package', `file:./${tarball}`);
+    const out = sh(
+      scratch,
+      'npx',
+      '--yes',
+      '--package',
+      `./${tarball}`,
+      'klw',
+      'init',
+      'demo',
+      '--package',
+      `file:./${tarball}`,
+    );
     assert.match(out, /created demo\/functions\/require-owner\/index\.ts/);
-    for (const file of ['package.json', 'tsconfig.json', 'serverless.yml', '.gitignore', 'README.md', 'functions/require-owner/index.ts', 'test/functions/require-owner.test.ts', 'test/functions/conformance.test.ts']) {
+    for (const file of [
+      'package.json',
+      'tsconfig.json',
+      'serverless.yml',
+      '.gitignore',
+      'README.md',
+      'functions/require-owner/index.ts',
+      'test/functions/require-owner.test.ts',
+      'test/functions/conformance.test.ts',
+    ]) {
       assert.ok(existsSync(join(demo, file)), `${file} missing`);
     }
     const pkg = JSON.parse(readFileSync(join(demo, 'package.json'), 'utf8'));
@@ -99,14 +142,26 @@ describe('a new project from the tarball', () => {
 
   it('npx klw init without --package, run from the tarball, says how to depend on it', () => {
     const out = sh(scratch, 'npx', '--yes', '--package', `./${tarball}`, 'klw', 'init', 'hinted');
-    assert.match(out, new RegExp(`^note: this klw was installed from ${join(scratch, tarball).replaceAll('.', '\\.')};.*run klw init again with --package `, 'm'));
+    assert.match(
+      out,
+      new RegExp(
+        `^note: this klw was installed from ${join(scratch, tarball).replaceAll('.', '\\.')};.*run klw init again with --package `,
+        'm',
+      ),
+    );
     rmSync(join(scratch, 'hinted'), { recursive: true, force: true });
   });
 
   it('npm install, npm test, npm run build and npx tsc --noEmit succeed', () => {
     sh(demo, 'npm', 'install');
-    assert.ok(existsSync(join(demo, 'node_modules', 'kube-lambda-webhooks', 'pkg', 'lib', 'index.js')), 'the installed package is compiled JavaScript');
-    assert.ok(!existsSync(join(demo, 'node_modules', 'kube-lambda-webhooks', 'lib', 'index.ts')), 'the package ships no TypeScript sources');
+    assert.ok(
+      existsSync(join(demo, 'node_modules', 'kube-lambda-webhooks', 'pkg', 'lib', 'index.js')),
+      'the installed package is compiled JavaScript',
+    );
+    assert.ok(
+      !existsSync(join(demo, 'node_modules', 'kube-lambda-webhooks', 'lib', 'index.ts')),
+      'the package ships no TypeScript sources',
+    );
     assert.match(sh(demo, 'npm', 'test'), /# pass [1-9]|ℹ pass [1-9]/);
     assert.match(sh(demo, 'npm', 'run', 'build'), /require-owner .* zip/);
     assert.ok(existsSync(join(demo, 'dist', 'functions', 'require-owner.zip')));
@@ -118,7 +173,12 @@ describe('a new project from the tarball', () => {
   });
 
   it('npm start serves the function over HTTPS that verifies with the local CA, with manifests', async () => {
-    server = spawn('npm', ['start', '--', '--port', '0'], { cwd: demo, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    server = spawn('npm', ['start', '--', '--port', '0'], {
+      cwd: demo,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     const url = await new Promise<string>((resolve, reject) => {
       const onData = (chunk: Buffer) => {
@@ -132,7 +192,9 @@ describe('a new project from the tarball', () => {
     });
     const ca = readFileSync(join(demo, '.klw', 'local', 'ca.crt'));
     // The manifests point at the emulator (with its path secret, when one is configured).
-    const target = /url: (https:\/\/\S+\/require-owner\S*)/.exec(readFileSync(join(demo, '.klw', 'local', 'manifests.yaml'), 'utf8'))?.[1];
+    const target = /url: (https:\/\/\S+\/require-owner\S*)/.exec(
+      readFileSync(join(demo, '.klw', 'local', 'manifests.yaml'), 'utf8'),
+    )?.[1];
     assert.ok(target?.startsWith(`${url}/require-owner`), `manifests.yaml has no URL for require-owner at ${url}`);
     const review = {
       apiVersion: 'admission.k8s.io/v1',
@@ -159,7 +221,10 @@ describe('a new project from the tarball', () => {
     const body = JSON.parse(answer.body);
     assert.equal(body.response.uid, 'journey-1');
     assert.equal(body.response.allowed, false, 'a configmap without an owner label is denied');
-    assert.ok(leftOver(server.pid!).some((p) => /klw start/.test(p)), 'the check sees npm start and the klw it runs');
+    assert.ok(
+      leftOver(server.pid!).some((p) => /klw start/.test(p)),
+      'the check sees npm start and the klw it runs',
+    );
     // Ctrl+C: the terminal sends SIGINT to the whole foreground process group.
     signalGroup(server, 'SIGINT');
     assert.ok([0, 'SIGINT', 130].includes(await ended(server)), `npm start did not stop on SIGINT:\n${output}`);
@@ -167,7 +232,10 @@ describe('a new project from the tarball', () => {
   });
 
   it('npx klw new mutating add-team-label, then npm test again', () => {
-    assert.match(sh(demo, 'npx', 'klw', 'new', 'mutating', 'add-team-label'), /created functions\/add-team-label\/index\.ts/);
+    assert.match(
+      sh(demo, 'npx', 'klw', 'new', 'mutating', 'add-team-label'),
+      /created functions\/add-team-label\/index\.ts/,
+    );
     const out = sh(demo, 'npm', 'test');
     assert.match(out, /add-team-label conformance/);
     assert.match(out, /require-owner conformance/);
@@ -177,8 +245,12 @@ describe('a new project from the tarball', () => {
   it('npx serverless package puts both functions in the CloudFormation template', () => {
     sh(demo, 'npm', 'run', 'build');
     sh(demo, 'npx', 'serverless', 'package');
-    const template = JSON.parse(readFileSync(join(demo, '.serverless', 'cloudformation-template-update-stack.json'), 'utf8'));
-    const functions = Object.values(template.Resources as Record<string, { Type: string; Properties: { FunctionName?: string } }>)
+    const template = JSON.parse(
+      readFileSync(join(demo, '.serverless', 'cloudformation-template-update-stack.json'), 'utf8'),
+    );
+    const functions = Object.values(
+      template.Resources as Record<string, { Type: string; Properties: { FunctionName?: string } }>,
+    )
       .filter((r) => r.Type === 'AWS::Lambda::Function')
       .map((r) => r.Properties.FunctionName)
       .sort();
@@ -193,10 +265,28 @@ describe('a CommonJS project using the package', () => {
     mkdirSync(join(cjs, 'functions', 'check'), { recursive: true });
     // tsx (the version klw init gives) runs the TypeScript conformance test below.
     const tsx = JSON.parse(readFileSync(join(demo, 'package.json'), 'utf8')).devDependencies.tsx as string;
-    const pkg = { name: 'cjs', version: '1.0.0', private: true, type: 'commonjs', dependencies: { 'kube-lambda-webhooks': `file:../${tarball}` }, devDependencies: { tsx } };
+    const pkg = {
+      name: 'cjs',
+      version: '1.0.0',
+      private: true,
+      type: 'commonjs',
+      dependencies: { 'kube-lambda-webhooks': `file:../${tarball}` },
+      devDependencies: { tsx },
+    };
     writeFileSync(join(cjs, 'package.json'), JSON.stringify(pkg, null, 2));
     // A bundler-style tsconfig: types come from the package's `types` conditions whatever the project's type.
-    const tsconfig = { compilerOptions: { module: 'preserve', moduleResolution: 'bundler', target: 'ES2022', strict: true, noEmit: true, types: [], skipLibCheck: false }, include: ['functions'] };
+    const tsconfig = {
+      compilerOptions: {
+        module: 'preserve',
+        moduleResolution: 'bundler',
+        target: 'ES2022',
+        strict: true,
+        noEmit: true,
+        types: [],
+        skipLibCheck: false,
+      },
+      include: ['functions'],
+    };
     writeFileSync(join(cjs, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
     writeFileSync(
       join(cjs, 'functions', 'check', 'index.ts'),
@@ -225,7 +315,10 @@ describe('a CommonJS project using the package', () => {
 
   it('runs the conformance test klw init writes, as CommonJS', () => {
     mkdirSync(join(cjs, 'test', 'functions'), { recursive: true });
-    cpSync(join(demo, 'test', 'functions', 'conformance.test.ts'), join(cjs, 'test', 'functions', 'conformance.test.ts'));
+    cpSync(
+      join(demo, 'test', 'functions', 'conformance.test.ts'),
+      join(cjs, 'test', 'functions', 'conformance.test.ts'),
+    );
     const out = sh(cjs, 'npx', 'klw', 'test');
     assert.match(out, /check conformance/);
     assert.match(out, /ℹ pass [1-9]/);

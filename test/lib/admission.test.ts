@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { allow, byOperation, defineMutatingWebhook, defineValidatingWebhook, deny, errored, patched, type KubeObject } from '../../lib/index.ts';
+import {
+  allow,
+  byOperation,
+  defineMutatingWebhook,
+  defineValidatingWebhook,
+  deny,
+  errored,
+  patched,
+  type KubeObject,
+} from '../../lib/index.ts';
 import { sanitizeWarnings, WARNINGS_TOTAL_LIMIT } from '../../lib/admission/decision.ts';
 import { admissionReview, invoke, readAnswer } from '../../lib/testing/index.ts';
 import { invokeRaw } from '../../lib/harness/invoke.ts';
@@ -20,7 +29,9 @@ describe('validating webhooks', () => {
     name: 'names',
     rules: EVERY_REQUEST,
     validate: (request) =>
-      request.object?.metadata?.name === 'bad' ? deny('name "bad" is not allowed', { code: 422, reason: 'Invalid' }) : allow('looked at it'),
+      request.object?.metadata?.name === 'bad'
+        ? deny('name "bad" is not allowed', { code: 422, reason: 'Invalid' })
+        : allow('looked at it'),
   });
 
   for (const version of ['v1', 'v1beta1'] as const) {
@@ -83,7 +94,11 @@ describe('validating webhooks', () => {
 
   it('keeps a valid status code as given', async () => {
     const { logger, lines } = captureLogger();
-    const w = defineValidatingWebhook({ name: 'teapot', rules: EVERY_REQUEST, validate: () => deny('short and stout', { code: 418 }) });
+    const w = defineValidatingWebhook({
+      name: 'teapot',
+      rules: EVERY_REQUEST,
+      validate: () => deny('short and stout', { code: 418 }),
+    });
     const result = await invoke(w, admissionReview(pod()), { handlerOptions: { logger } });
     assert.equal(result.status?.code, 418);
     assert.equal(lines.find((l) => l.msg === 'review')?.replacedCode, undefined);
@@ -92,7 +107,11 @@ describe('validating webhooks', () => {
   it('the test kit refuses a status code beyond int32, as the API server does', () => {
     const review = admissionReview(pod());
     const body = (code: number) =>
-      JSON.stringify({ apiVersion: review.apiVersion, kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: false, status: { code, message: 'no' } } });
+      JSON.stringify({
+        apiVersion: review.apiVersion,
+        kind: 'AdmissionReview',
+        response: { uid: review.request.uid, allowed: false, status: { code, message: 'no' } },
+      });
     assert.equal(readAnswer('validating', review, { statusCode: 200, body: body(403) }).status?.code, 403);
     assert.throws(() => readAnswer('validating', review, { statusCode: 200, body: body(2 ** 40) }), /status\.code/);
   });
@@ -113,14 +132,22 @@ describe('validating webhooks', () => {
   });
 
   it('treats a returned value that is not a decision as a failure', async () => {
-    const w = defineValidatingWebhook({ name: 'sloppy', rules: EVERY_REQUEST, validate: () => ({ allowed: true }) as never });
+    const w = defineValidatingWebhook({
+      name: 'sloppy',
+      rules: EVERY_REQUEST,
+      validate: () => ({ allowed: true }) as never,
+    });
     const result = await invoke(w, admissionReview(pod()));
     assert.equal(result.allowed, false);
     assert.equal(result.status?.code, 500);
   });
 
   it('does not let a validating webhook return a patch', async () => {
-    const w = defineValidatingWebhook({ name: 'patcher', rules: EVERY_REQUEST, validate: () => patched([{ op: 'add', path: '/x', value: 1 }]) });
+    const w = defineValidatingWebhook({
+      name: 'patcher',
+      rules: EVERY_REQUEST,
+      validate: () => patched([{ op: 'add', path: '/x', value: 1 }]),
+    });
     const result = await invoke(w, admissionReview(pod()));
     assert.equal(result.allowed, false);
     assert.equal(result.review.response.patch, undefined);
@@ -197,7 +224,11 @@ describe('mutating webhooks', () => {
   });
 
   it('accepts a returned new object', async () => {
-    const w = defineMutatingWebhook<Obj>({ name: 'replace', rules: EVERY_REQUEST, mutate: (obj) => ({ ...obj, spec: { ...obj.spec, priority: 5 } }) });
+    const w = defineMutatingWebhook<Obj>({
+      name: 'replace',
+      rules: EVERY_REQUEST,
+      mutate: (obj) => ({ ...obj, spec: { ...obj.spec, priority: 5 } }),
+    });
     const result = await invoke(w, admissionReview(pod()));
     assert.deepEqual(result.patch, [{ op: 'add', path: '/spec/priority', value: 5 }]);
   });
@@ -248,31 +279,56 @@ describe('mutating webhooks', () => {
       { op: 'add', path: '/spec/containers/2', value: { name: 'sidecar', image: 'envoy:1.30' } },
       { op: 'remove', path: '/metadata/labels/app' },
     ]);
-    assert.deepEqual((result.object as Obj | null)?.spec.containers, [{ name: 'c', image: 'nginx:1.25' }, null, { name: 'sidecar', image: 'envoy:1.30' }]);
+    assert.deepEqual((result.object as Obj | null)?.spec.containers, [
+      { name: 'c', image: 'nginx:1.25' },
+      null,
+      { name: 'sidecar', image: 'envoy:1.30' },
+    ]);
   });
 
   it('sends a raw patch that applies', async () => {
-    const w = defineMutatingWebhook({ name: 'raw', rules: EVERY_REQUEST, mutate: () => patched([{ op: 'add', path: '/metadata/labels/raw', value: 'yes' }]) });
+    const w = defineMutatingWebhook({
+      name: 'raw',
+      rules: EVERY_REQUEST,
+      mutate: () => patched([{ op: 'add', path: '/metadata/labels/raw', value: 'yes' }]),
+    });
     const result = await invoke(w, admissionReview(pod()));
     assert.equal(result.object?.metadata?.labels?.raw, 'yes');
   });
 
   it('never sends an invalid patch: it fails by failurePolicy instead', async () => {
     const bad = [{ op: 'replace', path: '/spec/nothing/here', value: 1 }] as const;
-    const failClosed = defineMutatingWebhook({ name: 'raw-bad', failurePolicy: 'Fail', rules: EVERY_REQUEST, mutate: () => patched([...bad]) });
+    const failClosed = defineMutatingWebhook({
+      name: 'raw-bad',
+      failurePolicy: 'Fail',
+      rules: EVERY_REQUEST,
+      mutate: () => patched([...bad]),
+    });
     const closed = await invoke(failClosed, admissionReview(pod()));
     assert.equal(closed.allowed, false);
     assert.equal(closed.status?.code, 500);
     assert.equal(closed.review.response.patch, undefined);
-    const failOpen = defineMutatingWebhook({ name: 'raw-bad-open', rules: EVERY_REQUEST, mutate: () => patched([...bad]) });
+    const failOpen = defineMutatingWebhook({
+      name: 'raw-bad-open',
+      rules: EVERY_REQUEST,
+      mutate: () => patched([...bad]),
+    });
     const open = await invoke(failOpen, admissionReview(pod()));
     assert.equal(open.allowed, true);
     assert.equal(open.review.response.patch, undefined);
-    assert.match(open.warnings[0]!, /internal error in webhook raw-bad-open\.webhooks\.kube-lambda\.dev .*failurePolicy is Ignore/);
+    assert.match(
+      open.warnings[0]!,
+      /internal error in webhook raw-bad-open\.webhooks\.kube-lambda\.dev .*failurePolicy is Ignore/,
+    );
   });
 
   it('rejects a mutate that returns something other than an object or decision', async () => {
-    const w = defineMutatingWebhook({ name: 'odd', failurePolicy: 'Fail', rules: EVERY_REQUEST, mutate: () => 42 as never });
+    const w = defineMutatingWebhook({
+      name: 'odd',
+      failurePolicy: 'Fail',
+      rules: EVERY_REQUEST,
+      mutate: () => 42 as never,
+    });
     assert.equal((await invoke(w, admissionReview(pod()))).status?.code, 500);
   });
 
@@ -389,7 +445,11 @@ describe('failures of the user function', () => {
   }
 
   it('a rejected promise is a failure too', async () => {
-    const w = defineValidatingWebhook({ name: 'rejects', rules: EVERY_REQUEST, validate: async () => Promise.reject(new TypeError('boom')) });
+    const w = defineValidatingWebhook({
+      name: 'rejects',
+      rules: EVERY_REQUEST,
+      validate: async () => Promise.reject(new TypeError('boom')),
+    });
     assert.equal((await invoke(w, admissionReview(pod()))).status?.code, 500);
   });
 
@@ -497,7 +557,7 @@ describe('warnings as the API server takes them', () => {
   });
 
   it('cuts each to 256 characters past 4096 in total, then drops what does not fit', () => {
-    const long = Array.from({ length: 40 }, (_, i) => `${i}:` + 'w'.repeat(300));
+    const long = Array.from({ length: 40 }, (_, i) => `${i}:${'w'.repeat(300)}`);
     const out = sanitizeWarnings(long);
     assert.ok(out.every((w) => [...w].length <= 256));
     assert.ok(out.reduce((n, w) => n + w.length, 0) <= WARNINGS_TOTAL_LIMIT);
@@ -509,7 +569,11 @@ describe('warnings as the API server takes them', () => {
 describe('the review log line', () => {
   it('writes one line per review with the decision and no object contents', async () => {
     const { logger, lines } = captureLogger();
-    const w = defineMutatingWebhook<Obj>({ name: 'logged', rules: EVERY_REQUEST, mutate: (o) => void (o.spec.secret = 'hunter2') });
+    const w = defineMutatingWebhook<Obj>({
+      name: 'logged',
+      rules: EVERY_REQUEST,
+      mutate: (o) => void (o.spec.secret = 'hunter2'),
+    });
     const object = pod('logged-pod', { data: { password: 's3cr3t' } });
     await invokeRaw(w, admissionReview(object, { uid: 'log-uid' }), { handlerOptions: { logger } });
     assert.equal(lines.length, 1);

@@ -21,7 +21,10 @@ const env = { KLW_BEARER_TOKEN: 'correct-horse' };
 
 describe('bearer token', () => {
   it('accepts the configured token', async () => {
-    const raw = await invokeRaw(secured, review, { headers: { authorization: 'Bearer correct-horse' }, handlerOptions: { env } });
+    const raw = await invokeRaw(secured, review, {
+      headers: { authorization: 'Bearer correct-horse' },
+      handlerOptions: { env },
+    });
     assert.equal(raw.statusCode, 200);
   });
 
@@ -49,12 +52,18 @@ describe('bearer token', () => {
     writeFileSync(file, 'from-file\n');
     const fileEnv = { KLW_BEARER_TOKEN_FILE: file };
     assert.equal(expectedToken(fileEnv), 'from-file');
-    const raw = await invokeRaw(secured, review, { headers: { authorization: 'Bearer from-file' }, handlerOptions: { env: fileEnv } });
+    const raw = await invokeRaw(secured, review, {
+      headers: { authorization: 'Bearer from-file' },
+      handlerOptions: { env: fileEnv },
+    });
     assert.equal(raw.statusCode, 200);
   });
 
   it('answers 500 without saying why when auth is on but no token is configured', async () => {
-    const raw = await invokeRaw(secured, review, { headers: { authorization: 'Bearer x' }, handlerOptions: { env: {} } });
+    const raw = await invokeRaw(secured, review, {
+      headers: { authorization: 'Bearer x' },
+      handlerOptions: { env: {} },
+    });
     assert.equal(raw.statusCode, 500);
     assert.doesNotMatch(raw.body, /KLW_/);
   });
@@ -63,38 +72,71 @@ describe('bearer token', () => {
     const auto = defineValidatingWebhook({ name: 'auto', rules: [], validate: () => allow() });
     assert.equal(auto.registration.auth, 'auto');
     assert.equal((await invokeRaw(auto, review, { handlerOptions: { env } })).statusCode, 401);
-    assert.equal((await invokeRaw(auto, review, { headers: { authorization: 'Bearer correct-horse' }, handlerOptions: { env } })).statusCode, 200);
+    assert.equal(
+      (await invokeRaw(auto, review, { headers: { authorization: 'Bearer correct-horse' }, handlerOptions: { env } }))
+        .statusCode,
+      200,
+    );
     assert.equal((await invokeRaw(auto, review, { handlerOptions: { env: {} } })).statusCode, 200);
   });
 
   it('never checks with auth none, nor for conversion (the API server sends no credentials)', async () => {
     const open = defineValidatingWebhook({ name: 'open', auth: 'none', rules: [], validate: () => allow() });
     assert.equal((await invokeRaw(open, review, { handlerOptions: { env } })).statusCode, 200);
-    const conv = defineConversionWebhook({ name: 'conv', crd: 'x.example.com', convert: (o, d) => ({ ...o, apiVersion: d }) });
-    assert.equal((await invokeRaw(conv, conversionReview([], 'example.com/v1'), { handlerOptions: { env } })).statusCode, 200);
+    const conv = defineConversionWebhook({
+      name: 'conv',
+      crd: 'x.example.com',
+      convert: (o, d) => ({ ...o, apiVersion: d }),
+    });
+    assert.equal(
+      (await invokeRaw(conv, conversionReview([], 'example.com/v1'), { handlerOptions: { env } })).statusCode,
+      200,
+    );
   });
 
   it('reads the token from SSM once per environment, and tries again once a failure is older than the retry interval', async () => {
     const ssm = mockClient(SSMClient);
     mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
     try {
-      ssm.on(GetParameterCommand, { Name: '/klw/test/token', WithDecryption: true }).resolvesOnce({ Parameter: { Value: 'from-ssm' } });
+      ssm
+        .on(GetParameterCommand, { Name: '/klw/test/token', WithDecryption: true })
+        .resolvesOnce({ Parameter: { Value: 'from-ssm' } });
       const ssmEnv = { KLW_BEARER_TOKEN_SSM: '/klw/test/token' };
-      for (const [header, status] of [['Bearer from-ssm', 200], ['Bearer nope', 401], ['Bearer from-ssm', 200]] as const) {
-        assert.equal((await invokeRaw(secured, review, { headers: { authorization: header }, handlerOptions: { env: ssmEnv } })).statusCode, status);
+      for (const [header, status] of [
+        ['Bearer from-ssm', 200],
+        ['Bearer nope', 401],
+        ['Bearer from-ssm', 200],
+      ] as const) {
+        assert.equal(
+          (await invokeRaw(secured, review, { headers: { authorization: header }, handlerOptions: { env: ssmEnv } }))
+            .statusCode,
+          status,
+        );
       }
       assert.equal(ssm.commandCalls(GetParameterCommand).length, 1, 'fetched once');
 
-      ssm.on(GetParameterCommand, { Name: '/klw/test/flaky' }).rejectsOnce(new Error('throttled')).resolves({ Parameter: { Value: 'second-try' } });
+      ssm
+        .on(GetParameterCommand, { Name: '/klw/test/flaky' })
+        .rejectsOnce(new Error('throttled'))
+        .resolves({ Parameter: { Value: 'second-try' } });
       const flaky = { KLW_BEARER_TOKEN_SSM: '/klw/test/flaky' };
-      const first = await invokeRaw(secured, review, { headers: { authorization: 'Bearer second-try' }, handlerOptions: { env: flaky } });
+      const first = await invokeRaw(secured, review, {
+        headers: { authorization: 'Bearer second-try' },
+        handlerOptions: { env: flaky },
+      });
       assert.equal(first.statusCode, 500);
       assert.doesNotMatch(first.body, /throttled/);
-      const again = await invokeRaw(secured, review, { headers: { authorization: 'Bearer second-try' }, handlerOptions: { env: flaky } });
+      const again = await invokeRaw(secured, review, {
+        headers: { authorization: 'Bearer second-try' },
+        handlerOptions: { env: flaky },
+      });
       assert.equal(again.statusCode, 500, 'the failure stands within the retry interval');
       assert.equal(ssm.commandCalls(GetParameterCommand, { Name: '/klw/test/flaky' }).length, 1);
       mock.timers.tick(PARAMETER_FAILURE_RETRY_MS + 1);
-      const second = await invokeRaw(secured, review, { headers: { authorization: 'Bearer second-try' }, handlerOptions: { env: flaky } });
+      const second = await invokeRaw(secured, review, {
+        headers: { authorization: 'Bearer second-try' },
+        handlerOptions: { env: flaky },
+      });
       assert.equal(second.statusCode, 200);
     } finally {
       mock.timers.reset();
@@ -203,69 +245,75 @@ describe('an SSM endpoint that accepts and never answers', () => {
   for (const c of cases) {
     // The timeout is a hang guard only: a read that is never aborted fails the test instead of hanging the run.
     it(`${c.name}: aborted after its bound, 500, counted AuthMisconfigured, kept`, { timeout: 120_000 }, async () => {
-      await withFakeSsm(() => undefined, async ({ requests, reached }) => {
-        const lines: string[] = [];
-        const logger = createLogger({ level: 'debug', sink: (l) => lines.push(l) });
-        const handler = c.webhook.withOptions({ env: c.env, logger });
-        const event = toEvent(review, { path: c.path, headers: { authorization: 'Bearer anything' } });
+      await withFakeSsm(
+        () => undefined,
+        async ({ requests, reached }) => {
+          const lines: string[] = [];
+          const logger = createLogger({ level: 'debug', sink: (l) => lines.push(l) });
+          const handler = c.webhook.withOptions({ env: c.env, logger });
+          const event = toEvent(review, { path: c.path, headers: { authorization: 'Bearer anything' } });
 
-        const first = handler(event, context);
-        await reached(1);
-        assert.equal(requests[0]!.headers['x-amz-target'], 'AmazonSSM.GetParameter');
-        mock.timers.tick(150);
-        assert.equal((await first).statusCode, 500);
-        // Aborted: the SDK closed its connection.
-        if (!requests[0]!.socket.destroyed) await once(requests[0]!.socket, 'close');
-        const line = JSON.parse(lines.at(-1)!) as Record<string, any>;
-        assert.deepEqual(emfProblems(lines.at(-1)!), []);
-        assert.equal(line.level, 'error');
-        assert.match(line.msg, /misconfigured: could not read the SSM parameter/);
-        const within = /^ParameterTimeout: SSM parameter \S+ not read within (\d+) ms$/.exec(line.error);
-        assert.ok(within, line.error);
-        // The bound comes from the time left, not the cap.
-        assert.ok(Number(within[1]) <= 150 && PARAMETER_READ_MAX_MS > 150, line.error);
-        assert.equal(line.AuthMisconfigured, 1);
-        assert.equal(line.status, 500);
+          const first = handler(event, context);
+          await reached(1);
+          assert.equal(requests[0]!.headers['x-amz-target'], 'AmazonSSM.GetParameter');
+          mock.timers.tick(150);
+          assert.equal((await first).statusCode, 500);
+          // Aborted: the SDK closed its connection.
+          if (!requests[0]!.socket.destroyed) await once(requests[0]!.socket, 'close');
+          const line = JSON.parse(lines.at(-1)!) as Record<string, any>;
+          assert.deepEqual(emfProblems(lines.at(-1)!), []);
+          assert.equal(line.level, 'error');
+          assert.match(line.msg, /misconfigured: could not read the SSM parameter/);
+          const within = /^ParameterTimeout: SSM parameter \S+ not read within (\d+) ms$/.exec(line.error);
+          assert.ok(within, line.error);
+          // The bound comes from the time left, not the cap.
+          assert.ok(Number(within[1]) <= 150 && PARAMETER_READ_MAX_MS > 150, line.error);
+          assert.equal(line.AuthMisconfigured, 1);
+          assert.equal(line.status, 500);
 
-        // The failure stands: the next request is answered at once, without another read.
-        assert.equal((await handler(event, context)).statusCode, 500);
-        assert.equal(JSON.parse(lines.at(-1)!).AuthMisconfigured, 1);
-        assert.equal(requests.length, 1);
+          // The failure stands: the next request is answered at once, without another read.
+          assert.equal((await handler(event, context)).statusCode, 500);
+          assert.equal(JSON.parse(lines.at(-1)!).AuthMisconfigured, 1);
+          assert.equal(requests.length, 1);
 
-        // Once it is older than the retry interval, a request reads again (and is bounded again).
-        mock.timers.tick(PARAMETER_FAILURE_RETRY_MS + 1);
-        const third = handler(event, context);
-        await reached(2);
-        mock.timers.tick(150);
-        assert.equal((await third).statusCode, 500);
-        assert.equal(requests.length, 2);
-      });
+          // Once it is older than the retry interval, a request reads again (and is bounded again).
+          mock.timers.tick(PARAMETER_FAILURE_RETRY_MS + 1);
+          const third = handler(event, context);
+          await reached(2);
+          mock.timers.tick(150);
+          assert.equal((await third).statusCode, 500);
+          assert.equal(requests.length, 2);
+        },
+      );
     });
   }
 
   it('a reread after a mismatch that never answers keeps the old secret (404)', { timeout: 120_000 }, async () => {
-    await withFakeSsm((n) => (n === 1 ? SECRET : undefined), async ({ requests, reached }) => {
-      const lines: string[] = [];
-      const logger = createLogger({ level: 'debug', sink: (l) => lines.push(l) });
-      const handler = pathGuarded.withOptions({ env: { KLW_PATH_SECRET_SSM: '/klw/test/rotating-secret' }, logger });
-      const call = (secret: string) => handler(toEvent(review, { path: `/path-guarded/${secret}` }), context);
-      assert.equal((await call(SECRET)).statusCode, 200);
-      assert.equal(requests.length, 1);
+    await withFakeSsm(
+      (n) => (n === 1 ? SECRET : undefined),
+      async ({ requests, reached }) => {
+        const lines: string[] = [];
+        const logger = createLogger({ level: 'debug', sink: (l) => lines.push(l) });
+        const handler = pathGuarded.withOptions({ env: { KLW_PATH_SECRET_SSM: '/klw/test/rotating-secret' }, logger });
+        const call = (secret: string) => handler(toEvent(review, { path: `/path-guarded/${secret}` }), context);
+        assert.equal((await call(SECRET)).statusCode, 200);
+        assert.equal(requests.length, 1);
 
-      // A wrong secret once the value is old enough to look again: the reread hangs and is cut off.
-      mock.timers.tick(PATH_SECRET_REFRESH_ON_MISS_MS + 1);
-      const wrong = call('A'.repeat(43));
-      await reached(2);
-      mock.timers.tick(150);
-      assert.equal((await wrong).statusCode, 404);
-      const line = JSON.parse(lines.at(-1)!) as Record<string, any>;
-      assert.equal(line.Unauthenticated, 1);
-      assert.equal(line.AuthMisconfigured, 0);
+        // A wrong secret once the value is old enough to look again: the reread hangs and is cut off.
+        mock.timers.tick(PATH_SECRET_REFRESH_ON_MISS_MS + 1);
+        const wrong = call('A'.repeat(43));
+        await reached(2);
+        mock.timers.tick(150);
+        assert.equal((await wrong).statusCode, 404);
+        const line = JSON.parse(lines.at(-1)!) as Record<string, any>;
+        assert.equal(line.Unauthenticated, 1);
+        assert.equal(line.AuthMisconfigured, 0);
 
-      // The secret it had still works, and the failed reread stands: no third read.
-      assert.equal((await call(SECRET)).statusCode, 200);
-      assert.equal((await call('B'.repeat(43))).statusCode, 404);
-      assert.equal(requests.length, 2);
-    });
+        // The secret it had still works, and the failed reread stands: no third read.
+        assert.equal((await call(SECRET)).statusCode, 200);
+        assert.equal((await call('B'.repeat(43))).statusCode, 404);
+        assert.equal(requests.length, 2);
+      },
+    );
   });
 });

@@ -19,14 +19,20 @@ const review = admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name
 /** Calls the handler with an environment and returns the status, body and log lines. */
 async function call(env: NodeJS.ProcessEnv, authorization?: string) {
   const lines: Array<Record<string, unknown>> = [];
-  const handler = webhook.withOptions({ env, logger: createLogger({ level: 'debug', sink: (l) => lines.push(JSON.parse(l)) }) });
+  const handler = webhook.withOptions({
+    env,
+    logger: createLogger({ level: 'debug', sink: (l) => lines.push(JSON.parse(l)) }),
+  });
   const event = toEvent(review, { path: '/guarded', ...(authorization ? { headers: { authorization } } : {}) });
   const result = await handler(event, lambdaContext());
   return { status: result.statusCode, body: result.body, lines };
 }
 
 describe('bearer token configuration', () => {
-  for (const [name, value] of [['empty', ''], ['white space only', ' \n\t ']] as const) {
+  for (const [name, value] of [
+    ['empty', ''],
+    ['white space only', ' \n\t '],
+  ] as const) {
     it(`KLW_BEARER_TOKEN set but ${name} is a misconfiguration (500 and an error line), never "no auth"`, async () => {
       const out = await call({ KLW_BEARER_TOKEN: value }, 'Bearer anything');
       assert.equal(out.status, 500);
@@ -34,7 +40,11 @@ describe('bearer token configuration', () => {
       const error = out.lines.find((l) => l.level === 'error');
       assert.ok(error, 'an error line is logged');
       assert.match(String(error.msg), /KLW_BEARER_TOKEN is set but empty/);
-      assert.equal(out.lines.some((l) => l.msg === 'review'), false, 'the review never ran');
+      assert.equal(
+        out.lines.some((l) => l.msg === 'review'),
+        false,
+        'the review never ran',
+      );
     });
   }
 
@@ -48,7 +58,10 @@ describe('bearer token configuration', () => {
     for (const [value, message] of [
       ['', /KLW_BEARER_TOKEN_FILE is set but empty/],
       [' ', /KLW_BEARER_TOKEN_FILE is set but empty/],
-      ['/nonexistent/klw-token', /KLW_BEARER_TOKEN_FILE names \/nonexistent\/klw-token, which cannot be read \(ENOENT\)/],
+      [
+        '/nonexistent/klw-token',
+        /KLW_BEARER_TOKEN_FILE names \/nonexistent\/klw-token, which cannot be read \(ENOENT\)/,
+      ],
     ] as const) {
       assert.throws(() => expectedToken({ KLW_BEARER_TOKEN_FILE: value }), message);
       const out = await call({ KLW_BEARER_TOKEN_FILE: value }, 'Bearer x');
@@ -58,10 +71,16 @@ describe('bearer token configuration', () => {
   });
 
   it('a token with white space inside is a misconfiguration, wherever it comes from', async () => {
-    assert.throws(() => expectedToken({ KLW_BEARER_TOKEN: 'two words' }), /KLW_BEARER_TOKEN holds white space inside the token/);
+    assert.throws(
+      () => expectedToken({ KLW_BEARER_TOKEN: 'two words' }),
+      /KLW_BEARER_TOKEN holds white space inside the token/,
+    );
     const file = join(dir, 'spaced-token');
     writeFileSync(file, 'abc def\n');
-    assert.throws(() => expectedToken({ KLW_BEARER_TOKEN_FILE: file }), /the file KLW_BEARER_TOKEN_FILE names holds white space inside the token/);
+    assert.throws(
+      () => expectedToken({ KLW_BEARER_TOKEN_FILE: file }),
+      /the file KLW_BEARER_TOKEN_FILE names holds white space inside the token/,
+    );
     const out = await call({ KLW_BEARER_TOKEN: 'a\tb' }, 'Bearer a');
     assert.equal(out.status, 500);
     assert.equal(expectedToken({ KLW_BEARER_TOKEN: '  one-word \n' }), 'one-word', 'white space around it is trimmed');

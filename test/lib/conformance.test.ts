@@ -2,7 +2,16 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { allow, ConversionError, defineConversionWebhook, defineMutatingWebhook, defineValidatingWebhook, hubAndSpoke, type AdmissionWebhook, type WebhookHandler } from '../../lib/index.ts';
+import {
+  allow,
+  ConversionError,
+  defineConversionWebhook,
+  defineMutatingWebhook,
+  defineValidatingWebhook,
+  hubAndSpoke,
+  type AdmissionWebhook,
+  type WebhookHandler,
+} from '../../lib/index.ts';
 import { expectConformance } from '../../lib/testing/index.ts';
 import { conformanceChecks } from '../../lib/testing/conformance.ts';
 import { kindOf } from '../../lib/harness/reviews.ts';
@@ -12,36 +21,55 @@ import crontab from '../fixtures/project/functions/crontab-conversion/index.ts';
 import podDefaults from '../fixtures/project/functions/pod-defaults/index.ts';
 import podPolicy from '../fixtures/project/functions/pod-policy/index.ts';
 
-const configMaps = [{ operations: ['CREATE' as const, 'UPDATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }];
+const configMaps = [
+  {
+    operations: ['CREATE' as const, 'UPDATE' as const],
+    apiGroups: [''],
+    apiVersions: ['v1'],
+    resources: ['configmaps'],
+  },
+];
 const scratch = mkdtempSync(join(FIXTURE_PROJECT, '..', '.conformance-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** A webhook whose answers are rewritten by `change` (a webhook that breaks the API server's rules). */
 function tampered(webhook: AdmissionWebhook, change: (body: any) => void): AdmissionWebhook {
-  const wrap = (handler: WebhookHandler): WebhookHandler => async (event, context) => {
-    const result = await handler(event, context);
-    const body = JSON.parse(result.body);
-    change(body);
-    return { ...result, body: JSON.stringify(body) };
-  };
+  const wrap =
+    (handler: WebhookHandler): WebhookHandler =>
+    async (event, context) => {
+      const result = await handler(event, context);
+      const body = JSON.parse(result.body);
+      change(body);
+      return { ...result, body: JSON.stringify(body) };
+    };
   return { ...webhook, handler: wrap(webhook.handler), withOptions: (options) => wrap(webhook.withOptions(options)) };
 }
 
 describe('conformance checks', () => {
   it('pass for well-behaved validating, mutating and conversion webhooks', async () => {
-    for (const webhook of [podPolicy, podDefaults, crontab]) await expectConformance(webhook, { root: FIXTURE_PROJECT });
-    assert.deepEqual(conformanceChecks(podDefaults).map((c) => c.name), [
-      'answers v1 and v1beta1 reviews of what its rules match, as the API server requires',
-      'is idempotent: a second call on its own result patches nothing',
-    ]);
+    for (const webhook of [podPolicy, podDefaults, crontab])
+      await expectConformance(webhook, { root: FIXTURE_PROJECT });
+    assert.deepEqual(
+      conformanceChecks(podDefaults).map((c) => c.name),
+      [
+        'answers v1 and v1beta1 reviews of what its rules match, as the API server requires',
+        'is idempotent: a second call on its own result patches nothing',
+      ],
+    );
   });
 
   it('fail when the uid is not echoed, naming the request', async () => {
     const base = defineValidatingWebhook({ name: 'liar', rules: configMaps, validate: () => allow() });
     const liar = tampered(base, (body) => (body.response.uid = 'someone-else'));
-    await assert.rejects(expectConformance(liar), /liar: CREATE core\/v1 configmaps \(admission\.k8s\.io\/v1\): .*uid must echo the request uid/);
+    await assert.rejects(
+      expectConformance(liar),
+      /liar: CREATE core\/v1 configmaps \(admission\.k8s\.io\/v1\): .*uid must echo the request uid/,
+    );
     // Every failure says how to send an object of one's own.
-    await assert.rejects(expectConformance(liar), /describeConformance\(\{ samples: \{ "liar": \{ apiVersion, kind, metadata, \.\.\. \} \} \}\)/);
+    await assert.rejects(
+      expectConformance(liar),
+      /describeConformance\(\{ samples: \{ "liar": \{ apiVersion, kind, metadata, \.\.\. \} \} \}\)/,
+    );
   });
 
   it('fail when a v1beta1 answer comes back as v1', async () => {
@@ -63,7 +91,11 @@ describe('conformance checks', () => {
   });
 
   it('fail for rules that match nothing with an object', async () => {
-    const connectOnly = defineValidatingWebhook({ name: 'exec-only', rules: [{ operations: ['CONNECT'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/exec'] }], validate: () => allow() });
+    const connectOnly = defineValidatingWebhook({
+      name: 'exec-only',
+      rules: [{ operations: ['CONNECT'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/exec'] }],
+      validate: () => allow(),
+    });
     await assert.rejects(expectConformance(connectOnly), /exec-only: its rules match no CREATE, UPDATE or DELETE/);
   });
 
@@ -72,7 +104,15 @@ describe('conformance checks', () => {
       name: 'lossy',
       crd: 'widgets.example.com',
       versions: ['v1alpha1', 'v1'],
-      convert: hubAndSpoke({ hub: 'v1', spokes: { v1alpha1: { toHub: (o) => o, fromHub: ({ metadata, ...rest }) => ({ ...rest, metadata: { ...metadata, labels: { lost: 'no' } } }) } } }),
+      convert: hubAndSpoke({
+        hub: 'v1',
+        spokes: {
+          v1alpha1: {
+            toHub: (o) => o,
+            fromHub: ({ metadata, ...rest }) => ({ ...rest, metadata: { ...metadata, labels: { lost: 'no' } } }),
+          },
+        },
+      }),
     });
     await assert.rejects(expectConformance(lossy), /changed the object/);
   });
@@ -83,12 +123,23 @@ describe('conformance checks', () => {
   });
 
   it('fail when the CRD manifest is missing', async () => {
-    const missing = defineConversionWebhook({ name: 'missing', crd: 'widgets.example.com', crdManifest: 'functions/missing/crd.yaml', convert: (o) => o });
-    await assert.rejects(expectConformance(missing, { root: scratch }), /missing: crdManifest functions\/missing\/crd\.yaml not found/);
+    const missing = defineConversionWebhook({
+      name: 'missing',
+      crd: 'widgets.example.com',
+      crdManifest: 'functions/missing/crd.yaml',
+      convert: (o) => o,
+    });
+    await assert.rejects(
+      expectConformance(missing, { root: scratch }),
+      /missing: crdManifest functions\/missing\/crd\.yaml not found/,
+    );
   });
 
   it('read versions and kind from the CRD manifest', async () => {
-    writeFileSync(join(scratch, 'crd.yaml'), 'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  names: { kind: Gadget }\n  versions: [{ name: v2, served: true }, { name: v3, served: true }, { name: v0, served: false }]\n');
+    writeFileSync(
+      join(scratch, 'crd.yaml'),
+      'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  names: { kind: Gadget }\n  versions: [{ name: v2, served: true }, { name: v3, served: true }, { name: v0, served: false }]\n',
+    );
     const seen: string[] = [];
     const recorder = defineConversionWebhook({
       name: 'recorder',
@@ -106,8 +157,14 @@ describe('conformance checks', () => {
 
   it('send the sample given instead of the generated object', async () => {
     const seen: unknown[] = [];
-    const recorder = defineValidatingWebhook({ name: 'recorder', rules: configMaps, validate: (request) => (seen.push(request.object), allow()) });
-    await expectConformance(recorder, { sample: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'mine', namespace: 'team' } } });
+    const recorder = defineValidatingWebhook({
+      name: 'recorder',
+      rules: configMaps,
+      validate: (request) => (seen.push(request.object), allow()),
+    });
+    await expectConformance(recorder, {
+      sample: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'mine', namespace: 'team' } },
+    });
     assert.deepEqual(seen[0], { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'mine', namespace: 'team' } });
   });
 });
@@ -166,38 +223,57 @@ spec:
     writeFileSync(join(scratch, 'boards-crd.yaml'), crd);
     seen.length = 0;
     const skipped = await expectConformance(boards, { root: scratch });
-    assert.ok(seen.includes('conformance'), `the generated object carries the required size of the schema's type: ${JSON.stringify(seen)}`);
+    assert.ok(
+      seen.includes('conformance'),
+      `the generated object carries the required size of the schema's type: ${JSON.stringify(seen)}`,
+    );
     assert.equal(skipped.length, 1, 'only the round trip needs a sample');
-    assert.match(skipped[0]!, /^boards: the generated Board at example\.com\/v1alpha1 could not be converted to example\.com\/v1 \("size \\"conformance\\" is not <width>x<height>"\), so the round trip needs an object it converts/);
+    assert.match(
+      skipped[0]!,
+      /^boards: the generated Board at example\.com\/v1alpha1 could not be converted to example\.com\/v1 \("size \\"conformance\\" is not <width>x<height>"\), so the round trip needs an object it converts/,
+    );
     assert.match(skipped[0]!, /describeConformance\(\{ samples: \{ "boards": /);
   });
 
   it('round-trips the sample given, and fails naming the sample hint when the function refuses it', async () => {
     writeFileSync(join(scratch, 'boards-crd.yaml'), crd);
-    const sample = { apiVersion: 'example.com/v1alpha1', kind: 'Board', metadata: { name: 'b', namespace: 'default' }, size: '3x4' };
+    const sample = {
+      apiVersion: 'example.com/v1alpha1',
+      kind: 'Board',
+      metadata: { name: 'b', namespace: 'default' },
+      size: '3x4',
+    };
     assert.deepEqual(await expectConformance(boards, { root: scratch, sample }), []);
-    await assert.rejects(expectConformance(boards, { root: scratch, sample: { ...sample, size: 'big' } }), (err: Error) => {
-      assert.match(err.message, /boards: example\.com\/v1alpha1 → example\.com\/v1 \(apiextensions\.k8s\.io\/v1\) failed: size "big" is not <width>x<height>/);
-      assert.match(err.message, /describeConformance\(\{ samples/);
-      return true;
-    });
+    await assert.rejects(
+      expectConformance(boards, { root: scratch, sample: { ...sample, size: 'big' } }),
+      (err: Error) => {
+        assert.match(
+          err.message,
+          /boards: example\.com\/v1alpha1 → example\.com\/v1 \(apiextensions\.k8s\.io\/v1\) failed: size "big" is not <width>x<height>/,
+        );
+        assert.match(err.message, /describeConformance\(\{ samples/);
+        return true;
+      },
+    );
   });
 
   it('still fails a refusal that breaks the protocol', async () => {
     writeFileSync(join(scratch, 'boards-crd.yaml'), crd);
-    const wrap = (handler: WebhookHandler): WebhookHandler => async (event, context) => {
-      const result = await handler(event, context);
-      const body = JSON.parse(result.body);
-      body.response.uid = 'someone-else';
-      return { ...result, body: JSON.stringify(body) };
-    };
+    const wrap =
+      (handler: WebhookHandler): WebhookHandler =>
+      async (event, context) => {
+        const result = await handler(event, context);
+        const body = JSON.parse(result.body);
+        body.response.uid = 'someone-else';
+        return { ...result, body: JSON.stringify(body) };
+      };
     const liar = { ...boards, handler: wrap(boards.handler), withOptions: (o: never) => wrap(boards.withOptions(o)) };
     await assert.rejects(expectConformance(liar, { root: scratch }), /uid must echo the request uid/);
   });
 });
 
 describe('conformance of an admission function on a CRD the project ships', () => {
-  it('sends objects of the CRD\'s kind, scope, version and schema', async () => {
+  it("sends objects of the CRD's kind, scope, version and schema", async () => {
     const crd = {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
@@ -207,7 +283,23 @@ describe('conformance of an admission function on a CRD the project ships', () =
         names: { plural: 'gadgets', kind: 'Gadget' },
         versions: [
           { name: 'v1alpha1', served: false },
-          { name: 'v2', served: true, schema: { openAPIV3Schema: { type: 'object', required: ['spec'], properties: { spec: { type: 'object', required: ['color'], properties: { color: { type: 'string', enum: ['red', 'blue'] } } } } } } },
+          {
+            name: 'v2',
+            served: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                required: ['spec'],
+                properties: {
+                  spec: {
+                    type: 'object',
+                    required: ['color'],
+                    properties: { color: { type: 'string', enum: ['red', 'blue'] } },
+                  },
+                },
+              },
+            },
+          },
         ],
       },
     };
@@ -218,7 +310,12 @@ describe('conformance of an admission function on a CRD the project ships', () =
       validate: (request) => (seen.push(request.object), allow()),
     });
     await expectConformance(gadgets, { crds: [crd] });
-    assert.deepEqual(seen[0], { spec: { color: 'red' }, apiVersion: 'example.com/v2', kind: 'Gadget', metadata: { name: 'conformance', uid: '5f7b1d5e-0000-4000-8000-000000000001' } });
+    assert.deepEqual(seen[0], {
+      spec: { color: 'red' },
+      apiVersion: 'example.com/v2',
+      kind: 'Gadget',
+      metadata: { name: 'conformance', uid: '5f7b1d5e-0000-4000-8000-000000000001' },
+    });
     seen.length = 0;
     await expectConformance(gadgets);
     assert.deepEqual((seen[0] as any).kind, 'Gadget', 'without the CRD: the kind guessed from the plural');
@@ -276,7 +373,14 @@ describe('samples generated from a CRD schema', () => {
     let depth = 0;
     while (sample && typeof sample === 'object' && 'x' in sample) (sample = sample.x), depth++;
     assert.ok(depth <= 40, `${depth} levels`);
-    for (const junk of [null, 42, 'object', [], { type: 'object', required: 'spec' }, { type: 'array', minItems: 1e9, items: { type: 'string' } }]) {
+    for (const junk of [
+      null,
+      42,
+      'object',
+      [],
+      { type: 'object', required: 'spec' },
+      { type: 'array', minItems: 1e9, items: { type: 'string' } },
+    ]) {
       const value = sampleFromSchema(junk);
       assert.ok(value === undefined || JSON.stringify(value).length < 10_000, JSON.stringify(junk));
     }
@@ -285,15 +389,29 @@ describe('samples generated from a CRD schema', () => {
 
 describe('conversion registration versions', () => {
   it('are kept, and must be distinct version names', () => {
-    assert.deepEqual(defineConversionWebhook({ name: 'c', crd: 'a.b', versions: ['v1beta1', 'v1'], convert: (o) => o }).registration.versions, ['v1beta1', 'v1']);
+    assert.deepEqual(
+      defineConversionWebhook({ name: 'c', crd: 'a.b', versions: ['v1beta1', 'v1'], convert: (o) => o }).registration
+        .versions,
+      ['v1beta1', 'v1'],
+    );
     for (const versions of [[], ['v1', 'v1'], ['V1']]) {
-      assert.throws(() => defineConversionWebhook({ name: 'c', crd: 'a.b', versions, convert: (o) => o }), /versions must be distinct version names/);
+      assert.throws(
+        () => defineConversionWebhook({ name: 'c', crd: 'a.b', versions, convert: (o) => o }),
+        /versions must be distinct version names/,
+      );
     }
   });
 });
 
 describe('kindOf', () => {
   it('names the kind of a plural resource', () => {
-    assert.deepEqual(['pods', 'configmaps', 'networkpolicies', 'widgets', 'policies', 'classes'].map(kindOf), ['Pod', 'ConfigMap', 'NetworkPolicy', 'Widget', 'Policy', 'Class']);
+    assert.deepEqual(['pods', 'configmaps', 'networkpolicies', 'widgets', 'policies', 'classes'].map(kindOf), [
+      'Pod',
+      'ConfigMap',
+      'NetworkPolicy',
+      'Widget',
+      'Policy',
+      'Class',
+    ]);
   });
 });

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConversionError, defineConversionWebhook, hubAndSpoke, type ConvertibleObject, type KubeObject } from '../../lib/index.ts';
+import {
+  ConversionError,
+  defineConversionWebhook,
+  hubAndSpoke,
+  type ConvertibleObject,
+  type KubeObject,
+} from '../../lib/index.ts';
 import { conversionReview, expectRoundTrip, invoke } from '../../lib/testing/index.ts';
 import { invokeRaw } from '../../lib/harness/invoke.ts';
 import { captureLogger, fixture, hostileThrowables } from '../helpers.ts';
@@ -15,7 +21,8 @@ const crontab = defineConversionWebhook({
       v1beta1: {
         toHub: ({ hostPort, ...rest }) => {
           const parts = String(hostPort).split(':');
-          if (parts.length !== 2) throw new ConversionError('hostPort could not be parsed into a separate host and port');
+          if (parts.length !== 2)
+            throw new ConversionError('hostPort could not be parsed into a separate host and port');
           return { ...rest, host: parts[0], port: parts[1] } as KubeObject;
         },
         fromHub: ({ host, port, ...rest }) => ({ ...rest, hostPort: `${host}:${port}` }) as KubeObject,
@@ -54,19 +61,34 @@ describe('conversion webhooks', () => {
     ];
     const result = await invoke(crontab, conversionReview(objects, 'example.com/v1'));
     assert.equal(result.status, 'Success');
-    assert.deepEqual(result.convertedObjects.map((o) => o.metadata?.name), ['a', 'b', 'c']);
+    assert.deepEqual(
+      result.convertedObjects.map((o) => o.metadata?.name),
+      ['a', 'b', 'c'],
+    );
     assert.ok(result.convertedObjects.every((o) => o.apiVersion === 'example.com/v1'));
     assert.deepEqual(result.convertedObjects[1], objects[1]);
     assert.deepEqual(result.convertedObjects[2], { ...ct('example.com/v1', 'c', {}), host: 'h3', port: '3' });
   });
 
   it('converts both ways and round-trips', async () => {
-    await expectRoundTrip(crontab, ct('example.com/v1beta1', 'rt', { hostPort: 'example.com:2345', spec: { cronSpec: '* * * * */5' } }), ['example.com/v1beta1', 'example.com/v1']);
-    await expectRoundTrip(crontab, ct('example.com/v1', 'rt2', { host: 'localhost', port: '80' }), ['example.com/v1', 'example.com/v1beta1']);
+    await expectRoundTrip(
+      crontab,
+      ct('example.com/v1beta1', 'rt', { hostPort: 'example.com:2345', spec: { cronSpec: '* * * * */5' } }),
+      ['example.com/v1beta1', 'example.com/v1'],
+    );
+    await expectRoundTrip(crontab, ct('example.com/v1', 'rt2', { host: 'localhost', port: '80' }), [
+      'example.com/v1',
+      'example.com/v1beta1',
+    ]);
   });
 
   it('fails with the converter message for a value that does not convert', async () => {
-    const result = await invoke(crontab, conversionReview([ct('example.com/v1beta1', 'bad', { hostPort: 'no-port' })], 'example.com/v1', { version: 'v1beta1' }));
+    const result = await invoke(
+      crontab,
+      conversionReview([ct('example.com/v1beta1', 'bad', { hostPort: 'no-port' })], 'example.com/v1', {
+        version: 'v1beta1',
+      }),
+    );
     assert.equal(result.status, 'Failed');
     assert.equal(result.message, 'hostPort could not be parsed into a separate host and port');
     assert.equal(result.review.response.convertedObjects, undefined);
@@ -74,12 +96,19 @@ describe('conversion webhooks', () => {
   });
 
   it('answers 400 for objects whose identity fields are not strings', async () => {
-    for (const [field, value] of [['name', {}], ['namespace', 3], ['uid', []]] as const) {
+    for (const [field, value] of [
+      ['name', {}],
+      ['namespace', 3],
+      ['uid', []],
+    ] as const) {
       const review = fixture('reviews/conversion-v1');
       review.request.objects[1].metadata[field] = value;
       const raw = await invokeRaw(crontab, review);
       assert.equal(raw.statusCode, 400);
-      assert.match(JSON.parse(raw.body).error, /^request\.objects\.1: expected an object with string apiVersion and kind, and string metadata\.name, namespace and uid$/);
+      assert.match(
+        JSON.parse(raw.body).error,
+        /^request\.objects\.1: expected an object with string apiVersion and kind, and string metadata\.name, namespace and uid$/,
+      );
     }
     const noKind = fixture('reviews/conversion-v1');
     delete noKind.request.objects[0].kind;
@@ -93,7 +122,10 @@ describe('conversion webhooks', () => {
   });
 
   it('fails on an unknown version, naming it', async () => {
-    const result = await invoke(crontab, conversionReview([ct('example.com/v1beta1', 'x', { hostPort: 'a:1' })], 'example.com/v2'));
+    const result = await invoke(
+      crontab,
+      conversionReview([ct('example.com/v1beta1', 'x', { hostPort: 'a:1' })], 'example.com/v2'),
+    );
     assert.equal(result.status, 'Failed');
     assert.match(result.message!, /unsupported version "v2"/);
   });
@@ -129,7 +161,10 @@ describe('conversion warnings', () => {
     const summary = summaries[0]!;
     assert.equal(summary.level, 'warn');
     assert.equal(summary.count, 200_000);
-    assert.deepEqual(summary.warnings, Array.from({ length: 50 }, (_, i) => `warning ${i}`));
+    assert.deepEqual(
+      summary.warnings,
+      Array.from({ length: 50 }, (_, i) => `warning ${i}`),
+    );
     // Messages 50 to 99, 2,000 calls each.
     assert.equal(summary.unlisted, 100_000);
   });
@@ -163,11 +198,41 @@ describe('conversion output checks', () => {
   const input = () => [ct('example.com/v1beta1', 'keep', { hostPort: 'a:1' })];
 
   const rules: Array<[string, (o: any) => void, RegExp]> = [
-    ['apiVersion', (o) => { o.apiVersion = 'example.com/v1beta1'; }, /object 0 \(CronTab default\/keep\) has apiVersion "example.com\/v1beta1", expected "example.com\/v1"/],
-    ['kind', (o) => { o.kind = 'Other'; }, /changed kind from "CronTab" to "Other"/],
-    ['metadata.name', (o) => { o.metadata = { ...o.metadata, name: 'renamed' }; }, /changed metadata\.name from "keep" to "renamed"/],
-    ['metadata.namespace', (o) => { o.metadata = { ...o.metadata, namespace: 'other' }; }, /changed metadata\.namespace/],
-    ['metadata.uid', (o) => { o.metadata = { ...o.metadata, uid: 'new' }; }, /changed metadata\.uid/],
+    [
+      'apiVersion',
+      (o) => {
+        o.apiVersion = 'example.com/v1beta1';
+      },
+      /object 0 \(CronTab default\/keep\) has apiVersion "example.com\/v1beta1", expected "example.com\/v1"/,
+    ],
+    [
+      'kind',
+      (o) => {
+        o.kind = 'Other';
+      },
+      /changed kind from "CronTab" to "Other"/,
+    ],
+    [
+      'metadata.name',
+      (o) => {
+        o.metadata = { ...o.metadata, name: 'renamed' };
+      },
+      /changed metadata\.name from "keep" to "renamed"/,
+    ],
+    [
+      'metadata.namespace',
+      (o) => {
+        o.metadata = { ...o.metadata, namespace: 'other' };
+      },
+      /changed metadata\.namespace/,
+    ],
+    [
+      'metadata.uid',
+      (o) => {
+        o.metadata = { ...o.metadata, uid: 'new' };
+      },
+      /changed metadata\.uid/,
+    ],
   ];
   for (const [field, change, message] of rules) {
     it(`reports a changed ${field} as a converter bug`, async () => {
@@ -179,7 +244,13 @@ describe('conversion output checks', () => {
 
   it('takes only labels and annotations from returned metadata', async () => {
     const w = broken((o) => {
-      o.metadata = { ...o.metadata, resourceVersion: '999', generation: 7, labels: { new: 'label' }, annotations: { added: 'yes' } };
+      o.metadata = {
+        ...o.metadata,
+        resourceVersion: '999',
+        generation: 7,
+        labels: { new: 'label' },
+        annotations: { added: 'yes' },
+      };
     });
     const result = await invoke(w, conversionReview(input(), 'example.com/v1'));
     assert.equal(result.status, 'Success');
@@ -218,7 +289,10 @@ describe('conversion output checks', () => {
     const raw = await invokeRaw(w, conversionReview(input(), 'example.com/v1'), { handlerOptions: { logger } });
     const response = JSON.parse(raw.body).response;
     assert.equal(response.result.status, 'Failed');
-    assert.match(response.result.message, /^internal error converting object 0 \(CronTab default\/keep\) \(error id [0-9a-f]{8}\)$/);
+    assert.match(
+      response.result.message,
+      /^internal error converting object 0 \(CronTab default\/keep\) \(error id [0-9a-f]{8}\)$/,
+    );
     assert.doesNotMatch(raw.body, /internal detail/);
     assert.ok(lines.some((l) => l.level === 'error' && /internal detail/.test(l.stack)));
   });
@@ -237,9 +311,15 @@ describe('conversion output checks', () => {
       assert.equal(raw.statusCode, 200, raw.body);
       const response = JSON.parse(raw.body).response;
       assert.equal(response.result.status, 'Failed');
-      const id = /^internal error converting object 0 \(CronTab default\/keep\) \(error id ([0-9a-f]{8})\)$/.exec(response.result.message)?.[1];
+      const id = /^internal error converting object 0 \(CronTab default\/keep\) \(error id ([0-9a-f]{8})\)$/.exec(
+        response.result.message,
+      )?.[1];
       assert.ok(id, response.result.message);
-      assert.equal(typeof lines.find((l) => l.errorId === id)?.error, 'string', 'the failure is logged with a description');
+      assert.equal(
+        typeof lines.find((l) => l.errorId === id)?.error,
+        'string',
+        'the failure is logged with a description',
+      );
     });
   }
 
@@ -260,7 +340,9 @@ describe('conversion output checks', () => {
     const w = broken((o) => {
       o.blob = 'x'.repeat(8000);
     });
-    const raw = await invokeRaw(w, conversionReview(input(), 'example.com/v1'), { handlerOptions: { maxBodyBytes: 4096 } });
+    const raw = await invokeRaw(w, conversionReview(input(), 'example.com/v1'), {
+      handlerOptions: { maxBodyBytes: 4096 },
+    });
     const response = JSON.parse(raw.body).response;
     assert.equal(response.result.status, 'Failed');
     assert.match(response.result.message, /larger than Lambda can return/);
@@ -290,7 +372,12 @@ describe('hubAndSpoke', () => {
     steps.length = 0;
     const result = await invoke(widgets, conversionReview([alpha], 'example.com/v2'));
     assert.deepEqual(steps, ['alpha->hub', 'hub->v2']);
-    assert.deepEqual(result.convertedObjects[0], { apiVersion: 'example.com/v2', kind: 'Widget', metadata: { name: 'w', uid: 'u' }, dimensions: { size: 3 } });
+    assert.deepEqual(result.convertedObjects[0], {
+      apiVersion: 'example.com/v2',
+      kind: 'Widget',
+      metadata: { name: 'w', uid: 'u' },
+      dimensions: { size: 3 },
+    });
   });
 
   it('round-trips through all three versions', async () => {

@@ -43,7 +43,16 @@ describe('diffPatch', () => {
   it('gives a patch that applies to the original and yields the changed object as JSON carries it', () => {
     const key = fc.constantFrom('a', 'b', 'c/d', 'e~f', '0', '1');
     // Values JSON.stringify writes differently than they are held: dropped from objects, null in arrays.
-    const odd = fc.constantFrom<unknown>(undefined, () => 1, Symbol('s'), NaN, Infinity, { toJSON: () => undefined }, new Date(0), { toJSON: () => [1, 2] });
+    const odd = fc.constantFrom<unknown>(
+      undefined,
+      () => 1,
+      Symbol('s'),
+      NaN,
+      Infinity,
+      { toJSON: () => undefined },
+      new Date(0),
+      { toJSON: () => [1, 2] },
+    );
     const { value } = fc.letrec((tie) => ({
       value: fc.oneof({ depthSize: 'small' }, fc.jsonValue({ maxDepth: 1 }), odd, tie('array'), tie('object')),
       array: fc.oneof(fc.array(tie('value'), { maxLength: 4 }), fc.sparseArray(tie('value'), { maxLength: 4 })),
@@ -74,12 +83,16 @@ describe('diffPatch', () => {
 
   it('leaves out members JSON leaves out and gives every operation a value', () => {
     const fn = () => 1;
-    assert.deepEqual(diffPatch({ a: 1, b: 2 }, { a: fn, b: 2, c: Symbol('c'), d: { toJSON: () => undefined } }), [{ op: 'remove', path: '/a' }]);
+    assert.deepEqual(diffPatch({ a: 1, b: 2 }, { a: fn, b: 2, c: Symbol('c'), d: { toJSON: () => undefined } }), [
+      { op: 'remove', path: '/a' },
+    ]);
     assert.deepEqual(diffPatch({ l: [1, 2] }, { l: [fn, 2, Symbol('x')] }), [
       { op: 'replace', path: '/l/0', value: null },
       { op: 'add', path: '/l/2', value: null },
     ]);
-    assert.deepEqual(diffPatch({ t: 'x' }, { t: new Date(0) }), [{ op: 'replace', path: '/t', value: '1970-01-01T00:00:00.000Z' }]);
+    assert.deepEqual(diffPatch({ t: 'x' }, { t: new Date(0) }), [
+      { op: 'replace', path: '/t', value: '1970-01-01T00:00:00.000Z' },
+    ]);
     assert.deepEqual(diffPatch({ n: null }, { n: NaN }), []);
   });
 

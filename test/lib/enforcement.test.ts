@@ -1,20 +1,37 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { allow, defineMutatingWebhook, defineValidatingWebhook, deny, errored, type AdmissionRegistrationInput, type Enforcement, type KubeObject } from '../../lib/index.ts';
+import {
+  allow,
+  defineMutatingWebhook,
+  defineValidatingWebhook,
+  deny,
+  errored,
+  type AdmissionRegistrationInput,
+  type Enforcement,
+  type KubeObject,
+} from '../../lib/index.ts';
 import { enforcementEnvFor, isAuditAnnotationKey, resolveEnforcement } from '../../lib/admission/enforcement.ts';
 import { admissionReview, invoke, runAdmissionChain } from '../../lib/testing/index.ts';
 import { captureLogger } from '../helpers.ts';
 
 type Pod = KubeObject & { spec?: { hostNetwork?: boolean } };
-const pod = (hostNetwork: boolean): Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'shop' }, spec: { hostNetwork } });
-const rules: AdmissionRegistrationInput['rules'] = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }];
+const pod = (hostNetwork: boolean): Pod => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'web', namespace: 'shop' },
+  spec: { hostNetwork },
+});
+const rules: AdmissionRegistrationInput['rules'] = [
+  { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] },
+];
 
 function policy(enforcement?: Enforcement, name = 'no-host-network') {
   return defineValidatingWebhook<Pod>({
     name,
     rules,
     ...(enforcement ? { enforcement } : {}),
-    validate: (r) => (r.object?.spec?.hostNetwork ? deny('hostNetwork is not allowed').withWarnings('also: looked at it') : allow()),
+    validate: (r) =>
+      r.object?.spec?.hostNetwork ? deny('hostNetwork is not allowed').withWarnings('also: looked at it') : allow(),
   });
 }
 
@@ -39,7 +56,10 @@ describe('enforcement modes', () => {
     const { result, line } = await run(policy('Warn'), pod(true));
     assert.equal(result.allowed, true);
     assert.equal(result.status, undefined);
-    assert.deepEqual(result.warnings, ['admission webhook "no-host-network.webhooks.kube-lambda.dev" would deny the request: hostNetwork is not allowed', 'also: looked at it']);
+    assert.deepEqual(result.warnings, [
+      'admission webhook "no-host-network.webhooks.kube-lambda.dev" would deny the request: hostNetwork is not allowed',
+      'also: looked at it',
+    ]);
     assert.equal(result.wouldDeny, 'hostNetwork is not allowed');
     assert.equal(result.review.response.auditAnnotations, undefined);
     assert.equal(line.decision, 'allowed');
@@ -86,11 +106,23 @@ describe('enforcement modes', () => {
   });
 
   it('leaves errored() and failures to failurePolicy', async () => {
-    const failing = defineValidatingWebhook({ name: 'broken', rules, enforcement: 'Warn', validate: () => errored(500, 'backend down') });
+    const failing = defineValidatingWebhook({
+      name: 'broken',
+      rules,
+      enforcement: 'Warn',
+      validate: () => errored(500, 'backend down'),
+    });
     const result = await invoke(failing, admissionReview(pod(true)));
     assert.equal(result.allowed, false);
     assert.equal(result.status?.code, 500);
-    const throwing = defineValidatingWebhook({ name: 'throws', rules, enforcement: 'Audit', validate: () => { throw new Error('bug'); } });
+    const throwing = defineValidatingWebhook({
+      name: 'throws',
+      rules,
+      enforcement: 'Audit',
+      validate: () => {
+        throw new Error('bug');
+      },
+    });
     assert.equal((await invoke(throwing, admissionReview(pod(true)))).allowed, false);
   });
 
@@ -108,7 +140,9 @@ describe('enforcement modes', () => {
     assert.equal(denied.allowed, true);
     assert.deepEqual(denied.patch, []);
     // Line breaks would make the API server drop the warning: they become spaces.
-    assert.deepEqual(denied.warnings, ['admission webhook "mutator.webhooks.kube-lambda.dev" would deny the request: no host network for you']);
+    assert.deepEqual(denied.warnings, [
+      'admission webhook "mutator.webhooks.kube-lambda.dev" would deny the request: no host network for you',
+    ]);
     const patched = await invoke(w, admissionReview(pod(false)));
     assert.equal(patched.patch.length, 1);
     assert.equal(patched.wouldDeny, undefined);
@@ -125,13 +159,22 @@ describe('enforcement modes', () => {
   });
 
   it('is checked when defined', () => {
-    assert.throws(() => defineValidatingWebhook({ name: 'x', rules, enforcement: 'Dryrun' as never, validate: () => allow() }), /enforcement must be one of Deny, Warn, Audit/);
+    assert.throws(
+      () => defineValidatingWebhook({ name: 'x', rules, enforcement: 'Dryrun' as never, validate: () => allow() }),
+      /enforcement must be one of Deny, Warn, Audit/,
+    );
   });
 
   it('resolves per webhook name', () => {
     assert.equal(enforcementEnvFor('pod-policy'), 'KLW_ENFORCEMENT_POD_POLICY');
-    assert.deepEqual(resolveEnforcement({ name: 'a-b' }, { KLW_ENFORCEMENT_A_B: ' Audit ' }), { mode: 'Audit', source: 'KLW_ENFORCEMENT_A_B' });
-    assert.deepEqual(resolveEnforcement({ name: 'a-b', enforcement: 'Warn' }, {}), { mode: 'Warn', source: 'registration' });
+    assert.deepEqual(resolveEnforcement({ name: 'a-b' }, { KLW_ENFORCEMENT_A_B: ' Audit ' }), {
+      mode: 'Audit',
+      source: 'KLW_ENFORCEMENT_A_B',
+    });
+    assert.deepEqual(resolveEnforcement({ name: 'a-b', enforcement: 'Warn' }, {}), {
+      mode: 'Warn',
+      source: 'registration',
+    });
   });
 });
 
@@ -139,8 +182,13 @@ describe('audit annotation keys', () => {
   it('keeps qualified name parts and drops, with a log field, what the API server would refuse', async () => {
     assert.ok(isAuditAnnotationKey('would-deny'));
     assert.ok(isAuditAnnotationKey('a.b_c-1'));
-    for (const bad of ['', 'has/slash', '-leading', 'trailing.', 'sp ace', 'x'.repeat(64)]) assert.equal(isAuditAnnotationKey(bad), false, bad);
-    const w = defineValidatingWebhook({ name: 'annotates', rules, validate: () => allow().withAuditAnnotations({ ok: '1', 'bad/key': '2' }) });
+    for (const bad of ['', 'has/slash', '-leading', 'trailing.', 'sp ace', 'x'.repeat(64)])
+      assert.equal(isAuditAnnotationKey(bad), false, bad);
+    const w = defineValidatingWebhook({
+      name: 'annotates',
+      rules,
+      validate: () => allow().withAuditAnnotations({ ok: '1', 'bad/key': '2' }),
+    });
     const { logger, lines } = captureLogger();
     const result = await invoke(w, admissionReview(pod(false)), { handlerOptions: { logger } });
     assert.deepEqual(result.review.response.auditAnnotations, { ok: '1' });

@@ -151,7 +151,10 @@ describe('a deployed fleet function reads each cluster secret from SSM', () => {
       const line = west.lines.find((l) => l.status === 404) as { problems?: string[] };
       assert.match(String(line.problems), /cluster west: could not read SSM parameter/);
       const names = ssm.commandCalls(GetParameterCommand).map((c) => c.args[0].input.Name);
-      assert.ok(names.every((n) => n?.startsWith('/klw/fleet-handler/clusters/')), 'only cluster parameters are read');
+      assert.ok(
+        names.every((n) => n?.startsWith('/klw/fleet-handler/clusters/')),
+        'only cluster parameters are read',
+      );
     } finally {
       ssm.restore();
     }

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { allow, defineConversionWebhook, defineMutatingWebhook, defineValidatingWebhook, deny, type KubeObject } from '../../lib/index.ts';
+import {
+  allow,
+  defineConversionWebhook,
+  defineMutatingWebhook,
+  defineValidatingWebhook,
+  deny,
+  type KubeObject,
+} from '../../lib/index.ts';
 import { createLogger } from '../../lib/log.ts';
 import { admissionReview, conversionReview, toEvent } from '../../lib/testing/index.ts';
 import { fixture } from '../helpers.ts';
@@ -19,7 +26,11 @@ const mutating = defineMutatingWebhook<KubeObject & { spec?: any }>({
     o.metadata = { ...o.metadata, labels: { ...o.metadata?.labels, fuzzed: 'true' } };
   },
 }).withOptions(silent);
-const conversion = defineConversionWebhook({ name: 'fuzz-c', crd: 'x.example.com', convert: (o, d) => ({ ...o, apiVersion: d }) }).withOptions(silent);
+const conversion = defineConversionWebhook({
+  name: 'fuzz-c',
+  crd: 'x.example.com',
+  convert: (o, d) => ({ ...o, apiVersion: d }),
+}).withOptions(silent);
 const handlers = [validating, mutating, conversion];
 
 /** A valid Lambda HTTP result: an integer status, a JSON body, a JSON content type. */
@@ -51,10 +62,16 @@ describe('fuzz: the handlers never throw and always answer HTTP', () => {
 
   it('random JSON bodies in every event format', async () => {
     await fc.assert(
-      fc.asyncProperty(anyJson, sources, fc.boolean(), fc.constantFrom(...handlers), async (body, format, base64, handler) => {
-        const result = assertHttpResult(await handler(toEvent(body, { format, base64 })));
-        assert.ok(result.statusCode === 400 || result.statusCode === 200);
-      }),
+      fc.asyncProperty(
+        anyJson,
+        sources,
+        fc.boolean(),
+        fc.constantFrom(...handlers),
+        async (body, format, base64, handler) => {
+          const result = assertHttpResult(await handler(toEvent(body, { format, base64 })));
+          assert.ok(result.statusCode === 400 || result.statusCode === 200);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -124,26 +141,35 @@ describe('fuzz: the handlers never throw and always answer HTTP', () => {
   });
 
   it('mutated ConversionReviews: Success keeps count and order, else Failed with a message', async () => {
-    const seeds = [fixture('reviews/conversion-v1'), fixture('reviews/conversion-v1beta1'), conversionReview([], 'example.com/v1')];
+    const seeds = [
+      fixture('reviews/conversion-v1'),
+      fixture('reviews/conversion-v1beta1'),
+      conversionReview([], 'example.com/v1'),
+    ];
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...seeds), fc.array(fc.nat(), { minLength: 1, maxLength: 5 }), fc.oneof(anyJson, fc.constant(undefined)), async (seed, path, value) => {
-        const review = mutateAt(seed, path, value);
-        const result = assertHttpResult(await conversion(toEvent(review)));
-        if (result.statusCode !== 200) return;
-        const response = result.body.response;
-        assert.equal(result.body.apiVersion, review.apiVersion);
-        assert.equal(response.uid, review.request.uid);
-        if (response.result.status === 'Success') {
-          assert.equal(response.convertedObjects.length, review.request.objects.length);
-          response.convertedObjects.forEach((o: KubeObject, i: number) => {
-            assert.equal(o.apiVersion, review.request.desiredAPIVersion);
-            assert.equal(o.metadata?.name, review.request.objects[i].metadata?.name);
-          });
-        } else {
-          assert.equal(response.result.status, 'Failed');
-          assert.equal(typeof response.result.message, 'string');
-        }
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...seeds),
+        fc.array(fc.nat(), { minLength: 1, maxLength: 5 }),
+        fc.oneof(anyJson, fc.constant(undefined)),
+        async (seed, path, value) => {
+          const review = mutateAt(seed, path, value);
+          const result = assertHttpResult(await conversion(toEvent(review)));
+          if (result.statusCode !== 200) return;
+          const response = result.body.response;
+          assert.equal(result.body.apiVersion, review.apiVersion);
+          assert.equal(response.uid, review.request.uid);
+          if (response.result.status === 'Success') {
+            assert.equal(response.convertedObjects.length, review.request.objects.length);
+            response.convertedObjects.forEach((o: KubeObject, i: number) => {
+              assert.equal(o.apiVersion, review.request.desiredAPIVersion);
+              assert.equal(o.metadata?.name, review.request.objects[i].metadata?.name);
+            });
+          } else {
+            assert.equal(response.result.status, 'Failed');
+            assert.equal(typeof response.result.message, 'string');
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });

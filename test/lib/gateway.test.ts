@@ -68,18 +68,111 @@ describe('event sources', () => {
 
 describe('requests that are not readable reviews', () => {
   const cases: Array<[string, (e: Record<string, any>) => void, number, RegExp]> = [
-    ['wrong method (REST)', (e) => { e.httpMethod = 'GET'; }, 405, /method GET not allowed/],
-    ['wrong content type', (e) => { e.headers['Content-Type'] = 'text/plain'; e.multiValueHeaders['Content-Type'] = ['text/plain']; }, 415, /content type "text\/plain"/],
-    ['no content type', (e) => { delete e.headers['Content-Type']; delete e.multiValueHeaders['Content-Type']; }, 415, /content type null/],
-    ['empty body', (e) => { e.body = null; }, 400, /body is empty/],
-    ['bad JSON', (e) => { e.body = '{"apiVersion":'; }, 400, /not valid JSON/],
-    ['bad base64', (e) => { e.body = '***not base64***'; e.isBase64Encoded = true; }, 400, /not valid base64/],
-    ['JSON that is not an object', (e) => { e.body = '[1,2]'; }, 400, /not a AdmissionReview object/],
-    ['a ConversionReview sent to an admission webhook', (e) => { e.body = JSON.stringify(fixture('reviews/conversion-v1')); }, 400, /kind: expected "AdmissionReview"/],
-    ['an unknown review version', (e) => { e.body = JSON.stringify({ ...review, apiVersion: 'admission.k8s.io/v2' }); }, 400, /unsupported AdmissionReview version "admission.k8s.io\/v2"/],
-    ['a missing uid', (e) => { const r = fixture('reviews/admission-v1'); delete r.request.uid; e.body = JSON.stringify(r); }, 400, /^request\.uid: /],
-    ['an empty uid', (e) => { const r = fixture('reviews/admission-v1'); r.request.uid = ''; e.body = JSON.stringify(r); }, 400, /request\.uid: uid must not be empty/],
-    ['an unknown operation', (e) => { const r = fixture('reviews/admission-v1'); r.request.operation = 'PATCH'; e.body = JSON.stringify(r); }, 400, /^request\.operation: /],
+    [
+      'wrong method (REST)',
+      (e) => {
+        e.httpMethod = 'GET';
+      },
+      405,
+      /method GET not allowed/,
+    ],
+    [
+      'wrong content type',
+      (e) => {
+        e.headers['Content-Type'] = 'text/plain';
+        e.multiValueHeaders['Content-Type'] = ['text/plain'];
+      },
+      415,
+      /content type "text\/plain"/,
+    ],
+    [
+      'no content type',
+      (e) => {
+        delete e.headers['Content-Type'];
+        delete e.multiValueHeaders['Content-Type'];
+      },
+      415,
+      /content type null/,
+    ],
+    [
+      'empty body',
+      (e) => {
+        e.body = null;
+      },
+      400,
+      /body is empty/,
+    ],
+    [
+      'bad JSON',
+      (e) => {
+        e.body = '{"apiVersion":';
+      },
+      400,
+      /not valid JSON/,
+    ],
+    [
+      'bad base64',
+      (e) => {
+        e.body = '***not base64***';
+        e.isBase64Encoded = true;
+      },
+      400,
+      /not valid base64/,
+    ],
+    [
+      'JSON that is not an object',
+      (e) => {
+        e.body = '[1,2]';
+      },
+      400,
+      /not a AdmissionReview object/,
+    ],
+    [
+      'a ConversionReview sent to an admission webhook',
+      (e) => {
+        e.body = JSON.stringify(fixture('reviews/conversion-v1'));
+      },
+      400,
+      /kind: expected "AdmissionReview"/,
+    ],
+    [
+      'an unknown review version',
+      (e) => {
+        e.body = JSON.stringify({ ...review, apiVersion: 'admission.k8s.io/v2' });
+      },
+      400,
+      /unsupported AdmissionReview version "admission.k8s.io\/v2"/,
+    ],
+    [
+      'a missing uid',
+      (e) => {
+        const r = fixture('reviews/admission-v1');
+        delete r.request.uid;
+        e.body = JSON.stringify(r);
+      },
+      400,
+      /^request\.uid: /,
+    ],
+    [
+      'an empty uid',
+      (e) => {
+        const r = fixture('reviews/admission-v1');
+        r.request.uid = '';
+        e.body = JSON.stringify(r);
+      },
+      400,
+      /request\.uid: uid must not be empty/,
+    ],
+    [
+      'an unknown operation',
+      (e) => {
+        const r = fixture('reviews/admission-v1');
+        r.request.operation = 'PATCH';
+        e.body = JSON.stringify(r);
+      },
+      400,
+      /^request\.operation: /,
+    ],
   ];
   for (const [name, change, status, message] of cases) {
     it(`answers ${status} for ${name}`, async () => {
@@ -94,7 +187,11 @@ describe('requests that are not readable reviews', () => {
   }
 
   it('sends Allow: POST with a 405 (HTTP API)', async () => {
-    const result = await handler(eventWith('http', review, (e) => { e.requestContext.http.method = 'PUT'; }));
+    const result = await handler(
+      eventWith('http', review, (e) => {
+        e.requestContext.http.method = 'PUT';
+      }),
+    );
     assert.equal(result.statusCode, 405);
     assert.equal((result as { headers: Record<string, string> }).headers.allow, 'POST');
   });
@@ -103,14 +200,26 @@ describe('requests that are not readable reviews', () => {
     const small = webhook.withOptions({ logger: createLogger({ level: 'silent' }), maxBodyBytes: 4096 });
     const padded = { ...review, padding: 'x'.repeat(5000) };
     assert.equal((await small(eventWith('http', padded))).statusCode, 413);
-    const encoded = eventWith('http', padded, (e) => { e.body = Buffer.from(e.body).toString('base64'); e.isBase64Encoded = true; });
+    const encoded = eventWith('http', padded, (e) => {
+      e.body = Buffer.from(e.body).toString('base64');
+      e.isBase64Encoded = true;
+    });
     assert.equal((await small(encoded)).statusCode, 413);
     assert.equal((await small(eventWith('http', review))).statusCode, 200);
   });
 
   it('limits bodies to the Lambda payload size by default', () => {
     assert.equal(MAX_BODY_BYTES, 6 * 1024 * 1024);
-    const req = { source: 'http' as const, method: 'POST', path: '/', headers: { 'content-type': 'application/json' }, query: {}, body: 'x'.repeat(MAX_BODY_BYTES + 1), isBase64Encoded: false, requestId: undefined };
+    const req = {
+      source: 'http' as const,
+      method: 'POST',
+      path: '/',
+      headers: { 'content-type': 'application/json' },
+      query: {},
+      body: 'x'.repeat(MAX_BODY_BYTES + 1),
+      isBase64Encoded: false,
+      requestId: undefined,
+    };
     const out = readJsonBody(req);
     assert.equal(out.ok ? 0 : out.error.status, 413);
   });

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { allow, defineConversionWebhook, defineMutatingWebhook, defineValidatingWebhook, patched, type KubeObject } from '../../lib/index.ts';
+import {
+  allow,
+  defineConversionWebhook,
+  defineMutatingWebhook,
+  defineValidatingWebhook,
+  patched,
+  type KubeObject,
+} from '../../lib/index.ts';
 import { checkPatch } from '../../lib/admission/patch.ts';
 import { hasLongDigitRun, parseJson, stringifyJson } from '../../lib/json.ts';
 import { invoke } from '../../lib/testing/index.ts';
@@ -24,7 +31,8 @@ function admissionBody(object: string): string {
 }
 
 /** The decoded JSONPatch text of a raw admission answer. */
-const patchText = (raw: { body: string }) => Buffer.from(JSON.parse(raw.body).response.patch ?? '', 'base64').toString('utf8');
+const patchText = (raw: { body: string }) =>
+  Buffer.from(JSON.parse(raw.body).response.patch ?? '', 'base64').toString('utf8');
 
 describe('int64 numbers through conversion', () => {
   it('returns every number it did not change with the same digits', async () => {
@@ -38,7 +46,8 @@ describe('int64 numbers through conversion', () => {
       },
     });
     const raw = await invokeRaw(w, conversionBody([widget('one', spec), widget('two', `{"n":${BIG[2]}}`)]));
-    for (const digits of BIG) assert.ok(raw.body.includes(`:${digits}`) || raw.body.includes(`[${digits}`), `${digits} in ${raw.body}`);
+    for (const digits of BIG)
+      assert.ok(raw.body.includes(`:${digits}`) || raw.body.includes(`[${digits}`), `${digits} in ${raw.body}`);
     assert.ok(raw.body.includes(`"list":[${BIG[1]},1.5,"${BIG[0]}"],"small":9007199254740991`));
     const response = (parseJson(raw.body) as any).response;
     assert.equal(response.result.status, 'Success');
@@ -57,7 +66,11 @@ describe('int64 numbers through conversion', () => {
   });
 
   it('reports converted objects with their exact values through the test kit', async () => {
-    const w = defineConversionWebhook({ name: 'int64-kit', crd: 'widgets.example.com', convert: (o, to) => ({ ...o, apiVersion: to }) });
+    const w = defineConversionWebhook({
+      name: 'int64-kit',
+      crd: 'widgets.example.com',
+      convert: (o, to) => ({ ...o, apiVersion: to }),
+    });
     const result = await invoke(w, parseJson(conversionBody([widget('kit', spec)])) as never);
     assert.equal(result.status, 'Success');
     assert.equal((result.convertedObjects[0] as any).spec.b, 9223372036854775807n);
@@ -76,7 +89,11 @@ describe('int64 numbers through conversion', () => {
 
 describe('int64 numbers through mutation', () => {
   it('patches around them without rewriting them', async () => {
-    const w = defineMutatingWebhook<KubeObject>({ name: 'int64-mutate', rules: EVERY_REQUEST, mutate: (o) => void ((o.metadata!.labels ??= {}).seen = 'yes') });
+    const w = defineMutatingWebhook<KubeObject>({
+      name: 'int64-mutate',
+      rules: EVERY_REQUEST,
+      mutate: (o) => void ((o.metadata!.labels ??= {}).seen = 'yes'),
+    });
     const raw = await invokeRaw(w, admissionBody(widget('m', spec)));
     assert.equal(patchText(raw), '[{"op":"add","path":"/metadata/labels","value":{"seen":"yes"}}]');
   });
@@ -120,8 +137,17 @@ describe('int64 numbers through mutation', () => {
     // A number is written as JSON.stringify writes it: 9223372036854775807 is the double ...808.
     assert.match(test('/spec/b', 9223372036854775807) ?? '', /TEST_OPERATION_FAILED/);
     assert.equal(test('/spec/a', 9007199254740993n), undefined);
-    assert.equal(checkPatch({ n: 9007199254740994n, s: 3 }, [{ op: 'test', path: '/n', value: 9007199254740994 }, { op: 'test', path: '/s', value: 3n as never }]), undefined);
-    assert.match(checkPatch({ n: 9007199254740994n }, [{ op: 'test', path: '/n', value: `${9007199254740994n}` }]) ?? '', /TEST_OPERATION_FAILED/);
+    assert.equal(
+      checkPatch({ n: 9007199254740994n, s: 3 }, [
+        { op: 'test', path: '/n', value: 9007199254740994 },
+        { op: 'test', path: '/s', value: 3n as never },
+      ]),
+      undefined,
+    );
+    assert.match(
+      checkPatch({ n: 9007199254740994n }, [{ op: 'test', path: '/n', value: `${9007199254740994n}` }]) ?? '',
+      /TEST_OPERATION_FAILED/,
+    );
   });
 
   it('refuses a raw patch whose test fails only past 2^53, and sends one whose test holds', async () => {
@@ -130,17 +156,30 @@ describe('int64 numbers through mutation', () => {
         name: 'int64-test',
         rules: EVERY_REQUEST,
         failurePolicy: 'Fail',
-        mutate: () => patched([{ op: 'test', path: '/spec/b', value: value as never }, { op: 'replace', path: '/spec/replicas', value: 4 }]),
+        mutate: () =>
+          patched([
+            { op: 'test', path: '/spec/b', value: value as never },
+            { op: 'replace', path: '/spec/replicas', value: 4 },
+          ]),
       });
-    const refused = JSON.parse((await invokeRaw(webhook(9223372036854775806n), admissionBody(widget('t', spec)))).body).response;
+    const refused = JSON.parse(
+      (await invokeRaw(webhook(9223372036854775806n), admissionBody(widget('t', spec)))).body,
+    ).response;
     assert.equal(refused.allowed, false);
     assert.equal(refused.status.code, 500);
     const sent = await invokeRaw(webhook(9223372036854775807n), admissionBody(widget('t', spec)));
-    assert.equal(patchText(sent), '[{"op":"test","path":"/spec/b","value":9223372036854775807},{"op":"replace","path":"/spec/replicas","value":4}]');
+    assert.equal(
+      patchText(sent),
+      '[{"op":"test","path":"/spec/b","value":9223372036854775807},{"op":"replace","path":"/spec/replicas","value":4}]',
+    );
   });
 
   it('shows validating functions the exact value', async () => {
-    const w = defineValidatingWebhook<KubeObject & { spec?: any }>({ name: 'int64-validate', rules: EVERY_REQUEST, validate: (r) => allow(`b=${r.object!.spec.b} ${typeof r.object!.spec.b}`) });
+    const w = defineValidatingWebhook<KubeObject & { spec?: any }>({
+      name: 'int64-validate',
+      rules: EVERY_REQUEST,
+      validate: (r) => allow(`b=${r.object!.spec.b} ${typeof r.object!.spec.b}`),
+    });
     const raw = await invokeRaw(w, admissionBody(widget('v', spec)));
     assert.deepEqual(JSON.parse(raw.body).response.warnings, ['b=9223372036854775807 bigint']);
   });
@@ -152,11 +191,13 @@ describe('int64 numbers through mutation', () => {
  */
 function expected(v: unknown): unknown {
   if (typeof v === 'bigint') return Number.isSafeInteger(Number(v)) ? Number(v) : v;
-  if (typeof v === 'number') return Number.isInteger(v) && !Number.isSafeInteger(v) && Math.abs(v) < 1e21 ? BigInt(String(v)) : v === 0 ? 0 : v;
+  if (typeof v === 'number')
+    return Number.isInteger(v) && !Number.isSafeInteger(v) && Math.abs(v) < 1e21 ? BigInt(String(v)) : v === 0 ? 0 : v;
   if (Array.isArray(v)) return v.map(expected);
   if (typeof v === 'object' && v !== null) {
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) Object.defineProperty(out, k, { value: expected(x), enumerable: true, writable: true, configurable: true });
+    for (const [k, x] of Object.entries(v))
+      Object.defineProperty(out, k, { value: expected(x), enumerable: true, writable: true, configurable: true });
     return out;
   }
   return v;
@@ -189,7 +230,12 @@ describe('parseJson and stringifyJson', () => {
 
   it('leave digits inside strings, escapes included, and floats as JSON.parse reads them', () => {
     const text = `{"s":"\\"${BIG[1]}\\\\","f":1.2345678901234567890,"e":12345678901234567e3,"n":${BIG[1]}}`;
-    assert.deepEqual(parseJson(text), { s: `"${BIG[1]}\\`, f: 1.2345678901234567, e: 1.2345678901234567e19, n: 9223372036854775807n });
+    assert.deepEqual(parseJson(text), {
+      s: `"${BIG[1]}\\`,
+      f: 1.2345678901234567,
+      e: 1.2345678901234567e19,
+      n: 9223372036854775807n,
+    });
   });
 
   it('give JSON.parse errors for invalid text, long numbers or not', () => {
@@ -207,6 +253,6 @@ describe('parseJson and stringifyJson', () => {
       { numRuns: 5000 },
     );
     assert.equal(hasLongDigitRun('x'.repeat(15) + '1'.repeat(16)), true);
-    assert.equal(hasLongDigitRun('1'.repeat(15) + 'x' + '1'.repeat(15)), false);
+    assert.equal(hasLongDigitRun(`${'1'.repeat(15)}x${'1'.repeat(15)}`), false);
   });
 });

@@ -12,9 +12,12 @@ import {
 describe('Kubernetes name rules', () => {
   it('tells DNS-1123 labels and subdomains', () => {
     for (const good of ['a', 'pod-policy', '0x', 'a'.repeat(63)]) assert.ok(isDns1123Label(good), good);
-    for (const bad of ['', 'A', '-a', 'a-', 'a.b', 'a_b', 'a'.repeat(64)]) assert.equal(isDns1123Label(bad), false, bad);
-    for (const good of ['a', 'example.com', 'a-b.c-d', `${'a'.repeat(63)}.${'b'.repeat(63)}`]) assert.ok(isDns1123Subdomain(good), good);
-    for (const bad of ['', 'Example.com', 'a..b', '.a', 'a.', `${'a.'.repeat(126)}ab`]) assert.equal(isDns1123Subdomain(bad), false, bad);
+    for (const bad of ['', 'A', '-a', 'a-', 'a.b', 'a_b', 'a'.repeat(64)])
+      assert.equal(isDns1123Label(bad), false, bad);
+    for (const good of ['a', 'example.com', 'a-b.c-d', `${'a'.repeat(63)}.${'b'.repeat(63)}`])
+      assert.ok(isDns1123Subdomain(good), good);
+    for (const bad of ['', 'Example.com', 'a..b', '.a', 'a.', `${'a.'.repeat(126)}ab`])
+      assert.equal(isDns1123Subdomain(bad), false, bad);
   });
 
   it('tells name parts of qualified names', () => {

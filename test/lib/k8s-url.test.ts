@@ -26,12 +26,22 @@ describe('webhook URLs as the API server parses them (Go net/url)', () => {
     assert.equal(parsed.host, '');
     assert.equal(parsed.path, '/prod');
     assert.match(checkWebhookUrl('https:///prod')!, /host must be provided/);
-    assert.throws(() => functionUrl('pod-policy', { baseUrl: 'https:///prod' }), /function pod-policy: .*host must be provided/);
+    assert.throws(
+      () => functionUrl('pod-policy', { baseUrl: 'https:///prod' }),
+      /function pod-policy: .*host must be provided/,
+    );
   });
 
   it('reads the parts as Go does', () => {
     assert.deepEqual(parseGoUrl('HTTPS://u:p%40ss@h.example.com:8443/a%2Fb?x=1#f%20g'), {
-      scheme: 'https', opaque: '', user: { username: 'u', password: 'p@ss' }, host: 'h.example.com:8443', path: '/a/b', rawQuery: 'x=1', forceQuery: false, fragment: 'f g',
+      scheme: 'https',
+      opaque: '',
+      user: { username: 'u', password: 'p@ss' },
+      host: 'h.example.com:8443',
+      path: '/a/b',
+      rawQuery: 'x=1',
+      forceQuery: false,
+      fragment: 'f g',
     });
     // A rootless path after the scheme is opaque: no host.
     assert.equal(parseGoUrl('https:h.example.com/x').opaque, 'h.example.com/x');
@@ -46,7 +56,7 @@ describe('webhook URLs as the API server parses them (Go net/url)', () => {
     assert.equal(parseGoUrl('https://h.example.com:443:1/').host, 'h.example.com:443:1');
   });
 
-  it('refuses what Go refuses, with Go\'s reason', () => {
+  it("refuses what Go refuses, with Go's reason", () => {
     const cases: Array<[string, RegExp]> = [
       ['https://h.example.com:x/', /invalid port ":x" after host/],
       ['https://[::1/', /missing '\]' in host/],
@@ -67,7 +77,7 @@ describe('webhook URLs as the API server parses them (Go net/url)', () => {
     }
   });
 
-  it('lists every broken rule, in the API server\'s order', () => {
+  it("lists every broken rule, in the API server's order", () => {
     assert.deepEqual(
       validateWebhookUrl('http://u@/x?q#f').map((p) => p.split(' ')[0]),
       ['scheme', 'host', 'user', 'fragments', 'query'],
@@ -80,7 +90,19 @@ describe('webhook URLs as the API server parses them (Go net/url)', () => {
   });
 
   it('lint reports the same rules for webhook and CRD URLs', () => {
-    const findings = lintWebhook({ name: 'a.b.c', clientConfig: { url: 'https:///prod' }, sideEffects: 'None', admissionReviewVersions: ['v1'], rules: [] }, 'ValidatingWebhookConfiguration');
-    assert.ok(findings.some((f) => f.rule === 'client-config-url' && /host must be provided/.test(f.message)), JSON.stringify(findings));
+    const findings = lintWebhook(
+      {
+        name: 'a.b.c',
+        clientConfig: { url: 'https:///prod' },
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+        rules: [],
+      },
+      'ValidatingWebhookConfiguration',
+    );
+    assert.ok(
+      findings.some((f) => f.rule === 'client-config-url' && /host must be provided/.test(f.message)),
+      JSON.stringify(findings),
+    );
   });
 });

@@ -21,7 +21,9 @@ function sources(dir: string): string[] {
 
 /** The repository paths a file imports through relative specifiers. */
 export function relativeImports(file: string, text: string): string[] {
-  const specifiers = [...text.matchAll(/(?:from\s+|import\s*\(\s*|^import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)].map((m) => m[1]!);
+  const specifiers = [...text.matchAll(/(?:from\s+|import\s*\(\s*|^import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)].map(
+    (m) => m[1]!,
+  );
   return specifiers.map((s) => relative(root, resolve(root, dirname(file), s)));
 }
 
@@ -45,8 +47,13 @@ const TOOLKIT_TESTS = ['test/lib', 'test/infra'];
 export function exampleReferences(files: Array<{ file: string; text: string }>): string[] {
   const inExamples = (target: string) => target === 'functions' || target.startsWith('functions/');
   return files.flatMap(({ file, text }) => {
-    const roots = ['process\\.cwd\\(\\)', ...[...text.matchAll(/(?:const|let)\s+(\w+)\s*=\s*process\.cwd\(\)/g)].map((m) => m[1]!)];
-    const joined = new RegExp(`(?:join|resolve)\\(\\s*(?:${roots.join('|')})\\s*,\\s*['"\`](?:\\.\\/)?functions(?:['"\`/])`);
+    const roots = [
+      'process\\.cwd\\(\\)',
+      ...[...text.matchAll(/(?:const|let)\s+(\w+)\s*=\s*process\.cwd\(\)/g)].map((m) => m[1]!),
+    ];
+    const joined = new RegExp(
+      `(?:join|resolve)\\(\\s*(?:${roots.join('|')})\\s*,\\s*['"\`](?:\\.\\/)?functions(?:['"\`/])`,
+    );
     const cwdRelative = /(?:readFileSync|existsSync|readdirSync|statSync|cpSync)\(\s*['"`](?:\.\/)?functions\//;
     const urls = /new URL\(\s*['"`](\.{1,2}\/[^'"`]+)['"`]\s*,\s*import\.meta\.url/g;
     return text.split('\n').flatMap((line, i) => {
@@ -103,8 +110,17 @@ const runtime = lib.filter((f) => !f.startsWith('lib/testing/') && !f.startsWith
 
 describe('layers', () => {
   it('the checks see imports and can fail', () => {
-    const sample = [{ file: 'infra/x.ts', text: "import { a } from '../lib/testing/chain.ts';\nconst m = await import('./local/api.ts');\nimport './side.ts';\n" }];
-    assert.deepEqual(relativeImports(sample[0]!.file, sample[0]!.text), ['lib/testing/chain.ts', 'infra/local/api.ts', 'infra/side.ts']);
+    const sample = [
+      {
+        file: 'infra/x.ts',
+        text: "import { a } from '../lib/testing/chain.ts';\nconst m = await import('./local/api.ts');\nimport './side.ts';\n",
+      },
+    ];
+    assert.deepEqual(relativeImports(sample[0]!.file, sample[0]!.text), [
+      'lib/testing/chain.ts',
+      'infra/local/api.ts',
+      'infra/side.ts',
+    ]);
     assert.deepEqual(violations(sample, ['lib/testing']), ['infra/x.ts -> lib/testing/chain.ts']);
     assert.ok(runtime.includes('lib/index.ts') && runtime.length > 10, 'the runtime files were found');
   });
@@ -151,13 +167,20 @@ describe('layers', () => {
 
   it('the toolkit tests use the fixture project, never the example functions', () => {
     const files = TOOLKIT_TESTS.flatMap(allSources);
-    assert.ok(files.includes('test/lib/warnings.test.ts') && files.includes('test/infra/parity.test.ts'), 'the toolkit tests were found');
+    assert.ok(
+      files.includes('test/lib/warnings.test.ts') && files.includes('test/infra/parity.test.ts'),
+      'the toolkit tests were found',
+    );
     assert.deepEqual(exampleReferences(read(files)), []);
   });
 
-  it('users\' functions and templates import only the public entry points, and the check can fail', () => {
-    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
-    const exported = Object.keys(manifest.exports).map((k) => (k === '.' ? 'kube-lambda-webhooks' : `kube-lambda-webhooks/${k.slice(2)}`));
+  it("users' functions and templates import only the public entry points, and the check can fail", () => {
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+      exports: Record<string, unknown>;
+    };
+    const exported = Object.keys(manifest.exports).map((k) =>
+      k === '.' ? 'kube-lambda-webhooks' : `kube-lambda-webhooks/${k.slice(2)}`,
+    );
     const q = "'";
     const sample = [
       {
@@ -175,18 +198,38 @@ describe('layers', () => {
       `functions/x/index.ts -> kube-lambda-webhooks/matchconditions/matcher`,
       'functions/x/index.ts -> ../../lib/admission/enforcement.ts',
     ]);
-    const users = ['functions', 'infra/templates', 'test/fixtures/project/functions', 'test/functions'].flatMap(allFiles);
-    assert.ok(users.some((f) => f.endsWith('.tmpl')) && users.includes('functions/pod.ts'), 'the users\' files were found');
+    const users = ['functions', 'infra/templates', 'test/fixtures/project/functions', 'test/functions'].flatMap(
+      allFiles,
+    );
+    assert.ok(
+      users.some((f) => f.endsWith('.tmpl')) && users.includes('functions/pod.ts'),
+      "the users' files were found",
+    );
     assert.deepEqual(privateImports(read(users), exported), []);
   });
 
   it('a function bundle holds no tool, test-kit or harness code', async () => {
     for (const name of ['pod-policy', 'pod-defaults', 'crontab-conversion']) {
-      const options = bundleOptions(FIXTURE_PROJECT, { name, entry: join(FIXTURE_PROJECT, 'functions', name, 'index.ts') });
+      const options = bundleOptions(FIXTURE_PROJECT, {
+        name,
+        entry: join(FIXTURE_PROJECT, 'functions', name, 'index.ts'),
+      });
       const out = await esbuild.build({ ...options, write: false, metafile: true });
       const inputs = Object.keys(out.metafile.inputs).map((i) => relative(root, resolve(FIXTURE_PROJECT, i)));
-      assert.ok(inputs.includes('lib/index.ts') || inputs.some((i) => i.startsWith('lib/')), `${name}: the bundle holds the runtime`);
-      assert.deepEqual(inputs.filter((i) => /^(infra|lib\/testing|lib\/harness)\//.test(i) || i.includes('node_modules/esbuild') || i.includes('node_modules/commander')), [], name);
+      assert.ok(
+        inputs.includes('lib/index.ts') || inputs.some((i) => i.startsWith('lib/')),
+        `${name}: the bundle holds the runtime`,
+      );
+      assert.deepEqual(
+        inputs.filter(
+          (i) =>
+            /^(infra|lib\/testing|lib\/harness)\//.test(i) ||
+            i.includes('node_modules/esbuild') ||
+            i.includes('node_modules/commander'),
+        ),
+        [],
+        name,
+      );
     }
   });
 });

@@ -3,7 +3,10 @@ import { describe, it } from 'node:test';
 import { createLogger, RawJson, writesRawJson, type Logger } from '../../lib/log.ts';
 
 describe('RawJson in log lines', () => {
-  const value = { Timestamp: 1700000000000, CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [['webhook']], Metrics: [{ Name: 'M', Unit: 'Count' }] }] };
+  const value = {
+    Timestamp: 1700000000000,
+    CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [['webhook']], Metrics: [{ Name: 'M', Unit: 'Count' }] }],
+  };
   const text = JSON.stringify(value);
 
   it('is written as its text, the same bytes as the value itself', () => {
@@ -35,7 +38,10 @@ describe('log line time', () => {
   it('is new Date().toISOString(), within a second and across seconds, years and the epoch', () => {
     const lines: string[] = [];
     const log = createLogger({ sink: (line) => lines.push(line) });
-    const instants = [0, 1, 9, 10, 99, 100, 999, 1000, 1714564800000, 1714564800007, 1714564800999, 1714564801050, 951782399999, 253402300799999, 253402300800000, -1, -1001];
+    const instants = [
+      0, 1, 9, 10, 99, 100, 999, 1000, 1714564800000, 1714564800007, 1714564800999, 1714564801050, 951782399999,
+      253402300799999, 253402300800000, -1, -1001,
+    ];
     const now = Date.now;
     try {
       for (const t of instants) {

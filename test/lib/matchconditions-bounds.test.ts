@@ -8,21 +8,29 @@ import { admissionReview } from '../../lib/testing/index.ts';
 
 describe('nesting limits', () => {
   it('a 10,000-term 1+1+… is a compile error, as cel-go refuses it, not a RangeError', () => {
-    const result = compileExpression('1+'.repeat(10_000) + '1 == 10001');
+    const result = compileExpression(`${'1+'.repeat(10_000)}1 == 10001`);
     assert.ok(isCompileError(result));
-    assert.match(result.message, /^compilation failed: ERROR: <input>:\d+:\d+: expression recursion limit exceeded: 250/);
+    assert.match(
+      result.message,
+      /^compilation failed: ERROR: <input>:\d+:\d+: expression recursion limit exceeded: 250/,
+    );
   });
 
   it("parentheses nested past the parser's limit are the same compile error", () => {
-    const result = compileExpression('('.repeat(300) + 'true' + ')'.repeat(300));
+    const result = compileExpression(`${'('.repeat(300)}true${')'.repeat(300)}`);
     assert.ok(isCompileError(result));
     assert.match(result.message, /expression recursion limit exceeded: 250/);
-    assert.ok(!isCompileError(compileExpression('('.repeat(100) + 'true' + ')'.repeat(100))));
+    assert.ok(!isCompileError(compileExpression(`${'('.repeat(100)}true${')'.repeat(100)}`)));
   });
 
   it('a matcher with such a condition fails by failurePolicy instead of throwing', () => {
-    const request = admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } }, { namespace: 'd' }).request;
-    const outcome = createMatcher([{ name: 'deep', expression: '1+'.repeat(10_000) + '1 > 0' }], 'Ignore').evaluate(request);
+    const request = admissionReview(
+      { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } },
+      { namespace: 'd' },
+    ).request;
+    const outcome = createMatcher([{ name: 'deep', expression: `${'1+'.repeat(10_000)}1 > 0` }], 'Ignore').evaluate(
+      request,
+    );
     assert.ok('matched' in outcome && !outcome.matched && 'error' in outcome);
     assert.match(outcome.error, /recursion limit/);
   });
@@ -37,7 +45,10 @@ describe('deep objects', () => {
   }
   /** A CREATE of `object`, built around it (the object is not copied). */
   function requestFor(object: Record<string, unknown>) {
-    const request = admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web' } }, { namespace: 'd' }).request;
+    const request = admissionReview(
+      { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web' } },
+      { namespace: 'd' },
+    ).request;
     return { ...request, object };
   }
 

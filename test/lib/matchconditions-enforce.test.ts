@@ -7,7 +7,13 @@ import { regexCacheSize } from '../../lib/matchconditions/regex.ts';
 import { admissionReview, invoke } from '../../lib/testing/index.ts';
 
 const podRules = [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }];
-const pod = (labels?: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default', ...(labels ? { labels } : {}) }, spec: { containers: [{ name: 'app', image: 'app:1' }] } }) as KubeObject;
+const pod = (labels?: Record<string, string>): KubeObject =>
+  ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web', namespace: 'default', ...(labels ? { labels } : {}) },
+    spec: { containers: [{ name: 'app', image: 'app:1' }] },
+  }) as KubeObject;
 // The function's own answer, as an old API server (which drops matchConditions) would get it.
 const asOldCluster = { matchConditions: false };
 
@@ -48,13 +54,27 @@ describe('enforceMatchConditions (in-function enforcement)', () => {
   it('rejects by failurePolicy Fail when a condition fails to evaluate', async () => {
     const lines: string[] = [];
     const strict = defineValidatingWebhook(
-      enforceMatchConditions({ name: 'strict', rules: podRules, matchConditions: [{ name: 'team', expression: "object.metadata.labels['team'] == 'a'" }], validate: () => allow() }),
+      enforceMatchConditions({
+        name: 'strict',
+        rules: podRules,
+        matchConditions: [{ name: 'team', expression: "object.metadata.labels['team'] == 'a'" }],
+        validate: () => allow(),
+      }),
     );
-    const result = await invoke(strict, admissionReview(pod(), { namespace: 'default' }), { ...asOldCluster, handlerOptions: { logger: createLogger({ level: 'warn', sink: (l) => lines.push(l) }) } });
+    const result = await invoke(strict, admissionReview(pod(), { namespace: 'default' }), {
+      ...asOldCluster,
+      handlerOptions: { logger: createLogger({ level: 'warn', sink: (l) => lines.push(l) }) },
+    });
     assert.equal(result.allowed, false);
     assert.equal(result.status?.code, 500);
-    assert.equal(result.status?.message, 'Internal error occurred: failed calling webhook "strict.webhooks.kube-lambda.dev": failed evaluating match conditions: matchCondition "team": no such key: labels');
-    assert.match(lines.join('\n'), /"msg":"matchConditions failed to evaluate; rejected by failurePolicy Fail".*"condition":"team"/);
+    assert.equal(
+      result.status?.message,
+      'Internal error occurred: failed calling webhook "strict.webhooks.kube-lambda.dev": failed evaluating match conditions: matchCondition "team": no such key: labels',
+    );
+    assert.match(
+      lines.join('\n'),
+      /"msg":"matchConditions failed to evaluate; rejected by failurePolicy Fail".*"condition":"team"/,
+    );
   });
 
   it('admits by failurePolicy Ignore (the mutating default) when a condition fails, without mutating', async () => {
@@ -80,7 +100,13 @@ describe('enforceMatchConditions (in-function enforcement)', () => {
   });
 
   it('keeps the webhook name and failurePolicy the registration gets', () => {
-    const named = enforceMatchConditions({ name: 'x', webhookName: 'x.example.com', failurePolicy: 'Ignore', rules: podRules, validate: () => allow() });
+    const named = enforceMatchConditions({
+      name: 'x',
+      webhookName: 'x.example.com',
+      failurePolicy: 'Ignore',
+      rules: podRules,
+      validate: () => allow(),
+    });
     assert.equal(named.webhookName, 'x.example.com');
     assert.equal(named.failurePolicy, 'Ignore');
     assert.equal(named.enforceMatchConditions, true);
@@ -92,11 +118,30 @@ describe('enforceMatchConditions (in-function enforcement)', () => {
     // A map inside a map over 2,000 items: about 16 million operations, past the limit.
     const quadratic = [{ name: 'quadratic', expression: 'object.items.map(x, object.items.map(y, x + y)).size() > 0' }];
     let calls = 0;
-    const failing = defineValidatingWebhook(enforceMatchConditions({ name: 'costly', rules: podRules, failurePolicy: 'Fail', matchConditions: quadratic, validate: () => (calls++, allow()) }));
+    const failing = defineValidatingWebhook(
+      enforceMatchConditions({
+        name: 'costly',
+        rules: podRules,
+        failurePolicy: 'Fail',
+        matchConditions: quadratic,
+        validate: () => (calls++, allow()),
+      }),
+    );
     const rejected = await invoke(failing, admissionReview(big, { namespace: 'default' }), asOldCluster);
     assert.equal(rejected.allowed, false);
-    assert.equal(rejected.status?.message, 'Internal error occurred: failed calling webhook "costly.webhooks.kube-lambda.dev": failed evaluating match conditions: matchCondition "quadratic": operation cancelled: actual cost limit exceeded');
-    const ignoring = defineValidatingWebhook(enforceMatchConditions({ name: 'costly', rules: podRules, failurePolicy: 'Ignore', matchConditions: quadratic, validate: () => (calls++, deny('never')) }));
+    assert.equal(
+      rejected.status?.message,
+      'Internal error occurred: failed calling webhook "costly.webhooks.kube-lambda.dev": failed evaluating match conditions: matchCondition "quadratic": operation cancelled: actual cost limit exceeded',
+    );
+    const ignoring = defineValidatingWebhook(
+      enforceMatchConditions({
+        name: 'costly',
+        rules: podRules,
+        failurePolicy: 'Ignore',
+        matchConditions: quadratic,
+        validate: () => (calls++, deny('never')),
+      }),
+    );
     assert.equal((await invoke(ignoring, admissionReview(big, { namespace: 'default' }), asOldCluster)).allowed, true);
     assert.equal(calls, 0);
   });
@@ -107,7 +152,12 @@ describe('enforceMatchConditions (in-function enforcement)', () => {
     process.env.AWS_LAMBDA_FUNCTION_NAME = 'eager';
     try {
       defineValidatingWebhook(
-        enforceMatchConditions({ name: 'eager', rules: podRules, matchConditions: [{ name: 'named', expression: "object.metadata.name.matches('^eager-[0-9]+$')" }], validate: () => deny('named') }),
+        enforceMatchConditions({
+          name: 'eager',
+          rules: podRules,
+          matchConditions: [{ name: 'named', expression: "object.metadata.name.matches('^eager-[0-9]+$')" }],
+          validate: () => deny('named'),
+        }),
       );
     } finally {
       if (saved === undefined) delete process.env.AWS_LAMBDA_FUNCTION_NAME;
@@ -120,7 +170,12 @@ describe('enforceMatchConditions (in-function enforcement)', () => {
     // Compiling checks regex literals, which puts them in the pattern cache: its size shows when.
     const before = regexCacheSize();
     const lazy = defineValidatingWebhook(
-      enforceMatchConditions({ name: 'lazy', rules: podRules, matchConditions: [{ name: 'named', expression: "object.metadata.name.matches('^lazy-[0-9]+$')" }], validate: () => deny('named') }),
+      enforceMatchConditions({
+        name: 'lazy',
+        rules: podRules,
+        matchConditions: [{ name: 'named', expression: "object.metadata.name.matches('^lazy-[0-9]+$')" }],
+        validate: () => deny('named'),
+      }),
     );
     assert.equal(regexCacheSize(), before);
     const result = await invoke(lazy, admissionReview(pod(), { namespace: 'default' }), asOldCluster);

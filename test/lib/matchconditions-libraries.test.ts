@@ -120,7 +120,7 @@ describe('strings library, by code point', () => {
     table([
       ["'a'.indexOf(1)", /found no matching overload for 'string\.indexOf\(int\)'/],
       ['string([1])', /found no matching overload for 'string\(list<int>\)'/],
-      ["strings.quote(1)", /found no matching overload for 'strings\.quote\(int\)'/],
+      ['strings.quote(1)', /found no matching overload for 'strings\.quote\(int\)'/],
       ["'a'.indexOf__k8s('a')", /undeclared reference to 'indexOf__k8s'/],
     ]);
   });

@@ -10,7 +10,11 @@ import type { AdmissionRequest } from '../../lib/review/schemas.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 
 /** The value of `expression` for `request`, or `error: <message>`. */
-function evaluate(expression: string, request: AdmissionRequest, authorize?: (a: AuthorizationAttributes) => { decision: 'Allow' | 'Deny' | 'NoOpinion' }): unknown {
+function evaluate(
+  expression: string,
+  request: AdmissionRequest,
+  authorize?: (a: AuthorizationAttributes) => { decision: 'Allow' | 'Deny' | 'NoOpinion' },
+): unknown {
   const compiled = compileExpression(expression);
   if (isCompileError(compiled)) throw new Error(compiled.message);
   try {
@@ -25,7 +29,12 @@ const namespaceObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name:
 /** A cluster-scoped CREATE: the review has no namespace. */
 const clusterScoped = (): AdmissionRequest => {
   const r = admissionReview(namespaceObject, { operation: 'CREATE' }).request;
-  return { ...r, kind: { group: '', version: 'v1', kind: 'Namespace' }, resource: { group: '', version: 'v1', resource: 'namespaces' }, namespace: undefined } as AdmissionRequest;
+  return {
+    ...r,
+    kind: { group: '', version: 'v1', kind: 'Namespace' },
+    resource: { group: '', version: 'v1', resource: 'namespaces' },
+    namespace: undefined,
+  } as AdmissionRequest;
 };
 
 describe('request: empty fields are absent, as the API server leaves them out', () => {
@@ -50,26 +59,39 @@ describe('request: empty fields are absent, as the API server leaves them out', 
   });
 
   it('a namespaced object has its namespace', () => {
-    const request = admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } }, { namespace: 'default' }).request;
+    const request = admissionReview(
+      { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } },
+      { namespace: 'default' },
+    ).request;
     assert.equal(evaluate('has(request.namespace)', request), true);
     assert.equal(evaluate("request.namespace != 'kube-system'", request), true);
   });
 
   it('a generateName create has no request.name', () => {
-    const request = { ...admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'p-' } }, { namespace: 'd' }).request, name: undefined };
+    const request = {
+      ...admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'p-' } }, { namespace: 'd' })
+        .request,
+      name: undefined,
+    };
     assert.equal(evaluate('has(request.name)', request as AdmissionRequest), false);
     assert.match(String(evaluate("request.name == ''", request as AdmissionRequest)), /^error: no such key: name/);
   });
 
   it('subResource and requestSubResource only when there is one', () => {
-    const plain = admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } }, { namespace: 'd' }).request;
+    const plain = admissionReview(
+      { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } },
+      { namespace: 'd' },
+    ).request;
     assert.equal(evaluate('has(request.subResource) || has(request.requestSubResource)', plain), false);
     const status = { ...plain, subResource: 'status', requestSubResource: 'status' };
     assert.equal(evaluate("request.subResource == 'status' && request.requestSubResource == 'status'", status), true);
   });
 
   it('empty userInfo fields are absent; dryRun is always there', () => {
-    const request = { ...admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } }, { namespace: 'd' }).request, userInfo: {} };
+    const request = {
+      ...admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } }, { namespace: 'd' }).request,
+      userInfo: {},
+    };
     const r = request as AdmissionRequest;
     assert.equal(evaluate('has(request.userInfo.username) || has(request.userInfo.uid)', r), false);
     assert.equal(evaluate('has(request.userInfo.groups) || has(request.userInfo.extra)', r), false);
@@ -80,8 +102,11 @@ describe('request: empty fields are absent, as the API server leaves them out', 
     assert.equal(evaluate("request.userInfo.extra.scopes == ['a'] && request.userInfo.uid == 'u1'", full), true);
   });
 
-  it('called for an equivalent resource: kind is the webhook\'s, resource is the request\'s own', () => {
-    const base = admissionReview({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' } }, { namespace: 'd' }).request;
+  it("called for an equivalent resource: kind is the webhook's, resource is the request's own", () => {
+    const base = admissionReview(
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' } },
+      { namespace: 'd' },
+    ).request;
     const request = {
       ...base,
       kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
@@ -90,7 +115,10 @@ describe('request: empty fields are absent, as the API server leaves them out', 
       requestResource: { group: 'apps', version: 'v1beta1', resource: 'deployments' },
     };
     assert.equal(evaluate("request.kind.version == 'v1' && request.requestKind.version == 'v1beta1'", request), true);
-    assert.equal(evaluate("request.resource.version == 'v1beta1' && request.requestResource.version == 'v1beta1'", request), true);
+    assert.equal(
+      evaluate("request.resource.version == 'v1beta1' && request.requestResource.version == 'v1beta1'", request),
+      true,
+    );
     // authorizer.requestResource asks about the request's own resource too.
     const asked: AuthorizationAttributes[] = [];
     evaluate("authorizer.requestResource.check('get').allowed()", request, (a) => {
@@ -106,8 +134,14 @@ describe('request: empty fields are absent, as the API server leaves them out', 
 
 describe("numbers from the object: int64 exactly, as the API server's decoder", () => {
   it('an integer beyond 2^53 in the review is read exactly', () => {
-    const review = admissionReview({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } }, { namespace: 'd' });
-    const text = JSON.stringify(review).replace('"metadata":{', '"spec":{"big":9007199254740993,"max":9223372036854775807},"metadata":{');
+    const review = admissionReview(
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } },
+      { namespace: 'd' },
+    );
+    const text = JSON.stringify(review).replace(
+      '"metadata":{',
+      '"spec":{"big":9007199254740993,"max":9223372036854775807},"metadata":{',
+    );
     const request = (parseJson(text) as typeof review).request;
     assert.equal(evaluate('object.spec.big == 9007199254740993', request), true);
     assert.equal(evaluate('object.spec.big - 1 == 9007199254740992', request), true);

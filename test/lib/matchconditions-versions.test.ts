@@ -9,7 +9,10 @@ import { environmentMinor, NEWEST_KUBE_VERSION } from '../../lib/matchconditions
 const v = (minor: number) => ({ major: 1, minor });
 /** The compile error of `expression` as a configuration created on 1.`minor`, or undefined. */
 function onCreate(expression: string, minor?: number): string | undefined {
-  const problems = checkMatchConditions([{ name: 'c', expression }], minor === undefined ? {} : { kubeVersion: v(minor) });
+  const problems = checkMatchConditions(
+    [{ name: 'c', expression }],
+    minor === undefined ? {} : { kubeVersion: v(minor) },
+  );
   return problems.map((p) => p.message).join('; ') || undefined;
 }
 
@@ -49,7 +52,8 @@ describe('the environment per Kubernetes version', () => {
   });
 
   it('what every version has is accepted on all of them', () => {
-    for (const minor of [28, 30, 34, 35]) assert.equal(onCreate("request.operation == 'CREATE' && [1, 2].sum() == 3", minor), undefined);
+    for (const minor of [28, 30, 34, 35])
+      assert.equal(onCreate("request.operation == 'CREATE' && [1, 2].sum() == 3", minor), undefined);
   });
 
   it('lint checks the conditions of manifests as the chosen version creates them', () => {
@@ -68,7 +72,8 @@ describe('the environment per Kubernetes version', () => {
         },
       ],
     };
-    const compile = (findings: Array<{ rule: string }>) => findings.filter((f) => f.rule === 'match-conditions-compile');
+    const compile = (findings: Array<{ rule: string }>) =>
+      findings.filter((f) => f.rule === 'match-conditions-compile');
     assert.equal(compile(lintDocuments([doc])).length, 1);
     assert.equal(compile(lintDocuments([doc], v(34))).length, 1);
     assert.equal(compile(lintDocuments([doc], v(35))).length, 0);
@@ -119,10 +124,16 @@ describe('literals the API server refuses when a configuration is created', () =
   });
 
   it('timestamp() and duration() literals that do not parse, from 1.29 (the literal validators)', () => {
-    assert.match(onCreate("timestamp('invalid') > timestamp('2000-01-01T00:00:00Z')") ?? '', /invalid timestamp argument/);
+    assert.match(
+      onCreate("timestamp('invalid') > timestamp('2000-01-01T00:00:00Z')") ?? '',
+      /invalid timestamp argument/,
+    );
     assert.match(onCreate("duration('1d') > duration('1s')") ?? '', /invalid duration argument/);
     assert.equal(onCreate("duration('1d') > duration('1s')", 29), undefined);
     assert.match(onCreate("duration('1d') > duration('1s')", 30) ?? '', /invalid duration argument/);
-    assert.equal(onCreate("duration('1h') > duration('1s') && timestamp('2000-01-01T00:00:00Z') > timestamp(0)"), undefined);
+    assert.equal(
+      onCreate("duration('1h') > duration('1s') && timestamp('2000-01-01T00:00:00Z') > timestamp(0)"),
+      undefined,
+    );
   });
 });

@@ -1,8 +1,26 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { allow, defineMutatingWebhook, defineValidatingWebhook, type AdmissionWebhook, type KubeObject, type MatchCondition } from '../../lib/index.ts';
-import { checkMatchConditions, compileExpression, isCompileError, type Authorize, type AuthorizationAttributes } from '../../lib/matchconditions/index.ts';
-import { createMatcher, decideMatch, type ConditionEvaluation, type MatchOutcome } from '../../lib/matchconditions/matcher.ts';
+import {
+  allow,
+  defineMutatingWebhook,
+  defineValidatingWebhook,
+  type AdmissionWebhook,
+  type KubeObject,
+  type MatchCondition,
+} from '../../lib/index.ts';
+import {
+  checkMatchConditions,
+  compileExpression,
+  isCompileError,
+  type Authorize,
+  type AuthorizationAttributes,
+} from '../../lib/matchconditions/index.ts';
+import {
+  createMatcher,
+  decideMatch,
+  type ConditionEvaluation,
+  type MatchOutcome,
+} from '../../lib/matchconditions/matcher.ts';
 import { MATCH_CONDITIONS_COST_BUDGET, PER_CALL_COST_LIMIT, variablesFor } from '../../lib/matchconditions/cel.ts';
 import { REGEX_CACHE_SIZE, regexCacheSize } from '../../lib/matchconditions/regex.ts';
 import { parseQuantity } from '../../lib/matchconditions/quantity.ts';
@@ -12,14 +30,23 @@ import { admissionReview, invoke, runAdmissionChain } from '../../lib/testing/in
 const podRules = [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }];
 
 function pod(name: string, namespace: string, extra: Record<string, unknown> = {}): KubeObject {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec: { containers: [{ name: 'app', image: 'app:1' }] }, ...extra } as KubeObject;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace },
+    spec: { containers: [{ name: 'app', image: 'app:1' }] },
+    ...extra,
+  } as KubeObject;
 }
 
 /** Evaluates one expression against a pod CREATE; `value` or the error message. */
 function run(expression: string, object: KubeObject | null = pod('web', 'default'), authorize?: Authorize): unknown {
   const compiled = compileExpression(expression);
   if (isCompileError(compiled)) throw new Error(compiled.message);
-  const review = admissionReview(object, { namespace: 'default', userInfo: { username: 'alice', groups: ['dev', 'system:authenticated'] } });
+  const review = admissionReview(object, {
+    namespace: 'default',
+    userInfo: { username: 'alice', groups: ['dev', 'system:authenticated'] },
+  });
   return compiled.run(variablesFor(review.request, authorize));
 }
 
@@ -35,29 +62,97 @@ describe('matchConditions decision (matcher_test.go TestMatch)', () => {
   const T = (name = ''): ConditionEvaluation => ({ name, value: true });
   const F = (name = ''): ConditionEvaluation => ({ name, value: false });
   const E = (name = ''): ConditionEvaluation => ({ name, error: 'test error' });
-  const cases: Array<{ name: string; evaluations: ConditionEvaluation[]; throwError?: boolean; failPolicy?: 'Fail' | 'Ignore'; shouldMatch: boolean; returnedName?: string; expectError?: string }> = [
+  const cases: Array<{
+    name: string;
+    evaluations: ConditionEvaluation[];
+    throwError?: boolean;
+    failPolicy?: 'Fail' | 'Ignore';
+    shouldMatch: boolean;
+    returnedName?: string;
+    expectError?: string;
+  }> = [
     { name: 'test single matches', evaluations: [T()], shouldMatch: true },
     { name: 'test multiple match', evaluations: [T(), T()], shouldMatch: true },
     { name: 'test empty evals', evaluations: [], shouldMatch: true },
     { name: 'test single no match', evaluations: [F('test1')], shouldMatch: false, returnedName: 'test1' },
-    { name: 'test multiple no match', evaluations: [F('test1'), F('test2')], shouldMatch: false, returnedName: 'test1' },
-    { name: 'test mixed with no match first', evaluations: [F('test1'), T('test2')], shouldMatch: false, returnedName: 'test1' },
-    { name: 'test mixed with no match last', evaluations: [T('test2'), F('test1')], shouldMatch: false, returnedName: 'test1' },
-    { name: 'test mixed with no match middle', evaluations: [T('test2'), F('test1'), T('test2')], shouldMatch: false, returnedName: 'test1' },
-    { name: 'test error, no fail policy', evaluations: [T()], throwError: true, shouldMatch: true, expectError: 'test error' },
-    { name: 'test error, fail policy fail', evaluations: [T()], throwError: true, failPolicy: 'Fail', shouldMatch: true, expectError: 'test error' },
-    { name: 'test error, fail policy ignore', evaluations: [T()], throwError: true, failPolicy: 'Ignore', shouldMatch: false },
+    {
+      name: 'test multiple no match',
+      evaluations: [F('test1'), F('test2')],
+      shouldMatch: false,
+      returnedName: 'test1',
+    },
+    {
+      name: 'test mixed with no match first',
+      evaluations: [F('test1'), T('test2')],
+      shouldMatch: false,
+      returnedName: 'test1',
+    },
+    {
+      name: 'test mixed with no match last',
+      evaluations: [T('test2'), F('test1')],
+      shouldMatch: false,
+      returnedName: 'test1',
+    },
+    {
+      name: 'test mixed with no match middle',
+      evaluations: [T('test2'), F('test1'), T('test2')],
+      shouldMatch: false,
+      returnedName: 'test1',
+    },
+    {
+      name: 'test error, no fail policy',
+      evaluations: [T()],
+      throwError: true,
+      shouldMatch: true,
+      expectError: 'test error',
+    },
+    {
+      name: 'test error, fail policy fail',
+      evaluations: [T()],
+      throwError: true,
+      failPolicy: 'Fail',
+      shouldMatch: true,
+      expectError: 'test error',
+    },
+    {
+      name: 'test error, fail policy ignore',
+      evaluations: [T()],
+      throwError: true,
+      failPolicy: 'Ignore',
+      shouldMatch: false,
+    },
     { name: 'test mix of true, errors and false', evaluations: [T(), E(), F(), T(), E()], shouldMatch: false },
-    { name: 'test mix of true, errors and fail policy not set', evaluations: [T(), E(), T(), E()], shouldMatch: false, expectError: 'test error' },
-    { name: 'test mix of true, errors and fail policy fail', evaluations: [T(), E(), T(), E()], failPolicy: 'Fail', shouldMatch: false, expectError: 'test error' },
-    { name: 'test mix of true, errors and fail policy ignore', evaluations: [T(), E(), T(), E()], failPolicy: 'Ignore', shouldMatch: false },
+    {
+      name: 'test mix of true, errors and fail policy not set',
+      evaluations: [T(), E(), T(), E()],
+      shouldMatch: false,
+      expectError: 'test error',
+    },
+    {
+      name: 'test mix of true, errors and fail policy fail',
+      evaluations: [T(), E(), T(), E()],
+      failPolicy: 'Fail',
+      shouldMatch: false,
+      expectError: 'test error',
+    },
+    {
+      name: 'test mix of true, errors and fail policy ignore',
+      evaluations: [T(), E(), T(), E()],
+      failPolicy: 'Ignore',
+      shouldMatch: false,
+    },
   ];
   for (const tc of cases) {
     it(tc.name, () => {
-      const result = matchResult(decideMatch(tc.throwError ? { failure: 'test error' } : tc.evaluations, tc.failPolicy));
+      const result = matchResult(
+        decideMatch(tc.throwError ? { failure: 'test error' } : tc.evaluations, tc.failPolicy),
+      );
       if (result.error !== undefined) {
         assert.ok(tc.expectError, `unexpected error ${result.error}`);
-        assert.ok(result.error.includes(tc.expectError), `expected error containing ${tc.expectError}, got ${result.error}`);
+        assert.ok(
+          result.error.includes(tc.expectError),
+          `expected error containing ${tc.expectError}, got ${result.error}`,
+        );
         return;
       }
       assert.equal(tc.expectError, undefined, 'expected an error but got none');
@@ -67,7 +162,10 @@ describe('matchConditions decision (matcher_test.go TestMatch)', () => {
   }
 
   it('a non-bool value is an error, not a false', () => {
-    assert.deepEqual(matchResult(decideMatch([{ name: 'a', value: 'yes' }], 'Fail')).error, 'matchCondition "a": expected bool, got string');
+    assert.deepEqual(
+      matchResult(decideMatch([{ name: 'a', value: 'yes' }], 'Fail')).error,
+      'matchCondition "a": expected bool, got string',
+    );
   });
 });
 
@@ -81,11 +179,23 @@ describe('matchConditions through the test kit (match_conditions_test.go TestMat
     { name: 'test4', expression: 'true' },
     { name: 'test5', expression: nonExistent },
   ];
-  const cases: Array<{ name: string; conditions: MatchCondition[]; pods: Array<[string, string]>; matched: Array<[string, string]>; expectErrorPod?: boolean; failPolicy?: 'Fail' | 'Ignore' }> = [
+  const cases: Array<{
+    name: string;
+    conditions: MatchCondition[];
+    pods: Array<[string, string]>;
+    matched: Array<[string, string]>;
+    expectErrorPod?: boolean;
+    failPolicy?: 'Fail' | 'Ignore';
+  }> = [
     {
       name: 'pods in namespace kube-system is ignored',
-      conditions: [{ name: 'pods-in-kube-system-exempt.kubernetes.io', expression: "object.metadata.namespace != 'kube-system'" }],
-      pods: [['test1', 'kube-system'], ['test2', 'default']],
+      conditions: [
+        { name: 'pods-in-kube-system-exempt.kubernetes.io', expression: "object.metadata.namespace != 'kube-system'" },
+      ],
+      pods: [
+        ['test1', 'kube-system'],
+        ['test2', 'default'],
+      ],
       matched: [['test2', 'default']],
     },
     {
@@ -94,7 +204,11 @@ describe('matchConditions through the test kit (match_conditions_test.go TestMat
         { name: 'pods-in-kube-system-exempt.kubernetes.io', expression: "object.metadata.namespace != 'kube-system'" },
         { name: 'pods-with-name-test1.kubernetes.io', expression: "object.metadata.name == 'test1'" },
       ],
-      pods: [['test1', 'kube-system'], ['test1', 'default'], ['test2', 'default']],
+      pods: [
+        ['test1', 'kube-system'],
+        ['test1', 'default'],
+        ['test2', 'default'],
+      ],
       matched: [['test1', 'default']],
     },
     {
@@ -106,20 +220,29 @@ describe('matchConditions through the test kit (match_conditions_test.go TestMat
         { name: 'test4', expression: 'true' },
         { name: 'test5', expression: nonExistent },
       ],
-      pods: [['test1', 'kube-system'], ['test2', 'default']],
+      pods: [
+        ['test1', 'kube-system'],
+        ['test2', 'default'],
+      ],
       matched: [],
     },
     {
       name: 'mix of true and error should reject request without fail policy',
       conditions: trueAndErrors('test1'),
-      pods: [['test1', 'kube-system'], ['test2', 'default']],
+      pods: [
+        ['test1', 'kube-system'],
+        ['test2', 'default'],
+      ],
       matched: [],
       expectErrorPod: true,
     },
     {
       name: 'mix of true and error should reject request with fail policy fail',
       conditions: trueAndErrors('test1'),
-      pods: [['test1', 'kube-system'], ['test2', 'default']],
+      pods: [
+        ['test1', 'kube-system'],
+        ['test2', 'default'],
+      ],
       matched: [],
       failPolicy: 'Fail',
       expectErrorPod: true,
@@ -127,7 +250,10 @@ describe('matchConditions through the test kit (match_conditions_test.go TestMat
     {
       name: 'mix of true and error should match request and call webhook with fail policy ignore',
       conditions: trueAndErrors('tes1'),
-      pods: [['test1', 'kube-system'], ['test2', 'default']],
+      pods: [
+        ['test1', 'kube-system'],
+        ['test2', 'default'],
+      ],
       matched: [],
       failPolicy: 'Ignore',
     },
@@ -142,9 +268,16 @@ describe('matchConditions through the test kit (match_conditions_test.go TestMat
     for (const type of ['validating', 'mutating'] as const) {
       it(`${tc.name} (${type})`, async () => {
         const calls: Array<[string, string]> = [];
-        const record = (request: { name?: string; namespace?: string }) => void calls.push([request.name ?? '', request.namespace ?? '']);
+        const record = (request: { name?: string; namespace?: string }) =>
+          void calls.push([request.name ?? '', request.namespace ?? '']);
         // The v1 API's default failurePolicy is Fail for both kinds.
-        const common = { name: 'admission-test', rules: podRules, matchConditions: tc.conditions, failurePolicy: tc.failPolicy ?? 'Fail', namespaceSelector: {} };
+        const common = {
+          name: 'admission-test',
+          rules: podRules,
+          matchConditions: tc.conditions,
+          failurePolicy: tc.failPolicy ?? 'Fail',
+          namespaceSelector: {},
+        };
         const webhook: AdmissionWebhook =
           type === 'validating'
             ? defineValidatingWebhook({ ...common, validate: (request) => (record(request), allow()) })
@@ -152,7 +285,11 @@ describe('matchConditions through the test kit (match_conditions_test.go TestMat
         for (const [name, namespace] of tc.pods) {
           const result = await runAdmissionChain(pod(name, namespace), [webhook], { namespace, name });
           assert.equal(result.allowed, !tc.expectErrorPod, `pod ${namespace}/${name}: ${result.message}`);
-          if (tc.expectErrorPod) assert.match(result.message!, /failed evaluating match conditions: matchCondition "test1": no such key: nonExistentProperty/);
+          if (tc.expectErrorPod)
+            assert.match(
+              result.message!,
+              /failed evaluating match conditions: matchCondition "test1": no such key: nonExistentProperty/,
+            );
         }
         assert.deepEqual(calls, tc.matched);
       });
@@ -169,35 +306,81 @@ describe('checkMatchConditions (what the API server rejects)', () => {
     [
       'multiple valid match conditions',
       [
-        { name: 'exclude-leases', expression: "!(request.resource.group == 'coordination.k8s.io' && request.resource.resource == 'leases')" },
+        {
+          name: 'exclude-leases',
+          expression: "!(request.resource.group == 'coordination.k8s.io' && request.resource.resource == 'leases')",
+        },
         { name: 'exclude-kubelet-requests', expression: "!('system:nodes' in request.userInfo.groups)" },
-        { name: 'breakglass', expression: "!authorizer.group('admissionregistration.k8s.io').resource('validatingwebhookconfigurations').name('my-webhook.example.com').check('breakglass').allowed()" },
+        {
+          name: 'breakglass',
+          expression:
+            "!authorizer.group('admissionregistration.k8s.io').resource('validatingwebhookconfigurations').name('my-webhook.example.com').check('breakglass').allowed()",
+        },
       ],
       [],
     ],
-    ['invalid field should error', [{ name: 'old-object-is-null.kubernetes.io', expression: 'imnotafield == null' }], ['match-conditions-compile']],
-    ['missing expression should error', [{ name: 'old-object-is-null.kubernetes.io' }], ['match-conditions-expression']],
+    [
+      'invalid field should error',
+      [{ name: 'old-object-is-null.kubernetes.io', expression: 'imnotafield == null' }],
+      ['match-conditions-compile'],
+    ],
+    [
+      'missing expression should error',
+      [{ name: 'old-object-is-null.kubernetes.io' }],
+      ['match-conditions-expression'],
+    ],
     ['missing name should error', [{ expression: 'oldObject == null' }], ['match-conditions-name']],
     ['empty name should error', [{ name: '', expression: 'oldObject == null' }], ['match-conditions-name']],
-    ['empty expression should error', [{ name: 'test-empty-expression.kubernetes.io', expression: '' }], ['match-conditions-expression']],
+    [
+      'empty expression should error',
+      [{ name: 'test-empty-expression.kubernetes.io', expression: '' }],
+      ['match-conditions-expression'],
+    ],
     ['blank expression should error', [{ name: 'blank', expression: '  \n ' }], ['match-conditions-expression']],
-    ['duplicate name should error', [{ name: 'test1', expression: 'oldObject == null' }, { name: 'test1', expression: 'oldObject == null' }], ['match-conditions-duplicate']],
+    [
+      'duplicate name should error',
+      [
+        { name: 'test1', expression: 'oldObject == null' },
+        { name: 'test1', expression: 'oldObject == null' },
+      ],
+      ['match-conditions-duplicate'],
+    ],
     ['name must be qualified name', [{ name: ' test1', expression: 'oldObject == null' }], ['match-conditions-name']],
     ['less than 65 match conditions should pass', repeated(64), []],
     ['more than 64 match conditions should error', repeated(65), ['match-conditions-count']],
-    ['a non-boolean result should error', [{ name: 'name', expression: 'object.metadata.name' }], ['match-conditions-type']],
+    [
+      'a non-boolean result should error',
+      [{ name: 'name', expression: 'object.metadata.name' }],
+      ['match-conditions-type'],
+    ],
     ['a string result should error', [{ name: 'op', expression: 'request.operation' }], ['match-conditions-type']],
-    ['an unknown request field should error', [{ name: 'f', expression: "request.nope == ''" }], ['match-conditions-compile']],
-    ['a type error should error', [{ name: 'f', expression: "request.operation + 1 == ''" }], ['match-conditions-compile']],
+    [
+      'an unknown request field should error',
+      [{ name: 'f', expression: "request.nope == ''" }],
+      ['match-conditions-compile'],
+    ],
+    [
+      'a type error should error',
+      [{ name: 'f', expression: "request.operation + 1 == ''" }],
+      ['match-conditions-compile'],
+    ],
   ];
   for (const [name, conditions, rules] of cases) {
-    it(name, () => assert.deepEqual(checkMatchConditions(conditions).map((p) => p.rule), rules));
+    it(name, () =>
+      assert.deepEqual(
+        checkMatchConditions(conditions).map((p) => p.rule),
+        rules,
+      ),
+    );
   }
 
   it('a compile error names the expression and the position', () => {
     const [problem] = checkMatchConditions([{ name: 'broken', expression: "object.metadata.name == 'a' &&" }]);
     assert.equal(problem!.rule, 'match-conditions-compile');
-    assert.match(problem!.message, /^matchCondition "broken": "object\.metadata\.name == 'a' &&": compilation failed: ERROR: <input>:1:\d+: /);
+    assert.match(
+      problem!.message,
+      /^matchCondition "broken": "object\.metadata\.name == 'a' &&": compilation failed: ERROR: <input>:1:\d+: /,
+    );
     assert.match(problem!.message, /\n \| object\.metadata\.name == 'a' &&\n \| +\^$/);
   });
 
@@ -212,7 +395,10 @@ describe('checkMatchConditions (what the API server rejects)', () => {
   });
 
   it('rejects a matchConditions that is not a list', () => {
-    assert.deepEqual(checkMatchConditions({}).map((p) => p.rule), ['match-conditions-type']);
+    assert.deepEqual(
+      checkMatchConditions({}).map((p) => p.rule),
+      ['match-conditions-type'],
+    );
     assert.deepEqual(checkMatchConditions(undefined), []);
   });
 });
@@ -276,7 +462,9 @@ describe('the matchConditions CEL environment', () => {
     ["quantity('1').sub(quantity('3')).sign()", -1n],
     ["isQuantity('250Mi') && isQuantity('1e3') && !isQuantity('ten')", true],
   ];
-  const object = pod('web', 'default', { spec: { containers: [{ name: 'app', image: 'app:1' }], replicas: 3, ratio: 0.5 } });
+  const object = pod('web', 'default', {
+    spec: { containers: [{ name: 'app', image: 'app:1' }], replicas: 3, ratio: 0.5 },
+  });
   for (const [expression, expected] of cases) {
     it(expression, () => assert.deepEqual(run(expression, object), expected));
   }
@@ -287,14 +475,52 @@ describe('the matchConditions CEL environment', () => {
       asked.push(a);
       return a.verb === 'breakglass' ? { decision: 'Allow', reason: 'on call' } : { decision: 'Deny', reason: 'no' };
     };
-    assert.equal(run("authorizer.group('admissionregistration.k8s.io').resource('validatingwebhookconfigurations').name('w').check('breakglass').allowed()", undefined, authorize), true);
-    assert.deepEqual(asked[0], { user: { username: 'alice', uid: '', groups: ['dev', 'system:authenticated'], extra: {} }, verb: 'breakglass', group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', name: 'w' });
-    assert.equal(run("authorizer.group('').resource('pods').subresource('exec').namespace('default').check('create').reason()", undefined, authorize), 'no');
+    assert.equal(
+      run(
+        "authorizer.group('admissionregistration.k8s.io').resource('validatingwebhookconfigurations').name('w').check('breakglass').allowed()",
+        undefined,
+        authorize,
+      ),
+      true,
+    );
+    assert.deepEqual(asked[0], {
+      user: { username: 'alice', uid: '', groups: ['dev', 'system:authenticated'], extra: {} },
+      verb: 'breakglass',
+      group: 'admissionregistration.k8s.io',
+      resource: 'validatingwebhookconfigurations',
+      name: 'w',
+    });
+    assert.equal(
+      run(
+        "authorizer.group('').resource('pods').subresource('exec').namespace('default').check('create').reason()",
+        undefined,
+        authorize,
+      ),
+      'no',
+    );
     assert.equal(run("authorizer.path('/healthz').check('get').allowed()", undefined, authorize), false);
     assert.equal(asked.at(-1)!.path, '/healthz');
     assert.equal(run("authorizer.requestResource.check('breakglass').allowed()", undefined, authorize), true);
-    assert.deepEqual({ ...asked.at(-1), user: undefined }, { user: undefined, verb: 'breakglass', group: '', resource: 'pods', subresource: '', namespace: 'default', name: 'web' });
-    assert.equal(run("authorizer.serviceAccount('ci', 'deployer').group('').resource('pods').check('get').allowed()", undefined, authorize), false);
+    assert.deepEqual(
+      { ...asked.at(-1), user: undefined },
+      {
+        user: undefined,
+        verb: 'breakglass',
+        group: '',
+        resource: 'pods',
+        subresource: '',
+        namespace: 'default',
+        name: 'web',
+      },
+    );
+    assert.equal(
+      run(
+        "authorizer.serviceAccount('ci', 'deployer').group('').resource('pods').check('get').allowed()",
+        undefined,
+        authorize,
+      ),
+      false,
+    );
     assert.equal(asked.at(-1)!.user.username, 'system:serviceaccount:ci:deployer');
   });
 
@@ -303,7 +529,10 @@ describe('the matchConditions CEL environment', () => {
       throw new Error('webhook authorizer unreachable');
     };
     assert.equal(run("authorizer.path('/x').check('get').errored()", undefined, failing), true);
-    assert.equal(run("authorizer.path('/x').check('get').error()", undefined, failing), 'webhook authorizer unreachable');
+    assert.equal(
+      run("authorizer.path('/x').check('get').error()", undefined, failing),
+      'webhook authorizer unreachable',
+    );
     assert.equal(run("authorizer.path('/x').check('get').allowed()", undefined, failing), false);
   });
 
@@ -326,7 +555,11 @@ describe('the matchConditions CEL environment', () => {
   ];
   const mixed = pod('web', 'default', { mixed: [1, 'a'] });
   for (const [expression, error] of failures) {
-    it(`${expression} fails to evaluate`, () => assert.throws(() => run(expression, mixed), (err: { summary?: string; message: string }) => error.test(err.summary ?? err.message)));
+    it(`${expression} fails to evaluate`, () =>
+      assert.throws(
+        () => run(expression, mixed),
+        (err: { summary?: string; message: string }) => error.test(err.summary ?? err.message),
+      ));
   }
 
   it('typeCheck: false only parses (in-function enforcement)', () => {
@@ -349,7 +582,11 @@ describe('the matchConditions CEL environment', () => {
     assert.equal(createMatcher([named, checks]).usesAuthorizer, true);
     assert.equal(createMatcher([named]).usesAuthorizer, false);
     assert.equal(createMatcher([]).usesAuthorizer, false);
-    assert.equal(createMatcher([named, checks], 'Fail', { skipAuthorizer: true }).usesAuthorizer, false, 'left out, so never evaluated');
+    assert.equal(
+      createMatcher([named, checks], 'Fail', { skipAuthorizer: true }).usesAuthorizer,
+      false,
+      'left out, so never evaluated',
+    );
   });
 });
 
@@ -357,18 +594,22 @@ describe('regular expressions are RE2', () => {
   // Exponential for a backtracking engine: JavaScript's RegExp takes seconds on 29
   // characters and never finishes on thousands; RE2 answers in time linear in the input.
   const evil = "object.metadata.annotations['team'].matches('^([a-z0-9]+-?)+$')";
-  const annotated = (team: string) => pod('web', 'default', { metadata: { name: 'web', namespace: 'default', annotations: { team } } });
+  const annotated = (team: string) =>
+    pod('web', 'default', { metadata: { name: 'web', namespace: 'default', annotations: { team } } });
 
   it('a pattern that backtracks exponentially is answered on a short input', () => {
-    assert.equal(run(evil, annotated('a'.repeat(28) + '!')), false);
-    assert.equal(run(evil, annotated('a'.repeat(14) + '-b')), true);
+    assert.equal(run(evil, annotated(`${'a'.repeat(28)}!`)), false);
+    assert.equal(run(evil, annotated(`${'a'.repeat(14)}-b`)), true);
   });
 
   it('and on 10,000 characters', () => {
-    assert.equal(run(evil, annotated('a'.repeat(10_000) + '!')), false);
-    assert.equal(run(evil, annotated('ab-'.repeat(3_333) + 'c')), true);
+    assert.equal(run(evil, annotated(`${'a'.repeat(10_000)}!`)), false);
+    assert.equal(run(evil, annotated(`${'ab-'.repeat(3_333)}c`)), true);
     assert.equal(run("object.metadata.annotations['team'].find('(a+)+!')", annotated('a'.repeat(10_000))), '');
-    assert.equal(run("object.metadata.annotations['team'].findAll('(a|aa)+b').size()", annotated('a'.repeat(10_000) + 'b')), 1n);
+    assert.equal(
+      run("object.metadata.annotations['team'].findAll('(a|aa)+b').size()", annotated(`${'a'.repeat(10_000)}b`)),
+      1n,
+    );
   });
 
   const cases: Array<[string, unknown]> = [
@@ -390,7 +631,10 @@ describe('regular expressions are RE2', () => {
   }
 
   it('a pattern read from the request is compiled when evaluated, and RE2 refuses lookaround there too', () => {
-    assert.throws(() => run("'x'.matches(object.metadata.name + '(?!y)')"), /error parsing regexp: invalid or unsupported Perl syntax: `\(\?!`/);
+    assert.throws(
+      () => run("'x'.matches(object.metadata.name + '(?!y)')"),
+      /error parsing regexp: invalid or unsupported Perl syntax: `\(\?!`/,
+    );
     assert.throws(() => run("'x'.find(object.metadata.name + '(?<=y)')"), /error parsing regexp/);
   });
 
@@ -418,13 +662,19 @@ describe("the environment is the API server's for webhook matchConditions", () =
     ["b'{}'.json() == {}", /undeclared reference to 'json'/],
     ["b'a'.string() == 'a'", /undeclared reference to 'string'/],
     // Regex literals RE2 refuses are compile errors (cel.ValidateRegexLiterals, 1.29).
-    ["'a'.matches('(?=a)')", /invalid matches argument: error parsing regexp: invalid or unsupported Perl syntax: `\(\?=`/],
+    [
+      "'a'.matches('(?=a)')",
+      /invalid matches argument: error parsing regexp: invalid or unsupported Perl syntax: `\(\?=`/,
+    ],
     ["'a'.find('(?<=a)b') == ''", /invalid find argument: error parsing regexp/],
-    ["'aa'.findAll('(a)\\\\1').size() == 1", /invalid findAll argument: error parsing regexp: invalid escape sequence: `\\1`/],
+    [
+      "'aa'.findAll('(a)\\\\1').size() == 1",
+      /invalid findAll argument: error parsing regexp: invalid escape sequence: `\\1`/,
+    ],
     ["matches('a', '(')", /invalid matches argument: error parsing regexp: missing closing \)/],
     ["'a'.matches('^[a-z]+$')", 'bool'],
     ["'a'.matches__re2('a')", /undeclared reference to 'matches__re2'/],
-    ['1.matches(\'a\')', /found no matching overload for 'int.matches\(string\)'/],
+    ["1.matches('a')", /found no matching overload for 'int.matches\(string\)'/],
     // The URL library.
     ["url('https://example.com/x').getHost() == 'example.com'", 'bool'],
     ["isURL('/x') && url('/x').getQuery().size() == 0", 'bool'],
@@ -433,7 +683,8 @@ describe("the environment is the API server's for webhook matchConditions", () =
   for (const [expression, expected] of cases) {
     it(expression, () => {
       const compiled = compileExpression(expression);
-      if (typeof expected === 'string') assert.equal(isCompileError(compiled) ? compiled.message : compiled.type, expected);
+      if (typeof expected === 'string')
+        assert.equal(isCompileError(compiled) ? compiled.message : compiled.type, expected);
       else assert.match(isCompileError(compiled) ? compiled.message : `compiled to ${compiled.type}`, expected);
     });
   }
@@ -466,7 +717,10 @@ describe("the environment is the API server's for webhook matchConditions", () =
     ["url('https://example.com/path with spaces/').getEscapedPath()", '/path%20with%20spaces/'],
     ["url('https://example.com').getEscapedPath()", ''],
     ["url('https://example.com/path?k1=a&k2=b&k2=c').getQuery()", { k1: ['a'], k2: ['b', 'c'] }],
-    ["url('https://example.com/path?key with spaces=value with spaces').getQuery()", { 'key with spaces': ['value with spaces'] }],
+    [
+      "url('https://example.com/path?key with spaces=value with spaces').getQuery()",
+      { 'key with spaces': ['value with spaces'] },
+    ],
     ["url('https://example.com/path?').getQuery()", {}],
     ["url('https://example.com/path').getQuery()", {}],
     ["isURL('https://user:pass@example.com:80/path?query=val#fragment')", true],
@@ -474,14 +728,20 @@ describe("the environment is the API server's for webhook matchConditions", () =
     ["isURL('https://a:b:c/')", false],
     ["isURL('../relative-path')", false],
     ["isURL('')", false],
-    ["url('HTTPS://Example.com/a%2Fb').getScheme() + ' ' + url('HTTPS://Example.com/a%2Fb').getHost() + ' ' + url('HTTPS://Example.com/a%2Fb').getEscapedPath()", 'https Example.com /a%2Fb'],
+    [
+      "url('HTTPS://Example.com/a%2Fb').getScheme() + ' ' + url('HTTPS://Example.com/a%2Fb').getHost() + ' ' + url('HTTPS://Example.com/a%2Fb').getEscapedPath()",
+      'https Example.com /a%2Fb',
+    ],
   ];
   for (const [expression, expected] of urls) {
     it(expression, () => assert.deepEqual(run(expression), expected));
   }
 
   it('url() of what Go refuses is an evaluation error', () => {
-    assert.throws(() => run("url('https://a:b:c/').getHost()"), /URL parse error during conversion from string: parse "https:\/\/a:b:c\/": invalid port ":c" after host/);
+    assert.throws(
+      () => run("url('https://a:b:c/').getHost()"),
+      /URL parse error during conversion from string: parse "https:\/\/a:b:c\/": invalid port ":c" after host/,
+    );
     assert.throws(() => run("url('../relative-path').getHost()"), /invalid URI for request/);
   });
 });
@@ -529,40 +789,84 @@ describe('the cost limit', () => {
   it(`stops an expression past ${PER_CALL_COST_LIMIT} units: an evaluation error, by failurePolicy`, () => {
     const compiled = compileExpression(nested);
     assert.ok(!isCompileError(compiled));
-    assert.throws(() => compiled.run(variablesFor(review(2000).request)), /operation cancelled: actual cost limit exceeded/);
+    assert.throws(
+      () => compiled.run(variablesFor(review(2000).request)),
+      /operation cancelled: actual cost limit exceeded/,
+    );
     // Stopped at the first charge past the limit (at most one list append's worth beyond it).
-    assert.ok(compiled.lastCost > PER_CALL_COST_LIMIT && compiled.lastCost <= PER_CALL_COST_LIMIT + 12, `cost ${compiled.lastCost}`);
+    assert.ok(
+      compiled.lastCost > PER_CALL_COST_LIMIT && compiled.lastCost <= PER_CALL_COST_LIMIT + 12,
+      `cost ${compiled.lastCost}`,
+    );
     // 300 items are stopped too, as cel-go stops them; 200 stay under the limit.
     assert.throws(() => compiled.run(variablesFor(review(300).request)), /actual cost limit exceeded/);
     assert.equal(compiled.run(variablesFor(review(200).request)), true);
 
     const conditions = [{ name: 'quadratic', expression: nested }];
-    assert.deepEqual(createMatcher(conditions, 'Fail').evaluate(review(2000).request), { error: 'matchCondition "quadratic": operation cancelled: actual cost limit exceeded', name: 'quadratic' });
-    assert.deepEqual(createMatcher(conditions, 'Ignore').evaluate(review(2000).request), { matched: false, name: 'quadratic', error: 'matchCondition "quadratic": operation cancelled: actual cost limit exceeded' });
+    assert.deepEqual(createMatcher(conditions, 'Fail').evaluate(review(2000).request), {
+      error: 'matchCondition "quadratic": operation cancelled: actual cost limit exceeded',
+      name: 'quadratic',
+    });
+    assert.deepEqual(createMatcher(conditions, 'Ignore').evaluate(review(2000).request), {
+      matched: false,
+      name: 'quadratic',
+      error: 'matchCondition "quadratic": operation cancelled: actual cost limit exceeded',
+    });
     assert.deepEqual(createMatcher(conditions, 'Fail').evaluate(review(200).request), { matched: true });
   });
 
   it('an operator that absorbs errors does not absorb the stop', () => {
     assert.throws(() => run(`${nested} || true`, listOf(2000)), /actual cost limit exceeded/);
-    assert.throws(() => run(`object.items.exists(x, object.items.exists(y, x + y < 0)) || true`, listOf(2000)), /actual cost limit exceeded/);
+    assert.throws(
+      () => run(`object.items.exists(x, object.items.exists(y, x + y < 0)) || true`, listOf(2000)),
+      /actual cost limit exceeded/,
+    );
   });
 
   it(`all conditions of a webhook share ${MATCH_CONDITIONS_COST_BUDGET} units; past them the conditions fail as a whole`, () => {
     // 200 items: about 600,000 units each, under the per-call limit; five exceed the budget.
-    const heavy = (name: string, op: string) => ({ name, expression: `object.items.map(x, object.items.map(y, x + y)).size() ${op} 0` });
-    const conditions = [heavy('first-false', '<'), heavy('second', '>'), heavy('third', '>'), heavy('fourth', '>'), heavy('fifth', '>')];
+    const heavy = (name: string, op: string) => ({
+      name,
+      expression: `object.items.map(x, object.items.map(y, x + y)).size() ${op} 0`,
+    });
+    const conditions = [
+      heavy('first-false', '<'),
+      heavy('second', '>'),
+      heavy('third', '>'),
+      heavy('fourth', '>'),
+      heavy('fifth', '>'),
+    ];
     const message = 'validation failed due to running out of cost budget, no further validation rules will be run';
     assert.deepEqual(createMatcher(conditions, 'Fail').evaluate(review(200).request), { error: message, name: '' });
-    assert.deepEqual(createMatcher(conditions, 'Ignore').evaluate(review(200).request), { matched: false, name: '', error: message });
+    assert.deepEqual(createMatcher(conditions, 'Ignore').evaluate(review(200).request), {
+      matched: false,
+      name: '',
+      error: message,
+    });
     // Four stay within it: the false one skips the call.
-    assert.deepEqual(createMatcher(conditions.slice(0, 4), 'Fail').evaluate(review(200).request), { matched: false, name: 'first-false' });
+    assert.deepEqual(createMatcher(conditions.slice(0, 4), 'Fail').evaluate(review(200).request), {
+      matched: false,
+      name: 'first-false',
+    });
   });
 });
 
 describe('parseQuantity', () => {
   const cases: Array<[string, number | undefined]> = [
-    ['1', 1], ['500m', 0.5], ['1.5Gi', 1.5 * 2 ** 30], ['1e3', 1000], ['1E-3', 0.001], ['-2k', -2000], ['.5', 0.5], ['100n', 100 * 1e-9], ['3u', 3e-6],
-    ['', undefined], ['1.5.5', undefined], ['Gi', 0], ['1Gb', undefined], ['1e99', 1e96 * 1e3],
+    ['1', 1],
+    ['500m', 0.5],
+    ['1.5Gi', 1.5 * 2 ** 30],
+    ['1e3', 1000],
+    ['1E-3', 0.001],
+    ['-2k', -2000],
+    ['.5', 0.5],
+    ['100n', 100 * 1e-9],
+    ['3u', 3e-6],
+    ['', undefined],
+    ['1.5.5', undefined],
+    ['Gi', 0],
+    ['1Gb', undefined],
+    ['1e99', 1e96 * 1e3],
   ];
   for (const [text, value] of cases) {
     it(JSON.stringify(text), () => assert.equal(parseQuantity(text)?.asApproximateFloat(), value));
@@ -575,7 +879,12 @@ describe('the test kit evaluates matchConditions', () => {
     { name: 'has-app-label', expression: "has(object.metadata.labels) && 'app' in object.metadata.labels" },
   ];
   let calls = 0;
-  const webhook = defineValidatingWebhook({ name: 'labelled', rules: podRules, matchConditions: conditions, validate: () => (calls++, allow()) });
+  const webhook = defineValidatingWebhook({
+    name: 'labelled',
+    rules: podRules,
+    matchConditions: conditions,
+    validate: () => (calls++, allow()),
+  });
 
   it('skips the call when a condition is false, and says which', async () => {
     calls = 0;
@@ -596,30 +905,50 @@ describe('the test kit evaluates matchConditions', () => {
 
   it('calls the function regardless with matchConditions: false', async () => {
     calls = 0;
-    await invoke(webhook, admissionReview(pod('web', 'kube-system'), { namespace: 'kube-system' }), { matchConditions: false });
+    await invoke(webhook, admissionReview(pod('web', 'kube-system'), { namespace: 'kube-system' }), {
+      matchConditions: false,
+    });
     assert.equal(calls, 1);
   });
 
   it('rejects without calling when a condition fails under failurePolicy Fail', async () => {
     let called = false;
-    const strict = defineValidatingWebhook({ name: 'strict', rules: podRules, matchConditions: [{ name: 'label', expression: "object.metadata.labels['app'] == 'x'" }], validate: () => ((called = true), allow()) });
+    const strict = defineValidatingWebhook({
+      name: 'strict',
+      rules: podRules,
+      matchConditions: [{ name: 'label', expression: "object.metadata.labels['app'] == 'x'" }],
+      validate: () => ((called = true), allow()),
+    });
     const result = await invoke(strict, admissionReview(pod('web', 'default'), { namespace: 'default' }));
     assert.equal(result.allowed, false);
     assert.equal(result.status?.code, 500);
     assert.equal(result.matchConditionError, 'matchCondition "label": no such key: labels');
-    assert.equal(result.status?.message, 'Internal error occurred: failed calling webhook "strict.webhooks.kube-lambda.dev": failed evaluating match conditions: matchCondition "label": no such key: labels');
+    assert.equal(
+      result.status?.message,
+      'Internal error occurred: failed calling webhook "strict.webhooks.kube-lambda.dev": failed evaluating match conditions: matchCondition "label": no such key: labels',
+    );
     assert.equal(called, false);
   });
 
   it('skips when a condition fails under failurePolicy Ignore', async () => {
-    const lenient = defineMutatingWebhook({ name: 'lenient', rules: podRules, matchConditions: [{ name: 'label', expression: "object.metadata.labels['app'] == 'x'" }], mutate: () => assert.fail('called') });
+    const lenient = defineMutatingWebhook({
+      name: 'lenient',
+      rules: podRules,
+      matchConditions: [{ name: 'label', expression: "object.metadata.labels['app'] == 'x'" }],
+      mutate: () => assert.fail('called'),
+    });
     const result = await invoke(lenient, admissionReview(pod('web', 'default'), { namespace: 'default' }));
     assert.equal(result.allowed, true);
     assert.match(result.skipped!, /^skipped: matchCondition "label" failed to evaluate and failurePolicy is Ignore/);
   });
 
   it('a condition that does not compile fails every evaluation', async () => {
-    const broken = defineValidatingWebhook({ name: 'broken', rules: podRules, matchConditions: [{ name: 'bad', expression: 'object.metadata.name ==' }], validate: () => allow() });
+    const broken = defineValidatingWebhook({
+      name: 'broken',
+      rules: podRules,
+      matchConditions: [{ name: 'bad', expression: 'object.metadata.name ==' }],
+      validate: () => allow(),
+    });
     const result = await invoke(broken, admissionReview(pod('web', 'default'), { namespace: 'default' }));
     assert.equal(result.allowed, false);
     assert.match(result.matchConditionError!, /compilation failed/);
@@ -630,11 +959,16 @@ describe('the test kit evaluates matchConditions', () => {
     const breakglass = defineValidatingWebhook({
       name: 'breakglass',
       rules: podRules,
-      matchConditions: [{ name: 'breakglass', expression: "!authorizer.group('').resource('pods').check('breakglass').allowed()" }],
+      matchConditions: [
+        { name: 'breakglass', expression: "!authorizer.group('').resource('pods').check('breakglass').allowed()" },
+      ],
       validate: () => ((called = true), allow()),
     });
     const allowAll: Authorize = () => ({ decision: 'Allow' });
-    const skipped = await runAdmissionChain(pod('web', 'default'), [breakglass], { namespace: 'default', invoke: { authorize: allowAll } });
+    const skipped = await runAdmissionChain(pod('web', 'default'), [breakglass], {
+      namespace: 'default',
+      invoke: { authorize: allowAll },
+    });
     assert.equal(skipped.allowed, true);
     assert.equal(skipped.steps[0]!.result.skipped, 'skipped by matchCondition breakglass');
     assert.equal(called, false);

@@ -3,7 +3,16 @@ import { describe, it, mock } from 'node:test';
 import { GetParameterCommand, ParameterNotFound, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { allow, defineConversionWebhook, defineValidatingWebhook } from '../../lib/index.ts';
-import { checkPathSecret, parsePathSecrets, pathSecretOf, redactPath, AuthConfigError, PARAMETER_FAILURE_RETRY_MS, PATH_SECRET_MAX_AGE_MS, PATH_SECRET_REFRESH_ON_MISS_MS } from '../../lib/auth.ts';
+import {
+  checkPathSecret,
+  parsePathSecrets,
+  pathSecretOf,
+  redactPath,
+  AuthConfigError,
+  PARAMETER_FAILURE_RETRY_MS,
+  PATH_SECRET_MAX_AGE_MS,
+  PATH_SECRET_REFRESH_ON_MISS_MS,
+} from '../../lib/auth.ts';
 import type { EventSource } from '../../lib/gateway/sources.ts';
 import { createLogger } from '../../lib/log.ts';
 import { admissionReview, conversionReview, toEvent } from '../../lib/testing/index.ts';
@@ -28,11 +37,24 @@ interface CallOptions {
 /** One call through the handler; returns the status, body and every log line (raw and parsed). */
 async function call(o: CallOptions) {
   const raw: string[] = [];
-  const handler = (o.webhook ?? secured).withOptions({ env: o.env, logger: createLogger({ level: 'debug', sink: (l) => raw.push(l) }) });
-  const event = toEvent(o.body ?? review, { path: o.path, format: o.format ?? 'http', ...(o.base64 ? { base64: true } : {}) });
+  const handler = (o.webhook ?? secured).withOptions({
+    env: o.env,
+    logger: createLogger({ level: 'debug', sink: (l) => raw.push(l) }),
+  });
+  const event = toEvent(o.body ?? review, {
+    path: o.path,
+    format: o.format ?? 'http',
+    ...(o.base64 ? { base64: true } : {}),
+  });
   if (o.pathParameters) event.pathParameters = o.pathParameters;
   const result = await handler(event, lambdaContext());
-  return { status: result.statusCode, body: result.body, headers: result.headers, raw, lines: raw.map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return {
+    status: result.statusCode,
+    body: result.body,
+    headers: result.headers,
+    raw,
+    lines: raw.map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }
 
 const env = { KLW_PATH_SECRET: CURRENT };
@@ -47,7 +69,11 @@ describe('path-secret authentication', () => {
 
   it('reads the secret from the `secret` path parameter of an API Gateway route', async () => {
     assert.equal((await call({ path: '/pod-policy/ignored', env, pathParameters: { secret: CURRENT } })).status, 200);
-    assert.equal((await call({ path: `/pod-policy/${CURRENT}`, env, pathParameters: { secret: 'wrong-secret-wrong-secret' } })).status, 404);
+    assert.equal(
+      (await call({ path: `/pod-policy/${CURRENT}`, env, pathParameters: { secret: 'wrong-secret-wrong-secret' } }))
+        .status,
+      404,
+    );
   });
 
   for (const [name, path] of [
@@ -66,7 +92,8 @@ describe('path-secret authentication', () => {
       assert.ok(line, 'the refusal is logged');
       assert.equal(line.reason, 'missing or wrong path secret');
       assert.match(String(line.path), /^\/pod-policy(\/\*\*\*)?\/?$/);
-      for (const l of out.raw) assert.ok(!l.includes(CURRENT) && !l.includes(CURRENT.slice(0, 20)), `secret in log line ${l}`);
+      for (const l of out.raw)
+        assert.ok(!l.includes(CURRENT) && !l.includes(CURRENT.slice(0, 20)), `secret in log line ${l}`);
     });
   }
 
@@ -91,9 +118,16 @@ describe('path-secret authentication', () => {
       }
       assert.equal((await handlerCall('!!!not base64!!!', true)).statusCode, 404);
       assert.equal(parse.mock.callCount(), 0, 'JSON.parse never ran');
-      assert.equal(from.mock.calls.filter((c) => (c.arguments as unknown[])[1] === 'base64').length, 0, 'base64 was never decoded');
+      assert.equal(
+        from.mock.calls.filter((c) => (c.arguments as unknown[])[1] === 'base64').length,
+        0,
+        'base64 was never decoded',
+      );
       // The same bodies with the right secret do reach the body checks.
-      const right = await secured.withOptions({ env, logger: createLogger({ level: 'silent' }) })(toEvent('{ not json', { path: `/pod-policy/${CURRENT}` }), lambdaContext());
+      const right = await secured.withOptions({ env, logger: createLogger({ level: 'silent' }) })(
+        toEvent('{ not json', { path: `/pod-policy/${CURRENT}` }),
+        lambdaContext(),
+      );
       assert.equal(right.statusCode, 400);
       assert.ok(parse.mock.callCount() > 0);
     } finally {
@@ -103,11 +137,18 @@ describe('path-secret authentication', () => {
   });
 
   it('protects conversion webhooks the same way', async () => {
-    const conv = defineConversionWebhook({ name: 'crontab-conversion', crd: 'crontabs.example.com', convert: (o, d) => ({ ...o, apiVersion: d }) });
+    const conv = defineConversionWebhook({
+      name: 'crontab-conversion',
+      crd: 'crontabs.example.com',
+      convert: (o, d) => ({ ...o, apiVersion: d }),
+    });
     const body = conversionReview([], 'example.com/v1');
     assert.equal(conv.registration.auth, 'auto');
     assert.equal((await call({ webhook: conv, body, path: `/crontab-conversion/${CURRENT}`, env })).status, 200);
-    assert.equal((await call({ webhook: conv, body, path: '/crontab-conversion/nope-nope-nope-nope-nope', env })).status, 404);
+    assert.equal(
+      (await call({ webhook: conv, body, path: '/crontab-conversion/nope-nope-nope-nope-nope', env })).status,
+      404,
+    );
     assert.equal((await call({ webhook: conv, body, path: '/crontab-conversion', env })).status, 404);
   });
 
@@ -123,35 +164,61 @@ describe('path-secret authentication', () => {
     const out = await call({ path: '/pod-policy', env: lambdaEnv });
     assert.equal(out.status, 500);
     assert.deepEqual(JSON.parse(out.body), { error: 'webhook authentication is misconfigured' });
-    assert.match(String(out.lines.find((l) => l.level === 'error')?.msg), /no caller authentication is configured.*KLW_PATH_SECRET/);
+    assert.match(
+      String(out.lines.find((l) => l.level === 'error')?.msg),
+      /no caller authentication is configured.*KLW_PATH_SECRET/,
+    );
     const open = defineValidatingWebhook({ name: 'open', auth: 'none', rules: [], validate: () => allow() });
-    assert.equal((await call({ webhook: open, path: '/open', env: lambdaEnv })).status, 200, 'auth: none stays possible explicitly');
+    assert.equal(
+      (await call({ webhook: open, path: '/open', env: lambdaEnv })).status,
+      200,
+      'auth: none stays possible explicitly',
+    );
   });
 
   it('explicit path-secret without a secret, an empty one or a short one is a misconfiguration', async () => {
     const strict = defineValidatingWebhook({ name: 'strict', auth: 'path-secret', rules: [], validate: () => allow() });
-    for (const e of [{}, { KLW_PATH_SECRET: '' }, { KLW_PATH_SECRET: ' , ' }, { KLW_PATH_SECRET: 'short' }, { KLW_PATH_SECRET: `${CURRENT},${PREVIOUS},${CURRENT}` }, { KLW_PATH_SECRET: `${CURRENT}/x` }]) {
+    for (const e of [
+      {},
+      { KLW_PATH_SECRET: '' },
+      { KLW_PATH_SECRET: ' , ' },
+      { KLW_PATH_SECRET: 'short' },
+      { KLW_PATH_SECRET: `${CURRENT},${PREVIOUS},${CURRENT}` },
+      { KLW_PATH_SECRET: `${CURRENT}/x` },
+    ]) {
       const out = await call({ webhook: strict, path: `/strict/${CURRENT}`, env: e });
       assert.equal(out.status, 500, JSON.stringify(e));
       assert.ok(out.lines.some((l) => l.level === 'error' && /misconfigured/.test(String(l.msg))));
       for (const l of out.raw) assert.ok(!l.includes(CURRENT), 'secret in a log line');
     }
     // path-secret ignores a bearer token.
-    assert.equal((await call({ webhook: strict, path: `/strict/${CURRENT}`, env: { ...env, KLW_BEARER_TOKEN: 'tok' } })).status, 200);
+    assert.equal(
+      (await call({ webhook: strict, path: `/strict/${CURRENT}`, env: { ...env, KLW_BEARER_TOKEN: 'tok' } })).status,
+      200,
+    );
   });
 
   it('reads the secrets from SSM once per environment, and tries again after a failure', async () => {
     const ssm = mockClient(SSMClient);
     mock.timers.enable({ apis: ['Date'], now: 2_000_000 });
     try {
-      ssm.on(GetParameterCommand, { Name: '/klw/test/path-secret', WithDecryption: true }).resolvesOnce({ Parameter: { Value: `${CURRENT},${PREVIOUS}\n` } });
+      ssm
+        .on(GetParameterCommand, { Name: '/klw/test/path-secret', WithDecryption: true })
+        .resolvesOnce({ Parameter: { Value: `${CURRENT},${PREVIOUS}\n` } });
       const ssmEnv = { KLW_PATH_SECRET_SSM: '/klw/test/path-secret' };
-      for (const [path, status] of [[`/pod-policy/${CURRENT}`, 200], [`/pod-policy/${PREVIOUS}`, 200], ['/pod-policy/x', 404]] as const) {
+      for (const [path, status] of [
+        [`/pod-policy/${CURRENT}`, 200],
+        [`/pod-policy/${PREVIOUS}`, 200],
+        ['/pod-policy/x', 404],
+      ] as const) {
         assert.equal((await call({ path, env: ssmEnv })).status, status);
       }
       assert.equal(ssm.commandCalls(GetParameterCommand).length, 1, 'fetched once');
 
-      ssm.on(GetParameterCommand, { Name: '/klw/test/flaky-secret' }).rejectsOnce(new Error('throttled')).resolves({ Parameter: { Value: CURRENT } });
+      ssm
+        .on(GetParameterCommand, { Name: '/klw/test/flaky-secret' })
+        .rejectsOnce(new Error('throttled'))
+        .resolves({ Parameter: { Value: CURRENT } });
       const flaky = { KLW_PATH_SECRET_SSM: '/klw/test/flaky-secret' };
       const first = await call({ path: `/pod-policy/${CURRENT}`, env: flaky });
       assert.equal(first.status, 500);
@@ -178,7 +245,9 @@ describe('a missing or unreadable SSM parameter', () => {
     mock.timers.enable({ apis: ['Date'], now: 3_000_000 });
     try {
       const name = '/klw/test/missing-secret';
-      ssm.on(GetParameterCommand, { Name: name }).rejects(new ParameterNotFound({ message: 'Parameter not found', $metadata: {} }));
+      ssm
+        .on(GetParameterCommand, { Name: name })
+        .rejects(new ParameterNotFound({ message: 'Parameter not found', $metadata: {} }));
       const ssmEnv = { KLW_PATH_SECRET_SSM: name };
       for (let i = 0; i < 5; i++) {
         const out = await call({ path: `/pod-policy/${CURRENT}`, env: ssmEnv });
@@ -211,9 +280,15 @@ describe('a missing or unreadable SSM parameter', () => {
   it('counts a missing or wrong secret or token as Unauthenticated, and a configuration that cannot work as AuthMisconfigured', async () => {
     const wrongSecret = refusal(await call({ path: '/pod-policy/wrong-secret-wrong-secret-00', env }));
     assert.deepEqual(emfProblems(wrongSecret.raw), []);
-    assert.deepEqual([wrongSecret.line.status, wrongSecret.line.Unauthenticated, wrongSecret.line.AuthMisconfigured], [404, 1, 0]);
+    assert.deepEqual(
+      [wrongSecret.line.status, wrongSecret.line.Unauthenticated, wrongSecret.line.AuthMisconfigured],
+      [404, 1, 0],
+    );
     const wrongToken = refusal(await call({ path: '/pod-policy', env: { KLW_BEARER_TOKEN: 'tok' } }));
-    assert.deepEqual([wrongToken.line.status, wrongToken.line.Unauthenticated, wrongToken.line.AuthMisconfigured], [401, 1, 0]);
+    assert.deepEqual(
+      [wrongToken.line.status, wrongToken.line.Unauthenticated, wrongToken.line.AuthMisconfigured],
+      [401, 1, 0],
+    );
     const open = refusal(await call({ path: '/pod-policy', env: { AWS_LAMBDA_FUNCTION_NAME: 'svc-dev-pod-policy' } }));
     assert.deepEqual([open.line.status, open.line.Unauthenticated, open.line.AuthMisconfigured], [500, 0, 1]);
     const off = refusal(await call({ path: '/pod-policy/x', env: { ...env, KLW_METRICS_NAMESPACE: 'off' } }));
@@ -289,8 +364,16 @@ describe('path-secret helpers', () => {
   it('redacts a secret before the function segment too (a function URL called as /<secret>/<name>)', () => {
     assert.equal(redactPath(`/${CURRENT}/pod-policy`, 'pod-policy'), '/***/pod-policy');
     assert.equal(redactPath(`/${CURRENT}/prod/pod-policy/${PREVIOUS}`, 'pod-policy'), '/***/prod/pod-policy/***');
-    assert.equal(redactPath(`/prod/${CURRENT}x/pod-policy`, 'pod-policy'), '/prod/***/pod-policy', 'any segment of 22 characters or more, URL-safe or not');
-    assert.equal(redactPath('/stage-name/pod-policy', 'pod-policy'), '/stage-name/pod-policy', 'a stage or prefix stays readable');
+    assert.equal(
+      redactPath(`/prod/${CURRENT}x/pod-policy`, 'pod-policy'),
+      '/prod/***/pod-policy',
+      'any segment of 22 characters or more, URL-safe or not',
+    );
+    assert.equal(
+      redactPath('/stage-name/pod-policy', 'pod-policy'),
+      '/stage-name/pod-policy',
+      'a stage or prefix stays readable',
+    );
   });
 
   it('never logs a secret that precedes the function segment', async () => {

@@ -42,7 +42,10 @@ type Operation = { op: string; path: string; value?: unknown };
 
 function applyAsApiServer(document: unknown, operations: Operation[]): unknown {
   for (const { op, path, value } of operations) {
-    const tokens = path.split('/').slice(1).map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const tokens = path
+      .split('/')
+      .slice(1)
+      .map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
     const last = tokens.pop()!;
     let parent = document as Record<string, unknown>;
     for (const t of tokens) {

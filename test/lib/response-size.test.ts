@@ -13,11 +13,20 @@ const ESCAPING = '"\\\n';
 /** About `bytes` characters of text made of characters that JSON escapes. */
 const escaping = (bytes: number) => ESCAPING.repeat(Math.ceil(bytes / ESCAPING.length));
 
-const widget = (): KubeObject => ({ apiVersion: 'example.com/v1beta1', kind: 'Widget', metadata: { name: 'w', namespace: 'default', uid: 'u1' } });
+const widget = (): KubeObject => ({
+  apiVersion: 'example.com/v1beta1',
+  kind: 'Widget',
+  metadata: { name: 'w', namespace: 'default', uid: 'u1' },
+});
 
 describe('the size of what Lambda returns', () => {
   it('counts the whole serialized result, the body escaped inside it', () => {
-    const result = { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ s: escaping(1000) }), isBase64Encoded: false };
+    const result = {
+      statusCode: 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ s: escaping(1000) }),
+      isBase64Encoded: false,
+    };
     assert.equal(resultBytes(result, 100), Buffer.byteLength(JSON.stringify(result)));
     assert.ok(resultBytes(result, 100) > Buffer.byteLength(result.body) * 1.5);
     // Far below the limit nothing is counted.
@@ -38,7 +47,10 @@ describe('the size of what Lambda returns', () => {
     assert.ok(Buffer.byteLength(successBody) > 4_200_000 && Buffer.byteLength(successBody) < MAX_BODY_BYTES);
     const response = JSON.parse(raw.body).response;
     assert.equal(response.result.status, 'Failed');
-    assert.match(response.result.message, /converted objects \(\d+ bytes as Lambda returns them\) are larger than Lambda can return/);
+    assert.match(
+      response.result.message,
+      /converted objects \(\d+ bytes as Lambda returns them\) are larger than Lambda can return/,
+    );
     assert.equal(lines.find((l) => l.msg === 'review')?.result, 'Failed');
   });
 
@@ -46,7 +58,10 @@ describe('the size of what Lambda returns', () => {
     const w = defineValidatingWebhook({ name: 'long-denial', rules: [], validate: () => deny(escaping(2_150_000)) });
     const { logger } = captureLogger();
     const handler = w.withOptions({ logger });
-    const result = await handler(eventWith('http', admissionReview(widget())), { awsRequestId: 'r', getRemainingTimeInMillis: () => 30_000 });
+    const result = await handler(eventWith('http', admissionReview(widget())), {
+      awsRequestId: 'r',
+      getRemainingTimeInMillis: () => 30_000,
+    });
     assert.ok(Buffer.byteLength(JSON.stringify(result)) <= MAX_BODY_BYTES);
     const response = JSON.parse(result.body).response;
     assert.equal(response.allowed, false);
@@ -55,7 +70,11 @@ describe('the size of what Lambda returns', () => {
   });
 
   it('returns a result of just under 6 MB as it is', async () => {
-    const w = defineValidatingWebhook({ name: 'plain-denial', rules: [], validate: () => deny('x'.repeat(MAX_BODY_BYTES - 2000)) });
+    const w = defineValidatingWebhook({
+      name: 'plain-denial',
+      rules: [],
+      validate: () => deny('x'.repeat(MAX_BODY_BYTES - 2000)),
+    });
     const raw = await invokeRaw(w, admissionReview(widget()));
     const response = JSON.parse(raw.body).response;
     assert.equal(response.status.message.length, MAX_BODY_BYTES - 2000);

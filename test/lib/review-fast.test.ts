@@ -5,7 +5,8 @@ import fc from 'fast-check';
 import { readAdmissionReviewFast, readConversionReviewFast } from '../../lib/review/fast.ts';
 import { AdmissionReviewSchema, ConversionReviewSchema } from '../../lib/review/schemas.ts';
 
-const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../events/reviews/${name}`, import.meta.url), 'utf8'));
+const fixture = (name: string) =>
+  JSON.parse(readFileSync(new URL(`../events/reviews/${name}`, import.meta.url), 'utf8'));
 
 /** Member names at every level, in order: deepEqual does not compare the order of keys. */
 function shape(v: unknown): unknown {
@@ -14,7 +15,11 @@ function shape(v: unknown): unknown {
   return Object.keys(v).map((k) => [k, shape((v as Record<string, unknown>)[k])]);
 }
 
-function sameAsZod(schema: { safeParse(v: unknown): { success: boolean; data?: unknown } }, fast: (b: Record<string, unknown>) => unknown, body: Record<string, unknown>): unknown {
+function sameAsZod(
+  schema: { safeParse(v: unknown): { success: boolean; data?: unknown } },
+  fast: (b: Record<string, unknown>) => unknown,
+  body: Record<string, unknown>,
+): unknown {
   const zod = schema.safeParse(body);
   const mine = fast(body);
   if (!zod.success) {
@@ -60,7 +65,9 @@ describe('fast review readers', () => {
     for (const change of variants) {
       const body = structuredClone(base);
       change(body.request);
-      const got = sameAsZod(AdmissionReviewSchema, readAdmissionReviewFast, body) as { request: { object?: unknown } } | undefined;
+      const got = sameAsZod(AdmissionReviewSchema, readAdmissionReviewFast, body) as
+        | { request: { object?: unknown } }
+        | undefined;
       if (got) {
         read++;
         assert.equal(got.request.object, body.request.object, 'embedded objects are the request’s own');
@@ -68,7 +75,8 @@ describe('fast review readers', () => {
     }
     // Every valid variant: all but the ten invalid ones and the `extra` with an array for prototype, which zod refuses.
     assert.equal(read, variants.length - 11);
-    for (const name of ['admission-v1.json', 'admission-v1beta1.json']) assert.ok(sameAsZod(AdmissionReviewSchema, readAdmissionReviewFast, fixture(name)));
+    for (const name of ['admission-v1.json', 'admission-v1beta1.json'])
+      assert.ok(sameAsZod(AdmissionReviewSchema, readAdmissionReviewFast, fixture(name)));
   });
 
   it('read conversion reviews exactly as the zod schema does', () => {
@@ -79,7 +87,8 @@ describe('fast review readers', () => {
       (r) => (r.objects = []),
       (r) => (r.desiredAPIVersion = 'v1'),
       (r) => r.objects.push({ apiVersion: 'a/v1', kind: 'K' }),
-      (r) => r.objects.push({ apiVersion: 'a/v1', kind: 'K', metadata: { name: 'n', uid: 'u', namespace: 'd', other: 1 } }),
+      (r) =>
+        r.objects.push({ apiVersion: 'a/v1', kind: 'K', metadata: { name: 'n', uid: 'u', namespace: 'd', other: 1 } }),
       (r) => (r.desiredAPIVersion = 'a/b/c'),
       (r) => r.objects.push({ apiVersion: '', kind: 'K' }),
       (r) => r.objects.push({ apiVersion: 'a/v1', kind: 'K', metadata: { name: 1 } }),
@@ -90,7 +99,9 @@ describe('fast review readers', () => {
     for (const change of variants) {
       const body = structuredClone(base);
       change(body.request);
-      const got = sameAsZod(ConversionReviewSchema, readConversionReviewFast, body) as { request: { objects: unknown[] } } | undefined;
+      const got = sameAsZod(ConversionReviewSchema, readConversionReviewFast, body) as
+        | { request: { objects: unknown[] } }
+        | undefined;
       if (got) {
         read++;
         got.request.objects.forEach((o, i) => assert.equal(o, body.request.objects[i]));
@@ -112,23 +123,48 @@ describe('fast review readers', () => {
     fc.record({ group: fc.string(), version: fc.string(), resource: fc.string() }),
     fc.constantFrom('CREATE', 'UPDATE', 'DELETE', 'CONNECT', 'PATCH', ''),
   );
-  const requestKeys = ['uid', 'kind', 'resource', 'subResource', 'requestKind', 'requestResource', 'requestSubResource', 'name', 'namespace', 'operation', 'userInfo', 'object', 'oldObject', 'dryRun', 'options', 'extra'];
+  const requestKeys = [
+    'uid',
+    'kind',
+    'resource',
+    'subResource',
+    'requestKind',
+    'requestResource',
+    'requestSubResource',
+    'name',
+    'namespace',
+    'operation',
+    'userInfo',
+    'object',
+    'oldObject',
+    'dryRun',
+    'options',
+    'extra',
+  ];
   const userInfoKeys = ['username', 'uid', 'groups', 'extra', 'other'];
 
   it('agree with zod on admission reviews with random fields (property)', () => {
     const base = fixture('pod-create-v1.json');
     let read = 0;
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.constantFrom(...requestKeys, ...userInfoKeys.map((k) => `userInfo.${k}`)), anyJson, fc.boolean()), { maxLength: 4 }), (changes) => {
-        const body = structuredClone(base);
-        for (const [key, value, remove] of changes) {
-          const [target, field] = key.startsWith('userInfo.') ? [body.request.userInfo, key.slice(9)] : [body.request, key];
-          if (typeof target !== 'object' || target === null) continue;
-          if (remove) delete target[field];
-          else target[field] = value;
-        }
-        if (sameAsZod(AdmissionReviewSchema, readAdmissionReviewFast, body) !== undefined) read++;
-      }),
+      fc.property(
+        fc.array(
+          fc.tuple(fc.constantFrom(...requestKeys, ...userInfoKeys.map((k) => `userInfo.${k}`)), anyJson, fc.boolean()),
+          { maxLength: 4 },
+        ),
+        (changes) => {
+          const body = structuredClone(base);
+          for (const [key, value, remove] of changes) {
+            const [target, field] = key.startsWith('userInfo.')
+              ? [body.request.userInfo, key.slice(9)]
+              : [body.request, key];
+            if (typeof target !== 'object' || target === null) continue;
+            if (remove) delete target[field];
+            else target[field] = value;
+          }
+          if (sameAsZod(AdmissionReviewSchema, readAdmissionReviewFast, body) !== undefined) read++;
+        },
+      ),
       { numRuns: 3000 },
     );
     assert.ok(read > 300, `the fast reader read ${read} of 3000`);
@@ -137,17 +173,33 @@ describe('fast review readers', () => {
   it('agree with zod on conversion reviews with random fields and objects (property)', () => {
     const base = fixture('conversion-v1.json');
     let read = 0;
-    const object = fc.oneof(anyJson, fc.record({ apiVersion: fc.oneof(fc.string(), fc.constant('example.com/v1')), kind: fc.string(), metadata: fc.oneof(anyJson, fc.record({ name: anyJson, namespace: anyJson, uid: anyJson })) }, { requiredKeys: [] }));
+    const object = fc.oneof(
+      anyJson,
+      fc.record(
+        {
+          apiVersion: fc.oneof(fc.string(), fc.constant('example.com/v1')),
+          kind: fc.string(),
+          metadata: fc.oneof(anyJson, fc.record({ name: anyJson, namespace: anyJson, uid: anyJson })),
+        },
+        { requiredKeys: [] },
+      ),
+    );
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.constantFrom('uid', 'desiredAPIVersion', 'objects', 'extra'), anyJson, fc.boolean()), { maxLength: 3 }), fc.array(object, { maxLength: 3 }), (changes, objects) => {
-        const body = structuredClone(base);
-        body.request.objects.push(...objects);
-        for (const [key, value, remove] of changes) {
-          if (remove) delete body.request[key];
-          else body.request[key] = value;
-        }
-        if (sameAsZod(ConversionReviewSchema, readConversionReviewFast, body) !== undefined) read++;
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom('uid', 'desiredAPIVersion', 'objects', 'extra'), anyJson, fc.boolean()), {
+          maxLength: 3,
+        }),
+        fc.array(object, { maxLength: 3 }),
+        (changes, objects) => {
+          const body = structuredClone(base);
+          body.request.objects.push(...objects);
+          for (const [key, value, remove] of changes) {
+            if (remove) delete body.request[key];
+            else body.request[key] = value;
+          }
+          if (sameAsZod(ConversionReviewSchema, readConversionReviewFast, body) !== undefined) read++;
+        },
+      ),
       { numRuns: 3000 },
     );
     assert.ok(read > 300, `the fast reader read ${read} of 3000`);

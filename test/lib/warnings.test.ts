@@ -62,7 +62,9 @@ function untaggedPod(count: number): Pod {
 describe('warnings on a pod with 150,000 containers', () => {
   // About 5 MB of review, under Lambda's 6 MB; past V8's limit on the arguments of one call.
   const pod = untaggedPod(150_000);
-  const everyWarning = pod.spec!.containers!.map((c) => `container "${c.name}" uses image "nginx" without a tag; pin a version`);
+  const everyWarning = pod.spec!.containers!.map(
+    (c) => `container "${c.name}" uses image "nginx" without a tag; pin a version`,
+  );
   const expected = recordWarnings(everyWarning, WARNINGS_TOTAL_LIMIT, WARNING_ITEM_LIMIT);
 
   // Each container is warned about through ctx.warn, and the decision carries them all too.
@@ -94,7 +96,10 @@ describe('warnings on a pod with 150,000 containers', () => {
       assert.deepEqual(result.warnings, expected);
       assert.ok(result.warnings.length > 0);
       // The deadline path was not taken: no failure logged, the review line says allowed.
-      assert.deepEqual(lines.filter((l) => l.level === 'error'), []);
+      assert.deepEqual(
+        lines.filter((l) => l.level === 'error'),
+        [],
+      );
       const line = lines.find((l) => l.msg === 'review')!;
       assert.equal(line.decision, 'allowed');
       assert.equal(line.TimedOut, 0);
@@ -111,16 +116,31 @@ describe('warnings on a pod with 150,000 containers', () => {
     });
     const review = admissionReview(pod);
     // A clock that stands still, as above: 150,000 warnings take what they take.
-    const result = readAnswer('validating', review, await invokeRaw(webhook, review, { handlerOptions: { logger: captureLogger().logger, clock: () => 0 } }));
+    const result = readAnswer(
+      'validating',
+      review,
+      await invokeRaw(webhook, review, { handlerOptions: { logger: captureLogger().logger, clock: () => 0 } }),
+    );
     assert.equal(result.allowed, true);
     const first = wouldDenyWarning(webhook.registration.webhookName, 'too many untagged images');
-    assert.deepEqual(result.warnings, recordWarnings([first, ...everyWarning], WARNINGS_TOTAL_LIMIT, WARNING_ITEM_LIMIT));
+    assert.deepEqual(
+      result.warnings,
+      recordWarnings([first, ...everyWarning], WARNINGS_TOTAL_LIMIT, WARNING_ITEM_LIMIT),
+    );
   });
 
   it('takes a list of any length in allow, patched and withWarnings', () => {
     const kept = recordWarnings(everyWarning, WARNINGS_TOTAL_LIMIT, WARNING_ITEM_LIMIT);
-    for (const decision of [allow(everyWarning), patched([], everyWarning), deny('no').withWarnings(everyWarning), allow('first', everyWarning, 'last')]) {
-      assert.deepEqual(sanitizeWarnings(decision.warnings).filter((w) => w !== 'first'), kept);
+    for (const decision of [
+      allow(everyWarning),
+      patched([], everyWarning),
+      deny('no').withWarnings(everyWarning),
+      allow('first', everyWarning, 'last'),
+    ]) {
+      assert.deepEqual(
+        sanitizeWarnings(decision.warnings).filter((w) => w !== 'first'),
+        kept,
+      );
       assert.ok(decision.warnings.length < 200, `${decision.warnings.length} warnings kept`);
     }
   });
@@ -128,7 +148,22 @@ describe('warnings on a pod with 150,000 containers', () => {
 
 describe('WarningList', () => {
   const text = fc.oneof(
-    fc.constantFrom('', 'a', 'bb', 'ccc', 'aaaaaaaaaa', 'Iñtërnâtiô', 'x\ny', '\u0085', '😀😀😀', '\ud800z', '\udc00z', ' ', 'aaaaaaaa\n', 'bbbbbbbbbbbb\u0000'),
+    fc.constantFrom(
+      '',
+      'a',
+      'bb',
+      'ccc',
+      'aaaaaaaaaa',
+      'Iñtërnâtiô',
+      'x\ny',
+      '\u0085',
+      '😀😀😀',
+      '\ud800z',
+      '\udc00z',
+      ' ',
+      'aaaaaaaa\n',
+      'bbbbbbbbbbbb\u0000',
+    ),
     fc.string({ maxLength: 12, unit: 'binary' }),
   );
 
@@ -143,7 +178,10 @@ describe('WarningList', () => {
         (before, list, after, total, item) => {
           const kept = new WarningList(total, item);
           kept.addAll(list);
-          assert.deepEqual(recordWarnings([...before, ...kept.items, ...after], total, item), recordWarnings([...before, ...list, ...after], total, item));
+          assert.deepEqual(
+            recordWarnings([...before, ...kept.items, ...after], total, item),
+            recordWarnings([...before, ...list, ...after], total, item),
+          );
         },
       ),
       { numRuns: 3000 },
@@ -158,20 +196,41 @@ describe('WarningList', () => {
     const decision = allow(endless());
     assert.equal(decision.warnings.length, asked);
     assert.ok(asked < 100, `asked for ${asked} warnings`);
-    assert.deepEqual(sanitizeWarnings(decision.warnings).length, sanitizeWarnings(decision.warnings.concat(['one more'])).length);
+    assert.deepEqual(
+      sanitizeWarnings(decision.warnings).length,
+      sanitizeWarnings(decision.warnings.concat(['one more'])).length,
+    );
   });
 });
 
 describe('sanitizeWarnings is the API server warning recorder', () => {
   it('matches the recorder on random warnings (small limits, as its own test sets them)', () => {
     const text = fc.oneof(
-      fc.constantFrom('', 'a', 'bb', 'ccc', 'aaaaaaaaaa', 'Iñtërnâtiô', 'x\ny', '\u0085', '😀😀😀', '\ud800z', '\udc00z', ' '),
+      fc.constantFrom(
+        '',
+        'a',
+        'bb',
+        'ccc',
+        'aaaaaaaaaa',
+        'Iñtërnâtiô',
+        'x\ny',
+        '\u0085',
+        '😀😀😀',
+        '\ud800z',
+        '\udc00z',
+        ' ',
+      ),
       fc.string({ maxLength: 12, unit: 'binary' }),
     );
     fc.assert(
-      fc.property(fc.array(text, { maxLength: 20 }), fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 8 }), (warnings, total, item) => {
-        assert.deepEqual(recordWarnings(warnings, total, item), referenceRecorder(warnings, total, item));
-      }),
+      fc.property(
+        fc.array(text, { maxLength: 20 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 1, max: 8 }),
+        (warnings, total, item) => {
+          assert.deepEqual(recordWarnings(warnings, total, item), referenceRecorder(warnings, total, item));
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -180,11 +239,14 @@ describe('sanitizeWarnings is the API server warning recorder', () => {
     const text = fc.oneof(
       fc.string({ minLength: 1, maxLength: 600, unit: 'grapheme' }),
       fc.string({ maxLength: 40, unit: 'binary' }),
-      fc.constantFrom('same', 'same', 'x'.repeat(300), 'y'.repeat(300) + '\n'),
+      fc.constantFrom('same', 'same', 'x'.repeat(300), `${'y'.repeat(300)}\n`),
     );
     fc.assert(
       fc.property(fc.array(text, { maxLength: 60 }), (warnings) => {
-        assert.deepEqual(sanitizeWarnings(warnings), referenceRecorder(warnings, WARNINGS_TOTAL_LIMIT, WARNING_ITEM_LIMIT));
+        assert.deepEqual(
+          sanitizeWarnings(warnings),
+          referenceRecorder(warnings, WARNINGS_TOTAL_LIMIT, WARNING_ITEM_LIMIT),
+        );
       }),
       { numRuns: 300 },
     );
@@ -209,7 +271,7 @@ describe('sanitizeWarnings is the API server warning recorder', () => {
   });
 
   it('keeps a long warning whose control character lies past the cut once truncating', () => {
-    const late = 'z'.repeat(300) + '\n';
+    const late = `${'z'.repeat(300)}\n`;
     // Before truncation the whole text is checked (dropped); replayed cut to 256, it is valid.
     assert.deepEqual(sanitizeWarnings([late, 'w'.repeat(4097)]), ['z'.repeat(256), 'w'.repeat(256)]);
   });
@@ -234,7 +296,10 @@ describe('sanitizeWarnings is the API server warning recorder', () => {
 
 describe('withDeadline', () => {
   it('refuses an answer that comes after the deadline even when it came synchronously', async () => {
-    await assert.rejects(withDeadline(() => 'late', 10, performance.now() - 20), DeadlineExceeded);
+    await assert.rejects(
+      withDeadline(() => 'late', 10, performance.now() - 20),
+      DeadlineExceeded,
+    );
   });
 
   it('counts the time since the given start', async () => {
@@ -245,7 +310,10 @@ describe('withDeadline', () => {
     let time = 0;
     const clock = () => time;
     assert.equal(await withDeadline(() => ((time += 10), 'on time'), 10, 0, clock), 'on time');
-    await assert.rejects(withDeadline(() => ((time += 11), 'late'), 10, 10, clock), DeadlineExceeded);
+    await assert.rejects(
+      withDeadline(() => ((time += 11), 'late'), 10, 10, clock),
+      DeadlineExceeded,
+    );
   });
 });
 
@@ -271,7 +339,10 @@ describe('withWarnings one call at a time', () => {
   const many = Array.from({ length: 32_000 }, (_, i) => String(i % 10));
   const distinct = Array.from({ length: 32_000 }, (_, i) => i.toString(36));
 
-  for (const [label, warnings] of [['distinct', distinct], ['mostly repeated', many]] as const) {
+  for (const [label, warnings] of [
+    ['distinct', distinct],
+    ['mostly repeated', many],
+  ] as const) {
     it(`costs what adding them as one list costs (32,000 ${label} warnings)`, () => {
       let asList: readonly string[] = [];
       const listAdds = addsDuring(() => (asList = allow(warnings).warnings));
@@ -308,22 +379,19 @@ describe('withWarnings one call at a time', () => {
   it('gives, along any tree of calls, what one list of the same warnings gives', () => {
     const text = fc.oneof(fc.constantFrom('', 'a', 'bb', 'x\ny', '😀', '\ud800z'), fc.string({ maxLength: 6 }));
     fc.assert(
-      fc.property(
-        fc.array(fc.tuple(fc.nat(), fc.array(text, { maxLength: 4 })), { maxLength: 30 }),
-        (steps) => {
-          // Each step picks an earlier decision (by index) and adds a list to it.
-          const made: Array<{ decision: Decision; given: string[] }> = [{ decision: deny('no'), given: [] }];
-          for (const [pick, list] of steps) {
-            const from = made[pick % made.length]!;
-            made.push({ decision: from.decision.withWarnings(list), given: [...from.given, ...list] });
-          }
-          for (const { decision, given } of made) {
-            const expected = new WarningList();
-            expected.addAll(given);
-            assert.deepEqual(decision.warnings, expected.items);
-          }
-        },
-      ),
+      fc.property(fc.array(fc.tuple(fc.nat(), fc.array(text, { maxLength: 4 })), { maxLength: 30 }), (steps) => {
+        // Each step picks an earlier decision (by index) and adds a list to it.
+        const made: Array<{ decision: Decision; given: string[] }> = [{ decision: deny('no'), given: [] }];
+        for (const [pick, list] of steps) {
+          const from = made[pick % made.length]!;
+          made.push({ decision: from.decision.withWarnings(list), given: [...from.given, ...list] });
+        }
+        for (const { decision, given } of made) {
+          const expected = new WarningList();
+          expected.addAll(given);
+          assert.deepEqual(decision.warnings, expected.items);
+        }
+      }),
       { numRuns: 500 },
     );
   });

@@ -82,7 +82,7 @@ export class IpAddr {
     const groups = Array.from({ length: 8 }, (_, i) => (this.bytes[2 * i]! << 8) | this.bytes[2 * i + 1]!);
     let bestStart = -1;
     let bestLength = 1;
-    for (let i = 0; i < 8;) {
+    for (let i = 0; i < 8; ) {
       if (groups[i] !== 0) {
         i++;
         continue;

@@ -110,7 +110,16 @@ function scientific(x: number): string {
 }
 
 const SUPERSCRIPT_DIGITS = [
-  '\u2070', '\u00b9', '\u00b2', '\u00b3', '\u2074', '\u2075', '\u2076', '\u2077', '\u2078', '\u2079',
+  '\u2070',
+  '\u00b9',
+  '\u00b2',
+  '\u00b3',
+  '\u2074',
+  '\u2075',
+  '\u2076',
+  '\u2077',
+  '\u2078',
+  '\u2079',
 ];
 
 /** x/text's en-US number printing: the integer part grouped by thousands. */

@@ -237,9 +237,9 @@ export function join(list: readonly string[], sep = ''): string {
 export function quote(s: string): string {
   const out: string[] = ['"'];
   for (const c of s) {
-    const escape = SHORT_ESCAPES[c];
+    const short = SHORT_ESCAPES[c];
     const cp = c.codePointAt(0)!;
-    out.push(escape ?? (cp >= 0xd800 && cp <= 0xdfff ? '\ufffd' : c));
+    out.push(short ?? (cp >= 0xd800 && cp <= 0xdfff ? '\ufffd' : c));
   }
   out.push('"');
   return out.join('');
