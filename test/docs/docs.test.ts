@@ -66,6 +66,8 @@ const work = mkdtempSync(join(root, '.klw-test-docs-'));
 const files = new Map<string, Block>();
 /** Each function's block; the same function shown on two pages must be the same code. */
 const functionBlocks = new Map<string, Block>();
+/** A function shown again, after its first block: the pair (first, again). */
+const repeated: Array<[Block, Block]> = [];
 let lambda: RunningLambda | undefined;
 
 function run(args: string[], cwd = root): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -89,7 +91,7 @@ before(() => {
       assert.ok(name, `${where(block)}: a function block names its function`);
       const first = functionBlocks.get(name);
       if (first) {
-        assert.equal(block.code, first.code, `${where(block)}: function ${name} differs from ${where(first)}`);
+        repeated.push([first, block]);
         continue;
       }
       functionBlocks.set(name, block);
@@ -127,6 +129,12 @@ describe('docs: TypeScript examples', () => {
     assert.equal(skipped.length, NO_CHECK_BLOCKS, `blocks marked no-check: ${skipped.join(', ') || 'none'}`);
     const readme = blocks.filter((b) => b.doc === 'README.md' && isFunction(b)).map(nameOf);
     assert.equal(readme.length, 3, 'the README shows one function of each kind');
+  });
+
+  it('a function shown on two pages is the same code on both', () => {
+    assert.ok(repeated.length >= 3, 'the README shows functions of docs/writing.md');
+    for (const [first, again] of repeated)
+      assert.equal(again.code, first.code, `${where(again)}: function ${nameOf(again)} differs from ${where(first)}`);
   });
 
   it('type-check', async () => {
