@@ -41,6 +41,18 @@ const never = new ManualTimer().timer;
 /** Blocks marked ```ts no-check: examples that show a shape, not code that compiles. Raise it deliberately. */
 const NO_CHECK_BLOCKS = 0;
 
+/** Options of other tools the text names: tsc, kube-apiserver, npm run bench, node, serverless, cloudflared. */
+const OTHER_TOOLS_OPTIONS = new Set([
+  '--noEmit',
+  '--admission-control-config-file',
+  '--quick',
+  '--import',
+  '--test',
+  '--enable-source-maps',
+  '--param',
+  '--no-tls-verify',
+]);
+
 const root = fileURLToPath(new URL('../../', import.meta.url));
 /** README.md and every page of docs/, relative to the repository. */
 const docs = [
@@ -314,6 +326,16 @@ describe('docs: commands, data and links', () => {
         for (const words of shellCommands(code)) check(`${doc}:${line}`, words);
     assert.ok(checked > 100, `only ${checked} commands found`);
     assert.deepEqual(problems, []);
+  });
+
+  it("every --option in the text's inline code is one of klw's, or of the few other tools named", () => {
+    const klwOptions = new Set([...helps.values()].flatMap((h) => [...h.options]));
+    const unknown: string[] = [];
+    for (const doc of docs)
+      for (const { line, code } of inlineCode(prose(text.get(doc)!)))
+        for (const m of code.matchAll(/(?:^|[\s[(])(--[a-z][\w-]*)/g))
+          if (!klwOptions.has(m[1]!) && !OTHER_TOOLS_OPTIONS.has(m[1]!)) unknown.push(`${doc}:${line}: ${m[1]}`);
+    assert.deepEqual(unknown, []);
   });
 
   it('every block names a language, and the YAML and JSON blocks parse', () => {
