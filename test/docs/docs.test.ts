@@ -53,6 +53,11 @@ const OTHER_TOOLS_OPTIONS = new Set([
   '--no-tls-verify',
 ]);
 
+/** A path into this repository as the text writes one: `lib/gateway/sources.ts`, `test/e2e/`. */
+const REPOSITORY_PATH = /(?:^|[\s(])((?:lib|infra|test|bench|etc|functions|docs|\.ci)\/[\w./*<>-]*)/g;
+/** Paths the text names that a run writes, not the repository. */
+const GENERATED = new Set(['bench/results/latest.json']);
+
 const root = fileURLToPath(new URL('../../', import.meta.url));
 /** README.md and every page of docs/, relative to the repository. */
 const docs = [
@@ -339,6 +344,23 @@ describe('docs: commands, data and links', () => {
         for (const m of code.matchAll(/(?:^|[\s[(])(--[a-z][\w-]*)/g))
           if (!klwOptions.has(m[1]!) && !OTHER_TOOLS_OPTIONS.has(m[1]!)) unknown.push(`${doc}:${line}: ${m[1]}`);
     assert.deepEqual(unknown, []);
+  });
+
+  it("every repository path in the text's inline code exists", () => {
+    const missing: string[] = [];
+    let checked = 0;
+    for (const doc of docs)
+      for (const { line, code } of inlineCode(prose(text.get(doc)!)))
+        for (const m of code.matchAll(REPOSITORY_PATH)) {
+          const path = m[1]!.replace(/[.,:;]$/, '');
+          if (GENERATED.has(path)) continue;
+          // `functions/<name>/index.ts`, `etc/*.api.md`: the folder before the placeholder exists.
+          const fixed = /[<*]/.test(path) ? path.split(/[<*]/)[0]!.replace(/[^/]*$/, '') : path;
+          checked++;
+          if (!existsSync(join(root, fixed))) missing.push(`${doc}:${line}: ${path}`);
+        }
+    assert.ok(checked > 30, `only ${checked} paths found`);
+    assert.deepEqual(missing, []);
   });
 
   it('every block names a language, and the YAML and JSON blocks parse', () => {
