@@ -14,6 +14,7 @@ import { dirname, join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { parseFleet } from '../../infra/fleet/file.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { projectPackageJson } from '../../infra/init.ts';
 import { type RunningLambda, startLambda } from '../../infra/local/lambda-api.ts';
@@ -371,6 +372,15 @@ describe('docs: commands, data and links', () => {
       if (block.lang === 'yaml')
         for (const d of parseAllDocuments(block.code) as Array<{ errors: unknown[] }>)
           assert.deepEqual(d.errors, [], where(block));
+    }
+  });
+
+  it('the clusters.yaml example is a fleet file klw accepts', () => {
+    const examples = allBlocks.filter((b) => b.lang === 'yaml' && /^clusters:/m.test(b.code));
+    assert.ok(examples.length >= 1, 'a clusters.yaml example');
+    for (const block of examples) {
+      const fleet = parseFleet(block.code, 'clusters.yaml', [{ name: 'pod-policy', type: 'validating' }]);
+      assert.ok(fleet.clusters.length >= 1, where(block));
     }
   });
 
