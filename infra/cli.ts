@@ -2,10 +2,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { buildAll, formatBytes } from './build.ts';
-import { KlwError, loadFunctions, ownHandlerFindings } from './functions.ts';
+import { loadFunctions, ownHandlerFindings } from './functions.ts';
+import { KlwError } from './errors.ts';
 import { formatFinding, lintDocuments, lintFiles, lintRegistrations, PLACEHOLDER_RULE, type Finding } from './lint.ts';
 import { lintRulesForVersion, shippedCrds } from './lint/rules.ts';
-import { PATH_SECRET_PLACEHOLDER } from './secrets.ts';
+import { PATH_SECRET_PLACEHOLDER } from './secrets/index.ts';
 import { FLEET_FILE } from './fleet/file.ts';
 import { fleetManifests, type FleetManifestOptions } from './fleet/commands.ts';
 import {
@@ -25,9 +26,9 @@ import { addLocalCommands } from './local/commands.ts';
 import { applyNodeOption, NODE_OPTION_HELP, RanElsewhere } from './node-binary.ts';
 import { writeAuthConfig } from './auth-config.ts';
 import { LambdaClient } from '@aws-sdk/client-lambda';
-import { awsClients, deployedEndpoints, updateChangedCode } from './deploy.ts';
-import { checkServerless, lambdaName, readServerless, runServerless } from './serverless.ts';
-import { smoke } from './smoke.ts';
+import { awsClients, deployedEndpoints, updateChangedCode } from './deploy/index.ts';
+import { checkServerless, lambdaName, readServerless, runServerless } from './deploy/index.ts';
+import { smoke } from './deploy/index.ts';
 import { addLogsCommand } from './logs.ts';
 import {
   addSecretCommands,
@@ -39,7 +40,7 @@ import {
   withPathSecret,
   writePrivateOutput,
   type PathSecretOptions,
-} from './secret-commands.ts';
+} from './secrets/index.ts';
 import {
   DEFAULT_PAGE_SIZE,
   deniedLine,
@@ -48,8 +49,8 @@ import {
   runAudit,
   summaryLine,
   type AuditReport,
-} from './audit.ts';
-import { KubeClient, kubeLimitsFrom, loadConnection, whoAmI, type LimitOptions } from './kubeapi.ts';
+} from './audit/index.ts';
+import { KubeClient, kubeLimitsFrom, loadConnection, whoAmI, type LimitOptions } from './audit/index.ts';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
 
 /** Exit code of `klw audit` when the audit did not run or could not check everything (1 means something would be denied). */

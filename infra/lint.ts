@@ -4,8 +4,8 @@ import type { CelKubeVersion } from '../lib/matchconditions/versions.ts';
 import { selectorMatches, type LabelSelector } from '../lib/registration.ts';
 import type { Registration } from '../lib/registration.ts';
 import { checkWebhookUrl, unknownCrds } from './manifests.ts';
-import { PATH_SECRET_PLACEHOLDER } from './secrets.ts';
-import { KlwError } from './functions.ts';
+import { PATH_SECRET_PLACEHOLDER } from './secrets/index.ts';
+import { KlwError } from './errors.ts';
 import { readDocuments } from './output.ts';
 import { lintRuleResources } from './lint/rules.ts';
 

@@ -7,9 +7,9 @@ import {
 } from '@aws-sdk/client-cloudwatch-logs';
 import type { Command } from 'commander';
 import { awsError } from './aws-errors.ts';
-import { KlwError } from './functions.ts';
-import { REGION_HELP, regionFor } from './secret-commands.ts';
-import { lambdaName } from './serverless.ts';
+import { KlwError } from './errors.ts';
+import { REGION_HELP, regionFor } from './secrets/index.ts';
+import { lambdaName } from './deploy/index.ts';
 
 /** The CloudWatch log group of a deployed function: `/aws/lambda/<service>-<stage>-<name>`. */
 export function logGroupName(service: string, stage: string, name: string): string {

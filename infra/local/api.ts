@@ -7,7 +7,7 @@ import type { EventSource } from '../../lib/gateway/sources.ts';
 import type { Registration } from '../../lib/registration.ts';
 import { checkPathSecret, PATH_SECRET_MIN_LENGTH } from '../../lib/auth.ts';
 import { eventFromHttp } from '../../lib/harness/events.ts';
-import { KlwError } from '../functions.ts';
+import { KlwError } from '../errors.ts';
 import { lintDocuments } from '../lint.ts';
 import { checkWebhookUrl, generateManifests } from '../manifests.ts';
 import {
@@ -16,7 +16,7 @@ import {
   PATH_SECRET_ENV,
   usesPathSecret,
   type PathSecrets,
-} from '../secrets.ts';
+} from '../secrets/index.ts';
 import { FLEET_ENV, FLEET_PATH_SECRETS_ENV, matchCluster, type ClusterSecrets } from '../../lib/fleet.ts';
 import { fleetEnvValue, loadFleet, type Fleet } from '../fleet/file.ts';
 import { renderDocuments } from '../output.ts';

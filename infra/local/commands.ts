@@ -2,8 +2,9 @@ import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import type { EventSource } from '../../lib/gateway/sources.ts';
 import type { Operation } from '../../lib/review/schemas.ts';
-import { KlwError, loadFunctions } from '../functions.ts';
-import { ensureLocalPathSecret, usesPathSecret } from '../secrets.ts';
+import { loadFunctions } from '../functions.ts';
+import { KlwError } from '../errors.ts';
+import { ensureLocalPathSecret, usesPathSecret } from '../secrets/index.ts';
 import { startApi, type RunningApi } from './api.ts';
 import {
   alive,

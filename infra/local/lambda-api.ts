@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import { ensureLocalPathSecret, PATH_SECRET_ENV } from '../secrets.ts';
+import { ensureLocalPathSecret, PATH_SECRET_ENV } from '../secrets/index.ts';
 import {
   BodyBudget,
   DEFAULT_MAX_BUFFERED_BYTES,

@@ -5,7 +5,8 @@ import { parse as parseYaml } from 'yaml';
 import type { Registration } from '../../lib/registration.ts';
 import { buildAll, bundleOptions, bundlePath } from '../build.ts';
 import { writeFileSafely } from '../files.ts';
-import { KlwError, loadFunctions, type FunctionEntry } from '../functions.ts';
+import { loadFunctions, type FunctionEntry } from '../functions.ts';
+import { KlwError } from '../errors.ts';
 import { FunctionPool, RESERVED_VARIABLES, type FunctionRuntime, type InvocationTimer } from './pool.ts';
 import { runtimeFor } from './runtime.ts';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { AUDIT_INCOMPLETE, main } from '../../infra/cli.ts';
-import { KlwError } from '../../infra/functions.ts';
+import { KlwError } from '../../infra/errors.ts';
 import { packageInfo } from '../../infra/version.ts';
 
 const empty = mkdtempSync(join(tmpdir(), 'klw-empty-'));

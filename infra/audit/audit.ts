@@ -1,22 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import type { Operation as PatchOperation } from 'fast-json-patch';
-import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
+import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
 import {
   selectorMatches,
   type AdmissionRegistration,
   type Enforcement,
   type LabelSelector,
   type RuleWithOperations,
-} from '../lib/registration.ts';
-import { enforcementEnvFor, ENFORCEMENT_ENV } from '../lib/admission/enforcement.ts';
-import type { AdmissionReview, KubeObject } from '../lib/review/schemas.ts';
-import { invoke, type InvokeOptions } from '../lib/harness/invoke.ts';
-import type { WebhookHandler } from '../lib/webhook.ts';
-import { admissionReview } from '../lib/harness/reviews.ts';
-import type { AuthorizationAttributes, AuthorizationDecision, Authorize } from '../lib/matchconditions/cel.ts';
-import { answerWithoutCalling, matchConditionsFor } from '../lib/matchconditions/matcher.ts';
+} from '../../lib/registration.ts';
+import { enforcementEnvFor, ENFORCEMENT_ENV } from '../../lib/admission/enforcement.ts';
+import type { AdmissionReview, KubeObject } from '../../lib/review/schemas.ts';
+import { invoke, type InvokeOptions } from '../../lib/harness/invoke.ts';
+import type { WebhookHandler } from '../../lib/webhook.ts';
+import { admissionReview } from '../../lib/harness/reviews.ts';
+import type { AuthorizationAttributes, AuthorizationDecision, Authorize } from '../../lib/matchconditions/cel.ts';
+import { answerWithoutCalling, matchConditionsFor } from '../../lib/matchconditions/matcher.ts';
 import { accessReview, KubeApiError, type KubeClient } from './kubeapi.ts';
-import { toKubeYaml } from './output.ts';
+import { toKubeYaml } from '../output.ts';
 
 /** The user the reviews name: the auditor. */
 export type UserInfo = AdmissionReview['request']['userInfo'];

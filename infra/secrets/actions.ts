@@ -2,11 +2,12 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Command } from 'commander';
-import type { Registration } from '../lib/registration.ts';
-import { KlwError, loadFunctions } from './functions.ts';
-import { FLEET_FILE, loadFleet, selectClusters } from './fleet/file.ts';
-import { writeFileSafely } from './files.ts';
-import type { Endpoints } from './manifests.ts';
+import type { Registration } from '../../lib/registration.ts';
+import { loadFunctions } from '../functions.ts';
+import { KlwError } from '../errors.ts';
+import { FLEET_FILE, loadFleet, selectClusters } from '../fleet/file.ts';
+import { writeFileSafely } from '../files.ts';
+import type { Endpoints } from '../manifests.ts';
 import {
   clusterPathSecretParameterName,
   clusterStateDir,

@@ -1,14 +1,13 @@
 // The Serverless Framework plugin (`plugins: [kube-lambda-webhooks/serverless]`): the functions
 // in functions/ are deployed from their registrations, so serverless.yml lists none of them.
-import { DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE_ENV } from '../lib/metrics.ts';
-import type { Registration } from '../lib/registration.ts';
-import { buildAll } from './build.ts';
-import { loadFunctions, type FunctionEntry } from './functions.ts';
-import { DEFAULT_MEMORY_MB } from './local/runtime.ts';
-import { checkRuntime, DEFAULT_RUNTIME } from './runtimes.ts';
-import { clusterPathSecretParameterName, pathSecretParameterName, usesPathSecret } from './secrets.ts';
-import { CLUSTER_PLACEHOLDER, FLEET_ENV, FLEET_PATH_SECRET_SSM_ENV } from '../lib/fleet.ts';
-import { fleetEnvValue, loadFleet, type Fleet } from './fleet/file.ts';
+import { DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE_ENV } from '../../lib/metrics.ts';
+import type { Registration } from '../../lib/registration.ts';
+import { buildAll } from '../build.ts';
+import { loadFunctions, type FunctionEntry } from '../functions.ts';
+import { checkRuntime, DEFAULT_MEMORY_MB, DEFAULT_RUNTIME } from '../runtimes.ts';
+import { clusterPathSecretParameterName, pathSecretParameterName, usesPathSecret } from '../secrets/index.ts';
+import { CLUSTER_PLACEHOLDER, FLEET_ENV, FLEET_PATH_SECRET_SSM_ENV } from '../../lib/fleet.ts';
+import { fleetEnvValue, loadFleet, type Fleet } from '../fleet/file.ts';
 
 type Json = Record<string, any>;
 

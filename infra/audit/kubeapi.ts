@@ -6,9 +6,9 @@ import { request as httpRequest } from 'node:http';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse } from 'yaml';
-import { parseGoDuration } from '../lib/gateway/http.ts';
-import { KlwError } from './functions.ts';
-import type { AuthorizationAttributes, AuthorizationDecision } from '../lib/matchconditions/cel.ts';
+import { parseGoDuration } from '../../lib/gateway/http.ts';
+import { KlwError } from '../errors.ts';
+import type { AuthorizationAttributes, AuthorizationDecision } from '../../lib/matchconditions/cel.ts';
 
 /** How to reach one API server and who to be there, read from a kubeconfig or the pod's service account. */
 export interface KubeConnection {
