@@ -9,3 +9,4 @@ export * from './lambda-api.ts';
 export * from './output.ts';
 export * from './project.ts';
 export * from './sample.ts';
+export * from './serve.ts';

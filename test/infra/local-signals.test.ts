@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { spawnSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
-import { FORCED_EXIT_CODE, untilStopped } from '../../infra/local/commands.ts';
+import { FORCED_EXIT_CODE, untilStopped } from '../../infra/local/serve.ts';
 
 describe('untilStopped', () => {
   it('runs cleanup once for a signal npm delivers twice, and a further one forces the exit', async () => {

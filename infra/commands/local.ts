@@ -5,24 +5,31 @@ import type { Operation } from '../../lib/review/schemas.ts';
 import { loadFunctions } from '../functions.ts';
 import { KlwError } from '../errors.ts';
 import { ensureLocalPathSecret, usesPathSecret } from '../secrets/index.ts';
-import { startApi, type RunningApi } from './api.ts';
 import {
   alive,
   appliedNote,
   applyRecorded,
+  defaultLogFormat,
   kubectlRunner,
   leftoverNotice,
+  localInvoke,
+  logSink,
   manualRemoval,
+  readEnvVars,
+  readInput,
   readRecord,
   recordPath,
+  sampleReview,
+  serveUntilStopped,
+  startApi,
+  startLambda,
+  unreachableWarning,
   unregister,
-} from './apply.ts';
-import { localInvoke, readInput } from './invoke.ts';
-import { startLambda } from './lambda-api.ts';
-import { defaultLogFormat, logSink, type LogFormat } from './output.ts';
-import { readEnvVars } from './project.ts';
-import { sampleReview } from './sample.ts';
+  type LogFormat,
+  type RunningApi,
+} from '../local/index.ts';
 import { NODE_OPTION_HELP } from '../node-binary.ts';
+import type { CommandContext } from './context.ts';
 
 /** Default debugger port of `--inspect` (Node's own). */
 export const DEFAULT_INSPECT_PORT = 9229;
@@ -82,94 +89,27 @@ const logOptions = (command: Command) =>
     )
     .option('--log-file <file>', 'also append every log line, as JSON, to this file');
 
-// Signals after the first that cleanup ignores: npm forwards the one its process group already got,
-// so one Ctrl+C under `npm start` arrives twice; a second Ctrl+C (two more) forces the exit.
-const IGNORED_REPEATS = 1;
-
-/** Exit code of a stop forced by repeated signals (128 + SIGINT, as a shell reports it). */
-export const FORCED_EXIT_CODE = 130;
-
-/**
- * Waits for SIGINT or SIGTERM, then runs `stop`. A repeated signal during `stop` is ignored
- * (npm delivers each one twice), then a further one exits at once, cleanup or not.
- */
-export function untilStopped(
-  stop: () => Promise<void>,
-  exit: (code: number) => void = (code) => process.exit(code),
-): Promise<void> {
-  return new Promise((resolvePromise, reject) => {
-    let received = 0;
-    const handler = () => {
-      received++;
-      if (received === 1) {
-        stop()
-          .finally(() => {
-            process.off('SIGINT', handler);
-            process.off('SIGTERM', handler);
-          })
-          .then(resolvePromise, reject);
-      } else if (received > 1 + IGNORED_REPEATS) exit(FORCED_EXIT_CODE);
-    };
-    process.on('SIGINT', handler);
-    process.on('SIGTERM', handler);
-  });
-}
-
-/**
- * Starts a server and runs it until SIGINT or SIGTERM. The signal handlers are in place before
- * it starts, so a signal that comes as soon as it says it is ready (or while it is starting)
- * stops it cleanly instead of killing the process with the signal's default action.
- */
-export async function serveUntilStopped<T>(start: () => Promise<T>, stop: (server: T) => Promise<void>): Promise<void> {
-  let starting: Promise<T> | undefined;
-  const stopped = untilStopped(async () => stop(await starting!));
-  starting = start();
-  try {
-    await starting;
-  } catch (err) {
-    stopped.catch(() => {}); // a later signal finds nothing to stop
-    throw err;
-  }
-  await stopped;
-}
-
 function inspectPort(value: boolean | string | undefined): number | undefined {
   if (value === undefined || value === false) return undefined;
   if (value === true) return DEFAULT_INSPECT_PORT;
   return number(value);
 }
 
-/** True for a loopback name or address: localhost, 127.0.0.0/8, ::1. */
-function isLoopback(host: string): boolean {
-  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  return (
-    bare === 'localhost' ||
-    bare.endsWith('.localhost') ||
-    bare === '::1' ||
-    /^127\.\d+\.\d+\.\d+$/.test(bare) ||
-    /^::ffff:127\./.test(bare)
-  );
-}
-
-/** A warning when `--public-url` names a host other than this machine's loopback while `--host` listens on loopback only, else undefined. */
-export function unreachableWarning(host: string, publicUrl: string | undefined): string | undefined {
-  if (!publicUrl || !isLoopback(host)) return undefined;
-  let target: string;
-  try {
-    target = new URL(publicUrl).hostname;
-  } catch {
-    return undefined; // startApi reports a bad --public-url
-  }
-  if (isLoopback(target)) return undefined;
-  return `--public-url names ${target} but the emulator listens on ${host} (loopback) only: the API server cannot reach it there unless a tunnel forwards ${target} to ${host}; otherwise listen where it can reach (--host 0.0.0.0 or an address of this machine)`;
-}
-
 /** Adds `klw local …` (invoke, start-api, start-lambda, unregister, generate-review) and `klw start` to the program. */
-export function addLocalCommands(cli: Command, root: () => string, say: (line: string) => void): void {
+export function register(cli: Command, context: CommandContext): void {
   // klw's own --version only before a command, so generate-review's --version reaches it.
   cli.enablePositionalOptions();
   const local = cli.command('local').description('run functions locally, as sam local does');
+  registerInvoke(local, context);
+  registerGenerateReview(local, context);
+  registerStartApi(local, context);
+  registerStartLambda(local, context);
+  registerUnregister(local, context);
+  registerStart(cli, context);
+}
 
+/** Adds `klw local invoke`. */
+function registerInvoke(local: Command, { root, say }: CommandContext): void {
   local
     .command('invoke')
     .description(
@@ -227,7 +167,10 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
           );
       },
     );
+}
 
+/** Adds `klw local generate-review`. */
+function registerGenerateReview(local: Command, { root }: CommandContext): void {
   local
     .command('generate-review')
     .description(
@@ -283,86 +226,96 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
         process.stdout.write(`${JSON.stringify(sample, null, 2)}\n`);
       },
     );
+}
 
-  const serveApi = async (
-    options: ApiCommandOptions,
-    onManifests?: (path: string) => Promise<void>,
-  ): Promise<RunningApi> => {
-    const log = logSink(options.logFormat ?? defaultLogFormat(), options.logFile && resolve(options.logFile));
-    say('building and starting the local HTTPS API');
-    const unreachable = unreachableWarning(options.host, options.publicUrl);
-    if (unreachable) say(`klw: warning: ${unreachable}`);
-    const port = inspectPort(options.inspect);
-    const api = await startApi({
-      root: root(),
-      host: options.host,
-      port: options.port,
-      format: options.eventFormat,
-      stateDir: options.stateDir,
-      log,
-      functionLog: log,
-      ...(options.watch ? { watch: true } : {}),
-      ...(options.concurrency ? { concurrency: options.concurrency } : {}),
-      ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
-      ...(options.san.length ? { san: options.san } : {}),
-      ...(options.envVars ? { envVars: readEnvVars(options.envVars, (m) => say(`klw: warning: ${m}`)) } : {}),
-      ...(port !== undefined ? { inspectPort: port } : {}),
-      ...(onManifests ? { onManifests } : {}),
-      ...bufferedBytes(options.maxBufferedMb),
-    });
-    say(
-      `serving ${api.functions.length} functions at ${api.url} (${options.eventFormat} events; listening on ${options.host}:${api.port})`,
-    );
-    for (const name of api.functions)
-      say(`  POST ${api.url}/${name}${api.functionUrl(name) !== `${api.url}/${name}` ? '/<path secret>' : ''}`);
-    if (api.pathSecret)
-      say(`path secret:    ${resolve(root(), options.stateDir, 'path-secret')} (in the manifests' URLs)`);
-    say(`CA certificate: ${api.caPath}`);
-    say(`manifests:      ${api.manifestsPath}`);
-    for (const name of api.functions) {
-      const debuggerPort = api.project.inspectPort(name);
-      if (debuggerPort !== undefined)
-        say(
-          `debugger:       ${name} listening on 127.0.0.1:${debuggerPort} (chrome://inspect, or VS Code "Attach" to that port)`,
-        );
-    }
-    return api;
-  };
+/** Builds and starts the local HTTPS API (start-api, start) and says where it serves. */
+async function serveApi(
+  { root, say }: CommandContext,
+  options: ApiCommandOptions,
+  onManifests?: (path: string) => Promise<void>,
+): Promise<RunningApi> {
+  const log = logSink(options.logFormat ?? defaultLogFormat(), options.logFile && resolve(options.logFile));
+  say('building and starting the local HTTPS API');
+  const unreachable = unreachableWarning(options.host, options.publicUrl);
+  if (unreachable) say(`klw: warning: ${unreachable}`);
+  const port = inspectPort(options.inspect);
+  const api = await startApi({
+    root: root(),
+    host: options.host,
+    port: options.port,
+    format: options.eventFormat,
+    stateDir: options.stateDir,
+    log,
+    functionLog: log,
+    ...(options.watch ? { watch: true } : {}),
+    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+    ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
+    ...(options.san.length ? { san: options.san } : {}),
+    ...(options.envVars ? { envVars: readEnvVars(options.envVars, (m) => say(`klw: warning: ${m}`)) } : {}),
+    ...(port !== undefined ? { inspectPort: port } : {}),
+    ...(onManifests ? { onManifests } : {}),
+    ...bufferedBytes(options.maxBufferedMb),
+  });
+  say(
+    `serving ${api.functions.length} functions at ${api.url} (${options.eventFormat} events; listening on ${options.host}:${api.port})`,
+  );
+  for (const name of api.functions)
+    say(`  POST ${api.url}/${name}${api.functionUrl(name) !== `${api.url}/${name}` ? '/<path secret>' : ''}`);
+  if (api.pathSecret)
+    say(`path secret:    ${resolve(root(), options.stateDir, 'path-secret')} (in the manifests' URLs)`);
+  say(`CA certificate: ${api.caPath}`);
+  say(`manifests:      ${api.manifestsPath}`);
+  for (const name of api.functions) {
+    const debuggerPort = api.project.inspectPort(name);
+    if (debuggerPort !== undefined)
+      say(
+        `debugger:       ${name} listening on 127.0.0.1:${debuggerPort} (chrome://inspect, or VS Code "Attach" to that port)`,
+      );
+  }
+  return api;
+}
 
-  const apiOptions = (command: Command) =>
-    logOptions(
-      command
-        .option('--host <host>', 'address to listen on (0.0.0.0 for every interface)', '127.0.0.1')
-        .option('--port <port>', 'port to listen on', number, 3443)
-        .option(
-          '--public-url <url>',
-          'the URL the API server calls (https://HOST:PORT[/prefix]): written into the manifests and the certificate',
-        )
-        .option('--san <name>', 'another DNS name or IP address for the server certificate (repeatable)', collect, [])
-        .addOption(formatOption())
-        .option('--state-dir <dir>', 'where the CA, certificate, path secret and manifests are kept', '.klw/local')
-        .option('--concurrency <n>', 'workers per function', number)
-        .option('--watch', 'rebuild on change; pick up new, removed and re-registered functions')
-        .option('--env-vars <file>', 'environment variables, SAM format: {"Parameters": {...}, "<function>": {...}}')
-        .option(
-          '--inspect [port]',
-          `run one worker per function under the debugger, listening from the start (first port ${DEFAULT_INSPECT_PORT}, one per function)`,
-        )
-        .addOption(bufferedOption())
-        .option('--node <major>', NODE_OPTION_HELP),
-    );
+/** Adds the options of start-api and start to `command`. */
+function apiOptions(command: Command): Command {
+  return logOptions(
+    command
+      .option('--host <host>', 'address to listen on (0.0.0.0 for every interface)', '127.0.0.1')
+      .option('--port <port>', 'port to listen on', number, 3443)
+      .option(
+        '--public-url <url>',
+        'the URL the API server calls (https://HOST:PORT[/prefix]): written into the manifests and the certificate',
+      )
+      .option('--san <name>', 'another DNS name or IP address for the server certificate (repeatable)', collect, [])
+      .addOption(formatOption())
+      .option('--state-dir <dir>', 'where the CA, certificate, path secret and manifests are kept', '.klw/local')
+      .option('--concurrency <n>', 'workers per function', number)
+      .option('--watch', 'rebuild on change; pick up new, removed and re-registered functions')
+      .option('--env-vars <file>', 'environment variables, SAM format: {"Parameters": {...}, "<function>": {...}}')
+      .option(
+        '--inspect [port]',
+        `run one worker per function under the debugger, listening from the start (first port ${DEFAULT_INSPECT_PORT}, one per function)`,
+      )
+      .addOption(bufferedOption())
+      .option('--node <major>', NODE_OPTION_HELP),
+  );
+}
 
+/** Adds `klw local start-api`. */
+function registerStartApi(local: Command, context: CommandContext): void {
   apiOptions(
     local
       .command('start-api')
       .description('serve every function over HTTPS with a local CA, as API Gateway or a function URL would'),
   ).action(async (options: ApiCommandOptions) => {
     await serveUntilStopped(
-      () => serveApi(options),
+      () => serveApi(context, options),
       (api) => api.close(),
     );
   });
+}
 
+/** Adds `klw local start-lambda`. */
+function registerStartLambda(local: Command, { root, say }: CommandContext): void {
   logOptions(
     local
       .command('start-lambda')
@@ -397,7 +350,10 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       (lambda) => lambda.close(),
     );
   });
+}
 
+/** Adds `klw local unregister`. */
+function registerUnregister(local: Command, { root, say }: CommandContext): void {
   local
     .command('unregister')
     .description(
@@ -419,7 +375,11 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       await unregister(kubectlRunner(options.kubeconfig ?? record.kubeconfig), stateDir, say);
       say('removed');
     });
+}
 
+/** Adds `klw start`. */
+function registerStart(cli: Command, context: CommandContext): void {
+  const { root, say } = context;
   apiOptions(cli.command('start').description('build, start the local HTTPS emulator and write manifests (npm start)'))
     .option('--apply', 'register the manifests with the cluster (removed again when stopped)')
     .option('--kubeconfig <file>', 'kubeconfig for --apply')
@@ -464,10 +424,12 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       };
       await serveUntilStopped(
         async () => {
-          const api = await serveApi(options, options.apply ? apply : undefined).catch(async (err: unknown) => {
-            if (options.apply && readRecord(stateDir)) await unregister(kubectl, stateDir, say).catch(() => {});
-            throw err;
-          });
+          const api = await serveApi(context, options, options.apply ? apply : undefined).catch(
+            async (err: unknown) => {
+              if (options.apply && readRecord(stateDir)) await unregister(kubectl, stateDir, say).catch(() => {});
+              throw err;
+            },
+          );
           if (!options.apply) {
             say(`register them with a cluster whose API server can reach ${api.url}:`);
             say(
