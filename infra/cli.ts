@@ -13,6 +13,7 @@ import * as manifests from './commands/manifests.ts';
 import * as newFunction from './commands/new.ts';
 import * as secret from './commands/secret.ts';
 import * as smoke from './commands/smoke.ts';
+import * as start from './commands/start.ts';
 import * as test from './commands/test.ts';
 import { readServerless, runServerless } from './deploy/index.ts';
 import { KlwError } from './errors.ts';
@@ -36,6 +37,7 @@ const COMMANDS: { register: RegisterCommand }[] = [
   logs,
   smoke,
   local,
+  start,
 ];
 
 /** The arguments klw was run with, for `--node` to run the same command again. */

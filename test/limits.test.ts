@@ -27,7 +27,6 @@ const PENDING = new Set<string>([
   'bench/run.ts',
   'infra/audit/audit.ts',
   'infra/audit/kubeapi.ts',
-  'infra/commands/local.ts',
   'infra/deploy/serverless-plugin.ts',
   'infra/fleet/file.ts',
   'infra/lint.ts',

@@ -7,14 +7,10 @@ import { KlwError } from '../errors.ts';
 import { ensureLocalPathSecret, usesPathSecret } from '../secrets/index.ts';
 import {
   alive,
-  appliedNote,
-  applyRecorded,
   defaultLogFormat,
   kubectlRunner,
-  leftoverNotice,
   localInvoke,
   logSink,
-  manualRemoval,
   readEnvVars,
   readInput,
   readRecord,
@@ -28,23 +24,28 @@ import {
   type LogFormat,
   type RunningApi,
 } from '../local/index.ts';
-import { NODE_OPTION_HELP } from '../node-binary.ts';
 import type { CommandContext } from './context.ts';
+import {
+  envVarsOption,
+  kubeconfigOption,
+  nodeOption,
+  stateDirOption,
+  type EnvVarsOptions,
+  type StateDirOptions,
+} from './options.ts';
 
 /** Default debugger port of `--inspect` (Node's own). */
 export const DEFAULT_INSPECT_PORT = 9229;
 
 /** Options shared by start-api and start. */
-interface ApiCommandOptions {
+export interface ApiCommandOptions extends StateDirOptions, EnvVarsOptions {
   host: string;
   port: number;
   eventFormat: EventSource;
-  stateDir: string;
   concurrency?: number;
   watch?: boolean;
   publicUrl?: string;
   san: string[];
-  envVars?: string;
   inspect?: boolean | string;
   logFormat?: LogFormat;
   logFile?: string;
@@ -52,13 +53,11 @@ interface ApiCommandOptions {
 }
 
 /** Options of start-lambda. */
-interface LambdaCommandOptions {
+interface LambdaCommandOptions extends StateDirOptions, EnvVarsOptions {
   host: string;
   port: number;
   concurrency?: number;
-  stateDir: string;
   watch?: boolean;
-  envVars?: string;
   logFormat?: LogFormat;
   logFile?: string;
   maxBufferedMb?: number;
@@ -95,7 +94,7 @@ function inspectPort(value: boolean | string | undefined): number | undefined {
   return number(value);
 }
 
-/** Adds `klw local …` (invoke, start-api, start-lambda, unregister, generate-review) and `klw start` to the program. */
+/** Adds `klw local …` (invoke, start-api, start-lambda, unregister, generate-review) to the program. */
 export function register(cli: Command, context: CommandContext): void {
   // klw's own --version only before a command, so generate-review's --version reaches it.
   cli.enablePositionalOptions();
@@ -105,7 +104,6 @@ export function register(cli: Command, context: CommandContext): void {
   registerStartApi(local, context);
   registerStartLambda(local, context);
   registerUnregister(local, context);
-  registerStart(cli, context);
 }
 
 /** Adds `klw local invoke`. */
@@ -120,9 +118,9 @@ function registerInvoke(local: Command, { root, say }: CommandContext): void {
     .option('--review <file>', 'a bare AdmissionReview or ConversionReview to wrap in an event (- for stdin)')
     .addOption(formatOption())
     .option('--build', 'build first even when the bundle is up to date')
-    .option('--env-vars <file>', 'environment variables, SAM format: {"Parameters": {...}, "<function>": {...}}')
-    .option('--state-dir <dir>', 'where the local path secret is kept', '.klw/local')
-    .option('--node <major>', NODE_OPTION_HELP)
+    .addOption(envVarsOption())
+    .addOption(stateDirOption('where the local path secret is kept'))
+    .addOption(nodeOption())
     .action(
       async (
         name: string,
@@ -190,7 +188,7 @@ function registerGenerateReview(local: Command, { root }: CommandContext): void 
     )
     // --event names a Lambda event file everywhere (klw local invoke); here it only says what to use.
     .addOption(new Option('--event <value>').hideHelp())
-    .option('--state-dir <dir>', 'where the local path secret is kept (for the event path)', '.klw/local')
+    .addOption(stateDirOption('where the local path secret is kept (for the event path)'))
     .action(
       async (
         name: string,
@@ -229,7 +227,7 @@ function registerGenerateReview(local: Command, { root }: CommandContext): void 
 }
 
 /** Builds and starts the local HTTPS API (start-api, start) and says where it serves. */
-async function serveApi(
+export async function serveApi(
   { root, say }: CommandContext,
   options: ApiCommandOptions,
   onManifests?: (path: string) => Promise<void>,
@@ -276,7 +274,7 @@ async function serveApi(
 }
 
 /** Adds the options of start-api and start to `command`. */
-function apiOptions(command: Command): Command {
+export function apiOptions(command: Command): Command {
   return logOptions(
     command
       .option('--host <host>', 'address to listen on (0.0.0.0 for every interface)', '127.0.0.1')
@@ -287,16 +285,16 @@ function apiOptions(command: Command): Command {
       )
       .option('--san <name>', 'another DNS name or IP address for the server certificate (repeatable)', collect, [])
       .addOption(formatOption())
-      .option('--state-dir <dir>', 'where the CA, certificate, path secret and manifests are kept', '.klw/local')
+      .addOption(stateDirOption('where the CA, certificate, path secret and manifests are kept'))
       .option('--concurrency <n>', 'workers per function', number)
       .option('--watch', 'rebuild on change; pick up new, removed and re-registered functions')
-      .option('--env-vars <file>', 'environment variables, SAM format: {"Parameters": {...}, "<function>": {...}}')
+      .addOption(envVarsOption())
       .option(
         '--inspect [port]',
         `run one worker per function under the debugger, listening from the start (first port ${DEFAULT_INSPECT_PORT}, one per function)`,
       )
       .addOption(bufferedOption())
-      .option('--node <major>', NODE_OPTION_HELP),
+      .addOption(nodeOption()),
   );
 }
 
@@ -323,11 +321,11 @@ function registerStartLambda(local: Command, { root, say }: CommandContext): voi
       .option('--host <host>', 'address to listen on', '127.0.0.1')
       .option('--port <port>', 'port to listen on', number, 3001)
       .option('--concurrency <n>', 'workers per function', number)
-      .option('--state-dir <dir>', 'where the local path secret is kept', '.klw/local')
+      .addOption(stateDirOption('where the local path secret is kept'))
       .option('--watch', 'rebuild on change; pick up new, removed and re-registered functions')
-      .option('--env-vars <file>', 'environment variables, SAM format: {"Parameters": {...}, "<function>": {...}}')
+      .addOption(envVarsOption())
       .addOption(bufferedOption())
-      .option('--node <major>', NODE_OPTION_HELP),
+      .addOption(nodeOption()),
   ).action(async (options: LambdaCommandOptions) => {
     const log = logSink(options.logFormat ?? defaultLogFormat(), options.logFile && resolve(options.logFile));
     await serveUntilStopped(
@@ -359,8 +357,8 @@ function registerUnregister(local: Command, { root, say }: CommandContext): void
     .description(
       'remove what klw start --apply registered (recorded in the state dir), restoring what was there before',
     )
-    .option('--state-dir <dir>', 'the state dir klw start used', '.klw/local')
-    .option('--kubeconfig <file>', 'kubeconfig (default: the one --apply used)')
+    .addOption(stateDirOption('the state dir klw start used'))
+    .addOption(kubeconfigOption('kubeconfig (default: the one --apply used)'))
     .action(async (options: { stateDir: string; kubeconfig?: string }) => {
       const stateDir = resolve(root(), options.stateDir);
       const record = readRecord(stateDir);
@@ -374,79 +372,5 @@ function registerUnregister(local: Command, { root, say }: CommandContext): void
         );
       await unregister(kubectlRunner(options.kubeconfig ?? record.kubeconfig), stateDir, say);
       say('removed');
-    });
-}
-
-/** Adds `klw start`. */
-function registerStart(cli: Command, context: CommandContext): void {
-  const { root, say } = context;
-  apiOptions(cli.command('start').description('build, start the local HTTPS emulator and write manifests (npm start)'))
-    .option('--apply', 'register the manifests with the cluster (removed again when stopped)')
-    .option('--kubeconfig <file>', 'kubeconfig for --apply')
-    .action(async (options: ApiCommandOptions & { apply?: boolean; kubeconfig?: string }) => {
-      const stateDir = resolve(root(), options.stateDir);
-      const kubeconfig = options.kubeconfig && resolve(options.kubeconfig);
-      const kubectl = kubectlRunner(kubeconfig);
-      if (options.apply) {
-        const stale = readRecord(stateDir);
-        if (stale && stale.pid !== process.pid && alive(stale.pid))
-          throw new KlwError(
-            `another emulator (pid ${stale.pid}) has its manifests applied from ${stateDir}; stop it first, or use another --state-dir`,
-          );
-        if (stale) {
-          say(`a previous emulator (pid ${stale.pid}) stopped without removing what it registered; removing it now:`);
-          await unregister(kubectlRunner(stale.kubeconfig ?? kubeconfig), stateDir, say);
-        }
-      } else for (const line of leftoverNotice(stateDir, options.stateDir)) say(line);
-      let applied = false;
-      const apply = async (manifests: string) => {
-        try {
-          const record = await applyRecorded(kubectl, manifests, stateDir, kubeconfig);
-          if (!applied) {
-            applied = true;
-            say('');
-            say(
-              'REGISTERED with the cluster (the API server now sends reviews here; with failurePolicy Fail, requests fail while this emulator is unreachable):',
-            );
-            for (const o of record.objects) say(`  ${o.kind} ${o.name} (${appliedNote(o)})`);
-            say(
-              'This is undone when it stops (Ctrl+C). If it is killed, run: klw local unregister' +
-                (options.stateDir !== '.klw/local' ? ` --state-dir ${options.stateDir}` : ''),
-            );
-            say('or by hand:');
-            for (const line of manualRemoval(record)) say(`  ${line}`);
-            say('');
-          } else say(`re-applied ${manifests}`);
-        } catch (err) {
-          if (!applied) throw err;
-          say(`klw: re-applying failed: ${(err as Error).message}`);
-        }
-      };
-      await serveUntilStopped(
-        async () => {
-          const api = await serveApi(context, options, options.apply ? apply : undefined).catch(
-            async (err: unknown) => {
-              if (options.apply && readRecord(stateDir)) await unregister(kubectl, stateDir, say).catch(() => {});
-              throw err;
-            },
-          );
-          if (!options.apply) {
-            say(`register them with a cluster whose API server can reach ${api.url}:`);
-            say(
-              `  kubectl apply -f ${api.manifestsPath}${options.kubeconfig ? ` --kubeconfig ${options.kubeconfig}` : ''}`,
-            );
-            say('  (or klw start --apply: registered while it runs, undone when it stops)');
-          }
-          say('press Ctrl+C to stop');
-          return api;
-        },
-        async (api) => {
-          if (options.apply) {
-            say('removing what --apply registered:');
-            await unregister(kubectl, stateDir, say).catch((err: unknown) => say(`klw: ${(err as Error).message}`));
-          }
-          await api.close();
-        },
-      );
     });
 }
