@@ -17,12 +17,9 @@ import { serverlessBin } from '../../infra/deploy/serverless.ts';
 import {
   addFloodSafetyAndAlarms,
   DEFAULT_API_CLIENT_ERRORS_THRESHOLD,
-  functionDefinition,
-  mergeFunctions,
-  pluginParams,
-  routePath,
   throttleFor,
-} from '../../infra/deploy/serverless-plugin.ts';
+} from '../../infra/deploy/alarms.ts';
+import { functionDefinition, mergeFunctions, pluginParams, routePath } from '../../infra/deploy/serverless-plugin.ts';
 import { HOOKS } from '../../infra/bin/serverless-plugin.mjs';
 import KubeLambdaWebhooksPlugin from '../../infra/deploy/serverless-plugin.ts';
 import { completeAdmissionRegistration, completeConversionRegistration } from '../../lib/registration.ts';
