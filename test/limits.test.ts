@@ -28,7 +28,6 @@ const PENDING = new Set<string>([
   'infra/fleet/file.ts',
   'infra/lint.ts',
   'infra/lint/rules.ts',
-  'infra/local/api.ts',
   'infra/local/certs.ts',
   'infra/local/lambda-api.ts',
   'infra/local/match-conditions.ts',
