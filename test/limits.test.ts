@@ -29,7 +29,6 @@ const PENDING = new Set<string>([
   'infra/lint.ts',
   'infra/lint/rules.ts',
   'infra/local/certs.ts',
-  'infra/local/lambda-api.ts',
   'infra/local/match-conditions.ts',
   'infra/local/pool.ts',
   'lib/admission/patch.ts',
