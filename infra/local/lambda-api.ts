@@ -283,7 +283,7 @@ function answerOutcome(
   outcome: Invocation,
   headers: Record<string, string>,
   requestId: string,
-): void {
+) {
   const { reply, serviceError } = serving;
   switch (outcome.kind) {
     case 'result':
