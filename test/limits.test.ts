@@ -30,7 +30,6 @@ const PENDING = new Set<string>([
   'infra/lint/rules.ts',
   'infra/local/certs.ts',
   'infra/local/match-conditions.ts',
-  'infra/local/pool.ts',
   'lib/admission/patch.ts',
   'lib/auth.ts',
   'lib/conversion/webhook.ts',

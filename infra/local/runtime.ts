@@ -1,7 +1,8 @@
 import type { Registration } from '../../lib/registration.ts';
 import { bundlePath } from '../build.ts';
 import { DEFAULT_MEMORY_MB } from '../runtimes.ts';
-import { FunctionPool, type FunctionRuntime } from './pool.ts';
+import type { FunctionRuntime } from './environment.ts';
+import { FunctionPool } from './pool.ts';
 
 /** Environments per function when not told otherwise (Lambda would scale further). */
 export const DEFAULT_CONCURRENCY = 4;
