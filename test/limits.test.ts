@@ -29,7 +29,6 @@ const PENDING = new Set<string>([
   'infra/lint.ts',
   'infra/lint/rules.ts',
   'infra/local/certs.ts',
-  'infra/local/match-conditions.ts',
   'lib/admission/patch.ts',
   'lib/auth.ts',
   'lib/conversion/webhook.ts',

@@ -17,7 +17,8 @@ import {
   requestTarget,
   type ServerTimeouts,
 } from './http.ts';
-import { type ConditionPool, hasMatchConditions } from './match-conditions.ts';
+import type { ConditionPool } from './condition-pool.ts';
+import { hasMatchConditions } from './match-conditions.ts';
 import type { FunctionPool, Invocation } from './pool.ts';
 import { BAD_GATEWAY, httpFromResult, jsonMessage, type HttpResponse } from './results.ts';
 

@@ -11,7 +11,7 @@ import { FLEET_ENV, FLEET_PATH_SECRETS_ENV } from '../../lib/fleet.ts';
 import { fleetEnvValue, loadFleet } from '../fleet/file.ts';
 import { renderDocuments } from '../output.ts';
 import { ensureLocalCertificates, serverNames, writePrivate } from './certs.ts';
-import { ConditionPool } from './match-conditions.ts';
+import { ConditionPool } from './condition-pool.ts';
 import { type ApiServing, MAX_REQUEST_BYTES, type ServedFleet, serveRequest } from './api-request.ts';
 import type { FunctionPool, InvocationTimer } from './pool.ts';
 import { LocalProject, type EnvVarsFile } from './project.ts';
