@@ -28,7 +28,6 @@ const PENDING = new Set<string>([
   'infra/fleet/file.ts',
   'infra/lint.ts',
   'infra/lint/rules.ts',
-  'infra/local/certs.ts',
   'lib/admission/patch.ts',
   'lib/auth.ts',
   'lib/conversion/webhook.ts',
