@@ -1,3 +1,4 @@
+// matchConditions' authorizer checks during an audit, answered by the cluster's access reviews.
 import type { AdmissionRegistration } from '../../lib/registration.ts';
 import type { AdmissionReview } from '../../lib/review/schemas.ts';
 import type { AuthorizationAttributes, AuthorizationDecision, Authorize } from '../../lib/matchconditions/cel.ts';

@@ -1,3 +1,4 @@
+// What the audit reads: the resources discovery lists, and which of them a registration's rules select.
 import type { AdmissionRegistration, LabelSelector, RuleWithOperations } from '../../lib/registration.ts';
 import { KubeApiError, type KubeClient } from './kubeapi.ts';
 

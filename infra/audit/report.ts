@@ -1,3 +1,4 @@
+// What klw audit prints: the report as a table, JSON or YAML, its summary lines, and the progress bar.
 import type { Operation as PatchOperation } from 'fast-json-patch';
 import { toKubeYaml } from '../output.ts';
 import type { AuditReport, AuditProgress } from './audit.ts';

@@ -1,3 +1,5 @@
+// What keeps a flood from hurting the account: HTTP API throttling per route, and the CloudWatch
+// alarms on each function's errors, throttles and duration and on the API's client errors.
 import type { Registration } from '../../lib/registration.ts';
 import type { PluginParams } from './serverless-plugin.ts';
 

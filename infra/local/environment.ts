@@ -1,3 +1,4 @@
+// What a function runs with locally: its runtime settings, and the environment variables Lambda gives it.
 import { randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
 import type { InvocationTimer } from './pool.ts';
