@@ -5,7 +5,8 @@ import { awsClients, checkServerless, deployedEndpoints, readServerless, updateC
 import { KlwError } from '../errors.ts';
 import { loadFunctions } from '../functions.ts';
 import { renderDocuments } from '../output.ts';
-import { ensureTargetPathSecret, regionFor, writePrivateOutput } from '../secrets/index.ts';
+import { regionFor } from '../region.ts';
+import { ensureTargetPathSecret, writePrivateOutput } from '../secrets/index.ts';
 import type { CommandContext } from './context.ts';
 import { regionOption, stageOption, type RegionOptions, type StageOptions } from './options.ts';
 import { endpointsFrom, manifestsFor, reportFindings } from './shared.ts';
