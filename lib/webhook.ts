@@ -2,7 +2,14 @@ import { authenticate, cachedParameter, parameterReadMs } from './auth.ts';
 import { authenticateFleet, clusterDimension, fleetFromEnv, type FleetRuntime, type ParameterReader } from './fleet.ts';
 import { budgetMs, DeadlineExceeded, defaultClock } from './deadline.ts';
 import { errorReply, jsonReply, MAX_BODY_BYTES, parseGoDuration, readJsonBody } from './gateway/http.ts';
-import { detectSource, httpSource, type GatewayResult, type SourceProcessor } from './gateway/sources.ts';
+import {
+  detectSource,
+  type GatewayRequest,
+  type GatewayResult,
+  type GatewaySource,
+  httpApiSource,
+  SOURCES,
+} from './gateway/sources.ts';
 import { stringifyJson } from './json.ts';
 import { createLogger, writesRawJson, type Logger } from './log.ts';
 import { metricsFor, requestMetricsFor, type FailureKind } from './metrics.ts';
@@ -158,6 +165,9 @@ export function userContext(ctx: RunContext, warn: (message: string) => void): W
   };
 }
 
+/** The answer to an event no source reads, naming the sources that are read. */
+const UNKNOWN_EVENT = `event comes from no known source; expected one of: ${SOURCES.map((s) => s.describe).join('; ')}`;
+
 /**
  * Builds the Lambda handler for an engine: reads the event, checks method, content type,
  * size and token, parses the review, lets the engine answer, and writes the result in the
@@ -178,24 +188,20 @@ export function createHandler<R>(
 
   return async function handler(event, context) {
     const startedAt = now();
-    let source: SourceProcessor = httpSource;
+    let source: GatewaySource = httpApiSource;
+    let req: GatewayRequest | undefined;
     try {
       const detected = detectSource(event);
       if (!detected) {
         log.warn('rejected', { status: 400, reason: 'unknown event source' });
-        return source.write(
-          errorReply({
-            status: 400,
-            message: 'event is not an API Gateway (REST or HTTP API) or Lambda function URL event',
-          }),
-        );
+        return source.write(errorReply({ status: 400, message: UNKNOWN_EVENT }));
       }
       source = detected;
-      const req = source.read(event);
+      req = source.read(event);
       const requestId = context?.awsRequestId ?? req.requestId ?? 'local';
       const reject = (status: number, message: string, headers?: Record<string, string>) => {
         log.warn('rejected', { requestId, status, reason: message, durationMs: elapsed(startedAt) });
-        return source.write(errorReply({ status, message, ...(headers ? { headers } : {}) }));
+        return source.write(errorReply({ status, message, ...(headers ? { headers } : {}) }), req);
       };
 
       const budget = budgetMs({
@@ -216,7 +222,7 @@ export function createHandler<R>(
           durationMs: elapsed(startedAt),
           ...requestMetrics.refusal(refusal.reply.statusCode),
         });
-        return source.write(refusal.reply);
+        return source.write(refusal.reply, req);
       }
 
       const body = readJsonBody(req, maxBodyBytes);
@@ -246,20 +252,19 @@ export function createHandler<R>(
         answer = engine.unserializable(parsed.review, answer.body, err, ctx);
         text = JSON.stringify(answer.body);
       }
-      let result = source.write({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: text });
+      let result = source.write({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: text }, req);
       // Lambda's limit applies to the whole result as the runtime sends it, body escaped inside.
       const bytes = resultBytes(result, maxBodyBytes);
       if (bytes > maxBodyBytes) {
         answer = engine.oversized(parsed.review, bytes, ctx);
-        result = source.write({
-          statusCode: 200,
-          headers: { 'content-type': 'application/json' },
-          body: stringifyJson(answer.body),
-        });
+        result = source.write(
+          { statusCode: 200, headers: { 'content-type': 'application/json' }, body: stringifyJson(answer.body) },
+          req,
+        );
       }
       const durationMs = elapsed(startedAt);
       // The review's EMF metrics ride in the same line (no extra call, line or serialisation).
-      const line: Record<string, unknown> = { requestId, source: source.source, ...answer.fields, durationMs };
+      const line: Record<string, unknown> = { requestId, source: source.name, ...answer.fields, durationMs };
       if (fleetAuth) line.cluster = clusterDimension(ctx.cluster, ctx.fleet);
       metrics(line, answer.fields, durationMs, ctx.failure);
       log.info('review', line);
@@ -268,7 +273,7 @@ export function createHandler<R>(
       // Only a fault in the adapter itself lands here; user functions are caught by the engines.
       const errorId = newErrorId();
       log.error('adapter fault', { errorId, ...describeThrown(err), ...requestMetrics.fault() });
-      return source.write(jsonReply(500, { error: `internal error (error id ${errorId})` }));
+      return source.write(jsonReply(500, { error: `internal error (error id ${errorId})` }), req);
     }
   };
 }
