@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { allow, defineValidatingWebhook } from '../../lib/index.ts';
 import { parseGoDuration, readJsonBody, MAX_BODY_BYTES } from '../../lib/gateway/http.ts';
-import { detectSource } from '../../lib/gateway/sources.ts';
+import { detectSource, sourceNames } from '../../lib/gateway/sources.ts';
 import { createLogger } from '../../lib/log.ts';
 import { bodyOf, eventWith, fixture } from '../helpers.ts';
 
@@ -29,7 +29,7 @@ describe('event sources', () => {
     assert.equal(detectSource(null), undefined);
   });
 
-  for (const source of ['rest', 'http', 'url', 'alb'] as const) {
+  for (const source of sourceNames()) {
     it(`answers a review delivered by ${source}`, async () => {
       const result = await handler(eventWith(source, review));
       assert.equal(result.statusCode, 200);
