@@ -165,8 +165,14 @@ export function userContext(ctx: RunContext, warn: (message: string) => void): W
   };
 }
 
-/** The answer to an event no source reads, naming the sources that are read. */
+/** The message for an event no source reads, naming the sources that are read. */
 const UNKNOWN_EVENT = `event comes from no known source; expected one of: ${SOURCES.map((s) => s.describe).join('; ')}`;
+
+/** The 400 for an event no source reads, in the HTTP API's shape (the caller is unknown). */
+function unknownEvent(log: Logger): GatewayResult {
+  log.warn('rejected', { status: 400, reason: 'unknown event source' });
+  return httpApiSource.write(errorReply({ status: 400, message: UNKNOWN_EVENT }));
+}
 
 /**
  * Builds the Lambda handler for an engine: reads the event, checks method, content type,
@@ -192,10 +198,7 @@ export function createHandler<R>(
     let req: GatewayRequest | undefined;
     try {
       const detected = detectSource(event);
-      if (!detected) {
-        log.warn('rejected', { status: 400, reason: 'unknown event source' });
-        return source.write(errorReply({ status: 400, message: UNKNOWN_EVENT }));
-      }
+      if (!detected) return unknownEvent(log);
       source = detected;
       req = source.read(event);
       const requestId = context?.awsRequestId ?? req.requestId ?? 'local';
@@ -216,11 +219,12 @@ export function createHandler<R>(
       const refusal = fleetAuth ? fleetAuth.refusal : await authenticate(registration, req, options.env, budget);
       if (refusal) {
         // Counted in EMF on the same line, so a misconfiguration or a flood of wrong secrets can be alarmed on.
+        const metricFields = requestMetrics.refusal(refusal.reply.statusCode);
         log[refusal.level](refusal.msg, {
           requestId,
           ...refusal.fields,
           durationMs: elapsed(startedAt),
-          ...requestMetrics.refusal(refusal.reply.statusCode),
+          ...metricFields,
         });
         return source.write(refusal.reply, req);
       }
@@ -230,38 +234,16 @@ export function createHandler<R>(
       const parsed = engine.parse(body.value);
       if (!parsed.ok) return reject(400, parsed.message);
 
-      const ctx: RunContext = {
-        requestId,
-        startedAt,
-        now,
-        log,
-        env,
-        budgetMs: budget,
-      };
+      const ctx: RunContext = { requestId, startedAt, now, log, env, budgetMs: budget };
       // Parsed already by authenticateFleet when it let the request through; `auth: 'none'` skips it.
       const fleet = fleetAuth ? attempt(() => fleetFromEnv(env)) : undefined;
       if (fleet) {
         ctx.fleet = fleet;
         if (fleetAuth?.cluster) ctx.cluster = fleetAuth.cluster;
       }
-      let answer = await engine.run(parsed.review, ctx);
-      let text: string;
-      try {
-        text = stringifyJson(answer.body);
-      } catch (err) {
-        answer = engine.unserializable(parsed.review, answer.body, err, ctx);
-        text = JSON.stringify(answer.body);
-      }
-      let result = source.write({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: text }, req);
-      // Lambda's limit applies to the whole result as the runtime sends it, body escaped inside.
-      const bytes = resultBytes(result, maxBodyBytes);
-      if (bytes > maxBodyBytes) {
-        answer = engine.oversized(parsed.review, bytes, ctx);
-        result = source.write(
-          { statusCode: 200, headers: { 'content-type': 'application/json' }, body: stringifyJson(answer.body) },
-          req,
-        );
-      }
+      const write = (text: string) =>
+        source.write({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: text }, req);
+      const { answer, result } = await answerReview(engine, parsed.review, ctx, write, maxBodyBytes);
       const durationMs = elapsed(startedAt);
       // The review's EMF metrics ride in the same line (no extra call, line or serialisation).
       const line: Record<string, unknown> = { requestId, source: source.name, ...answer.fields, durationMs };
@@ -276,6 +258,35 @@ export function createHandler<R>(
       return source.write(jsonReply(500, { error: `internal error (error id ${errorId})` }), req);
     }
   };
+}
+
+/**
+ * Runs the engine and writes its answer with `write`; an answer that cannot be written as
+ * JSON, or whose result is larger than Lambda returns, is replaced by the engine's own.
+ */
+async function answerReview<R>(
+  engine: ReviewEngine<R>,
+  review: R,
+  ctx: RunContext,
+  write: (text: string) => GatewayResult,
+  maxBodyBytes: number,
+): Promise<{ answer: EngineAnswer; result: GatewayResult }> {
+  let answer = await engine.run(review, ctx);
+  let text: string;
+  try {
+    text = stringifyJson(answer.body);
+  } catch (err) {
+    answer = engine.unserializable(review, answer.body, err, ctx);
+    text = JSON.stringify(answer.body);
+  }
+  let result = write(text);
+  // Lambda's limit applies to the whole result as the runtime sends it, body escaped inside.
+  const bytes = resultBytes(result, maxBodyBytes);
+  if (bytes > maxBodyBytes) {
+    answer = engine.oversized(review, bytes, ctx);
+    result = write(stringifyJson(answer.body));
+  }
+  return { answer, result };
 }
 
 /**
