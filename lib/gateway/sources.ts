@@ -1,6 +1,7 @@
 // The event sources, one module each under sources/. A new source is one new file there
-// exporting a GatewaySource and its SourceTools, plus its line in each list below; the
-// handler, the CLI's --event-format choices, the test kit and the emulator follow the lists.
+// exporting a GatewaySource and its SourceTools, its name in EventSource (sources/types.ts)
+// and its entry in each list below; the handler, the CLI's --event-format choices, the test
+// kit and the emulator follow the lists.
 import { albSource, albTools } from './sources/alb.ts';
 import { functionUrlSource, functionUrlTools } from './sources/function-url.ts';
 import { httpApiSource, httpApiTools } from './sources/http-api.ts';
