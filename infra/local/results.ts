@@ -1,4 +1,4 @@
-import { type EventSource, type HttpResponse, SOURCE_TOOLS } from '../../lib/gateway/sources.ts';
+import { type EventSource, type HttpResponse, toolsFor } from '../../lib/gateway/sources.ts';
 
 export type { HttpResponse } from '../../lib/gateway/sources.ts';
 export { BAD_GATEWAY, jsonMessage } from '../../lib/gateway/sources/emulate.ts';
@@ -8,5 +8,5 @@ export { BAD_GATEWAY, jsonMessage } from '../../lib/gateway/sources/emulate.ts';
  * source's module says; `event` is the event the function was given.
  */
 export function httpFromResult(format: EventSource, result: unknown, event?: Record<string, unknown>): HttpResponse {
-  return SOURCE_TOOLS[format].respond(result, event);
+  return toolsFor(format).respond(result, event);
 }

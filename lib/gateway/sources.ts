@@ -43,6 +43,12 @@ export const SOURCE_TOOLS: Readonly<Record<EventSource, SourceTools>> = {
   alb: albTools,
 };
 
+/** The tools of the source named `name`; a TypeError for a name no source has. */
+export function toolsFor(name: EventSource): SourceTools {
+  if (!Object.hasOwn(SOURCE_TOOLS, name)) throw new TypeError(`unknown event source ${JSON.stringify(name)}`);
+  return SOURCE_TOOLS[name];
+}
+
 /** The source names, as `--event-format` and `toEvent`'s `format` take them. */
 export function sourceNames(): EventSource[] {
   return Object.keys(SOURCE_TOOLS) as EventSource[];

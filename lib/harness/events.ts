@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type EventSource, type HttpRequestInput, SOURCE_TOOLS } from '../gateway/sources.ts';
+import { type EventSource, type HttpRequestInput, toolsFor } from '../gateway/sources.ts';
 import { stringifyJson } from '../json.ts';
 
 export type { HttpRequestInput } from '../gateway/sources.ts';
@@ -26,9 +26,7 @@ export interface EventOptions {
  * ALB target group) makes of an HTTP request; each source's module knows its own shape.
  */
 export function eventFromHttp(format: EventSource, req: HttpRequestInput): Record<string, unknown> {
-  const tools = SOURCE_TOOLS[format];
-  if (!tools) throw new TypeError(`unknown event source ${JSON.stringify(format)}`);
-  return tools.sample(req);
+  return toolsFor(format).sample(req);
 }
 
 /** Wraps a review (or any body) in the Lambda event of an event source (default: an HTTP API). */

@@ -73,6 +73,8 @@ describe('the source lists', () => {
 
   it('refuses an unknown format by name', () => {
     assert.throws(() => eventFromHttp('sqs' as EventSource, request), /unknown event source "sqs"/);
+    assert.throws(() => eventFromHttp('toString' as EventSource, request), /unknown event source "toString"/);
+    assert.throws(() => httpFromResult('__proto__' as EventSource, {}), /unknown event source "__proto__"/);
   });
 });
 
