@@ -19,15 +19,13 @@ import { proxyResult, isRecord, stringMap } from '../../lib/gateway/sources/fiel
 import { eventFromHttp } from '../../lib/harness/events.ts';
 import { allow, defineValidatingWebhook } from '../../lib/index.ts';
 import { createLogger } from '../../lib/log.ts';
-import { toEvent } from '../../lib/testing/index.ts';
+import type { AdmissionReview } from '../../lib/review/schemas.ts';
+import { invoke, toEvent } from '../../lib/testing/index.ts';
 import { bodyOf, EVERY_REQUEST, FIXTURE_PROJECT, fixture } from '../helpers.ts';
 
 const review = fixture('reviews/admission-v1');
-const handler = defineValidatingWebhook({
-  name: 'sources-test',
-  rules: EVERY_REQUEST,
-  validate: () => allow(),
-}).withOptions({ logger: createLogger({ level: 'silent' }) });
+const webhook = defineValidatingWebhook({ name: 'sources-test', rules: EVERY_REQUEST, validate: () => allow() });
+const handler = webhook.withOptions({ logger: createLogger({ level: 'silent' }) });
 
 const request: HttpRequestInput = {
   method: 'POST',
@@ -115,10 +113,11 @@ describe('every source reads what it samples and answers in its own shape', () =
       assert.deepEqual(httpFromResult(name, result, event), response, 'the emulator uses the same reader');
     });
 
-    it(`${name}: toEvent wraps a review in this source's event`, async () => {
+    it(`${name}: toEvent wraps a review in this source's event, and invoke sends one`, async () => {
       const event = toEvent(review, { format: name, timeout: '5s' });
       assert.equal(detectSource(event)?.name, name);
       assert.equal(bodyOf(await handler(event)).response.allowed, true);
+      assert.equal((await invoke(webhook, review as AdmissionReview, { format: name })).allowed, true);
     });
 
     it(`${name}: reads hostile field types without throwing`, () => {
