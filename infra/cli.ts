@@ -8,6 +8,7 @@ import { lintRulesForVersion, shippedCrds } from './lint/rules.ts';
 import { PATH_SECRET_PLACEHOLDER } from './secrets.ts';
 import { FLEET_FILE } from './fleet/file.ts';
 import { fleetManifests, type FleetManifestOptions } from './fleet/commands.ts';
+import { fleetAuditAction } from './fleet/audit.ts';
 import {
   DEFAULT_CONFIGURATION_NAME,
   generateManifests,
@@ -321,7 +322,13 @@ export function program(deps: CliDeps = {}): Command {
       '--kubeconfig <file>',
       'kubeconfig (default: KUBECONFIG, ~/.kube/config, else the in-cluster service account)',
     )
-    .option('--context <name>', 'kubeconfig context (default: the current context)')
+    .option(
+      '--context <name>',
+      'kubeconfig context (default: the current context); repeat it to audit several clusters in one report',
+      (v: string, all: string[]) => [...all, v],
+      [] as string[],
+    )
+    .option('--all-clusters', `audit every cluster of ${FLEET_FILE}, each through its context`)
     .addOption(new Option('-o, --output <format>', 'report format').choices(['table', 'json', 'yaml']).default('table'))
     .option('--page-size <n>', 'objects per list request', (v: string) => Number(v), DEFAULT_PAGE_SIZE)
     .option('--as <user>', 'user name the reviews carry (default: who the cluster says you are)')
@@ -341,7 +348,8 @@ export function program(deps: CliDeps = {}): Command {
         names: string[],
         options: {
           kubeconfig?: string;
-          context?: string;
+          context: string[];
+          allClusters?: boolean;
           output: 'table' | 'json' | 'yaml';
           pageSize: number;
           as?: string;
@@ -350,6 +358,8 @@ export function program(deps: CliDeps = {}): Command {
           progress: boolean;
         } & LimitOptions,
       ) => {
+        if (options.context.length > 1 || options.allClusters)
+          return fleetAuditAction(root(), names, options, { say, writeOutput });
         let report: AuditReport;
         try {
           if (!Number.isInteger(options.pageSize) || options.pageSize < 1)
@@ -361,7 +371,7 @@ export function program(deps: CliDeps = {}): Command {
           if (!webhooks.length) throw new KlwError('no admission functions to audit');
           const connection = await loadConnection({
             ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),
-            ...(options.context ? { context: options.context } : {}),
+            ...(options.context.length ? { context: options.context[0]! } : {}),
             execTimeoutMs: limits.execMs,
           });
           const client = new KubeClient(connection, limits);
