@@ -5,11 +5,13 @@ import {
   ResourceNotFoundException,
   type FilteredLogEvent,
 } from '@aws-sdk/client-cloudwatch-logs';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { awsError } from './aws-errors.ts';
 import { KlwError } from './functions.ts';
 import { REGION_HELP, regionFor } from './secret-commands.ts';
 import { lambdaName } from './serverless.ts';
+import { checkLogsCluster, clusterFilterPattern, isClusterLine } from './fleet/logs.ts';
 
 /** The CloudWatch log group of a deployed function: `/aws/lambda/<service>-<stage>-<name>`. */
 export function logGroupName(service: string, stage: string, name: string): string {
@@ -87,6 +89,7 @@ export function formatLogEvent(event: FilteredLogEvent, fallbackFunction: string
     const parts = [time, fn, text(line.operation) ?? '?', text(line.kind) ?? '?', object, decision, duration(line)];
     if (typeof line.warnings === 'number' && line.warnings > 0) parts.push(`warnings=${line.warnings}`);
     if (line.dryRun === true) parts.push('dry-run');
+    if (typeof line.cluster === 'string') parts.push(`cluster=${line.cluster}`);
     return parts.join(' ');
   }
   if (line.level !== 'warn' && line.level !== 'error') return undefined;
@@ -103,6 +106,8 @@ export interface LogsOptions {
   service: string;
   stage: string;
   function: string;
+  /** Only the lines of this fleet cluster's calls. */
+  cluster?: string;
   /** Epoch ms of the first event. */
   startTime: number;
   /** Keep polling for new events until `signal` aborts. */
@@ -110,6 +115,13 @@ export interface LogsOptions {
   /** Milliseconds between polls with `follow`; default 2000. */
   pollMs?: number;
   signal?: AbortSignal;
+}
+
+/** True unless `cluster` is given and the event is not one of its lines (the server's filter is not trusted alone). */
+function ofCluster(event: FilteredLogEvent, cluster: string | undefined): boolean {
+  if (cluster === undefined) return true;
+  const line = jsonOf(event.message ?? '');
+  return line !== undefined && isClusterLine(line, cluster);
 }
 
 /** The region a client calls, as its configuration resolves it ("unknown" when it cannot). */
@@ -147,7 +159,7 @@ export async function printLogs(
           new FilterLogEventsCommand({
             logGroupName: group,
             startTime,
-            filterPattern: LOGS_FILTER_PATTERN,
+            filterPattern: options.cluster ? clusterFilterPattern(options.cluster) : LOGS_FILTER_PATTERN,
             ...(nextToken ? { nextToken } : {}),
           }),
           options.signal ? { abortSignal: options.signal } : {},
@@ -165,7 +177,7 @@ export async function printLogs(
         const id = event.eventId ?? `${event.timestamp}:${event.message}`;
         if (seenAtStart.has(id) || seen.has(id)) continue;
         seen.add(id);
-        const line = formatLogEvent(event, options.function);
+        const line = ofCluster(event, options.cluster) ? formatLogEvent(event, options.function) : undefined;
         if (line) {
           print(line);
           printed++;
@@ -193,8 +205,12 @@ export async function printLogs(
   }
 }
 
+/** The options of `klw logs`. */
+type LogsCommandOptions = { stage: string; region?: string; since: string; follow?: boolean; cluster?: string };
+
 /** Adds `klw logs <function> [--stage] [--region] [--since] [--follow]`; `config` reads serverless.yml (for the service and the default region). */
 export function addLogsCommand(cli: Command, config: () => Record<string, any>): void {
+  const root = () => resolve(cli.opts<{ root?: string }>().root ?? process.cwd());
   cli
     .command('logs')
     .description(
@@ -205,8 +221,10 @@ export function addLogsCommand(cli: Command, config: () => Record<string, any>):
     .option('--region <region>', REGION_HELP)
     .option('--since <when>', 'from how far back: 30s, 10m, 2h, 1d or an ISO 8601 time', '10m')
     .option('--follow', 'keep printing new lines until Ctrl+C')
-    .action(async (name: string, options: { stage: string; region?: string; since: string; follow?: boolean }) => {
+    .option('--cluster <name>', "only the lines of this fleet cluster's calls")
+    .action(async (name: string, options: LogsCommandOptions) => {
       const startTime = parseSince(options.since);
+      if (options.cluster) await checkLogsCluster(root(), options.cluster);
       const controller = new AbortController();
       const stop = () => controller.abort();
       process.once('SIGINT', stop);
@@ -217,6 +235,7 @@ export function addLogsCommand(cli: Command, config: () => Record<string, any>):
             service: String(config().service),
             stage: options.stage,
             function: name,
+            ...(options.cluster ? { cluster: options.cluster } : {}),
             startTime,
             follow: options.follow === true,
             signal: controller.signal,
