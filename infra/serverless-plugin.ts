@@ -9,6 +9,7 @@ import { checkRuntime, DEFAULT_RUNTIME } from './runtimes.ts';
 import { clusterPathSecretParameterName, pathSecretParameterName, usesPathSecret } from './secrets.ts';
 import { CLUSTER_PLACEHOLDER, FLEET_ENV, FLEET_PATH_SECRET_SSM_ENV } from '../lib/fleet.ts';
 import { fleetEnvValue, loadFleet, type Fleet } from './fleet/file.ts';
+import { alarmedClusters, clusterAlarmsFor, parseClusterAlarms, type ClusterAlarmsSetting } from './fleet/alarms.ts';
 
 type Json = Record<string, any>;
 
@@ -64,6 +65,8 @@ export interface PluginParams {
   apiClientErrorsThreshold?: number;
   /** SNS topic ARN the alarms notify; empty: alarms without actions. */
   alarmTopicArn: string;
+  /** Fleet clusters that get their own alarms per function (`all` or names); none when unset. */
+  clusterAlarms?: ClusterAlarmsSetting;
 }
 
 function asNumber(value: unknown, name: string): number | undefined {
@@ -99,6 +102,8 @@ export function pluginParams(config: Json, stage: string, cliParams: unknown = [
     const n = asNumber(raw[key], key);
     if (n !== undefined) params[key] = n;
   }
+  const clusterAlarms = parseClusterAlarms(raw.clusterAlarms);
+  if (clusterAlarms) params.clusterAlarms = clusterAlarms;
   const threshold = asNumber(raw.apiClientErrorsThreshold, 'apiClientErrorsThreshold');
   if (threshold === 0)
     throw new Error('param apiClientErrorsThreshold 0 would keep the alarm firing; use alarms: false for none');
@@ -387,6 +392,7 @@ export function addFloodSafetyAndAlarms(
   functions: DeployedFunction[],
   params: PluginParams,
   namespace: string,
+  clusters: readonly string[] = [],
 ): void {
   const resources: Json = (template.Resources ??= {});
   const stage = resources.HttpApiStage;
@@ -419,6 +425,9 @@ export function addFloodSafetyAndAlarms(
   }
   if (!params.alarms) return;
   for (const fn of functions) Object.assign(resources, alarmsFor(fn, namespace, params));
+  const clusterAlarm = (description: string, props: Json) => alarm(description, props, params.alarmTopicArn);
+  for (const fn of functions)
+    Object.assign(resources, clusterAlarmsFor(fn, clusters, namespace, DURATION_ALARM_SHARE, clusterAlarm));
   if (stage?.Properties?.ApiId && stage.Properties.StageName) Object.assign(resources, apiAlarms(stage, params));
 }
 
@@ -449,6 +458,8 @@ export default class KubeLambdaWebhooksPlugin {
   readonly hooks: Record<string, () => Promise<void>>;
   private entries: FunctionEntry[] = [];
   private params: PluginParams | undefined;
+  /** The fleet clusters with alarms of their own. */
+  private alarmedClusters: string[] = [];
 
   constructor(
     private readonly serverless: Serverless,
@@ -482,6 +493,7 @@ export default class KubeLambdaWebhooksPlugin {
         this.serverless.serviceDir,
         this.entries.map((e) => e.registration),
       );
+      this.alarmedClusters = alarmedClusters(fleet, this.params.clusterAlarms, this.entries.length);
     } catch (err) {
       throw this.fail((err as Error).message);
     }
@@ -532,6 +544,7 @@ export default class KubeLambdaWebhooksPlugin {
       deployed,
       this.params!,
       namespace,
+      this.params!.alarms ? this.alarmedClusters : [],
     );
   }
 }
