@@ -6,7 +6,8 @@ import { KlwError, loadFunctions, ownHandlerFindings } from './functions.ts';
 import { formatFinding, lintDocuments, lintFiles, lintRegistrations, PLACEHOLDER_RULE, type Finding } from './lint.ts';
 import { lintRulesForVersion, shippedCrds } from './lint/rules.ts';
 import { PATH_SECRET_PLACEHOLDER } from './secrets.ts';
-import { FLEET_FILE } from './fleet/file.ts';
+import { FLEET_FILE, loadFleet } from './fleet/file.ts';
+import { clusterSecretsLines, ensureClusterPathSecrets, fleetDeployManifests } from './fleet/deploy.ts';
 import { fleetManifests, type FleetManifestOptions } from './fleet/commands.ts';
 import { fleetAuditAction } from './fleet/audit.ts';
 import {
@@ -513,6 +514,11 @@ export function program(deps: CliDeps = {}): Command {
     .option('--function-urls', 'deploy Lambda function URLs and register those instead of the HTTP API')
     .option('--direct', 'only update the code of functions whose zip changed (UpdateFunctionCode), no CloudFormation')
     .option('--out <file>', 'where to write the manifests', 'dist/manifests.yaml')
+    .option(
+      '--out-dir <dir>',
+      `with ${FLEET_FILE}: where each cluster's manifests go (<cluster>.yaml)`,
+      'dist/clusters',
+    )
     .option('--ca-bundle <file>', 'PEM CA bundle for the endpoints (public AWS endpoints need none)')
     .action(
       async (options: {
@@ -521,6 +527,7 @@ export function program(deps: CliDeps = {}): Command {
         functionUrls?: boolean;
         direct?: boolean;
         out: string;
+        outDir: string;
         caBundle?: string;
       }) => {
         const functions = await loadFunctions(root());
@@ -542,7 +549,12 @@ export function program(deps: CliDeps = {}): Command {
           );
           return;
         }
-        const secrets = await ensureTargetPathSecret(target, registrations);
+        // A fleet's functions take only the clusters' secrets: each cluster's parameter, not the service's.
+        const fleet = loadFleet(root(), registrations);
+        const secrets = fleet ? undefined : await ensureTargetPathSecret(target, registrations);
+        if (fleet)
+          for (const line of clusterSecretsLines(await ensureClusterPathSecrets(target, fleet, registrations), target))
+            say(line);
         say(`serverless deploy --stage ${target.stage} --region ${target.region}`);
         const args = [
           'deploy',
@@ -558,6 +570,10 @@ export function program(deps: CliDeps = {}): Command {
         const endpoints = await deployedEndpoints(clients, target, registrations, options.functionUrls === true);
         if (secrets) endpoints.pathSecret = secrets.current;
         if (options.caBundle) endpoints.caBundlePem = endpointsFrom({ caBundle: options.caBundle }).caBundlePem!;
+        if (fleet) {
+          const deps = { build: (e: Endpoints) => manifestsFor(root(), e), report: reportFindings, say, registrations };
+          return fleetDeployManifests(root(), target, endpoints, options.outDir, deps);
+        }
         const set = await manifestsFor(root(), endpoints);
         // The URLs hold the path secret: the file is written readable by its owner only.
         writePrivateOutput(resolve(root(), options.out), renderDocuments(set.documents, 'yaml'));
