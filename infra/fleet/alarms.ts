@@ -6,7 +6,7 @@
 import type { Registration } from '../../lib/registration.ts';
 import { FLEET_FILE, type Fleet } from './file.ts';
 
-type Json = Record<string, any>;
+type Json = Record<string, unknown>;
 
 /** The `clusterAlarms` param: `all`, or the names of the clusters to alarm on; none when unset. */
 export type ClusterAlarmsSetting = 'all' | string[];
