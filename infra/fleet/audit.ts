@@ -144,12 +144,11 @@ export function fleetSummaryLines(report: FleetAuditReport, allowPartial: boolea
     const denied = deniedLine(r);
     lines.push(`cluster ${c.cluster}: ${summaryLine(r)}${denied ? `; ${denied}` : ''}`);
   }
-  const total = { auditor: report.clusters[0]?.report?.auditor, summary: report.summary, results: [], problems: [] };
+  // The counts over all clusters, worded as one cluster's are (summaryLine reads only the summary).
+  const total: AuditReport = { auditor: { username: '' }, summary: report.summary, results: [], problems: [] };
   const failed = report.clusters.filter((c) => c.error).length;
-  lines.push(
-    `${summaryLine(total as unknown as AuditReport).replace(/^audit:/, `audit of ${report.clusters.length} clusters:`)}` +
-      (failed ? `; ${failed} cluster${failed === 1 ? '' : 's'} not audited` : ''),
-  );
+  const counts = summaryLine(total).replace(/^audit:/, `audit of ${report.clusters.length} clusters:`);
+  lines.push(`${counts}${failed ? `; ${failed} cluster${failed === 1 ? '' : 's'} not audited` : ''}`);
   return lines;
 }
 
