@@ -85,7 +85,18 @@ before(async () => {
   const gone = await fakeApiServer([]);
   await new Promise((r) => gone.server.close(r));
   servers.push(east.server, west.server, clean.server);
-  const contexts = { 'ctx-east': east.url, 'ctx-west': west.url, 'ctx-clean': clean.url, 'ctx-gone': gone.url };
+  // Accepts connections and never answers.
+  const silent = createServer(() => {});
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+  servers.push(silent);
+  const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+  const contexts = {
+    'ctx-silent': silentUrl,
+    'ctx-east': east.url,
+    'ctx-west': west.url,
+    'ctx-clean': clean.url,
+    'ctx-gone': gone.url,
+  };
   kubeconfig = join(work, 'kubeconfig');
   writeFileSync(
     kubeconfig,
@@ -98,7 +109,10 @@ before(async () => {
   );
 });
 after(async () => {
-  for (const server of servers) await new Promise((r) => server.close(r));
+  for (const server of servers) {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -121,7 +135,7 @@ async function klw(...args: string[]): Promise<{ code: number; stdout: string; s
     await fleetAuditAction(
       work,
       names,
-      { ...options, kubeconfig },
+      { ...options, kubeconfig, requestTimeout: '300ms' },
       { say: (l) => err.push(`${l}\n`), writeOutput: (t) => out.push(t) },
     );
   } catch (e) {
@@ -171,6 +185,17 @@ describe('klw audit over several clusters', () => {
     const clean = await klw('--all-clusters', 'pod-policy', '--context', 'ctx-clean');
     assert.equal(clean.code, 2);
     assert.match(clean.stderr, /give --context or --all-clusters, not both/);
+  });
+
+  it('a silent API server is bounded by --request-timeout, reported, and the others still audited', async () => {
+    const run = await klw('--context', 'ctx-silent', '--context', 'ctx-east');
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(
+      run.stderr,
+      /cluster ctx-silent \(context ctx-silent\): not audited: .*within 300 ms \(--request-timeout\)/,
+    );
+    assert.match(run.stderr, /cluster east: audit: 2 objects: 1 denied/);
+    assert.match(run.stderr, /klw: audit incomplete: ctx-silent not fully audited/);
   });
 
   it('an unreachable cluster is reported, the others audited, and the audit exits 2', async () => {
