@@ -1,17 +1,14 @@
 import {
-  CloudWatchLogsClient,
+  type CloudWatchLogsClient,
   FilterLogEventsCommand,
   type FilterLogEventsCommandOutput,
   ResourceNotFoundException,
   type FilteredLogEvent,
 } from '@aws-sdk/client-cloudwatch-logs';
-import { resolve } from 'node:path';
-import type { Command } from 'commander';
 import { awsError } from './aws-errors.ts';
-import { KlwError } from './functions.ts';
-import { REGION_HELP, regionFor } from './secret-commands.ts';
-import { lambdaName } from './serverless.ts';
-import { checkLogsCluster, clusterFilterPattern, isClusterLine } from './fleet/logs.ts';
+import { KlwError } from './errors.ts';
+import { lambdaName } from './deploy/index.ts';
+import { clusterFilterPattern, isClusterLine } from './fleet/logs.ts';
 
 /** The CloudWatch log group of a deployed function: `/aws/lambda/<service>-<stage>-<name>`. */
 export function logGroupName(service: string, stage: string, name: string): string {
@@ -203,47 +200,4 @@ export async function printLogs(
     });
     if (options.signal?.aborted) return printed;
   }
-}
-
-/** The options of `klw logs`. */
-type LogsCommandOptions = { stage: string; region?: string; since: string; follow?: boolean; cluster?: string };
-
-/** Adds `klw logs <function> [--stage] [--region] [--since] [--follow]`; `config` reads serverless.yml (for the service and the default region). */
-export function addLogsCommand(cli: Command, config: () => Record<string, any>): void {
-  const root = () => resolve(cli.opts<{ root?: string }>().root ?? process.cwd());
-  cli
-    .command('logs')
-    .description(
-      'print one line per review of a deployed function (and its refused requests and failures) from CloudWatch Logs',
-    )
-    .argument('<function>', 'function name')
-    .option('--stage <stage>', 'Serverless stage', 'dev')
-    .option('--region <region>', REGION_HELP)
-    .option('--since <when>', 'from how far back: 30s, 10m, 2h, 1d or an ISO 8601 time', '10m')
-    .option('--follow', 'keep printing new lines until Ctrl+C')
-    .option('--cluster <name>', "only the lines of this fleet cluster's calls")
-    .action(async (name: string, options: LogsCommandOptions) => {
-      const startTime = parseSince(options.since);
-      if (options.cluster) await checkLogsCluster(root(), options.cluster);
-      const controller = new AbortController();
-      const stop = () => controller.abort();
-      process.once('SIGINT', stop);
-      try {
-        await printLogs(
-          new CloudWatchLogsClient({ region: regionFor(options, config) }),
-          {
-            service: String(config().service),
-            stage: options.stage,
-            function: name,
-            ...(options.cluster ? { cluster: options.cluster } : {}),
-            startTime,
-            follow: options.follow === true,
-            signal: controller.signal,
-          },
-          (line) => process.stdout.write(`${line}\n`),
-        );
-      } finally {
-        process.off('SIGINT', stop);
-      }
-    });
 }

@@ -5,9 +5,22 @@
  */
 import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
 import type { Enforcement } from '../../lib/registration.ts';
-import { deniedLine, ProgressBar, runAudit, summaryLine, type AuditOutcome, type AuditReport } from '../audit.ts';
-import { KlwError, loadFunctions } from '../functions.ts';
-import { KubeClient, kubeLimitsFrom, loadConnection, whoAmI, type LimitOptions } from '../kubeapi.ts';
+import {
+  deniedLine,
+  KubeClient,
+  kubeLimitsFrom,
+  loadConnection,
+  ProgressBar,
+  runAudit,
+  summaryLine,
+  whoAmI,
+  type AuditOutcome,
+  type AuditReport,
+  type LimitOptions,
+} from '../audit/index.ts';
+import { KlwError } from '../errors.ts';
+import { loadFunctions } from '../functions.ts';
+
 import { toKubeYaml } from '../output.ts';
 import { FLEET_FILE, loadFleet, type Fleet } from './file.ts';
 

@@ -8,13 +8,14 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Registration } from '../../lib/registration.ts';
 import type { Finding } from '../lint.ts';
 import type { Endpoints, ManifestSet } from '../manifests.ts';
-import { DEFAULT_STATE_DIR, type SecretTarget } from '../secret-commands.ts';
 import {
   clusterPathSecretParameterName,
   ensureDeployedPathSecret,
   readDeployedPathSecret,
   usesPathSecret,
-} from '../secrets.ts';
+  DEFAULT_STATE_DIR,
+  type SecretTarget,
+} from '../secrets/index.ts';
 import { fleetManifests } from './commands.ts';
 import type { Fleet } from './file.ts';
 

@@ -1,7 +1,8 @@
 /** `klw logs --cluster X`: only the lines of one fleet cluster's calls. */
 import { UNKNOWN_CLUSTER } from '../../lib/fleet.ts';
 import { isDns1123Label } from '../../lib/k8s/names.ts';
-import { KlwError, loadFunctions } from '../functions.ts';
+import { KlwError } from '../errors.ts';
+import { loadFunctions } from '../functions.ts';
 import { FLEET_FILE, loadFleet } from './file.ts';
 
 /**

@@ -13,7 +13,7 @@ import {
   type FleetAuditOptions,
   type FleetAuditReport,
 } from '../../infra/fleet/audit.ts';
-import type { KlwError } from '../../infra/functions.ts';
+import type { KlwError } from '../../infra/errors.ts';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -28,7 +28,7 @@ function klwProcess(...args: string[]): Promise<{ code: number; stdout: string; 
   );
 }
 import { parseFleet } from '../../infra/fleet/file.ts';
-import type { AuditReport } from '../../infra/audit.ts';
+import type { AuditReport } from '../../infra/audit/index.ts';
 
 // A project inside the repository, so `kube-lambda-webhooks` resolves to this package.
 const work = mkdtempSync(join(process.cwd(), '.klw-test-fleet-audit-'));

@@ -12,7 +12,7 @@ import { main } from '../../infra/cli.ts';
 import { parseFleet } from '../../infra/fleet/file.ts';
 import { clusterSecretsLines, ensureClusterPathSecrets } from '../../infra/fleet/deploy.ts';
 import { loadFunctions } from '../../infra/functions.ts';
-import { clusterPathSecretParameterName, pathSecretParameterName } from '../../infra/secrets.ts';
+import { clusterPathSecretParameterName, pathSecretParameterName } from '../../infra/secrets/index.ts';
 import { FIXTURE_FUNCTIONS } from '../helpers.ts';
 
 const work = mkdtempSync(join(process.cwd(), '.klw-test-fleet-deploy-'));

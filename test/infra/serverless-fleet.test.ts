@@ -7,17 +7,11 @@ import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { loadFunctions } from '../../infra/functions.ts';
 import { parseFleet } from '../../infra/fleet/file.ts';
-import { clusterPathSecretParameterName, pathSecretParameterName } from '../../infra/secrets.ts';
-import {
-  addFloodSafetyAndAlarms,
-  DURATION_ALARM_SHARE,
-  functionDefinition,
-  pluginParams,
-  secretsStatement,
-  type DeployedFunction,
-} from '../../infra/serverless-plugin.ts';
+import { clusterPathSecretParameterName, pathSecretParameterName } from '../../infra/secrets/secrets.ts';
+import { functionDefinition, pluginParams, secretsStatement } from '../../infra/deploy/serverless-plugin.ts';
+import { addFloodSafetyAndAlarms, DURATION_ALARM_SHARE, type DeployedFunction } from '../../infra/deploy/alarms.ts';
 import { alarmedClusters, clusterLogicalId, parseClusterAlarms } from '../../infra/fleet/alarms.ts';
-import { readServerless, runServerless } from '../../infra/serverless.ts';
+import { readServerless, runServerless } from '../../infra/deploy/serverless.ts';
 import { clusterParameterName, fleetFromEnv } from '../../lib/fleet.ts';
 import { FIXTURE_FUNCTIONS, FIXTURE_PROJECT } from '../helpers.ts';
 
