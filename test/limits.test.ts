@@ -24,7 +24,6 @@ const SIZE_MARKER = /\/\/\s*size:\s*\S/;
  * file is within limits, and the test fails while a listed file already is: the list only shrinks.
  */
 const PENDING = new Set<string>([
-  'infra/fleet/file.ts',
   'lib/admission/patch.ts',
   'lib/auth.ts',
   'lib/conversion/webhook.ts',
