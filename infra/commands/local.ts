@@ -31,6 +31,7 @@ import {
   nodeOption,
   stateDirOption,
   type EnvVarsOptions,
+  type KubeconfigOptions,
   type StateDirOptions,
 } from './options.ts';
 
@@ -359,7 +360,7 @@ function registerUnregister(local: Command, { root, say }: CommandContext): void
     )
     .addOption(stateDirOption('the state dir klw start used'))
     .addOption(kubeconfigOption('kubeconfig (default: the one --apply used)'))
-    .action(async (options: { stateDir: string; kubeconfig?: string }) => {
+    .action(async (options: StateDirOptions & KubeconfigOptions) => {
       const stateDir = resolve(root(), options.stateDir);
       const record = readRecord(stateDir);
       if (!record) {

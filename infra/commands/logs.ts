@@ -2,7 +2,7 @@ import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import type { Command } from 'commander';
 import { checkLogsCluster } from '../fleet/logs.ts';
 import { parseSince, printLogs } from '../logs.ts';
-import { regionFor } from '../secrets/index.ts';
+import { regionFor } from '../region.ts';
 import type { CommandContext } from './context.ts';
 import { regionOption, stageOption, type RegionOptions, type StageOptions } from './options.ts';
 

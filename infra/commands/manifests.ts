@@ -9,13 +9,8 @@ import { enforcedWebhooks, forKubeVersion, kubeTargetFrom } from '../kube-versio
 import { lintRulesForVersion } from '../lint/rules.ts';
 import { DEFAULT_CONFIGURATION_NAME, type Endpoints } from '../manifests.ts';
 import { renderDocuments, writeOutput } from '../output.ts';
-import {
-  PATH_SECRET_PLACEHOLDER,
-  REGION_HELP,
-  regionFor,
-  withPathSecret,
-  type PathSecretOptions,
-} from '../secrets/index.ts';
+import { REGION_HELP, regionFor } from '../region.ts';
+import { PATH_SECRET_PLACEHOLDER, withPathSecret, type PathSecretOptions } from '../secrets/index.ts';
 import type { CommandContext } from './context.ts';
 import {
   featureGatesOption,

@@ -6,21 +6,11 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
-import type { Enforcement, Registration } from '../../lib/registration.ts';
-import { MAX_CLUSTERS, type ClusterSettings } from '../../lib/fleet.ts';
+import { ENFORCEMENT_MODES, type Enforcement, type Registration } from '../../lib/registration.ts';
+import { isDns1123Label, labelValueProblem, qualifiedNameProblem } from '../../lib/k8s/names.ts';
+import { MAX_CLUSTERS, UNKNOWN_CLUSTER, type ClusterSettings } from '../../lib/fleet.ts';
 import { KlwError } from '../errors.ts';
-import type { KubeVersion } from '../kube-versions.ts';
-import {
-  checkContext,
-  checkEnforcement,
-  checkFeatureGates,
-  checkKubeVersion,
-  checkLabels,
-  checkName,
-  isObject,
-  type ClusterFields,
-  type Path,
-} from './cluster-fields.ts';
+import { parseKubeVersion, V1_APIS_SINCE, type KubeVersion } from '../kube-versions.ts';
 
 /** Name of the fleet file at the project root. */
 export const FLEET_FILE = 'clusters.yaml';
@@ -80,15 +70,15 @@ export function parseFleet(text: string, file: string, functions: KnownFunctions
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
   const problems: FleetProblem[] = [];
-  const lineOf = (path: Path): number | undefined => {
+  const lineOf = (path: Array<string | number>): number | undefined => {
     const node = (path.length ? doc.getIn(path, true) : doc.contents) as
       | { range?: [number, number, number] }
       | undefined;
     return node?.range ? lines.linePos(node.range[0]).line : undefined;
   };
-  const shown = (path: Path) =>
+  const shown = (path: Array<string | number>) =>
     path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i ? '.' : ''}${p}`)).join('') || '(top)';
-  const problem = (path: Path, message: string, fix: string) => {
+  const problem = (path: Array<string | number>, message: string, fix: string) => {
     const line = lineOf(path);
     problems.push({ file, path: shown(path), ...(line ? { line } : {}), message, fix });
   };
@@ -103,38 +93,10 @@ export function parseFleet(text: string, file: string, functions: KnownFunctions
     });
     throw new FleetFileError(problems);
   }
-  const list = clusterList(toJs(doc), problem);
-  if (!list) throw new FleetFileError(problems);
-  const seen = new Map<string, number>();
-  const clusters: FleetCluster[] = [];
-  list.slice(0, MAX_CLUSTERS).forEach((raw: unknown, i: number) => {
-    const at = (...rest: Path) => ['clusters', i, ...rest];
-    if (!isObject(raw)) {
-      problem(at(), 'is not a mapping', 'write each cluster as a mapping: - name: prod-eu');
-      return;
-    }
-    for (const key of Object.keys(raw)) {
-      if (!CLUSTER_KEYS.includes(key))
-        problem(at(key), `unknown key ${JSON.stringify(key)}`, `a cluster has only ${CLUSTER_KEYS.join(', ')}`);
-    }
-    const fields: ClusterFields = { raw, cluster: { name: '', enforcement: {}, labels: {} }, at, problem };
-    checkName(fields, seen, i);
-    checkKubeVersion(fields);
-    checkFeatureGates(fields);
-    checkEnforcement(fields, functions);
-    checkLabels(fields);
-    checkContext(fields);
-    clusters.push(fields.cluster);
-  });
-  if (problems.length) throw new FleetFileError(problems);
-  return { file, clusters };
-}
-
-/** The list under `clusters:`, or undefined (after reporting why) when the file has none to read. */
-function clusterList(top: unknown, problem: ClusterFields['problem']): unknown[] | undefined {
+  const top = toJs(doc);
   if (!isObject(top)) {
     problem([], 'is not a mapping', 'write `clusters:` followed by a list of clusters, each with a name');
-    return undefined;
+    throw new FleetFileError(problems);
   }
   for (const key of Object.keys(top))
     if (key !== 'clusters') problem([key], `unknown key ${JSON.stringify(key)}`, 'the file holds only `clusters:`');
@@ -146,7 +108,7 @@ function clusterList(top: unknown, problem: ClusterFields['problem']): unknown[]
       'write `clusters:` with a list of at least one cluster (- name: prod-eu), ' +
         'or remove the file to serve one cluster',
     );
-    return undefined;
+    throw new FleetFileError(problems);
   }
   if (list.length > MAX_CLUSTERS)
     problem(
@@ -154,13 +116,221 @@ function clusterList(top: unknown, problem: ClusterFields['problem']): unknown[]
       `${list.length} clusters; at most ${MAX_CLUSTERS}`,
       'split the fleet between deployments (services or stages)',
     );
-  return list;
+  const byName = new Map(functions.map((f) => [f.name, f]));
+  const seen = new Map<string, number>();
+  const clusters: FleetCluster[] = [];
+  list.slice(0, MAX_CLUSTERS).forEach((raw: unknown, i: number) => {
+    const at = (...rest: Array<string | number>) => ['clusters', i, ...rest];
+    if (!isObject(raw)) {
+      problem(at(), 'is not a mapping', 'write each cluster as a mapping: - name: prod-eu');
+      return;
+    }
+    for (const key of Object.keys(raw)) {
+      if (!CLUSTER_KEYS.includes(key))
+        problem(at(key), `unknown key ${JSON.stringify(key)}`, `a cluster has only ${CLUSTER_KEYS.join(', ')}`);
+    }
+    const cluster: FleetCluster = { name: '', enforcement: {}, labels: {} };
+    readName(raw, cluster, at, problem, seen, i);
+    if (raw.kubeVersion !== undefined) readKubeVersion(raw, cluster, at, problem);
+    if (raw.featureGates !== undefined) readFeatureGates(raw, cluster, at, problem);
+    if (raw.enforcement !== undefined) readEnforcement(raw, cluster, at, problem, functions, byName);
+    if (raw.labels !== undefined) readLabels(raw, cluster, at, problem);
+    if (raw.context !== undefined) readContext(raw, cluster, at, problem);
+    clusters.push(cluster);
+  });
+  if (problems.length) throw new FleetFileError(problems);
+  return { file, clusters };
+}
+
+/** The path of a field of the cluster being read. */
+type At = (...rest: Array<string | number>) => Array<string | number>;
+/** Records a problem at a path of the fleet file. */
+type Problem = (path: Array<string | number>, message: string, fix: string) => void;
+
+/** Reads a cluster's `name`: a DNS-1123 label, not reserved, not another cluster's. */
+function readName(
+  raw: Record<string, any>,
+  cluster: FleetCluster,
+  at: At,
+  problem: Problem,
+  seen: Map<string, number>,
+  i: number,
+): void {
+  const name = raw.name;
+  if (name === undefined) {
+    problem(at(), 'has no name', 'give it a name: a DNS-1123 label such as prod-eu');
+  } else if (typeof name !== 'string' || !isDns1123Label(name)) {
+    problem(
+      at('name'),
+      `${JSON.stringify(name)} is not a DNS-1123 label`,
+      'use at most 63 lower-case letters, digits and -, starting and ending with a letter or digit',
+    );
+  } else if (name === UNKNOWN_CLUSTER) {
+    problem(
+      at('name'),
+      `"${UNKNOWN_CLUSTER}" is reserved`,
+      `choose another name: metrics name callers no cluster matched "${UNKNOWN_CLUSTER}"`,
+    );
+  } else if (seen.has(name)) {
+    problem(
+      at('name'),
+      `${JSON.stringify(name)} is also the name of clusters[${seen.get(name)}]`,
+      'give every cluster its own name',
+    );
+  } else {
+    seen.set(name, i);
+    cluster.name = name;
+  }
+}
+
+/** Reads a cluster's `kubeVersion`: a quoted Kubernetes version the webhook APIs exist in. */
+function readKubeVersion(raw: Record<string, any>, cluster: FleetCluster, at: At, problem: Problem): void {
+  const version = raw.kubeVersion;
+  if (typeof version === 'number') {
+    problem(
+      at('kubeVersion'),
+      `${version} is a number (YAML reads 1.30 as 1.3)`,
+      `quote it: kubeVersion: "${version}"`,
+    );
+  } else {
+    let parsed: KubeVersion | undefined;
+    try {
+      parsed = typeof version === 'string' ? parseKubeVersion(version) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed)
+      problem(at('kubeVersion'), `${JSON.stringify(version)} is not a Kubernetes version`, 'write it as "1.29"');
+    else if (parsed.major === 1 && parsed.minor < V1_APIS_SINCE) {
+      problem(
+        at('kubeVersion'),
+        `${version}: the webhook APIs klw writes (admissionregistration.k8s.io/v1) ` +
+          `need Kubernetes 1.${V1_APIS_SINCE} or later`,
+        `upgrade the cluster, or leave it out of the fleet`,
+      );
+    } else cluster.kubeVersion = { text: `${parsed.major}.${parsed.minor}`, version: parsed };
+  }
+}
+
+/** Reads a cluster's `featureGates`: gate names to true or false. */
+function readFeatureGates(raw: Record<string, any>, cluster: FleetCluster, at: At, problem: Problem): void {
+  const gates = raw.featureGates;
+  if (!isObject(gates))
+    problem(
+      at('featureGates'),
+      'is not a mapping',
+      'write it as a mapping of gate to true or false: AdmissionWebhookMatchConditions: true',
+    );
+  else {
+    cluster.featureGates = {};
+    for (const [gate, on] of Object.entries(gates)) {
+      if (!/^[A-Za-z0-9]+$/.test(gate))
+        problem(
+          at('featureGates', gate),
+          `${JSON.stringify(gate)} is not a feature gate name`,
+          'use the name kube-apiserver takes, letters and digits',
+        );
+      else if (typeof on !== 'boolean')
+        problem(at('featureGates', gate), `${JSON.stringify(on)} is not true or false`, `write ${gate}: true`);
+      else cluster.featureGates[gate] = on;
+    }
+  }
+}
+
+/** Reads a cluster's `enforcement`: admission functions of the project to Deny, Warn or Audit. */
+function readEnforcement(
+  raw: Record<string, any>,
+  cluster: FleetCluster,
+  at: At,
+  problem: Problem,
+  functions: KnownFunctions,
+  byName: ReadonlyMap<string, KnownFunctions[number]>,
+): void {
+  const modes = raw.enforcement;
+  if (!isObject(modes))
+    problem(
+      at('enforcement'),
+      'is not a mapping',
+      'write it as a mapping of function name to Deny, Warn or Audit: pod-policy: Warn',
+    );
+  else {
+    for (const [fn, mode] of Object.entries(modes)) {
+      const known = byName.get(fn);
+      if (!known) {
+        const names = functions.filter((f) => f.type !== 'conversion').map((f) => f.name);
+        problem(
+          at('enforcement', fn),
+          `no function is named ${JSON.stringify(fn)}`,
+          names.length ? `use one of ${names.join(', ')}` : 'add the function under functions/ first',
+        );
+      } else if (known.type === 'conversion') {
+        problem(
+          at('enforcement', fn),
+          `${fn} is a conversion function, which denies nothing`,
+          'remove it: enforcement applies to admission functions',
+        );
+      } else if (!(ENFORCEMENT_MODES as readonly unknown[]).includes(mode)) {
+        problem(
+          at('enforcement', fn),
+          `${JSON.stringify(mode)} is not an enforcement`,
+          `use one of ${ENFORCEMENT_MODES.join(', ')}`,
+        );
+      } else cluster.enforcement[fn] = mode as Enforcement;
+    }
+  }
+}
+
+/** Reads a cluster's `labels`: Kubernetes label keys to valid values. */
+function readLabels(raw: Record<string, any>, cluster: FleetCluster, at: At, problem: Problem): void {
+  const labels = raw.labels;
+  if (!isObject(labels))
+    problem(at('labels'), 'is not a mapping', 'write it as a mapping of label to value: env: prod');
+  else {
+    for (const [key, value] of Object.entries(labels)) {
+      const keyProblem = qualifiedNameProblem(key);
+      if (keyProblem)
+        problem(
+          at('labels', key),
+          `key ${JSON.stringify(key)}: ${keyProblem}`,
+          'use a Kubernetes label key such as env or example.com/tier',
+        );
+      else if (typeof value !== 'string')
+        problem(at('labels', key), `${JSON.stringify(value)} is not a string`, `quote it: ${key}: "${String(value)}"`);
+      else {
+        const valueProblem = labelValueProblem(value);
+        if (valueProblem)
+          problem(
+            at('labels', key),
+            `value ${JSON.stringify(value)}: ${valueProblem}`,
+            'use at most 63 letters, digits, -, _ and ., starting and ending with a letter or digit',
+          );
+        else cluster.labels[key] = value;
+      }
+    }
+  }
+}
+
+/** Reads a cluster's kubeconfig `context`. */
+function readContext(raw: Record<string, any>, cluster: FleetCluster, at: At, problem: Problem): void {
+  const context = raw.context;
+  // eslint-disable-next-line no-control-regex
+  if (typeof context !== 'string' || !context.trim() || /[\u0000-\u001f\u007f]/.test(context)) {
+    problem(
+      at('context'),
+      `${JSON.stringify(context)} is not a kubeconfig context name`,
+      'write the context name as kubectl config get-contexts shows it',
+    );
+  } else cluster.context = context;
 }
 
 function toJs(doc: Document): unknown {
   const contents = doc.contents;
   if (!contents || !(isMap(contents) || isSeq(contents) || isScalar(contents))) return contents ?? undefined;
   return doc.toJS({ maxAliasCount: 100 });
+}
+
+function isObject(value: unknown): value is Record<string, any> {
+  return !!value && typeof value === 'object' && !Array.isArray(value);
 }
 
 /**
