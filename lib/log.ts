@@ -114,3 +114,39 @@ export function createLogger(
   ownLoggers.add(logger);
   return logger;
 }
+
+/**
+ * One request's logger: every line carries the request id and, for a fleet call, the calling
+ * cluster, which a line's own fields cannot change (the cluster is named by the path secret,
+ * never by what a function logs). One object per request, its methods shared on the prototype:
+ * call them on the logger (`ctx.log.warn(...)`).
+ */
+class RequestLogger implements Logger {
+  constructor(
+    private readonly parent: Logger,
+    private readonly requestId: string,
+    private readonly cluster: string | undefined,
+  ) {}
+  debug(msg: string, fields?: Record<string, unknown>): void {
+    this.parent.debug(msg, this.fields(fields));
+  }
+  info(msg: string, fields?: Record<string, unknown>): void {
+    this.parent.info(msg, this.fields(fields));
+  }
+  warn(msg: string, fields?: Record<string, unknown>): void {
+    this.parent.warn(msg, this.fields(fields));
+  }
+  error(msg: string, fields?: Record<string, unknown>): void {
+    this.parent.error(msg, this.fields(fields));
+  }
+  private fields(fields: Record<string, unknown> | undefined): Record<string, unknown> {
+    return this.cluster === undefined
+      ? { requestId: this.requestId, ...fields }
+      : { requestId: this.requestId, ...fields, cluster: this.cluster };
+  }
+}
+
+/** A child of `parent` whose every line carries `requestId` and, when given, `cluster`. */
+export function requestLogger(parent: Logger, requestId: string, cluster?: string): Logger {
+  return new RequestLogger(parent, requestId, cluster);
+}

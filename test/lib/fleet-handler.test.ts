@@ -127,6 +127,52 @@ describe('a fleet function names its caller by the path secret', () => {
   });
 });
 
+describe('every line of a fleet request names its cluster and request', () => {
+  const env = { KLW_FLEET: fleet, KLW_FLEET_PATH_SECRETS: JSON.stringify({ east: EAST, west: WEST }) };
+  const chatty = defineValidatingWebhook({
+    name: 'pod-policy',
+    rules: [],
+    validate: (_review, ctx) => {
+      // A function cannot pass itself off as another cluster.
+      ctx.log.warn('user warning', { cluster: 'west', note: 1 });
+      throw new Error('boom');
+    },
+  });
+
+  it("a user warning and the function's failure carry the calling cluster and request id", async () => {
+    const out = await call(`/pod-policy/${EAST}`, env, chatty);
+    const warning = out.lines.find((l) => l.msg === 'user warning');
+    const requestId = out.lines.find((l) => l.msg === 'review')?.requestId;
+    assert.equal(typeof requestId, 'string');
+    assert.deepEqual(
+      [warning?.level, warning?.cluster, warning?.requestId, warning?.note],
+      ['warn', 'east', requestId, 1],
+    );
+    const failure = out.lines.find((l) => l.level === 'error');
+    assert.equal(failure?.cluster, 'east');
+    assert.equal(failure?.requestId, requestId);
+    assert.match(String(failure?.error), /boom/);
+    const west = await call(`/pod-policy/${WEST}`, env, chatty);
+    assert.ok(west.lines.length >= 3);
+    assert.ok(west.lines.every((l) => l.cluster === 'west'));
+  });
+
+  it('a request refused after authentication (a bad body) names its cluster; a refused secret names none', async () => {
+    const bad = await call(`/pod-policy/${EAST}`, env, denying, { kind: 'AdmissionReview' });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.lines.find((l) => l.msg === 'rejected')?.cluster, 'east');
+    const refused = await call('/pod-policy/nope-nope-nope-nope-nope', env);
+    assert.equal(refused.lines.find((l) => l.msg === 'rejected')?.cluster, undefined);
+  });
+
+  it('without a fleet the lines carry the request id and no cluster', async () => {
+    const out = await call('/pod-policy', {}, chatty);
+    const warning = out.lines.find((l) => l.msg === 'user warning');
+    assert.equal(warning?.requestId, out.lines.find((l) => l.msg === 'review')?.requestId);
+    assert.equal(warning?.cluster, 'west', 'a field of its own, there being no cluster to name');
+  });
+});
+
 describe('a deployed fleet function reads each cluster secret from SSM', () => {
   it('a cluster whose parameter is gone is refused; the other keeps working', async () => {
     const ssm = mockClient(SSMClient);
