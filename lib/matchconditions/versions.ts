@@ -62,7 +62,7 @@ export const CEL_FEATURES: CelFeature[] = [
   {
     since: 30,
     library: 'ip and cidr',
-    globals: ['ip', 'isIP', 'cidr', 'isCIDR'],
+    globals: ['ip', 'isIP', 'cidr', 'isCIDR', 'net'],
     members: [
       'family',
       'isUnspecified',
