@@ -21,6 +21,7 @@ import { EXAMPLE_FUNCTIONS, initProject, packageHint } from './init.ts';
 import { runTests } from './test-runner.ts';
 import { packageInfo } from './version.ts';
 import { enforcedWebhooks, forKubeVersion, kubeTargetFrom, lintInFunctionConditions } from './kube-versions.ts';
+import { withKubeVersion } from './kube-versions.ts';
 import { addLocalCommands } from './local/commands.ts';
 import { applyNodeOption, NODE_OPTION_HELP, RanElsewhere } from './node-binary.ts';
 import { writeAuthConfig } from './auth-config.ts';
@@ -243,7 +244,15 @@ export function program(deps: CliDeps = {}): Command {
             target,
             enforcedWebhooks((await loadFunctions(root())).map((f) => f.registration)),
           );
-          reportFindings([...versioned.findings, ...lintRulesForVersion(set.documents, kubeMinor(target))]);
+          // The conditions as that version's API server compiles a configuration being created.
+          const conditions = lintDocuments(versioned.documents, target.version).filter((f) =>
+            f.rule.startsWith('match-conditions'),
+          );
+          reportFindings([
+            ...versioned.findings,
+            ...conditions,
+            ...lintRulesForVersion(set.documents, kubeMinor(target)),
+          ]);
           set.documents = versioned.documents;
         }
         // With the local or deployed secret the URLs hold it: the files are readable by their owner only.
@@ -332,6 +341,7 @@ export function program(deps: CliDeps = {}): Command {
     .option('--max-pages <n>', 'most pages one resource may have (default 10000)')
     .option('--exec-timeout <duration>', 'most time an exec credential plugin may run, then killed (default 60s)')
     .option('--no-progress', 'no progress bar (there is none unless stderr is a terminal)')
+    .option('--kube-version <X.Y>', 'evaluate matchConditions as this Kubernetes version does (default: the newest)')
     // Exit 1 means "would deny" only: a usage error is an audit that did not run.
     .exitOverride((err) => {
       throw err.exitCode === 0 ? err : new CommanderError(AUDIT_INCOMPLETE, err.code, err.message);
@@ -348,6 +358,7 @@ export function program(deps: CliDeps = {}): Command {
           asGroup?: string[];
           allowPartial?: boolean;
           progress: boolean;
+          kubeVersion?: string;
         } & LimitOptions,
       ) => {
         let report: AuditReport;
@@ -355,9 +366,12 @@ export function program(deps: CliDeps = {}): Command {
           if (!Number.isInteger(options.pageSize) || options.pageSize < 1)
             throw new KlwError('--page-size must be a whole number of at least 1');
           const limits = kubeLimitsFrom(options);
-          const webhooks = (await loadFunctions(root(), names))
-            .map((f) => f.webhook)
-            .filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion');
+          const webhooks = withKubeVersion(
+            (await loadFunctions(root(), names))
+              .map((f) => f.webhook)
+              .filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion'),
+            options.kubeVersion,
+          );
           if (!webhooks.length) throw new KlwError('no admission functions to audit');
           const connection = await loadConnection({
             ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),

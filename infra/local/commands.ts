@@ -22,6 +22,7 @@ import { defaultLogFormat, logSink, type LogFormat } from './output.ts';
 import { readEnvVars } from './project.ts';
 import { sampleReview } from './sample.ts';
 import { NODE_OPTION_HELP } from '../node-binary.ts';
+import { kubeVersionText } from '../kube-versions.ts';
 
 /** Default debugger port of `--inspect` (Node's own). */
 export const DEFAULT_INSPECT_PORT = 9229;
@@ -41,6 +42,7 @@ interface ApiCommandOptions {
   logFormat?: LogFormat;
   logFile?: string;
   maxBufferedMb?: number;
+  kubeVersion?: string;
 }
 
 /** Options of start-lambda. */
@@ -308,6 +310,7 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
       ...(port !== undefined ? { inspectPort: port } : {}),
       ...(onManifests ? { onManifests } : {}),
       ...bufferedBytes(options.maxBufferedMb),
+      ...(options.kubeVersion ? { kubeVersion: kubeVersionText(options.kubeVersion) } : {}),
     });
     say(
       `serving ${api.functions.length} functions at ${api.url} (${options.eventFormat} events; listening on ${options.host}:${api.port})`,
@@ -348,7 +351,11 @@ export function addLocalCommands(cli: Command, root: () => string, say: (line: s
           `run one worker per function under the debugger, listening from the start (first port ${DEFAULT_INSPECT_PORT}, one per function)`,
         )
         .addOption(bufferedOption())
-        .option('--node <major>', NODE_OPTION_HELP),
+        .option('--node <major>', NODE_OPTION_HELP)
+        .option(
+          '--kube-version <X.Y>',
+          'evaluate matchConditions as this Kubernetes version does (default: the newest)',
+        ),
     );
 
   apiOptions(

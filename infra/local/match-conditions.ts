@@ -28,6 +28,8 @@ export interface ConditionsSpec {
   webhookName: string;
   failurePolicy: 'Fail' | 'Ignore';
   matchConditions: MatchCondition[];
+  /** The Kubernetes version ("1.30") whose CEL environment compiles the conditions; the newest when unset. */
+  kubernetesVersion?: string;
 }
 
 /** The answer a review gets without its function: the review response, the reason logged, the review's uid. */
@@ -195,6 +197,8 @@ export interface ConditionPoolOptions {
    * speaks the same messages, e.g. to stand in a review that never finishes or exhausts the heap.
    */
   worker?: URL;
+  /** The Kubernetes version ("1.30") to evaluate conditions as (`--kube-version`), over the registration's own. */
+  kubeVersion?: string;
 }
 
 /** One review waiting for, or under, evaluation. */
@@ -264,6 +268,8 @@ export class ConditionPool extends EventEmitter {
       failurePolicy: registration.failurePolicy ?? 'Fail',
       matchConditions: registration.matchConditions ?? [],
     };
+    const kubernetesVersion = this.options.kubeVersion ?? registration.kubernetesVersion;
+    if (kubernetesVersion) spec.kubernetesVersion = kubernetesVersion;
     return new Promise((resolve) => {
       const job: Job = { id: ++this.sequence, spec, body, timeoutMs, resolve };
       if (signal) {

@@ -11,7 +11,7 @@ import { completeAdmissionRegistration } from '../registration.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
 import type { WebhookContext } from '../webhook.ts';
 import { createMatcher, rejectionMessage, skipReason, type Matcher } from './matcher.ts';
-import type { CelKubeVersion } from './versions.ts';
+import { kubeVersionFromText } from './versions.ts';
 
 type Definition = ValidatingWebhookDefinition<any> | MutatingWebhookDefinition<any>;
 
@@ -54,7 +54,7 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
     (matcher ??= createMatcher(definition.matchConditions ?? [], failurePolicy, {
       skipAuthorizer: true,
       typeCheck: false,
-      kubeVersion: kubeVersionOf(definition.kubernetesVersion),
+      kubeVersion: kubeVersionFromText(definition.kubernetesVersion),
     }));
   if (process.env.AWS_LAMBDA_FUNCTION_NAME) conditions();
   type Enforcing = D & { enforceMatchConditions: true };
@@ -68,10 +68,4 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
   const wrapped: ValidatingWebhookDefinition<any>['validate'] = (request, ctx) =>
     gate(conditions(), webhookName, request as AdmissionRequest, ctx) ?? validate(request, ctx);
   return { ...definition, enforceMatchConditions: true, validate: wrapped } as Enforcing;
-}
-
-/** A registration's `kubernetesVersion` ("1.30") as a version; undefined (the newest) when unset or not X.Y. */
-function kubeVersionOf(text: string | undefined): CelKubeVersion | undefined {
-  const m = text === undefined ? null : /^(\d+)\.(\d+)$/.exec(text);
-  return m ? { major: Number(m[1]), minor: Number(m[2]) } : undefined;
 }

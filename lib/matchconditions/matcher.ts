@@ -6,7 +6,7 @@
  */
 import type { AdmissionRegistration, MatchCondition } from '../registration.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
-import type { CelKubeVersion } from './versions.ts';
+import { kubeVersionFromText, type CelKubeVersion } from './versions.ts';
 import {
   compileExpression,
   isCompileError,
@@ -150,7 +150,9 @@ const matchers = new WeakMap<AdmissionRegistration, Matcher>();
 export function matchConditionsFor(registration: AdmissionRegistration): Matcher {
   let matcher = matchers.get(registration);
   if (!matcher) {
-    matcher = createMatcher(registration.matchConditions ?? [], registration.failurePolicy);
+    matcher = createMatcher(registration.matchConditions ?? [], registration.failurePolicy, {
+      kubeVersion: kubeVersionFromText(registration.kubernetesVersion),
+    });
     matchers.set(registration, matcher);
   }
   return matcher;
