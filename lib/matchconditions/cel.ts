@@ -273,6 +273,23 @@ class MeteredEnvironment extends Environment {
   }
 }
 
+/** The element types the lists library sums, and those it compares (isSorted, min, max). */
+const SUMMABLE = ['int', 'uint', 'double', 'google.protobuf.Duration'];
+const COMPARABLE = [...SUMMABLE, 'bool', 'string', 'bytes', TIMESTAMP];
+
+/** `sum()`: numbers add as their type (ints and uints overflow as cel-go's do), durations as durations. */
+function sumOf(l: unknown[]): unknown {
+  if (l.some((v) => typeof v === 'number')) return l.reduce<number>((s, v) => s + Number(v), 0);
+  type Addable = { addDuration(o: unknown): Addable };
+  if (typeof (l[0] as Partial<Addable> | undefined)?.addDuration === 'function')
+    return l.reduce((s, v) => (s as Addable).addDuration(v));
+  const total = l.reduce<bigint>((s, v) => s + BigInt(unwrapUint(v) as bigint), 0n);
+  const uint = l.length > 0 && unwrapUint(l[0]) !== l[0];
+  if (uint ? total > UINT64_MAX : total > INT64_MAX || total < -INT64_MAX - 1n)
+    throw new RangeError(uint ? 'unsigned integer overflow' : 'integer overflow');
+  return total;
+}
+
 /**
  * Each URL value's query map, built once: cel-go charges `getQuery()` one unit whatever the URL's
  * size (its parse is charged by `url()`), so repeated calls on one value must not repeat the work.
@@ -405,26 +422,18 @@ function buildEnvironment(): Environment {
     .registerFunction(`${DECISION}.errored(): bool`, (d: DecisionValue) => d.decision === 'Error')
     .registerFunction(`${DECISION}.error(): string`, (d: DecisionValue) => d.error);
 
-  // Lists library (k8s.io/apiserver/pkg/cel/library/lists.go).
+  // Lists library (k8s.io/apiserver/pkg/cel/library/lists.go). As the library declares them:
+  // sum for numbers and durations, isSorted, min and max for comparable types only.
+  for (const t of SUMMABLE) env.registerFunction(`list<${t}>.sum(): ${t}`, sumOf);
+  for (const t of COMPARABLE) {
+    env
+      .registerFunction(`list<${t}>.isSorted(): bool`, (l: unknown[]) =>
+        l.every((v, i) => i === 0 || compare(l[i - 1], v) <= 0),
+      )
+      .registerFunction(`list<${t}>.min(): ${t}`, (l: unknown[]) => extreme(l, 'min', -1))
+      .registerFunction(`list<${t}>.max(): ${t}`, (l: unknown[]) => extreme(l, 'max', 1));
+  }
   env
-    .registerFunction('list<A>.isSorted(): bool', (l: unknown[]) =>
-      l.every((v, i) => i === 0 || compare(l[i - 1], v) <= 0),
-    )
-    .registerFunction('list<A>.sum(): A', (l: unknown[]) => {
-      if (l.some((v) => typeof v === 'number')) return l.reduce<number>((s, v) => s + Number(v), 0);
-      if (l.some((v) => v instanceof Quantity)) throw new TypeError('sum is not defined for quantities');
-      // Durations add as durations; ints and uints overflow as cel-go's do.
-      type Addable = { addDuration(o: unknown): Addable };
-      if (typeof (l[0] as Partial<Addable> | undefined)?.addDuration === 'function')
-        return l.reduce((s, v) => (s as Addable).addDuration(v));
-      const total = l.reduce<bigint>((s, v) => s + BigInt(unwrapUint(v) as bigint), 0n);
-      const uint = l.length > 0 && unwrapUint(l[0]) !== l[0];
-      if (uint ? total > UINT64_MAX : total > INT64_MAX || total < -INT64_MAX - 1n)
-        throw new RangeError(uint ? 'unsigned integer overflow' : 'integer overflow');
-      return total;
-    })
-    .registerFunction('list<A>.min(): A', (l: unknown[]) => extreme(l, 'min', -1))
-    .registerFunction('list<A>.max(): A', (l: unknown[]) => extreme(l, 'max', 1))
     .registerFunction(`list<A>.indexOf${RENAMED}(A): int`, (l: unknown[], v: unknown) =>
       BigInt(l.findIndex((x) => celEquals(x, v))),
     )

@@ -183,8 +183,7 @@ const RULES: Array<(r: Rng) => string> = [
     return `${l}.reverse().reverse() == ${l} && ${l}.sort().isSorted() && ${l}.distinct().size() <= size(${l}) && sets.equivalent(${l}.distinct(), ${l})`;
   },
   (r) => {
-    // Non-empty: `[].sum()` does not type-check here (a known difference, cel-go answers 0).
-    const l = intList(r, 1);
+    const l = intList(r);
     return `${l}.slice(0, size(${l})) == ${l} && lists.range(size(${l})).size() == size(${l}) && ${l}.sum() == ${l}.reverse().sum()`;
   },
   (r) => {
