@@ -144,6 +144,8 @@ describe('library call costs, as cel-go charges them', () => {
         ["'  abc 123 def 123  '.trim()", 2],
         ["['aa', 'bb', 'cc', 'd', 'e', 'f', 'g', 'h', 'i', 'j'].join(' ')", 15],
         ["['aa', 'bb', 'cc', 'd', 'e', 'f', 'g', 'h', 'i', 'j'].join()", 13],
+        ["'%s and %s'.format(['a', 'b'])", 11],
+        [`'${'x'.repeat(1000)}%s'.format(['a'])`, 10 + 101],
         ["'abc 123 def 123'.find('123')", 2],
         ["'abc 123 def 123'.findAll('123')", 2],
         ["'abc 123 def 123'.findAll('123', 1)", 2],

@@ -124,9 +124,11 @@ export function libraryCallCost(
       const strCost = Math.ceil((1 + actualSize(args[1])) * STRING_TRAVERSAL_COST_FACTOR);
       return strCost * Math.ceil(maxRegexSize(args[0]) * REGEX_STRING_LENGTH_COST_FACTOR);
     }
+    // cel-go's own runtime costs of the strings extension's format and quote: the string's traversal.
+    case 'format':
+    case 'strings.quote':
     case 'semver':
     case 'isSemver':
-    case 'strings.quote':
     case 'cidr':
     case 'isIP':
     case 'isCIDR':
