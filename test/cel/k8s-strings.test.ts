@@ -130,6 +130,13 @@ describe('strings library, by code point', () => {
     checkAll([
       { expr: "'tacocat'.charAt(30) == ''", expect: error('index out of range: 30') },
       { expr: "'tacocat'.lastIndexOf('a', -1) == -1", expect: error('index out of range: -1') },
+      { expr: "'tacocat'.indexOf('a', -1) == -1", expect: error('index out of range: -1') },
+      { expr: "''.lastIndexOf('a') == -1", expect: error('index out of range: -1') },
+      // An offset past the end: an error in the cel-go the API server's answers here come from
+      // (newer cel-go releases answer -1).
+      { expr: "'tacocat'.indexOf('a', 30) == -1", expect: error('index out of range: 30') },
+      { expr: "'tacocat'.lastIndexOf('a', 30) == -1", expect: error('index out of range: 30') },
+      { expr: "''.indexOf('a') == -1", expect: error('index out of range: 0') },
       { expr: '"tacocat".substring(40) == "cat"', expect: error('index out of range: 40') },
       { expr: '"tacocat".substring(-1) == "cat"', expect: error('index out of range: -1') },
       { expr: '"tacocat".substring(1, 50) == "cat"', expect: error('index out of range: 50') },
