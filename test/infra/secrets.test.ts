@@ -21,15 +21,15 @@ import { PATH_SECRET_PATTERN } from '../../lib/auth.ts';
 import { main } from '../../infra/cli.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { generateManifests } from '../../infra/manifests.ts';
+import { defaultRegion } from '../../infra/region.ts';
 import {
-  defaultRegion,
   ensureTargetPathSecret,
   runSecretCommand,
   smokePathSecret,
   withPathSecret,
   writePrivateOutput,
-} from '../../infra/secret-commands.ts';
-import { smoke } from '../../infra/smoke.ts';
+} from '../../infra/secrets/actions.ts';
+import { smoke } from '../../infra/deploy/smoke.ts';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import {
   ensureDeployedPathSecret,
@@ -42,7 +42,7 @@ import {
   retireLocalPathSecret,
   rotateDeployedPathSecret,
   rotateLocalPathSecret,
-} from '../../infra/secrets.ts';
+} from '../../infra/secrets/secrets.ts';
 import { FIXTURE_FUNCTIONS } from '../helpers.ts';
 
 const work = mkdtempSync(join(process.cwd(), '.klw-test-secrets-'));
