@@ -291,6 +291,24 @@ describe('library call costs, as cel-go charges them', () => {
     );
   });
 
+  it('one-variable macros: what cel-go charges their two-variable forms', () => {
+    checkAll(
+      costs([
+        ['[1, 2].all(v, v > 0)', 21],
+        ['[1, 2].map(v, v + 1)', 49],
+      ]),
+    );
+  });
+
+  it('exists and exists_one: the negation, and the loop test that stops exists', { todo: 'macro steps' }, () => {
+    checkAll(
+      costs([
+        ['[1, 2].exists(v, v > 0)', 20],
+        ['[1, 2].exists_one(v, v > 0)', 20],
+      ]),
+    );
+  });
+
   it('two-variable comprehensions: per step, as cel-go charges', { todo: 'two-variable comprehensions' }, () => {
     checkAll(
       costs([
