@@ -17,6 +17,8 @@ import {
 import { KlwError } from '../errors.ts';
 import { loadFunctions } from '../functions.ts';
 import { writeOutput } from '../output.ts';
+import { fleetAuditAction } from '../fleet/audit.ts';
+import { FLEET_FILE } from '../fleet/file.ts';
 import type { CommandContext } from './context.ts';
 import { kubeconfigOption, type KubeconfigOptions } from './options.ts';
 
@@ -25,7 +27,8 @@ export const AUDIT_INCOMPLETE = 2;
 
 /** The options of `klw audit`. */
 interface AuditOptions extends KubeconfigOptions, LimitOptions {
-  context?: string;
+  context: string[];
+  allClusters?: boolean;
   output: 'table' | 'json' | 'yaml';
   pageSize: number;
   as?: string;
@@ -45,7 +48,13 @@ export function register(cli: Command, context: CommandContext): void {
     .addOption(
       kubeconfigOption('kubeconfig (default: KUBECONFIG, ~/.kube/config, else the in-cluster service account)'),
     )
-    .option('--context <name>', 'kubeconfig context (default: the current context)')
+    .option(
+      '--context <name>',
+      'kubeconfig context (default: the current context); repeat it to audit several clusters in one report',
+      (v: string, all: string[]) => [...all, v],
+      [] as string[],
+    )
+    .option('--all-clusters', `audit every cluster of ${FLEET_FILE}, each through its context`)
     .addOption(new Option('-o, --output <format>', 'report format').choices(['table', 'json', 'yaml']).default('table'))
     .option('--page-size <n>', 'objects per list request', (v: string) => Number(v), DEFAULT_PAGE_SIZE)
     .option('--as <user>', 'user name the reviews carry (default: who the cluster says you are)')
@@ -61,6 +70,8 @@ export function register(cli: Command, context: CommandContext): void {
       throw err.exitCode === 0 ? err : new CommanderError(AUDIT_INCOMPLETE, err.code, err.message);
     })
     .action(async (names: string[], options: AuditOptions) => {
+      if (options.context.length > 1 || options.allClusters)
+        return fleetAuditAction(context.root(), names, options, { say: context.say, writeOutput });
       let report: AuditReport;
       try {
         report = await auditCluster(context, names, options);
@@ -90,7 +101,7 @@ async function auditCluster(
   if (!webhooks.length) throw new KlwError('no admission functions to audit');
   const connection = await loadConnection({
     ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),
-    ...(options.context ? { context: options.context } : {}),
+    ...(options.context.length ? { context: options.context[0]! } : {}),
     execTimeoutMs: limits.execMs,
   });
   const client = new KubeClient(connection, limits);

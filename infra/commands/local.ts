@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import type { EventSource } from '../../lib/gateway/sources.ts';
+import { describeSources, type EventSource, sourceNames } from '../../lib/gateway/sources.ts';
 import type { Operation } from '../../lib/review/schemas.ts';
 import { loadFunctions } from '../functions.ts';
 import { KlwError } from '../errors.ts';
@@ -78,7 +78,9 @@ const bufferedOption = () =>
 /** `--max-buffered-mb` as the servers' option, in bytes. */
 const bufferedBytes = (mb: number | undefined) => (mb ? { maxBufferedBytes: mb * 1024 * 1024 } : {});
 const formatOption = () =>
-  new Option('--event-format <format>', 'event source to emulate').choices(['http', 'rest', 'url']).default('http');
+  new Option('--event-format <format>', `event source to emulate: ${describeSources()}`)
+    .choices(sourceNames())
+    .default('http');
 const logOptions = (command: Command) =>
   command
     .addOption(
@@ -181,11 +183,9 @@ function registerGenerateReview(local: Command, { root }: CommandContext): void 
     )
     .addOption(new Option('--version <version>', 'review API version').choices(['v1', 'v1beta1']).default('v1'))
     .addOption(
-      new Option('--event-format <format>', 'print the review wrapped in a Lambda event of this source').choices([
-        'http',
-        'rest',
-        'url',
-      ]),
+      new Option('--event-format <format>', 'print the review wrapped in a Lambda event of this source').choices(
+        sourceNames(),
+      ),
     )
     // --event names a Lambda event file everywhere (klw local invoke); here it only says what to use.
     .addOption(new Option('--event <value>').hideHelp())
@@ -202,7 +202,8 @@ function registerGenerateReview(local: Command, { root }: CommandContext): void 
         },
       ) => {
         if (options.event !== undefined) {
-          const format = ['http', 'rest', 'url'].includes(options.event) ? options.event : 'http|rest|url';
+          const names: string[] = sourceNames();
+          const format = names.includes(options.event) ? options.event : names.join('|');
           throw new KlwError(
             `generate-review writes events, it reads none: --event-format ${format} prints the review wrapped in ` +
               'an event (--event names an event file, in klw local invoke)',
