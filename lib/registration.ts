@@ -189,6 +189,12 @@ export interface AdmissionRegistrationInput<T = KubeObject> {
   objectSelector?: LabelSelector;
   matchConditions?: MatchCondition[];
   /**
+   * The Kubernetes version ("1.30") whose CEL environment in-function enforcement compiles the
+   * matchConditions with: a condition using a library newer than it fails by failurePolicy.
+   * Default: the newest version supported.
+   */
+  kubernetesVersion?: string;
+  /**
    * Also evaluate matchConditions inside the function (set by `enforceMatchConditions` from
    * `kube-lambda-webhooks/matchconditions`), for clusters that drop the field.
    */
@@ -223,13 +229,21 @@ export interface AdmissionRegistration
   extends Required<
     Omit<
       AdmissionRegistrationInput,
-      'objectSelector' | 'matchConditions' | 'enforceMatchConditions' | 'enforcement' | 'reinvocationPolicy' | 'lambda'
+      | 'objectSelector'
+      | 'matchConditions'
+      | 'kubernetesVersion'
+      | 'enforceMatchConditions'
+      | 'enforcement'
+      | 'reinvocationPolicy'
+      | 'lambda'
     >
   > {
   type: 'validating' | 'mutating';
   path: string;
   objectSelector?: LabelSelector;
   matchConditions?: MatchCondition[];
+  /** The Kubernetes version whose CEL environment in-function enforcement uses, when set. */
+  kubernetesVersion?: string;
   enforceMatchConditions?: boolean;
   /** Set when declared; `Deny` applies when it is not. */
   enforcement?: Enforcement;
@@ -349,6 +363,13 @@ export function completeAdmissionRegistration<T>(
   };
   if (input.objectSelector) reg.objectSelector = input.objectSelector;
   if (input.matchConditions) reg.matchConditions = input.matchConditions;
+  if (input.kubernetesVersion !== undefined) {
+    if (!/^\d+\.\d+$/.test(input.kubernetesVersion))
+      throw new Error(
+        `${input.name}: kubernetesVersion ${JSON.stringify(input.kubernetesVersion)} is not a version such as "1.30"`,
+      );
+    reg.kubernetesVersion = input.kubernetesVersion;
+  }
   if (input.enforceMatchConditions) reg.enforceMatchConditions = true;
   if (input.enforcement !== undefined) {
     if (!(ENFORCEMENT_MODES as readonly string[]).includes(input.enforcement)) {
