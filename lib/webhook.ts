@@ -35,6 +35,10 @@ export interface WebhookContext {
   log: Logger;
   /** Adds a warning to the response (admission) or to the log (conversion). */
   warn(message: string): void;
+  /** The calling fleet cluster, named by its path secret; unset without a fleet. */
+  cluster?: string;
+  /** The calling cluster's Kubernetes version (`1.29`) as the fleet sets it (KLW_FLEET); unset otherwise. */
+  kubeVersion?: string;
 }
 
 /** What an engine needs to answer one review. */
@@ -155,7 +159,7 @@ export function defineWebhook<R extends Registration, V>(registration: R, engine
 
 /** Builds the WebhookContext handed to user functions; `ctx.warn` calls `warn`. */
 export function userContext(ctx: RunContext, warn: (message: string) => void): WebhookContext {
-  return {
+  const user: WebhookContext = {
     requestId: ctx.requestId,
     remainingMs: () => Math.max(0, ctx.budgetMs - (ctx.now() - ctx.startedAt)),
     log: ctx.log,
@@ -163,6 +167,12 @@ export function userContext(ctx: RunContext, warn: (message: string) => void): W
       warn(message);
     },
   };
+  if (ctx.cluster !== undefined) {
+    user.cluster = ctx.cluster;
+    const kubeVersion = ctx.fleet?.get(ctx.cluster)?.kubeVersion;
+    if (kubeVersion !== undefined) user.kubeVersion = kubeVersion;
+  }
+  return user;
 }
 
 /** The message for an event no source reads, naming the sources that are read. */

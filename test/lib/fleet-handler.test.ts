@@ -4,6 +4,7 @@ import { GetParameterCommand, ParameterNotFound, SSMClient } from '@aws-sdk/clie
 import { mockClient } from 'aws-sdk-client-mock';
 import { allow, defineConversionWebhook, defineValidatingWebhook, deny } from '../../lib/index.ts';
 import { createLogger } from '../../lib/log.ts';
+import { enforceMatchConditions } from '../../lib/matchconditions/index.ts';
 import { lambdaContext } from '../../lib/harness/events.ts';
 import { admissionReview, conversionReview, toEvent } from '../../lib/testing/index.ts';
 import { emfProblems } from './emf.ts';
@@ -170,6 +171,48 @@ describe('every line of a fleet request names its cluster and request', () => {
     const warning = out.lines.find((l) => l.msg === 'user warning');
     assert.equal(warning?.requestId, out.lines.find((l) => l.msg === 'review')?.requestId);
     assert.equal(warning?.cluster, 'west', 'a field of its own, there being no cluster to name');
+  });
+});
+
+describe("in-function matchConditions use the calling cluster's Kubernetes version", () => {
+  const versions = JSON.stringify({ east: { kubeVersion: '1.29' }, west: { kubeVersion: '1.31' } });
+  const env = { KLW_FLEET: versions, KLW_FLEET_PATH_SECRETS: JSON.stringify({ east: EAST, west: WEST }) };
+  let calls = 0;
+  const seen: Array<[string | undefined, string | undefined]> = [];
+  // The ip library came with Kubernetes 1.30: east's environment lacks it, west's has it.
+  const byAddress = defineValidatingWebhook(
+    enforceMatchConditions({
+      name: 'pod-policy',
+      rules: [],
+      matchConditions: [{ name: 'has-ip', expression: "isIP('10.0.0.1')" }],
+      validate: (_review, ctx) => (calls++, seen.push([ctx.cluster, ctx.kubeVersion]), deny('no pods today')),
+    }),
+  );
+
+  it('a condition newer than the cluster fails by failurePolicy there, naming the version; it runs in the other', async () => {
+    calls = 0;
+    const east = await call(`/pod-policy/${EAST}`, env, byAddress);
+    const answer = (JSON.parse(east.body) as { response: { allowed: boolean; status?: { message?: string } } })
+      .response;
+    assert.equal(answer.allowed, false);
+    assert.equal(calls, 0, 'the function did not run');
+    const warning = east.lines.find((l) => l.level === 'warn');
+    assert.equal(warning?.cluster, 'east');
+    assert.match(String(warning?.error), /has-ip is not available in Kubernetes 1\.29/);
+    const west = await call(`/pod-policy/${WEST}`, env, byAddress);
+    assert.equal(response(west.body).allowed, false);
+    assert.equal(calls, 1);
+    assert.deepEqual(seen.at(-1), ['west', '1.31']);
+  });
+
+  it("without a version in the fleet, the newest environment (or the registration's) applies", async () => {
+    calls = 0;
+    const unversioned = { ...env, KLW_FLEET: JSON.stringify({ east: {}, west: { kubeVersion: '1.29' } }) };
+    await call(`/pod-policy/${EAST}`, unversioned, byAddress);
+    assert.equal(calls, 1);
+    assert.deepEqual(seen.at(-1), ['east', undefined]);
+    await call(`/pod-policy/${WEST}`, unversioned, byAddress);
+    assert.equal(calls, 1, 'west is 1.29 now: the condition fails there');
   });
 });
 
