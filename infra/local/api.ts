@@ -6,12 +6,13 @@ import type { Registration } from '../../lib/registration.ts';
 import { KlwError } from '../errors.ts';
 import { lintDocuments } from '../lint.ts';
 import { checkWebhookUrl, generateManifests, type Endpoints } from '../manifests.ts';
-import { clusterStateDir, ensureLocalPathSecret, PATH_SECRET_ENV, usesPathSecret } from '../secrets/index.ts';
+import { ensureLocalPathSecret, PATH_SECRET_ENV, usesPathSecret } from '../secrets/index.ts';
 import { FLEET_ENV, FLEET_PATH_SECRETS_ENV } from '../../lib/fleet.ts';
-import { fleetEnvValue, loadFleet } from '../fleet/file.ts';
+import { fleetEnvValue } from '../fleet/file.ts';
 import { renderDocuments } from '../output.ts';
 import { ensureLocalCertificates, serverNames, writePrivate } from './certs.ts';
 import { ConditionPool } from './condition-pool.ts';
+import { fleetLoader, type SecretsWatcher, watchFleetSecrets, watchSecretDirs } from './fleet-secrets.ts';
 import { type ApiServing, MAX_REQUEST_BYTES, type ServedFleet, serveRequest } from './api-request.ts';
 import type { FunctionPool, InvocationTimer } from './pool.ts';
 import { LocalProject, type EnvVarsFile } from './project.ts';
@@ -64,6 +65,8 @@ export interface StartApiOptions {
   kubeVersion?: string;
   /** Runs the functions' timeout clocks (default: the wall clock). */
   invocationTimer?: InvocationTimer;
+  /** Watches a fleet's cluster secret directories (default: fs.watch), for tests. */
+  watchSecrets?: SecretsWatcher;
 }
 
 /** A running emulator. */
@@ -128,7 +131,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const secret = ensureLocalPathSecret(stateDir, (m) => log(JSON.stringify({ level: 'warn', msg: m })));
   const validSecrets = secret.previous ? [secret.current, secret.previous] : [secret.current];
   // With a fleet file, each cluster calls with its own secret (`<stateDir>/clusters/<name>/path-secret`)
-  // and the functions name it; loaded once, with the functions first served.
+  // and the functions name it; loaded with the functions first served, and again when a secret changes.
   const fleets = fleetLoader(root, stateDir, log);
   const project = await openProject(root, options, secret.value, fleets.of, log);
   const pools = project.pools;
@@ -136,6 +139,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const prefix = publicUrl ? new URL(publicUrl).pathname.replace(/\/+$/, '') : '';
 
   const usesSecret = pathSecretCheck(project);
+  const secretsWatch = watchFleetSecrets(fleets, project, usesSecret, options.watchSecrets ?? watchSecretDirs(log));
 
   const { conditionPools, conditions } = conditionPoolsFor(options, log);
 
@@ -187,6 +191,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     bodies,
     conditions,
     async close() {
+      secretsWatch?.close();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
       await Promise.all([...conditionPools.values()].map((p) => p.close()));
@@ -207,27 +212,6 @@ function serverNamesFor(san: string[], host: string, publicUrl: string | undefin
   } catch (err) {
     throw new KlwError(`--san: ${(err as Error).message}`);
   }
-}
-
-/** The fleet of the project, loaded once with the functions first served (`of`), and as loaded so far (`get`). */
-function fleetLoader(
-  root: string,
-  stateDir: string,
-  log: (line: string) => void,
-): { of: (functions: readonly Registration[]) => ServedFleet | null; get: () => ServedFleet | null | undefined } {
-  let fleet: ServedFleet | null | undefined;
-  const fleetOf = (functions: readonly Registration[]) => {
-    if (fleet !== undefined) return fleet;
-    const file = loadFleet(root, functions);
-    if (!file) return (fleet = null);
-    const warn = (m: string) => log(JSON.stringify({ level: 'warn', msg: m }));
-    const secrets = new Map(
-      file.clusters.map((c) => [c.name, ensureLocalPathSecret(clusterStateDir(stateDir, c.name), warn)]),
-    );
-    const value = JSON.stringify(Object.fromEntries([...secrets].map(([name, s]) => [name, s.value])));
-    return (fleet = { file, secrets, value });
-  };
-  return { of: fleetOf, get: () => fleet };
 }
 
 /** The matchConditions threads of each function, started when first needed. */

@@ -1,0 +1,158 @@
+// A running emulator takes a fleet cluster's rotated or retired local secret without a restart,
+// and keeps the last good set while a secret file is broken.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { startApi, type RunningApi } from '../../infra/local/api.ts';
+import { watchSecretDirs } from '../../infra/local/fleet-secrets.ts';
+import { runSecretCommand } from '../../infra/secrets/actions.ts';
+import { clusterStateDir, ensureLocalPathSecret } from '../../infra/secrets/index.ts';
+import { admissionReview } from '../../lib/testing/index.ts';
+import { ManualTimer, until } from '../helpers.ts';
+
+/** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */
+const never = new ManualTimer().timer;
+
+// A project inside the repository, so `kube-lambda-webhooks` resolves to this package.
+const work = mkdtempSync(join(process.cwd(), '.klw-test-local-fleet-secrets-'));
+mkdirSync(join(work, 'functions', 'guarded'), { recursive: true });
+writeFileSync(
+  join(work, 'functions', 'guarded', 'index.ts'),
+  `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
+export default defineValidatingWebhook({
+  name: 'guarded',
+  rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+  validate: () => allow(),
+});
+`,
+);
+writeFileSync(join(work, 'clusters.yaml'), 'clusters:\n  - name: a\n  - name: b\n');
+const A_NEW = 'N'.repeat(43);
+const A_OLD = 'O'.repeat(43);
+const B = 'B'.repeat(43);
+const stateDir = join(work, '.state');
+const review = admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' } });
+
+let api: RunningApi;
+const logs: string[] = [];
+/** The emulator's watcher, fired by the test after each change: no waiting on file events. */
+let watched: string[] = [];
+let changed: () => void = () => assert.fail('not watching');
+let closed = false;
+before(async () => {
+  for (const [dir, secret] of [
+    ['clusters/a', `${A_NEW},${A_OLD}`],
+    ['clusters/b', B],
+  ] as const) {
+    mkdirSync(join(stateDir, dir), { recursive: true, mode: 0o700 });
+    writeFileSync(join(stateDir, dir, 'path-secret'), `${secret}\n`, { mode: 0o600 });
+  }
+  api = await startApi({
+    root: work,
+    port: 0,
+    stateDir,
+    log: (l) => logs.push(l),
+    functionLog: () => {},
+    concurrency: 1,
+    invocationTimer: never,
+    watchSecrets: (dirs, onChange) => {
+      watched = dirs;
+      changed = onChange;
+      return { close: () => (closed = true) };
+    },
+  });
+});
+after(async () => {
+  await api?.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+function post(secret: string): Promise<number> {
+  const agent = new Agent({ ca: readFileSync(api.caPath), keepAlive: false });
+  return new Promise((resolve, reject) => {
+    const options = { method: 'POST', headers: { 'content-type': 'application/json' }, agent };
+    const req = httpsRequest(`${api.url}/guarded/${secret}`, options, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(review));
+  });
+}
+
+const secretOf = (cluster: string) => ensureLocalPathSecret(clusterStateDir(stateDir, cluster));
+const retire = (cluster: string) =>
+  runSecretCommand('retire', { stage: 'dev', local: true, stateDir, cluster }, () => 'svc');
+const rotate = (cluster: string) =>
+  runSecretCommand('rotate', { stage: 'dev', local: true, stateDir, cluster }, () => 'svc');
+
+describe('klw local start-api and a fleet cluster secret changed while it runs', () => {
+  it("watches each cluster's secret directory", () => {
+    assert.deepEqual(watched, [clusterStateDir(stateDir, 'a'), clusterStateDir(stateDir, 'b')]);
+  });
+
+  it("after retiring a's previous secret, a's calls with it get 404; a's current and b's keep working", async () => {
+    assert.deepEqual([await post(A_OLD), await post(A_NEW), await post(B)], [200, 200, 200]);
+    await retire('a');
+    changed();
+    assert.equal(await post(A_OLD), 404);
+    assert.equal(await post(A_NEW), 200);
+    assert.equal(await post(B), 200);
+    const reloaded = logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'cluster path secrets reloaded');
+    assert.deepEqual(reloaded?.clusters, ['a']);
+    assert.ok(!logs.some((l) => l.includes(A_NEW) || l.includes(A_OLD) || l.includes(B)), 'no secret logged');
+  });
+
+  it("a rotated secret is accepted at once, by the emulator and by the function's workers", async () => {
+    await rotate('a');
+    changed();
+    const rotated = secretOf('a');
+    assert.equal(rotated.previous, A_NEW);
+    assert.equal(await post(rotated.current), 200);
+    assert.equal(await post(A_NEW), 200);
+    assert.equal(api.functionUrl('guarded', 'a'), `${api.url}/guarded/${rotated.current}`);
+  });
+
+  it('a broken or missing secret file keeps the last good set, with a warning', async () => {
+    const current = secretOf('a').current;
+    const file = join(clusterStateDir(stateDir, 'a'), 'path-secret');
+    writeFileSync(file, 'not a secret\n', { mode: 0o600 });
+    const before = logs.length;
+    changed();
+    const warnings = logs.slice(before).map((l) => JSON.parse(l));
+    assert.equal(warnings.length, 1);
+    assert.equal(warnings[0].level, 'warn');
+    assert.match(warnings[0].msg, /not reloaded; still accepting the previous ones/);
+    assert.match(warnings[0].error, /path-secret/);
+    assert.equal(await post(current), 200);
+    assert.equal(await post(B), 200);
+    renameSync(file, `${file}.gone`);
+    changed();
+    assert.match(JSON.parse(logs.at(-1)!).error, /does not exist/);
+    assert.equal(await post(current), 200);
+    renameSync(`${file}.gone`, file);
+  });
+
+  it('stops watching when closed', async () => {
+    assert.equal(closed, false);
+    await api.close();
+    assert.equal(closed, true);
+  });
+});
+
+describe('watchSecretDirs', () => {
+  it('sees a secret file replaced by a rename, as klw writes it', async () => {
+    const dir = mkdtempSync(join(work, 'watch-'));
+    let events = 0;
+    const watcher = watchSecretDirs(() => {})([dir], () => events++);
+    try {
+      writeFileSync(join(dir, '.tmp'), 'x');
+      renameSync(join(dir, '.tmp'), join(dir, 'path-secret'));
+      await until(() => events > 0, 'a change event');
+    } finally {
+      watcher.close();
+    }
+  });
+});
