@@ -139,7 +139,18 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const prefix = publicUrl ? new URL(publicUrl).pathname.replace(/\/+$/, '') : '';
 
   const usesSecret = pathSecretCheck(project);
-  const secretsWatch = watchFleetSecrets(fleets, project, usesSecret, options.watchSecrets ?? watchSecretDirs(log));
+  // A new secret of the first cluster goes into the manifests, once they are written.
+  let onFleetSecrets: () => Promise<void> = async () => {};
+  const secretsWatch = watchFleetSecrets(
+    fleets,
+    project,
+    usesSecret,
+    options.watchSecrets ?? watchSecretDirs(log),
+    () =>
+      onFleetSecrets().catch((err: unknown) =>
+        log(JSON.stringify({ level: 'warn', msg: 'manifests not rewritten', error: String(err) })),
+      ),
+  );
 
   const { conditionPools, conditions } = conditionPoolsFor(options, log);
 
@@ -169,9 +180,17 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   await listen(server, options.port ?? 3443, host, project);
   const port = (server.address() as AddressInfo).port;
   const url = publicUrl ?? baseUrlFor(host, port);
-  const urlSecret = urlSecretFor(fleets.get(), secret.current, log);
+  const urlSecret = urlSecretFor(fleets.get(), secret.current);
+  logFleet(fleets.get(), log);
   const endpoints = { baseUrl: url, caBundlePem: certs.caPem, pathSecret: urlSecret };
-  const manifestsPath = await serveManifests(root, stateDir, project, endpoints, options, log);
+  const manifests = await serveManifests(root, stateDir, project, endpoints, options, log);
+  const manifestsPath = manifests.path;
+  onFleetSecrets = async () => {
+    const next = urlSecretFor(fleets.get(), secret.current);
+    if (next === endpoints.pathSecret) return;
+    endpoints.pathSecret = next;
+    await manifests.write('path secret rotated');
+  };
   return {
     url,
     port,
@@ -181,10 +200,12 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       return project.functions.map((f) => f.name);
     },
     pools,
-    pathSecret: urlSecret,
+    get pathSecret() {
+      return endpoints.pathSecret;
+    },
     project,
     functionUrl: (name, cluster) => {
-      const clusterSecret = cluster === undefined ? urlSecret : fleets.get()?.secrets.get(cluster)?.current;
+      const clusterSecret = cluster === undefined ? endpoints.pathSecret : fleets.get()?.secrets.get(cluster)?.current;
       if (clusterSecret === undefined) throw new KlwError(`no cluster named ${JSON.stringify(cluster)} is served`);
       return `${url}/${name}${usesSecret(name) ? `/${clusterSecret}` : ''}`;
     },
@@ -235,7 +256,10 @@ function conditionPoolsFor(
   return { conditionPools, conditions };
 }
 
-/** Writes the manifests for the served URL into the state dir, and again on every change with --watch; returns their path. */
+/**
+ * Writes the manifests for the served URL into the state dir, and again on every change with
+ * --watch; returns their path and a way to write them again (`why` is logged).
+ */
 async function serveManifests(
   root: string,
   stateDir: string,
@@ -243,7 +267,7 @@ async function serveManifests(
   endpoints: Endpoints,
   options: StartApiOptions,
   log: (line: string) => void,
-): Promise<string> {
+): Promise<{ path: string; write: (why: string) => Promise<void> }> {
   const manifestsPath = join(stateDir, 'manifests.yaml');
   const writeManifests = () => {
     const set = generateManifests(
@@ -256,23 +280,19 @@ async function serveManifests(
     // The URLs carry the path secret: owner-only, like the secret itself.
     writePrivate(manifestsPath, renderDocuments(set.documents, 'yaml'));
   };
+  const rewrite = async (why: string) => {
+    writeManifests();
+    const functions = project.functions.map((f) => f.name);
+    log(JSON.stringify({ msg: 'manifests rewritten', path: manifestsPath, functions, why }));
+    await options.onManifests?.(manifestsPath);
+  };
   writeManifests();
   await options.onManifests?.(manifestsPath);
   if (options.watch) {
-    project.onChange(async () => {
-      writeManifests();
-      log(
-        JSON.stringify({
-          msg: 'manifests rewritten',
-          path: manifestsPath,
-          functions: project.functions.map((f) => f.name),
-        }),
-      );
-      await options.onManifests?.(manifestsPath);
-    });
+    project.onChange(() => rewrite('functions changed'));
     await project.watch();
   }
-  return manifestsPath;
+  return { path: manifestsPath, write: rewrite };
 }
 
 /** The project served, its functions given the path secret (and, in a fleet, their cluster's). */
@@ -314,16 +334,18 @@ async function listen(server: Server, port: number, host: string, project: Local
   }
 }
 
-/** The path secret in the URLs of the manifests; a fleet's is its first cluster's, and is logged. */
-function urlSecretFor(fleet: ServedFleet | null | undefined, current: string, log: (line: string) => void): string {
+/** The path secret in the URLs of the manifests; a fleet's is its first cluster's current one. */
+function urlSecretFor(fleet: ServedFleet | null | undefined, current: string): string {
   // A fleet's functions refuse the service secret: the URLs carry the first cluster's (the others':
   // `klw manifests --cluster <name> --path-secret local`).
-  const urlSecret = fleet ? fleet.secrets.get(fleet.file.clusters[0]!.name)!.current : current;
-  if (fleet) {
-    const clusters = fleet.file.clusters.map((c) => c.name);
-    log(JSON.stringify({ msg: 'fleet', clusters, manifests: `cluster ${clusters[0]}` }));
-  }
-  return urlSecret;
+  return fleet ? fleet.secrets.get(fleet.file.clusters[0]!.name)!.current : current;
+}
+
+/** Logs the clusters of a served fleet, and whose secret the manifests carry. */
+function logFleet(fleet: ServedFleet | null | undefined, log: (line: string) => void): void {
+  if (!fleet) return;
+  const clusters = fleet.file.clusters.map((c) => c.name);
+  log(JSON.stringify({ msg: 'fleet', clusters, manifests: `cluster ${clusters[0]}` }));
 }
 
 /** A check that is true when the function's URL, and so every call of it, carries the path secret. */

@@ -119,13 +119,15 @@ export function fleetLoader(root: string, stateDir: string, log: (line: string) 
 
 /**
  * Watches a served fleet's secret files: a change is swapped in whole (the emulator's check at
- * once, the functions' workers as their in-flight calls end); undefined without a fleet.
+ * once, the functions' workers as their in-flight calls end), then `onReload` is called;
+ * undefined without a fleet.
  */
 export function watchFleetSecrets(
   fleets: FleetLoader,
   project: LocalProject,
   usesSecret: (name: string) => boolean,
   watcher: SecretsWatcher,
+  onReload: () => void,
 ): { close(): void } | undefined {
   const fleet = fleets.get();
   if (!fleet) return undefined;
@@ -133,5 +135,6 @@ export function watchFleetSecrets(
     if (!fleets.reload()) return;
     for (const fn of project.functions)
       if (usesSecret(fn.name)) project.pools.get(fn.name)?.update(project.runtime(fn.registration));
+    onReload();
   });
 }

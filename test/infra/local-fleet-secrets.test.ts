@@ -41,6 +41,8 @@ const logs: string[] = [];
 let watched: string[] = [];
 let changed: () => void = () => assert.fail('not watching');
 let closed = false;
+/** The manifests files handed to onManifests, as `klw local start-api --apply` gets them. */
+const handed: string[] = [];
 before(async () => {
   for (const [dir, secret] of [
     ['clusters/a', `${A_NEW},${A_OLD}`],
@@ -57,6 +59,9 @@ before(async () => {
     functionLog: () => {},
     concurrency: 1,
     invocationTimer: never,
+    onManifests: (path) => {
+      handed.push(path);
+    },
     watchSecrets: (dirs, onChange) => {
       watched = dirs;
       changed = onChange;
@@ -113,6 +118,13 @@ describe('klw local start-api and a fleet cluster secret changed while it runs',
     assert.equal(await post(rotated.current), 200);
     assert.equal(await post(A_NEW), 200);
     assert.equal(api.functionUrl('guarded', 'a'), `${api.url}/guarded/${rotated.current}`);
+    // The manifests carry the first cluster's secret: rewritten with the new one, and handed on.
+    assert.equal(api.pathSecret, rotated.current);
+    assert.ok(readFileSync(api.manifestsPath, 'utf8').includes(`/guarded/${rotated.current}`));
+    assert.deepEqual(handed, [api.manifestsPath, api.manifestsPath]);
+    await rotate('b');
+    changed();
+    assert.equal(handed.length, 2, "b's secret is not in the manifests: they stay as they are");
   });
 
   it('a broken or missing secret file keeps the last good set, with a warning', async () => {
