@@ -1,5 +1,6 @@
 // A running emulator takes a fleet cluster's rotated or retired local secret without a restart,
-// and keeps the last good set while a secret file is broken.
+// and keeps the last good set while a secret file is broken; it evaluates matchConditions as the
+// calling cluster's Kubernetes version.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
@@ -28,7 +29,20 @@ export default defineValidatingWebhook({
 });
 `,
 );
-writeFileSync(join(work, 'clusters.yaml'), 'clusters:\n  - name: a\n  - name: b\n');
+mkdirSync(join(work, 'functions', 'addressed'), { recursive: true });
+// isIP: the ip library, from Kubernetes 1.30; cluster a runs 1.29.
+writeFileSync(
+  join(work, 'functions', 'addressed', 'index.ts'),
+  `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
+export default defineValidatingWebhook({
+  name: 'addressed',
+  rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+  matchConditions: [{ name: 'by-address', expression: "isIP('10.0.0.1')" }],
+  validate: () => allow(),
+});
+`,
+);
+writeFileSync(join(work, 'clusters.yaml'), 'clusters:\n  - name: a\n    kubeVersion: "1.29"\n  - name: b\n');
 const A_NEW = 'N'.repeat(43);
 const A_OLD = 'O'.repeat(43);
 const B = 'B'.repeat(43);
@@ -74,24 +88,38 @@ after(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-function post(secret: string): Promise<number> {
+/** Posts the review to a function; its status and body. */
+function call(secret: string, fn = 'guarded'): Promise<{ status: number; text: string }> {
   const agent = new Agent({ ca: readFileSync(api.caPath), keepAlive: false });
   return new Promise((resolve, reject) => {
     const options = { method: 'POST', headers: { 'content-type': 'application/json' }, agent };
-    const req = httpsRequest(`${api.url}/guarded/${secret}`, options, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
+    const req = httpsRequest(`${api.url}/${fn}/${secret}`, options, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
     });
     req.on('error', reject);
     req.end(JSON.stringify(review));
   });
 }
+const post = async (secret: string) => (await call(secret)).status;
 
 const secretOf = (cluster: string) => ensureLocalPathSecret(clusterStateDir(stateDir, cluster));
 const retire = (cluster: string) =>
   runSecretCommand('retire', { stage: 'dev', local: true, stateDir, cluster }, () => 'svc');
 const rotate = (cluster: string) =>
   runSecretCommand('rotate', { stage: 'dev', local: true, stateDir, cluster }, () => 'svc');
+
+describe("the emulator evaluates a call's matchConditions as its cluster's Kubernetes version", () => {
+  it('a condition newer than the cluster is answered by failurePolicy there; the other cluster runs the function', async () => {
+    type Answer = { response: { allowed: boolean; status?: { message?: string } } };
+    const a = JSON.parse((await call(A_NEW, 'addressed')).text) as Answer;
+    assert.equal(a.response.allowed, false);
+    assert.match(a.response.status?.message ?? '', /by-address is not available in Kubernetes 1\.29/);
+    const b = JSON.parse((await call(B, 'addressed')).text) as Answer;
+    assert.equal(b.response.allowed, true);
+  });
+});
 
 describe('klw local start-api and a fleet cluster secret changed while it runs', () => {
   it("watches each cluster's secret directory", () => {
