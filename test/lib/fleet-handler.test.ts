@@ -136,6 +136,9 @@ describe('every line of a fleet request names its cluster and request', () => {
     validate: (_review, ctx) => {
       // A function cannot pass itself off as another cluster.
       ctx.log.warn('user warning', { cluster: 'west', note: 1 });
+      // A method taken off the logger still writes the request's line.
+      const { info } = ctx.log;
+      info('detached');
       throw new Error('boom');
     },
   });
@@ -149,6 +152,8 @@ describe('every line of a fleet request names its cluster and request', () => {
       [warning?.level, warning?.cluster, warning?.requestId, warning?.note],
       ['warn', 'east', requestId, 1],
     );
+    const detached = out.lines.find((l) => l.msg === 'detached');
+    assert.deepEqual([detached?.cluster, detached?.requestId], ['east', requestId]);
     const failure = out.lines.find((l) => l.level === 'error');
     assert.equal(failure?.cluster, 'east');
     assert.equal(failure?.requestId, requestId);
