@@ -1,4 +1,4 @@
-import { isDns1123Label } from './k8s/names.ts';
+import { isDns1123Label, isDns1123Subdomain } from './k8s/names.ts';
 import type { KubeObject, Operation } from './review/schemas.ts';
 
 /** A rule of a webhook: which operations on which resources send it a review. */
@@ -307,6 +307,16 @@ function checkName(name: string): void {
   }
 }
 
+// A CRD's name is `<plural>.<group>`, and the API server wants its group a domain with a dot.
+function checkCrd(name: string, crd: unknown): void {
+  if (typeof crd !== 'string' || !isDns1123Subdomain(crd) || crd.split('.').length < 3) {
+    throw new TypeError(
+      `function ${name}: crd must name the CustomResourceDefinition it converts, <plural>.<group> ` +
+        `(crontabs.stable.example.com, its metadata.name), got ${JSON.stringify(crd)}`,
+    );
+  }
+}
+
 function checkTimeout(name: string, seconds: number): void {
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > 30) {
     throw new TypeError(`function ${name}: timeoutSeconds must be a whole number from 1 to 30, got ${seconds}`);
@@ -365,6 +375,7 @@ export function completeAdmissionRegistration<T>(
 /** Applies the defaults to a conversion registration. */
 export function completeConversionRegistration(input: ConversionRegistrationInput): ConversionRegistration {
   checkName(input.name);
+  checkCrd(input.name, input.crd);
   const timeoutSeconds = input.timeoutSeconds ?? DEFAULT_CONVERSION_TIMEOUT_SECONDS;
   checkTimeout(input.name, timeoutSeconds);
   checkLambda(input.name, input.lambda);
