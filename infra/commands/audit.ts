@@ -16,6 +16,7 @@ import {
 } from '../audit/index.ts';
 import { KlwError } from '../errors.ts';
 import { loadFunctions } from '../functions.ts';
+import { withKubeVersion } from '../kube-versions.ts';
 import { writeOutput } from '../output.ts';
 import { fleetAuditAction } from '../fleet/audit.ts';
 import { FLEET_FILE } from '../fleet/file.ts';
@@ -35,6 +36,7 @@ interface AuditOptions extends KubeconfigOptions, LimitOptions {
   asGroup?: string[];
   allowPartial?: boolean;
   progress: boolean;
+  kubeVersion?: string;
 }
 
 /** Adds `klw audit`. */
@@ -65,6 +67,7 @@ export function register(cli: Command, context: CommandContext): void {
     .option('--max-pages <n>', 'most pages one resource may have (default 10000)')
     .option('--exec-timeout <duration>', 'most time an exec credential plugin may run, then killed (default 60s)')
     .option('--no-progress', 'no progress bar (there is none unless stderr is a terminal)')
+    .option('--kube-version <X.Y>', 'evaluate matchConditions as this Kubernetes version does (default: the newest)')
     // Exit 1 means "would deny" only: a usage error is an audit that did not run.
     .exitOverride((err) => {
       throw err.exitCode === 0 ? err : new CommanderError(AUDIT_INCOMPLETE, err.code, err.message);
@@ -95,9 +98,12 @@ async function auditCluster(
   if (!Number.isInteger(options.pageSize) || options.pageSize < 1)
     throw new KlwError('--page-size must be a whole number of at least 1');
   const limits = kubeLimitsFrom(options);
-  const webhooks = (await loadFunctions(root(), names))
-    .map((f) => f.webhook)
-    .filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion');
+  const webhooks = withKubeVersion(
+    (await loadFunctions(root(), names))
+      .map((f) => f.webhook)
+      .filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion'),
+    options.kubeVersion,
+  );
   if (!webhooks.length) throw new KlwError('no admission functions to audit');
   const connection = await loadConnection({
     ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),
