@@ -4,6 +4,7 @@ import { describeSources, type EventSource, sourceNames } from '../../lib/gatewa
 import type { Operation } from '../../lib/review/schemas.ts';
 import { loadFunctions } from '../functions.ts';
 import { KlwError } from '../errors.ts';
+import { kubeVersionText } from '../kube-versions.ts';
 import { ensureLocalPathSecret, usesPathSecret } from '../secrets/index.ts';
 import {
   alive,
@@ -51,6 +52,7 @@ export interface ApiCommandOptions extends StateDirOptions, EnvVarsOptions {
   logFormat?: LogFormat;
   logFile?: string;
   maxBufferedMb?: number;
+  kubeVersion?: string;
 }
 
 /** Options of start-lambda. */
@@ -255,6 +257,7 @@ export async function serveApi(
     ...(port !== undefined ? { inspectPort: port } : {}),
     ...(onManifests ? { onManifests } : {}),
     ...bufferedBytes(options.maxBufferedMb),
+    ...(options.kubeVersion ? { kubeVersion: kubeVersionText(options.kubeVersion) } : {}),
   });
   say(
     `serving ${api.functions.length} functions at ${api.url} (${options.eventFormat} events; listening on ${options.host}:${api.port})`,
@@ -296,7 +299,8 @@ export function apiOptions(command: Command): Command {
         `run one worker per function under the debugger, listening from the start (first port ${DEFAULT_INSPECT_PORT}, one per function)`,
       )
       .addOption(bufferedOption())
-      .addOption(nodeOption()),
+      .addOption(nodeOption())
+      .option('--kube-version <X.Y>', 'evaluate matchConditions as this Kubernetes version does (default: the newest)'),
   );
 }
 

@@ -8,7 +8,7 @@
  */
 import { Environment, Optional, type ASTNode, type ParseResult } from '@marcbachmann/cel-js';
 import type { AdmissionRequest } from '../review/schemas.ts';
-import { parseQuantity, Quantity, quantityOf } from './quantity.ts';
+import { parseQuantity, parseQuantityOrThrow, Quantity, quantityOf } from './quantity.ts';
 import { regexFind, regexFindAll, regexMatches, regexProblem } from './regex.ts';
 import { isUrl, parseUrl, UrlValue } from './url.ts';
 import { FORMATS, formatNamed, serviceAccountUser, type NamedFormat } from './k8s/format.ts';
@@ -148,6 +148,8 @@ const URL = 'kubernetes.URL';
 const TIMESTAMP = 'google.protobuf.Timestamp';
 /** The largest int64. */
 const INT64_MAX = 9223372036854775807n;
+/** The largest uint64. */
+const UINT64_MAX = 18446744073709551615n;
 /**
  * The name member calls of `matches` are given before checking, so they reach the RE2
  * overload (the engine refuses a second `string.matches`); never written by users.
@@ -271,6 +273,34 @@ class MeteredEnvironment extends Environment {
   }
 }
 
+/** The element types the lists library sums, and those it compares (isSorted, min, max). */
+const SUMMABLE = ['int', 'uint', 'double', 'google.protobuf.Duration'];
+const COMPARABLE = [...SUMMABLE, 'bool', 'string', 'bytes', TIMESTAMP];
+
+/** `sum()`: numbers add as their type (ints and uints overflow as cel-go's do), durations as durations. */
+function sumOf(l: unknown[]): unknown {
+  if (l.some((v) => typeof v === 'number')) return l.reduce<number>((s, v) => s + Number(v), 0);
+  type Addable = { addDuration(o: unknown): Addable };
+  if (typeof (l[0] as Partial<Addable> | undefined)?.addDuration === 'function')
+    return l.reduce((s, v) => (s as Addable).addDuration(v));
+  const total = l.reduce<bigint>((s, v) => s + BigInt(unwrapUint(v) as bigint), 0n);
+  const uint = l.length > 0 && unwrapUint(l[0]) !== l[0];
+  if (uint ? total > UINT64_MAX : total > INT64_MAX || total < -INT64_MAX - 1n)
+    throw new RangeError(uint ? 'unsigned integer overflow' : 'integer overflow');
+  return total;
+}
+
+/**
+ * Each URL value's query map, built once: cel-go charges `getQuery()` one unit whatever the URL's
+ * size (its parse is charged by `url()`), so repeated calls on one value must not repeat the work.
+ */
+const QUERIES = new WeakMap<UrlValue, Record<string, string[]>>();
+function queryOf(u: UrlValue): Record<string, string[]> {
+  let query = QUERIES.get(u);
+  if (!query) QUERIES.set(u, (query = Object.fromEntries(u.query())));
+  return query;
+}
+
 /** Builds the environment; costly, so done once, on first use. */
 function buildEnvironment(): Environment {
   const env = new MeteredEnvironment({ enableOptionalTypes: true })
@@ -392,18 +422,18 @@ function buildEnvironment(): Environment {
     .registerFunction(`${DECISION}.errored(): bool`, (d: DecisionValue) => d.decision === 'Error')
     .registerFunction(`${DECISION}.error(): string`, (d: DecisionValue) => d.error);
 
-  // Lists library (k8s.io/apiserver/pkg/cel/library/lists.go).
+  // Lists library (k8s.io/apiserver/pkg/cel/library/lists.go). As the library declares them:
+  // sum for numbers and durations, isSorted, min and max for comparable types only.
+  for (const t of SUMMABLE) env.registerFunction(`list<${t}>.sum(): ${t}`, sumOf);
+  for (const t of COMPARABLE) {
+    env
+      .registerFunction(`list<${t}>.isSorted(): bool`, (l: unknown[]) =>
+        l.every((v, i) => i === 0 || compare(l[i - 1], v) <= 0),
+      )
+      .registerFunction(`list<${t}>.min(): ${t}`, (l: unknown[]) => extreme(l, 'min', -1))
+      .registerFunction(`list<${t}>.max(): ${t}`, (l: unknown[]) => extreme(l, 'max', 1));
+  }
   env
-    .registerFunction('list<A>.isSorted(): bool', (l: unknown[]) =>
-      l.every((v, i) => i === 0 || compare(l[i - 1], v) <= 0),
-    )
-    .registerFunction('list<A>.sum(): A', (l: unknown[]) => {
-      if (l.some((v) => typeof v === 'number')) return l.reduce<number>((s, v) => s + Number(v), 0);
-      if (l.some((v) => v instanceof Quantity)) throw new TypeError('sum is not defined for quantities');
-      return l.reduce<bigint>((s, v) => s + (v as bigint), 0n);
-    })
-    .registerFunction('list<A>.min(): A', (l: unknown[]) => extreme(l, 'min', -1))
-    .registerFunction('list<A>.max(): A', (l: unknown[]) => extreme(l, 'max', 1))
     .registerFunction(`list<A>.indexOf${RENAMED}(A): int`, (l: unknown[], v: unknown) =>
       BigInt(l.findIndex((x) => celEquals(x, v))),
     )
@@ -473,20 +503,12 @@ function buildEnvironment(): Environment {
     .registerFunction(`${URL}.getHostname(): string`, (u: UrlValue) => u.hostname())
     .registerFunction(`${URL}.getPort(): string`, (u: UrlValue) => u.port())
     .registerFunction(`${URL}.getEscapedPath(): string`, (u: UrlValue) => u.escapedPath())
-    .registerFunction(`${URL}.getQuery(): map<string, list<string>>`, (u: UrlValue) => Object.fromEntries(u.query()))
+    .registerFunction(`${URL}.getQuery(): map<string, list<string>>`, queryOf)
     .registerOperator(`${URL} == ${URL}`, (a: UrlValue, b: UrlValue) => a.equals(b));
 
   // Quantity library (k8s.io/apiserver/pkg/cel/library/quantity.go).
-  const parse = (s: string): Quantity => {
-    const q = parseQuantity(s);
-    if (!q)
-      throw new RangeError(
-        `quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': ${JSON.stringify(s)}`,
-      );
-    return q;
-  };
   env
-    .registerFunction(`quantity(string): ${QUANTITY}`, parse)
+    .registerFunction(`quantity(string): ${QUANTITY}`, parseQuantityOrThrow)
     .registerFunction('isQuantity(string): bool', (s: string) => parseQuantity(s) !== undefined)
     .registerFunction(`${QUANTITY}.sign(): int`, (q: Quantity) => q.sign())
     .registerFunction(`${QUANTITY}.isInteger(): bool`, (q: Quantity) => q.isInteger())
@@ -543,6 +565,11 @@ function buildEnvironment(): Environment {
     .registerFunction(`${CIDR}.prefixLength(): int`, (c: CidrPrefix) => c.prefixLength())
     .registerFunction(`string${RENAMED}(${CIDR}): string`, (c: CidrPrefix) => c.toString())
     .registerOperator(`${CIDR} == ${CIDR}`, (a: CidrPrefix, b: CidrPrefix) => a.equals(b));
+  // The type names `net.IP` and `net.CIDR`, as cel-go declares them (`type(ip(s)) == net.IP`).
+  env.registerConstant('net', 'map<string, type>', {
+    IP: env.evaluate("type(ip('0.0.0.0'))"),
+    CIDR: env.evaluate("type(cidr('0.0.0.0/0'))"),
+  });
 
   // Format (library/format.go), from 1.31: `format.<name>()`, `format.named(name)`, `validate`.
   env
@@ -557,6 +584,7 @@ function buildEnvironment(): Environment {
       const f = formatNamed(name);
       return f ? Optional.of(new FormatValue(f)) : Optional.none();
     })
+    .registerOperator(`${FORMAT} == ${FORMAT}`, (a: FormatValue, b: FormatValue) => a.format === b.format)
     .registerFunction(`${FORMAT}.validate(string): optional<list<string>>`, (f: FormatValue, v: string) => {
       const errors = f.format.validate(v);
       return errors ? Optional.of(errors) : Optional.none();
@@ -601,13 +629,7 @@ function buildEnvironment(): Environment {
   uintCtor = (env.evaluate('0u') as object).constructor;
   if (!evaluator) throw new Error('the CEL engine did not hand over its evaluator');
   evaluator.run = function (ast, ctx) {
-    const charge = FREE.has(ast.op)
-      ? ast.op === '?:' && isMacroStep(ast)
-        ? MACRO_STEP_COST
-        : 0
-      : (ast.op as string) === 'accuPush'
-        ? 1 + LIST_APPEND_COST
-        : 1;
+    const charge = chargeOf(ast);
     if (charge && (meter.left -= charge) < 0) throw new CostLimitExceeded();
     return (ast as unknown as { evaluate(ev: unknown, ast: ASTNode, ctx: unknown): unknown }).evaluate(this, ast, ctx);
   };
@@ -662,6 +684,24 @@ function isMacroStep(ast: ASTNode): boolean {
 const meter = { left: Infinity };
 /** Operations cel-go charges no cost for. */
 const FREE = new Set<string>(['value', '&&', '||', '?:']);
+/** cel-go's common.ListCreateBaseCost and MapCreateBaseCost: what building a list or map literal costs. */
+const LIST_CREATE_COST = 10;
+const MAP_CREATE_COST = 30;
+/** Library namespaces: `sets.contains` is one function name for cel-go, not a read of `sets`. */
+const NAMESPACES = new Set(['strings', 'sets', 'lists', 'ip', 'format', 'optional', 'math', 'cel']);
+
+/** What cel-go charges for one operation, beside what its library call costs. */
+function chargeOf(ast: ASTNode): number {
+  const op = ast.op as string;
+  if (FREE.has(op)) return op === '?:' && isMacroStep(ast) ? MACRO_STEP_COST : 0;
+  if (op === 'accuPush') return 1 + LIST_APPEND_COST;
+  if (op === 'list') return LIST_CREATE_COST;
+  if (op === 'map') return MAP_CREATE_COST;
+  // A namespace receiver, and a negative literal (one constant for cel-go's parser), are free.
+  if (op === 'id' && NAMESPACES.has(ast.args as string)) return 0;
+  if (op === '-_' && (ast.args as ASTNode).op === 'value') return 0;
+  return 1;
+}
 
 let environment: Environment | undefined;
 
@@ -926,7 +966,7 @@ export function compileExpression(expression: string, options: CompileOptions = 
     },
     run(variables, limit = PER_CALL_COST_LIMIT) {
       // The engine runs the root operation itself, not through `run`: charged here.
-      meter.left = FREE.has(parsed.ast.op) ? limit : limit - 1;
+      meter.left = limit - chargeOf(parsed.ast);
       try {
         const value = parsed(variables);
         // An operator that absorbs errors (`||`, `&&`) may have absorbed the stop.
