@@ -21,6 +21,8 @@ import { isSemver, Semver, semver } from './k8s/semver.ts';
 import { setsContains, setsEquivalent, setsIntersects } from './k8s/sets.ts';
 import { stringFormat, type FormatArg } from './k8s/strformat.ts';
 import * as k8sStrings from './k8s/strings.ts';
+import { registerTwoVariableComprehensions } from './comprehensions.ts';
+import { adoptCelGoSemantics, useUintClass } from './semantics.ts';
 import { environmentMinor, missingFeature, type CelKubeVersion, type ExpressionMode } from './versions.ts';
 
 /** What an authorizer check asks (`authorizer.group(...).resource(...)...check(verb)`). */
@@ -127,6 +129,12 @@ function compare(a: unknown, b: unknown): number {
     throw new TypeError(`cannot compare ${typeof a} with ${typeof b}`);
   }
   return (a as any) < (b as any) ? -1 : (a as any) > (b as any) ? 1 : 0;
+}
+
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
 }
 
 function extreme(list: unknown[], name: string, sign: number): unknown {
@@ -354,6 +362,11 @@ function buildEnvironment(): Environment {
     .registerFunction(`int(${TIMESTAMP}): int`, (t: Date) => BigInt(Math.floor(t.getTime() / 1000)))
     .registerFunction(`timestamp(${TIMESTAMP}): ${TIMESTAMP}`, (t: Date) => t)
     .registerFunction('duration(google.protobuf.Duration): google.protobuf.Duration', (d: unknown) => d)
+    // Bytes order as Go's bytes.Compare: unsigned, byte by byte, a prefix first.
+    .registerOperator('bytes < bytes', (a: Uint8Array, b: Uint8Array) => compareBytes(a, b) < 0)
+    .registerOperator('bytes <= bytes', (a: Uint8Array, b: Uint8Array) => compareBytes(a, b) <= 0)
+    .registerOperator('bytes > bytes', (a: Uint8Array, b: Uint8Array) => compareBytes(a, b) > 0)
+    .registerOperator('bytes >= bytes', (a: Uint8Array, b: Uint8Array) => compareBytes(a, b) >= 0)
     // cel-go compares any message-typed value with null; webhooks always see null here.
     .registerOperator('kubernetes.Namespace == null', (a: unknown, b: unknown) => a === b);
 
@@ -450,7 +463,9 @@ function buildEnvironment(): Environment {
     .registerFunction(`string${k}(int): string`, (v: bigint) => String(v))
     .registerFunction(`string${k}(uint): string`, (v: unknown) => String(v))
     .registerFunction(`string${k}(bytes): string`, (v: Uint8Array) => UTF8.decode(v))
-    .registerFunction(`string${k}(double): string`, goFormatFloat);
+    .registerFunction(`string${k}(double): string`, goFormatFloat)
+    .registerFunction(`string${k}(${TIMESTAMP}): string`, rfc3339)
+    .registerFunction(`string${k}(google.protobuf.Duration): string`, (d: unknown) => String(d));
 
   // Regular expressions in RE2: the standard `matches` (the engine's own, in JavaScript
   // RegExp, is never reached: compileExpression points member calls at RE2_MATCHES) and the
@@ -599,6 +614,10 @@ function buildEnvironment(): Environment {
   });
   env.evaluate(`${METER_PROBE}()`);
   uintCtor = (env.evaluate('0u') as object).constructor;
+  useUintClass(uintCtor);
+  registerTwoVariableComprehensions(env, (steps) => {
+    if ((meter.left -= steps * MACRO_STEP_COST) < 0) throw new CostLimitExceeded();
+  });
   if (!evaluator) throw new Error('the CEL engine did not hand over its evaluator');
   evaluator.run = function (ast, ctx) {
     const charge = FREE.has(ast.op)
@@ -756,7 +775,9 @@ function featureRefusal(node: ASTNode, minor: number, kind: 'operator' | 'functi
     const name = node.args[0] as string;
     if (receiver.op === 'id' && missingFeature('global', receiver.args as string, minor))
       return undeclared(receiver.args as string, receiver);
-    if (missingFeature('member', name, minor)) return undeclared(name, node);
+    // `all` and `exists` with two variables are the two-variable comprehensions' (as `existsOne`).
+    const twoVariables = (name === 'all' || name === 'exists') && (node.args[2] as ASTNode[]).length === 3;
+    if (missingFeature('member', twoVariables ? 'existsOne' : name, minor)) return undeclared(name, node);
   } else if (node.op === 'call' && missingFeature('global', node.args[0] as string, minor))
     return undeclared(node.args[0] as string, node);
   return undefined;
@@ -906,6 +927,7 @@ export function compileExpression(expression: string, options: CompileOptions = 
     }
     const refusal = screen(parsed.ast, environmentMinor(options.kubeVersion, options.mode));
     if (refusal) return compileError(expression, refusal, false);
+    adoptCelGoSemantics(parsed.ast as never);
     if (options.typeCheck !== false) {
       const checked = parsed.check();
       if (!checked.valid) return compileError(expression, checked.error);

@@ -73,6 +73,12 @@ export const CEL_FEATURES: CelFeature[] = [
     ].concat(['containsIP', 'containsCIDR', 'masked', 'prefixLength']),
   },
   { since: 31, library: 'format', globals: ['format'], members: ['validate'] },
+  {
+    since: 32,
+    library: 'two-variable comprehensions',
+    // `all` and `exists` with two variables are checked by their number of arguments (cel.ts).
+    members: ['existsOne', 'transformList', 'transformMap'],
+  },
   { since: 33, library: 'semver', globals: ['semver', 'isSemver'], members: ['major', 'minor', 'patch'] },
   {
     since: 34,

@@ -1,0 +1,263 @@
+/**
+ * cel-go's semantics where the engine's differ, set on each node of a parsed expression before it
+ * is checked: aggregate literals joined as cel-go's checker joins them (`[x, 1]` with `x` dyn is a
+ * list of dyn), heterogeneous equality and membership (`dyn(1) == 1.0`, `dyn(3u) in [3]`), numeric
+ * comparisons across int, uint and double as cel-go makes them (through float64), list indexes of
+ * uint and whole doubles, and int64 overflow of `-`, `/` and `%`.
+ */
+
+/** The engine's type of a checked expression (the parts used here). */
+interface CelType {
+  name: string;
+  unify(registry: unknown, other: CelType): CelType | null;
+}
+/** The engine's checker and evaluator (the parts used here). */
+interface Engine {
+  check(node: unknown, scope: unknown): CelType;
+  getType(name: string): CelType;
+  run(node: unknown, scope: unknown): unknown;
+  createError(code: string, message: string, node: unknown): Error;
+  registry: {
+    getListType(t: CelType): CelType;
+    getMapType(k: CelType, v: CelType): CelType;
+    findBinaryOverload(op: string, l: unknown, r: unknown): { handler: Handle } | undefined;
+  };
+  debugType(v: unknown): unknown;
+}
+type Handle = (...args: unknown[]) => unknown;
+type Check = (chk: Engine, node: Node, scope: unknown) => CelType;
+/** A node of the parsed expression (the parts used here). */
+interface Node {
+  op: string;
+  args: unknown;
+  handle?: Handle;
+  readonly meta: { check: Check; evaluate: (ev: Engine, node: Node, scope: unknown) => unknown };
+}
+
+/** The largest and smallest int64. */
+const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n);
+
+/** The engine's class of uint values (its `valueOf()` is the bigint). */
+let uintClass: unknown;
+
+/** Tells the semantics which class the engine gives uint values. */
+export function useUintClass(ctor: unknown): void {
+  uintClass = ctor;
+}
+
+/** A number's value (bigint for int and uint, number for double); undefined for other values. */
+function numeric(v: unknown): bigint | number | undefined {
+  if (typeof v === 'bigint' || typeof v === 'number') return v;
+  if (v !== null && typeof v === 'object' && v.constructor === uintClass) return (v as { valueOf(): bigint }).valueOf();
+  return undefined;
+}
+
+/** A CEL map value: a Map, or a plain object (the engine's string-keyed maps and JSON objects). */
+function isMap(v: unknown): v is Map<unknown, unknown> | Record<string, unknown> {
+  if (v instanceof Map) return true;
+  return v !== null && typeof v === 'object' && (v.constructor === Object || v.constructor === undefined);
+}
+
+function entries(m: Map<unknown, unknown> | Record<string, unknown>): Array<[unknown, unknown]> {
+  return m instanceof Map ? [...m] : Object.entries(m);
+}
+
+/** The value under `key` in map `m` by CEL key equality (1, 1u and 1.0 are one key); undefined if absent. */
+function lookup(
+  ev: Engine,
+  m: Map<unknown, unknown> | Record<string, unknown>,
+  key: unknown,
+): { v: unknown } | undefined {
+  if (!(m instanceof Map)) return typeof key === 'string' && Object.hasOwn(m, key) ? { v: m[key] } : undefined;
+  if (m.has(key)) return { v: m.get(key) };
+  if (numeric(key) === undefined) return undefined;
+  for (const [k, v] of m) if (numeric(k) !== undefined && celEquals(ev, k, key)) return { v };
+  return undefined;
+}
+
+/**
+ * CEL equality as cel-go's runtime has it: numbers of any kind compare by value (int and uint to a
+ * double through float64), lists and maps element by element, values of different types are unequal.
+ */
+export function celEquals(ev: Engine, a: unknown, b: unknown): boolean {
+  if (a === b) return typeof a !== 'number' || !Number.isNaN(a);
+  const x = numeric(a);
+  const y = numeric(b);
+  if (x !== undefined || y !== undefined) {
+    if (x === undefined || y === undefined) return false;
+    return typeof x === 'bigint' && typeof y === 'bigint' ? x === y : Number(x) === Number(y);
+  }
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((v, i) => celEquals(ev, v, b[i]));
+  }
+  if (isMap(a) || isMap(b)) {
+    if (!isMap(a) || !isMap(b)) return false;
+    const ea = entries(a);
+    if (ea.length !== entries(b).length) return false;
+    return ea.every(([k, v]) => {
+      const found = lookup(ev, b, k);
+      return !!found && celEquals(ev, v, found.v);
+    });
+  }
+  const type = ev.debugType(a);
+  if (type !== ev.debugType(b)) return false;
+  const overload = ev.registry.findBinaryOverload('==', type, type);
+  return !!overload && overload.handler(a, b, undefined, ev) === true;
+}
+
+/** A comparison of two numbers of different kinds as cel-go makes it; undefined when not such a pair. */
+function crossCompare(op: string, a: unknown, b: unknown): boolean | undefined {
+  const x = numeric(a);
+  const y = numeric(b);
+  if (
+    x === undefined ||
+    y === undefined ||
+    (typeof x === typeof y && (typeof a === 'object') === (typeof b === 'object'))
+  )
+    return undefined;
+  // int and uint compare exactly; either with a double, through float64 (Go's conversion).
+  const [l, r] = typeof x === 'bigint' && typeof y === 'bigint' ? [x, y] : [Number(x), Number(y)];
+  if (op === '<') return l < r;
+  if (op === '<=') return l <= r;
+  if (op === '>') return l > r;
+  return l >= r;
+}
+
+function overflow(ev: Engine, node: Node): Error {
+  return ev.createError('numeric_overflow', 'integer overflow', node);
+}
+
+/** The handle of each operator, wrapped: the engine sets a node's handle when it checks the node. */
+const WRAPPERS: Record<string, (orig: Handle) => Handle> = {
+  '==': () => (l, r, _n, ev) => celEquals(ev as Engine, l, r),
+  '!=': () => (l, r, _n, ev) => !celEquals(ev as Engine, l, r),
+  in: (orig) => (l, r, n, ev) => {
+    if (Array.isArray(r)) return r.some((v) => celEquals(ev as Engine, l, v));
+    if (isMap(r)) return lookup(ev as Engine, r, l) !== undefined;
+    return orig(l, r, n, ev);
+  },
+  '[]': (orig) => (l, r, n, ev) => {
+    if (Array.isArray(l)) {
+      const i = numeric(r);
+      if (typeof i === 'number') {
+        if (!Number.isInteger(i)) throw (ev as Engine).createError('invalid_index', `unsupported index value ${i}`, n);
+        return orig(l, BigInt(i), n, ev);
+      }
+      return orig(l, i ?? r, n, ev);
+    }
+    if (l instanceof Map && numeric(r) !== undefined) {
+      const found = lookup(ev as Engine, l, r);
+      if (found) return found.v;
+    }
+    return orig(l, r, n, ev);
+  },
+  '-_': (orig) => (v, n, ev) => {
+    const r = orig(v, n, ev);
+    if (typeof r === 'bigint' && r > INT64_MAX) throw overflow(ev as Engine, n as Node);
+    return r;
+  },
+  '/': (orig) => (l, r, n, ev) => {
+    if (l === INT64_MIN && r === -1n) throw overflow(ev as Engine, n as Node);
+    return orig(l, r, n, ev);
+  },
+  '%': (orig) => (l, r, n, ev) => {
+    if (l === INT64_MIN && r === -1n) throw overflow(ev as Engine, n as Node);
+    return orig(l, r, n, ev);
+  },
+};
+for (const op of ['<', '<=', '>', '>=']) {
+  WRAPPERS[op] = (orig) => (l, r, n, ev) => crossCompare(op, l, r) ?? orig(l, r, n, ev);
+}
+
+/**
+ * The checker of a list or map literal as cel-go's with HomogeneousAggregateLiterals: elements of
+ * one type, where a dyn element joins any type (and makes the literal's element type dyn).
+ */
+function joinedLiteral(original: Check): Check {
+  return (chk, node, scope) => {
+    const items = node.args as unknown[];
+    // An empty literal's elements are of any type, as cel-go's free type parameter: dyn here (the
+    // engine's own placeholder makes `[].all(x, x > 0)` ambiguous to its checker).
+    if (items.length === 0) {
+      original(chk, node, scope);
+      const dyn = chk.getType('dyn');
+      return node.op === 'list' ? chk.registry.getListType(dyn) : chk.registry.getMapType(dyn, dyn);
+    }
+    const join = (parts: unknown[], code: string): CelType => {
+      let joined = chk.check(parts[0], scope);
+      for (const part of parts.slice(1)) {
+        const t = chk.check(part, scope);
+        const u = joined.unify(chk.registry, t);
+        if (!u) throw chk.createError(code, `expected type '${joined.name}' but found '${t.name}'`, part);
+        joined = u;
+      }
+      return joined;
+    };
+    if (node.op === 'list') return chk.registry.getListType(join(items, 'heterogeneous_list_element'));
+    const pairs = items as Array<[unknown, unknown]>;
+    const key = join(
+      pairs.map((p) => p[0]),
+      'heterogeneous_map_key',
+    );
+    return chk.registry.getMapType(
+      key,
+      join(
+        pairs.map((p) => p[1]),
+        'heterogeneous_map_value',
+      ),
+    );
+  };
+}
+
+/**
+ * A map literal's value: a plain object when every key is a string (as the engine gives string-keyed
+ * maps, every name kept, `__proto__` included), a Map otherwise (1, true and 'a' stay distinct keys);
+ * a key given twice is an error, as cel-go's.
+ */
+function mapLiteral(ev: Engine, node: Node, scope: unknown): unknown {
+  const pairs = (node.args as Array<[unknown, unknown]>).map(([k, v]) => [ev.run(k, scope), ev.run(v, scope)] as const);
+  const map = new Map<unknown, unknown>();
+  for (const [k, v] of pairs) {
+    if (lookup(ev, map, k)) throw ev.createError('repeated_key', `Failed with repeated key: ${String(k)}`, node);
+    map.set(k, v);
+  }
+  if (!pairs.every(([k]) => typeof k === 'string')) return map;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of map) Object.defineProperty(out, k as string, { value: v, enumerable: true, writable: true });
+  return out;
+}
+
+function isNode(v: unknown): v is Node {
+  return !!v && typeof v === 'object' && typeof (v as Node).op === 'string' && 'meta' in (v as object);
+}
+
+/** Sets cel-go's semantics on every node of a parsed expression (before it is checked). */
+export function adoptCelGoSemantics(root: Node): void {
+  const stack: unknown[] = [root];
+  const seen = new WeakSet<object>();
+  while (stack.length) {
+    const item = stack.pop();
+    if (Array.isArray(item)) {
+      stack.push(...item);
+      continue;
+    }
+    if (!isNode(item) || seen.has(item)) continue;
+    seen.add(item);
+    const meta = item.meta;
+    if (item.op === 'list' || item.op === 'map') meta.check = joinedLiteral(meta.check);
+    if (item.op === 'map') meta.evaluate = mapLiteral;
+    const wrap = WRAPPERS[item.op];
+    if (wrap) {
+      const check = meta.check;
+      meta.check = (chk, node, scope) => {
+        const type = check(chk, node, scope);
+        if (node.handle) node.handle = wrap(node.handle);
+        return type;
+      };
+    }
+    stack.push(item.args);
+  }
+}
