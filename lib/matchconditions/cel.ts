@@ -7,6 +7,7 @@
  * so functions that do not enforce conditions carry no CEL in their bundles.
  */
 import { Environment, Optional, type ASTNode, type ParseResult } from '@marcbachmann/cel-js';
+import { wholeDoubleKeys } from '../json.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
 import { parseQuantity, Quantity, quantityOf } from './quantity.ts';
 import { regexFind, regexFindAll, regexMatches, regexProblem } from './regex.ts';
@@ -1048,8 +1049,9 @@ export function isCompileError(result: CompiledExpression | CompileError): resul
 }
 
 /**
- * A JSON value as CEL sees Kubernetes objects: whole numbers are ints (bigint), others
- * doubles, as the API server's unstructured decoding gives int64 and float64.
+ * A JSON value as CEL sees Kubernetes objects: numbers the JSON text wrote without a fraction or an
+ * exponent are ints (bigint), others doubles, as the API server's decoding gives int64 and float64
+ * (a whole number written `1.0` stays a double: parseJson notes it).
  */
 export function toCel(value: unknown): unknown {
   return toCelAt(value, 0);
@@ -1061,13 +1063,20 @@ export function toCel(value: unknown): unknown {
  */
 const TO_CEL_RECURSION_LIMIT = 1000;
 
+/** A member of a parsed object as CEL sees it: `doubles` are the keys of whole numbers written as doubles. */
+function memberToCel(v: unknown, key: string, doubles: ReadonlySet<string> | undefined, depth: number): unknown {
+  return typeof v === 'number' && doubles?.has(key) ? v : toCelAt(v, depth);
+}
+
 function toCelAt(value: unknown, depth: number): unknown {
   if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
   if (typeof value !== 'object' || value === null) return value;
   if (depth >= TO_CEL_RECURSION_LIMIT) return toCelIteratively(value);
-  if (Array.isArray(value)) return value.map((v) => toCelAt(v, depth + 1));
+  const doubles = wholeDoubleKeys(value);
+  if (Array.isArray(value)) return value.map((v, i) => memberToCel(v, String(i), doubles, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) setOwn(out, key, toCelAt((value as Record<string, unknown>)[key], depth + 1));
+  for (const key of Object.keys(value))
+    setOwn(out, key, memberToCel((value as Record<string, unknown>)[key], key, doubles, depth + 1));
   return out;
 }
 
@@ -1084,6 +1093,7 @@ function toCelIteratively(value: object): unknown {
   const stack: Array<[object, Record<string, unknown> | unknown[]]> = [[value, root]];
   while (stack.length > 0) {
     const [source, target] = stack.pop()!;
+    const doubles = wholeDoubleKeys(source);
     const keys = Array.isArray(source) ? source.map((_, i) => i) : Object.keys(source);
     for (const key of keys) {
       const v = (source as Record<string | number, unknown>)[key];
@@ -1091,7 +1101,7 @@ function toCelIteratively(value: object): unknown {
       if (typeof v === 'object' && v !== null) {
         converted = empty(v);
         stack.push([v, converted as Record<string, unknown> | unknown[]]);
-      } else converted = toCelAt(v, 0);
+      } else converted = memberToCel(v, String(key), doubles, 0);
       if (typeof key === 'number') (target as unknown[])[key] = converted;
       else setOwn(target as Record<string, unknown>, key, converted);
     }
