@@ -23,6 +23,7 @@ import { setsContains, setsEquivalent, setsIntersects } from './k8s/sets.ts';
 import { stringFormat, type FormatArg } from './k8s/strformat.ts';
 import * as k8sStrings from './k8s/strings.ts';
 import { registerTwoVariableComprehensions } from './comprehensions.ts';
+import { CostLimitExceeded, meter, PER_CALL_COST_LIMIT } from './meter.ts';
 import { adoptCelGoSemantics, useUintClass } from './semantics.ts';
 import { environmentMinor, missingFeature, type CelKubeVersion, type ExpressionMode } from './versions.ts';
 
@@ -604,21 +605,32 @@ function buildEnvironment(): Environment {
     .registerFunction('list<dyn>.flatten(int): list<dyn>', (l: unknown[], depth: bigint) => k8sLists.flatten(l, depth))
     .registerFunction('list<A>.sort(): list<A>', (l: unknown[]) => k8sLists.sort(l, ORDERING));
 
-  // Cost. The engine evaluates every operation through its evaluator's `run`, and calls
-  // functions with the evaluator as `this`: a probe call hands it over once, and its `run`
-  // then charges one unit per operation against the meter (those cel-go charges nothing
-  // for are free: literals, `&&`, `||`, `?:`).
-  let evaluator: { run: (ast: ASTNode, ctx: unknown) => unknown } | undefined;
-  env.registerFunction(`${METER_PROBE}(): bool`, function (this: typeof evaluator) {
-    evaluator = this;
+  env.registerFunction(`${METER_PROBE}(): bool`, function (this: Evaluator) {
+    probed = this;
     return true;
   });
-  env.evaluate(`${METER_PROBE}()`);
   uintCtor = (env.evaluate('0u') as object).constructor;
   useUintClass(uintCtor);
-  registerTwoVariableComprehensions(env, (steps) => {
-    if ((meter.left -= steps * MACRO_STEP_COST) < 0) throw new CostLimitExceeded();
-  });
+  registerTwoVariableComprehensions(env);
+  installMeter(env);
+  return env;
+}
+
+/** The engine's evaluator (the part metered). */
+type Evaluator = { run: (ast: ASTNode, ctx: unknown) => unknown };
+/** The evaluator the probe call last handed over. */
+let probed: Evaluator | undefined;
+
+/**
+ * Meters an environment's evaluations. The engine evaluates every operation through its
+ * evaluator's `run`, and calls functions with the evaluator as `this`: a probe call hands it
+ * over, and its `run` then charges one unit per operation against the meter (those cel-go charges
+ * nothing for are free: literals, `&&`, `||`, `?:`). Each environment (a clone too) has its own.
+ */
+function installMeter(env: Environment): void {
+  probed = undefined;
+  env.evaluate(`${METER_PROBE}()`);
+  const evaluator = probed as Evaluator | undefined;
   if (!evaluator) throw new Error('the CEL engine did not hand over its evaluator');
   evaluator.run = function (ast, ctx) {
     const charge = FREE.has(ast.op)
@@ -631,33 +643,6 @@ function buildEnvironment(): Environment {
     if (charge && (meter.left -= charge) < 0) throw new CostLimitExceeded();
     return (ast as unknown as { evaluate(ev: unknown, ast: ASTNode, ctx: unknown): unknown }).evaluate(this, ast, ctx);
   };
-  return env;
-}
-
-/**
- * Cost limit of one expression's evaluation, the API server's PerCallLimit
- * (apiserver/pkg/apis/cel/config.go, "roughly 0.1 second"). One unit is one operation the
- * evaluator runs (a call, a variable or field read), the base cost cel-go charges for each;
- * comprehension steps cost what cel-go charges for them (MACRO_STEP_COST, LIST_APPEND_COST), and
- * Kubernetes library calls what the API server's library cost estimator charges, by the sizes of
- * their strings, lists and maps (libraryCallCost). The engine's own standard functions
- * (`contains`, `startsWith`, `+` on strings and lists) cost one unit each.
- */
-export const PER_CALL_COST_LIMIT = 1_000_000;
-
-/**
- * Cost budget of all matchConditions of one webhook for one request, the API server's
- * RuntimeCELCostBudgetMatchConditions: past it, the conditions fail as a whole (the
- * filter's error), whatever the ones before answered.
- */
-export const MATCH_CONDITIONS_COST_BUDGET = 2_500_000;
-
-/** An evaluation stopped at the cost limit, with cel-go's message. */
-export class CostLimitExceeded extends Error {
-  override name = 'CostLimitExceeded';
-  constructor() {
-    super('operation cancelled: actual cost limit exceeded');
-  }
 }
 
 /**
@@ -678,8 +663,6 @@ function isMacroStep(ast: ASTNode): boolean {
   return !!predicate && predicate.start === ast.start && predicate.end === ast.end;
 }
 
-// Units left to the evaluation under way; evaluation is synchronous, so one meter serves all.
-const meter = { left: Infinity };
 /** Operations cel-go charges no cost for. */
 const FREE = new Set<string>(['value', '&&', '||', '?:']);
 
@@ -690,6 +673,8 @@ export function matchConditionsEnvironment(): Environment {
   environment ??= buildEnvironment();
   return environment;
 }
+
+export { CostLimitExceeded, MATCH_CONDITIONS_COST_BUDGET, PER_CALL_COST_LIMIT } from './meter.ts';
 
 /** A compiled condition expression. */
 export interface CompiledExpression {
@@ -917,6 +902,7 @@ export function compileExpression(expression: string, options: CompileOptions = 
   if (options.declarations) {
     env = env.clone();
     for (const [name, type] of Object.entries(options.declarations)) env.registerVariable(name, type);
+    installMeter(env);
   }
   let parsed: ParseResult;
   let type = 'unchecked';
@@ -959,7 +945,7 @@ export function compileExpression(expression: string, options: CompileOptions = 
         throw meter.left < 0 ? new CostLimitExceeded() : internalNames(err);
       } finally {
         lastCost = limit - meter.left;
-        meter.left = Infinity;
+        meter.left = Number.POSITIVE_INFINITY;
       }
     },
   };

@@ -4,6 +4,7 @@
  * key (maps) and a value, added to the engine as macros.
  */
 import type { Environment } from '@marcbachmann/cel-js';
+import { charge, LIST_CREATE_COST } from './meter.ts';
 
 /** The engine's type of a checked expression (the parts used here). */
 interface CelType {
@@ -52,8 +53,18 @@ interface Use {
   inner?: Scope;
 }
 
-/** Charges comprehension steps to the evaluation's cost meter. */
-export type ChargeSteps = (steps: number) => void;
+/**
+ * What cel-go charges for one step of each macro beyond its expressions: reads of the accumulator,
+ * the loop condition of `all` and `exists` (a call), `existsOne`'s `+ 1`, the one-element list and
+ * the `+` of `transformList`, the insertion of `transformMap`.
+ */
+const STEP_COST: Record<Kind, number> = {
+  all: 3,
+  exists: 3,
+  existsOne: 2,
+  transformList: 2 + LIST_CREATE_COST,
+  transformMap: 2,
+};
 
 function identifier(kind: Kind, node: Node, checkerError: (m: string) => Error): string {
   if (node.op === 'id' && typeof node.args === 'string') return node.args;
@@ -105,11 +116,11 @@ function entriesOf(ev: Evaluator, use: Use, range: unknown): Array<[unknown, unk
  * `all` and `exists` as cel-go runs them: `accu && pred` (or `||`) step by step, stopping once the
  * answer is known; an error is the answer only when no step decided it.
  */
-function quantify(ev: Evaluator, use: Use, entries: Array<[unknown, unknown]>, charge: ChargeSteps): boolean {
+function quantify(ev: Evaluator, use: Use, entries: Array<[unknown, unknown]>): boolean {
   const decisive = use.kind === 'exists';
   let error: unknown;
   for (const [key, value] of entries) {
-    charge(1);
+    charge(STEP_COST[use.kind]);
     const got = ev.tryEval(use.body, bind(ev, use, key, value));
     if (got === decisive) return decisive;
     if (got !== !decisive) error ??= got instanceof Error ? got : predicateError(ev, use, got);
@@ -133,14 +144,14 @@ function passes(ev: Evaluator, use: Use, predicate: Node, scope: Scope): boolean
   return got;
 }
 
-function evaluate(ev: Evaluator, use: Use, scope: unknown, charge: ChargeSteps): unknown {
+function evaluate(ev: Evaluator, use: Use, scope: unknown): unknown {
   const entries = entriesOf(ev, use, ev.run(use.receiver, scope));
   use.outer!.reuse(scope);
-  if (use.kind === 'all' || use.kind === 'exists') return quantify(ev, use, entries, charge);
+  if (use.kind === 'all' || use.kind === 'exists') return quantify(ev, use, entries);
   if (use.kind === 'existsOne') {
     let count = 0;
     for (const [key, value] of entries) {
-      charge(1);
+      charge(STEP_COST[use.kind]);
       if (passes(ev, use, use.body, bind(ev, use, key, value))) count++;
     }
     return count === 1;
@@ -148,7 +159,7 @@ function evaluate(ev: Evaluator, use: Use, scope: unknown, charge: ChargeSteps):
   const list: unknown[] = [];
   const map = new Map<unknown, unknown>();
   for (const [key, value] of entries) {
-    charge(1);
+    charge(STEP_COST[use.kind]);
     const inner = bind(ev, use, key, value);
     if (use.filter && !passes(ev, use, use.filter, inner)) continue;
     const out = ev.run(use.body, inner);
@@ -166,8 +177,8 @@ function mapValue(map: Map<unknown, unknown>): unknown {
   return out;
 }
 
-/** Registers the two-variable macros on `env`, charging each step with `charge`. */
-export function registerTwoVariableComprehensions(env: Environment, charge: ChargeSteps): void {
+/** Registers the two-variable macros on `env`, each step charged as cel-go charges it. */
+export function registerTwoVariableComprehensions(env: Environment): void {
   const macro =
     (kind: Kind, withFilter: boolean) =>
     ({ args, receiver, ast }: { args: Node[]; receiver: Node; ast: Node }) => {
@@ -182,7 +193,7 @@ export function registerTwoVariableComprehensions(env: Environment, charge: Char
       return {
         async: false,
         typeCheck: (chk: Checker, _m: unknown, scope: Scope) => typeCheck(chk, use, scope),
-        evaluate: (ev: Evaluator, _m: unknown, scope: unknown) => evaluate(ev, use, scope, charge),
+        evaluate: (ev: Evaluator, _m: unknown, scope: unknown) => evaluate(ev, use, scope),
       };
     };
   const e = env as unknown as { registerFunction(signature: string, handler: unknown): unknown };

@@ -6,6 +6,8 @@
  * uint and whole doubles, and int64 overflow of `-`, `/` and `%`.
  */
 
+import { charge, costWrapper, literalCost } from './meter.ts';
+
 /** The engine's type of a checked expression (the parts used here). */
 interface CelType {
   name: string;
@@ -234,7 +236,50 @@ function isNode(v: unknown): v is Node {
   return !!v && typeof v === 'object' && typeof (v as Node).op === 'string' && 'meta' in (v as object);
 }
 
-/** Sets cel-go's semantics on every node of a parsed expression (before it is checked). */
+/** The key of a node's cost wrapper: its operator, or `rcall:name` and `call:name` for calls. */
+function costKey(node: Node): string {
+  return node.op === 'rcall' || node.op === 'call' ? `${node.op}:${(node.args as unknown[])[0]}` : node.op;
+}
+
+/** True when a literal holds constants only: cel-go folds it into a constant, which costs nothing. */
+function isConstant(node: unknown): boolean {
+  if (!isNode(node)) return false;
+  if (node.op === 'value') return true;
+  if (node.op === 'list') return (node.args as unknown[]).every(isConstant);
+  if (node.op === 'map')
+    return (node.args as Array<[unknown, unknown]>).every(([k, v]) => isConstant(k) && isConstant(v));
+  return false;
+}
+
+/** Sets what evaluating a list or map literal costs and how a map literal is built. */
+function adoptLiteral(node: Node): void {
+  const meta = node.meta;
+  meta.check = joinedLiteral(meta.check);
+  if (node.op === 'map') meta.evaluate = mapLiteral;
+  // The meter charged the node's one unit: a constant literal gives it back, others add the creation.
+  const extra = isConstant(node) ? -1 : literalCost(node.op);
+  const evaluate = meta.evaluate;
+  meta.evaluate = (ev, n, scope) => {
+    charge(extra);
+    return evaluate(ev, n, scope);
+  };
+}
+
+/** Wraps the handle the engine sets on `node` when it checks it. */
+function wrapHandle(node: Node, wraps: Array<(orig: Handle) => Handle>): void {
+  const meta = node.meta;
+  const check = meta.check;
+  meta.check = (chk, n, scope) => {
+    const type = check(chk, n, scope);
+    if (n.handle) for (const wrap of wraps) n.handle = wrap(n.handle);
+    return type;
+  };
+}
+
+/**
+ * Sets cel-go's semantics and costs on every node of a parsed expression (before it is checked): the
+ * handle of an operator does what cel-go's does and charges what cel-go's cost tracker charges.
+ */
 export function adoptCelGoSemantics(root: Node): void {
   const stack: unknown[] = [root];
   const seen = new WeakSet<object>();
@@ -246,18 +291,9 @@ export function adoptCelGoSemantics(root: Node): void {
     }
     if (!isNode(item) || seen.has(item)) continue;
     seen.add(item);
-    const meta = item.meta;
-    if (item.op === 'list' || item.op === 'map') meta.check = joinedLiteral(meta.check);
-    if (item.op === 'map') meta.evaluate = mapLiteral;
-    const wrap = WRAPPERS[item.op];
-    if (wrap) {
-      const check = meta.check;
-      meta.check = (chk, node, scope) => {
-        const type = check(chk, node, scope);
-        if (node.handle) node.handle = wrap(node.handle);
-        return type;
-      };
-    }
+    if (item.op === 'list' || item.op === 'map') adoptLiteral(item);
+    const wraps = [WRAPPERS[item.op], costWrapper(costKey(item))].filter((w) => w !== undefined);
+    if (wraps.length) wrapHandle(item, wraps);
     stack.push(item.args);
   }
 }
