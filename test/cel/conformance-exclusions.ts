@@ -2,7 +2,7 @@
  * The conformance cases the matchConditions environment does not answer as the specification's
  * reference environment does, each with its reason. Two kinds:
  *
- * - EXCLUDED: cases whose premise the Kubernetes environment does not share (listed in the README).
+ * - EXCLUDED: cases whose premise the Kubernetes environment does not share (listed in docs/cel.md).
  * - KNOWN: differences of the engine still to be fixed; the conformance test fails when one of them
  *   starts passing, so the list only shrinks.
  */
