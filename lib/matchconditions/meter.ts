@@ -6,7 +6,8 @@
  * character traversed, ten units to create a list, thirty to create a map. Kubernetes library calls
  * are charged by their own estimator (k8s/cost.ts).
  */
-import { actualSize } from './k8s/cost.ts';
+import { Environment, type ASTNode } from '@marcbachmann/cel-js';
+import { actualSize, libraryCallCost } from './k8s/cost.ts';
 
 /**
  * Cost limit of one expression's evaluation, the API server's PerCallLimit
@@ -99,3 +100,116 @@ export function costWrapper(key: string): CostWrapper | undefined {
 export function literalCost(op: string): number {
   return op === 'list' ? LIST_CREATE_COST - 1 : op === 'map' ? MAP_CREATE_COST - 1 : 0;
 }
+
+/** A function the environment calls once to reach the evaluator; never written by users. */
+export const METER_PROBE = 'cost__meter';
+
+/** Library calls whose cost depends on their result: charged once they have answered. */
+const COST_OF_RESULT = new Set(['join', 'slice', 'lists.range', 'reverse']);
+/** A function signature's receiver (if any) and name: `string.indexOf__k8s(string): int`. */
+const SIGNATURE = /^(?:([\w.<>, ]+)\.)?(\w+)\(([^)]*)\)/;
+
+/** Charges `cost` (a library call's, of which the call's own unit is already charged) to the meter. */
+function chargeCall(cost: number | undefined): void {
+  if (cost !== undefined && cost > 1 && (meter.left -= cost - 1) < 0) throw new CostLimitExceeded();
+}
+
+/**
+ * A handler that charges the library call's cost as cel-go does (libraryCallCost, by the sizes of
+ * the arguments): before the call where the cost depends on the arguments only, so the work of a call
+ * past the limit is not done; after it where it depends on the result.
+ */
+function chargedHandler(signature: string, handler: (...args: never[]) => unknown): (...args: never[]) => unknown {
+  const m = SIGNATURE.exec(signature);
+  if (!m) return handler;
+  const receiver = m[1];
+  const name = m[2]!.replace(/__(?:k8s|re2)$/, '');
+  const namespace = receiver?.startsWith('kubernetes.lib.') ? receiver.slice('kubernetes.lib.'.length) : undefined;
+  const fn = namespace ? `${namespace}.${name}` : name;
+  const params = m[3]!;
+  const overloadId =
+    receiver === 'net.CIDR' && name === 'ip'
+      ? 'cidr_ip'
+      : receiver === 'net.CIDR' && params === 'string'
+        ? `cidr_${snake(name)}_string`
+        : '';
+  const afterward = COST_OF_RESULT.has(fn);
+  if (!afterward && libraryCallCost(fn, overloadId, SAMPLE_ARGS, SAMPLE_ARGS) === undefined) return handler;
+  return function (this: unknown, ...args: never[]) {
+    const costArgs = namespace ? args.slice(1) : args;
+    if (!afterward) chargeCall(libraryCallCost(fn, overloadId, costArgs));
+    const result = handler.apply(this, args);
+    if (afterward) chargeCall(libraryCallCost(fn, overloadId, costArgs, result));
+    return result;
+  };
+}
+/** `containsIP` as `contains_ip`. */
+const snake = (name: string): string => name.replace(/[A-Z]+/g, (c) => `_${c.toLowerCase()}`);
+/** Arguments that give every costed library function a cost: to find which functions are costed. */
+const SAMPLE_ARGS: readonly unknown[] = ['', '', ''];
+
+/** The engine's environment, with every library function charged by its cost. */
+export class MeteredEnvironment extends Environment {
+  override registerFunction(signature: any, handler?: any, opts?: any): this {
+    if (typeof signature === 'string' && typeof handler === 'function') handler = chargedHandler(signature, handler);
+    return super.registerFunction(signature, handler, opts);
+  }
+}
+
+/** Registers the probe installMeter calls to reach an environment's evaluator. */
+export function registerMeterProbe(env: Environment): void {
+  env.registerFunction(`${METER_PROBE}(): bool`, function (this: Evaluator) {
+    probed = this;
+    return true;
+  });
+}
+
+/** The engine's evaluator (the part metered). */
+type Evaluator = { run: (ast: ASTNode, ctx: unknown) => unknown };
+/** The evaluator the probe call last handed over. */
+let probed: Evaluator | undefined;
+
+/**
+ * Meters an environment's evaluations. The engine evaluates every operation through its
+ * evaluator's `run`, and calls functions with the evaluator as `this`: a probe call hands it
+ * over, and its `run` then charges one unit per operation against the meter (those cel-go charges
+ * nothing for are free: literals, `&&`, `||`, `?:`). Each environment (a clone too) has its own.
+ */
+export function installMeter(env: Environment): void {
+  probed = undefined;
+  env.evaluate(`${METER_PROBE}()`);
+  const evaluator = probed as Evaluator | undefined;
+  if (!evaluator) throw new Error('the CEL engine did not hand over its evaluator');
+  evaluator.run = function (ast, ctx) {
+    const charge = FREE.has(ast.op)
+      ? ast.op === '?:' && isMacroStep(ast)
+        ? MACRO_STEP_COST
+        : 0
+      : (ast.op as string) === 'accuPush'
+        ? 1 + LIST_APPEND_COST
+        : 1;
+    if (charge && (meter.left -= charge) < 0) throw new CostLimitExceeded();
+    return (ast as unknown as { evaluate(ev: unknown, ast: ASTNode, ctx: unknown): unknown }).evaluate(this, ast, ctx);
+  };
+}
+
+/**
+ * What cel-go charges for one step of an `all`, `exists`, `exists_one` or `filter` beyond its
+ * predicate: the loop condition (a call and a read of the accumulator) and the step's read of
+ * the accumulator. The engine runs such a step as a `?:` cloned from the predicate.
+ */
+const MACRO_STEP_COST = 3;
+/**
+ * What cel-go charges beyond a read for appending one element in `map` and `filter`: the
+ * one-element list literal the step builds (ListCreateBaseCost, 10) and the list `+` (1).
+ */
+const LIST_APPEND_COST = 11;
+
+/** A `?:` the engine made of a macro's predicate: it spans exactly the predicate. */
+function isMacroStep(ast: ASTNode): boolean {
+  const predicate = (ast.args as ASTNode[])[0];
+  return !!predicate && predicate.start === ast.start && predicate.end === ast.end;
+}
+
+/** Operations cel-go charges no cost for. */
+export const FREE = new Set<string>(['value', '&&', '||', '?:']);

@@ -48,6 +48,11 @@ export function useUintClass(ctor: unknown): void {
   uintClass = ctor;
 }
 
+/** True when `v` is a uint value of the engine. */
+export function isUint(v: unknown): boolean {
+  return v !== null && typeof v === 'object' && v.constructor === uintClass;
+}
+
 /** A number's value (bigint for int and uint, number for double); undefined for other values. */
 function numeric(v: unknown): bigint | number | undefined {
   if (typeof v === 'bigint' || typeof v === 'number') return v;
