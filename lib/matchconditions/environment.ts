@@ -15,6 +15,7 @@ import {
   TIMESTAMP,
 } from './libraries.ts';
 import { registerFormat, registerIpAndCidr, registerListsV3, registerSemver, registerSets } from './libraries-later.ts';
+import { registerOptionals } from './optionals.ts';
 import { installMeter, MeteredEnvironment, registerMeterProbe } from './meter.ts';
 import { useUintClass } from './semantics.ts';
 
@@ -142,6 +143,7 @@ function buildEnvironment(): Environment {
   registerMeterProbe(env);
   useUintClass((env.evaluate('0u') as object).constructor);
   registerTwoVariableComprehensions(env);
+  registerOptionals(env);
   installMeter(env);
   return env;
 }

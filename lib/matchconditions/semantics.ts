@@ -6,7 +6,10 @@
  * uint and whole doubles, and int64 overflow of `-`, `/` and `%`.
  */
 
+import { Optional } from '@marcbachmann/cel-js';
 import { charge, costWrapper, literalCost } from './meter.ts';
+import { adoptHas } from './optionals.ts';
+import { TIME_WRAPPERS } from './time.ts';
 
 /** The engine's type of a checked expression (the parts used here). */
 interface CelType {
@@ -96,6 +99,10 @@ export function celEquals(ev: Engine, a: unknown, b: unknown): boolean {
     return typeof x === 'bigint' && typeof y === 'bigint' ? x === y : Number(x) === Number(y);
   }
   if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (a instanceof Optional || b instanceof Optional) {
+    if (!(a instanceof Optional && b instanceof Optional) || a.hasValue() !== b.hasValue()) return false;
+    return !a.hasValue() || celEquals(ev, a.value(), b.value());
+  }
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
     return a.every((v, i) => celEquals(ev, v, b[i]));
@@ -297,7 +304,9 @@ export function adoptCelGoSemantics(root: Node): void {
     if (!isNode(item) || seen.has(item)) continue;
     seen.add(item);
     if (item.op === 'list' || item.op === 'map') adoptLiteral(item);
-    const wraps = [WRAPPERS[item.op], costWrapper(costKey(item))].filter((w) => w !== undefined);
+    adoptHas(item as never);
+    const key = costKey(item);
+    const wraps = [WRAPPERS[item.op], TIME_WRAPPERS[key], costWrapper(key)].filter((w) => w !== undefined);
     if (wraps.length) wrapHandle(item, wraps);
     stack.push(item.args);
   }
