@@ -8,6 +8,7 @@
  */
 import type { ASTNode, ParseResult } from '@marcbachmann/cel-js';
 import { matchConditionsEnvironment } from './environment.ts';
+import { withLeadingZeros, writtenOffset } from './literals.ts';
 import { compileError, internalNames, RECURSION_LIMIT_MESSAGE } from './messages.ts';
 import { CostLimitExceeded, FREE, installMeter, meter, PER_CALL_COST_LIMIT } from './meter.ts';
 import { screen } from './screen.ts';
@@ -84,20 +85,22 @@ export function compileExpression(expression: string, options: CompileOptions = 
     for (const [name, type] of Object.entries(options.declarations)) env.registerVariable(name, type);
     installMeter(env);
   }
+  const source = withLeadingZeros(expression);
+  const written = (err: unknown) => inWrittenText(err, source.inserted);
   let parsed: ParseResult;
   let type = 'unchecked';
   try {
     try {
-      parsed = env.parse(expression);
+      parsed = env.parse(source.text);
     } catch (err) {
-      return compileError(expression, err);
+      return compileError(expression, written(err));
     }
     const refusal = screen(parsed.ast, environmentMinor(options.kubeVersion, options.mode));
-    if (refusal) return compileError(expression, refusal, false);
+    if (refusal) return compileError(expression, written(refusal), false);
     adoptCelGoSemantics(parsed.ast as never);
     if (options.typeCheck !== false) {
       const checked = parsed.check();
-      if (!checked.valid) return compileError(expression, checked.error);
+      if (!checked.valid) return compileError(expression, written(checked.error));
       type = String(checked.type);
     }
   } catch (err) {
@@ -129,6 +132,13 @@ export function compileExpression(expression: string, options: CompileOptions = 
       }
     },
   };
+}
+
+/** An error whose position is in the rewritten text, with its position in the text as written. */
+function inWrittenText(err: unknown, inserted: readonly number[]): unknown {
+  const e = err as { summary?: string; message?: string; range?: { start: number } } | undefined;
+  if (!inserted.length || !e?.range) return err;
+  return { summary: e.summary ?? e.message ?? String(err), range: { start: writtenOffset(e.range.start, inserted) } };
 }
 
 /** True when a compile result is an error. */

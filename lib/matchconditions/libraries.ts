@@ -53,6 +53,8 @@ function quantityArg(value: Quantity | bigint): Quantity {
 
 const QUANTITY = 'kubernetes.Quantity';
 const URL = 'kubernetes.URL';
+/** The largest int64. */
+const INT64_MAX = 2n ** 63n - 1n;
 export const TIMESTAMP = 'google.protobuf.Timestamp';
 /** The type of the namespace receiver `strings` (`strings.quote`). */
 const STRINGS_NS = 'kubernetes.lib.strings';
@@ -125,7 +127,10 @@ export function registerLists(env: Environment): void {
     .registerFunction('list<A>.sum(): A', (l: unknown[]) => {
       if (l.some((v) => typeof v === 'number')) return l.reduce<number>((s, v) => s + Number(v), 0);
       if (l.some((v) => v instanceof Quantity)) throw new TypeError('sum is not defined for quantities');
-      return l.reduce<bigint>((s, v) => s + (v as bigint), 0n);
+      const total = l.reduce<bigint>((s, v) => s + (v as bigint), 0n);
+      // cel-go adds int64s and reports their overflow.
+      if (total > INT64_MAX || total < -INT64_MAX - 1n) throw new RangeError('integer overflow');
+      return total;
     })
     .registerFunction('list<A>.min(): A', (l: unknown[]) => extreme(l, 'min', -1))
     .registerFunction('list<A>.max(): A', (l: unknown[]) => extreme(l, 'max', 1))
@@ -221,7 +226,8 @@ export function registerQuantity(env: Environment): void {
   env
     .registerFunction(`quantity(string): ${QUANTITY}`, parse)
     .registerFunction('isQuantity(string): bool', (s: string) => parseQuantity(s) !== undefined)
-    .registerFunction(`${QUANTITY}.sign(): int`, (q: Quantity) => q.sign())
+    // A global function in the API server's declarations: `sign(q)`, not `q.sign()`.
+    .registerFunction(`sign(${QUANTITY}): int`, (q: Quantity) => q.sign())
     .registerFunction(`${QUANTITY}.isInteger(): bool`, (q: Quantity) => q.isInteger())
     .registerFunction(`${QUANTITY}.asInteger(): int`, (q: Quantity) => q.asInteger())
     .registerFunction(`${QUANTITY}.asApproximateFloat(): double`, (q: Quantity) => q.asApproximateFloat())

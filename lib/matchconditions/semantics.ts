@@ -182,6 +182,31 @@ const WRAPPERS: Record<string, (orig: Handle) => Handle> = {
     return orig(l, r, n, ev);
   },
 };
+/** 2^63 and 2^64 as doubles: the first doubles int() and uint() refuse (Go's conversions). */
+const TWO_TO_63 = 2 ** 63;
+const TWO_TO_64 = 2 ** 64;
+
+/**
+ * int() and uint() of a string as Go's strconv.ParseInt and ParseUint read it (decimal digits only,
+ * `''` refused), and of a double within range only, as cel-go.
+ */
+function conversion(name: 'int' | 'uint'): (orig: Handle) => Handle {
+  const digits = name === 'int' ? /^[+-]?[0-9]+$/ : /^[0-9]+$/;
+  return (orig) => (args, n, ev) => {
+    const v = (args as unknown[])[0];
+    const e = ev as Engine;
+    if (typeof v === 'string' && !digits.test(v))
+      throw e.createError(`${name}_conversion_error`, `${name}() type error: cannot convert to ${name}`, n);
+    if (typeof v === 'number') {
+      const ok = name === 'int' ? v > -TWO_TO_63 && v < TWO_TO_63 : v > -1 && v < TWO_TO_64;
+      if (!ok) throw e.createError('range', `range error converting double to ${name}`, n);
+    }
+    return orig(args, n, ev);
+  };
+}
+WRAPPERS['call:int'] = conversion('int');
+WRAPPERS['call:uint'] = conversion('uint');
+
 for (const op of ['<', '<=', '>', '>=']) {
   WRAPPERS[op] = (orig) => (l, r, n, ev) => crossCompare(op, l, r) ?? orig(l, r, n, ev);
 }
@@ -288,6 +313,36 @@ function wrapHandle(node: Node, wraps: Array<(orig: Handle) => Handle>): void {
   };
 }
 
+/** Binds every type parameter to dyn (`{ get }` is all the engine asks of a binding). */
+function anyDyn(chk: Engine): { get(): CelType } {
+  return { get: () => chk.getType('dyn') };
+}
+
+/**
+ * A call's result type with the type parameters nothing bound made dyn, as cel-go's checker does
+ * (`object.items.max()` is a dyn, which `> 1` accepts; the engine leaves it an unbound `A`).
+ */
+function boundResult(node: Node): void {
+  const check = node.meta.check;
+  node.meta.check = (chk, n, scope) => {
+    const type = check(chk, n, scope) as CelType & {
+      hasPlaceholderType?: boolean;
+      templated?: (registry: unknown, binding: { get(): CelType }) => CelType;
+    };
+    return type.hasPlaceholderType && type.templated ? type.templated(chk.registry, anyDyn(chk)) : type;
+  };
+}
+
+/**
+ * `namespaceObject` as the API server gives webhooks: null, which the engine's variable of a message
+ * type refuses to read.
+ */
+function nullableNamespace(node: Node): void {
+  const evaluate = node.meta.evaluate;
+  node.meta.evaluate = (ev, n, scope) =>
+    (scope as { getValue(k: string): unknown }).getValue('namespaceObject') === null ? null : evaluate(ev, n, scope);
+}
+
 /**
  * Sets cel-go's semantics and costs on every node of a parsed expression (before it is checked): the
  * handle of an operator does what cel-go's does and charges what cel-go's cost tracker charges.
@@ -305,8 +360,10 @@ export function adoptCelGoSemantics(root: Node): void {
     seen.add(item);
     if (item.op === 'list' || item.op === 'map') adoptLiteral(item);
     adoptHas(item as never);
+    if (item.op === 'call' || item.op === 'rcall') boundResult(item);
+    if (item.op === 'id' && item.args === 'namespaceObject') nullableNamespace(item);
     const key = costKey(item);
-    const wraps = [WRAPPERS[item.op], TIME_WRAPPERS[key], costWrapper(key)].filter((w) => w !== undefined);
+    const wraps = [WRAPPERS[key], TIME_WRAPPERS[key], costWrapper(key)].filter((w) => w !== undefined);
     if (wraps.length) wrapHandle(item, wraps);
     stack.push(item.args);
   }

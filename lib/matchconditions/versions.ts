@@ -37,18 +37,8 @@ export const CEL_FEATURES: CelFeature[] = [
   {
     since: 28,
     library: 'quantity',
-    globals: ['quantity', 'isQuantity'],
-    members: [
-      'isInteger',
-      'asInteger',
-      'asApproximateFloat',
-      'sign',
-      'add',
-      'sub',
-      'isLessThan',
-      'isGreaterThan',
-      'compareTo',
-    ],
+    globals: ['quantity', 'isQuantity', 'sign'],
+    members: ['isInteger', 'asInteger', 'asApproximateFloat', 'add', 'sub', 'isLessThan', 'isGreaterThan', 'compareTo'],
   },
   {
     since: 28,

@@ -158,3 +158,48 @@ describe('two-variable comprehensions (1.32)', () => {
     assert.equal(compiled.run({ o: o.slice(0, 10) }), true);
   });
 });
+
+describe('what cel-go accepts and the engine did not', () => {
+  it('a double written without digits before its point', () => {
+    assert.equal(run('.5 + .25 == 0.75'), true);
+    assert.equal(run('-.5 < 0.0'), true);
+    assert.deepEqual(run("['.5', 'a.5'].size()"), 2n);
+    const bad = compileExpression('1 > .5x');
+    assert.ok(isCompileError(bad));
+    assert.equal(bad.column, 7, 'the position is in the text as written');
+  });
+
+  it('a library call on a dyn receiver returns dyn', () => {
+    assert.equal(run('o.nums.max() > 1', { nums: [1n, 2n] }), true);
+    assert.equal(run('o.nums.min() < 2.5', { nums: [1n, 2n] }), true);
+  });
+
+  it('namespaceObject is null for webhooks, and comparable with null', () => {
+    const compiled = compileExpression('namespaceObject == null');
+    assert.ok(!isCompileError(compiled));
+    assert.equal(
+      compiled.run({ object: null, oldObject: null, request: {}, namespaceObject: null, authorizer: null }),
+      true,
+    );
+  });
+
+  it('sign() of a quantity is a global function, as the API server declares it', () => {
+    assert.equal(run("sign(quantity('-1'))"), -1n);
+    assert.match(refusal("quantity('-1').sign()"), /no matching overload/);
+  });
+
+  it('int() and uint() of strings as Go parses them; of doubles within range', () => {
+    assert.throws(() => run("int('')"), /cannot convert/);
+    assert.throws(() => run("int(' 1')"), /cannot convert/);
+    assert.throws(() => run("int('0x10')"), /cannot convert/);
+    assert.equal(run("int('-42')"), -42n);
+    assert.throws(() => run("uint('+1')"), /cannot convert/);
+    assert.throws(() => run('int(dyn(1e19))'), /range/);
+    assert.throws(() => run('uint(dyn(-1.0))'), /range/);
+  });
+
+  it('sum() of ints reports int64 overflow', () => {
+    assert.throws(() => run('[9223372036854775807, 1].sum()'), /overflow/);
+    assert.equal(run('[9223372036854775806, 1].sum()'), 9223372036854775807n);
+  });
+});
