@@ -120,6 +120,11 @@ export const marcbachmann: ConformanceEngine = {
 const compileSummary = (m: string): string =>
   m.split('\n')[0]!.replace(/^compilation failed: ERROR: <input>:\d+:\d+: /, '');
 
+/** A case's declarations in the engine's spelling, as compileExpression takes them. */
+export function declarationsOf(c: ConformanceCase): Record<string, string> {
+  return Object.fromEntries(c.declarations.map((d) => [d.name, declaredTypeName(typeName(d.type))]));
+}
+
 /**
  * The matchConditions environment itself, as users get it: each case goes through
  * compileExpression (the parse-time screening and the checker) with the case's own declarations.
@@ -127,7 +132,7 @@ const compileSummary = (m: string): string =>
 export const matchConditions: ConformanceEngine = {
   name: 'matchConditions environment',
   run(c: ConformanceCase): Outcome {
-    const declarations = Object.fromEntries(c.declarations.map((d) => [d.name, declaredTypeName(typeName(d.type))]));
+    const declarations = declarationsOf(c);
     const compiled = compileExpression(c.expr, { declarations, typeCheck: !c.disableCheck });
     if (isCompileError(compiled)) return { error: compileSummary(compiled.message), stage: 'compile' };
     // A case expecting a type is answered with the checker's type (its value, where given, is not compared).
