@@ -8,7 +8,7 @@
  */
 import type { ASTNode, ParseResult } from '@marcbachmann/cel-js';
 import { matchConditionsEnvironment } from './environment.ts';
-import { withLeadingZeros, writtenOffset } from './literals.ts';
+import { type Edit, rewriteLiterals, writtenOffset } from './literals.ts';
 import { compileError, internalNames, RECURSION_LIMIT_MESSAGE } from './messages.ts';
 import { CostLimitExceeded, FREE, installMeter, meter, PER_CALL_COST_LIMIT } from './meter.ts';
 import { screen } from './screen.ts';
@@ -85,8 +85,8 @@ export function compileExpression(expression: string, options: CompileOptions = 
     for (const [name, type] of Object.entries(options.declarations)) env.registerVariable(name, type);
     installMeter(env);
   }
-  const source = withLeadingZeros(expression);
-  const written = (err: unknown) => inWrittenText(err, source.inserted);
+  const source = rewriteLiterals(expression);
+  const written = (err: unknown) => inWrittenText(err, source.edits);
   let parsed: ParseResult;
   let type = 'unchecked';
   try {
@@ -135,10 +135,10 @@ export function compileExpression(expression: string, options: CompileOptions = 
 }
 
 /** An error whose position is in the rewritten text, with its position in the text as written. */
-function inWrittenText(err: unknown, inserted: readonly number[]): unknown {
+function inWrittenText(err: unknown, edits: readonly Edit[]): unknown {
   const e = err as { summary?: string; message?: string; range?: { start: number } } | undefined;
-  if (!inserted.length || !e?.range) return err;
-  return { summary: e.summary ?? e.message ?? String(err), range: { start: writtenOffset(e.range.start, inserted) } };
+  if (!edits.length || !e?.range) return err;
+  return { summary: e.summary ?? e.message ?? String(err), range: { start: writtenOffset(e.range.start, edits) } };
 }
 
 /** True when a compile result is an error. */

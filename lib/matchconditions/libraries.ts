@@ -82,8 +82,17 @@ export const ORDERING: k8sLists.CelOrdering = {
     return x < y ? -1 : x > y ? 1 : 0;
   },
 };
-/** Decodes bytes as Go's string(bytes) does, invalid sequences as U+FFFD. */
-const UTF8 = new TextDecoder();
+/** Decodes UTF-8, refusing invalid sequences, as cel-go's string(bytes) does. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** string(bytes): the text, or cel-go's error for bytes that are not UTF-8. */
+function bytesToString(v: Uint8Array): string {
+  try {
+    return UTF8.decode(v);
+  } catch {
+    throw new RangeError('invalid UTF-8 in bytes, cannot convert to string');
+  }
+}
 
 /** The type cel-go names a value by in messages, for values the formatter does not format. */
 function celTypeName(v: unknown): string {
@@ -179,7 +188,7 @@ export function registerStrings(env: Environment): void {
     .registerFunction(`string${k}(bool): string`, (v: boolean) => String(v))
     .registerFunction(`string${k}(int): string`, (v: bigint) => String(v))
     .registerFunction(`string${k}(uint): string`, (v: unknown) => String(v))
-    .registerFunction(`string${k}(bytes): string`, (v: Uint8Array) => UTF8.decode(v))
+    .registerFunction(`string${k}(bytes): string`, bytesToString)
     .registerFunction(`string${k}(double): string`, goFormatFloat)
     .registerFunction(`string${k}(${TIMESTAMP}): string`, rfc3339)
     .registerFunction(`string${k}(google.protobuf.Duration): string`, (d: unknown) => String(d));

@@ -91,6 +91,17 @@ function lookup(
  * double through float64), lists and maps element by element, values of different types are unequal.
  */
 export function celEquals(ev: Engine, a: unknown, b: unknown): boolean {
+  // An explicit stack, not recursion: values nested as deep as the API server accepts compare too.
+  const pending: Array<[unknown, unknown]> = [[a, b]];
+  while (pending.length) {
+    const [x, y] = pending.pop()!;
+    if (!equalAtTop(ev, x, y, pending)) return false;
+  }
+  return true;
+}
+
+/** Compares two values at their top level: false when they differ; the pairs inside still to compare go to `pending`. */
+function equalAtTop(ev: Engine, a: unknown, b: unknown, pending: Array<[unknown, unknown]>): boolean {
   if (a === b) return typeof a !== 'number' || !Number.isNaN(a);
   const x = numeric(a);
   const y = numeric(b);
@@ -101,20 +112,24 @@ export function celEquals(ev: Engine, a: unknown, b: unknown): boolean {
   if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
   if (a instanceof Optional || b instanceof Optional) {
     if (!(a instanceof Optional && b instanceof Optional) || a.hasValue() !== b.hasValue()) return false;
-    return !a.hasValue() || celEquals(ev, a.value(), b.value());
+    if (a.hasValue()) pending.push([a.value(), b.value()]);
+    return true;
   }
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((v, i) => celEquals(ev, v, b[i]));
+    for (let i = 0; i < a.length; i++) pending.push([a[i], b[i]]);
+    return true;
   }
   if (isMap(a) || isMap(b)) {
     if (!isMap(a) || !isMap(b)) return false;
     const ea = entries(a);
     if (ea.length !== entries(b).length) return false;
-    return ea.every(([k, v]) => {
+    for (const [k, v] of ea) {
       const found = lookup(ev, b, k);
-      return !!found && celEquals(ev, v, found.v);
-    });
+      if (!found) return false;
+      pending.push([v, found.v]);
+    }
+    return true;
   }
   const type = ev.debugType(a);
   if (type !== ev.debugType(b)) return false;

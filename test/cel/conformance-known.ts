@@ -4,10 +4,6 @@
  * fails when one of them passes, so that it is taken off this list.
  */
 export const KNOWN_DIFFERENCES: Record<string, string> = {
-  'basic/self_eval_nonzeroish/self_eval_bytes_escape': 'answers bff',
-  'comparisons/eq_literal/eq_bytes': 'answers false',
-  'comparisons/ne_literal/not_ne_bytes': 'answers true',
-  'conversions/string/bytes_invalid': 'answers "\\u0000�"',
   'fields/quoted_map_fields/field_access_slash': 'refuses at compile: Unexpected character: `',
   'fields/quoted_map_fields/field_access_dash': 'refuses at compile: Unexpected character: `',
   'fields/quoted_map_fields/field_access_dot': 'refuses at compile: Unexpected character: `',
@@ -24,14 +20,6 @@ export const KNOWN_DIFFERENCES: Record<string, string> = {
   'optionals/optionals/optional_chaining_15': 'refuses at compile: Unexpected token: QUESTION',
   'optionals/optionals/optional_chaining_16': 'refuses at compile: Unexpected token: QUESTION',
   'optionals/optionals/map_optional_entry_has': 'refuses at compile: Unexpected token: QUESTION',
-  'parse/bytes_literals/raw_single_quoted_escapes': "refuses at compile: Unexpected character: '''",
-  'parse/bytes_literals/raw_double_quoted_escapes': "refuses at compile: Unexpected character: '\"'",
-  'parse/bytes_literals/raw_triple_single_quoted_escapes': "refuses at compile: Unexpected character: '''",
-  'parse/bytes_literals/raw_triple_double_quoted_escapes': "refuses at compile: Unexpected character: '\"'",
-  'parse/bytes_literals/upper_raw_single_quoted_escapes': "refuses at compile: Unexpected character: '''",
-  'parse/bytes_literals/upper_raw_double_quoted_escapes': "refuses at compile: Unexpected character: '\"'",
-  'parse/bytes_literals/upper_raw_triple_single_quoted_escapes': "refuses at compile: Unexpected character: '''",
-  'parse/bytes_literals/upper_raw_triple_double_quoted_escapes': "refuses at compile: Unexpected character: '\"'",
   'string_ext/last_index_of/empty_string':
     'errors: index out of range: -1 (cel-go as Kubernetes pins it; -1 in newer cel-go)',
   'string_ext/format/scientific notation formatting clause': 'answers "1.052033 × 10⁰³"',

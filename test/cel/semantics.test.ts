@@ -203,3 +203,42 @@ describe('what cel-go accepts and the engine did not', () => {
     assert.equal(run('[9223372036854775806, 1].sum()'), 9223372036854775807n);
   });
 });
+
+describe('equality of deep values', () => {
+  it('compares objects nested 10,000 levels (as deep as the API server accepts)', () => {
+    const deep = (leaf: unknown) => {
+      let v: unknown = leaf;
+      for (let i = 0; i < 10_000; i++) v = { a: [v] };
+      return v;
+    };
+    assert.equal(run('o.x == o.y', { x: deep(1n), y: deep(1.0) }), true);
+    assert.equal(run('o.x == o.y', { x: deep(1n), y: deep(2n) }), false);
+    assert.equal(run('o.x != o.y', { x: deep('a'), y: deep('b') }), true);
+  });
+});
+
+describe('string() of bytes', () => {
+  it('is the UTF-8 text, and an error for bytes that are not UTF-8, as cel-go', () => {
+    assert.equal(run("string(b'abc')"), 'abc');
+    assert.throws(() => run("string(b'\\xff')"), /invalid UTF-8/);
+  });
+});
+
+describe('bytes literals as cel-go reads them', () => {
+  it('characters beyond ASCII are their UTF-8 bytes', () => {
+    assert.equal(run("b'ÿ' == b'\\303\\277'"), true);
+    assert.equal(run("size(b'é')"), 2n);
+  });
+
+  it('raw bytes keep their backslashes', () => {
+    assert.equal(run("br'\\d' == b'\\\\d'"), true);
+    assert.equal(run('size(bR"""a\\n""")'), 3n);
+  });
+
+  it('a compile error after a rewritten literal points into the text as written', () => {
+    const bad = compileExpression("br'\\d' == 1 +");
+    assert.ok(isCompileError(bad));
+    assert.equal(bad.line, 1);
+    assert.ok(bad.column <= "br'\\d' == 1 +".length + 1, `${bad.column}`);
+  });
+});
