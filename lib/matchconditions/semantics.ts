@@ -91,6 +91,8 @@ function lookup(
  * double through float64), lists and maps element by element, values of different types are unequal.
  */
 export function celEquals(ev: Engine, a: unknown, b: unknown): boolean {
+  // Two strings, bools, ints or doubles: what most conditions compare.
+  if (typeof a !== 'object' && typeof a === typeof b) return a === b;
   // An explicit stack, not recursion: values nested as deep as the API server accepts compare too.
   const pending: Array<[unknown, unknown]> = [[a, b]];
   while (pending.length) {
