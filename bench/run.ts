@@ -1,108 +1,24 @@
 // Benchmarks: each figure is a ratio against a baseline measured in the same run, so the
 // numbers mean the same on any machine. They print a table; they never fail on a timing.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { spawn } from 'node:child_process';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
 import { buildAll, bundleOptions, bundlePath } from '../infra/build.ts';
 import { loadFunctions } from '../infra/functions.ts';
-import { startApi } from '../infra/local/api.ts';
-import { ensureLocalCertificates } from '../infra/local/certs.ts';
 import type { WebhookHandler } from '../lib/webhook.ts';
-import { admissionReview, conversionReview, toEvent } from '../lib/testing/index.ts';
+import { conversionReview, toEvent } from '../lib/testing/index.ts';
 import { allow } from '../lib/admission/decision.ts';
-
-const root = fileURLToPath(new URL('..', import.meta.url));
-const quick = process.argv.includes('--quick');
-
-/** One row of the results table. */
-interface Row {
-  benchmark: string;
-  measured: string;
-  baseline: string;
-  ratio: number;
-  target: string;
-  met: boolean;
-  min?: number;
-  max?: number;
-}
-const rows: Row[] = [];
-const extra: Record<string, unknown> = {};
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-function log(line: string): void {
-  process.stderr.write(`${line}\n`);
-}
-
-/** Nanoseconds per call of `fn` over one sample of `iterations` calls. */
-async function sample(fn: () => unknown | Promise<unknown>, iterations: number): Promise<number> {
-  const start = process.hrtime.bigint();
-  for (let i = 0; i < iterations; i++) await fn();
-  return Number(process.hrtime.bigint() - start) / iterations;
-}
-
-/**
- * Measures `subject` against `floor` in many short pairs, alternating which runs first, and
- * takes the median of the per-pair ratios: a slow moment of the machine hits both sides of a
- * pair alike, so the ratio holds steady where absolute times drift.
- */
-async function compare(
-  benchmark: string,
-  subject: () => unknown,
-  floor: () => unknown,
-  iterations: number,
-  target: number,
-  per = 1,
-): Promise<void> {
-  for (let i = 0; i < 3; i++) {
-    await sample(floor, iterations);
-    await sample(subject, iterations);
-  }
-  const a: number[] = [];
-  const b: number[] = [];
-  const pairs = quick ? 11 : 31;
-  for (let round = 0; round < pairs; round++) {
-    if (round % 2) {
-      a.push(await sample(subject, iterations));
-      b.push(await sample(floor, iterations));
-    } else {
-      b.push(await sample(floor, iterations));
-      a.push(await sample(subject, iterations));
-    }
-  }
-  const ratios = a.map((v, i) => v / b[i]!);
-  const ratio = median(ratios);
-  const sorted = [...ratios].sort((x, y) => x - y);
-  rows.push({
-    benchmark,
-    measured: `${(median(a) / 1000 / per).toFixed(2)} µs${per > 1 ? '/object' : ''}`,
-    baseline: `${(median(b) / 1000 / per).toFixed(2)} µs${per > 1 ? '/object' : ''}`,
-    ratio,
-    // The middle half of the pairs: the spread a reader can expect between runs.
-    min: sorted[Math.floor(sorted.length / 4)]!,
-    max: sorted[Math.floor((sorted.length * 3) / 4)]!,
-    target: `≤ ${target}x`,
-    met: ratio <= target,
-  });
-  log(`${benchmark}: ${ratio.toFixed(2)}x`);
-}
+import { root, quick, rows, extra, median, log, compare, table, podReview } from './measure.ts';
+import { throughput, memory } from './servers.ts';
 
 /** The floor of any webhook: decode the body, parse it, serialise an answer of the same size. */
 function floorFor(event: { body: string }): () => unknown {
   return () => JSON.stringify(JSON.parse(Buffer.from(event.body, 'base64').toString('utf8')));
 }
 
-const podReview = JSON.parse(readFileSync(join(root, 'test/events/reviews/pod-create-v1.json'), 'utf8'));
-
-async function warmInvocations(functions: Awaited<ReturnType<typeof loadFunctions>>): Promise<void> {
+export async function warmInvocations(functions: Awaited<ReturnType<typeof loadFunctions>>): Promise<void> {
   // The built bundles are what Lambda runs. Their log line is formatted as in production;
   // only the write to stdout is dropped while timing.
   const bundles = new Map<string, WebhookHandler>();
@@ -289,145 +205,6 @@ async function coldStarts(functions: Awaited<ReturnType<typeof loadFunctions>>):
     });
     log(`cold start ${fn.name}: ${ratio.toFixed(2)}x`);
   }
-}
-
-/** Runs the load generator in its own process: keep-alive HTTPS POSTs for a while. */
-function load(
-  url: string,
-  ca: string,
-  connections: number,
-  seconds: number,
-  body: string,
-): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
-  const script = join(root, 'bench', 'load.mjs');
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, url, String(connections), String(seconds)], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-      env: { ...process.env, BENCH_CA: ca },
-    });
-    let out = '';
-    child.stdout!.on('data', (c) => (out += c));
-    child.on('exit', (code) =>
-      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load generator exit ${code}`)),
-    );
-    child.stdin!.end(body);
-  });
-}
-
-/** A minimal HTTPS server that only parses the review and answers it: the baseline. */
-async function minimalServer(key: string, cert: string): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = createHttpsServer({ key, cert }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const review = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      const body = JSON.stringify({
-        apiVersion: review.apiVersion,
-        kind: 'AdmissionReview',
-        response: { uid: review.request.uid, allowed: true },
-      });
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      res.end(body);
-    });
-  });
-  server.keepAliveTimeout = 65_000;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return {
-    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/`,
-    close: () =>
-      new Promise((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-}
-
-async function throughput(): Promise<void> {
-  const stateDir = join(root, '.klw', 'bench');
-  const certs = await ensureLocalCertificates(stateDir);
-  const body = JSON.stringify(podReview);
-  const seconds = quick ? 2 : 5;
-  for (const connections of [16, 64]) {
-    const baseline = await minimalServer(certs.keyPem, certs.certPem);
-    const base = await load(baseline.url, certs.caPem, connections, seconds, body);
-    await baseline.close();
-    for (const [label, workers, target] of [
-      ['one worker', 1, 0.8],
-      ['pool on both cores', 2, 1],
-    ] as const) {
-      const api = await startApi({
-        root,
-        port: 0,
-        stateDir,
-        build: false,
-        concurrency: workers,
-        log: () => {},
-        functionLog: () => {},
-      });
-      const run = await load(api.functionUrl('pod-policy'), certs.caPem, connections, seconds, body);
-      await api.close();
-      const ratio = run.rps / base.rps;
-      const met = workers === 1 ? ratio >= target : ratio > target;
-      rows.push({
-        benchmark: `start-api, ${connections} connections, ${label} (req/s; p50/p99 ms)`,
-        measured: `${run.rps.toFixed(0)} (${run.p50.toFixed(1)}/${run.p99.toFixed(1)})${run.errors ? `, ${run.errors} errors` : ''}`,
-        baseline: `${base.rps.toFixed(0)} (${base.p50.toFixed(1)}/${base.p99.toFixed(1)})`,
-        ratio,
-        target: workers === 1 ? `≥ ${target}x` : `> ${target}x`,
-        met,
-      });
-      log(`throughput ${connections} connections ${label}: ${ratio.toFixed(2)}x`);
-    }
-  }
-}
-
-async function memory(): Promise<void> {
-  // A ConfigMap of 1 MiB as object and oldObject: a 2 MiB review, the largest kind of object etcd keeps.
-  const data: Record<string, string> = {};
-  for (let i = 0; i < 64; i++) data[`key-${i}`] = 'x'.repeat(16 * 1024);
-  const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big', namespace: 'default' }, data };
-  const event = JSON.stringify(
-    toEvent(admissionReview(configMap, { oldObject: configMap, resource: 'configmaps' }), { path: '/pod-defaults' }),
-  );
-  extra.memoryEventBytes = event.length;
-  const reader = "let d='';for await (const c of process.stdin) d+=c;const e=JSON.parse(d);d='';";
-  for (const name of ['pod-policy', 'pod-defaults']) {
-    const url = `file://${bundlePath(root, name)}`;
-    const script = `${reader}const {handler}=await import(${JSON.stringify(url)});const r=await handler(e);if(r.statusCode!==200)process.exit(1);process.stdout.write(String(process.resourceUsage().maxRSS));`;
-    const peaks: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
-        input: event,
-        env: { ...process.env, KLW_LOG_LEVEL: 'silent' },
-        maxBuffer: 1 << 20,
-      });
-      peaks.push(Number(out.toString()) / 1024);
-    }
-    const mb = median(peaks);
-    rows.push({
-      benchmark: `peak RSS: ${name}, 1 MiB ConfigMap as object and oldObject`,
-      measured: `${mb.toFixed(1)} MB`,
-      baseline: '128 MB',
-      ratio: mb / 128,
-      target: '≤ 1x',
-      met: mb <= 128,
-    });
-    log(`memory ${name}: ${mb.toFixed(1)} MB`);
-  }
-}
-
-function table(): string {
-  const lines = [
-    '| benchmark | measured | baseline | ratio (spread) | target | met |',
-    '| --- | --- | --- | --- | --- | --- |',
-  ];
-  for (const r of rows) {
-    const spread = r.min !== undefined ? ` (${r.min.toFixed(2)}–${r.max!.toFixed(2)})` : '';
-    lines.push(
-      `| ${r.benchmark} | ${r.measured} | ${r.baseline} | ${r.ratio.toFixed(2)}x${spread} | ${r.target} | ${r.met ? 'yes' : '**no**'} |`,
-    );
-  }
-  return lines.join('\n');
 }
 
 /**

@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { makeDir, writeFileSafely } from './files.ts';
-import { KlwError } from './functions.ts';
+import { KlwError } from './errors.ts';
 
 /** The files `klw auth-config` writes. */
 export interface AuthConfigFiles {

@@ -1,4 +1,4 @@
-import { KlwError } from './functions.ts';
+import { KlwError } from './errors.ts';
 
 /** What an AWS call was for, for its error message. */
 export interface AwsCall {

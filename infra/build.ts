@@ -4,7 +4,8 @@ import { isAbsolute, join, relative } from 'node:path';
 import * as esbuild from 'esbuild';
 import yazl from 'yazl';
 import { makeDir, writeFileSafely } from './files.ts';
-import { KlwError, NO_REGISTRATION, type FunctionEntry } from './functions.ts';
+import { NO_REGISTRATION, type FunctionEntry } from './functions.ts';
+import { KlwError } from './errors.ts';
 import { esbuildTarget, projectRuntime } from './runtimes.ts';
 
 /** What `build` wrote for one function. */

@@ -7,6 +7,7 @@ import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
 import type { ConversionWebhook } from '../lib/conversion/webhook.ts';
 import type { Registration } from '../lib/registration.ts';
 import { findFunctions, noFunctionsMessage, type FunctionSource } from '../lib/harness/discover.ts';
+import { KlwError } from './errors.ts';
 import { makeDir, writeFileSafely } from './files.ts';
 import type { Finding } from './lint.ts';
 
@@ -19,19 +20,6 @@ export interface FunctionEntry {
   registration: Registration;
   /** True when the module exports a `handler` other than its registration's: the bundle runs that one. */
   ownHandler?: boolean;
-}
-
-/** Failure of a klw command, reported as one line without a stack; klw exits with its exitCode. */
-export class KlwError extends Error {
-  override name = 'KlwError';
-  /** The exit code of klw for this failure: 1 unless the constructor's `exitCode` says otherwise. */
-  readonly exitCode: number;
-
-  /** `exitCode` (default 1) is what klw exits with; `cause` is the error behind this one. */
-  constructor(message: string, options: { exitCode?: number; cause?: unknown } = {}) {
-    super(message, 'cause' in options ? { cause: options.cause } : undefined);
-    this.exitCode = options.exitCode ?? 1;
-  }
 }
 
 /** What a function module lacks when it has no default registration (nor `handler`), and the fix. */

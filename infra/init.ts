@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeDir, writeFileSafely } from './files.ts';
-import { KlwError } from './functions.ts';
+import { KlwError } from './errors.ts';
 import { scaffold, type FunctionType } from './scaffold.ts';
 import { packageInfo, type PackageInfo } from './version.ts';
 

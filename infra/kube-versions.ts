@@ -6,7 +6,7 @@
  */
 import { checkInFunctionConditions } from '../lib/matchconditions/rules.ts';
 import type { AdmissionRegistration, Registration } from '../lib/registration.ts';
-import { KlwError } from './functions.ts';
+import { KlwError } from './errors.ts';
 import type { Finding } from './lint.ts';
 
 /** A Kubernetes minor version, `1.20`. */

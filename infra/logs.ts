@@ -1,15 +1,13 @@
 import {
-  CloudWatchLogsClient,
+  type CloudWatchLogsClient,
   FilterLogEventsCommand,
   type FilterLogEventsCommandOutput,
   ResourceNotFoundException,
   type FilteredLogEvent,
 } from '@aws-sdk/client-cloudwatch-logs';
-import type { Command } from 'commander';
 import { awsError } from './aws-errors.ts';
-import { KlwError } from './functions.ts';
-import { REGION_HELP, regionFor } from './secret-commands.ts';
-import { lambdaName } from './serverless.ts';
+import { KlwError } from './errors.ts';
+import { lambdaName } from './deploy/index.ts';
 
 /** The CloudWatch log group of a deployed function: `/aws/lambda/<service>-<stage>-<name>`. */
 export function logGroupName(service: string, stage: string, name: string): string {
@@ -191,40 +189,4 @@ export async function printLogs(
     });
     if (options.signal?.aborted) return printed;
   }
-}
-
-/** Adds `klw logs <function> [--stage] [--region] [--since] [--follow]`; `config` reads serverless.yml (for the service and the default region). */
-export function addLogsCommand(cli: Command, config: () => Record<string, any>): void {
-  cli
-    .command('logs')
-    .description(
-      'print one line per review of a deployed function (and its refused requests and failures) from CloudWatch Logs',
-    )
-    .argument('<function>', 'function name')
-    .option('--stage <stage>', 'Serverless stage', 'dev')
-    .option('--region <region>', REGION_HELP)
-    .option('--since <when>', 'from how far back: 30s, 10m, 2h, 1d or an ISO 8601 time', '10m')
-    .option('--follow', 'keep printing new lines until Ctrl+C')
-    .action(async (name: string, options: { stage: string; region?: string; since: string; follow?: boolean }) => {
-      const startTime = parseSince(options.since);
-      const controller = new AbortController();
-      const stop = () => controller.abort();
-      process.once('SIGINT', stop);
-      try {
-        await printLogs(
-          new CloudWatchLogsClient({ region: regionFor(options, config) }),
-          {
-            service: String(config().service),
-            stage: options.stage,
-            function: name,
-            startTime,
-            follow: options.follow === true,
-            signal: controller.signal,
-          },
-          (line) => process.stdout.write(`${line}\n`),
-        );
-      } finally {
-        process.off('SIGINT', stop);
-      }
-    });
 }

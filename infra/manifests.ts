@@ -2,9 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { AdmissionRegistration, ConversionRegistration, Registration } from '../lib/registration.ts';
-import { KlwError } from './functions.ts';
+import { KlwError } from './errors.ts';
 import { validateWebhookUrl } from '../lib/k8s/url.ts';
-import { PATH_SECRET_PLACEHOLDER, usesPathSecret } from './secrets.ts';
+import { PATH_SECRET_PLACEHOLDER, usesPathSecret } from './secrets/index.ts';
 
 /** Where the functions are reachable. */
 export interface Endpoints {

@@ -17,7 +17,7 @@ import {
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KlwError } from './functions.ts';
+import { KlwError } from './errors.ts';
 import { projectRuntime } from './runtimes.ts';
 
 /** The cache root: KLW_CACHE_DIR, else ~/.cache/kube-lambda-webhooks (shared with the e2e tools). */

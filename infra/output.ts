@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { writeFileSafely } from './files.ts';
 import { Document, parseAllDocuments, visit } from 'yaml';
-import { KlwError } from './functions.ts';
+import { KlwError } from './errors.ts';
 
 // Plain scalars Go may read as numbers (strconv with base prefixes and underscores: 0o17, 1_000, .5).
 const GO_NUMBER_LIKE = /^[-+]?[.\d]/;

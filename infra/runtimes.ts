@@ -6,6 +6,9 @@ import type { Finding } from './lint.ts';
 /** The Lambda runtime functions are deployed on unless the project picks another. */
 export const DEFAULT_RUNTIME = 'nodejs24.x';
 
+/** Lambda memory when a registration names none (MB); Lambda gives CPU in proportion to it. */
+export const DEFAULT_MEMORY_MB = 256;
+
 /** Lambda Node.js runtimes a project may choose: those whose creation AWS does not block yet. */
 export const SUPPORTED_RUNTIMES = ['nodejs24.x', 'nodejs22.x'] as const;
 

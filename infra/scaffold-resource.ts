@@ -5,7 +5,7 @@
 import * as KINDS from '../lib/k8s/kinds.ts';
 import { builtinResources, LAST_TABLE_MINOR } from '../lib/k8s/resources.ts';
 import type { ResourceDescriptor } from '../lib/registration.ts';
-import { KlwError } from './functions.ts';
+import { KlwError } from './errors.ts';
 import type { FunctionType } from './scaffold.ts';
 
 /** The resource an admission function is scaffolded for when neither `--resource` nor its name says one. */

@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDns1123Label } from '../lib/k8s/names.ts';
 import { pathTaken, writeFileSafely } from './files.ts';
-import { KlwError } from './functions.ts';
+import { KlwError } from './errors.ts';
 import { DEFAULT_RESOURCE, resolveResource, resourceFromName, resourceValues } from './scaffold-resource.ts';
 
 const TEMPLATES = fileURLToPath(new URL('./templates/', import.meta.url));

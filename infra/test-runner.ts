@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, resolve, sep } from 'node:path';
-import { KlwError } from './functions.ts';
+import { KlwError } from './errors.ts';
 
 /** Test file names `klw test` runs, as `node --test` would if Node 20 globbed TypeScript. */
 export const TEST_FILE = /\.test\.(ts|mts|js|mjs)$/;

@@ -4,7 +4,7 @@
 // repository) is imported in asyncInit, which the framework awaits before using any plugin.
 import { existsSync } from 'node:fs';
 
-const source = new URL('../serverless-plugin.ts', import.meta.url);
+const source = new URL('../deploy/serverless-plugin.ts', import.meta.url);
 /** The lifecycle events the plugin hooks; the framework reads them before asyncInit. */
 export const HOOKS = [
   'before:package:createDeploymentArtifacts',
@@ -18,7 +18,7 @@ async function load() {
     register();
     return (await import(source.href)).default;
   }
-  return (await import('../../pkg/infra/serverless-plugin.js')).default;
+  return (await import('../../pkg/infra/deploy/serverless-plugin.js')).default;
 }
 
 /** Adds the functions in functions/, their routes, concurrency, throttling and alarms to the service. */

@@ -1,12 +1,13 @@
 /** `klw manifests --cluster X` and `--all-clusters --out-dir D`: the manifests of fleet clusters. */
 import type { Registration } from '../../lib/registration.ts';
-import { KlwError, loadFunctions } from '../functions.ts';
+import { loadFunctions } from '../functions.ts';
+import { KlwError } from '../errors.ts';
 import type { Finding } from '../lint.ts';
 import type { Endpoints, ManifestSet } from '../manifests.ts';
 import { renderDocuments } from '../output.ts';
 import type { KubeTarget } from '../kube-versions.ts';
-import { withPathSecret, type PathSecretOptions } from '../secret-commands.ts';
-import { PATH_SECRET_PLACEHOLDER } from '../secrets.ts';
+import { withPathSecret, type PathSecretOptions } from '../secrets/index.ts';
+import { PATH_SECRET_PLACEHOLDER } from '../secrets/index.ts';
 import { loadFleet, selectClusters } from './file.ts';
 import { clusterManifestFile, forCluster, writeClusterManifests } from './manifests.ts';
 

@@ -9,7 +9,7 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } fro
 import { ENFORCEMENT_MODES, type Enforcement, type Registration } from '../../lib/registration.ts';
 import { isDns1123Label, labelValueProblem, qualifiedNameProblem } from '../../lib/k8s/names.ts';
 import { MAX_CLUSTERS, UNKNOWN_CLUSTER, type ClusterSettings } from '../../lib/fleet.ts';
-import { KlwError } from '../functions.ts';
+import { KlwError } from '../errors.ts';
 import { parseKubeVersion, V1_APIS_SINCE, type KubeVersion } from '../kube-versions.ts';
 
 /** Name of the fleet file at the project root. */

@@ -5,7 +5,7 @@
  */
 import { join, resolve } from 'node:path';
 import type { Enforcement, Registration } from '../../lib/registration.ts';
-import { KlwError } from '../functions.ts';
+import { KlwError } from '../errors.ts';
 import { writeFileSafely } from '../files.ts';
 import { enforcedWebhooks, forKubeVersion, type KubeTarget, type VersionedManifests } from '../kube-versions.ts';
 import type { FleetCluster } from './file.ts';

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { KlwError } from '../functions.ts';
+import { KlwError } from '../errors.ts';
 import { writePrivate } from './certs.ts';
 
 /** Runs kubectl with arguments (and stdin); never throws for a non-zero exit. */

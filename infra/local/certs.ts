@@ -124,6 +124,37 @@ export async function ensureLocalCertificates(
     names: join(stateDir, 'server.names'),
   };
   const wanted = namesKey(names);
+  const { caPem, caKey, created } = await localCa(files, warn);
+
+  const sameNames = existsSync(files.names) && readFileSync(files.names, 'utf8') === wanted;
+  if (
+    !created &&
+    sameNames &&
+    existsSync(files.cert) &&
+    existsSync(files.key) &&
+    serverCertUsable(readFileSync(files.cert, 'utf8'), caPem)
+  ) {
+    return {
+      caPem,
+      certPem: readFileSync(files.cert, 'utf8'),
+      keyPem: readPrivate(files.key, warn),
+      caPath: files.ca,
+      created,
+    };
+  }
+
+  const { certPem, keyPem } = await issueServerCertificate(caPem, caKey, names);
+  writePrivate(files.key, keyPem);
+  writePrivate(files.cert, certPem, PUBLIC_MODE);
+  writePrivate(files.names, wanted, PUBLIC_MODE);
+  return { caPem, certPem, keyPem, caPath: files.ca, created: true };
+}
+
+/** The local CA's certificate and key: read from the state dir, else created there (`created`). */
+async function localCa(
+  files: { ca: string; caKey: string },
+  warn: (message: string) => void,
+): Promise<{ caPem: string; caKey: webcrypto.CryptoKey; created: boolean }> {
   let created = false;
   let caPem: string;
   let caKey: webcrypto.CryptoKey;
@@ -152,24 +183,15 @@ export async function ensureLocalCertificates(
     writePrivate(files.ca, caPem, PUBLIC_MODE);
     created = true;
   }
+  return { caPem, caKey, created };
+}
 
-  const sameNames = existsSync(files.names) && readFileSync(files.names, 'utf8') === wanted;
-  if (
-    !created &&
-    sameNames &&
-    existsSync(files.cert) &&
-    existsSync(files.key) &&
-    serverCertUsable(readFileSync(files.cert, 'utf8'), caPem)
-  ) {
-    return {
-      caPem,
-      certPem: readFileSync(files.cert, 'utf8'),
-      keyPem: readPrivate(files.key, warn),
-      caPath: files.ca,
-      created,
-    };
-  }
-
+/** A new server certificate and key for `names`, signed by the local CA. */
+async function issueServerCertificate(
+  caPem: string,
+  caKey: webcrypto.CryptoKey,
+  names: ServerNames,
+): Promise<{ certPem: string; keyPem: string }> {
   const ca = new x509.X509Certificate(caPem);
   const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
   const now = Date.now();
@@ -196,8 +218,5 @@ export async function ensureLocalCertificates(
   });
   const certPem = `${cert.toString('pem')}\n`;
   const keyPem = await exportKey(keys.privateKey);
-  writePrivate(files.key, keyPem);
-  writePrivate(files.cert, certPem, PUBLIC_MODE);
-  writePrivate(files.names, wanted, PUBLIC_MODE);
-  return { caPem, certPem, keyPem, caPath: files.ca, created: true };
+  return { certPem, keyPem };
 }

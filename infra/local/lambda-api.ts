@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import { ensureLocalPathSecret, PATH_SECRET_ENV } from '../secrets.ts';
+import { ensureLocalPathSecret, PATH_SECRET_ENV } from '../secrets/index.ts';
 import {
   BodyBudget,
   DEFAULT_MAX_BUFFERED_BYTES,
@@ -132,112 +132,9 @@ export async function startLambda(options: StartLambdaOptions): Promise<RunningL
   const bodies = new BodyBudget(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
   // A refused payload up to twice the limit (anything just over it) is read to its end, so its client gets the answer.
   const drain = { bytes: 2 * MAX_PAYLOAD_BYTES, ms: timeouts.requestMs };
+  const serving: InvokeServing = { pools, bodies, drain, reply, serviceError, log };
   const server: Server = createServer(serverOptions(timeouts), (req, res) => {
-    void (async () => {
-      const requestId = randomUUID();
-      const match = INVOKE_PATH.exec(requestTarget(req.url).path);
-      if (req.method !== 'POST' || !match)
-        return serviceError(
-          res,
-          404,
-          'UnknownOperationException',
-          `unknown operation ${req.method} ${req.url}`,
-          requestId,
-        );
-      const name = functionNameOf(match[1]!);
-      if (name === undefined)
-        return serviceError(
-          res,
-          400,
-          'InvalidParameterValueException',
-          `function name ${JSON.stringify(match[1])} has a malformed %-escape`,
-          requestId,
-        );
-      const pool = pools.get(name);
-      if (!pool)
-        return serviceError(
-          res,
-          404,
-          'ResourceNotFoundException',
-          `Function not found: arn:aws:lambda:us-east-1:123456789012:function:${name}`,
-          requestId,
-        );
-      const body = await readBody(req, MAX_PAYLOAD_BYTES, { budget: bodies, until: res });
-      if (body === 'gone') return;
-      const refusalHeaders = (type: string) => ({
-        'content-type': 'application/json',
-        'x-amzn-errortype': type,
-        'x-amzn-requestid': requestId,
-      });
-      if (body === 'too-large') {
-        const message = `Request must be smaller than ${MAX_PAYLOAD_BYTES} bytes for the InvokeFunction operation`;
-        const text = JSON.stringify({ Type: 'User', message });
-        return refuseAndClose(req, res, 413, refusalHeaders('RequestTooLargeException'), text, drain);
-      }
-      if (body === 'busy') {
-        const message = `the emulator holds ${bodies.limit} bytes of request bodies already; retry later`;
-        const reason = `request bodies held past ${bodies.limit} bytes`;
-        log(JSON.stringify({ msg: 'invoke', function: name, outcome: 'refused', reason }));
-        const headers = { ...refusalHeaders('ServiceException'), 'retry-after': '1' };
-        return refuseAndClose(req, res, 503, headers, JSON.stringify({ Type: 'Service', message }), drain);
-      }
-      let event: unknown = null;
-      if (body.length) {
-        try {
-          event = JSON.parse(body.toString('utf8'));
-        } catch {
-          return serviceError(
-            res,
-            400,
-            'InvalidRequestContentException',
-            'Could not parse request body into json',
-            requestId,
-          );
-        }
-      }
-      const type = String(req.headers['x-amz-invocation-type'] ?? 'RequestResponse');
-      const headers = { 'x-amzn-requestid': requestId, 'x-amz-executed-version': '$LATEST' };
-      if (type === 'DryRun') return reply(res, 204, undefined, headers);
-      if (type === 'Event') {
-        reply(res, 202, undefined, headers);
-        const outcome = await pool.invoke(event, requestId);
-        log(JSON.stringify({ msg: 'invoke', function: name, type, outcome: outcome.kind }));
-        return;
-      }
-      if (type !== 'RequestResponse')
-        return serviceError(res, 400, 'InvalidParameterValueException', `unknown invocation type ${type}`, requestId);
-      const outcome = await pool.invoke(event, requestId);
-      log(
-        JSON.stringify({
-          msg: 'invoke',
-          function: name,
-          type,
-          outcome: outcome.kind,
-          durationMs: 'durationMs' in outcome ? Math.round(outcome.durationMs) : 0,
-          cold: 'cold' in outcome ? outcome.cold : false,
-        }),
-      );
-      switch (outcome.kind) {
-        case 'result':
-          return reply(res, 200, outcome.result === undefined ? 'null' : JSON.stringify(outcome.result), headers);
-        case 'error':
-          return reply(res, 200, outcome.error, { ...headers, 'x-amz-function-error': 'Unhandled' });
-        case 'timeout':
-          return reply(
-            res,
-            200,
-            {
-              errorType: 'Sandbox.Timedout',
-              errorMessage: `${new Date().toISOString()} ${requestId} Task timed out after ${(outcome.durationMs / 1000).toFixed(2)} seconds`,
-            },
-            { ...headers, 'x-amz-function-error': 'Unhandled' },
-          );
-        case 'throttled':
-          return serviceError(res, 429, 'TooManyRequestsException', 'Rate Exceeded.', requestId);
-        default:
-          return reply(res, 200, crashPayload(outcome, requestId), { ...headers, 'x-amz-function-error': 'Unhandled' });
-      }
-    })().catch((err: unknown) => {
+    handleInvoke(serving, req, res).catch((err: unknown) => {
       if (!res.headersSent) serviceError(res, 500, 'ServiceException', 'emulator fault', 'error');
       log(JSON.stringify({ msg: 'emulator fault', error: String(err) }));
     });
@@ -265,4 +162,147 @@ export async function startLambda(options: StartLambdaOptions): Promise<RunningL
       await project.close();
     },
   };
+}
+
+/** What the Invoke API's request handler needs of the running emulator. */
+interface InvokeServing extends ReturnType<typeof replies> {
+  pools: Map<string, FunctionPool>;
+  bodies: BodyBudget;
+  /** How much of a refused payload is read to its end, so its client gets the answer. */
+  drain: { bytes: number; ms: number };
+  log: (line: string) => void;
+}
+
+/** Answers one Invoke request as the Lambda service would. */
+async function handleInvoke(serving: InvokeServing, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { bodies, drain, reply, serviceError, log } = serving;
+  const requestId = randomUUID();
+  const target = invokeTarget(serving, req, res, requestId);
+  if (!target) return;
+  const { name, pool } = target;
+  const body = await readBody(req, MAX_PAYLOAD_BYTES, { budget: bodies, until: res });
+  if (body === 'gone') return;
+  const refusalHeaders = (type: string) => ({
+    'content-type': 'application/json',
+    'x-amzn-errortype': type,
+    'x-amzn-requestid': requestId,
+  });
+  if (body === 'too-large') {
+    const message = `Request must be smaller than ${MAX_PAYLOAD_BYTES} bytes for the InvokeFunction operation`;
+    const text = JSON.stringify({ Type: 'User', message });
+    return refuseAndClose(req, res, 413, refusalHeaders('RequestTooLargeException'), text, drain);
+  }
+  if (body === 'busy') {
+    const message = `the emulator holds ${bodies.limit} bytes of request bodies already; retry later`;
+    const reason = `request bodies held past ${bodies.limit} bytes`;
+    log(JSON.stringify({ msg: 'invoke', function: name, outcome: 'refused', reason }));
+    const headers = { ...refusalHeaders('ServiceException'), 'retry-after': '1' };
+    return refuseAndClose(req, res, 503, headers, JSON.stringify({ Type: 'Service', message }), drain);
+  }
+  let event: unknown = null;
+  if (body.length) {
+    try {
+      event = JSON.parse(body.toString('utf8'));
+    } catch {
+      return serviceError(
+        res,
+        400,
+        'InvalidRequestContentException',
+        'Could not parse request body into json',
+        requestId,
+      );
+    }
+  }
+  const type = String(req.headers['x-amz-invocation-type'] ?? 'RequestResponse');
+  const headers = { 'x-amzn-requestid': requestId, 'x-amz-executed-version': '$LATEST' };
+  if (type === 'DryRun') return reply(res, 204, undefined, headers);
+  if (type === 'Event') {
+    reply(res, 202, undefined, headers);
+    const outcome = await pool.invoke(event, requestId);
+    log(JSON.stringify({ msg: 'invoke', function: name, type, outcome: outcome.kind }));
+    return;
+  }
+  if (type !== 'RequestResponse')
+    return serviceError(res, 400, 'InvalidParameterValueException', `unknown invocation type ${type}`, requestId);
+  const outcome = await pool.invoke(event, requestId);
+  log(
+    JSON.stringify({
+      msg: 'invoke',
+      function: name,
+      type,
+      outcome: outcome.kind,
+      durationMs: 'durationMs' in outcome ? Math.round(outcome.durationMs) : 0,
+      cold: 'cold' in outcome ? outcome.cold : false,
+    }),
+  );
+  return answerOutcome(serving, res, outcome, headers, requestId);
+}
+
+/** The function an Invoke request names and its pool; undefined once the request is answered with the service's error. */
+function invokeTarget(
+  serving: InvokeServing,
+  req: IncomingMessage,
+  res: ServerResponse,
+  requestId: string,
+): { name: string; pool: FunctionPool } | undefined {
+  const { pools, serviceError } = serving;
+  const match = INVOKE_PATH.exec(requestTarget(req.url).path);
+  if (req.method !== 'POST' || !match) {
+    serviceError(res, 404, 'UnknownOperationException', `unknown operation ${req.method} ${req.url}`, requestId);
+    return undefined;
+  }
+  const name = functionNameOf(match[1]!);
+  if (name === undefined) {
+    serviceError(
+      res,
+      400,
+      'InvalidParameterValueException',
+      `function name ${JSON.stringify(match[1])} has a malformed %-escape`,
+      requestId,
+    );
+    return undefined;
+  }
+  const pool = pools.get(name);
+  if (!pool) {
+    serviceError(
+      res,
+      404,
+      'ResourceNotFoundException',
+      `Function not found: arn:aws:lambda:us-east-1:123456789012:function:${name}`,
+      requestId,
+    );
+    return undefined;
+  }
+  return { name, pool };
+}
+
+/** The Invoke API's answer to a synchronous invocation's outcome. */
+function answerOutcome(
+  serving: InvokeServing,
+  res: ServerResponse,
+  outcome: Invocation,
+  headers: Record<string, string>,
+  requestId: string,
+) {
+  const { reply, serviceError } = serving;
+  switch (outcome.kind) {
+    case 'result':
+      return reply(res, 200, outcome.result === undefined ? 'null' : JSON.stringify(outcome.result), headers);
+    case 'error':
+      return reply(res, 200, outcome.error, { ...headers, 'x-amz-function-error': 'Unhandled' });
+    case 'timeout':
+      return reply(
+        res,
+        200,
+        {
+          errorType: 'Sandbox.Timedout',
+          errorMessage: `${new Date().toISOString()} ${requestId} Task timed out after ${(outcome.durationMs / 1000).toFixed(2)} seconds`,
+        },
+        { ...headers, 'x-amz-function-error': 'Unhandled' },
+      );
+    case 'throttled':
+      return serviceError(res, 429, 'TooManyRequestsException', 'Rate Exceeded.', requestId);
+    default:
+      return reply(res, 200, crashPayload(outcome, requestId), { ...headers, 'x-amz-function-error': 'Unhandled' });
+  }
 }

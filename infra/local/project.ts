@@ -5,8 +5,10 @@ import { parse as parseYaml } from 'yaml';
 import type { Registration } from '../../lib/registration.ts';
 import { buildAll, bundleOptions, bundlePath } from '../build.ts';
 import { writeFileSafely } from '../files.ts';
-import { KlwError, loadFunctions, type FunctionEntry } from '../functions.ts';
-import { FunctionPool, RESERVED_VARIABLES, type FunctionRuntime, type InvocationTimer } from './pool.ts';
+import { loadFunctions, type FunctionEntry } from '../functions.ts';
+import { KlwError } from '../errors.ts';
+import { RESERVED_VARIABLES, type FunctionRuntime } from './environment.ts';
+import { FunctionPool, type InvocationTimer } from './pool.ts';
 import { runtimeFor } from './runtime.ts';
 
 /** The Lambda runtime assumed when neither the registration nor serverless.yml names one. */

@@ -1,9 +1,9 @@
 import type { Registration } from '../../lib/registration.ts';
 import { bundlePath } from '../build.ts';
-import { FunctionPool, type FunctionRuntime } from './pool.ts';
+import { DEFAULT_MEMORY_MB } from '../runtimes.ts';
+import type { FunctionRuntime } from './environment.ts';
+import { FunctionPool } from './pool.ts';
 
-/** Lambda memory when a registration names none (MB); Lambda gives CPU in proportion to it. */
-export const DEFAULT_MEMORY_MB = 256;
 /** Environments per function when not told otherwise (Lambda would scale further). */
 export const DEFAULT_CONCURRENCY = 4;
 

@@ -6,7 +6,7 @@ import type { ConversionRegistration, Registration } from '../../lib/registratio
 import { admissionReview, conversionReview, kindOf } from '../../lib/harness/reviews.ts';
 import { toEvent } from '../../lib/harness/events.ts';
 import type { EventSource } from '../../lib/gateway/sources.ts';
-import { KlwError } from '../functions.ts';
+import { KlwError } from '../errors.ts';
 
 /** What `klw local generate-review` makes. */
 export interface SampleOptions {

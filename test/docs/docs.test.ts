@@ -261,6 +261,8 @@ function klwProblem(args: string[], helps: Map<string, Help>): string | undefine
     help = helps.get(path.join(' '))!;
   }
   const command = `klw ${path.join(' ')}`.trim();
+  // A placeholder (`klw <command> --help`) stands for any command: nothing more to check.
+  if (rest[0] && /^<.+>$/.test(rest[0])) return undefined;
   if (rest[0] && !rest[0].startsWith('-') && (!path.length || help.commands.size))
     return `${command} has no command "${rest[0]}" (it has: ${[...help.commands].join(', ')})`;
   for (const option of optionNames(rest))
@@ -296,6 +298,7 @@ describe('docs: commands, data and links', () => {
     );
     assert.match(klwProblem(['local', 'start-apy'], helps)!, /^klw local has no command "start-apy"/);
     assert.match(klwProblem(['deplyo'], helps)!, /^klw has no command "deplyo"/);
+    assert.equal(klwProblem(['<command>', '--help'], helps), undefined);
   });
 
   it('every klw command and npm script in shell blocks and inline code exists, with its options', () => {

@@ -19,10 +19,15 @@ import {
   selectorQuery,
   summaryLine,
   type AuditReport,
-} from '../../infra/audit.ts';
+} from '../../infra/audit/index.ts';
 import { loadFunctions } from '../../infra/functions.ts';
-import { DEFAULT_KUBE_LIMITS, identityFromCredentials, inClusterConnection, KubeClient } from '../../infra/kubeapi.ts';
-import { kubeLimitsFrom, loadConnection, whoAmI } from '../../infra/kubeapi.ts';
+import {
+  DEFAULT_KUBE_LIMITS,
+  identityFromCredentials,
+  inClusterConnection,
+  KubeClient,
+} from '../../infra/audit/index.ts';
+import { kubeLimitsFrom, loadConnection, whoAmI } from '../../infra/audit/index.ts';
 import { ensureLocalCertificates } from '../../infra/local/certs.ts';
 import { runKlw } from '../helpers.ts';
 

@@ -5,10 +5,10 @@ import { CloudWatchLogsClient, FilterLogEventsCommand } from '@aws-sdk/client-cl
 import { GetFunctionUrlConfigCommand, InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { awsError } from '../../infra/aws-errors.ts';
-import { awsClients, deployedEndpoints } from '../../infra/deploy.ts';
-import { KlwError } from '../../infra/functions.ts';
+import { awsClients, deployedEndpoints } from '../../infra/deploy/deploy.ts';
+import { KlwError } from '../../infra/errors.ts';
 import { printLogs } from '../../infra/logs.ts';
-import { smoke } from '../../infra/smoke.ts';
+import { smoke } from '../../infra/deploy/smoke.ts';
 import { defineValidatingWebhook, allow } from '../../lib/index.ts';
 
 /** An error as the AWS SDK throws it: a name, a message, sometimes a code. */

@@ -3,8 +3,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { AUDIT_INCOMPLETE, main } from '../../infra/cli.ts';
-import { KlwError } from '../../infra/functions.ts';
+import { main } from '../../infra/cli.ts';
+import { AUDIT_INCOMPLETE } from '../../infra/commands/audit.ts';
+import { KlwError } from '../../infra/errors.ts';
 import { packageInfo } from '../../infra/version.ts';
 
 const empty = mkdtempSync(join(tmpdir(), 'klw-empty-'));

@@ -16,12 +16,12 @@ import { parse, parseAllDocuments } from 'yaml';
 import { main } from '../../infra/cli.ts';
 import { credentialName, writeAuthConfig } from '../../infra/auth-config.ts';
 import { buildAll, zipPath } from '../../infra/build.ts';
-import { awsClients, deployedEndpoints, updateChangedCode } from '../../infra/deploy.ts';
+import { awsClients, deployedEndpoints, updateChangedCode } from '../../infra/deploy/deploy.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { generateManifests } from '../../infra/manifests.ts';
-import { pathSecretParameterName, usesPathSecret } from '../../infra/secrets.ts';
+import { pathSecretParameterName, usesPathSecret } from '../../infra/secrets/secrets.ts';
 import { startLambda, type RunningLambda } from '../../infra/local/lambda-api.ts';
-import { sampleObject, smoke } from '../../infra/smoke.ts';
+import { sampleObject, smoke } from '../../infra/deploy/smoke.ts';
 import { FIXTURE_FUNCTIONS, ManualTimer } from '../helpers.ts';
 
 /** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */

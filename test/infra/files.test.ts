@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { writeAuthConfig } from '../../infra/auth-config.ts';
 import { pathTaken, PRIVATE_MODE, writeFileSafely } from '../../infra/files.ts';
-import { ensureLocalPathSecret } from '../../infra/secrets.ts';
+import { ensureLocalPathSecret } from '../../infra/secrets/secrets.ts';
 import { FIXTURE_FUNCTIONS, runKlw } from '../helpers.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'klw-files-'));

@@ -19,14 +19,14 @@ import { parseAllDocuments } from 'yaml';
 import { main } from '../../infra/cli.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { generateManifests } from '../../infra/manifests.ts';
-import { runSecretCommand, withPathSecret } from '../../infra/secret-commands.ts';
+import { runSecretCommand, withPathSecret } from '../../infra/secrets/actions.ts';
 import {
   clusterPathSecretParameterName,
   clusterStateDir,
   ensureLocalPathSecret,
   localPathSecretFile,
   pathSecretParameterName,
-} from '../../infra/secrets.ts';
+} from '../../infra/secrets/secrets.ts';
 import { CLUSTER_LABEL, ENFORCEMENT_ANNOTATION, forCluster } from '../../infra/fleet/manifests.ts';
 import { parseFleet } from '../../infra/fleet/file.ts';
 import { FIXTURE_FUNCTIONS } from '../helpers.ts';

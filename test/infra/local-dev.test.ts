@@ -21,8 +21,8 @@ import {
 import { ensureLocalCertificates, serverNames } from '../../infra/local/certs.ts';
 import { localInvoke } from '../../infra/local/invoke.ts';
 import { logSink, readableLine } from '../../infra/local/output.ts';
-import { unreachableWarning } from '../../infra/local/commands.ts';
-import { lambdaEnvironment, RESERVED_VARIABLES } from '../../infra/local/pool.ts';
+import { unreachableWarning } from '../../infra/local/serve.ts';
+import { lambdaEnvironment, RESERVED_VARIABLES } from '../../infra/local/environment.ts';
 import { configuredRuntime, envVarsFor, readEnvVars, runtimeMismatch } from '../../infra/local/project.ts';
 import { sampleReview } from '../../infra/local/sample.ts';
 import { loadFunctions } from '../../infra/functions.ts';

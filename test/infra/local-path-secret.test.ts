@@ -5,7 +5,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { MAX_REQUEST_BYTES, startApi, type RunningApi } from '../../infra/local/api.ts';
+import { MAX_REQUEST_BYTES } from '../../infra/local/api-request.ts';
+import { startApi, type RunningApi } from '../../infra/local/api.ts';
 import type { KubeObject } from '../../lib/index.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 import { ManualTimer } from '../helpers.ts';

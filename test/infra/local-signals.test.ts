@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { spawnSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
-import { FORCED_EXIT_CODE, untilStopped } from '../../infra/local/commands.ts';
+import { FORCED_EXIT_CODE, untilStopped } from '../../infra/local/serve.ts';
 
 describe('untilStopped', () => {
   it('runs cleanup once for a signal npm delivers twice, and a further one forces the exit', async () => {
@@ -38,7 +38,7 @@ describe('serveUntilStopped', () => {
   // the ready line): with the handlers in place first it stops the server once it is up; had
   // they come after start-up, the signal's default action would kill the process.
   it('has its signal handlers in place before the server starts', () => {
-    const commands = pathToFileURL(new URL('../../infra/local/commands.ts', import.meta.url).pathname).href;
+    const commands = pathToFileURL(new URL('../../infra/local/serve.ts', import.meta.url).pathname).href;
     const script = `
       import { serveUntilStopped } from ${JSON.stringify(commands)};
       await serveUntilStopped(

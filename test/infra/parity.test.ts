@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { startApi, type RunningApi } from '../../infra/local/api.ts';
 import { loadFunctions } from '../../infra/functions.ts';
-import { serverlessBin } from '../../infra/serverless.ts';
+import { serverlessBin } from '../../infra/deploy/serverless.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 import { freePort } from '../e2e/cluster.ts';
 import { fixture, FIXTURE_FUNCTIONS, ManualTimer, PATIENCE_MS } from '../helpers.ts';

@@ -28,8 +28,8 @@ import {
   smokePathSecret,
   withPathSecret,
   writePrivateOutput,
-} from '../../infra/secret-commands.ts';
-import { smoke } from '../../infra/smoke.ts';
+} from '../../infra/secrets/actions.ts';
+import { smoke } from '../../infra/deploy/smoke.ts';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import {
   ensureDeployedPathSecret,
@@ -42,7 +42,7 @@ import {
   retireLocalPathSecret,
   rotateDeployedPathSecret,
   rotateLocalPathSecret,
-} from '../../infra/secrets.ts';
+} from '../../infra/secrets/secrets.ts';
 import { FIXTURE_FUNCTIONS } from '../helpers.ts';
 
 const work = mkdtempSync(join(process.cwd(), '.klw-test-secrets-'));

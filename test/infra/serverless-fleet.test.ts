@@ -7,9 +7,9 @@ import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { loadFunctions } from '../../infra/functions.ts';
 import { parseFleet } from '../../infra/fleet/file.ts';
-import { clusterPathSecretParameterName, pathSecretParameterName } from '../../infra/secrets.ts';
-import { functionDefinition, pluginParams, secretsStatement } from '../../infra/serverless-plugin.ts';
-import { readServerless, runServerless } from '../../infra/serverless.ts';
+import { clusterPathSecretParameterName, pathSecretParameterName } from '../../infra/secrets/secrets.ts';
+import { functionDefinition, pluginParams, secretsStatement } from '../../infra/deploy/serverless-plugin.ts';
+import { readServerless, runServerless } from '../../infra/deploy/serverless.ts';
 import { clusterParameterName, fleetFromEnv } from '../../lib/fleet.ts';
 import { FIXTURE_FUNCTIONS, FIXTURE_PROJECT } from '../helpers.ts';
 

@@ -13,18 +13,15 @@ import {
   projectRuntime,
   RUNTIME_SCHEDULE,
 } from '../../infra/runtimes.ts';
-import { serverlessBin } from '../../infra/serverless.ts';
+import { serverlessBin } from '../../infra/deploy/serverless.ts';
 import {
   addFloodSafetyAndAlarms,
   DEFAULT_API_CLIENT_ERRORS_THRESHOLD,
-  functionDefinition,
-  mergeFunctions,
-  pluginParams,
-  routePath,
   throttleFor,
-} from '../../infra/serverless-plugin.ts';
+} from '../../infra/deploy/alarms.ts';
+import { functionDefinition, mergeFunctions, pluginParams, routePath } from '../../infra/deploy/serverless-plugin.ts';
 import { HOOKS } from '../../infra/bin/serverless-plugin.mjs';
-import KubeLambdaWebhooksPlugin from '../../infra/serverless-plugin.ts';
+import KubeLambdaWebhooksPlugin from '../../infra/deploy/serverless-plugin.ts';
 import { completeAdmissionRegistration, completeConversionRegistration } from '../../lib/registration.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'klw-runtime-'));

@@ -7,8 +7,14 @@ import { after, before, describe, it } from 'node:test';
 import { parse, stringify } from 'yaml';
 import { loadFunctions } from '../../infra/functions.ts';
 import { scaffold } from '../../infra/scaffold.ts';
-import { pathSecretParameterName } from '../../infra/secrets.ts';
-import { checkServerless, editDistance, nearestName, readServerless, runServerless } from '../../infra/serverless.ts';
+import { pathSecretParameterName } from '../../infra/secrets/secrets.ts';
+import {
+  checkServerless,
+  editDistance,
+  nearestName,
+  readServerless,
+  runServerless,
+} from '../../infra/deploy/serverless.ts';
 import { FIXTURE_FUNCTIONS, FIXTURE_PROJECT, runKlw } from '../helpers.ts';
 
 const root = process.cwd();

@@ -1,12 +1,11 @@
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import type { Command } from 'commander';
-import type { Registration } from '../lib/registration.ts';
-import { KlwError, loadFunctions } from './functions.ts';
-import { FLEET_FILE, loadFleet, selectClusters } from './fleet/file.ts';
-import { writeFileSafely } from './files.ts';
-import type { Endpoints } from './manifests.ts';
+import type { Registration } from '../../lib/registration.ts';
+import { loadFunctions } from '../functions.ts';
+import { KlwError } from '../errors.ts';
+import { loadFleet, selectClusters } from '../fleet/file.ts';
+import { writeFileSafely } from '../files.ts';
+import type { Endpoints } from '../manifests.ts';
 import {
   clusterPathSecretParameterName,
   clusterStateDir,
@@ -239,30 +238,4 @@ export async function checkCluster(root: string, cluster: string): Promise<void>
     ),
     { cluster },
   );
-}
-
-/** Adds `klw secret rotate` and `klw secret retire`; `config` reads serverless.yml (for the service and the default region). */
-export function addSecretCommands(cli: Command, config: () => Record<string, any>, say: (line: string) => void): void {
-  const root = () => resolve(cli.opts<{ root?: string }>().root ?? process.cwd());
-  const service = () => String(config().service);
-  const secret = cli
-    .command('secret')
-    .description('manage the path secret in the webhook URLs (<url>/<name>/<secret>)');
-  for (const [action, description] of [
-    ['rotate', 'make a new current path secret and keep the old one valid as previous'],
-    ['retire', 'drop the previous path secret once the new URLs are registered'],
-  ] as const) {
-    secret
-      .command(action)
-      .description(description)
-      .option('--stage <stage>', 'Serverless stage', 'dev')
-      .option('--region <region>', REGION_HELP)
-      .option('--local', 'the local secret of the emulator instead of the deployed one')
-      .option('--cluster <name>', `only this cluster's secret (a cluster of ${FLEET_FILE}); the others are untouched`)
-      .option('--state-dir <dir>', 'local state directory, with --local', DEFAULT_STATE_DIR)
-      .action(async (options: SecretCommandOptions) => {
-        if (options.cluster) await checkCluster(root(), options.cluster);
-        for (const line of await runSecretCommand(action, options, service, undefined, config)) say(line);
-      });
-  }
 }

@@ -7,11 +7,11 @@ import {
   LambdaClient,
   UpdateFunctionCodeCommand,
 } from '@aws-sdk/client-lambda';
-import type { Registration } from '../lib/registration.ts';
-import { awsError } from './aws-errors.ts';
-import { zipPath } from './build.ts';
-import { KlwError } from './functions.ts';
-import type { Endpoints } from './manifests.ts';
+import type { Registration } from '../../lib/registration.ts';
+import { awsError } from '../aws-errors.ts';
+import { zipPath } from '../build.ts';
+import { KlwError } from '../errors.ts';
+import type { Endpoints } from '../manifests.ts';
 import { lambdaName } from './serverless.ts';
 
 /** Where a deployment lives. */

@@ -1,0 +1,131 @@
+import { type Command, CommanderError, Option } from 'commander';
+import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
+import {
+  DEFAULT_PAGE_SIZE,
+  deniedLine,
+  KubeClient,
+  kubeLimitsFrom,
+  loadConnection,
+  ProgressBar,
+  renderAudit,
+  runAudit,
+  summaryLine,
+  whoAmI,
+  type AuditReport,
+  type LimitOptions,
+} from '../audit/index.ts';
+import { KlwError } from '../errors.ts';
+import { loadFunctions } from '../functions.ts';
+import { writeOutput } from '../output.ts';
+import type { CommandContext } from './context.ts';
+import { kubeconfigOption, type KubeconfigOptions } from './options.ts';
+
+/** Exit code of `klw audit` when the audit did not run or could not check everything (1 means something would be denied). */
+export const AUDIT_INCOMPLETE = 2;
+
+/** The options of `klw audit`. */
+interface AuditOptions extends KubeconfigOptions, LimitOptions {
+  context?: string;
+  output: 'table' | 'json' | 'yaml';
+  pageSize: number;
+  as?: string;
+  asGroup?: string[];
+  allowPartial?: boolean;
+  progress: boolean;
+}
+
+/** Adds `klw audit`. */
+export function register(cli: Command, context: CommandContext): void {
+  cli
+    .command('audit')
+    .description(
+      'run the existing objects of a cluster through the admission functions locally, as an update of each object onto itself; exit 1 when any would be denied, 2 when the audit is incomplete',
+    )
+    .argument('[functions...]', 'only these functions')
+    .addOption(
+      kubeconfigOption('kubeconfig (default: KUBECONFIG, ~/.kube/config, else the in-cluster service account)'),
+    )
+    .option('--context <name>', 'kubeconfig context (default: the current context)')
+    .addOption(new Option('-o, --output <format>', 'report format').choices(['table', 'json', 'yaml']).default('table'))
+    .option('--page-size <n>', 'objects per list request', (v: string) => Number(v), DEFAULT_PAGE_SIZE)
+    .option('--as <user>', 'user name the reviews carry (default: who the cluster says you are)')
+    .option('--as-group <group...>', 'groups the reviews carry, with --as')
+    .option('--allow-partial', 'exit by the denials found even when some resources could not be listed (else exit 2)')
+    .option('--request-timeout <duration>', 'most time one API request may take, to the last byte (default 60s)')
+    .option('--list-timeout <duration>', "most of the API server's time one resource's pages may take (default 15m)")
+    .option('--max-pages <n>', 'most pages one resource may have (default 10000)')
+    .option('--exec-timeout <duration>', 'most time an exec credential plugin may run, then killed (default 60s)')
+    .option('--no-progress', 'no progress bar (there is none unless stderr is a terminal)')
+    // Exit 1 means "would deny" only: a usage error is an audit that did not run.
+    .exitOverride((err) => {
+      throw err.exitCode === 0 ? err : new CommanderError(AUDIT_INCOMPLETE, err.code, err.message);
+    })
+    .action(async (names: string[], options: AuditOptions) => {
+      let report: AuditReport;
+      try {
+        report = await auditCluster(context, names, options);
+      } catch (err) {
+        // Whatever kept the audit from running (credentials, the API server, the functions) exits 2, never 1.
+        throw new KlwError(err instanceof Error ? err.message : String(err), {
+          exitCode: AUDIT_INCOMPLETE,
+          cause: err,
+        });
+      }
+      reportAudit(context.say, report, options);
+    });
+}
+
+/** Runs the audit of the cluster `options` reach, with the functions `names` (all when empty). */
+async function auditCluster(
+  { root, say }: CommandContext,
+  names: string[],
+  options: AuditOptions,
+): Promise<AuditReport> {
+  if (!Number.isInteger(options.pageSize) || options.pageSize < 1)
+    throw new KlwError('--page-size must be a whole number of at least 1');
+  const limits = kubeLimitsFrom(options);
+  const webhooks = (await loadFunctions(root(), names))
+    .map((f) => f.webhook)
+    .filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion');
+  if (!webhooks.length) throw new KlwError('no admission functions to audit');
+  const connection = await loadConnection({
+    ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),
+    ...(options.context ? { context: options.context } : {}),
+    execTimeoutMs: limits.execMs,
+  });
+  const client = new KubeClient(connection, limits);
+  const auditor = options.as
+    ? { username: options.as, groups: [...(options.asGroup ?? []), 'system:authenticated'] }
+    : ((await whoAmI(client)) ?? { username: 'klw-audit', groups: ['system:authenticated'] });
+  say(
+    `auditing ${webhooks.length} function${webhooks.length === 1 ? '' : 's'} against ${client.connection.server} as ${auditor.username}`,
+  );
+  const bar = new ProgressBar(options.progress ? process.stderr : { isTTY: false, write: () => true });
+  // authorizer checks in matchConditions: the connection's own user by SelfSubjectAccessReview, an auditor given with --as by SubjectAccessReview.
+  const accessReviews = options.as ? 'subject' : 'self';
+  return await runAudit({
+    client,
+    webhooks,
+    auditor,
+    accessReviews,
+    pageSize: options.pageSize,
+    onProgress: (p) => bar.update(p),
+  }).finally(() => bar.done());
+}
+
+/** Prints the report and its summary; throws (exit 1 or 2) when something would be denied or went unchecked. */
+function reportAudit(say: (line: string) => void, report: AuditReport, options: AuditOptions): void {
+  for (const problem of report.problems) say(`${options.allowPartial ? 'warning' : 'incomplete'}: ${problem}`);
+  writeOutput(renderAudit(report, options.output));
+  say(summaryLine(report));
+  const denied = deniedLine(report);
+  const problems = report.problems.length;
+  if (problems && !options.allowPartial) {
+    if (denied) say(`klw: ${denied}`);
+    throw new KlwError(
+      `audit incomplete: ${problems} problem${problems === 1 ? '' : 's'} above left objects unchecked; --allow-partial accepts a partial audit`,
+      { exitCode: AUDIT_INCOMPLETE },
+    );
+  }
+  if (denied) throw new KlwError(denied);
+}

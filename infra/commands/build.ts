@@ -1,0 +1,21 @@
+import type { Command } from 'commander';
+import { buildAll, formatBytes } from '../build.ts';
+import { loadFunctions } from '../functions.ts';
+import type { CommandContext } from './context.ts';
+
+/** Adds `klw build`. */
+export function register(cli: Command, { root, say }: CommandContext): void {
+  cli
+    .command('build')
+    .description('bundle each function with esbuild into dist/functions/<name>/index.mjs and a deterministic zip')
+    .argument('[functions...]', 'only these functions')
+    .action(async (names: string[]) => {
+      const functions = await loadFunctions(root(), names);
+      say(`building ${functions.length} function${functions.length === 1 ? '' : 's'}`);
+      await buildAll(root(), functions, (b) =>
+        say(
+          `  ${b.name.padEnd(28)} ${formatBytes(b.bundleBytes).padStart(9)} bundle  ${formatBytes(b.zipBytes).padStart(9)} zip  ${b.zip}`,
+        ),
+      );
+    });
+}

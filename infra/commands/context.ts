@@ -1,0 +1,28 @@
+import type { Command } from 'commander';
+import type { runServerless } from '../deploy/index.ts';
+
+/** What commands run outside this process, for tests to replace; each defaults to the real one. */
+export interface CliDeps {
+  /** Runs the Serverless Framework CLI (`klw deploy`). */
+  runServerless?: typeof runServerless;
+}
+
+/** What every command gets from the program that assembles them. */
+export interface CommandContext {
+  /** The project folder (`--root`, default the current folder), resolved. */
+  root: () => string;
+  /** Writes a line of progress to stderr. */
+  say: (line: string) => void;
+  /** Reads the project's serverless.yml. */
+  config: () => Record<string, any>;
+  /** Runs the Serverless Framework CLI. */
+  runServerless: typeof runServerless;
+}
+
+/** How each module of infra/commands adds its command(s) to the program. */
+export type RegisterCommand = (cli: Command, context: CommandContext) => void;
+
+/** Progress and findings go to stderr, so stdout carries only the requested output. */
+export function say(line: string): void {
+  process.stderr.write(`${line}\n`);
+}

@@ -1,0 +1,73 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { buildAll } from '../build.ts';
+import { awsClients, checkServerless, deployedEndpoints, readServerless, updateChangedCode } from '../deploy/index.ts';
+import { KlwError } from '../errors.ts';
+import { loadFunctions } from '../functions.ts';
+import { renderDocuments } from '../output.ts';
+import { ensureTargetPathSecret, regionFor, writePrivateOutput } from '../secrets/index.ts';
+import type { CommandContext } from './context.ts';
+import { regionOption, stageOption, type RegionOptions, type StageOptions } from './options.ts';
+import { endpointsFrom, manifestsFor, reportFindings } from './shared.ts';
+
+/** The options of `klw deploy`. */
+interface DeployOptions extends StageOptions, RegionOptions {
+  functionUrls?: boolean;
+  direct?: boolean;
+  out: string;
+  caBundle?: string;
+}
+
+/** Adds `klw deploy`. */
+export function register(cli: Command, { root, say, runServerless: serverless }: CommandContext): void {
+  cli
+    .command('deploy')
+    .description('deploy with the Serverless Framework, then write the manifests for the deployed URLs')
+    .addOption(stageOption())
+    .addOption(regionOption())
+    .option('--function-urls', 'deploy Lambda function URLs and register those instead of the HTTP API')
+    .option('--direct', 'only update the code of functions whose zip changed (UpdateFunctionCode), no CloudFormation')
+    .option('--out <file>', 'where to write the manifests', 'dist/manifests.yaml')
+    .option('--ca-bundle <file>', 'PEM CA bundle for the endpoints (public AWS endpoints need none)')
+    .action(async (options: DeployOptions) => {
+      const functions = await loadFunctions(root());
+      const registrations = functions.map((f) => f.registration);
+      const config = readServerless(root());
+      reportFindings(checkServerless(config, registrations));
+      const target = {
+        service: String(config.service),
+        stage: options.stage,
+        region: regionFor(options, () => config),
+      };
+      say(`building ${functions.length} functions`);
+      await buildAll(root(), functions);
+      const clients = awsClients(target.region);
+      if (options.direct) {
+        say(`updating changed code in ${target.service}-${target.stage} (${target.region})`);
+        await updateChangedCode(root(), clients, target, registrations, (u) =>
+          say(`  ${u.name.padEnd(28)} ${u.updated ? 'updated' : 'unchanged'}`),
+        );
+        return;
+      }
+      const secrets = await ensureTargetPathSecret(target, registrations);
+      say(`serverless deploy --stage ${target.stage} --region ${target.region}`);
+      const args = [
+        'deploy',
+        '--stage',
+        target.stage,
+        '--region',
+        target.region,
+        ...(options.functionUrls ? ['--param', 'functionUrls=true'] : []),
+      ];
+      const out = await serverless(root(), args);
+      process.stderr.write(out.stdout + out.stderr);
+      if (out.code !== 0) throw new KlwError(`serverless deploy failed (exit ${out.code})`);
+      const endpoints = await deployedEndpoints(clients, target, registrations, options.functionUrls === true);
+      if (secrets) endpoints.pathSecret = secrets.current;
+      if (options.caBundle) endpoints.caBundlePem = endpointsFrom({ caBundle: options.caBundle }).caBundlePem!;
+      const set = await manifestsFor(root(), endpoints);
+      // The URLs hold the path secret: the file is written readable by its owner only.
+      writePrivateOutput(resolve(root(), options.out), renderDocuments(set.documents, 'yaml'));
+      say(`wrote ${options.out}; register with: kubectl apply -f ${options.out}`);
+    });
+}

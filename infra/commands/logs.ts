@@ -1,0 +1,48 @@
+import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
+import type { Command } from 'commander';
+import { parseSince, printLogs } from '../logs.ts';
+import { regionFor } from '../secrets/index.ts';
+import type { CommandContext } from './context.ts';
+import { regionOption, stageOption, type RegionOptions, type StageOptions } from './options.ts';
+
+/** The options of `klw logs`. */
+interface LogsCommandOptions extends StageOptions, RegionOptions {
+  since: string;
+  follow?: boolean;
+}
+
+/** Adds `klw logs <function> [--stage] [--region] [--since] [--follow]` (serverless.yml names the service and the default region). */
+export function register(cli: Command, { config }: CommandContext): void {
+  cli
+    .command('logs')
+    .description(
+      'print one line per review of a deployed function (and its refused requests and failures) from CloudWatch Logs',
+    )
+    .argument('<function>', 'function name')
+    .addOption(stageOption())
+    .addOption(regionOption())
+    .option('--since <when>', 'from how far back: 30s, 10m, 2h, 1d or an ISO 8601 time', '10m')
+    .option('--follow', 'keep printing new lines until Ctrl+C')
+    .action(async (name: string, options: LogsCommandOptions) => {
+      const startTime = parseSince(options.since);
+      const controller = new AbortController();
+      const stop = () => controller.abort();
+      process.once('SIGINT', stop);
+      try {
+        await printLogs(
+          new CloudWatchLogsClient({ region: regionFor(options, config) }),
+          {
+            service: String(config().service),
+            stage: options.stage,
+            function: name,
+            startTime,
+            follow: options.follow === true,
+            signal: controller.signal,
+          },
+          (line) => process.stdout.write(`${line}\n`),
+        );
+      } finally {
+        process.off('SIGINT', stop);
+      }
+    });
+}

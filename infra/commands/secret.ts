@@ -1,0 +1,30 @@
+import type { Command } from 'commander';
+import { FLEET_FILE } from '../fleet/file.ts';
+import { checkCluster, runSecretCommand, type SecretCommandOptions } from '../secrets/index.ts';
+import type { CommandContext } from './context.ts';
+import { regionOption, stageOption, stateDirOption } from './options.ts';
+
+/** Adds `klw secret rotate` and `klw secret retire` (serverless.yml names the service and the default region). */
+export function register(cli: Command, { root, say, config }: CommandContext): void {
+  const service = () => String(config().service);
+  const secret = cli
+    .command('secret')
+    .description('manage the path secret in the webhook URLs (<url>/<name>/<secret>)');
+  for (const [action, description] of [
+    ['rotate', 'make a new current path secret and keep the old one valid as previous'],
+    ['retire', 'drop the previous path secret once the new URLs are registered'],
+  ] as const) {
+    secret
+      .command(action)
+      .description(description)
+      .addOption(stageOption())
+      .addOption(regionOption())
+      .option('--local', 'the local secret of the emulator instead of the deployed one')
+      .option('--cluster <name>', `only this cluster's secret (a cluster of ${FLEET_FILE}); the others are untouched`)
+      .addOption(stateDirOption('local state directory, with --local'))
+      .action(async (options: SecretCommandOptions) => {
+        if (options.cluster) await checkCluster(root(), options.cluster);
+        for (const line of await runSecretCommand(action, options, service, undefined, config)) say(line);
+      });
+  }
+}

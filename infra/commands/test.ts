@@ -1,0 +1,38 @@
+import type { Command } from 'commander';
+import { KlwError } from '../errors.ts';
+import { runTests } from '../test-runner.ts';
+import type { CommandContext } from './context.ts';
+import { nodeOption } from './options.ts';
+
+/** The options of `klw test`. */
+interface TestCommandOptions {
+  exclude?: string[];
+  concurrency?: number;
+  reporter: string;
+  namePattern?: string;
+}
+
+/** Adds `klw test`. */
+export function register(cli: Command, { root, say }: CommandContext): void {
+  cli
+    .command('test')
+    .description(
+      'run the tests under test/ and functions/ (*.test.ts, .mts, .js, .mjs) with node --test; TypeScript through tsx',
+    )
+    .argument('[files...]', 'only these test files, or the test files under these folders')
+    .option('--exclude <dirs...>', 'leave these folders out (test/e2e, say)')
+    .option('--concurrency <n>', 'test files run at once', (v: string) => Number.parseInt(v, 10))
+    .option('--reporter <name>', 'node:test reporter', 'spec')
+    .option('--name-pattern <regex>', 'only tests whose name matches')
+    .addOption(nodeOption())
+    .action(async (files: string[], options: TestCommandOptions) => {
+      const code = await runTests(root(), {
+        files,
+        reporter: options.reporter,
+        ...(options.exclude ? { exclude: options.exclude } : {}),
+        ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+        ...(options.namePattern ? { namePattern: options.namePattern } : {}),
+      });
+      if (code !== 0) throw new KlwError(`tests failed (node --test exited with ${code})`);
+    });
+}
