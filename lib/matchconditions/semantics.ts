@@ -277,6 +277,9 @@ function mapLiteral(ev: Engine, node: Node, scope: unknown): unknown {
   const pairs = (node.args as Array<[unknown, unknown]>).map(([k, v]) => [ev.run(k, scope), ev.run(v, scope)] as const);
   const map = new Map<unknown, unknown>();
   for (const [k, v] of pairs) {
+    // Map keys are ints, uints, bools and strings in CEL.
+    if (!(typeof k === 'string' || typeof k === 'boolean' || typeof k === 'bigint' || isUint(k)))
+      throw ev.createError('unsupported_key_type', `unsupported key type: ${k === null ? 'null' : typeof k}`, node);
     if (lookup(ev, map, k)) throw ev.createError('repeated_key', `Failed with repeated key: ${String(k)}`, node);
     map.set(k, v);
   }

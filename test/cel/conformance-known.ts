@@ -10,7 +10,6 @@ export const KNOWN_DIFFERENCES: Record<string, string> = {
   'fields/quoted_map_fields/has_field_slash': 'refuses at compile: Unexpected character: `',
   'fields/quoted_map_fields/has_field_dash': 'refuses at compile: Unexpected character: `',
   'fields/quoted_map_fields/has_field_dot': 'refuses at compile: Unexpected character: `',
-  'fields/qualified_identifier_resolution/map_key_null': 'answers false',
   'optionals/optionals/map_null_entry_no_such_key': 'answers false',
   'optionals/optionals/map_present_key_invalid_field': 'answers false',
   'optionals/optionals/type': "refuses at compile: found no matching overload for 'type(optional<dyn>)'",

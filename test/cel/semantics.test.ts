@@ -242,3 +242,11 @@ describe('bytes literals as cel-go reads them', () => {
     assert.ok(bad.column <= "br'\\d' == 1 +".length + 1, `${bad.column}`);
   });
 });
+
+describe('map literal keys', () => {
+  it('are ints, uints, bools or strings: others are an error, as cel-go', () => {
+    assert.throws(() => run('{dyn(null): 1}.size()'), /unsupported key type/);
+    assert.throws(() => run('{dyn(1.5): 1}.size()'), /unsupported key type/);
+    assert.equal(run("{1: 'a', 2: 'b'}.size()"), 2n);
+  });
+});
