@@ -183,6 +183,9 @@ const WRAPPERS: Record<string, (orig: Handle) => Handle> = {
       const found = lookup(ev as Engine, l, r);
       if (found) return found.v;
     }
+    // A map of string keys has no key of another type (`{'1': x}[1]` is no such key, as in cel-go).
+    if (isMap(l) && !(l instanceof Map) && typeof r !== 'string')
+      throw (ev as Engine).createError('no_such_key', `no such key: ${String(r)}`, n);
     return orig(l, r, n, ev);
   },
   '-_': (orig) => (v, n, ev) => {

@@ -104,6 +104,12 @@ describe('map literals', () => {
     assert.equal(run("{6: 'six', 7: 'seven'}.exists_one(k, k % 5 == 2)"), true);
   });
 
+  it('a map of string keys has no int key, even one that reads the same', () => {
+    assert.throws(() => run("{'1': 'a'}[dyn(1)]"), /no such key/);
+    assert.throws(() => run('o.m[dyn(1)]', { m: { '1': 'a' } }), /no such key/);
+    assert.equal(run("o.m['1']", { m: { '1': 'a' } }), 'a');
+  });
+
   it('keeps keys named like object properties', () => {
     assert.equal(run("{'__proto__': 1, 'constructor': 2}.size()"), 2n);
     assert.equal(run("{'constructor': 2}['constructor']"), 2n);
