@@ -32,6 +32,7 @@ export type Authorize = (attributes: AuthorizationAttributes) => AuthorizationDe
 export const noOpinion: Authorize = () => ({ decision: 'NoOpinion', reason: 'no authorizer configured' });
 
 // The authorizer library's types (k8s.io/apiserver/pkg/cel/library/authz.go).
+/** `authorizer`: checks as a user, with the request's own resource (`requestResource`). */
 export class AuthorizerValue {
   constructor(
     readonly authorize: Authorize,
@@ -51,6 +52,7 @@ class GroupCheckValue {
     readonly group: string,
   ) {}
 }
+/** A resource check being built (`authorizer.group(g).resource(r)…`). */
 export class ResourceCheckValue {
   constructor(
     readonly authorizer: AuthorizerValue,
@@ -83,6 +85,7 @@ function decide(authorizer: AuthorizerValue, attributes: Omit<AuthorizationAttri
   }
 }
 
+/** The authorizer's type name, the type of the `authorizer` variable. */
 export const AUTHORIZER = 'kubernetes.authorization.Authorizer';
 const PATH_CHECK = 'kubernetes.authorization.PathCheck';
 const GROUP_CHECK = 'kubernetes.authorization.GroupCheck';

@@ -55,6 +55,7 @@ const QUANTITY = 'kubernetes.Quantity';
 const URL = 'kubernetes.URL';
 /** The largest int64. */
 const INT64_MAX = 2n ** 63n - 1n;
+/** The timestamp type's name. */
 export const TIMESTAMP = 'google.protobuf.Timestamp';
 /** The type of the namespace receiver `strings` (`strings.quote`). */
 const STRINGS_NS = 'kubernetes.lib.strings';

@@ -45,6 +45,7 @@ function position(expression: string, offset: number): { line: number; column: n
   return { line: lines.length, column: lines.at(-1)!.length + 1 };
 }
 
+/** A compile error as cel-go words it: `ERROR: <input>:line:column: message`, the line, a caret. */
 export function compileError(expression: string, err: unknown, renamed = true): CompileError {
   const e = err as { summary?: string; message?: string; range?: { start: number } };
   const { line, column } = position(expression, e.range?.start ?? 0);

@@ -40,8 +40,9 @@ export function charge(units: number): void {
 
 /** cel-go's common.StringTraversalCostFactor: a tenth of a unit per character. */
 const TRAVERSAL = 0.1;
-/** cel-go's common.ListCreateBaseCost and MapCreateBaseCost: what creating a list or a map costs. */
+/** cel-go's common.ListCreateBaseCost: what creating a list costs. */
 export const LIST_CREATE_COST = 10;
+/** cel-go's common.MapCreateBaseCost: what creating a map costs. */
 export const MAP_CREATE_COST = 30;
 
 /** A value's size as cel-go's traits.Sizer (plain objects are maps here: their entries). */
