@@ -17,7 +17,7 @@ import {
 import { registerFormat, registerIpAndCidr, registerListsV3, registerSemver, registerSets } from './libraries-later.ts';
 import { registerOptionals } from './optionals.ts';
 import { installMeter, MeteredEnvironment, registerMeterProbe } from './meter.ts';
-import { useUintClass } from './semantics.ts';
+import { useEngineClasses, useUintClass } from './semantics.ts';
 
 /** The largest int64. */
 const INT64_MAX = 9223372036854775807n;
@@ -142,6 +142,8 @@ function buildEnvironment(): Environment {
     register(env);
   registerMeterProbe(env);
   useUintClass((env.evaluate('0u') as object).constructor);
+  const classOf = (expression: string) => (env.evaluate(expression) as object).constructor;
+  useEngineClasses({ duration: classOf("duration('1s')"), type: classOf('type(1)') });
   registerTwoVariableComprehensions(env);
   registerOptionals(env);
   installMeter(env);

@@ -11,7 +11,7 @@ import * as k8sStrings from './k8s/strings.ts';
 import { parseQuantity, Quantity, quantityOf } from './quantity.ts';
 import { regexFind, regexFindAll, regexMatches } from './regex.ts';
 import { RE2_MATCHES, RENAMED } from './messages.ts';
-import { isUint } from './semantics.ts';
+import { isEngineValue, isUint } from './semantics.ts';
 import { isUrl, parseUrl, UrlValue } from './url.ts';
 
 /** CEL equality of two values: what `indexOf` and `lastIndexOf` compare with. */
@@ -97,9 +97,8 @@ function bytesToString(v: Uint8Array): string {
 
 /** The type cel-go names a value by in messages, for values the formatter does not format. */
 function celTypeName(v: unknown): string {
-  const name = (v as object)?.constructor?.name;
-  if (name === 'Duration') return 'google.protobuf.Duration';
-  return name === 'Date' ? 'google.protobuf.Timestamp' : String(name);
+  if (isEngineValue(v, 'duration')) return 'google.protobuf.Duration';
+  return v instanceof Date ? 'google.protobuf.Timestamp' : String((v as object)?.constructor?.name);
 }
 
 /** A CEL value as string.format sees it. */
@@ -115,8 +114,8 @@ function formatArg(v: unknown): FormatArg {
   if (v instanceof Date) return { type: 'timestamp', text: rfc3339(v) };
   const ctor = (v as object).constructor;
   if (isUint(v)) return { type: 'uint', value: BigInt((v as { valueOf(): bigint }).valueOf()) };
-  if (ctor?.name === 'Duration') return { type: 'duration', text: String(v) };
-  if (ctor?.name === 'Type') return { type: 'type', name: (v as { name: string }).name };
+  if (isEngineValue(v, 'duration')) return { type: 'duration', text: String(v) };
+  if (isEngineValue(v, 'type')) return { type: 'type', name: (v as { name: string }).name };
   if (ctor === Object || ctor === undefined) {
     return { type: 'map', entries: Object.entries(v as object).map(([a, b]) => [formatArg(a), formatArg(b)] as const) };
   }

@@ -51,6 +51,19 @@ export function useUintClass(ctor: unknown): void {
   uintClass = ctor;
 }
 
+/** The engine's classes of durations and types: their names do not survive minifying. */
+const engineClasses: { duration?: unknown; type?: unknown } = {};
+
+/** Tells the semantics which classes the engine gives durations and type values. */
+export function useEngineClasses(classes: { duration: unknown; type: unknown }): void {
+  Object.assign(engineClasses, classes);
+}
+
+/** True when `v` is a value of the engine's class of `kind`. */
+export function isEngineValue(v: unknown, kind: 'duration' | 'type'): boolean {
+  return v !== null && typeof v === 'object' && v.constructor === engineClasses[kind];
+}
+
 /** True when `v` is a uint value of the engine. */
 export function isUint(v: unknown): boolean {
   return v !== null && typeof v === 'object' && v.constructor === uintClass;
