@@ -17,7 +17,7 @@ import {
 import { registerFormat, registerIpAndCidr, registerListsV3, registerSemver, registerSets } from './libraries-later.ts';
 import { registerOptionals } from './optionals.ts';
 import { installMeter, MeteredEnvironment, registerMeterProbe } from './meter.ts';
-import { useEngineClasses, useUintClass } from './semantics.ts';
+import { useEngineClasses, useUintClass } from './equality.ts';
 
 /** The largest int64. */
 const INT64_MAX = 9223372036854775807n;

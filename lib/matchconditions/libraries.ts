@@ -11,7 +11,7 @@ import * as k8sStrings from './k8s/strings.ts';
 import { parseQuantity, Quantity, quantityOf } from './quantity.ts';
 import { regexFind, regexFindAll, regexMatches } from './regex.ts';
 import { RE2_MATCHES, RENAMED } from './messages.ts';
-import { isEngineValue, isUint } from './semantics.ts';
+import { isEngineValue, isUint } from './equality.ts';
 import { isUrl, parseUrl, UrlValue } from './url.ts';
 
 /** CEL equality of two values: what `indexOf` and `lastIndexOf` compare with. */
