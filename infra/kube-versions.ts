@@ -42,6 +42,22 @@ export function parseKubeVersion(text: string): KubeVersion {
   return { major: Number(match[1]), minor: Number(match[2]) };
 }
 
+/** `--kube-version` as the "X.Y" a registration's kubernetesVersion takes (v1.30.2 is 1.30). */
+export function kubeVersionText(text: string): string {
+  const { major, minor } = parseKubeVersion(text);
+  return `${major}.${minor}`;
+}
+
+/**
+ * The webhooks with their registrations' kubernetesVersion set to `version` (`--kube-version`), so
+ * their matchConditions are compiled and evaluated in that version's CEL environment.
+ */
+export function withKubeVersion<W extends { registration: object }>(webhooks: W[], version: string | undefined): W[] {
+  if (!version) return webhooks;
+  const kubernetesVersion = kubeVersionText(version);
+  return webhooks.map((w) => ({ ...w, registration: { ...w.registration, kubernetesVersion } }));
+}
+
 /** Parses `Gate=true,Other=false` (kube-apiserver's --feature-gates syntax). */
 export function parseFeatureGates(text: string): Record<string, boolean> {
   const gates: Record<string, boolean> = {};

@@ -8,6 +8,7 @@ import {
 import { awsError } from './aws-errors.ts';
 import { KlwError } from './errors.ts';
 import { lambdaName } from './deploy/index.ts';
+import { clusterFilterPattern, isClusterLine } from './fleet/logs.ts';
 
 /** The CloudWatch log group of a deployed function: `/aws/lambda/<service>-<stage>-<name>`. */
 export function logGroupName(service: string, stage: string, name: string): string {
@@ -85,6 +86,7 @@ export function formatLogEvent(event: FilteredLogEvent, fallbackFunction: string
     const parts = [time, fn, text(line.operation) ?? '?', text(line.kind) ?? '?', object, decision, duration(line)];
     if (typeof line.warnings === 'number' && line.warnings > 0) parts.push(`warnings=${line.warnings}`);
     if (line.dryRun === true) parts.push('dry-run');
+    if (typeof line.cluster === 'string') parts.push(`cluster=${line.cluster}`);
     return parts.join(' ');
   }
   if (line.level !== 'warn' && line.level !== 'error') return undefined;
@@ -101,6 +103,8 @@ export interface LogsOptions {
   service: string;
   stage: string;
   function: string;
+  /** Only the lines of this fleet cluster's calls. */
+  cluster?: string;
   /** Epoch ms of the first event. */
   startTime: number;
   /** Keep polling for new events until `signal` aborts. */
@@ -108,6 +112,13 @@ export interface LogsOptions {
   /** Milliseconds between polls with `follow`; default 2000. */
   pollMs?: number;
   signal?: AbortSignal;
+}
+
+/** True unless `cluster` is given and the event is not one of its lines (the server's filter is not trusted alone). */
+function ofCluster(event: FilteredLogEvent, cluster: string | undefined): boolean {
+  if (cluster === undefined) return true;
+  const line = jsonOf(event.message ?? '');
+  return line !== undefined && isClusterLine(line, cluster);
 }
 
 /** The region a client calls, as its configuration resolves it ("unknown" when it cannot). */
@@ -145,7 +156,7 @@ export async function printLogs(
           new FilterLogEventsCommand({
             logGroupName: group,
             startTime,
-            filterPattern: LOGS_FILTER_PATTERN,
+            filterPattern: options.cluster ? clusterFilterPattern(options.cluster) : LOGS_FILTER_PATTERN,
             ...(nextToken ? { nextToken } : {}),
           }),
           options.signal ? { abortSignal: options.signal } : {},
@@ -163,7 +174,7 @@ export async function printLogs(
         const id = event.eventId ?? `${event.timestamp}:${event.message}`;
         if (seenAtStart.has(id) || seen.has(id)) continue;
         seen.add(id);
-        const line = formatLogEvent(event, options.function);
+        const line = ofCluster(event, options.cluster) ? formatLogEvent(event, options.function) : undefined;
         if (line) {
           print(line);
           printed++;

@@ -1,6 +1,16 @@
 import { readFileSync } from 'node:fs';
 import type { HttpReply } from './gateway/sources.ts';
+import { cachedParameter, PARAMETER_READ_MAX_MS, parameterReadMs } from './parameters.ts';
 import type { Registration } from './registration.ts';
+
+// The SSM parameter cache lives in parameters.ts; what the handler and the fleet use of it is re-exported here.
+export {
+  cachedParameter,
+  PARAMETER_FAILURE_RETRY_MS,
+  PARAMETER_READ_MAX_MS,
+  ParameterTimeout,
+  parameterReadMs,
+} from './parameters.ts';
 
 /** Environment variable holding the bearer token admission webhooks require. */
 export const TOKEN_ENV = 'KLW_BEARER_TOKEN';
@@ -82,114 +92,6 @@ export const PATH_SECRET_MAX_AGE_MS = 5 * 60_000;
  * secrets costs at most one SSM call per execution environment per interval.
  */
 export const PATH_SECRET_REFRESH_ON_MISS_MS = 30_000;
-
-/**
- * How long a failed SSM read (a missing parameter, no permission, throttling) stands before a
- * request reads again. Without it every request of every execution environment would call SSM
- * for the same error, adding its latency to each refusal and spending the account's
- * GetParameter throughput, shared with every other application, while a repaired parameter
- * still takes effect within half a minute.
- */
-export const PARAMETER_FAILURE_RETRY_MS = 30_000;
-
-/**
- * Most time one SSM read may take, whatever time the request has: GetParameter answers in tens
- * of milliseconds; 3 s leaves room for a cold start's SDK load and a retry, and keeps a read
- * from an endpoint that never answers well inside the default 10 s webhook timeout.
- */
-export const PARAMETER_READ_MAX_MS = 3_000;
-
-/**
- * The time a request's SSM reads may take: half its time budget (the rest is the function's), at
- * most PARAMETER_READ_MAX_MS; PARAMETER_READ_MAX_MS when the budget is not known.
- */
-export function parameterReadMs(budgetMs?: number): number {
-  if (budgetMs === undefined || !Number.isFinite(budgetMs) || budgetMs <= 0) return PARAMETER_READ_MAX_MS;
-  return Math.max(1, Math.min(PARAMETER_READ_MAX_MS, Math.floor(budgetMs / 2)));
-}
-
-/** An SSM read that did not finish in the time it had; it was aborted. */
-export class ParameterTimeout extends Error {
-  override name = 'ParameterTimeout';
-  constructor(
-    readonly parameter: string,
-    readonly timeoutMs: number,
-  ) {
-    super(`SSM parameter ${parameter} not read within ${timeoutMs} ms`);
-  }
-}
-
-/** A fetched parameter: its value (or failure), when it was fetched, and until when a failure stands. */
-interface CachedParameter {
-  value: Promise<string>;
-  at: number;
-  /** Set after a failed fetch: no fetch before this time. */
-  retryAt?: number;
-  /** The fetch failed and there was no earlier value: `value` rejects. */
-  failed?: boolean;
-}
-
-const parameters = new Map<string, CachedParameter>();
-
-/** Reads a parameter from SSM; `signal` aborts the call. */
-async function readParameter(name: string, signal: AbortSignal): Promise<string> {
-  // The Lambda Node.js runtime ships AWS SDK v3; it is loaded only when a parameter is named.
-  const { SSMClient, GetParameterCommand } = await import('@aws-sdk/client-ssm');
-  signal.throwIfAborted();
-  const command = new GetParameterCommand({ Name: name, WithDecryption: true });
-  const out = await new SSMClient({}).send(command, { abortSignal: signal });
-  return out.Parameter?.Value?.trim() ?? '';
-}
-
-/**
- * Reads a parameter within `timeoutMs`: past it the SDK call is aborted and the read rejects
- * with ParameterTimeout at once, whatever the SDK is waiting for (a connection, an answer, a
- * retry's delay, credentials).
- */
-async function fetchParameter(name: string, timeoutMs: number): Promise<string> {
-  const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(new ParameterTimeout(name, timeoutMs)), timeoutMs);
-  try {
-    return await new Promise<string>((resolve, reject) => {
-      abort.signal.addEventListener('abort', () => reject(abort.signal.reason), { once: true });
-      readParameter(name, abort.signal).then(resolve, reject);
-    });
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/**
- * The trimmed value of an SSM parameter, fetched once per execution environment and again
- * once it is older than `maxAgeMs`; a fetch that takes more than `timeoutMs` is aborted and
- * fails with ParameterTimeout. A failed fetch stands for PARAMETER_FAILURE_RETRY_MS: until
- * then calls answer with the value it was to replace, or fail as it did, without calling SSM.
- */
-export async function cachedParameter(
-  name: string,
-  maxAgeMs = Infinity,
-  timeoutMs = PARAMETER_READ_MAX_MS,
-): Promise<string> {
-  const entry = parameters.get(name);
-  const now = Date.now();
-  if (entry) {
-    const holding = entry.retryAt !== undefined && now < entry.retryAt;
-    if (entry.failed ? holding : holding || now - entry.at <= maxAgeMs) return entry.value;
-  }
-  const fresh: CachedParameter = { value: fetchParameter(name, timeoutMs), at: now };
-  parameters.set(name, fresh);
-  try {
-    return await fresh.value;
-  } catch (err) {
-    const kept = entry && !entry.failed ? entry : undefined;
-    if (parameters.get(name) === fresh) {
-      const retryAt = now + PARAMETER_FAILURE_RETRY_MS;
-      parameters.set(name, kept ? { ...kept, retryAt } : { value: fresh.value, at: now, retryAt, failed: true });
-    }
-    if (kept) return kept.value;
-    throw err;
-  }
-}
 
 /**
  * The expected token from the environment, the token file or, failing both, the SSM
@@ -330,6 +232,35 @@ function misconfigured(msg: string): AuthRefusal {
   };
 }
 
+/** A caller refused: 401 with a Bearer challenge for a token, 404 like an unknown route for a path secret. */
+function rejected(status: 401 | 404, reason: string, path: string, functionName: string): AuthRefusal {
+  const reply: HttpReply =
+    status === 404
+      ? NOT_FOUND_REPLY
+      : {
+          statusCode: 401,
+          headers: { ...JSON_HEADERS, 'www-authenticate': 'Bearer' },
+          body: JSON.stringify({ error: reason }),
+        };
+  return { level: 'warn', msg: 'rejected', fields: { status, reason, path: redactPath(path, functionName) }, reply };
+}
+
+/**
+ * No secret (and no token) is configured: a misconfiguration when the mode asks for one, or
+ * inside Lambda (never open by accident); outside Lambda (unit tests) the request goes on.
+ */
+function unconfigured(mode: AuthMode, admission: boolean, env: NodeJS.ProcessEnv): AuthRefusal | undefined {
+  if (mode === 'path-secret')
+    return misconfigured(
+      `path-secret auth is on but no secret is configured (${PATH_SECRET_ENV} or ${PATH_SECRET_SSM_ENV})`,
+    );
+  if (!env.AWS_LAMBDA_FUNCTION_NAME) return undefined;
+  const bearer = admission ? ` or a bearer token (${TOKEN_ENV}, ${TOKEN_FILE_ENV}, ${TOKEN_SSM_ENV})` : '';
+  return misconfigured(
+    `no caller authentication is configured: set a path secret (${PATH_SECRET_ENV} or ${PATH_SECRET_SSM_ENV})${bearer}, or auth: 'none' in the registration`,
+  );
+}
+
 /** The request fields authentication reads. */
 export interface AuthRequest {
   path: string;
@@ -367,20 +298,7 @@ export async function authenticate(
       const token = local || !env[TOKEN_SSM_ENV] ? local : await resolveToken(env, readLeft());
       if (token) {
         if (await checkBearer(req.headers.authorization, token)) return undefined;
-        return {
-          level: 'warn',
-          msg: 'rejected',
-          fields: {
-            status: 401,
-            reason: 'missing or wrong bearer token',
-            path: redactPath(req.path, registration.name),
-          },
-          reply: {
-            statusCode: 401,
-            headers: { ...JSON_HEADERS, 'www-authenticate': 'Bearer' },
-            body: '{"error":"missing or wrong bearer token"}',
-          },
-        };
+        return rejected(401, 'missing or wrong bearer token', req.path, registration.name);
       }
       if (mode === 'bearer')
         return misconfigured(
@@ -395,19 +313,7 @@ export async function authenticate(
         : env[PATH_SECRET_SSM_ENV]
           ? await resolvePathSecrets(env, PATH_SECRET_MAX_AGE_MS, readLeft())
           : undefined;
-    if (!secrets) {
-      if (mode === 'path-secret')
-        return misconfigured(
-          `path-secret auth is on but no secret is configured (${PATH_SECRET_ENV} or ${PATH_SECRET_SSM_ENV})`,
-        );
-      if (env.AWS_LAMBDA_FUNCTION_NAME) {
-        const bearer = admission ? ` or a bearer token (${TOKEN_ENV}, ${TOKEN_FILE_ENV}, ${TOKEN_SSM_ENV})` : '';
-        return misconfigured(
-          `no caller authentication is configured: set a path secret (${PATH_SECRET_ENV} or ${PATH_SECRET_SSM_ENV})${bearer}, or auth: 'none' in the registration`,
-        );
-      }
-      return undefined;
-    }
+    if (!secrets) return unconfigured(mode, admission, env);
     const given = pathSecretOf(req.path, req.pathParameters);
     if (await checkPathSecret(given, secrets)) return undefined;
     // A secret from SSM may have been rotated since it was fetched: look again (rate-limited), if time is left.
@@ -415,12 +321,7 @@ export async function authenticate(
       const fresh = await resolvePathSecrets(env, PATH_SECRET_REFRESH_ON_MISS_MS, readLeft());
       if (await checkPathSecret(given, fresh!)) return undefined;
     }
-    return {
-      level: 'warn',
-      msg: 'rejected',
-      fields: { status: 404, reason: 'missing or wrong path secret', path: redactPath(req.path, registration.name) },
-      reply: NOT_FOUND_REPLY,
-    };
+    return rejected(404, 'missing or wrong path secret', req.path, registration.name);
   } catch (err) {
     if (err instanceof AuthConfigError) return misconfigured(err.message);
     // A failed read, ParameterTimeout included: 500, counted as AuthMisconfigured.

@@ -2,7 +2,14 @@ import { authenticate, cachedParameter, parameterReadMs } from './auth.ts';
 import { authenticateFleet, clusterDimension, fleetFromEnv, type FleetRuntime, type ParameterReader } from './fleet.ts';
 import { budgetMs, DeadlineExceeded, defaultClock } from './deadline.ts';
 import { errorReply, jsonReply, MAX_BODY_BYTES, parseGoDuration, readJsonBody } from './gateway/http.ts';
-import { detectSource, httpSource, type GatewayResult, type SourceProcessor } from './gateway/sources.ts';
+import {
+  detectSource,
+  type GatewayRequest,
+  type GatewayResult,
+  type GatewaySource,
+  httpApiSource,
+  SOURCES,
+} from './gateway/sources.ts';
 import { stringifyJson } from './json.ts';
 import { createLogger, writesRawJson, type Logger } from './log.ts';
 import { metricsFor, requestMetricsFor, type FailureKind } from './metrics.ts';
@@ -158,6 +165,15 @@ export function userContext(ctx: RunContext, warn: (message: string) => void): W
   };
 }
 
+/** The message for an event no source reads, naming the sources that are read. */
+const UNKNOWN_EVENT = `event comes from no known source; expected one of: ${SOURCES.map((s) => s.describe).join('; ')}`;
+
+/** The 400 for an event no source reads, in the HTTP API's shape (the caller is unknown). */
+function unknownEvent(log: Logger): GatewayResult {
+  log.warn('rejected', { status: 400, reason: 'unknown event source' });
+  return httpApiSource.write(errorReply({ status: 400, message: UNKNOWN_EVENT }));
+}
+
 /**
  * Builds the Lambda handler for an engine: reads the event, checks method, content type,
  * size and token, parses the review, lets the engine answer, and writes the result in the
@@ -178,24 +194,17 @@ export function createHandler<R>(
 
   return async function handler(event, context) {
     const startedAt = now();
-    let source: SourceProcessor = httpSource;
+    let source: GatewaySource = httpApiSource;
+    let req: GatewayRequest | undefined;
     try {
       const detected = detectSource(event);
-      if (!detected) {
-        log.warn('rejected', { status: 400, reason: 'unknown event source' });
-        return source.write(
-          errorReply({
-            status: 400,
-            message: 'event is not an API Gateway (REST or HTTP API) or Lambda function URL event',
-          }),
-        );
-      }
+      if (!detected) return unknownEvent(log);
       source = detected;
-      const req = source.read(event);
+      req = source.read(event);
       const requestId = context?.awsRequestId ?? req.requestId ?? 'local';
       const reject = (status: number, message: string, headers?: Record<string, string>) => {
         log.warn('rejected', { requestId, status, reason: message, durationMs: elapsed(startedAt) });
-        return source.write(errorReply({ status, message, ...(headers ? { headers } : {}) }));
+        return source.write(errorReply({ status, message, ...(headers ? { headers } : {}) }), req);
       };
 
       const budget = budgetMs({
@@ -210,13 +219,14 @@ export function createHandler<R>(
       const refusal = fleetAuth ? fleetAuth.refusal : await authenticate(registration, req, options.env, budget);
       if (refusal) {
         // Counted in EMF on the same line, so a misconfiguration or a flood of wrong secrets can be alarmed on.
+        const metricFields = requestMetrics.refusal(refusal.reply.statusCode);
         log[refusal.level](refusal.msg, {
           requestId,
           ...refusal.fields,
           durationMs: elapsed(startedAt),
-          ...requestMetrics.refusal(refusal.reply.statusCode),
+          ...metricFields,
         });
-        return source.write(refusal.reply);
+        return source.write(refusal.reply, req);
       }
 
       const body = readJsonBody(req, maxBodyBytes);
@@ -224,42 +234,19 @@ export function createHandler<R>(
       const parsed = engine.parse(body.value);
       if (!parsed.ok) return reject(400, parsed.message);
 
-      const ctx: RunContext = {
-        requestId,
-        startedAt,
-        now,
-        log,
-        env,
-        budgetMs: budget,
-      };
+      const ctx: RunContext = { requestId, startedAt, now, log, env, budgetMs: budget };
       // Parsed already by authenticateFleet when it let the request through; `auth: 'none'` skips it.
       const fleet = fleetAuth ? attempt(() => fleetFromEnv(env)) : undefined;
       if (fleet) {
         ctx.fleet = fleet;
         if (fleetAuth?.cluster) ctx.cluster = fleetAuth.cluster;
       }
-      let answer = await engine.run(parsed.review, ctx);
-      let text: string;
-      try {
-        text = stringifyJson(answer.body);
-      } catch (err) {
-        answer = engine.unserializable(parsed.review, answer.body, err, ctx);
-        text = JSON.stringify(answer.body);
-      }
-      let result = source.write({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: text });
-      // Lambda's limit applies to the whole result as the runtime sends it, body escaped inside.
-      const bytes = resultBytes(result, maxBodyBytes);
-      if (bytes > maxBodyBytes) {
-        answer = engine.oversized(parsed.review, bytes, ctx);
-        result = source.write({
-          statusCode: 200,
-          headers: { 'content-type': 'application/json' },
-          body: stringifyJson(answer.body),
-        });
-      }
+      const write = (text: string) =>
+        source.write({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: text }, req);
+      const { answer, result } = await answerReview(engine, parsed.review, ctx, write, maxBodyBytes);
       const durationMs = elapsed(startedAt);
       // The review's EMF metrics ride in the same line (no extra call, line or serialisation).
-      const line: Record<string, unknown> = { requestId, source: source.source, ...answer.fields, durationMs };
+      const line: Record<string, unknown> = { requestId, source: source.name, ...answer.fields, durationMs };
       if (fleetAuth) line.cluster = clusterDimension(ctx.cluster, ctx.fleet);
       metrics(line, answer.fields, durationMs, ctx.failure);
       log.info('review', line);
@@ -268,9 +255,38 @@ export function createHandler<R>(
       // Only a fault in the adapter itself lands here; user functions are caught by the engines.
       const errorId = newErrorId();
       log.error('adapter fault', { errorId, ...describeThrown(err), ...requestMetrics.fault() });
-      return source.write(jsonReply(500, { error: `internal error (error id ${errorId})` }));
+      return source.write(jsonReply(500, { error: `internal error (error id ${errorId})` }), req);
     }
   };
+}
+
+/**
+ * Runs the engine and writes its answer with `write`; an answer that cannot be written as
+ * JSON, or whose result is larger than Lambda returns, is replaced by the engine's own.
+ */
+async function answerReview<R>(
+  engine: ReviewEngine<R>,
+  review: R,
+  ctx: RunContext,
+  write: (text: string) => GatewayResult,
+  maxBodyBytes: number,
+): Promise<{ answer: EngineAnswer; result: GatewayResult }> {
+  let answer = await engine.run(review, ctx);
+  let text: string;
+  try {
+    text = stringifyJson(answer.body);
+  } catch (err) {
+    answer = engine.unserializable(review, answer.body, err, ctx);
+    text = JSON.stringify(answer.body);
+  }
+  let result = write(text);
+  // Lambda's limit applies to the whole result as the runtime sends it, body escaped inside.
+  const bytes = resultBytes(result, maxBodyBytes);
+  if (bytes > maxBodyBytes) {
+    answer = engine.oversized(review, bytes, ctx);
+    result = write(stringifyJson(answer.body));
+  }
+  return { answer, result };
 }
 
 /**

@@ -31,9 +31,9 @@ export function fixture<T = Record<string, any>>(name: string): T {
   return JSON.parse(text) as T;
 }
 
-/** An envelope fixture (`rest`, `http`, `url`) carrying `body`. */
+/** An envelope fixture (`rest`, `http`, `url`, `alb`) carrying `body`. */
 export function eventWith(
-  source: 'rest' | 'http' | 'url',
+  source: 'rest' | 'http' | 'url' | 'alb',
   body: unknown,
   changes: (event: Record<string, any>) => void = () => {},
 ): Record<string, any> {

@@ -16,7 +16,10 @@ import {
 } from '../audit/index.ts';
 import { KlwError } from '../errors.ts';
 import { loadFunctions } from '../functions.ts';
+import { withKubeVersion } from '../kube-versions.ts';
 import { writeOutput } from '../output.ts';
+import { fleetAuditAction } from '../fleet/audit.ts';
+import { FLEET_FILE } from '../fleet/file.ts';
 import type { CommandContext } from './context.ts';
 import { kubeconfigOption, type KubeconfigOptions } from './options.ts';
 
@@ -25,13 +28,15 @@ export const AUDIT_INCOMPLETE = 2;
 
 /** The options of `klw audit`. */
 interface AuditOptions extends KubeconfigOptions, LimitOptions {
-  context?: string;
+  context: string[];
+  allClusters?: boolean;
   output: 'table' | 'json' | 'yaml';
   pageSize: number;
   as?: string;
   asGroup?: string[];
   allowPartial?: boolean;
   progress: boolean;
+  kubeVersion?: string;
 }
 
 /** Adds `klw audit`. */
@@ -45,7 +50,13 @@ export function register(cli: Command, context: CommandContext): void {
     .addOption(
       kubeconfigOption('kubeconfig (default: KUBECONFIG, ~/.kube/config, else the in-cluster service account)'),
     )
-    .option('--context <name>', 'kubeconfig context (default: the current context)')
+    .option(
+      '--context <name>',
+      'kubeconfig context (default: the current context); repeat it to audit several clusters in one report',
+      (v: string, all: string[]) => [...all, v],
+      [] as string[],
+    )
+    .option('--all-clusters', `audit every cluster of ${FLEET_FILE}, each through its context`)
     .addOption(new Option('-o, --output <format>', 'report format').choices(['table', 'json', 'yaml']).default('table'))
     .option('--page-size <n>', 'objects per list request', (v: string) => Number(v), DEFAULT_PAGE_SIZE)
     .option('--as <user>', 'user name the reviews carry (default: who the cluster says you are)')
@@ -56,11 +67,14 @@ export function register(cli: Command, context: CommandContext): void {
     .option('--max-pages <n>', 'most pages one resource may have (default 10000)')
     .option('--exec-timeout <duration>', 'most time an exec credential plugin may run, then killed (default 60s)')
     .option('--no-progress', 'no progress bar (there is none unless stderr is a terminal)')
+    .option('--kube-version <X.Y>', 'evaluate matchConditions as this Kubernetes version does (default: the newest)')
     // Exit 1 means "would deny" only: a usage error is an audit that did not run.
     .exitOverride((err) => {
       throw err.exitCode === 0 ? err : new CommanderError(AUDIT_INCOMPLETE, err.code, err.message);
     })
     .action(async (names: string[], options: AuditOptions) => {
+      if (options.context.length > 1 || options.allClusters)
+        return fleetAuditAction(context.root(), names, options, { say: context.say, writeOutput });
       let report: AuditReport;
       try {
         report = await auditCluster(context, names, options);
@@ -84,13 +98,16 @@ async function auditCluster(
   if (!Number.isInteger(options.pageSize) || options.pageSize < 1)
     throw new KlwError('--page-size must be a whole number of at least 1');
   const limits = kubeLimitsFrom(options);
-  const webhooks = (await loadFunctions(root(), names))
-    .map((f) => f.webhook)
-    .filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion');
+  const webhooks = withKubeVersion(
+    (await loadFunctions(root(), names))
+      .map((f) => f.webhook)
+      .filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion'),
+    options.kubeVersion,
+  );
   if (!webhooks.length) throw new KlwError('no admission functions to audit');
   const connection = await loadConnection({
     ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),
-    ...(options.context ? { context: options.context } : {}),
+    ...(options.context.length ? { context: options.context[0]! } : {}),
     execTimeoutMs: limits.execMs,
   });
   const client = new KubeClient(connection, limits);

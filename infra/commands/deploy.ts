@@ -5,7 +5,11 @@ import { awsClients, checkServerless, deployedEndpoints, readServerless, updateC
 import { KlwError } from '../errors.ts';
 import { loadFunctions } from '../functions.ts';
 import { renderDocuments } from '../output.ts';
-import { ensureTargetPathSecret, regionFor, writePrivateOutput } from '../secrets/index.ts';
+import { regionFor } from '../region.ts';
+import { ensureTargetPathSecret, writePrivateOutput } from '../secrets/index.ts';
+import { clusterSecretsLines, ensureClusterPathSecrets, fleetDeployManifests } from '../fleet/deploy.ts';
+import { FLEET_FILE, loadFleet } from '../fleet/file.ts';
+import type { Endpoints } from '../manifests.ts';
 import type { CommandContext } from './context.ts';
 import { regionOption, stageOption, type RegionOptions, type StageOptions } from './options.ts';
 import { endpointsFrom, manifestsFor, reportFindings } from './shared.ts';
@@ -15,6 +19,7 @@ interface DeployOptions extends StageOptions, RegionOptions {
   functionUrls?: boolean;
   direct?: boolean;
   out: string;
+  outDir: string;
   caBundle?: string;
 }
 
@@ -28,6 +33,11 @@ export function register(cli: Command, { root, say, runServerless: serverless }:
     .option('--function-urls', 'deploy Lambda function URLs and register those instead of the HTTP API')
     .option('--direct', 'only update the code of functions whose zip changed (UpdateFunctionCode), no CloudFormation')
     .option('--out <file>', 'where to write the manifests', 'dist/manifests.yaml')
+    .option(
+      '--out-dir <dir>',
+      `with ${FLEET_FILE}: where each cluster's manifests go (<cluster>.yaml)`,
+      'dist/clusters',
+    )
     .option('--ca-bundle <file>', 'PEM CA bundle for the endpoints (public AWS endpoints need none)')
     .action(async (options: DeployOptions) => {
       const functions = await loadFunctions(root());
@@ -49,7 +59,12 @@ export function register(cli: Command, { root, say, runServerless: serverless }:
         );
         return;
       }
-      const secrets = await ensureTargetPathSecret(target, registrations);
+      // A fleet's functions take only the clusters' secrets: each cluster's parameter, not the service's.
+      const fleet = loadFleet(root(), registrations);
+      const secrets = fleet ? undefined : await ensureTargetPathSecret(target, registrations);
+      if (fleet)
+        for (const line of clusterSecretsLines(await ensureClusterPathSecrets(target, fleet, registrations), target))
+          say(line);
       say(`serverless deploy --stage ${target.stage} --region ${target.region}`);
       const args = [
         'deploy',
@@ -65,6 +80,10 @@ export function register(cli: Command, { root, say, runServerless: serverless }:
       const endpoints = await deployedEndpoints(clients, target, registrations, options.functionUrls === true);
       if (secrets) endpoints.pathSecret = secrets.current;
       if (options.caBundle) endpoints.caBundlePem = endpointsFrom({ caBundle: options.caBundle }).caBundlePem!;
+      if (fleet) {
+        const deps = { build: (e: Endpoints) => manifestsFor(root(), e), report: reportFindings, say, registrations };
+        return fleetDeployManifests(root(), target, endpoints, options.outDir, deps);
+      }
       const set = await manifestsFor(root(), endpoints);
       // The URLs hold the path secret: the file is written readable by its owner only.
       writePrivateOutput(resolve(root(), options.out), renderDocuments(set.documents, 'yaml'));

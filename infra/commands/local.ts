@@ -1,9 +1,10 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import type { EventSource } from '../../lib/gateway/sources.ts';
+import { describeSources, type EventSource, sourceNames } from '../../lib/gateway/sources.ts';
 import type { Operation } from '../../lib/review/schemas.ts';
 import { loadFunctions } from '../functions.ts';
 import { KlwError } from '../errors.ts';
+import { kubeVersionText } from '../kube-versions.ts';
 import { ensureLocalPathSecret, usesPathSecret } from '../secrets/index.ts';
 import {
   alive,
@@ -31,6 +32,7 @@ import {
   nodeOption,
   stateDirOption,
   type EnvVarsOptions,
+  type KubeconfigOptions,
   type StateDirOptions,
 } from './options.ts';
 
@@ -50,6 +52,7 @@ export interface ApiCommandOptions extends StateDirOptions, EnvVarsOptions {
   logFormat?: LogFormat;
   logFile?: string;
   maxBufferedMb?: number;
+  kubeVersion?: string;
 }
 
 /** Options of start-lambda. */
@@ -77,7 +80,9 @@ const bufferedOption = () =>
 /** `--max-buffered-mb` as the servers' option, in bytes. */
 const bufferedBytes = (mb: number | undefined) => (mb ? { maxBufferedBytes: mb * 1024 * 1024 } : {});
 const formatOption = () =>
-  new Option('--event-format <format>', 'event source to emulate').choices(['http', 'rest', 'url']).default('http');
+  new Option('--event-format <format>', `event source to emulate: ${describeSources()}`)
+    .choices(sourceNames())
+    .default('http');
 const logOptions = (command: Command) =>
   command
     .addOption(
@@ -180,11 +185,9 @@ function registerGenerateReview(local: Command, { root }: CommandContext): void 
     )
     .addOption(new Option('--version <version>', 'review API version').choices(['v1', 'v1beta1']).default('v1'))
     .addOption(
-      new Option('--event-format <format>', 'print the review wrapped in a Lambda event of this source').choices([
-        'http',
-        'rest',
-        'url',
-      ]),
+      new Option('--event-format <format>', 'print the review wrapped in a Lambda event of this source').choices(
+        sourceNames(),
+      ),
     )
     // --event names a Lambda event file everywhere (klw local invoke); here it only says what to use.
     .addOption(new Option('--event <value>').hideHelp())
@@ -201,7 +204,8 @@ function registerGenerateReview(local: Command, { root }: CommandContext): void 
         },
       ) => {
         if (options.event !== undefined) {
-          const format = ['http', 'rest', 'url'].includes(options.event) ? options.event : 'http|rest|url';
+          const names: string[] = sourceNames();
+          const format = names.includes(options.event) ? options.event : names.join('|');
           throw new KlwError(
             `generate-review writes events, it reads none: --event-format ${format} prints the review wrapped in ` +
               'an event (--event names an event file, in klw local invoke)',
@@ -253,6 +257,7 @@ export async function serveApi(
     ...(port !== undefined ? { inspectPort: port } : {}),
     ...(onManifests ? { onManifests } : {}),
     ...bufferedBytes(options.maxBufferedMb),
+    ...(options.kubeVersion ? { kubeVersion: kubeVersionText(options.kubeVersion) } : {}),
   });
   say(
     `serving ${api.functions.length} functions at ${api.url} (${options.eventFormat} events; listening on ${options.host}:${api.port})`,
@@ -294,7 +299,8 @@ export function apiOptions(command: Command): Command {
         `run one worker per function under the debugger, listening from the start (first port ${DEFAULT_INSPECT_PORT}, one per function)`,
       )
       .addOption(bufferedOption())
-      .addOption(nodeOption()),
+      .addOption(nodeOption())
+      .option('--kube-version <X.Y>', 'evaluate matchConditions as this Kubernetes version does (default: the newest)'),
   );
 }
 
@@ -359,7 +365,7 @@ function registerUnregister(local: Command, { root, say }: CommandContext): void
     )
     .addOption(stateDirOption('the state dir klw start used'))
     .addOption(kubeconfigOption('kubeconfig (default: the one --apply used)'))
-    .action(async (options: { stateDir: string; kubeconfig?: string }) => {
+    .action(async (options: StateDirOptions & KubeconfigOptions) => {
       const stateDir = resolve(root(), options.stateDir);
       const record = readRecord(stateDir);
       if (!record) {

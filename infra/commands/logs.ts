@@ -1,7 +1,8 @@
 import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import type { Command } from 'commander';
+import { checkLogsCluster } from '../fleet/logs.ts';
 import { parseSince, printLogs } from '../logs.ts';
-import { regionFor } from '../secrets/index.ts';
+import { regionFor } from '../region.ts';
 import type { CommandContext } from './context.ts';
 import { regionOption, stageOption, type RegionOptions, type StageOptions } from './options.ts';
 
@@ -9,10 +10,11 @@ import { regionOption, stageOption, type RegionOptions, type StageOptions } from
 interface LogsCommandOptions extends StageOptions, RegionOptions {
   since: string;
   follow?: boolean;
+  cluster?: string;
 }
 
 /** Adds `klw logs <function> [--stage] [--region] [--since] [--follow]` (serverless.yml names the service and the default region). */
-export function register(cli: Command, { config }: CommandContext): void {
+export function register(cli: Command, { config, root }: CommandContext): void {
   cli
     .command('logs')
     .description(
@@ -23,8 +25,10 @@ export function register(cli: Command, { config }: CommandContext): void {
     .addOption(regionOption())
     .option('--since <when>', 'from how far back: 30s, 10m, 2h, 1d or an ISO 8601 time', '10m')
     .option('--follow', 'keep printing new lines until Ctrl+C')
+    .option('--cluster <name>', "only the lines of this fleet cluster's calls")
     .action(async (name: string, options: LogsCommandOptions) => {
       const startTime = parseSince(options.since);
+      if (options.cluster) await checkLogsCluster(root(), options.cluster);
       const controller = new AbortController();
       const stop = () => controller.abort();
       process.once('SIGINT', stop);
@@ -35,6 +39,7 @@ export function register(cli: Command, { config }: CommandContext): void {
             service: String(config().service),
             stage: options.stage,
             function: name,
+            ...(options.cluster ? { cluster: options.cluster } : {}),
             startTime,
             follow: options.follow === true,
             signal: controller.signal,

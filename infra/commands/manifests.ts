@@ -6,16 +6,12 @@ import { fleetManifests, type FleetManifestOptions } from '../fleet/commands.ts'
 import { FLEET_FILE } from '../fleet/file.ts';
 import { loadFunctions } from '../functions.ts';
 import { enforcedWebhooks, forKubeVersion, kubeTargetFrom } from '../kube-versions.ts';
+import { lintDocuments } from '../lint.ts';
 import { lintRulesForVersion } from '../lint/rules.ts';
 import { DEFAULT_CONFIGURATION_NAME, type Endpoints } from '../manifests.ts';
 import { renderDocuments, writeOutput } from '../output.ts';
-import {
-  PATH_SECRET_PLACEHOLDER,
-  REGION_HELP,
-  regionFor,
-  withPathSecret,
-  type PathSecretOptions,
-} from '../secrets/index.ts';
+import { REGION_HELP, regionFor } from '../region.ts';
+import { PATH_SECRET_PLACEHOLDER, withPathSecret, type PathSecretOptions } from '../secrets/index.ts';
 import type { CommandContext } from './context.ts';
 import {
   featureGatesOption,
@@ -125,7 +121,11 @@ async function writeManifests({ root, say }: CommandContext, options: ManifestsO
       target,
       enforcedWebhooks((await loadFunctions(root())).map((f) => f.registration)),
     );
-    reportFindings([...versioned.findings, ...lintRulesForVersion(set.documents, kubeMinor(target))]);
+    // The conditions as that version's API server compiles a configuration being created.
+    const conditions = lintDocuments(versioned.documents, target.version).filter((f) =>
+      f.rule.startsWith('match-conditions'),
+    );
+    reportFindings([...versioned.findings, ...conditions, ...lintRulesForVersion(set.documents, kubeMinor(target))]);
     set.documents = versioned.documents;
   }
   // With the local or deployed secret the URLs hold it: the files are readable by their owner only.

@@ -2,6 +2,14 @@ import { Command } from 'commander';
 import { scaffold } from '../scaffold.ts';
 import type { CommandContext } from './context.ts';
 
+/** The kinds of function `klw new` scaffolds. */
+type FunctionType = 'validating' | 'mutating' | 'conversion';
+
+/** The options of `klw new`. */
+interface NewOptions {
+  resource?: string;
+}
+
 /** Adds `klw new`. */
 export function register(cli: Command, { root, say }: CommandContext): void {
   cli
@@ -15,7 +23,7 @@ export function register(cli: Command, { root, say }: CommandContext): void {
       '--resource <plural>',
       'the resource an admission function is on: pods, deployments.apps (default: the one its name says, pod-policy -> pods, else configmaps)',
     )
-    .action((type: 'validating' | 'mutating' | 'conversion', name: string, options: { resource?: string }) => {
+    .action((type: FunctionType, name: string, options: NewOptions) => {
       for (const file of scaffold(
         root(),
         type,

@@ -3,7 +3,8 @@
 // takes its help text (the common one by default).
 import { Option } from 'commander';
 import { NODE_OPTION_HELP } from '../node-binary.ts';
-import { DEFAULT_STATE_DIR, REGION_HELP } from '../secrets/index.ts';
+import { REGION_HELP } from '../region.ts';
+import { DEFAULT_STATE_DIR } from '../secrets/index.ts';
 
 /** The stage of the Serverless service. */
 export interface StageOptions {

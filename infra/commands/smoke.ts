@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import { lambdaName, readServerless, smoke } from '../deploy/index.ts';
 import { KlwError } from '../errors.ts';
 import { loadFunctions } from '../functions.ts';
-import { regionFor, smokePathSecret } from '../secrets/index.ts';
+import { regionFor } from '../region.ts';
+import { smokePathSecret } from '../secrets/index.ts';
 import type { CommandContext } from './context.ts';
 import {
   regionOption,

@@ -1,6 +1,7 @@
 // What keeps a flood from hurting the account: HTTP API throttling per route, and the CloudWatch
 // alarms on each function's errors, throttles and duration and on the API's client errors.
 import type { Registration } from '../../lib/registration.ts';
+import { clusterAlarmsFor } from '../fleet/alarms.ts';
 import type { PluginParams } from './serverless-plugin.ts';
 
 type Json = Record<string, any>;
@@ -180,6 +181,7 @@ export function addFloodSafetyAndAlarms(
   functions: DeployedFunction[],
   params: PluginParams,
   namespace: string,
+  clusters: readonly string[] = [],
 ): void {
   const resources: Json = (template.Resources ??= {});
   const stage = resources.HttpApiStage;
@@ -212,5 +214,8 @@ export function addFloodSafetyAndAlarms(
   }
   if (!params.alarms) return;
   for (const fn of functions) Object.assign(resources, alarmsFor(fn, namespace, params));
+  const clusterAlarm = (description: string, props: Json) => alarm(description, props, params.alarmTopicArn);
+  for (const fn of functions)
+    Object.assign(resources, clusterAlarmsFor(fn, clusters, namespace, DURATION_ALARM_SHARE, clusterAlarm));
   if (stage?.Properties?.ApiId && stage.Properties.StageName) Object.assign(resources, apiAlarms(stage, params));
 }

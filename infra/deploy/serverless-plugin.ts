@@ -9,6 +9,7 @@ import { clusterPathSecretParameterName, pathSecretParameterName, usesPathSecret
 import { CLUSTER_PLACEHOLDER, FLEET_ENV, FLEET_PATH_SECRET_SSM_ENV } from '../../lib/fleet.ts';
 import { fleetEnvValue, loadFleet, type Fleet } from '../fleet/file.ts';
 import { type DeployedFunction, addFloodSafetyAndAlarms } from './alarms.ts';
+import { alarmedClusters, parseClusterAlarms, type ClusterAlarmsSetting } from '../fleet/alarms.ts';
 
 type Json = Record<string, any>;
 
@@ -45,6 +46,8 @@ export interface PluginParams {
   apiClientErrorsThreshold?: number;
   /** SNS topic ARN the alarms notify; empty: alarms without actions. */
   alarmTopicArn: string;
+  /** Fleet clusters that get their own alarms per function (`all` or names); none when unset. */
+  clusterAlarms?: ClusterAlarmsSetting;
 }
 
 function asNumber(value: unknown, name: string): number | undefined {
@@ -80,6 +83,8 @@ export function pluginParams(config: Json, stage: string, cliParams: unknown = [
     const n = asNumber(raw[key], key);
     if (n !== undefined) params[key] = n;
   }
+  const clusterAlarms = parseClusterAlarms(raw.clusterAlarms);
+  if (clusterAlarms) params.clusterAlarms = clusterAlarms;
   const threshold = asNumber(raw.apiClientErrorsThreshold, 'apiClientErrorsThreshold');
   if (threshold === 0)
     throw new Error('param apiClientErrorsThreshold 0 would keep the alarm firing; use alarms: false for none');
@@ -240,6 +245,8 @@ export default class KubeLambdaWebhooksPlugin {
   readonly hooks: Record<string, () => Promise<void>>;
   private entries: FunctionEntry[] = [];
   private params: PluginParams | undefined;
+  /** The fleet clusters with alarms of their own. */
+  private alarmedClusters: string[] = [];
 
   constructor(
     private readonly serverless: Serverless,
@@ -273,6 +280,7 @@ export default class KubeLambdaWebhooksPlugin {
         this.serverless.serviceDir,
         this.entries.map((e) => e.registration),
       );
+      this.alarmedClusters = alarmedClusters(fleet, this.params.clusterAlarms, this.entries.length);
     } catch (err) {
       throw this.fail((err as Error).message);
     }
@@ -323,6 +331,7 @@ export default class KubeLambdaWebhooksPlugin {
       deployed,
       this.params!,
       namespace,
+      this.alarmedClusters,
     );
   }
 }

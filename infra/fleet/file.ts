@@ -130,162 +130,197 @@ export function parseFleet(text: string, file: string, functions: KnownFunctions
         problem(at(key), `unknown key ${JSON.stringify(key)}`, `a cluster has only ${CLUSTER_KEYS.join(', ')}`);
     }
     const cluster: FleetCluster = { name: '', enforcement: {}, labels: {} };
-    const name = raw.name;
-    if (name === undefined) {
-      problem(at(), 'has no name', 'give it a name: a DNS-1123 label such as prod-eu');
-    } else if (typeof name !== 'string' || !isDns1123Label(name)) {
-      problem(
-        at('name'),
-        `${JSON.stringify(name)} is not a DNS-1123 label`,
-        'use at most 63 lower-case letters, digits and -, starting and ending with a letter or digit',
-      );
-    } else if (name === UNKNOWN_CLUSTER) {
-      problem(
-        at('name'),
-        `"${UNKNOWN_CLUSTER}" is reserved`,
-        `choose another name: metrics name callers no cluster matched "${UNKNOWN_CLUSTER}"`,
-      );
-    } else if (seen.has(name)) {
-      problem(
-        at('name'),
-        `${JSON.stringify(name)} is also the name of clusters[${seen.get(name)}]`,
-        'give every cluster its own name',
-      );
-    } else {
-      seen.set(name, i);
-      cluster.name = name;
-    }
-    if (raw.kubeVersion !== undefined) {
-      const version = raw.kubeVersion;
-      if (typeof version === 'number') {
-        problem(
-          at('kubeVersion'),
-          `${version} is a number (YAML reads 1.30 as 1.3)`,
-          `quote it: kubeVersion: "${version}"`,
-        );
-      } else {
-        let parsed: KubeVersion | undefined;
-        try {
-          parsed = typeof version === 'string' ? parseKubeVersion(version) : undefined;
-        } catch {
-          parsed = undefined;
-        }
-        if (!parsed)
-          problem(at('kubeVersion'), `${JSON.stringify(version)} is not a Kubernetes version`, 'write it as "1.29"');
-        else if (parsed.major === 1 && parsed.minor < V1_APIS_SINCE) {
-          problem(
-            at('kubeVersion'),
-            `${version}: the webhook APIs klw writes (admissionregistration.k8s.io/v1) ` +
-              `need Kubernetes 1.${V1_APIS_SINCE} or later`,
-            `upgrade the cluster, or leave it out of the fleet`,
-          );
-        } else cluster.kubeVersion = { text: `${parsed.major}.${parsed.minor}`, version: parsed };
-      }
-    }
-    if (raw.featureGates !== undefined) {
-      const gates = raw.featureGates;
-      if (!isObject(gates))
-        problem(
-          at('featureGates'),
-          'is not a mapping',
-          'write it as a mapping of gate to true or false: AdmissionWebhookMatchConditions: true',
-        );
-      else {
-        cluster.featureGates = {};
-        for (const [gate, on] of Object.entries(gates)) {
-          if (!/^[A-Za-z0-9]+$/.test(gate))
-            problem(
-              at('featureGates', gate),
-              `${JSON.stringify(gate)} is not a feature gate name`,
-              'use the name kube-apiserver takes, letters and digits',
-            );
-          else if (typeof on !== 'boolean')
-            problem(at('featureGates', gate), `${JSON.stringify(on)} is not true or false`, `write ${gate}: true`);
-          else cluster.featureGates[gate] = on;
-        }
-      }
-    }
-    if (raw.enforcement !== undefined) {
-      const modes = raw.enforcement;
-      if (!isObject(modes))
-        problem(
-          at('enforcement'),
-          'is not a mapping',
-          'write it as a mapping of function name to Deny, Warn or Audit: pod-policy: Warn',
-        );
-      else {
-        for (const [fn, mode] of Object.entries(modes)) {
-          const known = byName.get(fn);
-          if (!known) {
-            const names = functions.filter((f) => f.type !== 'conversion').map((f) => f.name);
-            problem(
-              at('enforcement', fn),
-              `no function is named ${JSON.stringify(fn)}`,
-              names.length ? `use one of ${names.join(', ')}` : 'add the function under functions/ first',
-            );
-          } else if (known.type === 'conversion') {
-            problem(
-              at('enforcement', fn),
-              `${fn} is a conversion function, which denies nothing`,
-              'remove it: enforcement applies to admission functions',
-            );
-          } else if (!(ENFORCEMENT_MODES as readonly unknown[]).includes(mode)) {
-            problem(
-              at('enforcement', fn),
-              `${JSON.stringify(mode)} is not an enforcement`,
-              `use one of ${ENFORCEMENT_MODES.join(', ')}`,
-            );
-          } else cluster.enforcement[fn] = mode as Enforcement;
-        }
-      }
-    }
-    if (raw.labels !== undefined) {
-      const labels = raw.labels;
-      if (!isObject(labels))
-        problem(at('labels'), 'is not a mapping', 'write it as a mapping of label to value: env: prod');
-      else {
-        for (const [key, value] of Object.entries(labels)) {
-          const keyProblem = qualifiedNameProblem(key);
-          if (keyProblem)
-            problem(
-              at('labels', key),
-              `key ${JSON.stringify(key)}: ${keyProblem}`,
-              'use a Kubernetes label key such as env or example.com/tier',
-            );
-          else if (typeof value !== 'string')
-            problem(
-              at('labels', key),
-              `${JSON.stringify(value)} is not a string`,
-              `quote it: ${key}: "${String(value)}"`,
-            );
-          else {
-            const valueProblem = labelValueProblem(value);
-            if (valueProblem)
-              problem(
-                at('labels', key),
-                `value ${JSON.stringify(value)}: ${valueProblem}`,
-                'use at most 63 letters, digits, -, _ and ., starting and ending with a letter or digit',
-              );
-            else cluster.labels[key] = value;
-          }
-        }
-      }
-    }
-    if (raw.context !== undefined) {
-      const context = raw.context;
-      // eslint-disable-next-line no-control-regex
-      if (typeof context !== 'string' || !context.trim() || /[\u0000-\u001f\u007f]/.test(context)) {
-        problem(
-          at('context'),
-          `${JSON.stringify(context)} is not a kubeconfig context name`,
-          'write the context name as kubectl config get-contexts shows it',
-        );
-      } else cluster.context = context;
-    }
+    readName(raw, cluster, at, problem, seen, i);
+    if (raw.kubeVersion !== undefined) readKubeVersion(raw, cluster, at, problem);
+    if (raw.featureGates !== undefined) readFeatureGates(raw, cluster, at, problem);
+    if (raw.enforcement !== undefined) readEnforcement(raw, cluster, at, problem, functions, byName);
+    if (raw.labels !== undefined) readLabels(raw, cluster, at, problem);
+    if (raw.context !== undefined) readContext(raw, cluster, at, problem);
     clusters.push(cluster);
   });
   if (problems.length) throw new FleetFileError(problems);
   return { file, clusters };
+}
+
+/** The path of a field of the cluster being read. */
+type At = (...rest: Array<string | number>) => Array<string | number>;
+/** Records a problem at a path of the fleet file. */
+type Problem = (path: Array<string | number>, message: string, fix: string) => void;
+
+/** Reads a cluster's `name`: a DNS-1123 label, not reserved, not another cluster's. */
+function readName(
+  raw: Record<string, any>,
+  cluster: FleetCluster,
+  at: At,
+  problem: Problem,
+  seen: Map<string, number>,
+  i: number,
+): void {
+  const name = raw.name;
+  if (name === undefined) {
+    problem(at(), 'has no name', 'give it a name: a DNS-1123 label such as prod-eu');
+  } else if (typeof name !== 'string' || !isDns1123Label(name)) {
+    problem(
+      at('name'),
+      `${JSON.stringify(name)} is not a DNS-1123 label`,
+      'use at most 63 lower-case letters, digits and -, starting and ending with a letter or digit',
+    );
+  } else if (name === UNKNOWN_CLUSTER) {
+    problem(
+      at('name'),
+      `"${UNKNOWN_CLUSTER}" is reserved`,
+      `choose another name: metrics name callers no cluster matched "${UNKNOWN_CLUSTER}"`,
+    );
+  } else if (seen.has(name)) {
+    problem(
+      at('name'),
+      `${JSON.stringify(name)} is also the name of clusters[${seen.get(name)}]`,
+      'give every cluster its own name',
+    );
+  } else {
+    seen.set(name, i);
+    cluster.name = name;
+  }
+}
+
+/** Reads a cluster's `kubeVersion`: a quoted Kubernetes version the webhook APIs exist in. */
+function readKubeVersion(raw: Record<string, any>, cluster: FleetCluster, at: At, problem: Problem): void {
+  const version = raw.kubeVersion;
+  if (typeof version === 'number') {
+    problem(
+      at('kubeVersion'),
+      `${version} is a number (YAML reads 1.30 as 1.3)`,
+      `quote it: kubeVersion: "${version}"`,
+    );
+  } else {
+    let parsed: KubeVersion | undefined;
+    try {
+      parsed = typeof version === 'string' ? parseKubeVersion(version) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed)
+      problem(at('kubeVersion'), `${JSON.stringify(version)} is not a Kubernetes version`, 'write it as "1.29"');
+    else if (parsed.major === 1 && parsed.minor < V1_APIS_SINCE) {
+      problem(
+        at('kubeVersion'),
+        `${version}: the webhook APIs klw writes (admissionregistration.k8s.io/v1) ` +
+          `need Kubernetes 1.${V1_APIS_SINCE} or later`,
+        `upgrade the cluster, or leave it out of the fleet`,
+      );
+    } else cluster.kubeVersion = { text: `${parsed.major}.${parsed.minor}`, version: parsed };
+  }
+}
+
+/** Reads a cluster's `featureGates`: gate names to true or false. */
+function readFeatureGates(raw: Record<string, any>, cluster: FleetCluster, at: At, problem: Problem): void {
+  const gates = raw.featureGates;
+  if (!isObject(gates))
+    problem(
+      at('featureGates'),
+      'is not a mapping',
+      'write it as a mapping of gate to true or false: AdmissionWebhookMatchConditions: true',
+    );
+  else {
+    cluster.featureGates = {};
+    for (const [gate, on] of Object.entries(gates)) {
+      if (!/^[A-Za-z0-9]+$/.test(gate))
+        problem(
+          at('featureGates', gate),
+          `${JSON.stringify(gate)} is not a feature gate name`,
+          'use the name kube-apiserver takes, letters and digits',
+        );
+      else if (typeof on !== 'boolean')
+        problem(at('featureGates', gate), `${JSON.stringify(on)} is not true or false`, `write ${gate}: true`);
+      else cluster.featureGates[gate] = on;
+    }
+  }
+}
+
+/** Reads a cluster's `enforcement`: admission functions of the project to Deny, Warn or Audit. */
+function readEnforcement(
+  raw: Record<string, any>,
+  cluster: FleetCluster,
+  at: At,
+  problem: Problem,
+  functions: KnownFunctions,
+  byName: ReadonlyMap<string, KnownFunctions[number]>,
+): void {
+  const modes = raw.enforcement;
+  if (!isObject(modes))
+    problem(
+      at('enforcement'),
+      'is not a mapping',
+      'write it as a mapping of function name to Deny, Warn or Audit: pod-policy: Warn',
+    );
+  else {
+    for (const [fn, mode] of Object.entries(modes)) {
+      const known = byName.get(fn);
+      if (!known) {
+        const names = functions.filter((f) => f.type !== 'conversion').map((f) => f.name);
+        problem(
+          at('enforcement', fn),
+          `no function is named ${JSON.stringify(fn)}`,
+          names.length ? `use one of ${names.join(', ')}` : 'add the function under functions/ first',
+        );
+      } else if (known.type === 'conversion') {
+        problem(
+          at('enforcement', fn),
+          `${fn} is a conversion function, which denies nothing`,
+          'remove it: enforcement applies to admission functions',
+        );
+      } else if (!(ENFORCEMENT_MODES as readonly unknown[]).includes(mode)) {
+        problem(
+          at('enforcement', fn),
+          `${JSON.stringify(mode)} is not an enforcement`,
+          `use one of ${ENFORCEMENT_MODES.join(', ')}`,
+        );
+      } else cluster.enforcement[fn] = mode as Enforcement;
+    }
+  }
+}
+
+/** Reads a cluster's `labels`: Kubernetes label keys to valid values. */
+function readLabels(raw: Record<string, any>, cluster: FleetCluster, at: At, problem: Problem): void {
+  const labels = raw.labels;
+  if (!isObject(labels))
+    problem(at('labels'), 'is not a mapping', 'write it as a mapping of label to value: env: prod');
+  else {
+    for (const [key, value] of Object.entries(labels)) {
+      const keyProblem = qualifiedNameProblem(key);
+      if (keyProblem)
+        problem(
+          at('labels', key),
+          `key ${JSON.stringify(key)}: ${keyProblem}`,
+          'use a Kubernetes label key such as env or example.com/tier',
+        );
+      else if (typeof value !== 'string')
+        problem(at('labels', key), `${JSON.stringify(value)} is not a string`, `quote it: ${key}: "${String(value)}"`);
+      else {
+        const valueProblem = labelValueProblem(value);
+        if (valueProblem)
+          problem(
+            at('labels', key),
+            `value ${JSON.stringify(value)}: ${valueProblem}`,
+            'use at most 63 letters, digits, -, _ and ., starting and ending with a letter or digit',
+          );
+        else cluster.labels[key] = value;
+      }
+    }
+  }
+}
+
+/** Reads a cluster's kubeconfig `context`. */
+function readContext(raw: Record<string, any>, cluster: FleetCluster, at: At, problem: Problem): void {
+  const context = raw.context;
+  // eslint-disable-next-line no-control-regex
+  if (typeof context !== 'string' || !context.trim() || /[\u0000-\u001f\u007f]/.test(context)) {
+    problem(
+      at('context'),
+      `${JSON.stringify(context)} is not a kubeconfig context name`,
+      'write the context name as kubectl config get-contexts shows it',
+    );
+  } else cluster.context = context;
 }
 
 function toJs(doc: Document): unknown {

@@ -120,7 +120,7 @@ async function handleRequest(serving: ApiServing, req: IncomingMessage, res: Ser
     requestId,
   });
   const outcome = await pool.invoke(event, requestId);
-  const response = responseFor(format, outcome);
+  const response = responseFor(format, outcome, event);
   send(res, response, requestId, timeouts.sendMs);
   log(JSON.stringify(invocationLine(name, cluster, req.method, response, outcome)));
 }
@@ -205,10 +205,10 @@ function rawHeaderPairs(req: IncomingMessage): Array<[string, string]> {
 }
 
 /** The HTTP answer to an invocation outcome, as API Gateway gives it. */
-export function responseFor(format: EventSource, outcome: Invocation): HttpResponse {
+export function responseFor(format: EventSource, outcome: Invocation, event?: Record<string, unknown>): HttpResponse {
   switch (outcome.kind) {
     case 'result':
-      return httpFromResult(format, outcome.result);
+      return httpFromResult(format, outcome.result, event);
     case 'timeout':
       return jsonMessage(504, 'Endpoint request timed out');
     case 'throttled':

@@ -60,6 +60,8 @@ export interface StartApiOptions {
   conditionsHeapMb?: number;
   /** The module of the matchConditions threads (default conditions-worker.mjs), for tests and diagnostics. */
   conditionsWorker?: URL;
+  /** The Kubernetes version ("1.30") whose CEL environment evaluates matchConditions (`--kube-version`). */
+  kubeVersion?: string;
   /** Runs the functions' timeout clocks (default: the wall clock). */
   invocationTimer?: InvocationTimer;
 }
@@ -240,7 +242,8 @@ function conditionPoolsFor(
       const heapMb = options.conditionsHeapMb;
       const heap = heapMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: heapMb } } : {};
       const size = options.concurrency ?? DEFAULT_CONCURRENCY;
-      pool = new ConditionPool(name, { size, log, ...heap, worker: options.conditionsWorker });
+      const kubeVersion = options.kubeVersion ? { kubeVersion: options.kubeVersion } : {};
+      pool = new ConditionPool(name, { size, log, ...heap, ...kubeVersion, worker: options.conditionsWorker });
       conditionPools.set(name, pool);
     }
     return pool;

@@ -39,6 +39,8 @@ export interface ConditionPoolOptions {
    * speaks the same messages, e.g. to stand in a review that never finishes or exhausts the heap.
    */
   worker?: URL;
+  /** The Kubernetes version ("1.30") to evaluate conditions as (`--kube-version`), over the registration's own. */
+  kubeVersion?: string;
 }
 
 /** One review waiting for, or under, evaluation. */
@@ -108,6 +110,8 @@ export class ConditionPool extends EventEmitter {
       failurePolicy: registration.failurePolicy ?? 'Fail',
       matchConditions: registration.matchConditions ?? [],
     };
+    const kubernetesVersion = this.options.kubeVersion ?? registration.kubernetesVersion;
+    if (kubernetesVersion) spec.kubernetesVersion = kubernetesVersion;
     return new Promise((resolve) => {
       const job: Job = { id: ++this.sequence, spec, body, timeoutMs, resolve };
       if (signal) {

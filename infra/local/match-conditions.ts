@@ -13,6 +13,8 @@ export interface ConditionsSpec {
   webhookName: string;
   failurePolicy: 'Fail' | 'Ignore';
   matchConditions: MatchCondition[];
+  /** The Kubernetes version ("1.30") whose CEL environment compiles the conditions; the newest when unset. */
+  kubernetesVersion?: string;
 }
 
 /** The answer a review gets without its function: the review response, the reason logged, the review's uid. */

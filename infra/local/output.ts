@@ -32,12 +32,17 @@ function decisionText(fields: Record<string, unknown>): string {
   return (decision === 'denied' || decision === 'Failed') && message ? `${decision}: ${message}` : decision;
 }
 
+/** The function as a readable line names it: `function@cluster` when a fleet cluster called. */
+function caller(fn: unknown, cluster: unknown): string {
+  return typeof cluster === 'string' && cluster ? `${String(fn)}@${cluster}` : String(fn);
+}
+
 /**
  * One readable line for a log line, or undefined for one a terminal need not show: a
- * function's review line becomes `time function operation kind namespace/name decision
- * duration warnings` (a denial or a would-deny with its message); the emulator's own
- * request line is shown only when it went wrong (the review line said the rest); anything
- * else is shown as its message and fields.
+ * function's review line becomes `time function[@cluster] operation kind namespace/name
+ * decision duration warnings` (a denial or a would-deny with its message); the emulator's own
+ * request line is shown only when it went wrong (the review line said the rest), with the
+ * reason a refused one was refused; anything else is shown as its message and fields.
  */
 export function readableLine(line: string): string | undefined {
   let fields: Record<string, unknown>;
@@ -56,7 +61,7 @@ export function readableLine(line: string): string | undefined {
     const decision = decisionText(rest);
     return [
       clock(time),
-      rest.webhook,
+      caller(rest.webhook, rest.cluster),
       rest.operation ?? rest.desiredAPIVersion ?? '',
       rest.kind ?? '',
       object,
@@ -70,7 +75,8 @@ export function readableLine(line: string): string | undefined {
   if (msg === 'request') {
     if (rest.outcome === 'result' && typeof rest.status === 'number' && rest.status < 500) return undefined;
     const stack = Array.isArray(rest.stack) ? `\n    ${(rest.stack as string[]).slice(0, 8).join('\n    ')}` : '';
-    return `${clock(time)}  ${rest.function}  ${rest.status} ${rest.outcome}${rest.error ? `  ${rest.error}` : ''}${stack}`;
+    const why = rest.error ?? rest.reason;
+    return `${clock(time)}  ${caller(rest.function, rest.cluster)}  ${rest.status} ${rest.outcome}${why ? `  ${why}` : ''}${stack}`;
   }
   const extra = Object.entries(rest)
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)

@@ -23,6 +23,7 @@ import {
   type PathSecrets,
   type SecretChange,
 } from './secrets.ts';
+import { regionFor } from '../region.ts';
 
 /** Where `klw manifests` takes the path secret for clientConfig.url from. */
 export type PathSecretSource = 'placeholder' | 'local' | 'ssm' | 'none';
@@ -37,53 +38,6 @@ export interface PathSecretOptions {
   service?: string;
   /** A fleet cluster (checked against the fleet file by the caller): that cluster's own secret. */
   cluster?: string;
-}
-
-/** The region when neither serverless.yml nor the environment names one (the Serverless Framework's own default). */
-export const FALLBACK_REGION = 'us-east-1';
-
-/** Help text of every `--region` option: regionFor decides the region when it is not given. */
-export const REGION_HELP = `AWS region (default: serverless.yml provider.region, else AWS_REGION or AWS_DEFAULT_REGION, else ${FALLBACK_REGION})`;
-
-/**
- * Resolves the variables of a serverless.yml value the way `serverless` would without `--region`:
- * a literal, `${opt:…}` (absent, so its fallback), `${env:NAME}`, each with a `, fallback`;
- * undefined for anything else (another source, or nothing left).
- */
-function resolveSimpleVariable(value: string, env: NodeJS.ProcessEnv): string | undefined {
-  const text = value.trim();
-  const quoted = /^(['"])(.*)\1$/.exec(text);
-  if (quoted) return quoted[2] || undefined;
-  if (!text.includes('${')) return text || undefined;
-  const variable = /^\$\{\s*(opt|env):([A-Za-z0-9_.-]+)\s*(?:,\s*(.*))?\}$/s.exec(text);
-  if (!variable) return undefined;
-  const [, source, key, fallback] = variable;
-  const found = source === 'env' ? env[key!] : undefined;
-  return found || (fallback !== undefined ? resolveSimpleVariable(fallback, env) : undefined);
-}
-
-/**
- * The region the AWS commands use when `--region` is not given (see regionFor): serverless.yml's
- * provider.region (resolved as `serverless` would without --region), else AWS_REGION, else
- * AWS_DEFAULT_REGION, else us-east-1. Deploying, rotating, reading and invoking then agree on it.
- */
-export function defaultRegion(config: Record<string, any> | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const configured = config?.provider?.region;
-  const fromConfig = typeof configured === 'string' ? resolveSimpleVariable(configured, env) : undefined;
-  return fromConfig || env.AWS_REGION || env.AWS_DEFAULT_REGION || FALLBACK_REGION;
-}
-
-/**
- * The region of every klw command that calls AWS (deploy, secret, manifests --path-secret ssm,
- * smoke, logs): `--region` when given, else defaultRegion of serverless.yml (`config`, read
- * only then; undefined when there is none to read).
- */
-export function regionFor(
-  options: { region?: string },
-  config: () => Record<string, any> | undefined,
-  env: NodeJS.ProcessEnv = process.env,
-): string {
-  return options.region ?? defaultRegion(config(), env);
 }
 
 /** Default local state directory, shared with the emulator's `--state-dir`. */

@@ -156,23 +156,31 @@ export function diffPatch(original: object, mutated: object): PatchOperation[] {
       continue;
     }
     stack.pop();
-    if (frame.array) {
-      const old = mirror as unknown[];
-      const now = obj as unknown[];
-      // Appended in order, each at the end: a JSON array has no holes to add into.
-      for (let i = old.length; i < now.length; i++)
-        patches.push({ op: 'add', path: `${pathOf(frame)}/${i}`, value: elementAsJson(now[i], i) });
-      continue;
-    }
-    const newKeys = Object.keys(obj);
-    if (!frame.deleted && newKeys.length === frame.oldKeys.length) continue;
-    for (const key of newKeys) {
-      if (hasOwn(mirror, key)) continue;
-      const value = asJson((obj as Record<string, unknown>)[key], key);
-      if (value !== ABSENT) patches.push({ op: 'add', path: `${pathOf(frame)}/${escapeToken(key)}`, value });
-    }
+    addNew(frame, patches);
   }
   return patches;
+}
+
+/**
+ * The additions of a compared pair, once its old keys are walked: an array's new elements,
+ * appended in order at the end (a JSON array has no holes to add into), or an object's new keys.
+ */
+function addNew(frame: Frame, patches: PatchOperation[]): void {
+  const { mirror, obj } = frame;
+  if (frame.array) {
+    const old = mirror as unknown[];
+    const now = obj as unknown[];
+    for (let i = old.length; i < now.length; i++)
+      patches.push({ op: 'add', path: `${pathOf(frame)}/${i}`, value: elementAsJson(now[i], i) });
+    return;
+  }
+  const newKeys = Object.keys(obj);
+  if (!frame.deleted && newKeys.length === frame.oldKeys.length) return;
+  for (const key of newKeys) {
+    if (hasOwn(mirror, key)) continue;
+    const value = asJson((obj as Record<string, unknown>)[key], key);
+    if (value !== ABSENT) patches.push({ op: 'add', path: `${pathOf(frame)}/${escapeToken(key)}`, value });
+  }
 }
 
 /**

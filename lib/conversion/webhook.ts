@@ -7,7 +7,7 @@ import {
 import { completeConversionReview, parseConversionReview } from '../review/envelope.ts';
 import type { ConversionResponse, ConversionReview, KubeObject } from '../review/schemas.ts';
 import { nestingDepth, setMember } from '../json.ts';
-import { annotationsProblem, labelsProblem } from '../k8s/names.ts';
+import { ConversionError, type ConvertibleObject, describeObject, metadataCopy, verifyConverted } from './verify.ts';
 import {
   defineWebhook,
   isInstance,
@@ -20,13 +20,7 @@ import {
   type WebhookContext,
 } from '../webhook.ts';
 
-/** A conversion that cannot be done; its message is shown to the API server's client as is. */
-export class ConversionError extends Error {
-  override name = 'ConversionError';
-}
-
-/** A ConversionReview object: a Kubernetes object with apiVersion and kind. */
-export type ConvertibleObject = KubeObject & { apiVersion: string; kind: string };
+export { ConversionError, type ConvertibleObject } from './verify.ts';
 
 /** Converts one object to `desiredAPIVersion`; it gets a private copy and may change it. */
 export type ConvertFn = (
@@ -43,123 +37,11 @@ export interface ConversionWebhookDefinition extends ConversionRegistrationInput
 /** A defined conversion webhook: the Lambda handler and the registration infra reads. */
 export type ConversionWebhook = DefinedWebhook<ConversionRegistration>;
 
-/** `kind ns/name` of an object, for messages. */
-export function describeObject(object: KubeObject, index: number): string {
-  const meta = object.metadata ?? {};
-  const name = meta.namespace ? `${meta.namespace}/${meta.name ?? ''}` : (meta.name ?? '(unnamed)');
-  return `object ${index} (${object.kind ?? 'unknown kind'} ${name})`;
-}
-
-/**
- * Checks a converted object against its original by the API server's rules and returns it
- * as the API server would keep it: apiVersion must be the desired one; kind, name, namespace
- * and uid unchanged; metadata present, with labels and annotations (if any) maps of strings,
- * which the API server accepts when they differ from the original's (label keys and values,
- * annotation keys and size); of the metadata only labels and annotations are taken from the result.
- * Throws a ConversionError naming the object and field when the converter broke a rule.
- */
-export function verifyConverted(
-  original: ConvertibleObject,
-  converted: unknown,
-  desiredAPIVersion: string,
-  index: number,
-): KubeObject {
-  // Messages are built only when a rule is broken: this runs once per object on the hot path.
-  const where = () => describeObject(original, index);
-  if (typeof converted !== 'object' || converted === null || Array.isArray(converted)) {
-    throw new ConversionError(`converter returned no object for ${where()}`);
-  }
-  const out = converted as KubeObject;
-  if (out.apiVersion !== desiredAPIVersion) {
-    throw new ConversionError(
-      `converter bug: ${where()} has apiVersion ${JSON.stringify(out.apiVersion ?? null)}, expected ${JSON.stringify(desiredAPIVersion)}`,
-    );
-  }
-  if (out.kind !== original.kind) {
-    throw new ConversionError(
-      `converter bug: ${where()} changed kind from ${JSON.stringify(original.kind)} to ${JSON.stringify(out.kind ?? null)}`,
-    );
-  }
-  // The API server's restoreObjectMeta refuses a result without metadata, or with metadata,
-  // labels or annotations that are not objects of strings.
-  const after = out.metadata as unknown;
-  if (after === undefined) {
-    throw new ConversionError(
-      `converter bug: ${where()} has no metadata (the API server refuses it: missing metadata in converted object)`,
-    );
-  }
-  if (!isPlainObject(after)) {
-    throw new ConversionError(`converter bug: ${where()} has metadata that is ${typeOf(after)}, not an object`);
-  }
-  const before = original.metadata ?? {};
-  for (const field of IDENTITY_FIELDS) {
-    if ((before[field] ?? '') !== (after[field] ?? '')) {
-      throw new ConversionError(
-        `converter bug: ${where()} changed metadata.${field} from ${JSON.stringify(before[field] ?? null)} to ${JSON.stringify(after[field] ?? null)}`,
-      );
-    }
-  }
-  const metadata: Record<string, unknown> = {};
-  for (const key in before) if (key !== 'labels' && key !== 'annotations') setMember(metadata, key, before[key]);
-  for (const field of ['labels', 'annotations'] as const) {
-    const map = after[field];
-    if (map === undefined || map === null) continue;
-    if (!isPlainObject(map))
-      throw new ConversionError(
-        `converter bug: ${where()} has metadata.${field} that is ${typeOf(map)}, not an object`,
-      );
-    const was = isPlainObject(before[field]) ? (before[field] as Record<string, unknown>) : undefined;
-    let changed = false;
-    let count = 0;
-    for (const key in map) {
-      const value = map[key];
-      if (typeof value !== 'string') {
-        throw new ConversionError(
-          `converter bug: ${where()} has metadata.${field}[${JSON.stringify(key)}] that is ${typeOf(value)}, not a string`,
-        );
-      }
-      count++;
-      if (!changed && (was === undefined || was[key] !== value)) changed = true;
-    }
-    // Like restoreObjectMeta: a map that changed is checked whole, an unchanged one not at all.
-    if (changed || count !== countKeys(was)) {
-      const strings = map as Record<string, string>;
-      const problem = field === 'labels' ? labelsProblem(strings) : annotationsProblem(strings);
-      if (problem)
-        throw new ConversionError(`converter bug: ${where()} has metadata.${field} the API server refuses: ${problem}`);
-    }
-    metadata[field] = map;
-  }
-  out.metadata = metadata;
-  return out;
-}
-
-/** Number of keys of a map (0 for none), counted without building a list of them. */
-function countKeys(map: Record<string, unknown> | undefined): number {
-  let n = 0;
-  for (const _ in map) n++;
-  return n;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** What a JSON value is, for messages: `null`, `an array`, `a string`, ... */
-function typeOf(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
-
 /**
  * About how deeply nested an object JSON.stringify can write from a Lambda handler before
  * the call stack overflows (measured: about 4,100 levels on Node 20 with its default stack).
  */
 const SERIALIZABLE_DEPTH = 4000;
-
-/** The metadata fields a converter may not change. */
-const IDENTITY_FIELDS = ['name', 'namespace', 'uid'] as const;
 
 /**
  * A copy of an object without some top-level fields: what `const { a, ...rest } = o` does,
@@ -211,6 +93,39 @@ function failed(review: ConversionReview, message: string, fields: Record<string
   return { body: completeConversionReview(review, response), fields: { ...fields, result: 'Failed', message } };
 }
 
+/**
+ * Converts each object not yet at `desiredAPIVersion` and checks the result; `at.index` is the
+ * object being converted, for the message when the converter throws.
+ */
+async function convertAll(
+  objects: ConvertibleObject[],
+  desiredAPIVersion: string,
+  convert: ConvertFn,
+  uctx: WebhookContext,
+  at: { index: number },
+): Promise<KubeObject[]> {
+  const out: KubeObject[] = [];
+  for (at.index = 0; at.index < objects.length; at.index++) {
+    const index = at.index;
+    const object = objects[index]!;
+    // The API server leaves out objects already at the desired version; others may not.
+    if (object.apiVersion === desiredAPIVersion) {
+      out.push(object);
+      continue;
+    }
+    // The parsed object is this invocation's own: the converter may change it. What the
+    // checks need of the original (kind and metadata) is kept first; a shallow copy of
+    // metadata is enough, as only labels and annotations are ever taken from the result
+    // (and those are copied too, to tell whether the converter changed them in place).
+    const original = { apiVersion: object.apiVersion, kind: object.kind } as ConvertibleObject;
+    if (object.metadata !== undefined) original.metadata = metadataCopy(object.metadata);
+    const converted = convert(object, desiredAPIVersion, uctx);
+    const result = isPromise(converted) ? await converted : converted;
+    out.push(verifyConverted(original, result, desiredAPIVersion, index));
+  }
+  return out;
+}
+
 function conversionEngine(_reg: ConversionRegistration, convert: ConvertFn): ReviewEngine<ConversionReview> {
   return {
     parse: parseConversionReview,
@@ -219,28 +134,11 @@ function conversionEngine(_reg: ConversionRegistration, convert: ConvertFn): Rev
       const fields = { reviewVersion: review.apiVersion, uid, desiredAPIVersion, objects: objects.length };
       const warnings = new ConversionWarnings();
       const uctx = userContext(ctx, (message) => warnings.add(message));
-      let index = 0;
+      const at = { index: 0 };
       try {
         const converted = await withDeadline(
           async () => {
-            const out: KubeObject[] = [];
-            for (index = 0; index < objects.length; index++) {
-              const object = objects[index]!;
-              // The API server leaves out objects already at the desired version; others may not.
-              if (object.apiVersion === desiredAPIVersion) {
-                out.push(object);
-                continue;
-              }
-              // The parsed object is this invocation's own: the converter may change it. What the
-              // checks need of the original (kind and metadata) is kept first; a shallow copy of
-              // metadata is enough, as only labels and annotations are ever taken from the result
-              // (and those are copied too, to tell whether the converter changed them in place).
-              const original = { apiVersion: object.apiVersion, kind: object.kind } as ConvertibleObject;
-              if (object.metadata !== undefined) original.metadata = metadataCopy(object.metadata);
-              const converted = convert(object, desiredAPIVersion, uctx);
-              const result = isPromise(converted) ? await converted : converted;
-              out.push(verifyConverted(original, result, desiredAPIVersion, index));
-            }
+            const out = await convertAll(objects, desiredAPIVersion, convert, uctx, at);
             // One line however many warnings, written inside the budget: it is the converter's output.
             if (warnings.count)
               ctx.log.warn('conversion warnings', { requestId: ctx.requestId, uid, ...warnings.fields() });
@@ -261,7 +159,7 @@ function conversionEngine(_reg: ConversionRegistration, convert: ConvertFn): Rev
         const errorId = logFailure(ctx, late ? 'converter too slow' : 'converter failed', err);
         const message = late
           ? `conversion did not finish within ${(err as DeadlineExceeded).budgetMs} ms (error id ${errorId})`
-          : `internal error converting ${describeObject(objects[index] ?? {}, index)} (error id ${errorId})`;
+          : `internal error converting ${describeObject(objects[at.index] ?? {}, at.index)} (error id ${errorId})`;
         return failed(review, message, fields);
       }
     },
@@ -295,14 +193,6 @@ function conversionEngine(_reg: ConversionRegistration, convert: ConvertFn): Rev
       );
     },
   };
-}
-
-/** A copy of metadata, its labels and annotations copied too (one level: they hold strings). */
-function metadataCopy(metadata: NonNullable<KubeObject['metadata']>): NonNullable<KubeObject['metadata']> {
-  const copy = { ...metadata };
-  if (isPlainObject(copy.labels)) copy.labels = { ...copy.labels };
-  if (isPlainObject(copy.annotations)) copy.annotations = { ...copy.annotations };
-  return copy;
 }
 
 /** Defines a conversion webhook: `convert` is called once per object not yet at the desired version. */

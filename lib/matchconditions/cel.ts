@@ -10,7 +10,7 @@ import type { ASTNode, ParseResult } from '@marcbachmann/cel-js';
 import { matchConditionsEnvironment } from './environment.ts';
 import { type Edit, rewriteLiterals, writtenOffset } from './literals.ts';
 import { compileError, internalNames, RECURSION_LIMIT_MESSAGE } from './messages.ts';
-import { CostLimitExceeded, FREE, installMeter, meter, PER_CALL_COST_LIMIT } from './meter.ts';
+import { chargeOf, CostLimitExceeded, installMeter, meter, PER_CALL_COST_LIMIT } from './meter.ts';
 import { screen } from './screen.ts';
 import { adoptCelGoSemantics } from './semantics.ts';
 import { environmentMinor, type CelKubeVersion, type ExpressionMode } from './versions.ts';
@@ -118,7 +118,7 @@ export function compileExpression(expression: string, options: CompileOptions = 
     },
     run(variables, limit = PER_CALL_COST_LIMIT) {
       // The engine runs the root operation itself, not through `run`: charged here.
-      meter.left = FREE.has(parsed.ast.op) ? limit : limit - 1;
+      meter.left = limit - chargeOf(parsed.ast);
       try {
         const value = parsed(variables);
         // An operator that absorbs errors (`||`, `&&`) may have absorbed the stop.

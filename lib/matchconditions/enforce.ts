@@ -11,6 +11,7 @@ import { completeAdmissionRegistration } from '../registration.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
 import type { WebhookContext } from '../webhook.ts';
 import { createMatcher, rejectionMessage, skipReason, type Matcher } from './matcher.ts';
+import { kubeVersionFromText } from './versions.ts';
 
 type Definition = ValidatingWebhookDefinition<any> | MutatingWebhookDefinition<any>;
 
@@ -53,6 +54,7 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
     (matcher ??= createMatcher(definition.matchConditions ?? [], failurePolicy, {
       skipAuthorizer: true,
       typeCheck: false,
+      kubeVersion: kubeVersionFromText(definition.kubernetesVersion),
     }));
   if (process.env.AWS_LAMBDA_FUNCTION_NAME) conditions();
   type Enforcing = D & { enforceMatchConditions: true };

@@ -75,6 +75,11 @@ export function registerIpAndCidr(env: Environment): void {
     .registerFunction(`${CIDR}.prefixLength(): int`, (c: CidrPrefix) => c.prefixLength())
     .registerFunction(`string${RENAMED}(${CIDR}): string`, (c: CidrPrefix) => c.toString())
     .registerOperator(`${CIDR} == ${CIDR}`, (a: CidrPrefix, b: CidrPrefix) => a.equals(b));
+  // The type names `net.IP` and `net.CIDR`, as cel-go declares them (`type(ip(s)) == net.IP`).
+  env.registerConstant('net', 'map<string, type>', {
+    IP: env.evaluate("type(ip('0.0.0.0'))"),
+    CIDR: env.evaluate("type(cidr('0.0.0.0/0'))"),
+  });
 }
 
 /** Format (library/format.go), from 1.31: `format.<name>()`, `format.named(name)`, `validate`. */
@@ -91,6 +96,7 @@ export function registerFormat(env: Environment): void {
       const f = formatNamed(name);
       return f ? Optional.of(new FormatValue(f)) : Optional.none();
     })
+    .registerOperator(`${FORMAT} == ${FORMAT}`, (a: FormatValue, b: FormatValue) => a.format === b.format)
     .registerFunction(`${FORMAT}.validate(string): optional<list<string>>`, (f: FormatValue, v: string) => {
       const errors = f.format.validate(v);
       return errors ? Optional.of(errors) : Optional.none();

@@ -8,7 +8,7 @@ import { goFormatFloat } from './k8s/go.ts';
 import * as k8sLists from './k8s/lists.ts';
 import { stringFormat, type FormatArg } from './k8s/strformat.ts';
 import * as k8sStrings from './k8s/strings.ts';
-import { parseQuantity, Quantity, quantityOf } from './quantity.ts';
+import { parseQuantity, parseQuantityOrThrow, Quantity, quantityOf } from './quantity.ts';
 import { regexFind, regexFindAll, regexMatches } from './regex.ts';
 import { RE2_MATCHES, RENAMED } from './messages.ts';
 import { isEngineValue, isUint } from './equality.ts';
@@ -127,22 +127,40 @@ export function rfc3339(d: Date): string {
   return d.toISOString().replace(/\.?0*Z$/, 'Z');
 }
 
-/** Lists library (k8s.io/apiserver/pkg/cel/library/lists.go). */
+/** The largest uint64. */
+const UINT64_MAX = 18446744073709551615n;
+/** The element types the lists library sums, and those it compares (isSorted, min, max). */
+const SUMMABLE = ['int', 'uint', 'double', 'google.protobuf.Duration'];
+const COMPARABLE = [...SUMMABLE, 'bool', 'string', 'bytes', 'google.protobuf.Timestamp'];
+
+/** `sum()`: numbers add as their type (ints and uints overflow as cel-go's do), durations as durations. */
+function sumOf(l: unknown[]): unknown {
+  if (l.some((v) => typeof v === 'number')) return l.reduce<number>((s, v) => s + Number(v), 0);
+  type Addable = { addDuration(o: unknown): Addable };
+  if (typeof (l[0] as Partial<Addable> | undefined)?.addDuration === 'function')
+    return l.reduce((s, v) => (s as Addable).addDuration(v));
+  const total = l.reduce<bigint>((s, v) => s + BigInt(unwrapUint(v) as bigint), 0n);
+  const uint = l.length > 0 && unwrapUint(l[0]) !== l[0];
+  if (uint ? total > UINT64_MAX : total > INT64_MAX || total < -INT64_MAX - 1n)
+    throw new RangeError(uint ? 'unsigned integer overflow' : 'integer overflow');
+  return total;
+}
+
+/**
+ * Lists library (k8s.io/apiserver/pkg/cel/library/lists.go), as the library declares it: sum for
+ * numbers and durations, isSorted, min and max for comparable types only.
+ */
 export function registerLists(env: Environment): void {
+  for (const t of SUMMABLE) env.registerFunction(`list<${t}>.sum(): ${t}`, sumOf);
+  for (const t of COMPARABLE) {
+    env
+      .registerFunction(`list<${t}>.isSorted(): bool`, (l: unknown[]) =>
+        l.every((v, i) => i === 0 || compare(l[i - 1], v) <= 0),
+      )
+      .registerFunction(`list<${t}>.min(): ${t}`, (l: unknown[]) => extreme(l, 'min', -1))
+      .registerFunction(`list<${t}>.max(): ${t}`, (l: unknown[]) => extreme(l, 'max', 1));
+  }
   env
-    .registerFunction('list<A>.isSorted(): bool', (l: unknown[]) =>
-      l.every((v, i) => i === 0 || compare(l[i - 1], v) <= 0),
-    )
-    .registerFunction('list<A>.sum(): A', (l: unknown[]) => {
-      if (l.some((v) => typeof v === 'number')) return l.reduce<number>((s, v) => s + Number(v), 0);
-      if (l.some((v) => v instanceof Quantity)) throw new TypeError('sum is not defined for quantities');
-      const total = l.reduce<bigint>((s, v) => s + (v as bigint), 0n);
-      // cel-go adds int64s and reports their overflow.
-      if (total > INT64_MAX || total < -INT64_MAX - 1n) throw new RangeError('integer overflow');
-      return total;
-    })
-    .registerFunction('list<A>.min(): A', (l: unknown[]) => extreme(l, 'min', -1))
-    .registerFunction('list<A>.max(): A', (l: unknown[]) => extreme(l, 'max', 1))
     .registerFunction(`list<A>.indexOf${RENAMED}(A): int`, (l: unknown[], v: unknown) =>
       BigInt(l.findIndex((x) => celEquals(x, v))),
     )
@@ -206,6 +224,17 @@ export function registerRegex(env: Environment): void {
     );
 }
 
+/**
+ * Each URL value's query map, built once: cel-go charges `getQuery()` one unit whatever the URL's
+ * size (its parse is charged by `url()`), so repeated calls on one value must not repeat the work.
+ */
+const QUERIES = new WeakMap<UrlValue, Record<string, string[]>>();
+function queryOf(u: UrlValue): Record<string, string[]> {
+  let query = QUERIES.get(u);
+  if (!query) QUERIES.set(u, (query = Object.fromEntries(u.query())));
+  return query;
+}
+
 /** URL library (k8s.io/apiserver/pkg/cel/library/urls.go). */
 export function registerUrls(env: Environment): void {
   env.registerType(URL, UrlValue);
@@ -217,23 +246,15 @@ export function registerUrls(env: Environment): void {
     .registerFunction(`${URL}.getHostname(): string`, (u: UrlValue) => u.hostname())
     .registerFunction(`${URL}.getPort(): string`, (u: UrlValue) => u.port())
     .registerFunction(`${URL}.getEscapedPath(): string`, (u: UrlValue) => u.escapedPath())
-    .registerFunction(`${URL}.getQuery(): map<string, list<string>>`, (u: UrlValue) => Object.fromEntries(u.query()))
+    .registerFunction(`${URL}.getQuery(): map<string, list<string>>`, queryOf)
     .registerOperator(`${URL} == ${URL}`, (a: UrlValue, b: UrlValue) => a.equals(b));
 }
 
 /** Quantity library (k8s.io/apiserver/pkg/cel/library/quantity.go). */
 export function registerQuantity(env: Environment): void {
   env.registerType(QUANTITY, Quantity);
-  const parse = (s: string): Quantity => {
-    const q = parseQuantity(s);
-    if (!q)
-      throw new RangeError(
-        `quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': ${JSON.stringify(s)}`,
-      );
-    return q;
-  };
   env
-    .registerFunction(`quantity(string): ${QUANTITY}`, parse)
+    .registerFunction(`quantity(string): ${QUANTITY}`, parseQuantityOrThrow)
     .registerFunction('isQuantity(string): bool', (s: string) => parseQuantity(s) !== undefined)
     // A global function in the API server's declarations: `sign(q)`, not `q.sign()`.
     .registerFunction(`sign(${QUANTITY}): int`, (q: Quantity) => q.sign())

@@ -6,6 +6,7 @@
  */
 import type { AdmissionRegistration, MatchCondition } from '../registration.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
+import { kubeVersionFromText, type CelKubeVersion } from './versions.ts';
 import {
   compileExpression,
   isCompileError,
@@ -92,12 +93,20 @@ function broken(message: string): CompiledExpression {
 export function createMatcher(
   conditions: MatchCondition[],
   failurePolicy: 'Fail' | 'Ignore' = 'Fail',
-  options: { skipAuthorizer?: boolean; typeCheck?: boolean } = {},
+  options: { skipAuthorizer?: boolean; typeCheck?: boolean; kubeVersion?: CelKubeVersion } = {},
 ): Matcher {
+  const { kubeVersion } = options;
   const compiled = conditions
     .map((c) => {
-      const result = compileExpression(c.expression.trim(), { typeCheck: options.typeCheck !== false });
-      return { name: c.name, program: isCompileError(result) ? broken(result.message) : result };
+      const typeCheck = options.typeCheck !== false;
+      const result = compileExpression(c.expression.trim(), { typeCheck, kubeVersion });
+      if (!isCompileError(result)) return { name: c.name, program: result };
+      // Refused for the version only: say which condition and which version.
+      const newer = kubeVersion && !isCompileError(compileExpression(c.expression.trim(), { typeCheck }));
+      const why = newer
+        ? `condition ${c.name} is not available in Kubernetes ${kubeVersion.major}.${kubeVersion.minor}: ${result.message}`
+        : result.message;
+      return { name: c.name, program: broken(why) };
     })
     .filter((c) => !(options.skipAuthorizer && c.program.usesAuthorizer));
   return {
@@ -141,7 +150,9 @@ const matchers = new WeakMap<AdmissionRegistration, Matcher>();
 export function matchConditionsFor(registration: AdmissionRegistration): Matcher {
   let matcher = matchers.get(registration);
   if (!matcher) {
-    matcher = createMatcher(registration.matchConditions ?? [], registration.failurePolicy);
+    matcher = createMatcher(registration.matchConditions ?? [], registration.failurePolicy, {
+      kubeVersion: kubeVersionFromText(registration.kubernetesVersion),
+    });
     matchers.set(registration, matcher);
   }
   return matcher;

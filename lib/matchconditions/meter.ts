@@ -70,9 +70,10 @@ const COSTS: Record<string, (args: unknown[]) => number> = {
   '+': ([a, b]) => (typeof a === 'string' || a instanceof Uint8Array ? traversal(size(a) + size(b)) : 1),
   // O(n): membership in a list walks it.
   in: ([_, c]) => (Array.isArray(c) ? size(c) : 1),
-  'rcall:startsWith': ([s]) => traversal(size(s)),
-  'rcall:endsWith': ([s]) => traversal(size(s)),
-  'rcall:contains': ([s, sub]) => traversal(size(s)) * traversal(size(sub)),
+  // On strings only: `sets.contains(…)` is another function of the same name.
+  'rcall:startsWith': ([s]) => (typeof s === 'string' ? traversal(size(s)) : 1),
+  'rcall:endsWith': ([s]) => (typeof s === 'string' ? traversal(size(s)) : 1),
+  'rcall:contains': ([s, sub]) => (typeof s === 'string' ? traversal(size(s)) * traversal(size(sub)) : 1),
   'call:bytes': ([s]) => (typeof s === 'string' ? traversal(size(s)) : 1),
   'call:string__k8s': ([b]) => (b instanceof Uint8Array ? traversal(size(b)) : 1),
 };
@@ -95,11 +96,6 @@ export function costWrapper(key: string): CostWrapper | undefined {
       charge(cost(operands(key, args)) - 1);
       return orig.apply(this, args);
     };
-}
-
-/** What creating a list or map literal costs beyond the one unit the meter charges for the node. */
-export function literalCost(op: string): number {
-  return op === 'list' ? LIST_CREATE_COST - 1 : op === 'map' ? MAP_CREATE_COST - 1 : 0;
 }
 
 /** A function the environment calls once to reach the evaluator; never written by users. */
@@ -182,13 +178,7 @@ export function installMeter(env: Environment): void {
   const evaluator = probed as Evaluator | undefined;
   if (!evaluator) throw new Error('the CEL engine did not hand over its evaluator');
   evaluator.run = function (ast, ctx) {
-    const charge = FREE.has(ast.op)
-      ? ast.op === '?:' && isMacroStep(ast)
-        ? MACRO_STEP_COST
-        : 0
-      : (ast.op as string) === 'accuPush'
-        ? 1 + LIST_APPEND_COST
-        : 1;
+    const charge = chargeOf(ast);
     if (charge && (meter.left -= charge) < 0) throw new CostLimitExceeded();
     return (ast as unknown as { evaluate(ev: unknown, ast: ASTNode, ctx: unknown): unknown }).evaluate(this, ast, ctx);
   };
@@ -214,3 +204,21 @@ function isMacroStep(ast: ASTNode): boolean {
 
 /** Operations cel-go charges no cost for. */
 export const FREE = new Set<string>(['value', '&&', '||', '?:']);
+/** Library namespaces: `sets.contains` is one function name for cel-go, not a read of `sets`. */
+const NAMESPACES = new Set(['strings', 'sets', 'lists', 'ip', 'format', 'optional', 'math', 'cel']);
+
+/**
+ * What cel-go charges for one operation, beside what its library call costs.
+ */
+export function chargeOf(ast: ASTNode): number {
+  const op = ast.op as string;
+  if (FREE.has(op)) return op === '?:' && isMacroStep(ast) ? MACRO_STEP_COST : 0;
+  if (op === 'accuPush') return 1 + LIST_APPEND_COST;
+  // Every list and map built, literals and the macros' accumulators alike.
+  if (op === 'list') return LIST_CREATE_COST;
+  if (op === 'map') return MAP_CREATE_COST;
+  // A namespace receiver, and a negative literal (one constant for cel-go's parser), are free.
+  if (op === 'id' && NAMESPACES.has(ast.args as string)) return 0;
+  if (op === '-_' && (ast.args as ASTNode).op === 'value') return 0;
+  return 1;
+}

@@ -60,9 +60,13 @@ export function checkMatchConditions(
       return;
     }
     const compiled = compileExpression(expression, { kubeVersion: options.kubeVersion, mode: 'create' });
-    if (isCompileError(compiled))
-      add('match-conditions-compile', `${label}: ${JSON.stringify(expression)}: ${compiled.message}`);
-    else if (compiled.type !== 'bool')
+    if (isCompileError(compiled)) {
+      // Refused for the version only: say which version lacks what it uses.
+      const v = options.kubeVersion;
+      const newer = v && !isCompileError(compileExpression(expression));
+      const where = newer ? ` is not available in Kubernetes ${v.major}.${v.minor}` : '';
+      add('match-conditions-compile', `${label}${where}: ${JSON.stringify(expression)}: ${compiled.message}`);
+    } else if (compiled.type !== 'bool')
       add(
         'match-conditions-type',
         `${label}: ${JSON.stringify(expression)} must evaluate to bool, not ${compiled.type}`,

@@ -7,7 +7,7 @@
  */
 
 import { celEquals, isMap, isUint, lookup, numeric } from './equality.ts';
-import { charge, costWrapper, literalCost } from './meter.ts';
+import { costWrapper } from './meter.ts';
 import { adoptHas } from './optionals.ts';
 import { TIME_WRAPPERS } from './time.ts';
 
@@ -205,28 +205,11 @@ function costKey(node: Node): string {
   return node.op === 'rcall' || node.op === 'call' ? `${node.op}:${(node.args as unknown[])[0]}` : node.op;
 }
 
-/** True when a literal holds constants only: cel-go folds it into a constant, which costs nothing. */
-function isConstant(node: unknown): boolean {
-  if (!isNode(node)) return false;
-  if (node.op === 'value') return true;
-  if (node.op === 'list') return (node.args as unknown[]).every(isConstant);
-  if (node.op === 'map')
-    return (node.args as Array<[unknown, unknown]>).every(([k, v]) => isConstant(k) && isConstant(v));
-  return false;
-}
-
-/** Sets what evaluating a list or map literal costs and how a map literal is built. */
+/** Sets how a list or map literal is checked and how a map literal is built. */
 function adoptLiteral(node: Node): void {
   const meta = node.meta;
   meta.check = joinedLiteral(meta.check);
   if (node.op === 'map') meta.evaluate = mapLiteral;
-  // The meter charged the node's one unit: a constant literal gives it back, others add the creation.
-  const extra = isConstant(node) ? -1 : literalCost(node.op);
-  const evaluate = meta.evaluate;
-  meta.evaluate = (ev, n, scope) => {
-    charge(extra);
-    return evaluate(ev, n, scope);
-  };
 }
 
 /** Wraps the handle the engine sets on `node` when it checks it. */

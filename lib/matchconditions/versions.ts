@@ -52,7 +52,7 @@ export const CEL_FEATURES: CelFeature[] = [
   {
     since: 30,
     library: 'ip and cidr',
-    globals: ['ip', 'isIP', 'cidr', 'isCIDR'],
+    globals: ['ip', 'isIP', 'cidr', 'isCIDR', 'net'],
     members: [
       'family',
       'isUnspecified',
@@ -96,4 +96,10 @@ export function missingFeature(
 ): CelFeature | undefined {
   const key = kind === 'member' ? 'members' : kind === 'global' ? 'globals' : 'operators';
   return CEL_FEATURES.find((f) => f.since > minor && f[key]?.includes(name));
+}
+
+/** A version written "1.30" (a registration's `kubernetesVersion`); undefined when unset or not X.Y. */
+export function kubeVersionFromText(text: string | undefined): CelKubeVersion | undefined {
+  const m = text === undefined ? null : /^(\d+)\.(\d+)$/.exec(text);
+  return m ? { major: Number(m[1]), minor: Number(m[2]) } : undefined;
 }

@@ -65,26 +65,8 @@ export async function runAdmissionChain(
     matchRules?: boolean;
   } = {},
 ): Promise<ChainResult> {
-  const conversion = webhooks.find((w) => (w?.registration?.type as string) === 'conversion');
-  if (conversion) {
-    throw new assert.AssertionError({
-      message:
-        `${conversion.registration.name} is a conversion webhook: the API server never calls it in admission; ` +
-        'test it with invoke(webhook, conversionReview(...))',
-    });
-  }
   const template = admissionReview(object, options);
-  // A request no webhook's rules match would test nothing: refused, as invoke refuses it, unless asked for.
-  const ruled = (w: AdmissionWebhook) => w.registration.rules.some((rule) => ruleMatches(rule, template.request));
-  if (options.matchRules !== false && webhooks.length && !webhooks.some(ruled)) {
-    const names = webhooks.map((w) => w.registration.name).join(', ');
-    throw new assert.AssertionError({
-      message:
-        `the rules of none of ${names} match ${describeRequest(template.request)}, ` +
-        'so the API server would call none of them: send a request their rules match ' +
-        '(operation, resource, namespace options), or pass { matchRules: false }',
-    });
-  }
+  checkChain(webhooks, template.request, options.matchRules !== false);
   const matching = webhooks.filter((w) => webhookMatches(w, template.request, options.namespaceLabels));
   const byName = (a: AdmissionWebhook, b: AdmissionWebhook) =>
     a.registration.webhookName.localeCompare(b.registration.webhookName);
@@ -110,23 +92,7 @@ export async function runAdmissionChain(
     };
     if (result.wouldDeny !== undefined) step.wouldDeny = result.wouldDeny;
     steps.push(step);
-    if (!result.allowed) {
-      const name = webhook.registration.webhookName;
-      // A matchCondition that failed under failurePolicy Fail: the API server's own error, no webhook denial.
-      const message =
-        result.matchConditionError !== undefined
-          ? result.status!.message!
-          : `admission webhook "${name}" denied the request: ${result.status?.message ?? ''}`;
-      return {
-        allowed: false,
-        object: current,
-        steps,
-        warnings: steps.flatMap((s) => s.result.warnings),
-        wouldDeny: wouldDenyOf(steps),
-        deniedBy: name,
-        message,
-      };
-    }
+    if (!result.allowed) return denial(webhook.registration.webhookName, result, current, steps);
     if (changed) current = result.object;
     return undefined;
   };
@@ -155,6 +121,49 @@ export async function runAdmissionChain(
     steps,
     warnings: steps.flatMap((s) => s.result.warnings),
     wouldDeny: wouldDenyOf(steps),
+  };
+}
+
+/**
+ * Refuses a chain that would test nothing: a conversion webhook (never called in admission),
+ * or, unless `matchRules` is off, a request no webhook's rules match (as invoke refuses it).
+ */
+function checkChain(webhooks: AdmissionWebhook[], request: AdmissionRequest, matchRules: boolean): void {
+  const conversion = webhooks.find((w) => (w?.registration?.type as string) === 'conversion');
+  if (conversion) {
+    throw new assert.AssertionError({
+      message:
+        `${conversion.registration.name} is a conversion webhook: the API server never calls it in admission; ` +
+        'test it with invoke(webhook, conversionReview(...))',
+    });
+  }
+  const ruled = (w: AdmissionWebhook) => w.registration.rules.some((rule) => ruleMatches(rule, request));
+  if (matchRules && webhooks.length && !webhooks.some(ruled)) {
+    const names = webhooks.map((w) => w.registration.name).join(', ');
+    throw new assert.AssertionError({
+      message:
+        `the rules of none of ${names} match ${describeRequest(request)}, ` +
+        'so the API server would call none of them: send a request their rules match ' +
+        '(operation, resource, namespace options), or pass { matchRules: false }',
+    });
+  }
+}
+
+/** The chain's outcome when webhook `name` denied: the message as kubectl shows it. */
+function denial(name: string, result: AdmissionResult, object: KubeObject | null, steps: ChainStep[]): ChainResult {
+  // A matchCondition that failed under failurePolicy Fail: the API server's own error, no webhook denial.
+  const message =
+    result.matchConditionError !== undefined
+      ? result.status!.message!
+      : `admission webhook "${name}" denied the request: ${result.status?.message ?? ''}`;
+  return {
+    allowed: false,
+    object,
+    steps,
+    warnings: steps.flatMap((s) => s.result.warnings),
+    wouldDeny: wouldDenyOf(steps),
+    deniedBy: name,
+    message,
   };
 }
 

@@ -5,33 +5,24 @@ import { pathToFileURL } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import type { AdmissionWebhook } from '../admission/webhook.ts';
 import type { ConversionWebhook } from '../conversion/webhook.ts';
-import type { AdmissionRegistration, ConversionRegistration, RuleWithOperations } from '../registration.ts';
+import type { AdmissionRegistration, RuleWithOperations } from '../registration.ts';
 import type { KubeObject, Operation } from '../review/schemas.ts';
 import { findFunctions, noFunctionsMessage } from '../harness/discover.ts';
-import { expectRoundTrip } from './chain.ts';
 import { invoke } from '../harness/invoke.ts';
-import { admissionReview, conversionReview } from '../harness/reviews.ts';
-import { kindOf } from '../harness/reviews.ts';
+import { admissionReview, kindOf } from '../harness/reviews.ts';
+import { conversionChecks } from './conformance-conversion.ts';
+import {
+  ANY_GROUP,
+  ANY_VERSION,
+  type ConformanceCheck,
+  type ConformanceOptions,
+  sampleHint,
+} from './conformance-shared.ts';
+import { asFields, sampleFromSchema } from './schema-sample.ts';
 
-/**
- * One check of the conformance suite: a name for the report and the assertion to run. `run`
- * resolves to a reason when the check could not be made with a generated object (a sample is
- * needed), and rejects with an AssertionError when the webhook fails it.
- */
-export interface ConformanceCheck {
-  name: string;
-  // biome-ignore lint/suspicious/noConfusingVoidType: a check that passes returns nothing.
-  run: () => Promise<void | { skipped: string }>;
-}
-
-/** How to give a function a sample of one's own, for the end of every conformance message. */
-export function sampleHint(name: string): string {
-  return (
-    'to send an object of your own instead of the generated one: ' +
-    `describeConformance({ samples: { ${JSON.stringify(name)}: { apiVersion, kind, metadata, ... } } }), ` +
-    'or expectConformance(webhook, { sample })'
-  );
-}
+export type { ConformanceCheck, ConformanceOptions } from './conformance-shared.ts';
+export { sampleHint } from './conformance-shared.ts';
+export { sampleFromSchema } from './schema-sample.ts';
 
 /** The check with the sample hint added to its failure message. */
 function withHint(name: string, check: ConformanceCheck): ConformanceCheck {
@@ -46,22 +37,6 @@ function withHint(name: string, check: ConformanceCheck): ConformanceCheck {
       }
     },
   };
-}
-
-/** Options of the conformance checks. */
-export interface ConformanceOptions {
-  /** Project folder that `crdManifest` paths are relative to; default the working directory. */
-  root?: string;
-  /**
-   * An object to send instead of the generated one (`apiVersion`, `kind`, `metadata` only),
-   * for functions that need more to say anything.
-   */
-  sample?: KubeObject;
-  /**
-   * CustomResourceDefinitions (parsed manifests) whose schemas objects of their resources are
-   * generated from; describeConformance passes those of the project's conversion functions.
-   */
-  crds?: unknown[];
 }
 
 /** The parts of a CRD manifest samples are generated from. */
@@ -100,9 +75,7 @@ function readCrds(file: string): unknown[] {
   }
 }
 
-// Stand-ins for wildcards in rules: any concrete value is one the webhook must answer.
-const ANY_GROUP = 'example.com';
-const ANY_VERSION = 'v1';
+// Stand-ins for wildcards in rules (group and version: ANY_GROUP, ANY_VERSION).
 const ANY_RESOURCE = 'widgets';
 const ANY_SUBRESOURCE = 'status';
 /** Operations a `*` rule matches that carry objects (CONNECT sends options, not objects, and is not checked). */
@@ -216,208 +189,6 @@ function admissionChecks(webhook: AdmissionWebhook, options: ConformanceOptions)
     });
   }
   return checks;
-}
-
-/** What the conversion checks send: group, kind and versions, and each version's schema where the CRD gives one. */
-interface ConversionTarget {
-  group: string;
-  kind: string;
-  versions: string[];
-  schemas: Map<string, unknown>;
-}
-
-/** A generated value as an object's fields: none unless it is a mapping. */
-function asFields(value: unknown): Record<string, unknown> {
-  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-}
-
-/** Versions and kind of a conversion function (from its registration, else its CRD manifest), and its schemas. */
-function conversionTarget(reg: ConversionRegistration, root: string): ConversionTarget {
-  const dot = reg.crd.indexOf('.');
-  const plural = dot < 0 ? reg.crd : reg.crd.slice(0, dot);
-  const group = dot < 0 ? ANY_GROUP : reg.crd.slice(dot + 1);
-  let kind = kindOf(plural);
-  let versions = reg.versions ?? [];
-  const schemas = new Map<string, unknown>();
-  if (reg.crdManifest) {
-    const file = resolve(root, reg.crdManifest);
-    if (!existsSync(file))
-      throw new assert.AssertionError({
-        message: `${reg.name}: crdManifest ${reg.crdManifest} not found under ${root}`,
-      });
-    type Version = { name: string; served?: boolean; schema?: { openAPIV3Schema?: unknown } };
-    const crd = parseAllDocuments(readFileSync(file, 'utf8'))
-      .map((d) => d.toJS() as { kind?: string; spec?: { names?: { kind?: string }; versions?: Version[] } })
-      .find((d) => d?.kind === 'CustomResourceDefinition');
-    kind = crd?.spec?.names?.kind ?? kind;
-    const listed = Array.isArray(crd?.spec?.versions) ? crd.spec.versions : [];
-    if (!reg.versions) versions = listed.filter((v) => v?.served !== false).map((v) => v.name);
-    for (const v of listed) if (v?.schema?.openAPIV3Schema) schemas.set(v.name, v.schema.openAPIV3Schema);
-  }
-  return { group, kind, versions, schemas };
-}
-
-function conversionChecks(webhook: ConversionWebhook, options: ConformanceOptions): ConformanceCheck[] {
-  const reg = webhook.registration;
-  const root = options.root ?? process.cwd();
-  const generated = options.sample === undefined;
-  /** The version of the sample given, when it is one of `versions` of `group`. */
-  const ownVersion = (group: string, versions: string[]): string | undefined => {
-    const apiVersion = options.sample?.apiVersion;
-    return versions.find((v) => apiVersion === `${group}/${v}`);
-  };
-  const sampleAt = (group: string, kind: string, version: string, schemas: Map<string, unknown>): KubeObject => {
-    if (options.sample) return { ...structuredClone(options.sample), apiVersion: `${group}/${version}` };
-    // The CRD's schema for the version, where there is one: its required fields, of their types.
-    const object = asFields(sampleFromSchema(schemas.get(version)));
-    return {
-      ...object,
-      apiVersion: `${group}/${version}`,
-      kind,
-      metadata: { name: 'conformance', namespace: 'default', uid: '5f7b1d5e-0000-4000-8000-000000000002' },
-    };
-  };
-  return [
-    {
-      name: `answers ${reg.conversionReviewVersions.join(' and ')} ConversionReviews between its versions, as the API server requires`,
-      run: async () => {
-        const { group, kind, versions, schemas } = conversionTarget(reg, root);
-        for (const version of reg.conversionReviewVersions) {
-          const own = ownVersion(group, versions);
-          const from = own ?? versions[0] ?? ANY_VERSION;
-          const to = versions.find((v) => v !== from) ?? from;
-          const review = conversionReview([sampleAt(group, kind, from, schemas)], `${group}/${to}`, { version });
-          // invoke checks the answer as the API server does: HTTP 200, apiVersion, uid echoed, schema, object count.
-          const result = await invoke(webhook, review);
-          // Refusing a generated object is a valid answer: the function may need fields it cannot guess.
-          if (result.status === 'Failed' && generated) continue;
-          assert.equal(
-            result.status,
-            'Success',
-            `${reg.name}: ${group}/${from} → ${group}/${to} (apiextensions.k8s.io/${version}) failed: ${result.message}`,
-          );
-          assert.equal(
-            result.convertedObjects[0]?.apiVersion,
-            `${group}/${to}`,
-            `${reg.name}: the converted object is not at ${group}/${to}`,
-          );
-        }
-      },
-    },
-    {
-      name: 'round-trips an object through every version it declares',
-      run: async () => {
-        const { group, kind, versions, schemas } = conversionTarget(reg, root);
-        assert.ok(
-          versions.length,
-          `${reg.name}: declares no versions: give the registration \`versions\` (or a crdManifest listing them) so conversions can be checked`,
-        );
-        if (generated) {
-          // A generated object the function refuses cannot be round-tripped: the check asks for one it converts.
-          for (const from of versions) {
-            for (const to of versions.filter((v) => v !== from)) {
-              const review = conversionReview([sampleAt(group, kind, from, schemas)], `${group}/${to}`);
-              const result = await invoke(webhook, review);
-              if (result.status === 'Failed') {
-                return {
-                  skipped:
-                    `${reg.name}: the generated ${kind} at ${group}/${from} could not be converted to ${group}/${to} ` +
-                    `(${JSON.stringify(result.message ?? '')}), so the round trip needs an object it converts; ` +
-                    sampleHint(reg.name),
-                };
-              }
-            }
-          }
-        }
-        // A sample at one of the versions is an object of that version only: the round trip starts there.
-        const own = ownVersion(group, versions);
-        for (const version of own ? [own] : versions) {
-          await expectRoundTrip(
-            webhook,
-            sampleAt(group, kind, version, schemas),
-            versions.map((v) => `${group}/${v}`),
-          );
-        }
-        return undefined;
-      },
-    },
-  ];
-}
-
-/** Deepest schema nesting a sample is generated for (CRD schemas are trees; a hostile one stops here). */
-const SAMPLE_DEPTH = 32;
-
-/** Longest string a sample pads to for `minLength` (a hostile schema could ask for gigabytes). */
-const SAMPLE_MAX_LENGTH = 4096;
-
-/** Values for string formats the API server checks (k8s.io/kube-openapi strfmt), one each. */
-const FORMAT_SAMPLES: Record<string, string> = {
-  'date-time': '2020-01-01T00:00:00Z',
-  date: '2020-01-01',
-  duration: '1s',
-  byte: 'Y29uZm9ybWFuY2U=',
-  email: 'conformance@example.com',
-  hostname: 'conformance.example.com',
-  ipv4: '192.0.2.1',
-  ipv6: '2001:db8::1',
-  cidr: '192.0.2.0/24',
-  mac: '02:00:00:00:00:01',
-  uri: 'https://conformance.example.com/',
-  url: 'https://conformance.example.com/',
-  uuid: '5f7b1d5e-0000-4000-8000-000000000003',
-  password: 'conformance',
-};
-
-/**
- * The smallest value a structural schema (a CRD version's openAPIV3Schema) accepts, as far as it
- * can be known without a pattern engine: every required property, of its type, the first enum
- * value, the default, a value of the format, lengths and bounds kept. Undefined for no schema.
- */
-export function sampleFromSchema(schema: unknown, depth = 0): unknown {
-  if (!schema || typeof schema !== 'object' || Array.isArray(schema) || depth > SAMPLE_DEPTH) return undefined;
-  const s = schema as Record<string, any>;
-  if (Array.isArray(s.enum) && s.enum.length) return structuredClone(s.enum[0]);
-  if (s.default !== undefined) return structuredClone(s.default);
-  if (s['x-kubernetes-int-or-string'] === true) return 1;
-  switch (s.type) {
-    case 'object': {
-      const out: Record<string, unknown> = {};
-      const properties = asFields(s.properties);
-      for (const name of Array.isArray(s.required) ? s.required : []) {
-        if (typeof name !== 'string') continue;
-        const value = sampleFromSchema(properties[name] ?? s.additionalProperties, depth + 1);
-        out[name] = value === undefined ? {} : value;
-      }
-      return out;
-    }
-    case 'array': {
-      const count = Number.isInteger(s.minItems) && s.minItems > 0 ? Math.min(s.minItems, SAMPLE_DEPTH) : 0;
-      return Array.from({ length: count }, (_, i) => {
-        const item = sampleFromSchema(s.items, depth + 1);
-        // listType set (and unique items) need distinct members.
-        return typeof item === 'string' ? `${item}${i || ''}` : typeof item === 'number' ? item + i : item;
-      });
-    }
-    case 'string': {
-      let value = FORMAT_SAMPLES[s.format as string] ?? 'conformance';
-      if (Number.isInteger(s.maxLength) && value.length > s.maxLength) value = value.slice(0, s.maxLength);
-      if (Number.isInteger(s.minLength) && value.length < s.minLength) {
-        value = value.padEnd(Math.min(s.minLength, SAMPLE_MAX_LENGTH), 'x');
-      }
-      return value;
-    }
-    case 'integer':
-    case 'number': {
-      const min = typeof s.minimum === 'number' ? (s.exclusiveMinimum === true ? s.minimum + 1 : s.minimum) : undefined;
-      const max = typeof s.maximum === 'number' ? (s.exclusiveMaximum === true ? s.maximum - 1 : s.maximum) : undefined;
-      const value = min !== undefined ? min : max !== undefined && max < 1 ? max : 1;
-      return s.type === 'integer' ? Math.ceil(value) : value;
-    }
-    case 'boolean':
-      return false;
-    default:
-      return undefined;
-  }
 }
 
 /**

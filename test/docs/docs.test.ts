@@ -14,6 +14,7 @@ import { dirname, join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { parseFleet } from '../../infra/fleet/file.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { projectPackageJson } from '../../infra/init.ts';
 import { type RunningLambda, startLambda } from '../../infra/local/lambda-api.ts';
@@ -52,6 +53,11 @@ const OTHER_TOOLS_OPTIONS = new Set([
   '--param',
   '--no-tls-verify',
 ]);
+
+/** A path into this repository as the text writes one: `lib/gateway/sources.ts`, `test/e2e/`. */
+const REPOSITORY_PATH = /(?:^|[\s(])((?:lib|infra|test|bench|etc|functions|docs|\.ci)\/[\w./*<>-]*)/g;
+/** Paths the text names that a run writes, not the repository. */
+const GENERATED = new Set(['bench/results/latest.json']);
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 /** README.md and every page of docs/, relative to the repository. */
@@ -341,6 +347,23 @@ describe('docs: commands, data and links', () => {
     assert.deepEqual(unknown, []);
   });
 
+  it("every repository path in the text's inline code exists", () => {
+    const missing: string[] = [];
+    let checked = 0;
+    for (const doc of docs)
+      for (const { line, code } of inlineCode(prose(text.get(doc)!)))
+        for (const m of code.matchAll(REPOSITORY_PATH)) {
+          const path = m[1]!.replace(/[.,:;]$/, '');
+          if (GENERATED.has(path)) continue;
+          // `functions/<name>/index.ts`, `etc/*.api.md`: the folder before the placeholder exists.
+          const fixed = /[<*]/.test(path) ? path.split(/[<*]/)[0]!.replace(/[^/]*$/, '') : path;
+          checked++;
+          if (!existsSync(join(root, fixed))) missing.push(`${doc}:${line}: ${path}`);
+        }
+    assert.ok(checked > 30, `only ${checked} paths found`);
+    assert.deepEqual(missing, []);
+  });
+
   it('every block names a language, and the YAML and JSON blocks parse', () => {
     const known = new Set(['ts', 'typescript', 'sh', 'yaml', 'json', 'text']);
     for (const block of allBlocks) {
@@ -349,6 +372,15 @@ describe('docs: commands, data and links', () => {
       if (block.lang === 'yaml')
         for (const d of parseAllDocuments(block.code) as Array<{ errors: unknown[] }>)
           assert.deepEqual(d.errors, [], where(block));
+    }
+  });
+
+  it('the clusters.yaml example is a fleet file klw accepts', () => {
+    const examples = allBlocks.filter((b) => b.lang === 'yaml' && /^clusters:/m.test(b.code));
+    assert.ok(examples.length >= 1, 'a clusters.yaml example');
+    for (const block of examples) {
+      const fleet = parseFleet(block.code, 'clusters.yaml', [{ name: 'pod-policy', type: 'validating' }]);
+      assert.ok(fleet.clusters.length >= 1, where(block));
     }
   });
 

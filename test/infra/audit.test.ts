@@ -29,6 +29,7 @@ import {
 } from '../../infra/audit/index.ts';
 import { kubeLimitsFrom, loadConnection, whoAmI } from '../../infra/audit/index.ts';
 import { ensureLocalCertificates } from '../../infra/local/certs.ts';
+import { withKubeVersion } from '../../infra/kube-versions.ts';
 import { runKlw } from '../helpers.ts';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/audit', import.meta.url));
@@ -328,6 +329,26 @@ describe('klw audit against a fake API server', () => {
     assert.equal(report.summary.denied, 2);
     assert.ok(!requests.some((r) => r.includes('/configmaps')));
     assert.ok(!requests.some((r) => r.includes('/pods')), 'scope Cluster leaves namespaced resources out');
+  });
+
+  it('--kube-version: conditions are evaluated in that version, a newer library failing by failurePolicy', async () => {
+    const semver = defineValidatingWebhook({
+      name: 'semver-audit',
+      rules: [{ operations: ['UPDATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }],
+      namespaceSelector: {},
+      matchConditions: [{ name: 'versioned', expression: "isSemver('1.2.3')" }],
+      validate: () => allow(),
+    });
+    const [asOld] = withKubeVersion([semver], '1.30');
+    const old = await runAudit({ client, webhooks: [asOld!], auditor });
+    assert.equal(old.results[0]?.result, 'error');
+    assert.equal(old.results[0]?.rejected, true);
+    assert.match(
+      old.results[0]?.message ?? '',
+      /matchCondition "versioned".*not available in Kubernetes 1\.30.*isSemver/,
+    );
+    const newest = await runAudit({ client, webhooks: withKubeVersion([semver], undefined), auditor });
+    assert.deepEqual([newest.summary.allowed, newest.summary.error], [1, 0]);
   });
 
   it('a function that fails counts as rejected only under failurePolicy Fail', async () => {

@@ -43,7 +43,15 @@ after(() => rmSync(work, { recursive: true, force: true }));
 const A = 'A'.repeat(43);
 const B = 'B'.repeat(43);
 const notFound = () => new ParameterNotFound({ message: 'not found', $metadata: {} });
-const tempDir = () => mkdtempSync(join(tmpdir(), 'klw-fleet-cmd-'));
+const tempDirs: string[] = [];
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'klw-fleet-cmd-'));
+  tempDirs.push(dir);
+  return dir;
+};
+after(() => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
 
 /** Runs klw, returning its exit code and what it wrote to stderr. */
 async function klw(...args: string[]): Promise<{ code: number; err: string }> {

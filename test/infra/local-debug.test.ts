@@ -122,6 +122,10 @@ describe('klw local invoke', { timeout: PATIENCE_MS }, () => {
     const help = await klw(['local', 'generate-review', '--help']);
     assert.match(help.stdout, /--event-format <format>/);
     assert.doesNotMatch(help.stdout, /--event </);
+    // The choices are the event sources' names, from their list.
+    assert.match(help.stdout.replace(/\s+/g, ' '), /choices: "http", "rest", "url", "alb"/);
+    const alb = await klw(['local', 'generate-review', 'echo', '--event-format', 'alb']);
+    assert.deepEqual(Object.keys(JSON.parse(alb.stdout).requestContext), ['elb'], alb.stderr);
   });
 });
 

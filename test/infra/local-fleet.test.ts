@@ -6,6 +6,7 @@ import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startApi, type RunningApi } from '../../infra/local/api.ts';
+import { logSink, readableLine } from '../../infra/local/output.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 import { ManualTimer } from '../helpers.ts';
 
@@ -37,6 +38,7 @@ const review = admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name
 
 let api: RunningApi;
 const logs: string[] = [];
+const shown: string[] = [];
 before(async () => {
   for (const [dir, secret] of [
     ['.', SERVICE],
@@ -46,8 +48,13 @@ before(async () => {
     mkdirSync(join(stateDir, dir), { recursive: true, mode: 0o700 });
     writeFileSync(join(stateDir, dir, 'path-secret'), `${secret}\n`, { mode: 0o600 });
   }
-  const log = (l: string) => logs.push(l);
-  const quiet = { functionLog: () => {}, concurrency: 1, invocationTimer: never };
+  // What the console shows (`--log-format text`), as klw local start-api prints it.
+  const onConsole = logSink('text', undefined, (t) => shown.push(t));
+  const log = (l: string) => {
+    logs.push(l);
+    onConsole(l);
+  };
+  const quiet = { functionLog: onConsole, concurrency: 1, invocationTimer: never };
   api = await startApi({ root: work, port: 0, stateDir, log, ...quiet });
 });
 after(async () => {
@@ -87,6 +94,25 @@ describe('start-api with a fleet file', () => {
       ['east', 'west'],
     );
     for (const l of logs) assert.ok(!l.includes(EAST) && !l.includes(WEST), `secret in ${l}`);
+  });
+
+  it('the console names the calling cluster of each review, and why a call was refused', async () => {
+    const reviews = shown.filter((l) => / {2}guarded@/.test(l));
+    assert.deepEqual(
+      reviews.map((l) => l.split('  ').slice(1, 2).concat(l.split('  ')[5]!.split(':')[0]!)),
+      [
+        ['guarded@east', 'denied'],
+        ['guarded@west', 'would deny'],
+      ],
+    );
+    const from = shown.length;
+    await post(`/guarded/${SERVICE}`, review);
+    assert.match(shown.slice(from).join(''), / {2}guarded {2}404 refused {2}missing or wrong path secret\n$/);
+    const crash = { msg: 'request', time: '2026-11-23T00:01:02.345Z', function: 'guarded', cluster: 'west' };
+    assert.equal(
+      readableLine(JSON.stringify({ ...crash, status: 502, outcome: 'crash', error: 'boom' })),
+      '00:01:02.345  guarded@west  502 crash  boom',
+    );
   });
 
   it('the service secret and unknown secrets are refused with 404', async () => {

@@ -140,7 +140,7 @@ describe('events built from HTTP requests', () => {
     body: '{"a":1}',
   };
 
-  for (const format of ['rest', 'http', 'url'] as const) {
+  for (const format of ['rest', 'http', 'url', 'alb'] as const) {
     it(`has every field of the AWS example event (${format})`, () => {
       const example = fixture(`${format}/post`);
       const event = eventFromHttp(format, request) as Record<string, any>;
@@ -154,7 +154,8 @@ describe('events built from HTTP requests', () => {
         if (['authentication', 'authorizer', 'deploymentId'].includes(key)) continue;
         assert.ok(key in event.requestContext, `requestContext.${key} missing`);
       }
-      if (format !== 'rest') assert.deepEqual(keys(event.requestContext.http), keys(example.requestContext.http));
+      if (example.requestContext.http)
+        assert.deepEqual(keys(event.requestContext.http), keys(example.requestContext.http));
     });
   }
 
@@ -356,7 +357,7 @@ describe('klw local start-api', { timeout: PATIENCE_MS }, () => {
 });
 
 describe('klw local start-api --event-format', { timeout: PATIENCE_MS }, () => {
-  for (const format of ['rest', 'url'] as const) {
+  for (const format of ['rest', 'url', 'alb'] as const) {
     it(`serves ${format} events over HTTPS`, async () => {
       const other = await startApi({
         root: work,

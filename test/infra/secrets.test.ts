@@ -21,8 +21,8 @@ import { PATH_SECRET_PATTERN } from '../../lib/auth.ts';
 import { main } from '../../infra/cli.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { generateManifests } from '../../infra/manifests.ts';
+import { defaultRegion } from '../../infra/region.ts';
 import {
-  defaultRegion,
   ensureTargetPathSecret,
   runSecretCommand,
   smokePathSecret,

@@ -9,6 +9,8 @@ import { loadFunctions } from '../../infra/functions.ts';
 import { parseFleet } from '../../infra/fleet/file.ts';
 import { clusterPathSecretParameterName, pathSecretParameterName } from '../../infra/secrets/secrets.ts';
 import { functionDefinition, pluginParams, secretsStatement } from '../../infra/deploy/serverless-plugin.ts';
+import { addFloodSafetyAndAlarms, DURATION_ALARM_SHARE, type DeployedFunction } from '../../infra/deploy/alarms.ts';
+import { alarmedClusters, clusterLogicalId, parseClusterAlarms } from '../../infra/fleet/alarms.ts';
 import { readServerless, runServerless } from '../../infra/deploy/serverless.ts';
 import { clusterParameterName, fleetFromEnv } from '../../lib/fleet.ts';
 import { FIXTURE_FUNCTIONS, FIXTURE_PROJECT } from '../helpers.ts';
@@ -65,7 +67,8 @@ describe('serverless package (osls, offline) with the plugin and a fleet file', 
   it('packages every function with its fleet settings and IAM read access to the cluster parameters', async () => {
     writeFileSync(join(work, 'serverless.yml'), stringify({ ...readServerless(root), service: 'klw-fixture' }));
     const dir = join(out, 'fleet');
-    const result = await runServerless(work, ['package', '--stage', 'test', '--package', dir], env);
+    const args = ['package', '--stage', 'test', '--package', dir, '--param', 'clusterAlarms=west'];
+    const result = await runServerless(work, args, env);
     assert.equal(result.code, 0, result.stdout + result.stderr);
     const template = JSON.parse(readFileSync(join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as Json;
     const lambdas = Object.values(template.Resources as Json).filter((r: Json) => r.Type === 'AWS::Lambda::Function');
@@ -82,5 +85,91 @@ describe('serverless package (osls, offline) with the plugin and a fleet file', 
     const statements = template.Resources.IamRoleLambdaExecution.Properties.Policies[0].PolicyDocument.Statement;
     const ssm = statements.find((s: Json) => JSON.stringify(s.Action).includes('ssm:GetParameter'));
     assert.deepEqual(ssm.Resource, clusterArns);
+    // clusterAlarms=west: two alarms per function on west's metrics, none on east's.
+    const alarms = Object.entries(template.Resources as Json).filter(([, r]) => r.Type === 'AWS::CloudWatch::Alarm');
+    const west = alarms.filter(([, r]) => JSON.stringify(r.Properties).includes('"cluster"'));
+    assert.equal(west.length, registrations.length * 2);
+    for (const [id, r] of west) {
+      assert.match(id, /ClusterwestDurationAlarm$|ClusterwestErrorsAlarm$/);
+      assert.match(r.Properties.AlarmDescription, / in cluster west: /);
+    }
+  });
+});
+
+describe('per-cluster alarms', () => {
+  const fn: DeployedFunction = {
+    registration: registrations.find((r) => r.name === 'pod-policy')!,
+    lambdaLogicalId: 'PodDashpolicyLambdaFunction',
+    logicalIdPrefix: 'PodDashpolicy',
+    reservedConcurrency: 20,
+    routeKeys: ['POST /pod-policy/{secret}'],
+  };
+  const topic = 'arn:aws:sns:eu-west-1:123456789012:oncall';
+
+  it("alarm on each named cluster's errors and p99 duration, with the webhook and cluster dimensions", () => {
+    const params = pluginParams({ params: { test: { clusterAlarms: 'west', alarmTopicArn: topic } } }, 'test');
+    assert.deepEqual(params.clusterAlarms, ['west']);
+    const clusters = alarmedClusters(fleet, params.clusterAlarms, 1);
+    assert.deepEqual(clusters, ['west']);
+    const template: Json = { Resources: {} };
+    addFloodSafetyAndAlarms(template, [fn], params, 'KubeLambdaWebhooks', clusters);
+    const errors = template.Resources.PodDashpolicyClusterwestErrorsAlarm.Properties;
+    assert.deepEqual(errors.AlarmActions, [topic]);
+    const dims = [
+      { Name: 'webhook', Value: 'pod-policy' },
+      { Name: 'cluster', Value: 'west' },
+    ];
+    assert.deepEqual(
+      errors.Metrics.filter((m: Json) => m.MetricStat).map((m: Json) => [
+        m.MetricStat.Metric.MetricName,
+        m.MetricStat.Metric.Dimensions,
+      ]),
+      [
+        ['Errored', dims],
+        ['TimedOut', dims],
+      ],
+    );
+    const duration = template.Resources.PodDashpolicyClusterwestDurationAlarm.Properties;
+    assert.deepEqual([duration.MetricName, duration.Dimensions, duration.ExtendedStatistic], ['Duration', dims, 'p99']);
+    assert.equal(duration.Threshold, Math.round(fn.registration.timeoutSeconds * 1000 * DURATION_ALARM_SHARE));
+    assert.equal(Object.keys(template.Resources).filter((k) => k.includes('Clustereast')).length, 0);
+    const all = { Resources: {} as Json };
+    addFloodSafetyAndAlarms(
+      all,
+      [fn],
+      pluginParams({}, 'test', ['clusterAlarms=all']),
+      'N',
+      alarmedClusters(fleet, 'all', 1),
+    );
+    assert.equal(Object.keys(all.Resources).filter((k) => k.includes('Cluster')).length, 4);
+  });
+
+  it('none without the param, or with alarms off', () => {
+    assert.equal(pluginParams({}, 'test').clusterAlarms, undefined);
+    assert.deepEqual(alarmedClusters(fleet, undefined, 3), []);
+    const off = { Resources: {} as Json };
+    addFloodSafetyAndAlarms(off, [fn], pluginParams({}, 'test', ['alarms=false', 'clusterAlarms=all']), 'N', ['east']);
+    assert.deepEqual(off.Resources, {});
+  });
+
+  it('refuses unknown clusters, a missing fleet file and more alarms than a template holds', () => {
+    assert.deepEqual(parseClusterAlarms(' west , east,west '), ['west', 'east']);
+    assert.throws(
+      () => alarmedClusters(fleet, ['west', 'north'], 1),
+      /param clusterAlarms: no cluster named "north" in clusters\.yaml; the clusters are east, west/,
+    );
+    assert.throws(() => alarmedClusters(undefined, 'all', 1), /needs the fleet file clusters\.yaml/);
+    const big = parseFleet(
+      `clusters:\n${Array.from({ length: 100 }, (_, i) => `  - name: c${i}\n`).join('')}`,
+      'clusters.yaml',
+      registrations,
+    );
+    assert.equal(alarmedClusters(big, 'all', 1).length, 100);
+    assert.throws(() => alarmedClusters(big, 'all', 2), /100 clusters x 2 functions would add 400 alarms; at most 200/);
+  });
+
+  it('keeps distinct cluster names distinct in logical ids', () => {
+    assert.notEqual(clusterLogicalId('a-b'), clusterLogicalId('ab'));
+    assert.match(clusterLogicalId('prod-eu-1'), /^[A-Za-z0-9]+$/);
   });
 });

@@ -9,6 +9,7 @@ import {
   deny,
   type KubeObject,
 } from '../../lib/index.ts';
+import { sourceNames } from '../../lib/gateway/sources.ts';
 import { createLogger } from '../../lib/log.ts';
 import { admissionReview, conversionReview, toEvent } from '../../lib/testing/index.ts';
 import { fixture } from '../helpers.ts';
@@ -48,7 +49,7 @@ function assertHttpResult(result: unknown): { statusCode: number; body: any } {
 }
 
 const anyJson = fc.jsonValue({ maxDepth: 4 });
-const sources = fc.constantFrom('rest', 'http', 'url') as fc.Arbitrary<'rest' | 'http' | 'url'>;
+const sources = fc.constantFrom(...sourceNames());
 
 describe('fuzz: the handlers never throw and always answer HTTP', () => {
   it('random values as events', async () => {

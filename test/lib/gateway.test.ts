@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { allow, defineValidatingWebhook } from '../../lib/index.ts';
 import { parseGoDuration, readJsonBody, MAX_BODY_BYTES } from '../../lib/gateway/http.ts';
-import { detectSource } from '../../lib/gateway/sources.ts';
+import { detectSource, sourceNames } from '../../lib/gateway/sources.ts';
 import { createLogger } from '../../lib/log.ts';
 import { bodyOf, eventWith, fixture } from '../helpers.ts';
 
@@ -20,14 +20,16 @@ const handler = webhook.withOptions({ logger: createLogger({ level: 'silent' }) 
 
 describe('event sources', () => {
   it('recognises each fixture by its shape', () => {
-    assert.equal(detectSource(fixture('rest/post'))?.source, 'rest');
-    assert.equal(detectSource(fixture('http/post'))?.source, 'http');
-    assert.equal(detectSource(fixture('url/post'))?.source, 'url');
+    assert.equal(detectSource(fixture('rest/post'))?.name, 'rest');
+    assert.equal(detectSource(fixture('http/post'))?.name, 'http');
+    assert.equal(detectSource(fixture('url/post'))?.name, 'url');
+    assert.equal(detectSource(fixture('alb/post'))?.name, 'alb');
+    assert.equal(detectSource(fixture('alb/post-multi-value'))?.name, 'alb');
     assert.equal(detectSource({ Records: [] }), undefined);
     assert.equal(detectSource(null), undefined);
   });
 
-  for (const source of ['rest', 'http', 'url'] as const) {
+  for (const source of sourceNames()) {
     it(`answers a review delivered by ${source}`, async () => {
       const result = await handler(eventWith(source, review));
       assert.equal(result.statusCode, 200);
@@ -227,6 +229,9 @@ describe('requests that are not readable reviews', () => {
   it('answers 400 in the HTTP API shape for an event from no known source', async () => {
     const result = await handler({ Records: [{ body: '{}' }] });
     assert.equal(result.statusCode, 400);
-    assert.match(bodyOf(result).error, /not an API Gateway/);
+    assert.match(
+      bodyOf(result).error,
+      /no known source; expected one of: Lambda function URL; .*Application Load Balancer/,
+    );
   });
 });

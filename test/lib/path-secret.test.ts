@@ -13,7 +13,7 @@ import {
   PATH_SECRET_MAX_AGE_MS,
   PATH_SECRET_REFRESH_ON_MISS_MS,
 } from '../../lib/auth.ts';
-import type { EventSource } from '../../lib/gateway/sources.ts';
+import { type EventSource, sourceNames } from '../../lib/gateway/sources.ts';
 import { createLogger } from '../../lib/log.ts';
 import { admissionReview, conversionReview, toEvent } from '../../lib/testing/index.ts';
 import { lambdaContext } from '../../lib/harness/events.ts';
@@ -60,7 +60,7 @@ async function call(o: CallOptions) {
 const env = { KLW_PATH_SECRET: CURRENT };
 
 describe('path-secret authentication', () => {
-  for (const format of ['http', 'rest', 'url'] as const) {
+  for (const format of sourceNames()) {
     it(`accepts the right secret as the last path segment (${format} events)`, async () => {
       assert.equal((await call({ path: `/pod-policy/${CURRENT}`, env, format })).status, 200);
       assert.equal((await call({ path: `/prod/pod-policy/${CURRENT}`, env, format })).status, 200);
@@ -377,7 +377,7 @@ describe('path-secret helpers', () => {
   });
 
   it('never logs a secret that precedes the function segment', async () => {
-    for (const format of ['http', 'rest', 'url'] as const) {
+    for (const format of sourceNames()) {
       const out = await call({ path: `/${CURRENT}/pod-policy`, env, format });
       assert.equal(out.status, 404, 'the last segment is what is checked');
       assert.equal(out.lines.find((l) => l.status === 404)?.path, '/***/pod-policy');

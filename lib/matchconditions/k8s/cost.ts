@@ -56,6 +56,12 @@ export function traversalCost(value: unknown): number {
   return cost;
 }
 
+/** The pattern size a named format is charged as (`maxRegexSize`), whether given itself or wrapped as `{ format }`. */
+function maxRegexSize(value: unknown): number {
+  const v = value as { maxRegexSize?: number; format?: { maxRegexSize?: number } } | undefined;
+  return v?.maxRegexSize ?? v?.format?.maxRegexSize ?? 0;
+}
+
 const traverse = (size: number, factor = 1): number => Math.ceil(size * factor * STRING_TRAVERSAL_COST_FACTOR);
 
 /**
@@ -112,6 +118,17 @@ export function libraryCallCost(
       const regexCost = Math.ceil(actualSize(args[1]) * REGEX_STRING_LENGTH_COST_FACTOR);
       return strCost * regexCost;
     }
+    case 'validate': {
+      // The format library's: the string against the longest pattern the format's check stands for.
+      if (args.length < 2) return undefined;
+      const strCost = Math.ceil((1 + actualSize(args[1])) * STRING_TRAVERSAL_COST_FACTOR);
+      return strCost * Math.ceil(maxRegexSize(args[0]) * REGEX_STRING_LENGTH_COST_FACTOR);
+    }
+    // cel-go's own runtime costs of the strings extension's format and quote: the string's traversal.
+    case 'format':
+    case 'strings.quote':
+    case 'semver':
+    case 'isSemver':
     case 'cidr':
     case 'isIP':
     case 'isCIDR':

@@ -216,10 +216,13 @@ export interface NamedFormat {
   readonly name: string;
   /** `validate(s)`: undefined (optional.none) when s is valid, otherwise the reasons. */
   validate(s: string): string[] | undefined;
+  /** The pattern length the API server charges validation as (the library's MaxRegexSize). */
+  readonly maxRegexSize: number;
 }
 
-const named = (name: string, errors: (s: string) => string[]): NamedFormat => ({
+const named = (name: string, errors: (s: string) => string[], maxRegexSize: number): NamedFormat => ({
   name,
+  maxRegexSize,
   validate: (s) => {
     const errs = errors(s);
     return errs.length === 0 ? undefined : errs;
@@ -227,24 +230,36 @@ const named = (name: string, errors: (s: string) => string[]): NamedFormat => ({
 });
 const single = (ok: (s: string) => boolean, message: string) => (s: string) => (ok(s) ? [] : [message]);
 
+// The pattern lengths the API server charges the non-regex formats as: govalidator's URL pattern
+// (uri), kube-openapi's UUID pattern, govalidator's Base64 pattern, and kube-openapi's date-time
+// pattern (date and datetime both).
+const URL_PATTERN_LENGTH = 1103;
+const UUID_PATTERN_LENGTH = 89;
+const BASE64_PATTERN_LENGTH = 84;
+const DATE_TIME_PATTERN_LENGTH = 71;
+
 /** The library's formats by the names `format.named()` accepts. */
 export const FORMATS: Readonly<Record<string, NamedFormat>> = Object.freeze({
-  dns1123Label: named('DNS1123Label', dns1123LabelErrors),
-  dns1123Subdomain: named('DNS1123Subdomain', dns1123SubdomainErrors),
-  dns1035Label: named('DNS1035Label', dns1035LabelErrors),
-  qualifiedName: named('QualifiedName', qualifiedNameErrors),
-  dns1123LabelPrefix: named('DNS1123LabelPrefix', (s) => dns1123LabelErrors(maskTrailingDash(s))),
-  dns1123SubdomainPrefix: named('DNS1123SubdomainPrefix', (s) => dns1123SubdomainErrors(maskTrailingDash(s))),
-  dns1035LabelPrefix: named('DNS1035LabelPrefix', (s) => dns1035LabelErrors(maskTrailingDash(s))),
-  labelValue: named('LabelValue', labelValueErrors),
-  uri: named('URI', (s) => {
-    const problem = requestUriProblem(s);
-    return problem === undefined ? [] : [problem];
-  }),
-  uuid: named('uuid', single(isUuid, 'does not match the UUID format')),
-  byte: named('byte', single(isBase64, 'invalid base64')),
-  date: named('date', single(isFullDate, 'invalid date')),
-  datetime: named('datetime', single(isDateTime, 'invalid datetime')),
+  dns1123Label: named('DNS1123Label', dns1123LabelErrors, 30),
+  dns1123Subdomain: named('DNS1123Subdomain', dns1123SubdomainErrors, 60),
+  dns1035Label: named('DNS1035Label', dns1035LabelErrors, 30),
+  qualifiedName: named('QualifiedName', qualifiedNameErrors, 60),
+  dns1123LabelPrefix: named('DNS1123LabelPrefix', (s) => dns1123LabelErrors(maskTrailingDash(s)), 30),
+  dns1123SubdomainPrefix: named('DNS1123SubdomainPrefix', (s) => dns1123SubdomainErrors(maskTrailingDash(s)), 60),
+  dns1035LabelPrefix: named('DNS1035LabelPrefix', (s) => dns1035LabelErrors(maskTrailingDash(s)), 30),
+  labelValue: named('LabelValue', labelValueErrors, 40),
+  uri: named(
+    'URI',
+    (s) => {
+      const problem = requestUriProblem(s);
+      return problem === undefined ? [] : [problem];
+    },
+    URL_PATTERN_LENGTH,
+  ),
+  uuid: named('uuid', single(isUuid, 'does not match the UUID format'), UUID_PATTERN_LENGTH),
+  byte: named('byte', single(isBase64, 'invalid base64'), BASE64_PATTERN_LENGTH),
+  date: named('date', single(isFullDate, 'invalid date'), DATE_TIME_PATTERN_LENGTH),
+  datetime: named('datetime', single(isDateTime, 'invalid datetime'), DATE_TIME_PATTERN_LENGTH),
 });
 
 /** `format.named(name)`: the format, or undefined (optional.none) for an unknown name. */
