@@ -20,12 +20,32 @@ function cloneAt<T>(value: T, depth: number): T {
   if (Array.isArray(value)) {
     const out = new Array(value.length);
     for (let i = 0; i < value.length; i++) out[i] = cloneAt(value[i], depth + 1);
+    keepWholeDoubles(value, out);
     return out as T;
   }
   const out: Record<string, unknown> = {};
   const source = value as Record<string, unknown>;
   for (const key of Object.keys(value)) setMember(out, key, cloneAt(source[key], depth + 1));
+  keepWholeDoubles(value, out);
   return out as T;
+}
+
+/**
+ * Members of parsed objects (and arrays, by index) whose number the JSON text wrote with a fraction
+ * or an exponent although it is whole (`1.0`, `1e3`): a double for the API server's decoding, an int
+ * for one written `1`. Kept aside so that the values stay plain numbers for the code reading them.
+ */
+const wholeDoubles = new WeakMap<object, Set<string>>();
+
+/** The keys of `parent` whose whole number the JSON text wrote as a double (`1.0`); undefined if none. */
+export function wholeDoubleKeys(parent: object): ReadonlySet<string> | undefined {
+  return wholeDoubles.get(parent);
+}
+
+/** Gives `copy` the whole doubles of `source`, where `copy` is a copy of it. */
+function keepWholeDoubles(source: object, copy: object): void {
+  const keys = wholeDoubles.get(source);
+  if (keys) wholeDoubles.set(copy, keys);
 }
 
 /**
@@ -49,6 +69,7 @@ function cloneIteratively<T extends object>(value: T): T {
   const stack: Array<[object, Record<string, unknown> | unknown[]]> = [[value, root]];
   while (stack.length > 0) {
     const [source, target] = stack.pop()!;
+    keepWholeDoubles(source, target);
     if (Array.isArray(source)) {
       const out = target as unknown[];
       for (let i = 0; i < source.length; i++) {
@@ -98,6 +119,13 @@ export function nestingDepth(value: unknown, limit = Infinity): number {
 // carries the nonce.
 const NONCE = Math.random().toString(36).slice(2, 10) + Math.random().toString(36).slice(2, 10);
 const MARKER_START = `\u0000klw-int:${NONCE}:`;
+/** The start of a marker of a whole number written as a double (`1.0`). */
+const DOUBLE_MARKER_START = `\u0000klw-dbl:${NONCE}:`;
+/**
+ * What a whole number written as a double looks like (`5.0`, `1e3`, `2.5E1`); found in strings too,
+ * which only sends the text down the slower path that tells them apart.
+ */
+const WHOLE_DOUBLE_HINT = /\d(?:\.0+(?![0-9])|(?:\.\d+)?[eE])/;
 const MARKER_END = '\u0000';
 /** A marker as JSON.stringify writes it (quotes and escaped NULs included). */
 const WRITTEN_MARKER = new RegExp(`"\\\\u0000klw-int:${NONCE}:(-?\\d+)\\\\u0000"`, 'g');
@@ -160,8 +188,14 @@ function markUnsafeIntegers(text: string): string | undefined {
     while (i < n && isDigit(text.charCodeAt(i))) i++;
     const next = text.charCodeAt(i);
     if (next === 46 /* . */ || next === 101 /* e */ || next === 69 /* E */) {
-      // A fraction or an exponent: a float, which float64 reads alike in Go and here.
+      // A fraction or an exponent: a float, which float64 reads alike in Go and here; a whole one is
+      // marked, so that it is known for a double once parsed.
       while (i < n && /[0-9.eE+-]/.test(text[i]!)) i++;
+      const literal = text.slice(start, i);
+      if (literal !== '-' && Number.isInteger(Number(literal))) {
+        parts.push(text.slice(copied, start), `"\\u0000klw-dbl:${NONCE}:${literal}\\u0000"`);
+        copied = i;
+      }
       continue;
     }
     const digits = i - start - (unit === 45 ? 1 : 0);
@@ -177,10 +211,17 @@ function markUnsafeIntegers(text: string): string | undefined {
   return parts.join('');
 }
 
-/** Replaces marker strings in a parsed value by bigints, with an explicit stack (any depth). */
+/**
+ * Replaces marker strings in a parsed value by bigints (integers) and numbers (whole doubles, noted
+ * in wholeDoubles), with an explicit stack (any depth).
+ */
 function reviveMarkers(root: unknown): unknown {
-  const revive = (v: string): unknown =>
-    v.startsWith(MARKER_START) && v.endsWith(MARKER_END) ? BigInt(v.slice(MARKER_START.length, -MARKER_END.length)) : v;
+  const revive = (v: string): unknown => {
+    if (!v.endsWith(MARKER_END)) return v;
+    if (v.startsWith(MARKER_START)) return BigInt(v.slice(MARKER_START.length, -MARKER_END.length));
+    if (v.startsWith(DOUBLE_MARKER_START)) return Number(v.slice(DOUBLE_MARKER_START.length, -MARKER_END.length));
+    return v;
+  };
   if (typeof root === 'string') return revive(root);
   if (typeof root !== 'object' || root === null) return root;
   const stack: object[] = [root];
@@ -189,7 +230,12 @@ function reviveMarkers(root: unknown): unknown {
     for (const key of Object.keys(node)) {
       const v = node[key];
       if (typeof v === 'object' && v !== null) stack.push(v);
-      else if (typeof v === 'string') node[key] = revive(v);
+      else if (typeof v === 'string') {
+        node[key] = revive(v);
+        if (typeof node[key] !== 'number') continue;
+        const keys = wholeDoubles.get(node) ?? new Set<string>();
+        wholeDoubles.set(node, keys.add(key));
+      }
     }
   }
   return root;
@@ -197,12 +243,12 @@ function reviveMarkers(root: unknown): unknown {
 
 /**
  * JSON.parse that keeps every digit of integers beyond ±2^53 (Kubernetes' int64 fields): they
- * are read as `bigint`. Only a text with a run of 16 or more digits pays for more than
+ * are read as `bigint`; whole numbers written as doubles (`1.0`) are noted (wholeDoubleKeys). Only a text with a run of 16 or more digits pays for more than
  * JSON.parse itself; a text whose long runs are all inside strings or safe integers is parsed
  * as it is.
  */
 export function parseJson(text: string): unknown {
-  if (!hasLongDigitRun(text)) return JSON.parse(text);
+  if (!hasLongDigitRun(text) && !WHOLE_DOUBLE_HINT.test(text)) return JSON.parse(text);
   const marked = markUnsafeIntegers(text);
   if (marked === undefined) return JSON.parse(text);
   let value: unknown;

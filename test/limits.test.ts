@@ -24,11 +24,9 @@ const SIZE_MARKER = /\/\/\s*size:\s*\S/;
  * file is within limits, and the test fails while a listed file already is: the list only shrinks.
  */
 const PENDING = new Set<string>([
-  'lib/matchconditions/cel.ts',
   'lib/matchconditions/k8s/cost.ts',
   'lib/matchconditions/k8s/ip.ts',
   'lib/matchconditions/k8s/strformat.ts',
-  'lib/matchconditions/quantity.ts',
 ]);
 
 /** One measure over its limit. */

@@ -260,7 +260,7 @@ export async function serveApi(
     ...(options.kubeVersion ? { kubeVersion: kubeVersionText(options.kubeVersion) } : {}),
   });
   say(
-    `serving ${api.functions.length} functions at ${api.url} (${options.eventFormat} events; listening on ${options.host}:${api.port})`,
+    `serving ${api.functions.length} function${api.functions.length === 1 ? '' : 's'} at ${api.url} (${options.eventFormat} events; listening on ${options.host}:${api.port})`,
   );
   for (const name of api.functions)
     say(`  POST ${api.url}/${name}${api.functionUrl(name) !== `${api.url}/${name}` ? '/<path secret>' : ''}`);

@@ -15,7 +15,7 @@ export class QuantityError extends Error {
   override name = 'QuantityError';
 }
 
-const SPLIT_RE = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
+export const SPLIT_RE = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
 /** apimachinery's ErrFormatWrong. */
 export const QUANTITY_FORMAT_ERROR = `quantities must match the regular expression '${SPLIT_RE}'`;
 /** apimachinery's ErrNumeric. */
@@ -33,29 +33,40 @@ export const QUANTITY_NOT_INTEGER = 'cannot convert value to integer';
  */
 export const QUANTITY_MAX_ALIGN_DIGITS = 100_000;
 
-const INT64_MAX = 2n ** 63n - 1n;
-const INT64_MIN = -(2n ** 63n);
+export const INT64_MAX = 2n ** 63n - 1n;
+export const INT64_MIN = -(2n ** 63n);
 /** Digits of an int64 beyond which the fast path stops (apimachinery's maxInt64Factors). */
-const MAX_INT64_FACTORS = 18;
+export const MAX_INT64_FACTORS = 18;
 /** The finest scale a parsed quantity keeps: nano (10^-9). */
-const NANO = -9;
-const LOG10_2 = Math.log10(2);
+export const NANO = -9;
+export const LOG10_2 = Math.log10(2);
 
-const DECIMAL_SUFFIXES: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
-const BINARY_SUFFIXES: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
+export const DECIMAL_SUFFIXES: Record<string, number> = {
+  n: -9,
+  u: -6,
+  m: -3,
+  '': 0,
+  k: 3,
+  M: 6,
+  G: 9,
+  T: 12,
+  P: 15,
+  E: 18,
+};
+export const BINARY_SUFFIXES: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
 
-const fitsInt64 = (v: bigint): boolean => v >= INT64_MIN && v <= INT64_MAX;
-const wrap64 = (v: bigint): bigint => BigInt.asIntN(64, v);
-const abs = (v: bigint): bigint => (v < 0n ? -v : v);
+export const fitsInt64 = (v: bigint): boolean => v >= INT64_MIN && v <= INT64_MAX;
+export const wrap64 = (v: bigint): bigint => BigInt.asIntN(64, v);
+export const abs = (v: bigint): bigint => (v < 0n ? -v : v);
 
 /** 10^n, refusing a power larger than QUANTITY_MAX_ALIGN_DIGITS digits. */
-function pow10(n: number): bigint {
+export function pow10(n: number): bigint {
   if (n > QUANTITY_MAX_ALIGN_DIGITS) throw new QuantityError('quantity exponents too far apart to compute exactly');
   return 10n ** BigInt(n);
 }
 
 /** An arbitrary-precision decimal, `unscaled × 10^-scale` (gopkg.in/inf.v0's Dec). */
-class Dec {
+export class Dec {
   constructor(
     public unscaled: bigint,
     public scale: number,
@@ -63,14 +74,14 @@ class Dec {
 }
 
 /** Number of bits of |v| (0 for 0), in linear time. */
-function bitLength(v: bigint): number {
+export function bitLength(v: bigint): number {
   if (v === 0n) return 0;
   const hex = abs(v).toString(16);
   return (hex.length - 1) * 4 + (32 - Math.clz32(parseInt(hex[0]!, 16)));
 }
 
 /** Exact sign of `a × 10^ea - b × 10^eb`, without building powers of ten beyond the operands' sizes. */
-function compareScaled(a: bigint, ea: number, b: bigint, eb: number): number {
+export function compareScaled(a: bigint, ea: number, b: bigint, eb: number): number {
   const sa = a < 0n ? -1 : a > 0n ? 1 : 0;
   const sb = b < 0n ? -1 : b > 0n ? 1 : 0;
   if (sa !== sb || sa === 0) return sa < sb ? -1 : sa > sb ? 1 : 0;
@@ -87,14 +98,14 @@ function compareScaled(a: bigint, ea: number, b: bigint, eb: number): number {
 }
 
 /** `x + y` for decimals: the larger scale, exact (inf.Dec.Add). */
-function decAdd(x: Dec, y: Dec): Dec {
+export function decAdd(x: Dec, y: Dec): Dec {
   const scale = Math.max(x.scale, y.scale);
   const rescale = (d: Dec): bigint => (d.unscaled === 0n ? 0n : d.unscaled * pow10(scale - d.scale));
   return new Dec(rescale(x) + rescale(y), scale);
 }
 
 /** Go's math.Pow10: products and quotients of the same tables, so the same doubles. */
-function goPow10(n: number): number {
+export function goPow10(n: number): number {
   const tab = (i: number): number => Number(`1e${i}`);
   if (n >= 0 && n <= 308) return tab(Math.floor(n / 32) * 32) * tab(n % 32);
   if (n <= 0 && n >= -323) return Number(`1e-${Math.floor(-n / 32) * 32}`) / tab(-n % 32);
@@ -249,12 +260,12 @@ export class Quantity {
 
   /** `add(int)`: adds `NewQuantity(n, DecimalExponent)`. */
   addInt(n: bigint): Quantity {
-    return this.add(quantityOf(n));
+    return this.add(Quantity.ofInt(n, 0, 'DecimalExponent'));
   }
 
   /** `sub(int)`: subtracts `NewQuantity(n, DecimalExponent)`. */
   subInt(n: bigint): Quantity {
-    return this.sub(quantityOf(n));
+    return this.sub(Quantity.ofInt(n, 0, 'DecimalExponent'));
   }
 
   /** The negated quantity (Go's Neg on a copy). */
@@ -340,161 +351,10 @@ export class Quantity {
   }
 }
 
-/** Scans a quantity string as apimachinery's parseQuantityString. */
-function scan(str: string): { positive: boolean; value: string; num: string; denom: string; suffix: string } {
-  let positive = true;
-  let pos = 0;
-  const end = str.length;
-  const isDigit = (c: string | undefined): boolean => c !== undefined && c >= '0' && c <= '9';
-  if (str[0] === '-') {
-    positive = false;
-    pos++;
-  } else if (str[0] === '+') {
-    pos++;
-  }
-  while (pos < end && str[pos] === '0') pos++;
-  if (pos >= end) return { positive, value: '0', num: '0', denom: '', suffix: '' };
-  let i = pos;
-  while (i < end && isDigit(str[i])) i++;
-  let num = str.slice(pos, i);
-  if (i >= end) return { positive, value: str, num, denom: '', suffix: '' };
-  pos = i;
-  if (num === '') num = '0';
-  let denom = '';
-  if (str[pos] === '.') {
-    pos++;
-    i = pos;
-    while (i < end && isDigit(str[i])) i++;
-    denom = str.slice(pos, i);
-    if (i >= end) return { positive, value: str, num, denom, suffix: '' };
-    pos = i;
-  }
-  const value = str.slice(0, pos);
-  const suffixStart = pos;
-  while (pos < end && 'eEinumkKMGTP'.includes(str[pos]!)) pos++;
-  if (pos < end && (str[pos] === '-' || str[pos] === '+')) pos++;
-  while (pos < end && isDigit(str[pos])) pos++;
-  if (pos < end) throw new QuantityError(QUANTITY_FORMAT_ERROR);
-  return { positive, value, num, denom, suffix: str.slice(suffixStart) };
-}
-
-/** apimachinery's suffixer.interpret: base, exponent and format of a suffix. */
-function interpret(suffix: string): { base: 2 | 10; exponent: number; format: QuantityFormat } {
-  const decimal = DECIMAL_SUFFIXES[suffix];
-  if (decimal !== undefined && Object.hasOwn(DECIMAL_SUFFIXES, suffix))
-    return { base: 10, exponent: decimal, format: 'DecimalSI' };
-  const binary = BINARY_SUFFIXES[suffix];
-  if (binary !== undefined && Object.hasOwn(BINARY_SUFFIXES, suffix))
-    return { base: 2, exponent: binary, format: 'BinarySI' };
-  if (suffix.length > 1 && (suffix[0] === 'e' || suffix[0] === 'E')) {
-    // strconv.ParseInt(s, 10, 64), then truncated to int32 as Go's conversion does.
-    const digits = suffix.slice(1);
-    if (!/^[+-]?[0-9]+$/.test(digits)) throw new QuantityError(QUANTITY_SUFFIX_ERROR);
-    const parsed = BigInt(digits);
-    if (!fitsInt64(parsed)) throw new QuantityError(QUANTITY_SUFFIX_ERROR);
-    return { base: 10, exponent: Number(BigInt.asIntN(32, parsed)), format: 'DecimalExponent' };
-  }
-  throw new QuantityError(QUANTITY_SUFFIX_ERROR);
-}
-
-/** inf.Dec.SetString on the scanner's value: `[sign]digits[.digits]`, at least one digit. */
-function decFromString(value: string): Dec {
-  const m = /^([+-]?)([0-9]*)(?:\.([0-9]*))?$/.exec(value);
-  if (!m || (m[2] === '' && (m[3] ?? '') === '')) throw new QuantityError(QUANTITY_NUMERIC_ERROR);
-  const fraction = m[3] ?? '';
-  const unscaled = BigInt(`${m[2]}${fraction}` || '0');
-  return new Dec(m[1] === '-' ? -unscaled : unscaled, fraction.length);
-}
-
-/** Rounds a non-negative non-zero decimal up (away from zero) to nano, as ParseQuantity does. */
-function roundUpToNano(d: Dec): Dec {
-  const target = -NANO;
-  if (d.scale <= target) return new Dec(d.unscaled * pow10(target - d.scale), target);
-  const drop = d.scale - target;
-  // Fewer digits than dropped places: a non-zero value below 1n, which rounds up to 1n.
-  if (bitLength(d.unscaled) * LOG10_2 < drop - 1) return new Dec(1n, target);
-  // Here drop is at most the digits of the value plus one: the input's own size, whatever it is.
-  const divisor = 10n ** BigInt(drop);
-  const q = d.unscaled / divisor;
-  return new Dec(d.unscaled % divisor === 0n ? q : q + 1n, target);
-}
-
-/** `quantity(s)`: apimachinery's ParseQuantity, throwing QuantityError with its message. */
-export function parseQuantityOrThrow(str: string): Quantity {
-  if (str.length === 0) throw new QuantityError(QUANTITY_FORMAT_ERROR);
-  if (str === '0') return Quantity.ofInt(0n, 0, 'DecimalSI');
-  const { positive, value, num, denom, suffix } = scan(str);
-  const { base, exponent, format: parsedFormat } = interpret(suffix);
-  let format = parsedFormat;
-  let precision: number;
-  let scale = 0;
-  let mantissa = 1n;
-  if (format === 'BinarySI') {
-    if (exponent >= 0 && denom.length === 0) {
-      mantissa = 1n << BigInt(exponent);
-      precision = 15 - num.length - Math.trunc((exponent * 3) / 10) - 1;
-    } else {
-      precision = -1;
-    }
-  } else {
-    scale = exponent;
-    precision = MAX_INT64_FACTORS - (num.length + denom.length);
-  }
-  if (precision >= 0) {
-    scale -= denom.length;
-    if (scale >= NANO) {
-      const shifted = BigInt(num + denom);
-      const result = shifted * mantissa;
-      if (fitsInt64(result)) return Quantity.ofInt(positive ? result : -result, scale, format);
-    }
-  }
-  let amount = decFromString(value);
-  if (base === 10) amount = new Dec(amount.unscaled, amount.scale - exponent);
-  else amount = new Dec(amount.unscaled << BigInt(exponent), amount.scale);
-  const negative = amount.unscaled < 0n;
-  if (negative) amount = new Dec(-amount.unscaled, amount.scale);
-  if (amount.unscaled !== 0n) amount = roundUpToNano(amount);
-  // Binary quantities are capped at the largest int64.
-  if (format === 'BinarySI' && compareScaled(amount.unscaled, -amount.scale, INT64_MAX, 0) > 0)
-    amount = new Dec(INT64_MAX, 0);
-  if (format === 'BinarySI' && amount.unscaled !== 0n && compareScaled(amount.unscaled, -amount.scale, 1n, 0) < 0) {
-    format = 'DecimalSI';
-  }
-  if (negative) amount = new Dec(-amount.unscaled, amount.scale);
-  return Quantity.ofDecimal(amount.unscaled, amount.scale, format);
-}
-
-/** Parses a quantity string, or returns undefined when ParseQuantity refuses it (`isQuantity`). */
-export function parseQuantity(text: string): Quantity | undefined {
-  try {
-    return parseQuantityOrThrow(text);
-  } catch (err) {
-    if (err instanceof QuantityError) return undefined;
-    throw err;
-  }
-}
-
-/** `isQuantity(s)`. */
-export function isQuantity(text: string): boolean {
-  return parseQuantity(text) !== undefined;
-}
-
-/** Converts an int to a quantity as the library's `add(int)`/`sub(int)` do (`NewQuantity(n, DecimalExponent)`). */
-export function quantityOf(value: bigint): Quantity {
-  return Quantity.ofInt(value, 0, 'DecimalExponent');
-}
-
-/** The Kubernetes minor version each quantity function arrived in (all with the library, in 1.28). */
-export const QUANTITY_FUNCTIONS_SINCE: Readonly<Record<string, number>> = {
-  quantity: 28,
-  isQuantity: 28,
-  sign: 28,
-  isInteger: 28,
-  asInteger: 28,
-  asApproximateFloat: 28,
-  add: 28,
-  sub: 28,
-  isLessThan: 28,
-  isGreaterThan: 28,
-  compareTo: 28,
-};
+export {
+  isQuantity,
+  parseQuantity,
+  parseQuantityOrThrow,
+  QUANTITY_FUNCTIONS_SINCE,
+  quantityOf,
+} from './quantity-parse.ts';

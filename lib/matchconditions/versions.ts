@@ -37,18 +37,8 @@ export const CEL_FEATURES: CelFeature[] = [
   {
     since: 28,
     library: 'quantity',
-    globals: ['quantity', 'isQuantity'],
-    members: [
-      'isInteger',
-      'asInteger',
-      'asApproximateFloat',
-      'sign',
-      'add',
-      'sub',
-      'isLessThan',
-      'isGreaterThan',
-      'compareTo',
-    ],
+    globals: ['quantity', 'isQuantity', 'sign'],
+    members: ['isInteger', 'asInteger', 'asApproximateFloat', 'add', 'sub', 'isLessThan', 'isGreaterThan', 'compareTo'],
   },
   {
     since: 28,
@@ -73,6 +63,12 @@ export const CEL_FEATURES: CelFeature[] = [
     ].concat(['containsIP', 'containsCIDR', 'masked', 'prefixLength']),
   },
   { since: 31, library: 'format', globals: ['format'], members: ['validate'] },
+  {
+    since: 32,
+    library: 'two-variable comprehensions',
+    // `all` and `exists` with two variables are checked by their number of arguments (cel.ts).
+    members: ['existsOne', 'transformList', 'transformMap'],
+  },
   { since: 33, library: 'semver', globals: ['semver', 'isSemver'], members: ['major', 'minor', 'patch'] },
   {
     since: 34,

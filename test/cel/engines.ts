@@ -57,7 +57,8 @@ function marcCanonical(v: unknown): string {
       .sort()
       .join(',')}}`;
   const ctor = (v as object).constructor?.name;
-  if (ctor === 'Type') return `t${(v as { name: string }).name}`;
+  // The engine names the null type `null`; the specification, `null_type`.
+  if (ctor === 'Type') return `t${(v as { name: string }).name.replace(/^null$/, 'null_type')}`;
   if (ctor === 'Object' || ctor === undefined) {
     const entries = Object.entries(v as object).map(([k, x]) => `${JSON.stringify(k)}:${marcCanonical(x)}`);
     return `{${entries.sort().join(',')}}`;
@@ -68,6 +69,18 @@ function marcCanonical(v: unknown): string {
 /** Type names as the engine's checker writes them, in the conformance data's spelling. */
 function marcTypeName(t: string): string {
   return t.replace(/\s+/g, ' ').replace(/google\.protobuf\.(Timestamp|Duration)/g, (_, n) => `google.protobuf.${n}`);
+}
+
+/** A type name of the engine's checker in the specification's spelling (`optional_type<int>`, `null_type`). */
+function specTypeName(t: string): string {
+  return marcTypeName(t)
+    .replace(/\boptional</g, 'optional_type<')
+    .replace(/\bnull\b/g, 'null_type');
+}
+
+/** A declared type in the engine's spelling (`null_type` is `null` there). */
+function declaredTypeName(t: string): string {
+  return marcTypeName(t).replace(/\bnull_type\b/g, 'null');
 }
 
 /** Runs a case on an environment of the engine the matchConditions environment is built on. */
@@ -107,6 +120,11 @@ export const marcbachmann: ConformanceEngine = {
 const compileSummary = (m: string): string =>
   m.split('\n')[0]!.replace(/^compilation failed: ERROR: <input>:\d+:\d+: /, '');
 
+/** A case's declarations in the engine's spelling, as compileExpression takes them. */
+export function declarationsOf(c: ConformanceCase): Record<string, string> {
+  return Object.fromEntries(c.declarations.map((d) => [d.name, declaredTypeName(typeName(d.type))]));
+}
+
 /**
  * The matchConditions environment itself, as users get it: each case goes through
  * compileExpression (the parse-time screening and the checker) with the case's own declarations.
@@ -114,10 +132,11 @@ const compileSummary = (m: string): string =>
 export const matchConditions: ConformanceEngine = {
   name: 'matchConditions environment',
   run(c: ConformanceCase): Outcome {
-    const declarations = Object.fromEntries(c.declarations.map((d) => [d.name, marcTypeName(typeName(d.type))]));
+    const declarations = declarationsOf(c);
     const compiled = compileExpression(c.expr, { declarations, typeCheck: !c.disableCheck });
     if (isCompileError(compiled)) return { error: compileSummary(compiled.message), stage: 'compile' };
-    if (c.checkOnly && !c.disableCheck) return { type: marcTypeName(compiled.type) };
+    // A case expecting a type is answered with the checker's type (its value, where given, is not compared).
+    if ((c.checkOnly || c.expect.kind === 'type') && !c.disableCheck) return { type: specTypeName(compiled.type) };
     const convert: Convert = { int: (v) => v, uint: (v) => new marcUint(v), map: (e) => new Map(e) };
     const bindings: Record<string, unknown> = {};
     for (const [name, v] of Object.entries(c.bindings)) bindings[name] = fromJson(v, convert);

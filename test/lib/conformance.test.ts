@@ -390,15 +390,31 @@ describe('samples generated from a CRD schema', () => {
 describe('conversion registration versions', () => {
   it('are kept, and must be distinct version names', () => {
     assert.deepEqual(
-      defineConversionWebhook({ name: 'c', crd: 'a.b', versions: ['v1beta1', 'v1'], convert: (o) => o }).registration
-        .versions,
+      defineConversionWebhook({ name: 'c', crd: 'as.example.com', versions: ['v1beta1', 'v1'], convert: (o) => o })
+        .registration.versions,
       ['v1beta1', 'v1'],
     );
     for (const versions of [[], ['v1', 'v1'], ['V1']]) {
       assert.throws(
-        () => defineConversionWebhook({ name: 'c', crd: 'a.b', versions, convert: (o) => o }),
+        () => defineConversionWebhook({ name: 'c', crd: 'as.example.com', versions, convert: (o) => o }),
         /versions must be distinct version names/,
       );
+    }
+  });
+});
+
+describe('conversion registration crd', () => {
+  it("must be the CRD's name, <plural>.<group> with a dotted group, naming the function and the fix", () => {
+    const define = (crd: unknown) => defineConversionWebhook({ name: 'c', crd: crd as string, convert: (o) => o });
+    assert.equal(define('crontabs.stable.example.com').registration.crd, 'crontabs.stable.example.com');
+    // Missing (JavaScript, a cast, a misspelled key), a bare plural, a dotless group, a kind, a URL.
+    for (const crd of [undefined, '', 'crontabs', 'crontabs.example', 'CronTab.example.com', 'https://a.b.c', 42]) {
+      assert.throws(() => define(crd), {
+        name: 'TypeError',
+        message:
+          'function c: crd must name the CustomResourceDefinition it converts, <plural>.<group> ' +
+          `(crontabs.stable.example.com, its metadata.name), got ${JSON.stringify(crd)}`,
+      });
     }
   });
 });

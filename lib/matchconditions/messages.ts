@@ -1,0 +1,65 @@
+/** Compile and evaluation errors in cel-go's words, with the environment's internal names given back. */
+import type { CompileError } from './cel.ts';
+
+/**
+ * The name member calls of `matches` are given before checking, so they reach the RE2
+ * overload (the engine refuses a second `string.matches`); never written by users.
+ */
+export const RE2_MATCHES = 'matches__re2';
+/** The suffix of the environment's own overloads of names the engine also declares (its UTF-16 strings). */
+export const RENAMED = '__k8s';
+
+/** Internal names in messages: the name the user wrote is before the suffix. */
+const INTERNAL_NAME = /(\w+)__(?:re2|k8s)\b/g;
+/** Namespace types in messages: `kubernetes.lib.strings.quote` is `strings.quote`. */
+const NAMESPACE_TYPE = /\bkubernetes\.lib\.(\w+)\b/g;
+
+/** cel-go's words for a key or field a map lacks, which the engine capitalizes. */
+const NO_SUCH_KEY = /^No such key: /;
+
+/**
+ * An evaluation error in cel-go's words: the internal name of `matches` given back its own,
+ * and a missing key as `no such key: <name>`.
+ */
+export function internalNames(err: unknown): unknown {
+  if (!err || typeof err !== 'object') return err;
+  for (const key of ['message', 'summary'] as const) {
+    const said = (err as Record<string, unknown>)[key];
+    if (typeof said !== 'string') continue;
+    const words = userNames(said).replace(NO_SUCH_KEY, 'no such key: ');
+    // The engine's `summary` is a getter: the corrected words are defined over it.
+    if (words !== said) Object.defineProperty(err, key, { value: words, configurable: true, writable: true });
+  }
+  return err;
+}
+
+/** A message with the environment's internal names given back as the user wrote them. */
+function userNames(said: string): string {
+  return said.replace(INTERNAL_NAME, '$1').replace(NAMESPACE_TYPE, '$1');
+}
+
+/** 1-based line and column of `offset` in the expression. */
+function position(expression: string, offset: number): { line: number; column: number } {
+  const before = expression.slice(0, Math.max(0, offset));
+  const lines = before.split('\n');
+  return { line: lines.length, column: lines.at(-1)!.length + 1 };
+}
+
+/** A compile error as cel-go words it: `ERROR: <input>:line:column: message`, the line, a caret. */
+export function compileError(expression: string, err: unknown, renamed = true): CompileError {
+  const e = err as { summary?: string; message?: string; range?: { start: number } };
+  const { line, column } = position(expression, e.range?.start ?? 0);
+  const said = (e.summary ?? e.message ?? String(err)).replace(/^Exceeded maxDepth \(\d+\)/, RECURSION_LIMIT_MESSAGE);
+  // The checker names the RE2 overload of `matches`, which the user wrote as `matches`.
+  const summary = renamed ? userNames(said) : said;
+  return {
+    message: `compilation failed: ERROR: <input>:${line}:${column}: ${summary}\n | ${expression.split('\n')[line - 1] ?? ''}\n | ${' '.repeat(column - 1)}^`,
+    line,
+    column,
+  };
+}
+
+/** cel-go's parser refuses expressions nested deeper than this (parser.MaxRecursionDepth). */
+const MAX_RECURSION_DEPTH = 250;
+/** cel-go's words for an expression past its recursion limit. */
+export const RECURSION_LIMIT_MESSAGE = `expression recursion limit exceeded: ${MAX_RECURSION_DEPTH}`;

@@ -1,0 +1,224 @@
+/**
+ * Cost accounting of an evaluation, as cel-go's runtime cost tracker charges it: one unit per
+ * variable or field read and per call, nothing for literals, `&&`, `||` and `?:`, and for the
+ * standard functions whose work grows with their arguments a cost by their sizes (a string's code
+ * points, a list's elements, a map's entries), with cel-go's factors: a tenth of a unit per
+ * character traversed, ten units to create a list, thirty to create a map. Kubernetes library calls
+ * are charged by their own estimator (k8s/cost.ts).
+ */
+import { Environment, type ASTNode } from '@marcbachmann/cel-js';
+import { actualSize, libraryCallCost } from './k8s/cost.ts';
+
+/**
+ * Cost limit of one expression's evaluation, the API server's PerCallLimit
+ * (apiserver/pkg/apis/cel/config.go, "roughly 0.1 second").
+ */
+export const PER_CALL_COST_LIMIT = 1_000_000;
+
+/**
+ * Cost budget of all matchConditions of one webhook for one request, the API server's
+ * RuntimeCELCostBudgetMatchConditions: past it, the conditions fail as a whole (the
+ * filter's error), whatever the ones before answered.
+ */
+export const MATCH_CONDITIONS_COST_BUDGET = 2_500_000;
+
+/** An evaluation stopped at the cost limit, with cel-go's message. */
+export class CostLimitExceeded extends Error {
+  override name = 'CostLimitExceeded';
+  constructor() {
+    super('operation cancelled: actual cost limit exceeded');
+  }
+}
+
+/** Units left to the evaluation under way; evaluation is synchronous, so one meter serves all. */
+export const meter = { left: Number.POSITIVE_INFINITY };
+
+/** Charges `units` to the evaluation under way (negative: gives back); throws past the limit. */
+export function charge(units: number): void {
+  if ((meter.left -= units) < 0) throw new CostLimitExceeded();
+}
+
+/** cel-go's common.StringTraversalCostFactor: a tenth of a unit per character. */
+const TRAVERSAL = 0.1;
+/** cel-go's common.ListCreateBaseCost: what creating a list costs. */
+export const LIST_CREATE_COST = 10;
+/** cel-go's common.MapCreateBaseCost: what creating a map costs. */
+export const MAP_CREATE_COST = 30;
+
+/** A value's size as cel-go's traits.Sizer (plain objects are maps here: their entries). */
+function size(v: unknown): number {
+  if (v !== null && typeof v === 'object' && (v.constructor === Object || v.constructor === undefined))
+    return Object.keys(v).length;
+  return actualSize(v);
+}
+
+const traversal = (n: number): number => Math.ceil(n * TRAVERSAL);
+
+type Handle = (...args: unknown[]) => unknown;
+/** A wrapper of a node's handle that charges what cel-go charges for the call beyond its one unit. */
+export type CostWrapper = (orig: Handle) => Handle;
+
+/**
+ * What cel-go charges for the operator or call `key` on `args` (its runtime cost estimate), or
+ * undefined where it charges one unit (already charged by the meter for the node).
+ */
+const COSTS: Record<string, (args: unknown[]) => number> = {
+  // O(min(m, n)): equality and ordering compare up to the shorter operand.
+  '==': ([a, b]) => traversal(Math.min(size(a), size(b))),
+  '!=': ([a, b]) => traversal(Math.min(size(a), size(b))),
+  // O(m + n): a new string or byte sequence of both.
+  '+': ([a, b]) => (typeof a === 'string' || a instanceof Uint8Array ? traversal(size(a) + size(b)) : 1),
+  // O(n): membership in a list walks it.
+  in: ([_, c]) => (Array.isArray(c) ? size(c) : 1),
+  // On strings only: `sets.contains(…)` is another function of the same name.
+  'rcall:startsWith': ([s]) => (typeof s === 'string' ? traversal(size(s)) : 1),
+  'rcall:endsWith': ([s]) => (typeof s === 'string' ? traversal(size(s)) : 1),
+  'rcall:contains': ([s, sub]) => (typeof s === 'string' ? traversal(size(s)) * traversal(size(sub)) : 1),
+  'call:bytes': ([s]) => (typeof s === 'string' ? traversal(size(s)) : 1),
+  'call:string__k8s': ([b]) => (b instanceof Uint8Array ? traversal(size(b)) : 1),
+};
+for (const op of ['<', '<=', '>', '>=']) {
+  COSTS[op] = ([a, b]) =>
+    typeof a === 'string' || a instanceof Uint8Array ? traversal(Math.min(size(a), size(b))) : 1;
+}
+
+/** The handle's arguments as the call's operands: binary operators get (l, r), calls an array. */
+const operands = (key: string, args: unknown[]): unknown[] =>
+  key.includes(':') ? (args[0] as unknown[]) : [args[0], args[1]];
+
+/** The cost wrapper of the operator or call `key` (`==`, `rcall:startsWith`), if cel-go sizes it. */
+export function costWrapper(key: string): CostWrapper | undefined {
+  const cost = COSTS[key];
+  if (!cost) return undefined;
+  return (orig) =>
+    function (this: unknown, ...args: unknown[]) {
+      // The meter charged the node's one unit when it ran it.
+      charge(cost(operands(key, args)) - 1);
+      return orig.apply(this, args);
+    };
+}
+
+/** A function the environment calls once to reach the evaluator; never written by users. */
+export const METER_PROBE = 'cost__meter';
+
+/** Library calls whose cost depends on their result: charged once they have answered. */
+const COST_OF_RESULT = new Set(['join', 'slice', 'lists.range', 'reverse']);
+/** A function signature's receiver (if any) and name: `string.indexOf__k8s(string): int`. */
+const SIGNATURE = /^(?:([\w.<>, ]+)\.)?(\w+)\(([^)]*)\)/;
+
+/** Charges `cost` (a library call's, of which the call's own unit is already charged) to the meter. */
+function chargeCall(cost: number | undefined): void {
+  if (cost !== undefined && cost > 1 && (meter.left -= cost - 1) < 0) throw new CostLimitExceeded();
+}
+
+/**
+ * A handler that charges the library call's cost as cel-go does (libraryCallCost, by the sizes of
+ * the arguments): before the call where the cost depends on the arguments only, so the work of a call
+ * past the limit is not done; after it where it depends on the result.
+ */
+function chargedHandler(signature: string, handler: (...args: never[]) => unknown): (...args: never[]) => unknown {
+  const m = SIGNATURE.exec(signature);
+  if (!m) return handler;
+  const receiver = m[1];
+  const name = m[2]!.replace(/__(?:k8s|re2)$/, '');
+  const namespace = receiver?.startsWith('kubernetes.lib.') ? receiver.slice('kubernetes.lib.'.length) : undefined;
+  const fn = namespace ? `${namespace}.${name}` : name;
+  const params = m[3]!;
+  const overloadId =
+    receiver === 'net.CIDR' && name === 'ip'
+      ? 'cidr_ip'
+      : receiver === 'net.CIDR' && params === 'string'
+        ? `cidr_${snake(name)}_string`
+        : '';
+  const afterward = COST_OF_RESULT.has(fn);
+  if (!afterward && libraryCallCost(fn, overloadId, SAMPLE_ARGS, SAMPLE_ARGS) === undefined) return handler;
+  return function (this: unknown, ...args: never[]) {
+    const costArgs = namespace ? args.slice(1) : args;
+    if (!afterward) chargeCall(libraryCallCost(fn, overloadId, costArgs));
+    const result = handler.apply(this, args);
+    if (afterward) chargeCall(libraryCallCost(fn, overloadId, costArgs, result));
+    return result;
+  };
+}
+/** `containsIP` as `contains_ip`. */
+const snake = (name: string): string => name.replace(/[A-Z]+/g, (c) => `_${c.toLowerCase()}`);
+/** Arguments that give every costed library function a cost: to find which functions are costed. */
+const SAMPLE_ARGS: readonly unknown[] = ['', '', ''];
+
+/** The engine's environment, with every library function charged by its cost. */
+export class MeteredEnvironment extends Environment {
+  override registerFunction(signature: any, handler?: any, opts?: any): this {
+    if (typeof signature === 'string' && typeof handler === 'function') handler = chargedHandler(signature, handler);
+    return super.registerFunction(signature, handler, opts);
+  }
+}
+
+/** Registers the probe installMeter calls to reach an environment's evaluator. */
+export function registerMeterProbe(env: Environment): void {
+  env.registerFunction(`${METER_PROBE}(): bool`, function (this: Evaluator) {
+    probed = this;
+    return true;
+  });
+}
+
+/** The engine's evaluator (the part metered). */
+type Evaluator = { run: (ast: ASTNode, ctx: unknown) => unknown };
+/** The evaluator the probe call last handed over. */
+let probed: Evaluator | undefined;
+
+/**
+ * Meters an environment's evaluations. The engine evaluates every operation through its
+ * evaluator's `run`, and calls functions with the evaluator as `this`: a probe call hands it
+ * over, and its `run` then charges one unit per operation against the meter (those cel-go charges
+ * nothing for are free: literals, `&&`, `||`, `?:`). Each environment (a clone too) has its own.
+ */
+export function installMeter(env: Environment): void {
+  probed = undefined;
+  env.evaluate(`${METER_PROBE}()`);
+  const evaluator = probed as Evaluator | undefined;
+  if (!evaluator) throw new Error('the CEL engine did not hand over its evaluator');
+  evaluator.run = function (ast, ctx) {
+    const charge = chargeOf(ast);
+    if (charge && (meter.left -= charge) < 0) throw new CostLimitExceeded();
+    return (ast as unknown as { evaluate(ev: unknown, ast: ASTNode, ctx: unknown): unknown }).evaluate(this, ast, ctx);
+  };
+}
+
+/**
+ * What cel-go charges for one step of an `all`, `exists`, `exists_one` or `filter` beyond its
+ * predicate: the loop condition (a call and a read of the accumulator) and the step's read of
+ * the accumulator. The engine runs such a step as a `?:` cloned from the predicate.
+ */
+const MACRO_STEP_COST = 3;
+/**
+ * What cel-go charges beyond a read for appending one element in `map` and `filter`: the
+ * one-element list literal the step builds (ListCreateBaseCost, 10) and the list `+` (1).
+ */
+const LIST_APPEND_COST = 11;
+
+/** A `?:` the engine made of a macro's predicate: it spans exactly the predicate. */
+function isMacroStep(ast: ASTNode): boolean {
+  const predicate = (ast.args as ASTNode[])[0];
+  return !!predicate && predicate.start === ast.start && predicate.end === ast.end;
+}
+
+/** Operations cel-go charges no cost for. */
+export const FREE = new Set<string>(['value', '&&', '||', '?:']);
+/** Library namespaces: `sets.contains` is one function name for cel-go, not a read of `sets`. */
+const NAMESPACES = new Set(['strings', 'sets', 'lists', 'ip', 'format', 'optional', 'math', 'cel']);
+
+/**
+ * What cel-go charges for one operation, beside what its library call costs.
+ */
+export function chargeOf(ast: ASTNode): number {
+  const op = ast.op as string;
+  if (FREE.has(op)) return op === '?:' && isMacroStep(ast) ? MACRO_STEP_COST : 0;
+  if (op === 'accuPush') return 1 + LIST_APPEND_COST;
+  // Every list and map built, literals and the macros' accumulators alike.
+  if (op === 'list') return LIST_CREATE_COST;
+  if (op === 'map') return MAP_CREATE_COST;
+  // A namespace receiver, and a negative literal (one constant for cel-go's parser), are free.
+  if (op === 'id' && NAMESPACES.has(ast.args as string)) return 0;
+  if (op === '-_' && (ast.args as ASTNode).op === 'value') return 0;
+  return 1;
+}

@@ -1,0 +1,280 @@
+/**
+ * cel-go's semantics where the engine's differ, set on each node of a parsed expression before it
+ * is checked: aggregate literals joined as cel-go's checker joins them (`[x, 1]` with `x` dyn is a
+ * list of dyn), heterogeneous equality and membership (`dyn(1) == 1.0`, `dyn(3u) in [3]`), numeric
+ * comparisons across int, uint and double as cel-go makes them (through float64), list indexes of
+ * uint and whole doubles, and int64 overflow of `-`, `/` and `%`.
+ */
+
+import { celEquals, isMap, isUint, lookup, numeric } from './equality.ts';
+import { costWrapper } from './meter.ts';
+import { adoptHas } from './optionals.ts';
+import { TIME_WRAPPERS } from './time.ts';
+
+/** The engine's type of a checked expression (the parts used here). */
+interface CelType {
+  name: string;
+  unify(registry: unknown, other: CelType): CelType | null;
+}
+/** The engine's checker and evaluator (the parts used here). */
+interface Engine {
+  check(node: unknown, scope: unknown): CelType;
+  getType(name: string): CelType;
+  run(node: unknown, scope: unknown): unknown;
+  createError(code: string, message: string, node: unknown): Error;
+  registry: {
+    getListType(t: CelType): CelType;
+    getMapType(k: CelType, v: CelType): CelType;
+    findBinaryOverload(op: string, l: unknown, r: unknown): { handler: Handle } | undefined;
+  };
+  debugType(v: unknown): unknown;
+}
+type Handle = (...args: unknown[]) => unknown;
+type Check = (chk: Engine, node: Node, scope: unknown) => CelType;
+/** A node of the parsed expression (the parts used here). */
+interface Node {
+  op: string;
+  args: unknown;
+  handle?: Handle;
+  readonly meta: { check: Check; evaluate: (ev: Engine, node: Node, scope: unknown) => unknown };
+}
+
+/** The largest and smallest int64. */
+const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n);
+
+/** A comparison of two numbers of different kinds as cel-go makes it; undefined when not such a pair. */
+function crossCompare(op: string, a: unknown, b: unknown): boolean | undefined {
+  const x = numeric(a);
+  const y = numeric(b);
+  if (
+    x === undefined ||
+    y === undefined ||
+    (typeof x === typeof y && (typeof a === 'object') === (typeof b === 'object'))
+  )
+    return undefined;
+  // int and uint compare exactly; either with a double, through float64 (Go's conversion).
+  const [l, r] = typeof x === 'bigint' && typeof y === 'bigint' ? [x, y] : [Number(x), Number(y)];
+  if (op === '<') return l < r;
+  if (op === '<=') return l <= r;
+  if (op === '>') return l > r;
+  return l >= r;
+}
+
+function overflow(ev: Engine, node: Node): Error {
+  return ev.createError('numeric_overflow', 'integer overflow', node);
+}
+
+/** The handle of each operator, wrapped: the engine sets a node's handle when it checks the node. */
+const WRAPPERS: Record<string, (orig: Handle) => Handle> = {
+  '==': () => (l, r, _n, ev) => celEquals(ev as Engine, l, r),
+  '!=': () => (l, r, _n, ev) => !celEquals(ev as Engine, l, r),
+  in: (orig) => (l, r, n, ev) => {
+    if (Array.isArray(r)) return r.some((v) => celEquals(ev as Engine, l, v));
+    if (isMap(r)) return lookup(ev as Engine, r, l) !== undefined;
+    return orig(l, r, n, ev);
+  },
+  '[]': (orig) => (l, r, n, ev) => {
+    if (Array.isArray(l)) {
+      const i = numeric(r);
+      if (typeof i === 'number') {
+        if (!Number.isInteger(i)) throw (ev as Engine).createError('invalid_index', `unsupported index value ${i}`, n);
+        return orig(l, BigInt(i), n, ev);
+      }
+      return orig(l, i ?? r, n, ev);
+    }
+    if (l instanceof Map && numeric(r) !== undefined) {
+      const found = lookup(ev as Engine, l, r);
+      if (found) return found.v;
+    }
+    // A map of string keys has no key of another type (`{'1': x}[1]` is no such key, as in cel-go).
+    if (isMap(l) && !(l instanceof Map) && typeof r !== 'string')
+      throw (ev as Engine).createError('no_such_key', `no such key: ${String(r)}`, n);
+    return orig(l, r, n, ev);
+  },
+  '-_': (orig) => (v, n, ev) => {
+    const r = orig(v, n, ev);
+    if (typeof r === 'bigint' && r > INT64_MAX) throw overflow(ev as Engine, n as Node);
+    return r;
+  },
+  '/': (orig) => (l, r, n, ev) => {
+    if (l === INT64_MIN && r === -1n) throw overflow(ev as Engine, n as Node);
+    return orig(l, r, n, ev);
+  },
+  '%': (orig) => (l, r, n, ev) => {
+    if (l === INT64_MIN && r === -1n) throw overflow(ev as Engine, n as Node);
+    return orig(l, r, n, ev);
+  },
+};
+/** 2^63 and 2^64 as doubles: the first doubles int() and uint() refuse (Go's conversions). */
+const TWO_TO_63 = 2 ** 63;
+const TWO_TO_64 = 2 ** 64;
+
+/**
+ * int() and uint() of a string as Go's strconv.ParseInt and ParseUint read it (decimal digits only,
+ * `''` refused), and of a double within range only, as cel-go.
+ */
+function conversion(name: 'int' | 'uint'): (orig: Handle) => Handle {
+  const digits = name === 'int' ? /^[+-]?[0-9]+$/ : /^[0-9]+$/;
+  return (orig) => (args, n, ev) => {
+    const v = (args as unknown[])[0];
+    const e = ev as Engine;
+    if (typeof v === 'string' && !digits.test(v))
+      throw e.createError(`${name}_conversion_error`, `${name}() type error: cannot convert to ${name}`, n);
+    if (typeof v === 'number') {
+      const ok = name === 'int' ? v > -TWO_TO_63 && v < TWO_TO_63 : v > -1 && v < TWO_TO_64;
+      if (!ok) throw e.createError('range', `range error converting double to ${name}`, n);
+    }
+    return orig(args, n, ev);
+  };
+}
+WRAPPERS['call:int'] = conversion('int');
+WRAPPERS['call:uint'] = conversion('uint');
+
+for (const op of ['<', '<=', '>', '>=']) {
+  WRAPPERS[op] = (orig) => (l, r, n, ev) => crossCompare(op, l, r) ?? orig(l, r, n, ev);
+}
+
+/**
+ * The checker of a list or map literal as cel-go's with HomogeneousAggregateLiterals: elements of
+ * one type, where a dyn element joins any type (and makes the literal's element type dyn).
+ */
+function joinedLiteral(original: Check): Check {
+  return (chk, node, scope) => {
+    const items = node.args as unknown[];
+    // An empty literal's elements are of any type, as cel-go's free type parameter: dyn here (the
+    // engine's own placeholder makes `[].all(x, x > 0)` ambiguous to its checker).
+    if (items.length === 0) {
+      original(chk, node, scope);
+      const dyn = chk.getType('dyn');
+      return node.op === 'list' ? chk.registry.getListType(dyn) : chk.registry.getMapType(dyn, dyn);
+    }
+    const join = (parts: unknown[], code: string): CelType => {
+      let joined = chk.check(parts[0], scope);
+      for (const part of parts.slice(1)) {
+        const t = chk.check(part, scope);
+        const u = joined.unify(chk.registry, t);
+        if (!u) throw chk.createError(code, `expected type '${joined.name}' but found '${t.name}'`, part);
+        joined = u;
+      }
+      return joined;
+    };
+    if (node.op === 'list') return chk.registry.getListType(join(items, 'heterogeneous_list_element'));
+    const pairs = items as Array<[unknown, unknown]>;
+    const key = join(
+      pairs.map((p) => p[0]),
+      'heterogeneous_map_key',
+    );
+    return chk.registry.getMapType(
+      key,
+      join(
+        pairs.map((p) => p[1]),
+        'heterogeneous_map_value',
+      ),
+    );
+  };
+}
+
+/**
+ * A map literal's value: a plain object when every key is a string (as the engine gives string-keyed
+ * maps, every name kept, `__proto__` included), a Map otherwise (1, true and 'a' stay distinct keys);
+ * a key given twice is an error, as cel-go's.
+ */
+function mapLiteral(ev: Engine, node: Node, scope: unknown): unknown {
+  const pairs = (node.args as Array<[unknown, unknown]>).map(([k, v]) => [ev.run(k, scope), ev.run(v, scope)] as const);
+  const map = new Map<unknown, unknown>();
+  for (const [k, v] of pairs) {
+    // Map keys are ints, uints, bools and strings in CEL.
+    if (!(typeof k === 'string' || typeof k === 'boolean' || typeof k === 'bigint' || isUint(k)))
+      throw ev.createError('unsupported_key_type', `unsupported key type: ${k === null ? 'null' : typeof k}`, node);
+    if (lookup(ev, map, k)) throw ev.createError('repeated_key', `Failed with repeated key: ${String(k)}`, node);
+    map.set(k, v);
+  }
+  if (!pairs.every(([k]) => typeof k === 'string')) return map;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of map) Object.defineProperty(out, k as string, { value: v, enumerable: true, writable: true });
+  return out;
+}
+
+function isNode(v: unknown): v is Node {
+  return !!v && typeof v === 'object' && typeof (v as Node).op === 'string' && 'meta' in (v as object);
+}
+
+/** The key of a node's cost wrapper: its operator, or `rcall:name` and `call:name` for calls. */
+function costKey(node: Node): string {
+  return node.op === 'rcall' || node.op === 'call' ? `${node.op}:${(node.args as unknown[])[0]}` : node.op;
+}
+
+/** Sets how a list or map literal is checked and how a map literal is built. */
+function adoptLiteral(node: Node): void {
+  const meta = node.meta;
+  meta.check = joinedLiteral(meta.check);
+  if (node.op === 'map') meta.evaluate = mapLiteral;
+}
+
+/** Wraps the handle the engine sets on `node` when it checks it. */
+function wrapHandle(node: Node, wraps: Array<(orig: Handle) => Handle>): void {
+  const meta = node.meta;
+  const check = meta.check;
+  meta.check = (chk, n, scope) => {
+    const type = check(chk, n, scope);
+    if (n.handle) for (const wrap of wraps) n.handle = wrap(n.handle);
+    return type;
+  };
+}
+
+/** Binds every type parameter to dyn (`{ get }` is all the engine asks of a binding). */
+function anyDyn(chk: Engine): { get(): CelType } {
+  return { get: () => chk.getType('dyn') };
+}
+
+/**
+ * A call's result type with the type parameters nothing bound made dyn, as cel-go's checker does
+ * (`object.items.max()` is a dyn, which `> 1` accepts; the engine leaves it an unbound `A`).
+ */
+function boundResult(node: Node): void {
+  const check = node.meta.check;
+  node.meta.check = (chk, n, scope) => {
+    const type = check(chk, n, scope) as CelType & {
+      hasPlaceholderType?: boolean;
+      templated?: (registry: unknown, binding: { get(): CelType }) => CelType;
+    };
+    return type.hasPlaceholderType && type.templated ? type.templated(chk.registry, anyDyn(chk)) : type;
+  };
+}
+
+/**
+ * `namespaceObject` as the API server gives webhooks: null, which the engine's variable of a message
+ * type refuses to read.
+ */
+function nullableNamespace(node: Node): void {
+  const evaluate = node.meta.evaluate;
+  node.meta.evaluate = (ev, n, scope) =>
+    (scope as { getValue(k: string): unknown }).getValue('namespaceObject') === null ? null : evaluate(ev, n, scope);
+}
+
+/**
+ * Sets cel-go's semantics and costs on every node of a parsed expression (before it is checked): the
+ * handle of an operator does what cel-go's does and charges what cel-go's cost tracker charges.
+ */
+export function adoptCelGoSemantics(root: Node): void {
+  const stack: unknown[] = [root];
+  const seen = new WeakSet<object>();
+  while (stack.length) {
+    const item = stack.pop();
+    if (Array.isArray(item)) {
+      stack.push(...item);
+      continue;
+    }
+    if (!isNode(item) || seen.has(item)) continue;
+    seen.add(item);
+    if (item.op === 'list' || item.op === 'map') adoptLiteral(item);
+    adoptHas(item as never);
+    if (item.op === 'call' || item.op === 'rcall') boundResult(item);
+    if (item.op === 'id' && item.args === 'namespaceObject') nullableNamespace(item);
+    const key = costKey(item);
+    const wraps = [WRAPPERS[key], TIME_WRAPPERS[key], costWrapper(key)].filter((w) => w !== undefined);
+    if (wraps.length) wrapHandle(item, wraps);
+    stack.push(item.args);
+  }
+}
