@@ -12,7 +12,13 @@ import { fleetEnvValue } from '../fleet/file.ts';
 import { renderDocuments } from '../output.ts';
 import { ensureLocalCertificates, serverNames, writePrivate } from './certs.ts';
 import { ConditionPool } from './condition-pool.ts';
-import { fleetLoader, type SecretsWatcher, watchFleetSecrets, watchSecretDirs } from './fleet-secrets.ts';
+import {
+  fleetLoader,
+  type SecretsWatcher,
+  watchFleetSecrets,
+  watchSecretDirs,
+  watchServiceSecret,
+} from './fleet-secrets.ts';
 import { type ApiServing, MAX_REQUEST_BYTES, type ServedFleet, serveRequest } from './api-request.ts';
 import type { FunctionPool, InvocationTimer } from './pool.ts';
 import { LocalProject, type EnvVarsFile } from './project.ts';
@@ -139,18 +145,6 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const prefix = publicUrl ? new URL(publicUrl).pathname.replace(/\/+$/, '') : '';
 
   const usesSecret = pathSecretCheck(project);
-  // A new secret of the first cluster goes into the manifests, once they are written.
-  let onFleetSecrets: () => Promise<void> = async () => {};
-  const secretsWatch = watchFleetSecrets(
-    fleets,
-    project,
-    usesSecret,
-    options.watchSecrets ?? watchSecretDirs(log),
-    () =>
-      onFleetSecrets().catch((err: unknown) =>
-        log(JSON.stringify({ level: 'warn', msg: 'manifests not rewritten', error: String(err) })),
-      ),
-  );
 
   const { conditionPools, conditions } = conditionPoolsFor(options, log);
 
@@ -173,6 +167,17 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     conditionsTimeoutMs: options.conditionsTimeoutMs,
     log,
   };
+  // The secret files are read again when they change; a new secret of the URLs goes into the manifests.
+  let onNewSecrets: () => Promise<void> = async () => {};
+  const reloaded = () =>
+    void onNewSecrets().catch((err: unknown) =>
+      log(JSON.stringify({ level: 'warn', msg: 'manifests not rewritten', error: String(err) })),
+    );
+  const watcher = options.watchSecrets ?? watchSecretDirs(log);
+  const service = { stateDir, secrets: secret, serving, project, usesSecret, log };
+  const secretsWatch = fleets.get()
+    ? watchFleetSecrets(fleets, project, usesSecret, watcher, reloaded)
+    : watchServiceSecret(service, watcher, reloaded);
   const server: Server = createHttpsServer(
     { key: certs.keyPem, cert: certs.certPem, ...serverOptions(timeouts) },
     (req, res) => serveRequest(serving, req, res),
@@ -185,8 +190,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const endpoints = { baseUrl: url, caBundlePem: certs.caPem, pathSecret: urlSecret };
   const manifests = await serveManifests(root, stateDir, project, endpoints, options, log);
   const manifestsPath = manifests.path;
-  onFleetSecrets = async () => {
-    const next = urlSecretFor(fleets.get(), secret.current);
+  onNewSecrets = async () => {
+    const next = urlSecretFor(fleets.get(), service.secrets.current);
     if (next === endpoints.pathSecret) return;
     endpoints.pathSecret = next;
     await manifests.write('path secret rotated');

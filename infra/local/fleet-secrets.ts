@@ -1,16 +1,23 @@
 /**
- * The local path secrets of a fleet served by the emulator: read from each cluster's
+ * The local path secrets the emulator serves: a fleet's, read from each cluster's
  * `<state-dir>/clusters/<name>/path-secret` at start, and again whenever one of those files
  * changes (`klw secret rotate|retire --local --cluster X`), so the running emulator takes the
- * new set without a restart. A set is swapped in whole or not at all: while any cluster's file
- * is missing or broken, the last good set stays in force and the emulator says why.
+ * new set without a restart; without a fleet, the service's `<state-dir>/path-secret` likewise.
+ * A set is swapped in whole or not at all: while a file is missing or broken, the last good set
+ * stays in force and the emulator says why.
  */
 import { existsSync, watch } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Registration } from '../../lib/registration.ts';
 import { loadFleet, type Fleet } from '../fleet/file.ts';
-import { clusterStateDir, ensureLocalPathSecret, localPathSecretFile, type PathSecrets } from '../secrets/index.ts';
-import type { ServedFleet } from './api-request.ts';
+import {
+  clusterStateDir,
+  ensureLocalPathSecret,
+  localPathSecretFile,
+  PATH_SECRET_ENV,
+  type PathSecrets,
+} from '../secrets/index.ts';
+import type { ApiServing, ServedFleet } from './api-request.ts';
 import type { LocalProject } from './project.ts';
 
 /** Calls `onChange` on any change in one of `dirs`, until closed. Tests inject one they fire themselves. */
@@ -135,6 +142,50 @@ export function watchFleetSecrets(
     if (!fleets.reload()) return;
     for (const fn of project.functions)
       if (usesSecret(fn.name)) project.pools.get(fn.name)?.update(project.runtime(fn.registration));
+    onReload();
+  });
+}
+
+/** What watchServiceSecret reads and updates: the service's secrets in force (replaced on a change). */
+export interface ServiceSecret {
+  stateDir: string;
+  secrets: PathSecrets;
+  serving: ApiServing;
+  project: LocalProject;
+  usesSecret: (name: string) => boolean;
+  log: (line: string) => void;
+}
+
+/**
+ * Without a fleet: watches the service's local secret file, and swaps a changed secret in (the
+ * emulator's check at once, the functions' KLW_PATH_SECRET as their workers are replaced), then
+ * calls `onReload`. A missing or broken file keeps the secrets in force, with a warning.
+ */
+export function watchServiceSecret(
+  service: ServiceSecret,
+  watcher: SecretsWatcher,
+  onReload: () => void,
+): { close(): void } {
+  const { stateDir, serving, project, usesSecret, log } = service;
+  const file = localPathSecretFile(stateDir);
+  const warn = (m: string) => log(JSON.stringify({ level: 'warn', msg: m }));
+  return watcher([dirname(file)], () => {
+    let next: PathSecrets;
+    try {
+      if (!existsSync(file)) throw new Error(`${file} does not exist`);
+      next = ensureLocalPathSecret(stateDir, warn);
+    } catch (err) {
+      const msg = 'path secret not reloaded; still accepting the previous one';
+      log(JSON.stringify({ level: 'warn', msg, error: (err as Error).message }));
+      return;
+    }
+    if (next.value === service.secrets.value) return;
+    service.secrets = next;
+    serving.validSecrets = next.previous ? [next.current, next.previous] : [next.current];
+    project.setExtraEnv(PATH_SECRET_ENV, next.value);
+    for (const fn of project.functions)
+      if (usesSecret(fn.name)) project.pools.get(fn.name)?.update(project.runtime(fn.registration));
+    log(JSON.stringify({ msg: 'path secret reloaded' }));
     onReload();
   });
 }
