@@ -1,5 +1,5 @@
 import { isDns1123Label, isDns1123Subdomain } from './k8s/names.ts';
-import { plainRule, type RuleWithOperations, type TypedRule } from './rule-builder.ts';
+import { plainRule, type TypedRule } from './rule-builder.ts';
 import type { KubeObject } from './review/schemas.ts';
 
 export { on } from './rule-builder.ts';
