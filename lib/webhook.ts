@@ -1,4 +1,4 @@
-import { authenticate, cachedParameter, parameterReadMs } from './auth.ts';
+import { type AuthRefusal, authenticate, cachedParameter, parameterReadMs } from './auth.ts';
 import { authenticateFleet, clusterDimension, fleetFromEnv, type FleetRuntime, type ParameterReader } from './fleet.ts';
 import { budgetMs, DeadlineExceeded, defaultClock } from './deadline.ts';
 import { errorReply, jsonReply, MAX_BODY_BYTES, parseGoDuration, readJsonBody } from './gateway/http.ts';
@@ -185,6 +185,19 @@ function unknownEvent(log: Logger): GatewayResult {
 }
 
 /**
+ * The log line of a refused caller. Counted in EMF on the same line, so a misconfiguration or a
+ * flood of wrong secrets can be alarmed on.
+ */
+function refusalLine(
+  refusal: AuthRefusal,
+  requestId: string,
+  durationMs: number,
+  requestMetrics: ReturnType<typeof requestMetricsFor>,
+): Record<string, unknown> {
+  return { requestId, ...refusal.fields, durationMs, ...requestMetrics.refusal(refusal.reply.statusCode) };
+}
+
+/**
  * Builds the Lambda handler for an engine: reads the event, checks method, content type,
  * size and token, parses the review, lets the engine answer, and writes the result in the
  * event source's shape. Unreadable requests get a 4xx `{ "error": ... }`; nothing throws.
@@ -229,14 +242,7 @@ export function createHandler<R>(
       const fleetAuth = await authenticateFleet(registration, req, env, fleetReader(budget));
       const refusal = fleetAuth ? fleetAuth.refusal : await authenticate(registration, req, options.env, budget);
       if (refusal) {
-        // Counted in EMF on the same line, so a misconfiguration or a flood of wrong secrets can be alarmed on.
-        const metricFields = requestMetrics.refusal(refusal.reply.statusCode);
-        log[refusal.level](refusal.msg, {
-          requestId,
-          ...refusal.fields,
-          durationMs: elapsed(startedAt),
-          ...metricFields,
-        });
+        log[refusal.level](refusal.msg, refusalLine(refusal, requestId, elapsed(startedAt), requestMetrics));
         return source.write(refusal.reply, req);
       }
 

@@ -140,7 +140,6 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   // and the functions name it; loaded with the functions first served, and again when a secret changes.
   const fleets = fleetLoader(root, stateDir, log);
   const project = await openProject(root, options, secret.value, fleets.of, log);
-  const pools = project.pools;
   // The path the API server calls starts with the public URL's path (a tunnel's prefix).
   const prefix = publicUrl ? new URL(publicUrl).pathname.replace(/\/+$/, '') : '';
 
@@ -148,25 +147,12 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
 
   const { conditionPools, conditions } = conditionPoolsFor(options, log);
 
-  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
-  const bodies = new BodyBudget(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
-  // A refused body up to twice the limit (anything just over it) is read to its end, so its client gets the answer.
-  const drain = { bytes: 2 * MAX_REQUEST_BYTES, ms: timeouts.requestMs };
-  const serving: ApiServing = {
-    format,
-    prefix,
-    pools,
-    timeouts,
-    bodies,
-    drain,
-    validSecrets,
-    fleet: fleets.get,
-    usesSecret,
-    registration: (name) => project.registration(name),
-    conditions,
-    conditionsTimeoutMs: options.conditionsTimeoutMs,
-    log,
-  };
+  const serving = apiServing(
+    options,
+    { format, prefix, validSecrets, fleet: fleets.get, usesSecret, conditions, log },
+    project,
+  );
+  const { timeouts, bodies } = serving;
   // The secret files are read again when they change; a new secret of the URLs goes into the manifests.
   let onNewSecrets: () => Promise<void> = async () => {};
   const reloaded = () =>
@@ -189,7 +175,6 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   logFleet(fleets.get(), log);
   const endpoints = { baseUrl: url, caBundlePem: certs.caPem, pathSecret: urlSecret };
   const manifests = await serveManifests(root, stateDir, project, endpoints, options, log);
-  const manifestsPath = manifests.path;
   onNewSecrets = async () => {
     const next = urlSecretFor(fleets.get(), service.secrets.current);
     if (next === endpoints.pathSecret) return;
@@ -200,29 +185,67 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     url,
     port,
     caPath: certs.caPath,
-    manifestsPath,
+    manifestsPath: manifests.path,
     get functions() {
       return project.functions.map((f) => f.name);
     },
-    pools,
+    pools: project.pools,
     get pathSecret() {
       return endpoints.pathSecret;
     },
     project,
     functionUrl: (name, cluster) => {
       const clusterSecret = cluster === undefined ? endpoints.pathSecret : fleets.get()?.secrets.get(cluster)?.current;
-      if (clusterSecret === undefined) throw new KlwError(`no cluster named ${JSON.stringify(cluster)} is served`);
-      return `${url}/${name}${usesSecret(name) ? `/${clusterSecret}` : ''}`;
+      return functionUrlOf(url, name, cluster, clusterSecret, usesSecret(name));
     },
     bodies,
     conditions,
-    async close() {
-      secretsWatch?.close();
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-      await Promise.all([...conditionPools.values()].map((p) => p.close()));
-      await project.close();
-    },
+    close: () => closeApi(server, secretsWatch, conditionPools, project),
+  };
+}
+
+/** A function's URL with a cluster's secret (none for a function that takes none). */
+function functionUrlOf(
+  url: string,
+  name: string,
+  cluster: string | undefined,
+  secret: string | undefined,
+  withSecret: boolean,
+): string {
+  if (secret === undefined) throw new KlwError(`no cluster named ${JSON.stringify(cluster)} is served`);
+  return `${url}/${name}${withSecret ? `/${secret}` : ''}`;
+}
+
+/** Stops watching, closes every connection and the server, then the condition threads and the functions. */
+async function closeApi(
+  server: Server,
+  secretsWatch: { close(): void } | undefined,
+  conditionPools: Map<unknown, { close(): Promise<void> }>,
+  project: { close(): Promise<void> },
+): Promise<void> {
+  secretsWatch?.close();
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+  await Promise.all([...conditionPools.values()].map((p) => p.close()));
+  await project.close();
+}
+
+/** What serveRequest needs: the options' limits (or their defaults) and the project's parts. */
+function apiServing(
+  options: StartApiOptions,
+  parts: Pick<ApiServing, 'format' | 'prefix' | 'validSecrets' | 'fleet' | 'usesSecret' | 'conditions' | 'log'>,
+  project: Awaited<ReturnType<typeof openProject>>,
+): ApiServing {
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  return {
+    ...parts,
+    pools: project.pools,
+    timeouts,
+    bodies: new BodyBudget(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES),
+    // A refused body up to twice the limit (anything just over it) is read to its end, so its client gets the answer.
+    drain: { bytes: 2 * MAX_REQUEST_BYTES, ms: timeouts.requestMs },
+    registration: (name) => project.registration(name),
+    conditionsTimeoutMs: options.conditionsTimeoutMs,
   };
 }
 
