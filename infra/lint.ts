@@ -9,6 +9,7 @@ import { KlwError } from './errors.ts';
 import { readDocuments } from './output.ts';
 import { lintRuleResources } from './lint/rules.ts';
 import { jsonType, webhookShapeProblems, crdShapeProblems } from './lint/shape.ts';
+import type { Json } from './json.ts';
 
 /** One lint finding. */
 export interface Finding {
@@ -19,8 +20,6 @@ export interface Finding {
   subject: string;
   message: string;
 }
-
-type Json = Record<string, any>;
 
 /** Timeouts above this hold the API server's request path too long (good practices). */
 export const SLOW_TIMEOUT_SECONDS = 10;

@@ -11,6 +11,7 @@ import { matchConditionsFor } from '../../lib/matchconditions/matcher.ts';
 import { KubeApiError, type KubeClient } from './kubeapi.ts';
 import { type ApiResource, type Target, Discovery, targetsOf, selectorQuery, collectionPath } from './discovery.ts';
 import { AccessReviews } from './access.ts';
+import type { Json } from '../json.ts';
 
 /** The user the reviews name: the auditor. */
 export type UserInfo = AdmissionReview['request']['userInfo'];
@@ -83,8 +84,6 @@ export interface AuditOptions {
 
 /** Objects per list request unless told otherwise (kubectl's default --chunk-size). */
 export const DEFAULT_PAGE_SIZE = 500;
-
-type Json = Record<string, any>;
 
 function emptySummary(): Record<AuditOutcome, number> {
   return { denied: 0, warned: 0, patched: 0, allowed: 0, skipped: 0, error: 0 };

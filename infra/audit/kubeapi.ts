@@ -6,8 +6,7 @@ import { KlwError } from '../errors.ts';
 import type { AuthorizationAttributes, AuthorizationDecision } from '../../lib/matchconditions/cel.ts';
 import { execCredential, type KubeConnection } from './kubeconfig.ts';
 import { DEFAULT_KUBE_LIMITS, formatMs, type KubeLimits } from './limits.ts';
-
-type Json = Record<string, any>;
+import type { Json } from '../json.ts';
 
 /** An error answer of the API server. */
 export class KubeApiError extends KlwError {

@@ -3,8 +3,7 @@
 import type { Registration } from '../../lib/registration.ts';
 import { clusterAlarmsFor } from '../fleet/alarms.ts';
 import type { PluginParams } from './serverless-plugin.ts';
-
-type Json = Record<string, any>;
+import type { Json } from '../json.ts';
 
 /**
  * Requests per second the HTTP API lets through to a function, per unit of its reserved

@@ -10,8 +10,7 @@ import { CLUSTER_PLACEHOLDER, FLEET_ENV, FLEET_PATH_SECRET_SSM_ENV } from '../..
 import { fleetEnvValue, loadFleet, type Fleet } from '../fleet/file.ts';
 import { type DeployedFunction, addFloodSafetyAndAlarms } from './alarms.ts';
 import { alarmedClusters, parseClusterAlarms, type ClusterAlarmsSetting } from '../fleet/alarms.ts';
-
-type Json = Record<string, any>;
+import type { Json } from '../json.ts';
 
 /** The name users list under `plugins:` in serverless.yml. */
 export const PLUGIN_NAME = 'kube-lambda-webhooks/serverless';

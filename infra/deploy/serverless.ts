@@ -7,8 +7,7 @@ import { KlwError } from '../errors.ts';
 import type { Finding } from '../lint.ts';
 import { checkRuntime, DEFAULT_RUNTIME } from '../runtimes.ts';
 import { PLUGIN_NAME, routePath } from './serverless-plugin.ts';
-
-type Json = Record<string, any>;
+import type { Json } from '../json.ts';
 
 /** Reads serverless.yml of a project. */
 export function readServerless(root: string): Json {
