@@ -24,6 +24,7 @@ import {
   type SecretChange,
 } from './secrets.ts';
 import { regionFor } from '../region.ts';
+import type { Json } from '../json.ts';
 
 /** Where `klw manifests` takes the path secret for clientConfig.url from. */
 export type PathSecretSource = 'placeholder' | 'local' | 'ssm' | 'none';
@@ -140,7 +141,7 @@ export async function runSecretCommand(
   options: SecretCommandOptions,
   service: () => string,
   ssm?: SSMClient,
-  config?: () => Record<string, any>,
+  config?: () => Json,
 ): Promise<string[]> {
   let change: SecretChange;
   let where: string;
