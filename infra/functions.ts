@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
 import type { ConversionWebhook } from '../lib/conversion/webhook.ts';
-import type { Registration } from '../lib/registration.ts';
+import type { Registration } from '../lib/internal.ts';
 import { findFunctions, noFunctionsMessage, type FunctionSource } from '../lib/harness/discover.ts';
 import { KlwError } from './errors.ts';
 import { makeDir, writeFileSafely } from './files.ts';

@@ -5,7 +5,7 @@
  * --kube-version` writes only what the target knows; lint says what is lost.
  */
 import { checkInFunctionConditions } from '../lib/matchconditions/rules.ts';
-import type { AdmissionRegistration, Registration } from '../lib/registration.ts';
+import type { AdmissionRegistration, Registration } from '../lib/internal.ts';
 import { KlwError } from './errors.ts';
 import type { Finding } from './lint.ts';
 import type { Json } from './json.ts';

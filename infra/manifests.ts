@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { AdmissionRegistration, ConversionRegistration, Registration } from '../lib/registration.ts';
+import type { AdmissionRegistration, ConversionRegistration, Registration } from '../lib/internal.ts';
 import { KlwError } from './errors.ts';
 import { validateWebhookUrl } from '../lib/k8s/url.ts';
 import { PATH_SECRET_PLACEHOLDER, usesPathSecret } from './secrets/index.ts';

@@ -4,7 +4,7 @@
  */
 import * as KINDS from '../lib/k8s/kinds.ts';
 import { builtinResources, LAST_TABLE_MINOR } from '../lib/k8s/resources.ts';
-import type { ResourceDescriptor } from '../lib/registration.ts';
+import type { ResourceDescriptor } from '../lib/internal.ts';
 import { KlwError } from './errors.ts';
 import type { FunctionType } from './scaffold.ts';
 

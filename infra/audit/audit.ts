@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Operation as PatchOperation } from 'fast-json-patch';
 import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
-import { selectorMatches, type AdmissionRegistration, type Enforcement } from '../../lib/registration.ts';
+import { selectorMatches, type AdmissionRegistration, type Enforcement } from '../../lib/internal.ts';
 import { enforcementEnvFor, ENFORCEMENT_ENV } from '../../lib/admission/enforcement.ts';
 import type { AdmissionReview, KubeObject } from '../../lib/review/schemas.ts';
 import { invoke, type InvokeOptions } from '../../lib/harness/invoke.ts';

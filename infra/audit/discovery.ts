@@ -1,5 +1,5 @@
 // What the audit reads: the resources discovery lists, and which of them a registration's rules select.
-import type { AdmissionRegistration, LabelSelector, RuleWithOperations } from '../../lib/registration.ts';
+import type { AdmissionRegistration, LabelSelector, RuleWithOperations } from '../../lib/internal.ts';
 import { KubeApiError, type KubeClient } from './kubeapi.ts';
 import type { Json } from '../json.ts';
 

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import type { Registration } from '../../lib/registration.ts';
+import type { Registration } from '../../lib/internal.ts';
 import { loadFunctions } from '../functions.ts';
 import { KlwError } from '../errors.ts';
 import { loadFleet, selectClusters } from '../fleet/file.ts';

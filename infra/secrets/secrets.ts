@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { GetParameterCommand, ParameterNotFound, PutParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { AuthConfigError, parsePathSecrets } from '../../lib/auth.ts';
-import type { Registration } from '../../lib/registration.ts';
+import type { Registration } from '../../lib/internal.ts';
 import { KlwError } from '../errors.ts';
 import { makeDir, pathTaken, readPrivate, writeFileSafely } from '../files.ts';
 
