@@ -1,9 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { AdmissionRegistration, ConversionRegistration, Registration } from '../lib/internal.ts';
+import {
+  type AdmissionRegistration,
+  type ConversionRegistration,
+  type Registration,
+  validateWebhookUrl,
+} from '../lib/internal.ts';
 import { KlwError } from './errors.ts';
-import { validateWebhookUrl } from '../lib/k8s/url.ts';
 import { PATH_SECRET_PLACEHOLDER, usesPathSecret } from './secrets/index.ts';
 import type { Json } from './json.ts';
 

@@ -1,9 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { Operation as PatchOperation } from 'fast-json-patch';
 import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
-import { selectorMatches, type AdmissionRegistration, type Enforcement } from '../../lib/internal.ts';
+import {
+  selectorMatches,
+  type AdmissionRegistration,
+  type Enforcement,
+  type AdmissionReview,
+  type KubeObject,
+} from '../../lib/internal.ts';
 import { enforcementEnvFor, ENFORCEMENT_ENV } from '../../lib/admission/enforcement.ts';
-import type { AdmissionReview, KubeObject } from '../../lib/review/schemas.ts';
 import { invoke, type InvokeOptions } from '../../lib/harness/invoke.ts';
 import type { WebhookHandler } from '../../lib/webhook.ts';
 import { admissionReview } from '../../lib/harness/reviews.ts';

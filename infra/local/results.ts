@@ -1,6 +1,6 @@
-import { type EventSource, type HttpResponse, toolsFor } from '../../lib/gateway/sources.ts';
+import { type EventSource, type HttpResponse, toolsFor } from '../../lib/internal.ts';
 
-export type { HttpResponse } from '../../lib/gateway/sources.ts';
+export type { HttpResponse } from '../../lib/internal.ts';
 export { BAD_GATEWAY, jsonMessage } from '../../lib/gateway/sources/emulate.ts';
 
 /**
