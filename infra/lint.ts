@@ -1,8 +1,7 @@
 import { isDns1123Subdomain } from '../lib/k8s/names.ts';
 import { checkMatchConditions } from '../lib/matchconditions/rules.ts';
 import type { CelKubeVersion } from '../lib/matchconditions/versions.ts';
-import { selectorMatches, type LabelSelector } from '../lib/internal.ts';
-import type { Registration } from '../lib/internal.ts';
+import { type LabelSelector, type Registration, selectorMatches } from '../lib/internal.ts';
 import { checkWebhookUrl, unknownCrds } from './manifests.ts';
 import { PATH_SECRET_PLACEHOLDER } from './secrets/index.ts';
 import { KlwError } from './errors.ts';

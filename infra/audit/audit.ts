@@ -7,10 +7,11 @@ import {
   type Enforcement,
   type AdmissionReview,
   type KubeObject,
+  enforcementEnvFor,
+  ENFORCEMENT_ENV,
+  type WebhookHandler,
 } from '../../lib/internal.ts';
-import { enforcementEnvFor, ENFORCEMENT_ENV } from '../../lib/admission/enforcement.ts';
 import { invoke, type InvokeOptions } from '../../lib/harness/invoke.ts';
-import type { WebhookHandler } from '../../lib/webhook.ts';
 import { admissionReview } from '../../lib/harness/reviews.ts';
 import { matchConditionsFor } from '../../lib/matchconditions/matcher.ts';
 import { KubeApiError, type KubeClient } from './kubeapi.ts';

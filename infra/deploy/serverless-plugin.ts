@@ -1,7 +1,6 @@
 // The Serverless Framework plugin (`plugins: [kube-lambda-webhooks/serverless]`): the functions
 // in functions/ are deployed from their registrations, so serverless.yml lists none of them.
-import { DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE_ENV } from '../../lib/metrics.ts';
-import type { Registration } from '../../lib/internal.ts';
+import { DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE_ENV, type Registration } from '../../lib/internal.ts';
 import { buildAll } from '../build.ts';
 import { loadFunctions, type FunctionEntry } from '../functions.ts';
 import { checkRuntime, DEFAULT_MEMORY_MB, DEFAULT_RUNTIME } from '../runtimes.ts';

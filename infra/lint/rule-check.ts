@@ -1,7 +1,6 @@
 // One webhook rule checked against the resources it names (see rules.ts): its groups, versions,
 // resources, subresources, scope and operations.
-import { type BuiltinResource, describeMinors, LAST_TABLE_MINOR } from '../../lib/k8s/resources.ts';
-import type { Operation } from '../../lib/internal.ts';
+import { type BuiltinResource, describeMinors, LAST_TABLE_MINOR, type Operation } from '../../lib/internal.ts';
 import type { Finding } from '../lint.ts';
 import type { Json } from '../json.ts';
 
