@@ -5,9 +5,10 @@
  * --kube-version` writes only what the target knows; lint says what is lost.
  */
 import { checkInFunctionConditions } from '../lib/matchconditions/rules.ts';
-import type { AdmissionRegistration, Registration } from '../lib/registration.ts';
+import type { AdmissionRegistration, Registration } from '../lib/internal.ts';
 import { KlwError } from './errors.ts';
 import type { Finding } from './lint.ts';
+import type { Json } from './json.ts';
 
 /** A Kubernetes minor version, `1.20`. */
 export interface KubeVersion {
@@ -97,8 +98,6 @@ export function knowsWebhookField(target: KubeTarget, field: string): boolean {
   if (minor >= rule.since) return true;
   return !!rule.gate && minor >= rule.gate.since && target.featureGates?.[rule.gate.name] === true;
 }
-
-type Json = Record<string, any>;
 
 /** The manifests for a target and what the target loses of them. */
 export interface VersionedManifests {

@@ -1,14 +1,14 @@
 import { isDns1123Subdomain } from '../lib/k8s/names.ts';
 import { checkMatchConditions } from '../lib/matchconditions/rules.ts';
 import type { CelKubeVersion } from '../lib/matchconditions/versions.ts';
-import { selectorMatches, type LabelSelector } from '../lib/registration.ts';
-import type { Registration } from '../lib/registration.ts';
+import { type LabelSelector, type Registration, selectorMatches } from '../lib/internal.ts';
 import { checkWebhookUrl, unknownCrds } from './manifests.ts';
 import { PATH_SECRET_PLACEHOLDER } from './secrets/index.ts';
 import { KlwError } from './errors.ts';
 import { readDocuments } from './output.ts';
 import { lintRuleResources } from './lint/rules.ts';
 import { jsonType, webhookShapeProblems, crdShapeProblems } from './lint/shape.ts';
+import type { Json } from './json.ts';
 
 /** One lint finding. */
 export interface Finding {
@@ -19,8 +19,6 @@ export interface Finding {
   subject: string;
   message: string;
 }
-
-type Json = Record<string, any>;
 
 /** Timeouts above this hold the API server's request path too long (good practices). */
 export const SLOW_TIMEOUT_SECONDS = 10;

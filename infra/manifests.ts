@@ -1,10 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { AdmissionRegistration, ConversionRegistration, Registration } from '../lib/registration.ts';
+import {
+  type AdmissionRegistration,
+  type ConversionRegistration,
+  type Registration,
+  validateWebhookUrl,
+} from '../lib/internal.ts';
 import { KlwError } from './errors.ts';
-import { validateWebhookUrl } from '../lib/k8s/url.ts';
 import { PATH_SECRET_PLACEHOLDER, usesPathSecret } from './secrets/index.ts';
+import type { Json } from './json.ts';
 
 /** Where the functions are reachable. */
 export interface Endpoints {
@@ -111,11 +116,11 @@ export interface ManifestSet {
   crdPatches: CrdPatch[];
 }
 
-function readCrd(root: string, reg: ConversionRegistration): Record<string, any> | undefined {
+function readCrd(root: string, reg: ConversionRegistration): Json | undefined {
   if (!reg.crdManifest) return undefined;
   const file = join(root, reg.crdManifest);
   if (!existsSync(file)) throw new KlwError(`function ${reg.name}: CRD manifest ${reg.crdManifest} not found`);
-  const docs = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Record<string, any>);
+  const docs = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Json);
   const crd = docs.find((d) => d?.kind === 'CustomResourceDefinition' && d?.metadata?.name === reg.crd);
   if (!crd)
     throw new KlwError(`function ${reg.name}: ${reg.crdManifest} holds no CustomResourceDefinition named ${reg.crd}`);

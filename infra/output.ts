@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { writeFileSafely } from './files.ts';
 import { Document, parseAllDocuments, visit } from 'yaml';
 import { KlwError } from './errors.ts';
+import type { Json } from './json.ts';
 
 // Plain scalars Go may read as numbers (strconv with base prefixes and underscores: 0o17, 1_000, .5).
 const GO_NUMBER_LIKE = /^[-+]?[.\d]/;
@@ -29,8 +30,7 @@ export function renderDocuments(documents: Array<Record<string, unknown>>, forma
 }
 
 /** Kinds kubectl unpacks: `List` and the typed lists (`PodList`, ...) that hold `items`. */
-const isList = (doc: Record<string, any>) =>
-  typeof doc.kind === 'string' && doc.kind.endsWith('List') && Array.isArray(doc.items);
+const isList = (doc: Json) => typeof doc.kind === 'string' && doc.kind.endsWith('List') && Array.isArray(doc.items);
 
 /**
  * Reads Kubernetes objects from YAML (one or more documents) or JSON text; a `List` is unpacked
@@ -38,8 +38,8 @@ const isList = (doc: Record<string, any>) =>
  * when the text is not YAML, holds no object, or holds something that is not a Kubernetes
  * object (no `apiVersion` and `kind`): a file that cannot be read must never pass as clean.
  */
-export function parseDocuments(text: string, source = '(input)'): Array<Record<string, any>> {
-  const objects: Array<Record<string, any>> = [];
+export function parseDocuments(text: string, source = '(input)'): Array<Json> {
+  const objects: Array<Json> = [];
   const docs = parseAllDocuments(text, { prettyErrors: true });
   // parseAllDocuments returns an empty collection for text with no documents at all.
   for (const [i, doc] of (Array.isArray(docs) ? docs : []).entries()) {
@@ -73,7 +73,7 @@ export function parseDocuments(text: string, source = '(input)'): Array<Record<s
   return objects;
 }
 
-function isPlainObject(value: unknown): value is Record<string, any> {
+function isPlainObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -84,7 +84,7 @@ function describe(value: unknown): string {
 }
 
 /** Reads manifests from a file; throws naming the file when it cannot be read or parsed. */
-export function readDocuments(file: string): Array<Record<string, any>> {
+export function readDocuments(file: string): Array<Json> {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

@@ -2,9 +2,7 @@
  * The resource `klw new` scaffolds an admission function for: `--resource`, else the one the
  * function's name says, else configmaps; and the template values for it.
  */
-import * as KINDS from '../lib/k8s/kinds.ts';
-import { builtinResources, LAST_TABLE_MINOR } from '../lib/k8s/resources.ts';
-import type { ResourceDescriptor } from '../lib/registration.ts';
+import { builtinResources, LAST_TABLE_MINOR, KINDS, type ResourceDescriptor } from '../lib/internal.ts';
 import { KlwError } from './errors.ts';
 import type { FunctionType } from './scaffold.ts';
 

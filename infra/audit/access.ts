@@ -1,6 +1,5 @@
 // matchConditions' authorizer checks during an audit, answered by the cluster's access reviews.
-import type { AdmissionRegistration } from '../../lib/registration.ts';
-import type { AdmissionReview } from '../../lib/review/schemas.ts';
+import type { AdmissionRegistration, AdmissionReview } from '../../lib/internal.ts';
 import type { AuthorizationAttributes, AuthorizationDecision, Authorize } from '../../lib/matchconditions/cel.ts';
 import { answerWithoutCalling } from '../../lib/matchconditions/matcher.ts';
 import { accessReview, type KubeClient } from './kubeapi.ts';

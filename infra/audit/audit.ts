@@ -1,16 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import type { Operation as PatchOperation } from 'fast-json-patch';
 import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
-import { selectorMatches, type AdmissionRegistration, type Enforcement } from '../../lib/registration.ts';
-import { enforcementEnvFor, ENFORCEMENT_ENV } from '../../lib/admission/enforcement.ts';
-import type { AdmissionReview, KubeObject } from '../../lib/review/schemas.ts';
+import {
+  selectorMatches,
+  type AdmissionRegistration,
+  type Enforcement,
+  type AdmissionReview,
+  type KubeObject,
+  enforcementEnvFor,
+  ENFORCEMENT_ENV,
+  type WebhookHandler,
+} from '../../lib/internal.ts';
 import { invoke, type InvokeOptions } from '../../lib/harness/invoke.ts';
-import type { WebhookHandler } from '../../lib/webhook.ts';
 import { admissionReview } from '../../lib/harness/reviews.ts';
 import { matchConditionsFor } from '../../lib/matchconditions/matcher.ts';
 import { KubeApiError, type KubeClient } from './kubeapi.ts';
 import { type ApiResource, type Target, Discovery, targetsOf, selectorQuery, collectionPath } from './discovery.ts';
 import { AccessReviews } from './access.ts';
+import type { Json } from '../json.ts';
 
 /** The user the reviews name: the auditor. */
 export type UserInfo = AdmissionReview['request']['userInfo'];
@@ -83,8 +90,6 @@ export interface AuditOptions {
 
 /** Objects per list request unless told otherwise (kubectl's default --chunk-size). */
 export const DEFAULT_PAGE_SIZE = 500;
-
-type Json = Record<string, any>;
 
 function emptySummary(): Record<AuditOutcome, number> {
   return { denied: 0, warned: 0, patched: 0, allowed: 0, skipped: 0, error: 0 };

@@ -1,8 +1,7 @@
 // What the audit reads: the resources discovery lists, and which of them a registration's rules select.
-import type { AdmissionRegistration, LabelSelector, RuleWithOperations } from '../../lib/registration.ts';
+import type { AdmissionRegistration, LabelSelector, RuleWithOperations } from '../../lib/internal.ts';
 import { KubeApiError, type KubeClient } from './kubeapi.ts';
-
-type Json = Record<string, any>;
+import type { Json } from '../json.ts';
 
 /** A listable resource from discovery. */
 export interface ApiResource {

@@ -6,8 +6,7 @@ import { KlwError } from '../errors.ts';
 import type { AuthorizationAttributes, AuthorizationDecision } from '../../lib/matchconditions/cel.ts';
 import { execCredential, type KubeConnection } from './kubeconfig.ts';
 import { DEFAULT_KUBE_LIMITS, formatMs, type KubeLimits } from './limits.ts';
-
-type Json = Record<string, any>;
+import type { Json } from '../json.ts';
 
 /** An error answer of the API server. */
 export class KubeApiError extends KlwError {
@@ -58,7 +57,7 @@ export class KubeClient {
    * credential is within {@link EXEC_RENEW_BEFORE_MS} of expiring, and once after a 401 (then
    * the request is sent again), as client-go does.
    */
-  async request(method: 'GET' | 'POST', path: string, body?: unknown, deadline?: RequestDeadline): Promise<any> {
+  async request(method: 'GET' | 'POST', path: string, body?: unknown, deadline?: RequestDeadline): Promise<Json> {
     const c = this.connection;
     const expiring = c.expiresAt !== undefined && Date.now() >= c.expiresAt - EXEC_RENEW_BEFORE_MS;
     if (c.exec && expiring) await this.renewCredential();
@@ -86,7 +85,7 @@ export class KubeClient {
   }
 
   /** One attempt of {@link request}. */
-  private send(method: 'GET' | 'POST', path: string, body: unknown, deadline?: RequestDeadline): Promise<any> {
+  private send(method: 'GET' | 'POST', path: string, body: unknown, deadline?: RequestDeadline): Promise<Json> {
     const c = this.connection;
     const url = new URL(path, `${c.server}/`);
     const text = body === undefined ? undefined : JSON.stringify(body);
@@ -113,12 +112,12 @@ export class KubeClient {
     };
     return new Promise((resolvePromise, reject) => {
       let settled = false;
-      const settle = (err: unknown, value?: unknown) => {
+      const settle = (err: unknown, value?: Json) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         if (err) reject(err);
-        else resolvePromise(value);
+        else resolvePromise(value as Json);
       };
       const req = send(url, options, (res) => {
         const chunks: Buffer[] = [];
@@ -131,7 +130,7 @@ export class KubeClient {
         });
         res.on('end', () => {
           const raw = Buffer.concat(chunks).toString('utf8');
-          let parsed: any;
+          let parsed: Json | undefined;
           try {
             parsed = raw ? JSON.parse(raw) : undefined;
           } catch {
@@ -196,7 +195,7 @@ export class KubeClient {
       const params = new URLSearchParams(query);
       if (!restarted) params.set('limit', String(limit));
       if (token) params.set('continue', token);
-      let page: any;
+      let page: Json | undefined;
       const started = performance.now();
       try {
         const search = params.toString();

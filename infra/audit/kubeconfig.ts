@@ -7,6 +7,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { KlwError } from '../errors.ts';
 import { DEFAULT_KUBE_LIMITS, formatMs } from './limits.ts';
+import type { Json } from '../json.ts';
 
 /** How to reach one API server and who to be there, read from a kubeconfig or the pod's service account. */
 export interface KubeConnection {
@@ -52,8 +53,6 @@ interface ExecResult {
 
 /** The service account files every pod gets (in-cluster configuration). */
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
-
-type Json = Record<string, any>;
 
 /** Where a kubeconfig is looked for: the option, then KUBECONFIG (a path list), then ~/.kube/config. */
 function kubeconfigFiles(explicit: string | undefined, env: NodeJS.ProcessEnv): string[] {

@@ -1,5 +1,5 @@
 // How long and how far the API client goes before it gives up, and the audit options that say so.
-import { parseGoDuration } from '../../lib/gateway/http.ts';
+import { parseGoDuration } from '../../lib/internal.ts';
 import { KlwError } from '../errors.ts';
 
 /** How long and how far the client goes before it gives up on a stalling API server or plugin. */

@@ -13,7 +13,7 @@ interface AuthConfigOptions {
 }
 
 /** Adds `klw auth-config`. */
-export function register(cli: Command, { root, say }: CommandContext): void {
+export function register(cli: Command, { say }: CommandContext): void {
   cli
     .command('auth-config')
     .description('write the API server AdmissionConfiguration and kubeconfig that send a bearer token to the webhooks')

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { runServerless } from '../deploy/index.ts';
+import type { Json } from '../json.ts';
 
 /** What commands run outside this process, for tests to replace; each defaults to the real one. */
 export interface CliDeps {
@@ -14,7 +15,7 @@ export interface CommandContext {
   /** Writes a line of progress to stderr. */
   say: (line: string) => void;
   /** Reads the project's serverless.yml. */
-  config: () => Record<string, any>;
+  config: () => Json;
   /** Runs the Serverless Framework CLI. */
   runServerless: typeof runServerless;
 }

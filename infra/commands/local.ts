@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import { describeSources, type EventSource, sourceNames } from '../../lib/gateway/sources.ts';
-import type { Operation } from '../../lib/review/schemas.ts';
+import { describeSources, type EventSource, sourceNames, type Operation } from '../../lib/internal.ts';
 import { loadFunctions } from '../functions.ts';
 import { KlwError } from '../errors.ts';
 import { kubeVersionText } from '../kube-versions.ts';

@@ -13,7 +13,7 @@ interface TestCommandOptions {
 }
 
 /** Adds `klw test`. */
-export function register(cli: Command, { root, say }: CommandContext): void {
+export function register(cli: Command, { root }: CommandContext): void {
   cli
     .command('test')
     .description(

@@ -1,10 +1,9 @@
 // What keeps a flood from hurting the account: HTTP API throttling per route, and the CloudWatch
 // alarms on each function's errors, throttles and duration and on the API's client errors.
-import type { Registration } from '../../lib/registration.ts';
+import type { Registration } from '../../lib/internal.ts';
 import { clusterAlarmsFor } from '../fleet/alarms.ts';
 import type { PluginParams } from './serverless-plugin.ts';
-
-type Json = Record<string, any>;
+import type { Json } from '../json.ts';
 
 /**
  * Requests per second the HTTP API lets through to a function, per unit of its reserved

@@ -7,7 +7,7 @@ import {
   LambdaClient,
   UpdateFunctionCodeCommand,
 } from '@aws-sdk/client-lambda';
-import type { Registration } from '../../lib/registration.ts';
+import type { Registration } from '../../lib/internal.ts';
 import { awsError } from '../aws-errors.ts';
 import { zipPath } from '../build.ts';
 import { KlwError } from '../errors.ts';

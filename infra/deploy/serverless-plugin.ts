@@ -1,7 +1,6 @@
 // The Serverless Framework plugin (`plugins: [kube-lambda-webhooks/serverless]`): the functions
 // in functions/ are deployed from their registrations, so serverless.yml lists none of them.
-import { DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE_ENV } from '../../lib/metrics.ts';
-import type { Registration } from '../../lib/registration.ts';
+import { DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE_ENV, type Registration } from '../../lib/internal.ts';
 import { buildAll } from '../build.ts';
 import { loadFunctions, type FunctionEntry } from '../functions.ts';
 import { checkRuntime, DEFAULT_MEMORY_MB, DEFAULT_RUNTIME } from '../runtimes.ts';
@@ -10,8 +9,7 @@ import { CLUSTER_PLACEHOLDER, FLEET_ENV, FLEET_PATH_SECRET_SSM_ENV } from '../..
 import { fleetEnvValue, loadFleet, type Fleet } from '../fleet/file.ts';
 import { type DeployedFunction, addFloodSafetyAndAlarms } from './alarms.ts';
 import { alarmedClusters, parseClusterAlarms, type ClusterAlarmsSetting } from '../fleet/alarms.ts';
-
-type Json = Record<string, any>;
+import type { Json } from '../json.ts';
 
 /** The name users list under `plugins:` in serverless.yml. */
 export const PLUGIN_NAME = 'kube-lambda-webhooks/serverless';

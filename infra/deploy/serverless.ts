@@ -2,13 +2,12 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parse } from 'yaml';
-import type { Registration } from '../../lib/registration.ts';
+import type { Registration } from '../../lib/internal.ts';
 import { KlwError } from '../errors.ts';
 import type { Finding } from '../lint.ts';
 import { checkRuntime, DEFAULT_RUNTIME } from '../runtimes.ts';
 import { PLUGIN_NAME, routePath } from './serverless-plugin.ts';
-
-type Json = Record<string, any>;
+import type { Json } from '../json.ts';
 
 /** Reads serverless.yml of a project. */
 export function readServerless(root: string): Json {

@@ -1,7 +1,6 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { awsError } from '../aws-errors.ts';
-import type { Registration } from '../../lib/registration.ts';
-import type { AdmissionReview, ConversionReview, KubeObject } from '../../lib/review/schemas.ts';
+import type { Registration, AdmissionReview, ConversionReview, KubeObject } from '../../lib/internal.ts';
 import { toEvent } from '../../lib/harness/events.ts';
 import { readAnswer } from '../../lib/harness/invoke.ts';
 import { admissionReview, conversionReview } from '../../lib/harness/reviews.ts';

@@ -1,10 +1,8 @@
 // One webhook rule checked against the resources it names (see rules.ts): its groups, versions,
 // resources, subresources, scope and operations.
-import { type BuiltinResource, describeMinors, LAST_TABLE_MINOR } from '../../lib/k8s/resources.ts';
-import type { Operation } from '../../lib/review/schemas.ts';
+import { type BuiltinResource, describeMinors, LAST_TABLE_MINOR, type Operation } from '../../lib/internal.ts';
 import type { Finding } from '../lint.ts';
-
-type Json = Record<string, any>;
+import type { Json } from '../json.ts';
 
 /** What a rule can match: a built-in resource or a shipped CRD's, in the same shape. */
 export type Candidate = Omit<BuiltinResource, 'minors'> & { minors?: ReadonlySet<number>; crd?: string };

@@ -8,11 +8,12 @@
 import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { builtinResources, describeMinors, LAST_TABLE_MINOR, tableMinor } from '../../lib/k8s/resources.ts';
+import { builtinResources, describeMinors, LAST_TABLE_MINOR, tableMinor } from '../../lib/internal.ts';
 import type { Finding } from '../lint.ts';
 import { type Candidate, checkRule, isStringList, quoted } from './rule-check.ts';
+import type { Json } from '../json.ts';
 
-export type Json = Record<string, any>;
+export type { Json };
 
 /** The resources of the CRDs among the documents, as candidates (main resource, status, scale). */
 function crdCandidates(documents: Json[]): Map<string, Candidate[]> {

@@ -1,7 +1,6 @@
+import type { Json } from '../json.ts';
 // The shape of a webhook configuration or CRD as the API server's decoder checks it: field types
 // before any rule of lint.ts applies.
-
-type Json = Record<string, any>;
 
 /** The JSON type of a value as the API server's decoder names it in its errors. */
 export function jsonType(value: unknown): string {

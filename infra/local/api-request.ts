@@ -2,9 +2,7 @@
 // read within the budget, its matchConditions evaluated, then the function invoked.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { EventSource } from '../../lib/gateway/sources.ts';
-import type { Registration } from '../../lib/registration.ts';
-import { checkPathSecret, PATH_SECRET_MIN_LENGTH } from '../../lib/auth.ts';
+import { type EventSource, type Registration, checkPathSecret, PATH_SECRET_MIN_LENGTH } from '../../lib/internal.ts';
 import { eventFromHttp } from '../../lib/harness/events.ts';
 import { matchCluster, type ClusterSecrets } from '../../lib/fleet.ts';
 import type { Fleet } from '../fleet/file.ts';

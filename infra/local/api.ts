@@ -1,8 +1,7 @@
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import type { EventSource } from '../../lib/gateway/sources.ts';
-import type { Registration } from '../../lib/registration.ts';
+import type { EventSource, Registration } from '../../lib/internal.ts';
 import { KlwError } from '../errors.ts';
 import { lintDocuments } from '../lint.ts';
 import { checkWebhookUrl, generateManifests, type Endpoints } from '../manifests.ts';

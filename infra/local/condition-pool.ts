@@ -3,7 +3,7 @@
 import { EventEmitter } from 'node:events';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { rejectionMessage } from '../../lib/matchconditions/matcher.ts';
-import type { AdmissionRegistration } from '../../lib/registration.ts';
+import type { AdmissionRegistration } from '../../lib/internal.ts';
 import { BAD_GATEWAY, jsonMessage, type HttpResponse } from './results.ts';
 import {
   type ConditionsSpec,

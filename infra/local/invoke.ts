@@ -1,8 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { toEvent } from '../../lib/harness/events.ts';
-import { parseJson } from '../../lib/json.ts';
-import type { EventSource } from '../../lib/gateway/sources.ts';
+import { parseJson, type EventSource } from '../../lib/internal.ts';
 import { buildFunction, bundlePath } from '../build.ts';
 import { loadFunctions } from '../functions.ts';
 import { KlwError } from '../errors.ts';

@@ -1,7 +1,12 @@
 import { answerWithoutCalling, matchConditionsFor, skipReason } from '../../lib/matchconditions/matcher.ts';
-import type { AdmissionRegistration, MatchCondition, Registration } from '../../lib/registration.ts';
-import { completeAdmissionReview, parseAdmissionReview } from '../../lib/review/envelope.ts';
-import type { AdmissionReview } from '../../lib/review/schemas.ts';
+import {
+  type AdmissionRegistration,
+  type MatchCondition,
+  type Registration,
+  completeAdmissionReview,
+  parseAdmissionReview,
+  type AdmissionReview,
+} from '../../lib/internal.ts';
 import type { HttpResponse } from './results.ts';
 
 /**

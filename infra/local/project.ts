@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync, watch as watchTree, ty
 import { join, resolve } from 'node:path';
 import * as esbuild from 'esbuild';
 import { parse as parseYaml } from 'yaml';
-import type { Registration } from '../../lib/registration.ts';
+import type { Registration } from '../../lib/internal.ts';
 import { buildAll, bundleOptions, bundlePath } from '../build.ts';
 import { writeFileSafely } from '../files.ts';
 import { loadFunctions, type FunctionEntry } from '../functions.ts';

@@ -1,4 +1,4 @@
-import type { Registration } from '../../lib/registration.ts';
+import type { Registration } from '../../lib/internal.ts';
 import { bundlePath } from '../build.ts';
 import { DEFAULT_MEMORY_MB } from '../runtimes.ts';
 import type { FunctionRuntime } from './environment.ts';

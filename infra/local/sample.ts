@@ -1,11 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { Operation } from '../../lib/review/schemas.ts';
-import type { ConversionRegistration, Registration } from '../../lib/registration.ts';
+import type { Operation, ConversionRegistration, Registration, EventSource } from '../../lib/internal.ts';
 import { admissionReview, conversionReview, kindOf } from '../../lib/harness/reviews.ts';
 import { toEvent } from '../../lib/harness/events.ts';
-import type { EventSource } from '../../lib/gateway/sources.ts';
 import { KlwError } from '../errors.ts';
 
 /** What `klw local generate-review` makes. */

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import type { Registration } from '../../lib/registration.ts';
+import type { Registration } from '../../lib/internal.ts';
 import { loadFunctions } from '../functions.ts';
 import { KlwError } from '../errors.ts';
 import { loadFleet, selectClusters } from '../fleet/file.ts';
@@ -24,6 +24,7 @@ import {
   type SecretChange,
 } from './secrets.ts';
 import { regionFor } from '../region.ts';
+import type { Json } from '../json.ts';
 
 /** Where `klw manifests` takes the path secret for clientConfig.url from. */
 export type PathSecretSource = 'placeholder' | 'local' | 'ssm' | 'none';
@@ -140,7 +141,7 @@ export async function runSecretCommand(
   options: SecretCommandOptions,
   service: () => string,
   ssm?: SSMClient,
-  config?: () => Record<string, any>,
+  config?: () => Json,
 ): Promise<string[]> {
   let change: SecretChange;
   let where: string;

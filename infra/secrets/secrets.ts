@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { GetParameterCommand, ParameterNotFound, PutParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
-import { AuthConfigError, parsePathSecrets } from '../../lib/auth.ts';
-import type { Registration } from '../../lib/registration.ts';
+import { AuthConfigError, parsePathSecrets, type Registration } from '../../lib/internal.ts';
 import { KlwError } from '../errors.ts';
 import { makeDir, pathTaken, readPrivate, writeFileSafely } from '../files.ts';
 
-export { PATH_SECRET_ENV, PATH_SECRET_SSM_ENV } from '../../lib/auth.ts';
+export { PATH_SECRET_ENV, PATH_SECRET_SSM_ENV } from '../../lib/internal.ts';
 
 /** Bytes of randomness in a new path secret: 256 bits, twice the 128 the secret must carry at least. */
 export const PATH_SECRET_BYTES = 32;

@@ -1,15 +1,15 @@
 // The event sources, one module each under sources/. A new source is one new file there
-// exporting a GatewaySource and its SourceTools, its name in EventSource (sources/types.ts)
-// and its entry in each list below; the handler, the CLI's --event-format choices, the test
-// kit and the emulator follow the lists.
+// exporting a GatewaySource<'name'> and its SourceTools<'name'>, and its entry in SOURCES below:
+// EventSource is the union of the names in SOURCES, so the compiler then asks for its entry in
+// SOURCE_TOOLS. The handler, the CLI's --event-format choices, the test kit and the emulator
+// follow the lists.
 import { albSource, albTools } from './sources/alb.ts';
 import { functionUrlSource, functionUrlTools } from './sources/function-url.ts';
 import { httpApiSource, httpApiTools } from './sources/http-api.ts';
 import { restSource, restTools } from './sources/rest.ts';
-import type { EventSource, GatewaySource, SourceTools } from './sources/types.ts';
+import type { GatewaySource, SourceTools } from './sources/types.ts';
 
 export type {
-  EventSource,
   GatewayRequest,
   GatewayResult,
   GatewaySource,
@@ -24,7 +24,10 @@ export { albSource, functionUrlSource, httpApiSource, restSource };
  * Every source the handler accepts, in the order they are tried: most specific first
  * (a function URL event is also a 2.0 event; an ALB event also has REST's `httpMethod`).
  */
-export const SOURCES: readonly GatewaySource[] = [functionUrlSource, httpApiSource, albSource, restSource];
+export const SOURCES = [functionUrlSource, httpApiSource, albSource, restSource] as const;
+
+/** Which AWS front door delivered the event: the name of one of `SOURCES`. */
+export type EventSource = (typeof SOURCES)[number]['name'];
 
 /** The source that reads an event, or undefined when none of them delivered it. */
 export function detectSource(event: unknown, sources: readonly GatewaySource[] = SOURCES): GatewaySource | undefined {

@@ -27,6 +27,9 @@ const FORMAT_SAMPLES: Record<string, string> = {
   password: 'conformance',
 };
 
+/** `value` when it is an integer (as a schema's lengths and counts are), else undefined. */
+const integer = (value: unknown): number | undefined => (Number.isInteger(value) ? (value as number) : undefined);
+
 /**
  * The smallest value a structural schema (a CRD version's openAPIV3Schema) accepts, as far as it
  * can be known without a pattern engine: every required property, of its type, the first enum
@@ -34,7 +37,7 @@ const FORMAT_SAMPLES: Record<string, string> = {
  */
 export function sampleFromSchema(schema: unknown, depth = 0): unknown {
   if (!schema || typeof schema !== 'object' || Array.isArray(schema) || depth > SAMPLE_DEPTH) return undefined;
-  const s = schema as Record<string, any>;
+  const s = schema as Record<string, unknown>;
   if (Array.isArray(s.enum) && s.enum.length) return structuredClone(s.enum[0]);
   if (s.default !== undefined) return structuredClone(s.default);
   if (s['x-kubernetes-int-or-string'] === true) return 1;
@@ -50,7 +53,8 @@ export function sampleFromSchema(schema: unknown, depth = 0): unknown {
       return out;
     }
     case 'array': {
-      const count = Number.isInteger(s.minItems) && s.minItems > 0 ? Math.min(s.minItems, SAMPLE_DEPTH) : 0;
+      const minItems = integer(s.minItems);
+      const count = minItems !== undefined && minItems > 0 ? Math.min(minItems, SAMPLE_DEPTH) : 0;
       return Array.from({ length: count }, (_, i) => {
         const item = sampleFromSchema(s.items, depth + 1);
         // listType set (and unique items) need distinct members.
@@ -59,9 +63,11 @@ export function sampleFromSchema(schema: unknown, depth = 0): unknown {
     }
     case 'string': {
       let value = FORMAT_SAMPLES[s.format as string] ?? 'conformance';
-      if (Number.isInteger(s.maxLength) && value.length > s.maxLength) value = value.slice(0, s.maxLength);
-      if (Number.isInteger(s.minLength) && value.length < s.minLength) {
-        value = value.padEnd(Math.min(s.minLength, SAMPLE_MAX_LENGTH), 'x');
+      const maxLength = integer(s.maxLength);
+      const minLength = integer(s.minLength);
+      if (maxLength !== undefined && value.length > maxLength) value = value.slice(0, maxLength);
+      if (minLength !== undefined && value.length < minLength) {
+        value = value.padEnd(Math.min(minLength, SAMPLE_MAX_LENGTH), 'x');
       }
       return value;
     }

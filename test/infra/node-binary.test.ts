@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -143,6 +144,55 @@ describe('--node: functions on the Node of the Lambda runtime', {
       process.kill(-child.pid!, 'SIGINT');
     }
     // The emulator on Node 24 gets it once, from the terminal, and stops cleanly; klw waits for it.
+    assert.equal(await exited, 0, stderr);
+  });
+
+  it(`klw local start-api --node ${MAJOR} serves the function over HTTPS on Node ${MAJOR}, from the cache`, async () => {
+    const { NODE_TEST_CONTEXT: _context, ...base } = process.env;
+    const stateDir = join(work, '.klw', 'api-node');
+    // A process group of its own, as a terminal gives a command: the test signals that group only.
+    const child = spawn(
+      process.execPath,
+      [klw, '--root', work, 'local', 'start-api', '--port', '0', '--state-dir', stateDir, '--node', String(MAJOR)],
+      { cwd: work, detached: true, env: { ...base, KLW_CACHE_DIR: cache, KLW_LOG_LEVEL: 'silent' } },
+    );
+    let stderr = '';
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const url = await new Promise<string>((resolvePromise, reject) => {
+      child.stderr.on('data', (c) => {
+        stderr += c;
+        const m = /serving \d+ functions? at (https:\/\/\S+)/.exec(stderr);
+        if (m) resolvePromise(m[1]!);
+      });
+      child.on('exit', () => reject(new Error(`start-api exited: ${stderr}`)));
+    });
+    try {
+      // The Node install of the first test is reused: nothing is downloaded again.
+      assert.doesNotMatch(stderr, /installing Node/);
+      const review = admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' } });
+      const answer = await new Promise<{ status: number; body: string }>((resolvePromise, reject) => {
+        const req = httpsRequest(
+          `${url}/node-probe`,
+          {
+            method: 'POST',
+            ca: readFileSync(join(stateDir, 'ca.crt')),
+            headers: { 'content-type': 'application/json' },
+          },
+          (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (c) => (body += c));
+            res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify(review));
+      });
+      assert.equal(answer.status, 200, answer.body);
+      assert.match(JSON.parse(answer.body).response.status.message, new RegExp(`^v${MAJOR}\\.`));
+    } finally {
+      process.kill(-child.pid!, 'SIGINT');
+    }
     assert.equal(await exited, 0, stderr);
   });
 

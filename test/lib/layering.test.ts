@@ -104,6 +104,31 @@ function allFiles(dir: string): string[] {
     .map((d) => relative(root, join(d.parentPath, d.name)));
 }
 
+/** The library modules the tools (infra/) import: the entry points, and the harness they share with the test kit. */
+const TOOL_ENTRY_POINTS = ['lib/index.ts', 'lib/internal.ts', 'lib/matchconditions/index.ts'];
+
+/** Library internals the tools still import directly rather than through lib/internal.ts: a list that only shrinks. */
+const DIRECT_IMPORTS_LEFT = [
+  'lib/admission/webhook.ts',
+  'lib/fleet.ts',
+  'lib/k8s/names.ts',
+  'lib/matchconditions/cel.ts',
+  'lib/matchconditions/matcher.ts',
+  'lib/matchconditions/rules.ts',
+  'lib/matchconditions/versions.ts',
+  'lib/registration.ts',
+];
+
+/** The library modules, other than the entry points and the harness, that the files import. */
+export function internalImports(files: Array<{ file: string; text: string }>): string[] {
+  return files.flatMap(({ file, text }) =>
+    relativeImports(file, text).filter(
+      (target) =>
+        target.startsWith('lib/') && !TOOL_ENTRY_POINTS.includes(target) && !target.startsWith('lib/harness/'),
+    ),
+  );
+}
+
 const read = (files: string[]) => files.map((file) => ({ file, text: readFileSync(join(root, file), 'utf8') }));
 const lib = sources('lib');
 const runtime = lib.filter((f) => !f.startsWith('lib/testing/') && !f.startsWith('lib/harness/'));
@@ -135,6 +160,17 @@ describe('layers', () => {
 
   it('the tools never reach into the test kit', () => {
     assert.deepEqual(violations(read(sources('infra')), ['lib/testing']), []);
+  });
+
+  it('the tools import the library through its entry points, lib/internal.ts and the harness', () => {
+    const sample = [
+      { file: 'infra/x.ts', text: "import { a } from '../lib/internal.ts';\nimport { b } from '../lib/json.ts';\n" },
+    ];
+    assert.deepEqual(internalImports(sample), ['lib/json.ts']);
+    const left = [...new Set(internalImports(read(sources('infra'))))].sort();
+    // A new direct import fails here (import it through lib/internal.ts); so does a module that
+    // is no longer imported directly (take it off the list, which only shrinks).
+    assert.deepEqual(left, [...DIRECT_IMPORTS_LEFT].sort());
   });
 
   it('the examples check sees imports, URLs and paths into functions/ and can fail', () => {

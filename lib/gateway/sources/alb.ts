@@ -56,7 +56,7 @@ function decodeQueryPart(part: string): string {
  * multi-value headers on, the event carries only `multiValueHeaders` and
  * `multiValueQueryStringParameters`, and the result must answer with `multiValueHeaders`.
  */
-export const albSource: GatewaySource = {
+export const albSource: GatewaySource<'alb'> = {
   name: 'alb',
   describe: 'Application Load Balancer target group',
   detect: (event) => isRecord(event) && isRecord(event.requestContext) && isRecord(event.requestContext.elb),
@@ -173,4 +173,4 @@ function respond(result: unknown, event?: Record<string, unknown>): HttpResponse
 }
 
 /** The ALB source's event builder and result reader, for the test kit and the emulator. */
-export const albTools: SourceTools = { source: albSource, sample, respond };
+export const albTools: SourceTools<'alb'> = { source: albSource, sample, respond };

@@ -5,7 +5,7 @@ import { isFunctionUrlDomain, isV2, readV2, respondV2, sampleV2 } from './payloa
 import type { GatewaySource, SourceTools } from './types.ts';
 
 /** Lambda function URLs: the 2.0 payload with a `.lambda-url.` domain. */
-export const functionUrlSource: GatewaySource = {
+export const functionUrlSource: GatewaySource<'url'> = {
   name: 'url',
   describe: 'Lambda function URL',
   detect: (event) => isV2(event) && isFunctionUrlDomain(event),
@@ -14,7 +14,7 @@ export const functionUrlSource: GatewaySource = {
 };
 
 /** The function URL source's event builder and result reader, for the test kit and the emulator. */
-export const functionUrlTools: SourceTools = {
+export const functionUrlTools: SourceTools<'url'> = {
   source: functionUrlSource,
   sample: (req) =>
     sampleV2(req, {

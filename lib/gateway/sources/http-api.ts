@@ -5,7 +5,7 @@ import { isFunctionUrlDomain, isV2, readV2, respondV2, sampleV2 } from './payloa
 import type { GatewaySource, SourceTools } from './types.ts';
 
 /** API Gateway HTTP APIs, payload format 2.0: `version: "2.0"` and `requestContext.http`. */
-export const httpApiSource: GatewaySource = {
+export const httpApiSource: GatewaySource<'http'> = {
   name: 'http',
   describe: 'API Gateway HTTP API (payload format 2.0)',
   detect: (event) => isV2(event) && !isFunctionUrlDomain(event),
@@ -14,7 +14,7 @@ export const httpApiSource: GatewaySource = {
 };
 
 /** The HTTP API source's event builder and result reader, for the test kit and the emulator. */
-export const httpApiTools: SourceTools = {
+export const httpApiTools: SourceTools<'http'> = {
   source: httpApiSource,
   sample: (req) =>
     sampleV2(req, {

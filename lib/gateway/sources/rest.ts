@@ -17,7 +17,7 @@ import { isRecord, type Loose, mergeMultiValue, proxyResult, str, stringMap } fr
 import type { GatewaySource, HttpRequestInput, HttpResponse, SourceTools } from './types.ts';
 
 /** API Gateway REST APIs and HTTP API payload format 1.0: `httpMethod` at the top level. */
-export const restSource: GatewaySource = {
+export const restSource: GatewaySource<'rest'> = {
   name: 'rest',
   describe: 'API Gateway REST API (payload format 1.0)',
   detect: (event) => isRecord(event) && typeof event.httpMethod === 'string' && isRecord(event.requestContext),
@@ -99,4 +99,4 @@ function respond(result: unknown): HttpResponse {
 }
 
 /** The REST source's event builder and result reader, for the test kit and the emulator. */
-export const restTools: SourceTools = { source: restSource, sample, respond };
+export const restTools: SourceTools<'rest'> = { source: restSource, sample, respond };

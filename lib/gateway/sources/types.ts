@@ -5,8 +5,9 @@
  * tools' code is left out of function bundles.
  */
 
-/** Which AWS front door delivered the event. */
-export type EventSource = 'rest' | 'http' | 'url' | 'alb';
+import type { EventSource } from '../sources.ts';
+
+export type { EventSource };
 
 /** The HTTP request carried by a Lambda event, with header names lower-cased. */
 export interface GatewayRequest {
@@ -46,10 +47,13 @@ export interface GatewayResult {
   multiValueHeaders?: Record<string, string[]>;
 }
 
-/** One event source as the Lambda handler sees it. */
-export interface GatewaySource {
+/**
+ * One event source as the Lambda handler sees it. A source module names its own
+ * (`GatewaySource<'alb'>`), and `EventSource` is the union of the names in the source list.
+ */
+export interface GatewaySource<Name extends string = EventSource> {
   /** The short name the CLI, the test kit and the logs use. */
-  name: EventSource;
+  name: Name;
   /** What delivers this event, for help texts and error messages. */
   describe: string;
   /** True when the event has this source's shape. */
@@ -87,8 +91,8 @@ export interface HttpResponse {
 }
 
 /** One event source as the test kit and the local emulator see it. */
-export interface SourceTools {
-  source: GatewaySource;
+export interface SourceTools<Name extends string = EventSource> {
+  source: GatewaySource<Name>;
   /** The Lambda event this source makes of an HTTP request. */
   sample(req: HttpRequestInput): Record<string, unknown>;
   /**

@@ -1,0 +1,18 @@
+// The tools' (infra/) entry point into the library's internals: what `klw` needs beyond the
+// public entry points. It is not in package.json's exports, so users cannot import it.
+export * from './gateway/sources.ts';
+export * from './json.ts';
+/** The resource descriptors of `on(...)`, by kind, for `klw new --resource`. */
+export * as KINDS from './k8s/kinds.ts';
+export * from './k8s/url.ts';
+export * from './registration.ts';
+export * from './review/envelope.ts';
+export * from './review/schemas.ts';
+export * from './admission/enforcement.ts';
+export * from './auth.ts';
+export * from './conversion/webhook.ts';
+export * from './gateway/http.ts';
+export * from './gateway/sources/emulate.ts';
+export * from './k8s/resources.ts';
+export * from './metrics.ts';
+export * from './webhook.ts';
