@@ -5,8 +5,8 @@
  */
 import { type Environment, Optional } from '@marcbachmann/cel-js';
 import { FORMATS, formatNamed, type NamedFormat } from './k8s/format.ts';
-import { CidrPrefix, cidr, cidrContainsCIDRString, cidrContainsIPString, ip, IpAddr } from './k8s/ip.ts';
-import { ipIsCanonical, isCIDR, isIP } from './k8s/ip.ts';
+import { CidrPrefix, cidr, cidrContainsCIDRString, cidrContainsIPString, isCIDR } from './k8s/cidr.ts';
+import { ip, IpAddr, ipIsCanonical, isIP } from './k8s/ip.ts';
 import * as k8sLists from './k8s/lists.ts';
 import { isSemver, Semver, semver } from './k8s/semver.ts';
 import { setsContains, setsEquivalent, setsIntersects } from './k8s/sets.ts';

@@ -135,6 +135,24 @@ export function libraryCallCost(
     case 'quantity':
     case 'isQuantity':
       return args.length >= 1 ? traverse(actualSize(args[0])) : undefined;
+    case 'sign':
+    case 'asInteger':
+    case 'isInteger':
+    case 'asApproximateFloat':
+    case 'isGreaterThan':
+    case 'isLessThan':
+    case 'compareTo':
+    case 'add':
+    case 'sub':
+      return 1;
+    default:
+      return netCallCost(fn, overloadId, args) ?? collectionCallCost(fn, args, result);
+  }
+}
+
+/** The runtime cost of a call of the ip and cidr libraries' methods (undefined for any other). */
+function netCallCost(fn: string, overloadId: string, args: readonly unknown[]): number | undefined {
+  switch (fn) {
     case 'ip':
       if (args.length < 1) return undefined;
       // The ip of a cidr value is a field read.
@@ -163,16 +181,14 @@ export function libraryCallCost(
       if (overloadId === 'cidr_contains_cidr_string') cost += traverse(actualSize(args[1]));
       return cost;
     }
-    case 'sign':
-    case 'asInteger':
-    case 'isInteger':
-    case 'asApproximateFloat':
-    case 'isGreaterThan':
-    case 'isLessThan':
-    case 'compareTo':
-    case 'add':
-    case 'sub':
-      return 1;
+    default:
+      return undefined;
+  }
+}
+
+/** The runtime cost of a call of cel-go's sets and lists libraries (undefined for any other). */
+function collectionCallCost(fn: string, args: readonly unknown[], result: unknown): number | undefined {
+  switch (fn) {
     case 'sets.contains':
     case 'sets.intersects':
     case 'sets.equivalent': {
