@@ -67,7 +67,7 @@ export const CEL_FEATURES: CelFeature[] = [
     since: 32,
     library: 'two-variable comprehensions',
     // `all` and `exists` with two variables are checked by their number of arguments (cel.ts).
-    members: ['existsOne', 'transformList', 'transformMap'],
+    members: ['existsOne', 'transformList', 'transformMap', 'transformMapEntry'],
   },
   { since: 33, library: 'semver', globals: ['semver', 'isSemver'], members: ['major', 'minor', 'patch'] },
   {

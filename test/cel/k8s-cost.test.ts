@@ -309,7 +309,7 @@ describe('library call costs, as cel-go charges them', () => {
     );
   });
 
-  it('two-variable comprehensions: per step, as cel-go charges', { todo: 'two-variable comprehensions' }, () => {
+  it('two-variable comprehensions: per step, as cel-go charges', () => {
     checkAll(
       costs([
         ["{'a': 1, 'b': 2}.all(k, v, v > 0)", 41],
@@ -326,5 +326,19 @@ describe('library call costs, as cel-go charges them', () => {
         ['[1, 2].transformList(i, v, v < 5, v + 1)', 53],
       ]),
     );
+  });
+
+  it("transformMapEntry: merges each step's map, refuses a key twice and a transform that is no map", () => {
+    checkAll([
+      { expr: "{'a': 1, 'b': 2}.transformMapEntry(k, v, {k + k: v * 10})", expect: value({ aa: 10n, bb: 20n }) },
+      { expr: "{'a': 1, 'b': 2}.transformMapEntry(k, v, v > 1, {k: v})", expect: value({ b: 2n }) },
+      { expr: '[5, 6].transformMapEntry(i, v, {v: i}) == {5: 0, 6: 1}', expect: value(true) },
+      {
+        expr: "{'a': 1, 'b': 2}.transformMapEntry(k, v, {'x': v})",
+        expect: { error: /insert failed: key x already exists/ },
+      },
+      { expr: "{'a': 1}.transformMapEntry(k, v, v)", expect: compile(/transform must be a map/) },
+      { expr: "{'a': 1}.transformMapEntry(k, v, {k: v})", minor: 31, expect: compile(/transformMapEntry/) },
+    ]);
   });
 });
