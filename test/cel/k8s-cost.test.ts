@@ -300,11 +300,27 @@ describe('library call costs, as cel-go charges them', () => {
     );
   });
 
-  it('exists and exists_one: the negation, and the loop test that stops exists', { todo: 'macro steps' }, () => {
+  it('exists and exists_one: the negation, and the loop test that stops exists', () => {
     checkAll(
       costs([
         ['[1, 2].exists(v, v > 0)', 20],
         ['[1, 2].exists_one(v, v > 0)', 20],
+        // The loop test that stops `exists` or `all` early is charged; at the last element there is none.
+        ['[1, 2, 3].exists(v, v > 0)', 20],
+        ['[1, 2, 3].exists(v, v > 2)', 29],
+        ['[1, 2, 3].all(v, v < 0)', 18],
+        ['[1, 2].exists_one(v, v > 1)', 19],
+        ['[[1], [2]].all(l, l.exists(v, v > 0))', 53],
+      ]),
+    );
+  });
+
+  it('filter, and map with a filter: the conditional is free, a skipped element reads the accumulator', () => {
+    checkAll(
+      costs([
+        ['[1, 2].filter(v, v > 0)', 51],
+        ['[1, 2].filter(v, v > 1)', 39],
+        ['[1, 2].map(v, v > 0, v + 1)', 53],
       ]),
     );
   });
