@@ -9,7 +9,8 @@ import { CidrPrefix, cidr, cidrContainsCIDRString, cidrContainsIPString, isCIDR 
 import { ip, IpAddr, ipIsCanonical, isIP } from './k8s/ip.ts';
 import * as k8sLists from './k8s/lists.ts';
 import { isSemver, Semver, semver } from './k8s/semver.ts';
-import { setsContains, setsEquivalent, setsIntersects } from './k8s/sets.ts';
+import { type CelEquals, setsContains, setsEquivalent, setsIntersects } from './k8s/sets.ts';
+import { celEquals as engineEquals, type Engine } from './equality.ts';
 import { celEquals, Namespace, ORDERING } from './libraries.ts';
 import { RENAMED } from './messages.ts';
 
@@ -35,16 +36,22 @@ export function registerSets(env: Environment): void {
   env
     .registerType(SETS_NS, SetsNamespace)
     .registerConstant('sets', SETS_NS, new SetsNamespace())
-    .registerFunction(`${SETS_NS}.contains(list<A>, list<A>): bool`, (_: Namespace, a: unknown[], b: unknown[]) =>
-      setsContains(a, b, celEquals),
-    )
-    .registerFunction(`${SETS_NS}.equivalent(list<A>, list<A>): bool`, (_: Namespace, a: unknown[], b: unknown[]) =>
-      setsEquivalent(a, b, celEquals),
-    )
-    .registerFunction(`${SETS_NS}.intersects(list<A>, list<A>): bool`, (_: Namespace, a: unknown[], b: unknown[]) =>
-      setsIntersects(a, b, celEquals),
-    );
+    .registerFunction(`${SETS_NS}.contains(list<A>, list<A>): bool`, function (this: Engine, _: Namespace, a, b) {
+      return setsContains(a as unknown[], b as unknown[], equalsIn(this));
+    })
+    .registerFunction(`${SETS_NS}.equivalent(list<A>, list<A>): bool`, function (this: Engine, _: Namespace, a, b) {
+      return setsEquivalent(a as unknown[], b as unknown[], equalsIn(this));
+    })
+    .registerFunction(`${SETS_NS}.intersects(list<A>, list<A>): bool`, function (this: Engine, _: Namespace, a, b) {
+      return setsIntersects(a as unknown[], b as unknown[], equalsIn(this));
+    });
 }
+
+/** CEL equality as the `==` of the evaluator running a library function (its `this`): uints and all. */
+const equalsIn =
+  (ev: Engine): CelEquals =>
+  (a, b) =>
+    engineEquals(ev, a, b);
 
 /** IP and CIDR (library/ip.go, cidr.go), from 1.30. */
 export function registerIpAndCidr(env: Environment): void {
