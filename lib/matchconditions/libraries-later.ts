@@ -11,7 +11,7 @@ import * as k8sLists from './k8s/lists.ts';
 import { isSemver, Semver, semver } from './k8s/semver.ts';
 import { type CelEquals, setsContains, setsEquivalent, setsIntersects } from './k8s/sets.ts';
 import { celEquals as engineEquals, type Engine } from './equality.ts';
-import { celEquals, Namespace, ORDERING } from './libraries.ts';
+import { Namespace, ORDERING } from './libraries.ts';
 import { RENAMED } from './messages.ts';
 
 class SetsNamespace extends Namespace {}
@@ -134,7 +134,9 @@ export function registerListsV3(env: Environment): void {
     .registerConstant('lists', LISTS_NS, new ListsNamespace())
     .registerFunction(`${LISTS_NS}.range(int): list<int>`, (_: Namespace, n: bigint) => k8sLists.range(n))
     .registerFunction('list<A>.reverse(): list<A>', (l: unknown[]) => k8sLists.reverse(l))
-    .registerFunction('list<A>.distinct(): list<A>', (l: unknown[]) => k8sLists.distinct(l, celEquals))
+    .registerFunction('list<A>.distinct(): list<A>', function (this: Engine, l: unknown[]) {
+      return k8sLists.distinct(l, equalsIn(this));
+    })
     .registerFunction('list<dyn>.flatten(): list<dyn>', (l: unknown[]) => k8sLists.flatten(l))
     .registerFunction('list<dyn>.flatten(int): list<dyn>', (l: unknown[], depth: bigint) => k8sLists.flatten(l, depth))
     .registerFunction('list<A>.sort(): list<A>', (l: unknown[]) => k8sLists.sort(l, ORDERING));
