@@ -95,6 +95,7 @@ export function formatLogEvent(event: FilteredLogEvent, fallbackFunction: string
   for (const key of ['reason', 'path', 'error', 'errorId'])
     if (line[key] !== undefined)
       parts.push(`${key}=${typeof line[key] === 'string' ? JSON.stringify(line[key]) : String(line[key])}`);
+  if (typeof line.cluster === 'string') parts.push(`cluster=${line.cluster}`);
   return parts.join(' ');
 }
 

@@ -114,3 +114,50 @@ export function createLogger(
   ownLoggers.add(logger);
   return logger;
 }
+
+/** One method of a Logger. */
+type LogMethod = (msg: string, fields?: Record<string, unknown>) => void;
+
+/**
+ * One request's logger: every line carries the request id and, for a fleet call, the calling
+ * cluster, which a line's own fields cannot change (the cluster is named by the path secret,
+ * never by what a function logs). One object per request; a method is made when first read,
+ * bound to the logger, so `const { warn } = ctx.log` works and a request that logs nothing
+ * beyond its review line makes none.
+ */
+class RequestLogger implements Logger {
+  private methods: Partial<Record<Exclude<LogLevel, 'silent'>, LogMethod>> | undefined = undefined;
+  constructor(
+    private readonly parent: Logger,
+    private readonly requestId: string,
+    private readonly cluster: string | undefined,
+  ) {}
+  get debug(): LogMethod {
+    return this.method('debug');
+  }
+  get info(): LogMethod {
+    return this.method('info');
+  }
+  get warn(): LogMethod {
+    return this.method('warn');
+  }
+  get error(): LogMethod {
+    return this.method('error');
+  }
+  private method(level: Exclude<LogLevel, 'silent'>): LogMethod {
+    this.methods ??= {};
+    return (this.methods[level] ??= (msg, fields) => {
+      this.parent[level](msg, this.fields(fields));
+    });
+  }
+  private fields(fields: Record<string, unknown> | undefined): Record<string, unknown> {
+    return this.cluster === undefined
+      ? { requestId: this.requestId, ...fields }
+      : { requestId: this.requestId, ...fields, cluster: this.cluster };
+  }
+}
+
+/** A child of `parent` whose every line carries `requestId` and, when given, `cluster`. */
+export function requestLogger(parent: Logger, requestId: string, cluster?: string): Logger {
+  return new RequestLogger(parent, requestId, cluster);
+}

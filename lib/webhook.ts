@@ -11,7 +11,7 @@ import {
   SOURCES,
 } from './gateway/sources.ts';
 import { stringifyJson } from './json.ts';
-import { createLogger, writesRawJson, type Logger } from './log.ts';
+import { createLogger, requestLogger, writesRawJson, type Logger } from './log.ts';
 import { metricsFor, requestMetricsFor, type FailureKind } from './metrics.ts';
 import type { Registration } from './registration.ts';
 import type { ReviewResult } from './review/envelope.ts';
@@ -35,6 +35,10 @@ export interface WebhookContext {
   log: Logger;
   /** Adds a warning to the response (admission) or to the log (conversion). */
   warn(message: string): void;
+  /** The calling fleet cluster, named by its path secret; unset without a fleet. */
+  cluster?: string;
+  /** The calling cluster's Kubernetes version (`1.29`) as the fleet sets it (KLW_FLEET); unset otherwise. */
+  kubeVersion?: string;
 }
 
 /** What an engine needs to answer one review. */
@@ -155,7 +159,7 @@ export function defineWebhook<R extends Registration, V>(registration: R, engine
 
 /** Builds the WebhookContext handed to user functions; `ctx.warn` calls `warn`. */
 export function userContext(ctx: RunContext, warn: (message: string) => void): WebhookContext {
-  return {
+  const user: WebhookContext = {
     requestId: ctx.requestId,
     remainingMs: () => Math.max(0, ctx.budgetMs - (ctx.now() - ctx.startedAt)),
     log: ctx.log,
@@ -163,6 +167,12 @@ export function userContext(ctx: RunContext, warn: (message: string) => void): W
       warn(message);
     },
   };
+  if (ctx.cluster !== undefined) {
+    user.cluster = ctx.cluster;
+    const kubeVersion = ctx.fleet?.get(ctx.cluster)?.kubeVersion;
+    if (kubeVersion !== undefined) user.kubeVersion = kubeVersion;
+  }
+  return user;
 }
 
 /** The message for an event no source reads, naming the sources that are read. */
@@ -196,6 +206,7 @@ export function createHandler<R>(
     const startedAt = now();
     let source: GatewaySource = httpApiSource;
     let req: GatewayRequest | undefined;
+    let reqLog: Logger | undefined;
     try {
       const detected = detectSource(event);
       if (!detected) return unknownEvent(log);
@@ -203,7 +214,7 @@ export function createHandler<R>(
       req = source.read(event);
       const requestId = context?.awsRequestId ?? req.requestId ?? 'local';
       const reject = (status: number, message: string, headers?: Record<string, string>) => {
-        log.warn('rejected', { requestId, status, reason: message, durationMs: elapsed(startedAt) });
+        (reqLog ?? log).warn('rejected', { requestId, status, reason: message, durationMs: elapsed(startedAt) });
         return source.write(errorReply({ status, message, ...(headers ? { headers } : {}) }), req);
       };
 
@@ -229,14 +240,18 @@ export function createHandler<R>(
         return source.write(refusal.reply, req);
       }
 
+      // Parsed already by authenticateFleet when it let the request through; `auth: 'none'` skips it.
+      const fleet = fleetAuth ? attempt(() => fleetFromEnv(env)) : undefined;
+      const cluster = fleetAuth ? clusterDimension(fleetAuth.cluster, fleet) : undefined;
+      // Every later line of the request (the user's ctx.log included) names it and its cluster;
+      // the review line below names them itself, so it costs no merge.
+      reqLog = requestLogger(log, requestId, cluster);
       const body = readJsonBody(req, maxBodyBytes);
       if (!body.ok) return reject(body.error.status, body.error.message, body.error.headers);
       const parsed = engine.parse(body.value);
       if (!parsed.ok) return reject(400, parsed.message);
 
-      const ctx: RunContext = { requestId, startedAt, now, log, env, budgetMs: budget };
-      // Parsed already by authenticateFleet when it let the request through; `auth: 'none'` skips it.
-      const fleet = fleetAuth ? attempt(() => fleetFromEnv(env)) : undefined;
+      const ctx: RunContext = { requestId, startedAt, now, log: reqLog, env, budgetMs: budget };
       if (fleet) {
         ctx.fleet = fleet;
         if (fleetAuth?.cluster) ctx.cluster = fleetAuth.cluster;
@@ -247,14 +262,14 @@ export function createHandler<R>(
       const durationMs = elapsed(startedAt);
       // The review's EMF metrics ride in the same line (no extra call, line or serialisation).
       const line: Record<string, unknown> = { requestId, source: source.name, ...answer.fields, durationMs };
-      if (fleetAuth) line.cluster = clusterDimension(ctx.cluster, ctx.fleet);
+      if (cluster !== undefined) line.cluster = cluster;
       metrics(line, answer.fields, durationMs, ctx.failure);
       log.info('review', line);
       return result;
     } catch (err) {
       // Only a fault in the adapter itself lands here; user functions are caught by the engines.
       const errorId = newErrorId();
-      log.error('adapter fault', { errorId, ...describeThrown(err), ...requestMetrics.fault() });
+      (reqLog ?? log).error('adapter fault', { errorId, ...describeThrown(err), ...requestMetrics.fault() });
       return source.write(jsonReply(500, { error: `internal error (error id ${errorId})` }), req);
     }
   };

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { checkServerless, readServerless } from '../deploy/index.ts';
+import { fleetConditionFindings } from '../fleet/manifests.ts';
 import { ownHandlerFindings, loadFunctions } from '../functions.ts';
 import { enforcedWebhooks, forKubeVersion, kubeTargetFrom, lintInFunctionConditions } from '../kube-versions.ts';
 import { lintDocuments, lintFiles, lintRegistrations } from '../lint.ts';
@@ -41,6 +42,7 @@ export function register(cli: Command, { root, say }: CommandContext): void {
             ...lintRegistrations(registrations),
             ...lintDocuments(generated, target?.version),
             ...lintInFunctionConditions(registrations),
+            ...fleetConditionFindings(root(), registrations),
           ];
       if (target && !findings.some((f) => f.level === 'error')) {
         const documents = files.length ? files.flatMap((f) => readDocuments(f)) : generated;

@@ -9,7 +9,7 @@ import type { KubeTarget } from '../kube-versions.ts';
 import { withPathSecret, type PathSecretOptions } from '../secrets/index.ts';
 import { PATH_SECRET_PLACEHOLDER } from '../secrets/index.ts';
 import { loadFleet, selectClusters } from './file.ts';
-import { clusterManifestFile, forCluster, writeClusterManifests } from './manifests.ts';
+import { clusterConditionFindings, clusterManifestFile, forCluster, writeClusterManifests } from './manifests.ts';
 
 /** The options of `klw manifests` that choose fleet clusters. */
 export interface FleetManifestOptions {
@@ -70,7 +70,10 @@ export async function fleetManifests(
     const endpoints = await withPathSecret(deps.endpoints, undefined, { ...secretOptions, cluster: cluster.name });
     const set = await deps.build(endpoints);
     const { documents, findings } = forCluster(set.documents, cluster, registrations, target);
-    deps.report(findings.map((f) => ({ ...f, subject: `${cluster.name}: ${f.subject}` })));
+    deps.report([
+      ...findings.map((f) => ({ ...f, subject: `${cluster.name}: ${f.subject}` })),
+      ...clusterConditionFindings(cluster, registrations),
+    ]);
     placeholder ||= JSON.stringify(documents).includes(PATH_SECRET_PLACEHOLDER);
     rendered.push({
       cluster: cluster.name,

@@ -4,11 +4,19 @@
  * cluster it was made for. The secret in its URLs is chosen by the caller (withPathSecret).
  */
 import { join, resolve } from 'node:path';
-import type { Enforcement, Registration } from '../../lib/registration.ts';
+import { checkMatchConditions, type ConditionProblem } from '../../lib/matchconditions/rules.ts';
+import type { Enforcement, MatchCondition, Registration } from '../../lib/registration.ts';
 import { KlwError } from '../errors.ts';
 import { writeFileSafely } from '../files.ts';
-import { enforcedWebhooks, forKubeVersion, type KubeTarget, type VersionedManifests } from '../kube-versions.ts';
-import type { FleetCluster } from './file.ts';
+import {
+  enforcedWebhooks,
+  forKubeVersion,
+  knowsWebhookField,
+  type KubeTarget,
+  type VersionedManifests,
+} from '../kube-versions.ts';
+import type { Finding } from '../lint.ts';
+import { loadFleet, type FleetCluster } from './file.ts';
 
 /** Label on each webhook configuration naming the fleet cluster it was written for. */
 export const CLUSTER_LABEL = 'kube-lambda-webhooks/cluster';
@@ -70,6 +78,49 @@ export function forCluster(
     };
   });
   return { documents: out, findings: versioned.findings };
+}
+
+/** Rule of a matchCondition that uses what a fleet cluster's Kubernetes version does not have. */
+export const CLUSTER_CONDITION_RULE = 'fleet-match-conditions-version';
+
+/**
+ * The matchConditions a cluster's Kubernetes version cannot compile (a library or syntax newer
+ * than it), each an error naming the function, the condition, the cluster and the version. Only
+ * where the conditions run for that cluster: its API server keeps the field, or the function
+ * enforces them itself. A condition no version compiles is lint's own error, not repeated here.
+ */
+export function clusterConditionFindings(cluster: FleetCluster, registrations: Registration[]): Finding[] {
+  if (!cluster.kubeVersion) return [];
+  const target = { version: cluster.kubeVersion.version, featureGates: cluster.featureGates ?? {} };
+  const findings: Finding[] = [];
+  for (const reg of registrations) {
+    if (reg.type === 'conversion' || !reg.matchConditions?.length) continue;
+    if (!knowsWebhookField(target, 'matchConditions') && !reg.enforceMatchConditions) continue;
+    for (const condition of reg.matchConditions) {
+      const problem = compileProblem(condition, target.version);
+      if (!problem || compileProblem(condition)) continue;
+      findings.push({
+        level: 'error',
+        rule: CLUSTER_CONDITION_RULE,
+        subject: reg.name,
+        message: `cluster ${cluster.name} runs Kubernetes ${cluster.kubeVersion.text}: ${problem.message}`,
+      });
+    }
+  }
+  return findings;
+}
+
+/** clusterConditionFindings of every cluster of the project's fleet file; none without one. */
+export function fleetConditionFindings(root: string, registrations: Registration[]): Finding[] {
+  const fleet = loadFleet(root, registrations);
+  return (fleet?.clusters ?? []).flatMap((cluster) => clusterConditionFindings(cluster, registrations));
+}
+
+/** Why the API server of `kubeVersion` (default the newest) would not compile a condition, if it would not. */
+function compileProblem(condition: MatchCondition, kubeVersion?: KubeTarget['version']): ConditionProblem | undefined {
+  return checkMatchConditions([condition], kubeVersion ? { kubeVersion } : {}).find(
+    (p) => p.rule === 'match-conditions-compile',
+  );
 }
 
 /** The file of one cluster's manifests in `--out-dir`: `<dir>/<cluster>.<format>`. */

@@ -106,7 +106,10 @@ async function handleRequest(serving: ApiServing, req: IncomingMessage, res: Ser
     const gone = new AbortController();
     const onClose = () => (res.writableFinished ? undefined : gone.abort());
     res.once('close', onClose);
-    const byConditions = await conditions(name).evaluate(registration, body, timeoutMs, gone.signal);
+    // As the calling cluster's API server: in its Kubernetes version's CEL environment, when the fleet sets one.
+    const version = cluster && fleet?.file.clusters.find((c) => c.name === cluster)?.kubeVersion?.text;
+    const asCluster = version ? { ...registration, kubernetesVersion: version } : registration;
+    const byConditions = await conditions(name).evaluate(asCluster, body, timeoutMs, gone.signal);
     res.off('close', onClose);
     if (byConditions) return send(res, byConditions, requestId, timeouts.sendMs);
   }

@@ -6,12 +6,19 @@ import type { Registration } from '../../lib/registration.ts';
 import { KlwError } from '../errors.ts';
 import { lintDocuments } from '../lint.ts';
 import { checkWebhookUrl, generateManifests, type Endpoints } from '../manifests.ts';
-import { clusterStateDir, ensureLocalPathSecret, PATH_SECRET_ENV, usesPathSecret } from '../secrets/index.ts';
+import { ensureLocalPathSecret, PATH_SECRET_ENV, usesPathSecret } from '../secrets/index.ts';
 import { FLEET_ENV, FLEET_PATH_SECRETS_ENV } from '../../lib/fleet.ts';
-import { fleetEnvValue, loadFleet } from '../fleet/file.ts';
+import { fleetEnvValue } from '../fleet/file.ts';
 import { renderDocuments } from '../output.ts';
 import { ensureLocalCertificates, serverNames, writePrivate } from './certs.ts';
 import { ConditionPool } from './condition-pool.ts';
+import {
+  fleetLoader,
+  type SecretsWatcher,
+  watchFleetSecrets,
+  watchSecretDirs,
+  watchServiceSecret,
+} from './fleet-secrets.ts';
 import { type ApiServing, MAX_REQUEST_BYTES, type ServedFleet, serveRequest } from './api-request.ts';
 import type { FunctionPool, InvocationTimer } from './pool.ts';
 import { LocalProject, type EnvVarsFile } from './project.ts';
@@ -64,6 +71,8 @@ export interface StartApiOptions {
   kubeVersion?: string;
   /** Runs the functions' timeout clocks (default: the wall clock). */
   invocationTimer?: InvocationTimer;
+  /** Watches a fleet's cluster secret directories (default: fs.watch), for tests. */
+  watchSecrets?: SecretsWatcher;
 }
 
 /** A running emulator. */
@@ -128,7 +137,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const secret = ensureLocalPathSecret(stateDir, (m) => log(JSON.stringify({ level: 'warn', msg: m })));
   const validSecrets = secret.previous ? [secret.current, secret.previous] : [secret.current];
   // With a fleet file, each cluster calls with its own secret (`<stateDir>/clusters/<name>/path-secret`)
-  // and the functions name it; loaded once, with the functions first served.
+  // and the functions name it; loaded with the functions first served, and again when a secret changes.
   const fleets = fleetLoader(root, stateDir, log);
   const project = await openProject(root, options, secret.value, fleets.of, log);
   const pools = project.pools;
@@ -158,6 +167,17 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     conditionsTimeoutMs: options.conditionsTimeoutMs,
     log,
   };
+  // The secret files are read again when they change; a new secret of the URLs goes into the manifests.
+  let onNewSecrets: () => Promise<void> = async () => {};
+  const reloaded = () =>
+    void onNewSecrets().catch((err: unknown) =>
+      log(JSON.stringify({ level: 'warn', msg: 'manifests not rewritten', error: String(err) })),
+    );
+  const watcher = options.watchSecrets ?? watchSecretDirs(log);
+  const service = { stateDir, secrets: secret, serving, project, usesSecret, log };
+  const secretsWatch = fleets.get()
+    ? watchFleetSecrets(fleets, project, usesSecret, watcher, reloaded)
+    : watchServiceSecret(service, watcher, reloaded);
   const server: Server = createHttpsServer(
     { key: certs.keyPem, cert: certs.certPem, ...serverOptions(timeouts) },
     (req, res) => serveRequest(serving, req, res),
@@ -165,9 +185,17 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   await listen(server, options.port ?? 3443, host, project);
   const port = (server.address() as AddressInfo).port;
   const url = publicUrl ?? baseUrlFor(host, port);
-  const urlSecret = urlSecretFor(fleets.get(), secret.current, log);
+  const urlSecret = urlSecretFor(fleets.get(), secret.current);
+  logFleet(fleets.get(), log);
   const endpoints = { baseUrl: url, caBundlePem: certs.caPem, pathSecret: urlSecret };
-  const manifestsPath = await serveManifests(root, stateDir, project, endpoints, options, log);
+  const manifests = await serveManifests(root, stateDir, project, endpoints, options, log);
+  const manifestsPath = manifests.path;
+  onNewSecrets = async () => {
+    const next = urlSecretFor(fleets.get(), service.secrets.current);
+    if (next === endpoints.pathSecret) return;
+    endpoints.pathSecret = next;
+    await manifests.write('path secret rotated');
+  };
   return {
     url,
     port,
@@ -177,16 +205,19 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       return project.functions.map((f) => f.name);
     },
     pools,
-    pathSecret: urlSecret,
+    get pathSecret() {
+      return endpoints.pathSecret;
+    },
     project,
     functionUrl: (name, cluster) => {
-      const clusterSecret = cluster === undefined ? urlSecret : fleets.get()?.secrets.get(cluster)?.current;
+      const clusterSecret = cluster === undefined ? endpoints.pathSecret : fleets.get()?.secrets.get(cluster)?.current;
       if (clusterSecret === undefined) throw new KlwError(`no cluster named ${JSON.stringify(cluster)} is served`);
       return `${url}/${name}${usesSecret(name) ? `/${clusterSecret}` : ''}`;
     },
     bodies,
     conditions,
     async close() {
+      secretsWatch?.close();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
       await Promise.all([...conditionPools.values()].map((p) => p.close()));
@@ -207,27 +238,6 @@ function serverNamesFor(san: string[], host: string, publicUrl: string | undefin
   } catch (err) {
     throw new KlwError(`--san: ${(err as Error).message}`);
   }
-}
-
-/** The fleet of the project, loaded once with the functions first served (`of`), and as loaded so far (`get`). */
-function fleetLoader(
-  root: string,
-  stateDir: string,
-  log: (line: string) => void,
-): { of: (functions: readonly Registration[]) => ServedFleet | null; get: () => ServedFleet | null | undefined } {
-  let fleet: ServedFleet | null | undefined;
-  const fleetOf = (functions: readonly Registration[]) => {
-    if (fleet !== undefined) return fleet;
-    const file = loadFleet(root, functions);
-    if (!file) return (fleet = null);
-    const warn = (m: string) => log(JSON.stringify({ level: 'warn', msg: m }));
-    const secrets = new Map(
-      file.clusters.map((c) => [c.name, ensureLocalPathSecret(clusterStateDir(stateDir, c.name), warn)]),
-    );
-    const value = JSON.stringify(Object.fromEntries([...secrets].map(([name, s]) => [name, s.value])));
-    return (fleet = { file, secrets, value });
-  };
-  return { of: fleetOf, get: () => fleet };
 }
 
 /** The matchConditions threads of each function, started when first needed. */
@@ -251,7 +261,10 @@ function conditionPoolsFor(
   return { conditionPools, conditions };
 }
 
-/** Writes the manifests for the served URL into the state dir, and again on every change with --watch; returns their path. */
+/**
+ * Writes the manifests for the served URL into the state dir, and again on every change with
+ * --watch; returns their path and a way to write them again (`why` is logged).
+ */
 async function serveManifests(
   root: string,
   stateDir: string,
@@ -259,7 +272,7 @@ async function serveManifests(
   endpoints: Endpoints,
   options: StartApiOptions,
   log: (line: string) => void,
-): Promise<string> {
+): Promise<{ path: string; write: (why: string) => Promise<void> }> {
   const manifestsPath = join(stateDir, 'manifests.yaml');
   const writeManifests = () => {
     const set = generateManifests(
@@ -272,23 +285,19 @@ async function serveManifests(
     // The URLs carry the path secret: owner-only, like the secret itself.
     writePrivate(manifestsPath, renderDocuments(set.documents, 'yaml'));
   };
+  const rewrite = async (why: string) => {
+    writeManifests();
+    const functions = project.functions.map((f) => f.name);
+    log(JSON.stringify({ msg: 'manifests rewritten', path: manifestsPath, functions, why }));
+    await options.onManifests?.(manifestsPath);
+  };
   writeManifests();
   await options.onManifests?.(manifestsPath);
   if (options.watch) {
-    project.onChange(async () => {
-      writeManifests();
-      log(
-        JSON.stringify({
-          msg: 'manifests rewritten',
-          path: manifestsPath,
-          functions: project.functions.map((f) => f.name),
-        }),
-      );
-      await options.onManifests?.(manifestsPath);
-    });
+    project.onChange(() => rewrite('functions changed'));
     await project.watch();
   }
-  return manifestsPath;
+  return { path: manifestsPath, write: rewrite };
 }
 
 /** The project served, its functions given the path secret (and, in a fleet, their cluster's). */
@@ -330,16 +339,18 @@ async function listen(server: Server, port: number, host: string, project: Local
   }
 }
 
-/** The path secret in the URLs of the manifests; a fleet's is its first cluster's, and is logged. */
-function urlSecretFor(fleet: ServedFleet | null | undefined, current: string, log: (line: string) => void): string {
+/** The path secret in the URLs of the manifests; a fleet's is its first cluster's current one. */
+function urlSecretFor(fleet: ServedFleet | null | undefined, current: string): string {
   // A fleet's functions refuse the service secret: the URLs carry the first cluster's (the others':
   // `klw manifests --cluster <name> --path-secret local`).
-  const urlSecret = fleet ? fleet.secrets.get(fleet.file.clusters[0]!.name)!.current : current;
-  if (fleet) {
-    const clusters = fleet.file.clusters.map((c) => c.name);
-    log(JSON.stringify({ msg: 'fleet', clusters, manifests: `cluster ${clusters[0]}` }));
-  }
-  return urlSecret;
+  return fleet ? fleet.secrets.get(fleet.file.clusters[0]!.name)!.current : current;
+}
+
+/** Logs the clusters of a served fleet, and whose secret the manifests carry. */
+function logFleet(fleet: ServedFleet | null | undefined, log: (line: string) => void): void {
+  if (!fleet) return;
+  const clusters = fleet.file.clusters.map((c) => c.name);
+  log(JSON.stringify({ msg: 'fleet', clusters, manifests: `cluster ${clusters[0]}` }));
 }
 
 /** A check that is true when the function's URL, and so every call of it, carries the path secret. */

@@ -221,6 +221,11 @@ export class LocalProject {
     };
   }
 
+  /** Sets a variable every function gets (a path secret read again); a pool takes it when updated with `runtime`. */
+  setExtraEnv(name: string, value: string): void {
+    this.options.extraEnv = { ...this.options.extraEnv, [name]: value };
+  }
+
   /** Calls `listener` after every reload that changed the set of functions or a registration. */
   onChange(listener: (change: ProjectChange) => void | Promise<void>): void {
     this.listeners.push(listener);

@@ -7,6 +7,7 @@
  */
 import { allow, errored } from '../admission/decision.ts';
 import type { MutatingWebhookDefinition, ValidatingWebhookDefinition } from '../admission/webhook.ts';
+import { fleetFromEnv } from '../fleet.ts';
 import { completeAdmissionRegistration } from '../registration.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
 import type { WebhookContext } from '../webhook.ts';
@@ -49,23 +50,43 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
   // Elsewhere (lint, manifests, the emulator's loading of registrations, tests) they are
   // compiled on the first review, so loading the function compiles nothing. An expression
   // that does not compile never throws here: evaluating it is an error under failurePolicy.
-  let matcher: Matcher | undefined;
-  const conditions = () =>
-    (matcher ??= createMatcher(definition.matchConditions ?? [], failurePolicy, {
-      skipAuthorizer: true,
-      typeCheck: false,
-      kubeVersion: kubeVersionFromText(definition.kubernetesVersion),
-    }));
-  if (process.env.AWS_LAMBDA_FUNCTION_NAME) conditions();
+  // One matcher per Kubernetes version: the calling fleet cluster's (ctx.kubeVersion), else the
+  // registration's. Versions come from the fleet (at most its clusters), so the map stays small.
+  const matchers = new Map<string | undefined, Matcher>();
+  const conditions = (version: string | undefined = definition.kubernetesVersion) => {
+    let matcher = matchers.get(version);
+    if (!matcher) {
+      matcher = createMatcher(definition.matchConditions ?? [], failurePolicy, {
+        skipAuthorizer: true,
+        typeCheck: false,
+        kubeVersion: kubeVersionFromText(version),
+      });
+      matchers.set(version, matcher);
+    }
+    return matcher;
+  };
+  if (process.env.AWS_LAMBDA_FUNCTION_NAME) {
+    conditions();
+    for (const version of fleetVersions()) conditions(version);
+  }
   type Enforcing = D & { enforceMatchConditions: true };
   if (isMutating) {
     const { mutate } = definition as MutatingWebhookDefinition<any>;
     const wrapped: MutatingWebhookDefinition<any>['mutate'] = (object, request, ctx) =>
-      gate(conditions(), webhookName, request as AdmissionRequest, ctx) ?? mutate(object, request, ctx);
+      gate(conditions(ctx.kubeVersion), webhookName, request as AdmissionRequest, ctx) ?? mutate(object, request, ctx);
     return { ...definition, enforceMatchConditions: true, mutate: wrapped } as Enforcing;
   }
   const { validate } = definition as ValidatingWebhookDefinition<any>;
   const wrapped: ValidatingWebhookDefinition<any>['validate'] = (request, ctx) =>
-    gate(conditions(), webhookName, request as AdmissionRequest, ctx) ?? validate(request, ctx);
+    gate(conditions(ctx.kubeVersion), webhookName, request as AdmissionRequest, ctx) ?? validate(request, ctx);
   return { ...definition, enforceMatchConditions: true, validate: wrapped } as Enforcing;
+}
+
+/** The Kubernetes versions the fleet's clusters set (KLW_FLEET); none when unset or broken (the handler answers 500). */
+function fleetVersions(): string[] {
+  try {
+    return [...(fleetFromEnv() ?? new Map()).values()].flatMap((c) => (c.kubeVersion ? [c.kubeVersion] : []));
+  } catch {
+    return [];
+  }
 }

@@ -8,6 +8,9 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { main } from '../../infra/cli.ts';
 import { clusterFilterPattern } from '../../infra/fleet/logs.ts';
 import { LOGS_FILTER_PATTERN, printLogs } from '../../infra/logs.ts';
+import { defineValidatingWebhook } from '../../lib/index.ts';
+import { createLogger } from '../../lib/log.ts';
+import { toEvent, admissionReview } from '../../lib/testing/index.ts';
 import { FIXTURE_FUNCTIONS, runKlw } from '../helpers.ts';
 
 const T = Date.parse('2026-11-22T10:00:00.000Z');
@@ -60,6 +63,46 @@ describe('klw logs --cluster', () => {
         '{ ($.cluster = "east") && (($.msg = "review") || ($.level = "warn") || ($.level = "error")) }',
         LOGS_FILTER_PATTERN,
       ]);
+    } finally {
+      logs.restore();
+    }
+  });
+
+  it("shows a cluster's warnings and failures as its function wrote them, not another cluster's", async () => {
+    const secrets = { east: 'e'.repeat(43), west: 'w'.repeat(43) };
+    const env = {
+      KLW_FLEET: JSON.stringify({ east: {}, west: {} }),
+      KLW_FLEET_PATH_SECRETS: JSON.stringify(secrets),
+    };
+    const written: string[] = [];
+    const webhook = defineValidatingWebhook({
+      name: 'pod-policy',
+      rules: [],
+      validate: (_review, ctx) => {
+        ctx.log.warn('quota lookup slow');
+        throw new Error('quota service down');
+      },
+    });
+    const handler = webhook.withOptions({ env, logger: createLogger({ sink: (l) => written.push(l) }) });
+    const review = admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } });
+    for (const cluster of ['east', 'west'] as const)
+      await handler(toEvent(review, { path: `/pod-policy/${secrets[cluster]}`, format: 'http' }), {
+        awsRequestId: `req-${cluster}`,
+      });
+    const logs = mockClient(CloudWatchLogsClient);
+    try {
+      logs.on(FilterLogEventsCommand).resolves({ events: written.map((l, i) => event(String(i), l)) });
+      const lines: string[] = [];
+      const options = { service: 'svc', stage: 'prod', function: 'pod-policy', startTime: T - 1, cluster: 'east' };
+      await printLogs(new CloudWatchLogsClient({ region: 'eu-west-1' }), options, (l) => lines.push(l));
+      const failures = lines.filter((l) => / (WARN|ERROR) /.test(l));
+      assert.equal(failures.length, 2, lines.join('\n'));
+      assert.match(failures[0]!, /pod-policy WARN quota lookup slow cluster=east$/);
+      assert.match(failures[1]!, /pod-policy ERROR .*error="Error: quota service down".*cluster=east$/);
+      assert.ok(
+        lines.every((l) => l.endsWith('cluster=east')),
+        lines.join('\n'),
+      );
     } finally {
       logs.restore();
     }

@@ -4,6 +4,7 @@ import { GetParameterCommand, ParameterNotFound, SSMClient } from '@aws-sdk/clie
 import { mockClient } from 'aws-sdk-client-mock';
 import { allow, defineConversionWebhook, defineValidatingWebhook, deny } from '../../lib/index.ts';
 import { createLogger } from '../../lib/log.ts';
+import { enforceMatchConditions } from '../../lib/matchconditions/index.ts';
 import { lambdaContext } from '../../lib/harness/events.ts';
 import { admissionReview, conversionReview, toEvent } from '../../lib/testing/index.ts';
 import { emfProblems } from './emf.ts';
@@ -124,6 +125,99 @@ describe('a fleet function names its caller by the path secret', () => {
     const out = await call('/open-policy', env, open);
     assert.equal(out.status, 200);
     assert.equal(out.lines.find((l) => l.msg === 'review')?.cluster, 'unknown');
+  });
+});
+
+describe('every line of a fleet request names its cluster and request', () => {
+  const env = { KLW_FLEET: fleet, KLW_FLEET_PATH_SECRETS: JSON.stringify({ east: EAST, west: WEST }) };
+  const chatty = defineValidatingWebhook({
+    name: 'pod-policy',
+    rules: [],
+    validate: (_review, ctx) => {
+      // A function cannot pass itself off as another cluster.
+      ctx.log.warn('user warning', { cluster: 'west', note: 1 });
+      // A method taken off the logger still writes the request's line.
+      const { info } = ctx.log;
+      info('detached');
+      throw new Error('boom');
+    },
+  });
+
+  it("a user warning and the function's failure carry the calling cluster and request id", async () => {
+    const out = await call(`/pod-policy/${EAST}`, env, chatty);
+    const warning = out.lines.find((l) => l.msg === 'user warning');
+    const requestId = out.lines.find((l) => l.msg === 'review')?.requestId;
+    assert.equal(typeof requestId, 'string');
+    assert.deepEqual(
+      [warning?.level, warning?.cluster, warning?.requestId, warning?.note],
+      ['warn', 'east', requestId, 1],
+    );
+    const detached = out.lines.find((l) => l.msg === 'detached');
+    assert.deepEqual([detached?.cluster, detached?.requestId], ['east', requestId]);
+    const failure = out.lines.find((l) => l.level === 'error');
+    assert.equal(failure?.cluster, 'east');
+    assert.equal(failure?.requestId, requestId);
+    assert.match(String(failure?.error), /boom/);
+    const west = await call(`/pod-policy/${WEST}`, env, chatty);
+    assert.ok(west.lines.length >= 3);
+    assert.ok(west.lines.every((l) => l.cluster === 'west'));
+  });
+
+  it('a request refused after authentication (a bad body) names its cluster; a refused secret names none', async () => {
+    const bad = await call(`/pod-policy/${EAST}`, env, denying, { kind: 'AdmissionReview' });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.lines.find((l) => l.msg === 'rejected')?.cluster, 'east');
+    const refused = await call('/pod-policy/nope-nope-nope-nope-nope', env);
+    assert.equal(refused.lines.find((l) => l.msg === 'rejected')?.cluster, undefined);
+  });
+
+  it('without a fleet the lines carry the request id and no cluster', async () => {
+    const out = await call('/pod-policy', {}, chatty);
+    const warning = out.lines.find((l) => l.msg === 'user warning');
+    assert.equal(warning?.requestId, out.lines.find((l) => l.msg === 'review')?.requestId);
+    assert.equal(warning?.cluster, 'west', 'a field of its own, there being no cluster to name');
+  });
+});
+
+describe("in-function matchConditions use the calling cluster's Kubernetes version", () => {
+  const versions = JSON.stringify({ east: { kubeVersion: '1.29' }, west: { kubeVersion: '1.31' } });
+  const env = { KLW_FLEET: versions, KLW_FLEET_PATH_SECRETS: JSON.stringify({ east: EAST, west: WEST }) };
+  let calls = 0;
+  const seen: Array<[string | undefined, string | undefined]> = [];
+  // The ip library came with Kubernetes 1.30: east's environment lacks it, west's has it.
+  const byAddress = defineValidatingWebhook(
+    enforceMatchConditions({
+      name: 'pod-policy',
+      rules: [],
+      matchConditions: [{ name: 'has-ip', expression: "isIP('10.0.0.1')" }],
+      validate: (_review, ctx) => (calls++, seen.push([ctx.cluster, ctx.kubeVersion]), deny('no pods today')),
+    }),
+  );
+
+  it('a condition newer than the cluster fails by failurePolicy there, naming the version; it runs in the other', async () => {
+    calls = 0;
+    const east = await call(`/pod-policy/${EAST}`, env, byAddress);
+    const answer = (JSON.parse(east.body) as { response: { allowed: boolean; status?: { message?: string } } })
+      .response;
+    assert.equal(answer.allowed, false);
+    assert.equal(calls, 0, 'the function did not run');
+    const warning = east.lines.find((l) => l.level === 'warn');
+    assert.equal(warning?.cluster, 'east');
+    assert.match(String(warning?.error), /has-ip is not available in Kubernetes 1\.29/);
+    const west = await call(`/pod-policy/${WEST}`, env, byAddress);
+    assert.equal(response(west.body).allowed, false);
+    assert.equal(calls, 1);
+    assert.deepEqual(seen.at(-1), ['west', '1.31']);
+  });
+
+  it("without a version in the fleet, the newest environment (or the registration's) applies", async () => {
+    calls = 0;
+    const unversioned = { ...env, KLW_FLEET: JSON.stringify({ east: {}, west: { kubeVersion: '1.29' } }) };
+    await call(`/pod-policy/${EAST}`, unversioned, byAddress);
+    assert.equal(calls, 1);
+    assert.deepEqual(seen.at(-1), ['east', undefined]);
+    await call(`/pod-policy/${WEST}`, unversioned, byAddress);
+    assert.equal(calls, 1, 'west is 1.29 now: the condition fails there');
   });
 });
 
