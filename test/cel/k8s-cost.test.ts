@@ -1,7 +1,9 @@
 // Kubernetes' own runtime cost cases for its CEL libraries, restated: each expression evaluates
 // to what the API server answers, for the cost units cel-go's tracker (with Kubernetes' library
 // cost estimator) reports for it.
+import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { AuthorizationAttributes } from '../../lib/matchconditions/authorizer.ts';
 import { variablesFor } from '../../lib/matchconditions/cel.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 import { anyValue, checkAll, compile, value, type Case } from './k8s-cases.ts';
@@ -173,6 +175,41 @@ describe('library call costs, as cel-go charges them', () => {
         { authorizer },
       ),
     );
+  });
+
+  it('authorizer selectors (from 1.32): in the check as written, an empty one left out, costed by length', () => {
+    const asked: AuthorizationAttributes[] = [];
+    const authorizer = variablesFor(admissionReview({ kind: 'Pod' }).request!, (a) => {
+      asked.push(a);
+      return { decision: a.labelSelector === 'app=web' ? 'Allow' : 'Deny' };
+    }).authorizer;
+    const pods = "authorizer.group('').resource('pods')";
+    checkAll([
+      { expr: `${pods}.labelSelector('app=web').check('list').allowed()`, vars: { authorizer }, expect: value(true) },
+      { expr: `${pods}.labelSelector('app=db').check('list').allowed()`, vars: { authorizer }, expect: value(false) },
+      // 29 characters: 3 units to parse, beside the builders (1 each) and the check.
+      {
+        expr: `${pods}.fieldSelector('spec.nodeName=node-0123456789').check('list')`,
+        vars: { authorizer },
+        expect: anyValue,
+        cost: 350006,
+      },
+      { expr: `${pods}.fieldSelector('').labelSelector('').check('list')`, vars: { authorizer }, expect: anyValue },
+      {
+        expr: `${pods}.labelSelector('app=web').check('list').allowed()`,
+        vars: { authorizer },
+        minor: 31,
+        expect: compile(/labelSelector/),
+      },
+    ]);
+    assert.deepEqual(asked[2], {
+      user: asked[2]!.user,
+      verb: 'list',
+      group: '',
+      resource: 'pods',
+      fieldSelector: 'spec.nodeName=node-0123456789',
+    });
+    assert.equal('fieldSelector' in asked[3]! || 'labelSelector' in asked[3]!, false);
   });
 
   it('quantity: parsing by the string, operations one unit', () => {

@@ -79,6 +79,10 @@ export function libraryCallCost(
   switch (fn) {
     case 'check':
       return AUTHORIZER_CHECK_COST;
+    // The selector is parsed into requirements: its traversal.
+    case 'fieldSelector':
+    case 'labelSelector':
+      return args.length >= 2 ? traverse(actualSize(args[1])) : undefined;
     case 'serviceAccount':
     case 'path':
     case 'group':
