@@ -77,24 +77,6 @@ export function libraryCallCost(
   result?: unknown,
 ): number | undefined {
   switch (fn) {
-    case 'check':
-      return AUTHORIZER_CHECK_COST;
-    // The selector is parsed into requirements: its traversal.
-    case 'fieldSelector':
-    case 'labelSelector':
-      return args.length >= 2 ? traverse(actualSize(args[1])) : undefined;
-    case 'serviceAccount':
-    case 'path':
-    case 'group':
-    case 'resource':
-    case 'subresource':
-    case 'namespace':
-    case 'name':
-    case 'allowed':
-    case 'reason':
-    case 'error':
-    case 'errored':
-      return 1;
     case 'isSorted':
     case 'sum':
     case 'max':
@@ -150,7 +132,7 @@ export function libraryCallCost(
     case 'sub':
       return 1;
     default:
-      return netCallCost(fn, overloadId, args) ?? collectionCallCost(fn, args, result);
+      return netCallCost(fn, overloadId, args) ?? collectionCallCost(fn, args, result) ?? authorizerCallCost(fn, args);
   }
 }
 
@@ -212,6 +194,32 @@ function collectionCallCost(fn: string, args: readonly unknown[], result: unknow
       return selfCompare(args[0]);
     case '@sortByAssociatedKeys':
       return selfCompare(args[1]);
+    default:
+      return undefined;
+  }
+}
+
+/** The runtime cost of a call of the authorizer library (undefined for any other). */
+function authorizerCallCost(fn: string, args: readonly unknown[]): number | undefined {
+  switch (fn) {
+    case 'check':
+      return AUTHORIZER_CHECK_COST;
+    // The selector is parsed into requirements: its traversal.
+    case 'fieldSelector':
+    case 'labelSelector':
+      return args.length >= 2 ? traverse(actualSize(args[1])) : undefined;
+    case 'serviceAccount':
+    case 'path':
+    case 'group':
+    case 'resource':
+    case 'subresource':
+    case 'namespace':
+    case 'name':
+    case 'allowed':
+    case 'reason':
+    case 'error':
+    case 'errored':
+      return 1;
     default:
       return undefined;
   }
