@@ -17,6 +17,12 @@ export interface AuthorizationAttributes {
   subresource?: string;
   namespace?: string;
   name?: string;
+  /**
+   * `fieldSelector(s)` and `labelSelector(s)` (from 1.32) as written; the API server hands the
+   * authorizer their parsed requirements, or none when one does not parse.
+   */
+  fieldSelector?: string;
+  labelSelector?: string;
 }
 
 /** An authorizer's answer; `NoOpinion` reads as not allowed. */
@@ -52,13 +58,15 @@ class GroupCheckValue {
     readonly group: string,
   ) {}
 }
+/** What a resource check's builder methods set. */
+type ResourceField = 'subresource' | 'namespace' | 'name' | 'fieldSelector' | 'labelSelector';
 /** A resource check being built (`authorizer.group(g).resource(r)…`). */
 export class ResourceCheckValue {
   constructor(
     readonly authorizer: AuthorizerValue,
-    readonly fields: Pick<AuthorizationAttributes, 'group' | 'resource' | 'subresource' | 'namespace' | 'name'>,
+    readonly fields: Pick<AuthorizationAttributes, 'group' | 'resource' | ResourceField>,
   ) {}
-  with(field: 'subresource' | 'namespace' | 'name', value: string): ResourceCheckValue {
+  with(field: ResourceField, value: string): ResourceCheckValue {
     return new ResourceCheckValue(this.authorizer, { ...this.fields, [field]: value });
   }
 }
@@ -83,6 +91,14 @@ function decide(authorizer: AuthorizerValue, attributes: Omit<AuthorizationAttri
   } catch (err) {
     return new DecisionValue('Error', '', err instanceof Error ? err.message : String(err));
   }
+}
+
+/** The fields of a check with an empty selector left out, as the API server leaves one out. */
+function withoutEmptySelectors(fields: ResourceCheckValue['fields']): ResourceCheckValue['fields'] {
+  const out = { ...fields };
+  if (!out.fieldSelector) delete out.fieldSelector;
+  if (!out.labelSelector) delete out.labelSelector;
+  return out;
 }
 
 /** The authorizer's type name, the type of the `authorizer` variable. */
@@ -123,8 +139,16 @@ export function registerAuthorizer(env: Environment): void {
     .registerFunction(`${RESOURCE_CHECK}.name(string): ${RESOURCE_CHECK}`, (r: ResourceCheckValue, v: string) =>
       r.with('name', v),
     )
+    .registerFunction(
+      `${RESOURCE_CHECK}.fieldSelector(string): ${RESOURCE_CHECK}`,
+      (r: ResourceCheckValue, v: string) => r.with('fieldSelector', v),
+    )
+    .registerFunction(
+      `${RESOURCE_CHECK}.labelSelector(string): ${RESOURCE_CHECK}`,
+      (r: ResourceCheckValue, v: string) => r.with('labelSelector', v),
+    )
     .registerFunction(`${RESOURCE_CHECK}.check(string): ${DECISION}`, (r: ResourceCheckValue, verb: string) =>
-      decide(r.authorizer, { verb, ...r.fields }),
+      decide(r.authorizer, { verb, ...withoutEmptySelectors(r.fields) }),
     )
     .registerFunction(`${PATH_CHECK}.check(string): ${DECISION}`, (p: PathCheckValue, verb: string) =>
       decide(p.authorizer, { verb, path: p.path }),

@@ -1,10 +1,10 @@
 /**
  * Two-variable comprehensions (cel-go ext.TwoVarComprehensions, in the Kubernetes environment from
- * 1.32): `all`, `exists`, `existsOne`, `transformList` and `transformMap` with an index (lists) or
- * key (maps) and a value, added to the engine as macros.
+ * 1.32): `all`, `exists`, `existsOne`, `transformList`, `transformMap` and `transformMapEntry` with
+ * an index (lists) or key (maps) and a value, added to the engine as macros.
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import { charge, LIST_CREATE_COST } from './meter.ts';
+import { charge, LIST_CREATE_COST, MAP_CREATE_COST } from './meter.ts';
 
 /** The engine's type of a checked expression (the parts used here). */
 interface CelType {
@@ -38,7 +38,7 @@ interface Node {
   args: unknown;
 }
 
-type Kind = 'all' | 'exists' | 'existsOne' | 'transformList' | 'transformMap';
+type Kind = 'all' | 'exists' | 'existsOne' | 'transformList' | 'transformMap' | 'transformMapEntry';
 
 /** One use of a macro: its parts, and the scopes the checker made for it. */
 interface Use {
@@ -54,16 +54,27 @@ interface Use {
 }
 
 /**
- * What cel-go charges for one step of each macro beyond its expressions: reads of the accumulator,
- * the loop condition of `all` and `exists` (a call), `existsOne`'s `+ 1`, the one-element list and
- * the `+` of `transformList`, the insertion of `transformMap`.
+ * What cel-go charges for one step of each macro beyond its expressions, as it expands them: `all`
+ * and `exists` test the loop condition (`@not_strictly_false(@result)`, and `!@result` for exists)
+ * and read the accumulator; `existsOne` reads it (and adds 1 on a match); `transformList` reads it,
+ * builds the one-element list and adds it; `transformMap` reads it and the key and inserts;
+ * `transformMapEntry` reads it and merges. A step a filter skips reads the accumulator only.
  */
 const STEP_COST: Record<Kind, number> = {
   all: 3,
-  exists: 3,
-  existsOne: 2,
+  exists: 4,
+  existsOne: 1,
   transformList: 2 + LIST_CREATE_COST,
-  transformMap: 2,
+  transformMap: 3,
+  transformMapEntry: 2,
+};
+/** The loop condition alone, which cel-go tests once more before it stops `all` or `exists` early. */
+const CONDITION_COST: Partial<Record<Kind, number>> = { all: 2, exists: 3 };
+/** The accumulator a transform starts from: an empty list or map literal. */
+const INIT_COST: Partial<Record<Kind, number>> = {
+  transformList: LIST_CREATE_COST,
+  transformMap: MAP_CREATE_COST,
+  transformMapEntry: MAP_CREATE_COST,
 };
 
 function identifier(kind: Kind, node: Node, checkerError: (m: string) => Error): string {
@@ -88,7 +99,7 @@ function typeCheck(chk: Checker, use: Use, scope: Scope): CelType {
   const [firstType, valueType] = variableTypes(chk, use, range);
   use.outer = scope.forkWithVariable(use.first, firstType);
   use.inner = use.outer.forkWithVariable(use.second, valueType);
-  const predicate = use.kind === 'transformList' || use.kind === 'transformMap' ? use.filter : use.body;
+  const predicate = use.kind.startsWith('transform') ? use.filter : use.body;
   if (predicate) {
     const t = chk.check(predicate, use.inner);
     if (t.name !== 'bool' && t.name !== 'dyn')
@@ -96,6 +107,16 @@ function typeCheck(chk: Checker, use: Use, scope: Scope): CelType {
   }
   if (use.kind === 'transformList') return chk.registry.getListType(chk.check(use.body, use.inner));
   if (use.kind === 'transformMap') return chk.registry.getMapType(firstType, chk.check(use.body, use.inner));
+  if (use.kind === 'transformMapEntry') {
+    const entry = chk.check(use.body, use.inner);
+    if (entry.kind !== 'map' && entry.kind !== 'dyn')
+      throw chk.createError(
+        'invalid_transform',
+        `transformMapEntry() transform must be a map, got '${entry.name}'`,
+        use.body,
+      );
+    return entry.kind === 'map' ? entry : chk.registry.getMapType(entry, entry);
+  }
   return chk.getType('bool');
 }
 
@@ -119,10 +140,13 @@ function entriesOf(ev: Evaluator, use: Use, range: unknown): Array<[unknown, unk
 function quantify(ev: Evaluator, use: Use, entries: Array<[unknown, unknown]>): boolean {
   const decisive = use.kind === 'exists';
   let error: unknown;
-  for (const [key, value] of entries) {
+  for (const [i, [key, value]] of entries.entries()) {
     charge(STEP_COST[use.kind]);
     const got = ev.tryEval(use.body, bind(ev, use, key, value));
-    if (got === decisive) return decisive;
+    if (got === decisive) {
+      if (i < entries.length - 1) charge(CONDITION_COST[use.kind]!);
+      return decisive;
+    }
     if (got !== !decisive) error ??= got instanceof Error ? got : predicateError(ev, use, got);
   }
   if (error) throw error;
@@ -152,21 +176,51 @@ function evaluate(ev: Evaluator, use: Use, scope: unknown): unknown {
     let count = 0;
     for (const [key, value] of entries) {
       charge(STEP_COST[use.kind]);
-      if (passes(ev, use, use.body, bind(ev, use, key, value))) count++;
+      if (passes(ev, use, use.body, bind(ev, use, key, value))) {
+        charge(1);
+        count++;
+      }
     }
+    // The result, `@result == 1`, is a call beside the read.
+    charge(1);
     return count === 1;
   }
+  return transform(ev, use, entries);
+}
+
+/** `transformList`, `transformMap` and `transformMapEntry`, each step charged as cel-go does. */
+function transform(ev: Evaluator, use: Use, entries: Array<[unknown, unknown]>): unknown {
+  charge(INIT_COST[use.kind]!);
   const list: unknown[] = [];
   const map = new Map<unknown, unknown>();
   for (const [key, value] of entries) {
-    charge(STEP_COST[use.kind]);
     const inner = bind(ev, use, key, value);
-    if (use.filter && !passes(ev, use, use.filter, inner)) continue;
+    if (use.filter && !passes(ev, use, use.filter, inner)) {
+      charge(1);
+      continue;
+    }
     const out = ev.run(use.body, inner);
+    charge(STEP_COST[use.kind]);
     if (use.kind === 'transformList') list.push(out);
-    else map.set(key, out);
+    else if (use.kind === 'transformMap') map.set(key, out);
+    else mergeEntry(ev, use, map, out);
   }
   return use.kind === 'transformList' ? list : mapValue(map);
+}
+
+/** Adds a `transformMapEntry` step's map to the result: cel-go refuses a key already there. */
+function mergeEntry(ev: Evaluator, use: Use, into: Map<unknown, unknown>, entry: unknown): void {
+  const pairs =
+    entry instanceof Map
+      ? [...entry]
+      : entry && typeof entry === 'object' && !Array.isArray(entry)
+        ? Object.entries(entry)
+        : undefined;
+  if (!pairs) throw ev.createError('invalid_transform', 'transformMapEntry() transform must be a map', use.body);
+  for (const [k, v] of pairs) {
+    if (into.has(k)) throw ev.createError('duplicate_key', `insert failed: key ${String(k)} already exists`, use.body);
+    into.set(k, v);
+  }
 }
 
 /** A map with string keys as the plain object the engine gives string-keyed maps; others as a Map. */
@@ -204,4 +258,6 @@ export function registerTwoVariableComprehensions(env: Environment): void {
   e.registerFunction('list.transformList(ast, ast, ast, ast): list<dyn>', macro('transformList', true));
   e.registerFunction('list.transformMap(ast, ast, ast): map<dyn, dyn>', macro('transformMap', false));
   e.registerFunction('list.transformMap(ast, ast, ast, ast): map<dyn, dyn>', macro('transformMap', true));
+  e.registerFunction('list.transformMapEntry(ast, ast, ast): map<dyn, dyn>', macro('transformMapEntry', false));
+  e.registerFunction('list.transformMapEntry(ast, ast, ast, ast): map<dyn, dyn>', macro('transformMapEntry', true));
 }

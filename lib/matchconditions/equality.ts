@@ -6,7 +6,7 @@
 import { Optional } from '@marcbachmann/cel-js';
 
 /** The engine's evaluator (the parts used here). */
-interface Engine {
+export interface Engine {
   registry: {
     findBinaryOverload(op: string, l: unknown, r: unknown): { handler: (...a: unknown[]) => unknown } | undefined;
   };

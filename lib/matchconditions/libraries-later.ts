@@ -5,12 +5,13 @@
  */
 import { type Environment, Optional } from '@marcbachmann/cel-js';
 import { FORMATS, formatNamed, type NamedFormat } from './k8s/format.ts';
-import { CidrPrefix, cidr, cidrContainsCIDRString, cidrContainsIPString, ip, IpAddr } from './k8s/ip.ts';
-import { ipIsCanonical, isCIDR, isIP } from './k8s/ip.ts';
+import { CidrPrefix, cidr, cidrContainsCIDRString, cidrContainsIPString, isCIDR } from './k8s/cidr.ts';
+import { ip, IpAddr, ipIsCanonical, isIP } from './k8s/ip.ts';
 import * as k8sLists from './k8s/lists.ts';
 import { isSemver, Semver, semver } from './k8s/semver.ts';
-import { setsContains, setsEquivalent, setsIntersects } from './k8s/sets.ts';
-import { celEquals, Namespace, ORDERING } from './libraries.ts';
+import { type CelEquals, setsContains, setsEquivalent, setsIntersects } from './k8s/sets.ts';
+import { celEquals as engineEquals, type Engine } from './equality.ts';
+import { Namespace, ORDERING } from './libraries.ts';
 import { RENAMED } from './messages.ts';
 
 class SetsNamespace extends Namespace {}
@@ -35,16 +36,22 @@ export function registerSets(env: Environment): void {
   env
     .registerType(SETS_NS, SetsNamespace)
     .registerConstant('sets', SETS_NS, new SetsNamespace())
-    .registerFunction(`${SETS_NS}.contains(list<A>, list<A>): bool`, (_: Namespace, a: unknown[], b: unknown[]) =>
-      setsContains(a, b, celEquals),
-    )
-    .registerFunction(`${SETS_NS}.equivalent(list<A>, list<A>): bool`, (_: Namespace, a: unknown[], b: unknown[]) =>
-      setsEquivalent(a, b, celEquals),
-    )
-    .registerFunction(`${SETS_NS}.intersects(list<A>, list<A>): bool`, (_: Namespace, a: unknown[], b: unknown[]) =>
-      setsIntersects(a, b, celEquals),
-    );
+    .registerFunction(`${SETS_NS}.contains(list<A>, list<A>): bool`, function (this: Engine, _: Namespace, a, b) {
+      return setsContains(a as unknown[], b as unknown[], equalsIn(this));
+    })
+    .registerFunction(`${SETS_NS}.equivalent(list<A>, list<A>): bool`, function (this: Engine, _: Namespace, a, b) {
+      return setsEquivalent(a as unknown[], b as unknown[], equalsIn(this));
+    })
+    .registerFunction(`${SETS_NS}.intersects(list<A>, list<A>): bool`, function (this: Engine, _: Namespace, a, b) {
+      return setsIntersects(a as unknown[], b as unknown[], equalsIn(this));
+    });
 }
+
+/** CEL equality as the `==` of the evaluator running a library function (its `this`): uints and all. */
+const equalsIn =
+  (ev: Engine): CelEquals =>
+  (a, b) =>
+    engineEquals(ev, a, b);
 
 /** IP and CIDR (library/ip.go, cidr.go), from 1.30. */
 export function registerIpAndCidr(env: Environment): void {
@@ -127,7 +134,9 @@ export function registerListsV3(env: Environment): void {
     .registerConstant('lists', LISTS_NS, new ListsNamespace())
     .registerFunction(`${LISTS_NS}.range(int): list<int>`, (_: Namespace, n: bigint) => k8sLists.range(n))
     .registerFunction('list<A>.reverse(): list<A>', (l: unknown[]) => k8sLists.reverse(l))
-    .registerFunction('list<A>.distinct(): list<A>', (l: unknown[]) => k8sLists.distinct(l, celEquals))
+    .registerFunction('list<A>.distinct(): list<A>', function (this: Engine, l: unknown[]) {
+      return k8sLists.distinct(l, equalsIn(this));
+    })
     .registerFunction('list<dyn>.flatten(): list<dyn>', (l: unknown[]) => k8sLists.flatten(l))
     .registerFunction('list<dyn>.flatten(int): list<dyn>', (l: unknown[], depth: bigint) => k8sLists.flatten(l, depth))
     .registerFunction('list<A>.sort(): list<A>', (l: unknown[]) => k8sLists.sort(l, ORDERING));

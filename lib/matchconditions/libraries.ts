@@ -11,25 +11,8 @@ import * as k8sStrings from './k8s/strings.ts';
 import { parseQuantity, parseQuantityOrThrow, Quantity, quantityOf } from './quantity.ts';
 import { regexFind, regexFindAll, regexMatches } from './regex.ts';
 import { RE2_MATCHES, RENAMED } from './messages.ts';
-import { isEngineValue, isUint } from './equality.ts';
+import { celEquals as engineEquals, type Engine, isEngineValue, isUint } from './equality.ts';
 import { isUrl, parseUrl, UrlValue } from './url.ts';
-
-/** CEL equality of two values: what `indexOf` and `lastIndexOf` compare with. */
-export function celEquals(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if ((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number'))
-    return Number(a) === Number(b);
-  if (a instanceof Quantity && b instanceof Quantity) return a.compareTo(b) === 0;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => celEquals(v, b[i]));
-  if (a && b && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b)) {
-    const ka = Object.keys(a);
-    return (
-      ka.length === Object.keys(b).length &&
-      ka.every((k) => Object.hasOwn(b, k) && celEquals((a as any)[k], (b as any)[k]))
-    );
-  }
-  return false;
-}
 
 function compare(a: unknown, b: unknown): number {
   if (a instanceof Quantity && b instanceof Quantity) return a.compareTo(b);
@@ -161,12 +144,12 @@ export function registerLists(env: Environment): void {
       .registerFunction(`list<${t}>.max(): ${t}`, (l: unknown[]) => extreme(l, 'max', 1));
   }
   env
-    .registerFunction(`list<A>.indexOf${RENAMED}(A): int`, (l: unknown[], v: unknown) =>
-      BigInt(l.findIndex((x) => celEquals(x, v))),
-    )
-    .registerFunction(`list<A>.lastIndexOf${RENAMED}(A): int`, (l: unknown[], v: unknown) =>
-      BigInt(l.findLastIndex((x) => celEquals(x, v))),
-    )
+    .registerFunction(`list<A>.indexOf${RENAMED}(A): int`, function (this: Engine, l: unknown[], v: unknown) {
+      return BigInt(l.findIndex((x) => engineEquals(this, x, v)));
+    })
+    .registerFunction(`list<A>.lastIndexOf${RENAMED}(A): int`, function (this: Engine, l: unknown[], v: unknown) {
+      return BigInt(l.findLastIndex((x) => engineEquals(this, x, v)));
+    })
     .registerFunction('list<A>.slice(int, int): list<A>', (l: unknown[], from: bigint, to: bigint) =>
       k8sLists.slice(l, from, to),
     );

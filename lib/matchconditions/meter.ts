@@ -185,21 +185,52 @@ export function installMeter(env: Environment): void {
 }
 
 /**
- * What cel-go charges for one step of an `all`, `exists`, `exists_one` or `filter` beyond its
- * predicate: the loop condition (a call and a read of the accumulator) and the step's read of
- * the accumulator. The engine runs such a step as a `?:` cloned from the predicate.
+ * What cel-go charges for a test of the loop condition of `all` (`@not_strictly_false(@result)`: a
+ * call and a read) and of `exists` (`@not_strictly_false(!@result)`: two calls and a read). cel-go
+ * tests it before each step, and once more when it stops early; the engine calls the condition
+ * at the same points, so the charge rides on its condition function.
  */
-const MACRO_STEP_COST = 3;
+const CONDITION_COST = { all: 2, exists: 3 };
 /**
  * What cel-go charges beyond a read for appending one element in `map` and `filter`: the
  * one-element list literal the step builds (ListCreateBaseCost, 10) and the list `+` (1).
  */
 const LIST_APPEND_COST = 11;
 
+/** Comprehension arguments the engine keeps (the parts metered). */
+interface ComprehensionArgs {
+  kind?: string;
+  condition?: (accu: unknown) => boolean;
+}
+/** The comprehensions whose loop condition charges already. */
+const meteredConditions = new WeakSet<object>();
+
+/** Makes an `all` or `exists` comprehension's loop condition charge what cel-go's does. */
+function meterCondition(args: ComprehensionArgs): void {
+  const condition = args.condition;
+  if (args.kind !== 'quantifier' || !condition || meteredConditions.has(args)) return;
+  // `all` continues while the accumulator is true, `exists` while it is false.
+  const cost = condition(true) ? CONDITION_COST.all : CONDITION_COST.exists;
+  args.condition = (accu) => {
+    charge(cost);
+    return condition(accu);
+  };
+  meteredConditions.add(args);
+}
+
 /** A `?:` the engine made of a macro's predicate: it spans exactly the predicate. */
 function isMacroStep(ast: ASTNode): boolean {
   const predicate = (ast.args as ASTNode[])[0];
   return !!predicate && predicate.start === ast.start && predicate.end === ast.end;
+}
+
+/**
+ * The charge of a macro's step `?:`: for `all` and `exists` (whose branches are the constants
+ * true and false) the step's read of the accumulator; `exists_one`, `filter` and `map`'s filter
+ * charge their reads in their branches (`accuInc`, `accuPush`, `accuValue`).
+ */
+function macroStepCost(ast: ASTNode): number {
+  return (ast.args as ASTNode[])[1]?.op === 'value' ? 1 : 0;
 }
 
 /** Operations cel-go charges no cost for. */
@@ -212,8 +243,19 @@ const NAMESPACES = new Set(['strings', 'sets', 'lists', 'ip', 'format', 'optiona
  */
 export function chargeOf(ast: ASTNode): number {
   const op = ast.op as string;
-  if (FREE.has(op)) return op === '?:' && isMacroStep(ast) ? MACRO_STEP_COST : 0;
+  if (FREE.has(op)) return op === '?:' && isMacroStep(ast) ? macroStepCost(ast) : 0;
   if (op === 'accuPush') return 1 + LIST_APPEND_COST;
+  // `exists_one`'s step adds 1 to the accumulator it reads; its result compares it with 1.
+  if (op === 'accuInc') return 2;
+  // A macro call: the engine runs the comprehension it expands to without `run`, so it is metered here.
+  if (op === 'rcall') {
+    const expansion = (ast as { meta?: { alternate?: { op: string; args: unknown } } }).meta?.alternate;
+    if (expansion?.op === 'comprehension') {
+      const args = expansion.args as ComprehensionArgs;
+      meterCondition(args);
+      return args.kind === 'quantifier' && !args.condition ? 2 : 1;
+    }
+  }
   // Every list and map built, literals and the macros' accumulators alike.
   if (op === 'list') return LIST_CREATE_COST;
   if (op === 'map') return MAP_CREATE_COST;

@@ -243,6 +243,36 @@ function boundResult(node: Node): void {
   };
 }
 
+/** A call node once checked: the overloads of its name and its arguments' checked types. */
+interface CheckedCall extends Node {
+  candidates: { findFunction(args: unknown[], receiver: unknown): { handler: Handle } | undefined };
+  argTypes: unknown[];
+}
+
+/**
+ * A `sets.` call bound to the overload the checker chose. The engine chooses again at run time,
+ * by the lists' first elements, when an element is dyn, and finds none for `[1, dyn(2u)]` and
+ * `[2, 2.0]`, which cel-go types list(dyn) and compares by value.
+ */
+function checkedSetsCall(node: Node): void {
+  const receiver = (node.args as unknown[])[1] as Node & { checkedType?: unknown };
+  if (receiver?.op !== 'id' || receiver.args !== 'sets') return;
+  const check = node.meta.check;
+  node.meta.check = (chk, n, scope) => {
+    const type = check(chk, n, scope);
+    const call = n as CheckedCall;
+    const handler = call.candidates.findFunction(call.argTypes, receiver.checkedType)?.handler;
+    const dynamic = n.handle;
+    // Values that are no lists (a dyn variable holding a string) still find no overload.
+    if (handler && dynamic)
+      n.handle = (args, ev, ast) =>
+        (args as unknown[]).slice(1).every(Array.isArray)
+          ? handler.apply(ev, args as unknown[])
+          : dynamic(args, ev, ast);
+    return type;
+  };
+}
+
 /**
  * `namespaceObject` as the API server gives webhooks: null, which the engine's variable of a message
  * type refuses to read.
@@ -271,6 +301,7 @@ export function adoptCelGoSemantics(root: Node): void {
     if (item.op === 'list' || item.op === 'map') adoptLiteral(item);
     adoptHas(item as never);
     if (item.op === 'call' || item.op === 'rcall') boundResult(item);
+    if (item.op === 'rcall') checkedSetsCall(item);
     if (item.op === 'id' && item.args === 'namespaceObject') nullableNamespace(item);
     const key = costKey(item);
     const wraps = [WRAPPERS[key], TIME_WRAPPERS[key], costWrapper(key)].filter((w) => w !== undefined);

@@ -67,8 +67,10 @@ export const CEL_FEATURES: CelFeature[] = [
     since: 32,
     library: 'two-variable comprehensions',
     // `all` and `exists` with two variables are checked by their number of arguments (cel.ts).
-    members: ['existsOne', 'transformList', 'transformMap'],
+    members: ['existsOne', 'transformList', 'transformMap', 'transformMapEntry'],
   },
+  // On by default from 1.32 (the AuthorizeWithSelectors feature gate, off by default in 1.31).
+  { since: 32, library: 'authorizer selectors', members: ['fieldSelector', 'labelSelector'] },
   { since: 33, library: 'semver', globals: ['semver', 'isSemver'], members: ['major', 'minor', 'patch'] },
   {
     since: 34,

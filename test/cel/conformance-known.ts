@@ -21,22 +21,6 @@ export const KNOWN_DIFFERENCES: Record<string, string> = {
   'optionals/optionals/map_optional_entry_has': 'refuses at compile: Unexpected token: QUESTION',
   'string_ext/last_index_of/empty_string':
     'errors: index out of range: -1 (cel-go as Kubernetes pins it; -1 in newer cel-go)',
-  'string_ext/format/scientific notation formatting clause': 'answers "1.052033 × 10⁰³"',
-  'string_ext/format/default precision for scientific notation': 'answers "2.718280 × 10⁰⁰"',
-  'string_ext/format/NaN support for scientific notation': 'answers "   NaN"',
-  'string_ext/format/positive infinity support for scientific notation': 'answers "     ∞"',
-  'string_ext/format/negative infinity support for scientific notation': 'answers "    -∞"',
-  'string_ext/format/NaN support for decimal':
-    'errors: error during formatting: decimal clause can only be used on integers, was given double',
-  'string_ext/format/positive infinity support for decimal':
-    'errors: error during formatting: decimal clause can only be used on integers, was given double',
-  'string_ext/format/negative infinity support for decimal':
-    'errors: error during formatting: decimal clause can only be used on integers, was given double',
-  'string_ext/format/positive infinity support for fixed-point': 'answers "∞"',
-  'string_ext/format/negative infinity support for fixed-point': 'answers "-∞"',
-  'string_ext/format/dyntype support for scientific notation': 'answers "2.718280 × 10⁰⁰"',
-  'string_ext/format/dyntype NaN/infinity support': 'answers "[\\"NaN\\", \\"+Inf\\", \\"-Inf\\"]"',
-  'string_ext/format/scientific notation formatting clause in a string variable': 'answers "1.052033 × 10⁰³"',
   'timestamps/timestamp_conversions/toString_timestamp_nanos': 'answers "9999-12-31T23:59:59.999Z"',
   'timestamps/timestamp_arithmetic/add_time_to_duration':
     'refuses at compile: no such overload: google.protobuf.Duration == google.protobuf.Timestamp',

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { conformanceCases, KUBERNETES_SECTIONS, passes, runConformance } from './conformance-suite.ts';
 import { EXCLUDED, exclusionOf } from './conformance-exclusions.ts';
 import { KNOWN_DIFFERENCES } from './conformance-known.ts';
+import { KUBERNETES_ANSWERS } from './conformance-kubernetes.ts';
 import { matchConditions } from './engines.ts';
 
 const cases = conformanceCases();
@@ -39,6 +40,15 @@ describe('CEL conformance (matchConditions environment)', () => {
       assert.deepEqual(fixed, [], 'known differences that now pass: take them off conformance-known.ts');
     });
   }
+
+  it("answers as Kubernetes' cel-go where Kubernetes differs from the specification", () => {
+    const answers = Object.keys(KUBERNETES_ANSWERS).map((path) => {
+      const c = cases.find((x) => x.path === path);
+      assert.ok(c, `no case ${path}`);
+      return [path, matchConditions.run(c)];
+    });
+    assert.deepEqual(Object.fromEntries(answers), KUBERNETES_ANSWERS);
+  });
 
   it('excludes by reasons, each applying to some case', () => {
     const used = EXCLUDED.filter((e) => cases.some((c) => e.applies(c)));

@@ -1,7 +1,9 @@
 // Kubernetes' own runtime cost cases for its CEL libraries, restated: each expression evaluates
 // to what the API server answers, for the cost units cel-go's tracker (with Kubernetes' library
 // cost estimator) reports for it.
+import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { AuthorizationAttributes } from '../../lib/matchconditions/authorizer.ts';
 import { variablesFor } from '../../lib/matchconditions/cel.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 import { anyValue, checkAll, compile, value, type Case } from './k8s-cases.ts';
@@ -175,6 +177,41 @@ describe('library call costs, as cel-go charges them', () => {
     );
   });
 
+  it('authorizer selectors (from 1.32): in the check as written, an empty one left out, costed by length', () => {
+    const asked: AuthorizationAttributes[] = [];
+    const authorizer = variablesFor(admissionReview({ kind: 'Pod' }).request!, (a) => {
+      asked.push(a);
+      return { decision: a.labelSelector === 'app=web' ? 'Allow' : 'Deny' };
+    }).authorizer;
+    const pods = "authorizer.group('').resource('pods')";
+    checkAll([
+      { expr: `${pods}.labelSelector('app=web').check('list').allowed()`, vars: { authorizer }, expect: value(true) },
+      { expr: `${pods}.labelSelector('app=db').check('list').allowed()`, vars: { authorizer }, expect: value(false) },
+      // 29 characters: 3 units to parse, beside the builders (1 each) and the check.
+      {
+        expr: `${pods}.fieldSelector('spec.nodeName=node-0123456789').check('list')`,
+        vars: { authorizer },
+        expect: anyValue,
+        cost: 350006,
+      },
+      { expr: `${pods}.fieldSelector('').labelSelector('').check('list')`, vars: { authorizer }, expect: anyValue },
+      {
+        expr: `${pods}.labelSelector('app=web').check('list').allowed()`,
+        vars: { authorizer },
+        minor: 31,
+        expect: compile(/labelSelector/),
+      },
+    ]);
+    assert.deepEqual(asked[2], {
+      user: asked[2]!.user,
+      verb: 'list',
+      group: '',
+      resource: 'pods',
+      fieldSelector: 'spec.nodeName=node-0123456789',
+    });
+    assert.equal('fieldSelector' in asked[3]! || 'labelSelector' in asked[3]!, false);
+  });
+
   it('quantity: parsing by the string, operations one unit', () => {
     checkAll(
       costs([
@@ -254,8 +291,10 @@ describe('library call costs, as cel-go charges them', () => {
     ]);
   });
 
-  it('sets: dyn elements mix with others, equal numbers of any kind one member', { todo: 'dyn in literals' }, () => {
+  it('sets: dyn elements mix with others, equal numbers of any kind one member', () => {
     checkAll([
+      { expr: 'sets.contains(dyn([1u]), [1])', expect: value(true) },
+      { expr: 'sets.contains(dyn("a"), [1])', expect: { error: /no matching overload/ } },
       { expr: 'sets.contains([1, dyn(2u)], [2, dyn(2.0)])', expect: value(true) },
       { expr: 'sets.equivalent([1, 2, 3], [dyn(3u), dyn(2.0), 1])', expect: value(true) },
       { expr: '!sets.intersects([1], [dyn("1"), 2])', expect: value(true) },
@@ -280,7 +319,7 @@ describe('library call costs, as cel-go charges them', () => {
     );
   });
 
-  it('conversions and comparisons of strings and bytes by their size', { todo: 'engine operators' }, () => {
+  it('conversions and comparisons of strings and bytes by their size', () => {
     checkAll(
       costs([
         [`${BYTES}.isSorted()`, 25],
@@ -300,16 +339,32 @@ describe('library call costs, as cel-go charges them', () => {
     );
   });
 
-  it('exists and exists_one: the negation, and the loop test that stops exists', { todo: 'macro steps' }, () => {
+  it('exists and exists_one: the negation, and the loop test that stops exists', () => {
     checkAll(
       costs([
         ['[1, 2].exists(v, v > 0)', 20],
         ['[1, 2].exists_one(v, v > 0)', 20],
+        // The loop test that stops `exists` or `all` early is charged; at the last element there is none.
+        ['[1, 2, 3].exists(v, v > 0)', 20],
+        ['[1, 2, 3].exists(v, v > 2)', 29],
+        ['[1, 2, 3].all(v, v < 0)', 18],
+        ['[1, 2].exists_one(v, v > 1)', 19],
+        ['[[1], [2]].all(l, l.exists(v, v > 0))', 53],
       ]),
     );
   });
 
-  it('two-variable comprehensions: per step, as cel-go charges', { todo: 'two-variable comprehensions' }, () => {
+  it('filter, and map with a filter: the conditional is free, a skipped element reads the accumulator', () => {
+    checkAll(
+      costs([
+        ['[1, 2].filter(v, v > 0)', 51],
+        ['[1, 2].filter(v, v > 1)', 39],
+        ['[1, 2].map(v, v > 0, v + 1)', 53],
+      ]),
+    );
+  });
+
+  it('two-variable comprehensions: per step, as cel-go charges', () => {
     checkAll(
       costs([
         ["{'a': 1, 'b': 2}.all(k, v, v > 0)", 41],
@@ -326,5 +381,19 @@ describe('library call costs, as cel-go charges them', () => {
         ['[1, 2].transformList(i, v, v < 5, v + 1)', 53],
       ]),
     );
+  });
+
+  it("transformMapEntry: merges each step's map, refuses a key twice and a transform that is no map", () => {
+    checkAll([
+      { expr: "{'a': 1, 'b': 2}.transformMapEntry(k, v, {k + k: v * 10})", expect: value({ aa: 10n, bb: 20n }) },
+      { expr: "{'a': 1, 'b': 2}.transformMapEntry(k, v, v > 1, {k: v})", expect: value({ b: 2n }) },
+      { expr: '[5, 6].transformMapEntry(i, v, {v: i}) == {5: 0, 6: 1}', expect: value(true) },
+      {
+        expr: "{'a': 1, 'b': 2}.transformMapEntry(k, v, {'x': v})",
+        expect: { error: /insert failed: key x already exists/ },
+      },
+      { expr: "{'a': 1}.transformMapEntry(k, v, v)", expect: compile(/transform must be a map/) },
+      { expr: "{'a': 1}.transformMapEntry(k, v, {k: v})", minor: 31, expect: compile(/transformMapEntry/) },
+    ]);
   });
 });

@@ -1,15 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  cidr,
-  cidrContainsCIDRString,
-  cidrContainsIPString,
-  goParseAddr,
-  ip,
-  ipIsCanonical,
-  isCIDR,
-  isIP,
-} from '../../lib/matchconditions/k8s/ip.ts';
+import { cidr, cidrContainsCIDRString, cidrContainsIPString, isCIDR } from '../../lib/matchconditions/k8s/cidr.ts';
+import { goParseAddr, ip, ipIsCanonical, isIP } from '../../lib/matchconditions/k8s/ip.ts';
 
 const error = (message: string) => (err: Error) => err.name === 'NetError' && err.message === message;
 

@@ -77,20 +77,6 @@ export function libraryCallCost(
   result?: unknown,
 ): number | undefined {
   switch (fn) {
-    case 'check':
-      return AUTHORIZER_CHECK_COST;
-    case 'serviceAccount':
-    case 'path':
-    case 'group':
-    case 'resource':
-    case 'subresource':
-    case 'namespace':
-    case 'name':
-    case 'allowed':
-    case 'reason':
-    case 'error':
-    case 'errored':
-      return 1;
     case 'isSorted':
     case 'sum':
     case 'max':
@@ -135,6 +121,24 @@ export function libraryCallCost(
     case 'quantity':
     case 'isQuantity':
       return args.length >= 1 ? traverse(actualSize(args[0])) : undefined;
+    case 'sign':
+    case 'asInteger':
+    case 'isInteger':
+    case 'asApproximateFloat':
+    case 'isGreaterThan':
+    case 'isLessThan':
+    case 'compareTo':
+    case 'add':
+    case 'sub':
+      return 1;
+    default:
+      return netCallCost(fn, overloadId, args) ?? collectionCallCost(fn, args, result) ?? authorizerCallCost(fn, args);
+  }
+}
+
+/** The runtime cost of a call of the ip and cidr libraries' methods (undefined for any other). */
+function netCallCost(fn: string, overloadId: string, args: readonly unknown[]): number | undefined {
+  switch (fn) {
     case 'ip':
       if (args.length < 1) return undefined;
       // The ip of a cidr value is a field read.
@@ -163,16 +167,14 @@ export function libraryCallCost(
       if (overloadId === 'cidr_contains_cidr_string') cost += traverse(actualSize(args[1]));
       return cost;
     }
-    case 'sign':
-    case 'asInteger':
-    case 'isInteger':
-    case 'asApproximateFloat':
-    case 'isGreaterThan':
-    case 'isLessThan':
-    case 'compareTo':
-    case 'add':
-    case 'sub':
-      return 1;
+    default:
+      return undefined;
+  }
+}
+
+/** The runtime cost of a call of cel-go's sets and lists libraries (undefined for any other). */
+function collectionCallCost(fn: string, args: readonly unknown[], result: unknown): number | undefined {
+  switch (fn) {
     case 'sets.contains':
     case 'sets.intersects':
     case 'sets.equivalent': {
@@ -192,6 +194,32 @@ export function libraryCallCost(
       return selfCompare(args[0]);
     case '@sortByAssociatedKeys':
       return selfCompare(args[1]);
+    default:
+      return undefined;
+  }
+}
+
+/** The runtime cost of a call of the authorizer library (undefined for any other). */
+function authorizerCallCost(fn: string, args: readonly unknown[]): number | undefined {
+  switch (fn) {
+    case 'check':
+      return AUTHORIZER_CHECK_COST;
+    // The selector is parsed into requirements: its traversal.
+    case 'fieldSelector':
+    case 'labelSelector':
+      return args.length >= 2 ? traverse(actualSize(args[1])) : undefined;
+    case 'serviceAccount':
+    case 'path':
+    case 'group':
+    case 'resource':
+    case 'subresource':
+    case 'namespace':
+    case 'name':
+    case 'allowed':
+    case 'reason':
+    case 'error':
+    case 'errored':
+      return 1;
     default:
       return undefined;
   }

@@ -238,118 +238,109 @@ const signedRadix = (v: bigint, radix: number): string => (v < 0n ? `-${(-v).toS
 
 type Clause = (a: FormatArg) => string;
 
-/** Parses the clause after '%' at `at`: how many characters it takes and its formatter. */
-function parseClause(s: string, at: number): { read: number; format: Clause } {
-  let i = at;
-  let precision: number | undefined;
-  if (s[i] === '.') {
-    i++;
-    const start = i;
-    for (;;) {
-      if (i >= s.length) {
-        throw new FormatError(
-          'could not parse formatting clause: error while parsing precision: could not find end of precision specifier',
-        );
-      }
-      if (!(s[i]! >= '0' && s[i]! <= '9')) break;
-      i++;
-    }
-    const digits = s.slice(start, i);
-    if (digits === '' || digits.length > 18) {
-      const reason = digits === '' ? 'invalid syntax' : 'value out of range';
+/** Reads the optional `.N` precision at `at`: where the verb is, and the precision if any. */
+function parsePrecision(s: string, at: number): { verbAt: number; precision?: number } {
+  if (s[at] !== '.') return { verbAt: at };
+  let i = at + 1;
+  for (;;) {
+    if (i >= s.length) {
       throw new FormatError(
-        `could not parse formatting clause: error while parsing precision: error while converting precision to ` +
-          `integer: strconv.Atoi: parsing ${goQuote(digits)}: ${reason}`,
+        'could not parse formatting clause: error while parsing precision: could not find end of precision specifier',
       );
     }
-    precision = Number(digits);
+    if (!(s[i]! >= '0' && s[i]! <= '9')) break;
+    i++;
   }
-  // cel-go reads one byte as the verb: a multi-byte character shows as its first byte.
-  const code = s.charCodeAt(i);
-  const verb =
-    code < 0x80 ? s[i]! : String.fromCharCode(new TextEncoder().encode(String.fromCodePoint(s.codePointAt(i)!))[0]!);
-  const read = i + 1 - at;
-  const formatting =
-    (f: Clause): Clause =>
-    (a) => {
-      try {
-        return f(a);
-      } catch (err) {
-        if (err instanceof FormatError) throw new FormatError(`error during formatting: ${err.message}`);
-        throw err;
-      }
-    };
+  const digits = s.slice(at + 1, i);
+  if (digits === '' || digits.length > 18) {
+    const reason = digits === '' ? 'invalid syntax' : 'value out of range';
+    throw new FormatError(
+      `could not parse formatting clause: error while parsing precision: error while converting precision to ` +
+        `integer: strconv.Atoi: parsing ${goQuote(digits)}: ${reason}`,
+    );
+  }
+  return { verbAt: i, precision: Number(digits) };
+}
+
+/** `%x` and `%X`: integers in base 16, strings and bytes byte by byte. */
+function hexClause(upper: boolean): Clause {
+  return (a) => {
+    let hex: string;
+    if (a.type === 'int' || a.type === 'uint') hex = signedRadix(a.value, 16);
+    else if (a.type === 'string' || a.type === 'bytes') {
+      const bytes = a.type === 'string' ? new TextEncoder().encode(a.value) : a.value;
+      hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+    } else
+      throw new FormatError(
+        `only integers, byte buffers, and strings can be formatted as hex, was given ${typeName(a)}`,
+      );
+    return upper ? hex.toUpperCase() : hex;
+  };
+}
+
+/** The formatter of a verb with its precision; refuses an unknown verb or too large a precision. */
+function clauseFor(verb: string, precision: number | undefined): Clause {
   switch (verb) {
     case 's':
-      return { read, format: formatting(formatString) };
+      return formatString;
     case 'd':
-      return {
-        read,
-        format: formatting((a) => {
-          if (a.type === 'int' || a.type === 'uint') return a.value.toString();
-          throw new FormatError(`decimal clause can only be used on integers, was given ${typeName(a)}`);
-        }),
+      return (a) => {
+        if (a.type === 'int' || a.type === 'uint') return a.value.toString();
+        throw new FormatError(`decimal clause can only be used on integers, was given ${typeName(a)}`);
       };
     case 'f': {
       const p = precision ?? DEFAULT_PRECISION;
       if (p > MAX_PRECISION)
         throw new FormatError(`could not parse formatting clause: precision ${p} is above ${MAX_PRECISION}`);
-      return {
-        read,
-        format: formatting((a) => {
-          const x = floatArg(a, 'fixed-point');
-          return printedNonFinite(x) ?? groupThousands(fixed(x, p));
-        }),
+      return (a) => {
+        const x = floatArg(a, 'fixed-point');
+        return printedNonFinite(x) ?? groupThousands(fixed(x, p));
       };
     }
     case 'e': {
       // cel-go writes the precision as a width (`%6e`): the digits stay six.
       const width = precision ?? DEFAULT_PRECISION;
-      return {
-        read,
-        format: formatting((a) => {
-          const x = floatArg(a, 'scientific');
-          return (printedNonFinite(x) ?? scientific(x)).padStart(Math.min(width, MAX_PRECISION));
-        }),
+      return (a) => {
+        const x = floatArg(a, 'scientific');
+        return (printedNonFinite(x) ?? scientific(x)).padStart(Math.min(width, MAX_PRECISION));
       };
     }
     case 'b':
-      return {
-        read,
-        format: formatting((a) => {
-          if (a.type === 'int' || a.type === 'uint') return signedRadix(a.value, 2);
-          if (a.type === 'bool') return a.value ? '1' : '0';
-          throw new FormatError(`only integers and bools can be formatted as binary, was given ${typeName(a)}`);
-        }),
+      return (a) => {
+        if (a.type === 'int' || a.type === 'uint') return signedRadix(a.value, 2);
+        if (a.type === 'bool') return a.value ? '1' : '0';
+        throw new FormatError(`only integers and bools can be formatted as binary, was given ${typeName(a)}`);
       };
     case 'x':
     case 'X':
-      return {
-        read,
-        format: formatting((a) => {
-          let hex: string;
-          if (a.type === 'int' || a.type === 'uint') hex = signedRadix(a.value, 16);
-          else if (a.type === 'string' || a.type === 'bytes') {
-            const bytes = a.type === 'string' ? new TextEncoder().encode(a.value) : a.value;
-            hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-          } else
-            throw new FormatError(
-              `only integers, byte buffers, and strings can be formatted as hex, was given ${typeName(a)}`,
-            );
-          return verb === 'X' ? hex.toUpperCase() : hex;
-        }),
-      };
+      return hexClause(verb === 'X');
     case 'o':
-      return {
-        read,
-        format: formatting((a) => {
-          if (a.type === 'int' || a.type === 'uint') return signedRadix(a.value, 8);
-          throw new FormatError(`octal clause can only be used on integers, was given ${typeName(a)}`);
-        }),
+      return (a) => {
+        if (a.type === 'int' || a.type === 'uint') return signedRadix(a.value, 8);
+        throw new FormatError(`octal clause can only be used on integers, was given ${typeName(a)}`);
       };
     default:
       throw new FormatError(`could not parse formatting clause: unrecognized formatting clause "${verb}"`);
   }
+}
+
+/** Parses the clause after '%' at `at`: how many characters it takes and its formatter. */
+function parseClause(s: string, at: number): { read: number; format: Clause } {
+  const { verbAt: i, precision } = parsePrecision(s, at);
+  // cel-go reads one byte as the verb: a multi-byte character shows as its first byte.
+  const code = s.charCodeAt(i);
+  const verb =
+    code < 0x80 ? s[i]! : String.fromCharCode(new TextEncoder().encode(String.fromCodePoint(s.codePointAt(i)!))[0]!);
+  const clause = clauseFor(verb, precision);
+  const format: Clause = (a) => {
+    try {
+      return clause(a);
+    } catch (err) {
+      if (err instanceof FormatError) throw new FormatError(`error during formatting: ${err.message}`);
+      throw err;
+    }
+  };
+  return { read: i + 1 - at, format };
 }
 
 /** `s.format(args)`: cel-go's string.format, one pass over the format string. */

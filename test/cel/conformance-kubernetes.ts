@@ -1,0 +1,35 @@
+/**
+ * Conformance cases Kubernetes answers otherwise than the CEL specification, with Kubernetes'
+ * answer: the environment must give exactly that answer (conformance.test.ts checks it).
+ *
+ * `string.format` comes from cel-go's strings extension at version 2 in the API server
+ * (k8s.io/apiserver's base environment, through 1.34), whose formatter is the one before version 4:
+ * `%f` and `%e` print through golang.org/x/text's en-US printer (`∞`, `NaN`, `× 10⁰³`), `%e` reads
+ * its precision as a width (`%6e`, so NaN is padded to six runes), `%d` refuses doubles, and `%s`
+ * prints a double as Go's strconv does (`+Inf`). The specification's answers are those of version 4.
+ */
+import type { Outcome } from './conformance-suite.ts';
+
+const refusesDouble: Outcome = {
+  error: 'error during formatting: decimal clause can only be used on integers, was given double',
+  stage: 'eval',
+};
+
+/** Conformance path → the outcome Kubernetes' cel-go gives. */
+export const KUBERNETES_ANSWERS: Record<string, Outcome> = {
+  'string_ext/format/scientific notation formatting clause': { value: '"1.052033\u202f×\u202f10⁰³"' },
+  'string_ext/format/scientific notation formatting clause in a string variable': {
+    value: '"1.052033\u202f×\u202f10⁰³"',
+  },
+  'string_ext/format/default precision for scientific notation': { value: '"2.718280\u202f×\u202f10⁰⁰"' },
+  'string_ext/format/dyntype support for scientific notation': { value: '"2.718280\u202f×\u202f10⁰⁰"' },
+  'string_ext/format/NaN support for scientific notation': { value: '"   NaN"' },
+  'string_ext/format/positive infinity support for scientific notation': { value: '"     ∞"' },
+  'string_ext/format/negative infinity support for scientific notation': { value: '"    -∞"' },
+  'string_ext/format/positive infinity support for fixed-point': { value: '"∞"' },
+  'string_ext/format/negative infinity support for fixed-point': { value: '"-∞"' },
+  'string_ext/format/NaN support for decimal': refusesDouble,
+  'string_ext/format/positive infinity support for decimal': refusesDouble,
+  'string_ext/format/negative infinity support for decimal': refusesDouble,
+  'string_ext/format/dyntype NaN/infinity support': { value: '"[\\"NaN\\", \\"+Inf\\", \\"-Inf\\"]"' },
+};
