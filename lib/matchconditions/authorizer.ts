@@ -22,6 +22,7 @@ export interface AuthorizationAttributes {
    * authorizer their parsed requirements, or none when one does not parse.
    */
   fieldSelector?: string;
+  /** `labelSelector(s)` (from 1.32) as written, as fieldSelector above. */
   labelSelector?: string;
 }
 
