@@ -12,13 +12,12 @@ import {
   summaryLine,
   whoAmI,
   type AuditReport,
-  type LimitOptions,
 } from '../audit/index.ts';
 import { KlwError } from '../errors.ts';
 import { loadFunctions } from '../functions.ts';
 import { withKubeVersion } from '../kube-versions.ts';
 import { writeOutput } from '../output.ts';
-import { fleetAuditAction } from '../fleet/audit.ts';
+import { type FleetAuditOptions, fleetAuditAction } from '../fleet/audit.ts';
 import { FLEET_FILE } from '../fleet/file.ts';
 import type { CommandContext } from './context.ts';
 import { kubeconfigOption, type KubeconfigOptions } from './options.ts';
@@ -27,15 +26,7 @@ import { kubeconfigOption, type KubeconfigOptions } from './options.ts';
 export const AUDIT_INCOMPLETE = 2;
 
 /** The options of `klw audit`. */
-interface AuditOptions extends KubeconfigOptions, LimitOptions {
-  context: string[];
-  allClusters?: boolean;
-  output: 'table' | 'json' | 'yaml';
-  pageSize: number;
-  as?: string;
-  asGroup?: string[];
-  allowPartial?: boolean;
-  progress: boolean;
+interface AuditOptions extends KubeconfigOptions, FleetAuditOptions {
   kubeVersion?: string;
 }
 
