@@ -25,7 +25,9 @@ let api: RunningApi | undefined;
 let passed = 0;
 let failed = 0;
 
-// Functions only this run deploys: answers slower than their timeoutSeconds.
+// Functions only this run deploys: answers slower than their timeoutSeconds. 5 s gives the
+// adapter's answer its full 1 s margin over the API server's own timeout (20% of 2 s was 400 ms,
+// less than a loaded 2-core machine can take to hand the request to the function's worker).
 cpSync(join(root, 'functions'), join(work, 'functions'), { recursive: true });
 const slowFunction = (name: string, kind: 'Validating' | 'Mutating', failurePolicy: string, label: string) => {
   mkdirSync(join(work, 'functions', name), { recursive: true });
@@ -34,11 +36,11 @@ const slowFunction = (name: string, kind: 'Validating' | 'Mutating', failurePoli
     `import { allow, define${kind}Webhook } from 'kube-lambda-webhooks';
 export const webhook = define${kind}Webhook({
   name: '${name}',
-  timeoutSeconds: 2,
+  timeoutSeconds: 5,
   failurePolicy: '${failurePolicy}',
   objectSelector: { matchLabels: { 'e2e.kube-lambda.dev/slow': '${label}' } },
   rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }],
-  ${kind === 'Validating' ? 'validate' : 'mutate'}: async () => { await new Promise((r) => setTimeout(r, 10_000)); ${kind === 'Validating' ? 'return allow();' : ''} },
+  ${kind === 'Validating' ? 'validate' : 'mutate'}: async () => { await new Promise((r) => setTimeout(r, 30_000)); ${kind === 'Validating' ? 'return allow();' : ''} },
 });
 export const handler = webhook.handler;
 export default webhook;
@@ -439,8 +441,9 @@ describe('end to end against kube-apiserver', () => {
     assert.match(denied.body.message, /spec\.hostIPC is true/);
   });
 
+  // Each answer is the adapter's own (504 with its message, or the Ignore warning): the API
+  // server's timeout would have given a 500 "context deadline exceeded" instead.
   scenario('a handler slower than timeoutSeconds is answered as the registration says', async () => {
-    const started = Date.now();
     const failClosed = await createPod(pod('slow-fail', {}, { 'e2e.kube-lambda.dev/slow': 'fail' }));
     assert.equal(failClosed.status, 504, failClosed.text);
     assert.match(
@@ -453,7 +456,6 @@ describe('end to end against kube-apiserver', () => {
       String(failOpen.headers.warning),
       /did not answer within \d+ ms.*admitted because failurePolicy is Ignore/,
     );
-    assert.ok(Date.now() - started < 8000, 'both answered before the 2 s webhook timeouts ran out');
   });
 
   scenario(
