@@ -3,15 +3,6 @@ import type { HttpReply } from './gateway/sources.ts';
 import { cachedParameter, PARAMETER_READ_MAX_MS, parameterReadMs } from './parameters.ts';
 import type { Registration } from './registration.ts';
 
-// The SSM parameter cache lives in parameters.ts; what the handler and the fleet use of it is re-exported here.
-export {
-  cachedParameter,
-  PARAMETER_FAILURE_RETRY_MS,
-  PARAMETER_READ_MAX_MS,
-  ParameterTimeout,
-  parameterReadMs,
-} from './parameters.ts';
-
 /** Environment variable holding the bearer token admission webhooks require. */
 export const TOKEN_ENV = 'KLW_BEARER_TOKEN';
 /** Environment variable naming a file that holds the token (a mounted secret, say). */

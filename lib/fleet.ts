@@ -15,7 +15,6 @@ import { ENFORCEMENT_MODES } from './registration.ts';
 import { isDns1123Label } from './k8s/names.ts';
 import {
   AuthConfigError,
-  cachedParameter,
   NOT_FOUND_REPLY,
   parsePathSecrets,
   pathSecretOf,
@@ -25,6 +24,7 @@ import {
   type AuthRefusal,
   type AuthRequest,
 } from './auth.ts';
+import { cachedParameter } from './parameters.ts';
 import { resolveEnforcement, type ResolvedEnforcement } from './admission/enforcement.ts';
 
 /** Environment variable holding this function's settings per cluster (JSON); set means the function serves a fleet. */

@@ -1,4 +1,5 @@
-import { type AuthRefusal, authenticate, cachedParameter, parameterReadMs } from './auth.ts';
+import { type AuthRefusal, authenticate } from './auth.ts';
+import { cachedParameter, parameterReadMs } from './parameters.ts';
 import { authenticateFleet, clusterDimension, fleetFromEnv, type FleetRuntime, type ParameterReader } from './fleet.ts';
 import { budgetMs, DeadlineExceeded, defaultClock } from './deadline.ts';
 import { errorReply, jsonReply, MAX_BODY_BYTES, parseGoDuration, readJsonBody } from './gateway/http.ts';

@@ -8,6 +8,9 @@ function describePatch(patch: PatchOperation[]): string {
   return patch.map((op) => `${op.op} ${op.path}`).join(', ');
 }
 
+/** Exit code of `klw audit` when the audit did not run or could not check everything (1 means something would be denied). */
+export const AUDIT_INCOMPLETE = 2;
+
 /** The report as a table (non-allowed objects), JSON or YAML. */
 export function renderAudit(report: AuditReport, format: 'table' | 'json' | 'yaml'): string {
   if (format === 'json') return `${JSON.stringify(report, null, 2)}\n`;

@@ -1,6 +1,7 @@
 import { type Command, CommanderError, Option } from 'commander';
 import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
 import {
+  AUDIT_INCOMPLETE,
   DEFAULT_PAGE_SIZE,
   deniedLine,
   KubeClient,
@@ -21,9 +22,6 @@ import { type FleetAuditOptions, fleetAuditAction } from '../fleet/audit.ts';
 import { FLEET_FILE } from '../fleet/file.ts';
 import type { CommandContext } from './context.ts';
 import { kubeconfigOption, type KubeconfigOptions } from './options.ts';
-
-/** Exit code of `klw audit` when the audit did not run or could not check everything (1 means something would be denied). */
-export const AUDIT_INCOMPLETE = 2;
 
 /** The options of `klw audit`. */
 interface AuditOptions extends KubeconfigOptions, FleetAuditOptions {

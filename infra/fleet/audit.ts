@@ -6,6 +6,7 @@
 import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
 import type { Enforcement } from '../../lib/registration.ts';
 import {
+  AUDIT_INCOMPLETE,
   deniedLine,
   KubeClient,
   kubeLimitsFrom,
@@ -23,9 +24,6 @@ import { loadFunctions } from '../functions.ts';
 
 import { toKubeYaml } from '../output.ts';
 import { FLEET_FILE, loadFleet, type Fleet } from './file.ts';
-
-/** Exit code of an audit that did not run or could not check every cluster (as `klw audit`'s). */
-export const AUDIT_INCOMPLETE = 2;
 
 /** One cluster to audit: its name in the report, its kubeconfig context and its enforcement per function. */
 export interface FleetAuditTarget {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { main } from '../../infra/cli.ts';
-import { AUDIT_INCOMPLETE } from '../../infra/commands/audit.ts';
+import { AUDIT_INCOMPLETE } from '../../infra/audit/index.ts';
 import { KlwError } from '../../infra/errors.ts';
 import { packageInfo } from '../../infra/version.ts';
 

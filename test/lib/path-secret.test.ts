@@ -9,10 +9,10 @@ import {
   pathSecretOf,
   redactPath,
   AuthConfigError,
-  PARAMETER_FAILURE_RETRY_MS,
   PATH_SECRET_MAX_AGE_MS,
   PATH_SECRET_REFRESH_ON_MISS_MS,
 } from '../../lib/auth.ts';
+import { PARAMETER_FAILURE_RETRY_MS } from '../../lib/parameters.ts';
 import { type EventSource, sourceNames } from '../../lib/gateway/sources.ts';
 import { createLogger } from '../../lib/log.ts';
 import { admissionReview, conversionReview, toEvent } from '../../lib/testing/index.ts';
