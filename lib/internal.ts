@@ -6,6 +6,7 @@ export * from './json.ts';
 export * as KINDS from './k8s/kinds.ts';
 export * from './k8s/url.ts';
 export * from './registration.ts';
+export * from './rule-builder.ts';
 export * from './review/envelope.ts';
 export * from './review/schemas.ts';
 export * from './admission/enforcement.ts';

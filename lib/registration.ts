@@ -2,15 +2,6 @@ import { isDns1123Label, isDns1123Subdomain } from './k8s/names.ts';
 import { plainRule, type TypedRule } from './rule-builder.ts';
 import type { KubeObject } from './review/schemas.ts';
 
-export { on } from './rule-builder.ts';
-export type {
-  ResourceDescriptor,
-  ReviewObject,
-  RuleBuilder,
-  RuleWithOperations,
-  TypedRule,
-} from './rule-builder.ts';
-
 /** A label selector (`metav1.LabelSelector`). */
 export interface LabelSelector {
   matchLabels?: Record<string, string>;

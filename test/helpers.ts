@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { InvocationTimer } from '../infra/local/pool.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
-import type { RuleWithOperations } from '../lib/registration.ts';
+import type { RuleWithOperations } from '../lib/rule-builder.ts';
 import type { Pod } from './fixtures/project/functions/pod.ts';
 
 /** A project of the toolkit's own tests: functions/ with fixture functions, never the examples. */

@@ -1,4 +1,5 @@
-import type { AdmissionRegistration, RuleWithOperations } from '../registration.ts';
+import type { AdmissionRegistration } from '../registration.ts';
+import type { RuleWithOperations } from '../rule-builder.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
 
 /**

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { allow, defineValidatingWebhook, on, type KubeObject } from '../../lib/index.ts';
 import { Endpoints, Ingress, NetworkPolicy, Pod, StorageClass } from '../../lib/k8s/kinds.ts';
-import type { ResourceDescriptor } from '../../lib/registration.ts';
+import type { ResourceDescriptor } from '../../lib/rule-builder.ts';
 import { admissionReview, invoke } from '../../lib/testing/index.ts';
 
 const objectOf = (d: ResourceDescriptor<KubeObject>, namespace?: string): KubeObject => ({

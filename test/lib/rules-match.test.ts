@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { allow, defineConversionWebhook, defineValidatingWebhook, type KubeObject } from '../../lib/index.ts';
 import { ruleMismatch, type RuleAttributes } from '../../lib/admission/match.ts';
-import type { RuleWithOperations } from '../../lib/registration.ts';
+import type { RuleWithOperations } from '../../lib/rule-builder.ts';
 import { admissionReview, conversionReview, invoke, runAdmissionChain } from '../../lib/testing/index.ts';
 
 const rule = (changes: Partial<RuleWithOperations> = {}): RuleWithOperations => ({
