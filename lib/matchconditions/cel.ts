@@ -19,6 +19,9 @@ export {
   type AuthorizationAttributes,
   type AuthorizationDecision,
   type Authorize,
+  type FieldSelectorRequirement,
+  type LabelSelectorOperator,
+  type LabelSelectorRequirement,
   noOpinion,
 } from './authorizer.ts';
 export { matchConditionsEnvironment } from './environment.ts';
