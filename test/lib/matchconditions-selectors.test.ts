@@ -11,6 +11,7 @@ import {
   type LabelSelectorOperator,
   type LabelSelectorRequirement,
 } from '../../lib/matchconditions/k8s/selectors.ts';
+import { goSort } from '../../lib/matchconditions/k8s/gosort.ts';
 
 const f = (field: string, operator: '=' | '!=', value: string): FieldSelectorRequirement => ({
   field,
@@ -139,6 +140,15 @@ describe('label selectors (labels.ParseToRequirements)', () => {
       ['  b = 1 ,\ta  ', [l('a', 'exists'), l('b', '=', '1')]],
       // Sorted by key (byte order); equal keys keep their written order.
       ['z,b!=2,a,b=1', [l('a', 'exists'), l('b', '!=', '2'), l('b', '=', '1'), l('z', 'exists')]],
+      // Past 12 requirements Go's sort (not stable) may reorder those of one key.
+      [
+        'a=v0,b=v1,c=v2,c=v3,b=v4,c=v5,c=v6,a=v7,c=v8,a=v9,a=v10,c=v11,a=v12,b=v13',
+        [
+          ...['v9', 'v0', 'v12', 'v10', 'v7'].map((v) => l('a', '=', v)),
+          ...['v1', 'v13', 'v4'].map((v) => l('b', '=', v)),
+          ...['v3', 'v8', 'v6', 'v11', 'v5', 'v2'].map((v) => l('c', '=', v)),
+        ],
+      ],
       ['b,B,_x', new Error(`unable to parse requirement: <nil>: Invalid value: "_x": name part ${NAME_RULE}`)],
       // Go reads a NUL byte as the end of a token or of the selector.
       ['a=b\0c', new Error("found 'c', expected: ',' or 'end of string'")],
@@ -240,5 +250,53 @@ describe('hostile selectors', () => {
   it('orders strings by their UTF-8 bytes', () => {
     const words = ['\u{1F600}', '\uFFFF', 'z', 'Z', '', 'za', '\u00e9'];
     assert.deepEqual([...words].sort(goStringCompare), ['', 'Z', 'z', 'za', '\u00e9', '\uFFFF', '\u{1F600}']);
+  });
+});
+
+describe("Go's sort.Sort, which is not stable", () => {
+  // Answers of Go 1.19's sort.Sort (its generator's shifts 13, 17, 5) for keys at their indexes:
+  // the ids in the order it leaves them.
+  const rows: Array<[string, number[], number[]]> = [
+    [
+      '60 keys of 5 values',
+      Array.from({ length: 60 }, (_, i) => (i * 7) % 5),
+      [
+        40, 30, 55, 10, 20, 5, 50, 0, 35, 45, 15, 25, 38, 13, 58, 23, 8, 33, 18, 48, 53, 43, 28, 3, 31, 36, 26, 1, 56,
+        51, 21, 6, 46, 11, 41, 16, 49, 24, 14, 39, 59, 34, 54, 4, 44, 9, 29, 19, 47, 7, 37, 32, 52, 17, 42, 2, 22, 57,
+        27, 12,
+      ],
+    ],
+    [
+      '100 keys descending in threes',
+      Array.from({ length: 100 }, (_, i) => Math.trunc((100 - i) / 3)),
+      [
+        99, 98, 97, 96, 95, 92, 94, 93, 90, 91, 89, 88, 87, 86, 85, 84, 83, 80, 82, 81, 78, 79, 77, 76, 75, 74, 73, 72,
+        71, 68, 70, 69, 67, 66, 65, 62, 64, 63, 61, 60, 59, 58, 57, 56, 53, 55, 54, 51, 50, 52, 49, 48, 47, 44, 46, 45,
+        42, 43, 41, 38, 40, 39, 37, 36, 35, 34, 33, 32, 29, 31, 30, 26, 27, 28, 25, 24, 23, 22, 21, 20, 17, 19, 18, 14,
+        15, 16, 11, 13, 12, 8, 10, 9, 7, 6, 5, 4, 3, 2, 0, 1,
+      ],
+    ],
+    [
+      '14 keys of 3 values',
+      [...'cabacbacbabcab'].map((c) => c.charCodeAt(0)),
+      [6, 3, 1, 12, 9, 8, 2, 13, 5, 10, 4, 11, 0, 7],
+    ],
+  ];
+  for (const [name, keys, ids] of rows)
+    it(name, () => {
+      const items = keys.map((k, id) => ({ k, id }));
+      const sorted = goSort(items, (a, b) => a.k < b.k, [13n, 17n, 5n]);
+      assert.deepEqual(
+        sorted.map((x) => x.id),
+        ids,
+      );
+    });
+
+  it('sorts what has 12 elements or fewer by insertion: stable', () => {
+    const items = [...'bababababab'].map((k, id) => ({ k, id }));
+    assert.deepEqual(
+      goSort(items, (a, b) => a.k < b.k).map((x) => x.id),
+      [1, 3, 5, 7, 9, 0, 2, 4, 6, 8, 10],
+    );
   });
 });

@@ -5,6 +5,7 @@
  * are linear scans (plus the sort of the terms), so a hostile selector cannot stall them.
  */
 import { goQuote } from './go.ts';
+import { goSort } from './gosort.ts';
 import { labelValueErrors, qualifiedNameErrors } from './format.ts';
 
 /** A field selector requirement (fields.Requirement): `==` reads as `=`. */
@@ -372,14 +373,14 @@ function newRequirement(key: string, operator: LabelSelectorOperator, values: st
 }
 
 /**
- * labels.ParseToRequirements(selector): the requirements sorted by key, or the parser's error.
- * Go sorts with sort.Sort, which keeps the written order of equal keys in up to 12 requirements
- * (an insertion sort); this sort is stable at any size.
+ * labels.ParseToRequirements(selector): the requirements sorted by key as Go's sort.Sort leaves
+ * them (requirements of one key in its order, which is not always the written one past 12), or
+ * the parser's error.
  */
 export function parseLabelSelector(selector: string): ParsedSelector<LabelSelectorRequirement> {
   try {
     const requirements = new LabelParser(scan(selector)).parse();
-    return { requirements: requirements.sort((a, b) => goStringCompare(a.key, b.key)) };
+    return { requirements: goSort(requirements, (a, b) => goStringCompare(a.key, b.key) < 0) };
   } catch (err) {
     if (err instanceof LabelParseError) return { error: err.message };
     throw err;
