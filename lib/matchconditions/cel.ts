@@ -7,8 +7,9 @@
  * so functions that do not enforce conditions carry no CEL in their bundles.
  */
 import type { ASTNode, ParseResult } from '@marcbachmann/cel-js';
+import { installOptionalEntries } from './entries.ts';
 import { matchConditionsEnvironment } from './environment.ts';
-import { type Edit, rewriteLiterals, writtenOffset } from './literals.ts';
+import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './literals.ts';
 import { compileError, internalNames, RECURSION_LIMIT_MESSAGE } from './messages.ts';
 import { chargeOf, CostLimitExceeded, installMeter, meter, PER_CALL_COST_LIMIT } from './meter.ts';
 import { screen } from './screen.ts';
@@ -84,7 +85,12 @@ export function compileExpression(expression: string, options: CompileOptions = 
     env = env.clone();
     for (const [name, type] of Object.entries(options.declarations)) env.registerVariable(name, type);
     installMeter(env);
+    installOptionalEntries(env);
   }
+  // cel-go reads backtick-quoted fields only with EnableIdentifierEscapeSyntax, which the API server leaves off.
+  const escaped = escapedFieldAt(expression);
+  if (escaped !== undefined)
+    return compileError(expression, { summary: "unsupported syntax '`'", range: { start: escaped } });
   const source = rewriteLiterals(expression);
   const written = (err: unknown) => inWrittenText(err, source.edits);
   let parsed: ParseResult;

@@ -7,6 +7,7 @@
  */
 
 import { celEquals, isMap, isUint, lookup, numeric } from './equality.ts';
+import { ABSENT, entryType, entryValue, listWithEntries, optionalEntries } from './entries.ts';
 import { costWrapper } from './meter.ts';
 import { adoptHas } from './optionals.ts';
 import { TIME_WRAPPERS } from './time.ts';
@@ -149,10 +150,17 @@ function joinedLiteral(original: Check): Check {
       const dyn = chk.getType('dyn');
       return node.op === 'list' ? chk.registry.getListType(dyn) : chk.registry.getMapType(dyn, dyn);
     }
-    const join = (parts: unknown[], code: string): CelType => {
-      let joined = chk.check(parts[0], scope);
-      for (const part of parts.slice(1)) {
-        const t = chk.check(part, scope);
+    // An optional entry (`[?x]`, `{?'k': x}`) gives the literal its optional's value type.
+    const entries = optionalEntries(node);
+    const typeOf = (part: unknown, i: number, values: boolean): CelType => {
+      const t = chk.check(part, scope);
+      return values && entries?.has(i) ? (entryType(chk, t as never, part) as unknown as CelType) : t;
+    };
+    const join = (parts: unknown[], code: string, values = true): CelType => {
+      let joined = typeOf(parts[0], 0, values);
+      for (const [i, part] of parts.entries()) {
+        if (i === 0) continue;
+        const t = typeOf(part, i, values);
         const u = joined.unify(chk.registry, t);
         if (!u) throw chk.createError(code, `expected type '${joined.name}' but found '${t.name}'`, part);
         joined = u;
@@ -164,6 +172,7 @@ function joinedLiteral(original: Check): Check {
     const key = join(
       pairs.map((p) => p[0]),
       'heterogeneous_map_key',
+      false,
     );
     return chk.registry.getMapType(
       key,
@@ -181,16 +190,25 @@ function joinedLiteral(original: Check): Check {
  * a key given twice is an error, as cel-go's.
  */
 function mapLiteral(ev: Engine, node: Node, scope: unknown): unknown {
-  const pairs = (node.args as Array<[unknown, unknown]>).map(([k, v]) => [ev.run(k, scope), ev.run(v, scope)] as const);
+  const entries = optionalEntries(node);
+  const pairs = (node.args as Array<[unknown, unknown]>).map(
+    ([k, v]) => [ev.run(k, scope), ev.run(v, scope), v] as const,
+  );
   const map = new Map<unknown, unknown>();
-  for (const [k, v] of pairs) {
+  for (const [i, [k, value, valueNode]] of pairs.entries()) {
+    const v = entries?.has(i) ? entryValue(ev, value, valueNode, { k }) : value;
     // Map keys are ints, uints, bools and strings in CEL.
     if (!(typeof k === 'string' || typeof k === 'boolean' || typeof k === 'bigint' || isUint(k)))
       throw ev.createError('unsupported_key_type', `unsupported key type: ${k === null ? 'null' : typeof k}`, node);
+    // An optional entry without a value takes the key out, as cel-go's map building does.
+    if (v === ABSENT) {
+      for (const x of map.keys()) if (x === k || (numeric(x) !== undefined && celEquals(ev, x, k))) map.delete(x);
+      continue;
+    }
     if (lookup(ev, map, k)) throw ev.createError('repeated_key', `Failed with repeated key: ${String(k)}`, node);
     map.set(k, v);
   }
-  if (!pairs.every(([k]) => typeof k === 'string')) return map;
+  if (![...map.keys()].every((k) => typeof k === 'string')) return map;
   const out: Record<string, unknown> = {};
   for (const [k, v] of map) Object.defineProperty(out, k as string, { value: v, enumerable: true, writable: true });
   return out;
@@ -210,6 +228,7 @@ function adoptLiteral(node: Node): void {
   const meta = node.meta;
   meta.check = joinedLiteral(meta.check);
   if (node.op === 'map') meta.evaluate = mapLiteral;
+  else if (optionalEntries(node)) meta.evaluate = listWithEntries as never;
 }
 
 /** Wraps the handle the engine sets on `node` when it checks it. */
