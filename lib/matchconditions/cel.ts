@@ -70,6 +70,8 @@ export interface CompileOptions {
    * for testing the environment on expressions written for other declarations.
    */
   declarations?: Record<string, string>;
+  /** False leaves conversions of constants unfolded (how a folded constant is itself evaluated). */
+  fold?: boolean;
 }
 
 /**
@@ -95,7 +97,8 @@ export function compileExpression(expression: string, options: CompileOptions = 
     } catch (err) {
       return compileError(expression, written(err));
     }
-    const refusal = screen(parsed.ast, environmentMinor(options.kubeVersion, options.mode));
+    const fold = options.fold === false ? undefined : (text: string) => foldedError(text, options);
+    const refusal = screen(parsed.ast, environmentMinor(options.kubeVersion, options.mode), fold);
     if (refusal) return compileError(expression, written(refusal), false);
     adoptCelGoSemantics(parsed.ast as never);
     if (options.typeCheck !== false) {
@@ -132,6 +135,26 @@ export function compileExpression(expression: string, options: CompileOptions = 
       }
     },
   };
+}
+
+/**
+ * The error of a constant conversion (`int('')`) evaluated as cel-go's planner folds it when the
+ * API server plans the expression, refusing the configuration; undefined when it folds to a value.
+ */
+function foldedError(text: string, options: CompileOptions): string | undefined {
+  const folded = compileExpression(text, {
+    kubeVersion: options.kubeVersion,
+    mode: options.mode,
+    typeCheck: false,
+    fold: false,
+  });
+  if (isCompileError(folded)) return undefined;
+  try {
+    folded.run({});
+    return undefined;
+  } catch (err) {
+    return (err as { summary?: string; message?: string }).summary ?? (err as Error).message ?? String(err);
+  }
 }
 
 /** An error whose position is in the rewritten text, with its position in the text as written. */

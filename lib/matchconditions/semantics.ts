@@ -125,6 +125,8 @@ function conversion(name: 'int' | 'uint'): (orig: Handle) => Handle {
       const ok = name === 'int' ? v > -TWO_TO_63 && v < TWO_TO_63 : v > -1 && v < TWO_TO_64;
       if (!ok) throw e.createError('range', `range error converting double to ${name}`, n);
     }
+    if (name === 'uint' && typeof v === 'bigint' && v < 0n)
+      throw e.createError('range', 'range error converting int to uint', n);
     return orig(args, n, ev);
   };
 }
