@@ -11,7 +11,7 @@ import { matchConditionsEnvironment } from './environment.ts';
 import { type Edit, rewriteLiterals, writtenOffset } from './literals.ts';
 import { compileError, internalNames, RECURSION_LIMIT_MESSAGE } from './messages.ts';
 import { chargeOf, CostLimitExceeded, installMeter, meter, PER_CALL_COST_LIMIT } from './meter.ts';
-import { screen } from './screen.ts';
+import { screen, screenChecked } from './screen.ts';
 import { adoptCelGoSemantics } from './semantics.ts';
 import { environmentMinor, type CelKubeVersion, type ExpressionMode } from './versions.ts';
 
@@ -98,12 +98,15 @@ export function compileExpression(expression: string, options: CompileOptions = 
       return compileError(expression, written(err));
     }
     const fold = options.fold === false ? undefined : (text: string) => foldedError(text, options);
-    const refusal = screen(parsed.ast, environmentMinor(options.kubeVersion, options.mode), fold);
+    const minor = environmentMinor(options.kubeVersion, options.mode);
+    const refusal = screen(parsed.ast, minor, fold);
     if (refusal) return compileError(expression, written(refusal), false);
     adoptCelGoSemantics(parsed.ast as never);
     if (options.typeCheck !== false) {
       const checked = parsed.check();
       if (!checked.valid) return compileError(expression, written(checked.error));
+      const typed = screenChecked(parsed.ast, minor);
+      if (typed) return compileError(expression, written(typed), false);
       type = String(checked.type);
     }
   } catch (err) {

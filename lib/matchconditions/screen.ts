@@ -195,3 +195,32 @@ function screenNode(node: ASTNode, minor: number, fold: Fold | undefined): Refus
   }
   return undefined;
 }
+
+/** The minor version from which the environment declares comparisons across int, uint and double. */
+const CROSS_TYPE_COMPARISONS_SINCE = 28;
+const NUMERIC = new Set(['int', 'uint', 'double']);
+const ORDERINGS = new Set(['<', '<=', '>', '>=']);
+
+/**
+ * What the API server's checker refuses that the engine's accepts, found by walking the checked
+ * expression: before 1.28 (cel.CrossTypeNumericComparisons) `<`, `<=`, `>` and `>=` between an int,
+ * a uint and a double of known types have no overload (a dyn operand still compares).
+ */
+export function screenChecked(node: ASTNode, minor: number): Refusal | undefined {
+  if (minor >= CROSS_TYPE_COMPARISONS_SINCE) return undefined;
+  const stack: ASTNode[] = [node];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (n.op === 'value') continue;
+    if (ORDERINGS.has(n.op)) {
+      const [l, r] = (n.args as ASTNode[]).map((a) => String((a as { checkedType?: unknown }).checkedType));
+      if (l !== r && NUMERIC.has(l!) && NUMERIC.has(r!))
+        return {
+          summary: `found no matching overload for '_${n.op}_' applied to '(${l}, ${r})'`,
+          range: { start: n.start },
+        };
+    }
+    stack.push(...childrenOf(n));
+  }
+  return undefined;
+}

@@ -51,6 +51,16 @@ describe('the environment per Kubernetes version', () => {
     assert.equal(onCreate('optional.of(1).hasValue()', 29), undefined);
   });
 
+  it('comparisons across int, uint and double arrive in 1.28; a dyn operand compares before', () => {
+    assert.match(
+      onCreate('object.spec.replicas < 2 && 1 < 1.5', 28) ?? '',
+      /no matching overload for '_<_' applied to '\(int, double\)'/,
+    );
+    assert.match(onCreate('[1u].all(x, x >= 0)', 28) ?? '', /'_>=_' applied to '\(uint, int\)'/);
+    assert.equal(onCreate('object.spec.replicas < 1.5 && 1.0 < 2.0 && 1 < 2', 28), undefined);
+    assert.equal(onCreate('1 < 1.5 && [1u].all(x, x >= 0)', 29), undefined);
+  });
+
   it('what every version has is accepted on all of them', () => {
     for (const minor of [28, 30, 34, 35])
       assert.equal(onCreate("request.operation == 'CREATE' && [1, 2].sum() == 3", minor), undefined);
