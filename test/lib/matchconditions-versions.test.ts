@@ -61,6 +61,11 @@ describe('the environment per Kubernetes version', () => {
     assert.equal(onCreate('1 < 1.5 && [1u].all(x, x >= 0)', 29), undefined);
   });
 
+  it('join arrives with strings version 2, in 1.29', () => {
+    assert.match(onCreate("['a'].join(',') == 'a'", 29) ?? '', /undeclared reference to 'join'/);
+    assert.equal(onCreate("['a'].join(',') == 'a' && ['a'].join() == 'a'", 30), undefined);
+  });
+
   it('what every version has is accepted on all of them', () => {
     for (const minor of [28, 30, 34, 35])
       assert.equal(onCreate("request.operation == 'CREATE' && [1, 2].sum() == 3", minor), undefined);
