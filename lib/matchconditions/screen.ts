@@ -8,6 +8,7 @@ import type { ASTNode } from '@marcbachmann/cel-js';
 import { RE2_MATCHES, RENAMED } from './messages.ts';
 import { METER_PROBE } from './meter.ts';
 import { regexProblem } from './regex.ts';
+import { type FormatCheckArg, formatCallProblem } from './k8s/strformat-check.ts';
 import { missingFeature } from './versions.ts';
 
 /** Member functions whose calls go to the `__k8s` overloads. */
@@ -201,25 +202,56 @@ const CROSS_TYPE_COMPARISONS_SINCE = 28;
 const NUMERIC = new Set(['int', 'uint', 'double']);
 const ORDERINGS = new Set(['<', '<=', '>', '>=']);
 
+/** The minor version from which string.format's validator checks literal calls (strings version 2). */
+const FORMAT_VALIDATOR_SINCE = 29;
+
+const typeOf = (node: ASTNode): string => String((node as { checkedType?: unknown }).checkedType);
+
+/** A checked argument of a format call as the validator sees it: its type, and a literal's parts. */
+function formatArg(node: ASTNode): FormatCheckArg {
+  if (node.op === 'list') return { type: typeOf(node), parts: (node.args as ASTNode[]).map(formatArg) };
+  if (node.op === 'map') {
+    const entries = node.args as unknown as Array<[ASTNode, ASTNode]>;
+    return { type: typeOf(node), parts: entries.flatMap(([k, v]) => [formatArg(k), formatArg(v)]) };
+  }
+  return { type: typeOf(node) };
+}
+
+/** What the API server refuses in one checked node (see screenChecked), if anything. */
+function checkedNodeRefusal(n: ASTNode, minor: number): Refusal | undefined {
+  if (minor < CROSS_TYPE_COMPARISONS_SINCE && ORDERINGS.has(n.op)) {
+    const [l, r] = (n.args as ASTNode[]).map(typeOf);
+    if (l !== r && NUMERIC.has(l!) && NUMERIC.has(r!))
+      return {
+        summary: `found no matching overload for '_${n.op}_' applied to '(${l}, ${r})'`,
+        range: { start: n.start },
+      };
+  }
+  if (minor >= FORMAT_VALIDATOR_SINCE && n.op === 'rcall' && n.args[0] === 'format') {
+    const receiver = n.args[1] as ASTNode;
+    const args = n.args[2] as ASTNode[];
+    if (receiver.op === 'value' && typeof receiver.args === 'string' && args.length === 1 && args[0]!.op === 'list') {
+      const problem = formatCallProblem(receiver.args, (args[0]!.args as ASTNode[]).map(formatArg));
+      if (problem) return { summary: problem, range: { start: n.start } };
+    }
+  }
+  return undefined;
+}
+
 /**
- * What the API server's checker refuses that the engine's accepts, found by walking the checked
- * expression: before 1.28 (cel.CrossTypeNumericComparisons) `<`, `<=`, `>` and `>=` between an int,
- * a uint and a double of known types have no overload (a dyn operand still compares).
+ * What the API server's checker and validators refuse that the engine's checker accepts, found by
+ * walking the checked expression: before 1.28 (cel.CrossTypeNumericComparisons) `<`, `<=`, `>` and
+ * `>=` between an int, a uint and a double of known types have no overload (a dyn operand still
+ * compares); from 1.29 string.format's validator checks a literal format string against a list
+ * literal of arguments (`'%d'.format(['a'])`, `'%s %s'.format([x])`).
  */
 export function screenChecked(node: ASTNode, minor: number): Refusal | undefined {
-  if (minor >= CROSS_TYPE_COMPARISONS_SINCE) return undefined;
   const stack: ASTNode[] = [node];
   while (stack.length > 0) {
     const n = stack.pop()!;
     if (n.op === 'value') continue;
-    if (ORDERINGS.has(n.op)) {
-      const [l, r] = (n.args as ASTNode[]).map((a) => String((a as { checkedType?: unknown }).checkedType));
-      if (l !== r && NUMERIC.has(l!) && NUMERIC.has(r!))
-        return {
-          summary: `found no matching overload for '_${n.op}_' applied to '(${l}, ${r})'`,
-          range: { start: n.start },
-        };
-    }
+    const refusal = checkedNodeRefusal(n, minor);
+    if (refusal) return refusal;
     stack.push(...childrenOf(n));
   }
   return undefined;
