@@ -126,6 +126,8 @@ function conversion(name: 'int' | 'uint'): (orig: Handle) => Handle {
       const ok = name === 'int' ? v > -TWO_TO_63 && v < TWO_TO_63 : v > -1 && v < TWO_TO_64;
       if (!ok) throw e.createError('range', `range error converting double to ${name}`, n);
     }
+    if (name === 'uint' && typeof v === 'bigint' && v < 0n)
+      throw e.createError('range', 'range error converting int to uint', n);
     return orig(args, n, ev);
   };
 }
@@ -140,7 +142,7 @@ for (const op of ['<', '<=', '>', '>=']) {
  * The checker of a list or map literal as cel-go's with HomogeneousAggregateLiterals: elements of
  * one type, where a dyn element joins any type (and makes the literal's element type dyn).
  */
-function joinedLiteral(original: Check): Check {
+function joinedLiteral(original: Check, exempt: boolean): Check {
   return (chk, node, scope) => {
     const items = node.args as unknown[];
     // An empty literal's elements are of any type, as cel-go's free type parameter: dyn here (the
@@ -162,8 +164,8 @@ function joinedLiteral(original: Check): Check {
         if (i === 0) continue;
         const t = typeOf(part, i, values);
         const u = joined.unify(chk.registry, t);
-        if (!u) throw chk.createError(code, `expected type '${joined.name}' but found '${t.name}'`, part);
-        joined = u;
+        if (!u && !exempt) throw chk.createError(code, `expected type '${joined.name}' but found '${t.name}'`, part);
+        joined = u ?? chk.getType('dyn');
       }
       return joined;
     };
@@ -223,10 +225,14 @@ function costKey(node: Node): string {
   return node.op === 'rcall' || node.op === 'call' ? `${node.op}:${(node.args as unknown[])[0]}` : node.op;
 }
 
-/** Sets how a list or map literal is checked and how a map literal is built. */
-function adoptLiteral(node: Node): void {
+/**
+ * Sets how a list or map literal is checked and how a map literal is built. `exempt`: the literal is
+ * inside a `format` call, which cel-go's string format validator exempts from the homogeneous
+ * literal check (its mixed elements join as dyn: `'%s %d'.format(['a', 1])`).
+ */
+function adoptLiteral(node: Node, exempt: boolean): void {
   const meta = node.meta;
-  meta.check = joinedLiteral(meta.check);
+  meta.check = joinedLiteral(meta.check, exempt);
   if (node.op === 'map') meta.evaluate = mapLiteral;
   else if (optionalEntries(node)) meta.evaluate = listWithEntries as never;
 }
@@ -302,6 +308,16 @@ function nullableNamespace(node: Node): void {
     (scope as { getValue(k: string): unknown }).getValue('namespaceObject') === null ? null : evaluate(ev, n, scope);
 }
 
+/** Adds the direct child nodes of `node` to `set`. */
+function markChildren(node: Node, set: WeakSet<object>): void {
+  const parts: unknown[] = [node.args];
+  while (parts.length) {
+    const part = parts.pop();
+    if (Array.isArray(part)) parts.push(...part);
+    else if (isNode(part)) set.add(part);
+  }
+}
+
 /**
  * Sets cel-go's semantics and costs on every node of a parsed expression (before it is checked): the
  * handle of an operator does what cel-go's does and charges what cel-go's cost tracker charges.
@@ -309,6 +325,8 @@ function nullableNamespace(node: Node): void {
 export function adoptCelGoSemantics(root: Node): void {
   const stack: unknown[] = [root];
   const seen = new WeakSet<object>();
+  // Nodes inside a `format` call: pushed with this marker after them.
+  const inFormat = new WeakSet<object>();
   while (stack.length) {
     const item = stack.pop();
     if (Array.isArray(item)) {
@@ -317,7 +335,9 @@ export function adoptCelGoSemantics(root: Node): void {
     }
     if (!isNode(item) || seen.has(item)) continue;
     seen.add(item);
-    if (item.op === 'list' || item.op === 'map') adoptLiteral(item);
+    const formatCall = (item.op === 'rcall' || item.op === 'call') && (item.args as unknown[])[0] === 'format';
+    if (formatCall || inFormat.has(item)) markChildren(item, inFormat);
+    if (item.op === 'list' || item.op === 'map') adoptLiteral(item, inFormat.has(item));
     adoptHas(item as never);
     if (item.op === 'call' || item.op === 'rcall') boundResult(item);
     if (item.op === 'rcall') checkedSetsCall(item);

@@ -48,7 +48,7 @@ export const CEL_FEATURES: CelFeature[] = [
     // `?` is an optional entry of a list or map literal: `[?x]`, `{?'k': v}`.
     operators: ['.?', '[?]', '?'],
   },
-  { since: 29, library: 'strings version 2', globals: ['strings'], members: ['format'] },
+  { since: 29, library: 'strings version 2', globals: ['strings'], members: ['format', 'join'] },
   { since: 29, library: 'sets', globals: ['sets'] },
   {
     since: 30,
