@@ -18,13 +18,19 @@ export type { FieldSelectorRequirement, LabelSelectorOperator, LabelSelectorRequ
 export interface AuthorizationAttributes {
   /** The user asked about: the request's user, or a service account's. */
   user: { username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+  /** The verb of `check(verb)`: an API verb (`list`), or an HTTP one for a path. */
   verb: string;
   /** Set for `authorizer.path(...)` checks. */
   path?: string;
+  /** The API group of a resource check (`''`, the core group). */
   group?: string;
+  /** The resource of a resource check (`pods`). */
   resource?: string;
+  /** Set when `subresource(...)` was called, or for `requestResource` (`''` when none). */
   subresource?: string;
+  /** Set when `namespace(...)` was called, or for `requestResource` (`''`: cluster scope). */
   namespace?: string;
+  /** Set when `name(...)` was called, or for `requestResource`. */
   name?: string;
   /**
    * The requirements of `fieldSelector(s)` (from 1.32) as the API server parses the selector
@@ -45,8 +51,11 @@ export interface AuthorizationAttributes {
  * as `NoOpinion` with the thrown message).
  */
 export interface AuthorizationDecision {
+  /** The answer: `allowed()` is true for `Allow` only. */
   decision: 'Allow' | 'Deny' | 'NoOpinion';
+  /** What `reason()` gives (default: empty). */
   reason?: string;
+  /** What `error()` gives; when set, `errored()` is true. */
   error?: string;
 }
 

@@ -10,8 +10,11 @@ import { labelValueErrors, qualifiedNameErrors } from './format.ts';
 
 /** A field selector requirement (fields.Requirement): `==` reads as `=`. */
 export interface FieldSelectorRequirement {
+  /** The field as written before the operator (`spec.nodeName`), never unescaped. */
   field: string;
+  /** `=` for `=` and `==`, `!=` for `!=`. */
   operator: '=' | '!=';
+  /** The value with its escapes (`\\`, `\,`, `\=`) undone. */
   value: string;
 }
 
@@ -20,8 +23,11 @@ export type LabelSelectorOperator = '=' | '==' | '!=' | 'in' | 'notin' | 'exists
 
 /** A label selector requirement (labels.Requirement): `values` sorted and unique, empty for `exists` and `!`. */
 export interface LabelSelectorRequirement {
+  /** The label key, a qualified name (`app`, `example.com/tier`). */
   key: string;
+  /** The operator as written (`=` and `==` kept apart), `exists` for a bare key, `!` for `!key`. */
   operator: LabelSelectorOperator;
+  /** The values, one for `=`, `==`, `!=`, `gt` and `lt`. */
   values: string[];
 }
 
