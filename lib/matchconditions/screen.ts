@@ -5,7 +5,7 @@
  * and the calls given the names of the environment's own overloads (RE2 `matches`, strings by code point).
  */
 import type { ASTNode } from '@marcbachmann/cel-js';
-import { matchConditionsEnvironment } from './environment.ts';
+import { parseDuration, parseTimestamp, timestampOfSeconds } from './time.ts';
 import { RE2_MATCHES, RENAMED } from './messages.ts';
 import { METER_PROBE } from './meter.ts';
 import { regexProblem } from './regex.ts';
@@ -116,9 +116,18 @@ function foldingProblem(name: string, value: unknown, minor: number): string | u
   ) {
     return `range error converting ${typeof value === 'number' ? 'double' : 'int'} to uint`;
   }
-  if ((name === 'timestamp' || name === 'duration') && typeof value === 'string' && minor >= LITERAL_VALIDATORS_SINCE) {
+  if (
+    (name === 'timestamp' || name === 'duration') &&
+    (typeof value === 'string' || typeof value === 'bigint') &&
+    minor >= LITERAL_VALIDATORS_SINCE
+  ) {
+    // As the validators do: the conversion evaluated (duration(int) always fails in cel-go).
     try {
-      matchConditionsEnvironment().evaluate(`${name}(${JSON.stringify(value)})`);
+      if (name === 'duration') {
+        if (typeof value === 'bigint') return `invalid ${name} argument`;
+        parseDuration(value);
+      } else if (typeof value === 'string') parseTimestamp(value);
+      else timestampOfSeconds(value);
     } catch {
       return `invalid ${name} argument`;
     }
@@ -162,7 +171,9 @@ function screenNode(node: ASTNode, minor: number): Refusal | undefined {
     }
     if (!member && CONVERSIONS.has(name) && args.length === 1 && literal(args[0]!) !== NOT_LITERAL) {
       const problem = foldingProblem(name, literal(args[0]!), minor);
-      if (problem) return { summary: problem, range: { start: node.start } };
+      // The literal validators point at the literal; folding int() and uint(), at the call.
+      const at = name === 'timestamp' || name === 'duration' ? args[0]!.start : node.start;
+      if (problem) return { summary: problem, range: { start: at } };
     }
     if (REGEX_FUNCTIONS.has(name)) {
       const pattern = args[member ? 0 : 1];

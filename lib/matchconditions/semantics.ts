@@ -9,7 +9,7 @@
 import { celEquals, isMap, isUint, lookup, numeric } from './equality.ts';
 import { costWrapper } from './meter.ts';
 import { adoptHas } from './optionals.ts';
-import { TIME_WRAPPERS } from './time.ts';
+import { adoptTimestampSum, TIME_WRAPPERS } from './time.ts';
 
 /** The engine's type of a checked expression (the parts used here). */
 interface CelType {
@@ -299,6 +299,7 @@ export function adoptCelGoSemantics(root: Node): void {
     if (!isNode(item) || seen.has(item)) continue;
     seen.add(item);
     if (item.op === 'list' || item.op === 'map') adoptLiteral(item);
+    adoptTimestampSum(item as never);
     adoptHas(item as never);
     if (item.op === 'call' || item.op === 'rcall') boundResult(item);
     if (item.op === 'rcall') checkedSetsCall(item);
