@@ -7,6 +7,7 @@
  */
 
 import { celEquals, isMap, isUint, lookup, numeric } from './equality.ts';
+import { ABSENT, entryType, entryValue, listWithEntries, optionalEntries } from './entries.ts';
 import { costWrapper } from './meter.ts';
 import { adoptHas } from './optionals.ts';
 import { adoptTimestampSum, TIME_WRAPPERS } from './time.ts';
@@ -125,6 +126,8 @@ function conversion(name: 'int' | 'uint'): (orig: Handle) => Handle {
       const ok = name === 'int' ? v > -TWO_TO_63 && v < TWO_TO_63 : v > -1 && v < TWO_TO_64;
       if (!ok) throw e.createError('range', `range error converting double to ${name}`, n);
     }
+    if (name === 'uint' && typeof v === 'bigint' && v < 0n)
+      throw e.createError('range', 'range error converting int to uint', n);
     return orig(args, n, ev);
   };
 }
@@ -139,7 +142,7 @@ for (const op of ['<', '<=', '>', '>=']) {
  * The checker of a list or map literal as cel-go's with HomogeneousAggregateLiterals: elements of
  * one type, where a dyn element joins any type (and makes the literal's element type dyn).
  */
-function joinedLiteral(original: Check): Check {
+function joinedLiteral(original: Check, exempt: boolean): Check {
   return (chk, node, scope) => {
     const items = node.args as unknown[];
     // An empty literal's elements are of any type, as cel-go's free type parameter: dyn here (the
@@ -149,13 +152,20 @@ function joinedLiteral(original: Check): Check {
       const dyn = chk.getType('dyn');
       return node.op === 'list' ? chk.registry.getListType(dyn) : chk.registry.getMapType(dyn, dyn);
     }
-    const join = (parts: unknown[], code: string): CelType => {
-      let joined = chk.check(parts[0], scope);
-      for (const part of parts.slice(1)) {
-        const t = chk.check(part, scope);
+    // An optional entry (`[?x]`, `{?'k': x}`) gives the literal its optional's value type.
+    const entries = optionalEntries(node);
+    const typeOf = (part: unknown, i: number, values: boolean): CelType => {
+      const t = chk.check(part, scope);
+      return values && entries?.has(i) ? (entryType(chk, t as never, part) as unknown as CelType) : t;
+    };
+    const join = (parts: unknown[], code: string, values = true): CelType => {
+      let joined = typeOf(parts[0], 0, values);
+      for (const [i, part] of parts.entries()) {
+        if (i === 0) continue;
+        const t = typeOf(part, i, values);
         const u = joined.unify(chk.registry, t);
-        if (!u) throw chk.createError(code, `expected type '${joined.name}' but found '${t.name}'`, part);
-        joined = u;
+        if (!u && !exempt) throw chk.createError(code, `expected type '${joined.name}' but found '${t.name}'`, part);
+        joined = u ?? chk.getType('dyn');
       }
       return joined;
     };
@@ -164,6 +174,7 @@ function joinedLiteral(original: Check): Check {
     const key = join(
       pairs.map((p) => p[0]),
       'heterogeneous_map_key',
+      false,
     );
     return chk.registry.getMapType(
       key,
@@ -181,16 +192,25 @@ function joinedLiteral(original: Check): Check {
  * a key given twice is an error, as cel-go's.
  */
 function mapLiteral(ev: Engine, node: Node, scope: unknown): unknown {
-  const pairs = (node.args as Array<[unknown, unknown]>).map(([k, v]) => [ev.run(k, scope), ev.run(v, scope)] as const);
+  const entries = optionalEntries(node);
+  const pairs = (node.args as Array<[unknown, unknown]>).map(
+    ([k, v]) => [ev.run(k, scope), ev.run(v, scope), v] as const,
+  );
   const map = new Map<unknown, unknown>();
-  for (const [k, v] of pairs) {
+  for (const [i, [k, value, valueNode]] of pairs.entries()) {
+    const v = entries?.has(i) ? entryValue(ev, value, valueNode, { k }) : value;
     // Map keys are ints, uints, bools and strings in CEL.
     if (!(typeof k === 'string' || typeof k === 'boolean' || typeof k === 'bigint' || isUint(k)))
       throw ev.createError('unsupported_key_type', `unsupported key type: ${k === null ? 'null' : typeof k}`, node);
+    // An optional entry without a value takes the key out, as cel-go's map building does.
+    if (v === ABSENT) {
+      for (const x of map.keys()) if (x === k || (numeric(x) !== undefined && celEquals(ev, x, k))) map.delete(x);
+      continue;
+    }
     if (lookup(ev, map, k)) throw ev.createError('repeated_key', `Failed with repeated key: ${String(k)}`, node);
     map.set(k, v);
   }
-  if (!pairs.every(([k]) => typeof k === 'string')) return map;
+  if (![...map.keys()].every((k) => typeof k === 'string')) return map;
   const out: Record<string, unknown> = {};
   for (const [k, v] of map) Object.defineProperty(out, k as string, { value: v, enumerable: true, writable: true });
   return out;
@@ -205,11 +225,16 @@ function costKey(node: Node): string {
   return node.op === 'rcall' || node.op === 'call' ? `${node.op}:${(node.args as unknown[])[0]}` : node.op;
 }
 
-/** Sets how a list or map literal is checked and how a map literal is built. */
-function adoptLiteral(node: Node): void {
+/**
+ * Sets how a list or map literal is checked and how a map literal is built. `exempt`: the literal is
+ * inside a `format` call, which cel-go's string format validator exempts from the homogeneous
+ * literal check (its mixed elements join as dyn: `'%s %d'.format(['a', 1])`).
+ */
+function adoptLiteral(node: Node, exempt: boolean): void {
   const meta = node.meta;
-  meta.check = joinedLiteral(meta.check);
+  meta.check = joinedLiteral(meta.check, exempt);
   if (node.op === 'map') meta.evaluate = mapLiteral;
+  else if (optionalEntries(node)) meta.evaluate = listWithEntries as never;
 }
 
 /** Wraps the handle the engine sets on `node` when it checks it. */
@@ -283,6 +308,16 @@ function nullableNamespace(node: Node): void {
     (scope as { getValue(k: string): unknown }).getValue('namespaceObject') === null ? null : evaluate(ev, n, scope);
 }
 
+/** Adds the direct child nodes of `node` to `set`. */
+function markChildren(node: Node, set: WeakSet<object>): void {
+  const parts: unknown[] = [node.args];
+  while (parts.length) {
+    const part = parts.pop();
+    if (Array.isArray(part)) parts.push(...part);
+    else if (isNode(part)) set.add(part);
+  }
+}
+
 /**
  * Sets cel-go's semantics and costs on every node of a parsed expression (before it is checked): the
  * handle of an operator does what cel-go's does and charges what cel-go's cost tracker charges.
@@ -290,6 +325,8 @@ function nullableNamespace(node: Node): void {
 export function adoptCelGoSemantics(root: Node): void {
   const stack: unknown[] = [root];
   const seen = new WeakSet<object>();
+  // Nodes inside a `format` call: pushed with this marker after them.
+  const inFormat = new WeakSet<object>();
   while (stack.length) {
     const item = stack.pop();
     if (Array.isArray(item)) {
@@ -298,7 +335,9 @@ export function adoptCelGoSemantics(root: Node): void {
     }
     if (!isNode(item) || seen.has(item)) continue;
     seen.add(item);
-    if (item.op === 'list' || item.op === 'map') adoptLiteral(item);
+    const formatCall = (item.op === 'rcall' || item.op === 'call') && (item.args as unknown[])[0] === 'format';
+    if (formatCall || inFormat.has(item)) markChildren(item, inFormat);
+    if (item.op === 'list' || item.op === 'map') adoptLiteral(item, inFormat.has(item));
     adoptTimestampSum(item as never);
     adoptHas(item as never);
     if (item.op === 'call' || item.op === 'rcall') boundResult(item);

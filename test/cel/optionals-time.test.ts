@@ -74,8 +74,8 @@ describe('timestamps', () => {
   it('a timestamp out of 0001..9999 or a duration past a Go duration is an error', () => {
     assert.throws(() => run("timestamp('9999-12-31T23:59:59Z') + duration('1s')"), /^TimeError: timestamp overflow$/);
     assert.throws(() => run("timestamp('0001-01-01T00:00:00Z') - duration('1s')"), /^TimeError: timestamp overflow$/);
-    // Go's durations hold ±292 years: longer literals are refused when the expression is compiled.
-    assert.throws(() => run("duration('320000000000s')"), /invalid duration argument/);
+    // Go's durations hold ±292 years: a longer one does not convert.
+    assert.throws(() => run("duration(['320000000000s'][0])"), /type conversion error from 'string' to 'google/);
     assert.throws(() => run("duration('5000000000s') + duration('5000000000s')"), /^TimeError: integer overflow$/);
     assert.equal(run(`${t} + duration('1h') > ${t}`), true);
   });
