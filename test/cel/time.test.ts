@@ -386,3 +386,27 @@ describe('conversions of literals, refused when the expression is compiled', () 
     assert.equal(failure("duration(['1d'][0]) > duration('1s')"), DURATION_CONVERSION);
   });
 });
+
+describe('hostile sizes', () => {
+  // Megabyte strings, as an object's fields may hold: each is read in one pass (a pass per part, or
+  // a message scanned again from every position, would run for hours, and the test with it).
+  const MB = 1_000_000;
+
+  it('reads a duration of a million parts, and long runs of digits', () => {
+    assert.equal(str('duration(o)', '1ns'.repeat(MB)), '0.001s');
+    assert.equal(str('duration(o)', `${'0'.repeat(3 * MB)}1s`), '1s');
+    assert.equal(str('duration(o)', `.${'9'.repeat(3 * MB)}s`), '1s');
+    assert.equal(failure('duration(o)', `${'9'.repeat(3 * MB)}s`), DURATION_CONVERSION);
+  });
+
+  it('reads long fractions and zones, and quotes a long zone in its message', () => {
+    assert.equal(str('timestamp(o)', `2024-01-01T00:00:00.${'1'.repeat(3 * MB)}Z`), '2024-01-01T00:00:00.111111111Z');
+    assert.equal(run('timestamp(0).getHours(o)', `+05:${'0'.repeat(3 * MB)}30`), 5n);
+    const digits = '9'.repeat(3 * MB);
+    assert.equal(
+      failure('timestamp(0).getHours(o)', `${digits}:00`),
+      `strconv.Atoi: parsing "${digits}": value out of range`,
+    );
+    assert.equal(failure('timestamp(0).getHours(o)', 'A'.repeat(3 * MB)), `unknown time zone ${'A'.repeat(3 * MB)}`);
+  });
+});

@@ -164,34 +164,29 @@ function leadingFraction(digits: string): { f: bigint; scale: number } {
  * (no unit, unknown unit, past int64).
  */
 export function parseGoDuration(input: string): bigint | undefined {
-  let s = input;
-  let negative = false;
-  if (s[0] === '-' || s[0] === '+') {
-    negative = s[0] === '-';
-    s = s.slice(1);
-  }
-  if (s === '0') return 0n;
-  if (s === '') return undefined;
+  const negative = input[0] === '-';
+  const start = negative || input[0] === '+' ? 1 : 0;
+  if (input.length === start + 1 && input[start] === '0') return 0n;
+  if (input.length === start) return undefined;
+  // One number and its unit (everything up to the next number) at a time, in one pass.
+  const part = /(\d*)(?:\.(\d*))?([^\d.]*)/y;
+  part.lastIndex = start;
   let total = 0n;
-  while (s !== '') {
-    const m = /^(\d*)(?:\.(\d*))?/.exec(s)!;
-    const [whole, intDigits = '', fracDigits] = m;
+  while (part.lastIndex < input.length) {
+    const [, intDigits = '', fracDigits, unit = ''] = part.exec(input)!;
     if (intDigits === '' && !fracDigits) return undefined;
-    // The unit: everything up to the next number.
-    const unitEnd = s.slice(whole.length).search(/[\d.]/);
-    const unit = unitEnd < 0 ? s.slice(whole.length) : s.slice(whole.length, whole.length + unitEnd);
     const perUnit = UNITS.get(unit);
-    if (perUnit === undefined) return undefined;
-    s = s.slice(whole.length + unit.length);
-    let v = BigInt(intDigits || '0');
-    if (v > TWO_TO_63 || v > TWO_TO_63 / perUnit) return undefined;
+    const significant = intDigits.replace(/^0+/, '');
+    // More than 19 significant digits is past 2^63 (Go's leadingInt overflows).
+    if (perUnit === undefined || significant.length > 19) return undefined;
+    let v = BigInt(significant || '0');
+    if (v > TWO_TO_63 / perUnit) return undefined;
     v *= perUnit;
     const { f, scale } = leadingFraction(fracDigits ?? '');
     // As Go computes it: in float64, truncated.
     if (f > 0n) v += BigInt(Math.trunc(Number(f) * (Number(perUnit) / scale)));
-    if (v > TWO_TO_63) return undefined;
     total += v;
-    if (total > TWO_TO_63) return undefined;
+    if (v > TWO_TO_63 || total > TWO_TO_63) return undefined;
   }
   if (negative) return -total;
   return total > DURATION_MAX ? undefined : total;
@@ -263,10 +258,11 @@ export function goAtoi(s: string): bigint {
   const body = s[0] === '+' || s[0] === '-' ? s.slice(1) : s;
   const digits = /^\d*/.exec(body)![0];
   const fail = (why: string) => new TimeError(`strconv.Atoi: parsing ${goQuote(s)}: ${why}`);
-  // Go stops at the first digit that overflows uint64, before it sees a later bad character.
-  if (digits && BigInt(digits) > UINT64_MAX) throw fail('value out of range');
+  // Go stops at the first digit that overflows uint64 (20 digits at most), before a later bad character.
+  const significant = digits.replace(/^0+/, '');
+  if (significant.length > 20 || BigInt(significant || '0') > UINT64_MAX) throw fail('value out of range');
   if (!body || digits !== body) throw fail('invalid syntax');
-  const v = BigInt(s);
+  const v = (s[0] === '-' ? -1n : 1n) * BigInt(significant || '0');
   if (v < DURATION_MIN || v > DURATION_MAX) throw fail('value out of range');
   return v;
 }
