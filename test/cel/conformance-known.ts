@@ -4,8 +4,6 @@
  * fails when one of them passes, so that it is taken off this list.
  */
 export const KNOWN_DIFFERENCES: Record<string, string> = {
-  'string_ext/last_index_of/empty_string':
-    'errors: index out of range: -1 (cel-go as Kubernetes pins it; -1 in newer cel-go)',
   'type_deductions/functions/function_result_type':
     "refuses at compile: found no matching overload for 'fn(string, int)'",
   'type_deductions/flexible_type_parameter_assignment/list_parameter': 'checks as list<list<dyn>>',
