@@ -17,11 +17,13 @@ export interface Instant {
   offset: number;
 }
 
-/** The first and last Unix seconds of google.protobuf.Timestamp: 0001-01-01T00:00:00Z, 9999-12-31T23:59:59Z. */
+/** The first Unix second of google.protobuf.Timestamp (and cel-go): 0001-01-01T00:00:00Z. */
 export const MIN_UNIX_SECONDS = -62_135_596_800;
+/** The last Unix second of google.protobuf.Timestamp (and cel-go): 9999-12-31T23:59:59Z. */
 export const MAX_UNIX_SECONDS = 253_402_300_799;
-/** The int64 bounds of a Go time.Duration (about ±292 years of nanoseconds). */
+/** The most negative Go time.Duration, in nanoseconds (about -292 years). */
 export const DURATION_MIN = -(2n ** 63n);
+/** The largest Go time.Duration, in nanoseconds (about 292 years). */
 export const DURATION_MAX = 2n ** 63n - 1n;
 const UINT64_MAX = 2n ** 64n - 1n;
 const NS_PER_SECOND = 1_000_000_000n;
