@@ -6,10 +6,11 @@
  * Imported only by code that evaluates conditions, never by the admission engine itself,
  * so functions that do not enforce conditions carry no CEL in their bundles.
  */
-import type { ASTNode, ParseResult } from '@marcbachmann/cel-js';
+import type { ASTNode, Environment, ParseResult } from '@marcbachmann/cel-js';
 import { matchConditionsEnvironment } from './environment.ts';
 import { type Edit, rewriteLiterals, writtenOffset } from './literals.ts';
-import { compileError, internalNames, RECURSION_LIMIT_MESSAGE } from './messages.ts';
+import { adoptCelGoChecker, type CheckerEnvironment } from './checker.ts';
+import { compileError, compileErrors, internalNames, RECURSION_LIMIT_MESSAGE } from './messages.ts';
 import { chargeOf, CostLimitExceeded, installMeter, meter, PER_CALL_COST_LIMIT } from './meter.ts';
 import { screen } from './screen.ts';
 import { adoptCelGoSemantics } from './semantics.ts';
@@ -93,14 +94,22 @@ export function compileExpression(expression: string, options: CompileOptions = 
     try {
       parsed = env.parse(source.text);
     } catch (err) {
-      return compileError(expression, written(err));
+      return compileError(expression, macroArgument(written(err)));
     }
     const refusal = screen(parsed.ast, environmentMinor(options.kubeVersion, options.mode));
     if (refusal) return compileError(expression, written(refusal), false);
     adoptCelGoSemantics(parsed.ast as never);
     if (options.typeCheck !== false) {
+      const issues = adoptCelGoChecker(parsed.ast as never, checkerEnvironment(env));
       const checked = parsed.check();
       if (!checked.valid) return compileError(expression, written(checked.error));
+      if (issues.length) {
+        const at = (start: number) => (source.edits.length ? writtenOffset(start, source.edits) : start);
+        return compileErrors(
+          expression,
+          issues.map((i) => ({ start: at(i.start), message: i.message })),
+        );
+      }
       type = String(checked.type);
     }
   } catch (err) {
@@ -132,6 +141,28 @@ export function compileExpression(expression: string, options: CompileOptions = 
       }
     },
   };
+}
+
+/** The engine's refusals of a macro's variable (`[1].map(1, x)`), in cel-go's parser's words. */
+function macroArgument(err: unknown): unknown {
+  const e = err as { code?: string; summary?: string; range?: { start: number } } | undefined;
+  if (e?.code !== 'invalid_macro_argument' || !/variable/.test(e.summary ?? '')) return err;
+  return { summary: 'argument must be a simple name', range: e.range };
+}
+
+const checkerEnvironments = new WeakMap<Environment, CheckerEnvironment>();
+
+/** What the checker needs to know of an environment (the names of its functions), worked out once. */
+function checkerEnvironment(env: Environment): CheckerEnvironment {
+  let known = checkerEnvironments.get(env);
+  if (!known) {
+    const { functions } = env.getDefinitions() as { functions: Array<{ name: string }> };
+    // Macros are declared to the engine as functions of `ast` arguments: cel-go declares no such function.
+    const declared = functions.filter((f) => !/\bast\b/.test((f as { signature?: string }).signature ?? ''));
+    known = { functions: new Set(declared.map((f) => f.name)) };
+    checkerEnvironments.set(env, known);
+  }
+  return known;
 }
 
 /** An error whose position is in the rewritten text, with its position in the text as written. */

@@ -67,10 +67,8 @@ export function checkMatchConditions(
       const where = newer ? ` is not available in Kubernetes ${v.major}.${v.minor}` : '';
       add('match-conditions-compile', `${label}${where}: ${JSON.stringify(expression)}: ${compiled.message}`);
     } else if (compiled.type !== 'bool')
-      add(
-        'match-conditions-type',
-        `${label}: ${JSON.stringify(expression)} must evaluate to bool, not ${compiled.type}`,
-      );
+      // The API server's words: a dyn result (`object.spec.enabled`) is refused too.
+      add('match-conditions-type', `${label}: ${JSON.stringify(expression)}: must evaluate to bool`);
   });
   return problems;
 }

@@ -1,0 +1,353 @@
+/**
+ * The type checker's refusals in cel-go's words and at cel-go's positions. The engine's checker
+ * stops at its first error and words it its own way (`no such overload: int + string`); cel-go's
+ * goes on past an error (its node typed as an error, which accepts any use) and reports each:
+ * `found no matching overload for '_+_' applied to '(int, string)'` at the operator,
+ * `undeclared reference to 'x' (in container '')`, `expected type 'bool' but found 'int'`. Each
+ * node's check is wrapped here: an error the engine raises is recorded in cel-go's words and the
+ * node typed dyn, so checking goes on; and where cel-go's checker refuses what the engine's
+ * accepts (an index of a map by a key of another type, of an object by a string, `has()` of a
+ * field an object type lacks), the refusal is added.
+ */
+
+/** One refusal: the offset cel-go reports it at (in the checked text) and its message. */
+export interface CheckIssue {
+  start: number;
+  message: string;
+}
+
+/** The engine's type of a checked expression (the parts used here). */
+interface CelType {
+  kind: string;
+  name: string;
+  keyType?: CelType;
+  valueType?: CelType;
+  unify(registry: unknown, other: CelType): CelType | null;
+}
+/** The engine's checker (the parts used here). */
+interface Checker {
+  check(node: unknown, scope: unknown): CelType;
+  getType(name: string): CelType;
+  registry: unknown;
+  objectTypes: Map<string, { fields?: Record<string, unknown> }>;
+}
+type Check = (chk: Checker, node: Node, scope: unknown) => CelType;
+type MacroCheck = (chk: Checker, macro: unknown, scope: unknown) => CelType;
+/** A node of the parsed expression (the parts used here). */
+interface Node {
+  op: string;
+  args: unknown;
+  start: number;
+  end: number;
+  input: string;
+  checkedType?: CelType;
+  argTypes?: CelType[];
+  readonly meta: { check: Check; alternate?: Node; macro?: { typeCheck?: MacroCheck }; label?: string };
+}
+/** An error the engine raises while checking. */
+interface EngineError {
+  code?: string;
+  node?: Node;
+  summary?: string;
+  message?: string;
+}
+
+/** cel-go's names of the operators. */
+const OPERATOR_NAMES: Record<string, string> = {
+  '+': '_+_',
+  '-': '_-_',
+  '*': '_*_',
+  '/': '_/_',
+  '%': '_%_',
+  '<': '_<_',
+  '<=': '_<=_',
+  '>': '_>_',
+  '>=': '_>=_',
+  '==': '_==_',
+  '!=': '_!=_',
+  in: '@in',
+  '!_': '!_',
+  '-_': '-_',
+  '[]': '_[_]',
+  '[?]': '_[?_]',
+};
+
+/** Types cel-go declares opaque (no fields): selecting a field of one is refused as of an int. */
+const OPAQUE = /^(?:kubernetes\.(?:Quantity|URL|Semver)|net\.(?:IP|CIDR)|google\.protobuf\.\w+)$/;
+
+/** A type as cel-go prints it: `list(int)`, `map(string, dyn)`, `null_type`; a free parameter is dyn. */
+export function celGoType(t: CelType | undefined): string {
+  if (!t || t.kind === 'dyn' || t.kind === 'param') return 'dyn';
+  if (t.kind === 'list') return `list(${celGoType(t.valueType)})`;
+  if (t.kind === 'map') return `map(${celGoType(t.keyType)}, ${celGoType(t.valueType)})`;
+  if (t.kind === 'optional') return `optional_type(${celGoType(t.valueType)})`;
+  if (t.name === 'null') return 'null_type';
+  return t.name;
+}
+
+const isNode = (v: unknown): v is Node =>
+  !!v && typeof v === 'object' && typeof (v as Node).op === 'string' && 'meta' in (v as object);
+
+/** The offset of the first `token` at or after `from`, comments skipped; `fallback` when none. */
+function tokenAt(input: string, from: number, token: string, fallback: number): number {
+  for (let i = Math.max(0, from); i < input.length; i++) {
+    if (input.startsWith('//', i)) {
+      const eol = input.indexOf('\n', i);
+      if (eol < 0) break;
+      i = eol;
+    } else if (input.startsWith(token, i)) return i;
+  }
+  return fallback;
+}
+
+/**
+ * Where cel-go's parser places a node: an operator at its token (`+`, `?`, `.`, `[`), a call at its
+ * opening parenthesis, a macro's expansion at its call's parenthesis, the rest at their start.
+ */
+function locationOf(node: Node, generated: WeakMap<object, number>): number {
+  const at = generated.get(node);
+  if (at !== undefined) return at;
+  const args = node.args as Node[];
+  const after = (token: string) => tokenAt(node.input, args[0]!.end, token, node.start);
+  if (node.op === '?:') return after('?');
+  if (node.op === '.' || node.op === '.?') return after('.');
+  if (node.op === '[]' || node.op === '[?]') return after('[');
+  if (node.op === 'call') return tokenAt(node.input, node.start, '(', node.start);
+  if (node.op === 'rcall') {
+    const receiver = (node.args as unknown[])[1] as Node;
+    return tokenAt(node.input, receiver.end, '(', node.start);
+  }
+  if (node.op === '&&' || node.op === '||' || (node.op in OPERATOR_NAMES && Array.isArray(node.args)))
+    return after(node.op);
+  return node.start;
+}
+
+/** What the environment's checker needs to know of the environment: the function names it declares. */
+export interface CheckerEnvironment {
+  functions: ReadonlySet<string>;
+}
+
+/**
+ * Sets cel-go's checker words on every node of a parsed expression (after the environment's
+ * semantics are set, before it is checked). The returned list fills as the expression is checked:
+ * empty after the check, the expression is accepted.
+ */
+export function adoptCelGoChecker(root: Node, env: CheckerEnvironment): CheckIssue[] {
+  const issues: CheckIssue[] = [];
+  const generated = new WeakMap<object, number>();
+  const site = { issues, generated, env };
+  for (const node of nodesOf(root)) {
+    if (node.meta.alternate && (node.op === 'rcall' || node.op === 'call')) {
+      const paren = locationOf(node, generated);
+      const expansion = node.meta.alternate as Node & { args: { step?: Node } };
+      generated.set(expansion, paren);
+      if (expansion.args?.step) generated.set(expansion.args.step, paren);
+    }
+    if (node.meta.macro) wrapMacro(node, site);
+    wrapCheck(node, site);
+  }
+  return issues;
+}
+
+/** Every node of a parsed expression, macro expansions included. */
+function nodesOf(root: Node): Node[] {
+  const out: Node[] = [];
+  const seen = new WeakSet<object>();
+  const stack: unknown[] = [root];
+  while (stack.length) {
+    const item = stack.pop();
+    if (!item || typeof item !== 'object' || seen.has(item)) continue;
+    seen.add(item);
+    if (Array.isArray(item)) stack.push(...item);
+    else if (isNode(item)) {
+      out.push(item);
+      stack.push(item.args, item.meta.alternate, item.meta.macro);
+    } else if (Object.getPrototypeOf(item) === Object.prototype) stack.push(...Object.values(item));
+  }
+  return out;
+}
+
+/** What a wrapped check records into. */
+interface Site {
+  issues: CheckIssue[];
+  generated: WeakMap<object, number>;
+  env: CheckerEnvironment;
+}
+
+/** Wraps a node's check: cel-go's own refusals first, then the engine's, recorded in cel-go's words. */
+function wrapCheck(node: Node, site: Site): void {
+  const check = node.meta.check;
+  node.meta.check = (chk, n, scope) => {
+    const before = site.issues.length;
+    precheck(chk, n, scope, site);
+    if (site.issues.length > before) return chk.getType('dyn');
+    try {
+      return check(chk, n, scope);
+    } catch (err) {
+      return recorded(chk, err, n, site);
+    }
+  };
+}
+
+/** Wraps the check of a macro the engine checks itself (`has`, the two-variable comprehensions). */
+function wrapMacro(node: Node, site: Site): void {
+  const macro = node.meta.macro!;
+  const typeCheck = macro.typeCheck;
+  if (!typeCheck) return;
+  macro.typeCheck = (chk, m, scope) => {
+    try {
+      const type = typeCheck(chk, m, scope);
+      if ((node.args as unknown[])[0] === 'has') hasField(chk, node, scope, site);
+      return type;
+    } catch (err) {
+      const e = err as EngineError;
+      // existsOne() counts with `_?_:_(predicate, accu + 1, accu)`.
+      if (e.code === 'invalid_predicate' && e.summary?.startsWith('existsOne(') && isNode(e.node)) {
+        const counts = chk.getType('int');
+        const types = [e.node.checkedType!, counts, counts];
+        site.issues.push({ start: locationOf(node, site.generated), message: noOverload('_?_:_', types, false) });
+        return chk.getType('dyn');
+      }
+      return recorded(chk, err, node, site);
+    }
+  };
+}
+
+/** Records an error the engine raised (rethrowing what is no checker error) and types the node dyn. */
+function recorded(chk: Checker, err: unknown, at: Node, site: Site): CelType {
+  const e = err as EngineError;
+  if (!(err instanceof Error) || typeof e.code !== 'string') throw err;
+  site.issues.push(translate(e, isNode(e.node) ? e.node : at, site));
+  return chk.getType('dyn');
+}
+
+/** The overload error of a call or operator, as cel-go words it. */
+function noOverload(name: string, types: CelType[], member: boolean): string {
+  const args = (member ? types.slice(1) : types).map(celGoType).join(', ');
+  return `found no matching overload for '${name}' applied to '${member ? `${celGoType(types[0])}.` : ''}(${args})'`;
+}
+
+/** The types a call node was checked with: its receiver's first. */
+function callTypes(node: Node): { name: string; declared: string; types: CelType[]; member: boolean } {
+  const args = node.args as unknown[];
+  const declared = args[0] as string;
+  let name = declared;
+  const argTypes = node.argTypes ?? ((node.op === 'rcall' ? args[2] : args[1]) as Node[]).map((a) => a.checkedType!);
+  if (node.op !== 'rcall') return { name, declared, types: argTypes, member: false };
+  const receiver = args[1] as Node;
+  const type = receiver.checkedType!;
+  // `sets.contains(…)` is a function of a qualified name, not a member call.
+  if (receiver.op === 'id' && /^kubernetes\.lib\.|Namespace$/.test(type?.name ?? '')) {
+    name = `${receiver.args as string}.${name}`;
+    return { name, declared, types: argTypes, member: false };
+  }
+  return { name, declared, types: [type, ...argTypes], member: true };
+}
+
+/** The engine's error in cel-go's words, at cel-go's position. */
+function translate(err: EngineError, node: Node, site: Site): CheckIssue {
+  const at = (n: Node) => locationOf(n, site.generated);
+  const args = node.args as Node[];
+  const type = (n: Node | undefined) => n?.checkedType;
+  switch (err.code) {
+    case 'unknown_variable':
+      return { start: node.start, message: `undeclared reference to '${node.args as string}' (in container '')` };
+    case 'no_matching_overload': {
+      const { name, declared, types, member } = callTypes(node);
+      if (!site.env.functions.has(declared))
+        return { start: at(node), message: `undeclared reference to '${name}' (in container '')` };
+      return { start: at(node), message: noOverload(name, types, member) };
+    }
+    case 'no_such_overload':
+      if (node.op === '!_' || node.op === '-_')
+        return { start: node.start, message: noOverload(node.op, [type(node.args as Node)!], false) };
+      return {
+        start: at(node),
+        message: noOverload(OPERATOR_NAMES[node.op] ?? node.op, args.map(type) as CelType[], false),
+      };
+    case 'invalid_index_type':
+    case 'cannot_index_type':
+      if (node.op === '.' || node.op === '.?')
+        return { start: at(node), message: `type '${celGoType(type(args[0]))}' does not support field selection` };
+      return {
+        start: at(node),
+        message: noOverload(OPERATOR_NAMES[node.op]!, [type(args[0])!, type(args[1])!], false),
+      };
+    case 'no_such_key':
+      return { start: at(node), message: `undefined field '${String(args[1])}'` };
+    case 'invalid_comprehension_range':
+      return {
+        start: at(node),
+        message: `expression of type '${celGoType(type(node))}' cannot be range of a comprehension (must be list, map, or dynamic)`,
+      };
+    case 'invalid_macro_argument':
+      return { start: at(node), message: 'invalid argument to has() macro' };
+    case 'invalid_predicate':
+      return { start: at(node), message: `expected type 'bool' but found '${celGoType(type(node))}'` };
+    default:
+      return { start: at(node), message: err.summary ?? err.message ?? String(err) };
+  }
+}
+
+/** True when cel-go's checker takes a value of type `b` where `a` is expected. */
+function assignable(chk: Checker, a: CelType | undefined, b: CelType | undefined): boolean {
+  if (!a || !b) return true;
+  return a.unify(chk.registry, b) !== null;
+}
+
+const flexible = (t: CelType | undefined) => !t || t.kind === 'dyn' || t.kind === 'param';
+
+/**
+ * cel-go's refusals the engine words otherwise or does not make, before the engine checks the
+ * node: conditionals as a call of `_?_:_(bool, A, A)`, logical operators taking bools, indexes.
+ */
+function precheck(chk: Checker, node: Node, scope: unknown, site: Site): void {
+  const args = node.args as Node[];
+  const add = (start: number, message: string) => site.issues.push({ start, message });
+  const mismatch = (n: Node, t: CelType) =>
+    add(locationOf(n, site.generated), `expected type 'bool' but found '${celGoType(t)}'`);
+  if (node.op === '&&' || node.op === '||') {
+    const types = args.map((a) => chk.check(a, scope));
+    types.forEach((t, i) => {
+      if (!flexible(t) && t.name !== 'bool') mismatch(args[i]!, t);
+    });
+  } else if (node.op === '?:') {
+    const [c, l, r] = args.map((a) => chk.check(a, scope)) as [CelType, CelType, CelType];
+    const boolean = flexible(c) || c.name === 'bool';
+    if (boolean && l.unify(chk.registry, r)) return;
+    const label = args[0]!.meta.label;
+    // all() and exists() join their steps with `_&&_` and `_||_`; the other macros with `_?_:_`.
+    if (label && /^(?:all|exists)\(/.test(label)) mismatch(args[0]!, c);
+    else {
+      // exists_one() counts in an int (the engine's count is a double).
+      const step = label?.startsWith('exists_one(') ? chk.getType('int') : l;
+      add(locationOf(node, site.generated), noOverload('_?_:_', [c, step, label ? step : r], false));
+    }
+  } else if (node.op === '.' || node.op === '.?') {
+    const target = chk.check(args[0], scope);
+    if (target.kind === 'message' && OPAQUE.test(target.name))
+      add(locationOf(node, site.generated), `type '${celGoType(target)}' does not support field selection`);
+  } else if (node.op === '[]') {
+    const [target, index] = args.map((a) => chk.check(a, scope)) as [CelType, CelType];
+    const refused =
+      (target.kind === 'map' && !assignable(chk, target.keyType, index)) ||
+      (target.kind === 'list' && !flexible(index) && index.name !== 'int') ||
+      !['map', 'list', 'dyn', 'param', 'optional'].includes(target.kind);
+    if (refused) add(locationOf(node, site.generated), noOverload('_[_]', [target, index], false));
+  }
+}
+
+/** `has()` of a field: refused as cel-go refuses selecting it (an object type lacking it, a scalar). */
+function hasField(chk: Checker, node: Node, scope: unknown, site: Site): void {
+  const select = ((node.args as unknown[])[1] as Node[])[0];
+  if (!select || (select.op !== '.' && select.op !== '.?')) return;
+  const [operand, field] = select.args as [Node, string];
+  let type = chk.check(operand, scope);
+  if (type.kind === 'optional' && type.valueType) type = type.valueType;
+  const at = locationOf(node, site.generated);
+  const fields = chk.objectTypes.get(type.name)?.fields;
+  if (type.kind === 'message' && !OPAQUE.test(type.name)) {
+    if (fields && !(field in fields)) site.issues.push({ start: at, message: `undefined field '${field}'` });
+  } else if (!['map', 'dyn', 'param'].includes(type.kind))
+    site.issues.push({ start: at, message: `type '${celGoType(type)}' does not support field selection` });
+}
