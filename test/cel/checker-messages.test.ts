@@ -178,3 +178,28 @@ describe('a condition that is not bool', () => {
     }
   });
 });
+
+describe('type deductions of literals, as cel-go joins element types', () => {
+  const types: Array<[string, string]> = [
+    // An empty literal's element type is free: the other elements bind it.
+    ['[[], [1]]', 'list<list<int>>'],
+    ['[[1], []]', 'list<list<int>>'],
+    ['[[[[[]]]], [], [[[]]]]', 'list<list<list<list<list<dyn>>>>>'],
+    ["[{}, {'a': 1}]", 'list<map<string, int>>'],
+    ['[optional.none(), optional.of(1)]', 'list<optional<int>>'],
+    ['[optional.of(1), optional.none()]', 'list<optional<int>>'],
+    // null is assignable to an optional or an object type.
+    ['[optional.of(1), null][0]', 'optional<int>'],
+    ['[request, null][0]', 'kubernetes.AdmissionRequest'],
+    // What nothing binds is dyn once the outermost literal is checked.
+    ['[[]][0]', 'list'],
+  ];
+  for (const [expression, type] of types) it(expression, () => assert.equal(said(expression), `type ${type}`));
+
+  it('still refuses elements of different types', () => {
+    assert.deepEqual(errors('[[1], [true]] == []'), [
+      "ERROR: <input>:1:7: expected type 'list(int)' but found 'list(bool)'",
+    ]);
+    assert.deepEqual(errors('[null, 1] == []'), ["ERROR: <input>:1:8: expected type 'null_type' but found 'int'"]);
+  });
+});
