@@ -12,7 +12,7 @@ import { type Edit, rewriteLiterals, writtenOffset } from './literals.ts';
 import { adoptCelGoChecker, type CheckerEnvironment } from './checker.ts';
 import { compileError, compileErrors, internalNames, RECURSION_LIMIT_MESSAGE } from './messages.ts';
 import { chargeOf, CostLimitExceeded, installMeter, meter, PER_CALL_COST_LIMIT } from './meter.ts';
-import { screen } from './screen.ts';
+import { screen, screenChecked } from './screen.ts';
 import { adoptCelGoSemantics } from './semantics.ts';
 import { environmentMinor, type CelKubeVersion, type ExpressionMode } from './versions.ts';
 
@@ -71,6 +71,8 @@ export interface CompileOptions {
    * for testing the environment on expressions written for other declarations.
    */
   declarations?: Record<string, string>;
+  /** False leaves conversions of constants unfolded (how a folded constant is itself evaluated). */
+  fold?: boolean;
 }
 
 /**
@@ -96,7 +98,9 @@ export function compileExpression(expression: string, options: CompileOptions = 
     } catch (err) {
       return compileError(expression, macroArgument(written(err)));
     }
-    const refusal = screen(parsed.ast, environmentMinor(options.kubeVersion, options.mode));
+    const fold = options.fold === false ? undefined : (text: string) => foldedError(text, options);
+    const minor = environmentMinor(options.kubeVersion, options.mode);
+    const refusal = screen(parsed.ast, minor, fold);
     if (refusal) return compileError(expression, written(refusal), false);
     adoptCelGoSemantics(parsed.ast as never);
     if (options.typeCheck !== false) {
@@ -110,6 +114,8 @@ export function compileExpression(expression: string, options: CompileOptions = 
           issues.map((i) => ({ start: at(i.start), message: i.message })),
         );
       }
+      const typed = screenChecked(parsed.ast, minor);
+      if (typed) return compileError(expression, written(typed), false);
       type = String(checked.type);
     }
   } catch (err) {
@@ -163,6 +169,29 @@ function checkerEnvironment(env: Environment): CheckerEnvironment {
     checkerEnvironments.set(env, known);
   }
   return known;
+}
+
+/**
+ * The error of a constant conversion (`int('')`) evaluated as cel-go's planner folds it when the
+ * API server plans the expression, refusing the configuration; undefined when it folds to a value.
+ */
+function foldedError(text: string, options: CompileOptions): string | undefined {
+  const folded = compileExpression(text, {
+    kubeVersion: options.kubeVersion,
+    mode: options.mode,
+    typeCheck: false,
+    fold: false,
+  });
+  if (isCompileError(folded)) return undefined;
+  try {
+    folded.run({});
+    return undefined;
+  } catch (err) {
+    // A conversion no overload takes (`string([1])`) is the checker's refusal, which cel-go makes first.
+    const code = (err as { code?: string }).code;
+    if (code === 'no_matching_overload' || code === 'no_such_overload') return undefined;
+    return (err as { summary?: string; message?: string }).summary ?? (err as Error).message ?? String(err);
+  }
 }
 
 /** An error whose position is in the rewritten text, with its position in the text as written. */

@@ -126,6 +126,8 @@ function conversion(name: 'int' | 'uint'): (orig: Handle) => Handle {
       const ok = name === 'int' ? v > -TWO_TO_63 && v < TWO_TO_63 : v > -1 && v < TWO_TO_64;
       if (!ok) throw e.createError('range', `range error converting double to ${name}`, n);
     }
+    if (name === 'uint' && typeof v === 'bigint' && v < 0n)
+      throw e.createError('range', 'range error converting int to uint', n);
     return orig(args, n, ev);
   };
 }
@@ -169,7 +171,7 @@ const nullable = (t: CelType & { kind?: string }) => t.kind === 'message' || t.k
  * int), and null joins an object or optional type. Type parameters nothing bound are dyn once the
  * outermost literal is checked.
  */
-function joinedLiteral(original: Check): Check {
+function joinedLiteral(original: Check, exempt: boolean): Check {
   return (chk, node, scope) => {
     const items = node.args as unknown[];
     const free = (t: CelType): CelType => {
@@ -184,13 +186,13 @@ function joinedLiteral(original: Check): Check {
         const u =
           joined.unify(chk.registry, t) ??
           (t.name === 'null' && nullable(joined) ? joined : joined.name === 'null' && nullable(t) ? t : null);
-        if (!u)
+        if (!u && !exempt)
           throw chk.createError(
             code,
             `expected type '${celGoType(joined as never)}' but found '${celGoType(t as never)}'`,
             part,
           );
-        joined = u;
+        joined = u ?? chk.getType('dyn');
       }
       return joined;
     };
@@ -242,12 +244,16 @@ function costKey(node: Node): string {
   return node.op === 'rcall' || node.op === 'call' ? `${node.op}:${(node.args as unknown[])[0]}` : node.op;
 }
 
-/** Sets how a list or map literal is checked and how a map literal is built. */
-function adoptLiteral(node: Node): void {
+/**
+ * Sets how a list or map literal is checked and how a map literal is built. `exempt`: the literal is
+ * inside a `format` call, which cel-go's string format validator exempts from the homogeneous
+ * literal check (its mixed elements join as dyn: `'%s %d'.format(['a', 1])`).
+ */
+function adoptLiteral(node: Node, exempt: boolean): void {
   const meta = node.meta;
   const elements = node.op === 'list' ? (node.args as unknown[]) : (node.args as unknown[][]).flat();
   for (const e of elements) if (isNode(e) && (e.op === 'list' || e.op === 'map')) nestedLiterals.add(e);
-  meta.check = joinedLiteral(meta.check);
+  meta.check = joinedLiteral(meta.check, exempt);
   if (node.op === 'map') meta.evaluate = mapLiteral;
 }
 
@@ -322,6 +328,16 @@ function nullableNamespace(node: Node): void {
     (scope as { getValue(k: string): unknown }).getValue('namespaceObject') === null ? null : evaluate(ev, n, scope);
 }
 
+/** Adds the direct child nodes of `node` to `set`. */
+function markChildren(node: Node, set: WeakSet<object>): void {
+  const parts: unknown[] = [node.args];
+  while (parts.length) {
+    const part = parts.pop();
+    if (Array.isArray(part)) parts.push(...part);
+    else if (isNode(part)) set.add(part);
+  }
+}
+
 /**
  * Sets cel-go's semantics and costs on every node of a parsed expression (before it is checked): the
  * handle of an operator does what cel-go's does and charges what cel-go's cost tracker charges.
@@ -329,6 +345,8 @@ function nullableNamespace(node: Node): void {
 export function adoptCelGoSemantics(root: Node): void {
   const stack: unknown[] = [root];
   const seen = new WeakSet<object>();
+  // Nodes inside a `format` call: pushed with this marker after them.
+  const inFormat = new WeakSet<object>();
   while (stack.length) {
     const item = stack.pop();
     if (Array.isArray(item)) {
@@ -337,7 +355,9 @@ export function adoptCelGoSemantics(root: Node): void {
     }
     if (!isNode(item) || seen.has(item)) continue;
     seen.add(item);
-    if (item.op === 'list' || item.op === 'map') adoptLiteral(item);
+    const formatCall = (item.op === 'rcall' || item.op === 'call') && (item.args as unknown[])[0] === 'format';
+    if (formatCall || inFormat.has(item)) markChildren(item, inFormat);
+    if (item.op === 'list' || item.op === 'map') adoptLiteral(item, inFormat.has(item));
     adoptHas(item as never);
     if (item.op === 'call' || item.op === 'rcall') boundResult(item);
     if (item.op === 'rcall') checkedSetsCall(item);

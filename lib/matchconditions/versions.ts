@@ -47,7 +47,7 @@ export const CEL_FEATURES: CelFeature[] = [
     members: ['hasValue', 'value', 'or', 'orValue', 'optMap', 'optFlatMap'],
     operators: ['.?', '[?]'],
   },
-  { since: 29, library: 'strings version 2', globals: ['strings'], members: ['format'] },
+  { since: 29, library: 'strings version 2', globals: ['strings'], members: ['format', 'join'] },
   { since: 29, library: 'sets', globals: ['sets'] },
   {
     since: 30,
