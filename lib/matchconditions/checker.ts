@@ -184,10 +184,21 @@ function wrapCheck(node: Node, site: Site): void {
     try {
       return check(chk, n, scope);
     } catch (err) {
+      // Branches the engine cannot unify that cel-go joins: an object or optional and null.
+      if ((err as EngineError).code === 'incompatible_ternary_branches') {
+        const [l, r] = [args(n)[1]!.checkedType!, args(n)[2]!.checkedType!];
+        if (l.name === 'null' && nullable(r)) return r;
+        if (r.name === 'null' && nullable(l)) return l;
+      }
       return recorded(chk, err, n, site);
     }
   };
 }
+
+const args = (n: Node) => n.args as Node[];
+
+/** True for the kinds cel-go's checker assigns null to (objects, opaque types, timestamps, optionals). */
+const nullable = (t: CelType) => t.kind === 'message' || t.kind === 'optional';
 
 /** Wraps the check of a macro the engine checks itself (`has`, the two-variable comprehensions). */
 function wrapMacro(node: Node, site: Site): void {
@@ -314,7 +325,8 @@ function precheck(chk: Checker, node: Node, scope: unknown, site: Site): void {
   } else if (node.op === '?:') {
     const [c, l, r] = args.map((a) => chk.check(a, scope)) as [CelType, CelType, CelType];
     const boolean = flexible(c) || c.name === 'bool';
-    if (boolean && l.unify(chk.registry, r)) return;
+    const joined = l.unify(chk.registry, r) || (l.name === 'null' && nullable(r)) || (r.name === 'null' && nullable(l));
+    if (boolean && joined) return;
     const label = args[0]!.meta.label;
     // all() and exists() join their steps with `_&&_` and `_||_`; the other macros with `_?_:_`.
     if (label && /^(?:all|exists)\(/.test(label)) mismatch(args[0]!, c);
@@ -324,9 +336,15 @@ function precheck(chk: Checker, node: Node, scope: unknown, site: Site): void {
       add(locationOf(node, site.generated), noOverload('_?_:_', [c, step, label ? step : r], false));
     }
   } else if (node.op === '.' || node.op === '.?') {
-    const target = chk.check(args[0], scope);
+    let target = chk.check(args[0], scope);
+    if (target.kind === 'optional' && target.valueType) target = target.valueType;
+    const field = String((node.args as unknown[])[1]);
+    const fields = chk.objectTypes.get(target.name)?.fields;
     if (target.kind === 'message' && OPAQUE.test(target.name))
       add(locationOf(node, site.generated), `type '${celGoType(target)}' does not support field selection`);
+    // The engine gives `.?` of a field an object type lacks as an optional dyn.
+    else if (node.op === '.?' && target.kind === 'message' && fields && !(field in fields))
+      add(locationOf(node, site.generated), `undefined field '${field}'`);
   } else if (node.op === '[]') {
     const [target, index] = args.map((a) => chk.check(a, scope)) as [CelType, CelType];
     const refused =

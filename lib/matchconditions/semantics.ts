@@ -168,7 +168,7 @@ const nullable = (t: CelType & { kind?: string }) => t.kind === 'message' || t.k
  * The checker of a list or map literal as cel-go's with HomogeneousAggregateLiterals: elements of
  * one type, where a dyn element joins any type (and makes the literal's element type dyn), an empty
  * literal or `optional.none()` takes the type the others give (`[[], [1]]` is a list of lists of
- * int), and null joins an object or optional type. Type parameters nothing bound are dyn once the
+ * int), and null joins an object or optional type (as dyn). Type parameters nothing bound are dyn once the
  * outermost literal is checked.
  */
 function joinedLiteral(original: Check, exempt: boolean): Check {
@@ -183,9 +183,10 @@ function joinedLiteral(original: Check, exempt: boolean): Check {
       let joined = elementType(chk, parts[0], scope);
       for (const part of parts.slice(1)) {
         const t = elementType(chk, part, scope);
-        const u =
-          joined.unify(chk.registry, t) ??
-          (t.name === 'null' && nullable(joined) ? joined : joined.name === 'null' && nullable(t) ? t : null);
+        // null joins an object or optional type as a dyn element: the engine's typed lists refuse a
+        // null element when indexed, where cel-go's give it.
+        const nullJoin = (t.name === 'null' && nullable(joined)) || (joined.name === 'null' && nullable(t));
+        const u = joined.unify(chk.registry, t) ?? (nullJoin ? chk.getType('dyn') : null);
         if (!u && !exempt)
           throw chk.createError(
             code,

@@ -99,6 +99,8 @@ const refusals: Array<[string, string]> = [
     "ERROR: <input>:1:26: found no matching overload for '_==_' applied to '(int, string)'",
   ],
   ['has(request.operations)', "ERROR: <input>:1:4: undefined field 'operations'"],
+  ["request.?operations.orValue('') == ''", "ERROR: <input>:1:8: undefined field 'operations'"],
+  ['namespaceObject.?metadata.?labelz.orValue({}) == {}', "ERROR: <input>:1:26: undefined field 'labelz'"],
   ['has(request.userInfo.uids)', "ERROR: <input>:1:4: undefined field 'uids'"],
   ["namespaceObject.metadata.labelz['a'] == 'b'", "ERROR: <input>:1:25: undefined field 'labelz'"],
   ["quantity('1').value == 1", "ERROR: <input>:1:14: type 'kubernetes.Quantity' does not support field selection"],
@@ -188,13 +190,34 @@ describe('type deductions of literals, as cel-go joins element types', () => {
     ["[{}, {'a': 1}]", 'list<map<string, int>>'],
     ['[optional.none(), optional.of(1)]', 'list<optional<int>>'],
     ['[optional.of(1), optional.none()]', 'list<optional<int>>'],
-    // null is assignable to an optional or an object type.
-    ['[optional.of(1), null][0]', 'optional<int>'],
-    ['[request, null][0]', 'kubernetes.AdmissionRequest'],
+    // null joins an optional or an object type (as a dyn element: the engine's typed lists refuse
+    // a null element when indexed).
+    ['[optional.of(1), null][0]', 'dyn'],
+    ['[request, null][0]', 'dyn'],
+    // null is assignable to an object, opaque or optional type: compared, or a conditional's branch.
+    ['request.kind == null', 'bool'],
+    ['null != request.userInfo', 'bool'],
+    ["quantity('1') == null", 'bool'],
+    ['optional.of(1) != null', 'bool'],
+    ['true ? request.kind : null', 'kubernetes.GroupVersionKind'],
+    ['false ? null : namespaceObject.metadata', 'kubernetes.NamespaceMetadata'],
     // What nothing binds is dyn once the outermost literal is checked.
     ['[[]][0]', 'list'],
   ];
   for (const [expression, type] of types) it(expression, () => assert.equal(said(expression), `type ${type}`));
+
+  it('evaluates what it accepts as cel-go does', () => {
+    const run = (e: string) => {
+      const r = compileExpression(e);
+      assert.ok(!isCompileError(r), e);
+      return r.run({ object: null, oldObject: null, namespaceObject: null });
+    };
+    assert.equal(run("[quantity('1'), null][1] == null"), true);
+    assert.equal(run("quantity('1') == null"), false);
+    assert.equal(run("quantity('1') != null"), true);
+    assert.equal(run("(false ? quantity('1') : null) == null"), true);
+    assert.equal(run('[[], [1]][1][0]'), 1n);
+  });
 
   it('still refuses elements of different types', () => {
     assert.deepEqual(errors('[[1], [true]] == []'), [
