@@ -182,7 +182,13 @@ function wrapCheck(node: Node, site: Site): void {
     precheck(chk, n, scope, site);
     if (site.issues.length > before) return chk.getType('dyn');
     try {
-      return check(chk, n, scope);
+      const type = check(chk, n, scope);
+      if (n.op === 'rcall' && !memberCallFits(n)) {
+        const { name, types } = callTypes(n);
+        site.issues.push({ start: locationOf(n, site.generated), message: noOverload(name, types, true) });
+        return chk.getType('dyn');
+      }
+      return type;
     } catch (err) {
       // Branches the engine cannot unify that cel-go joins: an object or optional and null.
       if ((err as EngineError).code === 'incompatible_ternary_branches') {
@@ -196,6 +202,17 @@ function wrapCheck(node: Node, site: Site): void {
 }
 
 const args = (n: Node) => n.args as Node[];
+
+/**
+ * Whether a member call on a dyn receiver has an overload its arguments fit: the engine takes any
+ * arguments on a dyn receiver (`object.x.startsWith(1)`), cel-go's checker matches them.
+ */
+function memberCallFits(n: Node): boolean {
+  const receiver = args(n)[1]!.checkedType;
+  const call = n as Node & { candidates?: { findFunction(a: CelType[], r: CelType): unknown } };
+  if (receiver?.kind !== 'dyn' || !call.candidates || !n.argTypes) return true;
+  return !!call.candidates.findFunction(n.argTypes, receiver);
+}
 
 /** True for the kinds cel-go's checker assigns null to (objects, opaque types, timestamps, optionals). */
 const nullable = (t: CelType) => t.kind === 'message' || t.kind === 'optional';

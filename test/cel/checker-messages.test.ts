@@ -41,6 +41,21 @@ const refusals: Array<[string, string]> = [
     'sets.contains([1.0], [1])',
     "ERROR: <input>:1:14: found no matching overload for 'sets.contains' applied to '(list(double), list(int))'",
   ],
+  // A member call on a dyn receiver: its arguments still pick an overload.
+  [
+    'object.spec.image.startsWith(1)',
+    "ERROR: <input>:1:29: found no matching overload for 'startsWith' applied to 'dyn.(int)'",
+  ],
+  [
+    'object.metadata.name.split(1).size() > 1',
+    "ERROR: <input>:1:27: found no matching overload for 'split' applied to 'dyn.(int)'",
+  ],
+  [
+    "object.metadata.name.charAt('a') == 'b'",
+    "ERROR: <input>:1:28: found no matching overload for 'charAt' applied to 'dyn.(string)'",
+  ],
+  ['object.x + true', "ERROR: <input>:1:10: found no matching overload for '_+_' applied to '(dyn, bool)'"],
+  ['object.x in 1', "ERROR: <input>:1:10: found no matching overload for '@in' applied to '(dyn, int)'"],
   // Undeclared names.
   ['x == 1', "ERROR: <input>:1:1: undeclared reference to 'x' (in container '')"],
   ['foo(1)', "ERROR: <input>:1:4: undeclared reference to 'foo' (in container '')"],
@@ -167,6 +182,10 @@ describe("compile errors in cel-go's checker words", () => {
       "object.spec.containers.all(c, c.image.startsWith('registry.example.com/'))",
       "{'a': 1}[dyn('a')] == 1",
       'true ? 1 : dyn(2)',
+      "object.spec.image.startsWith('registry.example.com/')",
+      "object.metadata.name.indexOf('-') > 0",
+      'object.x < true',
+      'object.spec.items.sum() > 1',
     ])
       assert.ok(!said(expression).startsWith('ERROR'), `${expression}: ${said(expression)}`);
   });
