@@ -69,6 +69,9 @@ export function compileError(expression: string, err: unknown, renamed = true): 
   return compileErrors(expression, [{ start: e.range?.start ?? 0, message: said }], renamed);
 }
 
+/** cel-go lists the first 100 errors it finds, then how many more there were (common/errors.go). */
+const MAX_ERRORS = 100;
+
 /**
  * Compile errors as cel-go lists them: each displayed, in the order of their positions, one a line;
  * the internal names of the environment's overloads given back as the user wrote them.
@@ -79,6 +82,7 @@ export function compileErrors(
   renamed = true,
 ): CompileError {
   const placed = issues
+    .slice(0, MAX_ERRORS)
     .map((issue) => ({
       ...position(expression, issue.start),
       message: renamed ? userNames(issue.message) : issue.message,
@@ -86,7 +90,10 @@ export function compileErrors(
     .sort((a, b) => a.line - b.line || a.column - b.column);
   const first = placed[0] ?? { line: 1, column: 1 };
   return {
-    message: `compilation failed: ${placed.map((p) => display(expression, p.line, p.column, p.message)).join('\n')}`,
+    message: `compilation failed: ${[
+      ...placed.map((p) => display(expression, p.line, p.column, p.message)),
+      ...(issues.length > MAX_ERRORS ? [`${issues.length - MAX_ERRORS} more errors were truncated`] : []),
+    ].join('\n')}`,
     line: first.line,
     column: first.column,
   };

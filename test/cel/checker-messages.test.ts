@@ -157,6 +157,14 @@ describe("compile errors in cel-go's checker words", () => {
     ]);
   });
 
+  it('lists the first 100 errors and counts the others, as cel-go', () => {
+    const expression = Array.from({ length: 103 }, (_, i) => `x${i}`).join(' + ');
+    const lines = said(expression).split('\n');
+    assert.equal(lines.filter((l) => l.startsWith('ERROR: ')).length, 100);
+    assert.equal(lines.at(-1), '3 more errors were truncated');
+    assert.match(lines.at(-4)!, /undeclared reference to 'x99'/);
+  });
+
   it('shows the line and dots up to a caret, as cel-go displays an error', () => {
     assert.equal(
       said("object.metadata.name == 'a' &&\n  1 + 'a' == 'b'"),
