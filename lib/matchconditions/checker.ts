@@ -229,16 +229,42 @@ function wrapMacro(node: Node, site: Site): void {
       return type;
     } catch (err) {
       const e = err as EngineError;
-      // existsOne() counts with `_?_:_(predicate, accu + 1, accu)`.
-      if (e.code === 'invalid_predicate' && e.summary?.startsWith('existsOne(') && isNode(e.node)) {
-        const counts = chk.getType('int');
-        const types = [e.node.checkedType!, counts, counts];
+      const step = e.code === 'invalid_predicate' ? conditionalStep(chk, macro, e.summary ?? '') : undefined;
+      if (step && isNode(e.node)) {
+        const types = [e.node.checkedType!, step, step];
         site.issues.push({ start: locationOf(node, site.generated), message: noOverload('_?_:_', types, false) });
         return chk.getType('dyn');
       }
       return recorded(chk, err, node, site);
     }
   };
+}
+
+/** A use of a two-variable comprehension (the parts used here). */
+interface TwoVariableUse {
+  receiver: Node;
+  body: Node;
+  inner?: unknown;
+}
+
+/**
+ * The accumulator's type in the `_?_:_(predicate, step, accu)` a two-variable comprehension steps
+ * with, as cel-go's checker has bound it when it refuses the predicate: undefined for `all` and
+ * `exists`, which join their steps with `_&&_` and `_||_`.
+ */
+function conditionalStep(chk: Checker, macro: object, summary: string): CelType | undefined {
+  const use = (macro as { use?: TwoVariableUse }).use;
+  const kind = /^(\w+)\(/.exec(summary)?.[1];
+  if (kind === 'existsOne') return chk.getType('int');
+  if (!use || !kind?.startsWith('transform')) return undefined;
+  const registry = chk.registry as { getListType(t: CelType): CelType; getMapType(k: CelType, v: CelType): CelType };
+  const body = chk.check(use.body, use.inner);
+  const dyn = chk.getType('dyn');
+  if (kind === 'transformList') return registry.getListType(body);
+  if (kind === 'transformMapEntry') return body.kind === 'map' ? body : registry.getMapType(dyn, dyn);
+  const range = use.receiver.checkedType;
+  const key = range?.kind === 'list' ? chk.getType('int') : range?.kind === 'map' ? range.keyType! : dyn;
+  return registry.getMapType(key, body);
 }
 
 /** Records an error the engine raised (rethrowing what is no checker error) and types the node dyn. */

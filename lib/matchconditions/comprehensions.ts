@@ -247,6 +247,7 @@ export function registerTwoVariableComprehensions(env: Environment): void {
         : { kind, node: ast, receiver, first, second, body: args[2]! };
       return {
         async: false,
+        use,
         typeCheck: (chk: Checker, _m: unknown, scope: Scope) => typeCheck(chk, use, scope),
         evaluate: (ev: Evaluator, _m: unknown, scope: unknown) => evaluate(ev, use, scope),
       };

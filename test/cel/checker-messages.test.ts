@@ -86,6 +86,18 @@ const refusals: Array<[string, string]> = [
   ['has(object)', 'ERROR: <input>:1:5: invalid argument to has() macro'],
   ['[1].all(i, v, v)', "ERROR: <input>:1:15: expected type 'bool' but found 'int'"],
   [
+    '[1].transformList(i, v, v, v * 2) == []',
+    "ERROR: <input>:1:18: found no matching overload for '_?_:_' applied to '(int, list(int), list(int))'",
+  ],
+  [
+    "{'a': 1}.transformMap(k, v, v, v * 2) == {}",
+    "ERROR: <input>:1:22: found no matching overload for '_?_:_' applied to '(int, map(string, int), map(string, int))'",
+  ],
+  [
+    "[1].transformMapEntry(i, v, v, {'a': v}) == {}",
+    "ERROR: <input>:1:22: found no matching overload for '_?_:_' applied to '(int, map(string, int), map(string, int))'",
+  ],
+  [
     '[1].existsOne(i, v, v)',
     "ERROR: <input>:1:14: found no matching overload for '_?_:_' applied to '(int, int, int)'",
   ],
