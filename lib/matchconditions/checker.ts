@@ -209,10 +209,22 @@ const args = (n: Node) => n.args as Node[];
  */
 function memberCallFits(n: Node): boolean {
   const receiver = args(n)[1]!.checkedType;
-  const call = n as Node & { candidates?: { findFunction(a: CelType[], r: CelType): unknown } };
+  const call = n as Node & { candidates?: Candidates };
   if (receiver?.kind !== 'dyn' || !call.candidates || !n.argTypes) return true;
-  return !!call.candidates.findFunction(n.argTypes, receiver);
+  // The engine's search over a dyn receiver is slow (tens of µs): answers are kept per overload set.
+  let known = fits.get(call.candidates);
+  if (!known) fits.set(call.candidates, (known = new Map()));
+  const key = n.argTypes.map((t) => t.name).join(',');
+  let answer = known.get(key);
+  if (answer === undefined) known.set(key, (answer = !!call.candidates.findFunction(n.argTypes, receiver)));
+  return answer;
 }
+
+/** The overloads of one name and arity, as the engine keeps them. */
+interface Candidates {
+  findFunction(args: CelType[], receiver: CelType): unknown;
+}
+const fits = new WeakMap<Candidates, Map<string, boolean>>();
 
 /** True for the kinds cel-go's checker assigns null to (objects, opaque types, timestamps, optionals). */
 const nullable = (t: CelType) => t.kind === 'message' || t.kind === 'optional';
@@ -356,47 +368,77 @@ const flexible = (t: CelType | undefined) => !t || t.kind === 'dyn' || t.kind ==
  * node: conditionals as a call of `_?_:_(bool, A, A)`, logical operators taking bools, indexes.
  */
 function precheck(chk: Checker, node: Node, scope: unknown, site: Site): void {
-  const args = node.args as Node[];
-  const add = (start: number, message: string) => site.issues.push({ start, message });
-  const mismatch = (n: Node, t: CelType) =>
-    add(locationOf(n, site.generated), `expected type 'bool' but found '${celGoType(t)}'`);
-  if (node.op === '&&' || node.op === '||') {
-    const types = args.map((a) => chk.check(a, scope));
-    types.forEach((t, i) => {
-      if (!flexible(t) && t.name !== 'bool') mismatch(args[i]!, t);
-    });
-  } else if (node.op === '?:') {
-    const [c, l, r] = args.map((a) => chk.check(a, scope)) as [CelType, CelType, CelType];
-    const boolean = flexible(c) || c.name === 'bool';
-    const joined = l.unify(chk.registry, r) || (l.name === 'null' && nullable(r)) || (r.name === 'null' && nullable(l));
-    if (boolean && joined) return;
-    const label = args[0]!.meta.label;
-    // all() and exists() join their steps with `_&&_` and `_||_`; the other macros with `_?_:_`.
-    if (label && /^(?:all|exists)\(/.test(label)) mismatch(args[0]!, c);
-    else {
-      // exists_one() counts in an int (the engine's count is a double).
-      const step = label?.startsWith('exists_one(') ? chk.getType('int') : l;
-      add(locationOf(node, site.generated), noOverload('_?_:_', [c, step, label ? step : r], false));
-    }
-  } else if (node.op === '.' || node.op === '.?') {
-    let target = chk.check(args[0], scope);
-    if (target.kind === 'optional' && target.valueType) target = target.valueType;
-    const field = String((node.args as unknown[])[1]);
-    const fields = chk.objectTypes.get(target.name)?.fields;
-    if (target.kind === 'message' && OPAQUE.test(target.name))
-      add(locationOf(node, site.generated), `type '${celGoType(target)}' does not support field selection`);
-    // The engine gives `.?` of a field an object type lacks as an optional dyn.
-    else if (node.op === '.?' && target.kind === 'message' && fields && !(field in fields))
-      add(locationOf(node, site.generated), `undefined field '${field}'`);
-  } else if (node.op === '[]') {
-    const [target, index] = args.map((a) => chk.check(a, scope)) as [CelType, CelType];
-    const refused =
-      (target.kind === 'map' && !assignable(chk, target.keyType, index)) ||
-      (target.kind === 'list' && !flexible(index) && index.name !== 'int') ||
-      !['map', 'list', 'dyn', 'param', 'optional'].includes(target.kind);
-    if (refused) add(locationOf(node, site.generated), noOverload('_[_]', [target, index], false));
+  const op = node.op;
+  if (op === '&&' || op === '||') logicalOperands(chk, node, scope, site);
+  else if (op === '?:') conditional(chk, node, scope, site);
+  else if (op === '.' || op === '.?') selection(chk, node, scope, site);
+  else if (op === '[]') index(chk, node, scope, site);
+}
+
+/** Records an issue at a node's position. */
+function addIssue(site: Site, node: Node, message: string): void {
+  site.issues.push({ start: locationOf(node, site.generated), message });
+}
+
+/** A bool expected where a value of type `t` is. */
+function boolMismatch(site: Site, node: Node, t: CelType): void {
+  addIssue(site, node, `expected type 'bool' but found '${celGoType(t)}'`);
+}
+
+/** The operands of `&&` and `||`: each a bool (or dyn). */
+function logicalOperands(chk: Checker, node: Node, scope: unknown, site: Site): void {
+  for (const operand of node.args as Node[]) {
+    const t = chk.check(operand, scope);
+    if (!flexible(t) && t.name !== 'bool') boolMismatch(site, operand, t);
   }
 }
+
+/** A conditional as cel-go's `_?_:_(bool, A, A)`, and the macro steps made of one. */
+function conditional(chk: Checker, node: Node, scope: unknown, site: Site): void {
+  const [cond, left, right] = node.args as [Node, Node, Node];
+  const c = chk.check(cond, scope);
+  const l = chk.check(left, scope);
+  const r = chk.check(right, scope);
+  const boolean = flexible(c) || c.name === 'bool';
+  const joined = l.unify(chk.registry, r) || (l.name === 'null' && nullable(r)) || (r.name === 'null' && nullable(l));
+  if (boolean && joined) return;
+  const label = cond.meta.label;
+  // all() and exists() join their steps with `_&&_` and `_||_`; the other macros with `_?_:_`.
+  if (label && /^(?:all|exists)\(/.test(label)) boolMismatch(site, cond, c);
+  else {
+    // exists_one() counts in an int (the engine's count is a double).
+    const step = label?.startsWith('exists_one(') ? chk.getType('int') : l;
+    addIssue(site, node, noOverload('_?_:_', [c, step, label ? step : r], false));
+  }
+}
+
+/** A field of an opaque type, and `.?` of a field an object type lacks (the engine gives it as an optional dyn). */
+function selection(chk: Checker, node: Node, scope: unknown, site: Site): void {
+  const [operand, field] = node.args as [Node, string];
+  let target = chk.check(operand, scope);
+  if (target.kind === 'optional' && target.valueType) target = target.valueType;
+  if (target.kind !== 'message') return;
+  if (OPAQUE.test(target.name)) addIssue(site, node, `type '${celGoType(target)}' does not support field selection`);
+  else if (node.op === '.?') {
+    const fields = chk.objectTypes.get(target.name)?.fields;
+    if (fields && !(String(field) in fields)) addIssue(site, node, `undefined field '${String(field)}'`);
+  }
+}
+
+/** An index as cel-go's `_[_]`: a list by an int, a map by its key type, nothing else. */
+function index(chk: Checker, node: Node, scope: unknown, site: Site): void {
+  const [left, right] = node.args as [Node, Node];
+  const target = chk.check(left, scope);
+  const key = chk.check(right, scope);
+  const refused =
+    (target.kind === 'map' && !assignable(chk, target.keyType, key)) ||
+    (target.kind === 'list' && !flexible(key) && key.name !== 'int') ||
+    !INDEXABLE.has(target.kind);
+  if (refused) addIssue(site, node, noOverload('_[_]', [target, key], false));
+}
+
+/** The kinds `_[_]` takes (an optional is indexed through its value). */
+const INDEXABLE = new Set(['map', 'list', 'dyn', 'param', 'optional']);
 
 /** `has()` of a field: refused as cel-go refuses selecting it (an object type lacking it, a scalar). */
 function hasField(chk: Checker, node: Node, scope: unknown, site: Site): void {
