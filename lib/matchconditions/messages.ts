@@ -47,7 +47,8 @@ function position(expression: string, offset: number): { line: number; column: n
 
 /** One error as cel-go displays it: `ERROR: <input>:line:column: message`, the line, dots to a caret. */
 function display(expression: string, line: number, column: number, message: string): string {
-  const text = [...(expression.split('\n')[line - 1] ?? '')];
+  // cel-go shows a tab of the line as a space.
+  const text = [...(expression.split('\n')[line - 1] ?? '').replaceAll('\t', ' ')];
   // cel-go marks a character of more than one UTF-8 byte with a full-width dot (and caret).
   const wide = (c: string | undefined) => c !== undefined && c.codePointAt(0)! > 0x7f;
   const dots = text

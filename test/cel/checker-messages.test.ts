@@ -183,6 +183,12 @@ describe("compile errors in cel-go's checker words", () => {
       "ERROR: <input>:2:5: found no matching overload for '_+_' applied to '(int, string)'\n" +
         " |   1 + 'a' == 'b'\n | ....^",
     );
+    // A tab of the line is shown as a space.
+    assert.equal(
+      said("object.x == 1 &&\t1 + 'a' == 'b'"),
+      "ERROR: <input>:1:20: found no matching overload for '_+_' applied to '(int, string)'\n" +
+        " | object.x == 1 && 1 + 'a' == 'b'\n | ...................^",
+    );
     // A character of more than one UTF-8 byte gets a full-width dot.
     assert.equal(
       said("'é' + 1 == 'a'"),
