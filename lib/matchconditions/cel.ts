@@ -9,7 +9,7 @@
 import type { ASTNode, Environment, ParseResult } from '@marcbachmann/cel-js';
 import { matchConditionsEnvironment } from './environment.ts';
 import { type Edit, rewriteLiterals, writtenOffset } from './literals.ts';
-import { adoptCelGoChecker, type CheckerEnvironment } from './checker.ts';
+import { adoptCelGoChecker, type CheckerEnvironment, declaredFunctions } from './checker.ts';
 import { compileError, compileErrors, internalNames, RECURSION_LIMIT_MESSAGE } from './messages.ts';
 import { chargeOf, CostLimitExceeded, installMeter, meter, PER_CALL_COST_LIMIT } from './meter.ts';
 import { screen, screenChecked } from './screen.ts';
@@ -162,10 +162,8 @@ const checkerEnvironments = new WeakMap<Environment, CheckerEnvironment>();
 function checkerEnvironment(env: Environment): CheckerEnvironment {
   let known = checkerEnvironments.get(env);
   if (!known) {
-    const { functions } = env.getDefinitions() as { functions: Array<{ name: string }> };
-    // Macros are declared to the engine as functions of `ast` arguments: cel-go declares no such function.
-    const declared = functions.filter((f) => !/\bast\b/.test((f as { signature?: string }).signature ?? ''));
-    known = { functions: new Set(declared.map((f) => f.name)) };
+    const { functions } = env.getDefinitions() as { functions: Array<{ name: string; signature?: string }> };
+    known = { functions: declaredFunctions(functions) };
     checkerEnvironments.set(env, known);
   }
   return known;

@@ -283,7 +283,7 @@ function conditionalStep(chk: Checker, macro: object, summary: string): CelType 
 function recorded(chk: Checker, err: unknown, at: Node, site: Site): CelType {
   const e = err as EngineError;
   if (!(err instanceof Error) || typeof e.code !== 'string') throw err;
-  site.issues.push(translate(e, isNode(e.node) ? e.node : at, site));
+  site.issues.push(...[translate(e, isNode(e.node) ? e.node : at, site)].flat());
   return chk.getType('dyn');
 }
 
@@ -294,24 +294,54 @@ function noOverload(name: string, types: CelType[], member: boolean): string {
 }
 
 /** The types a call node was checked with: its receiver's first. */
-function callTypes(node: Node): { name: string; declared: string; types: CelType[]; member: boolean } {
+function callTypes(node: Node): { name: string; namespace?: Node; types: CelType[]; member: boolean } {
   const args = node.args as unknown[];
-  const declared = args[0] as string;
-  let name = declared;
+  const name = args[0] as string;
   const argTypes = node.argTypes ?? ((node.op === 'rcall' ? args[2] : args[1]) as Node[]).map((a) => a.checkedType!);
-  if (node.op !== 'rcall') return { name, declared, types: argTypes, member: false };
+  if (node.op !== 'rcall') return { name, types: argTypes, member: false };
   const receiver = args[1] as Node;
   const type = receiver.checkedType!;
   // `sets.contains(…)` is a function of a qualified name, not a member call.
-  if (receiver.op === 'id' && /^kubernetes\.lib\.|Namespace$/.test(type?.name ?? '')) {
-    name = `${receiver.args as string}.${name}`;
-    return { name, declared, types: argTypes, member: false };
+  if (receiver.op === 'id' && NAMESPACE.test(type?.name ?? ''))
+    return { name: `${receiver.args as string}.${name}`, namespace: receiver, types: argTypes, member: false };
+  return { name, types: [type, ...argTypes], member: true };
+}
+
+/** The engine's types of the library namespaces (`sets.`, `strings.`, `optional.`, …). */
+const NAMESPACE = /^kubernetes\.lib\.|Namespace$/;
+
+/**
+ * The function names an environment declares, as cel-go names them: a namespace's qualified
+ * (`sets.contains`), the others plain; macros (functions of `ast` arguments to the engine) left out.
+ */
+export function declaredFunctions(functions: ReadonlyArray<{ name: string; signature?: string }>): Set<string> {
+  const names = new Set<string>();
+  for (const f of functions) {
+    const signature = f.signature ?? '';
+    if (/\bast\b/.test(signature)) continue;
+    const namespace = /^(?:kubernetes\.lib\.(\w+)|(Optional|Cel)Namespace)\./.exec(signature);
+    names.add(namespace ? `${namespace[1] ?? namespace[2]!.toLowerCase()}.${f.name}` : f.name);
   }
-  return { name, declared, types: [type, ...argTypes], member: true };
+  return names;
+}
+
+/** An undeclared function, as cel-go's checker reports it: a namespace it lacks is undeclared too. */
+function undeclaredCall(node: Node, site: Site): CheckIssue[] {
+  const { name, namespace } = callTypes(node);
+  const at = locationOf(node, site.generated);
+  if (!namespace) return [{ start: at, message: `undeclared reference to '${name}' (in container '')` }];
+  // cel-go checks `sets.foo(…)` as a member call of `foo` on the identifier `sets`, which it lacks.
+  const issues = [
+    { start: namespace.start, message: `undeclared reference to '${namespace.args as string}' (in container '')` },
+  ];
+  const plain = name.slice(name.indexOf('.') + 1);
+  if (!site.env.functions.has(plain))
+    issues.push({ start: at, message: `undeclared reference to '${plain}' (in container '')` });
+  return issues;
 }
 
 /** The engine's error in cel-go's words, at cel-go's position. */
-function translate(err: EngineError, node: Node, site: Site): CheckIssue {
+function translate(err: EngineError, node: Node, site: Site): CheckIssue | CheckIssue[] {
   const at = (n: Node) => locationOf(n, site.generated);
   const args = node.args as Node[];
   const type = (n: Node | undefined) => n?.checkedType;
@@ -319,9 +349,8 @@ function translate(err: EngineError, node: Node, site: Site): CheckIssue {
     case 'unknown_variable':
       return { start: node.start, message: `undeclared reference to '${node.args as string}' (in container '')` };
     case 'no_matching_overload': {
-      const { name, declared, types, member } = callTypes(node);
-      if (!site.env.functions.has(declared))
-        return { start: at(node), message: `undeclared reference to '${name}' (in container '')` };
+      const { name, types, member } = callTypes(node);
+      if (!site.env.functions.has(name)) return undeclaredCall(node, site);
       return { start: at(node), message: noOverload(name, types, member) };
     }
     case 'no_such_overload':

@@ -162,6 +162,17 @@ describe("compile errors in cel-go's checker words", () => {
     ]);
     // An error's node is of a type any use accepts: no second error for `undeclared + 1`.
     assert.deepEqual(errors('x + 1 == 2'), ["ERROR: <input>:1:1: undeclared reference to 'x' (in container '')"]);
+    // A function of a namespace the environment lacks: the namespace is undeclared, and so is the name.
+    assert.deepEqual(errors('sets.foo([1])'), [
+      "ERROR: <input>:1:1: undeclared reference to 'sets' (in container '')",
+      "ERROR: <input>:1:9: undeclared reference to 'foo' (in container '')",
+    ]);
+    assert.deepEqual(errors('sets.size() == 1'), [
+      "ERROR: <input>:1:1: undeclared reference to 'sets' (in container '')",
+    ]);
+    assert.deepEqual(errors('optional.of(1, 2) == optional.none()'), [
+      "ERROR: <input>:1:12: found no matching overload for 'optional.of' applied to '(int, int)'",
+    ]);
     // A macro name with the wrong arguments is no macro, and no function either.
     assert.deepEqual(errors('object.exists(x)'), [
       "ERROR: <input>:1:14: undeclared reference to 'exists' (in container '')",
