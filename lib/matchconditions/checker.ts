@@ -188,7 +188,7 @@ function wrapCheck(node: Node, site: Site): void {
         site.issues.push({ start: locationOf(n, site.generated), message: noOverload(name, types, true) });
         return chk.getType('dyn');
       }
-      return type;
+      return n.op === '?:' ? branchesJoined(n, type) : type;
     } catch (err) {
       // Branches the engine cannot unify that cel-go joins: an object or optional and null.
       if ((err as EngineError).code === 'incompatible_ternary_branches') {
@@ -202,6 +202,22 @@ function wrapCheck(node: Node, site: Site): void {
 }
 
 const args = (n: Node) => n.args as Node[];
+
+/** An empty literal or `optional.none()`: an element type cel-go leaves free for the other branch to bind. */
+function free(n: Node): boolean {
+  if (n.op === 'list' || n.op === 'map') return (n.args as unknown[]).length === 0;
+  if (n.op !== 'rcall') return false;
+  const [name, target, rest] = n.args as [unknown, Node | undefined, unknown[] | undefined];
+  return name === 'none' && target?.op === 'id' && target.args === 'optional' && !rest?.length;
+}
+
+/** A conditional's type as cel-go joins its branches: `true ? [] : [1]` is a list(int), not list(dyn). */
+function branchesJoined(n: Node, type: CelType): CelType {
+  const [, left, right] = args(n);
+  if (free(left!) && !free(right!)) return right!.checkedType ?? type;
+  if (free(right!) && !free(left!)) return left!.checkedType ?? type;
+  return type;
+}
 
 /**
  * Whether a member call on a dyn receiver has an overload its arguments fit: the engine takes any

@@ -257,6 +257,10 @@ describe('type deductions of literals, as cel-go joins element types', () => {
     ['optional.of(1) != null', 'bool'],
     ['true ? request.kind : null', 'kubernetes.GroupVersionKind'],
     ['false ? null : namespaceObject.metadata', 'kubernetes.NamespaceMetadata'],
+    // A conditional's branches join as well.
+    ['true ? [] : [1]', 'list<int>'],
+    ["false ? {'a': 1} : {}", 'map<string, int>'],
+    ['true ? optional.none() : optional.of(1)', 'optional<int>'],
     // What nothing binds is dyn once the outermost literal is checked.
     ['[[]][0]', 'list'],
   ];
@@ -278,6 +282,9 @@ describe('type deductions of literals, as cel-go joins element types', () => {
   it('still refuses elements of different types', () => {
     assert.deepEqual(errors('[[1], [true]] == []'), [
       "ERROR: <input>:1:7: expected type 'list(int)' but found 'list(bool)'",
+    ]);
+    assert.deepEqual(errors("(true ? [] : [1])[0] + 'a' == 'b'"), [
+      "ERROR: <input>:1:22: found no matching overload for '_+_' applied to '(int, string)'",
     ]);
     assert.deepEqual(errors('[null, 1] == []'), ["ERROR: <input>:1:8: expected type 'null_type' but found 'int'"]);
   });
