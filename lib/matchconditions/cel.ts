@@ -109,9 +109,11 @@ export function compileExpression(expression: string, options: CompileOptions = 
       if (!checked.valid) return compileError(expression, written(checked.error));
       if (issues.length) {
         const at = (start: number) => (source.edits.length ? writtenOffset(start, source.edits) : start);
+        // cel-go checks only what its parser accepted: its parser's refusals come alone.
+        const parse = issues.filter((i) => i.parse);
         return compileErrors(
           expression,
-          issues.map((i) => ({ start: at(i.start), message: i.message })),
+          (parse.length ? parse : issues).map((i) => ({ start: at(i.start), message: i.message })),
         );
       }
       const typed = screenChecked(parsed.ast, minor);

@@ -14,6 +14,8 @@
 export interface CheckIssue {
   start: number;
   message: string;
+  /** A refusal of cel-go's parser (a macro's arguments): when there is one, its checker never runs. */
+  parse?: boolean;
 }
 
 /** The engine's type of a checked expression (the parts used here). */
@@ -251,6 +253,12 @@ function wrapMacro(node: Node, site: Site): void {
   const typeCheck = macro.typeCheck;
   if (!typeCheck) return;
   macro.typeCheck = (chk, m, scope) => {
+    // cel-go's parser reads `a.?b` as a call of `_?._`, which has() does not take.
+    const select = ((node.args as unknown[])[1] as Node[] | undefined)?.[0];
+    if ((node.args as unknown[])[0] === 'has' && select?.op === '.?') {
+      site.issues.push({ start: locationOf(select, site.generated), message: HAS_ARGUMENT, parse: true });
+      return chk.getType('bool');
+    }
     try {
       const type = typeCheck(chk, m, scope);
       if ((node.args as unknown[])[0] === 'has') hasField(chk, node, scope, site);
@@ -267,6 +275,9 @@ function wrapMacro(node: Node, site: Site): void {
     }
   };
 }
+
+/** cel-go's parser's words for a has() of something other than a field selection. */
+const HAS_ARGUMENT = 'invalid argument to has() macro';
 
 /** A use of a two-variable comprehension (the parts used here). */
 interface TwoVariableUse {
@@ -392,7 +403,7 @@ function translate(err: EngineError, node: Node, site: Site): CheckIssue | Check
         message: `expression of type '${celGoType(type(node))}' cannot be range of a comprehension (must be list, map, or dynamic)`,
       };
     case 'invalid_macro_argument':
-      return { start: at(node), message: 'invalid argument to has() macro' };
+      return { start: at(node), message: HAS_ARGUMENT, parse: true };
     case 'invalid_predicate':
       return { start: at(node), message: `expected type 'bool' but found '${celGoType(type(node))}'` };
     default:
