@@ -7,9 +7,10 @@
  * so functions that do not enforce conditions carry no CEL in their bundles.
  */
 import type { ASTNode, Environment, ParseResult } from '@marcbachmann/cel-js';
-import { matchConditionsEnvironment } from './environment.ts';
-import { type Edit, rewriteLiterals, writtenOffset } from './literals.ts';
 import { adoptCelGoChecker, type CheckerEnvironment, declaredFunctions } from './checker.ts';
+import { installOptionalEntries } from './entries.ts';
+import { matchConditionsEnvironment } from './environment.ts';
+import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './literals.ts';
 import { compileError, compileErrors, internalNames, RECURSION_LIMIT_MESSAGE } from './messages.ts';
 import { chargeOf, CostLimitExceeded, installMeter, meter, PER_CALL_COST_LIMIT } from './meter.ts';
 import { screen, screenChecked } from './screen.ts';
@@ -20,6 +21,9 @@ export {
   type AuthorizationAttributes,
   type AuthorizationDecision,
   type Authorize,
+  type FieldSelectorRequirement,
+  type LabelSelectorOperator,
+  type LabelSelectorRequirement,
   noOpinion,
 } from './authorizer.ts';
 export { matchConditionsEnvironment } from './environment.ts';
@@ -71,8 +75,6 @@ export interface CompileOptions {
    * for testing the environment on expressions written for other declarations.
    */
   declarations?: Record<string, string>;
-  /** False leaves conversions of constants unfolded (how a folded constant is itself evaluated). */
-  fold?: boolean;
 }
 
 /**
@@ -82,12 +84,22 @@ export interface CompileOptions {
  * a cold start should not pay for it again); the type is then `unchecked`.
  */
 export function compileExpression(expression: string, options: CompileOptions = {}): CompiledExpression | CompileError {
+  return compile(expression, options, true);
+}
+
+/** compileExpression; `fold` false leaves conversions of constants unfolded (how a folded one is evaluated). */
+function compile(expression: string, options: CompileOptions, fold: boolean): CompiledExpression | CompileError {
   let env = matchConditionsEnvironment();
   if (options.declarations) {
     env = env.clone();
     for (const [name, type] of Object.entries(options.declarations)) env.registerVariable(name, type);
     installMeter(env);
+    installOptionalEntries(env);
   }
+  // cel-go reads backtick-quoted fields only with EnableIdentifierEscapeSyntax, which the API server leaves off.
+  const escaped = escapedFieldAt(expression);
+  if (escaped !== undefined)
+    return compileError(expression, { summary: "unsupported syntax '`'", range: { start: escaped } });
   const source = rewriteLiterals(expression);
   const written = (err: unknown) => inWrittenText(err, source.edits);
   let parsed: ParseResult;
@@ -98,9 +110,9 @@ export function compileExpression(expression: string, options: CompileOptions = 
     } catch (err) {
       return compileError(expression, macroArgument(written(err)));
     }
-    const fold = options.fold === false ? undefined : (text: string) => foldedError(text, options);
+    const folding = fold ? (text: string) => foldedError(text, options) : undefined;
     const minor = environmentMinor(options.kubeVersion, options.mode);
-    const refusal = screen(parsed.ast, minor, fold);
+    const refusal = screen(parsed.ast, minor, folding);
     if (refusal) return compileError(expression, written(refusal), false);
     adoptCelGoSemantics(parsed.ast as never);
     if (options.typeCheck !== false) {
@@ -176,12 +188,7 @@ function checkerEnvironment(env: Environment): CheckerEnvironment {
  * API server plans the expression, refusing the configuration; undefined when it folds to a value.
  */
 function foldedError(text: string, options: CompileOptions): string | undefined {
-  const folded = compileExpression(text, {
-    kubeVersion: options.kubeVersion,
-    mode: options.mode,
-    typeCheck: false,
-    fold: false,
-  });
+  const folded = compile(text, { kubeVersion: options.kubeVersion, mode: options.mode, typeCheck: false }, false);
   if (isCompileError(folded)) return undefined;
   try {
     folded.run({});

@@ -5,7 +5,9 @@
  * and the calls given the names of the environment's own overloads (RE2 `matches`, strings by code point).
  */
 import type { ASTNode } from '@marcbachmann/cel-js';
+import { optionalEntries, PARSER_PROBE } from './entries.ts';
 import { RE2_MATCHES, RENAMED } from './messages.ts';
+import { OPTIONAL_TYPE } from './optionals.ts';
 import { METER_PROBE } from './meter.ts';
 import { regexProblem } from './regex.ts';
 import { type FormatCheckArg, formatCallProblem } from './k8s/strformat-check.ts';
@@ -42,9 +44,7 @@ const undeclared = (name: string, node: ASTNode): Refusal => ({
  * `matches` at the RE2 overload.
  */
 export function screen(node: ASTNode, minor: number, fold?: Fold): Refusal | undefined {
-  return (
-    featureRefusal(node, minor, 'operator') ?? featureRefusal(node, minor, 'function') ?? screenNode(node, minor, fold)
-  );
+  return syntaxRefusal(node, minor) ?? featureRefusal(node, minor) ?? screenNode(node, minor, fold);
 }
 
 /** The child nodes of a parsed node. */
@@ -56,22 +56,56 @@ function childrenOf(node: ASTNode): ASTNode[] {
 }
 
 /**
- * The first use, innermost first as cel-go reports it, of a feature the environment of
- * `minor` lacks: optional syntax (the parser's error, reported before any checker's), or a
- * function of a library it does not have yet.
+ * Where the optional syntax of a node starts (the `.` of `.?`, the `[` of `[?`, the `?` of each
+ * optional entry), with cel-go's word for it.
  */
-function featureRefusal(node: ASTNode, minor: number, kind: 'operator' | 'function'): Refusal | undefined {
+function optionalSyntax(node: ASTNode): Array<{ syntax: string; at: number }> {
+  if (node.op === '.?' || node.op === '[?]') {
+    // The engine keeps where the field or index starts: its operator is just before, spaces aside.
+    const text = node.input;
+    let i = node.op === '.?' ? node.pos - 1 : (node.args as ASTNode[])[1]!.start - 1;
+    const skip = (chars: RegExp) => {
+      while (i > 0 && chars.test(text[i]!)) i--;
+    };
+    skip(node.op === '.?' ? /\s/ : /[\s(]/);
+    if (text[i] === '?') i--;
+    skip(/\s/);
+    return [
+      { syntax: node.op === '.?' ? '.?' : '[?', at: text[i] === (node.op === '.?' ? '.' : '[') ? i : node.start },
+    ];
+  }
+  return [...(optionalEntries(node)?.values() ?? [])].map((at) => ({ syntax: '?', at }));
+}
+
+/**
+ * Optional syntax in an environment before optional types: the parser's error, reported before
+ * any checker's, at the first use (cel-go sorts its errors by position).
+ */
+function syntaxRefusal(root: ASTNode, minor: number): Refusal | undefined {
+  if (!missingFeature('operator', '?', minor)) return undefined;
+  let first: { syntax: string; at: number } | undefined;
+  const stack = [root];
+  while (stack.length) {
+    const node = stack.pop()!;
+    if (node.op === 'value') continue;
+    for (const use of optionalSyntax(node)) if (!first || use.at < first.at) first = use;
+    stack.push(...childrenOf(node));
+  }
+  return first && { summary: `unsupported syntax '${first.syntax}'`, range: { start: first.at } };
+}
+
+/**
+ * The first use, innermost first as cel-go reports it, of a function of a library the
+ * environment of `minor` does not have yet.
+ */
+function featureRefusal(node: ASTNode, minor: number): Refusal | undefined {
   if (node.op === 'value') return undefined;
   for (const child of childrenOf(node)) {
-    const refusal = featureRefusal(child, minor, kind);
+    const refusal = featureRefusal(child, minor);
     if (refusal) return refusal;
   }
-  if (kind === 'operator') {
-    if ((node.op === '.?' || node.op === '[?]') && missingFeature('operator', node.op, minor)) {
-      return { summary: `unsupported syntax '${node.op === '.?' ? '.?' : '[?'}'`, range: { start: node.start } };
-    }
-    return undefined;
-  }
+  if (node.op === 'id' && node.args === OPTIONAL_TYPE && missingFeature('global', OPTIONAL_TYPE, minor))
+    return undeclared(OPTIONAL_TYPE, node);
   if (node.op === 'rcall') {
     const receiver = node.args[1] as ASTNode;
     const name = node.args[0] as string;
@@ -167,7 +201,8 @@ function screenNode(node: ASTNode, minor: number, fold: Fold | undefined): Refus
     const member = node.op === 'rcall';
     const name = node.args[0] as string;
     const args = (member ? node.args[2] : node.args[1]) as ASTNode[];
-    if (name === METER_PROBE || name.endsWith(RENAMED) || name.endsWith('__re2')) return undeclared(name, node);
+    if (name === METER_PROBE || name === PARSER_PROBE || name.endsWith(RENAMED) || name.endsWith('__re2'))
+      return undeclared(name, node);
     if (member) {
       const receiver = node.args[1] as ASTNode;
       if (name === 'bind' && receiver.op === 'id' && receiver.args === 'cel') return undeclared('cel', receiver);

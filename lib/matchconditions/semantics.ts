@@ -8,6 +8,7 @@
 
 import { celEquals, isMap, isUint, lookup, numeric } from './equality.ts';
 import { celGoType } from './checker.ts';
+import { ABSENT, entryType, entryValue, listWithEntries, optionalEntries } from './entries.ts';
 import { costWrapper } from './meter.ts';
 import { adoptHas } from './optionals.ts';
 import { TIME_WRAPPERS } from './time.ts';
@@ -179,10 +180,17 @@ function joinedLiteral(original: Check, exempt: boolean): Check {
       return nestedLiterals.has(node) || !type.templated ? t : type.templated(chk.registry, anyDyn(chk));
     };
     if (items.length === 0) return free(original(chk, node, scope));
-    const join = (parts: unknown[], code: string): CelType => {
-      let joined = elementType(chk, parts[0], scope);
-      for (const part of parts.slice(1)) {
-        const t = elementType(chk, part, scope);
+    // An optional entry (`[?x]`, `{?'k': x}`) gives the literal its optional's value type.
+    const entries = optionalEntries(node);
+    const typeOf = (part: unknown, i: number, values: boolean): CelType => {
+      const t = elementType(chk, part, scope);
+      return values && entries?.has(i) ? (entryType(chk, t as never, part) as unknown as CelType) : t;
+    };
+    const join = (parts: unknown[], code: string, values = true): CelType => {
+      let joined = typeOf(parts[0], 0, values);
+      for (const [i, part] of parts.entries()) {
+        if (i === 0) continue;
+        const t = typeOf(part, i, values);
         // null joins an object or optional type as a dyn element: the engine's typed lists refuse a
         // null element when indexed, where cel-go's give it.
         const nullJoin = (t.name === 'null' && nullable(joined)) || (joined.name === 'null' && nullable(t));
@@ -202,6 +210,7 @@ function joinedLiteral(original: Check, exempt: boolean): Check {
     const key = join(
       pairs.map((p) => p[0]),
       'heterogeneous_map_key',
+      false,
     );
     return free(
       chk.registry.getMapType(
@@ -221,16 +230,25 @@ function joinedLiteral(original: Check, exempt: boolean): Check {
  * a key given twice is an error, as cel-go's.
  */
 function mapLiteral(ev: Engine, node: Node, scope: unknown): unknown {
-  const pairs = (node.args as Array<[unknown, unknown]>).map(([k, v]) => [ev.run(k, scope), ev.run(v, scope)] as const);
+  const entries = optionalEntries(node);
+  const pairs = (node.args as Array<[unknown, unknown]>).map(
+    ([k, v]) => [ev.run(k, scope), ev.run(v, scope), v] as const,
+  );
   const map = new Map<unknown, unknown>();
-  for (const [k, v] of pairs) {
+  for (const [i, [k, value, valueNode]] of pairs.entries()) {
+    const v = entries?.has(i) ? entryValue(ev, value, valueNode, { k }) : value;
     // Map keys are ints, uints, bools and strings in CEL.
     if (!(typeof k === 'string' || typeof k === 'boolean' || typeof k === 'bigint' || isUint(k)))
       throw ev.createError('unsupported_key_type', `unsupported key type: ${k === null ? 'null' : typeof k}`, node);
+    // An optional entry without a value takes the key out, as cel-go's map building does.
+    if (v === ABSENT) {
+      for (const x of map.keys()) if (x === k || (numeric(x) !== undefined && celEquals(ev, x, k))) map.delete(x);
+      continue;
+    }
     if (lookup(ev, map, k)) throw ev.createError('repeated_key', `Failed with repeated key: ${String(k)}`, node);
     map.set(k, v);
   }
-  if (!pairs.every(([k]) => typeof k === 'string')) return map;
+  if (![...map.keys()].every((k) => typeof k === 'string')) return map;
   const out: Record<string, unknown> = {};
   for (const [k, v] of map) Object.defineProperty(out, k as string, { value: v, enumerable: true, writable: true });
   return out;
@@ -256,6 +274,7 @@ function adoptLiteral(node: Node, exempt: boolean): void {
   for (const e of elements) if (isNode(e) && (e.op === 'list' || e.op === 'map')) nestedLiterals.add(e);
   meta.check = joinedLiteral(meta.check, exempt);
   if (node.op === 'map') meta.evaluate = mapLiteral;
+  else if (optionalEntries(node)) meta.evaluate = listWithEntries as never;
 }
 
 /** Wraps the handle the engine sets on `node` when it checks it. */
@@ -329,6 +348,15 @@ function nullableNamespace(node: Node): void {
     (scope as { getValue(k: string): unknown }).getValue('namespaceObject') === null ? null : evaluate(ev, n, scope);
 }
 
+/**
+ * `x in []`: cel-go's planner (cel.OptOptimize) replaces membership in a constant empty list by
+ * false, so `x` is never evaluated (`1 / 0 in []` is false, not an error) and nothing is charged.
+ */
+function inEmptyList(node: Node): void {
+  const list = (node.args as unknown as Node[])[1];
+  if (list?.op === 'list' && (list.args as unknown[]).length === 0) node.meta.evaluate = () => false;
+}
+
 /** Adds the direct child nodes of `node` to `set`. */
 function markChildren(node: Node, set: WeakSet<object>): void {
   const parts: unknown[] = [node.args];
@@ -363,6 +391,7 @@ export function adoptCelGoSemantics(root: Node): void {
     if (item.op === 'call' || item.op === 'rcall') boundResult(item);
     if (item.op === 'rcall') checkedSetsCall(item);
     if (item.op === 'id' && item.args === 'namespaceObject') nullableNamespace(item);
+    if (item.op === 'in') inEmptyList(item);
     const key = costKey(item);
     const wraps = [WRAPPERS[key], TIME_WRAPPERS[key], costWrapper(key)].filter((w) => w !== undefined);
     if (wraps.length) wrapHandle(item, wraps);
