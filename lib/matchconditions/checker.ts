@@ -271,9 +271,39 @@ function wrapMacro(node: Node, site: Site): void {
         site.issues.push({ start: locationOf(node, site.generated), message: noOverload('_?_:_', types, false) });
         return chk.getType('dyn');
       }
+      const optional = optionalMacroIssues(chk, node, scope, e);
+      if (optional) {
+        const at = locationOf(node, site.generated);
+        for (const message of optional) site.issues.push({ start: at, message });
+        return chk.getType('dyn');
+      }
       return recorded(chk, err, node, site);
     }
   };
+}
+
+/**
+ * The refusals of the optional macros as cel-go words them: `or` and `orValue` are functions of an
+ * optional_type(A) receiver there; `optMap` and `optFlatMap` expand to
+ * `_?_:_(x.hasValue(), … x.value() …, optional.none())`, refused call by call.
+ */
+function optionalMacroIssues(chk: Checker, node: Node, scope: unknown, e: EngineError): string[] | undefined {
+  if (e.code !== 'optional_expected' && e.code !== 'incompatible_argument_type') return undefined;
+  if (node.op !== 'rcall') return undefined;
+  const [name, receiver, rest] = node.args as [string, Node, Node[]];
+  if (name === 'or' || name === 'orValue') {
+    const types = [receiver, ...rest].map((n) => chk.check(n, scope));
+    return [noOverload(name, types, true)];
+  }
+  if (name !== 'optMap' && name !== 'optFlatMap') return undefined;
+  if (e.summary?.includes('receiver')) {
+    const target = [chk.check(receiver, scope)];
+    return [noOverload('hasValue', target, true), noOverload('value', target, true)];
+  }
+  // optFlatMap's result is not optional: the conditional's branches do not join.
+  const optional = (chk.registry as { getOptionalType(t: CelType): CelType }).getOptionalType(chk.getType('dyn'));
+  const body = isNode(e.node) ? e.node.checkedType : undefined;
+  return [noOverload('_?_:_', [chk.getType('bool'), body ?? chk.getType('dyn'), optional], false)];
 }
 
 /** cel-go's parser's words for a has() of something other than a field selection. */

@@ -177,6 +177,23 @@ describe("compile errors in cel-go's checker words", () => {
     assert.deepEqual(errors('optional.of(1, 2) == optional.none()'), [
       "ERROR: <input>:1:12: found no matching overload for 'optional.of' applied to '(int, int)'",
     ]);
+    // The optional library's macros, as cel-go declares and expands them.
+    assert.deepEqual(errors('1.orValue(2) == 2'), [
+      "ERROR: <input>:1:10: found no matching overload for 'orValue' applied to 'int.(int)'",
+    ]);
+    assert.deepEqual(errors("optional.of(1).orValue('a') == 'a'"), [
+      "ERROR: <input>:1:23: found no matching overload for 'orValue' applied to 'optional_type(int).(string)'",
+    ]);
+    assert.deepEqual(errors('optional.of(1).or(2).hasValue()'), [
+      "ERROR: <input>:1:18: found no matching overload for 'or' applied to 'optional_type(int).(int)'",
+    ]);
+    assert.deepEqual(errors('1.optMap(x, x).hasValue()'), [
+      "ERROR: <input>:1:9: found no matching overload for 'hasValue' applied to 'int.()'",
+      "ERROR: <input>:1:9: found no matching overload for 'value' applied to 'int.()'",
+    ]);
+    assert.deepEqual(errors('optional.of(1).optFlatMap(x, x).hasValue()'), [
+      "ERROR: <input>:1:26: found no matching overload for '_?_:_' applied to '(bool, int, optional_type(dyn))'",
+    ]);
     // A macro name with the wrong arguments is no macro, and no function either.
     assert.deepEqual(errors('object.exists(x)'), [
       "ERROR: <input>:1:14: undeclared reference to 'exists' (in container '')",
