@@ -87,6 +87,20 @@ export function celGoType(t: CelType | undefined): string {
   return t.name;
 }
 
+/**
+ * A type the engine names (`list<int>`, `map`, `optional<string>`), as cel-go prints it
+ * (`list(int)`, `map(dyn, dyn)`, `optional_type(string)`).
+ */
+export function celGoTypeName(name: string): string {
+  return name
+    .replace(/\bnull\b/g, 'null_type')
+    .replace(/\boptional</g, 'optional_type<')
+    .replace(/\blist\b(?!<)/g, 'list<dyn>')
+    .replace(/\bmap\b(?!<)/g, 'map<dyn, dyn>')
+    .replaceAll('<', '(')
+    .replaceAll('>', ')');
+}
+
 export const isNode = (v: unknown): v is Node =>
   !!v && typeof v === 'object' && typeof (v as Node).op === 'string' && 'meta' in (v as object);
 

@@ -250,10 +250,25 @@ describe("compile errors in cel-go's checker words", () => {
 });
 
 describe('a condition that is not bool', () => {
-  it("is refused with the API server's words, a dyn one as well", () => {
-    for (const expression of ['1', 'object.spec.enabled']) {
+  it("is refused with the API server's words, a dyn one as well, naming the type from 1.32", () => {
+    const cases: Array<[string, string]> = [
+      ['1', 'int'],
+      ['object.spec.enabled', 'dyn'],
+      ["[request.name, 'a']", 'list(string)'],
+      ['object.spec.items', 'dyn'],
+      ['[object.a]', 'list(dyn)'],
+      ['{}', 'map(dyn, dyn)'],
+      ['null', 'null_type'],
+      ['object.?spec', 'optional_type(dyn)'],
+    ];
+    for (const [expression, type] of cases) {
       const [problem] = checkMatchConditions([{ name: 'c', expression }]);
-      assert.equal(problem?.message, `matchCondition "c": ${JSON.stringify(expression)}: must evaluate to bool`);
+      assert.equal(
+        problem?.message,
+        `matchCondition "c": ${JSON.stringify(expression)}: must evaluate to bool but got ${type}`,
+      );
+      const [older] = checkMatchConditions([{ name: 'c', expression }], { kubeVersion: { major: 1, minor: 31 } });
+      assert.equal(older?.message, `matchCondition "c": ${JSON.stringify(expression)}: must evaluate to bool`);
     }
   });
 });
