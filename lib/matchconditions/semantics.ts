@@ -359,12 +359,7 @@ function inEmptyList(node: Node): void {
 
 /** Adds the direct child nodes of `node` to `set`. */
 function markChildren(node: Node, set: WeakSet<object>): void {
-  const parts: unknown[] = [node.args];
-  while (parts.length) {
-    const part = parts.pop();
-    if (Array.isArray(part)) parts.push(...part);
-    else if (isNode(part)) set.add(part);
-  }
+  for (const part of [node.args].flat(2)) if (isNode(part)) set.add(part);
 }
 
 /**
