@@ -77,11 +77,12 @@ const WRAPPERS: Record<string, (orig: Handle) => Handle> = {
   '[]': (orig) => (l, r, n, ev) => {
     if (Array.isArray(l)) {
       const i = numeric(r);
-      if (typeof i === 'number') {
-        if (!Number.isInteger(i)) throw (ev as Engine).createError('invalid_index', `unsupported index value ${i}`, n);
-        return orig(l, BigInt(i), n, ev);
-      }
-      return orig(l, i ?? r, n, ev);
+      if (typeof i === 'number' && !Number.isInteger(i))
+        throw (ev as Engine).createError('invalid_index', `unsupported index value ${i}`, n);
+      // cel-go's words for an index past either end (its attribute resolution's missingIndex).
+      if (i !== undefined && (i < 0 || i >= l.length))
+        throw (ev as Engine).createError('invalid_index', `index out of bounds: ${i}`, n);
+      return orig(l, typeof i === 'number' ? BigInt(i) : (i ?? r), n, ev);
     }
     if (l instanceof Map && numeric(r) !== undefined) {
       const found = lookup(ev as Engine, l, r);
