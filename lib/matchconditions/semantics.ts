@@ -140,7 +140,7 @@ for (const op of ['<', '<=', '>', '>=']) {
  * The checker of a list or map literal as cel-go's with HomogeneousAggregateLiterals: elements of
  * one type, where a dyn element joins any type (and makes the literal's element type dyn).
  */
-function joinedLiteral(original: Check): Check {
+function joinedLiteral(original: Check, exempt: boolean): Check {
   return (chk, node, scope) => {
     const items = node.args as unknown[];
     // An empty literal's elements are of any type, as cel-go's free type parameter: dyn here (the
@@ -152,13 +152,16 @@ function joinedLiteral(original: Check): Check {
     }
     const join = (parts: unknown[], code: string): CelType => {
       let joined = chk.check(parts[0], scope);
+      let mixed = false;
       for (const part of parts.slice(1)) {
         const t = chk.check(part, scope);
-        const u = joined.unify(chk.registry, t);
-        if (!u) throw chk.createError(code, `expected type '${joined.name}' but found '${t.name}'`, part);
-        joined = u;
+        const u = mixed ? joined : joined.unify(chk.registry, t);
+        // Mixed elements make a list of dyn where cel-go's validator exempts the literal.
+        if (!u && exempt) mixed = true;
+        else if (!u) throw chk.createError(code, `expected type '${joined.name}' but found '${t.name}'`, part);
+        else joined = u;
       }
-      return joined;
+      return mixed ? chk.getType('dyn') : joined;
     };
     if (node.op === 'list') return chk.registry.getListType(join(items, 'heterogeneous_list_element'));
     const pairs = items as Array<[unknown, unknown]>;
@@ -206,10 +209,29 @@ function costKey(node: Node): string {
   return node.op === 'rcall' || node.op === 'call' ? `${node.op}:${(node.args as unknown[])[0]}` : node.op;
 }
 
+/**
+ * Functions whose list and map literal arguments may mix element types (cel-go's
+ * HomogeneousAggregateLiteralExemptFunctions: the strings extension's `format`), literals nested
+ * in those literals included.
+ */
+const MIXED_LITERAL_FUNCTIONS = new Set(['format']);
+
+/** Marks the literals among a call's arguments that may mix element types, nested ones included. */
+function markExempt(node: Node, exempt: WeakSet<object>): void {
+  const args = node.op === 'rcall' ? (node.args as unknown[])[2] : (node.args as unknown[])[1];
+  const pending = [...((args as unknown[]) ?? [])];
+  while (pending.length) {
+    const arg = pending.pop();
+    if (!isNode(arg) || (arg.op !== 'list' && arg.op !== 'map')) continue;
+    exempt.add(arg);
+    pending.push(...(arg.args as unknown[]).flat());
+  }
+}
+
 /** Sets how a list or map literal is checked and how a map literal is built. */
-function adoptLiteral(node: Node): void {
+function adoptLiteral(node: Node, exempt: boolean): void {
   const meta = node.meta;
-  meta.check = joinedLiteral(meta.check);
+  meta.check = joinedLiteral(meta.check, exempt);
   if (node.op === 'map') meta.evaluate = mapLiteral;
 }
 
@@ -291,6 +313,7 @@ function nullableNamespace(node: Node): void {
 export function adoptCelGoSemantics(root: Node): void {
   const stack: unknown[] = [root];
   const seen = new WeakSet<object>();
+  const exempt = new WeakSet<object>();
   while (stack.length) {
     const item = stack.pop();
     if (Array.isArray(item)) {
@@ -299,7 +322,12 @@ export function adoptCelGoSemantics(root: Node): void {
     }
     if (!isNode(item) || seen.has(item)) continue;
     seen.add(item);
-    if (item.op === 'list' || item.op === 'map') adoptLiteral(item);
+    if (
+      (item.op === 'rcall' || item.op === 'call') &&
+      MIXED_LITERAL_FUNCTIONS.has((item.args as unknown[])[0] as string)
+    )
+      markExempt(item, exempt);
+    if (item.op === 'list' || item.op === 'map') adoptLiteral(item, exempt.has(item));
     adoptHas(item as never);
     if (item.op === 'call' || item.op === 'rcall') boundResult(item);
     if (item.op === 'rcall') checkedSetsCall(item);
