@@ -296,6 +296,34 @@ function checkedSetsCall(node: Node): void {
   };
 }
 
+/** A checked type as the engine gives it on a node (the parts used here). */
+type Checked = CelType & { valueType?: CelType };
+
+/**
+ * `indexOf` and `lastIndexOf` of a list, refused as cel-go's checker refuses them when the list's
+ * element type and the argument's are known and differ (`[1, 2].indexOf('a')`): the overload of
+ * dyn lists the library adds for run time must not let them through.
+ */
+function typedListSearch(node: Node): void {
+  const check = node.meta.check;
+  node.meta.check = (chk, n, scope) => {
+    const type = check(chk, n, scope);
+    const [name, receiver, args] = n.args as [string, { checkedType?: Checked }, Array<{ checkedType?: Checked }>];
+    const list = receiver.checkedType;
+    const arg = args[0]?.checkedType;
+    const element = list?.valueType;
+    if (list?.name.startsWith('list<') && element && arg && element.name !== 'dyn' && arg.name !== 'dyn') {
+      if (!element.unify(chk.registry, arg))
+        throw chk.createError(
+          'no_matching_overload',
+          `found no matching overload for 'list.${name.replace(/__k8s$/, '')}(${arg.name})'`,
+          n,
+        );
+    }
+    return type;
+  };
+}
+
 /**
  * `namespaceObject` as the API server gives webhooks: null, which the engine's variable of a message
  * type refuses to read.
@@ -331,6 +359,8 @@ export function adoptCelGoSemantics(root: Node): void {
     adoptHas(item as never);
     if (item.op === 'call' || item.op === 'rcall') boundResult(item);
     if (item.op === 'rcall') checkedSetsCall(item);
+    if (item.op === 'rcall' && /^(?:last)?[iI]ndexOf__k8s$/.test((item.args as unknown[])[0] as string))
+      typedListSearch(item);
     if (item.op === 'id' && item.args === 'namespaceObject') nullableNamespace(item);
     const key = costKey(item);
     const wraps = [WRAPPERS[key], TIME_WRAPPERS[key], costWrapper(key)].filter((w) => w !== undefined);

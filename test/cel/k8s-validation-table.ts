@@ -1013,12 +1013,6 @@ export const KNOWN_DIFFERENCES: Record<string, string> = {
   "timestamp('1000-00-00T00:00:00Z')": 'refused at 1:1, the call, not its argument',
   "timestamp('1000-01-01T00:00:00ZZ')": 'refused at 1:1, the call, not its argument',
   'timestamp(-62135596801)': 'an evaluation error, not refused',
-  'object.intBackedDoubles.indexOf(2.0) == 1': "no matching overload for 'list.indexOf(double)' on a list of ints",
-  'object.intBackedDoubles.lastIndexOf(2.0) == 2':
-    "no matching overload for 'list.lastIndexOf(double)' on a list of ints",
-  'object.intBackedDoubles.indexOf(10.0) == -1': "no matching overload for 'list.indexOf(double)' on a list of ints",
-  'object.intBackedDoubles.lastIndexOf(10.0) == -1':
-    "no matching overload for 'list.lastIndexOf(double)' on a list of ints",
   "object.str.find(')') == ''": 'compilation failed: … invalid find argument: …',
   "object.str.findAll(')') == []": 'compilation failed: … invalid findAll argument: …',
   "object.str.findAll(')', 1) == []": 'compilation failed: … invalid findAll argument: …',
