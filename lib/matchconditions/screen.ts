@@ -92,6 +92,10 @@ const NOT_LITERAL = Symbol('not a literal');
 /** 2^63 as a double: the first double int() refuses (Go's math.MaxInt64 converts to it). */
 const TWO_TO_63 = 2 ** 63;
 
+/** Unix seconds of 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z, the range of a CEL timestamp. */
+const MIN_UNIX_SECONDS = -62135596800n;
+const MAX_UNIX_SECONDS = 253402300799n;
+
 /** The value of a literal node, a negated number literal included; NOT_LITERAL otherwise. */
 function literal(node: ASTNode): unknown {
   if (node.op === 'value') return node.args;
@@ -116,6 +120,14 @@ function foldingProblem(name: string, value: unknown, minor: number): string | u
   ) {
     return `range error converting ${typeof value === 'number' ? 'double' : 'int'} to uint`;
   }
+  // The validator refuses a number of seconds outside the years 1 to 9999 too (`timestamp(-62135596801)`).
+  if (
+    name === 'timestamp' &&
+    typeof value === 'bigint' &&
+    minor >= LITERAL_VALIDATORS_SINCE &&
+    (value < MIN_UNIX_SECONDS || value > MAX_UNIX_SECONDS)
+  )
+    return 'invalid timestamp argument';
   if ((name === 'timestamp' || name === 'duration') && typeof value === 'string' && minor >= LITERAL_VALIDATORS_SINCE) {
     try {
       matchConditionsEnvironment().evaluate(`${name}(${JSON.stringify(value)})`);
@@ -162,7 +174,9 @@ function screenNode(node: ASTNode, minor: number): Refusal | undefined {
     }
     if (!member && CONVERSIONS.has(name) && args.length === 1 && literal(args[0]!) !== NOT_LITERAL) {
       const problem = foldingProblem(name, literal(args[0]!), minor);
-      if (problem) return { summary: problem, range: { start: node.start } };
+      // The literal validators point at the argument, as cel-go's do.
+      const at = name === 'timestamp' || name === 'duration' ? args[0]! : node;
+      if (problem) return { summary: problem, range: { start: at.start } };
     }
     if (REGEX_FUNCTIONS.has(name)) {
       const pattern = args[member ? 0 : 1];
