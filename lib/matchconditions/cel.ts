@@ -96,7 +96,10 @@ export function compileExpression(expression: string, options: CompileOptions = 
       return compileError(expression, written(err));
     }
     const refusal = screen(parsed.ast, environmentMinor(options.kubeVersion, options.mode));
-    if (refusal) return compileError(expression, written(refusal), false);
+    if (refusal) {
+      const error = compileError(expression, written(refusal), false);
+      return refusal.program ? { ...error, message: `program instantiation failed: ${refusal.summary}` } : error;
+    }
     adoptCelGoSemantics(parsed.ast as never);
     if (options.typeCheck !== false) {
       const checked = parsed.check();

@@ -28,6 +28,8 @@ const REGEX_FUNCTIONS = new Set(['matches', 'find', 'findAll']);
 export interface Refusal {
   summary: string;
   range: { start: number };
+  /** Refused when the program is built, not by the checker or a validator: no position in the message. */
+  program?: true;
 }
 
 const undeclared = (name: string, node: ASTNode): Refusal => ({
@@ -182,7 +184,11 @@ function screenNode(node: ASTNode, minor: number): Refusal | undefined {
       const pattern = args[member ? 0 : 1];
       if (pattern?.op === 'value' && typeof pattern.args === 'string') {
         const problem = regexProblem(pattern.args);
-        if (problem) return { summary: `invalid ${name} argument: ${problem}`, range: { start: pattern.start } };
+        // cel-go's regex literal validator (1.29) checks the pattern of a member `matches`; the
+        // others fail when the program compiles its constant patterns (OptimizeRegex).
+        const validated = name === 'matches' && member && minor >= LITERAL_VALIDATORS_SINCE;
+        if (problem && validated) return { summary: 'invalid matches argument', range: { start: pattern.start } };
+        if (problem) return { summary: problem, range: { start: pattern.start }, program: true };
       }
     }
     if (member && name === 'matches' && args.length === 1) (node.args as unknown as unknown[])[0] = RE2_MATCHES;
