@@ -10,7 +10,7 @@ import type { ASTNode, ParseResult } from '@marcbachmann/cel-js';
 import { matchConditionsEnvironment } from './environment.ts';
 import { type Edit, rewriteLiterals, writtenOffset } from './literals.ts';
 import { compileError, internalNames, RECURSION_LIMIT_MESSAGE } from './messages.ts';
-import { chargeOf, CostLimitExceeded, installMeter, meter, PER_CALL_COST_LIMIT } from './meter.ts';
+import { chargeOf, CostLimitExceeded, installMeter, keepUnoptimized, meter, PER_CALL_COST_LIMIT } from './meter.ts';
 import { screen } from './screen.ts';
 import { adoptCelGoSemantics } from './semantics.ts';
 import { environmentMinor, type CelKubeVersion, type ExpressionMode } from './versions.ts';
@@ -70,6 +70,12 @@ export interface CompileOptions {
    * for testing the environment on expressions written for other declarations.
    */
   declarations?: Record<string, string>;
+  /**
+   * False charges what a program built without cel-go's OptOptimize costs (list and map literals
+   * of constants, and conversions of constants, charged when evaluated): for restating cost tests
+   * of such programs. The API server optimizes, as this environment does by default.
+   */
+  optimize?: boolean;
 }
 
 /**
@@ -100,6 +106,7 @@ export function compileExpression(expression: string, options: CompileOptions = 
       const error = compileError(expression, written(refusal), false);
       return refusal.program ? { ...error, message: `program instantiation failed: ${refusal.summary}` } : error;
     }
+    if (options.optimize === false) keepUnoptimized(parsed.ast);
     adoptCelGoSemantics(parsed.ast as never);
     if (options.typeCheck !== false) {
       const checked = parsed.check();

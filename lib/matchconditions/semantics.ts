@@ -7,7 +7,7 @@
  */
 
 import { celEquals, isMap, isUint, lookup, numeric } from './equality.ts';
-import { costWrapper } from './meter.ts';
+import { costWrapper, isConstant, isSetMembership } from './meter.ts';
 import { adoptHas } from './optionals.ts';
 import { TIME_WRAPPERS } from './time.ts';
 
@@ -363,7 +363,11 @@ export function adoptCelGoSemantics(root: Node): void {
       typedListSearch(item);
     if (item.op === 'id' && item.args === 'namespaceObject') nullableNamespace(item);
     const key = costKey(item);
-    const wraps = [WRAPPERS[key], TIME_WRAPPERS[key], costWrapper(key)].filter((w) => w !== undefined);
+    // What the optimized program folds away costs nothing: no cost wrapper.
+    const folded = (item.op === 'call' && isConstant(item as never)) || isSetMembership(item as never);
+    const wraps = [WRAPPERS[key], TIME_WRAPPERS[key], folded ? undefined : costWrapper(key)].filter(
+      (w) => w !== undefined,
+    );
     if (wraps.length) wrapHandle(item, wraps);
     stack.push(item.args);
   }

@@ -35,6 +35,8 @@ export interface Case {
   minor?: number;
   /** The runtime cost cel-go reports for the evaluation. */
   cost?: number;
+  /** False: the cost of a program built without OptOptimize, as the library's own cost tests build it. */
+  optimize?: false;
 }
 
 /** The outcome of a case in this environment. */
@@ -44,6 +46,7 @@ function outcome(c: Case): Outcome {
   const options: CompileOptions = {};
   if (c.minor !== undefined) options.kubeVersion = { major: 1, minor: c.minor };
   if (c.declarations) options.declarations = c.declarations;
+  if (c.optimize === false) options.optimize = false;
   const compiled = compileExpression(c.expr, options);
   if (isCompileError(compiled)) return { compile: compiled.message.split('\n')[0]! };
   try {
