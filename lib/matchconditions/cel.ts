@@ -7,11 +7,12 @@
  * so functions that do not enforce conditions carry no CEL in their bundles.
  */
 import type { ASTNode, ParseResult } from '@marcbachmann/cel-js';
+import { installOptionalEntries } from './entries.ts';
 import { matchConditionsEnvironment } from './environment.ts';
-import { type Edit, rewriteLiterals, writtenOffset } from './literals.ts';
+import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './literals.ts';
 import { compileError, internalNames, RECURSION_LIMIT_MESSAGE } from './messages.ts';
 import { chargeOf, CostLimitExceeded, installMeter, keepUnoptimized, meter, PER_CALL_COST_LIMIT } from './meter.ts';
-import { screen } from './screen.ts';
+import { screen, screenChecked } from './screen.ts';
 import { adoptCelGoSemantics } from './semantics.ts';
 import { environmentMinor, type CelKubeVersion, type ExpressionMode } from './versions.ts';
 
@@ -19,6 +20,9 @@ export {
   type AuthorizationAttributes,
   type AuthorizationDecision,
   type Authorize,
+  type FieldSelectorRequirement,
+  type LabelSelectorOperator,
+  type LabelSelectorRequirement,
   noOpinion,
 } from './authorizer.ts';
 export { matchConditionsEnvironment } from './environment.ts';
@@ -76,6 +80,8 @@ export interface CompileOptions {
    * of such programs. The API server optimizes, as this environment does by default.
    */
   optimize?: boolean;
+  /** False leaves conversions of constants unfolded (how a folded constant is itself evaluated). */
+  fold?: boolean;
 }
 
 /**
@@ -90,7 +96,12 @@ export function compileExpression(expression: string, options: CompileOptions = 
     env = env.clone();
     for (const [name, type] of Object.entries(options.declarations)) env.registerVariable(name, type);
     installMeter(env);
+    installOptionalEntries(env);
   }
+  // cel-go reads backtick-quoted fields only with EnableIdentifierEscapeSyntax, which the API server leaves off.
+  const escaped = escapedFieldAt(expression);
+  if (escaped !== undefined)
+    return compileError(expression, { summary: "unsupported syntax '`'", range: { start: escaped } });
   const source = rewriteLiterals(expression);
   const written = (err: unknown) => inWrittenText(err, source.edits);
   let parsed: ParseResult;
@@ -101,7 +112,9 @@ export function compileExpression(expression: string, options: CompileOptions = 
     } catch (err) {
       return compileError(expression, written(err));
     }
-    const refusal = screen(parsed.ast, environmentMinor(options.kubeVersion, options.mode));
+    const fold = options.fold === false ? undefined : (text: string) => foldedError(text, options);
+    const minor = environmentMinor(options.kubeVersion, options.mode);
+    const refusal = screen(parsed.ast, minor, fold);
     if (refusal) {
       const error = compileError(expression, written(refusal), false);
       return refusal.program ? { ...error, message: `program instantiation failed: ${refusal.summary}` } : error;
@@ -111,6 +124,8 @@ export function compileExpression(expression: string, options: CompileOptions = 
     if (options.typeCheck !== false) {
       const checked = parsed.check();
       if (!checked.valid) return compileError(expression, written(checked.error));
+      const typed = screenChecked(parsed.ast, minor);
+      if (typed) return compileError(expression, written(typed), false);
       type = String(checked.type);
     }
   } catch (err) {
@@ -142,6 +157,26 @@ export function compileExpression(expression: string, options: CompileOptions = 
       }
     },
   };
+}
+
+/**
+ * The error of a constant conversion (`int('')`) evaluated as cel-go's planner folds it when the
+ * API server plans the expression, refusing the configuration; undefined when it folds to a value.
+ */
+function foldedError(text: string, options: CompileOptions): string | undefined {
+  const folded = compileExpression(text, {
+    kubeVersion: options.kubeVersion,
+    mode: options.mode,
+    typeCheck: false,
+    fold: false,
+  });
+  if (isCompileError(folded)) return undefined;
+  try {
+    folded.run({});
+    return undefined;
+  } catch (err) {
+    return (err as { summary?: string; message?: string }).summary ?? (err as Error).message ?? String(err);
+  }
 }
 
 /** An error whose position is in the rewritten text, with its position in the text as written. */

@@ -15,6 +15,7 @@ import {
   TIMESTAMP,
 } from './libraries.ts';
 import { registerFormat, registerIpAndCidr, registerListsV3, registerSemver, registerSets } from './libraries-later.ts';
+import { installOptionalEntries, registerParserProbe } from './entries.ts';
 import { registerOptionals } from './optionals.ts';
 import { installMeter, MeteredEnvironment, registerMeterProbe } from './meter.ts';
 import { useEngineClasses, useUintClass } from './equality.ts';
@@ -141,12 +142,14 @@ function buildEnvironment(): Environment {
   for (const register of [registerSets, registerIpAndCidr, registerFormat, registerSemver, registerListsV3])
     register(env);
   registerMeterProbe(env);
+  registerParserProbe(env);
   useUintClass((env.evaluate('0u') as object).constructor);
   const classOf = (expression: string) => (env.evaluate(expression) as object).constructor;
   useEngineClasses({ duration: classOf("duration('1s')"), type: classOf('type(1)') });
   registerTwoVariableComprehensions(env);
   registerOptionals(env);
   installMeter(env);
+  installOptionalEntries(env);
   return env;
 }
 

@@ -83,3 +83,28 @@ export function writtenOffset(offset: number, edits: readonly Edit[]): number {
   }
   return offset - shift;
 }
+
+/** cel-go's ESC_IDENTIFIER token: a backtick-quoted field name (ASCII letters, digits, `_.-/`, spaces). */
+const ESCAPED_FIELD = /`[A-Za-z0-9_./\- ]+`/y;
+
+/** True when a field selection (`.` or `.?`, whitespace between) ends just before offset `i`. */
+function afterSelect(text: string, i: number): boolean {
+  let j = i - 1;
+  while (j >= 0 && /\s/.test(text[j]!)) j--;
+  if (text[j] === '?') j--;
+  while (j >= 0 && /\s/.test(text[j]!)) j--;
+  return text[j] === '.';
+}
+
+/** The offset of the first backtick-quoted field selection (a.`b-c`) outside string literals, if any. */
+export function escapedFieldAt(text: string): number | undefined {
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"' || c === "'") i = stringAt(text, i).end - 1;
+    else if (c === '`' && afterSelect(text, i)) {
+      ESCAPED_FIELD.lastIndex = i;
+      if (ESCAPED_FIELD.test(text)) return i;
+    }
+  }
+  return undefined;
+}

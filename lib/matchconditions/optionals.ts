@@ -82,12 +82,20 @@ function isZero(v: unknown): boolean {
   return n === 0n || n === 0;
 }
 
-/** Registers optMap, optFlatMap, ofNonZeroValue and the equality of optionals. */
+/** cel-go's name of the type of optionals, the value `type()` gives one. */
+export const OPTIONAL_TYPE = 'optional_type';
+
+/** Registers optMap, optFlatMap, ofNonZeroValue, the equality of optionals and their type. */
 export function registerOptionals(env: Environment): void {
   const e = env as unknown as {
     registerFunction(signature: string, handler: unknown): unknown;
     registerOperator(signature: string, handler: unknown): unknown;
   };
+  // The engine's class of type values: `type(optional.of(1)) == optional_type`.
+  const TypeValue = (env.evaluate('type(1)') as object).constructor as new (name: string) => object;
+  const optionalType = new TypeValue(OPTIONAL_TYPE);
+  e.registerFunction('type(optional<dyn>): type', () => optionalType);
+  env.registerConstant(OPTIONAL_TYPE, 'type', optionalType);
   const macro =
     (flat: boolean) =>
     ({ args, receiver, ast }: { args: Node[]; receiver: Node; ast: Node }) => {

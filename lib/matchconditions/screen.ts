@@ -5,10 +5,12 @@
  * and the calls given the names of the environment's own overloads (RE2 `matches`, strings by code point).
  */
 import type { ASTNode } from '@marcbachmann/cel-js';
-import { matchConditionsEnvironment } from './environment.ts';
+import { optionalEntries, PARSER_PROBE } from './entries.ts';
 import { RE2_MATCHES, RENAMED } from './messages.ts';
+import { OPTIONAL_TYPE } from './optionals.ts';
 import { METER_PROBE } from './meter.ts';
 import { regexProblem } from './regex.ts';
+import { type FormatCheckArg, formatCallProblem } from './k8s/strformat-check.ts';
 import { missingFeature } from './versions.ts';
 
 /** Member functions whose calls go to the `__k8s` overloads. */
@@ -43,8 +45,8 @@ const undeclared = (name: string, node: ASTNode): Refusal => ({
  * rejects (the API server validates them at compile time), and points member calls of
  * `matches` at the RE2 overload.
  */
-export function screen(node: ASTNode, minor: number): Refusal | undefined {
-  return featureRefusal(node, minor, 'operator') ?? featureRefusal(node, minor, 'function') ?? screenNode(node, minor);
+export function screen(node: ASTNode, minor: number, fold?: Fold): Refusal | undefined {
+  return syntaxRefusal(node, minor) ?? featureRefusal(node, minor) ?? screenNode(node, minor, fold);
 }
 
 /** The child nodes of a parsed node. */
@@ -56,22 +58,56 @@ function childrenOf(node: ASTNode): ASTNode[] {
 }
 
 /**
- * The first use, innermost first as cel-go reports it, of a feature the environment of
- * `minor` lacks: optional syntax (the parser's error, reported before any checker's), or a
- * function of a library it does not have yet.
+ * Where the optional syntax of a node starts (the `.` of `.?`, the `[` of `[?`, the `?` of each
+ * optional entry), with cel-go's word for it.
  */
-function featureRefusal(node: ASTNode, minor: number, kind: 'operator' | 'function'): Refusal | undefined {
+function optionalSyntax(node: ASTNode): Array<{ syntax: string; at: number }> {
+  if (node.op === '.?' || node.op === '[?]') {
+    // The engine keeps where the field or index starts: its operator is just before, spaces aside.
+    const text = node.input;
+    let i = node.op === '.?' ? node.pos - 1 : (node.args as ASTNode[])[1]!.start - 1;
+    const skip = (chars: RegExp) => {
+      while (i > 0 && chars.test(text[i]!)) i--;
+    };
+    skip(node.op === '.?' ? /\s/ : /[\s(]/);
+    if (text[i] === '?') i--;
+    skip(/\s/);
+    return [
+      { syntax: node.op === '.?' ? '.?' : '[?', at: text[i] === (node.op === '.?' ? '.' : '[') ? i : node.start },
+    ];
+  }
+  return [...(optionalEntries(node)?.values() ?? [])].map((at) => ({ syntax: '?', at }));
+}
+
+/**
+ * Optional syntax in an environment before optional types: the parser's error, reported before
+ * any checker's, at the first use (cel-go sorts its errors by position).
+ */
+function syntaxRefusal(root: ASTNode, minor: number): Refusal | undefined {
+  if (!missingFeature('operator', '?', minor)) return undefined;
+  let first: { syntax: string; at: number } | undefined;
+  const stack = [root];
+  while (stack.length) {
+    const node = stack.pop()!;
+    if (node.op === 'value') continue;
+    for (const use of optionalSyntax(node)) if (!first || use.at < first.at) first = use;
+    stack.push(...childrenOf(node));
+  }
+  return first && { summary: `unsupported syntax '${first.syntax}'`, range: { start: first.at } };
+}
+
+/**
+ * The first use, innermost first as cel-go reports it, of a function of a library the
+ * environment of `minor` does not have yet.
+ */
+function featureRefusal(node: ASTNode, minor: number): Refusal | undefined {
   if (node.op === 'value') return undefined;
   for (const child of childrenOf(node)) {
-    const refusal = featureRefusal(child, minor, kind);
+    const refusal = featureRefusal(child, minor);
     if (refusal) return refusal;
   }
-  if (kind === 'operator') {
-    if ((node.op === '.?' || node.op === '[?]') && missingFeature('operator', node.op, minor)) {
-      return { summary: `unsupported syntax '${node.op === '.?' ? '.?' : '[?'}'`, range: { start: node.start } };
-    }
-    return undefined;
-  }
+  if (node.op === 'id' && node.args === OPTIONAL_TYPE && missingFeature('global', OPTIONAL_TYPE, minor))
+    return undeclared(OPTIONAL_TYPE, node);
   if (node.op === 'rcall') {
     const receiver = node.args[1] as ASTNode;
     const name = node.args[0] as string;
@@ -85,60 +121,65 @@ function featureRefusal(node: ASTNode, minor: number, kind: 'operator' | 'functi
   return undefined;
 }
 
-/** Conversions whose literal argument the API server checks when a configuration is created. */
-const CONVERSIONS = new Set(['int', 'uint', 'timestamp', 'duration']);
-/** The minor version whose environment validates timestamp and duration literals (cel.ASTValidators). */
-const LITERAL_VALIDATORS_SINCE = 29;
-/** What literal() answers for a node that is not a literal. */
-const NOT_LITERAL = Symbol('not a literal');
-/** 2^63 as a double: the first double int() refuses (Go's math.MaxInt64 converts to it). */
-const TWO_TO_63 = 2 ** 63;
+/**
+ * cel-go's type conversions, which its planner folds when their argument is a constant (the API
+ * server plans with cel.OptOptimize): one that fails refuses the configuration when it is created,
+ * in every version (`int('')`, `uint(-1)`, `duration('1d')`), however deep in the expression.
+ */
+const CONVERSIONS = new Set(['int', 'uint', 'double', 'string', 'bytes', 'bool', 'timestamp', 'duration']);
+/** Conversions that fold but never fail. */
+const SAFE_CONVERSIONS = new Set(['dyn', 'type']);
+/** The engine's name of a conversion the environment renames (`string` by Go's rules). */
+const conversionName = (name: string): string => (name.endsWith(RENAMED) ? name.slice(0, -RENAMED.length) : name);
 
-/** Unix seconds of 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z, the range of a CEL timestamp. */
-const MIN_UNIX_SECONDS = -62135596800n;
-const MAX_UNIX_SECONDS = 253402300799n;
-
-/** The value of a literal node, a negated number literal included; NOT_LITERAL otherwise. */
-function literal(node: ASTNode): unknown {
-  if (node.op === 'value') return node.args;
-  if (node.op === '-_' && (node.args as ASTNode).op === 'value') {
-    const v = (node.args as ASTNode).args;
-    if (typeof v === 'number' || typeof v === 'bigint') return -v;
+/**
+ * True when cel-go's planner holds `node` as a constant: a literal (a negative number literal
+ * included), a list or map literal of constants, or a conversion of a constant (folded first).
+ */
+function isConstant(node: ASTNode): boolean {
+  switch (node.op) {
+    case 'value':
+      return true;
+    case '-_':
+      return (node.args as ASTNode).op === 'value' && typeof (node.args as ASTNode).args !== 'string';
+    case 'list':
+      return (node.args as ASTNode[]).every(isConstant);
+    case 'map':
+      return (node.args as unknown as Array<[ASTNode, ASTNode]>).every(([k, v]) => isConstant(k) && isConstant(v));
+    case 'call': {
+      const name = conversionName(node.args[0] as string);
+      const args = node.args[1] as ASTNode[];
+      return (CONVERSIONS.has(name) || SAFE_CONVERSIONS.has(name)) && args.length === 1 && isConstant(args[0]!);
+    }
+    default:
+      return false;
   }
-  return NOT_LITERAL;
 }
 
 /**
- * Why a conversion of a literal fails, as the API server refuses it when a configuration is
- * created (the literal validators of 1.29 for timestamp and duration; the range of int and uint).
+ * Evaluates a constant expression (its text) as the API server's planner would fold it: the
+ * error message when it fails, undefined when it succeeds.
  */
-function foldingProblem(name: string, value: unknown, minor: number): string | undefined {
-  if (name === 'int' && typeof value === 'number' && !(value > -TWO_TO_63 && value < TWO_TO_63))
-    return 'range error converting double to int';
-  if (
-    name === 'uint' &&
-    (typeof value === 'number' || typeof value === 'bigint') &&
-    (value < 0 || (typeof value === 'number' && !(value < 2 * TWO_TO_63)))
-  ) {
-    return `range error converting ${typeof value === 'number' ? 'double' : 'int'} to uint`;
-  }
-  // The validator refuses a number of seconds outside the years 1 to 9999 too (`timestamp(-62135596801)`).
-  if (
-    name === 'timestamp' &&
-    typeof value === 'bigint' &&
-    minor >= LITERAL_VALIDATORS_SINCE &&
-    (value < MIN_UNIX_SECONDS || value > MAX_UNIX_SECONDS)
-  )
-    return 'invalid timestamp argument';
-  if ((name === 'timestamp' || name === 'duration') && typeof value === 'string' && minor >= LITERAL_VALIDATORS_SINCE) {
-    try {
-      matchConditionsEnvironment().evaluate(`${name}(${JSON.stringify(value)})`);
-    } catch {
-      return `invalid ${name} argument`;
-    }
-  }
-  return undefined;
+export type Fold = (text: string) => string | undefined;
+
+/** The refusal of a conversion of a constant that fails when folded, if `node` is one. */
+function foldingRefusal(node: ASTNode, fold: Fold | undefined): Refusal | undefined {
+  if (!fold || node.op !== 'call') return undefined;
+  const name = conversionName(node.args[0] as string);
+  const args = node.args[1] as ASTNode[];
+  if (!CONVERSIONS.has(name) || args.length !== 1 || !isConstant(args[0]!)) return undefined;
+  const problem = fold(node.input.slice(node.range.start, node.range.end));
+  if (problem === undefined) return undefined;
+  // A timestamp or duration literal that does not parse, or a timestamp of seconds outside the
+  // years 1 to 9999: the literal validators' words (1.29+), at the literal as cel-go's point.
+  const literal = args[0]!.op === 'value' || (name === 'timestamp' && args[0]!.op === '-_');
+  if ((name === 'timestamp' || name === 'duration') && literal)
+    return { summary: `invalid ${name} argument`, range: { start: args[0]!.start } };
+  return { summary: problem, range: { start: node.start } };
 }
+
+/** The minor version whose environment validates regex literals (cel.ASTValidators). */
+const LITERAL_VALIDATORS_SINCE = 29;
 
 /** A run of an even number of `!` or `-` before an operand, which cel-go's parser drops. */
 function collapsed(node: ASTNode): ASTNode {
@@ -147,7 +188,7 @@ function collapsed(node: ASTNode): ASTNode {
   return n;
 }
 
-function screenNode(node: ASTNode, minor: number): Refusal | undefined {
+function screenNode(node: ASTNode, minor: number, fold: Fold | undefined): Refusal | undefined {
   if (node.op === 'value') return undefined;
   // cel-go's parser reads `!!x` and `--x` as `x` (an even run cancels out): children are
   // replaced by what they collapse to, so the checker sees what cel-go's sees.
@@ -168,18 +209,15 @@ function screenNode(node: ASTNode, minor: number): Refusal | undefined {
     const member = node.op === 'rcall';
     const name = node.args[0] as string;
     const args = (member ? node.args[2] : node.args[1]) as ASTNode[];
-    if (name === METER_PROBE || name.endsWith(RENAMED) || name.endsWith('__re2')) return undeclared(name, node);
+    if (name === METER_PROBE || name === PARSER_PROBE || name.endsWith(RENAMED) || name.endsWith('__re2'))
+      return undeclared(name, node);
     if (member) {
       const receiver = node.args[1] as ASTNode;
       if (name === 'bind' && receiver.op === 'id' && receiver.args === 'cel') return undeclared('cel', receiver);
       if (NOT_IN_KUBERNETES.has(name)) return undeclared(name, node);
     }
-    if (!member && CONVERSIONS.has(name) && args.length === 1 && literal(args[0]!) !== NOT_LITERAL) {
-      const problem = foldingProblem(name, literal(args[0]!), minor);
-      // The literal validators point at the argument, as cel-go's do.
-      const at = name === 'timestamp' || name === 'duration' ? args[0]! : node;
-      if (problem) return { summary: problem, range: { start: at.start } };
-    }
+    const folded = member ? undefined : foldingRefusal(node, fold);
+    if (folded) return folded;
     if (REGEX_FUNCTIONS.has(name)) {
       const pattern = args[member ? 0 : 1];
       if (pattern?.op === 'value' && typeof pattern.args === 'string') {
@@ -199,9 +237,69 @@ function screenNode(node: ASTNode, minor: number): Refusal | undefined {
   const children: unknown[] = Array.isArray(node.args) ? node.args : [node.args];
   for (const child of children.flat()) {
     if (child && typeof child === 'object' && typeof (child as ASTNode).op === 'string') {
-      const refusal = screenNode(child as ASTNode, minor);
+      const refusal = screenNode(child as ASTNode, minor, fold);
       if (refusal) return refusal;
     }
+  }
+  return undefined;
+}
+
+/** The minor version from which the environment declares comparisons across int, uint and double. */
+const CROSS_TYPE_COMPARISONS_SINCE = 28;
+const NUMERIC = new Set(['int', 'uint', 'double']);
+const ORDERINGS = new Set(['<', '<=', '>', '>=']);
+
+/** The minor version from which string.format's validator checks literal calls (strings version 2). */
+const FORMAT_VALIDATOR_SINCE = 29;
+
+const typeOf = (node: ASTNode): string => String((node as { checkedType?: unknown }).checkedType);
+
+/** A checked argument of a format call as the validator sees it: its type, and a literal's parts. */
+function formatArg(node: ASTNode): FormatCheckArg {
+  if (node.op === 'list') return { type: typeOf(node), parts: (node.args as ASTNode[]).map(formatArg) };
+  if (node.op === 'map') {
+    const entries = node.args as unknown as Array<[ASTNode, ASTNode]>;
+    return { type: typeOf(node), parts: entries.flatMap(([k, v]) => [formatArg(k), formatArg(v)]) };
+  }
+  return { type: typeOf(node) };
+}
+
+/** What the API server refuses in one checked node (see screenChecked), if anything. */
+function checkedNodeRefusal(n: ASTNode, minor: number): Refusal | undefined {
+  if (minor < CROSS_TYPE_COMPARISONS_SINCE && ORDERINGS.has(n.op)) {
+    const [l, r] = (n.args as ASTNode[]).map(typeOf);
+    if (l !== r && NUMERIC.has(l!) && NUMERIC.has(r!))
+      return {
+        summary: `found no matching overload for '_${n.op}_' applied to '(${l}, ${r})'`,
+        range: { start: n.start },
+      };
+  }
+  if (minor >= FORMAT_VALIDATOR_SINCE && n.op === 'rcall' && n.args[0] === 'format') {
+    const receiver = n.args[1] as ASTNode;
+    const args = n.args[2] as ASTNode[];
+    if (receiver.op === 'value' && typeof receiver.args === 'string' && args.length === 1 && args[0]!.op === 'list') {
+      const problem = formatCallProblem(receiver.args, (args[0]!.args as ASTNode[]).map(formatArg));
+      if (problem) return { summary: problem, range: { start: n.start } };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * What the API server's checker and validators refuse that the engine's checker accepts, found by
+ * walking the checked expression: before 1.28 (cel.CrossTypeNumericComparisons) `<`, `<=`, `>` and
+ * `>=` between an int, a uint and a double of known types have no overload (a dyn operand still
+ * compares); from 1.29 string.format's validator checks a literal format string against a list
+ * literal of arguments (`'%d'.format(['a'])`, `'%s %s'.format([x])`).
+ */
+export function screenChecked(node: ASTNode, minor: number): Refusal | undefined {
+  const stack: ASTNode[] = [node];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (n.op === 'value') continue;
+    const refusal = checkedNodeRefusal(n, minor);
+    if (refusal) return refusal;
+    stack.push(...childrenOf(n));
   }
   return undefined;
 }

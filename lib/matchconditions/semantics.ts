@@ -7,6 +7,7 @@
  */
 
 import { celEquals, isMap, isUint, lookup, numeric } from './equality.ts';
+import { ABSENT, entryType, entryValue, listWithEntries, optionalEntries } from './entries.ts';
 import { costWrapper, isConstant, isSetMembership } from './meter.ts';
 import { adoptHas } from './optionals.ts';
 import { TIME_WRAPPERS } from './time.ts';
@@ -126,6 +127,8 @@ function conversion(name: 'int' | 'uint'): (orig: Handle) => Handle {
       const ok = name === 'int' ? v > -TWO_TO_63 && v < TWO_TO_63 : v > -1 && v < TWO_TO_64;
       if (!ok) throw e.createError('range', `range error converting double to ${name}`, n);
     }
+    if (name === 'uint' && typeof v === 'bigint' && v < 0n)
+      throw e.createError('range', 'range error converting int to uint', n);
     return orig(args, n, ev);
   };
 }
@@ -150,24 +153,29 @@ function joinedLiteral(original: Check, exempt: boolean): Check {
       const dyn = chk.getType('dyn');
       return node.op === 'list' ? chk.registry.getListType(dyn) : chk.registry.getMapType(dyn, dyn);
     }
-    const join = (parts: unknown[], code: string): CelType => {
-      let joined = chk.check(parts[0], scope);
-      let mixed = false;
-      for (const part of parts.slice(1)) {
-        const t = chk.check(part, scope);
-        const u = mixed ? joined : joined.unify(chk.registry, t);
-        // Mixed elements make a list of dyn where cel-go's validator exempts the literal.
-        if (!u && exempt) mixed = true;
-        else if (!u) throw chk.createError(code, `expected type '${joined.name}' but found '${t.name}'`, part);
-        else joined = u;
+    // An optional entry (`[?x]`, `{?'k': x}`) gives the literal its optional's value type.
+    const entries = optionalEntries(node);
+    const typeOf = (part: unknown, i: number, values: boolean): CelType => {
+      const t = chk.check(part, scope);
+      return values && entries?.has(i) ? (entryType(chk, t as never, part) as unknown as CelType) : t;
+    };
+    const join = (parts: unknown[], code: string, values = true): CelType => {
+      let joined = typeOf(parts[0], 0, values);
+      for (const [i, part] of parts.entries()) {
+        if (i === 0) continue;
+        const t = typeOf(part, i, values);
+        const u = joined.unify(chk.registry, t);
+        if (!u && !exempt) throw chk.createError(code, `expected type '${joined.name}' but found '${t.name}'`, part);
+        joined = u ?? chk.getType('dyn');
       }
-      return mixed ? chk.getType('dyn') : joined;
+      return joined;
     };
     if (node.op === 'list') return chk.registry.getListType(join(items, 'heterogeneous_list_element'));
     const pairs = items as Array<[unknown, unknown]>;
     const key = join(
       pairs.map((p) => p[0]),
       'heterogeneous_map_key',
+      false,
     );
     return chk.registry.getMapType(
       key,
@@ -185,16 +193,25 @@ function joinedLiteral(original: Check, exempt: boolean): Check {
  * a key given twice is an error, as cel-go's.
  */
 function mapLiteral(ev: Engine, node: Node, scope: unknown): unknown {
-  const pairs = (node.args as Array<[unknown, unknown]>).map(([k, v]) => [ev.run(k, scope), ev.run(v, scope)] as const);
+  const entries = optionalEntries(node);
+  const pairs = (node.args as Array<[unknown, unknown]>).map(
+    ([k, v]) => [ev.run(k, scope), ev.run(v, scope), v] as const,
+  );
   const map = new Map<unknown, unknown>();
-  for (const [k, v] of pairs) {
+  for (const [i, [k, value, valueNode]] of pairs.entries()) {
+    const v = entries?.has(i) ? entryValue(ev, value, valueNode, { k }) : value;
     // Map keys are ints, uints, bools and strings in CEL.
     if (!(typeof k === 'string' || typeof k === 'boolean' || typeof k === 'bigint' || isUint(k)))
       throw ev.createError('unsupported_key_type', `unsupported key type: ${k === null ? 'null' : typeof k}`, node);
+    // An optional entry without a value takes the key out, as cel-go's map building does.
+    if (v === ABSENT) {
+      for (const x of map.keys()) if (x === k || (numeric(x) !== undefined && celEquals(ev, x, k))) map.delete(x);
+      continue;
+    }
     if (lookup(ev, map, k)) throw ev.createError('repeated_key', `Failed with repeated key: ${String(k)}`, node);
     map.set(k, v);
   }
-  if (!pairs.every(([k]) => typeof k === 'string')) return map;
+  if (![...map.keys()].every((k) => typeof k === 'string')) return map;
   const out: Record<string, unknown> = {};
   for (const [k, v] of map) Object.defineProperty(out, k as string, { value: v, enumerable: true, writable: true });
   return out;
@@ -210,29 +227,15 @@ function costKey(node: Node): string {
 }
 
 /**
- * Functions whose list and map literal arguments may mix element types (cel-go's
- * HomogeneousAggregateLiteralExemptFunctions: the strings extension's `format`), literals nested
- * in those literals included.
+ * Sets how a list or map literal is checked and how a map literal is built. `exempt`: the literal is
+ * inside a `format` call, which cel-go's string format validator exempts from the homogeneous
+ * literal check (its mixed elements join as dyn: `'%s %d'.format(['a', 1])`).
  */
-const MIXED_LITERAL_FUNCTIONS = new Set(['format']);
-
-/** Marks the literals among a call's arguments that may mix element types, nested ones included. */
-function markExempt(node: Node, exempt: WeakSet<object>): void {
-  const args = node.op === 'rcall' ? (node.args as unknown[])[2] : (node.args as unknown[])[1];
-  const pending = [...((args as unknown[]) ?? [])];
-  while (pending.length) {
-    const arg = pending.pop();
-    if (!isNode(arg) || (arg.op !== 'list' && arg.op !== 'map')) continue;
-    exempt.add(arg);
-    pending.push(...(arg.args as unknown[]).flat());
-  }
-}
-
-/** Sets how a list or map literal is checked and how a map literal is built. */
 function adoptLiteral(node: Node, exempt: boolean): void {
   const meta = node.meta;
   meta.check = joinedLiteral(meta.check, exempt);
   if (node.op === 'map') meta.evaluate = mapLiteral;
+  else if (optionalEntries(node)) meta.evaluate = listWithEntries as never;
 }
 
 /** Wraps the handle the engine sets on `node` when it checks it. */
@@ -335,13 +338,33 @@ function nullableNamespace(node: Node): void {
 }
 
 /**
+ * `x in []`: cel-go's planner (cel.OptOptimize) replaces membership in a constant empty list by
+ * false, so `x` is never evaluated (`1 / 0 in []` is false, not an error) and nothing is charged.
+ */
+function inEmptyList(node: Node): void {
+  const list = (node.args as unknown as Node[])[1];
+  if (list?.op === 'list' && (list.args as unknown[]).length === 0) node.meta.evaluate = () => false;
+}
+
+/** Adds the direct child nodes of `node` to `set`. */
+function markChildren(node: Node, set: WeakSet<object>): void {
+  const parts: unknown[] = [node.args];
+  while (parts.length) {
+    const part = parts.pop();
+    if (Array.isArray(part)) parts.push(...part);
+    else if (isNode(part)) set.add(part);
+  }
+}
+
+/**
  * Sets cel-go's semantics and costs on every node of a parsed expression (before it is checked): the
  * handle of an operator does what cel-go's does and charges what cel-go's cost tracker charges.
  */
 export function adoptCelGoSemantics(root: Node): void {
   const stack: unknown[] = [root];
   const seen = new WeakSet<object>();
-  const exempt = new WeakSet<object>();
+  // Nodes inside a `format` call: pushed with this marker after them.
+  const inFormat = new WeakSet<object>();
   while (stack.length) {
     const item = stack.pop();
     if (Array.isArray(item)) {
@@ -350,18 +373,16 @@ export function adoptCelGoSemantics(root: Node): void {
     }
     if (!isNode(item) || seen.has(item)) continue;
     seen.add(item);
-    if (
-      (item.op === 'rcall' || item.op === 'call') &&
-      MIXED_LITERAL_FUNCTIONS.has((item.args as unknown[])[0] as string)
-    )
-      markExempt(item, exempt);
-    if (item.op === 'list' || item.op === 'map') adoptLiteral(item, exempt.has(item));
+    const formatCall = (item.op === 'rcall' || item.op === 'call') && (item.args as unknown[])[0] === 'format';
+    if (formatCall || inFormat.has(item)) markChildren(item, inFormat);
+    if (item.op === 'list' || item.op === 'map') adoptLiteral(item, inFormat.has(item));
     adoptHas(item as never);
     if (item.op === 'call' || item.op === 'rcall') boundResult(item);
     if (item.op === 'rcall') checkedSetsCall(item);
     if (item.op === 'rcall' && /^(?:last)?[iI]ndexOf__k8s$/.test((item.args as unknown[])[0] as string))
       typedListSearch(item);
     if (item.op === 'id' && item.args === 'namespaceObject') nullableNamespace(item);
+    if (item.op === 'in') inEmptyList(item);
     const key = costKey(item);
     // What the optimized program folds away costs nothing: no cost wrapper.
     const folded = (item.op === 'call' && isConstant(item as never)) || isSetMembership(item as never);

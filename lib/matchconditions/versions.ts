@@ -28,7 +28,7 @@ export interface CelFeature {
   members?: string[];
   /** Global functions (`quantity(…)`) and receivers of namespaced ones (`optional.of`). */
   globals?: string[];
-  /** Parser operators it brings (`.?`, `[?]`). */
+  /** Parser syntax it brings (`.?`, `[?]`, the `?` of optional entries). */
   operators?: string[];
 }
 
@@ -43,11 +43,12 @@ export const CEL_FEATURES: CelFeature[] = [
   {
     since: 28,
     library: 'optional types',
-    globals: ['optional'],
+    globals: ['optional', 'optional_type'],
     members: ['hasValue', 'value', 'or', 'orValue', 'optMap', 'optFlatMap'],
-    operators: ['.?', '[?]'],
+    // `?` is an optional entry of a list or map literal: `[?x]`, `{?'k': v}`.
+    operators: ['.?', '[?]', '?'],
   },
-  { since: 29, library: 'strings version 2', globals: ['strings'], members: ['format'] },
+  { since: 29, library: 'strings version 2', globals: ['strings'], members: ['format', 'join'] },
   { since: 29, library: 'sets', globals: ['sets'] },
   {
     since: 30,

@@ -12,7 +12,7 @@ const dir = mkdtempSync(join(tmpdir(), 'klw-cel-minified-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('matchConditions minified', () => {
-  it('formats durations and types with string.format', async () => {
+  it('formats durations and types with string.format, reads optional entries', async () => {
     const entry = join(dir, 'entry.ts');
     const cel = join(process.cwd(), 'lib', 'matchconditions', 'cel.ts');
     writeFileSync(
@@ -39,5 +39,7 @@ export function answer(e: string): unknown {
     assert.equal(answer("'%s'.format([duration('90s')])"), '90s');
     assert.equal(answer("'%s'.format([type(1)])"), 'int');
     assert.equal(answer("sign(quantity('-2'))"), -1n);
+    // The engine's parser is extended through its method names, which minifying keeps.
+    assert.equal(answer("[?optional.none(), ?optional.of(1)] == [1] && {?'k': optional.none()} == {}"), true);
   });
 });

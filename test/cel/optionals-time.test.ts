@@ -74,7 +74,7 @@ describe('timestamps', () => {
   it('a timestamp or duration out of the protobuf range is an error', () => {
     assert.throws(() => run("timestamp('9999-12-31T23:59:59Z') + duration('1s')"), /out of range/);
     assert.throws(() => run("timestamp('0001-01-01T00:00:00Z') - duration('1s')"), /out of range/);
-    assert.throws(() => run("duration('320000000000s')"), /out of range/);
+    assert.throws(() => run("duration(['320000000000s'][0])"), /out of range/);
     assert.throws(() => run("duration('200000000000s') + duration('200000000000s')"), /out of range/);
     assert.equal(run(`${t} + duration('1h') > ${t}`), true);
   });

@@ -320,17 +320,37 @@ function clauseFor(verb: string, precision: number | undefined): Clause {
         throw new FormatError(`octal clause can only be used on integers, was given ${typeName(a)}`);
       };
     default:
-      throw new FormatError(`could not parse formatting clause: unrecognized formatting clause "${verb}"`);
+      throw new FormatError(unknownVerb(verb));
   }
 }
 
-/** Parses the clause after '%' at `at`: how many characters it takes and its formatter. */
-function parseClause(s: string, at: number): { read: number; format: Clause } {
+/** A clause after '%': its verb (`s`, `d`, …), its precision if any, and how many characters it takes. */
+export interface ClauseText {
+  verb: string;
+  precision?: number;
+  read: number;
+}
+
+/** Reads the clause after '%' at `at` (FormatError when its precision does not parse). */
+export function readClause(s: string, at: number): ClauseText {
   const { verbAt: i, precision } = parsePrecision(s, at);
   // cel-go reads one byte as the verb: a multi-byte character shows as its first byte.
   const code = s.charCodeAt(i);
   const verb =
     code < 0x80 ? s[i]! : String.fromCharCode(new TextEncoder().encode(String.fromCodePoint(s.codePointAt(i)!))[0]!);
+  return { verb, precision, read: i + 1 - at };
+}
+
+/** The verbs string.format knows. */
+export const FORMAT_VERBS = new Set(['s', 'd', 'f', 'e', 'b', 'x', 'X', 'o']);
+
+/** The message of a clause whose verb string.format does not know. */
+export const unknownVerb = (verb: string): string =>
+  `could not parse formatting clause: unrecognized formatting clause "${verb}"`;
+
+/** Parses the clause after '%' at `at`: how many characters it takes and its formatter. */
+function parseClause(s: string, at: number): { read: number; format: Clause } {
+  const { verb, precision, read } = readClause(s, at);
   const clause = clauseFor(verb, precision);
   const format: Clause = (a) => {
     try {
@@ -340,7 +360,7 @@ function parseClause(s: string, at: number): { read: number; format: Clause } {
       throw err;
     }
   };
-  return { read: i + 1 - at, format };
+  return { read, format };
 }
 
 /** `s.format(args)`: cel-go's string.format, one pass over the format string. */
