@@ -69,7 +69,7 @@ export function checkMatchConditions(
     } else if (compiled.type !== 'bool')
       add(
         'match-conditions-type',
-        `${label}: ${JSON.stringify(expression)} must evaluate to bool, not ${compiled.type}`,
+        `${label}: ${JSON.stringify(expression)} must evaluate to bool but got ${compiled.type}`,
       );
   });
   return problems;

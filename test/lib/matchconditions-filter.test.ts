@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '../../lib/index.ts';
-import { compileExpression, isCompileError } from '../../lib/matchconditions/index.ts';
+import { checkMatchConditions, compileExpression, isCompileError } from '../../lib/matchconditions/index.ts';
 import { createMatcher } from '../../lib/matchconditions/matcher.ts';
 import type { AdmissionRequest } from '../../lib/review/schemas.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
@@ -137,6 +137,14 @@ describe('filter_test.go TestCompile', () => {
       assert.ok(!isCompileError(compiled), expression);
       assert.equal(compiled.type, 'bool', expression);
     }
+  });
+
+  it("a condition must be a bool, in the API server's words (compile.go)", () => {
+    const problems = checkMatchConditions([{ name: 'enabled', expression: 'object.spec.enabled' }]);
+    assert.deepEqual(
+      problems.map((p) => p.message),
+      ['matchCondition "enabled": "object.spec.enabled" must evaluate to bool but got dyn'],
+    );
   });
 
   // cel-go words it `found no matching overload for '_<_' applied to '(int, string)'` at the operator.
