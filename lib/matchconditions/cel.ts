@@ -74,14 +74,6 @@ export interface CompileOptions {
    * for testing the environment on expressions written for other declarations.
    */
   declarations?: Record<string, string>;
-  /**
-   * False charges what a program built without cel-go's OptOptimize costs (list and map literals
-   * of constants, and conversions of constants, charged when evaluated): for restating cost tests
-   * of such programs. The API server optimizes, as this environment does by default.
-   */
-  optimize?: boolean;
-  /** False leaves conversions of constants unfolded (how a folded constant is itself evaluated). */
-  fold?: boolean;
 }
 
 /**
@@ -91,6 +83,31 @@ export interface CompileOptions {
  * a cold start should not pay for it again); the type is then `unchecked`.
  */
 export function compileExpression(expression: string, options: CompileOptions = {}): CompiledExpression | CompileError {
+  return compile(expression, options, true);
+}
+
+/**
+ * compileExpression as a program built without cel-go's OptOptimize costs: list and map literals of
+ * constants, and conversions of constants, charged when evaluated. For restating the cost tests of
+ * cel-go and of Kubernetes' libraries, which build their programs so; the API server optimizes.
+ */
+export function compileUnoptimized(
+  expression: string,
+  options: CompileOptions = {},
+): CompiledExpression | CompileError {
+  return compile(expression, options, true, false);
+}
+
+/**
+ * compileExpression; `fold` false leaves conversions of constants unfolded (how a folded one is
+ * evaluated), `optimize` false charges constants as compileUnoptimized.
+ */
+function compile(
+  expression: string,
+  options: CompileOptions,
+  fold: boolean,
+  optimize = true,
+): CompiledExpression | CompileError {
   let env = matchConditionsEnvironment();
   if (options.declarations) {
     env = env.clone();
@@ -112,14 +129,14 @@ export function compileExpression(expression: string, options: CompileOptions = 
     } catch (err) {
       return compileError(expression, written(err));
     }
-    const fold = options.fold === false ? undefined : (text: string) => foldedError(text, options);
+    const folding = fold ? (text: string) => foldedError(text, options) : undefined;
     const minor = environmentMinor(options.kubeVersion, options.mode);
-    const refusal = screen(parsed.ast, minor, fold);
+    const refusal = screen(parsed.ast, minor, folding);
     if (refusal) {
       const error = compileError(expression, written(refusal), false);
       return refusal.program ? { ...error, message: `program instantiation failed: ${refusal.summary}` } : error;
     }
-    if (options.optimize === false) keepUnoptimized(parsed.ast);
+    if (!optimize) keepUnoptimized(parsed.ast);
     adoptCelGoSemantics(parsed.ast as never);
     if (options.typeCheck !== false) {
       const checked = parsed.check();
@@ -164,12 +181,7 @@ export function compileExpression(expression: string, options: CompileOptions = 
  * API server plans the expression, refusing the configuration; undefined when it folds to a value.
  */
 function foldedError(text: string, options: CompileOptions): string | undefined {
-  const folded = compileExpression(text, {
-    kubeVersion: options.kubeVersion,
-    mode: options.mode,
-    typeCheck: false,
-    fold: false,
-  });
+  const folded = compile(text, { kubeVersion: options.kubeVersion, mode: options.mode, typeCheck: false }, false);
   if (isCompileError(folded)) return undefined;
   try {
     folded.run({});
