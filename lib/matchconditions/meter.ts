@@ -319,6 +319,18 @@ export function isSetMembership(ast: ASTNode): boolean {
   );
 }
 
+/**
+ * Variables read as the index of a `[]` (`object.val[k]`): cel-go resolves an index that is an
+ * identifier as a qualifier of the attribute, a read its cost tracker does not see.
+ */
+const unchargedReads = new WeakSet<object>();
+
+/** Marks the index of `x[i]` free when it is an identifier, as cel-go charges it. */
+export function indexReadFree(ast: ASTNode): void {
+  const index = (ast.args as ASTNode[])[1];
+  if (ast.op === '[]' && index?.op === 'id') unchargedReads.add(index);
+}
+
 /** Operations cel-go charges no cost for. */
 export const FREE = new Set<string>(['value', '&&', '||', '?:']);
 /** Library namespaces: `sets.contains` is one function name for cel-go, not a read of `sets`. */
@@ -347,7 +359,7 @@ export function chargeOf(ast: ASTNode): number {
   if (op === 'map') return isConstant(ast) ? 0 : MAP_CREATE_COST;
   if ((op === 'call' && isConstant(ast)) || isSetMembership(ast)) return 0;
   // A namespace receiver, and a negative literal (one constant for cel-go's parser), are free.
-  if (op === 'id' && NAMESPACES.has(ast.args as string)) return 0;
+  if (op === 'id' && (NAMESPACES.has(ast.args as string) || unchargedReads.has(ast))) return 0;
   if (op === '-_' && (ast.args as ASTNode).op === 'value') return 0;
   return 1;
 }

@@ -8,7 +8,7 @@
 
 import { celEquals, isMap, isUint, lookup, numeric } from './equality.ts';
 import { ABSENT, entryType, entryValue, listWithEntries, optionalEntries } from './entries.ts';
-import { costWrapper, isConstant, isSetMembership } from './meter.ts';
+import { costWrapper, indexReadFree, isConstant, isSetMembership } from './meter.ts';
 import { adoptHas } from './optionals.ts';
 import { TIME_WRAPPERS } from './time.ts';
 
@@ -383,6 +383,7 @@ export function adoptCelGoSemantics(root: Node): void {
       typedListSearch(item);
     if (item.op === 'id' && item.args === 'namespaceObject') nullableNamespace(item);
     if (item.op === 'in') inEmptyList(item);
+    if (item.op === '[]') indexReadFree(item as never);
     const key = costKey(item);
     // What the optimized program folds away costs nothing: no cost wrapper.
     const folded = (item.op === 'call' && isConstant(item as never)) || isSetMembership(item as never);
