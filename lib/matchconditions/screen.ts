@@ -170,11 +170,12 @@ function foldingRefusal(node: ASTNode, fold: Fold | undefined): Refusal | undefi
   if (!CONVERSIONS.has(name) || args.length !== 1 || !isConstant(args[0]!)) return undefined;
   const problem = fold(node.input.slice(node.range.start, node.range.end));
   if (problem === undefined) return undefined;
-  // A timestamp or duration literal that does not parse, or a timestamp of seconds outside the
-  // years 1 to 9999: the literal validators' words (1.29+), at the literal as cel-go's point.
-  const literal = args[0]!.op === 'value' || (name === 'timestamp' && args[0]!.op === '-_');
+  // A timestamp or duration literal that does not convert (`-5` is a literal to cel-go's parser): the
+  // literal validators' words (1.29+), at the literal.
+  const arg = args[0]!;
+  const literal = arg.op === 'value' || (arg.op === '-_' && (arg.args as ASTNode).op === 'value');
   if ((name === 'timestamp' || name === 'duration') && literal)
-    return { summary: `invalid ${name} argument`, range: { start: args[0]!.start } };
+    return { summary: `invalid ${name} argument`, range: { start: arg.start } };
   return { summary: problem, range: { start: node.start } };
 }
 
