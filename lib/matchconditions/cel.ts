@@ -12,7 +12,7 @@ import { installOptionalEntries } from './entries.ts';
 import { matchConditionsEnvironment } from './environment.ts';
 import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './literals.ts';
 import { compileError, compileErrors, internalNames, RECURSION_LIMIT_MESSAGE } from './messages.ts';
-import { chargeOf, CostLimitExceeded, installMeter, meter, PER_CALL_COST_LIMIT } from './meter.ts';
+import { chargeOf, CostLimitExceeded, installMeter, keepUnoptimized, meter, PER_CALL_COST_LIMIT } from './meter.ts';
 import { screen, screenChecked } from './screen.ts';
 import { adoptCelGoSemantics } from './semantics.ts';
 import { environmentMinor, type CelKubeVersion, type ExpressionMode } from './versions.ts';
@@ -87,8 +87,28 @@ export function compileExpression(expression: string, options: CompileOptions = 
   return compile(expression, options, true);
 }
 
-/** compileExpression; `fold` false leaves conversions of constants unfolded (how a folded one is evaluated). */
-function compile(expression: string, options: CompileOptions, fold: boolean): CompiledExpression | CompileError {
+/**
+ * compileExpression as a program built without cel-go's OptOptimize costs: list and map literals of
+ * constants, and conversions of constants, charged when evaluated. For restating the cost tests of
+ * cel-go and of Kubernetes' libraries, which build their programs so; the API server optimizes.
+ */
+export function compileUnoptimized(
+  expression: string,
+  options: CompileOptions = {},
+): CompiledExpression | CompileError {
+  return compile(expression, options, true, false);
+}
+
+/**
+ * compileExpression; `fold` false leaves conversions of constants unfolded (how a folded one is
+ * evaluated), `optimize` false charges constants as compileUnoptimized.
+ */
+function compile(
+  expression: string,
+  options: CompileOptions,
+  fold: boolean,
+  optimize = true,
+): CompiledExpression | CompileError {
   let env = matchConditionsEnvironment();
   if (options.declarations) {
     env = env.clone();
@@ -113,7 +133,11 @@ function compile(expression: string, options: CompileOptions, fold: boolean): Co
     const folding = fold ? (text: string) => foldedError(text, options) : undefined;
     const minor = environmentMinor(options.kubeVersion, options.mode);
     const refusal = screen(parsed.ast, minor, folding);
-    if (refusal) return compileError(expression, written(refusal), false);
+    if (refusal) {
+      const error = compileError(expression, written(refusal), false);
+      return refusal.program ? { ...error, message: `program instantiation failed: ${refusal.summary}` } : error;
+    }
+    if (!optimize) keepUnoptimized(parsed.ast);
     adoptCelGoSemantics(parsed.ast as never);
     if (options.typeCheck !== false) {
       const issues = adoptCelGoChecker(parsed.ast as never, checkerEnvironment(env));

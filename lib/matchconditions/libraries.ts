@@ -155,6 +155,15 @@ export function registerLists(env: Environment): void {
     })
     .registerFunction(`list<A>.lastIndexOf${RENAMED}(A): int`, function (this: Engine, l: unknown[], v: unknown) {
       return BigInt(l.findLastIndex((x) => engineEquals(this, x, v)));
+    });
+  // A dyn list and an element of another type at run time (`object.ints.indexOf(2.0)`): cel-go's
+  // one overload compares them by value, as `==` does.
+  env
+    .registerFunction(`list<dyn>.indexOf${RENAMED}(dyn): int`, function (this: Engine, l: unknown[], v: unknown) {
+      return BigInt(l.findIndex((x) => engineEquals(this, x, v)));
+    })
+    .registerFunction(`list<dyn>.lastIndexOf${RENAMED}(dyn): int`, function (this: Engine, l: unknown[], v: unknown) {
+      return BigInt(l.findLastIndex((x) => engineEquals(this, x, v)));
     })
     .registerFunction('list<A>.slice(int, int): list<A>', (l: unknown[], from: bigint, to: bigint) =>
       k8sLists.slice(l, from, to),

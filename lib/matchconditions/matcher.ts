@@ -22,6 +22,27 @@ export interface ConditionEvaluation {
   name: string;
   value?: unknown;
   error?: string;
+  /** The expression: an error is then worded as the API server words it (evaluationError). */
+  expression?: string;
+  /** The expression did not compile: `error` is the compile error. */
+  compileError?: true;
+}
+
+/**
+ * The API server's words for a condition that failed (apiserver admission/plugin/cel filter.go):
+ * `expression '<expression>' resulted in error: <error>`, or `compilation error: <error>`.
+ */
+function evaluationError(e: ConditionEvaluation): string {
+  if (e.expression === undefined) return `matchCondition ${JSON.stringify(e.name)}: ${e.error}`;
+  return e.compileError
+    ? `compilation error: ${e.error}`
+    : `expression '${e.expression}' resulted in error: ${e.error}`;
+}
+
+/** Errors as apimachinery's utilerrors.NewAggregate words them: distinct ones, in brackets when more than one. */
+function aggregate(messages: string[]): string {
+  const distinct = [...new Set(messages)];
+  return distinct.length === 1 ? distinct[0]! : `[${distinct.join(', ')}]`;
 }
 
 /** What the API server does with a request after matchConditions. */
@@ -53,16 +74,19 @@ export function decideMatch(
     if (e.error !== undefined) errors.push(e);
     // Only a real false skips; an error or a non-bool never does.
     else if (e.value === false) return { matched: false, name: e.name };
-    else if (e.value !== true) errors.push({ name: e.name, error: `expected bool, got ${typeof e.value}` });
+    else if (e.value !== true) errors.push({ ...e, error: `expected bool, got ${typeof e.value}` });
   }
   if (errors.length) {
-    const error = errors.map((e) => `matchCondition ${JSON.stringify(e.name)}: ${e.error}`).join(', ');
+    const error = aggregate(errors.map(evaluationError));
     return failurePolicy === 'Fail'
       ? { error, name: errors[0]!.name }
       : { matched: false, name: errors[0]!.name, error };
   }
   return { matched: true };
 }
+
+/** The type of a condition that does not compile. */
+const BROKEN = 'error';
 
 /** Compiled matchConditions of one webhook. */
 export interface Matcher {
@@ -76,7 +100,7 @@ export interface Matcher {
 /** A condition that does not compile: every evaluation of it is an error. */
 function broken(message: string): CompiledExpression {
   return {
-    type: 'error',
+    type: BROKEN,
     usesAuthorizer: false,
     lastCost: 0,
     run() {
@@ -100,13 +124,13 @@ export function createMatcher(
     .map((c) => {
       const typeCheck = options.typeCheck !== false;
       const result = compileExpression(c.expression.trim(), { typeCheck, kubeVersion });
-      if (!isCompileError(result)) return { name: c.name, program: result };
+      if (!isCompileError(result)) return { name: c.name, expression: c.expression, program: result };
       // Refused for the version only: say which condition and which version.
       const newer = kubeVersion && !isCompileError(compileExpression(c.expression.trim(), { typeCheck }));
       const why = newer
-        ? `condition ${c.name} is not available in Kubernetes ${kubeVersion.major}.${kubeVersion.minor}: ${result.message}`
+        ? `matchCondition ${JSON.stringify(c.name)} is not available in Kubernetes ${kubeVersion.major}.${kubeVersion.minor}: ${result.message}`
         : result.message;
-      return { name: c.name, program: broken(why) };
+      return { name: c.name, expression: c.expression, program: broken(why) };
     })
     .filter((c) => !(options.skipAuthorizer && c.program.usesAuthorizer));
   return {
@@ -122,13 +146,15 @@ export function createMatcher(
       }
       const evaluations: ConditionEvaluation[] = [];
       let budget = MATCH_CONDITIONS_COST_BUDGET;
-      for (const { name, program } of compiled) {
+      for (const { name, expression, program } of compiled) {
         try {
-          evaluations.push({ name, value: program.run(variables) });
+          evaluations.push({ name, expression, value: program.run(variables) });
         } catch (err) {
           evaluations.push({
             name,
+            expression,
             error: err instanceof Error ? ((err as { summary?: string }).summary ?? err.message) : String(err),
+            ...(program.type === BROKEN ? { compileError: true as const } : {}),
           });
         }
         // Past the budget of all conditions, the API server's filter fails as a whole.

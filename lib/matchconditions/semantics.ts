@@ -9,7 +9,7 @@
 import { celEquals, isMap, isUint, lookup, numeric } from './equality.ts';
 import { celGoType } from './checker.ts';
 import { ABSENT, entryType, entryValue, listWithEntries, optionalEntries } from './entries.ts';
-import { costWrapper } from './meter.ts';
+import { costWrapper, indexReadFree, isConstant, isSetMembership } from './meter.ts';
 import { adoptHas } from './optionals.ts';
 import { adoptTimestampSum, TIME_WRAPPERS } from './time.ts';
 
@@ -79,11 +79,12 @@ const WRAPPERS: Record<string, (orig: Handle) => Handle> = {
   '[]': (orig) => (l, r, n, ev) => {
     if (Array.isArray(l)) {
       const i = numeric(r);
-      if (typeof i === 'number') {
-        if (!Number.isInteger(i)) throw (ev as Engine).createError('invalid_index', `unsupported index value ${i}`, n);
-        return orig(l, BigInt(i), n, ev);
-      }
-      return orig(l, i ?? r, n, ev);
+      if (typeof i === 'number' && !Number.isInteger(i))
+        throw (ev as Engine).createError('invalid_index', `unsupported index value ${i}`, n);
+      // cel-go's words for an index past either end (its attribute resolution's missingIndex).
+      if (i !== undefined && (i < 0 || i >= l.length))
+        throw (ev as Engine).createError('invalid_index', `index out of bounds: ${i}`, n);
+      return orig(l, typeof i === 'number' ? BigInt(i) : (i ?? r), n, ev);
     }
     if (l instanceof Map && numeric(r) !== undefined) {
       const found = lookup(ev as Engine, l, r);
@@ -338,6 +339,34 @@ function checkedSetsCall(node: Node): void {
   };
 }
 
+/** A checked type as the engine gives it on a node (the parts used here). */
+type Checked = CelType & { valueType?: CelType };
+
+/**
+ * `indexOf` and `lastIndexOf` of a list, refused as cel-go's checker refuses them when the list's
+ * element type and the argument's are known and differ (`[1, 2].indexOf('a')`): the overload of
+ * dyn lists the library adds for run time must not let them through.
+ */
+function typedListSearch(node: Node): void {
+  const check = node.meta.check;
+  node.meta.check = (chk, n, scope) => {
+    const type = check(chk, n, scope);
+    const [name, receiver, args] = n.args as [string, { checkedType?: Checked }, Array<{ checkedType?: Checked }>];
+    const list = receiver.checkedType;
+    const arg = args[0]?.checkedType;
+    const element = list?.valueType;
+    if (list?.name.startsWith('list<') && element && arg && element.name !== 'dyn' && arg.name !== 'dyn') {
+      if (!element.unify(chk.registry, arg))
+        throw chk.createError(
+          'no_matching_overload',
+          `found no matching overload for 'list.${name.replace(/__k8s$/, '')}(${arg.name})'`,
+          n,
+        );
+    }
+    return type;
+  };
+}
+
 /**
  * `namespaceObject` as the API server gives webhooks: null, which the engine's variable of a message
  * type refuses to read.
@@ -386,10 +415,17 @@ export function adoptCelGoSemantics(root: Node): void {
     adoptHas(item as never);
     if (item.op === 'call' || item.op === 'rcall') boundResult(item);
     if (item.op === 'rcall') checkedSetsCall(item);
+    if (item.op === 'rcall' && /^(?:last)?[iI]ndexOf__k8s$/.test((item.args as unknown[])[0] as string))
+      typedListSearch(item);
     if (item.op === 'id' && item.args === 'namespaceObject') nullableNamespace(item);
     if (item.op === 'in') inEmptyList(item);
+    if (item.op === '[]') indexReadFree(item as never);
     const key = costKey(item);
-    const wraps = [WRAPPERS[key], TIME_WRAPPERS[key], costWrapper(key)].filter((w) => w !== undefined);
+    // What the optimized program folds away costs nothing: no cost wrapper.
+    const folded = (item.op === 'call' && isConstant(item as never)) || isSetMembership(item as never);
+    const wraps = [WRAPPERS[key], TIME_WRAPPERS[key], folded ? undefined : costWrapper(key)].filter(
+      (w) => w !== undefined,
+    );
     if (wraps.length) wrapHandle(item, wraps);
     stack.push(item.args);
   }

@@ -35,6 +35,12 @@ describe('aggregate literals as the API server checks them (HomogeneousAggregate
     assert.equal(run("{'a': o.s, 'b': 2}.b == 2", { s: 'a' }), true);
   });
 
+  it("lets format's literal arguments mix types, nested literals too, and no literal outside format", () => {
+    assert.equal(run("'%d %s %s'.format([1, 'a', [2, 'b']])"), '1 a [2, "b"]');
+    assert.equal(run("'%s'.format([{'a': 1, 'b': 'x'}])"), '{"a":1, "b":"x"}');
+    assert.match(refusal("[1, 'a'].size() == 2 && '%s'.format([1]) == '1'"), /expected type 'int'/);
+  });
+
   it('types an empty literal so that a macro over it checks', () => {
     assert.equal(run('[].all(e, e > 0)'), true);
     assert.equal(run('[].exists(e, e > 0)'), false);

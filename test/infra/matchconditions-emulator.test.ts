@@ -121,7 +121,7 @@ describe('start-api evaluates matchConditions', () => {
     assert.equal(result.body.response.status.code, 500);
     assert.match(
       result.body.response.status.message,
-      /failed evaluating match conditions: matchCondition "known-team": no such key: owner/,
+      /failed evaluating match conditions: expression '.*object\.metadata\.labels\['owner'\] == 'x'' resulted in error: no such key: owner$/,
     );
   });
 

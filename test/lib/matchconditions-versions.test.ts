@@ -171,4 +171,15 @@ describe('literals the API server refuses when a configuration is created', () =
       undefined,
     );
   });
+
+  it("point at the literal, as cel-go's validators, and refuse seconds outside the years 1 to 9999", () => {
+    assert.match(
+      onCreate("duration('1us') < duration('1nns')") ?? '',
+      /compilation failed: ERROR: <input>:1:28: invalid duration argument/,
+    );
+    assert.match(onCreate("timestamp('1000-00-00T00:00:00Z')") ?? '', /<input>:1:11: invalid timestamp argument/);
+    assert.match(onCreate('timestamp(-62135596801)') ?? '', /<input>:1:11: invalid timestamp argument/);
+    assert.match(onCreate('timestamp(253402300800)') ?? '', /invalid timestamp argument/);
+    assert.equal(onCreate('timestamp(-62135596800) < timestamp(253402300799)'), undefined);
+  });
 });
