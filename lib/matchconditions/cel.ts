@@ -12,6 +12,7 @@ import { matchConditionsEnvironment } from './environment.ts';
 import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './literals.ts';
 import { compileError, internalNames, RECURSION_LIMIT_MESSAGE } from './messages.ts';
 import { chargeOf, CostLimitExceeded, installMeter, meter, PER_CALL_COST_LIMIT } from './meter.ts';
+import { engineWords, inCelGoWords } from './runtime-errors.ts';
 import { screen, screenChecked } from './screen.ts';
 import { adoptCelGoSemantics } from './semantics.ts';
 import { environmentMinor, type CelKubeVersion, type ExpressionMode } from './versions.ts';
@@ -137,7 +138,7 @@ export function compileExpression(expression: string, options: CompileOptions = 
         if (meter.left < 0) throw new CostLimitExceeded();
         return value;
       } catch (err) {
-        throw meter.left < 0 ? new CostLimitExceeded() : internalNames(err);
+        throw meter.left < 0 ? new CostLimitExceeded() : inCelGoWords(internalNames(err));
       } finally {
         lastCost = limit - meter.left;
         meter.left = Number.POSITIVE_INFINITY;
@@ -162,6 +163,9 @@ function foldedError(text: string, options: CompileOptions): string | undefined 
     folded.run({});
     return undefined;
   } catch (err) {
+    // A conversion no overload takes (`string([1])`) is cel-go's checker's to refuse, in its words.
+    const own = engineWords(err);
+    if (own?.startsWith('found no matching overload')) return own;
     return (err as { summary?: string; message?: string }).summary ?? (err as Error).message ?? String(err);
   }
 }

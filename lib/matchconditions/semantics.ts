@@ -10,6 +10,7 @@ import { celEquals, isMap, isUint, lookup, numeric } from './equality.ts';
 import { ABSENT, entryType, entryValue, listWithEntries, optionalEntries } from './entries.ts';
 import { costWrapper } from './meter.ts';
 import { adoptHas } from './optionals.ts';
+import { celGoTypeName } from './runtime-errors.ts';
 import { TIME_WRAPPERS } from './time.ts';
 
 /** The engine's type of a checked expression (the parts used here). */
@@ -43,6 +44,8 @@ interface Node {
 /** The largest and smallest int64. */
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);
+/** The largest uint64. */
+const UINT64_MAX = 2n ** 64n - 1n;
 
 /** A comparison of two numbers of different kinds as cel-go makes it; undefined when not such a pair. */
 function crossCompare(op: string, a: unknown, b: unknown): boolean | undefined {
@@ -76,14 +79,7 @@ const WRAPPERS: Record<string, (orig: Handle) => Handle> = {
     return orig(l, r, n, ev);
   },
   '[]': (orig) => (l, r, n, ev) => {
-    if (Array.isArray(l)) {
-      const i = numeric(r);
-      if (typeof i === 'number') {
-        if (!Number.isInteger(i)) throw (ev as Engine).createError('invalid_index', `unsupported index value ${i}`, n);
-        return orig(l, BigInt(i), n, ev);
-      }
-      return orig(l, i ?? r, n, ev);
-    }
+    if (Array.isArray(l)) return orig(l, listIndex(ev as Engine, l, r, n), n, ev);
     if (l instanceof Map && numeric(r) !== undefined) {
       const found = lookup(ev as Engine, l, r);
       if (found) return found.v;
@@ -107,27 +103,49 @@ const WRAPPERS: Record<string, (orig: Handle) => Handle> = {
     return orig(l, r, n, ev);
   },
 };
+/**
+ * A list index as cel-go's attribute resolution takes it (types.IndexOrError, then the bounds): an int,
+ * a uint or a whole double; `index out of bounds: 5`, `unsupported index value 1.5 in list`,
+ * `unsupported index type 'string' in list` otherwise.
+ */
+function listIndex(ev: Engine, list: unknown[], r: unknown, n: unknown): bigint {
+  const i = numeric(r);
+  if (i === undefined) {
+    const type = celGoTypeName(String(ev.debugType(r)));
+    throw ev.createError('invalid_index', `unsupported index type '${type}' in list`, n);
+  }
+  if (typeof i === 'number' && !Number.isInteger(i))
+    throw ev.createError('invalid_index', `unsupported index value ${i} in list`, n);
+  const index = BigInt(i);
+  if (index < 0n || index >= BigInt(list.length))
+    throw ev.createError('index_out_of_bounds', `index out of bounds: ${index}`, n);
+  return index;
+}
+
 /** 2^63 and 2^64 as doubles: the first doubles int() and uint() refuse (Go's conversions). */
 const TWO_TO_63 = 2 ** 63;
 const TWO_TO_64 = 2 ** 64;
 
 /**
  * int() and uint() of a string as Go's strconv.ParseInt and ParseUint read it (decimal digits only,
- * `''` refused), and of a double within range only, as cel-go.
+ * `''` refused, in range), and of a double within range only, as cel-go: a string that does not parse
+ * is `type conversion error from 'string' to 'int'` (cel-go drops strconv's error), a number out of
+ * range `integer overflow` or `unsigned integer overflow` (common/types/overflow.go).
  */
 function conversion(name: 'int' | 'uint'): (orig: Handle) => Handle {
   const digits = name === 'int' ? /^[+-]?[0-9]+$/ : /^[0-9]+$/;
+  const overflow = name === 'int' ? 'integer overflow' : 'unsigned integer overflow';
+  const [min, max] = name === 'int' ? [INT64_MIN, INT64_MAX] : [0n, UINT64_MAX];
   return (orig) => (args, n, ev) => {
     const v = (args as unknown[])[0];
     const e = ev as Engine;
-    if (typeof v === 'string' && !digits.test(v))
-      throw e.createError(`${name}_conversion_error`, `${name}() type error: cannot convert to ${name}`, n);
+    if (typeof v === 'string' && (!digits.test(v) || BigInt(v) < min || BigInt(v) > max))
+      throw e.createError(`${name}_conversion_error`, `type conversion error from 'string' to '${name}'`, n);
     if (typeof v === 'number') {
       const ok = name === 'int' ? v > -TWO_TO_63 && v < TWO_TO_63 : v > -1 && v < TWO_TO_64;
-      if (!ok) throw e.createError('range', `range error converting double to ${name}`, n);
+      if (!ok) throw e.createError('numeric_overflow', overflow, n);
     }
-    if (name === 'uint' && typeof v === 'bigint' && v < 0n)
-      throw e.createError('range', 'range error converting int to uint', n);
+    if (name === 'uint' && typeof v === 'bigint' && v < 0n) throw e.createError('numeric_overflow', overflow, n);
     return orig(args, n, ev);
   };
 }
@@ -135,7 +153,12 @@ WRAPPERS['call:int'] = conversion('int');
 WRAPPERS['call:uint'] = conversion('uint');
 
 for (const op of ['<', '<=', '>', '>=']) {
-  WRAPPERS[op] = (orig) => (l, r, n, ev) => crossCompare(op, l, r) ?? orig(l, r, n, ev);
+  WRAPPERS[op] = (orig) => (l, r, n, ev) => {
+    // cel-go's Compare of a NaN double is an error, not false (common/types/double.go).
+    if (Number.isNaN(l) || Number.isNaN(r))
+      throw (ev as Engine).createError('nan_comparison', 'NaN values cannot be ordered', n);
+    return crossCompare(op, l, r) ?? orig(l, r, n, ev);
+  };
 }
 
 /**
@@ -189,7 +212,7 @@ function joinedLiteral(original: Check, exempt: boolean): Check {
 /**
  * A map literal's value: a plain object when every key is a string (as the engine gives string-keyed
  * maps, every name kept, `__proto__` included), a Map otherwise (1, true and 'a' stay distinct keys);
- * a key given twice is an error, as cel-go's.
+ * a key given twice keeps its last value, as cel-go's.
  */
 function mapLiteral(ev: Engine, node: Node, scope: unknown): unknown {
   const entries = optionalEntries(node);
@@ -207,13 +230,20 @@ function mapLiteral(ev: Engine, node: Node, scope: unknown): unknown {
       for (const x of map.keys()) if (x === k || (numeric(x) !== undefined && celEquals(ev, x, k))) map.delete(x);
       continue;
     }
-    if (lookup(ev, map, k)) throw ev.createError('repeated_key', `Failed with repeated key: ${String(k)}`, node);
+    // A key given again replaces the earlier entry, as in cel-go's Go map of values (keyed by type and
+    // value: `1` and `1u` stay two keys).
+    for (const x of map.keys()) if (x !== k && isUint(x) && isUint(k) && uintValue(x) === uintValue(k)) map.delete(x);
     map.set(k, v);
   }
   if (![...map.keys()].every((k) => typeof k === 'string')) return map;
   const out: Record<string, unknown> = {};
   for (const [k, v] of map) Object.defineProperty(out, k as string, { value: v, enumerable: true, writable: true });
   return out;
+}
+
+/** The value of a uint. */
+function uintValue(u: unknown): bigint {
+  return BigInt((u as { valueOf(): bigint | number }).valueOf());
 }
 
 function isNode(v: unknown): v is Node {
