@@ -39,6 +39,8 @@ export class AccessReviews {
       a.subresource ?? '',
       a.namespace ?? '',
       a.name ?? '',
+      a.fieldSelectorRequirements ?? [],
+      a.labelSelectorRequirements ?? [],
     ]);
   }
 

@@ -303,6 +303,41 @@ export async function whoAmI(
   return identityFromCredentials(c);
 }
 
+const LABEL_OPERATORS: Readonly<Record<string, string>> = {
+  '=': 'In',
+  '==': 'In',
+  in: 'In',
+  '!=': 'NotIn',
+  notin: 'NotIn',
+  exists: 'Exists',
+  '!': 'DoesNotExist',
+};
+
+/**
+ * A check's selector requirements as an access review's `fieldSelector` and `labelSelector`, as
+ * the API server's webhook authorizer converts them: `=` and `in` as In, `!=` and `notin` as
+ * NotIn, a bare key Exists, `!key` DoesNotExist; `>` and `<` left out (requirements narrow, so
+ * one left out asks about more), and a selector with none left out.
+ */
+function selectorAttributes(attributes: AuthorizationAttributes): Json {
+  const out: Json = {};
+  const fields = (attributes.fieldSelectorRequirements ?? []).map((r) => ({
+    key: r.field,
+    operator: r.operator === '=' ? 'In' : 'NotIn',
+    values: [r.value],
+  }));
+  if (fields.length) out.fieldSelector = { requirements: fields };
+  const labels = (attributes.labelSelectorRequirements ?? [])
+    .filter((r) => LABEL_OPERATORS[r.operator])
+    .map((r) => ({
+      key: r.key,
+      operator: LABEL_OPERATORS[r.operator],
+      ...(r.values.length ? { values: r.values } : {}),
+    }));
+  if (labels.length) out.labelSelector = { requirements: labels };
+  return out;
+}
+
 /**
  * Asks the cluster's authorizer one `authorizer` check of a matchCondition: a
  * SelfSubjectAccessReview when `self` (the connection's own user, which needs no permission),
@@ -321,6 +356,7 @@ export async function accessReview(
     const resourceAttributes: Json = { verb: attributes.verb };
     for (const field of ['group', 'resource', 'subresource', 'namespace', 'name'] as const)
       if (attributes[field]) resourceAttributes[field] = attributes[field];
+    Object.assign(resourceAttributes, selectorAttributes(attributes));
     spec.resourceAttributes = resourceAttributes;
   }
   const kind = self ? 'SelfSubjectAccessReview' : 'SubjectAccessReview';

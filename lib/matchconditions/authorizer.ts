@@ -4,32 +4,59 @@
  */
 import type { Environment } from '@marcbachmann/cel-js';
 import { serviceAccountUser } from './k8s/format.ts';
+import {
+  parseFieldSelector,
+  parseLabelSelector,
+  type FieldSelectorRequirement,
+  type LabelSelectorRequirement,
+} from './k8s/selectors.ts';
+import { trim } from './k8s/strings.ts';
+
+export type { FieldSelectorRequirement, LabelSelectorOperator, LabelSelectorRequirement } from './k8s/selectors.ts';
 
 /** What an authorizer check asks (`authorizer.group(...).resource(...)...check(verb)`). */
 export interface AuthorizationAttributes {
   /** The user asked about: the request's user, or a service account's. */
   user: { username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+  /** The verb of `check(verb)`: an API verb (`list`), or an HTTP one for a path. */
   verb: string;
   /** Set for `authorizer.path(...)` checks. */
   path?: string;
+  /** The API group of a resource check (`''`, the core group). */
   group?: string;
+  /** The resource of a resource check (`pods`). */
   resource?: string;
+  /** Set when `subresource(...)` was called, or for `requestResource` (`''` when none). */
   subresource?: string;
+  /** Set when `namespace(...)` was called, or for `requestResource` (`''`: cluster scope). */
   namespace?: string;
+  /** Set when `name(...)` was called, or for `requestResource`. */
   name?: string;
   /**
-   * `fieldSelector(s)` and `labelSelector(s)` (from 1.32) as written; the API server hands the
-   * authorizer their parsed requirements, or none when one does not parse.
+   * The requirements of `fieldSelector(s)` (from 1.32) as the API server parses the selector
+   * (fields.ParseSelector); absent when the selector is empty, parses to none, or does not parse.
    */
-  fieldSelector?: string;
-  /** `labelSelector(s)` (from 1.32) as written, as fieldSelector above. */
-  labelSelector?: string;
+  fieldSelectorRequirements?: FieldSelectorRequirement[];
+  /** Why `fieldSelector(s)` does not parse, in apimachinery's words; the check goes on without it. */
+  fieldSelectorParsingError?: string;
+  /** The requirements of `labelSelector(s)` (from 1.32), as labels.Parse gives them; as fieldSelectorRequirements. */
+  labelSelectorRequirements?: LabelSelectorRequirement[];
+  /** Why `labelSelector(s)` does not parse, in apimachinery's words; the check goes on without it. */
+  labelSelectorParsingError?: string;
 }
 
-/** An authorizer's answer; `NoOpinion` reads as not allowed. */
+/**
+ * An authorizer's answer; `NoOpinion` reads as not allowed. `error` makes `errored()` true beside
+ * the decision, as an authorizer that returns a decision and an error does (throwing is the same
+ * as `NoOpinion` with the thrown message).
+ */
 export interface AuthorizationDecision {
+  /** The answer: `allowed()` is true for `Allow` only. */
   decision: 'Allow' | 'Deny' | 'NoOpinion';
+  /** What `reason()` gives (default: empty). */
   reason?: string;
+  /** What `error()` gives; when set, `errored()` is true. */
+  error?: string;
 }
 
 /** Decides authorizer checks for conditions that use `authorizer` (tests, the emulator). */
@@ -61,11 +88,11 @@ class GroupCheckValue {
 }
 /** What a resource check's builder methods set. */
 type ResourceField = 'subresource' | 'namespace' | 'name' | 'fieldSelector' | 'labelSelector';
-/** A resource check being built (`authorizer.group(g).resource(r)…`). */
+/** A resource check being built (`authorizer.group(g).resource(r)…`): the selectors as written. */
 export class ResourceCheckValue {
   constructor(
     readonly authorizer: AuthorizerValue,
-    readonly fields: Pick<AuthorizationAttributes, 'group' | 'resource' | ResourceField>,
+    readonly fields: { group?: string; resource?: string } & { [F in ResourceField]?: string },
   ) {}
   with(field: ResourceField, value: string): ResourceCheckValue {
     return new ResourceCheckValue(this.authorizer, { ...this.fields, [field]: value });
@@ -73,9 +100,10 @@ export class ResourceCheckValue {
 }
 class DecisionValue {
   constructor(
-    readonly decision: AuthorizationDecision['decision'] | 'Error',
+    readonly decision: AuthorizationDecision['decision'],
     readonly reason: string,
-    readonly error: string,
+    /** The authorizer's error; undefined when it gave none (`errored()` is false). */
+    readonly error: string | undefined,
   ) {}
 }
 
@@ -85,21 +113,61 @@ function serviceAccountAuthorizer(a: AuthorizerValue, namespace: string, name: s
   return new AuthorizerValue(a.authorize, { username: user.username, groups: [...user.groups] });
 }
 
+const DECISIONS: ReadonlySet<unknown> = new Set(['Allow', 'Deny', 'NoOpinion']);
+
+/**
+ * Asks the Authorize function. One that throws gives no opinion and the error it threw; one that
+ * answers without a decision of the three gives no opinion and an error saying so.
+ */
 function decide(authorizer: AuthorizerValue, attributes: Omit<AuthorizationAttributes, 'user'>): DecisionValue {
+  let answer: Partial<AuthorizationDecision> | undefined;
   try {
-    const answer = authorizer.authorize({ user: authorizer.user, ...attributes });
-    return new DecisionValue(answer.decision, answer.reason ?? '', '');
+    answer = authorizer.authorize({ user: authorizer.user, ...attributes });
   } catch (err) {
-    return new DecisionValue('Error', '', err instanceof Error ? err.message : String(err));
+    return new DecisionValue('NoOpinion', '', err instanceof Error ? err.message : String(err));
   }
+  if (!DECISIONS.has(answer?.decision))
+    return new DecisionValue(
+      'NoOpinion',
+      '',
+      `Authorize gave no decision (Allow, Deny or NoOpinion): ${String(answer?.decision)}`,
+    );
+  const reason = typeof answer!.reason === 'string' ? answer!.reason : '';
+  const error = answer!.error === undefined ? undefined : String(answer!.error);
+  return new DecisionValue(answer!.decision!, reason, error);
 }
 
-/** The fields of a check with an empty selector left out, as the API server leaves one out. */
-function withoutEmptySelectors(fields: ResourceCheckValue['fields']): ResourceCheckValue['fields'] {
-  const out = { ...fields };
-  if (!out.fieldSelector) delete out.fieldSelector;
-  if (!out.labelSelector) delete out.labelSelector;
-  return out;
+/**
+ * The attributes of a resource check as the API server builds them: a selector written empty is
+ * left out; another is parsed, handing the authorizer its requirements (none when it parses to
+ * none) or, when it does not parse, the parsing error and no requirements. The check goes on.
+ */
+function resourceAttributes(fields: ResourceCheckValue['fields']): Omit<AuthorizationAttributes, 'user' | 'verb'> {
+  const { fieldSelector, labelSelector, ...out } = fields;
+  const attributes: Omit<AuthorizationAttributes, 'user' | 'verb'> = out;
+  if (fieldSelector) {
+    const parsed = parseFieldSelector(fieldSelector);
+    if ('error' in parsed) attributes.fieldSelectorParsingError = parsed.error;
+    else if (parsed.requirements.length > 0) attributes.fieldSelectorRequirements = parsed.requirements;
+  }
+  if (labelSelector) {
+    const parsed = parseLabelSelector(labelSelector);
+    if ('error' in parsed) attributes.labelSelectorParsingError = parsed.error;
+    else if (parsed.requirements.length > 0) attributes.labelSelectorRequirements = parsed.requirements;
+  }
+  return attributes;
+}
+
+/** `authorizer.path(p)`: an error when p is empty or blank (Go's TrimSpace). */
+function pathCheck(a: AuthorizerValue, path: string): PathCheckValue {
+  if (trim(path) === '') throw new Error('path must not be empty');
+  return new PathCheckValue(a, path);
+}
+
+/** `….group(g).resource(r)`: an error when r is empty or blank. */
+function resourceCheck(g: GroupCheckValue, resource: string): ResourceCheckValue {
+  if (trim(resource) === '') throw new Error('resource must not be empty');
+  return new ResourceCheckValue(g.authorizer, { group: g.group, resource });
 }
 
 /** The authorizer's type name, the type of the `authorizer` variable. */
@@ -118,19 +186,13 @@ export function registerAuthorizer(env: Environment): void {
     .registerType(DECISION, DecisionValue)
     .registerType(AUTHORIZER, { ctor: AuthorizerValue, fields: { requestResource: RESOURCE_CHECK } });
   env
-    .registerFunction(
-      `${AUTHORIZER}.path(string): ${PATH_CHECK}`,
-      (a: AuthorizerValue, path: string) => new PathCheckValue(a, path),
-    )
+    .registerFunction(`${AUTHORIZER}.path(string): ${PATH_CHECK}`, pathCheck)
     .registerFunction(
       `${AUTHORIZER}.group(string): ${GROUP_CHECK}`,
       (a: AuthorizerValue, group: string) => new GroupCheckValue(a, group),
     )
     .registerFunction(`${AUTHORIZER}.serviceAccount(string, string): ${AUTHORIZER}`, serviceAccountAuthorizer)
-    .registerFunction(
-      `${GROUP_CHECK}.resource(string): ${RESOURCE_CHECK}`,
-      (g: GroupCheckValue, resource: string) => new ResourceCheckValue(g.authorizer, { group: g.group, resource }),
-    )
+    .registerFunction(`${GROUP_CHECK}.resource(string): ${RESOURCE_CHECK}`, resourceCheck)
     .registerFunction(`${RESOURCE_CHECK}.subresource(string): ${RESOURCE_CHECK}`, (r: ResourceCheckValue, v: string) =>
       r.with('subresource', v),
     )
@@ -149,13 +211,13 @@ export function registerAuthorizer(env: Environment): void {
       (r: ResourceCheckValue, v: string) => r.with('labelSelector', v),
     )
     .registerFunction(`${RESOURCE_CHECK}.check(string): ${DECISION}`, (r: ResourceCheckValue, verb: string) =>
-      decide(r.authorizer, { verb, ...withoutEmptySelectors(r.fields) }),
+      decide(r.authorizer, { verb, ...resourceAttributes(r.fields) }),
     )
     .registerFunction(`${PATH_CHECK}.check(string): ${DECISION}`, (p: PathCheckValue, verb: string) =>
       decide(p.authorizer, { verb, path: p.path }),
     )
     .registerFunction(`${DECISION}.allowed(): bool`, (d: DecisionValue) => d.decision === 'Allow')
     .registerFunction(`${DECISION}.reason(): string`, (d: DecisionValue) => d.reason)
-    .registerFunction(`${DECISION}.errored(): bool`, (d: DecisionValue) => d.decision === 'Error')
-    .registerFunction(`${DECISION}.error(): string`, (d: DecisionValue) => d.error);
+    .registerFunction(`${DECISION}.errored(): bool`, (d: DecisionValue) => d.error !== undefined)
+    .registerFunction(`${DECISION}.error(): string`, (d: DecisionValue) => d.error ?? '');
 }

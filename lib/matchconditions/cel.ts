@@ -21,6 +21,9 @@ export {
   type AuthorizationAttributes,
   type AuthorizationDecision,
   type Authorize,
+  type FieldSelectorRequirement,
+  type LabelSelectorOperator,
+  type LabelSelectorRequirement,
   noOpinion,
 } from './authorizer.ts';
 export { matchConditionsEnvironment } from './environment.ts';
@@ -72,8 +75,6 @@ export interface CompileOptions {
    * for testing the environment on expressions written for other declarations.
    */
   declarations?: Record<string, string>;
-  /** False leaves conversions of constants unfolded (how a folded constant is itself evaluated). */
-  fold?: boolean;
 }
 
 /**
@@ -83,6 +84,11 @@ export interface CompileOptions {
  * a cold start should not pay for it again); the type is then `unchecked`.
  */
 export function compileExpression(expression: string, options: CompileOptions = {}): CompiledExpression | CompileError {
+  return compile(expression, options, true);
+}
+
+/** compileExpression; `fold` false leaves conversions of constants unfolded (how a folded one is evaluated). */
+function compile(expression: string, options: CompileOptions, fold: boolean): CompiledExpression | CompileError {
   let env = matchConditionsEnvironment();
   if (options.declarations) {
     env = env.clone();
@@ -104,9 +110,9 @@ export function compileExpression(expression: string, options: CompileOptions = 
     } catch (err) {
       return compileError(expression, written(err));
     }
-    const fold = options.fold === false ? undefined : (text: string) => foldedError(text, options);
+    const folding = fold ? (text: string) => foldedError(text, options) : undefined;
     const minor = environmentMinor(options.kubeVersion, options.mode);
-    const refusal = screen(parsed.ast, minor, fold);
+    const refusal = screen(parsed.ast, minor, folding);
     if (refusal) return compileError(expression, written(refusal), false);
     adoptCelGoSemantics(parsed.ast as never);
     if (options.typeCheck !== false) {
@@ -152,12 +158,7 @@ export function compileExpression(expression: string, options: CompileOptions = 
  * API server plans the expression, refusing the configuration; undefined when it folds to a value.
  */
 function foldedError(text: string, options: CompileOptions): string | undefined {
-  const folded = compileExpression(text, {
-    kubeVersion: options.kubeVersion,
-    mode: options.mode,
-    typeCheck: false,
-    fold: false,
-  });
+  const folded = compile(text, { kubeVersion: options.kubeVersion, mode: options.mode, typeCheck: false }, false);
   if (isCompileError(folded)) return undefined;
   try {
     folded.run({});

@@ -14,4 +14,7 @@ export type { CompileOptions } from './cel.ts';
 export type { ConditionProblem } from './rules.ts';
 export { enforceMatchConditions } from './enforce.ts';
 export type { ExpressionMode } from './versions.ts';
+export type { FieldSelectorRequirement } from './cel.ts';
 export { isCompileError } from './cel.ts';
+export type { LabelSelectorOperator } from './cel.ts';
+export type { LabelSelectorRequirement } from './cel.ts';

@@ -338,6 +338,15 @@ function nullableNamespace(node: Node): void {
     (scope as { getValue(k: string): unknown }).getValue('namespaceObject') === null ? null : evaluate(ev, n, scope);
 }
 
+/**
+ * `x in []`: cel-go's planner (cel.OptOptimize) replaces membership in a constant empty list by
+ * false, so `x` is never evaluated (`1 / 0 in []` is false, not an error) and nothing is charged.
+ */
+function inEmptyList(node: Node): void {
+  const list = (node.args as unknown as Node[])[1];
+  if (list?.op === 'list' && (list.args as unknown[]).length === 0) node.meta.evaluate = () => false;
+}
+
 /** Adds the direct child nodes of `node` to `set`. */
 function markChildren(node: Node, set: WeakSet<object>): void {
   const parts: unknown[] = [node.args];
@@ -372,6 +381,7 @@ export function adoptCelGoSemantics(root: Node): void {
     if (item.op === 'call' || item.op === 'rcall') boundResult(item);
     if (item.op === 'rcall') checkedSetsCall(item);
     if (item.op === 'id' && item.args === 'namespaceObject') nullableNamespace(item);
+    if (item.op === 'in') inEmptyList(item);
     const key = costKey(item);
     const wraps = [WRAPPERS[key], TIME_WRAPPERS[key], costWrapper(key)].filter((w) => w !== undefined);
     if (wraps.length) wrapHandle(item, wraps);

@@ -177,24 +177,46 @@ describe('library call costs, as cel-go charges them', () => {
     );
   });
 
-  it('authorizer selectors (from 1.32): in the check as written, an empty one left out, costed by length', () => {
+  it('authorizer selectors (from 1.32): parsed in the check, charged by their length', () => {
     const asked: AuthorizationAttributes[] = [];
     const authorizer = variablesFor(admissionReview({ kind: 'Pod' }).request!, (a) => {
       asked.push(a);
-      return { decision: a.labelSelector === 'app=web' ? 'Allow' : 'Deny' };
+      return { decision: a.labelSelectorRequirements?.[0]?.key === 'app' ? 'Allow' : 'Deny' };
     }).authorizer;
     const pods = "authorizer.group('').resource('pods')";
+    // A selector of n characters costs 10 (its list) + ceil(n / 10) (the parse) + 50 for each of
+    // the ceil(n / 2) requirements it could hold (a struct and a values list), beside the variable
+    // and the builders (1 each) and the check: 'app=web' is 10 + 1 + 4 × 50.
     checkAll([
-      { expr: `${pods}.labelSelector('app=web').check('list').allowed()`, vars: { authorizer }, expect: value(true) },
-      { expr: `${pods}.labelSelector('app=db').check('list').allowed()`, vars: { authorizer }, expect: value(false) },
-      // 29 characters: 3 units to parse, beside the builders (1 each) and the check.
+      {
+        expr: `${pods}.labelSelector('app=web').check('list').allowed()`,
+        vars: { authorizer },
+        expect: value(true),
+        cost: 350215,
+      },
+      { expr: `${pods}.labelSelector('tier=db').check('list').allowed()`, vars: { authorizer }, expect: value(false) },
+      // 29 characters: 10 + 3 + 15 × 50.
       {
         expr: `${pods}.fieldSelector('spec.nodeName=node-0123456789').check('list')`,
         vars: { authorizer },
         expect: anyValue,
-        cost: 350006,
+        cost: 350766,
       },
-      { expr: `${pods}.fieldSelector('').labelSelector('').check('list')`, vars: { authorizer }, expect: anyValue },
+      // 31 characters: 10 + 4 + 16 × 50.
+      {
+        expr: `${pods}.fieldSelector('spec.nodeName=node-012345678901').check('list')`,
+        vars: { authorizer },
+        expect: anyValue,
+        cost: 350817,
+      },
+      // Empty selectors are charged their list (10 each) and left out of the check.
+      {
+        expr: `${pods}.fieldSelector('').labelSelector('').check('list')`,
+        vars: { authorizer },
+        expect: anyValue,
+        cost: 350023,
+      },
+      { expr: `${pods}.labelSelector('a')`, vars: { authorizer }, expect: anyValue, cost: 64 },
       {
         expr: `${pods}.labelSelector('app=web').check('list').allowed()`,
         vars: { authorizer },
@@ -207,9 +229,12 @@ describe('library call costs, as cel-go charges them', () => {
       verb: 'list',
       group: '',
       resource: 'pods',
-      fieldSelector: 'spec.nodeName=node-0123456789',
+      fieldSelectorRequirements: [{ field: 'spec.nodeName', operator: '=', value: 'node-0123456789' }],
     });
-    assert.equal('fieldSelector' in asked[3]! || 'labelSelector' in asked[3]!, false);
+    assert.equal(
+      Object.keys(asked[4]!).some((k) => k.includes('Selector')),
+      false,
+    );
   });
 
   it('quantity: parsing by the string, operations one unit', () => {

@@ -467,6 +467,65 @@ describe('klw audit against a fake API server', () => {
     ]);
   });
 
+  it('authorizer checks with selectors ask with their requirements, each selector its own check', async () => {
+    const webhook = (name: string, selectors: string) =>
+      defineValidatingWebhook({
+        name,
+        rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+        namespaceSelector: {},
+        matchConditions: [
+          {
+            name: 'may-list',
+            expression: `authorizer.group('').resource('pods')${selectors}.check('list').allowed()`,
+          },
+        ],
+        validate: () => deny('no'),
+      });
+    accessReviews.length = 0;
+    await runAudit({
+      client,
+      webhooks: [
+        webhook('both', ".fieldSelector('spec.nodeName=n1,x!=y').labelSelector('app in (b,a),!legacy,tier,n>1')"),
+        webhook('other', ".labelSelector('app=c')"),
+        webhook('unparsed', ".labelSelector('app in (')"),
+      ],
+      auditor,
+    });
+    const specs = new Set(accessReviews.map((r) => JSON.stringify(r.spec.resourceAttributes)));
+    assert.deepEqual(
+      [...specs].map((s) => JSON.parse(s)),
+      [
+        {
+          verb: 'list',
+          resource: 'pods',
+          fieldSelector: {
+            requirements: [
+              { key: 'spec.nodeName', operator: 'In', values: ['n1'] },
+              { key: 'x', operator: 'NotIn', values: ['y'] },
+            ],
+          },
+          // `n>1` is left out, as the API server's webhook authorizer leaves out what it cannot send.
+          labelSelector: {
+            requirements: [
+              { key: 'app', operator: 'In', values: ['a', 'b'] },
+              { key: 'legacy', operator: 'DoesNotExist' },
+              { key: 'tier', operator: 'Exists' },
+            ],
+          },
+        },
+        {
+          verb: 'list',
+          resource: 'pods',
+          labelSelector: { requirements: [{ key: 'app', operator: 'In', values: ['c'] }] },
+        },
+        // A selector that does not parse asks about the resource unnarrowed.
+        { verb: 'list', resource: 'pods' },
+      ],
+    );
+    // One review per distinct check, however many pods ask it.
+    assert.equal(accessReviews.length, 3);
+  });
+
   it("calls functions whatever their caller authentication and the shell's token", async () => {
     const modes = ['auto', 'bearer', 'path-secret', 'none'] as const;
     const webhooks = modes.map((auth) =>

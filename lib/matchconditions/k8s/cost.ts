@@ -199,15 +199,33 @@ function collectionCallCost(fn: string, args: readonly unknown[], result: unknow
   }
 }
 
+/** cel-go's common.StructCreateBaseCost: what allocating a struct adds. */
+const STRUCT_CREATE_BASE_COST = 40;
+/** A selector's length per requirement at most: `k,` is the shortest requirement that repeats. */
+const SELECTOR_LENGTH_TO_REQUIREMENT_COUNT = 0.5;
+
+/**
+ * The library's selectorCostEstimate for a selector of `length` characters: the list of
+ * requirements, the parse (a traversal), and a struct and a values list for each requirement the
+ * length can hold, each product rounded up as cel-go's cost factors round.
+ */
+function selectorCost(length: number): number {
+  const requirements = Math.ceil(length * SELECTOR_LENGTH_TO_REQUIREMENT_COUNT);
+  return (
+    LIST_CREATE_BASE_COST +
+    traverse(length) +
+    Math.ceil(requirements * (LIST_CREATE_BASE_COST + STRUCT_CREATE_BASE_COST))
+  );
+}
+
 /** The runtime cost of a call of the authorizer library (undefined for any other). */
 function authorizerCallCost(fn: string, args: readonly unknown[]): number | undefined {
   switch (fn) {
     case 'check':
       return AUTHORIZER_CHECK_COST;
-    // The selector is parsed into requirements: its traversal.
     case 'fieldSelector':
     case 'labelSelector':
-      return args.length >= 2 ? traverse(actualSize(args[1])) : undefined;
+      return args.length >= 2 ? selectorCost(actualSize(args[1])) : undefined;
     case 'serviceAccount':
     case 'path':
     case 'group':
