@@ -89,6 +89,12 @@ const WRAPPERS: Record<string, (orig: Handle) => Handle> = {
       throw (ev as Engine).createError('no_such_key', `no such key: ${String(r)}`, n);
     return orig(l, r, n, ev);
   },
+  // A field of a list: cel-go qualifies the list with the field's name as an index it cannot be.
+  '.': (orig) => (l, r, n, ev) => {
+    if (Array.isArray(l))
+      throw (ev as Engine).createError('invalid_index', "unsupported index type 'string' in list", n);
+    return orig(l, r, n, ev);
+  },
   '-_': (orig) => (v, n, ev) => {
     const r = orig(v, n, ev);
     if (typeof r === 'bigint' && r > INT64_MAX) throw overflow(ev as Engine, n as Node);
@@ -150,6 +156,12 @@ function conversion(name: 'int' | 'uint'): (orig: Handle) => Handle {
   };
 }
 WRAPPERS['call:int'] = conversion('int');
+// bool() of a string reads what Go's strconv.ParseBool reads, `T` and `F` included.
+WRAPPERS['call:bool'] = (orig) => (args, n, ev) => {
+  const v = (args as unknown[])[0];
+  if (v === 'T' || v === 'F') return v === 'T';
+  return orig(args, n, ev);
+};
 WRAPPERS['call:uint'] = conversion('uint');
 
 for (const op of ['<', '<=', '>', '>=']) {

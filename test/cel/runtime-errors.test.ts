@@ -101,6 +101,8 @@ describe('conversions (double.go, int.go, uint.go, string.go)', () => {
       ['bool(o.s)', "type conversion error from 'string' to 'bool'"],
     ]);
     assert.equal(errorOf("int('+' + o.digits) == 12"), 'value: true');
+    // What Go's strconv.ParseBool reads is no error.
+    assert.equal(errorOf("bool(o.s.substring(3) + 'T') && !bool('F' + o.s.substring(3))"), 'value: true');
   });
 });
 
@@ -137,6 +139,8 @@ describe('missing keys and indexes (interpreter/attributes.go, list.go)', () => 
       ['o.list[o.s] == 1', "unsupported index type 'string' in list"],
       ['o.list[o.b] == 1', "unsupported index type 'bool' in list"],
       ['o.list[o.d] == 1', 'unsupported index value 1.5 in list'],
+      // A field of a list is the field's name as an index.
+      ['o.list.x == 1', "unsupported index type 'string' in list"],
     ]);
   });
 });
