@@ -253,6 +253,17 @@ describe('regular expressions, strings, optionals, maps, comprehensions', () => 
     ]);
   });
 
+  it("the lists library passes over elements cel-go's Compare cannot order (lists.go)", () => {
+    assert.equal(errorOf('[o.s, o.n].isSorted()'), 'value: true');
+    assert.equal(errorOf('[o.n, o.s].max() == o.n && [o.n, o.s].min() == o.n'), 'value: true');
+    assert.equal(errorOf('[o.n, o.d, dyn(7u)].max() == dyn(7u) && [o.d, o.n].isSorted()'), 'value: true');
+    // sum adds with each type's own Add: an element of another kind is no overload.
+    table([
+      ['[o.n, o.s].sum() == 1', 'no such overload'],
+      ['[o.d, o.n].sum() == o.d', 'no such overload'],
+    ]);
+  });
+
   it('NaN is not ordered (double.go Compare)', () => {
     table([['o.d / 0.0 * 0.0 < 1.0', 'NaN values cannot be ordered']]);
   });

@@ -551,7 +551,7 @@ describe('the matchConditions CEL environment', () => {
     ["object.metadata.labels['app'] == 'x'", /no such key: labels/],
     ["'a'.find(object.metadata.name + '(')", /error parsing regexp: missing closing \)/],
     ["'a'.matches(object.metadata.name + '(?=x)')", /error parsing regexp: invalid or unsupported Perl syntax/],
-    ['object.mixed.isSorted()', /cannot compare bigint with string/],
+    ['object.mixed.sum()', /^no such overload$/],
   ];
   const mixed = pod('web', 'default', { mixed: [1, 'a'] });
   for (const [expression, error] of failures) {
