@@ -9,8 +9,11 @@ export const RE2_MATCHES = 'matches__re2';
 /** The suffix of the environment's own overloads of names the engine also declares (its UTF-16 strings). */
 export const RENAMED = '__k8s';
 
-/** Internal names in messages: the name the user wrote is before the suffix. */
-const INTERNAL_NAME = /(\w+)__(?:re2|k8s)\b/g;
+/**
+ * The suffix of an internal name in a message: the name the user wrote is before it. Matched
+ * from the suffix (a `(\w+)` before it would rescan every long word of a message: quadratic).
+ */
+const INTERNAL_NAME = /(?<=\w)__(?:re2|k8s)\b/g;
 /** Namespace types in messages: `kubernetes.lib.strings.quote` is `strings.quote`. */
 const NAMESPACE_TYPE = /\bkubernetes\.lib\.(\w+)\b/g;
 
@@ -35,7 +38,7 @@ export function internalNames(err: unknown): unknown {
 
 /** A message with the environment's internal names given back as the user wrote them. */
 function userNames(said: string): string {
-  return said.replace(INTERNAL_NAME, '$1').replace(NAMESPACE_TYPE, '$1');
+  return said.replace(INTERNAL_NAME, '').replace(NAMESPACE_TYPE, '$1');
 }
 
 /** 1-based line and column of `offset` in the expression. */

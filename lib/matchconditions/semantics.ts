@@ -11,7 +11,7 @@ import { ABSENT, entryType, entryValue, listWithEntries, optionalEntries } from 
 import { costWrapper } from './meter.ts';
 import { adoptHas } from './optionals.ts';
 import { celGoTypeName } from './runtime-errors.ts';
-import { TIME_WRAPPERS } from './time.ts';
+import { adoptTimestampSum, TIME_WRAPPERS } from './time.ts';
 
 /** The engine's type of a checked expression (the parts used here). */
 interface CelType {
@@ -389,6 +389,7 @@ export function adoptCelGoSemantics(root: Node): void {
     const formatCall = (item.op === 'rcall' || item.op === 'call') && (item.args as unknown[])[0] === 'format';
     if (formatCall || inFormat.has(item)) markChildren(item, inFormat);
     if (item.op === 'list' || item.op === 'map') adoptLiteral(item, inFormat.has(item));
+    adoptTimestampSum(item as never);
     adoptHas(item as never);
     if (item.op === 'call' || item.op === 'rcall') boundResult(item);
     if (item.op === 'rcall') checkedSetsCall(item);
