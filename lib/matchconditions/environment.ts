@@ -121,6 +121,41 @@ function registerConversions(env: Environment): void {
     .registerOperator('kubernetes.Namespace == null', (a: unknown, b: unknown) => a === b);
 }
 
+/** Comparisons with null of the types cel-go's checker assigns null to (once they are all registered). */
+function registerNullEquality(env: Environment): void {
+  for (const type of [...NULLABLE, 'optional<dyn>'])
+    env.registerOperator(`${type} == null`, (a: unknown, b: unknown) => a === b);
+}
+
+/**
+ * The object and opaque types of the environment, to which cel-go's checker assigns null (its
+ * legacy nullable kinds: structs, opaque types, timestamps, durations): `request.kind == null` and
+ * `[quantity('1'), null]` check. (`namespaceObject == null` is registered with conversions.)
+ */
+const NULLABLE = [
+  'kubernetes.AdmissionRequest',
+  'kubernetes.GroupVersionKind',
+  'kubernetes.GroupVersionResource',
+  'kubernetes.UserInfo',
+  'kubernetes.NamespaceMetadata',
+  'kubernetes.NamespaceSpec',
+  'kubernetes.NamespaceStatus',
+  'kubernetes.NamespaceCondition',
+  AUTHORIZER,
+  'kubernetes.authorization.PathCheck',
+  'kubernetes.authorization.GroupCheck',
+  'kubernetes.authorization.ResourceCheck',
+  'kubernetes.authorization.Decision',
+  'kubernetes.Quantity',
+  'kubernetes.URL',
+  'net.IP',
+  'net.CIDR',
+  'kubernetes.NamedFormat',
+  'kubernetes.Semver',
+  TIMESTAMP,
+  'google.protobuf.Duration',
+];
+
 function compareBytes(a: Uint8Array, b: Uint8Array): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
@@ -139,6 +174,7 @@ function buildEnvironment(): Environment {
   for (const register of [registerLists, registerStrings, registerRegex, registerUrls, registerQuantity]) register(env);
   for (const register of [registerSets, registerIpAndCidr, registerFormat, registerSemver, registerListsV3])
     register(env);
+  registerNullEquality(env);
   registerMeterProbe(env);
   registerParserProbe(env);
   useUintClass((env.evaluate('0u') as object).constructor);

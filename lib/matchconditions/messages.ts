@@ -41,24 +41,65 @@ function userNames(said: string): string {
   return said.replace(INTERNAL_NAME, '').replace(NAMESPACE_TYPE, '$1');
 }
 
-/** 1-based line and column of `offset` in the expression. */
+/** 1-based line and column of `offset` in the expression, the column in code points as cel-go counts. */
 function position(expression: string, offset: number): { line: number; column: number } {
   const before = expression.slice(0, Math.max(0, offset));
   const lines = before.split('\n');
-  return { line: lines.length, column: lines.at(-1)!.length + 1 };
+  return { line: lines.length, column: [...lines.at(-1)!].length + 1 };
 }
 
-/** A compile error as cel-go words it: `ERROR: <input>:line:column: message`, the line, a caret. */
+/** One error as cel-go displays it: `ERROR: <input>:line:column: message`, the line, dots to a caret. */
+function display(expression: string, line: number, column: number, message: string): string {
+  // cel-go shows a tab of the line as a space.
+  const text = [...(expression.split('\n')[line - 1] ?? '').replaceAll('\t', ' ')];
+  // cel-go marks a character of more than one UTF-8 byte with a full-width dot (and caret).
+  const wide = (c: string | undefined) => c !== undefined && c.codePointAt(0)! > 0x7f;
+  const dots = text
+    .slice(0, column - 1)
+    .map((c) => (wide(c) ? '\uff0e' : '.'))
+    .join('');
+  const caret = wide(text[column - 1]) ? '\uff3e' : '^';
+  return `ERROR: <input>:${line}:${column}: ${message}\n | ${text.join('')}\n | ${dots}${caret}`;
+}
+
+/**
+ * A compile error as cel-go words it: `ERROR: <input>:line:column: message`, the line, a caret;
+ * `renamed` gives the environment's internal names back as the user wrote them.
+ */
 export function compileError(expression: string, err: unknown, renamed = true): CompileError {
   const e = err as { summary?: string; message?: string; range?: { start: number } };
-  const { line, column } = position(expression, e.range?.start ?? 0);
   const said = (e.summary ?? e.message ?? String(err)).replace(/^Exceeded maxDepth \(\d+\)/, RECURSION_LIMIT_MESSAGE);
   // The checker names the RE2 overload of `matches`, which the user wrote as `matches`.
-  const summary = renamed ? userNames(said) : said;
+  return compileErrors(expression, [{ start: e.range?.start ?? 0, message: said }], renamed);
+}
+
+/** cel-go lists the first 100 errors it finds, then how many more there were (common/errors.go). */
+const MAX_ERRORS = 100;
+
+/**
+ * Compile errors as cel-go lists them: each displayed, in the order of their positions, one a line;
+ * the internal names of the environment's overloads given back as the user wrote them.
+ */
+export function compileErrors(
+  expression: string,
+  issues: ReadonlyArray<{ start: number; message: string }>,
+  renamed = true,
+): CompileError {
+  const placed = issues
+    .slice(0, MAX_ERRORS)
+    .map((issue) => ({
+      ...position(expression, issue.start),
+      message: renamed ? userNames(issue.message) : issue.message,
+    }))
+    .sort((a, b) => a.line - b.line || a.column - b.column);
+  const first = placed[0] ?? { line: 1, column: 1 };
   return {
-    message: `compilation failed: ERROR: <input>:${line}:${column}: ${summary}\n | ${expression.split('\n')[line - 1] ?? ''}\n | ${' '.repeat(column - 1)}^`,
-    line,
-    column,
+    message: `compilation failed: ${[
+      ...placed.map((p) => display(expression, p.line, p.column, p.message)),
+      ...(issues.length > MAX_ERRORS ? [`${issues.length - MAX_ERRORS} more errors were truncated`] : []),
+    ].join('\n')}`,
+    line: first.line,
+    column: first.column,
   };
 }
 

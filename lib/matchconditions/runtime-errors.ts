@@ -170,14 +170,6 @@ export function celGoWords(said: string): string | undefined {
   return undefined;
 }
 
-/** The property keeping the engine's own words of an error given cel-go's. */
-const ENGINE_WORDS = Symbol('engineWords');
-
-/** The engine's own words of an error whose words were made cel-go's, if they were. */
-export function engineWords(err: unknown): string | undefined {
-  return err && typeof err === 'object' ? (err as { [ENGINE_WORDS]?: string })[ENGINE_WORDS] : undefined;
-}
-
 /** An evaluation error with its words made cel-go's (its `summary`, and the same words in its `message`). */
 export function inCelGoWords(err: unknown): unknown {
   if (!err || typeof err !== 'object') return err;
@@ -187,8 +179,7 @@ export function inCelGoWords(err: unknown): unknown {
   const words = celGoWords(said);
   if (words === undefined) return err;
   const message = typeof e.message === 'string' ? e.message.replace(said, words) : words;
-  // The engine's `summary` is a getter: the words are defined over it, its own kept beside them.
-  Object.defineProperty(err, ENGINE_WORDS, { value: said, configurable: true });
+  // The engine's `summary` is a getter: the words are defined over it.
   Object.defineProperty(err, 'summary', { value: words, configurable: true, writable: true });
   Object.defineProperty(err, 'message', { value: message, configurable: true, writable: true });
   return err;
