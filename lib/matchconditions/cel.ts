@@ -13,6 +13,7 @@ import { matchConditionsEnvironment } from './environment.ts';
 import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './literals.ts';
 import { compileError, compileErrors, internalNames, RECURSION_LIMIT_MESSAGE } from './messages.ts';
 import { chargeOf, CostLimitExceeded, installMeter, keepUnoptimized, meter, PER_CALL_COST_LIMIT } from './meter.ts';
+import { inCelGoWords } from './runtime-errors.ts';
 import { screen, screenChecked } from './screen.ts';
 import { adoptCelGoSemantics } from './semantics.ts';
 import { environmentMinor, type CelKubeVersion, type ExpressionMode } from './versions.ts';
@@ -178,7 +179,7 @@ function compile(
         if (meter.left < 0) throw new CostLimitExceeded();
         return value;
       } catch (err) {
-        throw meter.left < 0 ? new CostLimitExceeded() : internalNames(err);
+        throw meter.left < 0 ? new CostLimitExceeded() : inCelGoWords(internalNames(err));
       } finally {
         lastCost = limit - meter.left;
         meter.left = Number.POSITIVE_INFINITY;

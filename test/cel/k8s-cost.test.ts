@@ -322,7 +322,7 @@ describe('library call costs, as cel-go charges them', () => {
   it('sets: dyn elements mix with others, equal numbers of any kind one member', () => {
     checkAll([
       { expr: 'sets.contains(dyn([1u]), [1])', expect: value(true) },
-      { expr: 'sets.contains(dyn("a"), [1])', expect: { error: /no matching overload/ } },
+      { expr: 'sets.contains(dyn("a"), [1])', expect: { error: /^no such overload: sets\.contains\(string, list\)/ } },
       { expr: 'sets.contains([1, dyn(2u)], [2, dyn(2.0)])', expect: value(true) },
       { expr: 'sets.equivalent([1, 2, 3], [dyn(3u), dyn(2.0), 1])', expect: value(true) },
       { expr: '!sets.intersects([1], [dyn("1"), 2])', expect: value(true) },
