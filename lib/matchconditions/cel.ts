@@ -153,7 +153,7 @@ function compile(
           (parse.length ? parse : issues).map((i) => ({ start: at(i.start), message: i.message })),
         );
       }
-      const typed = screenChecked(parsed.ast, minor);
+      const typed = screenChecked(parsed.ast, minor, environmentMinor(options.kubeVersion, 'stored'));
       if (typed) return compileError(expression, written(typed), false);
       type = String(checked.type);
     }
@@ -163,6 +163,11 @@ function compile(
     if (err instanceof RangeError) return compileError(expression, { summary: RECURSION_LIMIT_MESSAGE });
     throw err;
   }
+  return compiled(parsed, type);
+}
+
+/** The compiled expression of a parsed (and checked) one: runs it under the cost limit. */
+function compiled(parsed: ParseResult, type: string): CompiledExpression {
   let lastCost = 0;
   return {
     type,

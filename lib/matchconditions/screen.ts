@@ -10,6 +10,7 @@ import { RE2_MATCHES, RENAMED } from './messages.ts';
 import { OPTIONAL_TYPE } from './optionals.ts';
 import { METER_PROBE } from './meter.ts';
 import { regexProblem } from './regex.ts';
+import { literalRefusal, STRICT_LITERALS_SINCE } from './literal-validator.ts';
 import { type FormatCheckArg, formatCallProblem } from './k8s/strformat-check.ts';
 import { missingFeature } from './versions.ts';
 
@@ -291,16 +292,19 @@ function checkedNodeRefusal(n: ASTNode, minor: number): Refusal | undefined {
  * walking the checked expression: before 1.28 (cel.CrossTypeNumericComparisons) `<`, `<=`, `>` and
  * `>=` between an int, a uint and a double of known types have no overload (a dyn operand still
  * compares); from 1.29 string.format's validator checks a literal format string against a list
- * literal of arguments (`'%d'.format(['a'])`, `'%s %s'.format([x])`).
+ * literal of arguments (`'%d'.format(['a'])`, `'%s %s'.format([x])`); API servers from 1.29
+ * (`serverMinor`) refuse list and map literals whose parts are not of one type (literal-validator.ts).
  */
-export function screenChecked(node: ASTNode, minor: number): Refusal | undefined {
-  const stack: ASTNode[] = [node];
+export function screenChecked(node: ASTNode, minor: number, serverMinor = minor): Refusal | undefined {
+  const strict = serverMinor >= STRICT_LITERALS_SINCE;
+  const stack: Array<[ASTNode, boolean]> = [[node, false]];
   while (stack.length > 0) {
-    const n = stack.pop()!;
+    const [n, inFormat] = stack.pop()!;
     if (n.op === 'value') continue;
-    const refusal = checkedNodeRefusal(n, minor);
+    const refusal = checkedNodeRefusal(n, minor) ?? (strict && !inFormat ? literalRefusal(n) : undefined);
     if (refusal) return refusal;
-    stack.push(...childrenOf(n));
+    const format = inFormat || ((n.op === 'rcall' || n.op === 'call') && n.args[0] === 'format');
+    for (const child of childrenOf(n)) stack.push([child, format]);
   }
   return undefined;
 }

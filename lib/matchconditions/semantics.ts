@@ -11,6 +11,7 @@ import { celGoType } from './checker.ts';
 import { ABSENT, entryType, entryValue, listWithEntries, optionalEntries } from './entries.ts';
 import { costWrapper, indexReadFree, isConstant, isSetMembership } from './meter.ts';
 import { adoptHas } from './optionals.ts';
+import { mapLiteral } from './map-literal.ts';
 import { boolOfString, conversion, listIndex } from './conversions.ts';
 import { adoptTimestampSum, TIME_WRAPPERS } from './time.ts';
 
@@ -20,7 +21,7 @@ interface CelType {
   unify(registry: unknown, other: CelType): CelType | null;
 }
 /** The engine's checker and evaluator (the parts used here). */
-interface Engine {
+export interface Engine {
   check(node: unknown, scope: unknown): CelType;
   getType(name: string): CelType;
   run(node: unknown, scope: unknown): unknown;
@@ -35,7 +36,7 @@ interface Engine {
 type Handle = (...args: unknown[]) => unknown;
 type Check = (chk: Engine, node: Node, scope: unknown) => CelType;
 /** A node of the parsed expression (the parts used here). */
-interface Node {
+export interface Node {
   op: string;
   args: unknown;
   handle?: Handle;
@@ -204,43 +205,6 @@ function joinedLiteral(original: Check, exempt: boolean): Check {
       ),
     );
   };
-}
-
-/**
- * A map literal's value: a plain object when every key is a string (as the engine gives string-keyed
- * maps, every name kept, `__proto__` included), a Map otherwise (1, true and 'a' stay distinct keys);
- * a key given twice keeps its last value, as cel-go's.
- */
-function mapLiteral(ev: Engine, node: Node, scope: unknown): unknown {
-  const entries = optionalEntries(node);
-  const pairs = (node.args as Array<[unknown, unknown]>).map(
-    ([k, v]) => [ev.run(k, scope), ev.run(v, scope), v] as const,
-  );
-  const map = new Map<unknown, unknown>();
-  for (const [i, [k, value, valueNode]] of pairs.entries()) {
-    const v = entries?.has(i) ? entryValue(ev, value, valueNode, { k }) : value;
-    // Map keys are ints, uints, bools and strings in CEL.
-    if (!(typeof k === 'string' || typeof k === 'boolean' || typeof k === 'bigint' || isUint(k)))
-      throw ev.createError('unsupported_key_type', `unsupported key type: ${k === null ? 'null' : typeof k}`, node);
-    // An optional entry without a value takes the key out, as cel-go's map building does.
-    if (v === ABSENT) {
-      for (const x of map.keys()) if (x === k || (numeric(x) !== undefined && celEquals(ev, x, k))) map.delete(x);
-      continue;
-    }
-    // A key given again replaces the earlier entry, as in cel-go's Go map of values (keyed by type and
-    // value: `1` and `1u` stay two keys).
-    for (const x of map.keys()) if (x !== k && isUint(x) && isUint(k) && uintValue(x) === uintValue(k)) map.delete(x);
-    map.set(k, v);
-  }
-  if (![...map.keys()].every((k) => typeof k === 'string')) return map;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of map) Object.defineProperty(out, k as string, { value: v, enumerable: true, writable: true });
-  return out;
-}
-
-/** The value of a uint. */
-function uintValue(u: unknown): bigint {
-  return BigInt((u as { valueOf(): bigint | number }).valueOf());
 }
 
 function isNode(v: unknown): v is Node {

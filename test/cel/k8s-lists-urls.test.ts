@@ -29,12 +29,12 @@ describe('lists library', () => {
         ['[1.0].indexOf(1.1)', value(-1n)],
         ["[].indexOf('string')", value(-1n)],
         // CEL equality: numbers of any kind by value, lists and maps by their elements.
-        ['[1, dyn(2u)].indexOf(2)', value(1n)],
-        ['[1, dyn(2u), 2.0].lastIndexOf(2)', value(2n)],
+        ['[dyn(1), dyn(2u)].indexOf(2)', value(1n)],
+        ['[dyn(1), dyn(2u), dyn(2.0)].lastIndexOf(2)', value(2n)],
         ["[{'a': 1}, {'b': 1}].indexOf({'b': 1})", value(1n)],
         ["[{1: 'a'}, {2: 'a'}].indexOf({2: 'a'})", value(1n)],
         ["[{1: 'a'}, {2: 'a'}, {1: 'a'}].distinct().size()", value(2n)],
-        ['[1, dyn(1u), dyn(1.0), 2].distinct() == [1, 2]', value(true)],
+        ['[dyn(1), dyn(1u), dyn(1.0), dyn(2)].distinct() == [1, 2]', value(true)],
       ]),
     );
   });

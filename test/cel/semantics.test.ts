@@ -29,10 +29,12 @@ describe('aggregate literals as the API server checks them (HomogeneousAggregate
     assert.match(refusal("{'a': 1, 'b': 'x'}"), /expected type 'int' but found 'string'/);
   });
 
-  it('accepts a dyn element beside any other: the literal is a list of dyn', () => {
-    assert.deepEqual(run('[o.s, 1]', { s: 'a' }), ['a', 1n]);
-    assert.deepEqual(run('[1, o.s]', { s: 'a' }), [1n, 'a']);
-    assert.equal(run("{'a': o.s, 'b': 2}.b == 2", { s: 'a' }), true);
+  it('refuses a dyn element beside a typed one from 1.29 (the literal validator); all dyn mix', () => {
+    assert.match(refusal('[o.s, 1].size() == 2'), /expected type 'dyn' but found 'int'/);
+    assert.match(refusal('[1, o.s].size() == 2'), /expected type 'int' but found 'dyn'/);
+    assert.match(refusal("{'a': o.s, 'b': 2}.b == 2"), /expected type 'dyn' but found 'int'/);
+    assert.deepEqual(run('[o.s, dyn(1)]', { s: 'a' }), ['a', 1n]);
+    assert.equal(run("{'a': o.s, 'b': dyn(2)}.b == 2", { s: 'a' }), true);
   });
 
   it("lets format's literal arguments mix types, nested literals too, and no literal outside format", () => {
@@ -123,7 +125,7 @@ describe('map literals', () => {
 
   it('keeps the last value of a key given twice, as cel-go (a Go map of values, 1 and 1u two keys)', () => {
     assert.equal(run('{1: 2, 1: 3}[1]'), 3n);
-    assert.equal(run("{o.s: 1, 'a': 2} == {'a': 2}", { s: 'a' }), true);
+    assert.equal(run("{o.s: 1, dyn('a'): 2} == {'a': 2}", { s: 'a' }), true);
     assert.equal(run('{dyn(1): 2, dyn(1u): 3}.size()'), 2n);
   });
 });
