@@ -10,7 +10,8 @@ import type { ASTNode, ParseResult } from '@marcbachmann/cel-js';
 import { installOptionalEntries } from './entries.ts';
 import { matchConditionsEnvironment } from './environment.ts';
 import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './literals.ts';
-import { compileError, internalNames, RECURSION_LIMIT_MESSAGE } from './messages.ts';
+import { compileError, internalNames } from './messages.ts';
+import { RECURSION_LIMIT_MESSAGE, readForParse } from './parse-limits.ts';
 import { chargeOf, CostLimitExceeded, installMeter, meter, PER_CALL_COST_LIMIT } from './meter.ts';
 import { screen, screenChecked } from './screen.ts';
 import { adoptCelGoSemantics } from './semantics.ts';
@@ -44,7 +45,7 @@ export interface CompiledExpression {
 /** A compile error: the checker's message, with the expression and the position. */
 export interface CompileError {
   message: string;
-  /** 1-based line and column of the error in the expression. */
+  /** 1-based line and column (in code points) of the error in the expression; -1 and 0 when it has none. */
   line: number;
   column: number;
 }
@@ -95,11 +96,13 @@ function compile(expression: string, options: CompileOptions, fold: boolean): Co
     installMeter(env);
     installOptionalEntries(env);
   }
+  const read = readForParse(expression);
+  if (read.refusal) return compileError(expression, read.refusal);
   // cel-go reads backtick-quoted fields only with EnableIdentifierEscapeSyntax, which the API server leaves off.
-  const escaped = escapedFieldAt(expression);
+  const escaped = escapedFieldAt(read.text);
   if (escaped !== undefined)
     return compileError(expression, { summary: "unsupported syntax '`'", range: { start: escaped } });
-  const source = rewriteLiterals(expression);
+  const source = rewriteLiterals(read.text);
   const written = (err: unknown) => inWrittenText(err, source.edits);
   let parsed: ParseResult;
   let type = 'unchecked';
@@ -107,6 +110,7 @@ function compile(expression: string, options: CompileOptions, fold: boolean): Co
     try {
       parsed = env.parse(source.text);
     } catch (err) {
+      if (err instanceof RangeError) throw err;
       return compileError(expression, written(err));
     }
     const folding = fold ? (text: string) => foldedError(text, options) : undefined;
@@ -122,9 +126,10 @@ function compile(expression: string, options: CompileOptions, fold: boolean): Co
       type = String(checked.type);
     }
   } catch (err) {
-    // An expression nested past what the walkers' stack holds (a 10,000-term `1+1+…`) is
-    // refused as cel-go's parser refuses one past its recursion limit.
-    if (err instanceof RangeError) return compileError(expression, { summary: RECURSION_LIMIT_MESSAGE });
+    // An expression within cel-go's parser limits that still overflows a walker's stack (never
+    // seen: parse-limits.ts refuses nesting first) is refused in the same words, not thrown.
+    if (err instanceof RangeError)
+      return compileError(expression, { summary: RECURSION_LIMIT_MESSAGE, unplaced: true });
     throw err;
   }
   let lastCost = 0;

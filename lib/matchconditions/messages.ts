@@ -38,28 +38,43 @@ function userNames(said: string): string {
   return said.replace(INTERNAL_NAME, '$1').replace(NAMESPACE_TYPE, '$1');
 }
 
-/** 1-based line and column of `offset` in the expression. */
+/** 1-based line and 0-based column, in code points as cel-go counts them, of `offset` in the expression. */
 function position(expression: string, offset: number): { line: number; column: number } {
-  const before = expression.slice(0, Math.max(0, offset));
-  const lines = before.split('\n');
-  return { line: lines.length, column: lines.at(-1)!.length + 1 };
+  const lines = expression.slice(0, Math.max(0, offset)).split('\n');
+  return { line: lines.length, column: [...lines.at(-1)!].length };
 }
 
-/** A compile error as cel-go words it: `ERROR: <input>:line:column: message`, the line, a caret. */
+/** cel-go's marks under a source line: a dot per character before the column, wide for one beyond ASCII. */
+function caretLine(source: string, column: number): string {
+  const chars = [...source];
+  const wide = (c: string | undefined) => c !== undefined && c.codePointAt(0)! > 0x7f;
+  const dots = chars.slice(0, column).map((c) => (wide(c) ? '\uff0e' : '.'));
+  return `${dots.join('')}${wide(chars[column]) ? '\uff3e' : '^'}`;
+}
+
+/** An error cel-go reports without a position (the parser's limits): `<input>:-1:0`, no source line. */
+export interface UnplacedError {
+  summary: string;
+  unplaced: true;
+}
+
+/**
+ * A compile error as cel-go's issues print it: `ERROR: <input>:line:column: message`, then the
+ * source line (tabs as spaces) and a caret under the column (`<input>:-1:0` and neither for an
+ * UnplacedError).
+ */
 export function compileError(expression: string, err: unknown, renamed = true): CompileError {
-  const e = err as { summary?: string; message?: string; range?: { start: number } };
-  const { line, column } = position(expression, e.range?.start ?? 0);
-  const said = (e.summary ?? e.message ?? String(err)).replace(/^Exceeded maxDepth \(\d+\)/, RECURSION_LIMIT_MESSAGE);
+  const e = err as { summary?: string; message?: string; range?: { start: number }; unplaced?: boolean };
+  // cel-go's parser words a reserved word used as an identifier in lower case.
+  const said = (e.summary ?? e.message ?? String(err)).replace(/^Reserved identifier: /, 'reserved identifier: ');
   // The checker names the RE2 overload of `matches`, which the user wrote as `matches`.
   const summary = renamed ? userNames(said) : said;
+  if (e.unplaced) return { message: `compilation failed: ERROR: <input>:-1:0: ${summary}`, line: -1, column: 0 };
+  const { line, column } = position(expression, e.range?.start ?? 0);
+  const source = (expression.split('\n')[line - 1] ?? '').replace(/\t/g, ' ');
   return {
-    message: `compilation failed: ERROR: <input>:${line}:${column}: ${summary}\n | ${expression.split('\n')[line - 1] ?? ''}\n | ${' '.repeat(column - 1)}^`,
+    message: `compilation failed: ERROR: <input>:${line}:${column + 1}: ${summary}\n | ${source}\n | ${caretLine(source, column)}`,
     line,
-    column,
+    column: column + 1,
   };
 }
-
-/** cel-go's parser refuses expressions nested deeper than this (parser.MaxRecursionDepth). */
-const MAX_RECURSION_DEPTH = 250;
-/** cel-go's words for an expression past its recursion limit. */
-export const RECURSION_LIMIT_MESSAGE = `expression recursion limit exceeded: ${MAX_RECURSION_DEPTH}`;

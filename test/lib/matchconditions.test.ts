@@ -381,7 +381,7 @@ describe('checkMatchConditions (what the API server rejects)', () => {
       problem!.message,
       /^matchCondition "broken": "object\.metadata\.name == 'a' &&": compilation failed: ERROR: <input>:1:\d+: /,
     );
-    assert.match(problem!.message, /\n \| object\.metadata\.name == 'a' &&\n \| +\^$/);
+    assert.match(problem!.message, /\n \| object\.metadata\.name == 'a' &&\n \| \.+\^$/);
   });
 
   it('checks names as qualified names', () => {
