@@ -10,7 +10,7 @@ import type { ASTNode, ParseResult } from '@marcbachmann/cel-js';
 import { installOptionalEntries } from './entries.ts';
 import { matchConditionsEnvironment } from './environment.ts';
 import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './literals.ts';
-import { compileError, internalNames } from './messages.ts';
+import { compileError, compileErrors, internalNames } from './messages.ts';
 import { RECURSION_LIMIT_MESSAGE, readForParse } from './parse-limits.ts';
 import { chargeOf, CostLimitExceeded, installMeter, meter, PER_CALL_COST_LIMIT } from './meter.ts';
 import { screen, screenChecked } from './screen.ts';
@@ -97,6 +97,7 @@ function compile(expression: string, options: CompileOptions, fold: boolean): Co
     installOptionalEntries(env);
   }
   const read = readForParse(expression);
+  if (read.refusal && 'errors' in read.refusal) return compileErrors(expression, read.refusal.errors);
   if (read.refusal) return compileError(expression, read.refusal);
   // cel-go reads backtick-quoted fields only with EnableIdentifierEscapeSyntax, which the API server leaves off.
   const escaped = escapedFieldAt(read.text);

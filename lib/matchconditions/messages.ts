@@ -78,3 +78,10 @@ export function compileError(expression: string, err: unknown, renamed = true): 
     column: column + 1,
   };
 }
+
+/** Several compile errors, one after the other as cel-go prints them; the first one's position. */
+export function compileErrors(expression: string, errs: readonly unknown[]): CompileError {
+  const [first, ...rest] = errs.map((err) => compileError(expression, err));
+  const more = rest.map((e) => `\n${e.message.replace(/^compilation failed: /, '')}`);
+  return { ...first!, message: first!.message + more.join('') };
+}

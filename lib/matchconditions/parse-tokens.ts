@@ -1,7 +1,24 @@
 /**
- * cel-go's lexer, as far as its parser's limits need it (parse-limits.ts): the tokens' kinds and
- * offsets, and the number literals' text; and cel-go's range checks of number literals.
+ * cel-go's lexer, as far as parse-limits.ts needs it: the tokens' kinds and offsets, and the
+ * number literals' text; cel-go's range checks of number literals; its parser's limits and words.
  */
+
+/** cel-go's default parser recursion limit (parser.MaxRecursionDepth). */
+export const MAX_RECURSION_DEPTH = 250;
+/** cel-go's default limit on an expression's size in code points (parser.ExpressionSizeCodePointLimit). */
+export const EXPRESSION_SIZE_CODE_POINT_LIMIT = 100_000;
+/** cel-go's words for an expression nested past its parse listener's limit. */
+export const RECURSION_LIMIT_MESSAGE = `expression recursion limit exceeded: ${MAX_RECURSION_DEPTH}`;
+/** cel-go's words for a parse tree deeper than its visitor walks. */
+export const VISIT_DEPTH_MESSAGE = 'max recursion depth exceeded';
+
+/** What can start an expression, as ANTLR lists the tokens it expected instead. */
+export const EXPRESSION_START = new Set(['[', '{', '(', '.', '-', '!', 'lit', 'num', 'id']);
+export const EXPECTING_EXPRESSION =
+  "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}";
+/** A refusal at an offset of the expression. */
+export type PlacedError = { summary: string; range: { start: number } };
+
 
 /** A token: its kind (`id`, `lit`, `num`, `eof` or the operator's text). */
 export type Kind = string;
@@ -12,6 +29,11 @@ const KEYWORD_LITERALS = new Set(['true', 'false', 'null']);
 const IDENT = /[A-Za-z_][A-Za-z0-9_]*/y;
 const NUMBER = /(?:0[xX][0-9a-fA-F]+[uU]?|[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?[uU]?|\.[0-9]+(?:[eE][+-]?[0-9]+)?)/y;
 const ESCAPED_IDENT = /`[A-Za-z0-9_./\- ]+`/y;
+/**
+ * Characters that start no token and no longer one: cel-go's lexer reports each alone (`&`, `|`,
+ * `=`, quotes and backticks start longer tokens, whose errors are worded otherwise).
+ */
+const LONE = /[^&|="'`\s\w\\]/u;
 const STRING_PREFIX = /(?:[bB][rR]?|[rR])?(?:"""|'''|"|')/y;
 
 /** Thrown when the text is not well formed: the engine's parser reports it. */
@@ -35,14 +57,22 @@ function stringEnd(text: string, i: number, opening: string): number {
 export interface Tokens {
   kinds: Kind[];
   offsets: number[];
+  /** Where each token ends. */
+  ends: number[];
   numbers: Map<number, string>;
+  /** The text of the token at an index. */
+  texts(index: number): string;
+  /** cel-go's lexer errors: characters it skipped. */
+  unknown: Array<{ summary: string; range: { start: number } }>;
 }
 
 /** The text's tokens as cel-go's lexer reads them (whitespace and comments skipped). */
 export function tokenize(text: string): Tokens {
   const kinds: Kind[] = [];
   const offsets: number[] = [];
+  const ends: number[] = [];
   const numbers = new Map<number, string>();
+  const unknown: Tokens['unknown'] = [];
   let i = 0;
   const at = (re: RegExp): string | undefined => {
     re.lastIndex = i;
@@ -77,15 +107,26 @@ export function tokenize(text: string): Tokens {
         i++;
       } else {
         const escaped = at(ESCAPED_IDENT);
-        if (escaped === undefined) throw NOT_WELL_FORMED;
-        i += escaped.length;
-        kinds.push('escaped');
+        if (escaped !== undefined) {
+          i += escaped.length;
+          kinds.push('escaped');
+        } else {
+          // A character no token starts with: cel-go's lexer reports it and goes on after it.
+          if (!LONE.test(c)) throw NOT_WELL_FORMED;
+          offsets.pop();
+          const char = String.fromCodePoint(text.codePointAt(i)!);
+          unknown.push({ summary: `Syntax error: token recognition error at: '${char}'`, range: { start: i } });
+          i += char.length;
+        }
       }
+      if (ends.length < kinds.length) ends.push(i);
     }
   }
   offsets.push(text.length);
+  ends.push(text.length);
   kinds.push('eof');
-  return { kinds, offsets, numbers };
+  const texts = (index: number) => text.slice(offsets[index], ends[index]);
+  return { kinds, offsets, ends, numbers, unknown, texts };
 }
 
 const INT64_MIN = -(2n ** 63n);

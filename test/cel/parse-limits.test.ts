@@ -174,3 +174,65 @@ describe("compile errors printed as cel-go's issues print them", () => {
     assert.equal(outcome(nested('(', '1', ')')(250)), LISTENER);
   });
 });
+
+/** ANTLR's list of the tokens that can start an expression, as cel-go's syntax errors print it. */
+const EXPRESSION =
+  "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}";
+
+describe("syntax errors in cel-go's (ANTLR's) words and places", () => {
+  // Where an expression must start, a token that cannot start one is deleted when the next can
+  // (`extraneous input`), and is otherwise `mismatched input`; where the end must come, one token
+  // before it is extraneous, more are mismatched; a closer that is not there is `missing` when what
+  // follows could follow it, and an unknown character is the lexer's `token recognition error`,
+  // skipped, the parse going on without it. Each error line as the API server prints it.
+  const TABLE: Array<[string, string[]]> = [
+    ['', [`1:1: Syntax error: mismatched input '<EOF>' expecting ${EXPRESSION}`]],
+    ['1 +', [`1:4: Syntax error: mismatched input '<EOF>' expecting ${EXPRESSION}`]],
+    ['true &&', [`1:8: Syntax error: mismatched input '<EOF>' expecting ${EXPRESSION}`]],
+    ['1 + * 2', [`1:5: Syntax error: extraneous input '*' expecting ${EXPRESSION}`]],
+    ['a ? b ((?))', [`1:9: Syntax error: mismatched input '?' expecting ${EXPRESSION}`]],
+    ['f(1,)', [`1:5: Syntax error: mismatched input ')' expecting ${EXPRESSION}`]],
+    ['1 2', ["1:3: Syntax error: extraneous input '2' expecting <EOF>"]],
+    ['1 2 3', ["1:3: Syntax error: mismatched input '2' expecting <EOF>"]],
+    ["'a' 'b'", ["1:5: Syntax error: extraneous input ''b'' expecting <EOF>"]],
+    ['(1 + 2', ["1:7: Syntax error: missing ')' at '<EOF>'"]],
+    ['object[0', ["1:9: Syntax error: missing ']' at '<EOF>'"]],
+    ['[(1', ["1:4: Syntax error: mismatched input '<EOF>' expecting ')'"]],
+    ['a ? b', ["1:6: Syntax error: mismatched input '<EOF>' expecting ':'"]],
+    ['a ? b c', ["1:7: Syntax error: missing ':' at 'c'"]],
+    ['{1 2}', ["1:4: Syntax error: missing ':' at '2'"]],
+    ['f(1 2)', ["1:5: Syntax error: extraneous input '2' expecting ')'"]],
+    ['[1 2]', ["1:4: Syntax error: extraneous input '2' expecting {',', ']'}"]],
+    ['[1', ["1:3: Syntax error: mismatched input '<EOF>' expecting {',', ']'}"]],
+    ['(a b c)', ["1:4: Syntax error: mismatched input 'b' expecting ')'"]],
+    [
+      '1 # 2',
+      ["1:3: Syntax error: token recognition error at: '#'", "1:5: Syntax error: extraneous input '2' expecting <EOF>"],
+    ],
+    [
+      "x == 'é' && é",
+      [
+        "1:13: Syntax error: token recognition error at: 'é'",
+        `1:14: Syntax error: mismatched input '<EOF>' expecting ${EXPRESSION}`,
+      ],
+    ],
+  ];
+  for (const [expression, errors] of TABLE) {
+    it(JSON.stringify(expression), () => {
+      const said = outcome(expression).replace(/^compilation failed: /, '');
+      const lines = said.split('\n').filter((l) => l.startsWith('ERROR: '));
+      assert.deepEqual(
+        lines,
+        errors.map((e) => `ERROR: <input>:${e}`),
+      );
+    });
+  }
+
+  it('prints each error with its line and caret, sorted by position', () => {
+    assert.equal(
+      outcome('1 # 2'),
+      "compilation failed: ERROR: <input>:1:3: Syntax error: token recognition error at: '#'\n | 1 # 2\n | ..^\n" +
+        "ERROR: <input>:1:5: Syntax error: extraneous input '2' expecting <EOF>\n | 1 # 2\n | ....^",
+    );
+  });
+});
