@@ -19,7 +19,6 @@ export const EXPECTING_EXPRESSION =
 /** A refusal at an offset of the expression. */
 export type PlacedError = { summary: string; range: { start: number } };
 
-
 /** A token: its kind (`id`, `lit`, `num`, `eof` or the operator's text). */
 export type Kind = string;
 
