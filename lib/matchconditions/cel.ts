@@ -6,9 +6,11 @@
  * Imported only by code that evaluates conditions, never by the admission engine itself,
  * so functions that do not enforce conditions carry no CEL in their bundles.
  */
-import type { ASTNode, ParseResult } from '@marcbachmann/cel-js';
+import type { ASTNode, Environment, ParseResult } from '@marcbachmann/cel-js';
+import { adoptCelGoChecker, type CheckerEnvironment, declaredFunctions } from './checker.ts';
 import { installOptionalEntries } from './entries.ts';
 import { matchConditionsEnvironment } from './environment.ts';
+import { balanceLogic } from './logic-balance.ts';
 import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './literals.ts';
 import { compileError, compileErrors, internalNames } from './messages.ts';
 import { RECURSION_LIMIT_MESSAGE, readForParse } from './parse-limits.ts';
@@ -97,7 +99,10 @@ function compile(expression: string, options: CompileOptions, fold: boolean): Co
     installOptionalEntries(env);
   }
   const read = readForParse(expression);
-  if (read.refusal && 'errors' in read.refusal) return compileErrors(expression, read.refusal.errors);
+  if (read.refusal && 'errors' in read.refusal) {
+    const issues = read.refusal.errors.map((e) => ({ start: e.range.start, message: e.summary }));
+    return compileErrors(expression, issues);
+  }
   if (read.refusal) return compileError(expression, read.refusal);
   // cel-go reads backtick-quoted fields only with EnableIdentifierEscapeSyntax, which the API server leaves off.
   const escaped = escapedFieldAt(read.text);
@@ -110,9 +115,10 @@ function compile(expression: string, options: CompileOptions, fold: boolean): Co
   try {
     try {
       parsed = env.parse(source.text);
+      balanceLogic(parsed.ast);
     } catch (err) {
       if (err instanceof RangeError) throw err;
-      return compileError(expression, written(err));
+      return compileError(expression, macroArgument(written(err)));
     }
     const folding = fold ? (text: string) => foldedError(text, options) : undefined;
     const minor = environmentMinor(options.kubeVersion, options.mode);
@@ -120,8 +126,18 @@ function compile(expression: string, options: CompileOptions, fold: boolean): Co
     if (refusal) return compileError(expression, written(refusal), false);
     adoptCelGoSemantics(parsed.ast as never);
     if (options.typeCheck !== false) {
+      const issues = adoptCelGoChecker(parsed.ast as never, checkerEnvironment(env));
       const checked = parsed.check();
       if (!checked.valid) return compileError(expression, written(checked.error));
+      if (issues.length) {
+        const at = (start: number) => (source.edits.length ? writtenOffset(start, source.edits) : start);
+        // cel-go checks only what its parser accepted: its parser's refusals come alone.
+        const parse = issues.filter((i) => i.parse);
+        return compileErrors(
+          expression,
+          (parse.length ? parse : issues).map((i) => ({ start: at(i.start), message: i.message })),
+        );
+      }
       const typed = screenChecked(parsed.ast, minor);
       if (typed) return compileError(expression, written(typed), false);
       type = String(checked.type);
@@ -158,6 +174,26 @@ function compile(expression: string, options: CompileOptions, fold: boolean): Co
   };
 }
 
+/** The engine's refusals of a macro's variable (`[1].map(1, x)`), in cel-go's parser's words. */
+function macroArgument(err: unknown): unknown {
+  const e = err as { code?: string; summary?: string; range?: { start: number } } | undefined;
+  if (e?.code !== 'invalid_macro_argument' || !/variable/.test(e.summary ?? '')) return err;
+  return { summary: 'argument must be a simple name', range: e.range };
+}
+
+const checkerEnvironments = new WeakMap<Environment, CheckerEnvironment>();
+
+/** What the checker needs to know of an environment (the names of its functions), worked out once. */
+function checkerEnvironment(env: Environment): CheckerEnvironment {
+  let known = checkerEnvironments.get(env);
+  if (!known) {
+    const { functions } = env.getDefinitions() as { functions: Array<{ name: string; signature?: string }> };
+    known = { functions: declaredFunctions(functions) };
+    checkerEnvironments.set(env, known);
+  }
+  return known;
+}
+
 /**
  * The error of a constant conversion (`int('')`) evaluated as cel-go's planner folds it when the
  * API server plans the expression, refusing the configuration; undefined when it folds to a value.
@@ -169,6 +205,9 @@ function foldedError(text: string, options: CompileOptions): string | undefined 
     folded.run({});
     return undefined;
   } catch (err) {
+    // A conversion no overload takes (`string([1])`) is the checker's refusal, which cel-go makes first.
+    const code = (err as { code?: string }).code;
+    if (code === 'no_matching_overload' || code === 'no_such_overload') return undefined;
     return (err as { summary?: string; message?: string }).summary ?? (err as Error).message ?? String(err);
   }
 }

@@ -77,9 +77,9 @@ const INIT_COST: Partial<Record<Kind, number>> = {
   transformMapEntry: MAP_CREATE_COST,
 };
 
-function identifier(kind: Kind, node: Node, checkerError: (m: string) => Error): string {
+function identifier(node: Node, parserError: (m: string, at: Node) => Error): string {
   if (node.op === 'id' && typeof node.args === 'string') return node.args;
-  throw checkerError(`${kind}() variable name must be a simple identifier`);
+  throw parserError('argument must be a simple name', node);
 }
 
 /** The types of the two variables over a range of type `range`. */
@@ -236,16 +236,18 @@ export function registerTwoVariableComprehensions(env: Environment): void {
   const macro =
     (kind: Kind, withFilter: boolean) =>
     ({ args, receiver, ast }: { args: Node[]; receiver: Node; ast: Node }) => {
-      const fail = (m: string) =>
-        Object.assign(new Error(m), { range: { start: (ast as { start?: number }).start ?? 0 } });
-      const first = identifier(kind, args[0]!, fail);
-      const second = identifier(kind, args[1]!, fail);
-      if (first === second) throw fail(`${kind}() second variable name must be different from the first`);
+      // cel-go's parser's words, at the argument it refuses.
+      const fail = (m: string, at: Node) =>
+        Object.assign(new Error(m), { range: { start: (at as { start?: number }).start ?? 0 } });
+      const first = identifier(args[0]!, fail);
+      const second = identifier(args[1]!, fail);
+      if (first === second) throw fail(`${kind}() second variable name must be different from the first`, args[1]!);
       const use: Use = withFilter
         ? { kind, node: ast, receiver, first, second, filter: args[2], body: args[3]! }
         : { kind, node: ast, receiver, first, second, body: args[2]! };
       return {
         async: false,
+        use,
         typeCheck: (chk: Checker, _m: unknown, scope: Scope) => typeCheck(chk, use, scope),
         evaluate: (ev: Evaluator, _m: unknown, scope: unknown) => evaluate(ev, use, scope),
       };

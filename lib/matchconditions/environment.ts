@@ -19,6 +19,7 @@ import { installOptionalEntries, registerParserProbe } from './entries.ts';
 import { registerOptionals } from './optionals.ts';
 import { installMeter, MeteredEnvironment, registerMeterProbe } from './meter.ts';
 import { useEngineClasses, useUintClass } from './equality.ts';
+import { registerTime } from './time.ts';
 
 /** The largest int64. */
 const INT64_MAX = 9223372036854775807n;
@@ -101,9 +102,8 @@ function registerVariables(env: Environment): void {
 }
 
 /**
- * Conversions cel-go has that the engine lacks: int of a uint (in range) and of a timestamp (its
- * Unix seconds), the identity conversions of timestamps and durations; bytes ordered as Go's
- * bytes.Compare (unsigned, byte by byte, a prefix first).
+ * Conversions cel-go has that the engine lacks: int of a uint (in range); bytes ordered as Go's
+ * bytes.Compare (unsigned, byte by byte, a prefix first). Those of timestamps and durations: time.ts.
  */
 function registerConversions(env: Environment): void {
   env
@@ -112,9 +112,6 @@ function registerConversions(env: Environment): void {
       if (v > INT64_MAX) throw new RangeError('range error converting uint to int');
       return v;
     })
-    .registerFunction(`int(${TIMESTAMP}): int`, (t: Date) => BigInt(Math.floor(t.getTime() / 1000)))
-    .registerFunction(`timestamp(${TIMESTAMP}): ${TIMESTAMP}`, (t: Date) => t)
-    .registerFunction('duration(google.protobuf.Duration): google.protobuf.Duration', (d: unknown) => d)
     // Bytes order as Go's bytes.Compare: unsigned, byte by byte, a prefix first.
     .registerOperator('bytes < bytes', (a: Uint8Array, b: Uint8Array) => compareBytes(a, b) < 0)
     .registerOperator('bytes <= bytes', (a: Uint8Array, b: Uint8Array) => compareBytes(a, b) <= 0)
@@ -123,6 +120,41 @@ function registerConversions(env: Environment): void {
     // cel-go compares any message-typed value with null; webhooks always see null here.
     .registerOperator('kubernetes.Namespace == null', (a: unknown, b: unknown) => a === b);
 }
+
+/** Comparisons with null of the types cel-go's checker assigns null to (once they are all registered). */
+function registerNullEquality(env: Environment): void {
+  for (const type of [...NULLABLE, 'optional<dyn>'])
+    env.registerOperator(`${type} == null`, (a: unknown, b: unknown) => a === b);
+}
+
+/**
+ * The object and opaque types of the environment, to which cel-go's checker assigns null (its
+ * legacy nullable kinds: structs, opaque types, timestamps, durations): `request.kind == null` and
+ * `[quantity('1'), null]` check. (`namespaceObject == null` is registered with conversions.)
+ */
+const NULLABLE = [
+  'kubernetes.AdmissionRequest',
+  'kubernetes.GroupVersionKind',
+  'kubernetes.GroupVersionResource',
+  'kubernetes.UserInfo',
+  'kubernetes.NamespaceMetadata',
+  'kubernetes.NamespaceSpec',
+  'kubernetes.NamespaceStatus',
+  'kubernetes.NamespaceCondition',
+  AUTHORIZER,
+  'kubernetes.authorization.PathCheck',
+  'kubernetes.authorization.GroupCheck',
+  'kubernetes.authorization.ResourceCheck',
+  'kubernetes.authorization.Decision',
+  'kubernetes.Quantity',
+  'kubernetes.URL',
+  'net.IP',
+  'net.CIDR',
+  'kubernetes.NamedFormat',
+  'kubernetes.Semver',
+  TIMESTAMP,
+  'google.protobuf.Duration',
+];
 
 function compareBytes(a: Uint8Array, b: Uint8Array): number {
   const n = Math.min(a.length, b.length);
@@ -151,9 +183,11 @@ function buildEnvironment(): Environment {
   registerNamespaceTypes(env);
   registerVariables(env);
   registerConversions(env);
+  registerTime(env);
   for (const register of [registerLists, registerStrings, registerRegex, registerUrls, registerQuantity]) register(env);
   for (const register of [registerSets, registerIpAndCidr, registerFormat, registerSemver, registerListsV3])
     register(env);
+  registerNullEquality(env);
   registerMeterProbe(env);
   registerParserProbe(env);
   useUintClass((env.evaluate('0u') as object).constructor);

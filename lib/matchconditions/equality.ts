@@ -4,6 +4,7 @@
  * classes of the values it tells apart (uint, duration, type).
  */
 import { Optional } from '@marcbachmann/cel-js';
+import { compareTime } from './time.ts';
 
 /** The engine's evaluator (the parts used here). */
 export interface Engine {
@@ -116,6 +117,9 @@ function equalAtTop(ev: Engine, a: unknown, b: unknown, pending: Array<[unknown,
     }
     return true;
   }
+  // Timestamps and durations: by their nanoseconds (the engine's compare milliseconds).
+  const time = compareTime(a, b);
+  if (time !== undefined) return time === 0;
   const type = ev.debugType(a);
   if (type !== ev.debugType(b)) return false;
   const overload = ev.registry.findBinaryOverload('==', type, type);

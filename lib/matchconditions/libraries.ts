@@ -4,6 +4,7 @@
  * URLs and quantities.
  */
 import type { Environment } from '@marcbachmann/cel-js';
+import type { Duration } from '@marcbachmann/cel-js/evaluator';
 import { goFormatFloat } from './k8s/go.ts';
 import * as k8sLists from './k8s/lists.ts';
 import { stringFormat, type FormatArg } from './k8s/strformat.ts';
@@ -13,9 +14,12 @@ import { regexFind, regexFindAll, regexMatches } from './regex.ts';
 import { RE2_MATCHES, RENAMED } from './messages.ts';
 import { celEquals as engineEquals, type Engine, isEngineValue, isUint } from './equality.ts';
 import { isUrl, parseUrl, UrlValue } from './url.ts';
+import { addDurations, compareTime, durationOf, formatDuration, formatTimestamp, isDuration } from './time.ts';
 
 function compare(a: unknown, b: unknown): number {
   if (a instanceof Quantity && b instanceof Quantity) return a.compareTo(b);
+  const time = compareTime(a, b);
+  if (time !== undefined) return time;
   if (
     typeof a !== typeof b &&
     !((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number'))
@@ -57,10 +61,13 @@ export const ORDERING: k8sLists.CelOrdering = {
     if (typeof v === 'number') return 'double';
     if (typeof v === 'string' || typeof v === 'boolean') return typeof v === 'string' ? 'string' : 'bool';
     if (v instanceof Date) return 'google.protobuf.Timestamp';
+    if (isDuration(v)) return 'google.protobuf.Duration';
     if (isUint(v)) return 'uint';
     return undefined;
   },
   compare(a, b) {
+    const time = compareTime(a, b);
+    if (time !== undefined) return time;
     const x = unwrapUint(a) as number;
     const y = unwrapUint(b) as number;
     return x < y ? -1 : x > y ? 1 : 0;
@@ -94,20 +101,15 @@ function formatArg(v: unknown): FormatArg {
   if (v instanceof Uint8Array) return { type: 'bytes', value: v };
   if (Array.isArray(v)) return { type: 'list', items: v.map(formatArg) };
   if (v instanceof Map) return { type: 'map', entries: [...v].map(([a, b]) => [formatArg(a), formatArg(b)] as const) };
-  if (v instanceof Date) return { type: 'timestamp', text: rfc3339(v) };
+  if (v instanceof Date) return { type: 'timestamp', text: formatTimestamp(v) };
   const ctor = (v as object).constructor;
   if (isUint(v)) return { type: 'uint', value: BigInt((v as { valueOf(): bigint }).valueOf()) };
-  if (isEngineValue(v, 'duration')) return { type: 'duration', text: String(v) };
+  if (isDuration(v)) return { type: 'duration', text: formatDuration(v) };
   if (isEngineValue(v, 'type')) return { type: 'type', name: (v as { name: string }).name };
   if (ctor === Object || ctor === undefined) {
     return { type: 'map', entries: Object.entries(v as object).map(([a, b]) => [formatArg(a), formatArg(b)] as const) };
   }
   return { type: 'other', typeName: celTypeName(v) };
-}
-
-/** A timestamp as Go's RFC 3339 with nanoseconds, trailing zeros of the fraction dropped. */
-export function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.?0*Z$/, 'Z');
 }
 
 /** The largest uint64. */
@@ -116,12 +118,15 @@ const UINT64_MAX = 18446744073709551615n;
 const SUMMABLE = ['int', 'uint', 'double', 'google.protobuf.Duration'];
 const COMPARABLE = [...SUMMABLE, 'bool', 'string', 'bytes', 'google.protobuf.Timestamp'];
 
+/** `sum()` of durations: a duration (zero for none), int64 overflow an error. */
+function sumDurations(l: Duration[]): Duration {
+  return l.reduce(addDurations, durationOf(0n));
+}
+
 /** `sum()`: numbers add as their type (ints and uints overflow as cel-go's do), durations as durations. */
 function sumOf(l: unknown[]): unknown {
   if (l.some((v) => typeof v === 'number')) return l.reduce<number>((s, v) => s + Number(v), 0);
-  type Addable = { addDuration(o: unknown): Addable };
-  if (typeof (l[0] as Partial<Addable> | undefined)?.addDuration === 'function')
-    return l.reduce((s, v) => (s as Addable).addDuration(v));
+  if (isDuration(l[0])) return sumDurations(l as Duration[]);
   const total = l.reduce<bigint>((s, v) => s + BigInt(unwrapUint(v) as bigint), 0n);
   const uint = l.length > 0 && unwrapUint(l[0]) !== l[0];
   if (uint ? total > UINT64_MAX : total > INT64_MAX || total < -INT64_MAX - 1n)
@@ -134,7 +139,8 @@ function sumOf(l: unknown[]): unknown {
  * numbers and durations, isSorted, min and max for comparable types only.
  */
 export function registerLists(env: Environment): void {
-  for (const t of SUMMABLE) env.registerFunction(`list<${t}>.sum(): ${t}`, sumOf);
+  for (const t of SUMMABLE)
+    env.registerFunction(`list<${t}>.sum(): ${t}`, t === 'google.protobuf.Duration' ? sumDurations : sumOf);
   for (const t of COMPARABLE) {
     env
       .registerFunction(`list<${t}>.isSorted(): bool`, (l: unknown[]) =>
@@ -191,8 +197,8 @@ export function registerStrings(env: Environment): void {
     .registerFunction(`string${k}(uint): string`, (v: unknown) => String(v))
     .registerFunction(`string${k}(bytes): string`, bytesToString)
     .registerFunction(`string${k}(double): string`, goFormatFloat)
-    .registerFunction(`string${k}(${TIMESTAMP}): string`, rfc3339)
-    .registerFunction(`string${k}(google.protobuf.Duration): string`, (d: unknown) => String(d));
+    .registerFunction(`string${k}(${TIMESTAMP}): string`, formatTimestamp)
+    .registerFunction(`string${k}(google.protobuf.Duration): string`, formatDuration);
 }
 
 /** Regular expressions in RE2: the standard `matches` (the engine's own, in JavaScript RegExp, is never reached: member calls are pointed at RE2_MATCHES) and the regex library (library/regex.go). */

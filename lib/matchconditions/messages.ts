@@ -1,5 +1,6 @@
 /** Compile and evaluation errors in cel-go's words, with the environment's internal names given back. */
 import type { CompileError } from './cel.ts';
+import { RECURSION_LIMIT_MESSAGE } from './parse-tokens.ts';
 
 /**
  * The name member calls of `matches` are given before checking, so they reach the RE2
@@ -9,8 +10,11 @@ export const RE2_MATCHES = 'matches__re2';
 /** The suffix of the environment's own overloads of names the engine also declares (its UTF-16 strings). */
 export const RENAMED = '__k8s';
 
-/** Internal names in messages: the name the user wrote is before the suffix. */
-const INTERNAL_NAME = /(\w+)__(?:re2|k8s)\b/g;
+/**
+ * The suffix of an internal name in a message: the name the user wrote is before it. Matched
+ * from the suffix (a `(\w+)` before it would rescan every long word of a message: quadratic).
+ */
+const INTERNAL_NAME = /(?<=\w)__(?:re2|k8s)\b/g;
 /** Namespace types in messages: `kubernetes.lib.strings.quote` is `strings.quote`. */
 const NAMESPACE_TYPE = /\bkubernetes\.lib\.(\w+)\b/g;
 
@@ -35,53 +39,75 @@ export function internalNames(err: unknown): unknown {
 
 /** A message with the environment's internal names given back as the user wrote them. */
 function userNames(said: string): string {
-  return said.replace(INTERNAL_NAME, '$1').replace(NAMESPACE_TYPE, '$1');
+  return said.replace(INTERNAL_NAME, '').replace(NAMESPACE_TYPE, '$1');
 }
 
-/** 1-based line and 0-based column, in code points as cel-go counts them, of `offset` in the expression. */
+/** 1-based line and column of `offset` in the expression, the column in code points as cel-go counts. */
 function position(expression: string, offset: number): { line: number; column: number } {
-  const lines = expression.slice(0, Math.max(0, offset)).split('\n');
-  return { line: lines.length, column: [...lines.at(-1)!].length };
+  const before = expression.slice(0, Math.max(0, offset));
+  const lines = before.split('\n');
+  return { line: lines.length, column: [...lines.at(-1)!].length + 1 };
 }
 
-/** cel-go's marks under a source line: a dot per character before the column, wide for one beyond ASCII. */
-function caretLine(source: string, column: number): string {
-  const chars = [...source];
+/** One error as cel-go displays it: `ERROR: <input>:line:column: message`, the line, dots to a caret. */
+function display(expression: string, line: number, column: number, message: string): string {
+  if (line < 1) return `ERROR: <input>:${line}:${column}: ${message}`;
+  // cel-go shows a tab of the line as a space.
+  const text = [...(expression.split('\n')[line - 1] ?? '').replaceAll('\t', ' ')];
+  // cel-go marks a character of more than one UTF-8 byte with a full-width dot (and caret).
   const wide = (c: string | undefined) => c !== undefined && c.codePointAt(0)! > 0x7f;
-  const dots = chars.slice(0, column).map((c) => (wide(c) ? '\uff0e' : '.'));
-  return `${dots.join('')}${wide(chars[column]) ? '\uff3e' : '^'}`;
-}
-
-/** An error cel-go reports without a position (the parser's limits): `<input>:-1:0`, no source line. */
-export interface UnplacedError {
-  summary: string;
-  unplaced: true;
+  const dots = text
+    .slice(0, column - 1)
+    .map((c) => (wide(c) ? '\uff0e' : '.'))
+    .join('');
+  const caret = wide(text[column - 1]) ? '\uff3e' : '^';
+  return `ERROR: <input>:${line}:${column}: ${message}\n | ${text.join('')}\n | ${dots}${caret}`;
 }
 
 /**
- * A compile error as cel-go's issues print it: `ERROR: <input>:line:column: message`, then the
- * source line (tabs as spaces) and a caret under the column (`<input>:-1:0` and neither for an
- * UnplacedError).
+ * A compile error as cel-go words it: `ERROR: <input>:line:column: message`, the line, a caret;
+ * `renamed` gives the environment's internal names back as the user wrote them.
  */
 export function compileError(expression: string, err: unknown, renamed = true): CompileError {
   const e = err as { summary?: string; message?: string; range?: { start: number }; unplaced?: boolean };
-  // cel-go's parser words a reserved word used as an identifier in lower case.
-  const said = (e.summary ?? e.message ?? String(err)).replace(/^Reserved identifier: /, 'reserved identifier: ');
+  const said = (e.summary ?? e.message ?? String(err))
+    .replace(/^Exceeded maxDepth \(\d+\)/, RECURSION_LIMIT_MESSAGE)
+    // cel-go's parser words a reserved word used as an identifier in lower case.
+    .replace(/^Reserved identifier: /, 'reserved identifier: ');
   // The checker names the RE2 overload of `matches`, which the user wrote as `matches`.
-  const summary = renamed ? userNames(said) : said;
-  if (e.unplaced) return { message: `compilation failed: ERROR: <input>:-1:0: ${summary}`, line: -1, column: 0 };
-  const { line, column } = position(expression, e.range?.start ?? 0);
-  const source = (expression.split('\n')[line - 1] ?? '').replace(/\t/g, ' ');
+  return compileErrors(expression, [{ start: e.range?.start ?? 0, message: said, unplaced: e.unplaced }], renamed);
+}
+
+/** cel-go lists the first 100 errors it finds, then how many more there were (common/errors.go). */
+const MAX_ERRORS = 100;
+
+/**
+ * Compile errors as cel-go lists them: each displayed, in the order of their positions, one a line;
+ * the internal names of the environment's overloads given back as the user wrote them.
+ */
+export function compileErrors(
+  expression: string,
+  issues: ReadonlyArray<{ start: number; message: string; unplaced?: boolean }>,
+  renamed = true,
+): CompileError {
+  const placed = issues
+    .slice(0, MAX_ERRORS)
+    .map((issue) => ({
+      // An error without a position (the parser's limits) is cel-go's line -1, column 0.
+      ...(issue.unplaced ? { line: -1, column: 0 } : position(expression, issue.start)),
+      message: renamed ? userNames(issue.message) : issue.message,
+    }))
+    .sort((a, b) => a.line - b.line || a.column - b.column);
+  const first = placed[0] ?? { line: 1, column: 1 };
   return {
-    message: `compilation failed: ERROR: <input>:${line}:${column + 1}: ${summary}\n | ${source}\n | ${caretLine(source, column)}`,
-    line,
-    column: column + 1,
+    message: `compilation failed: ${[
+      ...placed.map((p) => display(expression, p.line, p.column, p.message)),
+      ...(issues.length > MAX_ERRORS ? [`${issues.length - MAX_ERRORS} more errors were truncated`] : []),
+    ].join('\n')}`,
+    line: first.line,
+    column: first.column,
   };
 }
 
-/** Several compile errors, one after the other as cel-go prints them; the first one's position. */
-export function compileErrors(expression: string, errs: readonly unknown[]): CompileError {
-  const [first, ...rest] = errs.map((err) => compileError(expression, err));
-  const more = rest.map((e) => `\n${e.message.replace(/^compilation failed: /, '')}`);
-  return { ...first!, message: first!.message + more.join('') };
-}
+/** cel-go's words for an expression past its recursion limit. */
+export { RECURSION_LIMIT_MESSAGE } from './parse-tokens.ts';

@@ -4,6 +4,7 @@
  * and `has()` of a field of any expression (`has({'a': 1}.a)`, `has(x.?y.z)`), not only of a variable.
  */
 import { type Environment, Optional } from '@marcbachmann/cel-js';
+import { isZeroTime } from './time.ts';
 
 /** The engine's type of a checked expression (the parts used here). */
 interface CelType {
@@ -76,7 +77,8 @@ function isZero(v: unknown): boolean {
   if (v === null || v === false || v === '' || v === 0 || v === 0n) return true;
   if (Array.isArray(v) || v instanceof Uint8Array) return v.length === 0;
   if (v instanceof Map) return v.size === 0;
-  if (v instanceof Date) return v.getTime() === 0;
+  const time = isZeroTime(v);
+  if (time !== undefined) return time;
   if (typeof v === 'object' && (v.constructor === Object || v.constructor === undefined)) return !Object.keys(v).length;
   const n = (v as { valueOf(): unknown }).valueOf();
   return n === 0n || n === 0;

@@ -6,7 +6,8 @@
 import type { MatchCondition } from '../registration.ts';
 import { qualifiedNameProblem } from '../k8s/names.ts';
 import { compileExpression, isCompileError } from './cel.ts';
-import type { CelKubeVersion } from './versions.ts';
+import { celGoTypeName } from './checker-words.ts';
+import { type CelKubeVersion, NEWEST_KUBE_VERSION } from './versions.ts';
 
 export { qualifiedNameProblem };
 
@@ -67,12 +68,22 @@ export function checkMatchConditions(
       const where = newer ? ` is not available in Kubernetes ${v.major}.${v.minor}` : '';
       add('match-conditions-compile', `${label}${where}: ${JSON.stringify(expression)}: ${compiled.message}`);
     } else if (compiled.type !== 'bool')
+      // The API server's words: a dyn result (`object.spec.enabled`) is refused too.
       add(
         'match-conditions-type',
-        `${label}: ${JSON.stringify(expression)} must evaluate to bool, not ${compiled.type}`,
+        `${label}: ${JSON.stringify(expression)}: ${notBool(compiled.type, options.kubeVersion)}`,
       );
   });
   return problems;
+}
+
+/** The minor version whose API server names the type it got (its compiler's check of the output type, 1.32). */
+const NAMES_OUTPUT_TYPE_SINCE = 32;
+
+/** The API server's words for a condition whose type is not bool. */
+function notBool(type: string, version: CelKubeVersion = NEWEST_KUBE_VERSION): string {
+  const says = 'must evaluate to bool';
+  return version.minor >= NAMES_OUTPUT_TYPE_SINCE ? `${says} but got ${celGoTypeName(type)}` : says;
 }
 
 /**

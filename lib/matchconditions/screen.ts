@@ -168,9 +168,13 @@ function foldingRefusal(node: ASTNode, fold: Fold | undefined): Refusal | undefi
   if (!CONVERSIONS.has(name) || args.length !== 1 || !isConstant(args[0]!)) return undefined;
   const problem = fold(node.input.slice(node.range.start, node.range.end));
   if (problem === undefined) return undefined;
-  // A timestamp or duration literal that does not parse: the literal validators' words (1.29+).
-  const literalText = (name === 'timestamp' || name === 'duration') && args[0]!.op === 'value';
-  return { summary: literalText ? `invalid ${name} argument` : problem, range: { start: node.start } };
+  // A timestamp or duration literal that does not convert (`-5` is a literal to cel-go's parser): the
+  // literal validators' words (1.29+), at the literal.
+  const arg = args[0]!;
+  const literal = arg.op === 'value' || (arg.op === '-_' && (arg.args as ASTNode).op === 'value');
+  if ((name === 'timestamp' || name === 'duration') && literal)
+    return { summary: `invalid ${name} argument`, range: { start: arg.start } };
+  return { summary: problem, range: { start: node.start } };
 }
 
 /** A run of an even number of `!` or `-` before an operand, which cel-go's parser drops. */

@@ -7,10 +7,11 @@
  */
 
 import { celEquals, isMap, isUint, lookup, numeric } from './equality.ts';
+import { celGoType } from './checker.ts';
 import { ABSENT, entryType, entryValue, listWithEntries, optionalEntries } from './entries.ts';
 import { costWrapper } from './meter.ts';
 import { adoptHas } from './optionals.ts';
-import { TIME_WRAPPERS } from './time.ts';
+import { adoptTimestampSum, TIME_WRAPPERS } from './time.ts';
 
 /** The engine's type of a checked expression (the parts used here). */
 interface CelType {
@@ -138,24 +139,51 @@ for (const op of ['<', '<=', '>', '>=']) {
   WRAPPERS[op] = (orig) => (l, r, n, ev) => crossCompare(op, l, r) ?? orig(l, r, n, ev);
 }
 
+/** Literals written as elements of another literal: their free element types stay free until the outer one. */
+const nestedLiterals = new WeakSet<object>();
+
+/** True for `optional.none()`, whose value type is free (cel-go's `optional_type(T)`). */
+function isOptionalNone(node: unknown): boolean {
+  const n = node as Node;
+  if (n?.op !== 'rcall') return false;
+  const [name, target, args] = n.args as [string, Node, unknown[]];
+  return name === 'none' && target?.op === 'id' && target.args === 'optional' && args.length === 0;
+}
+
+/**
+ * The type an element brings to its literal's join: an empty literal and `optional.none()` with a
+ * free type parameter (the engine's `list<T>`), which the other elements bind, as cel-go's checker does.
+ */
+function elementType(chk: Engine, part: unknown, scope: unknown): CelType {
+  const type = chk.check(part, scope);
+  if (!isOptionalNone(part)) return type;
+  return (chk.registry as unknown as { getOptionalType(t: CelType): CelType }).getOptionalType(
+    (chk.getType('list<T>') as CelType & { valueType: CelType }).valueType,
+  );
+}
+
+/** True for the kinds null is assignable to in cel-go (objects, opaque types, optionals, timestamps). */
+const nullable = (t: CelType & { kind?: string }) => t.kind === 'message' || t.kind === 'optional';
+
 /**
  * The checker of a list or map literal as cel-go's with HomogeneousAggregateLiterals: elements of
- * one type, where a dyn element joins any type (and makes the literal's element type dyn).
+ * one type, where a dyn element joins any type (and makes the literal's element type dyn), an empty
+ * literal or `optional.none()` takes the type the others give (`[[], [1]]` is a list of lists of
+ * int), and null joins an object or optional type (as dyn). Type parameters nothing bound are dyn once the
+ * outermost literal is checked.
  */
 function joinedLiteral(original: Check, exempt: boolean): Check {
   return (chk, node, scope) => {
     const items = node.args as unknown[];
-    // An empty literal's elements are of any type, as cel-go's free type parameter: dyn here (the
-    // engine's own placeholder makes `[].all(x, x > 0)` ambiguous to its checker).
-    if (items.length === 0) {
-      original(chk, node, scope);
-      const dyn = chk.getType('dyn');
-      return node.op === 'list' ? chk.registry.getListType(dyn) : chk.registry.getMapType(dyn, dyn);
-    }
+    const free = (t: CelType): CelType => {
+      const type = t as CelType & { templated?: (r: unknown, b: { get(): CelType }) => CelType };
+      return nestedLiterals.has(node) || !type.templated ? t : type.templated(chk.registry, anyDyn(chk));
+    };
+    if (items.length === 0) return free(original(chk, node, scope));
     // An optional entry (`[?x]`, `{?'k': x}`) gives the literal its optional's value type.
     const entries = optionalEntries(node);
     const typeOf = (part: unknown, i: number, values: boolean): CelType => {
-      const t = chk.check(part, scope);
+      const t = elementType(chk, part, scope);
       return values && entries?.has(i) ? (entryType(chk, t as never, part) as unknown as CelType) : t;
     };
     const join = (parts: unknown[], code: string, values = true): CelType => {
@@ -163,24 +191,34 @@ function joinedLiteral(original: Check, exempt: boolean): Check {
       for (const [i, part] of parts.entries()) {
         if (i === 0) continue;
         const t = typeOf(part, i, values);
-        const u = joined.unify(chk.registry, t);
-        if (!u && !exempt) throw chk.createError(code, `expected type '${joined.name}' but found '${t.name}'`, part);
+        // null joins an object or optional type as a dyn element: the engine's typed lists refuse a
+        // null element when indexed, where cel-go's give it.
+        const nullJoin = (t.name === 'null' && nullable(joined)) || (joined.name === 'null' && nullable(t));
+        const u = joined.unify(chk.registry, t) ?? (nullJoin ? chk.getType('dyn') : null);
+        if (!u && !exempt)
+          throw chk.createError(
+            code,
+            `expected type '${celGoType(joined as never)}' but found '${celGoType(t as never)}'`,
+            part,
+          );
         joined = u ?? chk.getType('dyn');
       }
       return joined;
     };
-    if (node.op === 'list') return chk.registry.getListType(join(items, 'heterogeneous_list_element'));
+    if (node.op === 'list') return free(chk.registry.getListType(join(items, 'heterogeneous_list_element')));
     const pairs = items as Array<[unknown, unknown]>;
     const key = join(
       pairs.map((p) => p[0]),
       'heterogeneous_map_key',
       false,
     );
-    return chk.registry.getMapType(
-      key,
-      join(
-        pairs.map((p) => p[1]),
-        'heterogeneous_map_value',
+    return free(
+      chk.registry.getMapType(
+        key,
+        join(
+          pairs.map((p) => p[1]),
+          'heterogeneous_map_value',
+        ),
       ),
     );
   };
@@ -232,6 +270,8 @@ function costKey(node: Node): string {
  */
 function adoptLiteral(node: Node, exempt: boolean): void {
   const meta = node.meta;
+  const elements = node.op === 'list' ? (node.args as unknown[]) : (node.args as unknown[][]).flat();
+  for (const e of elements) if (isNode(e) && (e.op === 'list' || e.op === 'map')) nestedLiterals.add(e);
   meta.check = joinedLiteral(meta.check, exempt);
   if (node.op === 'map') meta.evaluate = mapLiteral;
   else if (optionalEntries(node)) meta.evaluate = listWithEntries as never;
@@ -319,12 +359,7 @@ function inEmptyList(node: Node): void {
 
 /** Adds the direct child nodes of `node` to `set`. */
 function markChildren(node: Node, set: WeakSet<object>): void {
-  const parts: unknown[] = [node.args];
-  while (parts.length) {
-    const part = parts.pop();
-    if (Array.isArray(part)) parts.push(...part);
-    else if (isNode(part)) set.add(part);
-  }
+  for (const part of [node.args].flat(2)) if (isNode(part)) set.add(part);
 }
 
 /**
@@ -347,6 +382,7 @@ export function adoptCelGoSemantics(root: Node): void {
     const formatCall = (item.op === 'rcall' || item.op === 'call') && (item.args as unknown[])[0] === 'format';
     if (formatCall || inFormat.has(item)) markChildren(item, inFormat);
     if (item.op === 'list' || item.op === 'map') adoptLiteral(item, inFormat.has(item));
+    adoptTimestampSum(item as never);
     adoptHas(item as never);
     if (item.op === 'call' || item.op === 'rcall') boundResult(item);
     if (item.op === 'rcall') checkedSetsCall(item);

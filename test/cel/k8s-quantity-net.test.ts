@@ -206,11 +206,9 @@ describe('cidr library (Kubernetes 1.30+)', () => {
   });
 });
 
-// The checker's words for a call no overload accepts, and for an undeclared function, differ here
-// from cel-go's (`found no matching overload for 'cidr' applied to '(int)'`, `undeclared reference
-// to 'mul'`): the expressions are refused alike, the messages are not yet the API server's.
+// The checker's words for a call no overload accepts, and for an undeclared function, are cel-go's.
 describe('compile error messages in cel-go words', () => {
-  it('names the function and the argument types as cel-go does', { todo: 'checker messages' }, () => {
+  it('names the function and the argument types as cel-go does', () => {
     checkAll(
       rows([
         ['isQuantity([1, 2, 3])', compile(/found no matching overload for 'isQuantity' applied to '\(list\(int\)\)'/)],

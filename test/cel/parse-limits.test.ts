@@ -65,6 +65,21 @@ describe("cel-go's recursion limits", () => {
     assert.equal(outcome(`${'false || '.repeat(2_000)}true`), 'type bool');
   });
 
+  it('long `&&` and `||` chains evaluate as cel-go evaluates its balanced ones', () => {
+    const chain = (op: string, terms: string[]) => terms.join(` ${op} `);
+    const many = (term: string, n: number) => Array.from({ length: n }, () => term);
+    assert.equal(value(chain('&&', many('true', 12_000))), true);
+    assert.equal(value(chain('||', many('false', 10_000))), false);
+    // An error anywhere is absorbed by a deciding term anywhere, before or after it.
+    const erring = '1 / 0 == 1';
+    assert.equal(value(chain('&&', [...many('true', 500), 'false', ...many('true', 500), erring])), false);
+    assert.equal(value(chain('&&', [erring, ...many('true', 999), 'false'])), false);
+    assert.equal(value(chain('||', [erring, ...many('false', 999), 'true'])), true);
+    const result = compileExpression(chain('&&', [...many('true', 500), erring, ...many('true', 500)]));
+    assert.ok(!isCompileError(result));
+    assert.throws(() => result.run({}), /division by zero/);
+  });
+
   it('runs of `!` and `-` are loops too, folded as cel-go folds them (an even run is nothing)', () => {
     assert.equal(outcome(`${'!'.repeat(10_000)}true`), 'type bool');
     assert.equal(value(`${'!'.repeat(10_001)}true`), false);

@@ -295,7 +295,7 @@ export default defineValidatingWebhook(enforceMatchConditions({
       assert.equal(result.code, 1);
       assert.match(
         result.stderr,
-        /error match-conditions-type team-pods\.webhooks\.kube-lambda\.dev: matchCondition "has-team": "object\.metadata\.labels" must evaluate to bool, not dyn/,
+        /error match-conditions-type team-pods\.webhooks\.kube-lambda\.dev: matchCondition "has-team": "object\.metadata\.labels": must evaluate to bool but got dyn/,
       );
     } finally {
       writeFileSync(source, original);

@@ -118,9 +118,9 @@ describe('strings library, by code point', () => {
 
   it('names the functions as the user wrote them in messages, and refuses the internal names', () => {
     table([
-      ["'a'.indexOf(1)", /found no matching overload for 'string\.indexOf\(int\)'/],
-      ['string([1])', /found no matching overload for 'string\(list<int>\)'/],
-      ['strings.quote(1)', /found no matching overload for 'strings\.quote\(int\)'/],
+      ["'a'.indexOf(1)", /found no matching overload for 'indexOf' applied to 'string\.\(int\)'/],
+      ['string([1])', /found no matching overload for 'string' applied to '\(list\(int\)\)'/],
+      ['strings.quote(1)', /found no matching overload for 'strings\.quote' applied to '\(int\)'/],
       ["'a'.indexOf__k8s('a')", /undeclared reference to 'indexOf__k8s'/],
     ]);
   });
@@ -136,7 +136,10 @@ describe('Kubernetes libraries, each from its version', () => {
       ['sets.equivalent([1], [1, 3])', false],
       ["sets.intersects(['a', 'b'], ['c', 'b'])", true],
       ['sets.intersects([1], [])', false],
-      ['sets.contains([1.0], [1])', /found no matching overload for 'sets\.contains\(list<double>, list<int>\)'/],
+      [
+        'sets.contains([1.0], [1])',
+        /found no matching overload for 'sets\.contains' applied to '\(list\(double\), list\(int\)\)'/,
+      ],
     ]);
     table([['sets.contains([1], [1])', /undeclared reference to 'sets'/]], 28);
   });

@@ -381,7 +381,7 @@ describe('checkMatchConditions (what the API server rejects)', () => {
       problem!.message,
       /^matchCondition "broken": "object\.metadata\.name == 'a' &&": compilation failed: ERROR: <input>:1:\d+: /,
     );
-    assert.match(problem!.message, /\n \| object\.metadata\.name == 'a' &&\n \| \.+\^$/);
+    assert.match(problem!.message, /\n \| object\.metadata\.name == 'a' &&\n \| \.{30}\^$/);
   });
 
   it('checks names as qualified names', () => {
@@ -655,8 +655,8 @@ describe("the environment is the API server's for webhook matchConditions", () =
     ["namespaceObject.metadata.name == 'shop'", 'bool'],
     ["namespaceObject.metadata.labels['team'] == 'a'", 'bool'],
     ['namespaceObject.status.phase', 'string'],
-    // Strings extension version 2: no reverse (version 3).
-    ["'abc'.reverse() == 'cba'", /found no matching overload for 'string.reverse\(\)'/],
+    // Strings extension version 2: no reverse (version 3); lists version 3 has one of lists.
+    ["'abc'.reverse() == 'cba'", /found no matching overload for 'reverse' applied to 'string\.\(\)'/],
     ["'abc'.charAt(1) == 'b'", 'bool'],
     // No bindings extension in the base environment.
     ['cel.bind(x, 1, x + 1) == 2', /undeclared reference to 'cel'/],
@@ -677,7 +677,7 @@ describe("the environment is the API server's for webhook matchConditions", () =
     ["matches('a', '(')", /invalid matches argument: error parsing regexp: missing closing \)/],
     ["'a'.matches('^[a-z]+$')", 'bool'],
     ["'a'.matches__re2('a')", /undeclared reference to 'matches__re2'/],
-    ["1.matches('a')", /found no matching overload for 'int.matches\(string\)'/],
+    ["1.matches('a')", /found no matching overload for 'matches' applied to 'int\.\(string\)'/],
     // The URL library.
     ["url('https://example.com/x').getHost() == 'example.com'", 'bool'],
     ["isURL('/x') && url('/x').getQuery().size() == 0", 'bool'],
