@@ -49,11 +49,15 @@ function position(expression: string, offset: number): { line: number; column: n
   return { line: lines.length, column: [...lines.at(-1)!].length + 1 };
 }
 
+/** A UTF-16 surrogate without its pair. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
 /** One error as cel-go displays it: `ERROR: <input>:line:column: message`, the line, dots to a caret. */
 function display(expression: string, line: number, column: number, message: string): string {
   if (line < 1) return `ERROR: <input>:${line}:${column}: ${message}`;
   // cel-go shows a tab of the line as a space.
-  const text = [...(expression.split('\n')[line - 1] ?? '').replaceAll('\t', ' ')];
+  // A lone surrogate is U+FFFD to the API server, which reads the expression from JSON as UTF-8.
+  const text = [...(expression.split('\n')[line - 1] ?? '').replaceAll('\t', ' ').replace(LONE_SURROGATE, '\ufffd')];
   // cel-go marks a character of more than one UTF-8 byte with a full-width dot (and caret).
   const wide = (c: string | undefined) => c !== undefined && c.codePointAt(0)! > 0x7f;
   const dots = text

@@ -114,7 +114,9 @@ export function tokenize(text: string): Tokens {
           if (!LONE.test(c)) throw NOT_WELL_FORMED;
           offsets.pop();
           const char = String.fromCodePoint(text.codePointAt(i)!);
-          unknown.push({ summary: `Syntax error: token recognition error at: '${char}'`, range: { start: i } });
+          // A lone surrogate is U+FFFD to the API server, which decodes the expression as UTF-8.
+          const shown = /^[\ud800-\udfff]$/.test(char) ? '\ufffd' : char;
+          unknown.push({ summary: `Syntax error: token recognition error at: '${shown}'`, range: { start: i } });
           i += char.length;
         }
       }

@@ -243,6 +243,19 @@ describe("syntax errors in cel-go's (ANTLR's) words and places", () => {
     });
   }
 
+  it('a NUL or a lone surrogate outside a string is a character no token starts with', () => {
+    assert.equal(
+      outcome('1 \u0000'),
+      "compilation failed: ERROR: <input>:1:3: Syntax error: token recognition error at: '\u0000'\n | 1 \u0000\n | ..^",
+    );
+    // The API server reads a lone surrogate (invalid UTF-8) as U+FFFD.
+    assert.equal(
+      outcome('1 \ud800'),
+      "compilation failed: ERROR: <input>:1:3: Syntax error: token recognition error at: '\ufffd'\n | 1 \ufffd\n | ..\uff3e",
+    );
+    assert.equal(outcome("'\u0000\ud800' != ''"), 'type bool');
+  });
+
   it('prints each error with its line and caret, sorted by position', () => {
     assert.equal(
       outcome('1 # 2'),
