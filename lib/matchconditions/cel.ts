@@ -13,8 +13,9 @@ import { matchConditionsEnvironment } from './environment.ts';
 import { balanceLogic } from './logic-balance.ts';
 import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './literals.ts';
 import { compileError, compileErrors, internalNames } from './messages.ts';
+import { chargeOf, CostLimitExceeded, installMeter, keepUnoptimized, meter, PER_CALL_COST_LIMIT } from './meter.ts';
 import { RECURSION_LIMIT_MESSAGE, readForParse } from './parse-limits.ts';
-import { chargeOf, CostLimitExceeded, installMeter, meter, PER_CALL_COST_LIMIT } from './meter.ts';
+import { inCelGoWords } from './runtime-errors.ts';
 import { screen, screenChecked } from './screen.ts';
 import { adoptCelGoSemantics } from './semantics.ts';
 import { environmentMinor, type CelKubeVersion, type ExpressionMode } from './versions.ts';
@@ -89,8 +90,28 @@ export function compileExpression(expression: string, options: CompileOptions = 
   return compile(expression, options, true);
 }
 
-/** compileExpression; `fold` false leaves conversions of constants unfolded (how a folded one is evaluated). */
-function compile(expression: string, options: CompileOptions, fold: boolean): CompiledExpression | CompileError {
+/**
+ * compileExpression as a program built without cel-go's OptOptimize costs: list and map literals of
+ * constants, and conversions of constants, charged when evaluated. For restating the cost tests of
+ * cel-go and of Kubernetes' libraries, which build their programs so; the API server optimizes.
+ */
+export function compileUnoptimized(
+  expression: string,
+  options: CompileOptions = {},
+): CompiledExpression | CompileError {
+  return compile(expression, options, true, false);
+}
+
+/**
+ * compileExpression; `fold` false leaves conversions of constants unfolded (how a folded one is
+ * evaluated), `optimize` false charges constants as compileUnoptimized.
+ */
+function compile(
+  expression: string,
+  options: CompileOptions,
+  fold: boolean,
+  optimize = true,
+): CompiledExpression | CompileError {
   let env = matchConditionsEnvironment();
   if (options.declarations) {
     env = env.clone();
@@ -123,7 +144,11 @@ function compile(expression: string, options: CompileOptions, fold: boolean): Co
     const folding = fold ? (text: string) => foldedError(text, options) : undefined;
     const minor = environmentMinor(options.kubeVersion, options.mode);
     const refusal = screen(parsed.ast, minor, folding);
-    if (refusal) return compileError(expression, written(refusal), false);
+    if (refusal) {
+      const error = compileError(expression, written(refusal), false);
+      return refusal.program ? { ...error, message: `program instantiation failed: ${refusal.summary}` } : error;
+    }
+    if (!optimize) keepUnoptimized(parsed.ast);
     adoptCelGoSemantics(parsed.ast as never);
     if (options.typeCheck !== false) {
       const issues = adoptCelGoChecker(parsed.ast as never, checkerEnvironment(env));
@@ -165,7 +190,7 @@ function compile(expression: string, options: CompileOptions, fold: boolean): Co
         if (meter.left < 0) throw new CostLimitExceeded();
         return value;
       } catch (err) {
-        throw meter.left < 0 ? new CostLimitExceeded() : internalNames(err);
+        throw meter.left < 0 ? new CostLimitExceeded() : inCelGoWords(internalNames(err));
       } finally {
         lastCost = limit - meter.left;
         meter.left = Number.POSITIVE_INFINITY;

@@ -5,6 +5,7 @@
  */
 import type { Environment } from '@marcbachmann/cel-js';
 import { charge, LIST_CREATE_COST, MAP_CREATE_COST } from './meter.ts';
+import { goTypeOf } from './runtime-errors.ts';
 
 /** The engine's type of a checked expression (the parts used here). */
 interface CelType {
@@ -31,6 +32,7 @@ interface Evaluator {
   run(node: unknown, scope: unknown): unknown;
   tryEval(node: unknown, scope: unknown): unknown;
   createError(code: string, message: string, node: unknown): Error;
+  debugType(v: unknown): unknown;
 }
 /** A node of the parsed expression (the parts used here). */
 interface Node {
@@ -126,9 +128,10 @@ function entriesOf(ev: Evaluator, use: Use, range: unknown): Array<[unknown, unk
   if (range instanceof Map) return [...range];
   if (range && typeof range === 'object' && (range.constructor === Object || range.constructor === undefined))
     return Object.entries(range);
+  // cel-go's words for a range that is neither a list nor a map (interpreter/interpretable.go).
   throw ev.createError(
     'invalid_comprehension_range',
-    'expression cannot be the range of a comprehension (must be list, map, or dynamic)',
+    `unsupported comprehension range type: ${goTypeOf(String(ev.debugType(range)))}`,
     use.receiver,
   );
 }

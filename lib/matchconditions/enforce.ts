@@ -11,13 +11,13 @@ import { fleetFromEnv } from '../fleet.ts';
 import { completeAdmissionRegistration } from '../registration.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
 import type { WebhookContext } from '../webhook.ts';
-import { createMatcher, rejectionMessage, skipReason, type Matcher } from './matcher.ts';
+import { createMatcher, forbiddenByConditions, skipReason, type Matcher } from './matcher.ts';
 import { kubeVersionFromText } from './versions.ts';
 
 type Definition = ValidatingWebhookDefinition<any> | MutatingWebhookDefinition<any>;
 
 /** The decision when conditions exclude the request, or undefined when the function is to run. */
-function gate(matcher: Matcher, webhookName: string, request: AdmissionRequest, ctx: WebhookContext) {
+function gate(matcher: Matcher, request: AdmissionRequest, ctx: WebhookContext) {
   const outcome = matcher.evaluate(request);
   if ('matched' in outcome && outcome.matched) return undefined;
   if (!('matched' in outcome)) {
@@ -26,7 +26,7 @@ function gate(matcher: Matcher, webhookName: string, request: AdmissionRequest, 
       condition: outcome.name,
       error: outcome.error,
     });
-    return errored(500, rejectionMessage(webhookName, outcome));
+    return errored(403, forbiddenByConditions(request, outcome.error).message);
   }
   ctx.log.debug(skipReason(outcome)!, { requestId: ctx.requestId });
   return allow();
@@ -40,11 +40,8 @@ function gate(matcher: Matcher, webhookName: string, request: AdmissionRequest, 
  */
 export function enforceMatchConditions<D extends Definition>(definition: D): D & { enforceMatchConditions: true } {
   const isMutating = 'mutate' in definition;
-  // The defaults the registration will get (failurePolicy by type, the webhook name).
-  const { failurePolicy, webhookName } = completeAdmissionRegistration(
-    isMutating ? 'mutating' : 'validating',
-    definition,
-  );
+  // The failurePolicy the registration will get (by type when unset).
+  const { failurePolicy } = completeAdmissionRegistration(isMutating ? 'mutating' : 'validating', definition);
   // Inside Lambda the conditions are compiled when the module loads: in the init phase (done
   // ahead of time with provisioned concurrency), not in the first review's time budget.
   // Elsewhere (lint, manifests, the emulator's loading of registrations, tests) they are
@@ -73,12 +70,12 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
   if (isMutating) {
     const { mutate } = definition as MutatingWebhookDefinition<any>;
     const wrapped: MutatingWebhookDefinition<any>['mutate'] = (object, request, ctx) =>
-      gate(conditions(ctx.kubeVersion), webhookName, request as AdmissionRequest, ctx) ?? mutate(object, request, ctx);
+      gate(conditions(ctx.kubeVersion), request as AdmissionRequest, ctx) ?? mutate(object, request, ctx);
     return { ...definition, enforceMatchConditions: true, mutate: wrapped } as Enforcing;
   }
   const { validate } = definition as ValidatingWebhookDefinition<any>;
   const wrapped: ValidatingWebhookDefinition<any>['validate'] = (request, ctx) =>
-    gate(conditions(ctx.kubeVersion), webhookName, request as AdmissionRequest, ctx) ?? validate(request, ctx);
+    gate(conditions(ctx.kubeVersion), request as AdmissionRequest, ctx) ?? validate(request, ctx);
   return { ...definition, enforceMatchConditions: true, validate: wrapped } as Enforcing;
 }
 

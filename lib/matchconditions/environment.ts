@@ -109,7 +109,7 @@ function registerConversions(env: Environment): void {
   env
     .registerFunction('int(uint): int', (u: { valueOf(): bigint | number }) => {
       const v = BigInt(u.valueOf());
-      if (v > INT64_MAX) throw new RangeError('range error converting uint to int');
+      if (v > INT64_MAX) throw new RangeError('integer overflow');
       return v;
     })
     // Bytes order as Go's bytes.Compare: unsigned, byte by byte, a prefix first.

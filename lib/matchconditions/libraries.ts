@@ -12,20 +12,28 @@ import * as k8sStrings from './k8s/strings.ts';
 import { parseQuantity, parseQuantityOrThrow, Quantity, quantityOf } from './quantity.ts';
 import { regexFind, regexFindAll, regexMatches } from './regex.ts';
 import { RE2_MATCHES, RENAMED } from './messages.ts';
-import { celEquals as engineEquals, type Engine, isEngineValue, isUint } from './equality.ts';
+import { celEquals as engineEquals, type Engine, isEngineValue, isUint, numeric } from './equality.ts';
 import { isUrl, parseUrl, UrlValue } from './url.ts';
 import { addDurations, compareTime, durationOf, formatDuration, formatTimestamp, isDuration } from './time.ts';
 
+/**
+ * Two list elements compared as cel-go's Compare: -1, 0 or 1; numbers of any kind by value (int and
+ * uint exactly, with a double through float64); NaN where cel-go's Compare answers an error (values of
+ * different types, a NaN), which the Kubernetes lists library passes over (lists.go: `isSorted`,
+ * `min` and `max` only act on a result of -1 or 1).
+ */
 function compare(a: unknown, b: unknown): number {
   if (a instanceof Quantity && b instanceof Quantity) return a.compareTo(b);
   const time = compareTime(a, b);
   if (time !== undefined) return time;
-  if (
-    typeof a !== typeof b &&
-    !((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number'))
-  ) {
-    throw new TypeError(`cannot compare ${typeof a} with ${typeof b}`);
+  const x = numeric(a);
+  const y = numeric(b);
+  if (x !== undefined && y !== undefined) {
+    const [l, r] = typeof x === 'bigint' && typeof y === 'bigint' ? [x, y] : [Number(x), Number(y)];
+    return l < r ? -1 : l > r ? 1 : l === r ? 0 : Number.NaN;
   }
+  const sameType = typeof a === typeof b && (typeof a !== 'object' || a?.constructor === b?.constructor);
+  if (!sameType || a === null) return Number.NaN;
   return (a as any) < (b as any) ? -1 : (a as any) > (b as any) ? 1 : 0;
 }
 
@@ -123,9 +131,18 @@ function sumDurations(l: Duration[]): Duration {
   return l.reduce(addDurations, durationOf(0n));
 }
 
+/** The kind of a summable value: its `typeof`, or its class for uints and durations. */
+function summand(v: unknown): unknown {
+  return v !== null && typeof v === 'object' ? v.constructor : typeof v;
+}
+
 /** `sum()`: numbers add as their type (ints and uints overflow as cel-go's do), durations as durations. */
+
 function sumOf(l: unknown[]): unknown {
-  if (l.some((v) => typeof v === 'number')) return l.reduce<number>((s, v) => s + Number(v), 0);
+  // cel-go's Add takes only its own type: the list's overload is chosen by its first element, and an
+  // element of another kind is `no such overload` (lists.go sum, common/types int.go Add).
+  if (l.some((v) => summand(v) !== summand(l[0]))) throw new TypeError('no such overload');
+  if (typeof l[0] === 'number') return l.reduce<number>((s, v) => s + Number(v), 0);
   if (isDuration(l[0])) return sumDurations(l as Duration[]);
   const total = l.reduce<bigint>((s, v) => s + BigInt(unwrapUint(v) as bigint), 0n);
   const uint = l.length > 0 && unwrapUint(l[0]) !== l[0];
@@ -144,7 +161,7 @@ export function registerLists(env: Environment): void {
   for (const t of COMPARABLE) {
     env
       .registerFunction(`list<${t}>.isSorted(): bool`, (l: unknown[]) =>
-        l.every((v, i) => i === 0 || compare(l[i - 1], v) <= 0),
+        l.every((v, i) => i === 0 || !(compare(l[i - 1], v) > 0)),
       )
       .registerFunction(`list<${t}>.min(): ${t}`, (l: unknown[]) => extreme(l, 'min', -1))
       .registerFunction(`list<${t}>.max(): ${t}`, (l: unknown[]) => extreme(l, 'max', 1));
@@ -154,6 +171,15 @@ export function registerLists(env: Environment): void {
       return BigInt(l.findIndex((x) => engineEquals(this, x, v)));
     })
     .registerFunction(`list<A>.lastIndexOf${RENAMED}(A): int`, function (this: Engine, l: unknown[], v: unknown) {
+      return BigInt(l.findLastIndex((x) => engineEquals(this, x, v)));
+    });
+  // A dyn list and an element of another type at run time (`object.ints.indexOf(2.0)`): cel-go's
+  // one overload compares them by value, as `==` does.
+  env
+    .registerFunction(`list<dyn>.indexOf${RENAMED}(dyn): int`, function (this: Engine, l: unknown[], v: unknown) {
+      return BigInt(l.findIndex((x) => engineEquals(this, x, v)));
+    })
+    .registerFunction(`list<dyn>.lastIndexOf${RENAMED}(dyn): int`, function (this: Engine, l: unknown[], v: unknown) {
       return BigInt(l.findLastIndex((x) => engineEquals(this, x, v)));
     })
     .registerFunction('list<A>.slice(int, int): list<A>', (l: unknown[], from: bigint, to: bigint) =>

@@ -17,7 +17,7 @@ import {
   type CompiledExpression,
 } from './cel.ts';
 
-/** One condition's evaluation: its value, or the error it raised. */
+/** One condition's evaluation: its value, or the error it raised (in the API server's words). */
 export interface ConditionEvaluation {
   name: string;
   value?: unknown;
@@ -53,15 +53,36 @@ export function decideMatch(
     if (e.error !== undefined) errors.push(e);
     // Only a real false skips; an error or a non-bool never does.
     else if (e.value === false) return { matched: false, name: e.name };
-    else if (e.value !== true) errors.push({ name: e.name, error: `expected bool, got ${typeof e.value}` });
+    else if (e.value !== true)
+      errors.push({
+        name: e.name,
+        error: `matchCondition ${JSON.stringify(e.name)}: expected bool, got ${typeof e.value}`,
+      });
   }
   if (errors.length) {
-    const error = errors.map((e) => `matchCondition ${JSON.stringify(e.name)}: ${e.error}`).join(', ');
+    const error = aggregate(errors.map((e) => e.error!));
     return failurePolicy === 'Fail'
       ? { error, name: errors[0]!.name }
       : { matched: false, name: errors[0]!.name, error };
   }
   return { matched: true };
+}
+
+/**
+ * The errors of several conditions as apimachinery's utilerrors.NewAggregate prints them: one alone as
+ * it is; more, each message once, joined with `, ` in brackets.
+ */
+function aggregate(messages: string[]): string {
+  const unique = [...new Set(messages)];
+  return unique.length === 1 ? unique[0]! : `[${unique.join(', ')}]`;
+}
+
+/**
+ * A condition's evaluation error as the API server's filter words it (admission/plugin/cel
+ * filter.go): `expression '<expression as written>' resulted in error: <cel-go's message>`.
+ */
+export function evaluationError(expression: string, message: string): string {
+  return `expression '${expression}' resulted in error: ${message}`;
 }
 
 /** Compiled matchConditions of one webhook. */
@@ -73,14 +94,19 @@ export interface Matcher {
   evaluate(request: AdmissionRequest, authorize?: Authorize): MatchOutcome;
 }
 
-/** A condition that does not compile: every evaluation of it is an error. */
+/**
+ * A condition that does not compile: every evaluation of it is an error, which the API server's
+ * filter words `compilation error: <the compiler's message>`.
+ */
+class CompilationFailed extends Error {}
+
 function broken(message: string): CompiledExpression {
   return {
     type: 'error',
     usesAuthorizer: false,
     lastCost: 0,
     run() {
-      throw new Error(message);
+      throw new CompilationFailed(`compilation error: ${message}`);
     },
   };
 }
@@ -100,13 +126,13 @@ export function createMatcher(
     .map((c) => {
       const typeCheck = options.typeCheck !== false;
       const result = compileExpression(c.expression.trim(), { typeCheck, kubeVersion });
-      if (!isCompileError(result)) return { name: c.name, program: result };
+      if (!isCompileError(result)) return { name: c.name, expression: c.expression, program: result };
       // Refused for the version only: say which condition and which version.
       const newer = kubeVersion && !isCompileError(compileExpression(c.expression.trim(), { typeCheck }));
       const why = newer
-        ? `condition ${c.name} is not available in Kubernetes ${kubeVersion.major}.${kubeVersion.minor}: ${result.message}`
+        ? `matchCondition ${JSON.stringify(c.name)} is not available in Kubernetes ${kubeVersion.major}.${kubeVersion.minor}: ${result.message}`
         : result.message;
-      return { name: c.name, program: broken(why) };
+      return { name: c.name, expression: c.expression, program: broken(why) };
     })
     .filter((c) => !(options.skipAuthorizer && c.program.usesAuthorizer));
   return {
@@ -122,13 +148,14 @@ export function createMatcher(
       }
       const evaluations: ConditionEvaluation[] = [];
       let budget = MATCH_CONDITIONS_COST_BUDGET;
-      for (const { name, program } of compiled) {
+      for (const { name, expression, program } of compiled) {
         try {
           evaluations.push({ name, value: program.run(variables) });
         } catch (err) {
+          const message = err instanceof Error ? ((err as { summary?: string }).summary ?? err.message) : String(err);
           evaluations.push({
             name,
-            error: err instanceof Error ? ((err as { summary?: string }).summary ?? err.message) : String(err),
+            error: err instanceof CompilationFailed ? message : evaluationError(expression, message),
           });
         }
         // Past the budget of all conditions, the API server's filter fails as a whole.
@@ -168,16 +195,47 @@ export function skipReason(outcome: MatchOutcome): string | undefined {
   return undefined;
 }
 
-/** The message the API server rejects a request with when conditions fail under failurePolicy Fail. */
+/**
+ * The message of an internal error evaluating a webhook's conditions (the emulator's evaluation timed
+ * out or failed), which the API server answers as a failed call.
+ */
 export function rejectionMessage(webhookName: string, outcome: { error: string }): string {
   return `Internal error occurred: failed calling webhook "${webhookName}": failed evaluating match conditions: ${outcome.error}`;
+}
+
+/** The status the API server rejects a request with. */
+export interface RejectionStatus {
+  code: number;
+  reason: string;
+  message: string;
+}
+
+/**
+ * The API server's answer when a webhook's conditions fail to evaluate under failurePolicy Fail
+ * (webhook/generic/webhook.go ShouldCallHook): apierrors.NewForbidden of the request's group and
+ * resource, its name and the conditions' error: `pods "web" is forbidden: expression '…' resulted
+ * in error: no such key: labels`.
+ */
+export function forbiddenByConditions(
+  request: Pick<AdmissionRequest, 'resource' | 'name'>,
+  error: string,
+): RejectionStatus {
+  const { group, resource } = request.resource ?? { group: '', resource: '' };
+  const groupResource = group ? `${resource}.${group}` : resource;
+  const name = request.name ?? '';
+  let message = `forbidden: ${error}`;
+  if (groupResource)
+    message = name
+      ? `${groupResource} ${JSON.stringify(name)} is forbidden: ${error}`
+      : `${groupResource} is forbidden: ${error}`;
+  return { code: 403, reason: 'Forbidden', message };
 }
 
 /** The answer the API server stands by when matchConditions keep it from calling a webhook. */
 export interface NotCalled {
   outcome: Exclude<MatchOutcome, { matched: true }>;
   /** The AdmissionResponse (without uid): allowed when skipped, an internal error when rejected. */
-  response: { allowed: boolean; status?: { code: number; reason: string; message: string } };
+  response: { allowed: boolean; status?: RejectionStatus };
 }
 
 /**
@@ -193,11 +251,5 @@ export function answerWithoutCalling(
   const outcome = matchConditionsFor(registration).evaluate(request, authorize);
   if ('matched' in outcome && outcome.matched) return undefined;
   if ('matched' in outcome) return { outcome, response: { allowed: true } };
-  return {
-    outcome,
-    response: {
-      allowed: false,
-      status: { code: 500, reason: 'InternalError', message: rejectionMessage(registration.webhookName, outcome) },
-    },
-  };
+  return { outcome, response: { allowed: false, status: forbiddenByConditions(request, outcome.error) } };
 }

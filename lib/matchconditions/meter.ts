@@ -7,6 +7,7 @@
  * are charged by their own estimator (k8s/cost.ts).
  */
 import { Environment, type ASTNode } from '@marcbachmann/cel-js';
+import { isUint } from './equality.ts';
 import { actualSize, libraryCallCost } from './k8s/cost.ts';
 
 /**
@@ -233,6 +234,103 @@ function macroStepCost(ast: ASTNode): number {
   return (ast.args as ASTNode[])[1]?.op === 'value' ? 1 : 0;
 }
 
+/** cel-go's type conversion functions (overloads.IsTypeConversionFunction), `string` by its environment name. */
+const CONVERSIONS = new Set([
+  'bool',
+  'bytes',
+  'double',
+  'duration',
+  'dyn',
+  'int',
+  'string__k8s',
+  'timestamp',
+  'type',
+  'uint',
+]);
+/** Whether a node is a constant of the program the API server builds, by node. */
+const constants = new WeakMap<object, boolean>();
+
+/**
+ * Whether a node is a constant once the API server has built the program: its environment
+ * optimizes programs (cel-go's OptOptimize), which folds list and map literals of constants and
+ * conversions of a constant into constants, so that evaluating them costs nothing.
+ */
+export function isConstant(ast: ASTNode): boolean {
+  const known = constants.get(ast);
+  if (known !== undefined) return known;
+  let constant = false;
+  if (ast.op === 'value') constant = true;
+  else if (ast.op === '-_') constant = (ast.args as ASTNode).op === 'value';
+  else if (ast.op === 'list') constant = (ast.args as ASTNode[]).every(isConstant);
+  else if (ast.op === 'map')
+    constant = (ast.args as Array<[ASTNode, ASTNode]>).every(([k, v]) => isConstant(k) && isConstant(v));
+  else if (ast.op === 'call') {
+    const [name, args] = ast.args as [string, ASTNode[]];
+    constant = CONVERSIONS.has(name) && args.length === 1 && isConstant(args[0]!);
+  }
+  constants.set(ast, constant);
+  return constant;
+}
+
+/**
+ * Marks every node of a parsed expression as no constant: its cost is then what cel-go charges for a
+ * program built without OptOptimize (cel-go's and Kubernetes' own cost tests build theirs so).
+ */
+export function keepUnoptimized(root: ASTNode): void {
+  const stack: unknown[] = [root];
+  const seen = new WeakSet<object>();
+  while (stack.length) {
+    const item = stack.pop();
+    if (!item || typeof item !== 'object' || seen.has(item)) continue;
+    seen.add(item);
+    if (Array.isArray(item)) stack.push(...item);
+    else if (typeof (item as ASTNode).op === 'string') {
+      constants.set(item, false);
+      // A macro's expansion too: its accumulator starts as an empty list literal.
+      stack.push((item as ASTNode).args, (item as { meta?: { alternate?: unknown } }).meta?.alternate);
+    } else if (Object.getPrototypeOf(item) === Object.prototype) stack.push(...Object.values(item));
+  }
+}
+
+/** Conversions whose result is a primitive value (a set membership test can hold it). */
+const PRIMITIVE_CONVERSIONS = new Set(['bool', 'double', 'int', 'string__k8s', 'uint']);
+
+/** Whether a constant element is of a primitive type other than bytes. */
+function isPrimitive(ast: ASTNode): boolean {
+  if (ast.op === '-_') return true;
+  if (ast.op === 'call') return PRIMITIVE_CONVERSIONS.has((ast.args as unknown[])[0] as string);
+  const v = ast.args as unknown;
+  return ast.op === 'value' && ((v !== null && typeof v !== 'object') || isUint(v));
+}
+
+/**
+ * Whether an `in` is a set membership test once the program is built: a list of constants of
+ * primitive types, which OptOptimize makes a set looked up at no cost.
+ */
+export function isSetMembership(ast: ASTNode): boolean {
+  if (ast.op !== 'in') return false;
+  const list = (ast.args as ASTNode[])[1];
+  return (
+    !!list &&
+    list.op === 'list' &&
+    (list.args as ASTNode[]).length > 0 &&
+    isConstant(list) &&
+    (list.args as ASTNode[]).every(isPrimitive)
+  );
+}
+
+/**
+ * Variables read as the index of a `[]` (`object.val[k]`): cel-go resolves an index that is an
+ * identifier as a qualifier of the attribute, a read its cost tracker does not see.
+ */
+const unchargedReads = new WeakSet<object>();
+
+/** Marks the index of `x[i]` free when it is an identifier, as cel-go charges it. */
+export function indexReadFree(ast: ASTNode): void {
+  const index = (ast.args as ASTNode[])[1];
+  if (ast.op === '[]' && index?.op === 'id') unchargedReads.add(index);
+}
+
 /** Operations cel-go charges no cost for. */
 export const FREE = new Set<string>(['value', '&&', '||', '?:']);
 /** Library namespaces: `sets.contains` is one function name for cel-go, not a read of `sets`. */
@@ -256,11 +354,12 @@ export function chargeOf(ast: ASTNode): number {
       return args.kind === 'quantifier' && !args.condition ? 2 : 1;
     }
   }
-  // Every list and map built, literals and the macros' accumulators alike.
-  if (op === 'list') return LIST_CREATE_COST;
-  if (op === 'map') return MAP_CREATE_COST;
+  // Every list and map built, literals and the macros' accumulators alike; not constants.
+  if (op === 'list') return isConstant(ast) ? 0 : LIST_CREATE_COST;
+  if (op === 'map') return isConstant(ast) ? 0 : MAP_CREATE_COST;
+  if ((op === 'call' && isConstant(ast)) || isSetMembership(ast)) return 0;
   // A namespace receiver, and a negative literal (one constant for cel-go's parser), are free.
-  if (op === 'id' && NAMESPACES.has(ast.args as string)) return 0;
+  if (op === 'id' && (NAMESPACES.has(ast.args as string) || unchargedReads.has(ast))) return 0;
   if (op === '-_' && (ast.args as ASTNode).op === 'value') return 0;
   return 1;
 }

@@ -61,6 +61,8 @@ export interface Tokens {
   numbers: Map<number, string>;
   /** The text of the token at an index. */
   texts(index: number): string;
+  /** The text read. */
+  source: string;
   /** cel-go's lexer errors: characters it skipped. */
   unknown: Array<{ summary: string; range: { start: number } }>;
 }
@@ -127,7 +129,7 @@ export function tokenize(text: string): Tokens {
   ends.push(text.length);
   kinds.push('eof');
   const texts = (index: number) => text.slice(offsets[index], ends[index]);
-  return { kinds, offsets, ends, numbers, unknown, texts };
+  return { kinds, offsets, ends, numbers, unknown, texts, source: text };
 }
 
 const INT64_MIN = -(2n ** 63n);

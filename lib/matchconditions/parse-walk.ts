@@ -3,16 +3,10 @@
  * rule's invocations under way counted as its parse listener counts them, the depth its visitor
  * reaches computed, and the syntax errors ANTLR reports in its words where its recovery is simple.
  */
-import {
-  EXPECTING_EXPRESSION,
-  EXPRESSION_START,
-  type Kind,
-  MAX_RECURSION_DEPTH,
-  NOT_WELL_FORMED,
-  numberProblem,
-  type PlacedError,
-  type Tokens,
-} from './parse-tokens.ts';
+import { type Kind, MAX_RECURSION_DEPTH, NOT_WELL_FORMED, numberProblem, type PlacedError } from './parse-tokens.ts';
+import { SyntaxWalk } from './parse-syntax.ts';
+
+export { SYNTAX_STOP } from './parse-syntax.ts';
 
 /** The grammar's rules whose invocations the listener counts (one counter each). */
 enum Rule {
@@ -39,8 +33,6 @@ enum Rule {
 const RELATIONS = new Set(['<', '<=', '>=', '>', '==', '!=', 'in']);
 const MULTIPLICATIVE = new Set(['*', '/', '%']);
 const ADDITIVE = new Set(['+', '-']);
-/** Thrown after a syntax error ANTLR recovers from in ways not followed here: the errors so far are reported. */
-export const SYNTAX_STOP = Symbol('syntax error');
 /** Refused by the listener: thrown out of the walk at once, as cel-go's listener panics. */
 export class ListenerLimit extends Error {}
 
@@ -49,29 +41,13 @@ export class ListenerLimit extends Error {}
  * under way as its parse listener does, and computing the depth its visitor would reach. Each
  * method answers the visitor depth of what it parsed.
  */
-export class DepthWalk {
-  private pos = 0;
+export class DepthWalk extends SyntaxWalk {
   private readonly depth = new Array<number>(Rule.Count).fill(0);
-  private readonly kinds: readonly Kind[];
   /** True once the visitor's depth passed the limit somewhere. */
   visitTooDeep = false;
   /** The first refusal of the visitor at a position (a number literal out of range), if any. */
   problem: PlacedError | undefined;
-  /** Syntax errors, in ANTLR's words. */
-  readonly syntax: PlacedError[] = [];
-  /** Constructs open around the walk, each waiting for its closing token. */
-  private open = 0;
 
-  constructor(private readonly tokens: Tokens) {
-    this.kinds = tokens.kinds;
-  }
-
-  private peek(ahead = 0): Kind {
-    return this.kinds[Math.min(this.pos + ahead, this.kinds.length - 1)]!;
-  }
-  private next(): Kind {
-    return this.kinds[this.pos++]!;
-  }
   private expect(kind: Kind): void {
     if (this.next() !== kind) throw NOT_WELL_FORMED;
   }
@@ -102,65 +78,6 @@ export class DepthWalk {
       this.syntaxError(`${words} input ${this.display(this.pos)} expecting <EOF>`);
     }
     this.exit(Rule.Start);
-  }
-
-  /** A token as ANTLR shows it in its messages. */
-  private display(index: number): string {
-    if (this.kinds[index] === 'eof') return "'<EOF>'";
-    const text = this.tokens.texts(index);
-    return `'${text.replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t')}'`;
-  }
-
-  private syntaxError(message: string): void {
-    this.syntax.push({ summary: `Syntax error: ${message}`, range: { start: this.tokens.offsets[this.pos]! } });
-  }
-
-  /**
-   * The closer of an open construct (`)`, `]`, a `:`), or ANTLR's error: `extraneous input` (the next
-   * token closes it), `missing` (what is there can follow the closer), else `mismatched input`.
-   */
-  private close(closer: string): void {
-    this.open--;
-    if (this.peek() === closer) {
-      this.next();
-      return;
-    }
-    const at = this.display(this.pos);
-    if (this.peek(1) === closer) {
-      this.syntaxError(`extraneous input ${at} expecting '${closer}'`);
-      this.pos += 2;
-    } else if (closer === ':' ? EXPRESSION_START.has(this.peek()) : this.peek() === 'eof' && this.open === 0) {
-      this.syntaxError(`missing '${closer}' at ${at}`);
-    } else {
-      this.syntaxError(`mismatched input ${at} expecting '${closer}'`);
-      throw SYNTAX_STOP;
-    }
-  }
-
-  /** The bracket closing a list or map literal, where ANTLR expects it or a trailing `,`. */
-  private closeEntries(closer: string): void {
-    this.open--;
-    if (this.peek() === closer) {
-      this.next();
-      return;
-    }
-    if (this.peek(1) === ',') throw NOT_WELL_FORMED;
-    const extraneous = this.peek(1) === closer;
-    const words = extraneous ? 'extraneous' : 'mismatched';
-    this.syntaxError(`${words} input ${this.display(this.pos)} expecting {',', '${closer}'}`);
-    if (!extraneous) throw SYNTAX_STOP;
-    this.pos += 2;
-  }
-
-  /** Where an expression must start: a token that cannot is deleted when the next can, else mismatched. */
-  private expressionStart(): void {
-    if (EXPRESSION_START.has(this.peek())) return;
-    const extraneous = EXPRESSION_START.has(this.peek(1));
-    this.syntaxError(
-      `${extraneous ? 'extraneous' : 'mismatched'} input ${this.display(this.pos)} expecting ${EXPECTING_EXPRESSION}`,
-    );
-    if (!extraneous) throw SYNTAX_STOP;
-    this.pos++;
   }
 
   private expr(): number {
@@ -247,6 +164,7 @@ export class DepthWalk {
       if (op === '.') {
         this.step(Rule.Member);
         this.next();
+        this.afterDot(this.pos - 1);
         if (this.peek() === 'id' && this.peek(1) === '(') {
           this.pos += 2;
           this.open++;

@@ -30,6 +30,8 @@ const REGEX_FUNCTIONS = new Set(['matches', 'find', 'findAll']);
 export interface Refusal {
   summary: string;
   range: { start: number };
+  /** Refused when the program is built, not by the checker or a validator: no position in the message. */
+  program?: true;
 }
 
 const undeclared = (name: string, node: ASTNode): Refusal => ({
@@ -177,6 +179,9 @@ function foldingRefusal(node: ASTNode, fold: Fold | undefined): Refusal | undefi
   return { summary: problem, range: { start: node.start } };
 }
 
+/** The minor version whose environment validates regex literals (cel.ASTValidators). */
+const LITERAL_VALIDATORS_SINCE = 29;
+
 /** A run of an even number of `!` or `-` before an operand, which cel-go's parser drops. */
 function collapsed(node: ASTNode): ASTNode {
   let n = node;
@@ -218,7 +223,11 @@ function screenNode(node: ASTNode, minor: number, fold: Fold | undefined): Refus
       const pattern = args[member ? 0 : 1];
       if (pattern?.op === 'value' && typeof pattern.args === 'string') {
         const problem = regexProblem(pattern.args);
-        if (problem) return { summary: `invalid ${name} argument: ${problem}`, range: { start: pattern.start } };
+        // cel-go's regex literal validator (1.29) checks the pattern of a member `matches`; the
+        // others fail when the program compiles its constant patterns (OptimizeRegex).
+        const validated = name === 'matches' && member && minor >= LITERAL_VALIDATORS_SINCE;
+        if (problem && validated) return { summary: 'invalid matches argument', range: { start: pattern.start } };
+        if (problem) return { summary: problem, range: { start: pattern.start }, program: true };
       }
     }
     if (member && name === 'matches' && args.length === 1) (node.args as unknown as unknown[])[0] = RE2_MATCHES;

@@ -9,8 +9,9 @@
 import { celEquals, isMap, isUint, lookup, numeric } from './equality.ts';
 import { celGoType } from './checker.ts';
 import { ABSENT, entryType, entryValue, listWithEntries, optionalEntries } from './entries.ts';
-import { costWrapper } from './meter.ts';
+import { costWrapper, indexReadFree, isConstant, isSetMembership } from './meter.ts';
 import { adoptHas } from './optionals.ts';
+import { boolOfString, conversion, listIndex } from './conversions.ts';
 import { adoptTimestampSum, TIME_WRAPPERS } from './time.ts';
 
 /** The engine's type of a checked expression (the parts used here). */
@@ -77,14 +78,7 @@ const WRAPPERS: Record<string, (orig: Handle) => Handle> = {
     return orig(l, r, n, ev);
   },
   '[]': (orig) => (l, r, n, ev) => {
-    if (Array.isArray(l)) {
-      const i = numeric(r);
-      if (typeof i === 'number') {
-        if (!Number.isInteger(i)) throw (ev as Engine).createError('invalid_index', `unsupported index value ${i}`, n);
-        return orig(l, BigInt(i), n, ev);
-      }
-      return orig(l, i ?? r, n, ev);
-    }
+    if (Array.isArray(l)) return orig(l, listIndex(ev as Engine, l, r, n), n, ev);
     if (l instanceof Map && numeric(r) !== undefined) {
       const found = lookup(ev as Engine, l, r);
       if (found) return found.v;
@@ -92,6 +86,12 @@ const WRAPPERS: Record<string, (orig: Handle) => Handle> = {
     // A map of string keys has no key of another type (`{'1': x}[1]` is no such key, as in cel-go).
     if (isMap(l) && !(l instanceof Map) && typeof r !== 'string')
       throw (ev as Engine).createError('no_such_key', `no such key: ${String(r)}`, n);
+    return orig(l, r, n, ev);
+  },
+  // A field of a list: cel-go qualifies the list with the field's name as an index it cannot be.
+  '.': (orig) => (l, r, n, ev) => {
+    if (Array.isArray(l))
+      throw (ev as Engine).createError('invalid_index', "unsupported index type 'string' in list", n);
     return orig(l, r, n, ev);
   },
   '-_': (orig) => (v, n, ev) => {
@@ -108,35 +108,17 @@ const WRAPPERS: Record<string, (orig: Handle) => Handle> = {
     return orig(l, r, n, ev);
   },
 };
-/** 2^63 and 2^64 as doubles: the first doubles int() and uint() refuse (Go's conversions). */
-const TWO_TO_63 = 2 ** 63;
-const TWO_TO_64 = 2 ** 64;
-
-/**
- * int() and uint() of a string as Go's strconv.ParseInt and ParseUint read it (decimal digits only,
- * `''` refused), and of a double within range only, as cel-go.
- */
-function conversion(name: 'int' | 'uint'): (orig: Handle) => Handle {
-  const digits = name === 'int' ? /^[+-]?[0-9]+$/ : /^[0-9]+$/;
-  return (orig) => (args, n, ev) => {
-    const v = (args as unknown[])[0];
-    const e = ev as Engine;
-    if (typeof v === 'string' && !digits.test(v))
-      throw e.createError(`${name}_conversion_error`, `${name}() type error: cannot convert to ${name}`, n);
-    if (typeof v === 'number') {
-      const ok = name === 'int' ? v > -TWO_TO_63 && v < TWO_TO_63 : v > -1 && v < TWO_TO_64;
-      if (!ok) throw e.createError('range', `range error converting double to ${name}`, n);
-    }
-    if (name === 'uint' && typeof v === 'bigint' && v < 0n)
-      throw e.createError('range', 'range error converting int to uint', n);
-    return orig(args, n, ev);
-  };
-}
 WRAPPERS['call:int'] = conversion('int');
 WRAPPERS['call:uint'] = conversion('uint');
+WRAPPERS['call:bool'] = boolOfString;
 
 for (const op of ['<', '<=', '>', '>=']) {
-  WRAPPERS[op] = (orig) => (l, r, n, ev) => crossCompare(op, l, r) ?? orig(l, r, n, ev);
+  WRAPPERS[op] = (orig) => (l, r, n, ev) => {
+    // cel-go's Compare of a NaN double is an error, not false (common/types/double.go).
+    if (Number.isNaN(l) || Number.isNaN(r))
+      throw (ev as Engine).createError('nan_comparison', 'NaN values cannot be ordered', n);
+    return crossCompare(op, l, r) ?? orig(l, r, n, ev);
+  };
 }
 
 /** Literals written as elements of another literal: their free element types stay free until the outer one. */
@@ -227,7 +209,7 @@ function joinedLiteral(original: Check, exempt: boolean): Check {
 /**
  * A map literal's value: a plain object when every key is a string (as the engine gives string-keyed
  * maps, every name kept, `__proto__` included), a Map otherwise (1, true and 'a' stay distinct keys);
- * a key given twice is an error, as cel-go's.
+ * a key given twice keeps its last value, as cel-go's.
  */
 function mapLiteral(ev: Engine, node: Node, scope: unknown): unknown {
   const entries = optionalEntries(node);
@@ -245,13 +227,20 @@ function mapLiteral(ev: Engine, node: Node, scope: unknown): unknown {
       for (const x of map.keys()) if (x === k || (numeric(x) !== undefined && celEquals(ev, x, k))) map.delete(x);
       continue;
     }
-    if (lookup(ev, map, k)) throw ev.createError('repeated_key', `Failed with repeated key: ${String(k)}`, node);
+    // A key given again replaces the earlier entry, as in cel-go's Go map of values (keyed by type and
+    // value: `1` and `1u` stay two keys).
+    for (const x of map.keys()) if (x !== k && isUint(x) && isUint(k) && uintValue(x) === uintValue(k)) map.delete(x);
     map.set(k, v);
   }
   if (![...map.keys()].every((k) => typeof k === 'string')) return map;
   const out: Record<string, unknown> = {};
   for (const [k, v] of map) Object.defineProperty(out, k as string, { value: v, enumerable: true, writable: true });
   return out;
+}
+
+/** The value of a uint. */
+function uintValue(u: unknown): bigint {
+  return BigInt((u as { valueOf(): bigint | number }).valueOf());
 }
 
 function isNode(v: unknown): v is Node {
@@ -338,6 +327,34 @@ function checkedSetsCall(node: Node): void {
   };
 }
 
+/** A checked type as the engine gives it on a node (the parts used here). */
+type Checked = CelType & { valueType?: CelType };
+
+/**
+ * `indexOf` and `lastIndexOf` of a list, refused as cel-go's checker refuses them when the list's
+ * element type and the argument's are known and differ (`[1, 2].indexOf('a')`): the overload of
+ * dyn lists the library adds for run time must not let them through.
+ */
+function typedListSearch(node: Node): void {
+  const check = node.meta.check;
+  node.meta.check = (chk, n, scope) => {
+    const type = check(chk, n, scope);
+    const [name, receiver, args] = n.args as [string, { checkedType?: Checked }, Array<{ checkedType?: Checked }>];
+    const list = receiver.checkedType;
+    const arg = args[0]?.checkedType;
+    const element = list?.valueType;
+    if (list?.name.startsWith('list<') && element && arg && element.name !== 'dyn' && arg.name !== 'dyn') {
+      if (!element.unify(chk.registry, arg))
+        throw chk.createError(
+          'no_matching_overload',
+          `found no matching overload for 'list.${name.replace(/__k8s$/, '')}(${arg.name})'`,
+          n,
+        );
+    }
+    return type;
+  };
+}
+
 /**
  * `namespaceObject` as the API server gives webhooks: null, which the engine's variable of a message
  * type refuses to read.
@@ -386,10 +403,17 @@ export function adoptCelGoSemantics(root: Node): void {
     adoptHas(item as never);
     if (item.op === 'call' || item.op === 'rcall') boundResult(item);
     if (item.op === 'rcall') checkedSetsCall(item);
+    if (item.op === 'rcall' && /^(?:last)?[iI]ndexOf__k8s$/.test((item.args as unknown[])[0] as string))
+      typedListSearch(item);
     if (item.op === 'id' && item.args === 'namespaceObject') nullableNamespace(item);
     if (item.op === 'in') inEmptyList(item);
+    if (item.op === '[]') indexReadFree(item as never);
     const key = costKey(item);
-    const wraps = [WRAPPERS[key], TIME_WRAPPERS[key], costWrapper(key)].filter((w) => w !== undefined);
+    // What the optimized program folds away costs nothing: no cost wrapper.
+    const folded = (item.op === 'call' && isConstant(item as never)) || isSetMembership(item as never);
+    const wraps = [WRAPPERS[key], TIME_WRAPPERS[key], folded ? undefined : costWrapper(key)].filter(
+      (w) => w !== undefined,
+    );
     if (wraps.length) wrapHandle(item, wraps);
     stack.push(item.args);
   }

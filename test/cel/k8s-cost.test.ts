@@ -8,9 +8,12 @@ import { variablesFor } from '../../lib/matchconditions/cel.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 import { anyValue, checkAll, compile, value, type Case } from './k8s-cases.ts';
 
-/** Evaluates `expr` itself (no wrapper) and asserts only its cost and that it does not fail. */
+/**
+ * Evaluates `expr` itself (no wrapper) and asserts only its cost and that it does not fail. The
+ * library's cost tests build their programs without OptOptimize, so their literals are charged.
+ */
 const costs = (rows: Array<[string, number]>, vars?: Record<string, unknown>): Case[] =>
-  rows.map(([expr, cost]) => ({ expr, expect: anyValue, vars, cost }));
+  rows.map(([expr, cost]) => ({ expr, expect: anyValue, vars, cost, optimize: false }));
 
 const INTS = '[1, 2, 3, 4, 5]';
 const UINTS = '[uint(1), uint(2), uint(3), uint(4), uint(5)]';
@@ -319,7 +322,7 @@ describe('library call costs, as cel-go charges them', () => {
   it('sets: dyn elements mix with others, equal numbers of any kind one member', () => {
     checkAll([
       { expr: 'sets.contains(dyn([1u]), [1])', expect: value(true) },
-      { expr: 'sets.contains(dyn("a"), [1])', expect: { error: /no matching overload/ } },
+      { expr: 'sets.contains(dyn("a"), [1])', expect: { error: /^no such overload: sets\.contains\(string, list\)/ } },
       { expr: 'sets.contains([1, dyn(2u)], [2, dyn(2.0)])', expect: value(true) },
       { expr: 'sets.equivalent([1, 2, 3], [dyn(3u), dyn(2.0), 1])', expect: value(true) },
       { expr: '!sets.intersects([1], [dyn("1"), 2])', expect: value(true) },

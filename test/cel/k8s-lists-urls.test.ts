@@ -39,6 +39,27 @@ describe('lists library', () => {
     );
   });
 
+  it('indexOf and lastIndexOf of a dyn list compare by value, as the one overload cel-go has', () => {
+    const vars = { o: { ints: [1n, 2n, 2n, 3n], strs: ['a'] } };
+    const declarations = { o: 'dyn' };
+    checkAll([
+      { expr: 'o.ints.indexOf(2.0)', expect: value(1n), vars, declarations },
+      { expr: 'o.ints.lastIndexOf(2.0)', expect: value(2n), vars, declarations },
+      { expr: 'o.ints.indexOf(10.0)', expect: value(-1n), vars, declarations },
+      { expr: 'o.strs.indexOf(1)', expect: value(-1n), vars, declarations },
+      { expr: '[1, 2].indexOf(dyn(2.0))', expect: value(1n) },
+      // Known element types that differ are still refused by the checker.
+      {
+        expr: "[1, 2].indexOf('a')",
+        expect: compile(/no matching overload for 'indexOf' applied to 'list\(int\)\.\(string\)'/),
+      },
+      {
+        expr: '[1, 2].lastIndexOf(2.0)',
+        expect: compile(/no matching overload for 'lastIndexOf' applied to 'list\(int\)\.\(double\)'/),
+      },
+    ]);
+  });
+
   it('sums only numbers and durations, compares only comparable types', () => {
     checkAll(
       rows([

@@ -32,7 +32,7 @@ describe('kubernetesVersion of a registration (in-function enforcement)', () => 
     const result = await invoke(semverHook('1.30'), admissionReview(pod, { namespace: 'default' }), asOldCluster);
     assert.equal(result.allowed, false);
     assert.match(result.status?.message ?? '', /matchCondition "versioned"/);
-    assert.match(result.status?.message ?? '', /condition versioned is not available in Kubernetes 1\.30/);
+    assert.match(result.status?.message ?? '', /matchCondition "versioned" is not available in Kubernetes 1\.30/);
     assert.match(result.status?.message ?? '', /undeclared reference to 'isSemver'/);
   });
 

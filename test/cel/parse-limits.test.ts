@@ -220,6 +220,11 @@ describe("syntax errors in cel-go's (ANTLR's) words and places", () => {
     ['[1 2]', ["1:4: Syntax error: extraneous input '2' expecting {',', ']'}"]],
     ['[1', ["1:3: Syntax error: mismatched input '<EOF>' expecting {',', ']'}"]],
     ['(a b c)', ["1:4: Syntax error: mismatched input 'b' expecting ')'"]],
+    // After a `.`, ANTLR's prediction finds no way on; cel-go rewords it for `.true`, `.false`, `.null`.
+    ['object.true == 1', ["1:8: Syntax error: mismatched input 'true' expecting IDENTIFIER"]],
+    ['object. true == 1', ["1:9: Syntax error: no viable alternative at input '. true'"]],
+    ['a.(b)', ["1:3: Syntax error: no viable alternative at input '.('"]],
+    ["object.k! == '1'", ["1:9: Syntax error: mismatched input '!' expecting <EOF>"]],
     [
       '1 # 2',
       ["1:3: Syntax error: token recognition error at: '#'", "1:5: Syntax error: extraneous input '2' expecting <EOF>"],

@@ -115,7 +115,7 @@ describe("the emulator evaluates a call's matchConditions as its cluster's Kuber
     type Answer = { response: { allowed: boolean; status?: { message?: string } } };
     const a = JSON.parse((await call(A_NEW, 'addressed')).text) as Answer;
     assert.equal(a.response.allowed, false);
-    assert.match(a.response.status?.message ?? '', /by-address is not available in Kubernetes 1\.29/);
+    assert.match(a.response.status?.message ?? '', /matchCondition "by-address" is not available in Kubernetes 1\.29/);
     const b = JSON.parse((await call(B, 'addressed')).text) as Answer;
     assert.equal(b.response.allowed, true);
   });

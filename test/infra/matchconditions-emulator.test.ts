@@ -118,10 +118,10 @@ describe('start-api evaluates matchConditions', () => {
   it("rejects with the API server's error when a condition fails under failurePolicy Fail", async () => {
     const result = await post('/plain', pod({ team: 'broken' }));
     assert.equal(result.body.response.allowed, false);
-    assert.equal(result.body.response.status.code, 500);
+    assert.equal(result.body.response.status.code, 403);
     assert.match(
       result.body.response.status.message,
-      /failed evaluating match conditions: matchCondition "known-team": no such key: owner/,
+      / is forbidden: expression '.*' resulted in error: no such key: owner$/,
     );
   });
 

@@ -203,7 +203,7 @@ describe("in-function matchConditions use the calling cluster's Kubernetes versi
     assert.equal(calls, 0, 'the function did not run');
     const warning = east.lines.find((l) => l.level === 'warn');
     assert.equal(warning?.cluster, 'east');
-    assert.match(String(warning?.error), /has-ip is not available in Kubernetes 1\.29/);
+    assert.match(String(warning?.error), /matchCondition "has-ip" is not available in Kubernetes 1\.29/);
     const west = await call(`/pod-policy/${WEST}`, env, byAddress);
     assert.equal(response(west.body).allowed, false);
     assert.equal(calls, 1);

@@ -66,10 +66,10 @@ describe('enforceMatchConditions (in-function enforcement)', () => {
       handlerOptions: { logger: createLogger({ level: 'warn', sink: (l) => lines.push(l) }) },
     });
     assert.equal(result.allowed, false);
-    assert.equal(result.status?.code, 500);
+    assert.equal(result.status?.code, 403);
     assert.equal(
       result.status?.message,
-      'Internal error occurred: failed calling webhook "strict.webhooks.kube-lambda.dev": failed evaluating match conditions: matchCondition "team": no such key: labels',
+      `pods "web" is forbidden: expression 'object.metadata.labels['team'] == 'a'' resulted in error: no such key: labels`,
     );
     assert.match(
       lines.join('\n'),
@@ -131,7 +131,7 @@ describe('enforceMatchConditions (in-function enforcement)', () => {
     assert.equal(rejected.allowed, false);
     assert.equal(
       rejected.status?.message,
-      'Internal error occurred: failed calling webhook "costly.webhooks.kube-lambda.dev": failed evaluating match conditions: matchCondition "quadratic": operation cancelled: actual cost limit exceeded',
+      `pods "web" is forbidden: expression '${quadratic[0]!.expression}' resulted in error: operation cancelled: actual cost limit exceeded`,
     );
     const ignoring = defineValidatingWebhook(
       enforceMatchConditions({

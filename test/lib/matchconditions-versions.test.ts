@@ -106,11 +106,11 @@ describe('type checking as cel-go', () => {
     }
   };
 
-  it('int() of a uint: the value, or a range error past int64 (refused when it is a constant)', () => {
+  it('int() of a uint: the value, or an overflow past int64 (refused when it is a constant)', () => {
     assert.equal(value('int(0u) == 0'), true);
     assert.equal(value('int(9223372036854775807u) == 9223372036854775807'), true);
-    assert.match(String(value('int(9223372036854775808u) > 0')), /^compile: .*range error converting uint to int/);
-    assert.match(String(value('int([9223372036854775808u][0]) > 0')), /^error: range error/);
+    assert.match(String(value('int(9223372036854775808u) > 0')), /^compile: .*integer overflow/);
+    assert.match(String(value('int([9223372036854775808u][0]) > 0')), /^error: integer overflow$/);
   });
 
   it('int() of a timestamp is its Unix seconds; timestamp() and duration() of their own types', () => {
@@ -152,9 +152,9 @@ describe('literals the API server refuses when a configuration is created', () =
   });
 
   it('int() and uint() of literals out of their range', () => {
-    assert.match(onCreate('int(9223372036854775807.0) > 0') ?? '', /range error converting double to int/);
-    assert.match(onCreate('int(-9223372036854775808.0) < 0') ?? '', /range error converting double to int/);
-    assert.match(onCreate('uint(-1) > 0u') ?? '', /range error converting int to uint/);
+    assert.match(onCreate('int(9223372036854775807.0) > 0') ?? '', /: integer overflow\n/);
+    assert.match(onCreate('int(-9223372036854775808.0) < 0') ?? '', /: integer overflow\n/);
+    assert.match(onCreate('uint(-1) > 0u') ?? '', /: unsigned integer overflow\n/);
     assert.equal(onCreate('int(1.5) == 1 && uint(1) == 1u && int(-9223372036854774784.0) < 0'), undefined);
   });
 
@@ -170,5 +170,16 @@ describe('literals the API server refuses when a configuration is created', () =
       onCreate("duration('1h') > duration('1s') && timestamp('2000-01-01T00:00:00Z') > timestamp(0)"),
       undefined,
     );
+  });
+
+  it("point at the literal, as cel-go's validators, and refuse seconds outside the years 1 to 9999", () => {
+    assert.match(
+      onCreate("duration('1us') < duration('1nns')") ?? '',
+      /compilation failed: ERROR: <input>:1:28: invalid duration argument/,
+    );
+    assert.match(onCreate("timestamp('1000-00-00T00:00:00Z')") ?? '', /<input>:1:11: invalid timestamp argument/);
+    assert.match(onCreate('timestamp(-62135596801)') ?? '', /<input>:1:11: invalid timestamp argument/);
+    assert.match(onCreate('timestamp(253402300800)') ?? '', /invalid timestamp argument/);
+    assert.equal(onCreate('timestamp(-62135596800) < timestamp(253402300799)'), undefined);
   });
 });
