@@ -10,9 +10,11 @@ import type { ASTNode, Environment, ParseResult } from '@marcbachmann/cel-js';
 import { adoptCelGoChecker, type CheckerEnvironment, declaredFunctions } from './checker.ts';
 import { installOptionalEntries } from './entries.ts';
 import { matchConditionsEnvironment } from './environment.ts';
+import { balanceLogic } from './logic-balance.ts';
 import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './literals.ts';
-import { compileError, compileErrors, internalNames, RECURSION_LIMIT_MESSAGE } from './messages.ts';
+import { compileError, compileErrors, internalNames } from './messages.ts';
 import { chargeOf, CostLimitExceeded, installMeter, keepUnoptimized, meter, PER_CALL_COST_LIMIT } from './meter.ts';
+import { RECURSION_LIMIT_MESSAGE, readForParse } from './parse-limits.ts';
 import { inCelGoWords } from './runtime-errors.ts';
 import { screen, screenChecked } from './screen.ts';
 import { adoptCelGoSemantics } from './semantics.ts';
@@ -46,7 +48,7 @@ export interface CompiledExpression {
 /** A compile error: the checker's message, with the expression and the position. */
 export interface CompileError {
   message: string;
-  /** 1-based line and column of the error in the expression. */
+  /** 1-based line and column (in code points) of the error in the expression; -1 and 0 when it has none. */
   line: number;
   column: number;
 }
@@ -117,18 +119,26 @@ function compile(
     installMeter(env);
     installOptionalEntries(env);
   }
+  const read = readForParse(expression);
+  if (read.refusal && 'errors' in read.refusal) {
+    const issues = read.refusal.errors.map((e) => ({ start: e.range.start, message: e.summary }));
+    return compileErrors(expression, issues);
+  }
+  if (read.refusal) return compileError(expression, read.refusal);
   // cel-go reads backtick-quoted fields only with EnableIdentifierEscapeSyntax, which the API server leaves off.
-  const escaped = escapedFieldAt(expression);
+  const escaped = escapedFieldAt(read.text);
   if (escaped !== undefined)
     return compileError(expression, { summary: "unsupported syntax '`'", range: { start: escaped } });
-  const source = rewriteLiterals(expression);
+  const source = rewriteLiterals(read.text);
   const written = (err: unknown) => inWrittenText(err, source.edits);
   let parsed: ParseResult;
   let type = 'unchecked';
   try {
     try {
       parsed = env.parse(source.text);
+      balanceLogic(parsed.ast);
     } catch (err) {
+      if (err instanceof RangeError) throw err;
       return compileError(expression, macroArgument(written(err)));
     }
     const folding = fold ? (text: string) => foldedError(text, options) : undefined;
@@ -158,9 +168,10 @@ function compile(
       type = String(checked.type);
     }
   } catch (err) {
-    // An expression nested past what the walkers' stack holds (a 10,000-term `1+1+…`) is
-    // refused as cel-go's parser refuses one past its recursion limit.
-    if (err instanceof RangeError) return compileError(expression, { summary: RECURSION_LIMIT_MESSAGE });
+    // An expression within cel-go's parser limits that still overflows a walker's stack (never
+    // seen: parse-limits.ts refuses nesting first) is refused in the same words, not thrown.
+    if (err instanceof RangeError)
+      return compileError(expression, { summary: RECURSION_LIMIT_MESSAGE, unplaced: true });
     throw err;
   }
   return compiled(parsed, type);

@@ -162,9 +162,22 @@ function compareBytes(a: Uint8Array, b: Uint8Array): number {
   return a.length - b.length;
 }
 
+/**
+ * cel-go limits an expression's size (100,000 code points) and nesting, not the length of a
+ * list, a map or an argument list: parse-limits.ts refuses what cel-go's parser refuses before
+ * the engine parses, so the engine's own limits are lifted past anything that gets through.
+ */
+const ENGINE_LIMITS = {
+  maxAstNodes: Number.MAX_SAFE_INTEGER,
+  maxDepth: Number.MAX_SAFE_INTEGER,
+  maxListElements: Number.MAX_SAFE_INTEGER,
+  maxMapEntries: Number.MAX_SAFE_INTEGER,
+  maxCallArguments: Number.MAX_SAFE_INTEGER,
+};
+
 /** Builds the environment; costly, so done once, on first use. */
 function buildEnvironment(): Environment {
-  const env = new MeteredEnvironment({ enableOptionalTypes: true });
+  const env = new MeteredEnvironment({ enableOptionalTypes: true, limits: ENGINE_LIMITS });
   registerRequestTypes(env);
   registerAuthorizer(env);
   registerNamespaceTypes(env);

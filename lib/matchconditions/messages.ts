@@ -1,5 +1,6 @@
 /** Compile and evaluation errors in cel-go's words, with the environment's internal names given back. */
 import type { CompileError } from './cel.ts';
+import { RECURSION_LIMIT_MESSAGE } from './parse-tokens.ts';
 
 /**
  * The name member calls of `matches` are given before checking, so they reach the RE2
@@ -48,10 +49,15 @@ function position(expression: string, offset: number): { line: number; column: n
   return { line: lines.length, column: [...lines.at(-1)!].length + 1 };
 }
 
+/** A UTF-16 surrogate without its pair. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
 /** One error as cel-go displays it: `ERROR: <input>:line:column: message`, the line, dots to a caret. */
 function display(expression: string, line: number, column: number, message: string): string {
+  if (line < 1) return `ERROR: <input>:${line}:${column}: ${message}`;
   // cel-go shows a tab of the line as a space.
-  const text = [...(expression.split('\n')[line - 1] ?? '').replaceAll('\t', ' ')];
+  // A lone surrogate is U+FFFD to the API server, which reads the expression from JSON as UTF-8.
+  const text = [...(expression.split('\n')[line - 1] ?? '').replaceAll('\t', ' ').replace(LONE_SURROGATE, '\ufffd')];
   // cel-go marks a character of more than one UTF-8 byte with a full-width dot (and caret).
   const wide = (c: string | undefined) => c !== undefined && c.codePointAt(0)! > 0x7f;
   const dots = text
@@ -67,10 +73,13 @@ function display(expression: string, line: number, column: number, message: stri
  * `renamed` gives the environment's internal names back as the user wrote them.
  */
 export function compileError(expression: string, err: unknown, renamed = true): CompileError {
-  const e = err as { summary?: string; message?: string; range?: { start: number } };
-  const said = (e.summary ?? e.message ?? String(err)).replace(/^Exceeded maxDepth \(\d+\)/, RECURSION_LIMIT_MESSAGE);
+  const e = err as { summary?: string; message?: string; range?: { start: number }; unplaced?: boolean };
+  const said = (e.summary ?? e.message ?? String(err))
+    .replace(/^Exceeded maxDepth \(\d+\)/, RECURSION_LIMIT_MESSAGE)
+    // cel-go's parser words a reserved word used as an identifier in lower case.
+    .replace(/^Reserved identifier: /, 'reserved identifier: ');
   // The checker names the RE2 overload of `matches`, which the user wrote as `matches`.
-  return compileErrors(expression, [{ start: e.range?.start ?? 0, message: said }], renamed);
+  return compileErrors(expression, [{ start: e.range?.start ?? 0, message: said, unplaced: e.unplaced }], renamed);
 }
 
 /** cel-go lists the first 100 errors it finds, then how many more there were (common/errors.go). */
@@ -82,13 +91,14 @@ const MAX_ERRORS = 100;
  */
 export function compileErrors(
   expression: string,
-  issues: ReadonlyArray<{ start: number; message: string }>,
+  issues: ReadonlyArray<{ start: number; message: string; unplaced?: boolean }>,
   renamed = true,
 ): CompileError {
   const placed = issues
     .slice(0, MAX_ERRORS)
     .map((issue) => ({
-      ...position(expression, issue.start),
+      // An error without a position (the parser's limits) is cel-go's line -1, column 0.
+      ...(issue.unplaced ? { line: -1, column: 0 } : position(expression, issue.start)),
       message: renamed ? userNames(issue.message) : issue.message,
     }))
     .sort((a, b) => a.line - b.line || a.column - b.column);
@@ -103,7 +113,5 @@ export function compileErrors(
   };
 }
 
-/** cel-go's parser refuses expressions nested deeper than this (parser.MaxRecursionDepth). */
-const MAX_RECURSION_DEPTH = 250;
 /** cel-go's words for an expression past its recursion limit. */
-export const RECURSION_LIMIT_MESSAGE = `expression recursion limit exceeded: ${MAX_RECURSION_DEPTH}`;
+export { RECURSION_LIMIT_MESSAGE } from './parse-tokens.ts';

@@ -10,10 +10,7 @@ describe('nesting limits', () => {
   it('a 10,000-term 1+1+… is a compile error, as cel-go refuses it, not a RangeError', () => {
     const result = compileExpression(`${'1+'.repeat(10_000)}1 == 10001`);
     assert.ok(isCompileError(result));
-    assert.match(
-      result.message,
-      /^compilation failed: ERROR: <input>:\d+:\d+: expression recursion limit exceeded: 250/,
-    );
+    assert.equal(result.message, 'compilation failed: ERROR: <input>:-1:0: max recursion depth exceeded');
   });
 
   it("parentheses nested past the parser's limit are the same compile error", () => {
@@ -32,7 +29,7 @@ describe('nesting limits', () => {
       request,
     );
     assert.ok('matched' in outcome && !outcome.matched && 'error' in outcome);
-    assert.match(outcome.error, /recursion limit/);
+    assert.match(outcome.error, /max recursion depth exceeded/);
   });
 });
 
