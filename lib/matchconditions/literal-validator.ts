@@ -2,7 +2,7 @@
  * cel-go's homogeneous aggregate literal validator, as API servers from 1.29 run it (cel-go 0.17
  * and later implement cel.HomogeneousAggregateLiterals as this validator): after checking, the
  * elements of a list literal, and the keys and the values of a map literal, must be of equivalent
- * types. A dyn element does not mix with a typed one (`[object.x, 'a']` is refused), unlike the
+ * types. A dyn or null element does not mix with a typed one (`[object.x, 'a']` is refused), unlike the
  * checker's join before (1.27, 1.28). Literals inside a `format` call are exempt, as the string
  * format validator asks; an empty literal or `optional.none()` takes any type.
  */
@@ -18,6 +18,9 @@ export interface LiteralRefusal {
   summary: string;
   range: { start: number };
 }
+
+/** The types the checker joins with any other, which the validator does not. */
+const LOOSE = new Set(['dyn', 'null']);
 
 type Typed = ASTNode & { checkedType?: { name: string; valueType?: unknown } };
 
@@ -38,9 +41,9 @@ function mismatch(parts: ASTNode[], unwrap: (i: number) => boolean): LiteralRefu
     if (unwrap(i)) type = type?.valueType as Typed['checkedType'];
     if (!type) continue;
     if (!first) first = type;
-    // A dyn part beside a typed one: the checker's join (literal checks in semantics.ts) takes
-    // every other mix.
-    else if (type.name !== first.name && (type.name === 'dyn' || first.name === 'dyn'))
+    // A dyn or null part beside another type: the checker's join (literal checks in
+    // semantics.ts) takes every other mix.
+    else if (type.name !== first.name && (LOOSE.has(type.name) || LOOSE.has(first.name)))
       return {
         summary: `expected type '${celGoType(first as never)}' but found '${celGoType(type as never)}'`,
         range: { start: part.start },

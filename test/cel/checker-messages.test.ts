@@ -282,10 +282,6 @@ describe('type deductions of literals, as cel-go joins element types', () => {
     ["[{}, {'a': 1}]", 'list<map<string, int>>'],
     ['[optional.none(), optional.of(1)]', 'list<optional<int>>'],
     ['[optional.of(1), optional.none()]', 'list<optional<int>>'],
-    // null joins an optional or an object type (as a dyn element: the engine's typed lists refuse
-    // a null element when indexed).
-    ['[optional.of(1), null][0]', 'dyn'],
-    ['[request, null][0]', 'dyn'],
     // null is assignable to an object, opaque or optional type: compared, or a conditional's branch.
     ['request.kind == null', 'bool'],
     ['null != request.userInfo', 'bool'],
@@ -302,9 +298,19 @@ describe('type deductions of literals, as cel-go joins element types', () => {
   ];
   for (const [expression, type] of types) it(expression, () => assert.equal(said(expression), `type ${type}`));
 
+  it('joins null with an optional or an object type before 1.29; the literal validator refuses it after', () => {
+    const v128 = { kubeVersion: { major: 1, minor: 28 } };
+    for (const e of ['[optional.of(1), null][0]', '[request, null][0]']) {
+      const r = compileExpression(e, v128);
+      // A dyn element: the engine's typed lists refuse a null element when indexed.
+      assert.equal(isCompileError(r) ? r.message : r.type, 'dyn', e);
+      assert.match(said(e), /expected type '.+' but found 'null_type'/, e);
+    }
+  });
+
   it('evaluates what it accepts as cel-go does', () => {
     const run = (e: string) => {
-      const r = compileExpression(e);
+      const r = compileExpression(e, { kubeVersion: { major: 1, minor: 28 } });
       assert.ok(!isCompileError(r), e);
       return r.run({ object: null, oldObject: null, namespaceObject: null });
     };

@@ -3,7 +3,4 @@
  * specification, with what it does instead: differences to fix, not exclusions. The conformance test
  * fails when one of them passes, so that it is taken off this list.
  */
-export const KNOWN_DIFFERENCES: Record<string, string> = {
-  'type_deductions/legacy_nullable_types/null_assignable_to_abstract_parameter_candidate':
-    'checks as dyn: null joins an optional as a dyn element (the engine refuses null in a typed list)',
-};
+export const KNOWN_DIFFERENCES: Record<string, string> = {};
