@@ -272,6 +272,9 @@ export function isConstant(ast: ASTNode): boolean {
   return constant;
 }
 
+/** The nodes of programs built without OptOptimize (keepUnoptimized). */
+const unoptimized = new WeakSet<object>();
+
 /**
  * Marks every node of a parsed expression as no constant: its cost is then what cel-go charges for a
  * program built without OptOptimize (cel-go's and Kubernetes' own cost tests build theirs so).
@@ -286,6 +289,7 @@ export function keepUnoptimized(root: ASTNode): void {
     if (Array.isArray(item)) stack.push(...item);
     else if (typeof (item as ASTNode).op === 'string') {
       constants.set(item, false);
+      unoptimized.add(item);
       // A macro's expansion too: its accumulator starts as an empty list literal.
       stack.push((item as ASTNode).args, (item as { meta?: { alternate?: unknown } }).meta?.alternate);
     } else if (Object.getPrototypeOf(item) === Object.prototype) stack.push(...Object.values(item));
@@ -343,6 +347,10 @@ export function chargeOf(ast: ASTNode): number {
   const op = ast.op as string;
   if (FREE.has(op)) return op === '?:' && isMacroStep(ast) ? macroStepCost(ast) : 0;
   if (op === 'accuPush') return 1 + LIST_APPEND_COST;
+  // A step's false branch, the accumulator read for an element filter or exists_one rejects: free
+  // in the programs the API server builds (Kubernetes' cost stability table), one read in programs
+  // built without OptOptimize (cel-go's own runtime cost tests).
+  if (op === 'accuValue') return unoptimized.has(ast) ? 1 : 0;
   // `exists_one`'s step adds 1 to the accumulator it reads; its result compares it with 1.
   if (op === 'accuInc') return 2;
   // A macro call: the engine runs the comprehension it expands to without `run`, so it is metered here.

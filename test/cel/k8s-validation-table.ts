@@ -1093,30 +1093,14 @@ export const KNOWN_DIFFERENCES: Record<string, string> = {
     'costs 27: an element whose predicate fails (no such key) is charged otherwise',
   "cost: object.listMap.exists_one(m, has(m.v2) && m.v2 == 'z')":
     'costs 17: has() is charged beyond its operand (the API server charges presence tests nothing)',
-  "cost: object.listMap.exists_one(m, m.k == 'a3')":
-    'costs 17: an element the predicate rejects is charged a read of the accumulator',
   "cost: object.listMap.filter(m, has(m.v2) && m.v2 == 'z').map(m, m.v2).size() == 1":
     'costs 44: has() is charged beyond its operand (the API server charges presence tests nothing)',
   "cost: object.listMap.filter(m, has(m.v2) && m.v2 == 'z').size() == 1":
     'costs 29: has() is charged beyond its operand (the API server charges presence tests nothing)',
   "cost: object.listMap.map(m, has(m.v2) && m.v2 == 'z', m.v2).size() == 1":
     'costs 30: has() is charged beyond its operand (the API server charges presence tests nothing)',
-  "cost: size(object.listMap.filter(m, m.k == 'a1')) == 1":
-    'costs 29: an element the predicate rejects is charged a read of the accumulator',
-  'cost: !object.array.exists_one(e, e == 2)':
-    'costs 31: an element the predicate rejects is charged a read of the accumulator',
   'cost: has(object.a1.b1.c1)':
     'costs 2: has() is charged beyond its operand (the API server charges presence tests nothing)',
   'cost: has(object.listMap[0].v)':
     'costs 4: has() is charged beyond its operand (the API server charges presence tests nothing)',
-  'cost: object.array.exists_one(e, e > 4)':
-    'costs 29: an element the predicate rejects is charged a read of the accumulator',
-  'cost: object.array.map(e, e * 20).filter(e, e > 50).exists(e, e == 60)':
-    'costs 198: an element the predicate rejects is charged a read of the accumulator',
-  'cost: object.val.exists_one(k, object.val[k] == 2)':
-    'costs 15: an element the predicate rejects is charged a read of the accumulator',
-  'cost: size(object.array.filter(e, e%2 == 0)) == 3':
-    'costs 73: an element the predicate rejects is charged a read of the accumulator',
-  'cost: size(object.val.filter(k, object.val[k] > 1)) == 1':
-    'costs 27: an element the predicate rejects is charged a read of the accumulator',
 };
