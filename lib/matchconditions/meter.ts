@@ -335,6 +335,24 @@ export function indexReadFree(ast: ASTNode): void {
   if (ast.op === '[]' && index?.op === 'id') unchargedReads.add(index);
 }
 
+/**
+ * has(x.f): Kubernetes charges the presence test nothing (PresenceTestHasCost(false)), only the reads
+ * of its operand, one for the variable and one for each field or index of it. The engine resolves an
+ * operand that is a chain of fields from a variable itself, with one read charged: the rest is
+ * charged here; any other operand is evaluated, and so charged, node by node.
+ */
+function presenceTestCharge(ast: ASTNode): number {
+  const select = ((ast.args as unknown[])[1] as ASTNode[] | undefined)?.[0];
+  if (!select || (select.op !== '.' && select.op !== '.?')) return 0;
+  let reads = 1;
+  let operand = (select.args as unknown as [ASTNode])[0];
+  while (operand.op === '.') {
+    reads++;
+    operand = (operand.args as unknown as [ASTNode])[0];
+  }
+  return operand.op === 'id' ? reads - 1 : 0;
+}
+
 /** Operations cel-go charges no cost for. */
 export const FREE = new Set<string>(['value', '&&', '||', '?:']);
 /** Library namespaces: `sets.contains` is one function name for cel-go, not a read of `sets`. */
@@ -351,6 +369,7 @@ export function chargeOf(ast: ASTNode): number {
   // in the programs the API server builds (Kubernetes' cost stability table), one read in programs
   // built without OptOptimize (cel-go's own runtime cost tests).
   if (op === 'accuValue') return unoptimized.has(ast) ? 1 : 0;
+  if (op === 'call' && (ast.args as unknown[])[0] === 'has') return presenceTestCharge(ast);
   // `exists_one`'s step adds 1 to the accumulator it reads; its result compares it with 1.
   if (op === 'accuInc') return 2;
   // A macro call: the engine runs the comprehension it expands to without `run`, so it is metered here.

@@ -1081,26 +1081,8 @@ export const VALIDATION_GROUPS: ValidationGroup[] = [
  * row here.
  */
 export const KNOWN_DIFFERENCES: Record<string, string> = {
-  "cost: !object.listMap.all(m, has(m.v2) && m.v2 != 'z')":
-    'costs 11: has() is charged beyond its operand (the API server charges presence tests nothing)',
   "cost: !object.listMap.all(m, m.v2 != 'z')":
     'costs 24: an element whose predicate fails (no such key) is charged otherwise',
-  "cost: object.listMap.all(m, !has(m.v2) || m.v2 == 'z')":
-    'costs 24: has() is charged beyond its operand (the API server charges presence tests nothing)',
-  "cost: object.listMap.exists(m, has(m.v2) && m.v2 == 'z')":
-    'costs 24: has() is charged beyond its operand (the API server charges presence tests nothing)',
   "cost: object.listMap.exists(m, m.v2 == 'z')":
     'costs 27: an element whose predicate fails (no such key) is charged otherwise',
-  "cost: object.listMap.exists_one(m, has(m.v2) && m.v2 == 'z')":
-    'costs 17: has() is charged beyond its operand (the API server charges presence tests nothing)',
-  "cost: object.listMap.filter(m, has(m.v2) && m.v2 == 'z').map(m, m.v2).size() == 1":
-    'costs 44: has() is charged beyond its operand (the API server charges presence tests nothing)',
-  "cost: object.listMap.filter(m, has(m.v2) && m.v2 == 'z').size() == 1":
-    'costs 29: has() is charged beyond its operand (the API server charges presence tests nothing)',
-  "cost: object.listMap.map(m, has(m.v2) && m.v2 == 'z', m.v2).size() == 1":
-    'costs 30: has() is charged beyond its operand (the API server charges presence tests nothing)',
-  'cost: has(object.a1.b1.c1)':
-    'costs 2: has() is charged beyond its operand (the API server charges presence tests nothing)',
-  'cost: has(object.listMap[0].v)':
-    'costs 4: has() is charged beyond its operand (the API server charges presence tests nothing)',
 };
