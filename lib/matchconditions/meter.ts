@@ -7,8 +7,10 @@
  * are charged by their own estimator (k8s/cost.ts).
  */
 import { Environment, type ASTNode } from '@marcbachmann/cel-js';
-import { isUint } from './equality.ts';
 import { actualSize, libraryCallCost } from './k8s/cost.ts';
+import { isConstant, isSetMembership, isUnoptimized } from './program-constants.ts';
+
+export { isConstant, isSetMembership, keepUnoptimized } from './program-constants.ts';
 
 /**
  * Cost limit of one expression's evaluation, the API server's PerCallLimit
@@ -181,7 +183,18 @@ export function installMeter(env: Environment): void {
   evaluator.run = function (ast, ctx) {
     const charge = chargeOf(ast);
     if (charge && (meter.left -= charge) < 0) throw new CostLimitExceeded();
-    return (ast as unknown as { evaluate(ev: unknown, ast: ASTNode, ctx: unknown): unknown }).evaluate(this, ast, ctx);
+    const value = (ast as unknown as { evaluate(ev: unknown, ast: ASTNode, ctx: unknown): unknown }).evaluate(
+      this,
+      ast,
+      ctx,
+    );
+    // The range of a quantifier: a new loop starts, of this many elements.
+    const loop = loops.get(ast);
+    if (loop) {
+      loop.tests = 0;
+      loop.elements = elementCount(value);
+    }
+    return value;
   };
 }
 
@@ -201,19 +214,38 @@ const LIST_APPEND_COST = 11;
 /** Comprehension arguments the engine keeps (the parts metered). */
 interface ComprehensionArgs {
   kind?: string;
+  /** The node of the range the comprehension iterates. */
+  iterable?: object;
   condition?: (accu: unknown) => boolean;
 }
 /** The comprehensions whose loop condition charges already. */
 const meteredConditions = new WeakSet<object>();
+/** A quantifier's current loop, by the node of its range: its element count and the tests made so far. */
+const loops = new WeakMap<object, { elements?: number; tests: number }>();
 
-/** Makes an `all` or `exists` comprehension's loop condition charge what cel-go's does. */
+/** How many elements a comprehension over `value` visits; undefined when not known. */
+function elementCount(value: unknown): number | undefined {
+  if (Array.isArray(value)) return value.length;
+  if (value instanceof Map) return value.size;
+  if (value && typeof value === 'object') return Object.keys(value).length;
+  return undefined;
+}
+
+/**
+ * Makes an `all` or `exists` comprehension's loop condition charge what cel-go's does: at most once
+ * per element. After a predicate's error the engine tests the condition once more when the elements
+ * are done, which cel-go never evaluates: that test is free.
+ */
 function meterCondition(args: ComprehensionArgs): void {
   const condition = args.condition;
   if (args.kind !== 'quantifier' || !condition || meteredConditions.has(args)) return;
   // `all` continues while the accumulator is true, `exists` while it is false.
   const cost = condition(true) ? CONDITION_COST.all : CONDITION_COST.exists;
+  const loop: { elements?: number; tests: number } = { tests: 0 };
+  if (args.iterable) loops.set(args.iterable, loop);
   args.condition = (accu) => {
-    charge(cost);
+    loop.tests++;
+    if (loop.elements === undefined || loop.tests <= loop.elements) charge(cost);
     return condition(accu);
   };
   meteredConditions.add(args);
@@ -232,95 +264,6 @@ function isMacroStep(ast: ASTNode): boolean {
  */
 function macroStepCost(ast: ASTNode): number {
   return (ast.args as ASTNode[])[1]?.op === 'value' ? 1 : 0;
-}
-
-/** cel-go's type conversion functions (overloads.IsTypeConversionFunction), `string` by its environment name. */
-const CONVERSIONS = new Set([
-  'bool',
-  'bytes',
-  'double',
-  'duration',
-  'dyn',
-  'int',
-  'string__k8s',
-  'timestamp',
-  'type',
-  'uint',
-]);
-/** Whether a node is a constant of the program the API server builds, by node. */
-const constants = new WeakMap<object, boolean>();
-
-/**
- * Whether a node is a constant once the API server has built the program: its environment
- * optimizes programs (cel-go's OptOptimize), which folds list and map literals of constants and
- * conversions of a constant into constants, so that evaluating them costs nothing.
- */
-export function isConstant(ast: ASTNode): boolean {
-  const known = constants.get(ast);
-  if (known !== undefined) return known;
-  let constant = false;
-  if (ast.op === 'value') constant = true;
-  else if (ast.op === '-_') constant = (ast.args as ASTNode).op === 'value';
-  else if (ast.op === 'list') constant = (ast.args as ASTNode[]).every(isConstant);
-  else if (ast.op === 'map')
-    constant = (ast.args as Array<[ASTNode, ASTNode]>).every(([k, v]) => isConstant(k) && isConstant(v));
-  else if (ast.op === 'call') {
-    const [name, args] = ast.args as [string, ASTNode[]];
-    constant = CONVERSIONS.has(name) && args.length === 1 && isConstant(args[0]!);
-  }
-  constants.set(ast, constant);
-  return constant;
-}
-
-/** The nodes of programs built without OptOptimize (keepUnoptimized). */
-const unoptimized = new WeakSet<object>();
-
-/**
- * Marks every node of a parsed expression as no constant: its cost is then what cel-go charges for a
- * program built without OptOptimize (cel-go's and Kubernetes' own cost tests build theirs so).
- */
-export function keepUnoptimized(root: ASTNode): void {
-  const stack: unknown[] = [root];
-  const seen = new WeakSet<object>();
-  while (stack.length) {
-    const item = stack.pop();
-    if (!item || typeof item !== 'object' || seen.has(item)) continue;
-    seen.add(item);
-    if (Array.isArray(item)) stack.push(...item);
-    else if (typeof (item as ASTNode).op === 'string') {
-      constants.set(item, false);
-      unoptimized.add(item);
-      // A macro's expansion too: its accumulator starts as an empty list literal.
-      stack.push((item as ASTNode).args, (item as { meta?: { alternate?: unknown } }).meta?.alternate);
-    } else if (Object.getPrototypeOf(item) === Object.prototype) stack.push(...Object.values(item));
-  }
-}
-
-/** Conversions whose result is a primitive value (a set membership test can hold it). */
-const PRIMITIVE_CONVERSIONS = new Set(['bool', 'double', 'int', 'string__k8s', 'uint']);
-
-/** Whether a constant element is of a primitive type other than bytes. */
-function isPrimitive(ast: ASTNode): boolean {
-  if (ast.op === '-_') return true;
-  if (ast.op === 'call') return PRIMITIVE_CONVERSIONS.has((ast.args as unknown[])[0] as string);
-  const v = ast.args as unknown;
-  return ast.op === 'value' && ((v !== null && typeof v !== 'object') || isUint(v));
-}
-
-/**
- * Whether an `in` is a set membership test once the program is built: a list of constants of
- * primitive types, which OptOptimize makes a set looked up at no cost.
- */
-export function isSetMembership(ast: ASTNode): boolean {
-  if (ast.op !== 'in') return false;
-  const list = (ast.args as ASTNode[])[1];
-  return (
-    !!list &&
-    list.op === 'list' &&
-    (list.args as ASTNode[]).length > 0 &&
-    isConstant(list) &&
-    (list.args as ASTNode[]).every(isPrimitive)
-  );
 }
 
 /**
@@ -368,7 +311,7 @@ export function chargeOf(ast: ASTNode): number {
   // A step's false branch, the accumulator read for an element filter or exists_one rejects: free
   // in the programs the API server builds (Kubernetes' cost stability table), one read in programs
   // built without OptOptimize (cel-go's own runtime cost tests).
-  if (op === 'accuValue') return unoptimized.has(ast) ? 1 : 0;
+  if (op === 'accuValue') return isUnoptimized(ast) ? 1 : 0;
   if (op === 'call' && (ast.args as unknown[])[0] === 'has') return presenceTestCharge(ast);
   // `exists_one`'s step adds 1 to the accumulator it reads; its result compares it with 1.
   if (op === 'accuInc') return 2;
