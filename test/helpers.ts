@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { InvocationTimer } from '../infra/local/pool.ts';
@@ -167,4 +168,17 @@ export class ManualTimer {
     }
     return clocks.length;
   }
+}
+
+/**
+ * A project inside the repository (so `kube-lambda-webhooks` resolves to this package) in a new
+ * directory named from `prefix`, with `functions/<name>/index.ts` holding each given source.
+ */
+export function projectInRepository(prefix: string, functions: Record<string, string>): string {
+  const work = mkdtempSync(join(process.cwd(), prefix));
+  for (const [name, source] of Object.entries(functions)) {
+    mkdirSync(join(work, 'functions', name), { recursive: true });
+    writeFileSync(join(work, 'functions', name, 'index.ts'), source);
+  }
+  return work;
 }

@@ -23,20 +23,13 @@ import {
   OPAQUE,
   type Site,
 } from './checker-words.ts';
-
-/** An empty literal or `optional.none()`: an element type cel-go leaves free for the other branch to bind. */
-function free(n: Node): boolean {
-  if (n.op === 'list' || n.op === 'map') return (n.args as unknown[]).length === 0;
-  if (n.op !== 'rcall') return false;
-  const [name, target, rest] = n.args as [unknown, Node | undefined, unknown[] | undefined];
-  return name === 'none' && target?.op === 'id' && target.args === 'optional' && !rest?.length;
-}
+import { hasFreeType } from './optionals.ts';
 
 /** A conditional's type as cel-go joins its branches: `true ? [] : [1]` is a list(int), not list(dyn). */
 export function branchesJoined(n: Node, type: CelType): CelType {
   const [, left, right] = args(n);
-  if (free(left!) && !free(right!)) return right!.checkedType ?? type;
-  if (free(right!) && !free(left!)) return left!.checkedType ?? type;
+  if (hasFreeType(left) && !hasFreeType(right)) return right!.checkedType ?? type;
+  if (hasFreeType(right) && !hasFreeType(left)) return left!.checkedType ?? type;
   return type;
 }
 

@@ -9,6 +9,12 @@
 import type { ASTNode } from '@marcbachmann/cel-js';
 import { celGoType } from './checker-words.ts';
 import { optionalEntries } from './entries.ts';
+import { hasFreeType } from './optionals.ts';
+
+/** True for a `format` call, whose literals (at any depth) the literal checks exempt. */
+export function isFormatCall(node: { op?: string; args?: unknown }): boolean {
+  return (node.op === 'rcall' || node.op === 'call') && (node.args as unknown[])[0] === 'format';
+}
 
 /** The first API server version whose cel-go checks aggregate literals this way. */
 export const STRICT_LITERALS_SINCE = 29;
@@ -24,19 +30,11 @@ const LOOSE = new Set(['dyn', 'null']);
 
 type Typed = ASTNode & { checkedType?: { name: string; valueType?: unknown } };
 
-/** True for an element whose type is free until the others bind it. */
-function free(node: ASTNode): boolean {
-  if ((node.op === 'list' || node.op === 'map') && (node.args as unknown[]).length === 0) return true;
-  if (node.op !== 'rcall') return false;
-  const [name, target, args] = node.args as unknown as [string, ASTNode, unknown[]];
-  return name === 'none' && target?.op === 'id' && target.args === 'optional' && args.length === 0;
-}
-
 /** The first element of `parts` whose type differs from the first's, as a refusal. */
 function mismatch(parts: ASTNode[], unwrap: (i: number) => boolean): LiteralRefusal | undefined {
   let first: Typed['checkedType'];
   for (const [i, part] of parts.entries()) {
-    if (free(part)) continue;
+    if (hasFreeType(part)) continue;
     let type = (part as Typed).checkedType;
     if (unwrap(i)) type = type?.valueType as Typed['checkedType'];
     if (!type) continue;

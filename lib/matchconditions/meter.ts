@@ -225,10 +225,7 @@ const loops = new WeakMap<object, { elements?: number; tests: number }>();
 
 /** How many elements a comprehension over `value` visits; undefined when not known. */
 function elementCount(value: unknown): number | undefined {
-  if (Array.isArray(value)) return value.length;
-  if (value instanceof Map) return value.size;
-  if (value && typeof value === 'object') return Object.keys(value).length;
-  return undefined;
+  return value !== null && typeof value === 'object' && !(value instanceof Uint8Array) ? size(value) : undefined;
 }
 
 /**

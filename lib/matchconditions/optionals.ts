@@ -157,3 +157,21 @@ export function adoptHas(node: Node & { meta: { macro?: Record<string, unknown> 
     return ev.debugType(operand).fieldLazy(operand, (select.args as unknown[])[1], select, ev) !== undefined;
   };
 }
+
+/** A parsed node as the predicates below read it. */
+type AnyNode = { op?: string; args?: unknown } | undefined;
+
+/** True for `optional.none()`, whose value type is free (cel-go's `optional_type(T)`). */
+export function isOptionalNone(node: unknown): boolean {
+  const n = node as AnyNode;
+  if (n?.op !== 'rcall') return false;
+  const [name, target, args] = n.args as [unknown, AnyNode, unknown[] | undefined];
+  return name === 'none' && target?.op === 'id' && target.args === 'optional' && !args?.length;
+}
+
+/** An empty list or map literal, or `optional.none()`: a type cel-go leaves free for the others to bind. */
+export function hasFreeType(node: unknown): boolean {
+  const n = node as AnyNode;
+  if (n?.op === 'list' || n?.op === 'map') return (n.args as unknown[]).length === 0;
+  return isOptionalNone(n);
+}

@@ -14,6 +14,8 @@ const CONVERSIONS = new Set([
   'duration',
   'dyn',
   'int',
+  // `string` before the environment points it at its own overload (screen.ts), and after.
+  'string',
   'string__k8s',
   'timestamp',
   'type',
@@ -32,7 +34,9 @@ export function isConstant(ast: ASTNode): boolean {
   if (known !== undefined) return known;
   let constant = false;
   if (ast.op === 'value') constant = true;
-  else if (ast.op === '-_') constant = (ast.args as ASTNode).op === 'value';
+  // A negative number literal (one constant to cel-go's parser); `-'a'` is no literal.
+  else if (ast.op === '-_')
+    constant = (ast.args as ASTNode).op === 'value' && typeof (ast.args as ASTNode).args !== 'string';
   else if (ast.op === 'list') constant = (ast.args as ASTNode[]).every(isConstant);
   else if (ast.op === 'map')
     constant = (ast.args as Array<[ASTNode, ASTNode]>).every(([k, v]) => isConstant(k) && isConstant(v));

@@ -9,8 +9,9 @@ import { optionalEntries, PARSER_PROBE } from './entries.ts';
 import { RE2_MATCHES, RENAMED } from './messages.ts';
 import { OPTIONAL_TYPE } from './optionals.ts';
 import { METER_PROBE } from './meter.ts';
+import { isConstant } from './program-constants.ts';
 import { regexProblem } from './regex.ts';
-import { literalRefusal, STRICT_LITERALS_SINCE } from './literal-validator.ts';
+import { isFormatCall, literalRefusal, STRICT_LITERALS_SINCE } from './literal-validator.ts';
 import { type FormatCheckArg, formatCallProblem } from './k8s/strformat-check.ts';
 import { missingFeature } from './versions.ts';
 
@@ -128,34 +129,8 @@ function featureRefusal(node: ASTNode, minor: number): Refusal | undefined {
  * in every version (`int('')`, `uint(-1)`, `duration('1d')`), however deep in the expression.
  */
 const CONVERSIONS = new Set(['int', 'uint', 'double', 'string', 'bytes', 'bool', 'timestamp', 'duration']);
-/** Conversions that fold but never fail. */
-const SAFE_CONVERSIONS = new Set(['dyn', 'type']);
 /** The engine's name of a conversion the environment renames (`string` by Go's rules). */
 const conversionName = (name: string): string => (name.endsWith(RENAMED) ? name.slice(0, -RENAMED.length) : name);
-
-/**
- * True when cel-go's planner holds `node` as a constant: a literal (a negative number literal
- * included), a list or map literal of constants, or a conversion of a constant (folded first).
- */
-function isConstant(node: ASTNode): boolean {
-  switch (node.op) {
-    case 'value':
-      return true;
-    case '-_':
-      return (node.args as ASTNode).op === 'value' && typeof (node.args as ASTNode).args !== 'string';
-    case 'list':
-      return (node.args as ASTNode[]).every(isConstant);
-    case 'map':
-      return (node.args as unknown as Array<[ASTNode, ASTNode]>).every(([k, v]) => isConstant(k) && isConstant(v));
-    case 'call': {
-      const name = conversionName(node.args[0] as string);
-      const args = node.args[1] as ASTNode[];
-      return (CONVERSIONS.has(name) || SAFE_CONVERSIONS.has(name)) && args.length === 1 && isConstant(args[0]!);
-    }
-    default:
-      return false;
-  }
-}
 
 /**
  * Evaluates a constant expression (its text) as the API server's planner would fold it: the
@@ -303,7 +278,7 @@ export function screenChecked(node: ASTNode, minor: number, serverMinor = minor)
     if (n.op === 'value') continue;
     const refusal = checkedNodeRefusal(n, minor) ?? (strict && !inFormat ? literalRefusal(n) : undefined);
     if (refusal) return refusal;
-    const format = inFormat || ((n.op === 'rcall' || n.op === 'call') && n.args[0] === 'format');
+    const format = inFormat || isFormatCall(n);
     for (const child of childrenOf(n)) stack.push([child, format]);
   }
   return undefined;

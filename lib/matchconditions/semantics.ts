@@ -6,11 +6,12 @@
  * uint and whole doubles, and int64 overflow of `-`, `/` and `%`.
  */
 
-import { celEquals, isMap, isUint, lookup, numeric } from './equality.ts';
+import { celEquals, isMap, lookup, numeric } from './equality.ts';
 import { celGoType } from './checker.ts';
-import { ABSENT, entryType, entryValue, listWithEntries, optionalEntries } from './entries.ts';
+import { entryType, listWithEntries, optionalEntries } from './entries.ts';
 import { costWrapper, indexReadFree, isConstant, isSetMembership } from './meter.ts';
-import { adoptHas } from './optionals.ts';
+import { adoptHas, isOptionalNone } from './optionals.ts';
+import { isFormatCall } from './literal-validator.ts';
 import { mapLiteral } from './map-literal.ts';
 import { boolOfString, conversion, listIndex } from './conversions.ts';
 import { adoptTimestampSum, TIME_WRAPPERS } from './time.ts';
@@ -124,14 +125,6 @@ for (const op of ['<', '<=', '>', '>=']) {
 
 /** Literals written as elements of another literal: their free element types stay free until the outer one. */
 const nestedLiterals = new WeakSet<object>();
-
-/** True for `optional.none()`, whose value type is free (cel-go's `optional_type(T)`). */
-function isOptionalNone(node: unknown): boolean {
-  const n = node as Node;
-  if (n?.op !== 'rcall') return false;
-  const [name, target, args] = n.args as [string, Node, unknown[]];
-  return name === 'none' && target?.op === 'id' && target.args === 'optional' && args.length === 0;
-}
 
 /**
  * The type an element brings to its literal's join: an empty literal and `optional.none()` with a
@@ -360,8 +353,7 @@ export function adoptCelGoSemantics(root: Node): void {
     }
     if (!isNode(item) || seen.has(item)) continue;
     seen.add(item);
-    const formatCall = (item.op === 'rcall' || item.op === 'call') && (item.args as unknown[])[0] === 'format';
-    if (formatCall || inFormat.has(item)) markChildren(item, inFormat);
+    if (isFormatCall(item) || inFormat.has(item)) markChildren(item, inFormat);
     if (item.op === 'list' || item.op === 'map') adoptLiteral(item, inFormat.has(item));
     adoptTimestampSum(item as never);
     adoptHas(item as never);

@@ -11,29 +11,21 @@ import { watchSecretDirs } from '../../infra/local/fleet-secrets.ts';
 import { runSecretCommand } from '../../infra/secrets/actions.ts';
 import { clusterStateDir, ensureLocalPathSecret } from '../../infra/secrets/index.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
-import { ManualTimer, until } from '../helpers.ts';
+import { ManualTimer, projectInRepository, until } from '../helpers.ts';
 
 /** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */
 const never = new ManualTimer().timer;
 
-// A project inside the repository, so `kube-lambda-webhooks` resolves to this package.
-const work = mkdtempSync(join(process.cwd(), '.klw-test-local-fleet-secrets-'));
-mkdirSync(join(work, 'functions', 'guarded'), { recursive: true });
-writeFileSync(
-  join(work, 'functions', 'guarded', 'index.ts'),
-  `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
+const work = projectInRepository('.klw-test-local-fleet-secrets-', {
+  guarded: `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
 export default defineValidatingWebhook({
   name: 'guarded',
   rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
   validate: () => allow(),
 });
 `,
-);
-mkdirSync(join(work, 'functions', 'addressed'), { recursive: true });
-// isIP: the ip library, from Kubernetes 1.30; cluster a runs 1.29.
-writeFileSync(
-  join(work, 'functions', 'addressed', 'index.ts'),
-  `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
+  // isIP: the ip library, from Kubernetes 1.30; cluster a runs 1.29.
+  addressed: `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
 export default defineValidatingWebhook({
   name: 'addressed',
   rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
@@ -41,7 +33,7 @@ export default defineValidatingWebhook({
   validate: () => allow(),
 });
 `,
-);
+});
 writeFileSync(join(work, 'clusters.yaml'), 'clusters:\n  - name: a\n    kubeVersion: "1.29"\n  - name: b\n');
 const A_NEW = 'N'.repeat(43);
 const A_OLD = 'O'.repeat(43);

@@ -1,7 +1,7 @@
 // The emulator checks a function's path secret before it reads the body: without the right
 // secret nothing about the function (not even its matchConditions' answer) is reachable.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -9,17 +9,13 @@ import { MAX_REQUEST_BYTES } from '../../infra/local/api-request.ts';
 import { startApi, type RunningApi } from '../../infra/local/api.ts';
 import type { KubeObject } from '../../lib/index.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
-import { ManualTimer } from '../helpers.ts';
+import { ManualTimer, projectInRepository } from '../helpers.ts';
 
 /** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */
 const never = new ManualTimer().timer;
 
-// A project inside the repository, so `kube-lambda-webhooks` resolves to this package.
-const work = mkdtempSync(join(process.cwd(), '.klw-test-local-secret-'));
-mkdirSync(join(work, 'functions', 'guarded'), { recursive: true });
-writeFileSync(
-  join(work, 'functions', 'guarded', 'index.ts'),
-  `import { deny, defineValidatingWebhook } from 'kube-lambda-webhooks';
+const work = projectInRepository('.klw-test-local-secret-', {
+  guarded: `import { deny, defineValidatingWebhook } from 'kube-lambda-webhooks';
 // auth is left at its default (auto): with no bearer token the path secret is checked.
 const webhook = defineValidatingWebhook({
   name: 'guarded',
@@ -30,7 +26,7 @@ const webhook = defineValidatingWebhook({
 export const handler = webhook.handler;
 export default webhook;
 `,
-);
+});
 const CURRENT = 'C'.repeat(43);
 const PREVIOUS = 'P'.repeat(43);
 const stateDir = join(work, '.state');

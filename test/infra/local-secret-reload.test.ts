@@ -1,7 +1,7 @@
 // Without a fleet, a running emulator takes the service's rotated or retired local secret
 // without a restart, and keeps the secrets in force while the file is broken.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -9,24 +9,20 @@ import { startApi, type RunningApi } from '../../infra/local/api.ts';
 import { runSecretCommand } from '../../infra/secrets/actions.ts';
 import { ensureLocalPathSecret } from '../../infra/secrets/index.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
-import { ManualTimer } from '../helpers.ts';
+import { ManualTimer, projectInRepository } from '../helpers.ts';
 
 /** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */
 const never = new ManualTimer().timer;
 
-// A project inside the repository, so `kube-lambda-webhooks` resolves to this package.
-const work = mkdtempSync(join(process.cwd(), '.klw-test-local-secret-reload-'));
-mkdirSync(join(work, 'functions', 'guarded'), { recursive: true });
-writeFileSync(
-  join(work, 'functions', 'guarded', 'index.ts'),
-  `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
+const work = projectInRepository('.klw-test-local-secret-reload-', {
+  guarded: `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
 export default defineValidatingWebhook({
   name: 'guarded',
   rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
   validate: () => allow(),
 });
 `,
-);
+});
 const FIRST = 'F'.repeat(43);
 const stateDir = join(work, '.state');
 const review = admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' } });
