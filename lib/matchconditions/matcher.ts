@@ -6,7 +6,7 @@
  */
 import type { AdmissionRegistration, MatchCondition } from '../registration.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
-import { kubeVersionFromText, type CelKubeVersion } from './versions.ts';
+import { kubeVersionFromText, type CelKubeVersion } from '../../packages/kube-cel/src/versions/versions.ts';
 import {
   compileExpression,
   isCompileError,
@@ -15,7 +15,7 @@ import {
   variablesFor,
   type Authorize,
   type CompiledExpression,
-} from './cel.ts';
+} from '../../packages/kube-cel/src/compile.ts';
 
 /** One condition's evaluation: its value, or the error it raised (in the API server's words). */
 export interface ConditionEvaluation {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseJson } from '../../lib/json.ts';
-import { compileExpression, isCompileError, variablesFor } from '../../lib/matchconditions/cel.ts';
+import { compileExpression, isCompileError, variablesFor } from '../../packages/kube-cel/src/compile.ts';
 import type { AdmissionRequest } from '../../lib/review/schemas.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 

@@ -112,10 +112,8 @@ const DIRECT_IMPORTS_LEFT = [
   'lib/admission/webhook.ts',
   'lib/fleet.ts',
   'lib/k8s/names.ts',
-  'lib/matchconditions/cel.ts',
   'lib/matchconditions/matcher.ts',
   'lib/matchconditions/rules.ts',
-  'lib/matchconditions/versions.ts',
   'lib/registration.ts',
 ];
 

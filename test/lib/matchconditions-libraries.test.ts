@@ -10,7 +10,7 @@ import {
   isCompileError,
   variablesFor,
   type AuthorizationAttributes,
-} from '../../lib/matchconditions/cel.ts';
+} from '../../packages/kube-cel/src/compile.ts';
 
 const v = (minor: number) => ({ major: 1, minor });
 type Answer = { value: unknown } | { error: RegExp } | { compile: RegExp };
