@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AuthorizationAttributes } from '../../packages/kube-cel/src/libraries/authorizer.ts';
-import { variablesFor } from '../../packages/kube-cel/src/compile.ts';
+import { variablesFor } from '../../lib/matchconditions/variables.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 import { anyValue, checkAll, compile, value, type Case } from '../../packages/kube-cel/test/k8s-cases.ts';
 

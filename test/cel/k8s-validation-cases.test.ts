@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseJson } from '../../lib/json.ts';
-import { compileExpression, isCompileError, toCel } from '../../packages/kube-cel/src/compile.ts';
+import { compileExpression, isCompileError } from '../../packages/kube-cel/src/compile.ts';
+import { toCel } from '../../lib/matchconditions/variables.ts';
 import {
   KNOWN_DIFFERENCES,
   VALIDATION_GROUPS,

@@ -6,21 +6,15 @@
  * Imported only by code that evaluates conditions, never by the admission engine itself,
  * so functions that do not enforce conditions carry no CEL in their bundles.
  */
-import type { ASTNode, Environment, ParseResult } from '@marcbachmann/cel-js';
+import type { ASTNode, Environment, ParseResult } from './engine.ts';
 import { adoptCelGoChecker, type CheckerEnvironment, declaredFunctions } from './check/checker.ts';
 import { installOptionalEntries } from './evaluate/entries.ts';
 import { matchConditionsEnvironment } from './evaluate/environment.ts';
 import { balanceLogic } from './parse/logic-balance.ts';
 import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './parse/literals.ts';
 import { compileError, compileErrors, internalNames } from './check/messages.ts';
-import {
-  chargeOf,
-  CostLimitExceeded,
-  installMeter,
-  keepUnoptimized,
-  meter,
-  PER_CALL_COST_LIMIT,
-} from './cost/meter.ts';
+import { evaluateMetered, installMeter } from './cost/evaluation.ts';
+import { keepUnoptimized, PER_CALL_COST_LIMIT } from './cost/meter.ts';
 import { RECURSION_LIMIT_MESSAGE, readForParse } from './parse/limits.ts';
 import { inCelGoWords } from './evaluate/runtime-errors.ts';
 import { screen, screenChecked } from './check/screen.ts';
@@ -38,7 +32,7 @@ export {
 } from './libraries/authorizer.ts';
 export { matchConditionsEnvironment } from './evaluate/environment.ts';
 export { CostLimitExceeded, MATCH_CONDITIONS_COST_BUDGET, PER_CALL_COST_LIMIT } from './cost/meter.ts';
-export { toCel, variablesFor } from './admission/variables.ts';
+export { admissionVariables, toCel } from './admission/variables.ts';
 
 /** A compiled condition expression. */
 export interface CompiledExpression {
@@ -48,8 +42,13 @@ export interface CompiledExpression {
   usesAuthorizer: boolean;
   /** Evaluates the expression, stopping past `limit` cost units (CostLimitExceeded). */
   run(variables: Record<string, unknown>, limit?: number): unknown;
-  /** Cost units the last run spent (past the limit when it was stopped). */
+  /** Cost units the last run of this object spent (past the limit when it was stopped). */
   readonly lastCost: number;
+  /**
+   * Evaluates the expression with a meter of its own, stopping past `limit` cost units: its value
+   * and cost. The error thrown (CostLimitExceeded or the evaluation's) carries the cost as `cost`.
+   */
+  evaluate(variables: Record<string, unknown>, limit?: number): { value: unknown; cost: number };
 }
 
 /** A compile error: the checker's message, with the expression and the position. */
@@ -181,12 +180,33 @@ function compile(
       return compileError(expression, { summary: RECURSION_LIMIT_MESSAGE, unplaced: true });
     throw err;
   }
-  return compiled(parsed, type);
+  return compiled(env, parsed, type, () => compile(expression, options, fold, optimize) as CompiledExpression);
 }
 
-/** The compiled expression of a parsed (and checked) one: runs it under the cost limit. */
-function compiled(parsed: ParseResult, type: string): CompiledExpression {
+/**
+ * The compiled expression of a parsed (and checked) one: runs it under the cost limit. The engine
+ * keeps the scopes of a comprehension's variables on the parsed expression, so an evaluation started
+ * while one of the same expression is under way (from a function it calls) runs on a copy, compiled
+ * again by `again`.
+ */
+function compiled(
+  env: Environment,
+  parsed: ParseResult,
+  type: string,
+  again: () => CompiledExpression,
+): CompiledExpression {
   let lastCost = 0;
+  let running = false;
+  const failed = (err: unknown) => inCelGoWords(internalNames(err));
+  const evaluate = (variables: Record<string, unknown>, limit: number) => {
+    if (running) return again().evaluate(variables, limit);
+    running = true;
+    try {
+      return evaluateMetered(env, parsed, variables, limit, failed);
+    } finally {
+      running = false;
+    }
+  };
   return {
     type,
     usesAuthorizer: mentions(parsed.ast, 'authorizer'),
@@ -194,20 +214,16 @@ function compiled(parsed: ParseResult, type: string): CompiledExpression {
       return lastCost;
     },
     run(variables, limit = PER_CALL_COST_LIMIT) {
-      // The engine runs the root operation itself, not through `run`: charged here.
-      meter.left = limit - chargeOf(parsed.ast);
       try {
-        const value = parsed(variables);
-        // An operator that absorbs errors (`||`, `&&`) may have absorbed the stop.
-        if (meter.left < 0) throw new CostLimitExceeded();
+        const { value, cost } = evaluate(variables, limit);
+        lastCost = cost;
         return value;
       } catch (err) {
-        throw meter.left < 0 ? new CostLimitExceeded() : inCelGoWords(internalNames(err));
-      } finally {
-        lastCost = limit - meter.left;
-        meter.left = Number.POSITIVE_INFINITY;
+        lastCost = (err as { cost?: number }).cost ?? lastCost;
+        throw err;
       }
     },
+    evaluate: (variables, limit = PER_CALL_COST_LIMIT) => evaluate(variables, limit),
   };
 }
 

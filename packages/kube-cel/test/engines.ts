@@ -3,7 +3,7 @@
  * matchConditions environment) and `@bufbuild/cel` (the candidate). Each turns a case's bindings
  * into its own values and its results into the canonical text of conformance-suite.ts.
  */
-import { Environment } from '@marcbachmann/cel-js';
+import { Environment } from '../src/engine.ts';
 import { compileExpression, isCompileError } from '../src/compile.ts';
 import { celEnv, isCelError, isCelList, isCelMap, isCelType, isCelUint, parse, plan, celUint } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';

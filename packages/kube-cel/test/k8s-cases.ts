@@ -4,7 +4,7 @@
  * evaluation error (its message as the user reads it), a compile error, or a cost in units.
  */
 import assert from 'node:assert/strict';
-import { Optional } from '@marcbachmann/cel-js';
+import { Optional } from '../src/engine.ts';
 import { compileExpression, compileUnoptimized, isCompileError, type CompileOptions } from '../src/compile.ts';
 
 /** The answer expected of a case. */

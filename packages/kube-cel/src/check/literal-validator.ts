@@ -6,7 +6,7 @@
  * checker's join before (1.27, 1.28). Literals inside a `format` call are exempt, as the string
  * format validator asks; an empty literal or `optional.none()` takes any type.
  */
-import type { ASTNode } from '@marcbachmann/cel-js';
+import type { ASTNode } from '../engine.ts';
 import { celGoType } from './words.ts';
 import { optionalEntries } from '../evaluate/entries.ts';
 import { hasFreeType } from '../evaluate/optionals.ts';

@@ -4,7 +4,7 @@
  * environment lacks, regex literals RE2 rejects, conversions of literals that fail when folded;
  * and the calls given the names of the environment's own overloads (RE2 `matches`, strings by code point).
  */
-import type { ASTNode } from '@marcbachmann/cel-js';
+import type { ASTNode } from '../engine.ts';
 import { optionalEntries, PARSER_PROBE } from '../evaluate/entries.ts';
 import { RE2_MATCHES, RENAMED } from './messages.ts';
 import { OPTIONAL_TYPE } from '../evaluate/optionals.ts';

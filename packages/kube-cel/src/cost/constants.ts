@@ -3,7 +3,7 @@
  * literals of constants, conversions of a constant, and `in` over a list of primitive constants (a
  * set lookup). Evaluating them costs nothing; programs built without the optimizer charge them.
  */
-import type { ASTNode } from '@marcbachmann/cel-js';
+import type { ASTNode } from '../engine.ts';
 import { isUint } from '../evaluate/equality.ts';
 
 /** cel-go's type conversion functions (overloads.IsTypeConversionFunction), `string` by its environment name. */

@@ -6,11 +6,13 @@
  * character traversed, ten units to create a list, thirty to create a map. Kubernetes library calls
  * are charged by their own estimator (k8s/cost.ts).
  */
-import { Environment, type ASTNode } from '@marcbachmann/cel-js';
+import { Environment, type ASTNode } from '../engine.ts';
+import { CostLimitExceeded } from '../errors.ts';
 import { actualSize, libraryCallCost } from './library-costs.ts';
 import { isConstant, isSetMembership, isUnoptimized } from './constants.ts';
 
 export { isConstant, isSetMembership, keepUnoptimized } from './constants.ts';
+export { CostLimitExceeded } from '../errors.ts';
 
 /**
  * Cost limit of one expression's evaluation, the API server's PerCallLimit
@@ -25,19 +27,25 @@ export const PER_CALL_COST_LIMIT = 1_000_000;
  */
 export const MATCH_CONDITIONS_COST_BUDGET = 2_500_000;
 
-/** An evaluation stopped at the cost limit, with cel-go's message. */
-export class CostLimitExceeded extends Error {
-  override name = 'CostLimitExceeded';
-  constructor() {
-    super('operation cancelled: actual cost limit exceeded');
-  }
+/**
+ * What one evaluation has left to spend, carried by its own evaluator (evaluation.ts): every
+ * charge goes to the evaluation that made it, so two evaluations never share a meter.
+ */
+export interface Meter {
+  /** Units left; below zero, the evaluation is stopped. */
+  left: number;
+  /** The quantifier loops under way: their element counts and the tests of their condition made so far. */
+  loops?: Map<object, Loop>;
 }
 
-/** Units left to the evaluation under way; evaluation is synchronous, so one meter serves all. */
-export const meter = { left: Number.POSITIVE_INFINITY };
+/** One run of a quantifier's loop. */
+export interface Loop {
+  elements?: number;
+  tests: number;
+}
 
-/** Charges `units` to the evaluation under way (negative: gives back); throws past the limit. */
-export function charge(units: number): void {
+/** Charges `units` to the evaluation `meter` belongs to (negative: gives back); throws past the limit. */
+export function charge(meter: Meter, units: number): void {
   if ((meter.left -= units) < 0) throw new CostLimitExceeded();
 }
 
@@ -89,6 +97,14 @@ for (const op of ['<', '<=', '>', '>=']) {
 const operands = (key: string, args: unknown[]): unknown[] =>
   key.includes(':') ? (args[0] as unknown[]) : [args[0], args[1]];
 
+/**
+ * The evaluator among a handle's arguments, whose meter the call is charged to: the engine calls a
+ * function's handle with (arguments, node, evaluator), a method's with (arguments, evaluator, node),
+ * an operator's with (left, right, node, evaluator).
+ */
+const evaluatorArg = (key: string, args: unknown[]): Meter =>
+  (key.startsWith('call:') ? args[2] : key.startsWith('rcall:') ? args[1] : args[3]) as Meter;
+
 /** The cost wrapper of the operator or call `key` (`==`, `rcall:startsWith`), if cel-go sizes it. */
 export function costWrapper(key: string): CostWrapper | undefined {
   const cost = COSTS[key];
@@ -96,7 +112,7 @@ export function costWrapper(key: string): CostWrapper | undefined {
   return (orig) =>
     function (this: unknown, ...args: unknown[]) {
       // The meter charged the node's one unit when it ran it.
-      charge(cost(operands(key, args)) - 1);
+      charge(evaluatorArg(key, args), cost(operands(key, args)) - 1);
       return orig.apply(this, args);
     };
 }
@@ -110,7 +126,7 @@ const COST_OF_RESULT = new Set(['join', 'slice', 'lists.range', 'reverse']);
 const SIGNATURE = /^(?:([\w.<>, ]+)\.)?(\w+)\(([^)]*)\)/;
 
 /** Charges `cost` (a library call's, of which the call's own unit is already charged) to the meter. */
-function chargeCall(cost: number | undefined): void {
+function chargeCall(meter: Meter, cost: number | undefined): void {
   if (cost !== undefined && cost > 1 && (meter.left -= cost - 1) < 0) throw new CostLimitExceeded();
 }
 
@@ -135,11 +151,12 @@ function chargedHandler(signature: string, handler: (...args: never[]) => unknow
         : '';
   const afterward = COST_OF_RESULT.has(fn);
   if (!afterward && libraryCallCost(fn, overloadId, SAMPLE_ARGS, SAMPLE_ARGS) === undefined) return handler;
-  return function (this: unknown, ...args: never[]) {
+  // The engine calls a function with the evaluation's evaluator as `this`, which holds its meter.
+  return function (this: Meter, ...args: never[]) {
     const costArgs = namespace ? args.slice(1) : args;
-    if (!afterward) chargeCall(libraryCallCost(fn, overloadId, costArgs));
+    if (!afterward) chargeCall(this, libraryCallCost(fn, overloadId, costArgs));
     const result = handler.apply(this, args);
-    if (afterward) chargeCall(libraryCallCost(fn, overloadId, costArgs, result));
+    if (afterward) chargeCall(this, libraryCallCost(fn, overloadId, costArgs, result));
     return result;
   };
 }
@@ -154,48 +171,6 @@ export class MeteredEnvironment extends Environment {
     if (typeof signature === 'string' && typeof handler === 'function') handler = chargedHandler(signature, handler);
     return super.registerFunction(signature, handler, opts);
   }
-}
-
-/** Registers the probe installMeter calls to reach an environment's evaluator. */
-export function registerMeterProbe(env: Environment): void {
-  env.registerFunction(`${METER_PROBE}(): bool`, function (this: Evaluator) {
-    probed = this;
-    return true;
-  });
-}
-
-/** The engine's evaluator (the part metered). */
-type Evaluator = { run: (ast: ASTNode, ctx: unknown) => unknown };
-/** The evaluator the probe call last handed over. */
-let probed: Evaluator | undefined;
-
-/**
- * Meters an environment's evaluations. The engine evaluates every operation through its
- * evaluator's `run`, and calls functions with the evaluator as `this`: a probe call hands it
- * over, and its `run` then charges one unit per operation against the meter (those cel-go charges
- * nothing for are free: literals, `&&`, `||`, `?:`). Each environment (a clone too) has its own.
- */
-export function installMeter(env: Environment): void {
-  probed = undefined;
-  env.evaluate(`${METER_PROBE}()`);
-  const evaluator = probed as Evaluator | undefined;
-  if (!evaluator) throw new Error('the CEL engine did not hand over its evaluator');
-  evaluator.run = function (ast, ctx) {
-    const charge = chargeOf(ast);
-    if (charge && (meter.left -= charge) < 0) throw new CostLimitExceeded();
-    const value = (ast as unknown as { evaluate(ev: unknown, ast: ASTNode, ctx: unknown): unknown }).evaluate(
-      this,
-      ast,
-      ctx,
-    );
-    // The range of a quantifier: a new loop starts, of this many elements.
-    const loop = loops.get(ast);
-    if (loop) {
-      loop.tests = 0;
-      loop.elements = elementCount(value);
-    }
-    return value;
-  };
 }
 
 /**
@@ -216,12 +191,21 @@ interface ComprehensionArgs {
   kind?: string;
   /** The node of the range the comprehension iterates. */
   iterable?: object;
+  /** The node of one step. */
+  step?: object;
   condition?: (accu: unknown) => boolean;
 }
-/** The comprehensions whose loop condition charges already. */
-const meteredConditions = new WeakSet<object>();
-/** A quantifier's current loop, by the node of its range: its element count and the tests made so far. */
-const loops = new WeakMap<object, { elements?: number; tests: number }>();
+
+/** A quantifier (`all`, `exists`) as the meter knows it: its comprehension and what a test of its condition costs. */
+interface Quantifier {
+  args: ComprehensionArgs;
+  cost: number;
+}
+/**
+ * The part each node plays in a quantifier: its call (`x.all(…)`), its range or its step. Facts of
+ * the parsed expression, the same for every evaluation; what an evaluation counts is in its Meter.
+ */
+const quantifierParts = new WeakMap<object, { part: 'call' | 'range' | 'step'; quantifier: Quantifier }>();
 
 /** How many elements a comprehension over `value` visits; undefined when not known. */
 function elementCount(value: unknown): number | undefined {
@@ -229,23 +213,45 @@ function elementCount(value: unknown): number | undefined {
 }
 
 /**
- * Makes an `all` or `exists` comprehension's loop condition charge what cel-go's does: at most once
- * per element. After a predicate's error the engine tests the condition once more when the elements
- * are done, which cel-go never evaluates: that test is free.
+ * Notes the parts of an `all` or `exists` comprehension, whose loop condition the meter charges as
+ * cel-go does: once before each step, and once more when the loop stops early.
  */
-function meterCondition(args: ComprehensionArgs): void {
+function meterCondition(call: object, args: ComprehensionArgs): void {
   const condition = args.condition;
-  if (args.kind !== 'quantifier' || !condition || meteredConditions.has(args)) return;
+  if (args.kind !== 'quantifier' || !condition || quantifierParts.has(call)) return;
   // `all` continues while the accumulator is true, `exists` while it is false.
-  const cost = condition(true) ? CONDITION_COST.all : CONDITION_COST.exists;
-  const loop: { elements?: number; tests: number } = { tests: 0 };
-  if (args.iterable) loops.set(args.iterable, loop);
-  args.condition = (accu) => {
-    loop.tests++;
-    if (loop.elements === undefined || loop.tests <= loop.elements) charge(cost);
-    return condition(accu);
-  };
-  meteredConditions.add(args);
+  const quantifier = { args, cost: condition(true) ? CONDITION_COST.all : CONDITION_COST.exists };
+  quantifierParts.set(call, { part: 'call', quantifier });
+  if (args.iterable) quantifierParts.set(args.iterable, { part: 'range', quantifier });
+  if (args.step) quantifierParts.set(args.step, { part: 'step', quantifier });
+}
+
+/** Charges what running `ast` costs before it runs: its own charge, and a loop test before a quantifier's step. */
+export function beforeNode(meter: Meter, ast: ASTNode): void {
+  const units = chargeOf(ast);
+  if (units && (meter.left -= units) < 0) throw new CostLimitExceeded();
+  const role = quantifierParts.get(ast);
+  if (role?.part !== 'step') return;
+  const loop = meter.loops?.get(role.quantifier.args);
+  if (loop) loop.tests++;
+  charge(meter, role.quantifier.cost);
+}
+
+/**
+ * What the meter notes once `ast` has run: a quantifier's range starts a loop of that many
+ * elements; a quantifier that stopped before its last element tested its condition once more.
+ * cel-go tests it once more after a predicate's error too, once the elements are done: that test
+ * it never evaluates, and it is free.
+ */
+export function afterNode(meter: Meter, ast: ASTNode, value: unknown): void {
+  const role = quantifierParts.get(ast);
+  if (!role) return;
+  const args = role.quantifier.args;
+  if (role.part === 'range') (meter.loops ??= new Map()).set(args, { tests: 0, elements: elementCount(value) });
+  else if (role.part === 'call') {
+    const loop = meter.loops?.get(args);
+    if (loop?.elements !== undefined && loop.tests < loop.elements) charge(meter, role.quantifier.cost);
+  }
 }
 
 /** A `?:` the engine made of a macro's predicate: it spans exactly the predicate. */
@@ -317,7 +323,7 @@ export function chargeOf(ast: ASTNode): number {
     const expansion = (ast as { meta?: { alternate?: { op: string; args: unknown } } }).meta?.alternate;
     if (expansion?.op === 'comprehension') {
       const args = expansion.args as ComprehensionArgs;
-      meterCondition(args);
+      meterCondition(ast, args);
       return args.kind === 'quantifier' && !args.condition ? 2 : 1;
     }
   }

@@ -3,42 +3,9 @@
  * 1.32): `all`, `exists`, `existsOne`, `transformList`, `transformMap` and `transformMapEntry` with
  * an index (lists) or key (maps) and a value, added to the engine as macros.
  */
-import type { Environment } from '@marcbachmann/cel-js';
-import { charge, LIST_CREATE_COST, MAP_CREATE_COST } from '../cost/meter.ts';
+import type { CelType, Checker, Environment, Evaluator, Node, Scope } from '../engine.ts';
+import { charge, LIST_CREATE_COST, MAP_CREATE_COST, type Meter } from '../cost/meter.ts';
 import { goTypeOf } from './runtime-errors.ts';
-
-/** The engine's type of a checked expression (the parts used here). */
-interface CelType {
-  kind: string;
-  name: string;
-  keyType?: CelType;
-  valueType?: CelType;
-}
-/** The engine's scope of variables: a comprehension forks it with its own. */
-interface Scope {
-  forkWithVariable(name: string, type: CelType): Scope;
-  reuse(parent: unknown): Scope;
-  setIterValue(value: unknown, ev: unknown): Scope;
-}
-/** The engine's checker (the parts used here). */
-interface Checker {
-  check(node: unknown, scope: Scope): CelType;
-  createError(code: string, message: string, node: unknown): Error;
-  getType(name: string): CelType;
-  registry: { getListType(t: CelType): CelType; getMapType(k: CelType, v: CelType): CelType };
-}
-/** The engine's evaluator (the parts used here). */
-interface Evaluator {
-  run(node: unknown, scope: unknown): unknown;
-  tryEval(node: unknown, scope: unknown): unknown;
-  createError(code: string, message: string, node: unknown): Error;
-  debugType(v: unknown): unknown;
-}
-/** A node of the parsed expression (the parts used here). */
-interface Node {
-  op: string;
-  args: unknown;
-}
 
 type Kind = 'all' | 'exists' | 'existsOne' | 'transformList' | 'transformMap' | 'transformMapEntry';
 
@@ -123,7 +90,7 @@ function typeCheck(chk: Checker, use: Use, scope: Scope): CelType {
 }
 
 /** The (index or key, value) pairs of a range. */
-function entriesOf(ev: Evaluator, use: Use, range: unknown): Array<[unknown, unknown]> {
+function entriesOf(ev: Evaluator & Meter, use: Use, range: unknown): Array<[unknown, unknown]> {
   if (Array.isArray(range)) return range.map((v, i) => [BigInt(i), v]);
   if (range instanceof Map) return [...range];
   if (range && typeof range === 'object' && (range.constructor === Object || range.constructor === undefined))
@@ -140,14 +107,14 @@ function entriesOf(ev: Evaluator, use: Use, range: unknown): Array<[unknown, unk
  * `all` and `exists` as cel-go runs them: `accu && pred` (or `||`) step by step, stopping once the
  * answer is known; an error is the answer only when no step decided it.
  */
-function quantify(ev: Evaluator, use: Use, entries: Array<[unknown, unknown]>): boolean {
+function quantify(ev: Evaluator & Meter, use: Use, entries: Array<[unknown, unknown]>): boolean {
   const decisive = use.kind === 'exists';
   let error: unknown;
   for (const [i, [key, value]] of entries.entries()) {
-    charge(STEP_COST[use.kind]);
+    charge(ev, STEP_COST[use.kind]);
     const got = ev.tryEval(use.body, bind(ev, use, key, value));
     if (got === decisive) {
-      if (i < entries.length - 1) charge(CONDITION_COST[use.kind]!);
+      if (i < entries.length - 1) charge(ev, CONDITION_COST[use.kind]!);
       return decisive;
     }
     if (got !== !decisive) error ??= got instanceof Error ? got : predicateError(ev, use, got);
@@ -156,54 +123,54 @@ function quantify(ev: Evaluator, use: Use, entries: Array<[unknown, unknown]>): 
   return !decisive;
 }
 
-function predicateError(ev: Evaluator, use: Use, got: unknown): Error {
+function predicateError(ev: Evaluator & Meter, use: Use, got: unknown): Error {
   return ev.createError('invalid_predicate', `${use.kind}() predicate must be bool, got '${typeof got}'`, use.body);
 }
 
-function bind(ev: Evaluator, use: Use, key: unknown, value: unknown): Scope {
+function bind(ev: Evaluator & Meter, use: Use, key: unknown, value: unknown): Scope {
   use.outer!.setIterValue(key, ev);
   return use.inner!.setIterValue(value, ev);
 }
 
-function passes(ev: Evaluator, use: Use, predicate: Node, scope: Scope): boolean {
+function passes(ev: Evaluator & Meter, use: Use, predicate: Node, scope: Scope): boolean {
   const got = ev.run(predicate, scope);
   if (typeof got !== 'boolean') throw predicateError(ev, use, got);
   return got;
 }
 
-function evaluate(ev: Evaluator, use: Use, scope: unknown): unknown {
+function evaluate(ev: Evaluator & Meter, use: Use, scope: unknown): unknown {
   const entries = entriesOf(ev, use, ev.run(use.receiver, scope));
   use.outer!.reuse(scope);
   if (use.kind === 'all' || use.kind === 'exists') return quantify(ev, use, entries);
   if (use.kind === 'existsOne') {
     let count = 0;
     for (const [key, value] of entries) {
-      charge(STEP_COST[use.kind]);
+      charge(ev, STEP_COST[use.kind]);
       if (passes(ev, use, use.body, bind(ev, use, key, value))) {
-        charge(1);
+        charge(ev, 1);
         count++;
       }
     }
     // The result, `@result == 1`, is a call beside the read.
-    charge(1);
+    charge(ev, 1);
     return count === 1;
   }
   return transform(ev, use, entries);
 }
 
 /** `transformList`, `transformMap` and `transformMapEntry`, each step charged as cel-go does. */
-function transform(ev: Evaluator, use: Use, entries: Array<[unknown, unknown]>): unknown {
-  charge(INIT_COST[use.kind]!);
+function transform(ev: Evaluator & Meter, use: Use, entries: Array<[unknown, unknown]>): unknown {
+  charge(ev, INIT_COST[use.kind]!);
   const list: unknown[] = [];
   const map = new Map<unknown, unknown>();
   for (const [key, value] of entries) {
     const inner = bind(ev, use, key, value);
     if (use.filter && !passes(ev, use, use.filter, inner)) {
-      charge(1);
+      charge(ev, 1);
       continue;
     }
     const out = ev.run(use.body, inner);
-    charge(STEP_COST[use.kind]);
+    charge(ev, STEP_COST[use.kind]);
     if (use.kind === 'transformList') list.push(out);
     else if (use.kind === 'transformMap') map.set(key, out);
     else mergeEntry(ev, use, map, out);
@@ -212,7 +179,7 @@ function transform(ev: Evaluator, use: Use, entries: Array<[unknown, unknown]>):
 }
 
 /** Adds a `transformMapEntry` step's map to the result: cel-go refuses a key already there. */
-function mergeEntry(ev: Evaluator, use: Use, into: Map<unknown, unknown>, entry: unknown): void {
+function mergeEntry(ev: Evaluator & Meter, use: Use, into: Map<unknown, unknown>, entry: unknown): void {
   const pairs =
     entry instanceof Map
       ? [...entry]
@@ -252,7 +219,7 @@ export function registerTwoVariableComprehensions(env: Environment): void {
         async: false,
         use,
         typeCheck: (chk: Checker, _m: unknown, scope: Scope) => typeCheck(chk, use, scope),
-        evaluate: (ev: Evaluator, _m: unknown, scope: unknown) => evaluate(ev, use, scope),
+        evaluate: (ev: Evaluator & Meter, _m: unknown, scope: unknown) => evaluate(ev, use, scope),
       };
     };
   const e = env as unknown as { registerFunction(signature: string, handler: unknown): unknown };

@@ -5,7 +5,7 @@
  * environment's parser, whose list and map parsing is extended to read the `?` before an element
  * or a key, and to record which entries carry it (with the offset of their `?`).
  */
-import { type Environment, Optional } from '@marcbachmann/cel-js';
+import { type Environment, Optional } from '../engine.ts';
 
 /** The macro installOptionalEntries calls once to reach an environment's parser; never written by users. */
 export const PARSER_PROBE = 'parser__probe';

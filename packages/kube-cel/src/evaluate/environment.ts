@@ -3,7 +3,7 @@
  * `object`, `oldObject`, `request`, `namespaceObject` and `authorizer`, the types they have, the
  * conversions cel-go has beyond the engine's, and the Kubernetes libraries, every evaluation metered.
  */
-import type { Environment } from '@marcbachmann/cel-js';
+import type { Environment } from '../engine.ts';
 import { AUTHORIZER, registerAuthorizer } from '../libraries/authorizer.ts';
 import { registerTwoVariableComprehensions } from './comprehensions.ts';
 import {
@@ -23,7 +23,8 @@ import {
 } from '../libraries/bind-later.ts';
 import { installOptionalEntries, registerParserProbe } from './entries.ts';
 import { registerOptionals } from './optionals.ts';
-import { installMeter, MeteredEnvironment, registerMeterProbe } from '../cost/meter.ts';
+import { installMeter, registerMeterProbe } from '../cost/evaluation.ts';
+import { MeteredEnvironment } from '../cost/meter.ts';
 import { useEngineClasses, useUintClass } from './equality.ts';
 import { registerTime } from '../libraries/time.ts';
 

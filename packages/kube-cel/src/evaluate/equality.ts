@@ -3,7 +3,7 @@
  * maps element by element at any depth, values of different types unequal; and the engine's
  * classes of the values it tells apart (uint, duration, type).
  */
-import { Optional } from '@marcbachmann/cel-js';
+import { Optional } from '../engine.ts';
 import { compareTime } from '../libraries/time.ts';
 
 /** The engine's evaluator (the parts used here). */

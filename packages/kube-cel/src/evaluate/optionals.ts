@@ -3,40 +3,16 @@
  * engine's lack a part: `optMap` and `optFlatMap`, `optional.ofNonZeroValue`, equality of optionals,
  * and `has()` of a field of any expression (`has({'a': 1}.a)`, `has(x.?y.z)`), not only of a variable.
  */
-import { type Environment, Optional } from '@marcbachmann/cel-js';
+import {
+  type CelType,
+  type Checker,
+  type Environment,
+  type Evaluator,
+  type Node,
+  Optional,
+  type Scope,
+} from '../engine.ts';
 import { isZeroTime } from '../libraries/time.ts';
-
-/** The engine's type of a checked expression (the parts used here). */
-interface CelType {
-  kind: string;
-  name: string;
-  valueType?: CelType;
-}
-/** The engine's scope of variables (the parts used here). */
-interface Scope {
-  forkWithVariable(name: string, type: CelType): Scope;
-  reuse(parent: unknown): Scope;
-  setIterValue(value: unknown, ev: unknown): Scope;
-}
-/** The engine's checker (the parts used here). */
-interface Checker {
-  check(node: unknown, scope: unknown): CelType;
-  createError(code: string, message: string, node: unknown): Error;
-  getType(name: string): CelType;
-  registry: { getOptionalType(t: CelType): CelType };
-}
-/** The engine's evaluator (the parts used here). */
-interface Evaluator {
-  run(node: unknown, scope: unknown): unknown;
-  createError(code: string, message: string, node: unknown): Error;
-  debugType(v: unknown): { fieldLazy(obj: unknown, field: unknown, node: unknown, ev: unknown): unknown };
-}
-/** A node of the parsed expression (the parts used here). */
-interface Node {
-  op: string;
-  args: unknown;
-  start?: number;
-}
 
 /** One use of `optMap` or `optFlatMap`. */
 interface OptionalMap {

@@ -2,7 +2,7 @@
  * The authorizer library (k8s.io/apiserver/pkg/cel/library/authz.go): `authorizer`, its checks and
  * decisions, deciding with the Authorize function the evaluation is given.
  */
-import type { Environment } from '@marcbachmann/cel-js';
+import type { Environment } from '../engine.ts';
 import { serviceAccountUser } from './format.ts';
 import {
   parseFieldSelector,

@@ -3,7 +3,7 @@
  * cidr (1.30), format (1.31), semver (1.33), lists version 3 (1.34). Which version has which is
  * versions.ts's: compileExpression refuses what the chosen version lacks.
  */
-import { type Environment, Optional } from '@marcbachmann/cel-js';
+import { type Environment, Optional } from '../engine.ts';
 import { FORMATS, formatNamed, type NamedFormat } from './format.ts';
 import { CidrPrefix, cidr, cidrContainsCIDRString, cidrContainsIPString, isCIDR } from './cidr.ts';
 import { ip, IpAddr, ipIsCanonical, isIP } from './ip.ts';

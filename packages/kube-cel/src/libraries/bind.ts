@@ -3,8 +3,8 @@
  * the strings extension (by code point, as Go), `string(…)` as Go formats, RE2 regular expressions,
  * URLs and quantities.
  */
-import type { Environment } from '@marcbachmann/cel-js';
-import type { Duration } from '@marcbachmann/cel-js/evaluator';
+import type { Environment } from '../engine.ts';
+import type { Duration } from '../engine.ts';
 import { goFormatFloat } from './go.ts';
 import * as k8sLists from './lists.ts';
 import { stringFormat, type FormatArg } from './strformat.ts';

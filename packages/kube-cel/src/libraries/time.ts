@@ -7,7 +7,7 @@
  * Date that also carries its nanoseconds below the millisecond and the offset it was written with,
  * and every operation on the two is this module's, set on the nodes of an expression (TIME_WRAPPERS).
  */
-import { Duration } from '@marcbachmann/cel-js/evaluator';
+import { Duration } from '../engine.ts';
 import * as go from './gotime.ts';
 
 type Handle = (...args: unknown[]) => unknown;
