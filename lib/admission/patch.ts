@@ -1,7 +1,6 @@
-import fastJsonPatch, { type Operation as PatchOperation } from 'fast-json-patch';
+import type { Operation as PatchOperation } from 'fast-json-patch';
+import { applyPatch, JsonPatchError } from 'fast-json-patch/module/core.mjs';
 import { exactIntegerCopy, setMember, stringifyJson } from '../json.ts';
-
-const { applyPatch, JsonPatchError } = fastJsonPatch;
 
 export type { PatchOperation };
 
