@@ -135,7 +135,33 @@ const isDigit = (unit: number) => unit >= 48 && unit <= 57;
  * digit before a fraction or an exponent (a double that may be whole). Strings match it too (a
  * UUID's `7e4`, a version's `1.2`); needsExactParse passes over those.
  */
-const NUMBER_HINT = new RegExp(`\\d{${LONG_DIGIT_RUN}}|\\d[.eE]`, 'g');
+// `\d` written out 16 times: V8 scans for it several times faster than for `\d{16}`.
+const NUMBER_HINT = new RegExp(`\\d[.eE]|${'\\d'.repeat(LONG_DIGIT_RUN)}`, 'g');
+const isBlank = (unit: number) => unit === 32 || unit === 10 || unit === 13 || unit === 9;
+
+/** The index of the last character before `i` that is not a JSON blank (-1 if none). */
+function previousSolid(text: string, i: number): number {
+  let at = i - 1;
+  while (at >= 0 && isBlank(text.charCodeAt(at))) at--;
+  return at;
+}
+
+/**
+ * False when what starts at `start` is inside a string for certain, by what precedes it: outside
+ * strings a value follows the start of the text, `[`, `,` or a member's `":`, and a `,` follows
+ * the end of a value. True leaves the question to the walk over the strings.
+ */
+function mayBeValue(text: string, start: number): boolean {
+  const before = previousSolid(text, start);
+  if (before < 0) return true;
+  const unit = text.charCodeAt(before);
+  if (unit === 91 /* [ */) return true;
+  if (unit === 58 /* : */) return text.charCodeAt(previousSolid(text, before)) === 34; /* " */
+  if (unit !== 44 /* , */) return false;
+  const end = text.charCodeAt(previousSolid(text, before));
+  // `"`, `]`, `}`, a digit, or the last letter of true, false, null.
+  return end === 34 || end === 93 || end === 125 || isDigit(end) || end === 101 || end === 108;
+}
 /** A JSON number literal, read from where it starts. */
 const NUMBER_LITERAL = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
@@ -162,10 +188,18 @@ export function needsExactParse(text: string): boolean {
   let outside = 0;
   NUMBER_HINT.lastIndex = 0;
   for (let hint = NUMBER_HINT.exec(text); hint; hint = NUMBER_HINT.exec(text)) {
+    // Where the number, if it is one, starts: its first digit, or its minus sign.
+    let start = hint.index;
+    while (start > 0 && isDigit(text.charCodeAt(start - 1))) start--;
+    if (start > 0 && text.charCodeAt(start - 1) === 45 /* - */) start--;
+    if (!mayBeValue(text, start)) {
+      NUMBER_HINT.lastIndex = hint.index + 1;
+      continue;
+    }
     let quoted = false;
-    for (let open = text.indexOf('"', outside); open !== -1 && open < hint.index; ) {
+    for (let open = text.indexOf('"', outside); open !== -1 && open < start; ) {
       outside = stringEnd(text, open) + 1;
-      if (outside > hint.index) {
+      if (outside > start) {
         quoted = true;
         break;
       }
@@ -175,12 +209,10 @@ export function needsExactParse(text: string): boolean {
       NUMBER_HINT.lastIndex = outside;
       continue;
     }
-    let start = hint.index;
-    while (start > 0 && (isDigit(text.charCodeAt(start - 1)) || text.charCodeAt(start - 1) === 45)) start--;
     NUMBER_LITERAL.lastIndex = start;
     const literal = NUMBER_LITERAL.exec(text)?.[0];
     // Not a number JSON allows: JSON.parse words the error on either path.
-    if (literal === undefined || start + literal.length <= hint.index) return true;
+    if (literal === undefined) return true;
     const number = Number(literal);
     if (/[.eE]/.test(literal) ? Number.isInteger(number) : !Number.isSafeInteger(number)) return true;
     NUMBER_HINT.lastIndex = start + literal.length;

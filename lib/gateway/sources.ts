@@ -26,11 +26,26 @@ export { albSource, functionUrlSource, httpApiSource, restSource };
  */
 export const SOURCES = [functionUrlSource, httpApiSource, albSource, restSource] as const;
 
+/**
+ * The sources a handler answers: all of `SOURCES`, but in a function bundle built for a deployment
+ * that no such source fronts the build sets `process.env.KLW_BUNDLE_NO_<NAME>` to "1" (infra/build.ts),
+ * so the bundle carries none of that source's code. Outside bundles the variables are unset.
+ */
+export const BUNDLED_SOURCES: readonly GatewaySource[] = [
+  process.env.KLW_BUNDLE_NO_URL === '1' ? undefined : functionUrlSource,
+  process.env.KLW_BUNDLE_NO_HTTP === '1' ? undefined : httpApiSource,
+  process.env.KLW_BUNDLE_NO_ALB === '1' ? undefined : albSource,
+  process.env.KLW_BUNDLE_NO_REST === '1' ? undefined : restSource,
+].filter((source) => source !== undefined);
+
 /** Which AWS front door delivered the event: the name of one of `SOURCES`. */
 export type EventSource = (typeof SOURCES)[number]['name'];
 
 /** The source that reads an event, or undefined when none of them delivered it. */
-export function detectSource(event: unknown, sources: readonly GatewaySource[] = SOURCES): GatewaySource | undefined {
+export function detectSource(
+  event: unknown,
+  sources: readonly GatewaySource[] = BUNDLED_SOURCES,
+): GatewaySource | undefined {
   for (const source of sources) if (source.detect(event)) return source;
   return undefined;
 }
