@@ -35,6 +35,11 @@ export function isEngineValue(v: unknown, kind: 'duration' | 'type'): boolean {
   return v !== null && typeof v === 'object' && v.constructor === engineClasses[kind];
 }
 
+/** The engine's uint of `value` (within uint64). */
+export function uintOf(value: bigint): unknown {
+  return new (uintClass as new (v: bigint) => unknown)(value);
+}
+
 /** True when `v` is a uint value of the engine. */
 export function isUint(v: unknown): boolean {
   return v !== null && typeof v === 'object' && v.constructor === uintClass;

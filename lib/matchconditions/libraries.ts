@@ -12,7 +12,7 @@ import * as k8sStrings from './k8s/strings.ts';
 import { parseQuantity, parseQuantityOrThrow, Quantity, quantityOf } from './quantity.ts';
 import { regexFind, regexFindAll, regexMatches } from './regex.ts';
 import { RE2_MATCHES, RENAMED } from './messages.ts';
-import { celEquals as engineEquals, type Engine, isEngineValue, isUint, numeric } from './equality.ts';
+import { celEquals as engineEquals, type Engine, isEngineValue, isUint, numeric, uintOf } from './equality.ts';
 import { isUrl, parseUrl, UrlValue } from './url.ts';
 import { addDurations, compareTime, durationOf, formatDuration, formatTimestamp, isDuration } from './time.ts';
 
@@ -148,7 +148,18 @@ function sumOf(l: unknown[]): unknown {
   const uint = l.length > 0 && unwrapUint(l[0]) !== l[0];
   if (uint ? total > UINT64_MAX : total > INT64_MAX || total < -INT64_MAX - 1n)
     throw new RangeError(uint ? 'unsigned integer overflow' : 'integer overflow');
-  return total;
+  return uint ? uintOf(total) : total;
+}
+
+/**
+ * The `sum()` overload of `type`: cel-go adds the elements to that type's zero, so a list sums to
+ * a value of its elements' type (`[1u, 2u].sum()` is `3u`) and an empty one to the zero of the
+ * overload the checker chose (lists.go, zeroValuesOfSummableTypes).
+ */
+function sumAs(type: string): (l: unknown[]) => unknown {
+  if (type === 'google.protobuf.Duration') return sumDurations;
+  const zero = () => (type === 'double' ? 0 : type === 'uint' ? uintOf(0n) : 0n);
+  return (l) => (l.length === 0 ? zero() : sumOf(l));
 }
 
 /**
@@ -156,8 +167,7 @@ function sumOf(l: unknown[]): unknown {
  * numbers and durations, isSorted, min and max for comparable types only.
  */
 export function registerLists(env: Environment): void {
-  for (const t of SUMMABLE)
-    env.registerFunction(`list<${t}>.sum(): ${t}`, t === 'google.protobuf.Duration' ? sumDurations : sumOf);
+  for (const t of SUMMABLE) env.registerFunction(`list<${t}>.sum(): ${t}`, sumAs(t));
   for (const t of COMPARABLE) {
     env
       .registerFunction(`list<${t}>.isSorted(): bool`, (l: unknown[]) =>
