@@ -12,7 +12,15 @@ import * as k8sStrings from './k8s/strings.ts';
 import { parseQuantity, parseQuantityOrThrow, Quantity, quantityOf } from './quantity.ts';
 import { regexFind, regexFindAll, regexMatches } from './regex.ts';
 import { RE2_MATCHES, RENAMED } from './messages.ts';
-import { celEquals as engineEquals, type Engine, isEngineValue, isUint, numeric, uintOf } from './equality.ts';
+import {
+  celEquals as engineEquals,
+  compareStrings,
+  type Engine,
+  isEngineValue,
+  isUint,
+  numeric,
+  uintOf,
+} from './equality.ts';
 import { isUrl, parseUrl, UrlValue } from './url.ts';
 import { addDurations, compareTime, durationOf, formatDuration, formatTimestamp, isDuration } from './time.ts';
 
@@ -32,6 +40,7 @@ function compare(a: unknown, b: unknown): number {
     const [l, r] = typeof x === 'bigint' && typeof y === 'bigint' ? [x, y] : [Number(x), Number(y)];
     return l < r ? -1 : l > r ? 1 : l === r ? 0 : Number.NaN;
   }
+  if (typeof a === 'string' && typeof b === 'string') return compareStrings(a, b);
   const sameType = typeof a === typeof b && (typeof a !== 'object' || a?.constructor === b?.constructor);
   if (!sameType || a === null) return Number.NaN;
   return (a as any) < (b as any) ? -1 : (a as any) > (b as any) ? 1 : 0;
@@ -76,6 +85,7 @@ export const ORDERING: k8sLists.CelOrdering = {
   compare(a, b) {
     const time = compareTime(a, b);
     if (time !== undefined) return time;
+    if (typeof a === 'string' && typeof b === 'string') return compareStrings(a, b);
     const x = unwrapUint(a) as number;
     const y = unwrapUint(b) as number;
     return x < y ? -1 : x > y ? 1 : 0;

@@ -114,6 +114,19 @@ describe('values', () => {
     check('string(123456789.0)', { value: '1.23456789e+08' });
   });
 
+  it('strings ordered by their UTF-8 bytes, as Go compares them', () => {
+    // cel-go common/types/string.go Compare is strings.Compare (bytes); string_test.go
+    // TestStringCompare's cases, then code points past U+FFFF, which UTF-16 units order otherwise.
+    check("'a' < 'bbbb' && 'a' <= 'a' && 'c' > 'bbbb'", { value: true });
+    check("'😀' > '\\uffff'", { value: true });
+    check("'\\uffff' >= '😀'", { value: false });
+    check("'a😀' < 'a\\ue000'", { value: false });
+    check("'\\ud7ff' < '😀'", { value: true });
+    // Kubernetes' lists library orders with the same Compare (lists.go isSorted, max; sort in 1.32+).
+    check("['\\uffff', '😀'].isSorted() && ['😀', '\\uffff'].max() == '😀'", { value: true });
+    check("['😀', '\\uffff', 'a'].sort()", { value: ['a', '\uffff', '😀'] });
+  });
+
   it('membership in an empty list literal is false without evaluating the element', () => {
     check('1 / 0 in []', { value: false });
     check('object.missing.field in []', { value: false });
