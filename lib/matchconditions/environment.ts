@@ -19,6 +19,7 @@ import { installOptionalEntries, registerParserProbe } from './entries.ts';
 import { registerOptionals } from './optionals.ts';
 import { installMeter, MeteredEnvironment, registerMeterProbe } from './meter.ts';
 import { useEngineClasses, useUintClass } from './equality.ts';
+import { useRuntimeTypes } from './conversions.ts';
 import { registerTime } from './time.ts';
 
 /** The largest int64. */
@@ -193,6 +194,7 @@ function buildEnvironment(): Environment {
   useUintClass((env.evaluate('0u') as object).constructor);
   const classOf = (expression: string) => (env.evaluate(expression) as object).constructor;
   useEngineClasses({ duration: classOf("duration('1s')"), type: classOf('type(1)') });
+  useRuntimeTypes({ map: env.evaluate('map'), null: env.evaluate('type(null)') });
   registerTwoVariableComprehensions(env);
   registerOptionals(env);
   installMeter(env);

@@ -13,7 +13,7 @@ import { costWrapper, indexReadFree, isConstant, isSetMembership } from './meter
 import { adoptHas, isOptionalNone } from './optionals.ts';
 import { isFormatCall } from './literal-validator.ts';
 import { mapLiteral } from './map-literal.ts';
-import { boolOfString, conversion, listIndex } from './conversions.ts';
+import { boolOfString, conversion, listIndex, runtimeType } from './conversions.ts';
 import { adoptTimestampSum, TIME_WRAPPERS } from './time.ts';
 
 /** The engine's type of a checked expression (the parts used here). */
@@ -113,6 +113,8 @@ const WRAPPERS: Record<string, (orig: Handle) => Handle> = {
 WRAPPERS['call:int'] = conversion('int');
 WRAPPERS['call:uint'] = conversion('uint');
 WRAPPERS['call:bool'] = boolOfString;
+
+WRAPPERS['call:type'] = runtimeType;
 
 /** Each ordering operator's answer from a comparison's -1, 0 or 1. */
 const ORDERED: Record<string, (c: number) => boolean> = {

@@ -73,6 +73,17 @@ describe('the request variable as the API server builds it (JSON, empty fields l
   });
 });
 
+describe('the runtime type of the request and its fields', () => {
+  it('is map: the API server gives them as schemaless Go values', () => {
+    // apiserver pkg/cel/common/valuesschemalesstyped_test.go: a struct's value has type
+    // types.MapType, as a map's has ("Unstructured behaves exactly as a Map").
+    check('type(request.kind) == map && type(request) == map && type(request.userInfo) == map', { value: true });
+    check('type(request.kind) == type(request.resource)', { value: true });
+    check('type(request.name) == string && type(object) == map', { value: true });
+    check('type(namespaceObject) == null_type', { value: true });
+  });
+});
+
 describe('what the checker accepts and refuses', () => {
   it('accepts', () => {
     check('object.spec.nums.max() > 1', { value: true });
