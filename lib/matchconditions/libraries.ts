@@ -167,7 +167,7 @@ function sumOf(l: unknown[]): unknown {
  * overload the checker chose (lists.go, zeroValuesOfSummableTypes).
  */
 function sumAs(type: string): (l: unknown[]) => unknown {
-  if (type === 'google.protobuf.Duration') return sumDurations;
+  if (type === 'google.protobuf.Duration') return (l) => sumDurations(l as Duration[]);
   const zero = () => (type === 'double' ? 0 : type === 'uint' ? uintOf(0n) : 0n);
   return (l) => (l.length === 0 ? zero() : sumOf(l));
 }
