@@ -3,7 +3,7 @@
 import { celEnv, parse, plan } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { compileExpression, isCompileError } from '../lib/matchconditions/index.ts';
-import { variablesFor } from '../lib/matchconditions/cel.ts';
+import { variablesFor } from '../lib/matchconditions/variables.ts';
 import type { AdmissionRequest } from '../lib/review/schemas.ts';
 import { compare, podReview } from './measure.ts';
 
