@@ -41,10 +41,16 @@ function child(args: string[]): Promise<{ code: number; stdout: string; stderr: 
 }
 
 describe('a named pipe (FIFO) where a project file goes', () => {
-  it('every reader refuses it at once: the fleet file, serverless.yml, a secret file', async () => {
+  it("every reader refuses it at once: the fleet file, serverless.yml, a secret file, the emulator's state", async () => {
     const secretDir = join(work, '.state', 'clusters', 'a');
     mkdirSync(secretDir, { recursive: true, mode: 0o700 });
     fifo(join(secretDir, 'path-secret'));
+    // The emulator's own state: its CA certificate and its record of what it applied.
+    const emulatorDir = join(work, '.emulator');
+    mkdirSync(emulatorDir, { mode: 0o700 });
+    fifo(join(emulatorDir, 'ca.crt'));
+    writeFileSync(join(emulatorDir, 'ca.key'), 'not read\n', { mode: 0o600 });
+    fifo(join(emulatorDir, 'applied.json'));
     const script = `
       const attempt = async (what, read) => { try { await read(); return [what, 'read']; } catch (err) { return [what, err.message]; } };
       const { loadFleet } = await import(${JSON.stringify(join(INFRA, 'fleet', 'file.ts'))});
@@ -53,6 +59,8 @@ describe('a named pipe (FIFO) where a project file goes', () => {
       const { projectRuntime } = await import(${JSON.stringify(join(INFRA, 'runtimes.ts'))});
       const { configuredRuntime } = await import(${JSON.stringify(join(INFRA, 'local', 'project.ts'))});
       const { readLocalPathSecret } = await import(${JSON.stringify(join(INFRA, 'secrets', 'secrets.ts'))});
+      const { ensureLocalCertificates } = await import(${JSON.stringify(join(INFRA, 'local', 'certs.ts'))});
+      const { readRecord } = await import(${JSON.stringify(join(INFRA, 'local', 'apply.ts'))});
       const root = ${JSON.stringify(work)};
       console.log(JSON.stringify(Object.fromEntries([
         await attempt('readRegularFile', () => readRegularFile(root + '/clusters.yaml')),
@@ -61,6 +69,8 @@ describe('a named pipe (FIFO) where a project file goes', () => {
         ['projectRuntime', projectRuntime(root)],
         ['configuredRuntime', configuredRuntime(root)],
         await attempt('readLocalPathSecret', () => readLocalPathSecret(${JSON.stringify(secretDir)})),
+        await attempt('ensureLocalCertificates', () => ensureLocalCertificates(${JSON.stringify(emulatorDir)}, () => {})),
+        await attempt('readRecord', () => readRecord(${JSON.stringify(emulatorDir)})),
       ])));`;
     const run = await child(['--import', 'tsx', '--input-type=module', '-e', script]);
     assert.equal(run.hung, false, 'a reader waited on the pipe');
@@ -76,6 +86,8 @@ describe('a named pipe (FIFO) where a project file goes', () => {
     assert.equal(results.projectRuntime, 'nodejs24.x');
     assert.equal(results.configuredRuntime, 'nodejs24.x');
     assert.match(results.readLocalPathSecret!, /path-secret is not a regular file/);
+    assert.match(results.ensureLocalCertificates!, /ca\.crt is not a regular file/);
+    assert.match(results.readRecord!, /applied\.json is not readable JSON/);
   });
 
   for (const args of [['lint'], ['secret', 'rotate', '--local', '--cluster', 'a', '--state-dir', '.state']]) {
