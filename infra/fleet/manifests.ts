@@ -4,11 +4,11 @@
  * cluster it was made for. The secret in its URLs is chosen by the caller (withPathSecret).
  */
 import { join, resolve } from 'node:path';
-import { checkMatchConditions, type ConditionProblem } from '../../lib/matchconditions/rules.ts';
-import type { Enforcement, MatchCondition, Registration } from '../../lib/registration.ts';
+import type { Enforcement, Registration } from '../../lib/registration.ts';
 import { KlwError } from '../errors.ts';
 import { writeFileSafely } from '../files.ts';
 import {
+  compileProblem,
   enforcedWebhooks,
   forKubeVersion,
   knowsWebhookField,
@@ -114,13 +114,6 @@ export function clusterConditionFindings(cluster: FleetCluster, registrations: R
 export function fleetConditionFindings(root: string, registrations: Registration[]): Finding[] {
   const fleet = loadFleet(root, registrations);
   return (fleet?.clusters ?? []).flatMap((cluster) => clusterConditionFindings(cluster, registrations));
-}
-
-/** Why the API server of `kubeVersion` (default the newest) would not compile a condition, if it would not. */
-function compileProblem(condition: MatchCondition, kubeVersion?: KubeTarget['version']): ConditionProblem | undefined {
-  return checkMatchConditions([condition], kubeVersion ? { kubeVersion } : {}).find(
-    (p) => p.rule === 'match-conditions-compile',
-  );
 }
 
 /** The file of one cluster's manifests in `--out-dir`: `<dir>/<cluster>.<format>`. */
