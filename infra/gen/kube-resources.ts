@@ -270,12 +270,16 @@ function writeKinds(all: Map<string, { kind: string; namespaced: boolean; minors
   for (const [key, r] of sorted) {
     const kind = key.split('/').pop()!;
     const modelPath = `${r.group || ''}${r.group ? '/' : ''}${r.version}/${kind}`;
-    if (names.has(kind) || !existsSync(join(models, `${modelPath}.d.ts`))) continue;
+    if (names.has(kind)) continue;
     names.add(kind);
-    imports.push(`import type { I${kind} as ${kind}Object } from 'kubernetes-models/${modelPath}';`);
+    // A kind newer than the models (the version that runs on Node 20 stops before 1.34): any object.
+    const typed = existsSync(join(models, `${modelPath}.d.ts`));
+    if (typed) imports.push(`import type { I${kind} as ${kind}Object } from 'kubernetes-models/${modelPath}';`);
     consts.push(
-      `/** A ${kind} as a review carries it, the type to name in signatures: \`(o: ${kind}) => …\`. */`,
-      `export type ${kind} = ReviewObject<${kind}Object>;`,
+      typed
+        ? `/** A ${kind} as a review carries it, the type to name in signatures: \`(o: ${kind}) => …\`. */`
+        : `/** A ${kind} as a review carries it: any object (the models for Node 20 predate its Kubernetes 1.34 API). */`,
+      typed ? `export type ${kind} = ReviewObject<${kind}Object>;` : `export type ${kind} = KubeObject;`,
       `/** ${r.group || 'core'}/${r.version} ${r.resource} (${r.namespaced ? 'namespaced' : 'cluster-scoped'}). */`,
       `export const ${kind}: ResourceDescriptor<${kind}> = { group: '${r.group}', version: '${r.version}', resource: '${r.resource}', kind: '${kind}', namespaced: ${r.namespaced} };`,
     );
@@ -284,6 +288,7 @@ function writeKinds(all: Map<string, { kind: string; namespaced: boolean; minors
 // size: a generated table, one descriptor per built-in kind; the generator keeps it whole.
 // Resource descriptors for on(...): plain objects; the object types come from kubernetes-models as types only,
 // each under its descriptor's name (Pod is a value for on(Pod) and a type for (pod: Pod) => …).
+import type { KubeObject } from '../review/schemas.ts';
 import type { ResourceDescriptor, ReviewObject } from '../rule-builder.ts';
 ${imports.join('\n')}
 

@@ -2,6 +2,7 @@
 // size: a generated table, one descriptor per built-in kind; the generator keeps it whole.
 // Resource descriptors for on(...): plain objects; the object types come from kubernetes-models as types only,
 // each under its descriptor's name (Pod is a value for on(Pod) and a type for (pod: Pod) => …).
+import type { KubeObject } from '../review/schemas.ts';
 import type { ResourceDescriptor, ReviewObject } from '../rule-builder.ts';
 import type { IBinding as BindingObject } from 'kubernetes-models/v1/Binding';
 import type { IComponentStatus as ComponentStatusObject } from 'kubernetes-models/v1/ComponentStatus';
@@ -56,17 +57,12 @@ import type { IClusterRole as ClusterRoleObject } from 'kubernetes-models/rbac.a
 import type { IClusterRoleBinding as ClusterRoleBindingObject } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
 import type { IRole as RoleObject } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import type { IRoleBinding as RoleBindingObject } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
-import type { IDeviceClass as DeviceClassObject } from 'kubernetes-models/resource.k8s.io/v1/DeviceClass';
-import type { IResourceClaim as ResourceClaimObject } from 'kubernetes-models/resource.k8s.io/v1/ResourceClaim';
-import type { IResourceClaimTemplate as ResourceClaimTemplateObject } from 'kubernetes-models/resource.k8s.io/v1/ResourceClaimTemplate';
-import type { IResourceSlice as ResourceSliceObject } from 'kubernetes-models/resource.k8s.io/v1/ResourceSlice';
 import type { IPriorityClass as PriorityClassObject } from 'kubernetes-models/scheduling.k8s.io/v1/PriorityClass';
 import type { ICSIDriver as CSIDriverObject } from 'kubernetes-models/storage.k8s.io/v1/CSIDriver';
 import type { ICSINode as CSINodeObject } from 'kubernetes-models/storage.k8s.io/v1/CSINode';
 import type { ICSIStorageCapacity as CSIStorageCapacityObject } from 'kubernetes-models/storage.k8s.io/v1/CSIStorageCapacity';
 import type { IStorageClass as StorageClassObject } from 'kubernetes-models/storage.k8s.io/v1/StorageClass';
 import type { IVolumeAttachment as VolumeAttachmentObject } from 'kubernetes-models/storage.k8s.io/v1/VolumeAttachment';
-import type { IVolumeAttributesClass as VolumeAttributesClassObject } from 'kubernetes-models/storage.k8s.io/v1/VolumeAttributesClass';
 
 /** A Binding as a review carries it, the type to name in signatures: `(o: Binding) => …`. */
 export type Binding = ReviewObject<BindingObject>;
@@ -598,8 +594,8 @@ export const RoleBinding: ResourceDescriptor<RoleBinding> = {
   kind: 'RoleBinding',
   namespaced: true,
 };
-/** A DeviceClass as a review carries it, the type to name in signatures: `(o: DeviceClass) => …`. */
-export type DeviceClass = ReviewObject<DeviceClassObject>;
+/** A DeviceClass as a review carries it: any object (the models for Node 20 predate its Kubernetes 1.34 API). */
+export type DeviceClass = KubeObject;
 /** resource.k8s.io/v1 deviceclasses (cluster-scoped). */
 export const DeviceClass: ResourceDescriptor<DeviceClass> = {
   group: 'resource.k8s.io',
@@ -608,8 +604,8 @@ export const DeviceClass: ResourceDescriptor<DeviceClass> = {
   kind: 'DeviceClass',
   namespaced: false,
 };
-/** A ResourceClaim as a review carries it, the type to name in signatures: `(o: ResourceClaim) => …`. */
-export type ResourceClaim = ReviewObject<ResourceClaimObject>;
+/** A ResourceClaim as a review carries it: any object (the models for Node 20 predate its Kubernetes 1.34 API). */
+export type ResourceClaim = KubeObject;
 /** resource.k8s.io/v1 resourceclaims (namespaced). */
 export const ResourceClaim: ResourceDescriptor<ResourceClaim> = {
   group: 'resource.k8s.io',
@@ -618,8 +614,8 @@ export const ResourceClaim: ResourceDescriptor<ResourceClaim> = {
   kind: 'ResourceClaim',
   namespaced: true,
 };
-/** A ResourceClaimTemplate as a review carries it, the type to name in signatures: `(o: ResourceClaimTemplate) => …`. */
-export type ResourceClaimTemplate = ReviewObject<ResourceClaimTemplateObject>;
+/** A ResourceClaimTemplate as a review carries it: any object (the models for Node 20 predate its Kubernetes 1.34 API). */
+export type ResourceClaimTemplate = KubeObject;
 /** resource.k8s.io/v1 resourceclaimtemplates (namespaced). */
 export const ResourceClaimTemplate: ResourceDescriptor<ResourceClaimTemplate> = {
   group: 'resource.k8s.io',
@@ -628,8 +624,8 @@ export const ResourceClaimTemplate: ResourceDescriptor<ResourceClaimTemplate> = 
   kind: 'ResourceClaimTemplate',
   namespaced: true,
 };
-/** A ResourceSlice as a review carries it, the type to name in signatures: `(o: ResourceSlice) => …`. */
-export type ResourceSlice = ReviewObject<ResourceSliceObject>;
+/** A ResourceSlice as a review carries it: any object (the models for Node 20 predate its Kubernetes 1.34 API). */
+export type ResourceSlice = KubeObject;
 /** resource.k8s.io/v1 resourceslices (cluster-scoped). */
 export const ResourceSlice: ResourceDescriptor<ResourceSlice> = {
   group: 'resource.k8s.io',
@@ -698,8 +694,8 @@ export const VolumeAttachment: ResourceDescriptor<VolumeAttachment> = {
   kind: 'VolumeAttachment',
   namespaced: false,
 };
-/** A VolumeAttributesClass as a review carries it, the type to name in signatures: `(o: VolumeAttributesClass) => …`. */
-export type VolumeAttributesClass = ReviewObject<VolumeAttributesClassObject>;
+/** A VolumeAttributesClass as a review carries it: any object (the models for Node 20 predate its Kubernetes 1.34 API). */
+export type VolumeAttributesClass = KubeObject;
 /** storage.k8s.io/v1 volumeattributesclasses (cluster-scoped). */
 export const VolumeAttributesClass: ResourceDescriptor<VolumeAttributesClass> = {
   group: 'storage.k8s.io',
