@@ -45,8 +45,8 @@ export function enforcementIn(cluster: FleetCluster, reg: { name: string; enforc
 
 /**
  * Rewrites manifests for one cluster: the fields its version knows (with the findings of what
- * is left out), and on every webhook configuration the cluster label and the enforcement
- * annotation.
+ * is left out), and on every webhook configuration the cluster's labels of the fleet file, the
+ * cluster label and the enforcement annotation.
  */
 export function forCluster(
   documents: Array<Record<string, any>>,
@@ -72,7 +72,8 @@ export function forCluster(
       ...doc,
       metadata: {
         ...metadata,
-        labels: { ...metadata.labels, [CLUSTER_LABEL]: cluster.name },
+        // The fleet file's labels of the cluster, then the cluster label (which they cannot replace).
+        labels: { ...metadata.labels, ...cluster.labels, [CLUSTER_LABEL]: cluster.name },
         annotations: { ...metadata.annotations, [ENFORCEMENT_ANNOTATION]: modes.join(',') },
       },
     };

@@ -50,6 +50,13 @@ export function clusterStateDir(stateDir: string, cluster: string): string {
   return join(resolve(stateDir), 'clusters', cluster);
 }
 
+/** The local secret file of `cluster` (a fleet's), else the service's, with the cluster it is of. */
+export function localSecretSource(stateDir: string, cluster?: string): { file: string; cluster?: string } {
+  return cluster
+    ? { file: localPathSecretFile(clusterStateDir(stateDir, cluster)), cluster }
+    : { file: localPathSecretFile(stateDir) };
+}
+
 /** True when a function's URL carries the path secret: every function but those registered with `auth: 'none'`. */
 export function usesPathSecret(registration: Registration): boolean {
   return registration.auth !== 'none';
