@@ -4,8 +4,12 @@
  * gates that bring them earlier, and the labels the defaults rely on. `klw manifests
  * --kube-version` writes only what the target knows; lint says what is lost.
  */
-import { checkInFunctionConditions } from '../lib/matchconditions/rules.ts';
-import type { AdmissionRegistration, Registration } from '../lib/internal.ts';
+import {
+  checkInFunctionConditions,
+  checkMatchConditions,
+  type ConditionProblem,
+} from '../lib/matchconditions/rules.ts';
+import type { AdmissionRegistration, MatchCondition, Registration } from '../lib/internal.ts';
 import { KlwError } from './errors.ts';
 import type { Finding } from './lint/finding.ts';
 import type { Json } from './json.ts';
@@ -211,4 +215,42 @@ export function lintInFunctionConditions(registrations: Registration[]): Finding
       ? checkInFunctionConditions(r.matchConditions).map((p) => ({ ...p, subject: r.webhookName }))
       : [],
   );
+}
+
+/** Why the API server of `version` (default the newest) would not compile a condition being created, if it would not. */
+export function compileProblem(condition: MatchCondition, version?: KubeVersion): ConditionProblem | undefined {
+  return checkMatchConditions([condition], version ? { kubeVersion: version } : {}).find(
+    (p) => p.rule === 'match-conditions-compile',
+  );
+}
+
+/** Rule of a matchCondition that the registration's own `kubernetesVersion` cannot compile. */
+export const REGISTRATION_VERSION_RULE = 'match-conditions-kubernetes-version';
+
+/**
+ * The matchConditions each registration's own `kubernetesVersion` refuses (a library or syntax
+ * newer than it), each an error naming the function, the condition and the version, as the test
+ * kit refuses them. Only where the conditions run at that version: its API server keeps the field,
+ * or the function enforces them itself. A condition no version compiles is lint's own error.
+ */
+export function registrationVersionFindings(registrations: Registration[]): Finding[] {
+  const findings: Finding[] = [];
+  for (const reg of registrations) {
+    if (reg.type === 'conversion' || !reg.kubernetesVersion || !reg.matchConditions?.length) continue;
+    const version = parseKubeVersion(reg.kubernetesVersion);
+    if (!knowsWebhookField({ version }, 'matchConditions') && !reg.enforceMatchConditions) continue;
+    for (const condition of reg.matchConditions) {
+      const problem = compileProblem(condition, version);
+      if (!problem || compileProblem(condition)) continue;
+      findings.push({
+        level: 'error',
+        rule: REGISTRATION_VERSION_RULE,
+        subject: reg.name,
+        message:
+          `kubernetesVersion ${reg.kubernetesVersion} (raise it, or use only what ${reg.kubernetesVersion} has): ` +
+          problem.message,
+      });
+    }
+  }
+  return findings;
 }

@@ -5,7 +5,7 @@ import type { EventSource, Registration } from '../../lib/internal.ts';
 import { KlwError } from '../errors.ts';
 import { lintDocuments } from '../lint.ts';
 import { checkWebhookUrl, generateManifests, type Endpoints } from '../manifests.ts';
-import { ensureLocalPathSecret, PATH_SECRET_ENV, usesPathSecret } from '../secrets/index.ts';
+import { ensureLocalPathSecret, localSecretSource, PATH_SECRET_ENV, usesPathSecret } from '../secrets/index.ts';
 import { FLEET_ENV, FLEET_PATH_SECRETS_ENV } from '../../lib/fleet.ts';
 import { fleetEnvValue } from '../fleet/file.ts';
 import { renderDocuments } from '../output.ts';
@@ -86,6 +86,8 @@ export interface RunningApi {
   pools: Map<string, FunctionPool>;
   /** The local path secret in the functions' URLs (`<url>/<name>/<secret>`), when any function checks one. */
   pathSecret?: string;
+  /** Where that secret is kept: the service's file, or in a fleet the first cluster's (whose URLs the manifests hold). */
+  pathSecretSource(): { file: string; cluster?: string };
   /** The project being served. */
   project: LocalProject;
   /** `<url>/<name>[/<secret>]`: where the API server (of `cluster`, in a fleet) sends a function's reviews. */
@@ -192,6 +194,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     get pathSecret() {
       return endpoints.pathSecret;
     },
+    pathSecretSource: () => localSecretSource(stateDir, fleets.get()?.file.clusters[0]?.name),
     project,
     functionUrl: (name, cluster) => {
       const clusterSecret = cluster === undefined ? endpoints.pathSecret : fleets.get()?.secrets.get(cluster)?.current;
