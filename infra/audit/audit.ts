@@ -279,7 +279,9 @@ async function auditObject(
     // The function failed (threw, timed out, answered what the API server refuses): failurePolicy decides.
     result.result = 'error';
     result.rejected = reg.failurePolicy === 'Fail';
-    result.message = `${(err as Error).message.split('\n')[0]} (failurePolicy ${reg.failurePolicy})`;
+    // A failure's message names the review on its first line and the error on its second.
+    const message = (err as Error).message.split('\n').slice(0, 2).join(' ').replace(/\s+/g, ' ');
+    result.message = `${message} (failurePolicy ${reg.failurePolicy})`;
   }
   return result;
 }
