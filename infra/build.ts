@@ -58,6 +58,9 @@ export function entrySource(root: string, entry: string): string {
   ].join('\n');
 }
 
+/** The name of the generated entry module in a bundle's source map; no such file is on disk. */
+export const GENERATED_ENTRY = 'klw-entry.mjs';
+
 /**
  * What a function's deployment puts in front of it, for leaving the rest out of its bundle: the
  * event sources that deliver its events, and whether it serves a fleet. Unknown (the default):
@@ -96,7 +99,7 @@ export function bundleOptions(
   return {
     absWorkingDir: root,
     // The entry is generated (entrySource), so a module needs no `handler` export of its own.
-    stdin: { contents: entrySource(root, fn.entry), resolveDir: root, sourcefile: 'klw-entry.mjs', loader: 'js' },
+    stdin: { contents: entrySource(root, fn.entry), resolveDir: root, sourcefile: GENERATED_ENTRY, loader: 'js' },
     outfile: bundlePath(root, fn.name),
     bundle: true,
     platform: 'node',
