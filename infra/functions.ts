@@ -8,7 +8,7 @@ import type { ConversionWebhook, Registration } from '../lib/internal.ts';
 import { findFunctions, noFunctionsMessage, type FunctionSource } from '../lib/harness/discover.ts';
 import { describeThrown, KlwError, thrownIn } from './errors.ts';
 import { makeDir, writeFileSafely } from './files.ts';
-import type { Finding } from './lint.ts';
+import type { Finding } from './lint/finding.ts';
 import { checkModule, type FunctionModule } from './loader/check.ts';
 import type { LoadTarget } from './loader/child.ts';
 import { LOAD_TIMEOUT_MS, loadModules } from './loader/load.ts';

@@ -7,7 +7,7 @@
 import { checkInFunctionConditions } from '../lib/matchconditions/rules.ts';
 import type { AdmissionRegistration, Registration } from '../lib/internal.ts';
 import { KlwError } from './errors.ts';
-import type { Finding } from './lint.ts';
+import type { Finding } from './lint/finding.ts';
 import type { Json } from './json.ts';
 
 /** A Kubernetes minor version, `1.20`. */

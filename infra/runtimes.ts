@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import type { Finding } from './lint.ts';
+import type { Finding } from './lint/finding.ts';
 
 /** The Lambda runtime functions are deployed on unless the project picks another. */
 export const DEFAULT_RUNTIME = 'nodejs24.x';

@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import type { Registration } from '../../lib/internal.ts';
 import { KlwError } from '../errors.ts';
-import type { Finding } from '../lint.ts';
+import type { Finding } from '../lint/finding.ts';
 import { checkRuntime, DEFAULT_RUNTIME } from '../runtimes.ts';
 import { PLUGIN_NAME, routePath } from './serverless-plugin.ts';
 import type { Json } from '../json.ts';

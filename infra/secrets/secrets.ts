@@ -7,6 +7,9 @@ import { makeDir, pathTaken, readPrivate, writeFileSafely } from '../files.ts';
 
 export { PATH_SECRET_ENV, PATH_SECRET_SSM_ENV } from '../../lib/internal.ts';
 
+/** Default local state directory, shared with the emulator's `--state-dir`. */
+export const DEFAULT_STATE_DIR = '.klw/local';
+
 /** Bytes of randomness in a new path secret: 256 bits, twice the 128 the secret must carry at least. */
 export const PATH_SECRET_BYTES = 32;
 
