@@ -132,7 +132,8 @@ export function projectPackageJson(name: string, packageSpec: string): Record<st
     version: '0.1.0',
     private: true,
     type: 'module',
-    engines: { node: '>=20' },
+    // The Node.js this package and its dependencies run on, the project's too.
+    engines: { node: info.nodeEngine ?? '*' },
     scripts: {
       start: 'klw start',
       test: 'klw test',

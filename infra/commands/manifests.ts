@@ -5,7 +5,7 @@ import { KlwError } from '../errors.ts';
 import { fleetManifests, type FleetManifestOptions } from '../fleet/commands.ts';
 import { FLEET_FILE } from '../fleet/file.ts';
 import { loadFunctions } from '../functions.ts';
-import { enforcedWebhooks, forKubeVersion, kubeTargetFrom } from '../kube-versions.ts';
+import { enforcedWebhooks, forKubeVersion, kubeTargetFrom, registrationVersionFindings } from '../kube-versions.ts';
 import { lintDocuments } from '../lint.ts';
 import { lintRulesForVersion } from '../lint/rules.ts';
 import { DEFAULT_CONFIGURATION_NAME, type Endpoints } from '../manifests.ts';
@@ -116,12 +116,11 @@ async function writeManifests({ root, say }: CommandContext, options: ManifestsO
         'writes the secret',
     );
   }
+  const registrations = (await loadFunctions(root())).map((f) => f.registration);
+  // Without --kube-version, each registration's own kubernetesVersion compiles its conditions.
+  if (!target) reportFindings(registrationVersionFindings(registrations));
   if (target) {
-    const versioned = forKubeVersion(
-      set.documents,
-      target,
-      enforcedWebhooks((await loadFunctions(root())).map((f) => f.registration)),
-    );
+    const versioned = forKubeVersion(set.documents, target, enforcedWebhooks(registrations));
     // The conditions as that version's API server compiles a configuration being created.
     const conditions = lintDocuments(versioned.documents, target.version).filter((f) =>
       f.rule.startsWith('match-conditions'),
