@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
 import { buildAll, bundleOptions, bundlePath } from '../infra/build.ts';
 import { loadFunctions } from '../infra/functions.ts';
-import { deploymentOf, functionDefinition, pluginParams } from '../infra/deploy/serverless-plugin.ts';
+import { deploymentOf, functionDefinition, pluginParams } from '../infra/deploy/index.ts';
 import type { WebhookHandler } from '../lib/webhook.ts';
 import { conversionReview, toEvent } from '../lib/testing/index.ts';
 import { allow } from '../lib/admission/decision.ts';
