@@ -167,12 +167,15 @@ function applyOne(doc: { root: Container }, op: PatchOp): void {
       return;
     }
     case 'replace':
-      return replace(doc, op);
+      replace(doc, op);
+      return;
     case 'move':
     case 'copy':
-      return moveOrCopy(doc, op);
+      moveOrCopy(doc, op);
+      return;
     case 'test':
-      return test(doc, op);
+      test(doc, op);
+      return;
     default:
       throw new PatchError(`Unexpected kind: ${op.op}`);
   }
