@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { invoke } from '../../../lib/harness/invoke.ts';
 import { admissionReview } from '../../../lib/harness/reviews.ts';
+import { Deployment } from '../../../lib/k8s/kinds.ts';
 import { rewriteObjectConstruction } from '../../../lib/matchconditions/object-construction.ts';
 import { compileMutation } from '../../../lib/policies/mutating/cel.ts';
+import { defineMutatingPolicy } from '../../../lib/policies/mutating/define.ts';
 import {
   compileMutatingPolicy,
   evaluateMutatingPolicy,
@@ -11,6 +14,7 @@ import {
 } from '../../../lib/policies/mutating/evaluate.ts';
 import { builtinSchema } from '../../../lib/policies/mutating/smd/schema.ts';
 import type { KubeObject } from '../../../lib/review/schemas.ts';
+import { on } from '../../../lib/rule-builder.ts';
 
 const DEPLOYMENT = { schema: builtinSchema(), typeName: 'io.k8s.api.apps.v1.Deployment', builtin: true };
 const deployment = (spec: Record<string, unknown>, metadata: Record<string, unknown> = { name: 'd' }): KubeObject => ({
@@ -346,12 +350,42 @@ const EXPRESSION_ROWS: Row[] = [
   },
 ];
 
+/** The row's policy served from Lambda: the object after its webhook's patch equals the native outcome, as JSON. */
+async function checkWebhook(row: Row) {
+  const policy = defineMutatingPolicy({
+    name: 'p',
+    matchConstraints: { resourceRules: [on(Deployment).create().update()] },
+    variables: row.variables ?? [],
+    mutations: row.mutations,
+    params: () => row.params ?? null,
+    namespaceObject: () => row.namespaceObject ?? null,
+    authorize: () => ({ decision: 'Allow' }),
+  });
+  const review = admissionReview(row.object, { namespace: 'default', ...(row.oldObject ? { oldObject: row.oldObject } : {}) });
+  const native = policy.evaluate(review.request);
+  const result = await invoke(policy, review);
+  if (native.errors.length) {
+    assert.equal(result.allowed, false);
+    assert.deepEqual(result.status, { code: 403, reason: 'Invalid', message: native.errors[0] });
+    return;
+  }
+  assert.equal(result.allowed, true);
+  assert.equal(JSON.stringify(result.object), JSON.stringify(native.object));
+  assert.deepEqual(native.object, row.want);
+}
+
 describe('mutating policy expressions (compilation_test.go)', () => {
-  for (const row of COMPILATION_TEST_GO) it(row.name, () => check(row));
+  for (const row of COMPILATION_TEST_GO) {
+    it(row.name, () => check(row));
+    it(`${row.name}: served from Lambda, as native`, () => checkWebhook(row));
+  }
 });
 
 describe('mutating policy expressions (smd_test.go, json_patch_test.go)', () => {
-  for (const row of EXPRESSION_ROWS) it(row.name, () => check(row));
+  for (const row of EXPRESSION_ROWS) {
+    it(row.name, () => check(row));
+    it(`${row.name}: served from Lambda, as native`, () => checkWebhook(row));
+  }
 });
 
 describe('object construction', () => {
