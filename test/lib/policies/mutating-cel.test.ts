@@ -361,7 +361,10 @@ async function checkWebhook(row: Row) {
     namespaceObject: () => row.namespaceObject ?? null,
     authorize: () => ({ decision: 'Allow' }),
   });
-  const review = admissionReview(row.object, { namespace: 'default', ...(row.oldObject ? { oldObject: row.oldObject } : {}) });
+  const review = admissionReview(row.object, {
+    namespace: 'default',
+    ...(row.oldObject ? { oldObject: row.oldObject } : {}),
+  });
   const native = policy.evaluate(review.request);
   const result = await invoke(policy, review);
   if (native.errors.length) {
