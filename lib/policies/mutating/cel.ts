@@ -5,13 +5,19 @@
  * nested object's type name against its field path) or a list of JSON patch operations. The one
  * module of the mutating evaluator that reaches the CEL implementation.
  */
-import { compileExpression, isCompileError, PER_CALL_COST_LIMIT } from '../../matchconditions/cel.ts';
-import { meter } from '../../matchconditions/meter.ts';
+import {
+  type Authorize,
+  CelCompileError,
+  celGoTypeName,
+  compile,
+  PER_CALL_COST_LIMIT,
+  type Program,
+} from '../../../packages/kube-cel/src/index.ts';
 import { OBJECT_TYPE_KEY, rewriteObjectConstruction } from '../../matchconditions/object-construction.ts';
+import { toCel, variablesFor } from '../../matchconditions/variables.ts';
 import type { PatchOp } from './json-patch.ts';
 
-export { CostLimitExceeded } from '../../matchconditions/cel.ts';
-export { type Authorize, toCel, variablesFor } from '../../matchconditions/cel.ts';
+export { type Authorize, toCel, variablesFor };
 
 /**
  * The cost limit of one evaluation of a mutation's expression: the per-call limit the API server's
@@ -31,35 +37,27 @@ export interface CompiledMutation {
 /** A compiled expression of another part of the policy (a variable, a match condition). */
 export interface CompiledPolicyExpression {
   type: string;
-  run(variables: Record<string, unknown>, limit?: number): unknown;
-  readonly lastCost: number;
-}
-
-/**
- * Runs an expression while another one is under way (a variable read lazily by a mutation): the
- * outer evaluation's meter is kept, as the API server charges a variable apart from the
- * expression that reads it. Returns the value and the cost the variable spent.
- */
-export function runNested(
-  expression: CompiledPolicyExpression,
-  variables: Record<string, unknown>,
-): { value: unknown; cost: number } {
-  const outer = meter.left;
-  try {
-    return { value: expression.run(variables), cost: expression.lastCost };
-  } finally {
-    meter.left = outer;
-  }
+  /** The value, or throws the evaluation's error (CostLimitExceeded past the per-call limit). */
+  run(variables: Record<string, unknown>): unknown;
 }
 
 /** Declarations beside the admission environment's own: `params` and `variables` as dyn. */
 const DECLARATIONS = { params: 'dyn', variables: 'map<string, dyn>' };
 
+/** Each evaluation has its own meter: a variable read while a mutation is evaluated is charged apart, as the API server charges it. */
+const compiledOf = (program: Program): CompiledPolicyExpression => ({
+  type: program.type,
+  run: (variables) => program.evaluate(variables, { costLimit: MUTATION_COST_LIMIT }).value,
+});
+
 /** Compiles any expression of a policy in its environment; a string is the API server's compile error. */
 export function compilePolicyExpression(expression: string): CompiledPolicyExpression | string {
-  const compiled = compileExpression(rewriteObjectConstruction(expression), { declarations: DECLARATIONS });
-  if (isCompileError(compiled)) return compiled.message;
-  return compiled;
+  try {
+    return compiledOf(compile(rewriteObjectConstruction(expression), { declarations: DECLARATIONS }));
+  } catch (err) {
+    if (err instanceof CelCompileError) return err.message;
+    throw err;
+  }
 }
 
 /** The expression's type as the API server checks it, where the written text says it (else undefined). */
@@ -71,9 +69,6 @@ function staticType(expression: string): string | undefined {
   return undefined;
 }
 
-/** cel-go's name of a checked type (`list(int)`) from the implementation's (`list<int>`). */
-const celGoTypeName = (type: string) => type.replace(/</g, '(').replace(/>/g, ')');
-
 /** Compiles a mutation's expression; a string is the error the API server gives. */
 export function compileMutation(expression: string, kind: MutationKind): CompiledMutation | string {
   const compiled = compilePolicyExpression(expression);
@@ -82,7 +77,7 @@ export function compileMutation(expression: string, kind: MutationKind): Compile
   if (kind === 'ApplyConfiguration' && declared !== undefined && declared !== 'Object')
     return `must evaluate to Object but got ${declared}`;
   const type = compiled.type;
-  const objectLike = type === 'dyn' || type.startsWith('map<string, dyn>') || type === 'map';
+  const objectLike = type === 'dyn' || /^map[(<]string, dyn[)>]$/.test(type);
   if (kind === 'ApplyConfiguration' && declared === undefined && !objectLike)
     return `must evaluate to Object but got ${celGoTypeName(type)}`;
   if (kind === 'JSONPatch' && !(type === 'dyn' || type.startsWith('list')))
@@ -90,7 +85,7 @@ export function compileMutation(expression: string, kind: MutationKind): Compile
   return {
     kind,
     run(variables) {
-      const value = compiled.run(variables, MUTATION_COST_LIMIT);
+      const value = compiled.run(variables);
       return kind === 'ApplyConfiguration' ? applyConfigurationOf(value) : patchOpsOf(value);
     },
   };

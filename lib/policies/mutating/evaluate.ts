@@ -11,7 +11,6 @@ import {
   type CompiledPolicyExpression,
   compileMutation,
   compilePolicyExpression,
-  runNested,
   toCel,
   variablesFor,
 } from './cel.ts';
@@ -98,8 +97,7 @@ function lazyVariables(compiled: CompiledMutatingPolicy, vars: Record<string, un
         const expression = byName.get(key) as CompiledPolicyExpression | string;
         try {
           if (typeof expression === 'string') throw new Error(expression);
-          const run = runNested(expression, vars);
-          entry = { value: run.value };
+          entry = { value: expression.run(vars) };
         } catch (error) {
           entry = { error };
         }

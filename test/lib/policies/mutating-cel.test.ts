@@ -440,3 +440,13 @@ describe('object construction', () => {
     assert.equal(outcome.changed, true);
   });
 });
+
+describe('apply configuration result types', () => {
+  it('takes an expression whose type only evaluation tells, and checks it then', () => {
+    const compiled = compileMutation('true ? Object{spec: Object.spec{replicas: 1}} : Object{}', 'ApplyConfiguration');
+    assert.equal(typeof compiled, 'object');
+    const dynamic = compileMutation('dyn({"a": 1})', 'ApplyConfiguration');
+    assert.ok(typeof dynamic === 'object');
+    assert.throws(() => dynamic.run({}), /unsupported return type from ApplyConfiguration expression/);
+  });
+});

@@ -60,7 +60,7 @@ describe('MutatingAdmissionPolicy manifests', () => {
   it('an unknown field is refused by the schema check the test relies on', () => {
     const [p] = mutatingPolicyManifests(policy.mutatingPolicy);
     assert.throws(() =>
-      new MutatingAdmissionPolicy({ ...p, spec: { ...p.spec, failurePolicy: 7 } } as never).validate(),
+      new MutatingAdmissionPolicy({ ...p, spec: { ...(p.spec as object), failurePolicy: 7 } } as never).validate(),
     );
   });
 
