@@ -7,6 +7,7 @@ import { makeDir, writeFileSafely } from './files.ts';
 import { NO_REGISTRATION, type FunctionEntry } from './functions.ts';
 import { KlwError } from './errors.ts';
 import { esbuildTarget, projectRuntime } from './runtimes.ts';
+import { SOURCES, type EventSource } from '../lib/internal.ts';
 
 /** What `build` wrote for one function. */
 export interface BuiltFunction {
@@ -61,6 +62,31 @@ export function entrySource(root: string, entry: string): string {
 export const GENERATED_ENTRY = 'klw-entry.mjs';
 
 /**
+ * What a function's deployment puts in front of it, for leaving the rest out of its bundle: the
+ * event sources that deliver its events, and whether it serves a fleet. Unknown (the default):
+ * everything, so the bundle runs behind any source, with or without a fleet.
+ */
+export interface Deployment {
+  sources: readonly EventSource[];
+  fleet: boolean;
+}
+
+/** A deployment with every source and a fleet: a bundle that runs anywhere. */
+export const ANY_DEPLOYMENT: Deployment = { sources: SOURCES.map((s) => s.name), fleet: true };
+
+/**
+ * The build-time constants that leave out of a bundle what its deployment does not use
+ * (lib/gateway/sources.ts BUNDLED_SOURCES, lib/webhook.ts): esbuild then drops that code.
+ */
+export function deploymentDefines(deployment: Deployment): Record<string, string> {
+  const defines: Record<string, string> = {};
+  for (const { name } of SOURCES)
+    if (!deployment.sources.includes(name)) defines[`process.env.KLW_BUNDLE_NO_${name.toUpperCase()}`] = '"1"';
+  if (!deployment.fleet) defines['process.env.KLW_BUNDLE_NO_FLEET'] = '"1"';
+  return defines;
+}
+
+/**
  * esbuild options for one function: ESM for the Node.js of the Lambda runtime (default: the
  * project's, see projectRuntime), minified, AWS SDK left to the runtime.
  */
@@ -68,6 +94,7 @@ export function bundleOptions(
   root: string,
   fn: Pick<FunctionEntry, 'name' | 'entry'>,
   runtime: string = projectRuntime(root),
+  deployment: Deployment = ANY_DEPLOYMENT,
 ): esbuild.BuildOptions {
   return {
     absWorkingDir: root,
@@ -91,7 +118,7 @@ export function bundleOptions(
     banner: {
       js: "import{createRequire as __klwRequire}from'node:module';const require=__klwRequire(import.meta.url);",
     },
-    define: { 'process.env.NODE_ENV': '"production"' },
+    define: { 'process.env.NODE_ENV': '"production"', ...deploymentDefines(deployment) },
     logLevel: 'silent',
     metafile: true,
   };
@@ -111,17 +138,21 @@ function zip(files: Array<{ name: string; data: Buffer }>): Promise<Buffer> {
   });
 }
 
-/** Bundles one function with esbuild for a Lambda runtime (default: the project's) and writes its deterministic zip. */
+/**
+ * Bundles one function with esbuild for a Lambda runtime (default: the project's) and what its
+ * deployment fronts it with (default: anything), and writes its deterministic zip.
+ */
 export async function buildFunction(
   root: string,
   fn: Pick<FunctionEntry, 'name' | 'entry'>,
   runtime: string = projectRuntime(root),
+  deployment: Deployment = ANY_DEPLOYMENT,
 ): Promise<BuiltFunction> {
   const outfile = bundlePath(root, fn.name);
   // esbuild resolves from the project root, which must exist even though nothing is written yet.
   makeDir(root);
   // esbuild hands the files over rather than writing them, so they go through the one writer.
-  const built = await esbuild.build({ ...bundleOptions(root, fn, runtime), write: false });
+  const built = await esbuild.build({ ...bundleOptions(root, fn, runtime, deployment), write: false });
   // esbuild knows the module's exports: one with neither `default` nor `handler` is refused here,
   // not at init in Lambda.
   const missing = new Set(
@@ -149,16 +180,20 @@ export async function buildFunction(
   };
 }
 
-/** Builds every function for a Lambda runtime (default: the project's), reporting each as it is done. */
+/**
+ * Builds every function for a Lambda runtime (default: the project's), each for its deployment
+ * (`deploymentOf`, default: anything), reporting each as it is done.
+ */
 export async function buildAll(
   root: string,
   functions: Array<Pick<FunctionEntry, 'name' | 'entry'>>,
   onBuilt: (built: BuiltFunction) => void = () => {},
   runtime: string = projectRuntime(root),
+  deploymentOf: (name: string) => Deployment = () => ANY_DEPLOYMENT,
 ): Promise<BuiltFunction[]> {
   const out: BuiltFunction[] = [];
   for (const fn of functions) {
-    const built = await buildFunction(root, fn, runtime);
+    const built = await buildFunction(root, fn, runtime, deploymentOf(fn.name));
     onBuilt(built);
     out.push(built);
   }

@@ -11,7 +11,7 @@ import {
 } from '../lib/matchconditions/rules.ts';
 import type { AdmissionRegistration, MatchCondition, Registration } from '../lib/internal.ts';
 import { KlwError } from './errors.ts';
-import type { Finding } from './lint.ts';
+import type { Finding } from './lint/finding.ts';
 import type { Json } from './json.ts';
 
 /** A Kubernetes minor version, `1.20`. */
@@ -45,6 +45,27 @@ export function parseKubeVersion(text: string): KubeVersion {
   const match = /^v?(\d+)\.(\d+)(?:\.\d+)?$/.exec(text.trim());
   if (!match) throw new KlwError(`--kube-version ${JSON.stringify(text)}: give a Kubernetes version such as 1.28`);
   return { major: Number(match[1]), minor: Number(match[2]) };
+}
+
+/**
+ * A Kubernetes release as a cluster's version is written: `1.<minor>` or `v1.<minor>.<patch>`,
+ * digits without leading zeros. Every release so far is 1.x; two digits of minor (at most 1.99)
+ * are decades of releases at three a year, so longer numbers are typing errors, not versions,
+ * and never rounded.
+ */
+const RELEASE_VERSION = /^v?(\d+)\.(\d+)(?:\.(\d+))?$/;
+
+/** Why `text` is not a Kubernetes release version, or undefined when it is one (see RELEASE_VERSION). */
+export function releaseVersionProblem(text: string): string | undefined {
+  const match = RELEASE_VERSION.exec(text);
+  if (!match) return 'is not a Kubernetes version';
+  const [, major, minor, patch] = match;
+  if (major !== '1') return 'is not a Kubernetes version: every Kubernetes release is 1.x';
+  if (!/^(0|[1-9]\d?)$/.test(minor!))
+    return 'is not a Kubernetes version: the minor version is 0 to 99, without leading zeros';
+  if (patch !== undefined && !/^(0|[1-9]\d{0,2})$/.test(patch))
+    return 'is not a Kubernetes version: the patch version is 0 to 999, without leading zeros';
+  return undefined;
 }
 
 /** `--kube-version` as the "X.Y" a registration's kubernetesVersion takes (v1.30.2 is 1.30). */

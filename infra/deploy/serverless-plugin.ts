@@ -1,101 +1,26 @@
 // The Serverless Framework plugin (`plugins: [kube-lambda-webhooks/serverless]`): the functions
 // in functions/ are deployed from their registrations, so serverless.yml lists none of them.
-import { DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE_ENV, type Registration } from '../../lib/internal.ts';
-import { buildAll } from '../build.ts';
+import {
+  DEFAULT_METRICS_NAMESPACE,
+  METRICS_NAMESPACE_ENV,
+  type EventSource,
+  type Registration,
+} from '../../lib/internal.ts';
+import { ANY_DEPLOYMENT, buildAll, type Deployment } from '../build.ts';
 import { loadFunctions, type FunctionEntry } from '../functions.ts';
 import { checkRuntime, DEFAULT_MEMORY_MB, DEFAULT_RUNTIME } from '../runtimes.ts';
 import { clusterPathSecretParameterName, pathSecretParameterName, usesPathSecret } from '../secrets/index.ts';
 import { CLUSTER_PLACEHOLDER, FLEET_ENV, FLEET_PATH_SECRET_SSM_ENV } from '../../lib/fleet.ts';
 import { fleetEnvValue, loadFleet, type Fleet } from '../fleet/file.ts';
 import { type DeployedFunction, addFloodSafetyAndAlarms } from './alarms.ts';
-import { alarmedClusters, parseClusterAlarms, type ClusterAlarmsSetting } from '../fleet/alarms.ts';
+import { alarmedClusters } from '../fleet/alarms.ts';
+import { DEFAULT_RESERVED_CONCURRENCY, pluginParams, type PluginParams } from './params.ts';
 import type { Json } from '../json.ts';
 
 /** The name users list under `plugins:` in serverless.yml. */
 export const PLUGIN_NAME = 'kube-lambda-webhooks/serverless';
 
-/**
- * Reserved concurrency a function gets unless the registration's provisioned concurrency or
- * an override asks for more: enough for a busy cluster (a warm review takes milliseconds),
- * small enough that a flood cannot take the account's shared pool (1,000 by default) from
- * every other function.
- */
-export const DEFAULT_RESERVED_CONCURRENCY = 20;
-/** Stage parameters the plugin reads (`params:` in serverless.yml, or `--param name=value`). */
-export interface PluginParams {
-  /** Also give every function a Lambda function URL (auth NONE; the path secret or bearer token protects it). */
-  functionUrls: boolean;
-  /** Instances kept warm per function; overrides every registration's `lambda.provisionedConcurrency`. */
-  provisionedConcurrency?: number;
-  /**
-   * Reserved concurrency per function; default: the larger of DEFAULT_RESERVED_CONCURRENCY and
-   * the provisioned concurrency; `off`: none (accounts whose concurrency quota leaves no room to reserve).
-   */
-  reservedConcurrency?: number | 'off';
-  /** HTTP API throttling per route: steady requests per second; default reserved concurrency × THROTTLE_RATE_PER_CONCURRENCY. */
-  throttleRate?: number;
-  /** HTTP API throttling per route: burst; default rate × THROTTLE_BURST_FACTOR. */
-  throttleBurst?: number;
-  /** SSM parameter with the bearer token the API server sends (self-managed clusters); empty: none. */
-  bearerTokenParameter: string;
-  /** Add the CloudWatch alarms (default true). */
-  alarms: boolean;
-  /** 4xx answers per minute on the HTTP API stage that fire its alarm; default DEFAULT_API_CLIENT_ERRORS_THRESHOLD. */
-  apiClientErrorsThreshold?: number;
-  /** SNS topic ARN the alarms notify; empty: alarms without actions. */
-  alarmTopicArn: string;
-  /** Fleet clusters that get their own alarms per function (`all` or names); none when unset. */
-  clusterAlarms?: ClusterAlarmsSetting;
-}
-
-function asNumber(value: unknown, name: string): number | undefined {
-  if (value === undefined || value === null || value === '') return undefined;
-  const n = typeof value === 'number' ? value : Number(value);
-  if (!Number.isInteger(n) || n < 0)
-    throw new Error(`param ${name} must be a whole number of at least 0, got ${JSON.stringify(value)}`);
-  return n;
-}
-
-function asBoolean(value: unknown, fallback: boolean): boolean {
-  if (value === undefined || value === null || value === '') return fallback;
-  return value === true || value === 'true';
-}
-
-/**
- * The plugin's parameters for a stage, as `${param:…}` resolves them: `--param name=value`
- * on the command line, then `params.<stage>`, then `params.default`.
- */
-export function pluginParams(config: Json, stage: string, cliParams: unknown = []): PluginParams {
-  const raw: Json = { ...(config.params?.default ?? {}), ...(config.params?.[stage] ?? {}) };
-  for (const entry of Array.isArray(cliParams) ? cliParams : cliParams ? [cliParams] : []) {
-    const at = String(entry).indexOf('=');
-    if (at > 0) raw[String(entry).slice(0, at)] = String(entry).slice(at + 1);
-  }
-  const params: PluginParams = {
-    functionUrls: asBoolean(raw.functionUrls, false),
-    bearerTokenParameter: String(raw.bearerTokenParameter ?? ''),
-    alarms: asBoolean(raw.alarms, true),
-    alarmTopicArn: String(raw.alarmTopicArn ?? ''),
-  };
-  for (const key of ['provisionedConcurrency', 'throttleRate', 'throttleBurst'] as const) {
-    const n = asNumber(raw[key], key);
-    if (n !== undefined) params[key] = n;
-  }
-  const clusterAlarms = parseClusterAlarms(raw.clusterAlarms);
-  if (clusterAlarms) params.clusterAlarms = clusterAlarms;
-  const threshold = asNumber(raw.apiClientErrorsThreshold, 'apiClientErrorsThreshold');
-  if (threshold === 0)
-    throw new Error('param apiClientErrorsThreshold 0 would keep the alarm firing; use alarms: false for none');
-  if (threshold !== undefined) params.apiClientErrorsThreshold = threshold;
-  if (raw.reservedConcurrency === 'off' || raw.reservedConcurrency === false) params.reservedConcurrency = 'off';
-  else {
-    const n = asNumber(raw.reservedConcurrency, 'reservedConcurrency');
-    if (n === 0)
-      throw new Error('param reservedConcurrency 0 would disable every function; use off for no reservation');
-    if (n !== undefined) params.reservedConcurrency = n;
-  }
-  return params;
-}
+export { DEFAULT_RESERVED_CONCURRENCY, pluginParams, type PluginParams } from './params.ts';
 
 /** Where a deployment goes. */
 export interface Stage {
@@ -146,6 +71,29 @@ export function functionDefinition(
   if (provisioned > 0) fn.provisionedConcurrency = provisioned;
   if (params.functionUrls) fn.url = true;
   return fn;
+}
+
+/** The event source of each serverless.yml event kind that can call a webhook. */
+const EVENT_SOURCES: Readonly<Record<string, EventSource>> = { httpApi: 'http', http: 'rest', alb: 'alb' };
+
+/**
+ * What fronts a function as serverless.yml deploys it, for its bundle (infra/build.ts): the sources
+ * of its events (`httpApi`, `http`, `alb`, and `url`) and whether KLW_FLEET reaches it. A function
+ * with no event, or with one of another kind, keeps every source.
+ */
+export function deploymentOf(definition: Json, providerEnvironment?: Json): Deployment {
+  const sources = new Set<EventSource>();
+  let other = false;
+  for (const event of definition.events ?? []) {
+    const kind = event && typeof event === 'object' ? Object.keys(event)[0] : undefined;
+    const source = kind !== undefined && Object.hasOwn(EVENT_SOURCES, kind) ? EVENT_SOURCES[kind] : undefined;
+    if (source) sources.add(source);
+    else other = true;
+  }
+  if (definition.url) sources.add('url');
+  const fleet =
+    Object.hasOwn(definition.environment ?? {}, FLEET_ENV) || Object.hasOwn(providerEnvironment ?? {}, FLEET_ENV);
+  return { sources: other || !sources.size ? ANY_DEPLOYMENT.sources : [...sources], fleet };
 }
 
 /**
@@ -300,7 +248,12 @@ export default class KubeLambdaWebhooksPlugin {
 
   private async build(): Promise<void> {
     const runtime = String(this.serverless.service.provider.runtime ?? DEFAULT_RUNTIME);
-    await buildAll(this.serverless.serviceDir, this.entries, undefined, runtime);
+    const functions: Json = this.serverless.service.functions ?? {};
+    const environment = this.serverless.service.provider.environment;
+    // Each bundle leaves out the event sources and fleet code its deployment does not use.
+    await buildAll(this.serverless.serviceDir, this.entries, undefined, runtime, (name) =>
+      deploymentOf(functions[name] ?? {}, environment),
+    );
     this.utils.log?.info?.(`kube-lambda-webhooks: built ${this.entries.length} functions for ${runtime}`);
   }
 

@@ -2,11 +2,11 @@
 import type { Registration } from '../../lib/registration.ts';
 import { loadFunctions } from '../functions.ts';
 import { KlwError } from '../errors.ts';
-import type { Finding } from '../lint.ts';
+import type { Finding } from '../lint/finding.ts';
 import type { Endpoints, ManifestSet } from '../manifests.ts';
 import { renderDocuments } from '../output.ts';
 import { type KubeTarget, registrationVersionFindings } from '../kube-versions.ts';
-import { withPathSecret, type PathSecretOptions } from '../secrets/index.ts';
+import { withPathSecret, type PathSecretOptions } from '../secrets/actions.ts';
 import { PATH_SECRET_PLACEHOLDER } from '../secrets/index.ts';
 import { loadFleet, selectClusters } from './file.ts';
 import {

@@ -15,7 +15,7 @@ import {
   type KubeTarget,
   type VersionedManifests,
 } from '../kube-versions.ts';
-import type { Finding } from '../lint.ts';
+import type { Finding } from '../lint/finding.ts';
 import { loadFleet, type FleetCluster } from './file.ts';
 
 /** Label on each webhook configuration naming the fleet cluster it was written for. */

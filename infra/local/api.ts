@@ -177,7 +177,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const endpoints = { baseUrl: url, caBundlePem: certs.caPem, pathSecret: urlSecret };
   const manifests = await serveManifests(root, stateDir, project, endpoints, options, log);
   onNewSecrets = async () => {
-    const next = urlSecretFor(fleets.get(), service.secrets.current);
+    const next = urlSecretFor(fleets.get(), service.secrets.current, endpoints.pathSecret);
     if (next === endpoints.pathSecret) return;
     endpoints.pathSecret = next;
     await manifests.write('path secret rotated');
@@ -365,10 +365,11 @@ async function listen(server: Server, port: number, host: string, project: Local
 }
 
 /** The path secret in the URLs of the manifests; a fleet's is its first cluster's current one. */
-function urlSecretFor(fleet: ServedFleet | null | undefined, current: string): string {
+function urlSecretFor(fleet: ServedFleet | null | undefined, current: string, kept = current): string {
   // A fleet's functions refuse the service secret: the URLs carry the first cluster's (the others':
   // `klw manifests --cluster <name> --path-secret local`).
-  return fleet ? fleet.secrets.get(fleet.file.clusters[0]!.name)!.current : current;
+  // A first cluster whose secret was deleted keeps the URLs as they were (`kept`) until a new one is written.
+  return fleet ? (fleet.secrets.get(fleet.file.clusters[0]!.name)?.current ?? kept) : current;
 }
 
 /** Logs the clusters of a served fleet, and whose secret the manifests carry. */

@@ -41,9 +41,6 @@ export interface PathSecretOptions {
   cluster?: string;
 }
 
-/** Default local state directory, shared with the emulator's `--state-dir`. */
-export const DEFAULT_STATE_DIR = '.klw/local';
-
 /** A deployed service: its name, stage and region. */
 export interface SecretTarget {
   service: string;

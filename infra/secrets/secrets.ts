@@ -8,6 +8,9 @@ import { makeDir, pathTaken, readPrivate, writeFileSafely } from '../files.ts';
 
 export { PATH_SECRET_ENV, PATH_SECRET_SSM_ENV } from '../../lib/internal.ts';
 
+/** Default local state directory, shared with the emulator's `--state-dir`. */
+export const DEFAULT_STATE_DIR = '.klw/local';
+
 /** Bytes of randomness in a new path secret: 256 bits, twice the 128 the secret must carry at least. */
 export const PATH_SECRET_BYTES = 32;
 
@@ -114,11 +117,32 @@ export function ensureLocalPathSecret(
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
   }
+  const found = readLocalPathSecret(stateDir, warn);
+  if (!found) throw Object.assign(new Error(`${file} does not exist`), { code: 'ENOENT' });
+  return found;
+}
+
+/**
+ * The local path secret(s) in `<stateDir>/path-secret` as the file holds them now, or
+ * undefined when the file (or its folder) is missing: never created here.
+ */
+export function readLocalPathSecret(
+  stateDir: string,
+  warn: (message: string) => void = (m) => process.stderr.write(`klw: ${m}\n`),
+): PathSecrets | undefined {
+  const file = localPathSecretFile(stateDir);
   const loose = () =>
     warn(
       `${file} was readable by others; narrowed to 600. Anyone who read it can call the local functions: klw secret rotate --local`,
     );
-  return fromValue(readPrivate(file, loose, 'a path secret'), file);
+  let text: string;
+  try {
+    text = readPrivate(file, loose, 'a path secret');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  return fromValue(text, file);
 }
 
 /** What a rotation or retirement did. */

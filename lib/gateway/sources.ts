@@ -1,15 +1,16 @@
 // The event sources, one module each under sources/. A new source is one new file there
 // exporting a GatewaySource<'name'> and its SourceTools<'name'>, and its entry in SOURCES below:
-// EventSource is the union of the names in SOURCES, so the compiler then asks for its entry in
-// SOURCE_TOOLS. The handler, the CLI's --event-format choices, the test kit and the emulator
+// EventSource (sources/types.ts) names the same sources, checked at compile time, so the compiler
+// then asks for its entry in SOURCE_TOOLS. The handler, the CLI's --event-format choices, the test kit and the emulator
 // follow the lists.
 import { albSource, albTools } from './sources/alb.ts';
 import { functionUrlSource, functionUrlTools } from './sources/function-url.ts';
 import { httpApiSource, httpApiTools } from './sources/http-api.ts';
 import { restSource, restTools } from './sources/rest.ts';
-import type { GatewaySource, SourceTools } from './sources/types.ts';
+import type { EventSource, GatewaySource, SourceTools } from './sources/types.ts';
 
 export type {
+  EventSource,
   GatewayRequest,
   GatewayResult,
   GatewaySource,
@@ -26,11 +27,33 @@ export { albSource, functionUrlSource, httpApiSource, restSource };
  */
 export const SOURCES = [functionUrlSource, httpApiSource, albSource, restSource] as const;
 
-/** Which AWS front door delivered the event: the name of one of `SOURCES`. */
-export type EventSource = (typeof SOURCES)[number]['name'];
+/**
+ * The sources a handler answers: all of `SOURCES`, but in a function bundle built for a deployment
+ * that no such source fronts the build sets `process.env.KLW_BUNDLE_NO_<NAME>` to "1" (infra/build.ts),
+ * so the bundle carries none of that source's code. Outside bundles the variables are unset.
+ */
+export const BUNDLED_SOURCES: readonly GatewaySource[] = [
+  process.env.KLW_BUNDLE_NO_URL === '1' ? undefined : functionUrlSource,
+  process.env.KLW_BUNDLE_NO_HTTP === '1' ? undefined : httpApiSource,
+  process.env.KLW_BUNDLE_NO_ALB === '1' ? undefined : albSource,
+  process.env.KLW_BUNDLE_NO_REST === '1' ? undefined : restSource,
+].filter((source) => source !== undefined);
+
+/** The names of the sources in `SOURCES`; `EventSource` must name exactly these. */
+type SourceNames = (typeof SOURCES)[number]['name'];
+/** Compiles only while `EventSource` (sources/types.ts) and the names in `SOURCES` agree both ways. */
+const sourceNamesAgree: [SourceNames] extends [EventSource]
+  ? [EventSource] extends [SourceNames]
+    ? true
+    : never
+  : never = true;
+void sourceNamesAgree;
 
 /** The source that reads an event, or undefined when none of them delivered it. */
-export function detectSource(event: unknown, sources: readonly GatewaySource[] = SOURCES): GatewaySource | undefined {
+export function detectSource(
+  event: unknown,
+  sources: readonly GatewaySource[] = BUNDLED_SOURCES,
+): GatewaySource | undefined {
   for (const source of sources) if (source.detect(event)) return source;
   return undefined;
 }

@@ -17,6 +17,7 @@ export type { EventSource } from '../gateway/sources.ts';
 export { expectConformance } from './conformance.ts';
 export { expectIdempotent } from './chain.ts';
 export { expectRoundTrip } from './chain.ts';
+export type { FunctionFailure } from '../harness/failures.ts';
 export { invoke } from '../harness/invoke.ts';
 export type { InvokeOptions } from '../harness/invoke.ts';
 export { readAnswer } from '../harness/invoke.ts';
