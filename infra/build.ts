@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { isAbsolute, join, relative } from 'node:path';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import * as esbuild from 'esbuild';
 import yazl from 'yazl';
 import { makeDir, writeFileSafely } from './files.ts';
@@ -100,7 +100,13 @@ export function bundleOptions(
     absWorkingDir: root,
     // The entry is generated (entrySource), so a module needs no `handler` export of its own.
     stdin: { contents: entrySource(root, fn.entry), resolveDir: root, sourcefile: GENERATED_ENTRY, loader: 'js' },
-    outfile: bundlePath(root, fn.name),
+    // The entry is index.mjs; what it imports only dynamically (the RE2 engine, loaded when a
+    // condition uses a regular expression) is a chunk beside it, which the zip carries too.
+    outdir: dirname(bundlePath(root, fn.name)),
+    entryNames: 'index',
+    chunkNames: 'chunks/[name]-[hash]',
+    outExtension: { '.js': '.mjs' },
+    splitting: true,
     bundle: true,
     platform: 'node',
     target: esbuildTarget(runtime),
@@ -163,11 +169,13 @@ export async function buildFunction(
   }
   for (const file of built.outputFiles) writeFileSafely(file.path, file.contents, { parents: true });
   const code = readFileSync(outfile);
-  const map = readFileSync(`${outfile}.map`);
-  const archive = await zip([
-    { name: 'index.mjs', data: code },
-    { name: 'index.mjs.map', data: map },
-  ]);
+  // index.mjs, its map, and the chunks it loads on demand, at their paths beside it.
+  const archive = await zip(
+    built.outputFiles.map((file) => ({
+      name: relative(dirname(outfile), file.path).split('\\').join('/'),
+      data: Buffer.from(file.contents),
+    })),
+  );
   const zipFile = zipPath(root, fn.name);
   writeFileSafely(zipFile, archive);
   return {
