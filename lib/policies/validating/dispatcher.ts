@@ -133,6 +133,11 @@ export function dispatchValidating(
       continue;
     }
     if (!defined.matches) continue;
+    const paramKind = policy.spec.paramKind;
+    if (paramKind && !env.params?.(paramKind)) {
+      configError(policy, undefined, `failed to find resource referenced by paramKind: '${kindString(paramKind)}'`);
+      continue;
+    }
     const collected = new Map<string, string[]>();
     for (const binding of bindings) {
       const bound: MatchResult = binding.matchResources
@@ -166,6 +171,12 @@ export function dispatchValidating(
     auditAnnotations[VALIDATION_FAILURE_ANNOTATION] = JSON.stringify(failures.slice(0, MAX_VALIDATION_FAILURES));
   if (!denials.length) return { allowed: true, warnings, auditAnnotations };
   return { allowed: false, status: denialStatus(request, denials[0]!), warnings, auditAnnotations };
+}
+
+/** A paramKind as Go prints a GroupVersionKind: `example.com/v1, Kind=Widget`. */
+function kindString(kind: { apiVersion: string; kind: string }): string {
+  const version = kind.apiVersion.includes('/') ? kind.apiVersion : `/${kind.apiVersion}`;
+  return `${version}, Kind=${kind.kind}`;
 }
 
 /** The request's Namespace object (none for cluster-scoped requests and for Namespaces themselves). */
