@@ -1,6 +1,6 @@
 // Conformance pass counts of the CEL engines measured, per section the Kubernetes environment uses.
-import { conformanceCases, KUBERNETES_SECTIONS, runConformance } from '../test/cel/conformance-suite.ts';
-import { bufbuild, marcbachmann } from '../test/cel/engines.ts';
+import { conformanceCases, KUBERNETES_SECTIONS, runConformance } from '../packages/kube-cel/test/conformance-suite.ts';
+import { bufbuild, marcbachmann } from '../packages/kube-cel/test/engines.ts';
 
 const cases = conformanceCases().filter((c) => (KUBERNETES_SECTIONS as readonly string[]).includes(c.section));
 const results = [marcbachmann, bufbuild].map((e) => ({ engine: e, ...runConformance(e, cases) }));

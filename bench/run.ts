@@ -210,13 +210,15 @@ async function coldStarts(functions: Awaited<ReturnType<typeof loadFunctions>>):
 
 /**
  * The CEL specification's conformance cases of the Kubernetes sections on the matchConditions
- * environment: met when exactly the known differences fail (test/cel/conformance-known.ts).
+ * environment: met when exactly the known differences fail (packages/kube-cel/test/conformance-known.ts).
  */
 async function celConformance(): Promise<void> {
-  const { conformanceCases, KUBERNETES_SECTIONS, runConformance } = await import('../test/cel/conformance-suite.ts');
-  const { exclusionOf } = await import('../test/cel/conformance-exclusions.ts');
-  const { KNOWN_DIFFERENCES } = await import('../test/cel/conformance-known.ts');
-  const { matchConditions } = await import('../test/cel/engines.ts');
+  const { conformanceCases, KUBERNETES_SECTIONS, runConformance } = await import(
+    '../packages/kube-cel/test/conformance-suite.ts'
+  );
+  const { exclusionOf } = await import('../packages/kube-cel/test/conformance-exclusions.ts');
+  const { KNOWN_DIFFERENCES } = await import('../packages/kube-cel/test/conformance-known.ts');
+  const { matchConditions } = await import('../packages/kube-cel/test/engines.ts');
   const sections = new Set<string>(KUBERNETES_SECTIONS);
   const cases = conformanceCases().filter((c) => sections.has(c.section) && !exclusionOf(c));
   const { failed } = runConformance(matchConditions, cases);

@@ -14,7 +14,7 @@ export const MAX_FILE_LINES = 400;
 /** Most lines a function may have, its signature and closing brace included: about two screens. */
 export const MAX_FUNCTION_LINES = 80;
 /** The folders whose sources the limits hold for. */
-const DIRS = ['lib', 'infra', 'functions', 'bench'];
+const DIRS = ['lib', 'infra', 'functions', 'bench', 'packages/kube-cel/src'];
 
 /** A comment that lets the file or function below it pass a limit; the reason after the colon is required. */
 const SIZE_MARKER = /\/\/\s*size:\s*\S/;

@@ -1,6 +1,6 @@
 // matchConditions' authorizer checks during an audit, answered by the cluster's access reviews.
 import type { AdmissionRegistration, AdmissionReview } from '../../lib/internal.ts';
-import type { AuthorizationAttributes, AuthorizationDecision, Authorize } from '../../lib/matchconditions/cel.ts';
+import type { AuthorizationAttributes, AuthorizationDecision, Authorize } from '../../packages/kube-cel/src/index.ts';
 import { answerWithoutCalling } from '../../lib/matchconditions/matcher.ts';
 import { accessReview, type KubeClient } from './kubeapi.ts';
 import type { UserInfo } from './audit.ts';

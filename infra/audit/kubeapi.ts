@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { KlwError } from '../errors.ts';
-import type { AuthorizationAttributes, AuthorizationDecision } from '../../lib/matchconditions/cel.ts';
+import type { AuthorizationAttributes, AuthorizationDecision } from '../../packages/kube-cel/src/index.ts';
 import { execCredential, type KubeConnection } from './kubeconfig.ts';
 import { DEFAULT_KUBE_LIMITS, formatMs, type KubeLimits } from './limits.ts';
 import type { Json } from '../json.ts';

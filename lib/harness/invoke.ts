@@ -19,7 +19,7 @@ import {
   type KubeObject,
 } from '../review/schemas.ts';
 import type { HandlerOptions, WebhookHandler } from '../webhook.ts';
-import type { Authorize } from '../matchconditions/cel.ts';
+import type { Authorize } from '../../packages/kube-cel/src/index.ts';
 import { answerWithoutCalling, skipReason } from '../matchconditions/matcher.ts';
 import { lambdaContext, toEvent } from './events.ts';
 

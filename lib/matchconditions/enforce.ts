@@ -12,7 +12,7 @@ import { completeAdmissionRegistration } from '../registration.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
 import type { WebhookContext } from '../webhook.ts';
 import { createMatcher, forbiddenByConditions, skipReason, type Matcher } from './matcher.ts';
-import { kubeVersionFromText } from './versions.ts';
+import { kubeVersionFromText } from '../../packages/kube-cel/src/index.ts';
 
 type Definition = ValidatingWebhookDefinition<any> | MutatingWebhookDefinition<any>;
 

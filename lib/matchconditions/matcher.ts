@@ -6,16 +6,18 @@
  */
 import type { AdmissionRegistration, MatchCondition } from '../registration.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
-import { kubeVersionFromText, type CelKubeVersion } from './versions.ts';
 import {
-  compileExpression,
-  isCompileError,
+  type Authorize,
+  type CelKubeVersion,
+  CelCompileError,
+  check,
+  compile,
+  kubeVersionFromText,
   MATCH_CONDITIONS_COST_BUDGET,
   noOpinion,
-  variablesFor,
-  type Authorize,
-  type CompiledExpression,
-} from './cel.ts';
+  type Program,
+} from '../../packages/kube-cel/src/index.ts';
+import { variablesFor } from './variables.ts';
 
 /** One condition's evaluation: its value, or the error it raised (in the API server's words). */
 export interface ConditionEvaluation {
@@ -100,12 +102,12 @@ export interface Matcher {
  */
 class CompilationFailed extends Error {}
 
-function broken(message: string): CompiledExpression {
+function broken(expression: string, message: string): Program {
   return {
+    expression,
     type: 'error',
     usesAuthorizer: false,
-    lastCost: 0,
-    run() {
+    evaluate() {
       throw new CompilationFailed(`compilation error: ${message}`);
     },
   };
@@ -125,14 +127,21 @@ export function createMatcher(
   const compiled = conditions
     .map((c) => {
       const typeCheck = options.typeCheck !== false;
-      const result = compileExpression(c.expression.trim(), { typeCheck, kubeVersion });
-      if (!isCompileError(result)) return { name: c.name, expression: c.expression, program: result };
-      // Refused for the version only: say which condition and which version.
-      const newer = kubeVersion && !isCompileError(compileExpression(c.expression.trim(), { typeCheck }));
-      const why = newer
-        ? `matchCondition ${JSON.stringify(c.name)} is not available in Kubernetes ${kubeVersion.major}.${kubeVersion.minor}: ${result.message}`
-        : result.message;
-      return { name: c.name, expression: c.expression, program: broken(why) };
+      try {
+        return {
+          name: c.name,
+          expression: c.expression,
+          program: compile(c.expression.trim(), { typeCheck, kubeVersion }),
+        };
+      } catch (err) {
+        if (!(err instanceof CelCompileError)) throw err;
+        // Refused for the version only: say which condition and which version.
+        const newer = kubeVersion && check(c.expression.trim(), { typeCheck }).valid;
+        const why = newer
+          ? `matchCondition ${JSON.stringify(c.name)} is not available in Kubernetes ${kubeVersion.major}.${kubeVersion.minor}: ${err.message}`
+          : err.message;
+        return { name: c.name, expression: c.expression, program: broken(c.expression, why) };
+      }
     })
     .filter((c) => !(options.skipAuthorizer && c.program.usesAuthorizer));
   return {
@@ -149,17 +158,21 @@ export function createMatcher(
       const evaluations: ConditionEvaluation[] = [];
       let budget = MATCH_CONDITIONS_COST_BUDGET;
       for (const { name, expression, program } of compiled) {
+        let cost = 0;
         try {
-          evaluations.push({ name, value: program.run(variables) });
+          const evaluation = program.evaluate(variables);
+          cost = evaluation.cost;
+          evaluations.push({ name, value: evaluation.value });
         } catch (err) {
-          const message = err instanceof Error ? ((err as { summary?: string }).summary ?? err.message) : String(err);
+          cost = (err as { cost?: number }).cost ?? 0;
+          const message = err instanceof Error ? err.message : String(err);
           evaluations.push({
             name,
             error: err instanceof CompilationFailed ? message : evaluationError(expression, message),
           });
         }
         // Past the budget of all conditions, the API server's filter fails as a whole.
-        budget -= program.lastCost;
+        budget -= cost;
         if (budget < 0)
           return decideMatch(
             { failure: 'validation failed due to running out of cost budget, no further validation rules will be run' },

@@ -5,9 +5,9 @@
  */
 import type { MatchCondition } from '../registration.ts';
 import { qualifiedNameProblem } from '../k8s/names.ts';
-import { compileExpression, isCompileError } from './cel.ts';
-import { celGoTypeName } from './checker-words.ts';
-import { type CelKubeVersion, NEWEST_KUBE_VERSION } from './versions.ts';
+import { compileExpression, isCompileError } from '../../packages/kube-cel/src/index.ts';
+import { celGoTypeName } from '../../packages/kube-cel/src/index.ts';
+import { type CelKubeVersion, NEWEST_KUBE_VERSION } from '../../packages/kube-cel/src/index.ts';
 
 export { qualifiedNameProblem };
 

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compileExpression, isCompileError } from '../../lib/matchconditions/cel.ts';
+import { compileExpression, isCompileError } from '../../packages/kube-cel/src/compile.ts';
 import { checkMatchConditions } from '../../lib/matchconditions/rules.ts';
 
 /** The compile error's message without its prefix, or the type the expression checks as. */

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { celEnv, isCelError, isCelList, parse, plan } from '@bufbuild/cel';
-import { compileExpression, isCompileError, variablesFor } from '../../lib/matchconditions/cel.ts';
+import { compileExpression, isCompileError } from '../../packages/kube-cel/src/compile.ts';
+import { variablesFor } from '../../lib/matchconditions/variables.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 
 /** The seeds every run uses; CEL_DIFF_SEED adds one. */

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { cloneJson, parseJson, wholeDoubleKeys } from '../../lib/json.ts';
-import { compileExpression, isCompileError, toCel, variablesFor } from '../../lib/matchconditions/cel.ts';
+import { compileExpression, isCompileError } from '../../packages/kube-cel/src/compile.ts';
+import { toCel, variablesFor } from '../../lib/matchconditions/variables.ts';
 import { readAdmissionReviewFast } from '../../lib/review/fast.ts';
 import type { AdmissionRequest } from '../../lib/review/schemas.ts';
 import { admissionReview } from '../../lib/testing/index.ts';

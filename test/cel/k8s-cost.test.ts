@@ -3,10 +3,10 @@
 // cost estimator) reports for it.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { AuthorizationAttributes } from '../../lib/matchconditions/authorizer.ts';
-import { variablesFor } from '../../lib/matchconditions/cel.ts';
+import type { AuthorizationAttributes } from '../../packages/kube-cel/src/libraries/authorizer.ts';
+import { variablesFor } from '../../lib/matchconditions/variables.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
-import { anyValue, checkAll, compile, value, type Case } from './k8s-cases.ts';
+import { anyValue, checkAll, compile, value, type Case } from '../../packages/kube-cel/test/k8s-cases.ts';
 
 /**
  * Evaluates `expr` itself (no wrapper) and asserts only its cost and that it does not fail. The

@@ -5,8 +5,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseJson } from '../../lib/json.ts';
-import { compileExpression, isCompileError, toCel } from '../../lib/matchconditions/cel.ts';
-import { KNOWN_DIFFERENCES, VALIDATION_GROUPS, type ValidationGroup } from './k8s-validation-table.ts';
+import { compileExpression, isCompileError } from '../../packages/kube-cel/src/compile.ts';
+import { toCel } from '../../lib/matchconditions/variables.ts';
+import {
+  KNOWN_DIFFERENCES,
+  VALIDATION_GROUPS,
+  type ValidationGroup,
+} from '../../packages/kube-cel/test/k8s-validation-table.ts';
 
 /** What a row answers here: its value and cost, or the message of its compile or evaluation error. */
 type Answer = { value: unknown; cost: number } | { error: string };

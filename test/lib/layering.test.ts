@@ -112,10 +112,8 @@ const DIRECT_IMPORTS_LEFT = [
   'lib/admission/webhook.ts',
   'lib/fleet.ts',
   'lib/k8s/names.ts',
-  'lib/matchconditions/cel.ts',
   'lib/matchconditions/matcher.ts',
   'lib/matchconditions/rules.ts',
-  'lib/matchconditions/versions.ts',
   'lib/registration.ts',
 ];
 
@@ -268,4 +266,65 @@ describe('layers', () => {
       );
     }
   });
+
+  it("the toolkit reaches Kubernetes' CEL only through the package's facade", () => {
+    const sample = [
+      { file: 'lib/x.ts', text: "import { compile } from '../packages/kube-cel/src/index.ts';\n" },
+      { file: 'infra/x.ts', text: "import { charge } from '../packages/kube-cel/src/cost/meter.ts';\n" },
+    ];
+    assert.deepEqual(celInternals(sample), ['infra/x.ts -> packages/kube-cel/src/cost/meter.ts']);
+    const toolkit = [...lib, ...sources('infra')];
+    assert.ok(
+      relativeImports(
+        'lib/matchconditions/matcher.ts',
+        readFileSync(join(root, 'lib/matchconditions/matcher.ts'), 'utf8'),
+      ).includes(CEL_FACADE),
+      'the matcher imports the facade',
+    );
+    assert.deepEqual(celInternals(read(toolkit)), []);
+  });
+
+  it('the package imports nothing of the toolkit', () => {
+    const files = read(sources(CEL_PACKAGE));
+    assert.ok(files.length > 40, 'the package sources were found');
+    const outside = files.flatMap(({ file, text }) =>
+      relativeImports(file, text)
+        .filter((target) => !target.startsWith(`${CEL_PACKAGE}/`))
+        .map((target) => `${file} -> ${target}`),
+    );
+    assert.deepEqual(outside, []);
+  });
+
+  it('one adapter module is the only importer of the CEL engine', () => {
+    // The name is spliced so that this file's own samples are no imports themselves.
+    const engine = ['@marcbachmann', 'cel-js'].join('/');
+    const sample = [
+      { file: 'a.ts', text: `import { Environment } from '${engine}';\n` },
+      { file: 'b.ts', text: `const m = await import('${engine}/evaluator');\n` },
+      { file: 'c.ts', text: `// ${engine}, in a comment\n` },
+    ];
+    assert.deepEqual(engineImporters(sample), ['a.ts', 'b.ts']);
+    const everything = ['lib', 'infra', 'test', 'bench', 'functions', 'packages'].flatMap(allSources);
+    assert.deepEqual(engineImporters(read(everything)), [CEL_ENGINE_ADAPTER]);
+  });
 });
+
+/** The package of Kubernetes' CEL, its facade and the adapter to the engine underneath. */
+const CEL_PACKAGE = 'packages/kube-cel';
+const CEL_FACADE = `${CEL_PACKAGE}/src/index.ts`;
+const CEL_ENGINE_ADAPTER = `${CEL_PACKAGE}/src/engine.ts`;
+
+/** `file -> import` for every import of the files into the CEL package other than its facade. */
+export function celInternals(files: Array<{ file: string; text: string }>): string[] {
+  return files.flatMap(({ file, text }) =>
+    relativeImports(file, text)
+      .filter((target) => target.startsWith(`${CEL_PACKAGE}/`) && target !== CEL_FACADE)
+      .map((target) => `${file} -> ${target}`),
+  );
+}
+
+/** The files that import the CEL engine (`@marcbachmann/cel-js` or a subpath of it). */
+export function engineImporters(files: Array<{ file: string; text: string }>): string[] {
+  const engine = /(?:from\s+|import\s*\(\s*|^import\s+)['"]@marcbachmann\/cel-js(?:\/[^'"]*)?['"]/m;
+  return files.filter(({ text }) => engine.test(text)).map(({ file }) => file);
+}

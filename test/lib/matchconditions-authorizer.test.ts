@@ -7,11 +7,11 @@ import {
   compileExpression,
   CostLimitExceeded,
   isCompileError,
-  variablesFor,
   type AuthorizationAttributes,
   type AuthorizationDecision,
   type Authorize,
-} from '../../lib/matchconditions/cel.ts';
+} from '../../packages/kube-cel/src/compile.ts';
+import { variablesFor } from '../../lib/matchconditions/variables.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 
 const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'shop' } };

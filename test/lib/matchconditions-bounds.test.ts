@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compileExpression, isCompileError } from '../../lib/matchconditions/index.ts';
 import { createMatcher } from '../../lib/matchconditions/matcher.ts';
-import { toCel, variablesFor } from '../../lib/matchconditions/cel.ts';
+import { toCel, variablesFor } from '../../lib/matchconditions/variables.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 
 describe('nesting limits', () => {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { allow, defineMutatingWebhook, defineValidatingWebhook, deny, type KubeObject } from '../../lib/index.ts';
 import { createLogger } from '../../lib/log.ts';
 import { enforceMatchConditions } from '../../lib/matchconditions/index.ts';
-import { regexCacheSize } from '../../lib/matchconditions/regex.ts';
+import { regexCacheSize } from '../../packages/kube-cel/src/libraries/regex.ts';
 import { admissionReview, invoke } from '../../lib/testing/index.ts';
 
 const podRules = [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }];

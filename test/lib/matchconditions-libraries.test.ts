@@ -8,9 +8,9 @@ import {
   compileExpression,
   CostLimitExceeded,
   isCompileError,
-  variablesFor,
   type AuthorizationAttributes,
-} from '../../lib/matchconditions/cel.ts';
+} from '../../packages/kube-cel/src/compile.ts';
+import { variablesFor } from '../../lib/matchconditions/variables.ts';
 
 const v = (minor: number) => ({ major: 1, minor });
 type Answer = { value: unknown } | { error: RegExp } | { compile: RegExp };

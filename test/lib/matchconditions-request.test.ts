@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { parseJson } from '../../lib/json.ts';
 import { compileExpression, isCompileError, type AuthorizationAttributes } from '../../lib/matchconditions/index.ts';
 import { createMatcher } from '../../lib/matchconditions/matcher.ts';
-import { variablesFor } from '../../lib/matchconditions/cel.ts';
+import { variablesFor } from '../../lib/matchconditions/variables.ts';
 import type { AdmissionRequest } from '../../lib/review/schemas.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { lintDocuments } from '../../infra/lint.ts';
 import { checkMatchConditions, compileExpression, isCompileError } from '../../lib/matchconditions/index.ts';
-import { environmentMinor, NEWEST_KUBE_VERSION } from '../../lib/matchconditions/versions.ts';
+import { environmentMinor, NEWEST_KUBE_VERSION } from '../../packages/kube-cel/src/versions/versions.ts';
 
 const v = (minor: number) => ({ major: 1, minor });
 /** The compile error of `expression` as a configuration created on 1.`minor`, or undefined. */

@@ -1,0 +1,278 @@
+/**
+ * The CEL environment of webhook matchConditions, as the API server declares it: the
+ * variables `object`, `oldObject`, `request`, `namespaceObject` and `authorizer`, and the
+ * Kubernetes libraries conditions use in practice (lists, extended strings, regex in RE2,
+ * URLs, quantity, authorizer), under the API server's cost limit per expression.
+ * Imported only by code that evaluates conditions, never by the admission engine itself,
+ * so functions that do not enforce conditions carry no CEL in their bundles.
+ */
+import type { ASTNode, Environment, ParseResult } from './engine.ts';
+import { adoptCelGoChecker, type CheckerEnvironment, declaredFunctions } from './check/checker.ts';
+import { installOptionalEntries } from './evaluate/entries.ts';
+import { matchConditionsEnvironment } from './evaluate/environment.ts';
+import { balanceLogic } from './parse/logic-balance.ts';
+import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './parse/literals.ts';
+import { compileError, compileErrors, internalNames } from './check/messages.ts';
+import { evaluateMetered, installMeter } from './cost/evaluation.ts';
+import { keepUnoptimized, PER_CALL_COST_LIMIT } from './cost/meter.ts';
+import { RECURSION_LIMIT_MESSAGE, readForParse } from './parse/limits.ts';
+import { inCelGoWords } from './evaluate/runtime-errors.ts';
+import { screen, screenChecked } from './check/screen.ts';
+import { adoptCelGoSemantics } from './check/semantics.ts';
+import { environmentMinor, type CelKubeVersion, type ExpressionMode } from './versions/versions.ts';
+
+export {
+  type AuthorizationAttributes,
+  type AuthorizationDecision,
+  type Authorize,
+  type FieldSelectorRequirement,
+  type LabelSelectorOperator,
+  type LabelSelectorRequirement,
+  noOpinion,
+} from './libraries/authorizer.ts';
+export { matchConditionsEnvironment } from './evaluate/environment.ts';
+export { CostLimitExceeded, MATCH_CONDITIONS_COST_BUDGET, PER_CALL_COST_LIMIT } from './cost/meter.ts';
+export { admissionVariables, toCel } from './admission/variables.ts';
+
+/** A compiled condition expression. */
+export interface CompiledExpression {
+  /** The type the checker inferred (`bool` for a valid condition). */
+  type: string;
+  /** True when the expression reads the `authorizer` variable. */
+  usesAuthorizer: boolean;
+  /** Evaluates the expression, stopping past `limit` cost units (CostLimitExceeded). */
+  run(variables: Record<string, unknown>, limit?: number): unknown;
+  /** Cost units the last run of this object spent (past the limit when it was stopped). */
+  readonly lastCost: number;
+  /**
+   * Evaluates the expression with a meter of its own, stopping past `limit` cost units: its value
+   * and cost. The error thrown (CostLimitExceeded or the evaluation's) carries the cost as `cost`.
+   */
+  evaluate(variables: Record<string, unknown>, limit?: number): { value: unknown; cost: number };
+}
+
+/** A compile error: the checker's message, with the expression and the position. */
+export interface CompileError {
+  message: string;
+  /** 1-based line and column (in code points) of the error in the expression; -1 and 0 when it has none. */
+  line: number;
+  column: number;
+}
+
+function mentions(node: unknown, name: string): boolean {
+  if (!node || typeof node !== 'object') return false;
+  if (Array.isArray(node)) return node.some((n) => mentions(n, name));
+  const ast = node as ASTNode;
+  if (ast.op === 'id') return ast.args === name;
+  return mentions(ast.args, name);
+}
+
+/** Options of compileExpression. */
+export interface CompileOptions {
+  /** False only parses (no type check). */
+  typeCheck?: boolean;
+  /** The Kubernetes version whose environment compiles it; the newest modelled by default. */
+  kubeVersion?: CelKubeVersion;
+  /**
+   * `create`: as the API server compiles a configuration being created or updated (its
+   * compatibility version's environment, one minor version back); `stored` (the default): as
+   * it evaluates expressions already stored (everything its version knows).
+   */
+  mode?: ExpressionMode;
+  /**
+   * Further variables, name to CEL type (`list<int>`), declared beside the environment's own:
+   * for testing the environment on expressions written for other declarations.
+   */
+  declarations?: Record<string, string>;
+}
+
+/**
+ * Parses and type-checks an expression in the matchConditions environment. Returns the
+ * compiled expression, or the error the API server would report at registration.
+ * `typeCheck: false` only parses (in-function enforcement: lint has checked the types, and
+ * a cold start should not pay for it again); the type is then `unchecked`.
+ */
+export function compileExpression(expression: string, options: CompileOptions = {}): CompiledExpression | CompileError {
+  return compile(expression, options, true);
+}
+
+/**
+ * compileExpression as a program built without cel-go's OptOptimize costs: list and map literals of
+ * constants, and conversions of constants, charged when evaluated. For restating the cost tests of
+ * cel-go and of Kubernetes' libraries, which build their programs so; the API server optimizes.
+ */
+export function compileUnoptimized(
+  expression: string,
+  options: CompileOptions = {},
+): CompiledExpression | CompileError {
+  return compile(expression, options, true, false);
+}
+
+/**
+ * compileExpression; `fold` false leaves conversions of constants unfolded (how a folded one is
+ * evaluated), `optimize` false charges constants as compileUnoptimized.
+ */
+function compile(
+  expression: string,
+  options: CompileOptions,
+  fold: boolean,
+  optimize = true,
+): CompiledExpression | CompileError {
+  let env = matchConditionsEnvironment();
+  if (options.declarations) {
+    env = env.clone();
+    for (const [name, type] of Object.entries(options.declarations)) env.registerVariable(name, type);
+    installMeter(env);
+    installOptionalEntries(env);
+  }
+  const read = readForParse(expression);
+  if (read.refusal && 'errors' in read.refusal) {
+    const issues = read.refusal.errors.map((e) => ({ start: e.range.start, message: e.summary }));
+    return compileErrors(expression, issues);
+  }
+  if (read.refusal) return compileError(expression, read.refusal);
+  // cel-go reads backtick-quoted fields only with EnableIdentifierEscapeSyntax, which the API server leaves off.
+  const escaped = escapedFieldAt(read.text);
+  if (escaped !== undefined)
+    return compileError(expression, { summary: "unsupported syntax '`'", range: { start: escaped } });
+  const source = rewriteLiterals(read.text);
+  const written = (err: unknown) => inWrittenText(err, source.edits);
+  let parsed: ParseResult;
+  let type = 'unchecked';
+  try {
+    try {
+      parsed = env.parse(source.text);
+      balanceLogic(parsed.ast);
+    } catch (err) {
+      if (err instanceof RangeError) throw err;
+      return compileError(expression, macroArgument(written(err)));
+    }
+    const folding = fold ? (text: string) => foldedError(text, options) : undefined;
+    const minor = environmentMinor(options.kubeVersion, options.mode);
+    const refusal = screen(parsed.ast, minor, folding);
+    if (refusal) {
+      const error = compileError(expression, written(refusal), false);
+      return refusal.program ? { ...error, message: `program instantiation failed: ${refusal.summary}` } : error;
+    }
+    if (!optimize) keepUnoptimized(parsed.ast);
+    adoptCelGoSemantics(parsed.ast as never);
+    if (options.typeCheck !== false) {
+      const issues = adoptCelGoChecker(parsed.ast as never, checkerEnvironment(env));
+      const checked = parsed.check();
+      if (!checked.valid) return compileError(expression, written(checked.error));
+      if (issues.length) {
+        const at = (start: number) => (source.edits.length ? writtenOffset(start, source.edits) : start);
+        // cel-go checks only what its parser accepted: its parser's refusals come alone.
+        const parse = issues.filter((i) => i.parse);
+        return compileErrors(
+          expression,
+          (parse.length ? parse : issues).map((i) => ({ start: at(i.start), message: i.message })),
+        );
+      }
+      const typed = screenChecked(parsed.ast, minor, environmentMinor(options.kubeVersion, 'stored'));
+      if (typed) return compileError(expression, written(typed), false);
+      type = String(checked.type);
+    }
+  } catch (err) {
+    // An expression within cel-go's parser limits that still overflows a walker's stack (never
+    // seen: parse-limits.ts refuses nesting first) is refused in the same words, not thrown.
+    if (err instanceof RangeError)
+      return compileError(expression, { summary: RECURSION_LIMIT_MESSAGE, unplaced: true });
+    throw err;
+  }
+  return compiled(env, parsed, type, () => compile(expression, options, fold, optimize) as CompiledExpression);
+}
+
+/**
+ * The compiled expression of a parsed (and checked) one: runs it under the cost limit. The engine
+ * keeps the scopes of a comprehension's variables on the parsed expression, so an evaluation started
+ * while one of the same expression is under way (from a function it calls) runs on a copy, compiled
+ * again by `again`.
+ */
+function compiled(
+  env: Environment,
+  parsed: ParseResult,
+  type: string,
+  again: () => CompiledExpression,
+): CompiledExpression {
+  let lastCost = 0;
+  let running = false;
+  const failed = (err: unknown) => inCelGoWords(internalNames(err));
+  const evaluate = (variables: Record<string, unknown>, limit: number) => {
+    if (running) return again().evaluate(variables, limit);
+    running = true;
+    try {
+      return evaluateMetered(env, parsed, variables, limit, failed);
+    } finally {
+      running = false;
+    }
+  };
+  return {
+    type,
+    usesAuthorizer: mentions(parsed.ast, 'authorizer'),
+    get lastCost() {
+      return lastCost;
+    },
+    run(variables, limit = PER_CALL_COST_LIMIT) {
+      try {
+        const { value, cost } = evaluate(variables, limit);
+        lastCost = cost;
+        return value;
+      } catch (err) {
+        lastCost = (err as { cost?: number }).cost ?? lastCost;
+        throw err;
+      }
+    },
+    evaluate: (variables, limit = PER_CALL_COST_LIMIT) => evaluate(variables, limit),
+  };
+}
+
+/** The engine's refusals of a macro's variable (`[1].map(1, x)`), in cel-go's parser's words. */
+function macroArgument(err: unknown): unknown {
+  const e = err as { code?: string; summary?: string; range?: { start: number } } | undefined;
+  if (e?.code !== 'invalid_macro_argument' || !/variable/.test(e.summary ?? '')) return err;
+  return { summary: 'argument must be a simple name', range: e.range };
+}
+
+const checkerEnvironments = new WeakMap<Environment, CheckerEnvironment>();
+
+/** What the checker needs to know of an environment (the names of its functions), worked out once. */
+function checkerEnvironment(env: Environment): CheckerEnvironment {
+  let known = checkerEnvironments.get(env);
+  if (!known) {
+    const { functions } = env.getDefinitions() as { functions: Array<{ name: string; signature?: string }> };
+    known = { functions: declaredFunctions(functions) };
+    checkerEnvironments.set(env, known);
+  }
+  return known;
+}
+
+/**
+ * The error of a constant conversion (`int('')`) evaluated as cel-go's planner folds it when the
+ * API server plans the expression, refusing the configuration; undefined when it folds to a value.
+ */
+function foldedError(text: string, options: CompileOptions): string | undefined {
+  const folded = compile(text, { kubeVersion: options.kubeVersion, mode: options.mode, typeCheck: false }, false);
+  if (isCompileError(folded)) return undefined;
+  try {
+    folded.run({});
+    return undefined;
+  } catch (err) {
+    // A conversion no overload takes (`string([1])`) is the checker's refusal, which cel-go makes first.
+    const code = (err as { code?: string }).code;
+    if (code === 'no_matching_overload' || code === 'no_such_overload') return undefined;
+    return (err as { summary?: string; message?: string }).summary ?? (err as Error).message ?? String(err);
+  }
+}
+
+/** An error whose position is in the rewritten text, with its position in the text as written. */
+function inWrittenText(err: unknown, edits: readonly Edit[]): unknown {
+  const e = err as { summary?: string; message?: string; range?: { start: number } } | undefined;
+  if (!edits.length || !e?.range) return err;
+  return { summary: e.summary ?? e.message ?? String(err), range: { start: writtenOffset(e.range.start, edits) } };
+}
+
+/** True when a compile result is an error. */
+export function isCompileError(result: CompiledExpression | CompileError): result is CompileError {
+  return !('run' in result);
+}
