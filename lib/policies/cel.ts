@@ -5,23 +5,24 @@
  * them under the per-call cost limit, and builds the variables of one evaluation.
  */
 import {
-  compileExpression,
+  admissionVariables,
+  type Authorize,
+  CelCompileError,
+  compile,
   CostLimitExceeded,
-  isCompileError,
+  kubeVersionFromText,
+  MATCH_CONDITIONS_COST_BUDGET,
   noOpinion,
   PER_CALL_COST_LIMIT,
+  type Program,
   toCel,
-  variablesFor,
-  type Authorize,
-  type CompiledExpression,
-} from '../matchconditions/cel.ts';
+} from '../../packages/kube-cel/src/index.ts';
+import { wholeDoubleKeys } from '../json.ts';
 import { decideMatch, type ConditionEvaluation, type MatchOutcome } from '../matchconditions/matcher.ts';
-import { meter } from '../matchconditions/meter.ts';
-import { kubeVersionFromText } from '../matchconditions/versions.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
 
-export { CostLimitExceeded, decideMatch, noOpinion, PER_CALL_COST_LIMIT, toCel };
-export type { Authorize, ConditionEvaluation, MatchOutcome };
+export { CostLimitExceeded, decideMatch, MATCH_CONDITIONS_COST_BUDGET, noOpinion, PER_CALL_COST_LIMIT, toCel };
+export type { Authorize, ConditionEvaluation, MatchOutcome, Program };
 
 /**
  * The cost budget of one filter's expressions for one request, the API server's
@@ -29,9 +30,6 @@ export type { Authorize, ConditionEvaluation, MatchOutcome };
  * with what is left, and auditAnnotations anew.
  */
 export const RUNTIME_CEL_COST_BUDGET = 10_000_000;
-
-/** The budget of a policy's matchConditions, RuntimeCELCostBudgetMatchConditions. */
-export const MATCH_CONDITIONS_COST_BUDGET = 2_500_000;
 
 /** The longest message a messageExpression may give (MaxEvaluatedMessageExpressionSizeBytes). */
 export const MAX_MESSAGE_EXPRESSION_BYTES = 5 * 1024;
@@ -56,7 +54,7 @@ export interface PolicyCompileOptions {
 }
 
 /** A compiled policy expression, or why it does not compile (in the API server's words). */
-export type PolicyProgram = { program: CompiledExpression; error?: undefined } | { error: string; program?: undefined };
+export type PolicyProgram = { program: Program; error?: undefined } | { error: string; program?: undefined };
 
 /** `variables.<name>` references (a field select on the `variables` identifier). */
 const VARIABLE_REFERENCE = /(?<![\w.])variables\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)/g;
@@ -71,22 +69,27 @@ const identifier = (name: string) => new RegExp(`(?<![\\w.])${name}(?![\\w])`);
 export function compilePolicyExpression(expression: string, options: PolicyCompileOptions): PolicyProgram {
   const declarations: Record<string, string> = { variables: 'map<string, dyn>' };
   if (options.hasParams) declarations.params = 'dyn';
-  const result = compileExpression(expression, {
-    declarations,
-    typeCheck: options.typeCheck,
-    kubeVersion: kubeVersionFromText(options.kubernetesVersion),
-  });
-  if (isCompileError(result)) return { error: `compilation failed: ${result.message}` };
+  let program: Program;
+  try {
+    program = compile(expression, {
+      declarations,
+      typeCheck: options.typeCheck,
+      kubeVersion: kubeVersionFromText(options.kubernetesVersion),
+    });
+  } catch (err) {
+    if (err instanceof CelCompileError) return { error: `compilation failed: ${err.message}` };
+    throw err;
+  }
   const undeclared = undeclaredReference(expression, options);
   if (undeclared) return { error: `compilation failed: ${undeclared}` };
   if (options.typeCheck !== false && !options.returns.includes('any')) {
-    const type = result.type === 'null' ? 'null_type' : result.type;
+    const type = program.type === 'null' ? 'null_type' : program.type;
     if (!(options.returns as readonly string[]).includes(type)) {
       const want = options.returns.length === 1 ? options.returns[0] : `one of [${options.returns.join(' ')}]`;
       return { error: `must evaluate to ${want} but got ${type}` };
     }
   }
-  return { program: result };
+  return { program };
 }
 
 /** A reference to a name the expression's environment does not declare, in cel-go's words. */
@@ -110,18 +113,17 @@ export interface Run {
 }
 
 /**
- * Runs a program under the per-call limit. Safe to call while another program runs (a lazily
- * evaluated variable): the running program's meter is kept as it was.
+ * Runs a program under the per-call limit. Each evaluation has its own meter: a lazily evaluated
+ * variable runs inside the expression that reads it without sharing its cost.
  */
-export function runProgram(program: CompiledExpression, activation: Record<string, unknown>): Run {
-  const saved = meter.left;
+export function runProgram(program: Program, activation: Record<string, unknown>): Run {
   try {
-    return { value: program.run(activation, PER_CALL_COST_LIMIT), cost: program.lastCost };
+    const { value, cost } = program.evaluate(activation, { costLimit: PER_CALL_COST_LIMIT });
+    return { value, cost };
   } catch (err) {
-    const message = err instanceof Error ? ((err as { summary?: string }).summary ?? err.message) : String(err);
-    return { error: message, costLimited: err instanceof CostLimitExceeded, cost: program.lastCost };
-  } finally {
-    meter.left = saved;
+    const cost = (err as { cost?: number }).cost ?? 0;
+    const message = err instanceof Error ? err.message : String(err);
+    return { error: message, costLimited: err instanceof CostLimitExceeded, cost };
   }
 }
 
@@ -155,50 +157,18 @@ export interface ActivationInput {
  * authorizer.
  */
 export function policyActivation(input: ActivationInput): Record<string, unknown> {
-  const base = variablesFor(input.request, input.authorize ?? noOpinion);
+  const base = admissionVariables(input.request, {
+    authorize: input.authorize ?? noOpinion,
+    namespaceObject: (input.namespace as Record<string, unknown> | null | undefined) ?? null,
+    params: input.params ?? null,
+    wholeDoubles: wholeDoubleKeys,
+  });
   const request = base.request as Record<string, unknown>;
   const ordered: Record<string, unknown> = { kind: { ...input.matched.kind } };
   ordered.resource = input.kindOnly ? request.resource : { ...input.matched.resource };
   for (const [key, value] of Object.entries(request)) if (!(key in ordered)) ordered[key] = value;
-  const out: Record<string, unknown> = {
-    object: base.object,
-    oldObject: base.oldObject,
-    request: ordered,
-    params: input.params === undefined || input.params === null ? null : toCel(input.params),
-    namespaceObject: input.namespace ? toCel(namespaceForCel(input.namespace as NamespaceLike)) : null,
-  };
-  if (!input.withoutAuthorizer) out.authorizer = base.authorizer;
-  return out;
-}
-
-interface NamespaceLike {
-  metadata?: Record<string, unknown>;
-  spec?: unknown;
-  status?: unknown;
-}
-
-/** The metadata fields CreateNamespaceObject keeps. */
-const NAMESPACE_METADATA = [
-  'name',
-  'generateName',
-  'namespace',
-  'uid',
-  'resourceVersion',
-  'generation',
-  'creationTimestamp',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-  'labels',
-  'annotations',
-  'finalizers',
-] as const;
-
-function namespaceForCel(ns: NamespaceLike): Record<string, unknown> {
-  const metadata: Record<string, unknown> = {};
-  for (const key of NAMESPACE_METADATA) if (ns.metadata?.[key] !== undefined) metadata[key] = ns.metadata[key];
-  const out: Record<string, unknown> = { metadata };
-  if (ns.spec !== undefined) out.spec = ns.spec;
-  if (ns.status !== undefined) out.status = ns.status;
+  const out: Record<string, unknown> = { ...base, request: ordered };
+  if (input.withoutAuthorizer) delete out.authorizer;
   return out;
 }
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { invoke, type AdmissionResult, type InvokeOptions } from '../harness/invoke.ts';
 import { webhookMatches } from './chain.ts';
 import { admissionReview, type AdmissionReviewOptions } from '../harness/reviews.ts';
-import type { Authorize } from '../matchconditions/cel.ts';
+import type { Authorize } from '../policies/cel.ts';
 import { builtinEquivalents } from '../policies/generic/equivalent.ts';
 import { paramSourcesOf } from '../policies/generic/params.ts';
 import type { ValidatingPolicyWebhook } from '../policies/validating/define.ts';
