@@ -7,7 +7,7 @@
  */
 import { KlwError } from '../errors.ts';
 import type { KubeTarget } from '../kube-versions.ts';
-import type { DefinedValidatingPolicy } from '../../lib/policies/validating/define.ts';
+import type { DefinedValidatingPolicy } from '../../lib/policies/index.ts';
 
 /** The first minor serving admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy (GA, on by default). */
 export const VAP_V1_SINCE = 30;
