@@ -1,5 +1,15 @@
 import { KlwError } from './errors.ts';
 
+/**
+ * The AWS SDK's documented switch for its warning that releases after January 2027 need Node 22
+ * (eight lines on every AWS command under Node 20). klw supports Node 20 with the SDK it installs,
+ * so the warning tells its users nothing they can act on; a value the user set is kept. Set when
+ * this module loads: before any client is made (the SDK checks when a client is constructed),
+ * and inherited by the Serverless Framework klw runs.
+ */
+export const SDK_NODE_WARNING_ENV = 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED';
+process.env[SDK_NODE_WARNING_ENV] ??= 'true';
+
 /** What an AWS call was for, for its error message. */
 export interface AwsCall {
   /** What klw was doing: `reading stack klw-dev's outputs`. */
@@ -64,4 +74,30 @@ export function awsError(err: unknown, call: AwsCall, env: NodeJS.ProcessEnv = p
       'and that AWS is reachable from here';
   }
   return check ? new KlwError(`${what}; ${check}`, { cause: err }) : err;
+}
+
+/** A client of the AWS SDK, as far as its region goes. */
+interface RegionalClient {
+  config: { region: () => Promise<string> };
+}
+
+/** The region a client calls, as its configuration resolves it. */
+export async function regionOf(client: RegionalClient): Promise<string> {
+  try {
+    return await client.config.region();
+  } catch {
+    return 'an unknown region';
+  }
+}
+
+/**
+ * Runs one AWS call of `client`; its failure is awsError's: what was being done (`action`),
+ * in the client's region, and what to check.
+ */
+export async function callAws<T>(client: RegionalClient, action: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw awsError(err, { action, region: await regionOf(client) });
+  }
 }

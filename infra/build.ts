@@ -57,6 +57,9 @@ export function entrySource(root: string, entry: string): string {
   ].join('\n');
 }
 
+/** The name of the generated entry module in a bundle's source map; no such file is on disk. */
+export const GENERATED_ENTRY = 'klw-entry.mjs';
+
 /**
  * esbuild options for one function: ESM for the Node.js of the Lambda runtime (default: the
  * project's, see projectRuntime), minified, AWS SDK left to the runtime.
@@ -69,7 +72,7 @@ export function bundleOptions(
   return {
     absWorkingDir: root,
     // The entry is generated (entrySource), so a module needs no `handler` export of its own.
-    stdin: { contents: entrySource(root, fn.entry), resolveDir: root, sourcefile: 'klw-entry.mjs', loader: 'js' },
+    stdin: { contents: entrySource(root, fn.entry), resolveDir: root, sourcefile: GENERATED_ENTRY, loader: 'js' },
     outfile: bundlePath(root, fn.name),
     bundle: true,
     platform: 'node',

@@ -9,6 +9,7 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
+  readSync,
   renameSync,
   unlinkSync,
   writeSync,
@@ -153,6 +154,54 @@ export function appendFileSafely(file: string, text: string): void {
 }
 
 /**
+ * Flags of every read of a file the user or a planted entry controls: a symbolic link is not
+ * followed, and a named pipe (FIFO) is opened without waiting for a writer (O_NONBLOCK), so the
+ * "not a regular file" check that follows answers at once instead of hanging the command.
+ */
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** Why readRegularFile refused a file: ENOENT (nothing there), ELOOP (a link), ENOTREG, EFBIG. */
+export type ReadRefusal = 'ENOENT' | 'ELOOP' | 'ENOTREG' | 'EFBIG';
+
+function refusal(code: ReadRefusal, message: string, size?: number): Error {
+  return Object.assign(new Error(message), { code, ...(size === undefined ? {} : { size }) });
+}
+
+/**
+ * The text of a regular file, read through one descriptor: a symbolic link refused (not
+ * followed), a named pipe, socket, device or folder refused before anything is read from it
+ * (opened with O_NONBLOCK, so a pipe with no writer cannot stall the command), and a file over
+ * `maxBytes` refused by its size. The error's `code` is a ReadRefusal (a missing file is ENOENT; EFBIG carries the `size`).
+ */
+export function readRegularFile(file: string, maxBytes = Number.POSITIVE_INFINITY): string {
+  let fd: number;
+  try {
+    fd = openSync(file, READ_FLAGS);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw refusal('ELOOP', `${file} is a symbolic link; refusing to follow it (remove it)`);
+    if (code === 'ENOENT') throw refusal('ENOENT', `${file} does not exist`);
+    throw err;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw refusal('ENOTREG', `${file} is not a regular file; write a file there instead`);
+    if (stat.size > maxBytes) throw refusal('EFBIG', `${file} is ${stat.size} bytes; at most ${maxBytes}`, stat.size);
+    // Read to the size fstat gave (a file growing meanwhile is cut there, never read past the bound).
+    const buffer = Buffer.alloc(stat.size);
+    let read = 0;
+    while (read < stat.size) {
+      const n = readSync(fd, buffer, read, stat.size - read, read);
+      if (!n) break;
+      read += n;
+    }
+    return buffer.subarray(0, read).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
  * Reads a file that holds a secret without following a symbolic link; one readable by group or
  * others is narrowed to 0600 (and `onLoose` told), one owned by another user refused.
  */
@@ -162,7 +211,7 @@ export function readPrivate(
   what = 'a private key',
 ): string {
   refuseLink(file, what);
-  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  const fd = openSync(file, READ_FLAGS);
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw new Error(`${file} is not a regular file; refusing to use it for ${what}`);

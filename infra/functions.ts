@@ -8,7 +8,7 @@ import type { ConversionWebhook, Registration } from '../lib/internal.ts';
 import { findFunctions, noFunctionsMessage, type FunctionSource } from '../lib/harness/discover.ts';
 import { KlwError } from './errors.ts';
 import { makeDir, writeFileSafely } from './files.ts';
-import type { Finding } from './lint.ts';
+import type { Finding } from './lint/finding.ts';
 
 /** A function found under `functions/`: where its code is and what it registers. */
 export interface FunctionEntry {

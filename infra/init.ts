@@ -132,7 +132,8 @@ export function projectPackageJson(name: string, packageSpec: string): Record<st
     version: '0.1.0',
     private: true,
     type: 'module',
-    engines: { node: '>=20' },
+    // The Node.js this package and its dependencies run on, the project's too.
+    engines: { node: info.nodeEngine ?? '*' },
     scripts: {
       start: 'klw start',
       test: 'klw test',
@@ -147,7 +148,7 @@ export function projectPackageJson(name: string, packageSpec: string): Record<st
 
 /**
  * Creates a project in `dir` (new or empty): package.json, strict tsconfig.json, a first
- * function with its test, the conformance test, serverless.yml, .gitignore and a README.
+ * function with its test, the conformance and lint tests, serverless.yml, .gitignore and a README.
  * Returns the files written, relative to `dir`.
  */
 export function initProject(dir: string, options: InitOptions = {}): string[] {
@@ -168,6 +169,7 @@ export function initProject(dir: string, options: InitOptions = {}): string[] {
     ['.gitignore', render('gitignore.tmpl')],
     ['README.md', render('README.md.tmpl')],
     [join('test', 'functions', 'conformance.test.ts'), render('conformance.test.ts.tmpl')],
+    [join('test', 'functions', 'lint.test.ts'), render('lint.test.ts.tmpl')],
   ];
   makeDir(root);
   for (const [file, text] of files) writeFileSafely(join(root, file), text, { exclusive: true, parents: true });

@@ -4,10 +4,14 @@
  * gates that bring them earlier, and the labels the defaults rely on. `klw manifests
  * --kube-version` writes only what the target knows; lint says what is lost.
  */
-import { checkInFunctionConditions } from '../lib/matchconditions/rules.ts';
-import type { AdmissionRegistration, Registration } from '../lib/internal.ts';
+import {
+  checkInFunctionConditions,
+  checkMatchConditions,
+  type ConditionProblem,
+} from '../lib/matchconditions/rules.ts';
+import type { AdmissionRegistration, MatchCondition, Registration } from '../lib/internal.ts';
 import { KlwError } from './errors.ts';
-import type { Finding } from './lint.ts';
+import type { Finding } from './lint/finding.ts';
 import type { Json } from './json.ts';
 
 /** A Kubernetes minor version, `1.20`. */
@@ -41,6 +45,27 @@ export function parseKubeVersion(text: string): KubeVersion {
   const match = /^v?(\d+)\.(\d+)(?:\.\d+)?$/.exec(text.trim());
   if (!match) throw new KlwError(`--kube-version ${JSON.stringify(text)}: give a Kubernetes version such as 1.28`);
   return { major: Number(match[1]), minor: Number(match[2]) };
+}
+
+/**
+ * A Kubernetes release as a cluster's version is written: `1.<minor>` or `v1.<minor>.<patch>`,
+ * digits without leading zeros. Every release so far is 1.x; two digits of minor (at most 1.99)
+ * are decades of releases at three a year, so longer numbers are typing errors, not versions,
+ * and never rounded.
+ */
+const RELEASE_VERSION = /^v?(\d+)\.(\d+)(?:\.(\d+))?$/;
+
+/** Why `text` is not a Kubernetes release version, or undefined when it is one (see RELEASE_VERSION). */
+export function releaseVersionProblem(text: string): string | undefined {
+  const match = RELEASE_VERSION.exec(text);
+  if (!match) return 'is not a Kubernetes version';
+  const [, major, minor, patch] = match;
+  if (major !== '1') return 'is not a Kubernetes version: every Kubernetes release is 1.x';
+  if (!/^(0|[1-9]\d?)$/.test(minor!))
+    return 'is not a Kubernetes version: the minor version is 0 to 99, without leading zeros';
+  if (patch !== undefined && !/^(0|[1-9]\d{0,2})$/.test(patch))
+    return 'is not a Kubernetes version: the patch version is 0 to 999, without leading zeros';
+  return undefined;
 }
 
 /** `--kube-version` as the "X.Y" a registration's kubernetesVersion takes (v1.30.2 is 1.30). */
@@ -190,4 +215,42 @@ export function lintInFunctionConditions(registrations: Registration[]): Finding
       ? checkInFunctionConditions(r.matchConditions).map((p) => ({ ...p, subject: r.webhookName }))
       : [],
   );
+}
+
+/** Why the API server of `version` (default the newest) would not compile a condition being created, if it would not. */
+export function compileProblem(condition: MatchCondition, version?: KubeVersion): ConditionProblem | undefined {
+  return checkMatchConditions([condition], version ? { kubeVersion: version } : {}).find(
+    (p) => p.rule === 'match-conditions-compile',
+  );
+}
+
+/** Rule of a matchCondition that the registration's own `kubernetesVersion` cannot compile. */
+export const REGISTRATION_VERSION_RULE = 'match-conditions-kubernetes-version';
+
+/**
+ * The matchConditions each registration's own `kubernetesVersion` refuses (a library or syntax
+ * newer than it), each an error naming the function, the condition and the version, as the test
+ * kit refuses them. Only where the conditions run at that version: its API server keeps the field,
+ * or the function enforces them itself. A condition no version compiles is lint's own error.
+ */
+export function registrationVersionFindings(registrations: Registration[]): Finding[] {
+  const findings: Finding[] = [];
+  for (const reg of registrations) {
+    if (reg.type === 'conversion' || !reg.kubernetesVersion || !reg.matchConditions?.length) continue;
+    const version = parseKubeVersion(reg.kubernetesVersion);
+    if (!knowsWebhookField({ version }, 'matchConditions') && !reg.enforceMatchConditions) continue;
+    for (const condition of reg.matchConditions) {
+      const problem = compileProblem(condition, version);
+      if (!problem || compileProblem(condition)) continue;
+      findings.push({
+        level: 'error',
+        rule: REGISTRATION_VERSION_RULE,
+        subject: reg.name,
+        message:
+          `kubernetesVersion ${reg.kubernetesVersion} (raise it, or use only what ${reg.kubernetesVersion} has): ` +
+          problem.message,
+      });
+    }
+  }
+  return findings;
 }

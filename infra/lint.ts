@@ -9,16 +9,9 @@ import { readDocuments } from './output.ts';
 import { lintRuleResources } from './lint/rules.ts';
 import { jsonType, webhookShapeProblems, crdShapeProblems } from './lint/shape.ts';
 import type { Json } from './json.ts';
+import type { Finding } from './lint/finding.ts';
 
-/** One lint finding. */
-export interface Finding {
-  level: 'error' | 'warning';
-  /** Stable rule id, e.g. `timeout-range`. */
-  rule: string;
-  /** The webhook (or CRD) it is about. */
-  subject: string;
-  message: string;
-}
+export type { Finding } from './lint/finding.ts';
 
 /** Timeouts above this hold the API server's request path too long (good practices). */
 export const SLOW_TIMEOUT_SECONDS = 10;

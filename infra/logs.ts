@@ -5,7 +5,7 @@ import {
   ResourceNotFoundException,
   type FilteredLogEvent,
 } from '@aws-sdk/client-cloudwatch-logs';
-import { awsError } from './aws-errors.ts';
+import { awsError, regionOf } from './aws-errors.ts';
 import { KlwError } from './errors.ts';
 import { lambdaName } from './deploy/index.ts';
 import { clusterFilterPattern, isClusterLine } from './fleet/logs.ts';
@@ -120,15 +120,6 @@ function ofCluster(event: FilteredLogEvent, cluster: string | undefined): boolea
   if (cluster === undefined) return true;
   const line = jsonOf(event.message ?? '');
   return line !== undefined && isClusterLine(line, cluster);
-}
-
-/** The region a client calls, as its configuration resolves it ("unknown" when it cannot). */
-async function regionOf(client: CloudWatchLogsClient): Promise<string> {
-  try {
-    return await client.config.region();
-  } catch {
-    return 'an unknown region';
-  }
 }
 
 /**

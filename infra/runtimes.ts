@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import type { Finding } from './lint.ts';
+import { readRegularFile } from './files.ts';
+import type { Finding } from './lint/finding.ts';
 
 /** The Lambda runtime functions are deployed on unless the project picks another. */
 export const DEFAULT_RUNTIME = 'nodejs24.x';
@@ -51,7 +52,7 @@ export function projectRuntime(root: string): string {
   if (!existsSync(file)) return DEFAULT_RUNTIME;
   let runtime: unknown;
   try {
-    runtime = (parse(readFileSync(file, 'utf8')) as { provider?: { runtime?: unknown } } | null)?.provider?.runtime;
+    runtime = (parse(readRegularFile(file)) as { provider?: { runtime?: unknown } } | null)?.provider?.runtime;
   } catch {
     return DEFAULT_RUNTIME;
   }

@@ -4,7 +4,9 @@
  */
 import { builtinResources, LAST_TABLE_MINOR, KINDS, type ResourceDescriptor } from '../lib/internal.ts';
 import { KlwError } from './errors.ts';
-import type { FunctionType } from './scaffold.ts';
+
+/** The kinds of function `klw new` and `klw init` write. */
+export type FunctionType = 'validating' | 'mutating' | 'conversion';
 
 /** The resource an admission function is scaffolded for when neither `--resource` nor its name says one. */
 export const DEFAULT_RESOURCE = 'configmaps';

@@ -4,12 +4,17 @@ import { fileURLToPath } from 'node:url';
 import { isDns1123Label } from '../lib/k8s/names.ts';
 import { pathTaken, writeFileSafely } from './files.ts';
 import { KlwError } from './errors.ts';
-import { DEFAULT_RESOURCE, resolveResource, resourceFromName, resourceValues } from './scaffold-resource.ts';
+import {
+  type FunctionType,
+  DEFAULT_RESOURCE,
+  resolveResource,
+  resourceFromName,
+  resourceValues,
+} from './scaffold-resource.ts';
 
 const TEMPLATES = fileURLToPath(new URL('./templates/', import.meta.url));
 
-/** The kinds of function `klw new` and `klw init` write. */
-export type FunctionType = 'validating' | 'mutating' | 'conversion';
+export type { FunctionType } from './scaffold-resource.ts';
 
 /** Options of `scaffold`. */
 export interface ScaffoldOptions {

@@ -10,6 +10,8 @@ export interface PackageInfo {
   dir: string;
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
+  /** The Node.js versions it runs on (`engines.node`). */
+  nodeEngine?: string;
 }
 
 /** This package's name and version, read from its package.json (above infra/ in sources, above pkg/infra/ when installed). */
@@ -23,6 +25,7 @@ export function packageInfo(from: string = import.meta.url): PackageInfo {
         version?: string;
         dependencies?: Record<string, string>;
         devDependencies?: Record<string, string>;
+        engines?: { node?: string };
       };
       if (pkg.name === 'kube-lambda-webhooks' && pkg.version)
         return {
@@ -31,6 +34,7 @@ export function packageInfo(from: string = import.meta.url): PackageInfo {
           dir,
           dependencies: pkg.dependencies ?? {},
           devDependencies: pkg.devDependencies ?? {},
+          ...(pkg.engines?.node ? { nodeEngine: pkg.engines.node } : {}),
         };
     }
     const parent = dirname(dir);

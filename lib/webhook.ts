@@ -61,6 +61,8 @@ export interface RunContext {
   cluster?: string;
   /** The clusters this function serves (KLW_FLEET), when it serves a fleet. */
   fleet?: FleetRuntime;
+  /** Set by the test kit: the request is frozen before the function sees it. */
+  freezeRequest?: boolean;
 }
 
 /** The answer of an engine: the review response and the fields of its log line. */
@@ -88,6 +90,8 @@ export interface HandlerOptions {
   env?: NodeJS.ProcessEnv;
   /** The clock the time budget is measured on, in ms (default `performance.now`); tests pass one to make time pass. */
   clock?: () => number;
+  /** Freeze each review's request before the function sees it, so a write to it throws (the test kit sets it). */
+  freezeRequest?: boolean;
 }
 
 /**
@@ -263,6 +267,7 @@ export function createHandler<R>(
       if (!parsed.ok) return reject(400, parsed.message);
 
       const ctx: RunContext = { requestId, startedAt, now, log: reqLog, env, budgetMs: budget };
+      if (options.freezeRequest) ctx.freezeRequest = true;
       if (fleet) {
         ctx.fleet = fleet;
         if (fleetAuth?.cluster) ctx.cluster = fleetAuth.cluster;

@@ -3,7 +3,9 @@ import type { AdmissionRegistration, AdmissionReview } from '../../lib/internal.
 import type { AuthorizationAttributes, AuthorizationDecision, Authorize } from '../../packages/kube-cel/src/index.ts';
 import { answerWithoutCalling } from '../../lib/matchconditions/matcher.ts';
 import { accessReview, type KubeClient } from './kubeapi.ts';
-import type { UserInfo } from './audit.ts';
+
+/** The user the reviews name: the auditor. */
+export type UserInfo = AdmissionReview['request']['userInfo'];
 
 /** Rounds of asking per object: a check may only be reached once another's answer is known (`a && b`). */
 const MAX_AUTHORIZER_ROUNDS = 8;

@@ -5,7 +5,6 @@ import {
   selectorMatches,
   type AdmissionRegistration,
   type Enforcement,
-  type AdmissionReview,
   type KubeObject,
   enforcementEnvFor,
   ENFORCEMENT_ENV,
@@ -16,11 +15,10 @@ import { admissionReview } from '../../lib/harness/reviews.ts';
 import { matchConditionsFor } from '../../lib/matchconditions/matcher.ts';
 import { KubeApiError, type KubeClient } from './kubeapi.ts';
 import { type ApiResource, type Target, Discovery, targetsOf, selectorQuery, collectionPath } from './discovery.ts';
-import { AccessReviews } from './access.ts';
+import { AccessReviews, type UserInfo } from './access.ts';
 import type { Json } from '../json.ts';
 
-/** The user the reviews name: the auditor. */
-export type UserInfo = AdmissionReview['request']['userInfo'];
+export type { UserInfo } from './access.ts';
 
 /** What one object would get from one webhook. */
 export type AuditOutcome = 'denied' | 'warned' | 'patched' | 'allowed' | 'skipped' | 'error';
@@ -281,7 +279,9 @@ async function auditObject(
     // The function failed (threw, timed out, answered what the API server refuses): failurePolicy decides.
     result.result = 'error';
     result.rejected = reg.failurePolicy === 'Fail';
-    result.message = `${(err as Error).message.split('\n')[0]} (failurePolicy ${reg.failurePolicy})`;
+    // A failure's message names the review on its first line and the error on its second.
+    const message = (err as Error).message.split('\n').slice(0, 2).join(' ').replace(/\s+/g, ' ');
+    result.message = `${message} (failurePolicy ${reg.failurePolicy})`;
   }
   return result;
 }

@@ -4,7 +4,13 @@ import type { Command } from 'commander';
 import { checkServerless, readServerless } from '../deploy/index.ts';
 import { fleetConditionFindings } from '../fleet/manifests.ts';
 import { ownHandlerFindings, loadFunctions } from '../functions.ts';
-import { enforcedWebhooks, forKubeVersion, kubeTargetFrom, lintInFunctionConditions } from '../kube-versions.ts';
+import {
+  enforcedWebhooks,
+  forKubeVersion,
+  kubeTargetFrom,
+  lintInFunctionConditions,
+  registrationVersionFindings,
+} from '../kube-versions.ts';
 import { lintDocuments, lintFiles, lintRegistrations } from '../lint.ts';
 import { lintRulesForVersion, shippedCrds } from '../lint/rules.ts';
 import { generateManifests } from '../manifests.ts';
@@ -42,6 +48,8 @@ export function register(cli: Command, { root, say }: CommandContext): void {
             ...lintRegistrations(registrations),
             ...lintDocuments(generated, target?.version),
             ...lintInFunctionConditions(registrations),
+            // --kube-version stands for every registration's own kubernetesVersion.
+            ...(target ? [] : registrationVersionFindings(registrations)),
             ...fleetConditionFindings(root(), registrations),
           ];
       if (target && !findings.some((f) => f.level === 'error')) {

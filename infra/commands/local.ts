@@ -263,8 +263,10 @@ export async function serveApi(
   );
   for (const name of api.functions)
     say(`  POST ${api.url}/${name}${api.functionUrl(name) !== `${api.url}/${name}` ? '/<path secret>' : ''}`);
-  if (api.pathSecret)
-    say(`path secret:    ${resolve(root(), options.stateDir, 'path-secret')} (in the manifests' URLs)`);
+  if (api.pathSecret) {
+    const { file, cluster } = api.pathSecretSource();
+    say(`path secret:    ${file} (${cluster ? `cluster ${cluster}'s, ` : ''}in the manifests' URLs)`);
+  }
   say(`CA certificate: ${api.caPath}`);
   say(`manifests:      ${api.manifestsPath}`);
   for (const name of api.functions) {

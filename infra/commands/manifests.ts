@@ -5,13 +5,14 @@ import { KlwError } from '../errors.ts';
 import { fleetManifests, type FleetManifestOptions } from '../fleet/commands.ts';
 import { FLEET_FILE } from '../fleet/file.ts';
 import { loadFunctions } from '../functions.ts';
-import { enforcedWebhooks, forKubeVersion, kubeTargetFrom } from '../kube-versions.ts';
+import { enforcedWebhooks, forKubeVersion, kubeTargetFrom, registrationVersionFindings } from '../kube-versions.ts';
 import { lintDocuments } from '../lint.ts';
 import { lintRulesForVersion } from '../lint/rules.ts';
 import { DEFAULT_CONFIGURATION_NAME, type Endpoints } from '../manifests.ts';
 import { renderDocuments, writeOutput } from '../output.ts';
 import { REGION_HELP, regionFor } from '../region.ts';
-import { PATH_SECRET_PLACEHOLDER, withPathSecret, type PathSecretOptions } from '../secrets/index.ts';
+import { withPathSecret, type PathSecretOptions } from '../secrets/actions.ts';
+import { PATH_SECRET_PLACEHOLDER } from '../secrets/index.ts';
 import type { CommandContext } from './context.ts';
 import {
   featureGatesOption,
@@ -115,12 +116,11 @@ async function writeManifests({ root, say }: CommandContext, options: ManifestsO
         'writes the secret',
     );
   }
+  const registrations = (await loadFunctions(root())).map((f) => f.registration);
+  // Without --kube-version, each registration's own kubernetesVersion compiles its conditions.
+  if (!target) reportFindings(registrationVersionFindings(registrations));
   if (target) {
-    const versioned = forKubeVersion(
-      set.documents,
-      target,
-      enforcedWebhooks((await loadFunctions(root())).map((f) => f.registration)),
-    );
+    const versioned = forKubeVersion(set.documents, target, enforcedWebhooks(registrations));
     // The conditions as that version's API server compiles a configuration being created.
     const conditions = lintDocuments(versioned.documents, target.version).filter((f) =>
       f.rule.startsWith('match-conditions'),

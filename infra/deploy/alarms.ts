@@ -2,7 +2,7 @@
 // alarms on each function's errors, throttles and duration and on the API's client errors.
 import type { Registration } from '../../lib/internal.ts';
 import { clusterAlarmsFor } from '../fleet/alarms.ts';
-import type { PluginParams } from './serverless-plugin.ts';
+import type { PluginParams } from './params.ts';
 import type { Json } from '../json.ts';
 
 /**

@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import type { Registration } from '../../lib/internal.ts';
 import { KlwError } from '../errors.ts';
-import type { Finding } from '../lint.ts';
+import { readRegularFile } from '../files.ts';
+import type { Finding } from '../lint/finding.ts';
 import { checkRuntime, DEFAULT_RUNTIME } from '../runtimes.ts';
 import { PLUGIN_NAME, routePath } from './serverless-plugin.ts';
 import type { Json } from '../json.ts';
@@ -13,7 +14,7 @@ import type { Json } from '../json.ts';
 export function readServerless(root: string): Json {
   const file = join(root, 'serverless.yml');
   if (!existsSync(file)) throw new KlwError(`${file} not found`);
-  return parse(readFileSync(file, 'utf8')) as Json;
+  return parse(readRegularFile(file)) as Json;
 }
 
 /** The deployed Lambda name of a function: `<service>-<stage>-<name>`, as the Serverless Framework names it. */

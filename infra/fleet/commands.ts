@@ -2,14 +2,20 @@
 import type { Registration } from '../../lib/registration.ts';
 import { loadFunctions } from '../functions.ts';
 import { KlwError } from '../errors.ts';
-import type { Finding } from '../lint.ts';
+import type { Finding } from '../lint/finding.ts';
 import type { Endpoints, ManifestSet } from '../manifests.ts';
 import { renderDocuments } from '../output.ts';
-import type { KubeTarget } from '../kube-versions.ts';
-import { withPathSecret, type PathSecretOptions } from '../secrets/index.ts';
+import { type KubeTarget, registrationVersionFindings } from '../kube-versions.ts';
+import { withPathSecret, type PathSecretOptions } from '../secrets/actions.ts';
 import { PATH_SECRET_PLACEHOLDER } from '../secrets/index.ts';
 import { loadFleet, selectClusters } from './file.ts';
-import { clusterConditionFindings, clusterManifestFile, forCluster, writeClusterManifests } from './manifests.ts';
+import {
+  clusterConditionFindings,
+  clusterManifestFile,
+  clusterTarget,
+  forCluster,
+  writeClusterManifests,
+} from './manifests.ts';
 
 /** The options of `klw manifests` that choose fleet clusters. */
 export interface FleetManifestOptions {
@@ -66,14 +72,17 @@ export async function fleetManifests(
   });
   const rendered: Array<{ cluster: string; text: string; objects: number }> = [];
   let placeholder = false;
+  // Every cluster's findings, reported together: one cluster's errors do not hide the next one's.
+  const findings: Finding[] = [];
   for (const cluster of clusters) {
     const endpoints = await withPathSecret(deps.endpoints, undefined, { ...secretOptions, cluster: cluster.name });
     const set = await deps.build(endpoints);
-    const { documents, findings } = forCluster(set.documents, cluster, registrations, target);
-    deps.report([
-      ...findings.map((f) => ({ ...f, subject: `${cluster.name}: ${f.subject}` })),
+    const versioned = forCluster(set.documents, cluster, registrations, target);
+    const { documents } = versioned;
+    findings.push(
+      ...versioned.findings.map((f) => ({ ...f, subject: `${cluster.name}: ${f.subject}` })),
       ...clusterConditionFindings(cluster, registrations),
-    ]);
+    );
     placeholder ||= JSON.stringify(documents).includes(PATH_SECRET_PLACEHOLDER);
     rendered.push({
       cluster: cluster.name,
@@ -81,6 +90,10 @@ export async function fleetManifests(
       objects: documents.length,
     });
   }
+  // A cluster without a version of its own (nor --kube-version) runs each registration's.
+  if (clusters.some((cluster) => !clusterTarget(cluster, target)))
+    findings.push(...registrationVersionFindings(registrations));
+  deps.report(findings);
   if (placeholder)
     deps.say(
       `clientConfig.url holds the placeholder ${PATH_SECRET_PLACEHOLDER}; ` +

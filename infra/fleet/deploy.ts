@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Registration } from '../../lib/registration.ts';
-import type { Finding } from '../lint.ts';
+import type { Finding } from '../lint/finding.ts';
 import type { Endpoints, ManifestSet } from '../manifests.ts';
 import {
   clusterPathSecretParameterName,
@@ -14,8 +14,8 @@ import {
   readDeployedPathSecret,
   usesPathSecret,
   DEFAULT_STATE_DIR,
-  type SecretTarget,
 } from '../secrets/index.ts';
+import type { SecretTarget } from '../secrets/actions.ts';
 import { fleetManifests } from './commands.ts';
 import type { Fleet } from './file.ts';
 

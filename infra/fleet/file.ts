@@ -3,14 +3,14 @@
  * with its name, Kubernetes version, enforcement per function, labels and kubeconfig context.
  * Without the file there is one implicit cluster, as before fleets existed.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import { ENFORCEMENT_MODES, type Enforcement, type Registration } from '../../lib/registration.ts';
 import { isDns1123Label, labelValueProblem, qualifiedNameProblem } from '../../lib/k8s/names.ts';
 import { MAX_CLUSTERS, UNKNOWN_CLUSTER, type ClusterSettings } from '../../lib/fleet.ts';
 import { KlwError } from '../errors.ts';
-import { parseKubeVersion, V1_APIS_SINCE, type KubeVersion } from '../kube-versions.ts';
+import { readRegularFile, type ReadRefusal } from '../files.ts';
+import { FleetYamlError, parseFleetYaml, type FleetPath, type FleetYaml } from './yaml-text.ts';
+import { parseKubeVersion, releaseVersionProblem, V1_APIS_SINCE, type KubeVersion } from '../kube-versions.ts';
 
 /** Name of the fleet file at the project root. */
 export const FLEET_FILE = 'clusters.yaml';
@@ -49,11 +49,24 @@ export interface FleetProblem {
   fix: string;
 }
 
+/** Most problems the error's message shows: a file of thousands of stray keys is not printed back whole. */
+export const MAX_PROBLEMS_SHOWN = 20;
+
 /** The fleet file is wrong: every problem found, each with its place and its fix. */
 export class FleetFileError extends KlwError {
   constructor(readonly problems: FleetProblem[]) {
-    super(problems.map((p) => `${p.file}${p.line ? `:${p.line}` : ''}: ${p.path}: ${p.message}; ${p.fix}`).join('\n'));
+    const lines = problems
+      .slice(0, MAX_PROBLEMS_SHOWN)
+      .map((p) => `${p.file}${p.line ? `:${p.line}` : ''}: ${p.path}: ${p.message}; ${p.fix}`);
+    const more = problems.length - MAX_PROBLEMS_SHOWN;
+    if (more > 0) lines.push(`${problems[0]!.file}: and ${more} more problems; correct these first, then run again`);
+    super(lines.join('\n'));
   }
+}
+
+/** A path as problems show it: `clusters[1].enforcement.pod-policy`, `(top)` for the whole file. */
+function shown(path: FleetPath): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i ? '.' : ''}${p}`)).join('') || '(top)';
 }
 
 /** The function names and kinds the fleet file may refer to. */
@@ -67,33 +80,27 @@ const CLUSTER_KEYS = ['name', 'kubeVersion', 'featureGates', 'enforcement', 'lab
  * FleetFileError listing every problem.
  */
 export function parseFleet(text: string, file: string, functions: KnownFunctions): Fleet {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
+  let yaml: FleetYaml;
+  try {
+    yaml = parseFleetYaml(text);
+  } catch (err) {
+    if (!(err instanceof FleetYamlError)) throw err;
+    throw new FleetFileError(
+      err.problems.map((p) => ({
+        file,
+        path: shown(p.path),
+        ...(p.line ? { line: p.line } : {}),
+        message: p.message,
+        fix: p.fix,
+      })),
+    );
+  }
   const problems: FleetProblem[] = [];
-  const lineOf = (path: Array<string | number>): number | undefined => {
-    const node = (path.length ? doc.getIn(path, true) : doc.contents) as
-      | { range?: [number, number, number] }
-      | undefined;
-    return node?.range ? lines.linePos(node.range[0]).line : undefined;
-  };
-  const shown = (path: Array<string | number>) =>
-    path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i ? '.' : ''}${p}`)).join('') || '(top)';
-  const problem = (path: Array<string | number>, message: string, fix: string) => {
-    const line = lineOf(path);
+  const problem = (path: FleetPath, message: string, fix: string) => {
+    const line = yaml.lineOf(path);
     problems.push({ file, path: shown(path), ...(line ? { line } : {}), message, fix });
   };
-  if (doc.errors.length) {
-    const err = doc.errors[0]!;
-    problems.push({
-      file,
-      path: '(top)',
-      line: lines.linePos(err.pos[0]).line,
-      message: `not valid YAML: ${err.message.split('\n')[0]}`,
-      fix: 'correct the YAML syntax',
-    });
-    throw new FleetFileError(problems);
-  }
-  const top = toJs(doc);
+  const top = yaml.value;
   if (!isObject(top)) {
     problem([], 'is not a mapping', 'write `clusters:` followed by a list of clusters, each with a name');
     throw new FleetFileError(problems);
@@ -192,16 +199,19 @@ function readKubeVersion(raw: Record<string, any>, cluster: FleetCluster, at: At
       `${version} is a number (YAML reads 1.30 as 1.3)`,
       `quote it: kubeVersion: "${version}"`,
     );
+  } else if (typeof version !== 'string') {
+    problem(at('kubeVersion'), `${JSON.stringify(version)} is not a Kubernetes version`, 'write it as "1.29"');
   } else {
-    let parsed: KubeVersion | undefined;
-    try {
-      parsed = typeof version === 'string' ? parseKubeVersion(version) : undefined;
-    } catch {
-      parsed = undefined;
-    }
+    const wrong = releaseVersionProblem(version);
+    // The minor's digits are kept as written: at most two, so the text is exact.
+    const parsed = wrong ? undefined : parseKubeVersion(version);
     if (!parsed)
-      problem(at('kubeVersion'), `${JSON.stringify(version)} is not a Kubernetes version`, 'write it as "1.29"');
-    else if (parsed.major === 1 && parsed.minor < V1_APIS_SINCE) {
+      problem(
+        at('kubeVersion'),
+        `${JSON.stringify(version)} ${wrong}`,
+        'write the version the cluster runs, as kubectl version shows it: "1.29" or "v1.29.3"',
+      );
+    else if (parsed.minor < V1_APIS_SINCE) {
       problem(
         at('kubeVersion'),
         `${version}: the webhook APIs klw writes (admissionregistration.k8s.io/v1) ` +
@@ -254,10 +264,10 @@ function readEnforcement(
       'write it as a mapping of function name to Deny, Warn or Audit: pod-policy: Warn',
     );
   else {
+    const names = functions.filter((f) => f.type !== 'conversion').map((f) => f.name);
     for (const [fn, mode] of Object.entries(modes)) {
       const known = byName.get(fn);
       if (!known) {
-        const names = functions.filter((f) => f.type !== 'conversion').map((f) => f.name);
         problem(
           at('enforcement', fn),
           `no function is named ${JSON.stringify(fn)}`,
@@ -323,12 +333,6 @@ function readContext(raw: Record<string, any>, cluster: FleetCluster, at: At, pr
   } else cluster.context = context;
 }
 
-function toJs(doc: Document): unknown {
-  const contents = doc.contents;
-  if (!contents || !(isMap(contents) || isSeq(contents) || isScalar(contents))) return contents ?? undefined;
-  return doc.toJS({ maxAliasCount: 100 });
-}
-
 function isObject(value: unknown): value is Record<string, any> {
   return !!value && typeof value === 'object' && !Array.isArray(value);
 }
@@ -339,33 +343,20 @@ function isObject(value: unknown): value is Record<string, any> {
  * when it is wrong.
  */
 export function loadFleet(root: string, functions: KnownFunctions): Fleet | undefined {
-  const file = join(root, FLEET_FILE);
-  let fd: number;
+  let text: string;
   try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    text = readRegularFile(join(root, FLEET_FILE), FLEET_FILE_MAX_BYTES);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
+    const { code, size } = err as { code?: ReadRefusal; size?: number };
     if (code === 'ENOENT') return undefined;
     if (code === 'ELOOP')
       throw new KlwError(`${FLEET_FILE} is a symbolic link; write the fleet file itself at the project root`);
+    if (code === 'ENOTREG')
+      throw new KlwError(`${FLEET_FILE} is not a regular file; write the fleet file itself at the project root`);
+    if (code === 'EFBIG') throw new KlwError(`${FLEET_FILE} is ${size} bytes; at most ${FLEET_FILE_MAX_BYTES}`);
     throw err;
   }
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) throw new KlwError(`${FLEET_FILE} is not a regular file`);
-    if (stat.size > FLEET_FILE_MAX_BYTES)
-      throw new KlwError(`${FLEET_FILE} is ${stat.size} bytes; at most ${FLEET_FILE_MAX_BYTES}`);
-    const buffer = Buffer.alloc(stat.size);
-    let read = 0;
-    while (read < stat.size) {
-      const n = readSync(fd, buffer, read, stat.size - read, read);
-      if (!n) break;
-      read += n;
-    }
-    return parseFleet(buffer.subarray(0, read).toString('utf8'), FLEET_FILE, functions);
-  } finally {
-    closeSync(fd);
-  }
+  return parseFleet(text, FLEET_FILE, functions);
 }
 
 /** The clusters asked for: one by name (an unknown name is an error naming the known ones), or all. */

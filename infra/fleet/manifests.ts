@@ -4,18 +4,18 @@
  * cluster it was made for. The secret in its URLs is chosen by the caller (withPathSecret).
  */
 import { join, resolve } from 'node:path';
-import { checkMatchConditions, type ConditionProblem } from '../../lib/matchconditions/rules.ts';
-import type { Enforcement, MatchCondition, Registration } from '../../lib/registration.ts';
+import type { Enforcement, Registration } from '../../lib/registration.ts';
 import { KlwError } from '../errors.ts';
 import { writeFileSafely } from '../files.ts';
 import {
+  compileProblem,
   enforcedWebhooks,
   forKubeVersion,
   knowsWebhookField,
   type KubeTarget,
   type VersionedManifests,
 } from '../kube-versions.ts';
-import type { Finding } from '../lint.ts';
+import type { Finding } from '../lint/finding.ts';
 import { loadFleet, type FleetCluster } from './file.ts';
 
 /** Label on each webhook configuration naming the fleet cluster it was written for. */
@@ -45,8 +45,8 @@ export function enforcementIn(cluster: FleetCluster, reg: { name: string; enforc
 
 /**
  * Rewrites manifests for one cluster: the fields its version knows (with the findings of what
- * is left out), and on every webhook configuration the cluster label and the enforcement
- * annotation.
+ * is left out), and on every webhook configuration the cluster's labels of the fleet file, the
+ * cluster label and the enforcement annotation.
  */
 export function forCluster(
   documents: Array<Record<string, any>>,
@@ -72,7 +72,8 @@ export function forCluster(
       ...doc,
       metadata: {
         ...metadata,
-        labels: { ...metadata.labels, [CLUSTER_LABEL]: cluster.name },
+        // The fleet file's labels of the cluster, then the cluster label (which they cannot replace).
+        labels: { ...metadata.labels, ...cluster.labels, [CLUSTER_LABEL]: cluster.name },
         annotations: { ...metadata.annotations, [ENFORCEMENT_ANNOTATION]: modes.join(',') },
       },
     };
@@ -114,13 +115,6 @@ export function clusterConditionFindings(cluster: FleetCluster, registrations: R
 export function fleetConditionFindings(root: string, registrations: Registration[]): Finding[] {
   const fleet = loadFleet(root, registrations);
   return (fleet?.clusters ?? []).flatMap((cluster) => clusterConditionFindings(cluster, registrations));
-}
-
-/** Why the API server of `kubeVersion` (default the newest) would not compile a condition, if it would not. */
-function compileProblem(condition: MatchCondition, kubeVersion?: KubeTarget['version']): ConditionProblem | undefined {
-  return checkMatchConditions([condition], kubeVersion ? { kubeVersion } : {}).find(
-    (p) => p.rule === 'match-conditions-compile',
-  );
 }
 
 /** The file of one cluster's manifests in `--out-dir`: `<dir>/<cluster>.<format>`. */

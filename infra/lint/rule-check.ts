@@ -1,7 +1,7 @@
 // One webhook rule checked against the resources it names (see rules.ts): its groups, versions,
 // resources, subresources, scope and operations.
 import { type BuiltinResource, describeMinors, LAST_TABLE_MINOR, type Operation } from '../../lib/internal.ts';
-import type { Finding } from '../lint.ts';
+import type { Finding } from './finding.ts';
 import type { Json } from '../json.ts';
 
 /** What a rule can match: a built-in resource or a shipped CRD's, in the same shape. */

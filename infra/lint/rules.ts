@@ -9,7 +9,7 @@ import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { builtinResources, describeMinors, LAST_TABLE_MINOR, tableMinor } from '../../lib/internal.ts';
-import type { Finding } from '../lint.ts';
+import type { Finding } from './finding.ts';
 import { type Candidate, checkRule, isStringList, quoted } from './rule-check.ts';
 import type { Json } from '../json.ts';
 

@@ -70,6 +70,10 @@ async function handleRequest(serving: ApiServing, req: IncomingMessage, res: Ser
   const name = routed.split('/')[1] ?? '';
   const pool = pools.get(name);
   if (!pool) return refuseUnknown(serving, req, res, routed, requestId);
+  // A function without a path secret is routed at `/<name>` only (API Gateway ignores a trailing
+  // slash): anything under it is a path no route matches.
+  if (!usesSecret(name) && routed !== `/${name}` && routed !== `/${name}/`)
+    return refuseUnknown(serving, req, res, routed, requestId);
   // As API Gateway's `/<name>/{secret}` route and the function itself would: the path secret is
   // checked before the body is read or the matchConditions evaluated, and a missing or wrong
   // one is answered exactly like an unknown route.

@@ -5,7 +5,7 @@ import type { EventSource, Registration } from '../../lib/internal.ts';
 import { KlwError } from '../errors.ts';
 import { lintDocuments } from '../lint.ts';
 import { checkWebhookUrl, generateManifests, type Endpoints } from '../manifests.ts';
-import { ensureLocalPathSecret, PATH_SECRET_ENV, usesPathSecret } from '../secrets/index.ts';
+import { ensureLocalPathSecret, localSecretSource, PATH_SECRET_ENV, usesPathSecret } from '../secrets/index.ts';
 import { FLEET_ENV, FLEET_PATH_SECRETS_ENV } from '../../lib/fleet.ts';
 import { fleetEnvValue } from '../fleet/file.ts';
 import { renderDocuments } from '../output.ts';
@@ -86,6 +86,8 @@ export interface RunningApi {
   pools: Map<string, FunctionPool>;
   /** The local path secret in the functions' URLs (`<url>/<name>/<secret>`), when any function checks one. */
   pathSecret?: string;
+  /** Where that secret is kept: the service's file, or in a fleet the first cluster's (whose URLs the manifests hold). */
+  pathSecretSource(): { file: string; cluster?: string };
   /** The project being served. */
   project: LocalProject;
   /** `<url>/<name>[/<secret>]`: where the API server (of `cluster`, in a fleet) sends a function's reviews. */
@@ -175,7 +177,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const endpoints = { baseUrl: url, caBundlePem: certs.caPem, pathSecret: urlSecret };
   const manifests = await serveManifests(root, stateDir, project, endpoints, options, log);
   onNewSecrets = async () => {
-    const next = urlSecretFor(fleets.get(), service.secrets.current);
+    const next = urlSecretFor(fleets.get(), service.secrets.current, endpoints.pathSecret);
     if (next === endpoints.pathSecret) return;
     endpoints.pathSecret = next;
     await manifests.write('path secret rotated');
@@ -192,6 +194,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     get pathSecret() {
       return endpoints.pathSecret;
     },
+    pathSecretSource: () => localSecretSource(stateDir, fleets.get()?.file.clusters[0]?.name),
     project,
     functionUrl: (name, cluster) => {
       const clusterSecret = cluster === undefined ? endpoints.pathSecret : fleets.get()?.secrets.get(cluster)?.current;
@@ -362,10 +365,11 @@ async function listen(server: Server, port: number, host: string, project: Local
 }
 
 /** The path secret in the URLs of the manifests; a fleet's is its first cluster's current one. */
-function urlSecretFor(fleet: ServedFleet | null | undefined, current: string): string {
+function urlSecretFor(fleet: ServedFleet | null | undefined, current: string, kept = current): string {
   // A fleet's functions refuse the service secret: the URLs carry the first cluster's (the others':
   // `klw manifests --cluster <name> --path-secret local`).
-  return fleet ? fleet.secrets.get(fleet.file.clusters[0]!.name)!.current : current;
+  // A first cluster whose secret was deleted keeps the URLs as they were (`kept`) until a new one is written.
+  return fleet ? (fleet.secrets.get(fleet.file.clusters[0]!.name)?.current ?? kept) : current;
 }
 
 /** Logs the clusters of a served fleet, and whose secret the manifests carry. */

@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { KlwError } from '../errors.ts';
+import { readRegularFile } from '../files.ts';
 import { writePrivate } from './certs.ts';
 
 /** Runs kubectl with arguments (and stdin); never throws for a non-zero exit. */
@@ -62,7 +63,7 @@ export function readRecord(stateDir: string): AppliedRecord | undefined {
   const file = recordPath(stateDir);
   if (!existsSync(file)) return undefined;
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as AppliedRecord;
+    return JSON.parse(readRegularFile(file)) as AppliedRecord;
   } catch {
     throw new KlwError(
       `${file} is not readable JSON; remove what it registered by hand (kubectl delete validatingwebhookconfiguration,mutatingwebhookconfiguration <name>) and delete the file`,
@@ -124,7 +125,7 @@ export async function applyRecorded(
   stateDir: string,
   kubeconfig?: string,
 ): Promise<AppliedRecord> {
-  const docs = parseAllDocuments(readFileSync(manifestsPath, 'utf8'))
+  const docs = parseAllDocuments(readRegularFile(manifestsPath))
     .map((d) => d.toJS() as { apiVersion: string; kind: string; metadata: { name: string } } | null)
     .filter((d): d is { apiVersion: string; kind: string; metadata: { name: string } } => d !== null);
   const record: AppliedRecord = readRecord(stateDir) ?? {

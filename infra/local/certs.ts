@@ -1,10 +1,17 @@
 import 'reflect-metadata';
 import { randomBytes, X509Certificate, webcrypto } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
-import { makeDir, PRIVATE_MODE, PUBLIC_MODE, readPrivate as readPrivateFile, writeFileSafely } from '../files.ts';
+import {
+  makeDir,
+  PRIVATE_MODE,
+  PUBLIC_MODE,
+  readPrivate as readPrivateFile,
+  readRegularFile,
+  writeFileSafely,
+} from '../files.ts';
 
 /** The local CA and the server certificate the emulator serves. */
 export interface LocalCertificates {
@@ -126,17 +133,17 @@ export async function ensureLocalCertificates(
   const wanted = namesKey(names);
   const { caPem, caKey, created } = await localCa(files, warn);
 
-  const sameNames = existsSync(files.names) && readFileSync(files.names, 'utf8') === wanted;
+  const sameNames = existsSync(files.names) && readRegularFile(files.names) === wanted;
   if (
     !created &&
     sameNames &&
     existsSync(files.cert) &&
     existsSync(files.key) &&
-    serverCertUsable(readFileSync(files.cert, 'utf8'), caPem)
+    serverCertUsable(readRegularFile(files.cert), caPem)
   ) {
     return {
       caPem,
-      certPem: readFileSync(files.cert, 'utf8'),
+      certPem: readRegularFile(files.cert),
       keyPem: readPrivate(files.key, warn),
       caPath: files.ca,
       created,
@@ -159,7 +166,7 @@ async function localCa(
   let caPem: string;
   let caKey: webcrypto.CryptoKey;
   if (existsSync(files.ca) && existsSync(files.caKey)) {
-    caPem = readFileSync(files.ca, 'utf8');
+    caPem = readRegularFile(files.ca);
     caKey = await importKey(readPrivate(files.caKey, warn));
   } else {
     const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);

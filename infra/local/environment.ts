@@ -1,7 +1,7 @@
 // What a function runs with locally: its runtime settings, and the environment variables Lambda gives it.
 import { randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
-import type { InvocationTimer } from './pool.ts';
+import type { InvocationTimer } from './timer.ts';
 
 /** How one function runs locally, as Lambda would run it. */
 export interface FunctionRuntime {

@@ -3,11 +3,12 @@
  * `<state-dir>/clusters/<name>/path-secret` at start, and again whenever one of those files
  * changes (`klw secret rotate|retire --local --cluster X`), so the running emulator takes the
  * new set without a restart; without a fleet, the service's `<state-dir>/path-secret` likewise.
- * A set is swapped in whole or not at all: while a file is missing or broken, the last good set
- * stays in force and the emulator says why.
+ * A set is swapped in whole or not at all: while a file is broken, the last good set stays in
+ * force and the emulator says why; a cluster whose file or folder is deleted is refused until a
+ * new secret is written there (the folder's return is watched for).
  */
-import { existsSync, watch } from 'node:fs';
-import { dirname } from 'node:path';
+import { statSync, watch } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import type { Registration } from '../../lib/registration.ts';
 import { loadFleet, type Fleet } from '../fleet/file.ts';
 import {
@@ -15,6 +16,7 @@ import {
   ensureLocalPathSecret,
   localPathSecretFile,
   PATH_SECRET_ENV,
+  readLocalPathSecret,
   type PathSecrets,
 } from '../secrets/index.ts';
 import type { ApiServing, ServedFleet } from './api-request.ts';
@@ -23,20 +25,91 @@ import type { LocalProject } from './project.ts';
 /** Calls `onChange` on any change in one of `dirs`, until closed. Tests inject one they fire themselves. */
 export type SecretsWatcher = (dirs: string[], onChange: () => void) => { close(): void };
 
+/** The file system calls the watcher makes: Node's, or a test's that fires events itself. */
+export interface WatchFs {
+  /** Watches a folder; `listener` gets the name of the entry that changed (the folder's own name when it is removed). */
+  watch: (
+    dir: string,
+    listener: (name: string | null) => void,
+  ) => { close(): void; on(event: 'error', f: (err: Error) => void): unknown };
+  /** Which folder is at `dir` (inode and birth time: a folder made anew is another one), or undefined when none. */
+  identity: (dir: string) => string | undefined;
+}
+
+const nodeFs: WatchFs = {
+  watch: (dir, listener) => watch(dir, (_event, name) => listener(name === null ? null : String(name))),
+  identity: (dir) => {
+    try {
+      const stat = statSync(dir);
+      return stat.isDirectory() ? `${stat.dev}:${stat.ino}:${stat.birthtimeMs}` : undefined;
+    } catch {
+      return undefined;
+    }
+  },
+};
+
 /**
  * Watches the directories (not the files: klw replaces a secret file by renaming a new one over
- * it, which a watch on the old file would not see); a watch that fails is logged, not fatal.
+ * it, which a watch on the old file would not see), and each one's nearest existing parent: a
+ * folder deleted (`rm -rf`) ends its watch, so its parent's event says so, and when the folder
+ * comes back (`klw secret rotate --local`) it is watched again. After every event the watches
+ * are armed anew for what exists, then `onChange` is called. A watch that fails is logged, not fatal.
  */
-export function watchSecretDirs(log: (line: string) => void): SecretsWatcher {
+export function watchSecretDirs(log: (line: string) => void, fs: WatchFs = nodeFs): SecretsWatcher {
   return (dirs, onChange) => {
-    const watchers = dirs.map((dir) =>
-      watch(dir, () => onChange()).on('error', (err) =>
-        log(JSON.stringify({ level: 'warn', msg: 'watching cluster path secrets failed', dir, error: String(err) })),
-      ),
-    );
+    const armed = new Map<string, { id: string; watcher: { close(): void } }>();
+    let closed = false;
+    const wanted = (): Map<string, string> => {
+      const want = new Map<string, string>();
+      for (const dir of dirs) {
+        const id = fs.identity(dir);
+        if (id !== undefined) want.set(dir, id);
+        for (let up = dirname(dir); ; up = dirname(up)) {
+          const upId = fs.identity(up);
+          if (upId !== undefined) {
+            want.set(up, upId);
+            break;
+          }
+          if (dirname(up) === up) break;
+        }
+      }
+      return want;
+    };
+    const drop = (dir: string) => {
+      armed.get(dir)?.watcher.close();
+      armed.delete(dir);
+    };
+    const arm = () => {
+      const want = wanted();
+      for (const [dir, w] of armed) if (want.get(dir) !== w.id) drop(dir);
+      for (const [dir, id] of want) {
+        if (armed.has(dir)) continue;
+        try {
+          const w = fs.watch(dir, (name) => {
+            // The folder itself removed: its watch has ended, whatever is at the path next.
+            if (name === basename(dir)) drop(dir);
+            changed();
+          });
+          w.on('error', (err) => {
+            log(JSON.stringify({ level: 'warn', msg: 'watching path secrets failed', dir, error: String(err) }));
+            if (armed.get(dir)?.watcher === w) drop(dir);
+          });
+          armed.set(dir, { id, watcher: w });
+        } catch (err) {
+          log(JSON.stringify({ level: 'warn', msg: 'watching path secrets failed', dir, error: String(err) }));
+        }
+      }
+    };
+    const changed = () => {
+      if (closed) return;
+      arm();
+      onChange();
+    };
+    arm();
     return {
       close: () => {
-        for (const w of watchers) w.close();
+        closed = true;
+        for (const dir of [...armed.keys()]) drop(dir);
       },
     };
   };
@@ -57,17 +130,23 @@ export function ensureClusterSecrets(file: Fleet, stateDir: string, warn: (m: st
 }
 
 /**
- * Each cluster's local secrets as the files hold them now; throws naming the file when one is
- * missing (never created here: a deleted file is not a new secret) or not a secret.
+ * Each cluster's local secrets as the files hold them now, and the clusters whose file (or
+ * folder) is gone: those are left out, never created here (a deleted file is not a new
+ * secret). Throws naming the file when one is not a secret.
  */
-export function readClusterSecrets(file: Fleet, stateDir: string, warn: (m: string) => void): ServedFleet {
+export function readClusterSecrets(
+  file: Fleet,
+  stateDir: string,
+  warn: (m: string) => void,
+): { served: ServedFleet; missing: string[] } {
   const secrets = new Map<string, PathSecrets>();
+  const missing: string[] = [];
   for (const { name } of file.clusters) {
-    const dir = clusterStateDir(stateDir, name);
-    if (!existsSync(localPathSecretFile(dir))) throw new Error(`${localPathSecretFile(dir)} does not exist`);
-    secrets.set(name, ensureLocalPathSecret(dir, warn));
+    const found = readLocalPathSecret(clusterStateDir(stateDir, name), warn);
+    if (found) secrets.set(name, found);
+    else missing.push(name);
   }
-  return servedFleet(file, secrets);
+  return { served: servedFleet(file, secrets), missing };
 }
 
 /** The directories holding the clusters' secret files, which a SecretsWatcher watches. */
@@ -102,7 +181,7 @@ export function fleetLoader(root: string, stateDir: string, log: (line: string) 
   };
   const reload = () => {
     if (!fleet) return false;
-    let next: ServedFleet;
+    let next: { served: ServedFleet; missing: string[] };
     try {
       next = readClusterSecrets(fleet.file, stateDir, warn);
     } catch (err) {
@@ -115,9 +194,19 @@ export function fleetLoader(root: string, stateDir: string, log: (line: string) 
       );
       return false;
     }
-    const changed = changedClusters(fleet, next);
+    const changed = changedClusters(fleet, next.served);
     if (!changed.length) return false;
-    fleet = next;
+    // A cluster whose secret was deleted is refused from now on, not served a secret that no longer exists.
+    for (const cluster of next.missing.filter((name) => fleet!.secrets.has(name)))
+      log(
+        JSON.stringify({
+          level: 'warn',
+          msg: `cluster ${cluster}'s path secret was deleted; its calls are refused until a new one is written`,
+          file: localPathSecretFile(clusterStateDir(stateDir, cluster)),
+          fix: `klw secret rotate --local --cluster ${cluster}`,
+        }),
+      );
+    fleet = next.served;
     log(JSON.stringify({ msg: 'cluster path secrets reloaded', clusters: changed }));
     return true;
   };
@@ -172,8 +261,9 @@ export function watchServiceSecret(
   return watcher([dirname(file)], () => {
     let next: PathSecrets;
     try {
-      if (!existsSync(file)) throw new Error(`${file} does not exist`);
-      next = ensureLocalPathSecret(stateDir, warn);
+      const found = readLocalPathSecret(stateDir, warn);
+      if (!found) throw new Error(`${file} does not exist`);
+      next = found;
     } catch (err) {
       const msg = 'path secret not reloaded; still accepting the previous one';
       log(JSON.stringify({ level: 'warn', msg, error: (err as Error).message }));

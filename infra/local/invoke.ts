@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { toEvent } from '../../lib/harness/events.ts';
 import { parseJson, type EventSource } from '../../lib/internal.ts';
-import { buildFunction, bundlePath } from '../build.ts';
+import { buildFunction, bundlePath, GENERATED_ENTRY } from '../build.ts';
 import { loadFunctions } from '../functions.ts';
 import { KlwError } from '../errors.ts';
 import { ensureLocalPathSecret, PATH_SECRET_ENV, usesPathSecret } from '../secrets/index.ts';
@@ -40,7 +40,8 @@ export function readInput(file: string): string {
 
 /**
  * True when the bundle is missing or older than any source it was built from (the files
- * its source map lists, outside node_modules), or than the function's folder itself.
+ * its source map lists, outside node_modules, but for the generated entry module, which exists
+ * only in the build), or than the function's folder itself.
  */
 export function bundleIsStale(bundle: string, entry: string): boolean {
   if (!existsSync(bundle)) return true;
@@ -51,7 +52,8 @@ export function bundleIsStale(bundle: string, entry: string): boolean {
     try {
       const parsed = JSON.parse(readFileSync(map, 'utf8')) as { sources?: string[]; sourceRoot?: string };
       for (const source of parsed.sources ?? [])
-        if (!source.includes('node_modules')) sources.add(resolve(dirname(bundle), parsed.sourceRoot ?? '', source));
+        if (!source.includes('node_modules') && basename(source) !== GENERATED_ENTRY)
+          sources.add(resolve(dirname(bundle), parsed.sourceRoot ?? '', source));
     } catch {
       return true;
     }

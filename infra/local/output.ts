@@ -76,7 +76,12 @@ export function readableLine(line: string): string | undefined {
     if (rest.outcome === 'result' && typeof rest.status === 'number' && rest.status < 500) return undefined;
     const stack = Array.isArray(rest.stack) ? `\n    ${(rest.stack as string[]).slice(0, 8).join('\n    ')}` : '';
     const why = rest.error ?? rest.reason;
-    return `${clock(time)}  ${caller(rest.function, rest.cluster)}  ${rest.status} ${rest.outcome}${why ? `  ${why}` : ''}${stack}`;
+    // A request that named no function is shown by its method and path (`POST /`).
+    const who =
+      rest.function === undefined
+        ? [rest.method, rest.path].filter((p) => typeof p === 'string').join(' ') || '-'
+        : caller(rest.function, rest.cluster);
+    return `${clock(time)}  ${who}  ${rest.status} ${rest.outcome}${why ? `  ${why}` : ''}${stack}`;
   }
   const extra = Object.entries(rest)
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)

@@ -5,17 +5,9 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type FunctionRuntime, lambdaEnvironment } from './environment.ts';
 
-/**
- * Starts one invocation's timeout clock: calls `onTimeout` after `ms` unless the returned
- * function cancels it first. Tests pass one they move on themselves.
- */
-export type InvocationTimer = (ms: number, onTimeout: () => void) => () => void;
+import { realTimer } from './timer.ts';
 
-/** The wall-clock timer the emulator uses. */
-export const realTimer: InvocationTimer = (ms, onTimeout) => {
-  const timer = setTimeout(onTimeout, ms);
-  return () => clearTimeout(timer);
-};
+export { realTimer, type InvocationTimer } from './timer.ts';
 
 /** The outcome of one invocation. */
 export type Invocation =

@@ -4,7 +4,7 @@ import * as esbuild from 'esbuild';
 import { parse as parseYaml } from 'yaml';
 import type { Registration } from '../../lib/internal.ts';
 import { buildAll, bundleOptions, bundlePath } from '../build.ts';
-import { writeFileSafely } from '../files.ts';
+import { readRegularFile, writeFileSafely } from '../files.ts';
 import { loadFunctions, type FunctionEntry } from '../functions.ts';
 import { KlwError } from '../errors.ts';
 import { RESERVED_VARIABLES, type FunctionRuntime } from './environment.ts';
@@ -55,7 +55,7 @@ export function configuredRuntime(root: string, reg?: Registration): string {
   const file = join(root, 'serverless.yml');
   if (existsSync(file)) {
     try {
-      const runtime = (parseYaml(readFileSync(file, 'utf8')) as { provider?: { runtime?: unknown } } | null)?.provider
+      const runtime = (parseYaml(readRegularFile(file)) as { provider?: { runtime?: unknown } } | null)?.provider
         ?.runtime;
       if (typeof runtime === 'string') return runtime;
     } catch {

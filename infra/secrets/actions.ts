@@ -41,9 +41,6 @@ export interface PathSecretOptions {
   cluster?: string;
 }
 
-/** Default local state directory, shared with the emulator's `--state-dir`. */
-export const DEFAULT_STATE_DIR = '.klw/local';
-
 /** A deployed service: its name, stage and region. */
 export interface SecretTarget {
   service: string;
@@ -168,7 +165,7 @@ export async function runSecretCommand(
         : await retireDeployedPathSecret(client, name, region);
   }
   const manifests = options.local
-    ? `klw manifests --path-secret local${ofCluster} --state-dir ${options.stateDir} --base-url <url> (or restart klw local start-api)`
+    ? `klw manifests --path-secret local${ofCluster} --state-dir ${options.stateDir} --base-url <url> (a running klw local start-api takes the new secret at once and rewrites its manifests${cluster ? ' when they carry this cluster' : ''})`
     : cluster
       ? `klw manifests --path-secret ssm ${flags} --base-url <url>`
       : `klw deploy ${flags} (or klw manifests --path-secret ssm ${flags} --base-url <url>)`;
@@ -180,7 +177,7 @@ export async function runSecretCommand(
     ];
   }
   return [
-    `${where}: previous secret retired; only the current one is accepted${options.local ? ' (restart klw local start-api)' : ' (running functions within 5 minutes)'}`,
+    `${where}: previous secret retired; only the current one is accepted${options.local ? ' (by a running klw local start-api at once: it reads the secret again, no restart)' : ' (running functions within 5 minutes)'}`,
   ];
 }
 

@@ -1,4 +1,4 @@
-// The path secret in the functions' URLs: its names, local file and SSM parameter (secrets.ts),
-// and what the commands do with it (actions.ts). The rest of klw imports the secrets from here.
+// The path secret in the functions' URLs: its names, local file and SSM parameter. What the
+// commands do with it (write it into manifests, rotate, retire) is in actions.ts, which the
+// commands import directly: this entry stays a leaf that manifests and lint can use.
 export * from './secrets.ts';
-export * from './actions.ts';

@@ -2,10 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { GetParameterCommand, ParameterNotFound, PutParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { AuthConfigError, parsePathSecrets, type Registration } from '../../lib/internal.ts';
+import { callAws } from '../aws-errors.ts';
 import { KlwError } from '../errors.ts';
 import { makeDir, pathTaken, readPrivate, writeFileSafely } from '../files.ts';
 
 export { PATH_SECRET_ENV, PATH_SECRET_SSM_ENV } from '../../lib/internal.ts';
+
+/** Default local state directory, shared with the emulator's `--state-dir`. */
+export const DEFAULT_STATE_DIR = '.klw/local';
 
 /** Bytes of randomness in a new path secret: 256 bits, twice the 128 the secret must carry at least. */
 export const PATH_SECRET_BYTES = 32;
@@ -47,6 +51,13 @@ export const CLUSTER_PATH_SECRET_PARAMETER_SLS =
 /** The local state directory of one fleet cluster: its path secret is `<stateDir>/clusters/<cluster>/path-secret`. */
 export function clusterStateDir(stateDir: string, cluster: string): string {
   return join(resolve(stateDir), 'clusters', cluster);
+}
+
+/** The local secret file of `cluster` (a fleet's), else the service's, with the cluster it is of. */
+export function localSecretSource(stateDir: string, cluster?: string): { file: string; cluster?: string } {
+  return cluster
+    ? { file: localPathSecretFile(clusterStateDir(stateDir, cluster)), cluster }
+    : { file: localPathSecretFile(stateDir) };
 }
 
 /** True when a function's URL carries the path secret: every function but those registered with `auth: 'none'`. */
@@ -106,11 +117,32 @@ export function ensureLocalPathSecret(
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
   }
+  const found = readLocalPathSecret(stateDir, warn);
+  if (!found) throw Object.assign(new Error(`${file} does not exist`), { code: 'ENOENT' });
+  return found;
+}
+
+/**
+ * The local path secret(s) in `<stateDir>/path-secret` as the file holds them now, or
+ * undefined when the file (or its folder) is missing: never created here.
+ */
+export function readLocalPathSecret(
+  stateDir: string,
+  warn: (message: string) => void = (m) => process.stderr.write(`klw: ${m}\n`),
+): PathSecrets | undefined {
+  const file = localPathSecretFile(stateDir);
   const loose = () =>
     warn(
       `${file} was readable by others; narrowed to 600. Anyone who read it can call the local functions: klw secret rotate --local`,
     );
-  return fromValue(readPrivate(file, loose, 'a path secret'), file);
+  let text: string;
+  try {
+    text = readPrivate(file, loose, 'a path secret');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  return fromValue(text, file);
 }
 
 /** What a rotation or retirement did. */
@@ -167,24 +199,28 @@ export function retireLocalPathSecret(stateDir: string): SecretChange {
 
 /** The deployed secret(s) in an SSM parameter, or undefined when the parameter does not exist. */
 export async function readDeployedPathSecret(ssm: SSMClient, name: string): Promise<PathSecrets | undefined> {
-  try {
-    const out = await ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
-    return fromValue(out.Parameter?.Value ?? '', `SSM parameter ${name}`);
-  } catch (err) {
-    if (err instanceof ParameterNotFound || (err as Error).name === 'ParameterNotFound') return undefined;
-    throw err;
-  }
+  const out = await callAws(ssm, `reading SSM parameter ${name}`, async () => {
+    try {
+      return await ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
+    } catch (err) {
+      if (err instanceof ParameterNotFound || (err as Error).name === 'ParameterNotFound') return undefined;
+      throw err;
+    }
+  });
+  return out && fromValue(out.Parameter?.Value ?? '', `SSM parameter ${name}`);
 }
 
 async function putDeployed(ssm: SSMClient, name: string, secrets: PathSecrets, overwrite: boolean): Promise<void> {
-  await ssm.send(
-    new PutParameterCommand({
-      Name: name,
-      Value: secrets.value,
-      Type: 'SecureString',
-      Overwrite: overwrite,
-      Description: 'kube-lambda-webhooks path secret(s): current[,previous]. Managed by klw secret rotate/retire.',
-    }),
+  await callAws(ssm, `writing SSM parameter ${name}`, () =>
+    ssm.send(
+      new PutParameterCommand({
+        Name: name,
+        Value: secrets.value,
+        Type: 'SecureString',
+        Overwrite: overwrite,
+        Description: 'kube-lambda-webhooks path secret(s): current[,previous]. Managed by klw secret rotate/retire.',
+      }),
+    ),
   );
 }
 

@@ -215,7 +215,36 @@ export function checkPatch(original: object, operations: unknown): string | unde
   if (!Array.isArray(operations)) return 'patch must be an array of JSONPatch operations';
   const error = validateCopies(operations as PatchOperation[], original);
   if (!error) return undefined;
-  return `invalid patch operation ${error.index ?? '?'} (${error.name}): ${error.message.split('\n', 1)[0]}`;
+  const op = error.index === undefined ? undefined : (operations[error.index] as Partial<PatchOperation> | undefined);
+  const what = op && typeof op === 'object' ? ` (${String(op.op)} ${JSON.stringify(op.path)})` : '';
+  const missing = error.name === 'OPERATION_PATH_UNRESOLVABLE' && op ? unreachable(original, op.path) : undefined;
+  return (
+    `invalid patch operation ${error.index ?? '?'}${what}: ${missing ?? error.message.split('\n', 1)[0]} ` +
+    `[${error.name}]`
+  );
+}
+
+/**
+ * Why a JSON Pointer leads nowhere in `document`: the first part of it that is missing, or
+ * that holds no object or array to go into; undefined when it can be followed to its parent.
+ */
+function unreachable(document: unknown, pointer: unknown): string | undefined {
+  if (typeof pointer !== 'string') return undefined;
+  const tokens = pointer.split('/').slice(1);
+  let at: unknown = document;
+  let path = '';
+  for (const [i, raw] of tokens.entries()) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (typeof at !== 'object' || at === null) {
+      const type = Array.isArray(at) ? 'an array' : at === null ? 'null' : `a ${typeof at}`;
+      return `${path || 'the object'} is ${type}, so it has no ${JSON.stringify(key)} to go into`;
+    }
+    if (i === tokens.length - 1) return `the object has no ${pointer} (its parent ${path || '/'} exists)`;
+    if (!Object.hasOwn(at, key)) return `the object has no ${path}/${raw}, so ${pointer} cannot be reached`;
+    at = (at as Record<string, unknown>)[key];
+    path += `/${raw}`;
+  }
+  return undefined;
 }
 
 /**

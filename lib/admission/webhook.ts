@@ -31,12 +31,17 @@ import {
 import { isAuditAnnotationKey, WOULD_DENY_ANNOTATION, wouldDenyWarning } from './enforcement.ts';
 import { checkPatch, diffPatch, encodePatch, type PatchOperation } from './patch.ts';
 import { cloneJson } from '../json.ts';
+import { deepFreeze } from './freeze.ts';
 import { clusterEnforcement } from '../fleet.ts';
 
-/** An AdmissionRequest whose objects have the type the webhook works on. */
-export type TypedAdmissionRequest<T> = Omit<AdmissionRequest, 'object' | 'oldObject'> & {
-  object?: T | null;
-  oldObject?: T | null;
+/**
+ * An AdmissionRequest whose objects have the type the webhook works on, read-only to the
+ * function: the answer is what it returns, never what it writes to the request (the test kit
+ * freezes the request, so a write throws there).
+ */
+export type TypedAdmissionRequest<T> = Readonly<Omit<AdmissionRequest, 'object' | 'oldObject'>> & {
+  readonly object?: T | null;
+  readonly oldObject?: T | null;
 };
 
 /** A validating function: look at the request, answer with `allow()` or `deny()`. */
@@ -202,6 +207,7 @@ function admissionEngine(
       const dropped: string[] = [];
       let outcome: Outcome;
       let response: Omit<AdmissionResponse, 'uid'>;
+      if (ctx.freezeRequest) deepFreeze(review.request);
       try {
         // The response is built inside the budget too: warnings and the patch are the user's
         // output, and the time they take counts as the function's.
@@ -292,7 +298,10 @@ export function defineMutatingWebhook<T extends KubeObject = KubeObject>(
     // `object` and `request.object` are one working copy: whatever the function writes to,
     // the diff (or a raw patch) is taken against the object as it came.
     const working = cloneJson(original) as T;
-    const result = await mutate(working, { ...request, object: working } as TypedAdmissionRequest<T>, ctx);
+    const view = { ...request, object: working } as TypedAdmissionRequest<T>;
+    // The copy stays writable; the rest of the request is as read-only as the request it comes from.
+    if (Object.isFrozen(request)) Object.freeze(view);
+    const result = await mutate(working, view, ctx);
     if (isDecision(result)) {
       if (!result.allowed) return { decision: result };
       if (result.patch) {

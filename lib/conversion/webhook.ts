@@ -42,6 +42,8 @@ export type ConversionWebhook = DefinedWebhook<ConversionRegistration>;
  * the call stack overflows (measured: about 4,100 levels on Node 20 with its default stack).
  */
 const SERIALIZABLE_DEPTH = 4000;
+/** How deep the failure path follows a converted object that could not be written (far past SERIALIZABLE_DEPTH). */
+const DEPTH_WALK_LIMIT = 1_000_000;
 
 /**
  * A copy of an object without some top-level fields: what `const { a, ...rest } = o` does,
@@ -168,10 +170,12 @@ function conversionEngine(_reg: ConversionRegistration, convert: ConvertFn): Rev
       const fields = { reviewVersion: review.apiVersion, uid, desiredAPIVersion, objects: objects.length };
       const converted = (body as { response?: { convertedObjects?: unknown[] } }).response?.convertedObjects ?? [];
       // Only this failure path measures depth: the answer of every review is not walked twice.
+      // Only an overflow (RangeError) is about depth, and the walk stops at a bound: an object
+      // holding itself (a cycle) is endlessly deep.
       let deepest = -1;
       let depth = 0;
-      for (let i = 0; i < converted.length; i++) {
-        const d = nestingDepth(converted[i]);
+      for (let i = 0; err instanceof RangeError && i < converted.length; i++) {
+        const d = nestingDepth(converted[i], DEPTH_WALK_LIMIT);
         if (d > depth) [deepest, depth] = [i, d];
       }
       if (err instanceof RangeError && deepest >= 0) {

@@ -1,15 +1,16 @@
 // The event sources, one module each under sources/. A new source is one new file there
 // exporting a GatewaySource<'name'> and its SourceTools<'name'>, and its entry in SOURCES below:
-// EventSource is the union of the names in SOURCES, so the compiler then asks for its entry in
-// SOURCE_TOOLS. The handler, the CLI's --event-format choices, the test kit and the emulator
+// EventSource (sources/types.ts) names the same sources, checked at compile time, so the compiler
+// then asks for its entry in SOURCE_TOOLS. The handler, the CLI's --event-format choices, the test kit and the emulator
 // follow the lists.
 import { albSource, albTools } from './sources/alb.ts';
 import { functionUrlSource, functionUrlTools } from './sources/function-url.ts';
 import { httpApiSource, httpApiTools } from './sources/http-api.ts';
 import { restSource, restTools } from './sources/rest.ts';
-import type { GatewaySource, SourceTools } from './sources/types.ts';
+import type { EventSource, GatewaySource, SourceTools } from './sources/types.ts';
 
 export type {
+  EventSource,
   GatewayRequest,
   GatewayResult,
   GatewaySource,
@@ -26,8 +27,15 @@ export { albSource, functionUrlSource, httpApiSource, restSource };
  */
 export const SOURCES = [functionUrlSource, httpApiSource, albSource, restSource] as const;
 
-/** Which AWS front door delivered the event: the name of one of `SOURCES`. */
-export type EventSource = (typeof SOURCES)[number]['name'];
+/** The names of the sources in `SOURCES`; `EventSource` must name exactly these. */
+type SourceNames = (typeof SOURCES)[number]['name'];
+/** Compiles only while `EventSource` (sources/types.ts) and the names in `SOURCES` agree both ways. */
+const sourceNamesAgree: [SourceNames] extends [EventSource]
+  ? [EventSource] extends [SourceNames]
+    ? true
+    : never
+  : never = true;
+void sourceNamesAgree;
 
 /** The source that reads an event, or undefined when none of them delivered it. */
 export function detectSource(event: unknown, sources: readonly GatewaySource[] = SOURCES): GatewaySource | undefined {

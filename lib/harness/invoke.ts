@@ -22,6 +22,9 @@ import type { HandlerOptions, WebhookHandler } from '../webhook.ts';
 import type { Authorize } from '../../packages/kube-cel/src/index.ts';
 import { answerWithoutCalling, skipReason } from '../matchconditions/matcher.ts';
 import { lambdaContext, toEvent } from './events.ts';
+import { failureRecorder, recordingFailures, type FunctionFailure } from './failures.ts';
+import { failureMessage, unexpectedAnswer } from './failure-message.ts';
+import { refusedMutation } from './mutation-checks.ts';
 
 /** Options of `invoke`. */
 export interface InvokeOptions {
@@ -45,6 +48,13 @@ export interface InvokeOptions {
   matchConditions?: boolean;
   /** Answers `authorizer` checks in matchConditions; by default no opinion (not allowed). */
   authorize?: Authorize;
+  /**
+   * The test expects the function to fail: to throw, to time out, or to answer what is no
+   * answer. invoke then returns what the API server would take instead (per failurePolicy),
+   * with `failure` set, and throws when the function did not fail. Without it, a failing
+   * function is an AssertionError naming the function, the review and the line that threw.
+   */
+  expectFailure?: boolean;
 }
 
 /** The decoded answer of an admission webhook. */
@@ -64,6 +74,8 @@ export interface AdmissionResult {
   matchConditionError?: string;
   /** Set when the webhook denied under `enforcement: Warn` or `Audit` and so admitted: the denial message. */
   wouldDeny?: string;
+  /** Set (with `expectFailure` only) when the function failed and the adapter answered for it. */
+  failure?: FunctionFailure;
 }
 
 /** The decoded answer of a conversion webhook. */
@@ -72,16 +84,22 @@ export interface ConversionResult {
   message?: string;
   convertedObjects: KubeObject[];
   review: ConversionReviewResponse;
+  /** Set (with `expectFailure` only) when the converter failed and the adapter answered for it. */
+  failure?: FunctionFailure;
 }
 
 const silent = createLogger({ level: 'silent' });
 const quietHandlers = new WeakMap<object, WebhookHandler>();
 
+/** The handler invoke calls: its logger records the function's failures (and passes lines on to the one given). */
 function handlerFor(webhook: AdmissionWebhook | ConversionWebhook, options: InvokeOptions): WebhookHandler {
-  if (options.handlerOptions) return webhook.withOptions({ logger: silent, ...options.handlerOptions });
+  if (options.handlerOptions) {
+    const logger = failureRecorder(options.handlerOptions.logger ?? silent);
+    return webhook.withOptions({ ...options.handlerOptions, logger, freezeRequest: true });
+  }
   let handler = quietHandlers.get(webhook);
   if (!handler) {
-    handler = webhook.withOptions({ logger: silent });
+    handler = webhook.withOptions({ logger: failureRecorder(silent), freezeRequest: true });
     quietHandlers.set(webhook, handler);
   }
   return handler;
@@ -167,6 +185,13 @@ export function readAnswer(
     assert.ok(patch.length > 0, 'an empty patch must not be sent');
     // Applied to a copy, bigints and members named __proto__ kept, as the API server applies it.
     object = applyPatchCopy(object, patch) as typeof object;
+    const refused = refusedMutation(review.request, object);
+    assert.ok(
+      refused === undefined,
+      `the API server refuses the object the patch makes: ${refused}. A mutating webhook may change ` +
+        'what an object holds, never which object it is: leave kind, apiVersion, metadata.namespace ' +
+        '(and on UPDATE metadata.name and metadata.uid) as the request has them',
+    );
   }
   const result: AdmissionResult = {
     allowed: response.allowed,
@@ -222,16 +247,33 @@ export async function invoke(
     const notCalled = notCalledByConditions(webhook as AdmissionWebhook, review as AdmissionReview, options);
     if (notCalled) return notCalled;
   }
-  const raw = await invokeRaw(webhook, review, options);
-  const result = readAnswer(webhook.registration.type as never, review as never, raw) as
-    | AdmissionResult
-    | ConversionResult;
+  const { value: raw, failures } = await recordingFailures(() => invokeRaw(webhook, review, options));
+  const result = named(webhook.registration.name, () =>
+    readAnswer(webhook.registration.type as never, review as never, raw),
+  ) as AdmissionResult | ConversionResult;
+  const failure = failures[0];
+  if (options.expectFailure) {
+    if (!failure) throw new assert.AssertionError({ message: unexpectedAnswer(webhook.registration, review, result) });
+    result.failure = failure;
+  } else if (failure) {
+    throw new assert.AssertionError({ message: failureMessage(webhook.registration, review, result, failure) });
+  }
   if (webhook.registration.type !== 'conversion') {
     const admission = result as AdmissionResult;
     const wouldDeny = readWouldDeny(webhook.registration.webhookName, admission.review.response);
     if (wouldDeny !== undefined) admission.wouldDeny = wouldDeny;
   }
   return result;
+}
+
+/** What `fn` returns; an AssertionError it throws is thrown again with the function's name in front. */
+function named<T>(name: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (!(err instanceof assert.AssertionError) || err.message.startsWith(`${name}: `)) throw err;
+    throw new assert.AssertionError({ message: `${name}: ${err.message}` });
+  }
 }
 
 /**

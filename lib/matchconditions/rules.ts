@@ -65,7 +65,7 @@ export function checkMatchConditions(
       // Refused for the version only: say which version lacks what it uses.
       const v = options.kubeVersion;
       const newer = v && !isCompileError(compileExpression(expression));
-      const where = newer ? ` is not available in Kubernetes ${v.major}.${v.minor}` : '';
+      const where = newer ? versionRefusal(v, !isCompileError(compileExpression(expression, { kubeVersion: v }))) : '';
       add('match-conditions-compile', `${label}${where}: ${JSON.stringify(expression)}: ${compiled.message}`);
     } else if (compiled.type !== 'bool')
       // The API server's words: a dyn result (`object.spec.enabled`) is refused too.
@@ -75,6 +75,21 @@ export function checkMatchConditions(
       );
   });
   return problems;
+}
+
+/**
+ * Why `v` refuses an expression a newer version takes. `stored`: v itself has what it uses, but a
+ * configuration being created is compiled in v's compatibility version's environment, one minor
+ * version back (so that a rollback to it still reads the configuration).
+ */
+function versionRefusal(v: CelKubeVersion, stored: boolean): string {
+  const shown = `${v.major}.${v.minor}`;
+  if (!stored) return ` is not available in Kubernetes ${shown}`;
+  return (
+    ` is refused by Kubernetes ${shown} in a new configuration: it compiles new expressions in its ` +
+    `compatibility version's environment (${v.major}.${v.minor - 1}, one minor version back, so that a rollback ` +
+    `still reads them), which lacks what this one uses; Kubernetes ${v.major}.${v.minor + 1} takes it`
+  );
 }
 
 /** The minor version whose API server names the type it got (its compiler's check of the output type, 1.32). */

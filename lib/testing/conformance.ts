@@ -166,7 +166,10 @@ function admissionChecks(webhook: AdmissionWebhook, options: ConformanceOptions)
             // invoke checks the answer as the API server does: HTTP 200, apiVersion, uid echoed, schema, patch rules.
             await invoke(webhook, reviewFor(t, version));
           } catch (err) {
-            throw new assert.AssertionError({ message: `${reg.name}: ${what}: ${(err as Error).message}` });
+            const message = (err as Error).message;
+            // invoke's messages name the function already.
+            const own = message.startsWith(`${reg.name}: `) ? message.slice(reg.name.length + 2) : message;
+            throw new assert.AssertionError({ message: `${reg.name}: ${what}: ${own}` });
           }
         }
       }

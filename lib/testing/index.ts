@@ -20,6 +20,7 @@ export { expectConformance } from './conformance.ts';
 export { expectIdempotent } from './chain.ts';
 export { expectPolicyParity } from './policies.ts';
 export { expectRoundTrip } from './chain.ts';
+export type { FunctionFailure } from '../harness/failures.ts';
 export { invoke } from '../harness/invoke.ts';
 export type { InvokeOptions } from '../harness/invoke.ts';
 export type { PoliciesVerdict } from '../policies/validating/dispatcher.ts';

@@ -364,10 +364,15 @@ describe('klw audit against a fake API server', () => {
       });
     const report = await runAudit({ client, webhooks: [failing('Fail'), failing('Ignore')], auditor });
     const byFunction = Object.fromEntries(report.results.map((r) => [r.function, r]));
-    assert.equal(byFunction['fails-fail']!.result, 'denied');
+    // An error, named with the review and what the function threw; failurePolicy decides whether it rejects.
+    assert.equal(byFunction['fails-fail']!.result, 'error');
     assert.equal(byFunction['fails-fail']!.rejected, true);
+    assert.match(
+      byFunction['fails-fail']!.message!,
+      /^fails-fail: the function threw on the AdmissionReview .* Error: boom \(failurePolicy Fail\)$/,
+    );
     assert.equal(byFunction['fails-ignore']!.rejected, false);
-    assert.equal(byFunction['fails-ignore']!.result, 'warned');
+    assert.equal(byFunction['fails-ignore']!.result, 'error');
   });
 
   it('matchConditions: objects a condition excludes are skipped, as the API server skips the call', async () => {

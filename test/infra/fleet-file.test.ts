@@ -109,7 +109,7 @@ describe('fleet file', () => {
       ['other: 1\n', '(top)', /no clusters|unknown key/],
       ['- a\n', '(top)', /not a mapping/],
       ['clusters: [\n', '(top)', /not valid YAML/],
-      ['clusters:\n  - name: a\n    name: b\n', '(top)', /not valid YAML/],
+      ['clusters:\n  - name: a\n    name: b\n', 'clusters[0].name', /not valid YAML: the key "name" is repeated/],
     ];
     for (const [text, path, message] of cases) {
       let p;

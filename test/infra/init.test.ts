@@ -33,6 +33,7 @@ describe('klw init', () => {
       'package.json',
       'serverless.yml',
       'test/functions/conformance.test.ts',
+      'test/functions/lint.test.ts',
       'test/functions/require-owner.test.ts',
       'tsconfig.json',
     ]);
@@ -181,11 +182,12 @@ describe('klw init', () => {
     assert.equal(projectName('/x/__'), 'webhooks');
   });
 
-  it('gives every project the conformance test this repository runs', () => {
-    assert.equal(
-      readFileSync('infra/templates/project/conformance.test.ts.tmpl', 'utf8'),
-      readFileSync('test/functions/conformance.test.ts', 'utf8'),
-    );
+  it('gives every project the conformance and lint tests this repository runs', () => {
+    for (const name of ['conformance', 'lint'])
+      assert.equal(
+        readFileSync(`infra/templates/project/${name}.test.ts.tmpl`, 'utf8'),
+        readFileSync(`test/functions/${name}.test.ts`, 'utf8'),
+      );
   });
 
   it('is a klw command that refuses an unknown template', async () => {

@@ -7,7 +7,7 @@ import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startApi, type RunningApi } from '../../infra/local/api.ts';
-import { watchSecretDirs } from '../../infra/local/fleet-secrets.ts';
+import { watchSecretDirs, type WatchFs } from '../../infra/local/fleet-secrets.ts';
 import { runSecretCommand } from '../../infra/secrets/actions.ts';
 import { clusterStateDir, ensureLocalPathSecret } from '../../infra/secrets/index.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
@@ -34,10 +34,14 @@ export default defineValidatingWebhook({
 });
 `,
 });
-writeFileSync(join(work, 'clusters.yaml'), 'clusters:\n  - name: a\n    kubeVersion: "1.29"\n  - name: b\n');
+writeFileSync(
+  join(work, 'clusters.yaml'),
+  'clusters:\n  - name: a\n    kubeVersion: "1.29"\n  - name: b\n  - name: gamma\n',
+);
 const A_NEW = 'N'.repeat(43);
 const A_OLD = 'O'.repeat(43);
 const B = 'B'.repeat(43);
+const G = 'G'.repeat(43);
 const stateDir = join(work, '.state');
 const review = admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' } });
 
@@ -53,6 +57,7 @@ before(async () => {
   for (const [dir, secret] of [
     ['clusters/a', `${A_NEW},${A_OLD}`],
     ['clusters/b', B],
+    ['clusters/gamma', G],
   ] as const) {
     mkdirSync(join(stateDir, dir), { recursive: true, mode: 0o700 });
     writeFileSync(join(stateDir, dir, 'path-secret'), `${secret}\n`, { mode: 0o600 });
@@ -115,7 +120,11 @@ describe("the emulator evaluates a call's matchConditions as its cluster's Kuber
 
 describe('klw local start-api and a fleet cluster secret changed while it runs', () => {
   it("watches each cluster's secret directory", () => {
-    assert.deepEqual(watched, [clusterStateDir(stateDir, 'a'), clusterStateDir(stateDir, 'b')]);
+    assert.deepEqual(watched, [
+      clusterStateDir(stateDir, 'a'),
+      clusterStateDir(stateDir, 'b'),
+      clusterStateDir(stateDir, 'gamma'),
+    ]);
   });
 
   it("after retiring a's previous secret, a's calls with it get 404; a's current and b's keep working", async () => {
@@ -147,9 +156,10 @@ describe('klw local start-api and a fleet cluster secret changed while it runs',
     assert.equal(handed.length, 2, "b's secret is not in the manifests: they stay as they are");
   });
 
-  it('a broken or missing secret file keeps the last good set, with a warning', async () => {
+  it('a broken secret file keeps the last good set, with a warning', async () => {
     const current = secretOf('a').current;
     const file = join(clusterStateDir(stateDir, 'a'), 'path-secret');
+    const good = readFileSync(file, 'utf8');
     writeFileSync(file, 'not a secret\n', { mode: 0o600 });
     const before = logs.length;
     changed();
@@ -160,11 +170,56 @@ describe('klw local start-api and a fleet cluster secret changed while it runs',
     assert.match(warnings[0].error, /path-secret/);
     assert.equal(await post(current), 200);
     assert.equal(await post(B), 200);
-    renameSync(file, `${file}.gone`);
+    writeFileSync(file, good, { mode: 0o600 });
     changed();
-    assert.match(JSON.parse(logs.at(-1)!).error, /does not exist/);
-    assert.equal(await post(current), 200);
-    renameSync(`${file}.gone`, file);
+  });
+
+  it("a cluster's secret folder deleted: its secret is refused at once, with a warning, until a new one is written", async () => {
+    assert.equal(await post(G), 200);
+    const before = logs.length;
+    rmSync(clusterStateDir(stateDir, 'gamma'), { recursive: true, force: true });
+    changed();
+    assert.equal(await post(G), 404, 'the deleted secret is no longer accepted');
+    assert.equal(await post(B), 200, 'the other clusters are untouched');
+    const lines = logs.slice(before).map((l) => JSON.parse(l));
+    const warning = lines.find((l) => l.level === 'warn');
+    assert.equal(
+      warning?.msg,
+      "cluster gamma's path secret was deleted; its calls are refused until a new one is written",
+    );
+    assert.equal(warning?.file, join(clusterStateDir(stateDir, 'gamma'), 'path-secret'));
+    assert.equal(warning?.fix, 'klw secret rotate --local --cluster gamma');
+    assert.deepEqual(lines.find((l) => l.msg === 'cluster path secrets reloaded')?.clusters, ['gamma']);
+    // A second event while it is still gone says nothing more.
+    const quiet = logs.length;
+    changed();
+    assert.equal(logs.length, quiet);
+    // The folder comes back with a new secret: that one is accepted, the deleted one still not.
+    await rotate('gamma');
+    changed();
+    const fresh = secretOf('gamma');
+    assert.equal(fresh.previous, undefined);
+    assert.equal(await post(fresh.current), 200);
+    assert.equal(await post(G), 404);
+    assert.ok(!logs.some((l) => l.includes(G) || l.includes(fresh.current)), 'no secret logged');
+  });
+
+  it('a deleted first cluster keeps the manifests as they are, and its return is written into them', async () => {
+    const manifests = readFileSync(api.manifestsPath, 'utf8');
+    const kept = api.pathSecret;
+    rmSync(clusterStateDir(stateDir, 'a'), { recursive: true, force: true });
+    changed();
+    assert.equal(api.pathSecret, kept);
+    assert.equal(readFileSync(api.manifestsPath, 'utf8'), manifests);
+    await rotate('a');
+    changed();
+    const fresh = secretOf('a');
+    await until(
+      () => readFileSync(api.manifestsPath, 'utf8').includes(`/guarded/${fresh.current}`),
+      'manifests rewritten',
+    );
+    assert.equal(api.pathSecret, fresh.current);
+    assert.equal(await post(fresh.current), 200);
   });
 
   it('stops watching when closed', async () => {
@@ -186,5 +241,57 @@ describe('watchSecretDirs', () => {
     } finally {
       watcher.close();
     }
+  });
+
+  it("a watched folder deleted and made again: its parent's events say so, and the new folder is watched", () => {
+    // A file system of the test's own: which folders exist (by generation), who watches which.
+    const exists = new Map<string, number>([
+      ['/', 1],
+      ['/s', 1],
+      ['/s/clusters', 1],
+      ['/s/clusters/gamma', 1],
+    ]);
+    let generation = 1;
+    const watches: Array<{ dir: string; fire: (name: string) => void; closed: boolean }> = [];
+    const fs: WatchFs = {
+      identity: (dir) => (exists.has(dir) ? `${dir}#${exists.get(dir)}` : undefined),
+      watch: (dir, listener) => {
+        const w = { dir, fire: (name: string) => listener(name), closed: false };
+        watches.push(w);
+        return { close: () => void (w.closed = true), on: () => undefined };
+      },
+    };
+    const open = () => watches.filter((w) => !w.closed).map((w) => w.dir);
+    let changes = 0;
+    const watcher = watchSecretDirs(() => {}, fs)(['/s/clusters/gamma'], () => changes++);
+    assert.deepEqual(open(), ['/s/clusters/gamma', '/s/clusters']);
+    // rm -rf: the folder's own watch reports its removal, the parent's the entry gone.
+    exists.delete('/s/clusters/gamma');
+    watches[0]!.fire('gamma');
+    watches[1]!.fire('gamma');
+    assert.equal(changes, 2);
+    assert.deepEqual(open(), ['/s/clusters'], "the dead folder's watch is closed; the parent's stays");
+    // klw secret rotate makes it again: seen through the parent, and watched anew.
+    exists.set('/s/clusters/gamma', ++generation);
+    watches[1]!.fire('gamma');
+    assert.equal(changes, 3);
+    assert.deepEqual(open(), ['/s/clusters', '/s/clusters/gamma']);
+    watches.at(-1)!.fire('path-secret');
+    assert.equal(changes, 4);
+    // Made anew under the same name between two events: another folder, watched anew.
+    exists.set('/s/clusters/gamma', ++generation);
+    watches[1]!.fire('gamma');
+    assert.deepEqual(open(), ['/s/clusters', '/s/clusters/gamma']);
+    assert.equal(watches.filter((w) => w.dir === '/s/clusters/gamma').length, 3);
+    // The parent gone too: the nearest folder that exists is watched.
+    exists.delete('/s/clusters/gamma');
+    exists.delete('/s/clusters');
+    watches[1]!.fire('gamma');
+    assert.deepEqual(open(), ['/s']);
+    watcher.close();
+    assert.deepEqual(open(), []);
+    const before = changes;
+    watches[1]!.fire('gamma');
+    assert.equal(changes, before, 'no change reported once closed');
   });
 });

@@ -193,6 +193,29 @@ describe('start-api against slow and huge clients', { timeout: PATIENCE_MS }, ()
     await healthy();
   });
 
+  it("answers paths under an auth: 'none' function's route with API Gateway's 404, invoking nothing", async () => {
+    // Its route is POST /<name> (a trailing slash is ignored, as API Gateway does); nothing under it is routed.
+    const answer = async (target: string) => {
+      const socket = await tls();
+      const done = untilClosed(socket);
+      socket.write(
+        `POST ${target} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
+      );
+      return done;
+    };
+    const before = apiLog.length;
+    for (const target of ['/echo/anything', '/echo/a/b', '/echo//', '/echo/x?y=1', `/echo/${'s'.repeat(43)}`]) {
+      const reply = await answer(target);
+      assert.match(reply, /^HTTP\/1\.1 404 /, target);
+      assert.match(reply, /\{"message":"Not Found"\}$/, target);
+    }
+    const lines = apiLog.slice(before).map((l) => JSON.parse(l));
+    assert.equal(lines.length, 5);
+    assert.ok(lines.every((l) => l.status === 404 && l.reason === 'no function at this path' && !l.function));
+    for (const target of ['/echo', '/echo/', '/echo?x=1'])
+      assert.match(await answer(target), /^HTTP\/1\.1 200 [\s\S]*ok:2$/, target);
+  });
+
   it('answers a function past its memory size with 502, logs Runtime.OutOfMemory and keeps serving', async () => {
     const socket = await tls();
     const done = untilClosed(socket);

@@ -126,6 +126,33 @@ export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['
     }
   });
 
+  it('fails npm test for a rule the API server never matches, with the file, the field and the fix', () => {
+    cpSync(
+      join(root, 'infra', 'templates', 'project', 'lint.test.ts.tmpl'),
+      join(work, 'test', 'functions', 'lint.test.ts'),
+    );
+    write(
+      join(work, 'functions', 'never-matches', 'index.ts'),
+      `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
+export default defineValidatingWebhook({ name: 'never-matches', rules: [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployment'] }], validate: () => allow() });
+`,
+    );
+    try {
+      const { code, out } = klwTest(work, 'test/functions/lint.test.ts');
+      assert.notEqual(code, 0, out);
+      assert.match(out, /not ok \d+ - klw lint: the API server takes every registration and its rules match/);
+      assert.match(
+        out,
+        /rules\[0\]\.resources: group "apps" has no resource "deployment" .*did you mean "deployments"\?.*\(functions\/never-matches\/index\.ts\)/,
+      );
+    } finally {
+      rmSync(join(work, 'functions', 'never-matches'), { recursive: true });
+    }
+    const { code, out } = klwTest(work, 'test/functions/lint.test.ts');
+    assert.equal(code, 0, out);
+    rmSync(join(work, 'test', 'functions', 'lint.test.ts'));
+  });
+
   it('fails for a function folder whose entry exports no webhook', () => {
     write(join(work, 'functions', 'no-export', 'index.ts'), 'export const nothing = 1;\n');
     try {
@@ -218,8 +245,9 @@ describe('a klw init project of either module type', () => {
       assert.equal(code, 0, out);
       assert.match(out, /# Subtest: require-owner conformance/);
       assert.match(out, /ok \d+ - answers v1 and v1beta1 reviews of what its rules match/);
-      // The conformance check and the function's two tests.
-      assert.match(out, /^# pass 3$/m);
+      // The conformance check, the lint of the registrations and the function's two tests.
+      assert.match(out, /^ok \d+ - klw lint: the API server takes every registration and its rules match$/m);
+      assert.match(out, /^# pass 4$/m);
       assert.match(out, /^# fail 0$/m);
     });
   }

@@ -1,6 +1,7 @@
 // A new user's journey with nothing but the package tarball: klw init, npm install (the
 // tarball and the registry), test, build, type-check, lint, start and Ctrl+C, klw new, test
-// again, package; and a CommonJS project that builds and runs the conformance test.
+// again, the user's own mistakes failing npm test, package; and a CommonJS project that builds
+// and runs the conformance test.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
@@ -130,6 +131,7 @@ describe('a new project from the tarball', () => {
       'functions/require-owner/index.ts',
       'test/functions/require-owner.test.ts',
       'test/functions/conformance.test.ts',
+      'test/functions/lint.test.ts',
     ]) {
       assert.ok(existsSync(join(demo, file)), `${file} missing`);
     }
@@ -240,6 +242,84 @@ describe('a new project from the tarball', () => {
     assert.match(out, /add-team-label conformance/);
     assert.match(out, /require-owner conformance/);
     sh(demo, 'npx', 'tsc', '--noEmit');
+  });
+
+  it("npm test fails on the user's own mistakes, each with the file, the field and the fix", () => {
+    const functions = {
+      // A typo (container for containers) that throws on every review.
+      'pod-resources': [
+        "import { defineMutatingWebhook, type KubeObject } from 'kube-lambda-webhooks';",
+        '',
+        'type Pod = KubeObject & { spec?: { containers?: Array<{ resources?: object }> } };',
+        '',
+        'export default defineMutatingWebhook<Pod>({',
+        "  name: 'pod-resources',",
+        "  rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }],",
+        '  mutate: (pod) => {',
+        '    (pod.spec as any).container.forEach((c: { resources?: object }) => {',
+        '      c.resources ??= {};',
+        '    });',
+        '  },',
+        '});',
+      ],
+      // A mutation that moves the object to another namespace.
+      'move-namespace': [
+        "import { defineMutatingWebhook } from 'kube-lambda-webhooks';",
+        '',
+        'export default defineMutatingWebhook({',
+        "  name: 'move-namespace',",
+        "  rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], scope: 'Namespaced' }],",
+        '  mutate: (object) => {',
+        "    object.metadata = { ...object.metadata, namespace: 'elsewhere' };",
+        '  },',
+        '});',
+      ],
+      // A rule the API server never matches: resources are plural.
+      'never-matches': [
+        "import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';",
+        '',
+        'export default defineValidatingWebhook({',
+        "  name: 'never-matches',",
+        "  rules: [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployment'], scope: 'Namespaced' }],",
+        '  validate: () => allow(),',
+        '});',
+      ],
+    };
+    for (const [name, lines] of Object.entries(functions)) {
+      mkdirSync(join(demo, 'functions', name), { recursive: true });
+      writeFileSync(join(demo, 'functions', name, 'index.ts'), `${lines.join('\n')}\n`);
+    }
+    try {
+      const run = spawnSync('npm', ['test'], { cwd: demo, env, encoding: 'utf8', timeout: HANG_MS });
+      const out = `${run.stdout ?? ''}${run.stderr ?? ''}`;
+      assert.notEqual(run.status, 0, out);
+      // The function that throws: its name, the review, the error, its own TypeScript line, the fix.
+      assert.match(
+        out,
+        /pod-resources: CREATE core\/v1 pods \(admission\.k8s\.io\/v1\): the function threw on the AdmissionReview/,
+      );
+      assert.match(
+        out,
+        /TypeError: Cannot read properties of undefined \(reading 'forEach'\)\n\s+at functions\/pod-resources\/index\.ts:9:\d+/,
+      );
+      assert.match(
+        out,
+        /failurePolicy is Ignore: the API server admits the request unchecked and unmutated\. Fix the function/,
+      );
+      // The mutation that moves the object: the API server's words, the field, the fix.
+      assert.match(
+        out,
+        /move-namespace: CREATE core\/v1 configmaps .*the namespace of the provided object does not match the namespace sent on the request\. .*leave kind, apiVersion, metadata\.namespace/,
+      );
+      // The rule that never matches: the field, the fix, the file.
+      assert.match(
+        out,
+        /rules\[0\]\.resources: group "apps" has no resource "deployment" .*did you mean "deployments"\?.*\(functions\/never-matches\/index\.ts\)/,
+      );
+    } finally {
+      for (const name of Object.keys(functions))
+        rmSync(join(demo, 'functions', name), { recursive: true, force: true });
+    }
   });
 
   it('npx serverless package puts both functions in the CloudFormation template', () => {

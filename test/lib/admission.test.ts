@@ -137,7 +137,8 @@ describe('validating webhooks', () => {
       rules: EVERY_REQUEST,
       validate: () => ({ allowed: true }) as never,
     });
-    const result = await invoke(w, admissionReview(pod()));
+    const result = await invoke(w, admissionReview(pod()), { expectFailure: true });
+    assert.match(result.failure!.error, /validate returned a plain object; expected allow\(\) or deny\(\)/);
     assert.equal(result.allowed, false);
     assert.equal(result.status?.code, 500);
   });
@@ -148,7 +149,7 @@ describe('validating webhooks', () => {
       rules: EVERY_REQUEST,
       validate: () => patched([{ op: 'add', path: '/x', value: 1 }]),
     });
-    const result = await invoke(w, admissionReview(pod()));
+    const result = await invoke(w, admissionReview(pod()), { expectFailure: true });
     assert.equal(result.allowed, false);
     assert.equal(result.review.response.patch, undefined);
   });
@@ -304,7 +305,13 @@ describe('mutating webhooks', () => {
       rules: EVERY_REQUEST,
       mutate: () => patched([...bad]),
     });
-    const closed = await invoke(failClosed, admissionReview(pod()));
+    const closed = await invoke(failClosed, admissionReview(pod()), { expectFailure: true });
+    // The log and the test kit name the operation, its path and where it stops resolving.
+    assert.equal(
+      closed.failure?.error,
+      'UserFunctionError: invalid patch operation 0 (replace "/spec/nothing/here"): the object has no ' +
+        '/spec/nothing, so /spec/nothing/here cannot be reached [OPERATION_PATH_UNRESOLVABLE]',
+    );
     assert.equal(closed.allowed, false);
     assert.equal(closed.status?.code, 500);
     assert.equal(closed.review.response.patch, undefined);
@@ -313,7 +320,7 @@ describe('mutating webhooks', () => {
       rules: EVERY_REQUEST,
       mutate: () => patched([...bad]),
     });
-    const open = await invoke(failOpen, admissionReview(pod()));
+    const open = await invoke(failOpen, admissionReview(pod()), { expectFailure: true });
     assert.equal(open.allowed, true);
     assert.equal(open.review.response.patch, undefined);
     assert.match(
@@ -329,7 +336,7 @@ describe('mutating webhooks', () => {
       rules: EVERY_REQUEST,
       mutate: () => 42 as never,
     });
-    assert.equal((await invoke(w, admissionReview(pod()))).status?.code, 500);
+    assert.equal((await invoke(w, admissionReview(pod()), { expectFailure: true })).status?.code, 500);
   });
 
   it('gives mutate request.object as the same working copy as object', async () => {
@@ -413,7 +420,7 @@ describe('failures of the user function', () => {
   });
 
   it('fails open with a warning (failurePolicy Ignore)', async () => {
-    const result = await invoke(throwing('Ignore'), admissionReview(pod()));
+    const result = await invoke(throwing('Ignore'), admissionReview(pod()), { expectFailure: true });
     assert.equal(result.allowed, true);
     assert.match(result.warnings[0]!, /internal error .*error id [0-9a-f]{8}.*failurePolicy is Ignore/);
   });
@@ -450,7 +457,7 @@ describe('failures of the user function', () => {
       rules: EVERY_REQUEST,
       validate: async () => Promise.reject(new TypeError('boom')),
     });
-    assert.equal((await invoke(w, admissionReview(pod()))).status?.code, 500);
+    assert.equal((await invoke(w, admissionReview(pod()), { expectFailure: true })).status?.code, 500);
   });
 
   const slow = (failurePolicy: 'Fail' | 'Ignore') =>
@@ -464,7 +471,8 @@ describe('failures of the user function', () => {
     });
 
   it('answers a slow function before the API server gives up: 504 when failurePolicy is Fail', async () => {
-    const result = await invoke(slow('Fail'), admissionReview(pod()));
+    const result = await invoke(slow('Fail'), admissionReview(pod()), { expectFailure: true });
+    assert.equal(result.failure?.kind, 'timeout');
     assert.equal(result.allowed, false);
     assert.equal(result.status?.code, 504);
     assert.equal(result.status?.reason, 'Timeout');
@@ -473,7 +481,7 @@ describe('failures of the user function', () => {
   });
 
   it('answers a slow function with an allow and a warning when failurePolicy is Ignore', async () => {
-    const result = await invoke(slow('Ignore'), admissionReview(pod()));
+    const result = await invoke(slow('Ignore'), admissionReview(pod()), { expectFailure: true });
     assert.equal(result.allowed, true);
     assert.match(result.warnings[0]!, /did not answer within \d+ ms/);
   });
@@ -521,7 +529,8 @@ describe('the time budget covers building the answer', () => {
   async function run(failurePolicy: 'Fail' | 'Ignore', costMs: number) {
     const { webhook, reads, clock } = slowPatch(failurePolicy, costMs);
     const { logger, lines } = captureLogger();
-    const result = await invoke(webhook, admissionReview(pod()), { handlerOptions: { logger, clock } });
+    const expectFailure = costMs > 800;
+    const result = await invoke(webhook, admissionReview(pod()), { handlerOptions: { logger, clock }, expectFailure });
     return { result, reads, line: lines.find((l) => l.msg === 'review')! };
   }
 

@@ -331,7 +331,7 @@ describe('conversion output checks', () => {
       // Never answers: whatever answer comes is the deadline's.
       convert: () => new Promise<never>(() => {}),
     });
-    const result = await invoke(w, conversionReview(input(), 'example.com/v1'));
+    const result = await invoke(w, conversionReview(input(), 'example.com/v1'), { expectFailure: true });
     assert.equal(result.status, 'Failed');
     assert.match(result.message!, /did not finish within 800 ms/);
   });

@@ -123,7 +123,7 @@ describe('enforcement modes', () => {
         throw new Error('bug');
       },
     });
-    assert.equal((await invoke(throwing, admissionReview(pod(true)))).allowed, false);
+    assert.equal((await invoke(throwing, admissionReview(pod(true)), { expectFailure: true })).allowed, false);
   });
 
   it('turns a mutating webhook denial into an unpatched admission and leaves its patches alone', async () => {

@@ -9,23 +9,10 @@ import { describe, it } from 'node:test';
 import * as esbuild from 'esbuild';
 import { bundleOptions } from '../../infra/build.ts';
 import { FIXTURE_PROJECT } from '../helpers.ts';
+import { relativeImports, sources } from './imports.ts';
+
 
 const root = process.cwd();
-
-/** Source files under a folder, relative to the repository, tests left out. */
-function sources(dir: string): string[] {
-  return readdirSync(join(root, dir), { recursive: true, withFileTypes: true })
-    .filter((d) => d.isFile() && /\.(ts|mjs)$/.test(d.name) && !d.name.endsWith('.test.ts'))
-    .map((d) => relative(root, join(d.parentPath, d.name)));
-}
-
-/** The repository paths a file imports through relative specifiers. */
-export function relativeImports(file: string, text: string): string[] {
-  const specifiers = [...text.matchAll(/(?:from\s+|import\s*\(\s*|^import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)].map(
-    (m) => m[1]!,
-  );
-  return specifiers.map((s) => relative(root, resolve(root, dirname(file), s)));
-}
 
 /** `file -> import` for every import of the files that lands in a forbidden folder. */
 export function violations(files: Array<{ file: string; text: string }>, forbidden: string[]): string[] {

@@ -5,9 +5,11 @@
  * tools' code is left out of function bundles.
  */
 
-import type { EventSource } from '../sources.ts';
-
-export type { EventSource };
+/**
+ * Which AWS front door delivered the event: the name of one of the sources in `SOURCES`
+ * (lib/gateway/sources.ts, which checks at compile time that the two lists agree).
+ */
+export type EventSource = 'url' | 'http' | 'alb' | 'rest';
 
 /** The HTTP request carried by a Lambda event, with header names lower-cased. */
 export interface GatewayRequest {
