@@ -11,7 +11,6 @@ import { bundleOptions } from '../../infra/build.ts';
 import { FIXTURE_PROJECT } from '../helpers.ts';
 import { relativeImports, sources } from './imports.ts';
 
-
 const root = process.cwd();
 
 /** `file -> import` for every import of the files that lands in a forbidden folder. */
