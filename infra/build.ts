@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { isAbsolute, join, relative } from 'node:path';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import * as esbuild from 'esbuild';
 import yazl from 'yazl';
 import { makeDir, writeFileSafely } from './files.ts';
 import { NO_REGISTRATION, type FunctionEntry } from './functions.ts';
 import { KlwError } from './errors.ts';
 import { esbuildTarget, projectRuntime } from './runtimes.ts';
+import { SOURCES, type EventSource } from '../lib/internal.ts';
 
 /** What `build` wrote for one function. */
 export interface BuiltFunction {
@@ -61,6 +62,31 @@ export function entrySource(root: string, entry: string): string {
 export const GENERATED_ENTRY = 'klw-entry.mjs';
 
 /**
+ * What a function's deployment puts in front of it, for leaving the rest out of its bundle: the
+ * event sources that deliver its events, and whether it serves a fleet. Unknown (the default):
+ * everything, so the bundle runs behind any source, with or without a fleet.
+ */
+export interface Deployment {
+  sources: readonly EventSource[];
+  fleet: boolean;
+}
+
+/** A deployment with every source and a fleet: a bundle that runs anywhere. */
+export const ANY_DEPLOYMENT: Deployment = { sources: SOURCES.map((s) => s.name), fleet: true };
+
+/**
+ * The build-time constants that leave out of a bundle what its deployment does not use
+ * (lib/gateway/sources.ts BUNDLED_SOURCES, lib/webhook.ts): esbuild then drops that code.
+ */
+export function deploymentDefines(deployment: Deployment): Record<string, string> {
+  const defines: Record<string, string> = {};
+  for (const { name } of SOURCES)
+    if (!deployment.sources.includes(name)) defines[`process.env.KLW_BUNDLE_NO_${name.toUpperCase()}`] = '"1"';
+  if (!deployment.fleet) defines['process.env.KLW_BUNDLE_NO_FLEET'] = '"1"';
+  return defines;
+}
+
+/**
  * esbuild options for one function: ESM for the Node.js of the Lambda runtime (default: the
  * project's, see projectRuntime), minified, AWS SDK left to the runtime.
  */
@@ -68,12 +94,19 @@ export function bundleOptions(
   root: string,
   fn: Pick<FunctionEntry, 'name' | 'entry'>,
   runtime: string = projectRuntime(root),
+  deployment: Deployment = ANY_DEPLOYMENT,
 ): esbuild.BuildOptions {
   return {
     absWorkingDir: root,
     // The entry is generated (entrySource), so a module needs no `handler` export of its own.
     stdin: { contents: entrySource(root, fn.entry), resolveDir: root, sourcefile: GENERATED_ENTRY, loader: 'js' },
-    outfile: bundlePath(root, fn.name),
+    // The entry is index.mjs; what it imports only dynamically (the RE2 engine, loaded when a
+    // condition uses a regular expression) is a chunk beside it, which the zip carries too.
+    outdir: dirname(bundlePath(root, fn.name)),
+    entryNames: 'index',
+    chunkNames: 'chunks/[name]-[hash]',
+    outExtension: { '.js': '.mjs' },
+    splitting: true,
     bundle: true,
     platform: 'node',
     target: esbuildTarget(runtime),
@@ -91,7 +124,7 @@ export function bundleOptions(
     banner: {
       js: "import{createRequire as __klwRequire}from'node:module';const require=__klwRequire(import.meta.url);",
     },
-    define: { 'process.env.NODE_ENV': '"production"' },
+    define: { 'process.env.NODE_ENV': '"production"', ...deploymentDefines(deployment) },
     logLevel: 'silent',
     metafile: true,
   };
@@ -111,17 +144,21 @@ function zip(files: Array<{ name: string; data: Buffer }>): Promise<Buffer> {
   });
 }
 
-/** Bundles one function with esbuild for a Lambda runtime (default: the project's) and writes its deterministic zip. */
+/**
+ * Bundles one function with esbuild for a Lambda runtime (default: the project's) and what its
+ * deployment fronts it with (default: anything), and writes its deterministic zip.
+ */
 export async function buildFunction(
   root: string,
   fn: Pick<FunctionEntry, 'name' | 'entry'>,
   runtime: string = projectRuntime(root),
+  deployment: Deployment = ANY_DEPLOYMENT,
 ): Promise<BuiltFunction> {
   const outfile = bundlePath(root, fn.name);
   // esbuild resolves from the project root, which must exist even though nothing is written yet.
   makeDir(root);
   // esbuild hands the files over rather than writing them, so they go through the one writer.
-  const built = await esbuild.build({ ...bundleOptions(root, fn, runtime), write: false });
+  const built = await esbuild.build({ ...bundleOptions(root, fn, runtime, deployment), write: false });
   // esbuild knows the module's exports: one with neither `default` nor `handler` is refused here,
   // not at init in Lambda.
   const missing = new Set(
@@ -132,11 +169,13 @@ export async function buildFunction(
   }
   for (const file of built.outputFiles) writeFileSafely(file.path, file.contents, { parents: true });
   const code = readFileSync(outfile);
-  const map = readFileSync(`${outfile}.map`);
-  const archive = await zip([
-    { name: 'index.mjs', data: code },
-    { name: 'index.mjs.map', data: map },
-  ]);
+  // index.mjs, its map, and the chunks it loads on demand, at their paths beside it.
+  const archive = await zip(
+    built.outputFiles.map((file) => ({
+      name: relative(dirname(outfile), file.path).split('\\').join('/'),
+      data: Buffer.from(file.contents),
+    })),
+  );
   const zipFile = zipPath(root, fn.name);
   writeFileSafely(zipFile, archive);
   return {
@@ -149,16 +188,20 @@ export async function buildFunction(
   };
 }
 
-/** Builds every function for a Lambda runtime (default: the project's), reporting each as it is done. */
+/**
+ * Builds every function for a Lambda runtime (default: the project's), each for its deployment
+ * (`deploymentOf`, default: anything), reporting each as it is done.
+ */
 export async function buildAll(
   root: string,
   functions: Array<Pick<FunctionEntry, 'name' | 'entry'>>,
   onBuilt: (built: BuiltFunction) => void = () => {},
   runtime: string = projectRuntime(root),
+  deploymentOf: (name: string) => Deployment = () => ANY_DEPLOYMENT,
 ): Promise<BuiltFunction[]> {
   const out: BuiltFunction[] = [];
   for (const fn of functions) {
-    const built = await buildFunction(root, fn, runtime);
+    const built = await buildFunction(root, fn, runtime, deploymentOf(fn.name));
     onBuilt(built);
     out.push(built);
   }

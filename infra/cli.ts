@@ -16,7 +16,7 @@ import * as smoke from './commands/smoke.ts';
 import * as start from './commands/start.ts';
 import * as test from './commands/test.ts';
 import { readServerless, runServerless } from './deploy/index.ts';
-import { KlwError } from './errors.ts';
+import { describeThrown, isInstance, KlwError } from './errors.ts';
 import { applyNodeOption, RanElsewhere } from './node-binary.ts';
 import { packageInfo } from './version.ts';
 
@@ -66,6 +66,17 @@ export function program(deps: CliDeps = {}): Command {
   return cli;
 }
 
+/** A thrown value's stack, else its description. */
+function describeStack(value: unknown): string {
+  try {
+    const stack = (value as { stack?: unknown }).stack;
+    if (typeof stack === 'string') return stack;
+  } catch {
+    // described below
+  }
+  return describeThrown(value);
+}
+
 /**
  * Runs klw with argv; returns the exit code: a KlwError's own, else 1. Failures print one line,
  * never a stack (KLW_DEBUG adds the stack, and that of the error it wraps).
@@ -76,13 +87,21 @@ export async function main(argv: string[], deps: CliDeps = {}): Promise<number> 
     await program(deps).parseAsync(argv);
     return 0;
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode;
-    if (err instanceof RanElsewhere) return err.exitCode;
-    say(`klw: ${err instanceof Error ? err.message : String(err)}`);
-    if (process.env.KLW_DEBUG && err instanceof Error) {
-      say(err.stack ?? '');
-      if (err.cause instanceof Error) say(`caused by: ${err.cause.stack ?? err.cause.message}`);
+    // Whatever was thrown (a Proxy whose every read throws, an object without a prototype, a
+    // Symbol), reading it here must not throw in turn: each look at it is guarded.
+    if (isInstance(err, CommanderError) || isInstance(err, RanElsewhere)) return (err as { exitCode: number }).exitCode;
+    say(`klw: ${describeThrown(err)}`);
+    if (process.env.KLW_DEBUG && isInstance(err, Error)) {
+      say(describeStack(err));
+      const cause = (() => {
+        try {
+          return (err as Error).cause;
+        } catch {
+          return undefined;
+        }
+      })();
+      if (cause !== undefined) say(`caused by: ${describeStack(cause)}`);
     }
-    return err instanceof KlwError ? err.exitCode : 1;
+    return isInstance(err, KlwError) ? (err as KlwError).exitCode : 1;
   }
 }

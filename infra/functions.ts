@@ -6,25 +6,24 @@ import * as esbuild from 'esbuild';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
 import type { ConversionWebhook, Registration } from '../lib/internal.ts';
 import { findFunctions, noFunctionsMessage, type FunctionSource } from '../lib/harness/discover.ts';
-import { KlwError } from './errors.ts';
+import { describeThrown, KlwError, thrownIn } from './errors.ts';
 import { makeDir, writeFileSafely } from './files.ts';
 import type { Finding } from './lint/finding.ts';
+import { checkModule, type FunctionModule } from './loader/check.ts';
+import type { LoadTarget } from './loader/child.ts';
+import { LOAD_TIMEOUT_MS, loadModules } from './loader/load.ts';
 
 /** A function found under `functions/`: where its code is and what it registers. */
 export interface FunctionEntry {
   name: string;
   /** Absolute path of `functions/<name>/index.{ts,mts,js,mjs}`. */
   entry: string;
-  webhook: AdmissionWebhook | ConversionWebhook;
   registration: Registration;
   /** True when the module exports a `handler` other than its registration's: the bundle runs that one. */
   ownHandler?: boolean;
 }
 
-/** What a function module lacks when it has no default registration (nor `handler`), and the fix. */
-export const NO_REGISTRATION =
-  'exports no default registration: end it with `export default defineValidatingWebhook({...})` ' +
-  '(or defineMutatingWebhook, defineConversionWebhook); klw build makes the Lambda handler from it';
+export { NO_REGISTRATION } from './loader/check.ts';
 
 /** The names of the function folders under `<root>/functions` (those with an entry file), sorted. */
 export function functionNames(root: string): string[] {
@@ -37,12 +36,12 @@ export function loadDir(root: string): string {
 }
 
 /**
- * Imports a function's entry without needing a TypeScript loader: esbuild bundles the
- * function's own files (TypeScript or JavaScript, ESM syntax, any package `type`) into an ES
+ * Transpiles a function's entry so that it imports without a TypeScript loader: esbuild bundles
+ * the function's own files (TypeScript or JavaScript, ESM syntax, any package `type`) into an ES
  * module under `.klw/load/`, leaving packages (this toolkit among them) to Node's resolution
  * from the project. The file is named by its content, so changed code is imported afresh.
  */
-async function importFunction(root: string, source: FunctionSource): Promise<unknown> {
+async function transpile(root: string, source: FunctionSource): Promise<string> {
   let code: string;
   try {
     const out = await esbuild.build({
@@ -61,7 +60,7 @@ async function importFunction(root: string, source: FunctionSource): Promise<unk
   } catch (err) {
     const first = (err as esbuild.BuildFailure).errors?.[0];
     const where = first?.location ? `${first.location.file}:${first.location.line}: ` : '';
-    throw new KlwError(`functions/${source.name}: ${where}${first?.text ?? (err as Error).message}`);
+    throw new KlwError(`functions/${source.name}: ${where}${first?.text ?? describeThrown(err)}`);
   }
   const dir = loadDir(root);
   const hash = createHash('sha256').update(code).digest('hex').slice(0, 16);
@@ -73,29 +72,17 @@ async function importFunction(root: string, source: FunctionSource): Promise<unk
         rmSync(join(dir, old), { force: true });
     writeFileSafely(file, code);
   }
-  try {
-    return await import(pathToFileURL(file).href);
-  } catch (err) {
-    // A registration refused by define…Webhook (or any throw at load) names the file it is in.
-    const message = err instanceof Error ? err.message : String(err);
-    throw new KlwError(`${relative(root, source.entry).split('\\').join('/')}: ${message}`, { cause: err });
-  }
+  return file;
 }
 
-/** A value as an error names it: `a string`, `an object`, `null`. */
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list';
-  const type = typeof value;
-  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
+/** How function modules are loaded; the defaults suit every command, tests make them small. */
+export interface LoadOptions {
+  /** How long one module may take to load (the first also the loader's start); default LOAD_TIMEOUT_MS. */
+  timeoutMs?: number;
 }
 
-/**
- * Imports every function (or the named ones) and reads the registration it exports:
- * the one source of truth for bundles, manifests and deployment. A project without any
- * function is an error that says where functions go.
- */
-export async function loadFunctions(root: string, only?: string[]): Promise<FunctionEntry[]> {
+/** The functions found and transpiled, each with the module file the loader imports. */
+async function prepare(root: string, only?: string[]): Promise<Array<LoadTarget & { entry: string }>> {
   const sources = findFunctions(root);
   if (!sources.length) throw new KlwError(noFunctionsMessage(root));
   const names = sources.map((s) => s.name);
@@ -103,42 +90,58 @@ export async function loadFunctions(root: string, only?: string[]): Promise<Func
     if (!names.includes(wanted))
       throw new KlwError(`no function "${wanted}" in ${join(root, 'functions')} (have: ${names.join(', ')})`);
   }
-  const entries: FunctionEntry[] = [];
+  const targets: Array<LoadTarget & { entry: string }> = [];
   for (const source of only?.length ? sources.filter((s) => only.includes(s.name)) : sources) {
     const file = relative(resolve(root), source.entry).split('\\').join('/');
-    type Module = { default?: AdmissionWebhook | ConversionWebhook; handler?: unknown };
-    const mod = (await importFunction(root, source)) as Module;
-    const webhook = mod.default;
-    if (!webhook?.registration || typeof webhook.handler !== 'function') {
-      const problem =
-        webhook === undefined
-          ? NO_REGISTRATION
-          : `exports default ${describe(webhook)}, not a registration: export default the value ` +
-            'defineValidatingWebhook, defineMutatingWebhook or defineConversionWebhook returns';
-      throw new KlwError(`${file} ${problem}`);
-    }
-    if (mod.handler !== undefined && typeof mod.handler !== 'function') {
-      throw new KlwError(
-        `${file} exports handler as ${describe(mod.handler)}, not a function: remove that export ` +
-          '(klw build makes the handler from the default export) or export webhook.handler',
-      );
-    }
-    if (webhook.registration.name !== source.name) {
-      throw new KlwError(
-        `${file}: function ${source.name} registers the name "${webhook.registration.name}"; ` +
-          "the folder and the registration's name must match: rename one",
-      );
-    }
-    const ownHandler = typeof mod.handler === 'function' && mod.handler !== webhook.handler;
-    entries.push({
-      name: source.name,
-      entry: source.entry,
-      webhook,
-      registration: webhook.registration,
-      ...(ownHandler ? { ownHandler } : {}),
-    });
+    const url = pathToFileURL(await transpile(root, source)).href;
+    targets.push({ name: source.name, file, url, entry: source.entry });
   }
-  return entries;
+  return targets;
+}
+
+/**
+ * Imports every function (or the named ones) and reads the registration it exports: the one
+ * source of truth for bundles, manifests and deployment. The modules are imported in one child
+ * process (loadModules), never in klw's own, so a module that exits, stalls or throws anything
+ * at load is an error naming its file. A project without any function is an error that says
+ * where functions go.
+ */
+export async function loadFunctions(
+  root: string,
+  only?: string[],
+  options: LoadOptions = {},
+): Promise<FunctionEntry[]> {
+  const targets = await prepare(root, only);
+  const loaded = await loadModules(targets, options.timeoutMs ?? LOAD_TIMEOUT_MS);
+  return targets.map((t, i) => ({
+    name: t.name,
+    entry: t.entry,
+    registration: loaded[i]!.registration,
+    ...(loaded[i]!.ownHandler ? { ownHandler: true } : {}),
+  }));
+}
+
+/**
+ * The webhooks of the named functions (all when none), to call in this process (klw audit runs
+ * them against a cluster's objects): loaded in the child first, so a module that exits, stalls or
+ * throws at load is refused before it is imported here.
+ */
+export async function loadWebhooks(
+  root: string,
+  only?: string[],
+  options: LoadOptions = {},
+): Promise<Array<AdmissionWebhook | ConversionWebhook>> {
+  const targets = await prepare(root, only);
+  await loadModules(targets, options.timeoutMs ?? LOAD_TIMEOUT_MS);
+  const webhooks: Array<AdmissionWebhook | ConversionWebhook> = [];
+  for (const target of targets) {
+    try {
+      webhooks.push(checkModule(target.name, target.file, (await import(target.url)) as FunctionModule).webhook);
+    } catch (err) {
+      throw new KlwError(thrownIn(target.file, err), { cause: err });
+    }
+  }
+  return webhooks;
 }
 
 /**

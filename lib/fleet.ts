@@ -315,6 +315,18 @@ export async function authenticateFleet(
   }
 }
 
+/**
+ * authenticateFleet of a function bundled without the fleet code: nothing to do without KLW_FLEET;
+ * with it, the refusal of a misconfigured fleet, since the bundle cannot tell its clusters apart.
+ */
+export function fleetLeftOut(env: NodeJS.ProcessEnv): FleetAuthentication | undefined {
+  if (env[FLEET_ENV] === undefined) return undefined;
+  const msg =
+    `webhook authentication is misconfigured: ${FLEET_ENV} is set, but this function was built for a ` +
+    'deployment without a fleet; build and deploy it again with the fleet file in the project';
+  return { refusal: { level: 'error', msg, fields: { status: 500 }, reply: FLEET_MISCONFIGURED_REPLY } };
+}
+
 /** What a misconfigured fleet answers: the same body as any authentication misconfiguration. */
 const FLEET_MISCONFIGURED_REPLY = {
   statusCode: 500,

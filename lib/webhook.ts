@@ -1,6 +1,13 @@
 import { type AuthRefusal, authenticate } from './auth.ts';
 import { cachedParameter, parameterReadMs } from './parameters.ts';
-import { authenticateFleet, clusterDimension, fleetFromEnv, type FleetRuntime, type ParameterReader } from './fleet.ts';
+import {
+  authenticateFleet,
+  clusterDimension,
+  fleetFromEnv,
+  fleetLeftOut,
+  type FleetRuntime,
+  type ParameterReader,
+} from './fleet.ts';
 import { budgetMs, DeadlineExceeded, defaultClock } from './deadline.ts';
 import { errorReply, jsonReply, MAX_BODY_BYTES, parseGoDuration, readJsonBody } from './gateway/http.ts';
 import {
@@ -9,7 +16,7 @@ import {
   type GatewayResult,
   type GatewaySource,
   httpApiSource,
-  SOURCES,
+  BUNDLED_SOURCES,
 } from './gateway/sources.ts';
 import { stringifyJson } from './json.ts';
 import { createLogger, requestLogger, writesRawJson, type Logger } from './log.ts';
@@ -185,7 +192,7 @@ export function userContext(ctx: RunContext, warn: (message: string) => void): W
 }
 
 /** The message for an event no source reads, naming the sources that are read. */
-const UNKNOWN_EVENT = `event comes from no known source; expected one of: ${SOURCES.map((s) => s.describe).join('; ')}`;
+const UNKNOWN_EVENT = `event comes from no known source; expected one of: ${BUNDLED_SOURCES.map((s) => s.describe).join('; ')}`;
 
 /** The 400 for an event no source reads, in the HTTP API's shape (the caller is unknown). */
 function unknownEvent(log: Logger): GatewayResult {
@@ -247,17 +254,11 @@ export function createHandler<R>(
       });
       // Caller authentication comes first: a refused request costs no body decoding or parsing.
       // Its SSM reads, if any, take part of the budget, well inside the webhook's timeout.
-      // A fleet function names its caller by the path secret, the one check it makes.
-      const fleetAuth = await authenticateFleet(registration, req, env, fleetReader(budget));
-      const refusal = fleetAuth ? fleetAuth.refusal : await authenticate(registration, req, options.env, budget);
+      const { refusal, fleet, cluster, caller } = await identifyCaller(registration, req, env, options.env, budget);
       if (refusal) {
         log[refusal.level](refusal.msg, refusalLine(refusal, requestId, elapsed(startedAt), requestMetrics));
         return source.write(refusal.reply, req);
       }
-
-      // Parsed already by authenticateFleet when it let the request through; `auth: 'none'` skips it.
-      const fleet = fleetAuth ? attempt(() => fleetFromEnv(env)) : undefined;
-      const cluster = fleetAuth ? clusterDimension(fleetAuth.cluster, fleet) : undefined;
       // Every later line of the request (the user's ctx.log included) names it and its cluster;
       // the review line below names them itself, so it costs no merge.
       reqLog = requestLogger(log, requestId, cluster);
@@ -270,7 +271,7 @@ export function createHandler<R>(
       if (options.freezeRequest) ctx.freezeRequest = true;
       if (fleet) {
         ctx.fleet = fleet;
-        if (fleetAuth?.cluster) ctx.cluster = fleetAuth.cluster;
+        if (caller) ctx.cluster = caller;
       }
       const write = (text: string) =>
         source.write({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: text }, req);
@@ -289,6 +290,40 @@ export function createHandler<R>(
       return source.write(jsonReply(500, { error: `internal error (error id ${errorId})` }), req);
     }
   };
+}
+
+/** Who called: a refusal, or the fleet and the calling cluster (its name, and as metrics name it). */
+interface Caller {
+  refusal?: AuthRefusal;
+  fleet?: FleetRuntime;
+  cluster?: string;
+  caller?: string;
+}
+
+/**
+ * Authenticates the caller. A fleet function names its caller by the path secret, the one check
+ * it makes; a bundle built for a deployment without a fleet has no fleet code (infra/build.ts sets
+ * KLW_BUNDLE_NO_FLEET) and refuses to run as one.
+ */
+async function identifyCaller(
+  registration: Registration,
+  req: GatewayRequest,
+  env: NodeJS.ProcessEnv,
+  optionsEnv: NodeJS.ProcessEnv | undefined,
+  budget: number,
+): Promise<Caller> {
+  const fleetAuth =
+    process.env.KLW_BUNDLE_NO_FLEET === '1'
+      ? fleetLeftOut(env)
+      : await authenticateFleet(registration, req, env, fleetReader(budget));
+  const refusal = fleetAuth ? fleetAuth.refusal : await authenticate(registration, req, optionsEnv, budget);
+  if (refusal) return { refusal };
+  if (process.env.KLW_BUNDLE_NO_FLEET !== '1' && fleetAuth) {
+    // Parsed already by authenticateFleet when it let the request through; `auth: 'none'` skips it.
+    const fleet = attempt(() => fleetFromEnv(env));
+    return { fleet, cluster: clusterDimension(fleetAuth.cluster, fleet), caller: fleetAuth.cluster };
+  }
+  return {};
 }
 
 /**

@@ -14,8 +14,8 @@ import {
   whoAmI,
   type AuditReport,
 } from '../audit/index.ts';
-import { KlwError } from '../errors.ts';
-import { loadFunctions } from '../functions.ts';
+import { describeThrown, KlwError } from '../errors.ts';
+import { loadWebhooks } from '../functions.ts';
 import { withKubeVersion } from '../kube-versions.ts';
 import { writeOutput } from '../output.ts';
 import { type FleetAuditOptions, fleetAuditAction } from '../fleet/audit.ts';
@@ -69,7 +69,7 @@ export function register(cli: Command, context: CommandContext): void {
         report = await auditCluster(context, names, options);
       } catch (err) {
         // Whatever kept the audit from running (credentials, the API server, the functions) exits 2, never 1.
-        throw new KlwError(err instanceof Error ? err.message : String(err), {
+        throw new KlwError(describeThrown(err), {
           exitCode: AUDIT_INCOMPLETE,
           cause: err,
         });
@@ -88,9 +88,7 @@ async function auditCluster(
     throw new KlwError('--page-size must be a whole number of at least 1');
   const limits = kubeLimitsFrom(options);
   const webhooks = withKubeVersion(
-    (await loadFunctions(root(), names))
-      .map((f) => f.webhook)
-      .filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion'),
+    (await loadWebhooks(root(), names)).filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion'),
     options.kubeVersion,
   );
   if (!webhooks.length) throw new KlwError('no admission functions to audit');

@@ -6,7 +6,7 @@ import { KlwError } from '../errors.ts';
 import { loadFunctions } from '../functions.ts';
 import { renderDocuments } from '../output.ts';
 import { regionFor } from '../region.ts';
-import { ensureTargetPathSecret, writePrivateOutput } from '../secrets/actions.ts';
+import { ensureTargetPathSecret, writePrivateOutput } from '../secret-actions.ts';
 import { clusterSecretsLines, ensureClusterPathSecrets, fleetDeployManifests } from '../fleet/deploy.ts';
 import { FLEET_FILE, loadFleet } from '../fleet/file.ts';
 import type { Endpoints } from '../manifests.ts';

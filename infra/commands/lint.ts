@@ -61,7 +61,7 @@ export function register(cli: Command, { root, say }: CommandContext): void {
         findings.push(
           ...checkServerless(
             readServerless(root()),
-            (await loadFunctions(root())).map((f) => f.registration),
+            functions.map((f) => f.registration),
           ),
         );
       }

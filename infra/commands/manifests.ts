@@ -11,7 +11,7 @@ import { lintRulesForVersion } from '../lint/rules.ts';
 import { DEFAULT_CONFIGURATION_NAME, type Endpoints } from '../manifests.ts';
 import { renderDocuments, writeOutput } from '../output.ts';
 import { REGION_HELP, regionFor } from '../region.ts';
-import { withPathSecret, type PathSecretOptions } from '../secrets/actions.ts';
+import { withPathSecret, type PathSecretOptions } from '../secret-actions.ts';
 import { PATH_SECRET_PLACEHOLDER } from '../secrets/index.ts';
 import type { CommandContext } from './context.ts';
 import {

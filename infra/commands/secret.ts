@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { FLEET_FILE } from '../fleet/file.ts';
-import { checkCluster, runSecretCommand, type SecretCommandOptions } from '../secrets/actions.ts';
+import { checkCluster, runSecretCommand, type SecretCommandOptions } from '../secret-actions.ts';
 import type { CommandContext } from './context.ts';
 import { regionOption, stageOption, stateDirOption } from './options.ts';
 

@@ -4,7 +4,7 @@ import { lambdaName, readServerless, smoke } from '../deploy/index.ts';
 import { KlwError } from '../errors.ts';
 import { loadFunctions } from '../functions.ts';
 import { regionFor } from '../region.ts';
-import { smokePathSecret } from '../secrets/actions.ts';
+import { smokePathSecret } from '../secret-actions.ts';
 import type { CommandContext } from './context.ts';
 import {
   regionOption,

@@ -5,4 +5,4 @@
 export * from './deploy.ts';
 export * from './serverless.ts';
 export * from './smoke.ts';
-export { PLUGIN_NAME, routePath } from './serverless-plugin.ts';
+export { deploymentOf, functionDefinition, PLUGIN_NAME, pluginParams, routePath } from './serverless-plugin.ts';

@@ -1,7 +1,12 @@
 // The Serverless Framework plugin (`plugins: [kube-lambda-webhooks/serverless]`): the functions
 // in functions/ are deployed from their registrations, so serverless.yml lists none of them.
-import { DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE_ENV, type Registration } from '../../lib/internal.ts';
-import { buildAll } from '../build.ts';
+import {
+  DEFAULT_METRICS_NAMESPACE,
+  METRICS_NAMESPACE_ENV,
+  type EventSource,
+  type Registration,
+} from '../../lib/internal.ts';
+import { ANY_DEPLOYMENT, buildAll, type Deployment } from '../build.ts';
 import { loadFunctions, type FunctionEntry } from '../functions.ts';
 import { checkRuntime, DEFAULT_MEMORY_MB, DEFAULT_RUNTIME } from '../runtimes.ts';
 import { clusterPathSecretParameterName, pathSecretParameterName, usesPathSecret } from '../secrets/index.ts';
@@ -66,6 +71,29 @@ export function functionDefinition(
   if (provisioned > 0) fn.provisionedConcurrency = provisioned;
   if (params.functionUrls) fn.url = true;
   return fn;
+}
+
+/** The event source of each serverless.yml event kind that can call a webhook. */
+const EVENT_SOURCES: Readonly<Record<string, EventSource>> = { httpApi: 'http', http: 'rest', alb: 'alb' };
+
+/**
+ * What fronts a function as serverless.yml deploys it, for its bundle (infra/build.ts): the sources
+ * of its events (`httpApi`, `http`, `alb`, and `url`) and whether KLW_FLEET reaches it. A function
+ * with no event, or with one of another kind, keeps every source.
+ */
+export function deploymentOf(definition: Json, providerEnvironment?: Json): Deployment {
+  const sources = new Set<EventSource>();
+  let other = false;
+  for (const event of definition.events ?? []) {
+    const kind = event && typeof event === 'object' ? Object.keys(event)[0] : undefined;
+    const source = kind !== undefined && Object.hasOwn(EVENT_SOURCES, kind) ? EVENT_SOURCES[kind] : undefined;
+    if (source) sources.add(source);
+    else other = true;
+  }
+  if (definition.url) sources.add('url');
+  const fleet =
+    Object.hasOwn(definition.environment ?? {}, FLEET_ENV) || Object.hasOwn(providerEnvironment ?? {}, FLEET_ENV);
+  return { sources: other || !sources.size ? ANY_DEPLOYMENT.sources : [...sources], fleet };
 }
 
 /**
@@ -220,7 +248,12 @@ export default class KubeLambdaWebhooksPlugin {
 
   private async build(): Promise<void> {
     const runtime = String(this.serverless.service.provider.runtime ?? DEFAULT_RUNTIME);
-    await buildAll(this.serverless.serviceDir, this.entries, undefined, runtime);
+    const functions: Json = this.serverless.service.functions ?? {};
+    const environment = this.serverless.service.provider.environment;
+    // Each bundle leaves out the event sources and fleet code its deployment does not use.
+    await buildAll(this.serverless.serviceDir, this.entries, undefined, runtime, (name) =>
+      deploymentOf(functions[name] ?? {}, environment),
+    );
     this.utils.log?.info?.(`kube-lambda-webhooks: built ${this.entries.length} functions for ${runtime}`);
   }
 

@@ -20,7 +20,7 @@ import {
   type LimitOptions,
 } from '../audit/index.ts';
 import { KlwError } from '../errors.ts';
-import { loadFunctions } from '../functions.ts';
+import { loadFunctions, loadWebhooks } from '../functions.ts';
 
 import { toKubeYaml } from '../output.ts';
 import { FLEET_FILE, loadFleet, type Fleet } from './file.ts';
@@ -199,13 +199,11 @@ export async function fleetAuditAction(
     if (!Number.isInteger(options.pageSize) || options.pageSize < 1)
       throw new KlwError('--page-size must be a whole number of at least 1');
     const limits = kubeLimitsFrom(options);
-    const functions = await loadFunctions(root, names);
-    const webhooks = functions
-      .map((f) => f.webhook)
-      .filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion');
+    const loaded = await loadWebhooks(root, names);
+    const webhooks = loaded.filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion');
     if (!webhooks.length) throw new KlwError('no admission functions to audit');
     const everyFunction = names.length ? (await loadFunctions(root)).map((f) => f.registration) : undefined;
-    const fleet = loadFleet(root, everyFunction ?? functions.map((f) => f.registration));
+    const fleet = loadFleet(root, everyFunction ?? loaded.map((w) => w.registration));
     const targets = fleetAuditTargets(options.context, !!options.allClusters, fleet);
     const as = options.as
       ? { username: options.as, groups: [...(options.asGroup ?? []), 'system:authenticated'] }

@@ -6,7 +6,7 @@ import type { Finding } from '../lint/finding.ts';
 import type { Endpoints, ManifestSet } from '../manifests.ts';
 import { renderDocuments } from '../output.ts';
 import { type KubeTarget, registrationVersionFindings } from '../kube-versions.ts';
-import { withPathSecret, type PathSecretOptions } from '../secrets/actions.ts';
+import { withPathSecret, type PathSecretOptions } from '../secret-actions.ts';
 import { PATH_SECRET_PLACEHOLDER } from '../secrets/index.ts';
 import { loadFleet, selectClusters } from './file.ts';
 import {

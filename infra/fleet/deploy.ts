@@ -15,7 +15,7 @@ import {
   usesPathSecret,
   DEFAULT_STATE_DIR,
 } from '../secrets/index.ts';
-import type { SecretTarget } from '../secrets/actions.ts';
+import type { SecretTarget } from '../secret-actions.ts';
 import { fleetManifests } from './commands.ts';
 import type { Fleet } from './file.ts';
 

@@ -1,7 +1,13 @@
-import fastJsonPatch, { type Operation as PatchOperation } from 'fast-json-patch';
+import type { Operation as PatchOperation } from 'fast-json-patch';
 import { exactIntegerCopy, setMember, stringifyJson } from '../json.ts';
+// fast-json-patch's ES module build, imported by path so that bundles keep only the functions used
+// (its CommonJS main is one object holding all of them). That build ships no declaration file of
+// its own: its functions are typed as the package declares them.
+// @ts-expect-error TS7016, no declaration file for the ES module build
+import * as untyped from 'fast-json-patch/module/core.mjs';
 
-const { applyPatch, JsonPatchError } = fastJsonPatch;
+const applyPatch: typeof import('fast-json-patch').applyPatch = untyped.applyPatch;
+const JsonPatchError: typeof import('fast-json-patch').JsonPatchError = untyped.JsonPatchError;
 
 export type { PatchOperation };
 

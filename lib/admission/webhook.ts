@@ -28,7 +28,7 @@ import {
   WarningList,
   type Decision,
 } from './decision.ts';
-import { isAuditAnnotationKey, WOULD_DENY_ANNOTATION, wouldDenyWarning } from './enforcement.ts';
+import { isAuditAnnotationKey, resolveEnforcement, WOULD_DENY_ANNOTATION, wouldDenyWarning } from './enforcement.ts';
 import { checkPatch, diffPatch, encodePatch, type PatchOperation } from './patch.ts';
 import { cloneJson } from '../json.ts';
 import { deepFreeze } from './freeze.ts';
@@ -92,7 +92,10 @@ interface Outcome {
 function enforce(reg: AdmissionRegistration, outcome: Outcome, ctx: RunContext): Outcome {
   const { decision } = outcome;
   if (decision.allowed) return outcome;
-  const { mode, problem } = clusterEnforcement(reg, ctx.cluster, ctx.fleet, ctx.env);
+  const { mode, problem } =
+    process.env.KLW_BUNDLE_NO_FLEET === '1'
+      ? resolveEnforcement(reg, ctx.env)
+      : clusterEnforcement(reg, ctx.cluster, ctx.fleet, ctx.env);
   if (problem) return { ...outcome, enforcementProblem: problem };
   if (mode === 'Deny' || isErrored(decision)) return outcome;
   const message = decision.status?.message ?? '';

@@ -27,6 +27,18 @@ export { albSource, functionUrlSource, httpApiSource, restSource };
  */
 export const SOURCES = [functionUrlSource, httpApiSource, albSource, restSource] as const;
 
+/**
+ * The sources a handler answers: all of `SOURCES`, but in a function bundle built for a deployment
+ * that no such source fronts the build sets `process.env.KLW_BUNDLE_NO_<NAME>` to "1" (infra/build.ts),
+ * so the bundle carries none of that source's code. Outside bundles the variables are unset.
+ */
+export const BUNDLED_SOURCES: readonly GatewaySource[] = [
+  process.env.KLW_BUNDLE_NO_URL === '1' ? undefined : functionUrlSource,
+  process.env.KLW_BUNDLE_NO_HTTP === '1' ? undefined : httpApiSource,
+  process.env.KLW_BUNDLE_NO_ALB === '1' ? undefined : albSource,
+  process.env.KLW_BUNDLE_NO_REST === '1' ? undefined : restSource,
+].filter((source) => source !== undefined);
+
 /** The names of the sources in `SOURCES`; `EventSource` must name exactly these. */
 type SourceNames = (typeof SOURCES)[number]['name'];
 /** Compiles only while `EventSource` (sources/types.ts) and the names in `SOURCES` agree both ways. */
@@ -38,7 +50,10 @@ const sourceNamesAgree: [SourceNames] extends [EventSource]
 void sourceNamesAgree;
 
 /** The source that reads an event, or undefined when none of them delivered it. */
-export function detectSource(event: unknown, sources: readonly GatewaySource[] = SOURCES): GatewaySource | undefined {
+export function detectSource(
+  event: unknown,
+  sources: readonly GatewaySource[] = BUNDLED_SOURCES,
+): GatewaySource | undefined {
   for (const source of sources) if (source.detect(event)) return source;
   return undefined;
 }

@@ -9,14 +9,13 @@ import type { ConversionWebhook } from '../conversion/webhook.ts';
 import type { EventSource } from '../gateway/sources.ts';
 import { createLogger } from '../log.ts';
 import { completeAdmissionReview, describeIssue } from '../review/envelope.ts';
-import {
-  AdmissionReviewResponseSchema,
-  ConversionReviewResponseSchema,
-  type AdmissionReview,
-  type AdmissionReviewResponse,
-  type ConversionReview,
-  type ConversionReviewResponse,
-  type KubeObject,
+import { AdmissionReviewResponseSchema, ConversionReviewResponseSchema } from '../review/response-schemas.ts';
+import type {
+  AdmissionReview,
+  AdmissionReviewResponse,
+  ConversionReview,
+  ConversionReviewResponse,
+  KubeObject,
 } from '../review/schemas.ts';
 import type { HandlerOptions, WebhookHandler } from '../webhook.ts';
 import type { Authorize } from '../../packages/kube-cel/src/index.ts';

@@ -12,7 +12,7 @@ import { completeAdmissionRegistration } from '../registration.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
 import type { WebhookContext } from '../webhook.ts';
 import { createMatcher, forbiddenByConditions, skipReason, type Matcher } from './matcher.ts';
-import { kubeVersionFromText } from '../../packages/kube-cel/src/index.ts';
+import { kubeVersionFromText, loadRegexEngine, usesRegex } from '../../packages/kube-cel/src/index.ts';
 
 type Definition = ValidatingWebhookDefinition<any> | MutatingWebhookDefinition<any>;
 
@@ -62,21 +62,58 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
     }
     return matcher;
   };
-  if (process.env.AWS_LAMBDA_FUNCTION_NAME) {
+  // The RE2 engine is a chunk of its own in the bundle, loaded only when a condition uses a
+  // regular expression, before any is compiled.
+  const regex = regexLoader((definition.matchConditions ?? []).some((c) => usesRegex(c.expression)));
+  const compileAll = () => {
     conditions();
     for (const version of fleetVersions()) conditions(version);
+  };
+  if (process.env.AWS_LAMBDA_FUNCTION_NAME) {
+    const loading = regex();
+    if (loading) loading.then(compileAll, () => {});
+    else compileAll();
   }
+  /** `then` once the engine is loaded: at once when it is (or is not needed), else after. */
+  const whenReady = <T>(then: () => T | Promise<T>): T | Promise<T> => {
+    const loading = regex();
+    return loading ? loading.then(then) : then();
+  };
   type Enforcing = D & { enforceMatchConditions: true };
   if (isMutating) {
     const { mutate } = definition as MutatingWebhookDefinition<any>;
     const wrapped: MutatingWebhookDefinition<any>['mutate'] = (object, request, ctx) =>
-      gate(conditions(ctx.kubeVersion), request as AdmissionRequest, ctx) ?? mutate(object, request, ctx);
+      whenReady(
+        () => gate(conditions(ctx.kubeVersion), request as AdmissionRequest, ctx) ?? mutate(object, request, ctx),
+      );
     return { ...definition, enforceMatchConditions: true, mutate: wrapped } as Enforcing;
   }
   const { validate } = definition as ValidatingWebhookDefinition<any>;
   const wrapped: ValidatingWebhookDefinition<any>['validate'] = (request, ctx) =>
-    gate(conditions(ctx.kubeVersion), request as AdmissionRequest, ctx) ?? validate(request, ctx);
+    whenReady(() => gate(conditions(ctx.kubeVersion), request as AdmissionRequest, ctx) ?? validate(request, ctx));
   return { ...definition, enforceMatchConditions: true, validate: wrapped } as Enforcing;
+}
+
+/**
+ * Loads the RE2 engine when `needed`: each call answers the load under way (a failed one is tried
+ * again on the next call), or undefined once it is done or when it is not needed.
+ */
+function regexLoader(needed: boolean): () => Promise<void> | undefined {
+  let loaded = !needed;
+  let loading: Promise<void> | undefined;
+  return () => {
+    if (loaded) return undefined;
+    loading ??= loadRegexEngine().then(
+      () => {
+        loaded = true;
+      },
+      (err) => {
+        loading = undefined;
+        throw err;
+      },
+    );
+    return loading;
+  };
 }
 
 /** The Kubernetes versions the fleet's clusters set (KLW_FLEET); none when unset or broken (the handler answers 500). */

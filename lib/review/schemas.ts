@@ -34,7 +34,7 @@ export const KubeObjectSchema = z.looseObject({
 });
 
 /** A review uid: any non-empty string. */
-const UidSchema = z.string().check(z.minLength(1, 'uid must not be empty'));
+export const UidSchema = z.string().check(z.minLength(1, 'uid must not be empty'));
 
 function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -45,7 +45,7 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
  * object. Its fields are the user function's business; walking a whole pod or a 1 MiB
  * ConfigMap with a schema on every call would cost more than the webhook itself.
  */
-const EmbeddedObjectSchema = z.custom<KubeObject>(isJsonObject, 'expected a JSON object');
+export const EmbeddedObjectSchema = z.custom<KubeObject>(isJsonObject, 'expected a JSON object');
 
 const nonEmptyString = (v: unknown): boolean => typeof v === 'string' && v !== '';
 const optionalString = (v: unknown): boolean => v === undefined || typeof v === 'string';
@@ -166,45 +166,6 @@ export const ConversionReviewSchema = z.object({
   request: ConversionRequestSchema,
 });
 
-/** `metav1.Status` as returned in a denied AdmissionResponse; `code` is an int32 in Go. */
-export const StatusSchema = z.object({
-  code: z.int32(),
-  message: z.optional(z.string()),
-  reason: z.optional(z.string()),
-});
-
-/** `response` of an AdmissionReview, as the API server reads it. */
-export const AdmissionResponseSchema = z.object({
-  uid: UidSchema,
-  allowed: z.boolean(),
-  status: z.optional(StatusSchema),
-  patch: z.optional(z.base64()),
-  patchType: z.optional(z.literal('JSONPatch')),
-  warnings: z.optional(z.array(z.string())),
-  auditAnnotations: z.optional(z.record(z.string(), z.string())),
-});
-
-/** An AdmissionReview response envelope, either version. */
-export const AdmissionReviewResponseSchema = z.object({
-  apiVersion: z.enum(ADMISSION_REVIEW_VERSIONS),
-  kind: z.literal('AdmissionReview'),
-  response: AdmissionResponseSchema,
-});
-
-/** `response` of a ConversionReview, as the API server reads it. */
-export const ConversionResponseSchema = z.object({
-  uid: UidSchema,
-  result: z.object({ status: z.enum(['Success', 'Failed']), message: z.optional(z.string()) }),
-  convertedObjects: z.optional(z.array(EmbeddedObjectSchema)),
-});
-
-/** A ConversionReview response envelope, either version. */
-export const ConversionReviewResponseSchema = z.object({
-  apiVersion: z.enum(CONVERSION_REVIEW_VERSIONS),
-  kind: z.literal('ConversionReview'),
-  response: ConversionResponseSchema,
-});
-
 export type {
   AdmissionRequest,
   AdmissionReview,
@@ -221,7 +182,7 @@ export type AdmissionResponse = AdmissionReviewResponse['response'];
 export type ConversionResponse = ConversionReviewResponse['response'];
 
 /** True when A and B are assignable both ways; the checks below fail to compile otherwise. */
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 // The public types are what the schemas read and write: a schema and its type change together.
 const typesMatchSchemas: [
   Same<KubeObject, z.infer<typeof KubeObjectSchema>>,
@@ -230,9 +191,7 @@ const typesMatchSchemas: [
   Same<AdmissionReview, z.infer<typeof AdmissionReviewSchema>>,
   Same<ConversionRequest, z.infer<typeof ConversionRequestSchema>>,
   Same<ConversionReview, z.infer<typeof ConversionReviewSchema>>,
-  Same<AdmissionReviewResponse, z.infer<typeof AdmissionReviewResponseSchema>>,
-  Same<ConversionReviewResponse, z.infer<typeof ConversionReviewResponseSchema>>,
-] = [true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true];
 void typesMatchSchemas;
 /** Which review API version a request came in (and its answer must go out in). */
 export type AdmissionReviewVersion = (typeof ADMISSION_REVIEW_VERSIONS)[number];

@@ -7,6 +7,7 @@ import { selectorMatches } from '../registration.ts';
 import type { AdmissionRequest, KubeObject } from '../review/schemas.ts';
 import { invoke, type AdmissionResult, type InvokeOptions } from '../harness/invoke.ts';
 import { admissionReview, conversionReview, type AdmissionReviewOptions } from '../harness/reviews.ts';
+import { MutatingPolicyPlugin } from './chain-policies.ts';
 import { isValidatingPolicy, policyResult } from './policies.ts';
 
 /** True when a webhook's rules and selectors send it this request. */
@@ -30,6 +31,8 @@ export interface ChainStep {
   webhook: string;
   /** `policy`: a validating policy the API server evaluates itself (before validating webhooks). */
   phase: 'mutating' | 'reinvocation' | 'policy' | 'validating';
+  /** `policies` for the native mutating policies' pass (`webhook` then names them), else a webhook call. */
+  kind?: 'policies';
   allowed: boolean;
   changed: boolean;
   /** The denial message when the webhook denied under `enforcement: Warn` or `Audit` (and so admitted). */
@@ -54,11 +57,14 @@ export interface ChainResult {
 }
 
 /**
- * Runs a request through admission webhooks as the API server does: matching mutating
- * webhooks one at a time in name order (a configuration's webhooks are ordered by name),
- * then once more for `reinvocationPolicy: IfNeeded` webhooks that a later one invalidated,
- * then validating webhooks on the final object. Stops at the first denial.
+ * Runs a request through admission webhooks as the API server does: the mutating policies
+ * (defineMutatingPolicy, evaluated natively as the API server's own plugin unless `policies:
+ * 'webhook'` serves them as the webhooks they also are), matching mutating webhooks one at a time in name order (a
+ * configuration's webhooks are ordered by name), then once more for `reinvocationPolicy:
+ * IfNeeded` policies and webhooks that a later one invalidated, then validating webhooks on the
+ * final object. Stops at the first denial.
  */
+// size: the API server's admission order in one walk: policies, webhooks, reinvocation, validation.
 export async function runAdmissionChain(
   object: KubeObject | null,
   webhooks: AdmissionWebhook[],
@@ -66,18 +72,20 @@ export async function runAdmissionChain(
     namespaceLabels?: Record<string, string>;
     invoke?: InvokeOptions;
     matchRules?: boolean;
+    policies?: 'native' | 'webhook';
   } = {},
 ): Promise<ChainResult> {
   const template = admissionReview(object, options);
   checkChain(webhooks, template.request, options.matchRules !== false);
-  const matching = webhooks.filter((w) => webhookMatches(w, template.request, options.namespaceLabels));
+  const matches = (w: AdmissionWebhook) => webhookMatches(w, template.request, options.namespaceLabels);
+  const { plugin, matching } = MutatingPolicyPlugin.split(webhooks.filter(matches), options.policies);
   const byName = (a: AdmissionWebhook, b: AdmissionWebhook) =>
     a.registration.webhookName.localeCompare(b.registration.webhookName);
   const mutating = matching.filter((w) => w.registration.type === 'mutating').sort(byName);
   const validating = matching
     .filter((w) => w.registration.type === 'validating' && !isValidatingPolicy(w))
     .sort(byName);
-  const policies = webhooks.filter(isValidatingPolicy).sort(byName);
+  const validatingPolicyList = webhooks.filter(isValidatingPolicy).sort(byName);
   const steps: ChainStep[] = [];
   let current = object;
 
@@ -103,22 +111,34 @@ export async function runAdmissionChain(
     return undefined;
   };
 
+  let denied: ChainResult | undefined;
+  const policies = (phase: ChainStep['phase']) =>
+    ({ object: current, denied } = plugin.pass(template.request, current, phase, steps)).denied;
+  denied = plugin.active ? policies('mutating') : undefined;
+  if (denied) return denied;
   const reinvoke = new Set<AdmissionWebhook>();
+  let lastChange = -1;
   for (const [i, webhook] of mutating.entries()) {
-    const denied = await call(webhook, 'mutating');
+    denied = await call(webhook, 'mutating');
     if (denied) return denied;
     if (steps.at(-1)!.changed) {
+      lastChange = i;
       for (const earlier of mutating.slice(0, i))
         if (earlier.registration.reinvocationPolicy === 'IfNeeded') reinvoke.add(earlier);
     }
+  }
+  if (plugin.reinvoked(lastChange >= 0)) {
+    denied = policies('reinvocation');
+    if (denied) return denied;
+    for (const later of plugin.invalidated(mutating, lastChange, steps)) reinvoke.add(later);
   }
   for (const webhook of mutating) {
     if (!reinvoke.has(webhook)) continue;
     const denied = await call(webhook, 'reinvocation');
     if (denied) return denied;
   }
-  const denied = validatingPolicies(
-    policies,
+  denied = validatingPolicies(
+    validatingPolicyList,
     current,
     { ...options, operation: template.request.operation, uid: template.request.uid },
     steps,

@@ -74,6 +74,17 @@ describe('the request variable as the API server builds it (JSON, empty fields l
   });
 });
 
+describe('the runtime type of the request and its fields', () => {
+  it('is map: the API server gives them as schemaless Go values', () => {
+    // apiserver pkg/cel/common/valuesschemalesstyped_test.go: a struct's value has type
+    // types.MapType, as a map's has ("Unstructured behaves exactly as a Map").
+    check('type(request.kind) == map && type(request) == map && type(request.userInfo) == map', { value: true });
+    check('type(request.kind) == type(request.resource)', { value: true });
+    check('type(request.name) == string && type(object) == map', { value: true });
+    check('type(namespaceObject) == null_type', { value: true });
+  });
+});
+
 describe('what the checker accepts and refuses', () => {
   it('accepts', () => {
     check('object.spec.nums.max() > 1', { value: true });
@@ -113,6 +124,19 @@ describe('values', () => {
     check("'abc'.replace('', '-')", { value: '-a-b-c-' });
     check("'ÄB'.lowerAscii()", { value: 'Äb' });
     check('string(123456789.0)', { value: '1.23456789e+08' });
+  });
+
+  it('strings ordered by their UTF-8 bytes, as Go compares them', () => {
+    // cel-go common/types/string.go Compare is strings.Compare (bytes); string_test.go
+    // TestStringCompare's cases, then code points past U+FFFF, which UTF-16 units order otherwise.
+    check("'a' < 'bbbb' && 'a' <= 'a' && 'c' > 'bbbb'", { value: true });
+    check("'😀' > '\\uffff'", { value: true });
+    check("'\\uffff' >= '😀'", { value: false });
+    check("'a😀' < 'a\\ue000'", { value: false });
+    check("'\\ud7ff' < '😀'", { value: true });
+    // Kubernetes' lists library orders with the same Compare (lists.go isSorted, max; sort in 1.32+).
+    check("['\\uffff', '😀'].isSorted() && ['😀', '\\uffff'].max() == '😀'", { value: true });
+    check("['😀', '\\uffff', 'a'].sort()", { value: ['a', '\uffff', '😀'] });
   });
 
   it('membership in an empty list literal is false without evaluating the element', () => {

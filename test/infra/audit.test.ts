@@ -20,7 +20,7 @@ import {
   summaryLine,
   type AuditReport,
 } from '../../infra/audit/index.ts';
-import { loadFunctions } from '../../infra/functions.ts';
+import { loadWebhooks } from '../../infra/functions.ts';
 import {
   DEFAULT_KUBE_LIMITS,
   identityFromCredentials,
@@ -238,7 +238,7 @@ const key = (r: { result: string; function: string; namespace?: string; name: st
 describe('klw audit against a fake API server', () => {
   it('reports exactly what the fixture functions would deny, warn about and patch, paging through lists', async () => {
     requests.length = 0;
-    const webhooks = (await loadFunctions(FIXTURE)).map((f) => f.webhook) as never[];
+    const webhooks = (await loadWebhooks(FIXTURE)) as never[];
     const report = await runAudit({ client, webhooks, auditor, pageSize: 2 });
     assert.deepEqual(report.results.map(key).sort(), [
       // audit-defaults sees pods on CREATE only; every pod in namespace "on" lacks a team label but two.
@@ -645,7 +645,7 @@ describe('klw audit against a fake API server', () => {
 
   it('reports progress with the total the API server gives', async () => {
     const seen: string[] = [];
-    const webhooks = (await loadFunctions(FIXTURE, ['audit-policy'])).map((f) => f.webhook) as never[];
+    const webhooks = (await loadWebhooks(FIXTURE, ['audit-policy'])) as never[];
     await runAudit({
       client,
       webhooks,

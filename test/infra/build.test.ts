@@ -4,7 +4,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, describe, it } from 'node:test';
-import { buildFunction, bundlePath } from '../../infra/build.ts';
+import { ANY_DEPLOYMENT, buildFunction, bundlePath } from '../../infra/build.ts';
 import { scaffold } from '../../infra/scaffold.ts';
 import { main } from '../../infra/cli.ts';
 
@@ -56,6 +56,44 @@ describe('klw build', () => {
     writeFileSync(source, original);
     assert.notEqual(changed.zipSha256, a.zipSha256, 'changed code must give a different zip');
     assert.equal((await buildFunction(work, entry)).zipSha256, a.zipSha256, 'restored code gives the first zip again');
+  });
+});
+
+describe('a bundle built for its deployment', () => {
+  const pod = admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { hostPID: true } });
+  const handlerOf = async (name: string, deployment = ANY_DEPLOYMENT) => {
+    const built = await buildFunction(
+      work,
+      { name, entry: join(work, 'functions/pod-policy/index.ts') },
+      undefined,
+      deployment,
+    );
+    const mod = await import(pathToFileURL(bundlePath(work, name)).href);
+    return { built, code: readFileSync(bundlePath(work, name), 'utf8'), handler: mod.handler };
+  };
+
+  it('leaves out the sources and the fleet it is not deployed with, and refuses what it left out', async (t) => {
+    process.env.KLW_LOG_LEVEL = 'silent';
+    t.after(() => {
+      delete process.env.KLW_LOG_LEVEL;
+      delete process.env.KLW_FLEET;
+    });
+    const full = await handlerOf('pod-policy-anywhere');
+    const http = await handlerOf('pod-policy-http', { sources: ['http'], fleet: false });
+    assert.ok(http.built.bundleBytes < full.built.bundleBytes - 4096, `${http.built.bundleBytes} bytes`);
+    // The fleet's and the ALB source's own words are not in it.
+    for (const words of ['names no cluster', 'multiValueHeaders'])
+      assert.equal([full.code.includes(words), http.code.includes(words)].join(), 'true,false', words);
+    const denied = (result: { body: string }) => JSON.parse(result.body).response.allowed === false;
+    assert.ok(denied(await http.handler(toEvent(pod))));
+    assert.ok(denied(await full.handler(toEvent(pod, { format: 'alb' }))));
+    const alb = await http.handler(toEvent(pod, { format: 'alb' }));
+    assert.equal(alb.statusCode, 400);
+    assert.match(JSON.parse(alb.body).error, /no known source/);
+    process.env.KLW_FLEET = '{"blue":{}}';
+    const fleet = await http.handler(toEvent(pod));
+    assert.equal(fleet.statusCode, 500);
+    assert.match(fleet.body, /webhook authentication is misconfigured/);
   });
 });
 

@@ -11,7 +11,7 @@ import { serveApi } from '../../infra/commands/local.ts';
 import { parseFleet } from '../../infra/fleet/file.ts';
 import { CLUSTER_LABEL, forCluster } from '../../infra/fleet/manifests.ts';
 import { readableLine } from '../../infra/local/output.ts';
-import { runSecretCommand } from '../../infra/secrets/actions.ts';
+import { runSecretCommand } from '../../infra/secret-actions.ts';
 
 const work = mkdtempSync(join(process.cwd(), '.klw-test-console-'));
 after(() => rmSync(work, { recursive: true, force: true }));

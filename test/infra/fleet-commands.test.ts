@@ -19,7 +19,7 @@ import { parseAllDocuments } from 'yaml';
 import { main } from '../../infra/cli.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { generateManifests } from '../../infra/manifests.ts';
-import { runSecretCommand, withPathSecret } from '../../infra/secrets/actions.ts';
+import { runSecretCommand, withPathSecret } from '../../infra/secret-actions.ts';
 import {
   clusterPathSecretParameterName,
   clusterStateDir,

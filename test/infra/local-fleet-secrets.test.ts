@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startApi, type RunningApi } from '../../infra/local/api.ts';
 import { watchSecretDirs, type WatchFs } from '../../infra/local/fleet-secrets.ts';
-import { runSecretCommand } from '../../infra/secrets/actions.ts';
+import { runSecretCommand } from '../../infra/secret-actions.ts';
 import { clusterStateDir, ensureLocalPathSecret } from '../../infra/secrets/index.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 import { ManualTimer, projectInRepository, until } from '../helpers.ts';

@@ -6,7 +6,7 @@ import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startApi, type RunningApi } from '../../infra/local/api.ts';
-import { runSecretCommand } from '../../infra/secrets/actions.ts';
+import { runSecretCommand } from '../../infra/secret-actions.ts';
 import { ensureLocalPathSecret } from '../../infra/secrets/index.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 import { ManualTimer, projectInRepository } from '../helpers.ts';

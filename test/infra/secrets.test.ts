@@ -28,7 +28,7 @@ import {
   smokePathSecret,
   withPathSecret,
   writePrivateOutput,
-} from '../../infra/secrets/actions.ts';
+} from '../../infra/secret-actions.ts';
 import { smoke } from '../../infra/deploy/smoke.ts';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import {

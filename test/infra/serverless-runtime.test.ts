@@ -19,7 +19,13 @@ import {
   DEFAULT_API_CLIENT_ERRORS_THRESHOLD,
   throttleFor,
 } from '../../infra/deploy/alarms.ts';
-import { functionDefinition, mergeFunctions, pluginParams, routePath } from '../../infra/deploy/serverless-plugin.ts';
+import {
+  deploymentOf,
+  functionDefinition,
+  mergeFunctions,
+  pluginParams,
+  routePath,
+} from '../../infra/deploy/serverless-plugin.ts';
 import { HOOKS } from '../../infra/bin/serverless-plugin.mjs';
 import KubeLambdaWebhooksPlugin from '../../infra/deploy/serverless-plugin.ts';
 import { completeAdmissionRegistration, completeConversionRegistration } from '../../lib/registration.ts';
@@ -143,6 +149,24 @@ describe("the plugin's definitions", () => {
       'off: nothing reserved',
     );
     assert.deepEqual(throttleFor(20, params), { rate: 100, burst: 200 });
+  });
+
+  it('bundles each function for the sources of its events and its fleet, everything when it cannot tell', () => {
+    const params = pluginParams({}, 'prod');
+    const fn = functionDefinition(policy, target, params);
+    assert.deepEqual(deploymentOf(fn), { sources: ['http'], fleet: false });
+    assert.deepEqual(deploymentOf({ ...fn, url: true }, { KLW_FLEET: '{}' }), {
+      sources: ['http', 'url'],
+      fleet: true,
+    });
+    const alb = { alb: { listenerArn: 'arn', priority: 1, conditions: { path: '/p' } } };
+    assert.deepEqual(deploymentOf({ events: [alb, { http: { path: '/p', method: 'post' } }] }).sources, [
+      'alb',
+      'rest',
+    ]);
+    assert.deepEqual(deploymentOf({ events: [{ sqs: 'arn' }, alb] }).sources, ['url', 'http', 'alb', 'rest']);
+    assert.deepEqual(deploymentOf({}).sources, ['url', 'http', 'alb', 'rest']);
+    assert.equal(deploymentOf({ environment: { KLW_FLEET: '{"a":{}}' } }).fleet, true);
   });
 
   it('runs a function on the architecture its registration asks for, arm64 unless it says x86_64', () => {

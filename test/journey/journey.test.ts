@@ -293,14 +293,15 @@ describe('a new project from the tarball', () => {
       const run = spawnSync('npm', ['test'], { cwd: demo, env, encoding: 'utf8', timeout: HANG_MS });
       const out = `${run.stdout ?? ''}${run.stderr ?? ''}`;
       assert.notEqual(run.status, 0, out);
-      // The function that throws: its name, the review, the error, its own TypeScript line, the fix.
+      // The function that throws: its name, the review, the error, its own TypeScript line, the fix
+      // (the generated Pod has no spec: the typo's line throws reading `container` of it).
       assert.match(
         out,
         /pod-resources: CREATE core\/v1 pods \(admission\.k8s\.io\/v1\): the function threw on the AdmissionReview/,
       );
       assert.match(
         out,
-        /TypeError: Cannot read properties of undefined \(reading 'forEach'\)\n\s+at functions\/pod-resources\/index\.ts:9:\d+/,
+        /TypeError: Cannot read properties of undefined \(reading 'container'\)\n\s+at functions\/pod-resources\/index\.ts:9:\d+/,
       );
       assert.match(
         out,

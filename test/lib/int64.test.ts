@@ -10,7 +10,7 @@ import {
   type KubeObject,
 } from '../../lib/index.ts';
 import { checkPatch } from '../../lib/admission/patch.ts';
-import { hasLongDigitRun, parseJson, stringifyJson } from '../../lib/json.ts';
+import { needsExactParse, parseJson, parseJsonExactly, stringifyJson, wholeDoubleKeys } from '../../lib/json.ts';
 import { invoke } from '../../lib/testing/index.ts';
 import { invokeRaw } from '../../lib/harness/invoke.ts';
 import { EVERY_REQUEST } from '../helpers.ts';
@@ -244,15 +244,76 @@ describe('parseJson and stringifyJson', () => {
     }
   });
 
-  it('find runs of 16 digits exactly where a regular expression does', () => {
-    fc.assert(
-      fc.property(fc.array(fc.constantFrom('1', '2', '0', 'a', ' ', '"', '-'), { maxLength: 80 }), (chars) => {
-        const text = chars.join('');
-        assert.equal(hasLongDigitRun(text), /\d{16}/.test(text), text);
-      }),
-      { numRuns: 5000 },
+  it('look for exact numbers outside strings only: string lookalikes take JSON.parse', () => {
+    // Strings that look like the numbers the exact path is for: UUIDs (`7e4`), versions, doubles,
+    // 16-digit runs, escaped quotes before them.
+    const lookalike = fc.oneof(
+      fc.uuid(),
+      fc.constantFrom('1e5', '1.0', '2.5E1', '12345678901234567890', '\\"1.0', '\\', 'nginx:1.14.0', '10.0.0.1'),
+      fc.string(),
     );
-    assert.equal(hasLongDigitRun('x'.repeat(15) + '1'.repeat(16)), true);
-    assert.equal(hasLongDigitRun(`${'1'.repeat(15)}x${'1'.repeat(15)}`), false);
+    const text = fc.array(lookalike, { maxLength: 6 }).map((parts) => parts.join(''));
+    const plain = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small' },
+        text,
+        fc.integer(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(tie('node'), { maxLength: 4 }),
+        fc.dictionary(text, tie('node'), { maxKeys: 4 }),
+      ),
+    })).node;
+    fc.assert(
+      fc.property(plain, (v) => {
+        const json = JSON.stringify(v);
+        assert.equal(needsExactParse(json), false, json);
+        assert.equal(needsExactParse(JSON.stringify(v, null, 2)), false, json);
+      }),
+      { numRuns: 2000 },
+    );
+    const uid = `{"uid":"0e4c7f6e-1e2d-4a1b-9e8f-7e6d5c4b3a21","kind":{"version":"v1.0"},"n":1}`;
+    assert.equal(needsExactParse(uid), false);
+  });
+
+  it('read every number as the exact path reads it, big ints and whole doubles included', () => {
+    const literal = fc.oneof(
+      fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map(String),
+      fc.integer().map((n) => `${n}.0`),
+      fc.integer({ min: 1, max: 99 }).map((n) => `${n}e${n % 5}`),
+      fc.double({ noNaN: true, noDefaultInfinity: true }).map((n) => JSON.stringify(n)),
+      fc.constantFrom('1.00000000000000001', '-0.0', '5E-1', '0.5', '1e400'),
+    );
+    const node = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small' },
+        literal,
+        fc.oneof(fc.uuid(), fc.string()).map((s) => JSON.stringify(s)),
+        fc.array(tie('node'), { maxLength: 4 }).map((items) => `[${items.join(',')}]`),
+        fc
+          .array(fc.tuple(fc.string({ maxLength: 4 }), tie('node')), { maxLength: 4 })
+          .map((members) => `{${members.map(([k, v]) => `${JSON.stringify(k)}: ${v}`).join(',')}}`),
+      ),
+    })).node;
+    fc.assert(
+      fc.property(node, (json) => {
+        const exact = parseJsonExactly(json);
+        const read = parseJson(json);
+        assert.deepEqual(read, exact, json);
+        assert.deepEqual(wholeDoublesOf(read), wholeDoublesOf(exact), json);
+        // The fast path is only ever taken where it reads the same as JSON.parse.
+        if (!needsExactParse(json)) assert.deepEqual(exact, JSON.parse(json), json);
+      }),
+      { numRuns: 2000 },
+    );
+    for (const json of ['{"a":1.0}', '[1e3]', '{"s":"1e3","n":12345678901234567}', '{"a":"\\"","b":-2.0}'])
+      assert.equal(needsExactParse(json), true, json);
   });
 });
+
+/** Every path to a whole double in a parsed value, for comparing two reads of one text. */
+function wholeDoublesOf(value: unknown, path = '$'): string[] {
+  if (typeof value !== 'object' || value === null) return [];
+  const here = [...(wholeDoubleKeys(value) ?? [])].map((k) => `${path}.${k}`);
+  return here.concat(...Object.entries(value).map(([k, v]) => wholeDoublesOf(v, `${path}.${k}`)));
+}

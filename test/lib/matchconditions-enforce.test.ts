@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { allow, defineMutatingWebhook, defineValidatingWebhook, deny, type KubeObject } from '../../lib/index.ts';
 import { createLogger } from '../../lib/log.ts';
 import { enforceMatchConditions } from '../../lib/matchconditions/index.ts';
-import { regexCacheSize } from '../../packages/kube-cel/src/libraries/regex.ts';
+import { loadRegexEngine, regexCacheSize } from '../../packages/kube-cel/src/libraries/regex.ts';
 import { admissionReview, invoke } from '../../lib/testing/index.ts';
 
 const podRules = [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }];
@@ -146,7 +146,7 @@ describe('enforceMatchConditions (in-function enforcement)', () => {
     assert.equal(calls, 0);
   });
 
-  it('inside Lambda, compiles the conditions when the function is defined (the init phase), not in the first review', () => {
+  it('inside Lambda, compiles the conditions when the function is defined (the init phase), not in the first review', async () => {
     const before = regexCacheSize();
     const saved = process.env.AWS_LAMBDA_FUNCTION_NAME;
     process.env.AWS_LAMBDA_FUNCTION_NAME = 'eager';
@@ -163,6 +163,10 @@ describe('enforceMatchConditions (in-function enforcement)', () => {
       if (saved === undefined) delete process.env.AWS_LAMBDA_FUNCTION_NAME;
       else process.env.AWS_LAMBDA_FUNCTION_NAME = saved;
     }
+    // A condition with a regular expression is compiled once the RE2 engine is loaded, still in
+    // the init phase: after the pending loads, before any review.
+    await loadRegexEngine();
+    await new Promise((resolve) => setImmediate(resolve));
     assert.equal(regexCacheSize(), before + 1);
   });
 

@@ -125,6 +125,22 @@ describe('type checking as cel-go', () => {
     assert.equal(value('[1, 2].exists(x, !!(x > 1))'), true);
   });
 
+  it('parentheses end a run: -(-x) negates twice, and -(-2^63) overflows wherever it is', () => {
+    // cel-go parser.go VisitNegate: only a run of operators before one operand cancels (`--a` is
+    // `a`); `(-x)` is an operand of its own, so `-(-x)` is `-_(-_(x))` (parser_test.go: `-a` is
+    // `-_(a)`), and Negate of math.MinInt64 is an overflow (common/types/int_test.go TestIntNegate).
+    for (const expr of [
+      '-(-9223372036854775808) > 0',
+      '[-(-9223372036854775808)].size() == 1',
+      '0 < -(-(-(-9223372036854775808)))',
+    ])
+      assert.equal(value(expr), 'error: integer overflow', expr);
+    assert.equal(value('-(-9223372036854775807) == 9223372036854775807'), true);
+    assert.equal(value('- -1 == 1 && --(-1) == -1 && -(--1) == -1'), true);
+    assert.match(String(value('!(!1) == 1')), /^compile: .*no matching overload for '!_' applied to '\(int\)'/);
+    assert.equal(value('!!1 == 1'), true);
+  });
+
   it('namespaceObject compares with null', () => {
     assert.ok(!isCompileError(compileExpression('namespaceObject == null')));
     assert.ok(isCompileError(compileExpression('namespaceObject == 1')));

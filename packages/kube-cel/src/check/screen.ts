@@ -158,11 +158,27 @@ function foldingRefusal(node: ASTNode, fold: Fold | undefined): Refusal | undefi
 /** The minor version whose environment validates regex literals (cel.ASTValidators). */
 const LITERAL_VALIDATORS_SINCE = 29;
 
-/** A run of an even number of `!` or `-` before an operand, which cel-go's parser drops. */
+/**
+ * True when `inner`'s operator follows `outer`'s with only blanks or comments between: one run of
+ * operators in cel-go's grammar (`--x`, `- -x`), where a parenthesized operand (`-(-x)`) is an
+ * operator applied to an expression.
+ */
+function oneRun(outer: ASTNode, inner: ASTNode): boolean {
+  const text = (outer as { input?: string }).input;
+  return text === undefined || /^(?:\s|\/\/[^\n]*)*$/.test(text.slice(outer.start + 1, inner.start));
+}
+
+/**
+ * A run of an even number of `!` or `-` before an operand, which cel-go's parser drops (VisitNegate,
+ * VisitLogicalNot); parentheses end a run, so `-(-x)` negates twice.
+ */
 function collapsed(node: ASTNode): ASTNode {
   let n = node;
-  while ((n.op === '!_' || n.op === '-_') && (n.args as ASTNode).op === n.op) n = (n.args as ASTNode).args as ASTNode;
-  return n;
+  for (;;) {
+    const inner = n.args as ASTNode;
+    if ((n.op !== '!_' && n.op !== '-_') || inner.op !== n.op || !oneRun(n, inner)) return n;
+    n = inner.args as ASTNode;
+  }
 }
 
 function screenNode(node: ASTNode, minor: number, fold: Fold | undefined): Refusal | undefined {

@@ -6,14 +6,14 @@
  * uint and whole doubles, and int64 overflow of `-`, `/` and `%`.
  */
 
-import { celEquals, isMap, lookup, numeric } from '../evaluate/equality.ts';
+import { celEquals, compareStrings, isMap, lookup, numeric } from '../evaluate/equality.ts';
 import { celGoType } from './checker.ts';
 import { entryType, listWithEntries, optionalEntries } from '../evaluate/entries.ts';
 import { costWrapper, indexReadFree, isConstant, isSetMembership } from '../cost/meter.ts';
 import { adoptHas, isOptionalNone } from '../evaluate/optionals.ts';
 import { isFormatCall } from './literal-validator.ts';
 import { mapLiteral } from './map-literal.ts';
-import { boolOfString, conversion, listIndex } from '../evaluate/conversions.ts';
+import { boolOfString, conversion, listIndex, runtimeType } from '../evaluate/conversions.ts';
 import { adoptTimestampSum, TIME_WRAPPERS } from '../libraries/time.ts';
 
 /** The engine's type of a checked expression (the parts used here). */
@@ -114,11 +114,22 @@ WRAPPERS['call:int'] = conversion('int');
 WRAPPERS['call:uint'] = conversion('uint');
 WRAPPERS['call:bool'] = boolOfString;
 
+WRAPPERS['call:type'] = runtimeType;
+
+/** Each ordering operator's answer from a comparison's -1, 0 or 1. */
+const ORDERED: Record<string, (c: number) => boolean> = {
+  '<': (c) => c < 0,
+  '<=': (c) => c <= 0,
+  '>': (c) => c > 0,
+  '>=': (c) => c >= 0,
+};
 for (const op of ['<', '<=', '>', '>=']) {
   WRAPPERS[op] = (orig) => (l, r, n, ev) => {
     // cel-go's Compare of a NaN double is an error, not false (common/types/double.go).
     if (Number.isNaN(l) || Number.isNaN(r))
       throw (ev as Engine).createError('nan_comparison', 'NaN values cannot be ordered', n);
+    // Strings in Go's order, by UTF-8 bytes (cel-go's String.Compare), not by UTF-16 units.
+    if (typeof l === 'string' && typeof r === 'string') return ORDERED[op]!(compareStrings(l, r));
     return crossCompare(op, l, r) ?? orig(l, r, n, ev);
   };
 }

@@ -73,3 +73,38 @@ export function boolOfString(orig: CallHandle): CallHandle {
     return orig(args, n, ev);
   };
 }
+
+/**
+ * The declared object types of the variables the API server builds from Go structs without a
+ * schema (the request and the namespace): their values are maps at run time (common/values.go
+ * unstructured values; valuesschemalesstyped.go: "Unstructured behaves exactly as a Map"), so
+ * `type()` of one is `map` (`null_type` when null, as a namespaceObject can be), whatever the checker
+ * knew of it.
+ */
+const SCHEMALESS_OBJECTS = new Set([
+  'kubernetes.AdmissionRequest',
+  'kubernetes.GroupVersionKind',
+  'kubernetes.GroupVersionResource',
+  'kubernetes.UserInfo',
+  'kubernetes.Namespace',
+  'kubernetes.NamespaceMetadata',
+  'kubernetes.NamespaceSpec',
+  'kubernetes.NamespaceStatus',
+  'kubernetes.NamespaceCondition',
+]);
+/** The engine's type values of maps and of null. */
+const runtimeTypes: { map?: unknown; null?: unknown } = {};
+
+/** Tells the semantics the engine's type values of maps and of null. */
+export function useRuntimeTypes(types: { map: unknown; null: unknown }): void {
+  Object.assign(runtimeTypes, types);
+}
+
+/** `type(x)`: `map` for a value of one of those types. */
+export function runtimeType(orig: CallHandle): CallHandle {
+  return (args, n, ev) => {
+    const type = orig(args, n, ev) as { name?: unknown } | undefined;
+    if (!SCHEMALESS_OBJECTS.has(String(type?.name))) return type;
+    return (args as unknown[])[0] === null ? runtimeTypes.null : runtimeTypes.map;
+  };
+}

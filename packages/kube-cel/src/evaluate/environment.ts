@@ -26,6 +26,7 @@ import { registerOptionals } from './optionals.ts';
 import { installMeter, registerMeterProbe } from '../cost/evaluation.ts';
 import { MeteredEnvironment } from '../cost/meter.ts';
 import { useEngineClasses, useUintClass } from './equality.ts';
+import { useRuntimeTypes } from './conversions.ts';
 import { registerTime } from '../libraries/time.ts';
 
 /** The largest int64. */
@@ -200,6 +201,7 @@ function buildEnvironment(): Environment {
   useUintClass((env.evaluate('0u') as object).constructor);
   const classOf = (expression: string) => (env.evaluate(expression) as object).constructor;
   useEngineClasses({ duration: classOf("duration('1s')"), type: classOf('type(1)') });
+  useRuntimeTypes({ map: env.evaluate('map'), null: env.evaluate('type(null)') });
   registerTwoVariableComprehensions(env);
   registerOptionals(env);
   installMeter(env);

@@ -35,6 +35,28 @@ export function isEngineValue(v: unknown, kind: 'duration' | 'type'): boolean {
   return v !== null && typeof v === 'object' && v.constructor === engineClasses[kind];
 }
 
+/** A UTF-16 unit with surrogates moved above U+E000–U+FFFF: the order of the code points they encode. */
+const codePointOrder = (unit: number) => (unit >= 0xe000 ? unit - 0x800 : unit >= 0xd800 ? unit + 0x2000 : unit);
+
+/**
+ * Two strings compared as Go compares them (cel-go's String.Compare, strings.Compare): by their
+ * UTF-8 bytes, which is the order of their code points; UTF-16 units differ from it only where a
+ * surrogate (U+10000 and up) meets a unit of U+E000–U+FFFF (`'😀' > '\uffff'`). -1, 0 or 1.
+ */
+export function compareStrings(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i === n) return a.length < b.length ? -1 : 1;
+  return codePointOrder(a.charCodeAt(i)) < codePointOrder(b.charCodeAt(i)) ? -1 : 1;
+}
+
+/** The engine's uint of `value` (within uint64). */
+export function uintOf(value: bigint): unknown {
+  return new (uintClass as new (v: bigint) => unknown)(value);
+}
+
 /** True when `v` is a uint value of the engine. */
 export function isUint(v: unknown): boolean {
   return v !== null && typeof v === 'object' && v.constructor === uintClass;

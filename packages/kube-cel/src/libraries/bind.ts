@@ -12,7 +12,15 @@ import * as k8sStrings from './strings.ts';
 import { parseQuantity, parseQuantityOrThrow, Quantity, quantityOf } from './quantity.ts';
 import { regexFind, regexFindAll, regexMatches } from './regex.ts';
 import { RE2_MATCHES, RENAMED } from '../check/messages.ts';
-import { celEquals as engineEquals, type Engine, isEngineValue, isUint, numeric } from '../evaluate/equality.ts';
+import {
+  celEquals as engineEquals,
+  compareStrings,
+  type Engine,
+  isEngineValue,
+  isUint,
+  numeric,
+  uintOf,
+} from '../evaluate/equality.ts';
 import { isUrl, parseUrl, UrlValue } from './url.ts';
 import { addDurations, compareTime, durationOf, formatDuration, formatTimestamp, isDuration } from './time.ts';
 
@@ -32,6 +40,7 @@ function compare(a: unknown, b: unknown): number {
     const [l, r] = typeof x === 'bigint' && typeof y === 'bigint' ? [x, y] : [Number(x), Number(y)];
     return l < r ? -1 : l > r ? 1 : l === r ? 0 : Number.NaN;
   }
+  if (typeof a === 'string' && typeof b === 'string') return compareStrings(a, b);
   const sameType = typeof a === typeof b && (typeof a !== 'object' || a?.constructor === b?.constructor);
   if (!sameType || a === null) return Number.NaN;
   return (a as any) < (b as any) ? -1 : (a as any) > (b as any) ? 1 : 0;
@@ -76,6 +85,7 @@ export const ORDERING: k8sLists.CelOrdering = {
   compare(a, b) {
     const time = compareTime(a, b);
     if (time !== undefined) return time;
+    if (typeof a === 'string' && typeof b === 'string') return compareStrings(a, b);
     const x = unwrapUint(a) as number;
     const y = unwrapUint(b) as number;
     return x < y ? -1 : x > y ? 1 : 0;
@@ -148,7 +158,18 @@ function sumOf(l: unknown[]): unknown {
   const uint = l.length > 0 && unwrapUint(l[0]) !== l[0];
   if (uint ? total > UINT64_MAX : total > INT64_MAX || total < -INT64_MAX - 1n)
     throw new RangeError(uint ? 'unsigned integer overflow' : 'integer overflow');
-  return total;
+  return uint ? uintOf(total) : total;
+}
+
+/**
+ * The `sum()` overload of `type`: cel-go adds the elements to that type's zero, so a list sums to
+ * a value of its elements' type (`[1u, 2u].sum()` is `3u`) and an empty one to the zero of the
+ * overload the checker chose (lists.go, zeroValuesOfSummableTypes).
+ */
+function sumAs(type: string): (l: unknown[]) => unknown {
+  if (type === 'google.protobuf.Duration') return (l) => sumDurations(l as Duration[]);
+  const zero = () => (type === 'double' ? 0 : type === 'uint' ? uintOf(0n) : 0n);
+  return (l) => (l.length === 0 ? zero() : sumOf(l));
 }
 
 /**
@@ -156,8 +177,7 @@ function sumOf(l: unknown[]): unknown {
  * numbers and durations, isSorted, min and max for comparable types only.
  */
 export function registerLists(env: Environment): void {
-  for (const t of SUMMABLE)
-    env.registerFunction(`list<${t}>.sum(): ${t}`, t === 'google.protobuf.Duration' ? sumDurations : sumOf);
+  for (const t of SUMMABLE) env.registerFunction(`list<${t}>.sum(): ${t}`, sumAs(t));
   for (const t of COMPARABLE) {
     env
       .registerFunction(`list<${t}>.isSorted(): bool`, (l: unknown[]) =>

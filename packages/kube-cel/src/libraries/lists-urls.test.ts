@@ -7,6 +7,23 @@ const rows = (list: Array<[string, ReturnType<typeof value>]>): Case[] =>
   list.map(([expr, expect]) => ({ expr, expect }));
 
 describe('lists library', () => {
+  it("sum adds to the zero of the overload's type, so a list sums to its elements' type", () => {
+    // lists.go: sum starts from zeroValuesOfSummableTypes[type]; cost_test.go TestListsCost sums
+    // uintListLiteral, [uint(1), …, uint(5)], under the uint overload (list_uint_sum_uint).
+    checkAll(
+      rows([
+        ['[uint(1), uint(2), uint(3), uint(4), uint(5)].sum() == 15u', value(true)],
+        ['type([1u, 2u].sum()) == uint', value(true)],
+        ['type(dyn([1u, 2u]).sum()) == uint', value(true)],
+        ['type([1u].filter(x, false).sum()) == uint', value(true)],
+        ['type([1.0].filter(x, false).sum()) == double', value(true)],
+        ['type([1].filter(x, false).sum()) == int', value(true)],
+        ['type([].sum()) == int', value(true)],
+        ['[18446744073709551615u, 1u].sum()', error('unsigned integer overflow')],
+      ]),
+    );
+  });
+
   it('isSorted, sum, min, max, indexOf and lastIndexOf', () => {
     checkAll(
       rows([

@@ -4,7 +4,52 @@
  * RE2; JavaScript's own RegExp backtracks, and a pattern such as `^([a-z0-9]+-?)+$` takes
  * it exponential time on a short input, synchronously, where no deadline can stop it.
  */
-import { RE2JS } from 're2js';
+import { createRequire } from 'node:module';
+import type { RE2JS } from 're2js';
+import { CelError } from '../errors.ts';
+
+/** A compiled RE2 pattern. */
+type Regex = ReturnType<typeof RE2JS.compile>;
+
+/**
+ * The RE2 engine (about 150 KB, most of it Unicode tables), loaded when a pattern is first
+ * compiled, not with the environment: an expression without regular expressions never loads it.
+ * Set once, then read only.
+ */
+let engine: typeof RE2JS | undefined;
+
+/**
+ * Loads the RE2 engine ahead of use. A bundle (a Lambda function) has it in a chunk of its own,
+ * which only this dynamic import reaches: await it before compiling or evaluating expressions that
+ * use regular expressions (usesRegex tells). Elsewhere it is loaded on first use without it.
+ */
+export async function loadRegexEngine(): Promise<void> {
+  engine ??= (await import('re2js')).RE2JS;
+}
+
+/** The RE2 engine: loaded already, or now from node_modules (tools and tests, which run unbundled). */
+function re2(): typeof RE2JS {
+  if (engine) return engine;
+  try {
+    engine = (createRequire(import.meta.url)('re2js') as typeof import('re2js')).RE2JS;
+  } catch (err) {
+    throw new CelError(
+      `regular expressions need the RE2 engine, which is not loaded: await loadRegexEngine() before compiling (${(err as Error).message})`,
+    );
+  }
+  return engine;
+}
+
+/** The functions whose arguments are regular expressions (the standard `matches`, the regex library). */
+const REGEX_FUNCTIONS = /\b(?:matches|find|findAll)\b/;
+
+/**
+ * True when an expression may use regular expressions: it names one of their functions. A name in
+ * a string literal counts too, which only loads the engine for nothing.
+ */
+export function usesRegex(expression: string): boolean {
+  return REGEX_FUNCTIONS.test(expression);
+}
 
 /**
  * Most compiled patterns kept. Conditions use a handful of literal patterns; a pattern
@@ -14,7 +59,7 @@ import { RE2JS } from 're2js';
 export const REGEX_CACHE_SIZE = 64;
 
 // Least recently used first: a Map iterates in insertion order and a hit is re-inserted.
-const cache = new Map<string, RE2JS>();
+const cache = new Map<string, Regex>();
 
 /** An RE2 syntax error, with Go's message (`error parsing regexp: ...`). */
 export class RegexSyntaxError extends Error {
@@ -22,15 +67,16 @@ export class RegexSyntaxError extends Error {
 }
 
 /** Compiles a pattern as Go's regexp.Compile does, from the bounded cache. */
-export function compileRegex(pattern: string): RE2JS {
+export function compileRegex(pattern: string): Regex {
   let re = cache.get(pattern);
   if (re) {
     cache.delete(pattern);
     cache.set(pattern, re);
     return re;
   }
+  const compiler = re2();
   try {
-    re = RE2JS.compile(pattern);
+    re = compiler.compile(pattern);
   } catch (err) {
     throw new RegexSyntaxError(err instanceof Error ? err.message : String(err));
   }

