@@ -21,7 +21,7 @@ import {
 import { stringifyJson } from './json.ts';
 import { createLogger, requestLogger, writesRawJson, type Logger } from './log.ts';
 import { metricsFor, requestMetricsFor, type FailureKind } from './metrics.ts';
-import type { Registration } from './registration.ts';
+import type { Enforcement, Registration } from './registration.ts';
 import type { ReviewResult } from './review/envelope.ts';
 
 /** The subset of the Lambda context the adapter reads; any real context fits. */
@@ -47,6 +47,8 @@ export interface WebhookContext {
   cluster?: string;
   /** The calling cluster's Kubernetes version (`1.29`) as the fleet sets it (KLW_FLEET); unset otherwise. */
   kubeVersion?: string;
+  /** The calling cluster's enforcement as the fleet sets it (KLW_FLEET); unset otherwise. */
+  enforcement?: Enforcement;
 }
 
 /** What an engine needs to answer one review. */
@@ -183,6 +185,8 @@ export function userContext(ctx: RunContext, warn: (message: string) => void): W
     user.cluster = ctx.cluster;
     const kubeVersion = ctx.fleet?.get(ctx.cluster)?.kubeVersion;
     if (kubeVersion !== undefined) user.kubeVersion = kubeVersion;
+    const enforcement = ctx.fleet?.get(ctx.cluster)?.enforcement;
+    if (enforcement !== undefined) user.enforcement = enforcement;
   }
   return user;
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { AdmissionWebhook } from '../admission/webhook.ts';
+import type { ValidatingPolicyWebhook } from '../policies/validating/define.ts';
 import type { ConversionWebhook } from '../conversion/webhook.ts';
 import { describeRequest, ruleMatches } from '../admission/match.ts';
 import { selectorMatches } from '../registration.ts';
@@ -7,6 +8,7 @@ import type { AdmissionRequest, KubeObject } from '../review/schemas.ts';
 import { invoke, type AdmissionResult, type InvokeOptions } from '../harness/invoke.ts';
 import { admissionReview, conversionReview, type AdmissionReviewOptions } from '../harness/reviews.ts';
 import { MutatingPolicyPlugin } from './chain-policies.ts';
+import { isValidatingPolicy, policyResult } from './policies.ts';
 
 /** True when a webhook's rules and selectors send it this request. */
 export function webhookMatches(
@@ -27,7 +29,8 @@ export function webhookMatches(
 /** One webhook call in a chain. */
 export interface ChainStep {
   webhook: string;
-  phase: 'mutating' | 'reinvocation' | 'validating';
+  /** `policy`: a validating policy the API server evaluates itself (before validating webhooks). */
+  phase: 'mutating' | 'reinvocation' | 'policy' | 'validating';
   /** `policies` for the native mutating policies' pass (`webhook` then names them), else a webhook call. */
   kind?: 'policies';
   allowed: boolean;
@@ -79,7 +82,10 @@ export async function runAdmissionChain(
   const byName = (a: AdmissionWebhook, b: AdmissionWebhook) =>
     a.registration.webhookName.localeCompare(b.registration.webhookName);
   const mutating = matching.filter((w) => w.registration.type === 'mutating').sort(byName);
-  const validating = matching.filter((w) => w.registration.type === 'validating').sort(byName);
+  const validating = matching
+    .filter((w) => w.registration.type === 'validating' && !isValidatingPolicy(w))
+    .sort(byName);
+  const validatingPolicyList = webhooks.filter(isValidatingPolicy).sort(byName);
   const steps: ChainStep[] = [];
   let current = object;
 
@@ -131,6 +137,13 @@ export async function runAdmissionChain(
     const denied = await call(webhook, 'reinvocation');
     if (denied) return denied;
   }
+  denied = validatingPolicies(
+    validatingPolicyList,
+    current,
+    { ...options, operation: template.request.operation, uid: template.request.uid },
+    steps,
+  );
+  if (denied) return denied;
   for (const webhook of validating) {
     const denied = await call(webhook, 'validating');
     if (denied) return denied;
@@ -141,6 +154,41 @@ export async function runAdmissionChain(
     steps,
     warnings: steps.flatMap((s) => s.result.warnings),
     wouldDeny: wouldDenyOf(steps),
+  };
+}
+
+/**
+ * Validating policies, evaluated natively (every one, as the API server does) after the mutating
+ * webhooks and before the validating ones; the first denial is the chain's, in the API server's words.
+ */
+function validatingPolicies(
+  policies: ValidatingPolicyWebhook[],
+  object: KubeObject | null,
+  options: AdmissionReviewOptions & { namespaceLabels?: Record<string, string>; uid?: string },
+  steps: ChainStep[],
+): ChainResult | undefined {
+  let first: ChainStep | undefined;
+  for (const policy of policies) {
+    const result = policyResult(policy, object, options);
+    const step: ChainStep = {
+      webhook: policy.validatingPolicy.spec.name,
+      phase: 'policy',
+      allowed: result.allowed,
+      changed: false,
+      result,
+    };
+    steps.push(step);
+    first ??= result.allowed ? undefined : step;
+  }
+  if (!first) return undefined;
+  return {
+    allowed: false,
+    object,
+    steps,
+    warnings: steps.flatMap((s) => s.result.warnings),
+    wouldDeny: wouldDenyOf(steps),
+    deniedBy: first.webhook,
+    message: first.result.status?.message ?? '',
   };
 }
 

@@ -77,7 +77,7 @@ const isTs = (b: Block) => b.lang === 'ts' || b.lang === 'typescript';
 const noCheck = (b: Block) => b.flags.includes('no-check');
 const blocks = allBlocks.filter((b) => isTs(b) && !noCheck(b));
 const isFunction = (b: Block) =>
-  /\bdefine(Validating|Mutating|Conversion)Webhook\s*[<(]/.test(b.code) && /export default/.test(b.code);
+  /\bdefine(Validating|Mutating|Conversion)(Webhook|Policy)\s*[<(]/.test(b.code) && /export default/.test(b.code);
 const isTest = (b: Block) => /from 'node:test'/.test(b.code);
 const nameOf = (b: Block) => /\bname:\s*'([a-z0-9-]+)'/.exec(b.code)?.[1];
 const where = (b: Block, offset = 0) => `${b.doc}:${b.line + offset}`;

@@ -1,0 +1,189 @@
+/**
+ * The CEL of admission policies: the one module of lib/policies/ that reaches the CEL engine. It
+ * compiles a policy's expressions in the environment the API server gives policies (the
+ * matchConditions environment plus `params` when the policy has a paramKind and `variables`), runs
+ * them under the per-call cost limit, and builds the variables of one evaluation.
+ */
+import {
+  admissionVariables,
+  type Authorize,
+  CelCompileError,
+  compile,
+  CostLimitExceeded,
+  kubeVersionFromText,
+  MATCH_CONDITIONS_COST_BUDGET,
+  noOpinion,
+  PER_CALL_COST_LIMIT,
+  type Program,
+  toCel,
+} from '../../packages/kube-cel/src/index.ts';
+import { wholeDoubleKeys } from '../json.ts';
+import { decideMatch, type ConditionEvaluation, type MatchOutcome } from '../matchconditions/matcher.ts';
+import type { AdmissionRequest } from '../review/schemas.ts';
+
+export { CostLimitExceeded, decideMatch, MATCH_CONDITIONS_COST_BUDGET, noOpinion, PER_CALL_COST_LIMIT, toCel };
+export type { Authorize, ConditionEvaluation, MatchOutcome, Program };
+
+/**
+ * The cost budget of one filter's expressions for one request, the API server's
+ * RuntimeCELCostBudget (apiserver/pkg/apis/cel/config.go): validations, then messageExpressions
+ * with what is left, and auditAnnotations anew.
+ */
+export const RUNTIME_CEL_COST_BUDGET = 10_000_000;
+
+/** The longest message a messageExpression may give (MaxEvaluatedMessageExpressionSizeBytes). */
+export const MAX_MESSAGE_EXPRESSION_BYTES = 5 * 1024;
+
+/** The CEL types an expression may return, as cel-go names them. */
+export type ReturnType = 'bool' | 'string' | 'null_type' | 'any';
+
+/** What an expression is compiled with. */
+export interface PolicyCompileOptions {
+  /** Declares `params` (the policy has a paramKind). */
+  hasParams: boolean;
+  /** Declares `authorizer` (every expression but messageExpressions). */
+  hasAuthorizer: boolean;
+  /** The names of the variables declared before this expression (in order). */
+  variables: readonly string[];
+  /** What it must return; `any` for variables. */
+  returns: readonly ReturnType[];
+  /** The Kubernetes version ("1.30") whose environment compiles it; the newest by default. */
+  kubernetesVersion?: string;
+  /** False only parses (in-function: lint has type-checked it). */
+  typeCheck?: boolean;
+}
+
+/** A compiled policy expression, or why it does not compile (in the API server's words). */
+export type PolicyProgram = { program: Program; error?: undefined } | { error: string; program?: undefined };
+
+/** `variables.<name>` references (a field select on the `variables` identifier). */
+const VARIABLE_REFERENCE = /(?<![\w.])variables\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)/g;
+/** `params`/`authorizer` read as identifiers, not as fields of something else. */
+const identifier = (name: string) => new RegExp(`(?<![\\w.])${name}(?![\\w])`);
+
+/**
+ * Compiles a policy expression as the API server's CompileCELExpression: `compilation failed: <issues>`
+ * when it does not compile, `must evaluate to <type> but got <type>` when its type is not one it
+ * may return.
+ */
+export function compilePolicyExpression(expression: string, options: PolicyCompileOptions): PolicyProgram {
+  const declarations: Record<string, string> = { variables: 'map<string, dyn>' };
+  if (options.hasParams) declarations.params = 'dyn';
+  let program: Program;
+  try {
+    program = compile(expression, {
+      declarations,
+      typeCheck: options.typeCheck,
+      kubeVersion: kubeVersionFromText(options.kubernetesVersion),
+    });
+  } catch (err) {
+    if (err instanceof CelCompileError) return { error: `compilation failed: ${err.message}` };
+    throw err;
+  }
+  const undeclared = undeclaredReference(expression, options);
+  if (undeclared) return { error: `compilation failed: ${undeclared}` };
+  if (options.typeCheck !== false && !options.returns.includes('any')) {
+    const type = program.type === 'null' ? 'null_type' : program.type;
+    if (!(options.returns as readonly string[]).includes(type)) {
+      const want = options.returns.length === 1 ? options.returns[0] : `one of [${options.returns.join(' ')}]`;
+      return { error: `must evaluate to ${want} but got ${type}` };
+    }
+  }
+  return { program };
+}
+
+/** A reference to a name the expression's environment does not declare, in cel-go's words. */
+function undeclaredReference(expression: string, options: PolicyCompileOptions): string | undefined {
+  if (!options.hasParams && identifier('params').test(expression))
+    return "ERROR: <input>: undeclared reference to 'params' (in container '')";
+  if (!options.hasAuthorizer && identifier('authorizer').test(expression))
+    return "ERROR: <input>: undeclared reference to 'authorizer' (in container '')";
+  for (const [, name] of expression.matchAll(VARIABLE_REFERENCE))
+    if (!options.variables.includes(name!)) return `ERROR: <input>: undefined field '${name}'`;
+  return undefined;
+}
+
+/** One run of a program: its value or its error (in cel-go's words), and the cost it spent. */
+export interface Run {
+  value?: unknown;
+  error?: string;
+  /** True when the run stopped at the per-call cost limit. */
+  costLimited?: boolean;
+  cost: number;
+}
+
+/**
+ * Runs a program under the per-call limit. Each evaluation has its own meter: a lazily evaluated
+ * variable runs inside the expression that reads it without sharing its cost.
+ */
+export function runProgram(program: Program, activation: Record<string, unknown>): Run {
+  try {
+    const { value, cost } = program.evaluate(activation, { costLimit: PER_CALL_COST_LIMIT });
+    return { value, cost };
+  } catch (err) {
+    const cost = (err as { cost?: number }).cost ?? 0;
+    const message = err instanceof Error ? err.message : String(err);
+    return { error: message, costLimited: err instanceof CostLimitExceeded, cost };
+  }
+}
+
+/** The request's group, version and kind or resource as the policy matched them. */
+export interface Matched {
+  resource: { group: string; version: string; resource: string };
+  kind: { group: string; version: string; kind: string };
+}
+
+/** What one evaluation of a policy reads. */
+export interface ActivationInput {
+  request: AdmissionRequest;
+  /** The kind and resource the policy matched (an equivalent of the request's own under Equivalent). */
+  matched: Matched;
+  /** The param object, or null. */
+  params?: unknown;
+  /** The request's Namespace object, or null (cluster-scoped objects, Namespace requests). */
+  namespace?: unknown;
+  /** Answers `authorizer` checks; none when the expression has no authorizer. */
+  authorize?: Authorize;
+  /** Leaves `authorizer` out (messageExpressions). */
+  withoutAuthorizer?: boolean;
+  /** `request.kind` only is the matched one (matchConditions: resource is the request's own). */
+  kindOnly?: boolean;
+}
+
+/**
+ * The variables of an evaluation but `variables`: object, oldObject, request (kind and resource as
+ * matched, requestKind and requestResource the request's own, as CreateAdmissionRequest),
+ * params, namespaceObject (CreateNamespaceObject: the metadata fields it copies, spec, status),
+ * authorizer.
+ */
+export function policyActivation(input: ActivationInput): Record<string, unknown> {
+  const base = admissionVariables(input.request, {
+    authorize: input.authorize ?? noOpinion,
+    namespaceObject: (input.namespace as Record<string, unknown> | null | undefined) ?? null,
+    params: input.params ?? null,
+    wholeDoubles: wholeDoubleKeys,
+  });
+  const request = base.request as Record<string, unknown>;
+  const ordered: Record<string, unknown> = { kind: { ...input.matched.kind } };
+  ordered.resource = input.kindOnly ? request.resource : { ...input.matched.resource };
+  for (const [key, value] of Object.entries(request)) if (!(key in ordered)) ordered[key] = value;
+  const out: Record<string, unknown> = { ...base, request: ordered };
+  if (input.withoutAuthorizer) delete out.authorizer;
+  return out;
+}
+
+/** The type of a CEL value as cel-go's Type() prints it. */
+export function celTypeName(value: unknown): string {
+  if (value === null || value === undefined) return 'null_type';
+  if (typeof value === 'boolean') return 'bool';
+  if (typeof value === 'string') return 'string';
+  if (typeof value === 'bigint') return 'int';
+  if (typeof value === 'number') return 'double';
+  if (Array.isArray(value)) return 'list';
+  if (value instanceof Uint8Array) return 'bytes';
+  if (value instanceof Date) return 'google.protobuf.Timestamp';
+  const name = (value as { constructor?: { name?: string } }).constructor?.name;
+  if (name === 'UnsignedInt' || name === 'Uint') return 'uint';
+  if (name === 'Duration') return 'google.protobuf.Duration';
+  return 'map';
+}

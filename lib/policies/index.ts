@@ -1,0 +1,22 @@
+// Admission policies: CEL policies served natively or from Lambda. A separate entry point
+// (`kube-lambda-webhooks/policies`), so only policy functions bundle the CEL engine. One export per
+// line, sorted by name; etc/kube-lambda-webhooks-policies.api.md records it (npm run api:check).
+export type { AuditAnnotation } from './validating/types.ts';
+export type { BindingCommon } from './generic/types.ts';
+export type { DefinedValidatingPolicy } from './validating/define.ts';
+export { defineValidatingPolicy } from './validating/define.ts';
+export type { MatchResources } from './generic/types.ts';
+export type { NamedRuleWithOperations } from './generic/types.ts';
+export type { ParamKind } from './generic/types.ts';
+export type { ParamRef } from './generic/types.ts';
+export type { PolicyCommon } from './generic/types.ts';
+export type { PolicyRule } from './validating/define.ts';
+export type { ValidatingBindingSpec } from './validating/types.ts';
+export type { ValidatingPolicyDefinition } from './validating/define.ts';
+export type { ValidatingPolicySpec } from './validating/types.ts';
+export type { ValidatingPolicyWebhook } from './validating/define.ts';
+export type { Validation } from './validating/types.ts';
+export { VALIDATION_REASONS } from './validating/types.ts';
+export type { ValidationAction } from './validating/types.ts';
+export type { ValidationReason } from './validating/types.ts';
+export type { Variable } from './generic/types.ts';

@@ -1,0 +1,243 @@
+/**
+ * `defineValidatingPolicy`: a ValidatingAdmissionPolicy and its binding, written once in a
+ * project's functions/<name>/index.ts. The same definition is the native policy (for clusters whose
+ * API server evaluates policies) and a validating webhook that evaluates it in-function, answering
+ * with the verdict, message, warnings and audit annotations the native policy would give.
+ */
+import { defineValidatingWebhook, type AdmissionWebhook } from '../../admission/webhook.ts';
+import { resolveEnforcement } from '../../admission/enforcement.ts';
+import {
+  defaultNamespaceSelector,
+  type LabelSelector,
+  type LambdaSettings,
+  type MatchCondition,
+} from '../../registration.ts';
+import { plainRule, type TypedRule } from '../../rule-builder.ts';
+import type { AdmissionRequest, KubeObject } from '../../review/schemas.ts';
+import type { WebhookContext } from '../../webhook.ts';
+import { paramSourcesOf } from '../generic/params.ts';
+import type { MatchResources, NamedRuleWithOperations, ParamKind, ParamRef, Variable } from '../generic/types.ts';
+import { dispatchValidating, VALIDATION_FAILURE_ANNOTATION, type PoliciesVerdict } from './dispatcher.ts';
+import type {
+  AuditAnnotation,
+  ValidatingBindingSpec,
+  ValidatingPolicySpec,
+  Validation,
+  ValidationAction,
+} from './types.ts';
+import { compileValidatingPolicy, type CompiledValidatingPolicy } from './validator.ts';
+import { allow, deny, type Decision } from '../../admission/decision.ts';
+
+/** A typed rule of matchConstraints, optionally naming the objects it applies to. */
+export type PolicyRule<T> = TypedRule<T> & { resourceNames?: string[] };
+
+/** What a user declares for a ValidatingAdmissionPolicy and its binding. */
+export interface ValidatingPolicyDefinition<T = KubeObject> {
+  /** Function name (DNS-1123 label): the Lambda, the URL path, and by default the policy's and binding's names. */
+  name: string;
+  /** The ValidatingAdmissionPolicy's name; default `name`. */
+  policyName?: string;
+  /** The ValidatingAdmissionPolicyBinding's name; default `name`. */
+  bindingName?: string;
+  /**
+   * Which requests the policy applies to: typed rules (`on(Deployment).create().update()`), and
+   * namespaceSelector (default: every namespace but the system ones), objectSelector,
+   * excludeResourceRules, matchPolicy (default `Equivalent`).
+   */
+  matchConstraints: {
+    resourceRules: Array<PolicyRule<T>>;
+    excludeResourceRules?: NamedRuleWithOperations[];
+    namespaceSelector?: LabelSelector;
+    objectSelector?: LabelSelector;
+    matchPolicy?: 'Exact' | 'Equivalent';
+  };
+  matchConditions?: MatchCondition[];
+  /** Named CEL expressions the others read as `variables.<name>`, each evaluated at most once. */
+  variables?: Variable[];
+  validations: Validation[];
+  auditAnnotations?: AuditAnnotation[];
+  /** What an expression error or a configuration error does: `Fail` (default) denies, `Ignore` admits. */
+  failurePolicy?: 'Fail' | 'Ignore';
+  /** The kind of the param objects the expressions read as `params`. */
+  paramKind?: ParamKind;
+  /** The binding's actions on a failed validation; default `['Deny']`. A cluster's `enforcement` replaces them. */
+  validationActions?: ValidationAction[];
+  /** The binding's params: by name or selector, namespace, parameterNotFoundAction (default `Deny`). */
+  paramRef?: ParamRef;
+  /** The binding's narrowing of the requests (every request of the policy by default). */
+  matchResources?: MatchResources;
+  /**
+   * The param objects the function evaluates with when served as a webhook (the API server's
+   * params are not reachable from Lambda), and that the test kit finds.
+   */
+  params?: KubeObject[];
+  /** `auto` (default): native where the cluster evaluates policies, a webhook elsewhere. */
+  serve?: 'auto' | 'native' | 'webhook';
+  /** The Kubernetes version ("1.30") whose CEL environment evaluates it in-function; the newest by default. */
+  kubernetesVersion?: string;
+  /** Budget of one review when served as a webhook, 1 to 30 seconds; default 5. */
+  timeoutSeconds?: number;
+  /** Caller authentication when served as a webhook, as for webhooks. */
+  auth?: 'auto' | 'bearer' | 'path-secret' | 'none';
+  lambda?: LambdaSettings;
+}
+
+/** The policy a definition declares: its spec, binding and params, defaults applied. */
+export interface DefinedValidatingPolicy {
+  spec: ValidatingPolicySpec;
+  binding: ValidatingBindingSpec;
+  params: KubeObject[];
+  serve: 'auto' | 'native' | 'webhook';
+}
+
+/** A defined policy: a validating webhook (handler, registration) that also carries the policy. */
+export type ValidatingPolicyWebhook = AdmissionWebhook & { validatingPolicy: DefinedValidatingPolicy };
+
+const ACTIONS: readonly ValidationAction[] = ['Deny', 'Warn', 'Audit'];
+
+/** Checks what the API server would refuse of a definition, naming the field and the fix. */
+function checkDefinition(d: ValidatingPolicyDefinition<unknown>): void {
+  const where = `policy ${d.name}`;
+  if (!d.matchConstraints?.resourceRules?.length)
+    throw new TypeError(
+      `${where}: matchConstraints.resourceRules must hold at least one rule, such as on(Deployment).create()`,
+    );
+  if (!Array.isArray(d.validations) || (!d.validations.length && !d.auditAnnotations?.length))
+    throw new TypeError(`${where}: validations must hold at least one { expression } (or give auditAnnotations)`);
+  for (const [i, v] of d.validations.entries())
+    if (typeof v?.expression !== 'string' || !v.expression.trim())
+      throw new TypeError(`${where}: validations[${i}].expression must be a CEL expression`);
+  const actions = d.validationActions ?? ['Deny'];
+  if (!actions.length || actions.some((a) => !ACTIONS.includes(a)) || new Set(actions).size !== actions.length)
+    throw new TypeError(
+      `${where}: validationActions must be distinct values of ${ACTIONS.join(', ')}, got ${JSON.stringify(actions)}`,
+    );
+  if (actions.includes('Deny') && actions.includes('Warn'))
+    throw new TypeError(
+      `${where}: validationActions may not hold both Deny and Warn (the API server refuses it); use Deny with Audit`,
+    );
+  if (d.paramRef && !d.paramKind) throw new TypeError(`${where}: paramRef needs the policy's paramKind`);
+  if (d.paramRef?.name && d.paramRef.selector)
+    throw new TypeError(`${where}: paramRef takes a name or a selector, not both`);
+}
+
+/** The policy, binding and params of a definition, defaults applied. */
+export function completeValidatingPolicy(d: ValidatingPolicyDefinition<unknown>): DefinedValidatingPolicy {
+  checkDefinition(d);
+  const policyName = d.policyName ?? d.name;
+  const mc = d.matchConstraints;
+  const rule = (r: PolicyRule<unknown> | NamedRuleWithOperations): NamedRuleWithOperations => ({
+    ...plainRule(r),
+    ...(r.resourceNames?.length ? { resourceNames: [...r.resourceNames] } : {}),
+  });
+  const spec: ValidatingPolicySpec = {
+    name: policyName,
+    failurePolicy: d.failurePolicy ?? 'Fail',
+    matchConstraints: {
+      resourceRules: mc.resourceRules.map(rule),
+      ...(mc.excludeResourceRules?.length ? { excludeResourceRules: mc.excludeResourceRules.map(rule) } : {}),
+      namespaceSelector: mc.namespaceSelector ?? defaultNamespaceSelector(),
+      objectSelector: mc.objectSelector ?? {},
+      matchPolicy: mc.matchPolicy ?? 'Equivalent',
+    },
+    validations: d.validations.map((v) => ({ ...v })),
+  };
+  if (d.paramKind) spec.paramKind = { ...d.paramKind };
+  if (d.matchConditions?.length) spec.matchConditions = d.matchConditions.map((c) => ({ ...c }));
+  if (d.variables?.length) spec.variables = d.variables.map((v) => ({ ...v }));
+  if (d.auditAnnotations?.length) spec.auditAnnotations = d.auditAnnotations.map((a) => ({ ...a }));
+  const binding: ValidatingBindingSpec = {
+    name: d.bindingName ?? d.name,
+    policyName,
+    validationActions: [...(d.validationActions ?? ['Deny'])],
+  };
+  if (d.paramRef) binding.paramRef = { parameterNotFoundAction: 'Deny', ...d.paramRef };
+  if (d.matchResources) binding.matchResources = { matchPolicy: 'Equivalent', ...d.matchResources };
+  return { spec, binding, params: [...(d.params ?? [])], serve: d.serve ?? 'auto' };
+}
+
+/**
+ * The audit annotations of a verdict as a webhook gives them: the API server prefixes a webhook's
+ * keys with its name (a key may hold no `/`), so `<policy>/<key>` is `<key>` and the list of
+ * validation failures is `validation_failure`.
+ */
+export function webhookAuditAnnotations(
+  annotations: Record<string, string>,
+  policyName: string,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(annotations)) {
+    if (key === VALIDATION_FAILURE_ANNOTATION) out.validation_failure = value;
+    else if (key.startsWith(`${policyName}/`)) out[key.slice(policyName.length + 1)] = value;
+  }
+  return out;
+}
+
+/** The webhook's answer for a verdict: the native status's reason, code and message after its prefix. */
+export function verdictDecision(verdict: PoliciesVerdict, policyName: string): Decision {
+  let decision = verdict.allowed
+    ? allow(verdict.warnings)
+    : deny(verdict.status!.detail, { code: verdict.status!.code, reason: verdict.status!.reason }).withWarnings(
+        verdict.warnings,
+      );
+  const annotations = webhookAuditAnnotations(verdict.auditAnnotations, policyName);
+  if (Object.keys(annotations).length) decision = decision.withAuditAnnotations(annotations);
+  return decision;
+}
+
+/**
+ * Defines a ValidatingAdmissionPolicy with its binding; default-export it from
+ * functions/<name>/index.ts. Served as a webhook, the function evaluates the policy itself: the
+ * API server has applied the rules and selectors; the function applies resourceNames,
+ * excludeResourceRules, matchConditions and the validations, with `params` from the definition;
+ * `namespaceObject` is null and the authorizer has no opinion there.
+ */
+export function defineValidatingPolicy<T extends KubeObject = KubeObject>(
+  definition: ValidatingPolicyDefinition<T>,
+): ValidatingPolicyWebhook {
+  const policy = completeValidatingPolicy(definition as ValidatingPolicyDefinition<unknown>);
+  const { namespaceSelector, objectSelector, ...inFunction } = policy.spec.matchConstraints!;
+  const served = { ...policy.spec, matchConstraints: inFunction };
+  const compiled = new Map<string | undefined, CompiledValidatingPolicy>();
+  const compiledFor = (version = definition.kubernetesVersion) => {
+    let c = compiled.get(version);
+    if (!c)
+      compiled.set(version, (c = compileValidatingPolicy(served, { kubernetesVersion: version, typeCheck: false })));
+    return c;
+  };
+  // Inside Lambda the expressions compile while the module loads (the init phase).
+  if (process.env.AWS_LAMBDA_FUNCTION_NAME) compiledFor();
+  const params = paramSourcesOf(policy.params);
+  const webhook = defineValidatingWebhook({
+    name: definition.name,
+    rules: policy.spec.matchConstraints!.resourceRules!.map(({ resourceNames: _, ...r }) => r),
+    namespaceSelector,
+    ...(Object.keys(objectSelector ?? {}).length ? { objectSelector } : {}),
+    failurePolicy: policy.spec.failurePolicy,
+    matchPolicy: policy.spec.matchConstraints!.matchPolicy,
+    ...(definition.kubernetesVersion ? { kubernetesVersion: definition.kubernetesVersion } : {}),
+    ...(definition.timeoutSeconds ? { timeoutSeconds: definition.timeoutSeconds } : {}),
+    ...(definition.auth ? { auth: definition.auth } : {}),
+    ...(definition.lambda ? { lambda: definition.lambda } : {}),
+    validate: (request, ctx) => {
+      const actions = actionsFor(definition.name, policy.binding.validationActions, ctx);
+      const verdict = dispatchValidating(
+        [{ policy: compiledFor(ctx.kubeVersion), bindings: [{ ...policy.binding, validationActions: actions }] }],
+        request as AdmissionRequest,
+        { params },
+      );
+      return verdictDecision(verdict, policy.spec.name);
+    },
+  });
+  return Object.assign(webhook, { validatingPolicy: policy });
+}
+
+/**
+ * The validation actions in effect: the calling cluster's `enforcement` (clusters.yaml), else a
+ * KLW_ENFORCEMENT override, else the binding's.
+ */
+function actionsFor(name: string, actions: ValidationAction[], ctx: WebhookContext): ValidationAction[] {
+  if (ctx.enforcement) return [ctx.enforcement];
+  const resolved = resolveEnforcement({ name }, process.env);
+  return resolved.source === 'registration' ? actions : [resolved.mode];
+}
