@@ -9,7 +9,7 @@ import type { AdmissionResult } from '../harness/invoke.ts';
 import type { MutatingPolicy } from '../policies/mutating/define.ts';
 import { dispatchMutatingPolicies, PolicyReinvokeContext } from '../policies/mutating/dispatch.ts';
 import type { AdmissionRequest, KubeObject } from '../review/schemas.ts';
-import type { ChainResult, ChainStep } from './chain.ts';
+import type { ChainResult, ChainStep } from './chain-types.ts';
 
 /** True for a webhook defined by defineMutatingPolicy. */
 export const isMutatingPolicy = (w: AdmissionWebhook): w is MutatingPolicy => 'mutatingPolicy' in w;
