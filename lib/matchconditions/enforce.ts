@@ -12,7 +12,8 @@ import { completeAdmissionRegistration } from '../registration.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
 import type { WebhookContext } from '../webhook.ts';
 import { createMatcher, forbiddenByConditions, skipReason, type Matcher } from './matcher.ts';
-import { kubeVersionFromText, loadRegexEngine, usesRegex } from '../../packages/kube-cel/src/index.ts';
+import { kubeVersionFromText, usesRegex } from '../../packages/kube-cel/src/index.ts';
+import { regexLoader } from './regex-loader.ts';
 
 type Definition = ValidatingWebhookDefinition<any> | MutatingWebhookDefinition<any>;
 
@@ -92,28 +93,6 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
   const wrapped: ValidatingWebhookDefinition<any>['validate'] = (request, ctx) =>
     whenReady(() => gate(conditions(ctx.kubeVersion), request as AdmissionRequest, ctx) ?? validate(request, ctx));
   return { ...definition, enforceMatchConditions: true, validate: wrapped } as Enforcing;
-}
-
-/**
- * Loads the RE2 engine when `needed`: each call answers the load under way (a failed one is tried
- * again on the next call), or undefined once it is done or when it is not needed.
- */
-function regexLoader(needed: boolean): () => Promise<void> | undefined {
-  let loaded = !needed;
-  let loading: Promise<void> | undefined;
-  return () => {
-    if (loaded) return undefined;
-    loading ??= loadRegexEngine().then(
-      () => {
-        loaded = true;
-      },
-      (err) => {
-        loading = undefined;
-        throw err;
-      },
-    );
-    return loading;
-  };
 }
 
 /** The Kubernetes versions the fleet's clusters set (KLW_FLEET); none when unset or broken (the handler answers 500). */

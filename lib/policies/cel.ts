@@ -16,10 +16,20 @@ import {
   PER_CALL_COST_LIMIT,
   type Program,
   toCel,
+  usesRegex,
 } from '../../packages/kube-cel/src/index.ts';
 import { wholeDoubleKeys } from '../json.ts';
 import { decideMatch, type ConditionEvaluation, type MatchOutcome } from '../matchconditions/matcher.ts';
+import { regexLoader } from '../matchconditions/regex-loader.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
+
+/**
+ * Loads the RE2 engine before a policy is compiled in a bundle, when any of its expressions uses a
+ * regular expression (the spec's text is searched, so a message naming `matches(` loads it too).
+ */
+export function policyRegexLoader(spec: unknown): () => Promise<void> | undefined {
+  return regexLoader(usesRegex(JSON.stringify(spec)));
+}
 
 export { CostLimitExceeded, decideMatch, MATCH_CONDITIONS_COST_BUDGET, noOpinion, PER_CALL_COST_LIMIT, toCel };
 export type { Authorize, ConditionEvaluation, MatchOutcome, Program };

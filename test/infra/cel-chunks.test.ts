@@ -47,6 +47,21 @@ for (const [name, expression] of Object.entries(functions)) {
   mkdirSync(join(work, 'functions', name), { recursive: true });
   writeFileSync(join(work, 'functions', name, 'index.ts'), source(name, expression));
 }
+/** A validating policy served as a webhook whose validation uses a regular expression. */
+const policySource = `import { defineValidatingPolicy } from 'kube-lambda-webhooks/policies';
+const policy = defineValidatingPolicy({
+  name: 'regex-policy',
+  auth: 'none' as const,
+  matchConstraints: {
+    resourceRules: [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+  },
+  validations: [{ expression: "object.metadata.name.matches('^web-[0-9]+$')", message: 'not a web pod' }],
+});
+export const handler = policy.handler;
+export default policy;
+`;
+mkdirSync(join(work, 'functions', 'regex-policy'), { recursive: true });
+writeFileSync(join(work, 'functions', 'regex-policy', 'index.ts'), policySource);
 
 /** A string only RE2's code holds (its syntax errors, in Go's words). */
 const RE2_MARKER = 'error parsing regexp';
@@ -90,6 +105,31 @@ describe('the RE2 chunk', () => {
     assert.equal(ran.response.status.message, 'frozen');
     const skipped = JSON.parse((await mod.handler(toEvent(pod('db-1')))).body);
     assert.equal(skipped.response.allowed, true);
+  });
+
+  it('loads from the unpacked zip of a policy whose validation uses a regular expression', async () => {
+    const name = 'regex-policy';
+    const built = await buildFunction(work, { name, entry: join(work, 'functions', name, 'index.ts') });
+    const dir = join(unpacked, name);
+    execFileSync('python3', [
+      '-c',
+      'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])',
+      join(work, built.zip),
+      dir,
+    ]);
+    process.env.KLW_LOG_LEVEL = 'silent';
+    process.env.AWS_LAMBDA_FUNCTION_NAME = name;
+    try {
+      const mod = await import(pathToFileURL(join(dir, 'index.mjs')).href);
+      const denied = JSON.parse((await mod.handler(toEvent(pod('db-1')))).body);
+      assert.equal(denied.response.allowed, false, JSON.stringify(denied.response));
+      assert.match(denied.response.status.message, /not a web pod/);
+      const allowed = JSON.parse((await mod.handler(toEvent(pod('web-1')))).body);
+      assert.equal(allowed.response.allowed, true, JSON.stringify(allowed.response));
+    } finally {
+      delete process.env.KLW_LOG_LEVEL;
+      delete process.env.AWS_LAMBDA_FUNCTION_NAME;
+    }
   });
 
   it('loads in the emulator', async () => {

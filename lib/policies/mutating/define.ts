@@ -16,6 +16,7 @@ import {
   type NamedExpression,
   type PolicyOutcome,
 } from './evaluate.ts';
+import { policyRegexLoader } from '../cel.ts';
 import type { Authorize } from './cel.ts';
 import type { KindSchema } from './mutation.ts';
 import { type CrdSchema, crdSchema } from './smd/crd.ts';
@@ -103,17 +104,25 @@ export function defineMutatingPolicy<T extends KubeObject = KubeObject>(
   definition: MutatingPolicyDefinition<T>,
 ): MutatingPolicy {
   const def = definition as unknown as MutatingPolicyDefinition<KubeObject>;
-  const compiled: CompiledMutatingPolicy = compileMutatingPolicy({
+  const spec = {
     name: def.name,
     bindingName: def.binding?.name ?? `${def.name}-binding`,
     failurePolicy: def.failurePolicy ?? 'Fail',
     matchConditions: def.matchConditions ?? [],
     variables: def.variables ?? [],
     mutations: def.mutations,
-  });
+  };
+  // Compiled on first use: a bundle loads RE2 (a chunk of its own) before compiling expressions
+  // that use it, which `mutate` awaits; tools and tests load it on demand.
+  let compiled: CompiledMutatingPolicy | undefined;
+  const compiledPolicy = () => (compiled ??= compileMutatingPolicy(spec));
+  const regexReady = policyRegexLoader(spec);
+  // Compiling at definition makes a broken expression fail lint and build; only a bundle inside
+  // Lambda whose expressions need RE2 waits for it to load.
+  if (!(process.env.AWS_LAMBDA_FUNCTION_NAME && regexReady())) compiledPolicy();
   const schemas = new Map<string, KindSchema>();
   const evaluate: MutatingPolicy['evaluate'] = (request, options = {}) =>
-    evaluateMutatingPolicy(compiled, {
+    evaluateMutatingPolicy(compiledPolicy(), {
       request,
       params: options.params ?? def.params?.(request) ?? null,
       namespaceObject: options.namespaceObject ?? def.namespaceObject?.(request) ?? null,
@@ -130,10 +139,14 @@ export function defineMutatingPolicy<T extends KubeObject = KubeObject>(
     failurePolicy: def.failurePolicy ?? 'Fail',
     reinvocationPolicy: def.reinvocationPolicy ?? 'Never',
     mutate: (_object, request) => {
-      const outcome = evaluate(request as AdmissionRequest);
-      if (outcome.errors.length && (def.failurePolicy ?? 'Fail') === 'Fail')
-        return deny(outcome.errors[0] as string, { code: 403, reason: 'Invalid' });
-      return outcome.changed && outcome.object ? outcome.object : undefined;
+      const run = () => {
+        const outcome = evaluate(request as AdmissionRequest);
+        if (outcome.errors.length && (def.failurePolicy ?? 'Fail') === 'Fail')
+          return deny(outcome.errors[0] as string, { code: 403, reason: 'Invalid' });
+        return outcome.changed && outcome.object ? outcome.object : undefined;
+      };
+      const loading = regexReady();
+      return loading ? loading.then(run) : run();
     },
   });
   return { ...webhook, mutatingPolicy: def, evaluate };

@@ -15,6 +15,7 @@ import {
 import { plainRule, type TypedRule } from '../../rule-builder.ts';
 import type { AdmissionRequest, KubeObject } from '../../review/schemas.ts';
 import type { WebhookContext } from '../../webhook.ts';
+import { policyRegexLoader } from '../cel.ts';
 import { paramSourcesOf } from '../generic/params.ts';
 import type { MatchResources, NamedRuleWithOperations, ParamKind, ParamRef, Variable } from '../generic/types.ts';
 import { dispatchValidating, VALIDATION_FAILURE_ANNOTATION, type PoliciesVerdict } from './dispatcher.ts';
@@ -205,8 +206,18 @@ export function defineValidatingPolicy<T extends KubeObject = KubeObject>(
       compiled.set(version, (c = compileValidatingPolicy(served, { kubernetesVersion: version, typeCheck: false })));
     return c;
   };
+  // A bundle loads RE2 (a chunk of its own) before compiling expressions that use it.
+  const regexReady = policyRegexLoader(served);
   // Inside Lambda the expressions compile while the module loads (the init phase).
-  if (process.env.AWS_LAMBDA_FUNCTION_NAME) compiledFor();
+  if (process.env.AWS_LAMBDA_FUNCTION_NAME) {
+    const loading = regexReady();
+    if (loading)
+      loading.then(
+        () => compiledFor(),
+        () => {},
+      );
+    else compiledFor();
+  }
   const params = paramSourcesOf(policy.params);
   const webhook = defineValidatingWebhook({
     name: definition.name,
@@ -220,13 +231,17 @@ export function defineValidatingPolicy<T extends KubeObject = KubeObject>(
     ...(definition.auth ? { auth: definition.auth } : {}),
     ...(definition.lambda ? { lambda: definition.lambda } : {}),
     validate: (request, ctx) => {
-      const actions = actionsFor(definition.name, policy.binding.validationActions, ctx);
-      const verdict = dispatchValidating(
-        [{ policy: compiledFor(ctx.kubeVersion), bindings: [{ ...policy.binding, validationActions: actions }] }],
-        request as AdmissionRequest,
-        { params },
-      );
-      return verdictDecision(verdict, policy.spec.name);
+      const run = () => {
+        const actions = actionsFor(definition.name, policy.binding.validationActions, ctx);
+        const verdict = dispatchValidating(
+          [{ policy: compiledFor(ctx.kubeVersion), bindings: [{ ...policy.binding, validationActions: actions }] }],
+          request as AdmissionRequest,
+          { params },
+        );
+        return verdictDecision(verdict, policy.spec.name);
+      };
+      const loading = regexReady();
+      return loading ? loading.then(run) : run();
     },
   });
   return Object.assign(webhook, { validatingPolicy: policy });
