@@ -154,15 +154,7 @@ function validatingPolicies(
     first ??= result.allowed ? undefined : step;
   }
   if (!first) return undefined;
-  return {
-    allowed: false,
-    object,
-    steps,
-    warnings: steps.flatMap((s) => s.result.warnings),
-    wouldDeny: wouldDenyOf(steps),
-    deniedBy: first.webhook,
-    message: first.result.status?.message ?? '',
-  };
+  return deniedChain(first.webhook, first.result.status?.message ?? '', object, steps);
 }
 
 /**
@@ -197,13 +189,18 @@ function denial(name: string, result: AdmissionResult, object: KubeObject | null
     result.matchConditionError !== undefined
       ? result.status!.message!
       : `admission webhook "${name}" denied the request: ${result.status?.message ?? ''}`;
+  return deniedChain(name, message, object, steps);
+}
+
+/** A chain stopped by `deniedBy`, with every warning and Warn/Audit denial of the steps so far. */
+function deniedChain(deniedBy: string, message: string, object: KubeObject | null, steps: ChainStep[]): ChainResult {
   return {
     allowed: false,
     object,
     steps,
     warnings: steps.flatMap((s) => s.result.warnings),
     wouldDeny: wouldDenyOf(steps),
-    deniedBy: name,
+    deniedBy,
     message,
   };
 }
