@@ -3,6 +3,7 @@
  * blang/semver v4 as the library calls it: its parser, its messages, its precedence (build metadata
  * ignored), and the library's own normalization (a leading `v`, missing minor and patch, leading zeros).
  */
+import { split } from './strings.ts';
 
 /** A string the parser refuses, with blang/semver's (or strconv's) message. */
 export class SemverError extends Error {
@@ -101,7 +102,7 @@ function prerelease(s: string): PreRelease {
 /** blang/semver's Parse. */
 export function parseSemver(s: string): Semver {
   if (s === '') throw new SemverError('Version string empty');
-  const parts = splitN(s, '.', 3);
+  const parts = split(s, '.', 3n);
   if (parts.length !== 3) throw new SemverError('No Major.Minor.Patch elements found');
   const number = (text: string, name: string): bigint => {
     if (!NUMBERS.test(text))
@@ -133,23 +134,9 @@ export function parseSemver(s: string): Semver {
   return new Semver(major, minor, patch, parsedPre, build);
 }
 
-/** Go's strings.SplitN for n > 0. */
-function splitN(s: string, sep: string, n: number): string[] {
-  const out: string[] = [];
-  let from = 0;
-  while (out.length < n - 1) {
-    const at = s.indexOf(sep, from);
-    if (at < 0) break;
-    out.push(s.slice(from, at));
-    from = at + sep.length;
-  }
-  out.push(s.slice(from));
-  return out;
-}
-
 /** The library's normalizeAndParse: no leading `v`, zeros filled in, leading zeros dropped. */
 function normalizeAndParse(s: string): Semver {
-  const parts = splitN(s.startsWith('v') ? s.slice(1) : s, '.', 3).map((p) => {
+  const parts = split(s.startsWith('v') ? s.slice(1) : s, '.', 3n).map((p) => {
     if (p.length <= 1) return p;
     const trimmed = p.replace(/^0+/, '');
     return trimmed === '' || !/^[0-9]/.test(trimmed) ? `0${trimmed}` : trimmed;
