@@ -87,7 +87,11 @@ export function compilePolicyExpression(expression: string, options: PolicyCompi
       kubeVersion: kubeVersionFromText(options.kubernetesVersion),
     });
   } catch (err) {
-    if (err instanceof CelCompileError) return { error: `compilation failed: ${err.message}` };
+    // A type error's message already says it (the checker words it as the API server does).
+    if (err instanceof CelCompileError)
+      return {
+        error: err.message.startsWith('compilation failed: ') ? err.message : `compilation failed: ${err.message}`,
+      };
     throw err;
   }
   const undeclared = undeclaredReference(expression, options);

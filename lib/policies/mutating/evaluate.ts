@@ -1,7 +1,8 @@
 /**
  * One invocation of a MutatingAdmissionPolicy (a policy, a binding, a param), evaluated as the
  * API server's dispatcher evaluates it: its matchConditions, then its mutations in order, each on
- * the object the previous one left, under a budget of its own; `variables.<name>` evaluated at
+ * the object the previous one left (defaulted after each, as the API server's scheme defaults its
+ * kind), under a budget of its own; `variables.<name>` evaluated at
  * most once per invocation (conditions and mutations share them); a failing mutation recorded
  * (the next ones still run), an error the API server answers with a status of its own stopping
  * the request.
@@ -24,6 +25,7 @@ import {
   type PolicyEnvironment,
 } from '../generic/composition.ts';
 import { type CompiledMutation, compileMutation } from './cel.ts';
+import { defaultObject } from './defaults.ts';
 import { jsonEqual } from './json-patch.ts';
 import { applyMutationValue, type KindSchema, type MutationStatus } from './mutation.ts';
 import type { MutatingPolicySpec } from './types.ts';
@@ -131,7 +133,8 @@ export function evaluateMutatingPolicy(
     const result = runMutation(mutation, composed, object, input.kindSchema, budget);
     if ('status' in result) return { matched: true, object: original, changed: false, errors, status: result.status };
     if ('error' in result) errors.push(result.error);
-    else object = result.object;
+    // The patched object is read back as its kind and defaulted by the kind's defaulters.
+    else object = input.kindSchema?.builtin ? defaultObject(input.matched.kind, result.object) : result.object;
   }
   return { matched: true, object, changed: !jsonEqual(object, original), errors };
 }

@@ -4,6 +4,7 @@ import { admissionReview } from '../../../lib/harness/reviews.ts';
 import { Deployment } from '../../../lib/k8s/kinds.ts';
 import { rewriteObjectConstruction } from '../../../lib/matchconditions/object-construction.ts';
 import { compileMutation } from '../../../lib/policies/mutating/cel.ts';
+import { defaultObject } from '../../../lib/policies/mutating/defaults.ts';
 import { defineMutatingPolicy } from '../../../lib/policies/mutating/define.ts';
 import { compileMutatingPolicy, evaluateMutatingPolicy } from '../../../lib/policies/mutating/evaluate.ts';
 import type { Mutation } from '../../../lib/policies/mutating/types.ts';
@@ -13,13 +14,11 @@ import { builtinSchema } from '../../../lib/policies/mutating/smd/schema.ts';
 import type { KubeObject } from '../../../lib/review/schemas.ts';
 import { on } from '../../../lib/rule-builder.ts';
 
+const MATCHED_KIND = { group: 'apps', version: 'v1', kind: 'Deployment' };
 const DEPLOYMENT = { schema: builtinSchema(), typeName: 'io.k8s.api.apps.v1.Deployment', builtin: true };
-const deployment = (spec: Record<string, unknown>, metadata: Record<string, unknown> = { name: 'd' }): KubeObject => ({
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata,
-  spec,
-});
+/** A Deployment as the API server holds it: defaulted (as it is when decoded, and after each mutation). */
+const deployment = (spec: Record<string, unknown>, metadata: Record<string, unknown> = { name: 'd' }): KubeObject =>
+  defaultObject(MATCHED_KIND, { apiVersion: 'apps/v1', kind: 'Deployment', metadata, spec }) as KubeObject;
 const withLabels = (labels: Record<string, string>) => deployment({}, { name: 'd', labels });
 const apply = (expression: string): Mutation => ({
   patchType: 'ApplyConfiguration',
@@ -208,7 +207,8 @@ const COMPILATION_TEST_GO: Row[] = [
     name: 'object types are not fully type checked',
     mutations: [jsonPatch('[ JSONPatch{ op: "add", path: "/spec", value: Object.invalid{replicas: 1} } ]')],
     object: withLabels({}),
-    want: { ...withLabels({}), spec: { replicas: 1 } },
+    // The spec replaced by one of only replicas, defaulted again as the API server defaults it.
+    want: deployment({ replicas: 1 }, { name: 'd', labels: {} }),
   },
 ];
 
@@ -420,6 +420,12 @@ describe('object construction', () => {
       'must evaluate to list(JSONPatch) but got map(string, dyn)',
     );
     assert.equal(compileMutation('1', 'ApplyConfiguration'), 'must evaluate to Object but got int');
+  });
+
+  it('a type error is the text of the compiler once, as the API server gives it', () => {
+    const error = compileMutation('[JSONPatch{op: "add", path: "/a", value: {"a": 1, "b": "x"}}]', 'JSONPatch');
+    assert.equal(typeof error, 'string');
+    assert.match(error as string, /^compilation failed: ERROR: <input>:1:\d+: expected type 'int' but found 'string'/);
   });
 
   it('jsonpatch.escapeKey escapes ~ before /', () => {

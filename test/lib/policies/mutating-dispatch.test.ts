@@ -11,17 +11,23 @@ import {
   type MutatingPolicyWebhook,
 } from '../../../lib/policies/mutating/define.ts';
 import { dispatchMutating, PolicyReinvokeContext } from '../../../lib/policies/mutating/dispatch.ts';
+import { defaultObject } from '../../../lib/policies/mutating/defaults.ts';
 import { compileMutatingPolicy } from '../../../lib/policies/mutating/evaluate.ts';
 import type { AdmissionRequest, KubeObject } from '../../../lib/review/schemas.ts';
 import { on } from '../../../lib/rule-builder.ts';
 import { runAdmissionChain } from '../../../lib/testing/chain.ts';
 
-const deployment = (labels?: Record<string, string>, spec: Record<string, unknown> = {}): KubeObject => ({
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name: 'd1', namespace: 'default', ...(labels ? { labels } : {}) },
-  spec: { template: { spec: { volumes: [{ name: 'x' }] } }, ...spec },
-});
+/** A Deployment as the API server holds it: defaulted (as it is when decoded, and after each mutation). */
+const deployment = (labels?: Record<string, string>, spec: Record<string, unknown> = {}): KubeObject =>
+  defaultObject(
+    { group: 'apps', version: 'v1', kind: 'Deployment' },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'd1', namespace: 'default', ...(labels ? { labels } : {}) },
+      spec: { template: { spec: { volumes: [{ name: 'x' }] } }, ...spec },
+    },
+  ) as KubeObject;
 const policy = (name: string, expression: string, more: Partial<MutatingPolicyDefinition> = {}) =>
   defineMutatingPolicy({
     name,
@@ -55,7 +61,7 @@ const PRODONLY = [
 ];
 
 // Restated from k8s.io/apiserver pkg/admission/plugin/policy/mutating/dispatcher_test.go (TestDispatcher).
-// The API server's test registers a defaulter of spec.strategy.type; these rows leave defaulting out.
+// The API server's test registers a defaulter of spec.strategy.type; these rows run every Deployment defaulter.
 describe('mutating policies dispatched in order (dispatcher_test.go)', () => {
   it('simple patch', () => {
     const p = policy('policy1', 'Object{ spec: Object.spec{ replicas: object.spec.replicas + 100 } }');
