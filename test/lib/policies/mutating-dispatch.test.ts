@@ -16,6 +16,7 @@ import { compileMutatingPolicy } from '../../../lib/policies/mutating/evaluate.t
 import type { AdmissionRequest, KubeObject } from '../../../lib/review/schemas.ts';
 import { on } from '../../../lib/rule-builder.ts';
 import { runAdmissionChain } from '../../../lib/testing/chain.ts';
+import { expectMutatingPolicyParity } from '../../../lib/testing/mutating-policies.ts';
 
 /** A Deployment as the API server holds it: defaulted (as it is when decoded, and after each mutation). */
 const deployment = (labels?: Record<string, string>, spec: Record<string, unknown> = {}): KubeObject =>
@@ -359,4 +360,66 @@ describe('mutating policies match as validating policies do (the generic matcher
         "policy 'append' with binding 'binding' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction",
     });
   });
+});
+
+describe('each single-policy case above, served from Lambda, answers as natively', () => {
+  const cm = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'cm1', namespace: 'default' },
+    data: { key: '10' },
+  };
+  const cases: Array<[string, MutatingPolicyWebhook, KubeObject]> = [
+    [
+      'simple patch',
+      policy('policy1', 'Object{ spec: Object.spec{ replicas: object.spec.replicas + 100 } }'),
+      deployment(undefined, { replicas: 1 }),
+    ],
+    [
+      'with param',
+      policy('policy1', "Object{ spec: Object.spec{ replicas: object.spec.replicas + int(params.data['key']) } }", {
+        paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+        paramRef: { name: 'cm1', namespace: 'default' },
+        params: [cm],
+      }),
+      deployment(undefined, { replicas: 1 }),
+    ],
+    [
+      'a policy whose condition is false',
+      policy('policy2', labels('"x": "y"'), { matchConditions: PRODONLY }),
+      deployment(),
+    ],
+    [
+      'a failing policy',
+      policy('p', 'Object{ spec: Object.spec{ selector: Object.spec.selector{ matchLabels: {"a": "b"} } } }'),
+      deployment(),
+    ],
+    [
+      'a failing matchCondition',
+      policy('stamp', labels('"stamped": "yes"'), {
+        matchConditions: [{ name: 'boom', expression: 'object.metadata.labels["missing"] == "x"' }],
+      }),
+      deployment({ a: 'b' }),
+    ],
+    [
+      'excluded by name',
+      policy('stamp', labels('"stamped": "yes"'), {
+        matchConstraints: {
+          resourceRules: [on(Deployment).create()],
+          excludeResourceRules: [
+            {
+              apiGroups: ['apps'],
+              apiVersions: ['v1'],
+              resources: ['deployments'],
+              operations: ['CREATE'],
+              resourceNames: ['d1'],
+            },
+          ],
+        },
+      }),
+      deployment(),
+    ],
+  ];
+  for (const [name, p, object] of cases)
+    it(name, () => expectMutatingPolicyParity(p, object, { namespace: 'default', name: 'd1' }));
 });
