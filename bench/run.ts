@@ -14,6 +14,7 @@ import { allow } from '../lib/admission/decision.ts';
 import { root, quick, rows, extra, median, log, compare, table, podReview } from './measure.ts';
 import { throughput, memory } from './servers.ts';
 import { celSpeed } from './cel-speed.ts';
+import { mutatingPolicySpeed } from './mutating-policy.ts';
 
 /** The floor of any webhook: decode the body, parse it, serialise an answer of the same size. */
 function floorFor(event: { body: string }): () => unknown {
@@ -285,6 +286,7 @@ const sections: Array<[string, () => Promise<void>]> = [
   ['memory', memory],
   ['cel', celConformance],
   ['cel-speed', celSpeed],
+  ['mutating-policy', mutatingPolicySpeed],
 ];
 for (const [name, run] of sections) if (!only.length || only.includes(name)) await run();
 

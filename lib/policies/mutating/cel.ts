@@ -18,6 +18,8 @@ export interface CompiledMutation {
   kind: MutationKind;
   expression: string;
   program: Program;
+  /** False when the text never names `object` (its value is then not read into CEL). */
+  readsObject: boolean;
   read(value: unknown): Record<string, unknown> | PatchOp[];
 }
 
@@ -60,10 +62,14 @@ export function compileMutation(
   return compiledMutation(kind, expression, compiled.program);
 }
 
+/** `object` as an identifier (not a field, not `oldObject`, not `Object`). */
+const OBJECT_REFERENCE = /(?<![\w.])object(?!\w)/;
+
 const compiledMutation = (kind: MutationKind, expression: string, program: Program): CompiledMutation => ({
   kind,
   expression,
   program,
+  readsObject: OBJECT_REFERENCE.test(expression),
   read: (value) => (kind === 'ApplyConfiguration' ? applyConfigurationOf(value) : patchOpsOf(value)),
 });
 

@@ -11,9 +11,20 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** A field Go reads as unset: absent, null, or a string's or plain integer's zero value. */
 const unset = (v: unknown) => v === undefined || v === null || v === '' || v === 0;
+/** Thrown by a write in a dry run: the object needs defaulting. */
+const WOULD_WRITE = new Error('the object needs defaulting');
+/** True while a dry run asks whether the object needs any default (no write is made). */
+let dryRun = false;
+
+/** Sets a field (every write of the defaulters goes through here, so a dry run can refuse it). */
+function put(o: Obj, key: string, value: unknown): void {
+  if (dryRun) throw WOULD_WRITE;
+  o[key] = value;
+}
+
 /** The object at `key`, made when absent (Go's `if x == nil { x = &T{} }`). */
 function child(o: Obj, key: string): Obj {
-  if (!isObj(o[key])) o[key] = {};
+  if (!isObj(o[key])) put(o, key, {});
   return o[key] as Obj;
 }
 
@@ -59,61 +70,64 @@ function podOnly(pod: Obj): void {
       const resources = isObj(container) && isObj(container.resources) ? container.resources : undefined;
       if (!resources || !isObj(resources.limits)) continue;
       const requests = child(resources, 'requests');
-      for (const [key, value] of Object.entries(resources.limits)) if (!(key in requests)) requests[key] = value;
+      for (const [key, value] of Object.entries(resources.limits)) if (!(key in requests)) put(requests, key, value);
     }
   }
-  if (spec.enableServiceLinks === undefined || spec.enableServiceLinks === null) spec.enableServiceLinks = true;
+  if (spec.enableServiceLinks === undefined || spec.enableServiceLinks === null) put(spec, 'enableServiceLinks', true);
   if (spec.hostNetwork !== true) return;
   for (const list of ['containers', 'initContainers'])
     for (const container of Array.isArray(spec[list]) ? spec[list] : [])
       for (const port of isObj(container) && Array.isArray(container.ports) ? container.ports : [])
-        if (isObj(port) && unset(port.hostPort)) port.hostPort = port.containerPort;
+        if (isObj(port) && unset(port.hostPort)) put(port, 'hostPort', port.containerPort);
 }
 
 function service(o: Obj): void {
   const spec = child(o, 'spec');
-  if (unset(spec.sessionAffinity)) spec.sessionAffinity = 'None';
-  if (spec.sessionAffinity === 'None') delete spec.sessionAffinityConfig;
+  if (unset(spec.sessionAffinity)) put(spec, 'sessionAffinity', 'None');
+  if (spec.sessionAffinity === 'None' && 'sessionAffinityConfig' in spec) {
+    if (dryRun) throw WOULD_WRITE;
+    delete spec.sessionAffinityConfig;
+  }
   if (spec.sessionAffinity === 'ClientIP') {
     const clientIP = (spec.sessionAffinityConfig as { clientIP?: { timeoutSeconds?: unknown } } | undefined)?.clientIP;
     if (clientIP?.timeoutSeconds === undefined || clientIP.timeoutSeconds === null)
-      spec.sessionAffinityConfig = { clientIP: { timeoutSeconds: CLIENT_IP_AFFINITY_SECONDS } };
+      put(spec, 'sessionAffinityConfig', { clientIP: { timeoutSeconds: CLIENT_IP_AFFINITY_SECONDS } });
   }
-  if (unset(spec.type)) spec.type = 'ClusterIP';
+  if (unset(spec.type)) put(spec, 'type', 'ClusterIP');
   for (const port of Array.isArray(spec.ports) ? spec.ports : []) {
     if (!isObj(port)) continue;
-    if (unset(port.protocol)) port.protocol = 'TCP';
-    if (unset(port.targetPort)) port.targetPort = port.port;
+    if (unset(port.protocol)) put(port, 'protocol', 'TCP');
+    if (unset(port.targetPort)) put(port, 'targetPort', port.port);
   }
   const externalIPs = Array.isArray(spec.externalIPs) && spec.externalIPs.length > 0;
   const external =
     spec.type === 'LoadBalancer' || spec.type === 'NodePort' || (spec.type === 'ClusterIP' && externalIPs);
-  if (external && unset(spec.externalTrafficPolicy)) spec.externalTrafficPolicy = 'Cluster';
+  if (external && unset(spec.externalTrafficPolicy)) put(spec, 'externalTrafficPolicy', 'Cluster');
   if (unset(spec.internalTrafficPolicy) && ['NodePort', 'LoadBalancer', 'ClusterIP'].includes(spec.type as string))
-    spec.internalTrafficPolicy = 'Cluster';
+    put(spec, 'internalTrafficPolicy', 'Cluster');
   if (spec.type !== 'LoadBalancer') return;
   if (spec.allocateLoadBalancerNodePorts === undefined || spec.allocateLoadBalancerNodePorts === null)
-    spec.allocateLoadBalancerNodePorts = true;
+    put(spec, 'allocateLoadBalancerNodePorts', true);
   const ingress = (o.status as { loadBalancer?: { ingress?: unknown[] } } | undefined)?.loadBalancer?.ingress;
   for (const entry of Array.isArray(ingress) ? ingress : [])
-    if (isObj(entry) && !unset(entry.ip) && unset(entry.ipMode)) entry.ipMode = 'VIP';
+    if (isObj(entry) && !unset(entry.ip) && unset(entry.ipMode)) put(entry, 'ipMode', 'VIP');
 }
 
 /** A rolling update's defaults under `strategy` when its type is (or defaults to) RollingUpdate. */
 function rollingUpdate(strategy: Obj, defaults: Obj): void {
-  if (unset(strategy.type)) strategy.type = 'RollingUpdate';
+  if (unset(strategy.type)) put(strategy, 'type', 'RollingUpdate');
   if (strategy.type !== 'RollingUpdate') return;
   const rolling = child(strategy, 'rollingUpdate');
   for (const [key, value] of Object.entries(defaults))
-    if (rolling[key] === undefined || rolling[key] === null) rolling[key] = value;
+    if (rolling[key] === undefined || rolling[key] === null) put(rolling, key, value);
 }
 
 function statefulSet(o: Obj): void {
   const spec = child(o, 'spec');
-  if (unset(spec.podManagementPolicy)) spec.podManagementPolicy = 'OrderedReady';
+  if (unset(spec.podManagementPolicy)) put(spec, 'podManagementPolicy', 'OrderedReady');
   const strategy = child(spec, 'updateStrategy');
   if (unset(strategy.type)) {
-    strategy.type = 'RollingUpdate';
+    put(strategy, 'type', 'RollingUpdate');
     child(strategy, 'rollingUpdate');
   }
   const rolling = strategy.rollingUpdate;
@@ -122,23 +136,23 @@ function statefulSet(o: Obj): void {
     isObj(rolling) &&
     (rolling.partition === undefined || rolling.partition === null)
   )
-    rolling.partition = 0;
+    put(rolling, 'partition', 0);
   const retention = child(spec, 'persistentVolumeClaimRetentionPolicy');
-  if (unset(retention.whenDeleted)) retention.whenDeleted = 'Retain';
-  if (unset(retention.whenScaled)) retention.whenScaled = 'Retain';
+  if (unset(retention.whenDeleted)) put(retention, 'whenDeleted', 'Retain');
+  if (unset(retention.whenScaled)) put(retention, 'whenScaled', 'Retain');
 }
 
 function job(o: Obj): void {
   const spec = child(o, 'spec');
   const none = (v: unknown) => v === undefined || v === null;
   if (none(spec.completions) && none(spec.parallelism)) {
-    spec.completions = 1;
-    spec.parallelism = 1;
+    put(spec, 'completions', 1);
+    put(spec, 'parallelism', 1);
   }
   const labels = (spec.template as { metadata?: { labels?: unknown } } | undefined)?.metadata?.labels;
   const metadata = child(o, 'metadata');
   if (isObj(labels) && !(isObj(metadata.labels) && Object.keys(metadata.labels).length))
-    metadata.labels = { ...labels };
+    put(metadata, 'labels', { ...labels });
 }
 
 /** The table: each type's defaulting, by the name of its Go type. */
@@ -158,7 +172,7 @@ const TYPES: Record<string, TypeDefaults> = {
   Container: {
     code: (c) => {
       if (unset(c.imagePullPolicy))
-        c.imagePullPolicy = imageTag(String(c.image ?? '')) === 'latest' ? 'Always' : 'IfNotPresent';
+        put(c, 'imagePullPolicy', imageTag(String(c.image ?? '')) === 'latest' ? 'Always' : 'IfNotPresent');
     },
     fields: { terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' },
     nested: {
@@ -183,7 +197,7 @@ const TYPES: Record<string, TypeDefaults> = {
   HTTPGetAction: { fields: { path: '/', scheme: 'HTTP' } },
   Volume: {
     code: (v) => {
-      if (!Object.keys(v).some((k) => isVolumeSource(k) && v[k] !== null && v[k] !== undefined)) v.emptyDir = {};
+      if (!Object.keys(v).some((k) => isVolumeSource(k) && v[k] !== null && v[k] !== undefined)) put(v, 'emptyDir', {});
     },
     nested: {
       secret: 'ModeOnly',
@@ -202,7 +216,7 @@ const TYPES: Record<string, TypeDefaults> = {
   },
   DownwardAPIProjection: { nested: { items: ['DownwardAPIFile'] } },
   ServiceAccountTokenProjection: { pointers: { expirationSeconds: TOKEN_EXPIRATION_SECONDS } },
-  HostPathVolumeSource: { code: (h) => void (h.type ??= '') },
+  HostPathVolumeSource: { code: (h) => h.type ?? put(h, 'type', '') },
   Service: { code: service },
   Deployment: {
     code: (o) => rollingUpdate(child(child(o, 'spec'), 'strategy'), { maxUnavailable: '25%', maxSurge: '25%' }),
@@ -223,7 +237,9 @@ const TYPES: Record<string, TypeDefaults> = {
     nested: { template: 'PodTemplateSpec', volumeClaimTemplates: ['PersistentVolumeClaim'] },
   },
   PersistentVolumeClaim: {
-    code: (o) => void (unset(child(o, 'status').phase) && (child(o, 'status').phase = 'Pending')),
+    code: (o) => {
+      if (unset(child(o, 'status').phase)) put(child(o, 'status'), 'phase', 'Pending');
+    },
     nested: { spec: 'PersistentVolumeClaimSpec' },
   },
   PersistentVolumeClaimSpec: { pointers: { volumeMode: 'Filesystem' } },
@@ -256,15 +272,35 @@ export const DEFAULTED_KINDS: Readonly<Record<string, string>> = {
   'batch/v1/CronJob': 'CronJob',
 };
 
+/** A type's table entry as lists, made once. */
+interface Prepared {
+  code?: (o: Obj) => void;
+  fields: Array<[string, unknown]>;
+  pointers: Array<[string, unknown]>;
+  nested: Array<[string, string | [string]]>;
+}
+const prepared = new Map<string, Prepared>();
+
 /** Defaults one value of a type in place, its nested values after it. */
 function defaultAs(type: string, value: unknown): void {
-  const defaults = TYPES[type];
-  if (!defaults || !isObj(value)) return;
-  defaults.code?.(value);
-  for (const [key, fallback] of Object.entries(defaults.fields ?? {})) if (unset(value[key])) value[key] = fallback;
-  for (const [key, fallback] of Object.entries(defaults.pointers ?? {}))
-    if (value[key] === undefined || value[key] === null) value[key] = isObj(fallback) ? { ...fallback } : fallback;
-  for (const [key, nested] of Object.entries(defaults.nested ?? {})) {
+  if (!isObj(value)) return;
+  let entry = prepared.get(type);
+  if (!entry) {
+    const defaults = TYPES[type];
+    if (!defaults) return;
+    entry = {
+      ...(defaults.code ? { code: defaults.code } : {}),
+      fields: Object.entries(defaults.fields ?? {}),
+      pointers: Object.entries(defaults.pointers ?? {}),
+      nested: Object.entries(defaults.nested ?? {}),
+    };
+    prepared.set(type, entry);
+  }
+  entry.code?.(value);
+  for (const [key, fallback] of entry.fields) if (unset(value[key])) put(value, key, fallback);
+  for (const [key, fallback] of entry.pointers)
+    if (value[key] === undefined || value[key] === null) put(value, key, isObj(fallback) ? { ...fallback } : fallback);
+  for (const [key, nested] of entry.nested) {
     const field = value[key];
     if (typeof nested === 'string') defaultAs(nested, field);
     else if (Array.isArray(field)) for (const item of field) defaultAs(nested[0]!, item);
@@ -272,8 +308,9 @@ function defaultAs(type: string, value: unknown): void {
 }
 
 /**
- * The object defaulted as the API server's scheme defaults its kind (a copy; the object itself is
- * left as it is), or the object itself when the kind has no defaulter here.
+ * The object defaulted as the API server's scheme defaults its kind: the object itself when its
+ * kind has no defaulter here or it needs no default (a dry run asks first, so an object the API
+ * server already defaulted is not copied), else a defaulted copy (the object itself is left as it is).
  */
 export function defaultObject(
   kind: { group: string; version: string; kind: string },
@@ -281,6 +318,15 @@ export function defaultObject(
 ): Record<string, unknown> {
   const type = DEFAULTED_KINDS[`${kind.group}/${kind.version}/${kind.kind}`];
   if (!type) return object;
+  dryRun = true;
+  try {
+    defaultAs(type, object);
+    return object;
+  } catch (err) {
+    if (err !== WOULD_WRITE) throw err;
+  } finally {
+    dryRun = false;
+  }
   const copy = structuredClone(object);
   defaultAs(type, copy);
   return copy;

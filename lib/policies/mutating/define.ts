@@ -252,7 +252,8 @@ export function defineMutatingPolicy<T extends KubeObject = KubeObject>(
         const outcome = dispatchMutating(
           [{ policy: servedCompiled(), bindings: [policy.binding] }],
           request as AdmissionRequest,
-          { params, kindSchema },
+          // The API server decoded the object as its kind before sending it.
+          { params, kindSchema, objectIsTyped: true },
         );
         if (!outcome.allowed)
           return deny(outcome.status!.message, { code: outcome.status!.code, reason: outcome.status!.reason });

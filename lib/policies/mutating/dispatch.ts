@@ -64,6 +64,8 @@ export interface MutatingPolicyHook {
 export interface MutatingDispatchEnvironment extends MatchEnvironment {
   params?: ParamSources;
   authorize?: Authorize;
+  /** True: the request's object is the API server's decoding of its kind (a webhook's), not read as typed again. */
+  objectIsTyped?: boolean;
   /** True: the Namespace is matched against, but the expressions' `namespaceObject` is null (as served from Lambda). */
   withoutNamespaceObject?: boolean;
   /** The merge schema of a kind (built-in or a CRD's); undefined when unknown. */
@@ -199,13 +201,15 @@ function invoke(
   options: DispatchOptions,
   errors: PolicyError[],
 ): { object: KubeObject | null; shouldReinvoke: boolean } | { status: MutationStatus } {
+  // Without a context from the caller nothing reinvokes: no memory of the output is kept.
+  const keep = options.context !== undefined;
   const context = options.context ?? new PolicyReinvokeContext();
   let object = (request.object ?? null) as KubeObject | null;
   if (options.reinvocation && context.isOutputChangedSinceLastPolicyInvocation(object))
     context.requireReinvokingPreviouslyInvokedPlugins();
   const namespace = namespaceOf(request, env);
   if (namespace && 'status' in namespace) {
-    context.setLastPolicyInvocationOutput(object);
+    if (keep) context.setLastPolicyInvocationOutput(object);
     return namespace;
   }
   let shouldReinvoke = false;
@@ -221,13 +225,14 @@ function invoke(
         namespace: namespace?.object ?? null,
         ...(env.authorize ? { authorize: env.authorize } : {}),
         ...(env.kindSchema ? { kindSchema: env.kindSchema(invocation.matched.kind) } : {}),
+        ...(env.objectIsTyped && object === request.object ? { objectIsTyped: true } : {}),
       },
       { proceed: () => !options.reinvocation || context.shouldReinvoke(key) },
     );
     for (const message of outcome.errors) errors.push({ policy, binding: binding.name, message, reason: 'Invalid' });
     if (!outcome.matched) continue;
     if (outcome.status) {
-      context.setLastPolicyInvocationOutput(object);
+      if (keep) context.setLastPolicyInvocationOutput(object);
       return { status: outcome.status };
     }
     if (outcome.changed) {
@@ -237,7 +242,7 @@ function invoke(
     }
     if (policy.spec.reinvocationPolicy === 'IfNeeded') context.addReinvocablePolicyToPreviouslyInvoked(key);
   }
-  context.setLastPolicyInvocationOutput(object);
+  if (keep) context.setLastPolicyInvocationOutput(object);
   return { object, shouldReinvoke };
 }
 

@@ -28,6 +28,7 @@ import { type CompiledMutation, compileMutation } from './cel.ts';
 import { defaultObject } from './defaults.ts';
 import { jsonEqual } from './json-patch.ts';
 import { applyMutationValue, type KindSchema, type MutationStatus } from './mutation.ts';
+import { markTyped } from './smd/apply.ts';
 import type { MutatingPolicySpec } from './types.ts';
 
 /** A policy compiled once: its variables, matchConditions and mutations (or their compile errors). */
@@ -63,6 +64,8 @@ export function compileMutatingPolicy(
 export interface InvocationInput extends Omit<ActivationInput, 'withoutAuthorizer' | 'kindOnly'> {
   /** The matched kind's merge schema (ApplyConfiguration mutations need one; built-in kinds are defaulted). */
   kindSchema?: KindSchema;
+  /** True: the object is the API server's decoding of its built-in kind, so it reads as typed. */
+  objectIsTyped?: boolean;
 }
 
 /** The outcome of one invocation. */
@@ -92,13 +95,18 @@ export function evaluateMutatingPolicy(
   { budget = RUNTIME_CEL_COST_BUDGET, proceed }: EvaluateOptions = {},
 ): InvocationOutcome {
   const original = (input.request.object ?? null) as Record<string, unknown> | null;
-  const full = policyActivation(input);
+  // The object is read into CEL when an expression reads it (setObject), not here.
+  const full = policyActivation({ ...input, request: { ...input.request, object: null } });
+  const hasConditions = Boolean(compiled.spec.matchConditions?.length);
   // One activation for the invocation: the variables' cache is the invocation's, as in the API
   // server, where conditions and mutations share one composition context.
-  const composed = compose(policyActivation({ ...input, namespace: null, kindOnly: true }), compiled.variables);
+  const composed = compose(
+    hasConditions ? policyActivation({ ...input, namespace: null, kindOnly: true }) : full,
+    compiled.variables,
+  );
   const activation = composed.activation;
-  if (compiled.spec.matchConditions?.length) {
-    const conditions = compiled.spec.matchConditions;
+  if (hasConditions) {
+    const conditions = compiled.spec.matchConditions ?? [];
     const filter = evaluateFilter(
       compiled.conditions.programs,
       conditions.map((c) => c.expression),
@@ -123,13 +131,15 @@ export function evaluateMutatingPolicy(
   activation.namespaceObject = full.namespaceObject;
   const errors: string[] = [];
   let object = original;
+  if (original && input.objectIsTyped && input.kindSchema?.builtin) markTyped(original);
   for (const mutation of compiled.mutations) {
     if (object === null) continue;
     if (typeof mutation === 'string') {
       errors.push(mutation);
       continue;
     }
-    activation.object = object === original ? full.object : toCel(object);
+    // An expression that never names `object` (and no variable that might) does not read it into CEL.
+    activation.object = mutation.readsObject || compiled.variables.names.length ? toCel(object) : null;
     const result = runMutation(mutation, composed, object, input.kindSchema, budget);
     if ('status' in result) return { matched: true, object: original, changed: false, errors, status: result.status };
     if ('error' in result) errors.push(result.error);

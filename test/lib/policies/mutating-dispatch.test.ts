@@ -421,5 +421,7 @@ describe('each single-policy case above, served from Lambda, answers as natively
     ],
   ];
   for (const [name, p, object] of cases)
-    it(name, () => expectMutatingPolicyParity(p, object, { namespace: 'default', name: 'd1' }));
+    it(name, async () => {
+      await expectMutatingPolicyParity(p, object, { namespace: 'default', name: 'd1' });
+    });
 });
