@@ -7,7 +7,7 @@
  * so functions that do not enforce conditions carry no CEL in their bundles.
  */
 import type { ASTNode, Environment, ParseResult } from './engine.ts';
-import { adoptCelGoChecker, type CheckerEnvironment, declaredFunctions } from './check/checker.ts';
+import { adoptCelGoChecker, type CheckerEnvironment, declaredFunctions, inferredTypes } from './check/checker.ts';
 import { installOptionalEntries } from './evaluate/entries.ts';
 import { matchConditionsEnvironment } from './evaluate/environment.ts';
 import { balanceLogic } from './parse/logic-balance.ts';
@@ -160,6 +160,8 @@ function compile(
       const issues = adoptCelGoChecker(parsed.ast as never, checkerEnvironment(env));
       const checked = parsed.check();
       if (!checked.valid) return compileError(expression, written(checked.error));
+      const inferred = issues.length ? undefined : inferredTypes(parsed.ast as never);
+      if (inferred) issues.push(...inferred.issues);
       if (issues.length) {
         const at = (start: number) => (source.edits.length ? writtenOffset(start, source.edits) : start);
         // cel-go checks only what its parser accepted: its parser's refusals come alone.
@@ -171,7 +173,7 @@ function compile(
       }
       const typed = screenChecked(parsed.ast, minor, environmentMinor(options.kubeVersion, 'stored'));
       if (typed) return compileError(expression, written(typed), false);
-      type = String(checked.type);
+      type = inferred?.type ?? String(checked.type);
     }
   } catch (err) {
     // An expression within cel-go's parser limits that still overflows a walker's stack (never
