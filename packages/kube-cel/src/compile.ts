@@ -13,6 +13,7 @@ import { matchConditionsEnvironment } from './evaluate/environment.ts';
 import { balanceLogic } from './parse/logic-balance.ts';
 import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './parse/literals.ts';
 import { compileError, compileErrors, internalNames } from './check/messages.ts';
+import type { CompileError } from './check/compile-error.ts';
 import { evaluateMetered, installMeter } from './cost/evaluation.ts';
 import { keepUnoptimized, PER_CALL_COST_LIMIT } from './cost/meter.ts';
 import { RECURSION_LIMIT_MESSAGE, readForParse } from './parse/limits.ts';
@@ -21,6 +22,7 @@ import { screen, screenChecked } from './check/screen.ts';
 import { adoptCelGoSemantics } from './check/semantics.ts';
 import { environmentMinor, type CelKubeVersion, type ExpressionMode } from './versions/versions.ts';
 
+export type { CompileError } from './check/compile-error.ts';
 export {
   type AuthorizationAttributes,
   type AuthorizationDecision,
@@ -49,14 +51,6 @@ export interface CompiledExpression {
    * and cost. The error thrown (CostLimitExceeded or the evaluation's) carries the cost as `cost`.
    */
   evaluate(variables: Record<string, unknown>, limit?: number): { value: unknown; cost: number };
-}
-
-/** A compile error: the checker's message, with the expression and the position. */
-export interface CompileError {
-  message: string;
-  /** 1-based line and column (in code points) of the error in the expression; -1 and 0 when it has none. */
-  line: number;
-  column: number;
 }
 
 function mentions(node: unknown, name: string): boolean {

@@ -187,7 +187,10 @@ export function typeParameters(root: Node, chk: Checker, generated: WeakMap<obje
   let type = String(root.checkedType);
   try {
     // The engine names a list and a map of dyn `list` and `map`.
-    type = chk.getType(name).name.replace(/^list<dyn>$/, 'list').replace(/^map<dyn, dyn>$/, 'map');
+    type = chk
+      .getType(name)
+      .name.replace(/^list<dyn>$/, 'list')
+      .replace(/^map<dyn, dyn>$/, 'map');
   } catch {
     // A type the engine does not name (an object type in a list): its own name stands.
   }
