@@ -10,6 +10,7 @@ import type { ASTNode, Environment, ParseResult } from './engine.ts';
 import { adoptCelGoChecker, type CheckerEnvironment, declaredFunctions, inferredTypes } from './check/checker.ts';
 import { installOptionalEntries } from './evaluate/entries.ts';
 import { matchConditionsEnvironment } from './evaluate/environment.ts';
+import { needsLibraries } from './libraries/names.ts';
 import { balanceLogic } from './parse/logic-balance.ts';
 import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './parse/literals.ts';
 import { compileError, compileErrors, internalNames } from './check/messages.ts';
@@ -112,7 +113,7 @@ function compile(
   fold: boolean,
   optimize = true,
 ): CompiledExpression | CompileError {
-  let env = matchConditionsEnvironment();
+  let env = matchConditionsEnvironment(needsLibraries(expression));
   if (options.declarations) {
     env = env.clone();
     for (const [name, type] of Object.entries(options.declarations)) env.registerVariable(name, type);
