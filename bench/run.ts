@@ -162,7 +162,9 @@ const CEL_COLD_RATIO = 1.35;
 async function matchConditionsFixture(name: string, maxRatio: number): Promise<Measured> {
   const entry = join(root, 'bench', 'fixtures', name, 'index.ts');
   const outdir = join(root, '.klw', 'bench', name);
-  await esbuild.build({ ...bundleOptions(root, { name, entry }), outdir });
+  // Deployed as the plain functions are here: behind an HTTP API, without a fleet.
+  const deployment = { sources: ['http' as const], fleet: false };
+  await esbuild.build({ ...bundleOptions(root, { name, entry }, undefined, deployment), outdir });
   return {
     name: `${name} (enforceMatchConditions, bench fixture)`,
     bundle: join(outdir, 'index.mjs'),
