@@ -87,7 +87,8 @@ export function compilePolicyExpression(expression: string, options: PolicyCompi
       kubeVersion: kubeVersionFromText(options.kubernetesVersion),
     });
   } catch (err) {
-    if (err instanceof CelCompileError) return { error: `compilation failed: ${err.message}` };
+    // The engine's message is already CompileCELExpression's: `compilation failed: ERROR: <input>:…`.
+    if (err instanceof CelCompileError) return { error: err.message };
     throw err;
   }
   const undeclared = undeclaredReference(expression, options);
@@ -102,15 +103,32 @@ export function compilePolicyExpression(expression: string, options: PolicyCompi
   return { program };
 }
 
-/** A reference to a name the expression's environment does not declare, in cel-go's words. */
+/** A reference to a name the expression's environment does not declare, in cel-go's words and place. */
 function undeclaredReference(expression: string, options: PolicyCompileOptions): string | undefined {
-  if (!options.hasParams && identifier('params').test(expression))
-    return "ERROR: <input>: undeclared reference to 'params' (in container '')";
-  if (!options.hasAuthorizer && identifier('authorizer').test(expression))
-    return "ERROR: <input>: undeclared reference to 'authorizer' (in container '')";
-  for (const [, name] of expression.matchAll(VARIABLE_REFERENCE))
-    if (!options.variables.includes(name!)) return `ERROR: <input>: undefined field '${name}'`;
+  for (const name of ['params', 'authorizer'] as const) {
+    if (name === 'params' ? options.hasParams : options.hasAuthorizer) continue;
+    const found = identifier(name).exec(expression);
+    if (found) return celGoError(expression, found.index, `undeclared reference to '${name}' (in container '')`);
+  }
+  for (const found of expression.matchAll(VARIABLE_REFERENCE))
+    if (!options.variables.includes(found[1]!))
+      // cel-go places a field selection at its dot.
+      return celGoError(expression, found.index + found[0].indexOf('.'), `undefined field '${found[1]}'`);
   return undefined;
+}
+
+/** One error as cel-go displays it: `ERROR: <input>:line:column: message`, the line, dots to a caret. */
+function celGoError(expression: string, offset: number, message: string): string {
+  const lines = expression.slice(0, offset).split('\n');
+  const line = lines.length;
+  const column = [...lines.at(-1)!].length + 1;
+  const text = [...(expression.split('\n')[line - 1] ?? '').replaceAll('\t', ' ')];
+  // cel-go marks a character of more than one UTF-8 byte with a full-width dot.
+  const dots = text
+    .slice(0, column - 1)
+    .map((c) => (c.codePointAt(0)! > 0x7f ? '\uff0e' : '.'))
+    .join('');
+  return `ERROR: <input>:${line}:${column}: ${message}\n | ${text.join('')}\n | ${dots}^`;
 }
 
 /** One run of a program: its value or its error (in cel-go's words), and the cost it spent. */

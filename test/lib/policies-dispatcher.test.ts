@@ -5,7 +5,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { paramSourcesOf } from '../../lib/policies/generic/params.ts';
-import { type DispatchEnvironment, dispatchValidating } from '../../lib/policies/validating/dispatcher.ts';
+import {
+  type DispatchEnvironment,
+  dispatchValidating,
+  truncateBytes,
+} from '../../lib/policies/validating/dispatcher.ts';
 import type { ValidatingBindingSpec, ValidatingPolicySpec } from '../../lib/policies/validating/types.ts';
 import { compileValidatingPolicy } from '../../lib/policies/validating/validator.ts';
 import type { AdmissionRequest, KubeObject } from '../../lib/review/schemas.ts';
@@ -234,6 +238,23 @@ describe('the dispatcher beyond the restated tests', () => {
       );
       assert.deepEqual([got.status?.code, got.status?.reason], [code, reason]);
     }
+  });
+  it('an audit annotation value is cut at 10 KiB of UTF-8 as Go cuts it (a split character: one U+FFFD a byte)', () => {
+    assert.equal(truncateBytes('abc', 2), 'ab');
+    assert.equal(truncateBytes('a\u20acb', 3), 'a\ufffd\ufffd');
+    assert.equal(truncateBytes('a\u20acb', 4), 'a\u20ac');
+    const policy = denyPolicy({
+      paramKind: undefined,
+      validations: [],
+      auditAnnotations: [{ key: 'k', valueExpression: 'string(object.big)' }],
+    });
+    const got = dispatchValidating(
+      [{ policy: compileValidatingPolicy(policy), bindings: [binding({ paramRef: undefined })] }],
+      { ...attr, object: { ...fakeParams, big: '\u20ac'.repeat(4000) } as KubeObject },
+      {},
+    );
+    const value = got.auditAnnotations['denypolicy.example.com/k']!;
+    assert.equal(value, `${'\u20ac'.repeat(3413)}\ufffd`);
   });
   it('failurePolicy Ignore admits configuration errors', () => {
     const got = dispatch(denyPolicy({ failurePolicy: 'Ignore' }), [binding()], env([]));

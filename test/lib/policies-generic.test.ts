@@ -104,6 +104,23 @@ describe('the policy environment', () => {
     );
     assert.equal(compilePolicyExpression(e, opts({ returns: ['string'] })).error, undefined);
   });
+  it("compile errors are CompileCELExpression's words once, placed as cel-go places them", () => {
+    assert.equal(
+      compilePolicyExpression('object.a ==', opts({})).error,
+      "compilation failed: ERROR: <input>:1:12: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n | object.a ==\n | ...........^",
+    );
+    assert.equal(
+      compilePolicyExpression(
+        "'x' + \n  string(authorizer.path('/a').check('get').allowed())",
+        opts({ hasAuthorizer: false }),
+      ).error,
+      "compilation failed: ERROR: <input>:2:10: undeclared reference to 'authorizer' (in container '')\n |   string(authorizer.path('/a').check('get').allowed())\n | .........^",
+    );
+    assert.equal(
+      compilePolicyExpression('variables.known && variables.nope', opts({ variables: ['known'] })).error,
+      "compilation failed: ERROR: <input>:1:29: undefined field 'nope'\n | variables.known && variables.nope\n | ............................^",
+    );
+  });
   it('an expression of the wrong type is refused as CompileCELExpression refuses it', () => {
     assert.equal(compilePolicyExpression("'a'", opts({})).error, 'must evaluate to bool but got string');
     assert.equal(
