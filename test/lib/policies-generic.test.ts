@@ -58,6 +58,29 @@ describe('variables (composition.go)', () => {
       /composited variable "x" fails to compile: compilation failed: .*undefined field 'y'/,
     );
   });
+  it("is declared with its own type, as the composited compiler declares it (composition.go's AddField)", () => {
+    const vars = compileVariables(
+      [
+        { name: 'works', expression: 'true' },
+        { name: 'count', expression: 'size(object.items)' },
+        { name: 'broken', expression: 'object.' },
+      ],
+      env,
+    );
+    assert.deepEqual(vars.types, ['bool', 'int', 'dyn']);
+    const [asBool, mixed, fromBroken] = compileExpressions(
+      ['variables.works', "variables.count + 'x' == 'y'", 'variables.broken'],
+      vars,
+      env,
+      ['bool'],
+    );
+    assert.equal(asBool!.error, undefined);
+    assert.equal(
+      mixed!.error,
+      "compilation failed: ERROR: <input>:1:17: found no matching overload for '_+_' applied to '(int, string)'\n | variables.count + 'x' == 'y'\n | ................^",
+    );
+    assert.equal(fromBroken!.error, 'must evaluate to bool but got dyn');
+  });
   it('is evaluated at most once per activation, and only when read', () => {
     const vars = compileVariables([{ name: 'x', expression: 'object.a + 1' }], env);
     const composed = compose({ object: { a: 1n } }, vars);

@@ -9,7 +9,7 @@
 import type { ASTNode, Environment, ParseResult } from './engine.ts';
 import { adoptCelGoChecker, type CheckerEnvironment, declaredFunctions } from './check/checker.ts';
 import { installOptionalEntries } from './evaluate/entries.ts';
-import { matchConditionsEnvironment } from './evaluate/environment.ts';
+import { matchConditionsEnvironment, typedObjectsEnvironment } from './evaluate/environment.ts';
 import { balanceLogic } from './parse/logic-balance.ts';
 import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './parse/literals.ts';
 import { compileError, compileErrors, internalNames } from './check/messages.ts';
@@ -84,6 +84,11 @@ export interface CompileOptions {
    * for testing the environment on expressions written for other declarations.
    */
   declarations?: Record<string, string>;
+  /**
+   * Object types, name to field types (`{ replicas: 'int', spec: 'Deployment.spec' }`), that the
+   * declarations may name. With types, `object` and `oldObject` are `dyn` unless declared.
+   */
+  types?: Record<string, Record<string, string>>;
 }
 
 /**
@@ -119,7 +124,14 @@ function compile(
   optimize = true,
 ): CompiledExpression | CompileError {
   let env = matchConditionsEnvironment();
-  if (options.declarations) {
+  if (options.types) {
+    env = typedObjectsEnvironment().clone();
+    for (const [name, fields] of Object.entries(options.types)) env.registerType(name, { fields });
+    const declared = { object: 'dyn', oldObject: 'dyn', ...options.declarations };
+    for (const [name, type] of Object.entries(declared)) env.registerVariable(name, type);
+    installMeter(env);
+    installOptionalEntries(env);
+  } else if (options.declarations) {
     env = env.clone();
     for (const [name, type] of Object.entries(options.declarations)) env.registerVariable(name, type);
     installMeter(env);

@@ -99,11 +99,10 @@ function registerNamespaceTypes(env: Environment): void {
     });
 }
 
-/** The variables every condition may read. */
-function registerVariables(env: Environment): void {
+/** The variables every condition may read; `object` and `oldObject` left to the caller when `typed`. */
+function registerVariables(env: Environment, typed: boolean): void {
+  if (!typed) env.registerVariable('object', 'dyn').registerVariable('oldObject', 'dyn');
   env
-    .registerVariable('object', 'dyn')
-    .registerVariable('oldObject', 'dyn')
     .registerVariable('request', 'kubernetes.AdmissionRequest')
     .registerVariable('namespaceObject', 'kubernetes.Namespace')
     .registerVariable('authorizer', AUTHORIZER);
@@ -184,12 +183,12 @@ const ENGINE_LIMITS = {
 };
 
 /** Builds the environment; costly, so done once, on first use. */
-function buildEnvironment(): Environment {
+function buildEnvironment(typed = false): Environment {
   const env = new MeteredEnvironment({ enableOptionalTypes: true, limits: ENGINE_LIMITS });
   registerRequestTypes(env);
   registerAuthorizer(env);
   registerNamespaceTypes(env);
-  registerVariables(env);
+  registerVariables(env, typed);
   registerConversions(env);
   registerTime(env);
   for (const register of [registerLists, registerStrings, registerRegex, registerUrls, registerQuantity]) register(env);
@@ -215,4 +214,15 @@ let environment: Environment | undefined;
 export function matchConditionsEnvironment(): Environment {
   environment ??= buildEnvironment();
   return environment;
+}
+
+let typedEnvironment: Environment | undefined;
+
+/**
+ * The matchConditions environment without `object` and `oldObject`, for a clone that declares them
+ * with the schema of a kind (the API server's type checking of policies); built on first use.
+ */
+export function typedObjectsEnvironment(): Environment {
+  typedEnvironment ??= buildEnvironment(true);
+  return typedEnvironment;
 }
