@@ -125,12 +125,7 @@ function compile(
 ): CompiledExpression | CompileError {
   let env = matchConditionsEnvironment();
   if (options.types) {
-    env = typedObjectsEnvironment().clone();
-    for (const [name, fields] of Object.entries(options.types)) env.registerType(name, { fields });
-    const declared = { object: 'dyn', oldObject: 'dyn', ...options.declarations };
-    for (const [name, type] of Object.entries(declared)) env.registerVariable(name, type);
-    installMeter(env);
-    installOptionalEntries(env);
+    env = typedEnvironment(options.types, options.declarations);
   } else if (options.declarations) {
     env = env.clone();
     for (const [name, type] of Object.entries(options.declarations)) env.registerVariable(name, type);
@@ -193,6 +188,31 @@ function compile(
     throw err;
   }
   return compiled(env, parsed, type, () => compile(expression, options, fold, optimize) as CompiledExpression);
+}
+
+/** Environments with object types, by their types and declarations; a few kept (type checking reuses them). */
+const typedEnvironments = new Map<string, Environment>();
+/** How many typed environments are kept: those of the kinds one policy is checked against. */
+const TYPED_ENVIRONMENTS_KEPT = 16;
+
+/** The environment declaring `types` and `declarations` (`object` and `oldObject` dyn unless declared). */
+function typedEnvironment(
+  types: Record<string, Record<string, string>>,
+  declarations: Record<string, string> = {},
+): Environment {
+  const key = JSON.stringify([types, declarations]);
+  let env = typedEnvironments.get(key);
+  if (env) return env;
+  env = typedObjectsEnvironment().clone();
+  for (const [name, fields] of Object.entries(types)) env.registerType(name, { fields });
+  for (const [name, type] of Object.entries({ object: 'dyn', oldObject: 'dyn', ...declarations }))
+    env.registerVariable(name, type);
+  installMeter(env);
+  installOptionalEntries(env);
+  if (typedEnvironments.size >= TYPED_ENVIRONMENTS_KEPT)
+    typedEnvironments.delete(typedEnvironments.keys().next().value!);
+  typedEnvironments.set(key, env);
+  return env;
 }
 
 /**
