@@ -4,19 +4,15 @@
 // deleted), TestNamespaceParamRefName, TestMultiplePoliciesSharedParamType, and
 // TestReconfigureBinding / TestRemoveBinding / TestRemoveDefinition (the informer's updates as
 // dispatches with the new specs). Which params were evaluated is read from the Audit action's
-// validation_failure annotation: each failed evaluation names its param.
+// validation_failure annotation: each failed evaluation names its param. Every case is evaluated
+// natively and in-function (policies-both-ways.ts), the two answers equal.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { paramSourcesOf } from '../../lib/policies/generic/params.ts';
 import type { ParamRef } from '../../lib/policies/generic/types.ts';
-import {
-  dispatchValidating,
-  VALIDATION_FAILURE_ANNOTATION,
-  type PoliciesVerdict,
-} from '../../lib/policies/validating/dispatcher.ts';
+import { VALIDATION_FAILURE_ANNOTATION, type PoliciesVerdict } from '../../lib/policies/validating/dispatcher.ts';
 import type { ValidatingBindingSpec, ValidatingPolicySpec } from '../../lib/policies/validating/types.ts';
-import { compileValidatingPolicy } from '../../lib/policies/validating/validator.ts';
 import type { AdmissionRequest, KubeObject } from '../../lib/review/schemas.ts';
+import { bothWays, compared } from './policies-both-ways.ts';
 
 const NAMESPACED = { apiVersion: 'example.com/v1', kind: 'ParamsConfig' };
 const CLUSTER = { apiVersion: 'example.com/v1', kind: 'ClusterScopedParamsConfig' };
@@ -141,32 +137,30 @@ function expected(s: Shape, ref: ParamRef, requestNamespace: string): string[] {
 
 describe('admission_test.go TestParamRef', () => {
   for (const s of shapes()) {
-    it(s.title, () => {
+    it(s.title, async () => {
       const ref: ParamRef = {
         ...(s.name ? { name: NAME } : { selector: s.selector ? { matchLabels: yes } : {} }),
         ...(s.namespace ? { namespace: MATCHING_NS } : {}),
         parameterNotFoundAction: s.denyNotFound ? 'Deny' : 'Allow',
       };
-      const policy = compileValidatingPolicy(
-        policyOf('denypolicy.example.com', s.clusterScoped ? CLUSTER : NAMESPACED),
-      );
-      const hooks = [{ policy, bindings: [bindingOf('denypolicy.example.com', ref)] }];
+      const policy = policyOf('denypolicy.example.com', s.clusterScoped ? CLUSTER : NAMESPACED);
+      const hooks = [{ spec: policy, bindings: [bindingOf('denypolicy.example.com', ref)] }];
       const namespaced = (k: { kind: string }) => k.kind === NAMESPACED.kind;
-      const withParams = { params: paramSourcesOf(library, namespaced) };
-      const withoutParams = { params: paramSourcesOf([], namespaced) };
+      const withParams = { params: library, namespacedKinds: namespaced };
+      const withoutParams = { params: [], namespacedKinds: namespaced };
       const errorsOnCluster = !s.namespace && !s.clusterScoped;
       const clusterError =
         /failed to configure binding: cannot use namespaced paramRef in policy binding that matches cluster-scoped resources$/;
       const notFound =
         /failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction$/;
 
-      const ns = dispatchValidating(hooks, namespacedRequest, withParams);
+      const ns = await bothWays(hooks, namespacedRequest, withParams);
       const wantNs = expected(s, ref, OTHER_NS);
       assert.ok(wantNs.length > 0, 'every shape finds a param');
       assert.deepEqual(evaluated(ns), wantNs);
       assert.match(ns.status!.message, /denied request: /);
 
-      const cluster = dispatchValidating(hooks, clusterRequest, withParams);
+      const cluster = await bothWays(hooks, clusterRequest, withParams);
       if (errorsOnCluster) {
         assert.match(cluster.status!.message, clusterError);
         assert.deepEqual(evaluated(cluster), []);
@@ -181,7 +175,7 @@ describe('admission_test.go TestParamRef', () => {
         [namespacedRequest, false],
         [clusterRequest, true],
       ] as const) {
-        const gone = dispatchValidating(hooks, req, withoutParams);
+        const gone = await bothWays(hooks, req, withoutParams);
         assert.deepEqual(evaluated(gone), []);
         if (clusterScopedRequest && errorsOnCluster) assert.match(gone.status!.message, clusterError);
         else if (s.denyNotFound) assert.match(gone.status!.message, notFound);
@@ -201,18 +195,19 @@ describe('admission_test.go: params by name, shared kinds, reconfiguration', () 
     }) as KubeObject;
   const configMaps = ['default', MATCHING_NS, OTHER_NS].map(configMap);
 
-  it('TestNamespaceParamRefName: a paramRef by name finds the param of the request namespace', () => {
+  it('TestNamespaceParamRefName: a paramRef by name finds the param of the request namespace', async () => {
     const cmKind = { apiVersion: 'v1', kind: 'ConfigMap' };
-    const policy = compileValidatingPolicy({
+    const policy = {
       ...policyOf('denypolicy.example.com', cmKind),
       validations: [{ expression: 'false', messageExpression: "'correct type ' + params.data.coolkey" }],
-    });
-    const hooks = [{ policy, bindings: [bindingOf('denypolicy.example.com', { name: NAME })] }];
-    const seen = ['default', MATCHING_NS, OTHER_NS, 'default'].map((ns) => {
-      const verdict = dispatchValidating(hooks, request(configMap(ns), ns), { params: paramSourcesOf(configMaps) });
+    };
+    const hooks = [{ spec: policy, bindings: [bindingOf('denypolicy.example.com', { name: NAME })] }];
+    const seen: Array<string | undefined> = [];
+    for (const ns of ['default', MATCHING_NS, OTHER_NS, 'default']) {
+      const verdict = await bothWays(hooks, request(configMap(ns), ns), { params: configMaps });
       assert.match(verdict.status!.message, /correct type /);
-      return evaluated(verdict)[0];
-    });
+      seen.push(evaluated(verdict)[0]);
+    }
     assert.deepEqual(seen, [
       'correct type default',
       'correct type mynamespace',
@@ -221,48 +216,49 @@ describe('admission_test.go: params by name, shared kinds, reconfiguration', () 
     ]);
   });
 
-  it('TestMultiplePoliciesSharedParamType: a policy dropping its paramKind leaves the other its params', () => {
-    const params = { params: paramSourcesOf([newParam(NAME, 'default', {})]) };
+  it('TestMultiplePoliciesSharedParamType: a policy dropping its paramKind leaves the other its params', async () => {
+    const params = { params: [newParam(NAME, 'default', {})] };
     const ref: ParamRef = { name: NAME, parameterNotFoundAction: 'Deny' };
     const req = request(newParam(NAME, 'default', {}), 'default');
-    const policy2 = compileValidatingPolicy({
+    const policy2 = {
       ...policyOf('denypolicy2.example.com', NAMESPACED),
       validations: [{ expression: 'false', message: 'Policy2Denied' }],
-    });
+    };
     const hooks = (policy1: ValidatingPolicySpec, ref1?: ParamRef) => [
       {
-        policy: compileValidatingPolicy(policy1),
+        spec: policy1,
         bindings: [bindingOf(policy1.name, ref1, 'denybinding1.example.com')],
       },
-      { policy: policy2, bindings: [bindingOf('denypolicy2.example.com', ref, 'denybinding2.example.com')] },
+      { spec: policy2, bindings: [bindingOf('denypolicy2.example.com', ref, 'denybinding2.example.com')] },
     ];
     const admits = { ...policyOf('denypolicy1.example.com', NAMESPACED, 'true') };
-    const first = dispatchValidating(hooks(admits, ref), req, params);
+    const first = await bothWays(hooks(admits, ref), req, params);
     assert.match(first.status!.message, /with binding 'denybinding2.example.com' denied request: Policy2Denied$/);
     const { paramKind: _, ...withoutParamKind } = admits;
-    const second = dispatchValidating(
-      hooks({ ...withoutParamKind, validations: [{ expression: 'true' }] }),
-      req,
-      params,
-    );
+    const second = await bothWays(hooks({ ...withoutParamKind, validations: [{ expression: 'true' }] }), req, params);
     assert.match(second.status!.message, /denied request: Policy2Denied$/);
   });
 
-  it('TestReconfigureBinding, TestRemoveBinding, TestRemoveDefinition: the specs in force decide', () => {
-    const params = { params: paramSourcesOf([newParam(NAME, 'default', {})]) };
+  it('TestReconfigureBinding, TestRemoveBinding, TestRemoveDefinition: the specs in force decide', async () => {
+    const params = { params: [newParam(NAME, 'default', {})] };
     const req = request(newParam(NAME, 'default', {}), 'default');
-    const policy = compileValidatingPolicy(policyOf('denypolicy.example.com', NAMESPACED));
-    const denied = dispatchValidating(
-      [{ policy, bindings: [bindingOf('denypolicy.example.com', { name: NAME, parameterNotFoundAction: 'Deny' })] }],
+    const policy = policyOf('denypolicy.example.com', NAMESPACED);
+    const denied = await bothWays(
+      [
+        {
+          spec: policy,
+          bindings: [bindingOf('denypolicy.example.com', { name: NAME, parameterNotFoundAction: 'Deny' })],
+        },
+      ],
       req,
       params,
     );
     assert.equal(denied.allowed, false);
     // The binding now names a param that does not exist.
-    const reconfigured = dispatchValidating(
+    const reconfigured = await bothWays(
       [
         {
-          policy,
+          spec: policy,
           bindings: [
             bindingOf('denypolicy.example.com', {
               name: 'replicas-test2.example.com',
@@ -278,7 +274,12 @@ describe('admission_test.go: params by name, shared kinds, reconfiguration', () 
       reconfigured.status!.message,
       /no params found for policy binding with `Deny` parameterNotFoundAction$/,
     );
-    assert.equal(dispatchValidating([{ policy, bindings: [] }], req, params).allowed, true, 'binding removed');
-    assert.equal(dispatchValidating([], req, params).allowed, true, 'definition removed');
+    assert.equal((await bothWays([{ spec: policy, bindings: [] }], req, params)).allowed, true, 'binding removed');
+    assert.equal((await bothWays([], req, params)).allowed, true, 'definition removed');
   });
+});
+
+describe('policies-both-ways.ts', () => {
+  it('compared the in-function answers of the cases above', () =>
+    assert.ok(compared.pairs > 50, String(compared.pairs)));
 });
