@@ -120,6 +120,7 @@ async function auditCluster(
 /** Prints the report and its summary; throws (exit 1 or 2) when something would be denied or went unchecked. */
 function reportAudit(say: (line: string) => void, report: AuditReport, options: AuditOptions): void {
   for (const problem of report.problems) say(`${options.allowPartial ? 'warning' : 'incomplete'}: ${problem}`);
+  for (const note of report.notes ?? []) say(`note: ${note}`);
   writeOutput(renderAudit(report, options.output));
   say(summaryLine(report));
   const denied = deniedLine(report);
