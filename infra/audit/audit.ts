@@ -47,6 +47,8 @@ export interface AuditResult {
   resource: string;
   namespace?: string;
   name: string;
+  /** The object's uid, when it has one. */
+  uid?: string;
   result: AuditOutcome;
   /**
    * The webhook's enforcement as registered (`Deny` unless set). The audit always runs the
@@ -282,6 +284,7 @@ function baseResult(
     resource: resource.group ? `${resource.name}.${resource.group}` : resource.name,
     ...(metadata.namespace ? { namespace: String(metadata.namespace) } : {}),
     name: String(metadata.name ?? ''),
+    ...(metadata.uid ? { uid: String(metadata.uid) } : {}),
     result: 'allowed',
     enforcement: reg.enforcement ?? 'Deny',
     rejected: false,
