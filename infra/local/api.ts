@@ -169,7 +169,11 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     { key: certs.keyPem, cert: certs.certPem, ...serverOptions(timeouts) },
     (req, res) => serveRequest(serving, req, res),
   );
-  await listen(server, options.port ?? 3443, host, project);
+  await listen(server, options.port ?? 3443, host, project).catch((err: unknown) => {
+    // Nothing the failed start opened may keep the process alive.
+    secretsWatch?.close();
+    throw err;
+  });
   const port = (server.address() as AddressInfo).port;
   const url = publicUrl ?? baseUrlFor(host, port);
   const urlSecret = urlSecretFor(fleets.get(), secret.current);
