@@ -7,10 +7,12 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
-import type { AuditReport, AuditResult } from '../../infra/audit/index.ts';
-import { openReportResult, openReports } from '../../infra/audit/openreports.ts';
+import type { AuditReport, AuditResult } from '../../../infra/audit/index.ts';
+import { openReportResult, openReports } from '../../../infra/audit/openreports.ts';
 
-const CRDS = parse(readFileSync(fileURLToPath(new URL('../fixtures/openreports/crds.yaml', import.meta.url)), 'utf8'));
+const CRDS = parse(
+  readFileSync(fileURLToPath(new URL('../../fixtures/openreports/crds.yaml', import.meta.url)), 'utf8'),
+);
 const schemaOf = (kind: string) =>
   CRDS.items.find((crd: any) => crd.spec.names.kind === kind).spec.versions[0].schema.openAPIV3Schema;
 

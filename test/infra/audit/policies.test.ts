@@ -4,12 +4,12 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { Deployment, Pod } from '../../lib/k8s/kinds.ts';
-import type { KubeObject } from '../../lib/review/schemas.ts';
-import { on } from '../../lib/rule-builder.ts';
-import { defineMutatingPolicy } from '../../lib/policies/mutating/define.ts';
-import { defineValidatingPolicy } from '../../lib/policies/index.ts';
-import { KubeClient, renderAudit, runAudit, summaryLine, type AuditResult } from '../../infra/audit/index.ts';
+import { Deployment, Pod } from '../../../lib/k8s/kinds.ts';
+import type { KubeObject } from '../../../lib/review/schemas.ts';
+import { on } from '../../../lib/rule-builder.ts';
+import { defineMutatingPolicy } from '../../../lib/policies/mutating/define.ts';
+import { defineValidatingPolicy } from '../../../lib/policies/index.ts';
+import { KubeClient, renderAudit, runAudit, summaryLine, type AuditResult } from '../../../infra/audit/index.ts';
 
 const ns = (name: string, labels: Record<string, string> = {}) => ({
   metadata: { name, labels: { 'kubernetes.io/metadata.name': name, ...labels } },

@@ -5,8 +5,8 @@ import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { startApi } from '../../infra/local/api.ts';
-import { ManualTimer, projectInRepository } from '../helpers.ts';
+import { startApi } from '../../../infra/local/api.ts';
+import { ManualTimer, projectInRepository } from '../../helpers.ts';
 
 const work = projectInRepository('.klw-test-local-listen-', {
   guarded: `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
