@@ -44,6 +44,8 @@ const collections: Record<string, Array<Record<string, unknown>>> = {
 /** Collection paths the fake refuses to list (403). */
 const forbidden = new Set<string>();
 const listed: string[] = [];
+/** The resource attributes of the SelfSubjectAccessReviews the fake was sent. */
+const reviewed: Array<Record<string, string>> = [];
 
 function discovery(path: string): unknown {
   const r = (name: string, kind: string, namespaced: boolean) => ({ name, kind, namespaced, verbs: ['get', 'list'] });
@@ -64,6 +66,19 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   };
+  if (req.method === 'POST' && url.pathname === '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews') {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const review = JSON.parse(body);
+      const a = review.spec.resourceAttributes;
+      reviewed.push(a);
+      // The auditor may delete pods in shop only.
+      const allowed = a.verb === 'delete' && a.resource === 'pods' && a.namespace === 'shop';
+      send(201, { ...review, status: { allowed } });
+    });
+    return;
+  }
   const found = discovery(url.pathname);
   if (found) return send(200, found);
   if (forbidden.has(url.pathname))
@@ -131,6 +146,19 @@ const prodImages = defineValidatingPolicy({
       expression: "!variables.prod || object.spec.containers.all(c, !c.image.endsWith(':latest'))",
       message: 'pin images in production',
       reason: 'Forbidden',
+    },
+  ],
+});
+
+/** Pods only where the requesting user (the auditor, in an audit) may delete pods. */
+const deleters = defineValidatingPolicy({
+  name: 'deleters',
+  matchConstraints: { resourceRules: [on(Pod).create().update()] },
+  validations: [
+    {
+      expression:
+        "authorizer.group('').resource('pods').namespace(object.metadata.namespace).check('delete').allowed()",
+      messageExpression: "'may not delete pods in ' + object.metadata.namespace",
     },
   ],
 });
@@ -255,6 +283,21 @@ describe('klw audit with policies', () => {
       renderAudit(report, 'table'),
       /PATCHED {2}add-owner +Deny +pods +shop\/web-0 +patch: add \/metadata\/labels\/owner/,
     );
+  });
+
+  it("asks the cluster the policy's authorizer checks for the auditor, each once", async () => {
+    reviewed.length = 0;
+    const report = await runAudit({ client, webhooks: [deleters], auditor });
+    assert.deepEqual(report.results.map(row), ['denied deleters dev/tool [Deny]']);
+    assert.equal(
+      report.results[0]!.message,
+      "ValidatingAdmissionPolicy 'deleters' with binding 'deleters' denied request: may not delete pods in dev",
+    );
+    assert.deepEqual(reviewed.map((a) => `${a.verb} ${a.resource} ${a.namespace}`).sort(), [
+      'delete pods dev',
+      'delete pods shop',
+    ]);
+    assert.deepEqual(report.problems, []);
   });
 
   it('keeps allowed results when asked (reports that count passes)', async () => {
