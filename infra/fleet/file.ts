@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { ENFORCEMENT_MODES, type Enforcement, type Registration } from '../../lib/registration.ts';
 import { isDns1123Label, labelValueProblem, qualifiedNameProblem } from '../../lib/k8s/names.ts';
-import { MAX_CLUSTERS, UNKNOWN_CLUSTER, type ClusterSettings } from '../../lib/fleet.ts';
+import { MAX_CLUSTERS, UNKNOWN_CLUSTER, type ClusterSettings } from '../../lib/handler/fleet.ts';
 import { KlwError } from '../errors.ts';
 import { readRegularFile, type ReadRefusal } from '../files.ts';
 import { FleetYamlError, parseFleetYaml, type FleetPath, type FleetYaml } from './yaml-text.ts';

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type EventSource, type Registration, checkPathSecret, PATH_SECRET_MIN_LENGTH } from '../../lib/internal.ts';
 import { eventFromHttp } from '../../lib/harness/events.ts';
-import { matchCluster, type ClusterSecrets } from '../../lib/fleet.ts';
+import { matchCluster, type ClusterSecrets } from '../../lib/handler/fleet.ts';
 import type { Fleet } from '../fleet/file.ts';
 import type { PathSecrets } from '../secrets/index.ts';
 import {

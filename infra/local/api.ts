@@ -6,7 +6,7 @@ import { KlwError } from '../errors.ts';
 import { lintDocuments } from '../lint.ts';
 import { checkWebhookUrl, generateManifests, type Endpoints } from '../manifests.ts';
 import { ensureLocalPathSecret, localSecretSource, PATH_SECRET_ENV, usesPathSecret } from '../secrets/index.ts';
-import { FLEET_ENV, FLEET_PATH_SECRETS_ENV } from '../../lib/fleet.ts';
+import { FLEET_ENV, FLEET_PATH_SECRETS_ENV } from '../../lib/handler/fleet.ts';
 import { fleetEnvValue } from '../fleet/file.ts';
 import { renderDocuments } from '../output.ts';
 import { ensureLocalCertificates, serverNames, writePrivate } from './certs.ts';

@@ -7,7 +7,7 @@
  */
 import { allow, errored } from '../admission/decision.ts';
 import type { MutatingWebhookDefinition, ValidatingWebhookDefinition } from '../admission/webhook.ts';
-import { fleetFromEnv } from '../fleet.ts';
+import { fleetFromEnv } from '../handler/fleet.ts';
 import { completeAdmissionRegistration } from '../registration.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
 import type { WebhookContext } from '../webhook.ts';
