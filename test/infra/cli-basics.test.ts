@@ -7,24 +7,15 @@ import { main } from '../../infra/cli.ts';
 import { AUDIT_INCOMPLETE } from '../../infra/audit/index.ts';
 import { KlwError } from '../../infra/errors.ts';
 import { packageInfo } from '../../infra/version.ts';
+import { withCapturedOutput } from '../helpers.ts';
 
 const empty = mkdtempSync(join(tmpdir(), 'klw-empty-'));
 after(() => rmSync(empty, { recursive: true, force: true }));
 
 /** Runs klw in-process; returns the exit code and what it wrote. */
 async function run(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const stdout = process.stdout.write.bind(process.stdout);
-  const stderr = process.stderr.write.bind(process.stderr);
-  process.stdout.write = ((chunk: string) => (out.push(String(chunk)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string) => (err.push(String(chunk)), true)) as typeof process.stderr.write;
-  try {
-    return { code: await main(['node', 'klw', ...args]), stdout: out.join(''), stderr: err.join('') };
-  } finally {
-    process.stdout.write = stdout;
-    process.stderr.write = stderr;
-  }
+  const { result, stdout, stderr } = await withCapturedOutput(() => main(['node', 'klw', ...args]), { stdout: true });
+  return { code: result, stdout, stderr };
 }
 
 describe('klw --version', () => {

@@ -22,7 +22,7 @@ import { generateManifests } from '../../infra/manifests.ts';
 import { pathSecretParameterName, usesPathSecret } from '../../infra/secrets/secrets.ts';
 import { startLambda, type RunningLambda } from '../../infra/local/lambda-api.ts';
 import { sampleObject, smoke } from '../../infra/deploy/smoke.ts';
-import { FIXTURE_FUNCTIONS, ManualTimer } from '../helpers.ts';
+import { FIXTURE_FUNCTIONS, ManualTimer, withCapturedOutput } from '../helpers.ts';
 
 /** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */
 const never = new ManualTimer().timer;
@@ -139,8 +139,6 @@ describe('klw deploy, the command', () => {
   async function deploy(out: string, runnerFor: (secretsPut: () => number) => Runner) {
     const ssm = mockClient(SSMClient);
     const cfn = mockClient(CloudFormationClient);
-    const writes: string[] = [];
-    const original = process.stderr.write.bind(process.stderr);
     try {
       ssm.on(GetParameterCommand).rejects(new ParameterNotFound({ message: 'not found', $metadata: {} }));
       ssm.on(PutParameterCommand).resolves({});
@@ -154,21 +152,19 @@ describe('klw deploy, the command', () => {
           },
         ],
       });
-      process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
       const runner = runnerFor(() => ssm.commandCalls(PutParameterCommand).length);
-      const code = await main(['node', 'klw', '--root', work, 'deploy', '--stage', 'prod', '--out', out], {
-        runServerless: runner,
-      });
+      const { result: code, stderr } = await withCapturedOutput(() =>
+        main(['node', 'klw', '--root', work, 'deploy', '--stage', 'prod', '--out', out], { runServerless: runner }),
+      );
       const puts = ssm.commandCalls(PutParameterCommand).map((c) => c.args[0].input);
       return {
         code,
         puts,
         stacksRead: cfn.commandCalls(DescribeStacksCommand).length,
         ssmRegion: await ssm.commandCalls(GetParameterCommand)[0]?.thisValue.config.region(),
-        output: writes.join(''),
+        output: stderr,
       };
     } finally {
-      process.stderr.write = original;
       ssm.restore();
       cfn.restore();
     }

@@ -29,7 +29,7 @@ import {
 } from '../../infra/secrets/secrets.ts';
 import { CLUSTER_LABEL, ENFORCEMENT_ANNOTATION, forCluster } from '../../infra/fleet/manifests.ts';
 import { parseFleet } from '../../infra/fleet/file.ts';
-import { FIXTURE_FUNCTIONS } from '../helpers.ts';
+import { FIXTURE_FUNCTIONS, runKlw } from '../helpers.ts';
 
 const work = mkdtempSync(join(process.cwd(), '.klw-test-fleet-'));
 cpSync(FIXTURE_FUNCTIONS, join(work, 'functions'), { recursive: true });
@@ -53,16 +53,10 @@ after(() => {
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Runs klw, returning its exit code and what it wrote to stderr. */
+/** Runs klw in the fleet project, returning its exit code and what it wrote to stderr. */
 async function klw(...args: string[]): Promise<{ code: number; err: string }> {
-  const writes: string[] = [];
-  const original = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
-  try {
-    return { code: await main(['node', 'klw', '--root', work, ...args]), err: writes.join('') };
-  } finally {
-    process.stderr.write = original;
-  }
+  const { code, stderr } = await runKlw('--root', work, ...args);
+  return { code, err: stderr };
 }
 
 describe('klw secret --cluster', () => {

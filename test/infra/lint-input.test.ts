@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import { main } from '../../infra/cli.ts';
 import { lintFiles } from '../../infra/lint.ts';
 import { parseDocuments } from '../../infra/output.ts';
+import { runKlw } from '../helpers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'klw-lint-input-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -35,16 +35,7 @@ const file = (name: string, text: string) => {
 };
 
 /** Runs `klw lint <files>`; returns the exit code and what went to stderr. */
-async function lint(...files: string[]): Promise<{ code: number; stderr: string }> {
-  const writes: string[] = [];
-  const write = process.stderr.write;
-  process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
-  try {
-    return { code: await main(['node', 'klw', 'lint', ...files]), stderr: writes.join('') };
-  } finally {
-    process.stderr.write = write;
-  }
-}
+const lint = (...files: string[]) => runKlw('lint', ...files);
 
 describe('klw lint: what it cannot read is an error naming the file', () => {
   const unreadable: Array<[string, string, string, RegExp]> = [

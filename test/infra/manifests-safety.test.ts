@@ -3,26 +3,17 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
-import { main } from '../../infra/cli.ts';
 import { lintFiles } from '../../infra/lint.ts';
 import { validateWebhookUrl } from '../../lib/k8s/url.ts';
-import { FIXTURE_FUNCTIONS } from '../helpers.ts';
+import { FIXTURE_FUNCTIONS, runKlw } from '../helpers.ts';
 
 // A copy inside the repository, so `kube-lambda-webhooks` resolves to this package.
 const work = mkdtempSync(join(process.cwd(), '.klw-test-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 cpSync(FIXTURE_FUNCTIONS, join(work, 'functions'), { recursive: true });
 
-async function klw(...args: string[]): Promise<{ code: number; stderr: string }> {
-  const writes: string[] = [];
-  const original = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
-  try {
-    return { code: await main(['node', 'klw', '--root', work, ...args]), stderr: writes.join('') };
-  } finally {
-    process.stderr.write = original;
-  }
-}
+/** Runs klw in the copy; its exit code and what it wrote to stderr. */
+const klw = (...args: string[]) => runKlw('--root', work, ...args);
 
 /** Every clientConfig.url of the documents in a manifest file. */
 function urlsIn(file: string): string[] {

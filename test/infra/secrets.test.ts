@@ -18,7 +18,6 @@ import { GetParameterCommand, ParameterNotFound, PutParameterCommand, SSMClient 
 import { mockClient } from 'aws-sdk-client-mock';
 import { parseAllDocuments } from 'yaml';
 import { PATH_SECRET_PATTERN } from '../../lib/auth.ts';
-import { main } from '../../infra/cli.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { generateManifests } from '../../infra/manifests.ts';
 import { defaultRegion } from '../../infra/region.ts';
@@ -43,7 +42,7 @@ import {
   rotateDeployedPathSecret,
   rotateLocalPathSecret,
 } from '../../infra/secrets/secrets.ts';
-import { FIXTURE_FUNCTIONS } from '../helpers.ts';
+import { FIXTURE_FUNCTIONS, runKlw } from '../helpers.ts';
 
 const work = mkdtempSync(join(process.cwd(), '.klw-test-secrets-'));
 cpSync(FIXTURE_FUNCTIONS, join(work, 'functions'), { recursive: true });
@@ -187,28 +186,23 @@ describe('deployed path secret (SSM)', () => {
 
   it('klw secret rotate and retire print the documented sequence', async () => {
     const ssm = mockClient(SSMClient);
-    const writes: string[] = [];
-    const original = process.stderr.write.bind(process.stderr);
+    const klw = (...args: string[]) => runKlw('--root', work, 'secret', ...args);
+    let text = '';
     try {
       ssm.on(PutParameterCommand).resolves({});
       ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: A } });
-      process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
-      assert.equal(
-        await main(['node', 'klw', '--root', work, 'secret', 'rotate', '--stage', 'prod', '--region', 'eu-west-1']),
-        0,
-      );
+      const rotated = await klw('rotate', '--stage', 'prod', '--region', 'eu-west-1');
+      assert.equal(rotated.code, 0);
       ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: `${B},${A}` } });
-      assert.equal(
-        await main(['node', 'klw', '--root', work, 'secret', 'retire', '--stage', 'prod', '--region', 'eu-west-1']),
-        0,
-      );
+      const retired = await klw('retire', '--stage', 'prod', '--region', 'eu-west-1');
+      assert.equal(retired.code, 0);
       ssm.on(GetParameterCommand, { Name: name }).resolves({ Parameter: { Value: B } });
-      assert.equal(await main(['node', 'klw', '--root', work, 'secret', 'retire', '--stage', 'prod']), 1);
+      const again = await klw('retire', '--stage', 'prod');
+      assert.equal(again.code, 1);
+      text = rotated.stderr + retired.stderr + again.stderr;
     } finally {
-      process.stderr.write = original;
       ssm.restore();
     }
-    const text = writes.join('');
     assert.match(text, /new current secret; the previous one stays valid/);
     assert.match(text, /next: klw deploy --stage prod/);
     assert.match(text, /then: klw secret retire --stage prod/);
@@ -244,8 +238,7 @@ describe('deployed path secret (SSM)', () => {
     assert.equal(defaultRegion(undefined, {}), 'us-east-1');
 
     const ssm = mockClient(SSMClient);
-    const writes: string[] = [];
-    const original = process.stderr.write.bind(process.stderr);
+    let stderr = '';
     const project = mkdtempSync(join(tmpdir(), 'klw-region-'));
     writeFileSync(
       join(project, 'serverless.yml'),
@@ -253,8 +246,9 @@ describe('deployed path secret (SSM)', () => {
     );
     try {
       ssm.on(GetParameterCommand, { Name: name }).rejects(notFound());
-      process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
-      assert.equal(await main(['node', 'klw', '--root', project, 'secret', 'rotate', '--stage', 'prod']), 1);
+      const rotated = await runKlw('--root', project, 'secret', 'rotate', '--stage', 'prod');
+      assert.equal(rotated.code, 1);
+      stderr = rotated.stderr;
       assert.equal(
         await ssm.commandCalls(GetParameterCommand)[0]!.thisValue.config.region(),
         'eu-west-1',
@@ -262,12 +256,11 @@ describe('deployed path secret (SSM)', () => {
       );
       assert.equal(ssm.commandCalls(PutParameterCommand).length, 0);
     } finally {
-      process.stderr.write = original;
       ssm.restore();
       rmSync(project, { recursive: true, force: true });
     }
     assert.match(
-      writes.join(''),
+      stderr,
       /klw: SSM parameter \/kube-lambda-webhooks\/svc\/prod\/path-secret in eu-west-1 does not exist: nothing to rotate/,
     );
   });
@@ -355,40 +348,16 @@ describe('path secret in clientConfig.url', () => {
   it('klw manifests writes the local secret, or by default a placeholder', async () => {
     const dir = join(tempDir(), 'state');
     const out = join(tempDir(), 'm.yaml');
-    const original = process.stderr.write.bind(process.stderr);
-    const writes: string[] = [];
-    process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
-    try {
-      assert.equal(
-        await main([
-          'node',
-          'klw',
-          '--root',
-          work,
-          'manifests',
-          '--base-url',
-          'https://h.example.com',
-          '--path-secret',
-          'local',
-          '--state-dir',
-          dir,
-          '--out',
-          out,
-        ]),
-        0,
-      );
-      const secret = ensureLocalPathSecret(dir).current;
-      const docs = parseAllDocuments(readFileSync(out, 'utf8')).map((d) => d.toJS());
-      assert.equal(urls(docs)['pod-policy.webhooks.kube-lambda.dev'], `https://h.example.com/pod-policy/${secret}`);
-      assert.equal(
-        await main(['node', 'klw', '--root', work, 'manifests', '--base-url', 'https://h.example.com', '--out', out]),
-        0,
-      );
-      assert.match(readFileSync(out, 'utf8'), /https:\/\/h\.example\.com\/pod-policy\/__KLW_PATH_SECRET__\?/);
-      assert.match(writes.join(''), /placeholder __KLW_PATH_SECRET__/);
-    } finally {
-      process.stderr.write = original;
-    }
+    const manifests = (...args: string[]) =>
+      runKlw('--root', work, 'manifests', '--base-url', 'https://h.example.com', '--out', out, ...args);
+    assert.equal((await manifests('--path-secret', 'local', '--state-dir', dir)).code, 0);
+    const secret = ensureLocalPathSecret(dir).current;
+    const docs = parseAllDocuments(readFileSync(out, 'utf8')).map((d) => d.toJS());
+    assert.equal(urls(docs)['pod-policy.webhooks.kube-lambda.dev'], `https://h.example.com/pod-policy/${secret}`);
+    const placeholder = await manifests();
+    assert.equal(placeholder.code, 0);
+    assert.match(readFileSync(out, 'utf8'), /https:\/\/h\.example\.com\/pod-policy\/__KLW_PATH_SECRET__\?/);
+    assert.match(placeholder.stderr, /placeholder __KLW_PATH_SECRET__/);
   });
 
   it('manifests holding a secret are written 0600', () => {
@@ -452,14 +421,10 @@ describe('the region of the AWS commands without --region', () => {
   /** Runs klw in the project with AWS_REGION=us-west-2 and stderr captured; returns the exit code and stderr. */
   async function klw(...args: string[]): Promise<{ code: number; stderr: string }> {
     const region = process.env.AWS_REGION;
-    const original = process.stderr.write.bind(process.stderr);
-    const writes: string[] = [];
     process.env.AWS_REGION = 'us-west-2';
-    process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
     try {
-      return { code: await main(['node', 'klw', '--root', project, ...args]), stderr: writes.join('') };
+      return await runKlw('--root', project, ...args);
     } finally {
-      process.stderr.write = original;
       if (region === undefined) delete process.env.AWS_REGION;
       else process.env.AWS_REGION = region;
     }

@@ -146,26 +146,28 @@ describe('warnings on a pod with 150,000 containers', () => {
   });
 });
 
+/** Warnings that test the recorder's edges: empty, multi-byte, unpaired surrogates, control characters. */
+const EDGE_WARNINGS = [
+  '',
+  'a',
+  'bb',
+  'ccc',
+  'aaaaaaaaaa',
+  'Iñtërnâtiô',
+  'x\ny',
+  '\u0085',
+  '😀😀😀',
+  '\ud800z',
+  '\udc00z',
+  ' ',
+];
+
+/** A random warning: an edge case (with `more`) or a short binary string. */
+const warningText = (...more: string[]) =>
+  fc.oneof(fc.constantFrom(...EDGE_WARNINGS, ...more), fc.string({ maxLength: 12, unit: 'binary' }));
+
 describe('WarningList', () => {
-  const text = fc.oneof(
-    fc.constantFrom(
-      '',
-      'a',
-      'bb',
-      'ccc',
-      'aaaaaaaaaa',
-      'Iñtërnâtiô',
-      'x\ny',
-      '\u0085',
-      '😀😀😀',
-      '\ud800z',
-      '\udc00z',
-      ' ',
-      'aaaaaaaa\n',
-      'bbbbbbbbbbbb\u0000',
-    ),
-    fc.string({ maxLength: 12, unit: 'binary' }),
-  );
+  const text = warningText('aaaaaaaa\n', 'bbbbbbbbbbbb\u0000');
 
   it('keeps what changes what the recorder shows, in any company (small limits)', () => {
     fc.assert(
@@ -205,23 +207,7 @@ describe('WarningList', () => {
 
 describe('sanitizeWarnings is the API server warning recorder', () => {
   it('matches the recorder on random warnings (small limits, as its own test sets them)', () => {
-    const text = fc.oneof(
-      fc.constantFrom(
-        '',
-        'a',
-        'bb',
-        'ccc',
-        'aaaaaaaaaa',
-        'Iñtërnâtiô',
-        'x\ny',
-        '\u0085',
-        '😀😀😀',
-        '\ud800z',
-        '\udc00z',
-        ' ',
-      ),
-      fc.string({ maxLength: 12, unit: 'binary' }),
-    );
+    const text = warningText();
     fc.assert(
       fc.property(
         fc.array(text, { maxLength: 20 }),
