@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startApi } from '../../infra/local/api.ts';
 import { startLambda } from '../../infra/local/lambda-api.ts';
-import { localInvoke } from '../../infra/local/invoke.ts';
+import { localInvoke } from '../../infra/local/back/invoke.ts';
 import { ManualTimer, PATIENCE_MS, until } from '../helpers.ts';
 
 const root = process.cwd();

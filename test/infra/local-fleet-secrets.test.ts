@@ -7,7 +7,7 @@ import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startApi, type RunningApi } from '../../infra/local/api.ts';
-import { watchSecretDirs, type WatchFs } from '../../infra/local/fleet-secrets.ts';
+import { watchSecretDirs, type WatchFs } from '../../infra/local/front/fleet-secrets.ts';
 import { runSecretCommand } from '../../infra/secret-actions.ts';
 import { clusterStateDir, ensureLocalPathSecret } from '../../infra/secrets/index.ts';
 import { admissionReview } from '../../lib/testing/index.ts';

@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { MAX_REQUEST_BYTES } from '../../infra/local/api-request.ts';
+import { MAX_REQUEST_BYTES } from '../../infra/local/front/api-request.ts';
 import { startApi, type RunningApi } from '../../infra/local/api.ts';
 import type { KubeObject } from '../../lib/index.ts';
 import { admissionReview } from '../../lib/testing/index.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildFunction, bundlePath } from '../../infra/build.ts';
 import { startApi, type RunningApi } from '../../infra/local/api.ts';
-import { answerByMatchConditions } from '../../infra/local/match-conditions.ts';
+import { answerByMatchConditions } from '../../infra/local/back/match-conditions.ts';
 import { defineValidatingWebhook, deny, type KubeObject } from '../../lib/index.ts';
 import { admissionReview, toEvent } from '../../lib/testing/index.ts';
 import { FIXTURE_FUNCTIONS, ManualTimer } from '../helpers.ts';
