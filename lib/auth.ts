@@ -3,6 +3,7 @@ import type { HttpReply } from './gateway/sources.ts';
 import { cachedParameter, PARAMETER_READ_MAX_MS, parameterReadMs } from './parameters.ts';
 import type { Registration } from './registration.ts';
 import type { Caller, CallerIdentity } from './handler/types.ts';
+import { WebhookError } from './errors.ts';
 
 /** Environment variable holding the bearer token admission webhooks require. */
 export const TOKEN_ENV = 'KLW_BEARER_TOKEN';
@@ -26,8 +27,9 @@ export const PATH_SECRET_MAX_LENGTH = 256;
 export const PATH_SECRET_PATTERN = new RegExp(`^[A-Za-z0-9_-]{${PATH_SECRET_MIN_LENGTH},${PATH_SECRET_MAX_LENGTH}}$`);
 
 /** Authentication is configured in a way that cannot work (an empty token, a short secret). */
-export class AuthConfigError extends Error {
+export class AuthConfigError extends WebhookError {
   override name = 'AuthConfigError';
+  readonly code = 'AUTH_MISCONFIGURED';
 }
 
 let cached: { key: string; token: string | undefined } | undefined;

@@ -34,6 +34,7 @@ import { checkPatch, diffPatch, encodePatch, type PatchOperation } from './patch
 import { cloneJson } from '../json.ts';
 import { deepFreeze } from './freeze.ts';
 import type { FailureKind } from '../metrics.ts';
+import { WebhookError } from '../errors.ts';
 
 /**
  * An AdmissionRequest whose objects have the type the webhook works on, read-only to the
@@ -108,8 +109,9 @@ function enforce(reg: AdmissionRegistration, outcome: Outcome, ctx: RunContext):
   return { decision: admitted, wouldDeny: message, enforcement: mode };
 }
 
-class UserFunctionError extends Error {
+class UserFunctionError extends WebhookError {
   override name = 'UserFunctionError';
+  readonly code = 'USER_FUNCTION_FAILED';
 }
 
 /**
