@@ -54,7 +54,9 @@ export function callerEnforcement(
   caller: Pick<Caller, 'cluster' | 'enforcement'>,
   env: NodeJS.ProcessEnv,
 ): ResolvedEnforcement {
-  if (caller.enforcement) return { mode: caller.enforcement, source: `KLW_FLEET (cluster ${caller.cluster})` };
+  // A bundle built without the fleet code (infra/build.ts) has no caller with a cluster's enforcement.
+  if (process.env.KLW_BUNDLE_NO_FLEET !== '1' && caller.enforcement)
+    return { mode: caller.enforcement, source: `KLW_FLEET (cluster ${caller.cluster})` };
   return resolveEnforcement(reg, env);
 }
 

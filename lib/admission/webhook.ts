@@ -125,9 +125,11 @@ function failureOutcome(reg: AdmissionRegistration, err: unknown, ctx: RunContex
   const message = late
     ? `webhook ${reg.webhookName} did not answer within ${err.budgetMs} ms (error id ${errorId})`
     : `internal error in webhook ${reg.webhookName} (error id ${errorId})`;
-  if (reg.failurePolicy === 'Ignore')
-    return { decision: allow(`${message}; admitted because failurePolicy is Ignore`), failure };
-  return { decision: errored(late ? 504 : 500, message), failure };
+  const decision =
+    reg.failurePolicy === 'Ignore'
+      ? allow(`${message}; admitted because failurePolicy is Ignore`)
+      : errored(late ? 504 : 500, message);
+  return { decision, failure };
 }
 
 /** Why an answer cannot be sent, as the log of the function's failure says it. */
@@ -244,7 +246,7 @@ function admissionEngine(
       return {
         body: completeAdmissionReview(review, response),
         fields: logFields(review, response, response.patch ? (outcome.patch?.length ?? 0) : 0, outcome, dropped),
-        ...(outcome.failure ? { failure: outcome.failure } : {}),
+        failure: outcome.failure,
       };
     },
     unsendable(review, why, ctx) {

@@ -99,10 +99,11 @@ function failed(
   failure?: FailureKind,
 ): EngineAnswer {
   const response: Omit<ConversionResponse, 'uid'> = { result: { status: 'Failed', message } };
-  const body = completeConversionReview(review, response);
-  const answer: EngineAnswer = { body, fields: { ...fields, result: 'Failed', message } };
-  if (failure) answer.failure = failure;
-  return answer;
+  return {
+    body: completeConversionReview(review, response),
+    fields: { ...fields, result: 'Failed', message },
+    failure,
+  };
 }
 
 /** The fields of a conversion's review line that the review itself gives. */
