@@ -52,7 +52,6 @@ const UNTESTED: readonly string[] = [
   'infra/functions.ts',
   'infra/gen/kube-resources.ts',
   'infra/gen/smd-schemas.ts',
-  'infra/json.ts',
   'infra/lint/finding.ts',
   'infra/lint/rule-check.ts',
   'infra/lint/shape.ts',
