@@ -81,7 +81,7 @@ export async function compare(
     // The middle half of the pairs: the spread a reader can expect between runs.
     min: sorted[Math.floor(sorted.length / 4)]!,
     max: sorted[Math.floor((sorted.length * 3) / 4)]!,
-    target: `≤ ${target}x`,
+    target: Number.isFinite(target) ? `≤ ${target}x` : 'measured',
     met: ratio <= target,
   });
   log(`${benchmark}: ${ratio.toFixed(2)}x`);

@@ -14,6 +14,7 @@ import { root, quick, rows, extra, median, log, compare, table, podReview, runPr
 import { throughput, memory } from './servers.ts';
 import { celSpeed } from './cel-speed.ts';
 import { validatingPolicies } from './policies.ts';
+import { mutatingPolicySpeed } from './mutating-policy.ts';
 
 /** The floor of any webhook: decode the body, parse it, serialise an answer of the same size. */
 function floorFor(event: { body: string }): () => unknown {
@@ -145,7 +146,9 @@ const CEL_COLD_RATIO = 1.35;
 async function matchConditionsFixture(name: string, maxRatio: number): Promise<Measured> {
   const entry = join(root, 'bench', 'fixtures', name, 'index.ts');
   const outdir = join(root, '.klw', 'bench', name);
-  await esbuild.build({ ...bundleOptions(root, { name, entry }), outdir });
+  // Deployed as the plain functions are here: behind an HTTP API, without a fleet.
+  const deployment = { sources: ['http' as const], fleet: false };
+  await esbuild.build({ ...bundleOptions(root, { name, entry }, undefined, deployment), outdir });
   return {
     name: `${name} (enforceMatchConditions, bench fixture)`,
     bundle: join(outdir, 'index.mjs'),
@@ -270,6 +273,7 @@ const sections: Array<[string, () => Promise<void>]> = [
   ['cel', celConformance],
   ['cel-speed', celSpeed],
   ['vap', validatingPolicies],
+  ['mutating-policy', mutatingPolicySpeed],
 ];
 for (const [name, run] of sections) if (!only.length || only.includes(name)) await run();
 

@@ -7,12 +7,14 @@
  * so functions that do not enforce conditions carry no CEL in their bundles.
  */
 import type { ASTNode, Environment, ParseResult } from './engine.ts';
-import { adoptCelGoChecker, type CheckerEnvironment, declaredFunctions } from './check/checker.ts';
+import { adoptCelGoChecker, type CheckerEnvironment, declaredFunctions, inferredTypes } from './check/checker.ts';
 import { installOptionalEntries } from './evaluate/entries.ts';
 import { matchConditionsEnvironment, typedObjectsEnvironment } from './evaluate/environment.ts';
+import { needsLibraries } from './libraries/names.ts';
 import { balanceLogic } from './parse/logic-balance.ts';
 import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './parse/literals.ts';
 import { compileError, compileErrors, internalNames } from './check/messages.ts';
+import type { CompileError } from './check/compile-error.ts';
 import { evaluateMetered, installMeter } from './cost/evaluation.ts';
 import { keepUnoptimized, PER_CALL_COST_LIMIT } from './cost/meter.ts';
 import { RECURSION_LIMIT_MESSAGE, readForParse } from './parse/limits.ts';
@@ -21,6 +23,7 @@ import { screen, screenChecked } from './check/screen.ts';
 import { adoptCelGoSemantics } from './check/semantics.ts';
 import { environmentMinor, type CelKubeVersion, type ExpressionMode } from './versions/versions.ts';
 
+export type { CompileError } from './check/compile-error.ts';
 export {
   type AuthorizationAttributes,
   type AuthorizationDecision,
@@ -49,14 +52,6 @@ export interface CompiledExpression {
    * and cost. The error thrown (CostLimitExceeded or the evaluation's) carries the cost as `cost`.
    */
   evaluate(variables: Record<string, unknown>, limit?: number): { value: unknown; cost: number };
-}
-
-/** A compile error: the checker's message, with the expression and the position. */
-export interface CompileError {
-  message: string;
-  /** 1-based line and column (in code points) of the error in the expression; -1 and 0 when it has none. */
-  line: number;
-  column: number;
 }
 
 function mentions(node: unknown, name: string): boolean {
@@ -123,9 +118,10 @@ function compile(
   fold: boolean,
   optimize = true,
 ): CompiledExpression | CompileError {
-  let env = matchConditionsEnvironment();
+  const libraries = needsLibraries(expression);
+  let env = matchConditionsEnvironment(libraries);
   if (options.types) env = typedEnvironment(options.types, options.declarations);
-  else if (options.declarations) env = declaredEnvironment(options.declarations);
+  else if (options.declarations) env = declaredEnvironment(options.declarations, libraries);
   const read = readForParse(expression);
   if (read.refusal && 'errors' in read.refusal) {
     const issues = read.refusal.errors.map((e) => ({ start: e.range.start, message: e.summary }));
@@ -161,6 +157,8 @@ function compile(
       const issues = adoptCelGoChecker(parsed.ast as never, checkerEnvironment(env));
       const checked = parsed.check();
       if (!checked.valid) return compileError(expression, written(checked.error));
+      const inferred = issues.length ? undefined : inferredTypes(parsed.ast as never);
+      if (inferred) issues.push(...inferred.issues);
       if (issues.length) {
         const at = (start: number) => (source.edits.length ? writtenOffset(start, source.edits) : start);
         // cel-go checks only what its parser accepted: its parser's refusals come alone.
@@ -172,7 +170,7 @@ function compile(
       }
       const typed = screenChecked(parsed.ast, minor, environmentMinor(options.kubeVersion, 'stored'));
       if (typed) return compileError(expression, written(typed), false);
-      type = String(checked.type);
+      type = inferred?.type ?? String(checked.type);
     }
   } catch (err) {
     // An expression within cel-go's parser limits that still overflows a walker's stack (never
@@ -192,11 +190,11 @@ const typedEnvironments = new Map<string, Environment>();
 /** How many such environments are kept: those of the kinds one policy is checked against. */
 const TYPED_ENVIRONMENTS_KEPT = 16;
 
-/** The matchConditions environment with further variables declared. */
-function declaredEnvironment(declarations: Record<string, string>): Environment {
-  const key = JSON.stringify(declarations);
+/** The matchConditions environment (with the libraries or without) with further variables declared. */
+function declaredEnvironment(declarations: Record<string, string>, libraries: boolean): Environment {
+  const key = JSON.stringify([libraries, declarations]);
   return kept(key, () => {
-    const env = matchConditionsEnvironment().clone();
+    const env = matchConditionsEnvironment(libraries).clone();
     for (const [name, type] of Object.entries(declarations)) env.registerVariable(name, type);
     return env;
   });
