@@ -122,7 +122,7 @@ describe('layers', () => {
     const sample = [
       {
         file: 'infra/x.ts',
-        text: "import { a } from '../lib/testing/chain.ts';\nconst m = await import('../lib/local/api.ts');\nimport './side.ts';\n",
+        text: "import { a } from '../lib/testing/chain.ts';\nconst m = await import('./local/api.ts');\nimport './side.ts';\n",
       },
     ];
     assert.deepEqual(relativeImports(sample[0]!.file, sample[0]!.text), [

@@ -114,6 +114,7 @@ const UNTESTED: readonly string[] = [
   'lib/policies/mutating/smd/merge.ts',
   'lib/policies/mutating/smd/schema.ts',
   'lib/policies/mutating/smd/typed.ts',
+  'lib/policies/mutating/types.ts',
   'lib/policies/validating/types.ts',
   'lib/registration.ts',
   'lib/review/envelope.ts',
@@ -124,6 +125,7 @@ const UNTESTED: readonly string[] = [
   'lib/testing/conformance-conversion.ts',
   'lib/testing/conformance-shared.ts',
   'lib/testing/index.ts',
+  'lib/testing/mutating-policies.ts',
   'lib/testing/policies.ts',
   'lib/testing/schema-sample.ts',
 ];

@@ -277,7 +277,7 @@ describe('klw audit with policies', () => {
     assert.equal(failed.rejected, true);
     assert.match(
       failed.message!,
-      /policy 'broken' with binding 'broken-binding' denied request: .*\(failurePolicy Fail\)$/,
+      /policy 'broken' with binding 'broken' denied request: .*\(failurePolicy Fail\)$/,
     );
     assert.match(
       renderAudit(report, 'table'),
