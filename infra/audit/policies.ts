@@ -10,7 +10,6 @@ import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
 import {
   type AdmissionRequest,
   builtinEquivalents,
-  collectParams,
   type CompiledValidatingPolicy,
   compileValidatingPolicy,
   defaultObject,
@@ -20,7 +19,6 @@ import {
   type KubeObject,
   type MutatingPolicyWebhook,
   type ParamKind,
-  type ParamRef,
   type ParamSource,
   paramSourcesOf,
   type PoliciesVerdict,
