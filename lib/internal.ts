@@ -17,3 +17,7 @@ export * from './gateway/sources/emulate.ts';
 export * from './k8s/resources.ts';
 export * from './metrics.ts';
 export * from './webhook.ts';
+export { mutatingPolicyManifests, nativeMutatingPolicyVersion } from './policies/mutating/manifest.ts';
+export type { MutatingPolicyDefinition } from './policies/mutating/define.ts';
+export { builtinSchema as builtinTypesSchema } from './policies/mutating/smd/schema.ts';
+export { validate as validateTyped } from './policies/mutating/smd/typed.ts';

@@ -8,7 +8,7 @@ import { renderDocuments } from '../output.ts';
 import { regionFor } from '../region.ts';
 import { ensureTargetPathSecret, writePrivateOutput } from '../secret-actions.ts';
 import { clusterSecretsLines, ensureClusterPathSecrets, fleetDeployManifests } from '../fleet/deploy.ts';
-import { FLEET_FILE, loadFleet } from '../fleet/file.ts';
+import { FLEET_FILE, type FleetCluster, loadFleet } from '../fleet/file.ts';
 import type { Endpoints } from '../manifests.ts';
 import type { CommandContext } from './context.ts';
 import { regionOption, stageOption, type RegionOptions, type StageOptions } from './options.ts';
@@ -81,7 +81,8 @@ export function register(cli: Command, { root, say, runServerless: serverless }:
       if (secrets) endpoints.pathSecret = secrets.current;
       if (options.caBundle) endpoints.caBundlePem = endpointsFrom({ caBundle: options.caBundle }).caBundlePem!;
       if (fleet) {
-        const deps = { build: (e: Endpoints) => manifestsFor(root(), e), report: reportFindings, say, registrations };
+        const build = (e: Endpoints, cluster: FleetCluster) => manifestsFor(root(), e, undefined, { cluster });
+        const deps = { build, report: reportFindings, say, registrations };
         return fleetDeployManifests(root(), target, endpoints, options.outDir, deps);
       }
       const set = await manifestsFor(root(), endpoints);

@@ -3,7 +3,7 @@ import { type Command, Option } from 'commander';
 import { readServerless } from '../deploy/index.ts';
 import { KlwError } from '../errors.ts';
 import { fleetManifests, type FleetManifestOptions } from '../fleet/commands.ts';
-import { FLEET_FILE } from '../fleet/file.ts';
+import { FLEET_FILE, type FleetCluster } from '../fleet/file.ts';
 import { loadFunctions } from '../functions.ts';
 import { enforcedWebhooks, forKubeVersion, kubeTargetFrom, registrationVersionFindings } from '../kube-versions.ts';
 import { lintDocuments } from '../lint.ts';
@@ -99,14 +99,15 @@ async function writeManifests({ root, say }: CommandContext, options: ManifestsO
     endpoints: endpointsFrom(options),
     report: reportFindings,
     say,
-    build: (e: Endpoints) => manifestsFor(root(), e, options.name),
+    build: (e: Endpoints, cluster: FleetCluster) =>
+      manifestsFor(root(), e, options.name, { cluster, ...(target ? { target } : {}) }),
   };
   if (await fleetManifests(root(), options, target, secretOptions, fleetDeps)) return;
   const set = await manifestsFor(
     root(),
     await withPathSecret(endpointsFrom(options), undefined, secretOptions),
     options.name,
-    { crdPatches: !!options.crdPatches },
+    { crdPatches: !!options.crdPatches, ...(target ? { target } : {}) },
   );
   const written = [set.documents, options.crdPatches ? set.crdPatches : []];
   if (secretOptions.pathSecret === 'placeholder' && JSON.stringify(written).includes(PATH_SECRET_PLACEHOLDER)) {

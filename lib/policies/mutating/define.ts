@@ -62,6 +62,8 @@ export interface MutatingPolicyDefinition<T = KubeObject> {
   namespaceObject?: (request: AdmissionRequest) => unknown;
   /** Served from Lambda: what `authorizer` checks answer (no opinion unless given). */
   authorize?: Authorize;
+  /** `auto` (default): native where the cluster runs mutating policies, a webhook elsewhere. */
+  serve?: 'auto' | 'native' | 'webhook';
 }
 
 /** A defined mutating policy: the webhook that serves it from Lambda, the definition and its evaluation. */
