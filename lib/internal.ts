@@ -21,3 +21,8 @@ export { mutatingPolicyManifests, nativeMutatingPolicyVersion } from './policies
 export type { MutatingPolicyDefinition } from './policies/mutating/define.ts';
 export { builtinSchema as builtinTypesSchema } from './policies/mutating/smd/schema.ts';
 export { validate as validateTyped } from './policies/mutating/smd/typed.ts';
+export { compileValidatingPolicy } from './policies/validating/validator.ts';
+export { VALIDATION_REASONS } from './policies/validating/types.ts';
+export { compileVariables } from './policies/generic/composition.ts';
+export { compileConditions } from './policies/generic/conditions.ts';
+export { compileMutation } from './policies/mutating/cel.ts';

@@ -81,11 +81,12 @@ export function register(cli: Command, { root, say, runServerless: serverless }:
       if (secrets) endpoints.pathSecret = secrets.current;
       if (options.caBundle) endpoints.caBundlePem = endpointsFrom({ caBundle: options.caBundle }).caBundlePem!;
       if (fleet) {
-        const build = (e: Endpoints, cluster: FleetCluster) => manifestsFor(root(), e, undefined, { cluster });
+        const build = (e: Endpoints, cluster: FleetCluster) =>
+          manifestsFor(root(), e, undefined, { cluster, functions });
         const deps = { build, report: reportFindings, say, registrations };
         return fleetDeployManifests(root(), target, endpoints, options.outDir, deps);
       }
-      const set = await manifestsFor(root(), endpoints);
+      const set = await manifestsFor(root(), endpoints, undefined, { functions });
       // The URLs hold the path secret: the file is written readable by its owner only.
       writePrivateOutput(resolve(root(), options.out), renderDocuments(set.documents, 'yaml'));
       say(`wrote ${options.out}; register with: kubectl apply -f ${options.out}`);

@@ -95,19 +95,22 @@ async function writeManifests({ root, say }: CommandContext, options: ManifestsO
     region: regionFor(options, () => config),
     ...(config ? { service: String(config.service) } : {}),
   };
+  // Loaded once: every cluster's manifests come from the same registrations.
+  const functions = await loadFunctions(root());
   const fleetDeps = {
     endpoints: endpointsFrom(options),
     report: reportFindings,
     say,
+    registrations: functions.map((f) => f.registration),
     build: (e: Endpoints, cluster: FleetCluster) =>
-      manifestsFor(root(), e, options.name, { cluster, ...(target ? { target } : {}) }),
+      manifestsFor(root(), e, options.name, { cluster, functions, ...(target ? { target } : {}) }),
   };
   if (await fleetManifests(root(), options, target, secretOptions, fleetDeps)) return;
   const set = await manifestsFor(
     root(),
     await withPathSecret(endpointsFrom(options), undefined, secretOptions),
     options.name,
-    { crdPatches: !!options.crdPatches, ...(target ? { target } : {}) },
+    { crdPatches: !!options.crdPatches, functions, ...(target ? { target } : {}) },
   );
   const written = [set.documents, options.crdPatches ? set.crdPatches : []];
   if (secretOptions.pathSecret === 'placeholder' && JSON.stringify(written).includes(PATH_SECRET_PLACEHOLDER)) {
@@ -117,7 +120,7 @@ async function writeManifests({ root, say }: CommandContext, options: ManifestsO
         'writes the secret',
     );
   }
-  const registrations = (await loadFunctions(root())).map((f) => f.registration);
+  const registrations = fleetDeps.registrations;
   // Without --kube-version, each registration's own kubernetesVersion compiles its conditions.
   if (!target) reportFindings(registrationVersionFindings(registrations));
   if (target) {

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { KlwError } from '../errors.ts';
-import { loadFunctions } from '../functions.ts';
+import { type FunctionEntry, loadFunctions } from '../functions.ts';
 import { formatFinding, lintDocuments, PLACEHOLDER_RULE, type Finding } from '../lint.ts';
 import {
   DEFAULT_CONFIGURATION_NAME,
@@ -58,6 +58,8 @@ export function endpointsFrom(options: EndpointOptions): Endpoints {
 /** Which cluster manifestsFor writes for: a fleet cluster, or the one --kube-version describes. */
 export interface ManifestTarget {
   crdPatches?: boolean;
+  /** The project's functions, when the caller has loaded them (a fleet's clusters share one load). */
+  functions?: FunctionEntry[];
   cluster?: FleetCluster;
   target?: KubeTarget;
 }
@@ -73,7 +75,7 @@ export async function manifestsFor(
   name = DEFAULT_CONFIGURATION_NAME,
   options: ManifestTarget = {},
 ): Promise<ManifestSet> {
-  const functions = await loadFunctions(root);
+  const functions = options.functions ?? (await loadFunctions(root));
   if (!functions.length) throw new KlwError(`no functions under ${resolve(root, 'functions')}`);
   // With --crd-patches a CRD installed otherwise gets its patch; without, its conversion would be left out unsaid.
   const unknown = options.crdPatches ? [] : unknownCrds(functions.map((f) => f.registration));

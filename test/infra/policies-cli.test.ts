@@ -190,4 +190,19 @@ describe('klw manifests with policies', () => {
       write('replica-limit', VALIDATING());
     }
   });
+
+  it('klw lint compiles each policy for every cluster: a newer library is an error for the older clusters', async () => {
+    write('replica-limit', VALIDATING().replace('object.spec.replicas <= 5', 'ip("10.0.0.1").family() == 4'));
+    try {
+      const run = await klw('lint');
+      assert.equal(run.code, 1, run.err);
+      assert.match(
+        run.err,
+        /functions\/replica-limit\/index.ts: spec.validations\[0\].expression: .*undeclared reference to 'ip'.*\(for cluster old\); write the expression/s,
+      );
+      assert.doesNotMatch(run.err, /for cluster (mid|new)/);
+    } finally {
+      write('replica-limit', VALIDATING());
+    }
+  });
 });
