@@ -3,7 +3,7 @@
 // webhook for the second, both policies native for the third; without a fleet --kube-version
 // chooses; serve: 'native' on a cluster that cannot is an error naming the file and the fix.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ValidatingAdmissionPolicy } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy';
@@ -11,43 +11,12 @@ import { ValidatingAdmissionPolicyBinding } from 'kubernetes-models/admissionreg
 import { parseAllDocuments } from 'yaml';
 import { main } from '../../infra/cli.ts';
 import { admissionTypeName, schemaProblems } from '../../infra/policies/schema.ts';
+import { VALIDATING, writeFunction, writePolicyProject } from './policy-project.ts';
 
 const work = mkdtempSync(join(process.cwd(), '.klw-test-policies-cli-'));
 after(() => rmSync(work, { recursive: true, force: true }));
-const LIB = join(process.cwd(), 'lib');
-
-/** A validating policy: at most five replicas. */
-export const VALIDATING = (serve = 'auto') => `import { defineValidatingPolicy } from 'kube-lambda-webhooks/policies';
-export default defineValidatingPolicy({
-  name: 'replica-limit',
-  serve: '${serve}',
-  matchConstraints: {
-    resourceRules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }],
-  },
-  validations: [{ expression: 'object.spec.replicas <= 5', message: 'at most 5 replicas', reason: 'Invalid' }],
-});
-`;
-/** A mutating policy: a team label on every deployment. */
-const MUTATING = `import { defineMutatingPolicy } from ${JSON.stringify(join(LIB, 'policies/mutating/define.ts'))};
-export default defineMutatingPolicy({
-  name: 'add-team',
-  matchConstraints: {
-    resourceRules: [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }],
-  },
-  mutations: [
-    {
-      patchType: 'ApplyConfiguration',
-      applyConfiguration: { expression: 'Object{metadata: Object.metadata{labels: {"team": "platform"}}}' },
-    },
-  ],
-});
-`;
-const write = (name: string, text: string) => {
-  mkdirSync(join(work, 'functions', name), { recursive: true });
-  writeFileSync(join(work, 'functions', name, 'index.ts'), text);
-};
-write('replica-limit', VALIDATING());
-write('add-team', MUTATING);
+const write = (name: string, text: string) => writeFunction(work, name, text);
+writePolicyProject(work);
 const FLEET = `clusters:
   - name: old
     kubeVersion: "1.20"

@@ -1,0 +1,46 @@
+// A project of two policies for the tests of how policies are served: a validating one
+// (replica-limit) and a mutating one (add-team), each in functions/<name>/index.ts.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const LIB = join(process.cwd(), 'lib');
+
+/** A validating policy: at most five replicas; `serve` as given. */
+export const VALIDATING = (serve = 'auto') => `import { defineValidatingPolicy } from 'kube-lambda-webhooks/policies';
+export default defineValidatingPolicy({
+  name: 'replica-limit',
+  serve: '${serve}',
+  matchConstraints: {
+    resourceRules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }],
+  },
+  validations: [{ expression: 'object.spec.replicas <= 5', message: 'at most 5 replicas', reason: 'Invalid' }],
+});
+`;
+
+/** A mutating policy: a team label on every new deployment. */
+export const MUTATING = `import { defineMutatingPolicy } from ${JSON.stringify(join(LIB, 'policies/mutating/define.ts'))};
+export default defineMutatingPolicy({
+  name: 'add-team',
+  matchConstraints: {
+    resourceRules: [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }],
+  },
+  mutations: [
+    {
+      patchType: 'ApplyConfiguration',
+      applyConfiguration: { expression: 'Object{metadata: Object.metadata{labels: {"team": "platform"}}}' },
+    },
+  ],
+});
+`;
+
+/** Writes functions/<name>/index.ts of the project at `root`. */
+export function writeFunction(root: string, name: string, text: string): void {
+  mkdirSync(join(root, 'functions', name), { recursive: true });
+  writeFileSync(join(root, 'functions', name, 'index.ts'), text);
+}
+
+/** Writes the two policies into the project at `root`. */
+export function writePolicyProject(root: string): void {
+  writeFunction(root, 'replica-limit', VALIDATING());
+  writeFunction(root, 'add-team', MUTATING);
+}
