@@ -65,17 +65,32 @@ export function testPod(spec: Pod['spec'] = {}): Pod {
   };
 }
 
+/** Runs `run` with stderr (and, when asked, stdout) captured: what it returned and what was written. */
+export async function withCapturedOutput<T>(
+  run: () => Promise<T>,
+  { stdout = false }: { stdout?: boolean } = {},
+): Promise<{ result: T; stdout: string; stderr: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const originalOut = process.stdout.write.bind(process.stdout);
+  const originalErr = process.stderr.write.bind(process.stderr);
+  if (stdout)
+    process.stdout.write = ((chunk: string) => (out.push(String(chunk)), true)) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string) => (err.push(String(chunk)), true)) as typeof process.stderr.write;
+  try {
+    const result = await run();
+    return { result, stdout: out.join(''), stderr: err.join('') };
+  } finally {
+    process.stdout.write = originalOut;
+    process.stderr.write = originalErr;
+  }
+}
+
 /** Runs klw in-process with the given arguments; its exit code and what it wrote to stderr. */
 export async function runKlw(...args: string[]): Promise<{ code: number; stderr: string }> {
   const { main } = await import('../infra/cli.ts');
-  const writes: string[] = [];
-  const original = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
-  try {
-    return { code: await main(['node', 'klw', ...args]), stderr: writes.join('') };
-  } finally {
-    process.stderr.write = original;
-  }
+  const { result, stderr } = await withCapturedOutput(() => main(['node', 'klw', ...args]));
+  return { code: result, stderr };
 }
 
 /** Thrown values that break `String(value)` or `error.message`, by what they are. */

@@ -9,7 +9,7 @@ import { scaffold } from '../../infra/scaffold.ts';
 import { main } from '../../infra/cli.ts';
 
 import { toEvent, admissionReview } from '../../lib/testing/index.ts';
-import { FIXTURE_FUNCTIONS } from '../helpers.ts';
+import { FIXTURE_FUNCTIONS, runKlw } from '../helpers.ts';
 
 const root = process.cwd();
 // Work in a copy inside the repository, so `kube-lambda-webhooks` still resolves to this package.
@@ -106,16 +106,7 @@ describe('the bundle entry klw build generates', () => {
     mkdirSync(join(scratch, 'functions', name), { recursive: true });
     writeFileSync(join(scratch, 'functions', name, 'index.ts'), code);
   };
-  const klw = async (...args: string[]) => {
-    const writes: string[] = [];
-    const original = process.stderr.write.bind(process.stderr);
-    process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
-    try {
-      return { code: await main(['node', 'klw', '--root', scratch, ...args]), stderr: writes.join('') };
-    } finally {
-      process.stderr.write = original;
-    }
-  };
+  const klw = (...args: string[]) => runKlw('--root', scratch, ...args);
   const onlyDefault = [
     "import { allow, defineValidatingWebhook, deny } from 'kube-lambda-webhooks';",
     'export default defineValidatingWebhook({',
@@ -310,16 +301,7 @@ describe('klw new', () => {
 });
 
 describe('klw command line', () => {
-  const run = async (...args: string[]) => {
-    const writes: string[] = [];
-    const original = process.stderr.write.bind(process.stderr);
-    process.stderr.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stderr.write;
-    try {
-      return { code: await main(['node', 'klw', '--root', work, ...args]), stderr: writes.join('') };
-    } finally {
-      process.stderr.write = original;
-    }
-  };
+  const run = (...args: string[]) => runKlw('--root', work, ...args);
 
   it('fails with one line and exit 1 on a bad URL', async () => {
     const { code, stderr } = await run('manifests', '--base-url', 'http://insecure.example.com');

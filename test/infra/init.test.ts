@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { main } from '../../infra/cli.ts';
+import { runKlw } from '../helpers.ts';
 import {
   EXAMPLE_FUNCTIONS,
   initProject,
@@ -191,16 +191,17 @@ describe('klw init', () => {
   });
 
   it('is a klw command that refuses an unknown template', async () => {
-    const original = process.stderr.write.bind(process.stderr);
-    const err: string[] = [];
-    process.stderr.write = ((chunk: string) => (err.push(String(chunk)), true)) as typeof process.stderr.write;
-    try {
-      assert.equal(await main(['node', 'klw', '--root', scratch, 'init', 'cli-made', '--template', 'mutating']), 0);
-      assert.equal(await main(['node', 'klw', '--root', scratch, 'init', 'cli-packaged', '--package', '^0.1.0']), 0);
-      assert.notEqual(await main(['node', 'klw', '--root', scratch, 'init', 'other', '--template', 'webhook']), 0);
-    } finally {
-      process.stderr.write = original;
-    }
+    const init = (...args: string[]) => runKlw('--root', scratch, 'init', ...args);
+    const runs = [
+      await init('cli-made', '--template', 'mutating'),
+      await init('cli-packaged', '--package', '^0.1.0'),
+      await init('other', '--template', 'webhook'),
+    ];
+    assert.deepEqual(
+      runs.map((r) => r.code === 0),
+      [true, true, false],
+    );
+    const err = runs.map((r) => r.stderr);
     assert.ok(existsSync(join(scratch, 'cli-made', 'functions', 'add-created-by', 'index.ts')));
     assert.match(err.join(''), /created cli-made\/package\.json/);
     // Run from these sources without --package, klw says how to depend on a tarball instead.

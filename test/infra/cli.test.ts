@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { main } from '../../infra/cli.ts';
+import { AUDIT_INCOMPLETE } from '../../infra/audit/index.ts';
+import { KlwError } from '../../infra/errors.ts';
+import { packageInfo } from '../../infra/version.ts';
+import { withCapturedOutput } from '../helpers.ts';
+
+const empty = mkdtempSync(join(tmpdir(), 'klw-empty-'));
+after(() => rmSync(empty, { recursive: true, force: true }));
+
+/** Runs klw in-process; returns the exit code and what it wrote. */
+async function run(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { result, stdout, stderr } = await withCapturedOutput(() => main(['node', 'klw', ...args]), { stdout: true });
+  return { code: result, stdout, stderr };
+}
+
+describe('klw --version', () => {
+  it('prints the version in package.json', async () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const { code, stdout } = await run(flag);
+      assert.equal(code, 0);
+      assert.equal(stdout.trim(), version);
+    }
+    assert.equal(packageInfo().version, version);
+  });
+
+  it('fails when no package.json of this package is above the file', () => {
+    assert.throws(
+      () => packageInfo(`file://${join(empty, 'x.js')}`),
+      /kube-lambda-webhooks: package\.json not found above/,
+    );
+  });
+});
+
+describe('a project without functions', () => {
+  for (const setup of ['no functions/ folder', 'an empty functions/ folder', 'folders without an index file']) {
+    it(`gets one line saying where functions go (${setup})`, async () => {
+      rmSync(join(empty, 'functions'), { recursive: true, force: true });
+      if (setup !== 'no functions/ folder') mkdirSync(join(empty, 'functions'));
+      if (setup === 'folders without an index file') mkdirSync(join(empty, 'functions', 'half-done'));
+      // The folder without an index file is named once (klw runs in-process here, three times).
+      const warning =
+        'warning: functions/half-done has no index.ts, index.mts, index.js or index.mjs: it is not a function and is skipped\n';
+      let warned = 0;
+      for (const command of [['build'], ['manifests', '--base-url', 'https://x.example.com'], ['lint']]) {
+        const { code, stderr } = await run('--root', empty, ...command);
+        assert.equal(code, 1, command.join(' '));
+        if (stderr.startsWith(warning)) warned++;
+        assert.equal(
+          stderr.replace(warning, ''),
+          `klw: no functions in ${join(empty, 'functions')}: each function is functions/<name>/index.ts (or .mts, .js, .mjs); add one with \`klw new validating <name>\`\n`,
+        );
+      }
+      assert.equal(warned, setup === 'folders without an index file' ? 1 : 0);
+    });
+  }
+});
+
+describe('exit codes', () => {
+  it('a KlwError exits 1 unless it carries another code, and main prints its one line', async () => {
+    assert.equal(new KlwError('failed').exitCode, 1);
+    const cause = new Error('HTTP 401');
+    const incomplete = new KlwError('audit incomplete', { exitCode: AUDIT_INCOMPLETE, cause });
+    assert.deepEqual([incomplete.exitCode, incomplete.cause, incomplete.message], [2, cause, 'audit incomplete']);
+    // The audit did not run: exit 2, with main's one line and nothing more.
+    const { code, stderr } = await run('--root', empty, 'audit', '--page-size', '0');
+    assert.equal(code, AUDIT_INCOMPLETE);
+    assert.equal(stderr, 'klw: --page-size must be a whole number of at least 1\n');
+  });
+});
