@@ -14,6 +14,7 @@ import { root, quick, rows, extra, median, log, compare, table, podReview, runPr
 import { throughput, memory } from './servers.ts';
 import { celSpeed } from './cel-speed.ts';
 import { validatingPolicies } from './policies.ts';
+import { mutatingPolicySpeed } from './mutating-policy.ts';
 
 /** The floor of any webhook: decode the body, parse it, serialise an answer of the same size. */
 function floorFor(event: { body: string }): () => unknown {
@@ -272,6 +273,7 @@ const sections: Array<[string, () => Promise<void>]> = [
   ['cel', celConformance],
   ['cel-speed', celSpeed],
   ['vap', validatingPolicies],
+  ['mutating-policy', mutatingPolicySpeed],
 ];
 for (const [name, run] of sections) if (!only.length || only.includes(name)) await run();
 

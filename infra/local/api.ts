@@ -169,7 +169,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     { key: certs.keyPem, cert: certs.certPem, ...serverOptions(timeouts) },
     (req, res) => serveRequest(serving, req, res),
   );
-  await listen(server, options.port ?? 3443, host, project);
+  await listen(server, options.port ?? 3443, host, [secretsWatch, project]);
   const port = (server.address() as AddressInfo).port;
   const url = publicUrl ?? baseUrlFor(host, port);
   const urlSecret = urlSecretFor(fleets.get(), secret.current);
@@ -352,14 +352,20 @@ function openProject(
 }
 
 /** Listens on host:port; the project is closed when the server cannot listen. */
-async function listen(server: Server, port: number, host: string, project: LocalProject): Promise<void> {
+/** Listens; on failure (a port in use) closes what the start opened, so nothing keeps the process alive. */
+async function listen(
+  server: Server,
+  port: number,
+  host: string,
+  opened: Array<{ close(): unknown } | undefined>,
+): Promise<void> {
   try {
     await new Promise<void>((resolvePromise, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => resolvePromise());
     });
   } catch (err) {
-    await project.close();
+    for (const part of opened) await part?.close();
     throw err;
   }
 }

@@ -5,8 +5,7 @@
  * the policy from the same registration.
  */
 import {
-  type KubeObject,
-  type MutatingPolicyDefinition,
+  type DefinedMutatingPolicy,
   mutatingPolicyManifests,
   type Registration,
 } from '../../lib/internal.ts';
@@ -45,8 +44,7 @@ function plain<T>(value: T): T {
 /** The policy a loaded module's default export declares, or undefined for a plain webhook. */
 export function policyRegistrationOf(webhook: object, file: string): PolicyRegistration | undefined {
   const validating = (webhook as { validatingPolicy?: DefinedValidatingPolicy }).validatingPolicy;
-  const mutating = (webhook as { mutatingPolicy?: MutatingPolicyDefinition<KubeObject> & { serve?: unknown } })
-    .mutatingPolicy;
+  const mutating = (webhook as { mutatingPolicy?: DefinedMutatingPolicy }).mutatingPolicy;
   if (!validating && !mutating) return undefined;
   const serve = (validating?.serve ?? mutating?.serve ?? 'auto') as ServeMode;
   if (!SERVE_MODES.includes(serve))

@@ -105,8 +105,11 @@ export function compilePolicyExpression(expression: string, options: PolicyCompi
     }
     program = compile(expression, { declarations, typeCheck: checking && type === undefined, kubeVersion });
   } catch (err) {
-    // The engine's message is already CompileCELExpression's: `compilation failed: ERROR: <input>:…`.
-    if (err instanceof CelCompileError) return { error: err.message };
+    // A type error's message already says it (the checker words it as the API server does).
+    if (err instanceof CelCompileError)
+      return {
+        error: err.message.startsWith('compilation failed: ') ? err.message : `compilation failed: ${err.message}`,
+      };
     throw err;
   }
   if (checking) {

@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { policyRegistrationOf, type PolicyRegistration } from '../../../infra/policies/registration.ts';
 import { Deployment, on } from '../../../lib/index.ts';
-import { defineMutatingPolicy, type MutatingPolicy } from '../../../lib/policies/mutating/define.ts';
+import { defineMutatingPolicy, type MutatingPolicyWebhook as MutatingPolicy } from '../../../lib/policies/index.ts';
 import { defineValidatingPolicy, type ValidatingPolicyWebhook } from '../../../lib/policies/index.ts';
 
 const LIB = join(process.cwd(), 'lib');

@@ -20,7 +20,7 @@ describe('policyRegistrationOf', () => {
   });
   it('a mutating policy: its MAP and binding, the serve it asks for', () => {
     assert.equal(mutating.kind, 'MutatingAdmissionPolicy');
-    assert.equal(mutating.binding.metadata.name, 'add-team-binding');
+    assert.equal(mutating.binding.metadata.name, 'add-team');
     const webhook = {
       ...mutatingWebhook,
       mutatingPolicy: { ...mutatingWebhook.mutatingPolicy, serve: 'webhook' as const },
