@@ -7,8 +7,6 @@ import { Deployment, on } from '../../../lib/index.ts';
 import { defineMutatingPolicy, type MutatingPolicyWebhook as MutatingPolicy } from '../../../lib/policies/index.ts';
 import { defineValidatingPolicy, type ValidatingPolicyWebhook } from '../../../lib/policies/index.ts';
 
-const LIB = join(process.cwd(), 'lib');
-
 /** A validating policy: at most five replicas; `serve` as given. */
 export const VALIDATING = (serve = 'auto') => `import { defineValidatingPolicy } from 'kube-lambda-webhooks/policies';
 export default defineValidatingPolicy({
@@ -22,7 +20,7 @@ export default defineValidatingPolicy({
 `;
 
 /** A mutating policy: a team label on every new deployment. */
-export const MUTATING = `import { defineMutatingPolicy } from ${JSON.stringify(join(LIB, 'policies/mutating/define.ts'))};
+export const MUTATING = `import { defineMutatingPolicy } from 'kube-lambda-webhooks/policies';
 export default defineMutatingPolicy({
   name: 'add-team',
   matchConstraints: {
