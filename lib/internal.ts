@@ -23,7 +23,8 @@ export type { Authorize as PolicyAuthorize } from './policies/cel.ts';
 export { builtinEquivalents } from './policies/generic/equivalent.ts';
 export { collectParams, paramSourcesOf, type ParamSource } from './policies/generic/params.ts';
 export type { ParamKind, ParamRef } from './policies/generic/types.ts';
-export type { MutatingPolicy } from './policies/mutating/define.ts';
+export type { MutatingPolicyWebhook } from './policies/mutating/define.ts';
+export { defaultObject } from './policies/mutating/defaults.ts';
 export type { ValidatingPolicyWebhook } from './policies/validating/define.ts';
 export {
   dispatchValidating,

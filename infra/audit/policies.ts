@@ -10,16 +10,15 @@ import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
 import {
   type AdmissionRequest,
   builtinEquivalents,
-  collectParams,
   type CompiledValidatingPolicy,
   compileValidatingPolicy,
+  defaultObject,
   diffPatch,
   dispatchValidating,
   type Enforcement,
   type KubeObject,
-  type MutatingPolicy,
+  type MutatingPolicyWebhook,
   type ParamKind,
-  type ParamRef,
   type ParamSource,
   paramSourcesOf,
   type PoliciesVerdict,
@@ -35,7 +34,7 @@ import { KubeApiError, type KubeClient } from './kubeapi.ts';
 /** True for a webhook defined by defineValidatingPolicy. */
 export const isValidatingPolicy = (w: AdmissionWebhook): w is ValidatingPolicyWebhook => 'validatingPolicy' in w;
 /** True for a webhook defined by defineMutatingPolicy. */
-export const isMutatingPolicy = (w: AdmissionWebhook): w is MutatingPolicy => 'mutatingPolicy' in w;
+export const isMutatingPolicy = (w: AdmissionWebhook): w is MutatingPolicyWebhook => 'mutatingPolicy' in w;
 
 /** What one object gets from one policy, in the terms of an audit result. */
 export interface PolicyVerdict {
@@ -196,54 +195,35 @@ export async function auditValidatingPolicy(
   return out;
 }
 
-/** A mutating policy's change to a request's object (as a JSON patch), or its failure under failurePolicy. */
+/** A mutating policy's change to a request's object (as a JSON patch), or its refusal under failurePolicy Fail. */
 export async function auditMutatingPolicy(
-  policy: MutatingPolicy,
+  policy: MutatingPolicyWebhook,
   request: AdmissionRequest,
   context: PolicyAuditContext,
 ): Promise<PolicyVerdict> {
-  const def = policy.mutatingPolicy;
-  const failurePolicy = def.failurePolicy ?? 'Fail';
+  const { spec, params: own } = policy.mutatingPolicy;
   const failed = (message: string): PolicyVerdict => ({
     result: 'error',
-    rejected: failurePolicy === 'Fail',
-    message: `${message} (failurePolicy ${failurePolicy})`,
+    rejected: true,
+    message: `${message} (failurePolicy ${spec.failurePolicy ?? 'Fail'})`,
   });
-  const namespaceObject = request.namespace ? ((await context.cluster.namespace(request.namespace)) ?? null) : null;
-  // Params from the cluster where it has them; otherwise the definition's own (undefined here).
-  let params: Array<KubeObject | null | undefined> = [undefined];
-  if (def.paramKind && def.binding?.paramRef) {
-    const source = await context.cluster.paramSource(def.paramKind, undefined, def.name);
-    if (source) {
-      const found = collectParams(
-        def.paramKind,
-        def.binding.paramRef as ParamRef,
-        request.namespace ?? '',
-        () => source,
-      );
-      if (found.error !== undefined) return failed(`policy '${def.name}': failed to configure binding: ${found.error}`);
-      params = found.params;
-    }
-  }
-  const original = (request.object ?? null) as KubeObject | null;
-  const run = (authorize?: Authorize) => {
-    let object = original;
-    for (const param of params) {
-      const outcome = policy.evaluate(
-        { ...request, object },
-        { ...(param ? { params: param } : {}), namespaceObject, ...(authorize ? { authorize } : {}) },
-      );
-      if (outcome.errors.length) return { object, error: outcome.errors[0]! };
-      object = outcome.object;
-    }
-    return { object };
-  };
+  // Params from the cluster where it has them; otherwise the definition's own.
+  const source = spec.paramKind ? await context.cluster.paramSource(spec.paramKind, own, spec.name) : undefined;
+  const namespaceObject = request.namespace ? await context.cluster.namespace(request.namespace) : undefined;
+  const run = (authorize?: Authorize) =>
+    policy.evaluate(request, {
+      ...(spec.paramKind ? { paramSources: () => source } : {}),
+      ...(namespaceObject ? { namespaceObject } : {}),
+      ...(authorize ? { authorize } : {}),
+    });
   try {
     const outcome = run(await context.reviews.settleEvaluation(run));
-    if (outcome.error !== undefined) return failed(outcome.error);
-    const patch = outcome.object && original ? diffPatch(original, outcome.object) : [];
+    if (!outcome.allowed) return failed(outcome.status?.message ?? `policy '${spec.name}' refused the request`);
+    // What the API server would store anyway (its defaults) is no change of the policy's.
+    const stored = (object: unknown) => defaultObject(request.kind, object as KubeObject);
+    const patch = outcome.object && request.object ? diffPatch(stored(request.object), stored(outcome.object)) : [];
     return patch.length ? { result: 'patched', rejected: false, patch } : { result: 'allowed', rejected: false };
   } catch (err) {
-    return failed(`policy '${def.name}': ${(err as Error).message}`);
+    return failed(`policy '${spec.name}': ${(err as Error).message}`);
   }
 }

@@ -275,10 +275,7 @@ describe('klw audit with policies', () => {
     assert.deepEqual(patched.patch, [{ op: 'add', path: '/metadata/labels/owner', value: 'platform' }]);
     const failed = report.results.find((r) => r.name === 'big')!;
     assert.equal(failed.rejected, true);
-    assert.match(
-      failed.message!,
-      /policy 'broken' with binding 'broken-binding' denied request: .*\(failurePolicy Fail\)$/,
-    );
+    assert.match(failed.message!, /policy 'broken' with binding 'broken' denied request: .*\(failurePolicy Fail\)$/);
     assert.match(
       renderAudit(report, 'table'),
       /PATCHED {2}add-owner +Deny +pods +shop\/web-0 +patch: add \/metadata\/labels\/owner/,
