@@ -71,7 +71,6 @@ const UNTESTED: readonly string[] = [
   'infra/pack/build.mjs',
   'infra/region.ts',
   'infra/runtimes.ts',
-  'infra/scaffold.ts',
   'infra/secret-actions.ts',
   'infra/secrets/index.ts',
   'infra/version.ts',
