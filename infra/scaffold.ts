@@ -16,6 +16,9 @@ const TEMPLATES = fileURLToPath(new URL('./templates/', import.meta.url));
 
 export type { FunctionType } from './scaffold-resource.ts';
 
+/** What `klw new` scaffolds: a webhook of a type, or a validating or mutating policy. */
+export type ScaffoldType = FunctionType | 'validating-policy' | 'mutating-policy';
+
 /** Options of `scaffold`. */
 export interface ScaffoldOptions {
   /** The resource of an admission function (`pods`, `deployments.apps`); default: the one its name says. */
@@ -27,7 +30,7 @@ export interface ScaffoldOptions {
  * files. An admission function is written for `options.resource`, else the resource its name
  * says (`pod-policy` → pods), else configmaps.
  */
-export function scaffold(root: string, type: FunctionType, name: string, options: ScaffoldOptions = {}): string[] {
+export function scaffold(root: string, type: ScaffoldType, name: string, options: ScaffoldOptions = {}): string[] {
   if (!isDns1123Label(name))
     throw new KlwError(`"${name}" is not a valid function name: use lower-case letters, digits and '-' (at most 63)`);
   if (type === 'conversion' && options.resource !== undefined) {
@@ -39,7 +42,9 @@ export function scaffold(root: string, type: FunctionType, name: string, options
       : options.resource !== undefined
         ? resolveResource(options.resource)
         : (resourceFromName(name) ?? resolveResource(DEFAULT_RESOURCE));
-  const values: Record<string, string> = { __NAME__: name, ...(resource ? resourceValues(type, resource) : {}) };
+  // A policy takes the operations of the webhook of its kind.
+  const operations = type === 'conversion' ? type : type.startsWith('mutating') ? 'mutating' : 'validating';
+  const values: Record<string, string> = { __NAME__: name, ...(resource ? resourceValues(operations, resource) : {}) };
   const dir = join(root, 'functions', name);
   if (pathTaken(dir)) throw new KlwError(`functions/${name} already exists`);
   const render = (template: string) =>

@@ -33,3 +33,12 @@ export {
 } from './policies/validating/dispatcher.ts';
 export type { ValidationAction } from './policies/validating/types.ts';
 export { compileValidatingPolicy, type CompiledValidatingPolicy } from './policies/validating/validator.ts';
+// Policies as klw writes and lints them (manifests, lint, deploy).
+export { mutatingPolicyManifests, nativeMutatingPolicyVersion } from './policies/mutating/manifest.ts';
+export type { DefinedMutatingPolicy } from './policies/mutating/define.ts';
+export { builtinSchema as builtinTypesSchema } from './policies/mutating/smd/schema.ts';
+export { validate as validateTyped } from './policies/mutating/smd/typed.ts';
+export { VALIDATION_REASONS } from './policies/validating/types.ts';
+export { compileVariables } from './policies/generic/composition.ts';
+export { compileConditions } from './policies/generic/conditions.ts';
+export { compileMutation } from './policies/mutating/cel.ts';

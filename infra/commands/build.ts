@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { buildAll, formatBytes } from '../build.ts';
+import { loadFleet } from '../fleet/file.ts';
 import { loadFunctions } from '../functions.ts';
+import { selectDeployed } from '../policies/deploy.ts';
 import type { CommandContext } from './context.ts';
 
 /** Adds `klw build`. */
@@ -10,7 +12,21 @@ export function register(cli: Command, { root, say }: CommandContext): void {
     .description('bundle each function with esbuild into dist/functions/<name>/index.mjs and a deterministic zip')
     .argument('[functions...]', 'only these functions')
     .action(async (names: string[]) => {
-      const functions = await loadFunctions(root(), names);
+      const loaded = await loadFunctions(root(), names);
+      // Named functions are built as asked; otherwise a policy's only where some cluster serves it from Lambda.
+      let functions = loaded;
+      if (!names.length) {
+        const selection = selectDeployed(
+          root(),
+          loaded,
+          loadFleet(
+            root(),
+            loaded.map((f) => f.registration),
+          ),
+        );
+        for (const line of selection.lines) say(line);
+        functions = selection.deployed;
+      }
       say(`building ${functions.length} function${functions.length === 1 ? '' : 's'}`);
       await buildAll(root(), functions, (b) =>
         say(

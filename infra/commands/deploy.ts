@@ -8,8 +8,9 @@ import { renderDocuments } from '../output.ts';
 import { regionFor } from '../region.ts';
 import { ensureTargetPathSecret, writePrivateOutput } from '../secret-actions.ts';
 import { clusterSecretsLines, ensureClusterPathSecrets, fleetDeployManifests } from '../fleet/deploy.ts';
-import { FLEET_FILE, loadFleet } from '../fleet/file.ts';
+import { FLEET_FILE, type FleetCluster, loadFleet } from '../fleet/file.ts';
 import type { Endpoints } from '../manifests.ts';
+import { selectDeployed } from '../policies/deploy.ts';
 import type { CommandContext } from './context.ts';
 import { regionOption, stageOption, type RegionOptions, type StageOptions } from './options.ts';
 import { endpointsFrom, manifestsFor, reportFindings } from './shared.ts';
@@ -40,7 +41,13 @@ export function register(cli: Command, { root, say, runServerless: serverless }:
     )
     .option('--ca-bundle <file>', 'PEM CA bundle for the endpoints (public AWS endpoints need none)')
     .action(async (options: DeployOptions) => {
-      const functions = await loadFunctions(root());
+      const loaded = await loadFunctions(root());
+      // A policy's function only where some cluster serves it from Lambda.
+      const all = loaded.map((f) => f.registration);
+      const fleet = loadFleet(root(), all);
+      const selection = selectDeployed(root(), loaded, fleet);
+      for (const line of selection.lines) say(line);
+      const functions = selection.deployed;
       const registrations = functions.map((f) => f.registration);
       const config = readServerless(root());
       reportFindings(checkServerless(config, registrations));
@@ -60,7 +67,6 @@ export function register(cli: Command, { root, say, runServerless: serverless }:
         return;
       }
       // A fleet's functions take only the clusters' secrets: each cluster's parameter, not the service's.
-      const fleet = loadFleet(root(), registrations);
       const secrets = fleet ? undefined : await ensureTargetPathSecret(target, registrations);
       if (fleet)
         for (const line of clusterSecretsLines(await ensureClusterPathSecrets(target, fleet, registrations), target))
@@ -81,10 +87,12 @@ export function register(cli: Command, { root, say, runServerless: serverless }:
       if (secrets) endpoints.pathSecret = secrets.current;
       if (options.caBundle) endpoints.caBundlePem = endpointsFrom({ caBundle: options.caBundle }).caBundlePem!;
       if (fleet) {
-        const deps = { build: (e: Endpoints) => manifestsFor(root(), e), report: reportFindings, say, registrations };
+        const build = (e: Endpoints, cluster: FleetCluster) =>
+          manifestsFor(root(), e, undefined, { cluster, functions: loaded });
+        const deps = { build, report: reportFindings, say, registrations: all };
         return fleetDeployManifests(root(), target, endpoints, options.outDir, deps);
       }
-      const set = await manifestsFor(root(), endpoints);
+      const set = await manifestsFor(root(), endpoints, undefined, { functions: loaded });
       // The URLs hold the path secret: the file is written readable by its owner only.
       writePrivateOutput(resolve(root(), options.out), renderDocuments(set.documents, 'yaml'));
       say(`wrote ${options.out}; register with: kubectl apply -f ${options.out}`);

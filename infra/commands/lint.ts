@@ -12,6 +12,7 @@ import {
   registrationVersionFindings,
 } from '../kube-versions.ts';
 import { lintDocuments, lintFiles, lintRegistrations } from '../lint.ts';
+import { lintProjectPolicies } from '../lint/policies.ts';
 import { lintRulesForVersion, shippedCrds } from '../lint/rules.ts';
 import { generateManifests } from '../manifests.ts';
 import { readDocuments } from '../output.ts';
@@ -51,6 +52,7 @@ export function register(cli: Command, { root, say }: CommandContext): void {
             // --kube-version stands for every registration's own kubernetesVersion.
             ...(target ? [] : registrationVersionFindings(registrations)),
             ...fleetConditionFindings(root(), registrations),
+            ...lintProjectPolicies(root(), functions, target),
           ];
       if (target && !findings.some((f) => f.level === 'error')) {
         const documents = files.length ? files.flatMap((f) => readDocuments(f)) : generated;

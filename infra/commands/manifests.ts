@@ -3,7 +3,7 @@ import { type Command, Option } from 'commander';
 import { readServerless } from '../deploy/index.ts';
 import { KlwError } from '../errors.ts';
 import { fleetManifests, type FleetManifestOptions } from '../fleet/commands.ts';
-import { FLEET_FILE } from '../fleet/file.ts';
+import { FLEET_FILE, type FleetCluster } from '../fleet/file.ts';
 import { loadFunctions } from '../functions.ts';
 import { enforcedWebhooks, forKubeVersion, kubeTargetFrom, registrationVersionFindings } from '../kube-versions.ts';
 import { lintDocuments } from '../lint.ts';
@@ -95,18 +95,22 @@ async function writeManifests({ root, say }: CommandContext, options: ManifestsO
     region: regionFor(options, () => config),
     ...(config ? { service: String(config.service) } : {}),
   };
+  // Loaded once: every cluster's manifests come from the same registrations.
+  const functions = await loadFunctions(root());
   const fleetDeps = {
     endpoints: endpointsFrom(options),
     report: reportFindings,
     say,
-    build: (e: Endpoints) => manifestsFor(root(), e, options.name),
+    registrations: functions.map((f) => f.registration),
+    build: (e: Endpoints, cluster: FleetCluster) =>
+      manifestsFor(root(), e, options.name, { cluster, functions, ...(target ? { target } : {}) }),
   };
   if (await fleetManifests(root(), options, target, secretOptions, fleetDeps)) return;
   const set = await manifestsFor(
     root(),
     await withPathSecret(endpointsFrom(options), undefined, secretOptions),
     options.name,
-    { crdPatches: !!options.crdPatches },
+    { crdPatches: !!options.crdPatches, functions, ...(target ? { target } : {}) },
   );
   const written = [set.documents, options.crdPatches ? set.crdPatches : []];
   if (secretOptions.pathSecret === 'placeholder' && JSON.stringify(written).includes(PATH_SECRET_PLACEHOLDER)) {
@@ -116,7 +120,7 @@ async function writeManifests({ root, say }: CommandContext, options: ManifestsO
         'writes the secret',
     );
   }
-  const registrations = (await loadFunctions(root())).map((f) => f.registration);
+  const registrations = fleetDeps.registrations;
   // Without --kube-version, each registration's own kubernetesVersion compiles its conditions.
   if (!target) reportFindings(registrationVersionFindings(registrations));
   if (target) {

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { KlwError } from '../errors.ts';
-import { loadFunctions } from '../functions.ts';
+import { type FunctionEntry, loadFunctions } from '../functions.ts';
 import { formatFinding, lintDocuments, PLACEHOLDER_RULE, type Finding } from '../lint.ts';
 import {
   DEFAULT_CONFIGURATION_NAME,
@@ -12,6 +12,9 @@ import {
   type Endpoints,
   type ManifestSet,
 } from '../manifests.ts';
+import type { FleetCluster } from '../fleet/file.ts';
+import type { KubeTarget } from '../kube-versions.ts';
+import { planPolicies } from '../policies/cluster.ts';
 import { say } from './context.ts';
 
 /** The endpoint options of manifests (and the CA bundle of deploy). */
@@ -52,26 +55,41 @@ export function endpointsFrom(options: EndpointOptions): Endpoints {
   return endpoints;
 }
 
-/** Generates manifests for every function and lints them; the shared core of manifests, start-api and deploy. */
+/** Which cluster manifestsFor writes for: a fleet cluster, or the one --kube-version describes. */
+export interface ManifestTarget {
+  crdPatches?: boolean;
+  /** The project's functions, when the caller has loaded them (a fleet's clusters share one load). */
+  functions?: FunctionEntry[];
+  cluster?: FleetCluster;
+  target?: KubeTarget;
+}
+
+/**
+ * Generates manifests for every function and lints them; the shared core of manifests, start-api
+ * and deploy. Policies the cluster evaluates natively are written as their policy and binding,
+ * the others as webhooks; a line per policy says which.
+ */
 export async function manifestsFor(
   root: string,
   endpoints: Endpoints,
   name = DEFAULT_CONFIGURATION_NAME,
-  options: { crdPatches?: boolean } = {},
+  options: ManifestTarget = {},
 ): Promise<ManifestSet> {
-  const functions = await loadFunctions(root);
+  const functions = options.functions ?? (await loadFunctions(root));
   if (!functions.length) throw new KlwError(`no functions under ${resolve(root, 'functions')}`);
   // With --crd-patches a CRD installed otherwise gets its patch; without, its conversion would be left out unsaid.
   const unknown = options.crdPatches ? [] : unknownCrds(functions.map((f) => f.registration));
   if (unknown.length) throw new KlwError(unknown.map((u) => u.message).join('\n'));
-  const set = generateManifests(
+  const plan = planPolicies(functions, {
     root,
-    functions.map((f) => f.registration),
-    endpoints,
-    name,
-  );
+    ...(options.cluster ? { cluster: options.cluster } : {}),
+    ...(options.target ? { target: options.target } : {}),
+  });
+  const set = generateManifests(root, plan.webhooks, endpoints, name);
   // The placeholder is there when asked for (klw manifests says so): the API server refuses it, as meant.
   reportFindings(lintDocuments(set.documents).filter((f) => f.rule !== PLACEHOLDER_RULE));
+  for (const line of plan.lines) say(line);
+  set.documents.push(...(plan.objects as unknown as Array<Record<string, unknown>>));
   return set;
 }
 

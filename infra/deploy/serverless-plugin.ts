@@ -12,6 +12,7 @@ import { checkRuntime, DEFAULT_MEMORY_MB, DEFAULT_RUNTIME } from '../runtimes.ts
 import { clusterPathSecretParameterName, pathSecretParameterName, usesPathSecret } from '../secrets/index.ts';
 import { CLUSTER_PLACEHOLDER, FLEET_ENV, FLEET_PATH_SECRET_SSM_ENV } from '../../lib/handler/fleet.ts';
 import { fleetEnvValue, loadFleet, type Fleet } from '../fleet/file.ts';
+import { selectDeployed } from '../policies/deploy.ts';
 import { type DeployedFunction, addFloodSafetyAndAlarms } from './alarms.ts';
 import { alarmedClusters } from '../fleet/alarms.ts';
 import { DEFAULT_RESERVED_CONCURRENCY, pluginParams, type PluginParams } from './params.ts';
@@ -221,11 +222,15 @@ export default class KubeLambdaWebhooksPlugin {
     let fleet: Fleet | undefined;
     try {
       this.params = pluginParams(input, target.stage, this.options.param);
-      this.entries = await loadFunctions(this.serverless.serviceDir);
+      const loaded = await loadFunctions(this.serverless.serviceDir);
       fleet = loadFleet(
         this.serverless.serviceDir,
-        this.entries.map((e) => e.registration),
+        loaded.map((e) => e.registration),
       );
+      // A policy's function only where some cluster serves it from Lambda.
+      const selection = selectDeployed(this.serverless.serviceDir, loaded, fleet);
+      for (const line of selection.lines) this.utils.log?.notice?.(`kube-lambda-webhooks: ${line}`);
+      this.entries = selection.deployed;
       this.alarmedClusters = alarmedClusters(fleet, this.params.clusterAlarms, this.entries.length);
     } catch (err) {
       throw this.fail((err as Error).message);

@@ -8,7 +8,7 @@ import { renderDocuments } from '../output.ts';
 import { type KubeTarget, registrationVersionFindings } from '../kube-versions.ts';
 import { withPathSecret, type PathSecretOptions } from '../secret-actions.ts';
 import { PATH_SECRET_PLACEHOLDER } from '../secrets/index.ts';
-import { loadFleet, selectClusters } from './file.ts';
+import { type FleetCluster, loadFleet, selectClusters } from './file.ts';
 import {
   clusterConditionFindings,
   clusterManifestFile,
@@ -31,8 +31,8 @@ export interface FleetManifestOptions {
 export interface FleetManifestDeps {
   /** The endpoints of the command line, without a secret. */
   endpoints: Endpoints;
-  /** Generates and lints the manifests for endpoints (the command's manifestsFor). */
-  build: (endpoints: Endpoints) => Promise<ManifestSet>;
+  /** Generates and lints the manifests of a cluster for endpoints (the command's manifestsFor). */
+  build: (endpoints: Endpoints, cluster: FleetCluster) => Promise<ManifestSet>;
   report: (findings: Finding[]) => void;
   say: (line: string) => void;
   /** Writes to stdout (`klw manifests --cluster X` without --out). */
@@ -76,7 +76,7 @@ export async function fleetManifests(
   const findings: Finding[] = [];
   for (const cluster of clusters) {
     const endpoints = await withPathSecret(deps.endpoints, undefined, { ...secretOptions, cluster: cluster.name });
-    const set = await deps.build(endpoints);
+    const set = await deps.build(endpoints, cluster);
     const versioned = forCluster(set.documents, cluster, registrations, target);
     const { documents } = versioned;
     findings.push(

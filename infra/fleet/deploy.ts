@@ -17,7 +17,7 @@ import {
 } from '../secrets/index.ts';
 import type { SecretTarget } from '../secret-actions.ts';
 import { fleetManifests } from './commands.ts';
-import type { Fleet } from './file.ts';
+import type { Fleet, FleetCluster } from './file.ts';
 
 /** What ensureClusterPathSecrets found: the clusters whose parameter it created, and those that had one. */
 export interface ClusterSecretsReport {
@@ -61,7 +61,7 @@ export function clusterSecretsLines(report: ClusterSecretsReport, target: Secret
 
 /** What fleetDeployManifests takes from the deploy command. */
 export interface FleetDeployManifestDeps {
-  build: (endpoints: Endpoints) => Promise<ManifestSet>;
+  build: (endpoints: Endpoints, cluster: FleetCluster) => Promise<ManifestSet>;
   report: (findings: Finding[]) => void;
   say: (line: string) => void;
   registrations: Registration[];

@@ -3,6 +3,7 @@
 import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
 import type { ConversionWebhook, Registration } from '../../lib/internal.ts';
 import { KlwError } from '../errors.ts';
+import { policyRegistrationOf } from '../policies/registration.ts';
 
 /** What a function module lacks when it has no default registration (nor `handler`), and the fix. */
 export const NO_REGISTRATION =
@@ -55,5 +56,8 @@ export function checkModule(name: string, file: string, mod: FunctionModule): Ch
     );
   }
   const ownHandler = typeof mod.handler === 'function' && mod.handler !== webhook.handler;
-  return { webhook, registration: webhook.registration, ownHandler };
+  // A policy registers its native objects beside its webhook: every command reads them from here.
+  const policy = policyRegistrationOf(webhook, file);
+  const registration = policy ? { ...webhook.registration, policy } : webhook.registration;
+  return { webhook, registration, ownHandler };
 }
