@@ -7,6 +7,9 @@ import { variablesFor } from '../lib/matchconditions/variables.ts';
 import type { AdmissionRequest } from '../lib/review/schemas.ts';
 import { compare, podReview } from './measure.ts';
 
+/** What each typical condition stands for, in the rows' names. */
+const KINDS = ['a label', 'has()', 'exists on containers', 'a regex'];
+
 /** Conditions as webhooks write them: a label, has(), exists over the containers, a regex. */
 export const TYPICAL_CONDITIONS = [
   "has(object.metadata.labels) && 'app' in object.metadata.labels",
@@ -55,7 +58,7 @@ export async function celSpeed(): Promise<void> {
   );
   let next = 0;
   // A fresh text each time, so that no cache answers: the same condition with another label.
-  const text = () => `${TYPICAL_CONDITIONS[next % 4]} && '${next++}' != ''`;
+  const text = (i = next % 4) => `${TYPICAL_CONDITIONS[i]} && '${next++}' != ''`;
   await compare(
     'CEL: compiling one condition (type-checked), against @bufbuild/cel (parsed and planned)',
     () => compileExpression(text()),
@@ -63,4 +66,21 @@ export async function celSpeed(): Promise<void> {
     50,
     COMPILE_RATIO,
   );
+  // Each condition on its own: which kind of condition costs what, here and there.
+  for (const [i, kind] of KINDS.entries()) {
+    await compare(
+      `CEL: evaluating ${kind} (${TYPICAL_CONDITIONS[i]}), against @bufbuild/cel`,
+      () => ours[i]!.run(variables),
+      () => theirs[i]!(bindings),
+      500,
+      Number.POSITIVE_INFINITY,
+    );
+    await compare(
+      `CEL: compiling ${kind} (type-checked), against @bufbuild/cel (parsed and planned)`,
+      () => compileExpression(text(i)),
+      () => plan(env, parse(text(i))),
+      50,
+      Number.POSITIVE_INFINITY,
+    );
+  }
 }

@@ -6,7 +6,8 @@ import { describe, it } from 'node:test';
 import type { AuthorizationAttributes } from '../../packages/kube-cel/src/libraries/authorizer.ts';
 import { variablesFor } from '../../lib/matchconditions/variables.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
-import { anyValue, checkAll, compile, value, type Case } from '../../packages/kube-cel/test/k8s-cases.ts';
+import { compileExpression, isCompileError } from '../../packages/kube-cel/src/compile.ts';
+import { anyValue, type Case, checkAll, compile, error, value } from '../../packages/kube-cel/test/k8s-cases.ts';
 
 /**
  * Evaluates `expr` itself (no wrapper) and asserts only its cost and that it does not fail. The
@@ -177,6 +178,41 @@ describe('library call costs, as cel-go charges them', () => {
         ],
         { authorizer },
       ),
+    );
+  });
+
+  it('authorizer checks in a comprehension: two fit under the limit, a third does not (cost.go)', () => {
+    // Kubernetes sets a check's cost "to allow for only two authorization checks per expression":
+    // two checks of TestAuthzLibrary's resource (350,007 each) and a comprehension's reads and calls
+    // stay under the per-call limit of 1,000,000; three exceed it, wherever they are made.
+    const asked: string[] = [];
+    const authorizer = variablesFor(admissionReview({ kind: 'Pod' }).request!, (a) => {
+      asked.push(a.name ?? '');
+      return { decision: 'Allow' };
+    }).authorizer;
+    const check = (v: string) =>
+      `authorizer.group('apps').resource('deployments').subresource('status').namespace('test').name(${v}).check('create').allowed()`;
+    const limit = error('operation cancelled: actual cost limit exceeded');
+    const cases: Case[] = [
+      { expr: `['a', 'b'].all(n, ${check('n')})`, vars: { authorizer }, expect: value(true) },
+      { expr: `['a', 'b'].exists(n, !${check('n')})`, vars: { authorizer }, expect: value(false) },
+      { expr: `['a', 'b'].map(n, ${check('n')}) == [true, true]`, vars: { authorizer }, expect: value(true) },
+      { expr: `['a', 'b'].filter(n, ${check('n')}).size() == 2`, vars: { authorizer }, expect: value(true) },
+      { expr: `['a', 'b', 'c'].map(n, n != 'c', ${check('n')}).all(x, x)`, vars: { authorizer }, expect: value(true) },
+      { expr: `['a', 'b', 'c'].exists(n, n == 'b' && ${check('n')})`, vars: { authorizer }, expect: value(true) },
+      { expr: `['a', 'b', 'c'].all(n, ${check('n')})`, vars: { authorizer }, expect: limit },
+      { expr: `['a', 'b', 'c'].exists_one(n, ${check('n')})`, vars: { authorizer }, expect: limit },
+    ];
+    checkAll(cases);
+    for (const c of cases.slice(0, 5)) {
+      const compiled = compileExpression(c.expr);
+      assert.ok(!isCompileError(compiled));
+      compiled.run({ authorizer });
+      assert.ok(compiled.lastCost > 700_014 && compiled.lastCost < 1_000_000, `${c.expr}: ${compiled.lastCost}`);
+    }
+    assert.ok(
+      asked.every((name) => ['a', 'b'].includes(name)),
+      'a check past the limit is never made',
     );
   });
 

@@ -7,12 +7,14 @@
  * so functions that do not enforce conditions carry no CEL in their bundles.
  */
 import type { ASTNode, Environment, ParseResult } from './engine.ts';
-import { adoptCelGoChecker, type CheckerEnvironment, declaredFunctions } from './check/checker.ts';
+import { adoptCelGoChecker, type CheckerEnvironment, declaredFunctions, inferredTypes } from './check/checker.ts';
 import { installOptionalEntries } from './evaluate/entries.ts';
-import { matchConditionsEnvironment } from './evaluate/environment.ts';
+import { matchConditionsEnvironment, typedObjectsEnvironment } from './evaluate/environment.ts';
+import { needsLibraries } from './libraries/names.ts';
 import { balanceLogic } from './parse/logic-balance.ts';
 import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './parse/literals.ts';
 import { compileError, compileErrors, internalNames } from './check/messages.ts';
+import type { CompileError } from './check/compile-error.ts';
 import { evaluateMetered, installMeter } from './cost/evaluation.ts';
 import { keepUnoptimized, PER_CALL_COST_LIMIT } from './cost/meter.ts';
 import { RECURSION_LIMIT_MESSAGE, readForParse } from './parse/limits.ts';
@@ -21,6 +23,7 @@ import { screen, screenChecked } from './check/screen.ts';
 import { adoptCelGoSemantics } from './check/semantics.ts';
 import { environmentMinor, type CelKubeVersion, type ExpressionMode } from './versions/versions.ts';
 
+export type { CompileError } from './check/compile-error.ts';
 export {
   type AuthorizationAttributes,
   type AuthorizationDecision,
@@ -51,14 +54,6 @@ export interface CompiledExpression {
   evaluate(variables: Record<string, unknown>, limit?: number): { value: unknown; cost: number };
 }
 
-/** A compile error: the checker's message, with the expression and the position. */
-export interface CompileError {
-  message: string;
-  /** 1-based line and column (in code points) of the error in the expression; -1 and 0 when it has none. */
-  line: number;
-  column: number;
-}
-
 function mentions(node: unknown, name: string): boolean {
   if (!node || typeof node !== 'object') return false;
   if (Array.isArray(node)) return node.some((n) => mentions(n, name));
@@ -84,6 +79,11 @@ export interface CompileOptions {
    * for testing the environment on expressions written for other declarations.
    */
   declarations?: Record<string, string>;
+  /**
+   * Object types, name to field types (`{ replicas: 'int', spec: 'Deployment.spec' }`), that the
+   * declarations may name. With types, `object` and `oldObject` are `dyn` unless declared.
+   */
+  types?: Record<string, Record<string, string>>;
 }
 
 /**
@@ -118,8 +118,10 @@ function compile(
   fold: boolean,
   optimize = true,
 ): CompiledExpression | CompileError {
-  let env = matchConditionsEnvironment();
-  if (options.declarations) {
+  let env = matchConditionsEnvironment(needsLibraries(expression));
+  if (options.types) {
+    env = typedEnvironment(options.types, options.declarations);
+  } else if (options.declarations) {
     env = env.clone();
     for (const [name, type] of Object.entries(options.declarations)) env.registerVariable(name, type);
     installMeter(env);
@@ -160,6 +162,8 @@ function compile(
       const issues = adoptCelGoChecker(parsed.ast as never, checkerEnvironment(env));
       const checked = parsed.check();
       if (!checked.valid) return compileError(expression, written(checked.error));
+      const inferred = issues.length ? undefined : inferredTypes(parsed.ast as never);
+      if (inferred) issues.push(...inferred.issues);
       if (issues.length) {
         const at = (start: number) => (source.edits.length ? writtenOffset(start, source.edits) : start);
         // cel-go checks only what its parser accepted: its parser's refusals come alone.
@@ -171,7 +175,7 @@ function compile(
       }
       const typed = screenChecked(parsed.ast, minor, environmentMinor(options.kubeVersion, 'stored'));
       if (typed) return compileError(expression, written(typed), false);
-      type = String(checked.type);
+      type = inferred?.type ?? String(checked.type);
     }
   } catch (err) {
     // An expression within cel-go's parser limits that still overflows a walker's stack (never
@@ -181,6 +185,31 @@ function compile(
     throw err;
   }
   return compiled(env, parsed, type, () => compile(expression, options, fold, optimize) as CompiledExpression);
+}
+
+/** Environments with object types, by their types and declarations; a few kept (type checking reuses them). */
+const typedEnvironments = new Map<string, Environment>();
+/** How many typed environments are kept: those of the kinds one policy is checked against. */
+const TYPED_ENVIRONMENTS_KEPT = 16;
+
+/** The environment declaring `types` and `declarations` (`object` and `oldObject` dyn unless declared). */
+function typedEnvironment(
+  types: Record<string, Record<string, string>>,
+  declarations: Record<string, string> = {},
+): Environment {
+  const key = JSON.stringify([types, declarations]);
+  let env = typedEnvironments.get(key);
+  if (env) return env;
+  env = typedObjectsEnvironment().clone();
+  for (const [name, fields] of Object.entries(types)) env.registerType(name, { fields });
+  for (const [name, type] of Object.entries({ object: 'dyn', oldObject: 'dyn', ...declarations }))
+    env.registerVariable(name, type);
+  installMeter(env);
+  installOptionalEntries(env);
+  if (typedEnvironments.size >= TYPED_ENVIRONMENTS_KEPT)
+    typedEnvironments.delete(typedEnvironments.keys().next().value!);
+  typedEnvironments.set(key, env);
+  return env;
 }
 
 /**

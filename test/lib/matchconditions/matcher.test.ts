@@ -25,7 +25,7 @@ import {
 import { MATCH_CONDITIONS_COST_BUDGET, PER_CALL_COST_LIMIT } from '../../../packages/kube-cel/src/compile.ts';
 import { variablesFor } from '../../../lib/matchconditions/variables.ts';
 import { REGEX_CACHE_SIZE, regexCacheSize } from '../../../packages/kube-cel/src/libraries/regex.ts';
-import { parseQuantity } from '../../../packages/kube-cel/src/libraries/quantity.ts';
+import { parseQuantity } from '../../../packages/kube-cel/src/libraries/quantity-parse.ts';
 import { qualifiedNameProblem } from '../../../lib/matchconditions/rules.ts';
 import { admissionReview, invoke, runAdmissionChain } from '../../../lib/testing/index.ts';
 

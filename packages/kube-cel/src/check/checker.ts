@@ -10,6 +10,7 @@
  * field an object type lacks), the refusal is added.
  */
 
+import { hasEmptyLiteral, type Inferred, typeParameters } from './inference.ts';
 import {
   branchesJoined,
   conditionalStep,
@@ -46,7 +47,8 @@ export { celGoType, type CheckerEnvironment, type CheckIssue } from './words.ts'
 export function adoptCelGoChecker(root: Node, env: CheckerEnvironment): CheckIssue[] {
   const issues: CheckIssue[] = [];
   const generated = new WeakMap<object, number>();
-  const site = { issues, generated, env };
+  const site: Site = { issues, generated, env };
+  sites.set(root, site);
   for (const node of nodesOf(root)) {
     if (node.meta.alternate && (node.op === 'rcall' || node.op === 'call')) {
       const paren = locationOf(node, generated);
@@ -58,6 +60,18 @@ export function adoptCelGoChecker(root: Node, env: CheckerEnvironment): CheckIss
     wrapCheck(node, site);
   }
   return issues;
+}
+
+const sites = new WeakMap<Node, Site>();
+
+/**
+ * cel-go's refusals and type of an expression the engine's checker accepted (run after its check)
+ * that come from the element types of its empty literals (see inference.ts); undefined without one.
+ */
+export function inferredTypes(root: Node): Inferred | undefined {
+  const site = sites.get(root);
+  if (!site?.checker || !hasEmptyLiteral(root)) return undefined;
+  return typeParameters(root, site.checker, site.generated);
 }
 
 /** Every node of a parsed expression, macro expansions included. */
@@ -82,6 +96,7 @@ function nodesOf(root: Node): Node[] {
 function wrapCheck(node: Node, site: Site): void {
   const check = node.meta.check;
   node.meta.check = (chk, n, scope) => {
+    site.checker = chk;
     const before = site.issues.length;
     precheck(chk, n, scope, site);
     if (site.issues.length > before) return chk.getType('dyn');

@@ -4,7 +4,7 @@
  */
 import { celEquals, isUint, numeric } from '../evaluate/equality.ts';
 import { ABSENT, entryValue, optionalEntries } from '../evaluate/entries.ts';
-import type { Engine, Node } from './semantics.ts';
+import type { Engine, Node } from './semantics-types.ts';
 
 /**
  * A map literal's value: a plain object when every key is a string (as the engine gives string-keyed

@@ -1,5 +1,5 @@
 /** Compile and evaluation errors in cel-go's words, with the environment's internal names given back. */
-import type { CompileError } from '../compile.ts';
+import type { CompileError } from './compile-error.ts';
 import { RECURSION_LIMIT_MESSAGE } from '../parse/tokens.ts';
 
 /**

@@ -16,33 +16,7 @@ import { mapLiteral } from './map-literal.ts';
 import { boolOfString, conversion, listIndex, runtimeType } from '../evaluate/conversions.ts';
 import { adoptTimestampSum, TIME_WRAPPERS } from '../libraries/time.ts';
 
-/** The engine's type of a checked expression (the parts used here). */
-interface CelType {
-  name: string;
-  unify(registry: unknown, other: CelType): CelType | null;
-}
-/** The engine's checker and evaluator (the parts used here). */
-export interface Engine {
-  check(node: unknown, scope: unknown): CelType;
-  getType(name: string): CelType;
-  run(node: unknown, scope: unknown): unknown;
-  createError(code: string, message: string, node: unknown): Error;
-  registry: {
-    getListType(t: CelType): CelType;
-    getMapType(k: CelType, v: CelType): CelType;
-    findBinaryOverload(op: string, l: unknown, r: unknown): { handler: Handle } | undefined;
-  };
-  debugType(v: unknown): unknown;
-}
-type Handle = (...args: unknown[]) => unknown;
-type Check = (chk: Engine, node: Node, scope: unknown) => CelType;
-/** A node of the parsed expression (the parts used here). */
-export interface Node {
-  op: string;
-  args: unknown;
-  handle?: Handle;
-  readonly meta: { check: Check; evaluate: (ev: Engine, node: Node, scope: unknown) => unknown };
-}
+import type { CelType, Check, Engine, Handle, Node } from './semantics-types.ts';
 
 /** The largest and smallest int64. */
 const INT64_MAX = 2n ** 63n - 1n;

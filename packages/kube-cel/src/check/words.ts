@@ -148,6 +148,8 @@ export interface Site {
   issues: CheckIssue[];
   generated: WeakMap<object, number>;
   env: CheckerEnvironment;
+  /** The engine's checker, once a node was checked. */
+  checker?: Checker;
 }
 
 export const args = (n: Node) => n.args as Node[];

@@ -9,7 +9,8 @@ import { goFormatFloat } from './go.ts';
 import * as k8sLists from './lists.ts';
 import { stringFormat, type FormatArg } from './strformat.ts';
 import * as k8sStrings from './strings.ts';
-import { parseQuantity, parseQuantityOrThrow, Quantity, quantityOf } from './quantity.ts';
+import { Quantity } from './quantity.ts';
+import { parseQuantity, parseQuantityOrThrow, quantityOf } from './quantity-parse.ts';
 import { regexFind, regexFindAll, regexMatches } from './regex.ts';
 import { RE2_MATCHES, RENAMED } from '../check/messages.ts';
 import {

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { isQuantity, parseQuantity, parseQuantityOrThrow } from './quantity-parse.ts';
 import {
-  isQuantity,
-  parseQuantity,
-  parseQuantityOrThrow,
   Quantity,
   QUANTITY_FORMAT_ERROR,
   QUANTITY_NUMERIC_ERROR,

@@ -350,11 +350,3 @@ export class Quantity {
     return `Quantity(${unscaled}e${exponent}, ${this.dec ? 'decimal' : 'int64'}, ${this.format})`;
   }
 }
-
-export {
-  isQuantity,
-  parseQuantity,
-  parseQuantityOrThrow,
-  QUANTITY_FUNCTIONS_SINCE,
-  quantityOf,
-} from './quantity-parse.ts';

@@ -10,7 +10,7 @@
 // member calls and indexes on the way down: 250 of them on one path pass, 251 are refused.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compileExpression, isCompileError } from '../../../../lib/matchconditions/index.ts';
+import { compileExpression, isCompileError } from '../compile.ts';
 
 const LISTENER = 'compilation failed: ERROR: <input>:-1:0: expression recursion limit exceeded: 250';
 const VISITOR = 'compilation failed: ERROR: <input>:-1:0: max recursion depth exceeded';

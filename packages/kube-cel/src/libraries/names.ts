@@ -1,0 +1,37 @@
+/**
+ * What names an expression that needs the Kubernetes libraries: their functions (and the standard
+ * ones whose overloads they add to or replace, such as `matches` in RE2) and their namespaces. An
+ * expression naming none of them compiles in the environment without the libraries, built in a
+ * fraction of the time (environment.ts); a test holds these lists to what the libraries register.
+ */
+
+/** The functions the libraries register or add overloads to. */
+export const LIBRARY_FUNCTIONS: ReadonlySet<string> = new Set(
+  (
+    'add asApproximateFloat asInteger byte charAt cidr compareTo contains containsCIDR containsIP date datetime ' +
+    'distinct dns1035Label dns1035LabelPrefix dns1123Label dns1123LabelPrefix dns1123Subdomain ' +
+    'dns1123SubdomainPrefix equivalent family find findAll flatten format getEscapedPath getHost getHostname ' +
+    'getPort getQuery getScheme indexOf intersects ip isCIDR isCanonical isGlobalUnicast isGreaterThan isIP ' +
+    'isInteger isLessThan isLinkLocalMulticast isLinkLocalUnicast isLoopback isQuantity isSemver isSorted isURL ' +
+    'isUnspecified join labelValue lastIndexOf lowerAscii major masked matches max min minor named patch ' +
+    'prefixLength qualifiedName quantity quote range replace reverse semver sign slice sort split string sub ' +
+    'substring sum trim type upperAscii uri url uuid validate'
+  ).split(' '),
+);
+
+/** The namespaces the libraries declare (`sets.contains`, `strings.quote`, `net.IP`). */
+export const LIBRARY_NAMESPACES: ReadonlySet<string> = new Set(['strings', 'sets', 'ip', 'net', 'format', 'lists']);
+
+/**
+ * True when an expression may need the libraries: it calls one of their functions or names one of
+ * their namespaces. A name in a string literal or a comment counts too, which only builds the full
+ * environment for nothing.
+ */
+export function needsLibraries(expression: string): boolean {
+  for (const m of expression.matchAll(/(\.?)\s*([A-Za-z_]\w*)(?=\s*([(.]?))/g)) {
+    const [, dot, name, next] = m;
+    if (next === '(' && LIBRARY_FUNCTIONS.has(name!)) return true;
+    if (next === '.' && !dot && LIBRARY_NAMESPACES.has(name!)) return true;
+  }
+  return false;
+}
