@@ -10,16 +10,18 @@ import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
 import {
   type AdmissionRequest,
   builtinEquivalents,
-  collectParams,
   type CompiledValidatingPolicy,
   compileValidatingPolicy,
   diffPatch,
   dispatchValidating,
   type Enforcement,
   type KubeObject,
-  type MutatingPolicy,
+  type CompiledMutatingPolicy,
+  compileMutatingPolicy,
+  dispatchMutating,
+  kindSchemas,
+  type MutatingPolicyWebhook,
   type ParamKind,
-  type ParamRef,
   type ParamSource,
   paramSourcesOf,
   type PoliciesVerdict,
@@ -35,7 +37,7 @@ import { KubeApiError, type KubeClient } from './kubeapi.ts';
 /** True for a webhook defined by defineValidatingPolicy. */
 export const isValidatingPolicy = (w: AdmissionWebhook): w is ValidatingPolicyWebhook => 'validatingPolicy' in w;
 /** True for a webhook defined by defineMutatingPolicy. */
-export const isMutatingPolicy = (w: AdmissionWebhook): w is MutatingPolicy => 'mutatingPolicy' in w;
+export const isMutatingPolicy = (w: AdmissionWebhook): w is MutatingPolicyWebhook => 'mutatingPolicy' in w;
 
 /** What one object gets from one policy, in the terms of an audit result. */
 export interface PolicyVerdict {
@@ -196,54 +198,53 @@ export async function auditValidatingPolicy(
   return out;
 }
 
-/** A mutating policy's change to a request's object (as a JSON patch), or its failure under failurePolicy. */
+const compiledMutating = new WeakMap<MutatingPolicyWebhook, CompiledMutatingPolicy>();
+
+/**
+ * A mutating policy's change to a request's object (as a JSON patch), as the API server's
+ * dispatcher would make it natively; a failure under failurePolicy Fail is an error that
+ * refuses the request (under Ignore the dispatcher admits the object without that mutation).
+ */
 export async function auditMutatingPolicy(
-  policy: MutatingPolicy,
+  policy: MutatingPolicyWebhook,
   request: AdmissionRequest,
   context: PolicyAuditContext,
 ): Promise<PolicyVerdict> {
-  const def = policy.mutatingPolicy;
-  const failurePolicy = def.failurePolicy ?? 'Fail';
-  const failed = (message: string): PolicyVerdict => ({
-    result: 'error',
-    rejected: failurePolicy === 'Fail',
-    message: `${message} (failurePolicy ${failurePolicy})`,
-  });
-  const namespaceObject = request.namespace ? ((await context.cluster.namespace(request.namespace)) ?? null) : null;
-  // Params from the cluster where it has them; otherwise the definition's own (undefined here).
-  let params: Array<KubeObject | null | undefined> = [undefined];
-  if (def.paramKind && def.binding?.paramRef) {
-    const source = await context.cluster.paramSource(def.paramKind, undefined, def.name);
-    if (source) {
-      const found = collectParams(
-        def.paramKind,
-        def.binding.paramRef as ParamRef,
-        request.namespace ?? '',
-        () => source,
-      );
-      if (found.error !== undefined) return failed(`policy '${def.name}': failed to configure binding: ${found.error}`);
-      params = found.params;
-    }
+  const { spec, binding, params, schemas } = policy.mutatingPolicy;
+  let compiled = compiledMutating.get(policy);
+  if (!compiled) {
+    const version = policy.registration.kubernetesVersion;
+    compiled = compileMutatingPolicy(spec, version ? { kubernetesVersion: version } : {});
+    compiledMutating.set(policy, compiled);
   }
-  const original = (request.object ?? null) as KubeObject | null;
-  const run = (authorize?: Authorize) => {
-    let object = original;
-    for (const param of params) {
-      const outcome = policy.evaluate(
-        { ...request, object },
-        { ...(param ? { params: param } : {}), namespaceObject, ...(authorize ? { authorize } : {}) },
-      );
-      if (outcome.errors.length) return { object, error: outcome.errors[0]! };
-      object = outcome.object;
-    }
-    return { object };
-  };
+  const source = spec.paramKind ? await context.cluster.paramSource(spec.paramKind, params, spec.name) : undefined;
+  const namespace = request.namespace ? await context.cluster.namespace(request.namespace) : undefined;
+  const kindSchema = kindSchemas(schemas);
+  const hooks = [{ policy: compiled, bindings: [binding] }];
+  const dispatch = (authorize?: Authorize) =>
+    dispatchMutating(hooks, request, {
+      namespace: (name) => (name === request.namespace ? namespace : undefined),
+      equivalents: (resource, sub) => builtinEquivalents(resource, sub),
+      params: () => source,
+      kindSchema,
+      // Objects read from the API server are its decoding of their kind, defaults applied.
+      objectIsTyped: true,
+      ...(authorize ? { authorize } : {}),
+    });
   try {
-    const outcome = run(await context.reviews.settleEvaluation(run));
-    if (outcome.error !== undefined) return failed(outcome.error);
+    const outcome = dispatch(await context.reviews.settleEvaluation(dispatch));
+    if (!outcome.allowed) {
+      const failurePolicy = spec.failurePolicy ?? 'Fail';
+      return {
+        result: 'error',
+        rejected: true,
+        message: `${outcome.status!.message} (failurePolicy ${failurePolicy})`,
+      };
+    }
+    const original = (request.object ?? null) as KubeObject | null;
     const patch = outcome.object && original ? diffPatch(original, outcome.object) : [];
     return patch.length ? { result: 'patched', rejected: false, patch } : { result: 'allowed', rejected: false };
   } catch (err) {
-    return failed(`policy '${def.name}': ${(err as Error).message}`);
+    return { result: 'error', rejected: true, message: `policy '${spec.name}': ${(err as Error).message}` };
   }
 }
