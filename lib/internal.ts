@@ -21,11 +21,10 @@ export * from './webhook.ts';
 export { diffPatch } from './admission/patch.ts';
 export type { Authorize as PolicyAuthorize } from './policies/cel.ts';
 export { builtinEquivalents } from './policies/generic/equivalent.ts';
-export { paramSourcesOf, type ParamSource } from './policies/generic/params.ts';
-export type { ParamKind } from './policies/generic/types.ts';
-export { kindSchemas, type MutatingPolicyWebhook } from './policies/mutating/define.ts';
-export { dispatchMutating } from './policies/mutating/dispatch.ts';
-export { type CompiledMutatingPolicy, compileMutatingPolicy } from './policies/mutating/evaluate.ts';
+export { collectParams, paramSourcesOf, type ParamSource } from './policies/generic/params.ts';
+export type { ParamKind, ParamRef } from './policies/generic/types.ts';
+export type { MutatingPolicyWebhook } from './policies/mutating/define.ts';
+export { defaultObject } from './policies/mutating/defaults.ts';
 export type { ValidatingPolicyWebhook } from './policies/validating/define.ts';
 export {
   dispatchValidating,

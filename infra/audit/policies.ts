@@ -12,14 +12,11 @@ import {
   builtinEquivalents,
   type CompiledValidatingPolicy,
   compileValidatingPolicy,
+  defaultObject,
   diffPatch,
   dispatchValidating,
   type Enforcement,
   type KubeObject,
-  type CompiledMutatingPolicy,
-  compileMutatingPolicy,
-  dispatchMutating,
-  kindSchemas,
   type MutatingPolicyWebhook,
   type ParamKind,
   type ParamSource,
@@ -198,53 +195,35 @@ export async function auditValidatingPolicy(
   return out;
 }
 
-const compiledMutating = new WeakMap<MutatingPolicyWebhook, CompiledMutatingPolicy>();
-
-/**
- * A mutating policy's change to a request's object (as a JSON patch), as the API server's
- * dispatcher would make it natively; a failure under failurePolicy Fail is an error that
- * refuses the request (under Ignore the dispatcher admits the object without that mutation).
- */
+/** A mutating policy's change to a request's object (as a JSON patch), or its refusal under failurePolicy Fail. */
 export async function auditMutatingPolicy(
   policy: MutatingPolicyWebhook,
   request: AdmissionRequest,
   context: PolicyAuditContext,
 ): Promise<PolicyVerdict> {
-  const { spec, binding, params, schemas } = policy.mutatingPolicy;
-  let compiled = compiledMutating.get(policy);
-  if (!compiled) {
-    const version = policy.registration.kubernetesVersion;
-    compiled = compileMutatingPolicy(spec, version ? { kubernetesVersion: version } : {});
-    compiledMutating.set(policy, compiled);
-  }
-  const source = spec.paramKind ? await context.cluster.paramSource(spec.paramKind, params, spec.name) : undefined;
-  const namespace = request.namespace ? await context.cluster.namespace(request.namespace) : undefined;
-  const kindSchema = kindSchemas(schemas);
-  const hooks = [{ policy: compiled, bindings: [binding] }];
-  const dispatch = (authorize?: Authorize) =>
-    dispatchMutating(hooks, request, {
-      namespace: (name) => (name === request.namespace ? namespace : undefined),
-      equivalents: (resource, sub) => builtinEquivalents(resource, sub),
-      params: () => source,
-      kindSchema,
-      // Objects read from the API server are its decoding of their kind, defaults applied.
-      objectIsTyped: true,
+  const { spec, params: own } = policy.mutatingPolicy;
+  const failed = (message: string): PolicyVerdict => ({
+    result: 'error',
+    rejected: true,
+    message: `${message} (failurePolicy ${spec.failurePolicy ?? 'Fail'})`,
+  });
+  // Params from the cluster where it has them; otherwise the definition's own.
+  const source = spec.paramKind ? await context.cluster.paramSource(spec.paramKind, own, spec.name) : undefined;
+  const namespaceObject = request.namespace ? await context.cluster.namespace(request.namespace) : undefined;
+  const run = (authorize?: Authorize) =>
+    policy.evaluate(request, {
+      ...(spec.paramKind ? { paramSources: () => source } : {}),
+      ...(namespaceObject ? { namespaceObject } : {}),
       ...(authorize ? { authorize } : {}),
     });
   try {
-    const outcome = dispatch(await context.reviews.settleEvaluation(dispatch));
-    if (!outcome.allowed) {
-      const failurePolicy = spec.failurePolicy ?? 'Fail';
-      return {
-        result: 'error',
-        rejected: true,
-        message: `${outcome.status!.message} (failurePolicy ${failurePolicy})`,
-      };
-    }
-    const original = (request.object ?? null) as KubeObject | null;
-    const patch = outcome.object && original ? diffPatch(original, outcome.object) : [];
+    const outcome = run(await context.reviews.settleEvaluation(run));
+    if (!outcome.allowed) return failed(outcome.status?.message ?? `policy '${spec.name}' refused the request`);
+    // What the API server would store anyway (its defaults) is no change of the policy's.
+    const stored = (object: unknown) => defaultObject(request.kind, object as KubeObject);
+    const patch = outcome.object && request.object ? diffPatch(stored(request.object), stored(outcome.object)) : [];
     return patch.length ? { result: 'patched', rejected: false, patch } : { result: 'allowed', rejected: false };
   } catch (err) {
-    return { result: 'error', rejected: true, message: `policy '${spec.name}': ${(err as Error).message}` };
+    return failed(`policy '${spec.name}': ${(err as Error).message}`);
   }
 }

@@ -99,6 +99,8 @@ export interface DefinedMutatingPolicy {
 export interface MutatingEvaluationOptions {
   /** Param objects in the cluster; default the policy's own `params`. */
   params?: KubeObject[];
+  /** Where the param objects of a kind are read (a cluster's); takes the place of `params`. */
+  paramSources?: ParamSources;
   /** Labels of the request's namespace (its `kubernetes.io/metadata.name` label is always set). */
   namespaceLabels?: Record<string, string>;
   /** The request's Namespace object; default one with the namespace's name and labels. */
@@ -228,7 +230,7 @@ export function defineMutatingPolicy<T extends KubeObject = KubeObject>(
   const evaluate: MutatingPolicyWebhook['evaluate'] = (request, options = {}) => {
     const env: MutatingDispatchEnvironment = {
       namespace: (name) => options.namespaceObject ?? namespaceNamed(name, options.namespaceLabels),
-      params: options.params ? paramSourcesOf(options.params) : params,
+      params: options.paramSources ?? (options.params ? paramSourcesOf(options.params) : params),
       kindSchema,
       ...(options.authorize && !options.served ? { authorize: options.authorize } : {}),
       ...(options.served ? { withoutNamespaceObject: true } : {}),

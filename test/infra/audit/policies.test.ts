@@ -2,19 +2,19 @@
 // evaluated as the API server evaluates them natively (params from the cluster, namespaceObject,
 // the validationActions in effect), mutating policies reported with the patch they would make.
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { execFile } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
+import { projectInRepository } from '../../helpers.ts';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { after, before, describe, it } from 'node:test';
 import { Deployment, Pod } from '../../../lib/k8s/kinds.ts';
 import type { KubeObject } from '../../../lib/review/schemas.ts';
 import { on } from '../../../lib/rule-builder.ts';
 import { defineMutatingPolicy } from '../../../lib/policies/mutating/define.ts';
 import { defineValidatingPolicy } from '../../../lib/policies/index.ts';
-import { projectInRepository } from '../../helpers.ts';
 import { KubeClient, renderAudit, runAudit, summaryLine, type AuditResult } from '../../../infra/audit/index.ts';
 
 const KLW = fileURLToPath(new URL('../../../infra/bin/klw.mjs', import.meta.url));
@@ -279,20 +279,13 @@ describe('klw audit with policies', () => {
       'patched add-owner shop/web-0',
     ]);
     const patched = report.results.find((r) => r.name === 'web-0')!;
-    // The fake's pods lack the defaults a stored pod has, which the dispatcher applies after a mutation.
-    assert.deepEqual(
-      patched.patch!.filter((op) => op.path.startsWith('/metadata/')),
-      [{ op: 'add', path: '/metadata/labels/owner', value: 'platform' }],
-    );
+    assert.deepEqual(patched.patch, [{ op: 'add', path: '/metadata/labels/owner', value: 'platform' }]);
     const failed = report.results.find((r) => r.name === 'big')!;
     assert.equal(failed.rejected, true);
-    assert.match(
-      failed.message!,
-      /policy 'broken' with binding 'broken' denied request: JSON Patch: replace operation does not apply: .*\(failurePolicy Fail\)$/,
-    );
+    assert.match(failed.message!, /policy 'broken' with binding 'broken' denied request: .*\(failurePolicy Fail\)$/);
     assert.match(
       renderAudit(report, 'table'),
-      /PATCHED {2}add-owner +Deny +pods +shop\/web-0 +patch: .*add \/metadata\/labels\/owner$/m,
+      /PATCHED {2}add-owner +Deny +pods +shop\/web-0 +patch: add \/metadata\/labels\/owner/,
     );
   });
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { paramSourcesOf } from '../../../../lib/policies/generic/params.ts';
-import { type DispatchEnvironment, dispatchValidating, truncateBytes } from '../../../../lib/policies/validating/dispatcher.ts';
+import { dispatchValidating, truncateBytes } from '../../../../lib/policies/validating/dispatcher.ts';
 import type { ValidatingBindingSpec, ValidatingPolicySpec } from '../../../../lib/policies/validating/types.ts';
 import { compileValidatingPolicy } from '../../../../lib/policies/validating/validator.ts';
 import type { AdmissionRequest, KubeObject } from '../../../../lib/review/schemas.ts';

@@ -2,11 +2,11 @@
 // read within the budget, its matchConditions evaluated, then the function invoked.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type EventSource, type Registration, checkPathSecret, PATH_SECRET_MIN_LENGTH } from '../../lib/internal.ts';
-import { eventFromHttp } from '../../lib/harness/events.ts';
-import { matchCluster, type ClusterSecrets } from '../../lib/fleet.ts';
-import type { Fleet } from '../fleet/file.ts';
-import type { PathSecrets } from '../secrets/index.ts';
+import { type EventSource, checkPathSecret, PATH_SECRET_MIN_LENGTH } from '../../../lib/internal.ts';
+import { eventFromHttp } from '../../../lib/harness/events.ts';
+import { matchCluster, type ClusterSecrets } from '../../../lib/handler/fleet.ts';
+import type { Fleet } from '../../fleet/file.ts';
+import type { PathSecrets } from '../../secrets/index.ts';
 import {
   type BodyBudget,
   dropSlowReader,
@@ -15,9 +15,7 @@ import {
   requestTarget,
   type ServerTimeouts,
 } from './http.ts';
-import type { ConditionPool } from './condition-pool.ts';
-import { hasMatchConditions } from './match-conditions.ts';
-import type { FunctionPool, Invocation } from './pool.ts';
+import type { Invocation, Invoker } from '../invoker.ts';
 import { BAD_GATEWAY, httpFromResult, jsonMessage, type HttpResponse } from './results.ts';
 
 /** API Gateway's largest request payload (10 MB); bodies past it get 413 before any function runs. */
@@ -35,7 +33,8 @@ export interface ApiServing {
   format: EventSource;
   /** The public URL's path (a tunnel's prefix), or ''. */
   prefix: string;
-  pools: Map<string, FunctionPool>;
+  /** The functions served, behind the back half's one interface. */
+  invoker: Invoker;
   timeouts: ServerTimeouts;
   bodies: BodyBudget;
   /** How much of a refused body is read to its end, so its client gets the answer. */
@@ -46,8 +45,6 @@ export interface ApiServing {
   fleet: () => ServedFleet | null | undefined;
   /** True when the function's URL, and so every call of it, carries the path secret. */
   usesSecret: (name: string) => boolean;
-  registration: (name: string) => Registration | undefined;
-  conditions: (name: string) => ConditionPool;
   /** How long a review's matchConditions may take (ms), instead of the webhook's timeout. */
   conditionsTimeoutMs: number | undefined;
   log: (line: string) => void;
@@ -62,14 +59,13 @@ export function serveRequest(serving: ApiServing, req: IncomingMessage, res: Ser
 }
 
 async function handleRequest(serving: ApiServing, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const { format, prefix, pools, timeouts, bodies, validSecrets, usesSecret, conditions, log } = serving;
+  const { format, prefix, invoker, timeouts, bodies, validSecrets, usesSecret, log } = serving;
   const fleet = serving.fleet();
   const requestId = randomUUID();
   const url = requestTarget(req.url);
   const routed = prefix && url.path.startsWith(`${prefix}/`) ? url.path.slice(prefix.length) : url.path;
   const name = routed.split('/')[1] ?? '';
-  const pool = pools.get(name);
-  if (!pool) return refuseUnknown(serving, req, res, routed, requestId);
+  if (!invoker.names().includes(name)) return refuseUnknown(serving, req, res, routed, requestId);
   // A function without a path secret is routed at `/<name>` only (API Gateway ignores a trailing
   // slash): anything under it is a path no route matches.
   if (!usesSecret(name) && routed !== `/${name}` && routed !== `/${name}/`)
@@ -101,8 +97,9 @@ async function handleRequest(serving: ApiServing, req: IncomingMessage, res: Ser
   if (body === 'too-large' || body === 'busy') return refuseBody(serving, req, res, body, name, requestId);
   // A review the function's matchConditions exclude is answered as the API server would, without invoking it;
   // they are evaluated in threads of their own, within the webhook's timeout.
-  const registration = serving.registration(name);
-  if (hasMatchConditions(registration)) {
+  const screen = invoker.conditions(name);
+  const registration = invoker.registration(name);
+  if (screen && registration && registration.type !== 'conversion') {
     const timeoutMs = serving.conditionsTimeoutMs ?? registration.timeoutSeconds * 1000;
     // A client that goes away (the API server gave up at its timeout) no longer holds a thread.
     const gone = new AbortController();
@@ -111,7 +108,7 @@ async function handleRequest(serving: ApiServing, req: IncomingMessage, res: Ser
     // As the calling cluster's API server: in its Kubernetes version's CEL environment, when the fleet sets one.
     const version = cluster && fleet?.file.clusters.find((c) => c.name === cluster)?.kubeVersion?.text;
     const asCluster = version ? { ...registration, kubernetesVersion: version } : registration;
-    const byConditions = await conditions(name).evaluate(asCluster, body, timeoutMs, gone.signal);
+    const byConditions = await screen(asCluster, body, timeoutMs, gone.signal);
     res.off('close', onClose);
     if (byConditions) return send(res, byConditions, requestId, timeouts.sendMs);
   }
@@ -124,7 +121,7 @@ async function handleRequest(serving: ApiServing, req: IncomingMessage, res: Ser
     sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
     requestId,
   });
-  const outcome = await pool.invoke(event, requestId);
+  const outcome = (await invoker.invoke(name, event, requestId)) ?? goneOutcome(requestId);
   const response = responseFor(format, outcome, event);
   send(res, response, requestId, timeouts.sendMs);
   log(JSON.stringify(invocationLine(name, cluster, req.method, response, outcome)));
@@ -138,13 +135,13 @@ function refuseUnknown(
   routed: string,
   requestId: string,
 ): void {
-  const { pools, timeouts, log } = serving;
+  const { invoker, timeouts, log } = serving;
   send(res, jsonMessage(404, 'Not Found'), requestId, timeouts.sendMs);
   // Logged, so a URL that names no function is seen: segments long enough to be a secret
   // hidden, the path bounded.
   const segments = routed.slice(0, 256).split('/');
   const shown = segments.map((s) => (s.length >= PATH_SECRET_MIN_LENGTH ? '***' : s)).join('/');
-  const functions = [...pools.keys()];
+  const functions = invoker.names();
   const reason = 'no function at this path';
   const line = {
     msg: 'request',
@@ -177,6 +174,11 @@ function refuseBody(
     const line = { msg: 'request', function: name, method: req.method, status: 503, outcome: 'refused' };
     log(JSON.stringify({ ...line, reason: `request bodies held past ${bodies.limit} bytes` }));
   }
+}
+
+/** The outcome of a call to a function that went away (--watch) after the request was routed to it. */
+function goneOutcome(requestId: string): Invocation {
+  return { kind: 'crash', message: 'function no longer served', cold: false, durationMs: 0, requestId };
 }
 
 /** The log line of one invocation. */

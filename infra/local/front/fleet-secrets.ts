@@ -9,8 +9,8 @@
  */
 import { statSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import type { Registration } from '../../lib/registration.ts';
-import { loadFleet, type Fleet } from '../fleet/file.ts';
+import type { Registration } from '../../../lib/registration.ts';
+import { loadFleet, type Fleet } from '../../fleet/file.ts';
 import {
   clusterStateDir,
   ensureLocalPathSecret,
@@ -18,9 +18,9 @@ import {
   PATH_SECRET_ENV,
   readLocalPathSecret,
   type PathSecrets,
-} from '../secrets/index.ts';
+} from '../../secrets/index.ts';
 import type { ApiServing, ServedFleet } from './api-request.ts';
-import type { LocalProject } from './project.ts';
+import type { Invoker } from '../invoker.ts';
 
 /** Calls `onChange` on any change in one of `dirs`, until closed. Tests inject one they fire themselves. */
 export type SecretsWatcher = (dirs: string[], onChange: () => void) => { close(): void };
@@ -220,7 +220,7 @@ export function fleetLoader(root: string, stateDir: string, log: (line: string) 
  */
 export function watchFleetSecrets(
   fleets: FleetLoader,
-  project: LocalProject,
+  invoker: Invoker,
   usesSecret: (name: string) => boolean,
   watcher: SecretsWatcher,
   onReload: () => void,
@@ -229,8 +229,7 @@ export function watchFleetSecrets(
   if (!fleet) return undefined;
   return watcher(clusterSecretDirs(fleet.file, fleets.stateDir), () => {
     if (!fleets.reload()) return;
-    for (const fn of project.functions)
-      if (usesSecret(fn.name)) project.pools.get(fn.name)?.update(project.runtime(fn.registration));
+    invoker.renew(usesSecret);
     onReload();
   });
 }
@@ -240,7 +239,7 @@ export interface ServiceSecret {
   stateDir: string;
   secrets: PathSecrets;
   serving: ApiServing;
-  project: LocalProject;
+  invoker: Invoker;
   usesSecret: (name: string) => boolean;
   log: (line: string) => void;
 }
@@ -255,7 +254,7 @@ export function watchServiceSecret(
   watcher: SecretsWatcher,
   onReload: () => void,
 ): { close(): void } {
-  const { stateDir, serving, project, usesSecret, log } = service;
+  const { stateDir, serving, invoker, usesSecret, log } = service;
   const file = localPathSecretFile(stateDir);
   const warn = (m: string) => log(JSON.stringify({ level: 'warn', msg: m }));
   return watcher([dirname(file)], () => {
@@ -272,9 +271,7 @@ export function watchServiceSecret(
     if (next.value === service.secrets.value) return;
     service.secrets = next;
     serving.validSecrets = next.previous ? [next.current, next.previous] : [next.current];
-    project.setExtraEnv(PATH_SECRET_ENV, next.value);
-    for (const fn of project.functions)
-      if (usesSecret(fn.name)) project.pools.get(fn.name)?.update(project.runtime(fn.registration));
+    invoker.renew(usesSecret, { name: PATH_SECRET_ENV, value: next.value });
     log(JSON.stringify({ msg: 'path secret reloaded' }));
     onReload();
   });

@@ -3,12 +3,12 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { buildFunction, bundlePath } from '../../../infra/build.ts';
-import { startApi, type RunningApi } from '../../../infra/local/api.ts';
-import { answerByMatchConditions } from '../../../infra/local/match-conditions.ts';
-import { defineValidatingWebhook, deny, type KubeObject } from '../../../lib/index.ts';
-import { admissionReview, toEvent } from '../../../lib/testing/index.ts';
-import { FIXTURE_FUNCTIONS, ManualTimer } from '../../helpers.ts';
+import { buildFunction, bundlePath } from '../../../../infra/build.ts';
+import { startApi, type RunningApi } from '../../../../infra/local/api.ts';
+import { answerByMatchConditions } from '../../../../infra/local/back/match-conditions.ts';
+import { defineValidatingWebhook, deny, type KubeObject } from '../../../../lib/index.ts';
+import { admissionReview, toEvent } from '../../../../lib/testing/index.ts';
+import { FIXTURE_FUNCTIONS, ManualTimer } from '../../../helpers.ts';
 
 /** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */
 const never = new ManualTimer().timer;

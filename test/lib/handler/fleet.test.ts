@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { syncBuiltinESMExports } from 'node:module';
 import { describe, it, mock } from 'node:test';
-import { AuthConfigError } from '../../lib/auth.ts';
+import { AuthConfigError } from '../../../lib/auth.ts';
+import { callerEnforcement } from '../../../lib/admission/enforcement.ts';
 import {
   authenticateFleet,
   clusterDimension,
-  clusterEnforcement,
   clusterParameterName,
+  fleetCaller,
   fleetFromEnv,
   fleetSecrets,
   FLEET_ENV,
@@ -16,7 +17,7 @@ import {
   matchCluster,
   MAX_CLUSTERS,
   type ParameterReader,
-} from '../../lib/fleet.ts';
+} from '../../../lib/handler/fleet.ts';
 
 const A1 = 'a'.repeat(43);
 const A0 = 'b'.repeat(43);
@@ -84,17 +85,36 @@ describe('fleet settings from the environment', () => {
   it('per-cluster enforcement wins over the environment and the registration; others fall back', () => {
     const fleet = fleetFromEnv(fleetEnv);
     const reg = { name: 'pod-policy', enforcement: 'Audit' as const };
-    assert.deepEqual(clusterEnforcement(reg, 'west', fleet, { KLW_ENFORCEMENT_POD_POLICY: 'Deny' }), {
+    const west = fleetCaller('west', fleet);
+    assert.deepEqual(callerEnforcement(reg, west, { KLW_ENFORCEMENT_POD_POLICY: 'Deny' }), {
       mode: 'Warn',
       source: 'KLW_FLEET (cluster west)',
     });
-    assert.equal(clusterEnforcement(reg, 'east', fleet, {}).mode, 'Deny');
+    assert.equal(callerEnforcement(reg, fleetCaller('east', fleet), {}).mode, 'Deny');
     const noMode = fleetFromEnv({ [FLEET_ENV]: '{"north": {}}' });
-    assert.deepEqual(clusterEnforcement(reg, 'north', noMode, { KLW_ENFORCEMENT_POD_POLICY: 'Warn' }), {
+    assert.deepEqual(callerEnforcement(reg, fleetCaller('north', noMode), { KLW_ENFORCEMENT_POD_POLICY: 'Warn' }), {
       mode: 'Warn',
       source: 'KLW_ENFORCEMENT_POD_POLICY',
     });
-    assert.equal(clusterEnforcement(reg, undefined, undefined, {}).mode, 'Audit');
+    assert.equal(callerEnforcement(reg, {}, {}).mode, 'Audit');
+  });
+
+  it('makes one frozen caller of the matched cluster and its settings', () => {
+    const fleet = fleetFromEnv(fleetEnv);
+    const west = fleetCaller('west', fleet);
+    assert.deepEqual(west, {
+      identity: 'fleet',
+      cluster: 'west',
+      dimension: 'west',
+      enforcement: 'Warn',
+      kubeVersion: '1.27',
+    });
+    assert.ok(Object.isFrozen(west));
+    assert.throws(() => {
+      (west as { cluster?: string }).cluster = 'east';
+    }, TypeError);
+    assert.deepEqual(fleetCaller(undefined, fleet), { identity: 'none', dimension: 'unknown' });
+    assert.deepEqual(fleetCaller(undefined, undefined), { identity: 'none', dimension: 'unknown' });
   });
 
   it('names a caller no cluster matched "unknown", keeping the dimension bounded', () => {
@@ -234,13 +254,13 @@ describe('authenticating a fleet function', () => {
   });
 
   it('names the cluster by the secret in the path, never by the body', async () => {
-    assert.deepEqual(await authenticateFleet(reg, { path: `/prod/pod-policy/${B1}`, headers: {} }, env), {
-      cluster: 'west',
-    });
-    assert.deepEqual(await authenticateFleet(reg, { path: '/x', headers: {}, pathParameters: { secret: A0 } }, env), {
-      cluster: 'east',
-    });
-    assert.deepEqual(await authenticateFleet({ ...reg, auth: 'none' }, { path: '/pod-policy', headers: {} }, env), {});
+    const west = await authenticateFleet(reg, { path: `/prod/pod-policy/${B1}`, headers: {} }, env);
+    assert.deepEqual(west?.caller, fleetCaller('west', fleetFromEnv(env)));
+    assert.equal(west?.caller?.cluster, 'west');
+    const east = await authenticateFleet(reg, { path: '/x', headers: {}, pathParameters: { secret: A0 } }, env);
+    assert.equal(east?.caller?.cluster, 'east');
+    const none = await authenticateFleet({ ...reg, auth: 'none' }, { path: '/pod-policy', headers: {} }, env);
+    assert.deepEqual(none, { caller: { identity: 'none', dimension: 'unknown' } });
   });
 
   it('answers 404 to an unknown secret, with the path redacted, and 500 to a broken setting', async () => {
@@ -248,7 +268,7 @@ describe('authenticating a fleet function', () => {
     assert.equal(wrong!.refusal!.reply.statusCode, 404);
     assert.equal(wrong!.refusal!.reply.body, '{"message":"Not Found"}');
     assert.equal(wrong!.refusal!.fields.path, '/prod/pod-policy/***');
-    assert.equal(wrong!.cluster, undefined);
+    assert.equal(wrong!.caller, undefined);
     const missing = await authenticateFleet(reg, { path: '/prod/pod-policy', headers: {} }, env);
     assert.equal(missing!.refusal!.reply.statusCode, 404);
     const broken = await authenticateFleet(reg, { path: `/pod-policy/${A1}`, headers: {} }, { [FLEET_ENV]: '{' });
@@ -262,8 +282,7 @@ describe('authenticating a fleet function', () => {
     const east = await authenticateFleet(reg, { path: `/pod-policy/${A1}`, headers: {} }, ssmEnv, ssm.read);
     assert.equal(east!.refusal!.reply.statusCode, 404);
     assert.match(String(east!.refusal!.fields.problems), /cluster east: could not read/);
-    assert.deepEqual(await authenticateFleet(reg, { path: `/pod-policy/${B1}`, headers: {} }, ssmEnv, ssm.read), {
-      cluster: 'west',
-    });
+    const west = await authenticateFleet(reg, { path: `/pod-policy/${B1}`, headers: {} }, ssmEnv, ssm.read);
+    assert.equal(west?.caller?.cluster, 'west');
   });
 });

@@ -1,7 +1,7 @@
-import { type EventSource, type HttpResponse, toolsFor } from '../../lib/internal.ts';
+import { type EventSource, type HttpResponse, toolsFor } from '../../../lib/internal.ts';
 
-export type { HttpResponse } from '../../lib/internal.ts';
-export { BAD_GATEWAY, jsonMessage } from '../../lib/internal.ts';
+export type { HttpResponse } from '../../../lib/internal.ts';
+export { BAD_GATEWAY, jsonMessage } from '../../../lib/internal.ts';
 
 /**
  * Turns a Lambda result into the HTTP response the event source would send, as that

@@ -1,6 +1,6 @@
-import type { Registration } from '../../lib/internal.ts';
-import { bundlePath } from '../build.ts';
-import { DEFAULT_MEMORY_MB } from '../runtimes.ts';
+import type { Registration } from '../../../lib/internal.ts';
+import { bundlePath } from '../../build.ts';
+import { DEFAULT_MEMORY_MB } from '../../runtimes.ts';
 import type { FunctionRuntime } from './environment.ts';
 import { FunctionPool } from './pool.ts';
 

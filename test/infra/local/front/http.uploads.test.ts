@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
-import { MAX_REQUEST_BYTES } from '../../../infra/local/api-request.ts';
-import { startApi, type RunningApi } from '../../../infra/local/api.ts';
-import { BodyBudget, DEFAULT_MAX_BUFFERED_BYTES } from '../../../infra/local/http.ts';
-import { MAX_PAYLOAD_BYTES, startLambda, type RunningLambda } from '../../../infra/local/lambda-api.ts';
+import { MAX_REQUEST_BYTES } from '../../../../infra/local/front/api-request.ts';
+import { startApi, type RunningApi } from '../../../../infra/local/api.ts';
+import { BodyBudget, DEFAULT_MAX_BUFFERED_BYTES } from '../../../../infra/local/front/http.ts';
+import { MAX_PAYLOAD_BYTES, startLambda, type RunningLambda } from '../../../../infra/local/lambda-api.ts';
 
 const work = mkdtempSync(join(process.cwd(), '.klw-test-uploads-'));
 mkdirSync(join(work, 'functions', 'echo'), { recursive: true });

@@ -10,22 +10,24 @@
  *   `{cluster}` where the cluster name goes (deployed).
  * - `KLW_FLEET_PATH_SECRETS`: JSON `{"<cluster>": "current[,previous]"}` (local: the emulator).
  */
-import type { Enforcement, Registration } from './registration.ts';
-import { ENFORCEMENT_MODES } from './registration.ts';
-import { isDns1123Label } from './k8s/names.ts';
+import type { Enforcement, Registration } from '../registration.ts';
+import { ENFORCEMENT_MODES } from '../registration.ts';
+import { isDns1123Label } from '../k8s/names.ts';
 import {
   AuthConfigError,
+  misconfigured,
   NOT_FOUND_REPLY,
   parsePathSecrets,
   pathSecretOf,
   PATH_SECRET_MAX_AGE_MS,
   PATH_SECRET_REFRESH_ON_MISS_MS,
   redactPath,
-  type AuthRefusal,
+  type AuthOutcome,
   type AuthRequest,
-} from './auth.ts';
-import { cachedParameter } from './parameters.ts';
-import { resolveEnforcement, type ResolvedEnforcement } from './admission/enforcement.ts';
+} from '../auth.ts';
+import { cachedParameter, parameterReadMs } from '../parameters.ts';
+import { attempt } from './failure.ts';
+import type { Caller } from './types.ts';
 
 /** Environment variable holding this function's settings per cluster (JSON); set means the function serves a fleet. */
 export const FLEET_ENV = 'KLW_FLEET';
@@ -258,25 +260,24 @@ export function clusterDimension(cluster: string | undefined, fleet: FleetRuntim
   return cluster && fleet?.has(cluster) ? cluster : UNKNOWN_CLUSTER;
 }
 
-/**
- * A webhook's enforcement for one cluster: the cluster's setting in KLW_FLEET, else as without
- * a fleet (KLW_ENFORCEMENT_<NAME>, KLW_ENFORCEMENT, the registration, `Deny`).
- */
-export function clusterEnforcement(
-  reg: { name: string; enforcement?: Enforcement },
-  cluster: string | undefined,
-  fleet: FleetRuntime | undefined,
-  env: NodeJS.ProcessEnv = process.env,
-): ResolvedEnforcement {
-  const mode = cluster ? fleet?.get(cluster)?.enforcement : undefined;
-  if (mode) return { mode, source: `${FLEET_ENV} (cluster ${cluster})` };
-  return resolveEnforcement(reg, env);
+/** Whether this function serves a fleet (KLW_FLEET is set): its metrics then carry the cluster. */
+export function servesFleet(env: NodeJS.ProcessEnv): boolean {
+  return env[FLEET_ENV] !== undefined;
 }
 
-/** What authenticateFleet decided: the calling cluster, or the refusal to send. */
-export interface FleetAuthentication {
-  cluster?: string;
-  refusal?: AuthRefusal;
+/**
+ * The caller a fleet function names by the matched cluster, with that cluster's settings; no
+ * cluster (`auth: 'none'`) is named `unknown` in logs and metrics. Frozen: no stage changes it.
+ */
+export function fleetCaller(cluster: string | undefined, fleet: FleetRuntime | undefined): Caller {
+  const settings = cluster ? fleet?.get(cluster) : undefined;
+  return Object.freeze({
+    identity: cluster ? 'fleet' : 'none',
+    ...(cluster ? { cluster } : {}),
+    dimension: clusterDimension(cluster, fleet),
+    ...(settings?.enforcement ? { enforcement: settings.enforcement } : {}),
+    ...(settings?.kubeVersion ? { kubeVersion: settings.kubeVersion } : {}),
+  });
 }
 
 /**
@@ -290,9 +291,16 @@ export async function authenticateFleet(
   req: AuthRequest,
   env: NodeJS.ProcessEnv = process.env,
   read: ParameterReader = cachedParameter,
-): Promise<FleetAuthentication | undefined> {
+): Promise<AuthOutcome | undefined> {
   if (env[FLEET_ENV] === undefined) return undefined;
-  if (registration.auth === 'none') return {};
+  // A broken KLW_FLEET is refused below when a cluster is to be named; `auth: 'none'` names none.
+  if (registration.auth === 'none')
+    return {
+      caller: fleetCaller(
+        undefined,
+        attempt(() => fleetFromEnv(env)),
+      ),
+    };
   try {
     const fleet = fleetFromEnv(env)!;
     const given = pathSecretOf(req.path, req.pathParameters);
@@ -300,7 +308,7 @@ export async function authenticateFleet(
       read,
       refreshOnMissMs: PATH_SECRET_REFRESH_ON_MISS_MS,
     });
-    if (cluster) return { cluster };
+    if (cluster) return { caller: fleetCaller(cluster, fleet) };
     const fields: Record<string, unknown> = {
       status: 404,
       reason: 'missing or wrong path secret',
@@ -309,27 +317,27 @@ export async function authenticateFleet(
     if (problems.length) fields.problems = problems;
     return { refusal: { level: 'warn', msg: 'rejected', fields, reply: NOT_FOUND_REPLY } };
   } catch (err) {
-    const reason = err instanceof AuthConfigError ? err.message : String(err);
-    const msg = `webhook authentication is misconfigured: ${reason}`;
-    return { refusal: { level: 'error', msg, fields: { status: 500 }, reply: FLEET_MISCONFIGURED_REPLY } };
+    return misconfigured(err instanceof AuthConfigError ? err.message : String(err));
   }
+}
+
+/**
+ * Reads a fleet's SSM parameters within the time a request may spend on them (parameterReadMs
+ * of its budget), one deadline for every read of the request, a reread after a miss included.
+ */
+export function fleetReader(budgetMs: number): ParameterReader {
+  const readUntil = performance.now() + parameterReadMs(budgetMs);
+  return (name, maxAgeMs) => cachedParameter(name, maxAgeMs, Math.max(1, Math.floor(readUntil - performance.now())));
 }
 
 /**
  * authenticateFleet of a function bundled without the fleet code: nothing to do without KLW_FLEET;
  * with it, the refusal of a misconfigured fleet, since the bundle cannot tell its clusters apart.
  */
-export function fleetLeftOut(env: NodeJS.ProcessEnv): FleetAuthentication | undefined {
+export function fleetLeftOut(env: NodeJS.ProcessEnv): AuthOutcome | undefined {
   if (env[FLEET_ENV] === undefined) return undefined;
-  const msg =
-    `webhook authentication is misconfigured: ${FLEET_ENV} is set, but this function was built for a ` +
-    'deployment without a fleet; build and deploy it again with the fleet file in the project';
-  return { refusal: { level: 'error', msg, fields: { status: 500 }, reply: FLEET_MISCONFIGURED_REPLY } };
+  return misconfigured(
+    `${FLEET_ENV} is set, but this function was built for a deployment without a fleet; ` +
+      'build and deploy it again with the fleet file in the project',
+  );
 }
-
-/** What a misconfigured fleet answers: the same body as any authentication misconfiguration. */
-const FLEET_MISCONFIGURED_REPLY = {
-  statusCode: 500,
-  headers: { 'content-type': 'application/json' },
-  body: '{"error":"webhook authentication is misconfigured"}',
-};

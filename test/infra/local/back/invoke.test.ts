@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { bundlePath } from '../../../infra/build.ts';
-import { localInvoke } from '../../../infra/local/invoke.ts';
-import { ManualTimer } from '../../helpers.ts';
+import { bundlePath } from '../../../../infra/build.ts';
+import { localInvoke } from '../../../../infra/local/back/invoke.ts';
+import { ManualTimer } from '../../../helpers.ts';
 
 /** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */
 const never = new ManualTimer().timer;

@@ -3,10 +3,10 @@
 // in one synchronous loop, before any thread can say it is ready.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { ConditionPool, MAX_QUEUED_CONDITIONS } from '../../../infra/local/condition-pool.ts';
-import type { AdmissionRegistration } from '../../../lib/registration.ts';
-import { admissionReview } from '../../../lib/testing/index.ts';
-import type { KubeObject } from '../../../lib/index.ts';
+import { ConditionPool, MAX_QUEUED_CONDITIONS } from '../../../../infra/local/back/condition-pool.ts';
+import type { AdmissionRegistration } from '../../../../lib/registration.ts';
+import { admissionReview } from '../../../../lib/testing/index.ts';
+import type { KubeObject } from '../../../../lib/index.ts';
 
 const registration = {
   type: 'validating',

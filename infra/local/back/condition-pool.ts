@@ -2,9 +2,9 @@
 // event loop, each within its time bound, a stalled thread replaced.
 import { EventEmitter } from 'node:events';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
-import { rejectionMessage } from '../../lib/matchconditions/matcher.ts';
-import type { AdmissionRegistration } from '../../lib/internal.ts';
-import { BAD_GATEWAY, jsonMessage, type HttpResponse } from './results.ts';
+import { rejectionMessage } from '../../../lib/matchconditions/matcher.ts';
+import type { AdmissionRegistration } from '../../../lib/internal.ts';
+import { BAD_GATEWAY, jsonMessage, type HttpResponse } from '../../../lib/internal.ts';
 import {
   type ConditionsSpec,
   type Envelope,

@@ -5,11 +5,11 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { MAX_REQUEST_BYTES } from '../../../infra/local/api-request.ts';
-import { startApi, type RunningApi } from '../../../infra/local/api.ts';
-import type { KubeObject } from '../../../lib/index.ts';
-import { admissionReview } from '../../../lib/testing/index.ts';
-import { ManualTimer, projectInRepository } from '../../helpers.ts';
+import { MAX_REQUEST_BYTES } from '../../../../infra/local/front/api-request.ts';
+import { startApi, type RunningApi } from '../../../../infra/local/api.ts';
+import type { KubeObject } from '../../../../lib/index.ts';
+import { admissionReview } from '../../../../lib/testing/index.ts';
+import { ManualTimer, projectInRepository } from '../../../helpers.ts';
 
 /** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */
 const never = new ManualTimer().timer;

@@ -1,4 +1,4 @@
-import { answerWithoutCalling, matchConditionsFor, skipReason } from '../../lib/matchconditions/matcher.ts';
+import { answerWithoutCalling, matchConditionsFor, skipReason } from '../../../lib/matchconditions/matcher.ts';
 import {
   type AdmissionRegistration,
   type MatchCondition,
@@ -6,8 +6,8 @@ import {
   completeAdmissionReview,
   parseAdmissionReview,
   type AdmissionReview,
-} from '../../lib/internal.ts';
-import type { HttpResponse } from './results.ts';
+} from '../../../lib/internal.ts';
+import type { HttpResponse } from '../../../lib/internal.ts';
 
 /**
  * What a worker thread needs of a registration to evaluate its conditions (a registration

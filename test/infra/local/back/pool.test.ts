@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import type { FunctionRuntime } from '../../../infra/local/environment.ts';
-import { FunctionPool, realTimer } from '../../../infra/local/pool.ts';
-import { ManualTimer, PATIENCE_MS } from '../../helpers.ts';
+import type { FunctionRuntime } from '../../../../infra/local/back/environment.ts';
+import { FunctionPool, realTimer } from '../../../../infra/local/back/pool.ts';
+import { ManualTimer, PATIENCE_MS } from '../../../helpers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'klw-pool-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -8,11 +8,11 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startApi, type RunningApi } from '../../../infra/local/api.ts';
-import { runSecretCommand } from '../../../infra/secret-actions.ts';
-import { clusterStateDir, ensureLocalPathSecret } from '../../../infra/secrets/index.ts';
-import { admissionReview } from '../../../lib/testing/index.ts';
-import { ManualTimer, projectInRepository, until } from '../../helpers.ts';
+import { startApi, type RunningApi } from '../../../../infra/local/api.ts';
+import { runSecretCommand } from '../../../../infra/secret-actions.ts';
+import { clusterStateDir, ensureLocalPathSecret } from '../../../../infra/secrets/index.ts';
+import { admissionReview } from '../../../../lib/testing/index.ts';
+import { ManualTimer, projectInRepository, until } from '../../../helpers.ts';
 
 const work = projectInRepository('.klw-test-local-fleet-deleted-', {
   guarded: `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';

@@ -6,12 +6,12 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync
 import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startApi, type RunningApi } from '../../../infra/local/api.ts';
-import { watchSecretDirs, type WatchFs } from '../../../infra/local/fleet-secrets.ts';
-import { runSecretCommand } from '../../../infra/secret-actions.ts';
-import { clusterStateDir, ensureLocalPathSecret } from '../../../infra/secrets/index.ts';
-import { admissionReview } from '../../../lib/testing/index.ts';
-import { ManualTimer, projectInRepository, until } from '../../helpers.ts';
+import { startApi, type RunningApi } from '../../../../infra/local/api.ts';
+import { watchSecretDirs, type WatchFs } from '../../../../infra/local/front/fleet-secrets.ts';
+import { runSecretCommand } from '../../../../infra/secret-actions.ts';
+import { clusterStateDir, ensureLocalPathSecret } from '../../../../infra/secrets/index.ts';
+import { admissionReview } from '../../../../lib/testing/index.ts';
+import { ManualTimer, projectInRepository, until } from '../../../helpers.ts';
 
 /** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */
 const never = new ManualTimer().timer;

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
 import { GetParameterCommand, ParameterNotFound, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
-import { allow, defineConversionWebhook, defineValidatingWebhook, deny } from '../../lib/index.ts';
-import { createLogger } from '../../lib/log.ts';
-import { enforceMatchConditions } from '../../lib/matchconditions/index.ts';
-import { lambdaContext } from '../../lib/harness/events.ts';
-import { admissionReview, conversionReview, toEvent } from '../../lib/testing/index.ts';
-import { emfProblems } from './emf.ts';
+import { allow, defineConversionWebhook, defineValidatingWebhook, deny } from '../../../lib/index.ts';
+import { createLogger } from '../../../lib/log.ts';
+import { enforceMatchConditions } from '../../../lib/matchconditions/index.ts';
+import { lambdaContext } from '../../../lib/harness/events.ts';
+import { admissionReview, conversionReview, toEvent } from '../../../lib/testing/index.ts';
+import { emfProblems } from '../emf.ts';
 
 const EAST = 'e'.repeat(43);
 const WEST = 'w'.repeat(43);

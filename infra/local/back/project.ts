@@ -2,11 +2,11 @@ import { existsSync, readdirSync, readFileSync, statSync, watch as watchTree, ty
 import { join, resolve } from 'node:path';
 import * as esbuild from 'esbuild';
 import { parse as parseYaml } from 'yaml';
-import type { Registration } from '../../lib/internal.ts';
-import { buildAll, bundleOptions, bundlePath } from '../build.ts';
-import { readRegularFile, writeFileSafely } from '../files.ts';
-import { loadFunctions, type FunctionEntry } from '../functions.ts';
-import { KlwError } from '../errors.ts';
+import type { Registration } from '../../../lib/internal.ts';
+import { buildAll, bundleOptions, bundlePath } from '../../build.ts';
+import { readRegularFile, writeFileSafely } from '../../files.ts';
+import { loadFunctions, type FunctionEntry } from '../../functions.ts';
+import { KlwError } from '../../errors.ts';
 import { RESERVED_VARIABLES, type FunctionRuntime } from './environment.ts';
 import { FunctionPool, type InvocationTimer } from './pool.ts';
 import { runtimeFor } from './runtime.ts';

@@ -9,10 +9,10 @@ import { request } from 'node:https';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { startApi } from '../../../infra/local/api.ts';
-import { startLambda } from '../../../infra/local/lambda-api.ts';
-import { localInvoke } from '../../../infra/local/invoke.ts';
-import { ManualTimer, PATIENCE_MS, until } from '../../helpers.ts';
+import { startApi } from '../../../../infra/local/api.ts';
+import { startLambda } from '../../../../infra/local/lambda-api.ts';
+import { localInvoke } from '../../../../infra/local/back/invoke.ts';
+import { ManualTimer, PATIENCE_MS, until } from '../../../helpers.ts';
 
 const root = process.cwd();
 const work = mkdtempSync(join(root, '.klw-test-localdebug-'));

@@ -1,11 +1,11 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import { toEvent } from '../../lib/harness/events.ts';
-import { parseJson, type EventSource } from '../../lib/internal.ts';
-import { buildFunction, bundlePath, GENERATED_ENTRY } from '../build.ts';
-import { loadFunctions } from '../functions.ts';
-import { KlwError } from '../errors.ts';
-import { ensureLocalPathSecret, PATH_SECRET_ENV, usesPathSecret } from '../secrets/index.ts';
+import { toEvent } from '../../../lib/harness/events.ts';
+import { parseJson, type EventSource } from '../../../lib/internal.ts';
+import { buildFunction, bundlePath, GENERATED_ENTRY } from '../../build.ts';
+import { loadFunctions } from '../../functions.ts';
+import { KlwError } from '../../errors.ts';
+import { ensureLocalPathSecret, PATH_SECRET_ENV, usesPathSecret } from '../../secrets/index.ts';
 import { FunctionPool, type Invocation, type InvocationTimer } from './pool.ts';
 import { configuredRuntime, envVarsFor, runtimeWarnings, type EnvVarsFile } from './project.ts';
 import { runtimeFor } from './runtime.ts';
