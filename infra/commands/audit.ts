@@ -7,6 +7,7 @@ import {
   KubeClient,
   kubeLimitsFrom,
   loadConnection,
+  openReports,
   ProgressBar,
   renderAudit,
   runAudit,
@@ -18,7 +19,6 @@ import { describeThrown, KlwError } from '../errors.ts';
 import { loadFunctions, loadWebhooks } from '../functions.ts';
 import { withKubeVersion } from '../kube-versions.ts';
 import { renderDocuments, writeOutput } from '../output.ts';
-import { openReports } from '../audit/openreports.ts';
 import { type FleetAuditOptions, type FleetAuditTarget, fleetAuditAction, fleetAuditTargets } from '../fleet/audit.ts';
 import { FLEET_FILE, loadFleet } from '../fleet/file.ts';
 import type { CommandContext } from './context.ts';

@@ -104,7 +104,6 @@ const UNTESTED: readonly string[] = [
   'lib/policies/cel.ts',
   'lib/policies/generic/conditions.ts',
   'lib/policies/generic/equivalent.ts',
-  'lib/policies/generic/schema-types.ts',
   'lib/policies/generic/types.ts',
   'lib/policies/index.ts',
   'lib/policies/mutating/define.ts',

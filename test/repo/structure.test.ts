@@ -65,11 +65,7 @@ describe('infra structure', () => {
     }
     const cli = readFileSync(join(root, 'infra/cli.ts'), 'utf8');
     for (const file of modules)
-      assert.match(
-        cli,
-        new RegExp(`from '../infra/commands/${basename(file)}'`),
-        `infra/cli.ts does not assemble ${file}`,
-      );
+      assert.match(cli, new RegExp(`from './commands/${basename(file)}'`), `infra/cli.ts does not assemble ${file}`);
     const names = program()
       .commands.map((c) => c.name())
       .sort();

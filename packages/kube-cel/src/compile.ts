@@ -118,15 +118,10 @@ function compile(
   fold: boolean,
   optimize = true,
 ): CompiledExpression | CompileError {
-  let env = matchConditionsEnvironment(needsLibraries(expression));
-  if (options.types) {
-    env = typedEnvironment(options.types, options.declarations);
-  } else if (options.declarations) {
-    env = env.clone();
-    for (const [name, type] of Object.entries(options.declarations)) env.registerVariable(name, type);
-    installMeter(env);
-    installOptionalEntries(env);
-  }
+  const libraries = needsLibraries(expression);
+  let env = matchConditionsEnvironment(libraries);
+  if (options.types) env = typedEnvironment(options.types, options.declarations);
+  else if (options.declarations) env = declaredEnvironment(options.declarations, libraries);
   const read = readForParse(expression);
   if (read.refusal && 'errors' in read.refusal) {
     const issues = read.refusal.errors.map((e) => ({ start: e.range.start, message: e.summary }));
@@ -187,29 +182,49 @@ function compile(
   return compiled(env, parsed, type, () => compile(expression, options, fold, optimize) as CompiledExpression);
 }
 
-/** Environments with object types, by their types and declarations; a few kept (type checking reuses them). */
+/**
+ * Environments with declarations (and object types), by them; a few kept, as a policy's expressions
+ * share theirs: a clone with its meter costs milliseconds, which a cold start would pay for each.
+ */
 const typedEnvironments = new Map<string, Environment>();
-/** How many typed environments are kept: those of the kinds one policy is checked against. */
+/** How many such environments are kept: those of the kinds one policy is checked against. */
 const TYPED_ENVIRONMENTS_KEPT = 16;
 
-/** The environment declaring `types` and `declarations` (`object` and `oldObject` dyn unless declared). */
-function typedEnvironment(
-  types: Record<string, Record<string, string>>,
-  declarations: Record<string, string> = {},
-): Environment {
-  const key = JSON.stringify([types, declarations]);
+/** The matchConditions environment (with the libraries or without) with further variables declared. */
+function declaredEnvironment(declarations: Record<string, string>, libraries: boolean): Environment {
+  const key = JSON.stringify([libraries, declarations]);
+  return kept(key, () => {
+    const env = matchConditionsEnvironment(libraries).clone();
+    for (const [name, type] of Object.entries(declarations)) env.registerVariable(name, type);
+    return env;
+  });
+}
+
+/** A kept environment, or one made (its meter and optional entries installed) and kept. */
+function kept(key: string, make: () => Environment): Environment {
   let env = typedEnvironments.get(key);
   if (env) return env;
-  env = typedObjectsEnvironment().clone();
-  for (const [name, fields] of Object.entries(types)) env.registerType(name, { fields });
-  for (const [name, type] of Object.entries({ object: 'dyn', oldObject: 'dyn', ...declarations }))
-    env.registerVariable(name, type);
+  env = make();
   installMeter(env);
   installOptionalEntries(env);
   if (typedEnvironments.size >= TYPED_ENVIRONMENTS_KEPT)
     typedEnvironments.delete(typedEnvironments.keys().next().value!);
   typedEnvironments.set(key, env);
   return env;
+}
+
+/** The environment declaring `types` and `declarations` (`object` and `oldObject` dyn unless declared). */
+function typedEnvironment(
+  types: Record<string, Record<string, string>>,
+  declarations: Record<string, string> = {},
+): Environment {
+  return kept(JSON.stringify([types, declarations]), () => {
+    const env = typedObjectsEnvironment().clone();
+    for (const [name, fields] of Object.entries(types)) env.registerType(name, { fields });
+    for (const [name, type] of Object.entries({ object: 'dyn', oldObject: 'dyn', ...declarations }))
+      env.registerVariable(name, type);
+    return env;
+  });
 }
 
 /**
