@@ -122,9 +122,10 @@ async function auditCluster(
     throw new KlwError('--page-size must be a whole number of at least 1');
   const limits = kubeLimitsFrom(options);
   const loaded = await loadWebhooks(root(), names);
+  const cluster = await fleetClusterOf(root(), options.context[0], names, loaded);
   const webhooks = withKubeVersion(
     loaded.filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion'),
-    options.kubeVersion,
+    options.kubeVersion ?? cluster?.kubeVersion,
   );
   if (!webhooks.length) throw new KlwError('no admission functions to audit');
   const connection = await loadConnection({
@@ -142,10 +143,9 @@ async function auditCluster(
   const bar = new ProgressBar(options.progress ? process.stderr : { isTTY: false, write: () => true });
   // authorizer checks in matchConditions: the connection's own user by SelfSubjectAccessReview, an auditor given with --as by SubjectAccessReview.
   const accessReviews = options.as ? 'subject' : 'self';
-  const cluster = await fleetClusterOf(root(), options.context[0], names, loaded);
   if (cluster) {
     options.cluster = cluster.cluster;
-    say(`cluster ${cluster.cluster} of ${FLEET_FILE}: its enforcement applies`);
+    say(`cluster ${cluster.cluster} of ${FLEET_FILE}: its enforcement and Kubernetes version apply`);
   }
   return await runAudit({
     client,

@@ -20,6 +20,7 @@ import {
   type LimitOptions,
 } from '../audit/index.ts';
 import { KlwError } from '../errors.ts';
+import { withKubeVersion } from '../kube-versions.ts';
 import { loadFunctions, loadWebhooks } from '../functions.ts';
 
 import { toKubeYaml } from '../output.ts';
@@ -30,6 +31,8 @@ export interface FleetAuditTarget {
   cluster: string;
   context: string;
   enforcement: Record<string, Enforcement>;
+  /** The cluster's Kubernetes version (clusters.yaml): matchConditions and policies are evaluated as it does. */
+  kubeVersion?: string;
 }
 
 /** One cluster's part of the report: its audit, or why it could not be audited. */
@@ -63,7 +66,12 @@ export function fleetAuditTargets(
   if (all && contexts.length) throw new KlwError('give --context or --all-clusters, not both');
   if (all) {
     if (!fleet) throw new KlwError(`--all-clusters needs the fleet file ${FLEET_FILE} at the project root`);
-    return fleet.clusters.map((c) => ({ cluster: c.name, context: c.context ?? c.name, enforcement: c.enforcement }));
+    return fleet.clusters.map((c) => ({
+      cluster: c.name,
+      context: c.context ?? c.name,
+      enforcement: c.enforcement,
+      ...(c.kubeVersion ? { kubeVersion: c.kubeVersion.text } : {}),
+    }));
   }
   const targets: FleetAuditTarget[] = [];
   for (const context of contexts) {
@@ -74,7 +82,12 @@ export function fleetAuditTargets(
     const cluster = known?.name ?? context;
     if (targets.some((t) => t.cluster === cluster))
       throw new KlwError(`--context ${context} is cluster ${cluster} of ${FLEET_FILE} again`);
-    targets.push({ cluster, context, enforcement: known?.enforcement ?? {} });
+    targets.push({
+      cluster,
+      context,
+      enforcement: known?.enforcement ?? {},
+      ...(known?.kubeVersion ? { kubeVersion: known.kubeVersion.text } : {}),
+    });
   }
   return targets;
 }
@@ -223,7 +236,7 @@ export async function fleetAuditAction(
       const bar = new ProgressBar(options.progress ? process.stderr : { isTTY: false, write: () => true });
       return runAudit({
         client,
-        webhooks,
+        webhooks: withKubeVersion(webhooks, target.kubeVersion),
         auditor,
         accessReviews: as ? 'subject' : 'self',
         enforcement: target.enforcement,

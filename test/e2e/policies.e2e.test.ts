@@ -80,7 +80,7 @@ export default webhook;
   write(
     'b-owner',
     `import { ConfigMap, on } from 'kube-lambda-webhooks';
-import { defineMutatingPolicy } from '../../../lib/policies/mutating/define.ts';
+import { defineMutatingPolicy } from 'kube-lambda-webhooks/policies';
 export const webhook = defineMutatingPolicy({
   name: 'b-owner',
   matchConstraints: { resourceRules: [on(ConfigMap).create().update()], ${mutate} },

@@ -2,6 +2,12 @@
 // evaluated as the API server evaluates them natively (params from the cluster, namespaceObject,
 // the validationActions in effect), mutating policies reported with the patch they would make.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import { projectInRepository } from '../../helpers.ts';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { Deployment, Pod } from '../../../lib/k8s/kinds.ts';
@@ -11,6 +17,7 @@ import { defineMutatingPolicy } from '../../../lib/policies/mutating/define.ts';
 import { defineValidatingPolicy } from '../../../lib/policies/index.ts';
 import { KubeClient, renderAudit, runAudit, summaryLine, type AuditResult } from '../../../infra/audit/index.ts';
 
+const KLW = fileURLToPath(new URL('../../../infra/bin/klw.mjs', import.meta.url));
 const ns = (name: string, labels: Record<string, string> = {}) => ({
   metadata: { name, labels: { 'kubernetes.io/metadata.name': name, ...labels } },
 });
@@ -303,5 +310,103 @@ describe('klw audit with policies', () => {
       'allowed replica-limit dev/small [Deny]',
       'denied replica-limit shop/big [Deny]',
     ]);
+  });
+});
+
+describe('klw audit with a policy, from the command line', () => {
+  const work = projectInRepository('.klw-test-audit-policies-', {
+    'team-label': `import { on, Pod } from 'kube-lambda-webhooks';
+import { defineValidatingPolicy } from 'kube-lambda-webhooks/policies';
+export default defineValidatingPolicy({
+  name: 'team-label',
+  matchConstraints: { resourceRules: [on(Pod).create().update()] },
+  validations: [{ expression: "has(object.metadata.labels) && 'team' in object.metadata.labels", message: 'no team' }],
+  validationActions: ['Warn'],
+});
+`,
+  });
+  // The fleet's cluster of context "fake" audits the policy instead of warning.
+  writeFileSync(
+    join(work, 'clusters.yaml'),
+    'clusters:\n  - name: shop-cluster\n    context: fake\n    kubeVersion: "1.31"\n    enforcement: { team-label: Audit }\n',
+  );
+  const kubeconfig = join(work, 'kubeconfig');
+  before(() => {
+    const { port } = server.address() as { port: number };
+    const cluster = { server: `http://127.0.0.1:${port}` };
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        'current-context': 'plain',
+        clusters: [{ name: 'c', cluster }],
+        users: [{ name: 'u', user: { token: 't' } }],
+        contexts: [
+          { name: 'fake', context: { cluster: 'c', user: 'u' } },
+          { name: 'plain', context: { cluster: 'c', user: 'u' } },
+        ],
+      }),
+    );
+  });
+  after(() => rmSync(work, { recursive: true, force: true }));
+  // A process of its own: the test runner's own reports go to this process's stdout meanwhile.
+  const klw = (...args: string[]) =>
+    new Promise<{ result: number; stdout: string; stderr: string }>((resolve) =>
+      execFile(
+        process.execPath,
+        [KLW, '--root', work, 'audit', '--as', 'auditor', ...args],
+        { encoding: 'utf8' },
+        (err, stdout, stderr) => resolve({ result: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+      ),
+    );
+
+  it("-o openreports with a fleet cluster's context: its enforcement, passes counted, exit 0", async () => {
+    const { result, stdout, stderr } = await klw('--kubeconfig', kubeconfig, '--context', 'fake', '-o', 'openreports');
+    assert.equal(result, 0, stderr);
+    assert.match(stderr, /cluster shop-cluster of clusters\.yaml: its enforcement and Kubernetes version apply/);
+    const reports = parseAllDocuments(stdout).map((d) => d.toJS());
+    assert.deepEqual(
+      reports.map((r) => [r.kind, r.metadata.namespace, r.scope.name, r.summary.pass, r.summary.warn]).sort(),
+      [
+        ['Report', 'dev', 'tool', 0, 1],
+        ['Report', 'shop', 'web-0', 1, 0],
+        ['Report', 'shop', 'web-1', 1, 0],
+      ],
+    );
+    const tool = reports.find((r) => r.scope.name === 'tool')!;
+    assert.deepEqual(tool.results[0].properties, {
+      cluster: 'shop-cluster',
+      operation: 'UPDATE',
+      enforcement: 'Audit',
+      validationActions: 'Audit',
+    });
+    assert.equal(tool.results[0].message, 'no team');
+  });
+
+  it("the binding's actions on a context that is no fleet cluster", async () => {
+    const { result, stdout } = await klw('--kubeconfig', kubeconfig, '-o', 'json');
+    assert.equal(result, 0);
+    const report = JSON.parse(stdout);
+    assert.deepEqual(
+      report.results.map((r: AuditResult) => `${r.result} ${r.name} ${r.validationActions}`),
+      ['warned tool Warn'],
+    );
+  });
+
+  it('-o openreports is for one cluster at a time', async () => {
+    const { result, stderr } = await klw(
+      '--kubeconfig',
+      kubeconfig,
+      '--context',
+      'fake',
+      '--context',
+      'plain',
+      '-o',
+      'openreports',
+    );
+    assert.equal(result, 2);
+    assert.match(
+      stderr,
+      /-o openreports writes the reports of one cluster, to apply to that cluster: give one --context at a time/,
+    );
   });
 });

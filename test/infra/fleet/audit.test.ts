@@ -240,7 +240,7 @@ describe('klw audit command over several clusters', () => {
 
 describe('fleet audit pieces', () => {
   const fleet = parseFleet(
-    'clusters:\n  - name: a\n    context: kind-a\n  - name: b\n    enforcement: { p: Warn }\n',
+    'clusters:\n  - name: a\n    context: kind-a\n  - name: b\n    kubeVersion: "1.31"\n    enforcement: { p: Warn }\n',
     'clusters.yaml',
     [{ name: 'p', type: 'validating' }],
   );
@@ -248,7 +248,8 @@ describe('fleet audit pieces', () => {
   it('names clusters after the fleet file, else after the context', () => {
     assert.deepEqual(fleetAuditTargets(['kind-a', 'b', 'other'], false, fleet), [
       { cluster: 'a', context: 'kind-a', enforcement: {} },
-      { cluster: 'b', context: 'b', enforcement: { p: 'Warn' } },
+      // Policies and matchConditions are evaluated as the cluster's version does.
+      { cluster: 'b', context: 'b', enforcement: { p: 'Warn' }, kubeVersion: '1.31' },
       { cluster: 'other', context: 'other', enforcement: {} },
     ]);
     assert.deepEqual(
