@@ -146,7 +146,7 @@ describe('docs: TypeScript examples', () => {
     const skipped = allBlocks.filter((b) => isTs(b) && noCheck(b)).map((b) => where(b));
     assert.equal(skipped.length, NO_CHECK_BLOCKS, `blocks marked no-check: ${skipped.join(', ') || 'none'}`);
     const readme = blocks.filter((b) => b.doc === 'README.md' && isFunction(b)).map(nameOf);
-    assert.equal(readme.length, 3, 'the README shows one function of each kind');
+    assert.equal(readme.length, 4, 'the README shows one function of each kind and a policy');
   });
 
   it('a function shown on two pages is the same code on both', () => {
