@@ -1,0 +1,168 @@
+// The generic parts of admission policies: variable composition as the API server's CEL plugin
+// composes them (composition.go: lazily, at most once per activation, each variable's own error,
+// its cost charged to the filter), the environment's declarations (params only with a paramKind,
+// authorizer not in messageExpressions), and params found as generic/policy_dispatcher.go's
+// CollectParams finds them.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { compilePolicyExpression, type PolicyCompileOptions } from '../../../../lib/policies/cel.ts';
+import {
+  compileExpressions,
+  compileVariables,
+  compose,
+  evaluateFilter,
+  OUT_OF_BUDGET,
+} from '../../../../lib/policies/generic/composition.ts';
+import { collectParams, paramSourcesOf } from '../../../../lib/policies/generic/params.ts';
+import type { KubeObject } from '../../../../lib/review/schemas.ts';
+
+const env = { hasParams: false };
+
+/** Evaluates expressions with variables over an object, under a budget. */
+function filter(
+  variables: Array<[string, string]>,
+  expressions: string[],
+  budget = 10_000_000,
+  object: unknown = { a: 1n },
+) {
+  const vars = compileVariables(
+    variables.map(([name, expression]) => ({ name, expression })),
+    env,
+  );
+  const programs = compileExpressions(expressions, vars, env, ['any']);
+  return evaluateFilter(programs, expressions, compose({ object }, vars), budget);
+}
+
+describe('variables (composition.go)', () => {
+  it('a variable reads the ones declared before it', () => {
+    const got = filter(
+      [
+        ['x', 'object.a + 1'],
+        ['y', 'variables.x * 2'],
+      ],
+      ['variables.y'],
+    );
+    assert.deepEqual(got, { evaluations: [{ value: 4n }], remaining: got.error ? 0 : got.remaining });
+  });
+  it('a variable reading a later one does not compile, and says so when read', () => {
+    const got = filter(
+      [
+        ['x', 'variables.y'],
+        ['y', '1'],
+      ],
+      ['variables.x == 1'],
+    );
+    assert.ok(!got.error);
+    assert.match(
+      got.evaluations![0]!.error!,
+      /composited variable "x" fails to compile: compilation failed: .*undefined field 'y'/,
+    );
+  });
+  it('is evaluated at most once per activation, and only when read', () => {
+    const vars = compileVariables([{ name: 'x', expression: 'object.a + 1' }], env);
+    const composed = compose({ object: { a: 1n } }, vars);
+    const programs = compileExpressions(['variables.x == 2', 'variables.x == 2', 'true'], vars, env, ['bool']);
+    const got = evaluateFilter(programs, ['variables.x == 2', 'variables.x == 2', 'true'], composed, 1000);
+    assert.ok(!got.error);
+    // Two reads of `variables.x == 2` (3 units each: the read, the field, `==`) and the variable's
+    // own 3 units (object, .a, +) once; `true` is free.
+    assert.equal(1000 - got.remaining!, 3 + 3 + 3);
+  });
+  it('an error is the error of each expression that reads it', () => {
+    const got = filter([['bad', 'object.nope']], ['variables.bad == 1', 'true', 'variables.bad == 2']);
+    assert.ok(!got.error);
+    assert.equal(
+      got.evaluations![0]!.error,
+      `expression 'variables.bad == 1' resulted in error: composited variable "bad" fails to evaluate: no such key: nope`,
+    );
+    assert.deepEqual(got.evaluations![1], { value: true });
+    assert.match(got.evaluations![2]!.error!, /fails to evaluate: no such key: nope/);
+  });
+  it('a variable past the budget stops the filter', () => {
+    const got = filter([['x', 'object.a + 1 + 2 + 3']], ['variables.x > 0'], 3);
+    assert.deepEqual(got, { error: OUT_OF_BUDGET });
+  });
+});
+
+describe('the policy environment', () => {
+  const opts = (o: Partial<PolicyCompileOptions>): PolicyCompileOptions => ({
+    hasParams: false,
+    hasAuthorizer: true,
+    variables: [],
+    returns: ['bool'],
+    ...o,
+  });
+  it('params exist only with a paramKind', () => {
+    assert.match(compilePolicyExpression('params.x == 1', opts({})).error!, /undeclared reference to 'params'/);
+    assert.equal(compilePolicyExpression('params.x == 1', opts({ hasParams: true })).error, undefined);
+  });
+  it('messageExpressions have no authorizer', () => {
+    const e = "authorizer.group('').resource('pods').check('get').allowed() ? 'a' : 'b'";
+    assert.match(
+      compilePolicyExpression(e, opts({ hasAuthorizer: false, returns: ['string'] })).error!,
+      /undeclared reference to 'authorizer'/,
+    );
+    assert.equal(compilePolicyExpression(e, opts({ returns: ['string'] })).error, undefined);
+  });
+  it('an expression of the wrong type is refused as CompileCELExpression refuses it', () => {
+    assert.equal(compilePolicyExpression("'a'", opts({})).error, 'must evaluate to bool but got string');
+    assert.equal(
+      compilePolicyExpression('1', opts({ returns: ['string', 'null_type'] })).error,
+      'must evaluate to one of [string null_type] but got int',
+    );
+  });
+});
+
+const cm = (name: string, namespace: string, labels: Record<string, string> = {}): KubeObject =>
+  ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels } }) as KubeObject;
+const kind = { apiVersion: 'v1', kind: 'ConfigMap' };
+const sources = paramSourcesOf([cm('p', 'ns'), cm('q', 'ns', { x: 'y' }), cm('p', 'other')]);
+
+describe('policy_dispatcher.go CollectParams', () => {
+  it('no paramKind, or no paramRef: one evaluation with null params', () => {
+    assert.deepEqual(collectParams(undefined, { name: 'p' }, 'ns', sources), { params: [null] });
+    assert.deepEqual(collectParams(kind, undefined, 'ns', sources), { params: [null] });
+  });
+  it('by name, in the request namespace or the binding one', () => {
+    assert.equal(collectParams(kind, { name: 'p' }, 'ns', sources).params?.[0]?.metadata?.namespace, 'ns');
+    assert.equal(
+      collectParams(kind, { name: 'p', namespace: 'other' }, 'ns', sources).params?.[0]?.metadata?.namespace,
+      'other',
+    );
+  });
+  it('by selector: every match; {} selects all', () => {
+    assert.deepEqual(
+      collectParams(kind, { selector: { matchLabels: { x: 'y' } } }, 'ns', sources).params?.map(
+        (p) => p?.metadata?.name,
+      ),
+      ['q'],
+    );
+    assert.equal(collectParams(kind, { selector: {} }, 'ns', sources).params?.length, 2);
+  });
+  it('none found: nothing to evaluate, or an error under Deny', () => {
+    assert.deepEqual(collectParams(kind, { name: 'nope' }, 'ns', sources), { params: [] });
+    assert.deepEqual(collectParams(kind, { name: 'nope', parameterNotFoundAction: 'Deny' }, 'ns', sources), {
+      error: 'no params found for policy binding with `Deny` parameterNotFoundAction',
+    });
+  });
+  it('the configuration errors', () => {
+    assert.equal(
+      collectParams(kind, { name: 'p' }, '', sources).error,
+      'cannot use namespaced paramRef in policy binding that matches cluster-scoped resources',
+    );
+    const cluster = paramSourcesOf([], () => false);
+    assert.equal(
+      collectParams(kind, { name: 'p', namespace: 'x' }, 'ns', cluster).error,
+      'paramRef.namespace must not be provided for a cluster-scoped `paramKind`',
+    );
+    assert.equal(
+      collectParams(kind, { name: 'p' }, 'ns', undefined).error,
+      'paramKind kind `&ParamKind{APIVersion:v1,Kind:ConfigMap,}` not known',
+    );
+    assert.equal(
+      collectParams(kind, { name: 'p', selector: {} }, 'ns', sources).error,
+      'paramRef.name and paramRef.selector are mutually exclusive',
+    );
+    assert.equal(collectParams(kind, {}, 'ns', sources).error, 'one of name or selector must be provided');
+  });
+});

@@ -1,0 +1,88 @@
+// The shape of infra/: a folder with several files is reached only through its index.ts, and
+// every module of infra/commands/ adds its command(s) to the program the same way.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, it } from 'node:test';
+import { program } from '../../infra/cli.ts';
+import { relativeImports, sources } from './imports.ts';
+
+const root = process.cwd();
+
+/** The folders of infra/ that have one entry point, index.ts. */
+const ENTRY_FOLDERS = ['infra/audit', 'infra/deploy', 'infra/local', 'infra/secrets'];
+
+/** The modules of infra/commands/ that hold what the commands share rather than a command. */
+const SHARED_MODULES = ['context.ts', 'options.ts', 'shared.ts'];
+
+/** `file -> import` for each import of `files` that reaches into an entry folder past its index.ts. */
+export function pastEntries(files: Array<{ file: string; text: string }>, folders: string[]): string[] {
+  const found: string[] = [];
+  for (const { file, text } of files) {
+    for (const target of relativeImports(file, text)) {
+      const folder = folders.find((f) => dirname(target) === f || target.startsWith(`${f}/`));
+      if (!folder || file.startsWith(`${folder}/`)) continue;
+      if (target !== `${folder}/index.ts`) found.push(`${file} -> ${target}`);
+    }
+  }
+  return found;
+}
+
+describe('infra structure', () => {
+  it('reaches the emulator, deploy, audit and secrets only through their index.ts', () => {
+    const files = [...sources('infra'), ...sources('bench')].map((file) => ({
+      file,
+      text: readFileSync(join(root, file), 'utf8'),
+    }));
+    assert.ok(files.length > 50, 'finds the sources');
+    assert.deepEqual(pastEntries(files, ENTRY_FOLDERS), []);
+  });
+
+  it('finds an import past an index.ts', () => {
+    const files = [
+      { file: 'infra/commands/x.ts', text: "import { startApi } from '../local/api.ts';" },
+      { file: 'infra/commands/y.ts', text: "import { startApi } from '../local/index.ts';" },
+      { file: 'infra/local/z.ts', text: "import { startApi } from '../infra/api.ts';" },
+    ];
+    assert.deepEqual(pastEntries(files, ENTRY_FOLDERS), ['infra/commands/x.ts -> infra/local/api.ts']);
+  });
+
+  it('has every command module export register(cli, context), and the program list them all', async () => {
+    const modules = readdirSync(resolve(root, 'infra/commands')).filter(
+      (f) => f.endsWith('.ts') && !SHARED_MODULES.includes(f),
+    );
+    assert.ok(modules.length >= 14, modules.join(', '));
+    for (const file of modules) {
+      const mod = (await import(pathToFileURL(resolve(root, 'infra/commands', file)).href)) as Record<string, unknown>;
+      assert.equal(typeof mod.register, 'function', `${file} exports no register function`);
+      assert.equal((mod.register as (...args: unknown[]) => void).length, 2, `${file}: register(cli, context)`);
+    }
+    const cli = readFileSync(join(root, 'infra/cli.ts'), 'utf8');
+    for (const file of modules)
+      assert.match(
+        cli,
+        new RegExp(`from '../infra/commands/${basename(file)}'`),
+        `infra/cli.ts does not assemble ${file}`,
+      );
+    const names = program()
+      .commands.map((c) => c.name())
+      .sort();
+    assert.deepEqual(names, [
+      'audit',
+      'auth-config',
+      'build',
+      'deploy',
+      'init',
+      'lint',
+      'local',
+      'logs',
+      'manifests',
+      'new',
+      'secret',
+      'smoke',
+      'start',
+      'test',
+    ]);
+  });
+});
