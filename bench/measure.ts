@@ -1,5 +1,6 @@
 // What every benchmark shares: the ratio of a measure to a baseline taken in the same run, the
 // rows of the results table, and the table itself.
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,4 +99,20 @@ export function table(): string {
     );
   }
   return lines.join('\n');
+}
+
+/** Wall time of a fresh Node process, in ms. */
+export function runProcess(args: string[], input?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn(process.execPath, args, {
+      stdio: ['pipe', 'ignore', 'inherit'],
+      env: { ...process.env, KLW_LOG_LEVEL: 'silent' },
+    });
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      code === 0 ? resolve(Number(process.hrtime.bigint() - started) / 1e6) : reject(new Error(`exit ${code}`)),
+    );
+    child.stdin!.end(input ?? '');
+  });
 }

@@ -1,6 +1,5 @@
 // Benchmarks: each figure is a ratio against a baseline measured in the same run, so the
 // numbers mean the same on any machine. They print a table; they never fail on a timing.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -11,9 +10,11 @@ import { deploymentOf, functionDefinition, pluginParams } from '../infra/deploy/
 import type { WebhookHandler } from '../lib/webhook.ts';
 import { conversionReview, toEvent } from '../lib/testing/index.ts';
 import { allow } from '../lib/admission/decision.ts';
-import { root, quick, rows, extra, median, log, compare, table, podReview } from './measure.ts';
+import { root, quick, rows, extra, median, log, compare, table, podReview, runProcess } from './measure.ts';
 import { throughput, memory } from './servers.ts';
 import { celSpeed } from './cel-speed.ts';
+import { validatingPolicies } from './policies.ts';
+import { mutatingPolicySpeed } from './mutating-policy.ts';
 
 /** The floor of any webhook: decode the body, parse it, serialise an answer of the same size. */
 function floorFor(event: { body: string }): () => unknown {
@@ -105,22 +106,6 @@ async function warningsOneByOne(): Promise<void> {
   };
   const asList = () => allow(warnings).warnings;
   await compare('warnings: 32,000 added one withWarnings call each, against one list', oneByOne, asList, 1, 50);
-}
-
-/** Wall time of a fresh Node process, in ms. */
-function runProcess(args: string[], input?: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, args, {
-      stdio: ['pipe', 'ignore', 'inherit'],
-      env: { ...process.env, KLW_LOG_LEVEL: 'silent' },
-    });
-    child.on('error', reject);
-    child.on('exit', (code) =>
-      code === 0 ? resolve(Number(process.hrtime.bigint() - started) / 1e6) : reject(new Error(`exit ${code}`)),
-    );
-    child.stdin!.end(input ?? '');
-  });
 }
 
 /** A function measured for cold start and bundle size, with its size goal in KB and cold-start goal. */
@@ -287,6 +272,8 @@ const sections: Array<[string, () => Promise<void>]> = [
   ['memory', memory],
   ['cel', celConformance],
   ['cel-speed', celSpeed],
+  ['vap', validatingPolicies],
+  ['mutating-policy', mutatingPolicySpeed],
 ];
 for (const [name, run] of sections) if (!only.length || only.includes(name)) await run();
 

@@ -1,4 +1,4 @@
-import type { Json } from './json.ts';
+import { stringAt } from './json.ts';
 // The AWS region of the commands that call AWS: --region, else serverless.yml's, else the
 // environment's, as the Serverless Framework would pick it.
 /** The region when neither serverless.yml nor the environment names one (the Serverless Framework's own default). */
@@ -29,9 +29,9 @@ function resolveSimpleVariable(value: string, env: NodeJS.ProcessEnv): string | 
  * provider.region (resolved as `serverless` would without --region), else AWS_REGION, else
  * AWS_DEFAULT_REGION, else us-east-1. Deploying, rotating, reading and invoking then agree on it.
  */
-export function defaultRegion(config: Json | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const configured = config?.provider?.region;
-  const fromConfig = typeof configured === 'string' ? resolveSimpleVariable(configured, env) : undefined;
+export function defaultRegion(config: unknown, env: NodeJS.ProcessEnv = process.env): string {
+  const configured = stringAt(config, 'provider', 'region');
+  const fromConfig = configured !== undefined ? resolveSimpleVariable(configured, env) : undefined;
   return fromConfig || env.AWS_REGION || env.AWS_DEFAULT_REGION || FALLBACK_REGION;
 }
 
@@ -42,7 +42,7 @@ export function defaultRegion(config: Json | undefined, env: NodeJS.ProcessEnv =
  */
 export function regionFor(
   options: { region?: string },
-  config: () => Json | undefined,
+  config: () => unknown,
   env: NodeJS.ProcessEnv = process.env,
 ): string {
   return options.region ?? defaultRegion(config(), env);

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import type { HttpReply } from './gateway/sources.ts';
 import { cachedParameter, PARAMETER_READ_MAX_MS, parameterReadMs } from './parameters.ts';
 import type { Registration } from './registration.ts';
+import type { Caller, CallerIdentity } from './handler/types.ts';
+import { WebhookError } from './errors.ts';
 
 /** Environment variable holding the bearer token admission webhooks require. */
 export const TOKEN_ENV = 'KLW_BEARER_TOKEN';
@@ -25,8 +27,9 @@ export const PATH_SECRET_MAX_LENGTH = 256;
 export const PATH_SECRET_PATTERN = new RegExp(`^[A-Za-z0-9_-]{${PATH_SECRET_MIN_LENGTH},${PATH_SECRET_MAX_LENGTH}}$`);
 
 /** Authentication is configured in a way that cannot work (an empty token, a short secret). */
-export class AuthConfigError extends Error {
+export class AuthConfigError extends WebhookError {
   override name = 'AuthConfigError';
+  readonly code = 'AUTH_MISCONFIGURED';
 }
 
 let cached: { key: string; token: string | undefined } | undefined;
@@ -205,6 +208,16 @@ export interface AuthRefusal {
   reply: HttpReply;
 }
 
+/** What caller authentication decided: who called, or the refusal to send. */
+export type AuthOutcome = { caller: Caller; refusal?: undefined } | { refusal: AuthRefusal; caller?: undefined };
+
+/** A caller identified as it proved who it is, and no more: frozen, shared by every request. */
+const identified = (identity: CallerIdentity): { caller: Caller } => ({ caller: Object.freeze({ identity }) });
+const BY_TOKEN = identified('bearer');
+const BY_SECRET = identified('path-secret');
+/** The caller of `auth: 'none'`, or of a function without authentication outside Lambda: no one in particular. */
+export const UNCHECKED = identified('none');
+
 const JSON_HEADERS = { 'content-type': 'application/json' };
 /** What an unknown route answers (API Gateway HTTP API's and the emulator's 404); a wrong path secret answers the same. */
 export const NOT_FOUND_REPLY: HttpReply = { statusCode: 404, headers: JSON_HEADERS, body: '{"message":"Not Found"}' };
@@ -214,17 +227,20 @@ const MISCONFIGURED_REPLY: HttpReply = {
   body: '{"error":"webhook authentication is misconfigured"}',
 };
 
-function misconfigured(msg: string): AuthRefusal {
+/** The refusal of a request whose authentication is configured in a way that cannot work (500). */
+export function misconfigured(msg: string, fields: Record<string, unknown> = {}): AuthOutcome {
   return {
-    level: 'error',
-    msg: `webhook authentication is misconfigured: ${msg}`,
-    fields: { status: 500 },
-    reply: MISCONFIGURED_REPLY,
+    refusal: {
+      level: 'error',
+      msg: `webhook authentication is misconfigured: ${msg}`,
+      fields: { status: 500, ...fields },
+      reply: MISCONFIGURED_REPLY,
+    },
   };
 }
 
 /** A caller refused: 401 with a Bearer challenge for a token, 404 like an unknown route for a path secret. */
-function rejected(status: 401 | 404, reason: string, path: string, functionName: string): AuthRefusal {
+function rejected(status: 401 | 404, reason: string, path: string, functionName: string): AuthOutcome {
   const reply: HttpReply =
     status === 404
       ? NOT_FOUND_REPLY
@@ -233,19 +249,20 @@ function rejected(status: 401 | 404, reason: string, path: string, functionName:
           headers: { ...JSON_HEADERS, 'www-authenticate': 'Bearer' },
           body: JSON.stringify({ error: reason }),
         };
-  return { level: 'warn', msg: 'rejected', fields: { status, reason, path: redactPath(path, functionName) }, reply };
+  const fields = { status, reason, path: redactPath(path, functionName) };
+  return { refusal: { level: 'warn', msg: 'rejected', fields, reply } };
 }
 
 /**
  * No secret (and no token) is configured: a misconfiguration when the mode asks for one, or
  * inside Lambda (never open by accident); outside Lambda (unit tests) the request goes on.
  */
-function unconfigured(mode: AuthMode, admission: boolean, env: NodeJS.ProcessEnv): AuthRefusal | undefined {
+function unconfigured(mode: AuthMode, admission: boolean, env: NodeJS.ProcessEnv): AuthOutcome {
   if (mode === 'path-secret')
     return misconfigured(
       `path-secret auth is on but no secret is configured (${PATH_SECRET_ENV} or ${PATH_SECRET_SSM_ENV})`,
     );
-  if (!env.AWS_LAMBDA_FUNCTION_NAME) return undefined;
+  if (!env.AWS_LAMBDA_FUNCTION_NAME) return UNCHECKED;
   const bearer = admission ? ` or a bearer token (${TOKEN_ENV}, ${TOKEN_FILE_ENV}, ${TOKEN_SSM_ENV})` : '';
   return misconfigured(
     `no caller authentication is configured: set a path secret (${PATH_SECRET_ENV} or ${PATH_SECRET_SSM_ENV})${bearer}, or auth: 'none' in the registration`,
@@ -266,7 +283,7 @@ export interface AuthRequest {
  * webhooks), `path-secret` (the last path segment), `none`, and `auto`: bearer when a token
  * is configured (admission), else path-secret when a secret is configured, else, inside
  * Lambda, a misconfiguration (so a deployment is never open by accident); outside Lambda
- * (unit tests) no check. Returns undefined when the request may go on, else the refusal:
+ * (unit tests) no check. Returns the caller when the request may go on, else the refusal:
  * 404 like an unknown route for a wrong or missing path secret, 401 for a wrong token, 500
  * when the configuration cannot work.
  */
@@ -275,9 +292,9 @@ export async function authenticate(
   req: AuthRequest,
   env: NodeJS.ProcessEnv = process.env,
   budgetMs?: number,
-): Promise<AuthRefusal | undefined> {
+): Promise<AuthOutcome> {
   const mode: AuthMode = registration.auth;
-  if (mode === 'none') return undefined;
+  if (mode === 'none') return UNCHECKED;
   const admission = registration.type !== 'conversion';
   // One deadline for every SSM read of this request (a read, then a reread after a mismatch).
   const readUntil = performance.now() + parameterReadMs(budgetMs);
@@ -288,7 +305,7 @@ export async function authenticate(
       const local = expectedToken(env);
       const token = local || !env[TOKEN_SSM_ENV] ? local : await resolveToken(env, readLeft());
       if (token) {
-        if (await checkBearer(req.headers.authorization, token)) return undefined;
+        if (await checkBearer(req.headers.authorization, token)) return BY_TOKEN;
         return rejected(401, 'missing or wrong bearer token', req.path, registration.name);
       }
       if (mode === 'bearer')
@@ -306,18 +323,16 @@ export async function authenticate(
           : undefined;
     if (!secrets) return unconfigured(mode, admission, env);
     const given = pathSecretOf(req.path, req.pathParameters);
-    if (await checkPathSecret(given, secrets)) return undefined;
+    if (await checkPathSecret(given, secrets)) return BY_SECRET;
     // A secret from SSM may have been rotated since it was fetched: look again (rate-limited), if time is left.
     if (env[PATH_SECRET_ENV] === undefined && readLeft() > 0) {
       const fresh = await resolvePathSecrets(env, PATH_SECRET_REFRESH_ON_MISS_MS, readLeft());
-      if (await checkPathSecret(given, fresh!)) return undefined;
+      if (await checkPathSecret(given, fresh!)) return BY_SECRET;
     }
     return rejected(404, 'missing or wrong path secret', req.path, registration.name);
   } catch (err) {
     if (err instanceof AuthConfigError) return misconfigured(err.message);
     // A failed read, ParameterTimeout included: 500, counted as AuthMisconfigured.
-    const refusal = misconfigured('could not read the SSM parameter');
-    refusal.fields.error = String(err);
-    return refusal;
+    return misconfigured('could not read the SSM parameter', { error: String(err) });
   }
 }

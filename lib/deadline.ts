@@ -1,5 +1,8 @@
+import { WebhookError } from './errors.ts';
+
 /** Thrown when a user function has not answered within its budget. */
-export class DeadlineExceeded extends Error {
+export class DeadlineExceeded extends WebhookError {
+  readonly code = 'DEADLINE_EXCEEDED';
   constructor(readonly budgetMs: number) {
     super(`webhook did not answer within ${budgetMs} ms`);
     this.name = 'DeadlineExceeded';

@@ -59,6 +59,7 @@ export type { ValidateFn } from './admission/webhook.ts';
 export type { ValidatingWebhookDefinition } from './admission/webhook.ts';
 export type { Warnings } from './admission/decision.ts';
 export type { WebhookContext } from './webhook.ts';
+export { WebhookError } from './errors.ts';
 export type { WebhookHandler } from './webhook.ts';
 export { withoutFields } from './conversion/webhook.ts';
 // Resource descriptors for on(...): Pod, Deployment, ... (plain objects; object types only from kubernetes-models).

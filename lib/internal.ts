@@ -17,3 +17,19 @@ export * from './gateway/sources/emulate.ts';
 export * from './k8s/resources.ts';
 export * from './metrics.ts';
 export * from './webhook.ts';
+// Admission policies evaluated as the API server evaluates them (klw audit).
+export { diffPatch } from './admission/patch.ts';
+export type { Authorize as PolicyAuthorize } from './policies/cel.ts';
+export { builtinEquivalents } from './policies/generic/equivalent.ts';
+export { collectParams, paramSourcesOf, type ParamSource } from './policies/generic/params.ts';
+export type { ParamKind, ParamRef } from './policies/generic/types.ts';
+export type { MutatingPolicyWebhook } from './policies/mutating/define.ts';
+export { defaultObject } from './policies/mutating/defaults.ts';
+export type { ValidatingPolicyWebhook } from './policies/validating/define.ts';
+export {
+  dispatchValidating,
+  type PoliciesVerdict,
+  VALIDATION_FAILURE_ANNOTATION,
+} from './policies/validating/dispatcher.ts';
+export type { ValidationAction } from './policies/validating/types.ts';
+export { compileValidatingPolicy, type CompiledValidatingPolicy } from './policies/validating/validator.ts';

@@ -8,7 +8,6 @@
  * review's own line; the format needs only the few members below.
  * Specification: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html
  */
-import { FLEET_ENV } from './fleet.ts';
 import { RawJson } from './log.ts';
 import type { Registration } from './registration.ts';
 
@@ -76,12 +75,13 @@ const none: MetricsWriter = () => {};
  * Dimensions refer to the line's `webhook` member (and `operation` for admission), which
  * the writer sets itself; `KLW_METRICS_NAMESPACE=off` turns metrics off. With `raw`, for a
  * logger that writes RawJson (writesRawJson), `_aws` is its JSON text, the fixed directives
- * written once.
+ * written once. A function serving a fleet (`fleet`) adds the `cluster` dimension.
  */
 export function metricsFor(
   registration: Registration,
   env: NodeJS.ProcessEnv = process.env,
   raw = false,
+  fleet = false,
 ): MetricsWriter {
   const namespace = metricsNamespace(env);
   if (!namespace) return none;
@@ -94,7 +94,7 @@ export function metricsFor(
     // A fleet function adds per webhook and cluster (names from KLW_FLEET or `unknown`: bounded).
     Dimensions: [
       ...(admission ? [['webhook', 'operation'], ['webhook']] : [['webhook']]),
-      ...(env[FLEET_ENV] !== undefined ? [['webhook', 'cluster']] : []),
+      ...(fleet ? [['webhook', 'cluster']] : []),
     ],
     Metrics: names.map((Name) => ({ Name, Unit: Name === 'Duration' ? 'Milliseconds' : 'Count' })),
   };

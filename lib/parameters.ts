@@ -1,3 +1,4 @@
+import { WebhookError } from './errors.ts';
 // SSM parameters read at run time (tokens, path secrets), cached per execution environment.
 
 /**
@@ -26,8 +27,9 @@ export function parameterReadMs(budgetMs?: number): number {
 }
 
 /** An SSM read that did not finish in the time it had; it was aborted. */
-export class ParameterTimeout extends Error {
+export class ParameterTimeout extends WebhookError {
   override name = 'ParameterTimeout';
+  readonly code = 'PARAMETER_TIMEOUT';
   constructor(
     readonly parameter: string,
     readonly timeoutMs: number,

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { InvocationTimer } from '../infra/local/pool.ts';
+import type { InvocationTimer } from '../infra/local/back/pool.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import type { RuleWithOperations } from '../lib/rule-builder.ts';
 import type { Pod } from './fixtures/project/functions/pod.ts';

@@ -82,10 +82,19 @@ export class AccessReviews {
    * (evaluating with what is known, asking what was reached and is not), and returns the
    * authorizer answering from those answers for the evaluation that counts.
    */
-  async settle(reg: AdmissionRegistration, request: AdmissionReview['request']): Promise<Authorize> {
+  settle(reg: AdmissionRegistration, request: AdmissionReview['request']): Promise<Authorize> {
+    return this.settleEvaluation((authorize) => answerWithoutCalling(reg, request, authorize));
+  }
+
+  /**
+   * The same for any evaluation that calls the authorizer (a policy's conditions, validations and
+   * mutations): `evaluate` is run with the answers known so far until it reaches no check that was
+   * not asked.
+   */
+  async settleEvaluation(evaluate: (authorize: Authorize) => unknown): Promise<Authorize> {
     for (let round = 0; round < MAX_AUTHORIZER_ROUNDS; round++) {
       const missing: AuthorizationAttributes[] = [];
-      answerWithoutCalling(reg, request, (attributes) => {
+      evaluate((attributes) => {
         const answer = this.known(attributes);
         if (answer === undefined) {
           missing.push(attributes);

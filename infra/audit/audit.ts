@@ -9,6 +9,7 @@ import {
   enforcementEnvFor,
   ENFORCEMENT_ENV,
   type WebhookHandler,
+  type ValidationAction,
 } from '../../lib/internal.ts';
 import { invoke, type InvokeOptions } from '../../lib/harness/invoke.ts';
 import { admissionReview } from '../../lib/harness/reviews.ts';
@@ -16,12 +17,24 @@ import { matchConditionsFor } from '../../lib/matchconditions/matcher.ts';
 import { KubeApiError, type KubeClient } from './kubeapi.ts';
 import { type ApiResource, type Target, Discovery, targetsOf, selectorQuery, collectionPath } from './discovery.ts';
 import { AccessReviews, type UserInfo } from './access.ts';
+import {
+  auditMutatingPolicy,
+  auditValidatingPolicy,
+  ClusterObjects,
+  isMutatingPolicy,
+  isValidatingPolicy,
+  type PolicyAuditContext,
+  type PolicyVerdict,
+} from './policies.ts';
 import type { Json } from '../json.ts';
 
 export type { UserInfo } from './access.ts';
 
-/** What one object would get from one webhook. */
-export type AuditOutcome = 'denied' | 'warned' | 'patched' | 'allowed' | 'skipped' | 'error';
+/**
+ * What one object would get from one webhook or policy; `audited`: a validating policy whose
+ * actions in the cluster only audit (the API server admits the object and records the failure).
+ */
+export type AuditOutcome = 'denied' | 'warned' | 'audited' | 'patched' | 'allowed' | 'skipped' | 'error';
 
 /** One object run through one webhook. */
 export interface AuditResult {
@@ -34,6 +47,8 @@ export interface AuditResult {
   resource: string;
   namespace?: string;
   name: string;
+  /** The object's uid, when it has one. */
+  uid?: string;
   result: AuditOutcome;
   /**
    * The webhook's enforcement as registered (`Deny` unless set). The audit always runs the
@@ -46,6 +61,10 @@ export interface AuditResult {
   message?: string;
   warnings?: string[];
   patch?: PatchOperation[];
+  /** A validating policy's actions on a failed validation in this cluster (its enforcement, else the binding's). */
+  validationActions?: ValidationAction[];
+  /** The audit annotations the API server would record for a validating policy. */
+  auditAnnotations?: Record<string, string>;
 }
 
 /** Everything `klw audit` found. */
@@ -57,6 +76,8 @@ export interface AuditReport {
   results: AuditResult[];
   /** Resources that could not be discovered or listed (aggregated APIs that are down, no permission). */
   problems: string[];
+  /** What was read elsewhere than the cluster (policy params the auditor may not list). */
+  notes?: string[];
 }
 
 /** Progress of an audit, for a progress bar. */
@@ -83,6 +104,10 @@ export interface AuditOptions {
    * Checks for another user (`authorizer.serviceAccount(...)`) always use SubjectAccessReview.
    */
   accessReviews?: 'self' | 'subject';
+  /** The cluster's enforcement by function name (clusters.yaml): a policy's validationActions in this cluster. */
+  enforcement?: Record<string, Enforcement>;
+  /** Keep allowed results in the report too (reports that count passes). */
+  keepAllowed?: boolean;
   onProgress?: (progress: AuditProgress) => void;
 }
 
@@ -90,7 +115,7 @@ export interface AuditOptions {
 export const DEFAULT_PAGE_SIZE = 500;
 
 function emptySummary(): Record<AuditOutcome, number> {
-  return { denied: 0, warned: 0, patched: 0, allowed: 0, skipped: 0, error: 0 };
+  return { denied: 0, warned: 0, audited: 0, patched: 0, allowed: 0, skipped: 0, error: 0 };
 }
 
 /**
@@ -102,24 +127,18 @@ function emptySummary(): Record<AuditOutcome, number> {
 export async function runAudit(options: AuditOptions): Promise<AuditReport> {
   const { client, auditor } = options;
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
-  const report: AuditReport = { auditor, summary: emptySummary(), results: [], problems: [] };
+  const notes: string[] = [];
+  const report: AuditReport = { auditor, summary: emptySummary(), results: [], problems: [], notes };
   const discovery = new Discovery(client, report.problems);
   const reviews = new AccessReviews(client, auditor, options.accessReviews ?? 'self', report.problems);
-  let namespaceLabels: Promise<Map<string, Record<string, string>>> | undefined;
-  const labelsOfNamespace = async (name: string) => {
-    namespaceLabels ??= (async () => {
-      const labels = new Map<string, Record<string, string>>();
-      await client.list('/api/v1/namespaces', {}, pageSize, (items) => {
-        for (const ns of items) labels.set(ns.metadata?.name, ns.metadata?.labels ?? {});
-      });
-      return labels;
-    })();
-    return (await namespaceLabels).get(name) ?? {};
-  };
+  const cluster = new ClusterObjects(client, discovery, pageSize, notes);
+  const labelsOfNamespace = async (name: string) =>
+    ((await cluster.namespace(name))?.metadata?.labels ?? {}) as Record<string, string>;
 
   for (const webhook of options.webhooks) {
     const reg = webhook.registration;
-    const caller = localCaller(webhook);
+    const enforcement = options.enforcement?.[reg.name];
+    const check = checkerOf(webhook, auditor, reviews, { cluster, reviews, ...(enforcement ? { enforcement } : {}) });
     for (const { resource, operation } of await targetsOf(reg, discovery)) {
       const plural = resource.group ? `${resource.name}.${resource.group}` : resource.name;
       const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
@@ -144,9 +163,10 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
             const object = { ...item, apiVersion, kind: resource.kind } as KubeObject;
             done++;
             if (await selected(reg, resource, object, labelsOfNamespace)) {
-              const result = await auditObject(caller, resource, object, operation, auditor, reviews);
+              const result = await check(resource, object, operation);
               report.summary[result.result]++;
-              if (result.result !== 'allowed' && result.result !== 'skipped') report.results.push(result);
+              if (options.keepAllowed || (result.result !== 'allowed' && result.result !== 'skipped'))
+                report.results.push(result);
             }
             options.onProgress?.({
               function: reg.name,
@@ -163,6 +183,28 @@ export async function runAudit(options: AuditOptions): Promise<AuditReport> {
     }
   }
   return report;
+}
+
+/** Runs one object through a webhook (the function, called locally) or a policy (evaluated as the API server does). */
+type Checker = (resource: ApiResource, object: KubeObject, operation: Target['operation']) => Promise<AuditResult>;
+
+function checkerOf(
+  webhook: AdmissionWebhook,
+  auditor: UserInfo,
+  reviews: AccessReviews,
+  context: PolicyAuditContext,
+): Checker {
+  if (isValidatingPolicy(webhook) || isMutatingPolicy(webhook))
+    return async (resource, object, operation) => {
+      const result = baseResult(webhook.registration, resource, object, operation);
+      const { request } = reviewOf(webhook.registration, resource, object, operation, auditor);
+      const verdict: PolicyVerdict = isValidatingPolicy(webhook)
+        ? await auditValidatingPolicy(webhook, request, context)
+        : await auditMutatingPolicy(webhook, request, context);
+      return { ...result, ...verdict, enforcement: verdict.enforcement ?? context.enforcement ?? result.enforcement };
+    };
+  const caller = localCaller(webhook);
+  return (resource, object, operation) => auditObject(caller, resource, object, operation, auditor, reviews);
 }
 
 /** The selectors as the API server applies them; namespaceSelector uses the namespace's labels (a Namespace's own). */
@@ -225,6 +267,48 @@ function localCaller(webhook: AdmissionWebhook): LocalCaller {
   return { webhook: local, options: { headers: { authorization: `Bearer ${secret}` }, handlerOptions: { env } } };
 }
 
+/** A result naming the object and the function, allowed until the check says otherwise. */
+function baseResult(
+  reg: AdmissionRegistration,
+  resource: ApiResource,
+  object: KubeObject,
+  operation: Target['operation'],
+): AuditResult {
+  const metadata = (object.metadata ?? {}) as Json;
+  return {
+    function: reg.name,
+    webhook: reg.webhookName,
+    operation,
+    apiVersion: resource.group ? `${resource.group}/${resource.version}` : resource.version,
+    kind: resource.kind,
+    resource: resource.group ? `${resource.name}.${resource.group}` : resource.name,
+    ...(metadata.namespace ? { namespace: String(metadata.namespace) } : {}),
+    name: String(metadata.name ?? ''),
+    ...(metadata.uid ? { uid: String(metadata.uid) } : {}),
+    result: 'allowed',
+    enforcement: reg.enforcement ?? 'Deny',
+    rejected: false,
+  };
+}
+
+/** The review the API server would send for the object: an update onto itself (or a create), by the auditor. */
+function reviewOf(
+  reg: AdmissionRegistration,
+  resource: ApiResource,
+  object: KubeObject,
+  operation: Target['operation'],
+  auditor: UserInfo,
+) {
+  return admissionReview(object, {
+    operation,
+    ...(operation === 'UPDATE' ? { oldObject: object } : {}),
+    userInfo: auditor,
+    resource: resource.name,
+    // The API server sends the first review version it knows from the webhook's list.
+    version: reg.admissionReviewVersions.includes('v1') ? 'v1' : 'v1beta1',
+  });
+}
+
 async function auditObject(
   caller: LocalCaller,
   resource: ApiResource,
@@ -235,28 +319,8 @@ async function auditObject(
 ): Promise<AuditResult> {
   const webhook = caller.webhook;
   const reg = webhook.registration;
-  const metadata = (object.metadata ?? {}) as Json;
-  const result: AuditResult = {
-    function: reg.name,
-    webhook: reg.webhookName,
-    operation,
-    apiVersion: resource.group ? `${resource.group}/${resource.version}` : resource.version,
-    kind: resource.kind,
-    resource: resource.group ? `${resource.name}.${resource.group}` : resource.name,
-    ...(metadata.namespace ? { namespace: String(metadata.namespace) } : {}),
-    name: String(metadata.name ?? ''),
-    result: 'allowed',
-    enforcement: reg.enforcement ?? 'Deny',
-    rejected: false,
-  };
-  const review = admissionReview(object, {
-    operation,
-    ...(operation === 'UPDATE' ? { oldObject: object } : {}),
-    userInfo: auditor,
-    resource: resource.name,
-    // The API server sends the first review version it knows from the webhook's list.
-    version: reg.admissionReviewVersions.includes('v1') ? 'v1' : 'v1beta1',
-  });
+  const result = baseResult(reg, resource, object, operation);
+  const review = reviewOf(reg, resource, object, operation, auditor);
   try {
     const authorize = matchConditionsFor(reg).usesAuthorizer ? await reviews.settle(reg, review.request) : undefined;
     const answer = await invoke(webhook, review, authorize ? { ...caller.options, authorize } : caller.options);

@@ -21,7 +21,7 @@ export function renderAudit(report: AuditReport, format: 'table' | 'json' | 'yam
     ...report.results.map((r) => [
       r.result.toUpperCase(),
       r.function,
-      r.enforcement,
+      r.validationActions?.join(',') ?? r.enforcement,
       r.resource,
       r.namespace ? `${r.namespace}/${r.name}` : r.name,
       [
@@ -48,7 +48,9 @@ export function renderAudit(report: AuditReport, format: 'table' | 'json' | 'yam
 export function summaryLine(report: AuditReport): string {
   const s = report.summary;
   const total = Object.values(s).reduce((a, b) => a + b, 0);
-  return `audit: ${total} object${total === 1 ? '' : 's'}: ${s.denied} denied, ${s.warned} warned, ${s.patched} patched, ${s.allowed} allowed, ${s.skipped} skipped, ${s.error} error${s.error === 1 ? '' : 's'}`;
+  // Only policies whose actions merely audit give `audited`: counted when there are any.
+  const audited = s.audited ? `, ${s.audited} audited` : '';
+  return `audit: ${total} object${total === 1 ? '' : 's'}: ${s.denied} denied, ${s.warned} warned${audited}, ${s.patched} patched, ${s.allowed} allowed, ${s.skipped} skipped, ${s.error} error${s.error === 1 ? '' : 's'}`;
 }
 
 /**

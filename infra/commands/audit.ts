@@ -15,17 +15,38 @@ import {
   type AuditReport,
 } from '../audit/index.ts';
 import { describeThrown, KlwError } from '../errors.ts';
-import { loadWebhooks } from '../functions.ts';
+import { loadFunctions, loadWebhooks } from '../functions.ts';
 import { withKubeVersion } from '../kube-versions.ts';
-import { writeOutput } from '../output.ts';
-import { type FleetAuditOptions, fleetAuditAction } from '../fleet/audit.ts';
-import { FLEET_FILE } from '../fleet/file.ts';
+import { renderDocuments, writeOutput } from '../output.ts';
+import { openReports } from '../audit/openreports.ts';
+import { type FleetAuditOptions, type FleetAuditTarget, fleetAuditAction, fleetAuditTargets } from '../fleet/audit.ts';
+import { FLEET_FILE, loadFleet } from '../fleet/file.ts';
 import type { CommandContext } from './context.ts';
 import { kubeconfigOption, type KubeconfigOptions } from './options.ts';
 
 /** The options of `klw audit`. */
-interface AuditOptions extends KubeconfigOptions, FleetAuditOptions {
+interface AuditOptions extends KubeconfigOptions, Omit<FleetAuditOptions, 'output'> {
+  output: FleetAuditOptions['output'] | 'openreports';
   kubeVersion?: string;
+  /** The fleet cluster the context is (set once found). */
+  cluster?: string;
+}
+
+/** The fleet cluster a `--context` is, when the project has a fleet file that names it. */
+async function fleetClusterOf(
+  root: string,
+  context: string | undefined,
+  names: string[],
+  loaded: Awaited<ReturnType<typeof loadWebhooks>>,
+): Promise<FleetAuditTarget | undefined> {
+  if (!context) return undefined;
+  // The fleet file names every function: check it against all of them, not only those audited.
+  const registrations = names.length
+    ? (await loadFunctions(root)).map((f) => f.registration)
+    : loaded.map((w) => w.registration);
+  const fleet = loadFleet(root, registrations);
+  const target = fleet ? fleetAuditTargets([context], false, fleet)[0] : undefined;
+  return target && fleet?.clusters.some((c) => c.name === target.cluster) ? target : undefined;
 }
 
 /** Adds `klw audit`. */
@@ -46,7 +67,14 @@ export function register(cli: Command, context: CommandContext): void {
       [] as string[],
     )
     .option('--all-clusters', `audit every cluster of ${FLEET_FILE}, each through its context`)
-    .addOption(new Option('-o, --output <format>', 'report format').choices(['table', 'json', 'yaml']).default('table'))
+    .addOption(
+      new Option(
+        '-o, --output <format>',
+        'report format; openreports: Report and ClusterReport objects (openreports.io/v1alpha1) for kubectl apply',
+      )
+        .choices(['table', 'json', 'yaml', 'openreports'])
+        .default('table'),
+    )
     .option('--page-size <n>', 'objects per list request', (v: string) => Number(v), DEFAULT_PAGE_SIZE)
     .option('--as <user>', 'user name the reviews carry (default: who the cluster says you are)')
     .option('--as-group <group...>', 'groups the reviews carry, with --as')
@@ -62,8 +90,14 @@ export function register(cli: Command, context: CommandContext): void {
       throw err.exitCode === 0 ? err : new CommanderError(AUDIT_INCOMPLETE, err.code, err.message);
     })
     .action(async (names: string[], options: AuditOptions) => {
-      if (options.context.length > 1 || options.allClusters)
-        return fleetAuditAction(context.root(), names, options, { say: context.say, writeOutput });
+      if (options.context.length > 1 || options.allClusters) {
+        if (options.output === 'openreports')
+          throw new KlwError(
+            '-o openreports writes the reports of one cluster, to apply to that cluster: give one --context at a time',
+            { exitCode: AUDIT_INCOMPLETE },
+          );
+        return fleetAuditAction(context.root(), names, options as FleetAuditOptions, { say: context.say, writeOutput });
+      }
       let report: AuditReport;
       try {
         report = await auditCluster(context, names, options);
@@ -87,8 +121,9 @@ async function auditCluster(
   if (!Number.isInteger(options.pageSize) || options.pageSize < 1)
     throw new KlwError('--page-size must be a whole number of at least 1');
   const limits = kubeLimitsFrom(options);
+  const loaded = await loadWebhooks(root(), names);
   const webhooks = withKubeVersion(
-    (await loadWebhooks(root(), names)).filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion'),
+    loaded.filter((w): w is AdmissionWebhook => w.registration.type !== 'conversion'),
     options.kubeVersion,
   );
   if (!webhooks.length) throw new KlwError('no admission functions to audit');
@@ -107,11 +142,18 @@ async function auditCluster(
   const bar = new ProgressBar(options.progress ? process.stderr : { isTTY: false, write: () => true });
   // authorizer checks in matchConditions: the connection's own user by SelfSubjectAccessReview, an auditor given with --as by SubjectAccessReview.
   const accessReviews = options.as ? 'subject' : 'self';
+  const cluster = await fleetClusterOf(root(), options.context[0], names, loaded);
+  if (cluster) {
+    options.cluster = cluster.cluster;
+    say(`cluster ${cluster.cluster} of ${FLEET_FILE}: its enforcement applies`);
+  }
   return await runAudit({
     client,
     webhooks,
     auditor,
     accessReviews,
+    ...(cluster ? { enforcement: cluster.enforcement } : {}),
+    keepAllowed: options.output === 'openreports',
     pageSize: options.pageSize,
     onProgress: (p) => bar.update(p),
   }).finally(() => bar.done());
@@ -120,7 +162,15 @@ async function auditCluster(
 /** Prints the report and its summary; throws (exit 1 or 2) when something would be denied or went unchecked. */
 function reportAudit(say: (line: string) => void, report: AuditReport, options: AuditOptions): void {
   for (const problem of report.problems) say(`${options.allowPartial ? 'warning' : 'incomplete'}: ${problem}`);
-  writeOutput(renderAudit(report, options.output));
+  for (const note of report.notes ?? []) say(`note: ${note}`);
+  writeOutput(
+    options.output === 'openreports'
+      ? renderDocuments(
+          openReports(report, { now: new Date(), ...(options.cluster ? { cluster: options.cluster } : {}) }),
+          'yaml',
+        )
+      : renderAudit(report, options.output),
+  );
   say(summaryLine(report));
   const denied = deniedLine(report);
   const problems = report.problems.length;

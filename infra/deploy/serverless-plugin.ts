@@ -10,7 +10,7 @@ import { ANY_DEPLOYMENT, buildAll, type Deployment } from '../build.ts';
 import { loadFunctions, type FunctionEntry } from '../functions.ts';
 import { checkRuntime, DEFAULT_MEMORY_MB, DEFAULT_RUNTIME } from '../runtimes.ts';
 import { clusterPathSecretParameterName, pathSecretParameterName, usesPathSecret } from '../secrets/index.ts';
-import { CLUSTER_PLACEHOLDER, FLEET_ENV, FLEET_PATH_SECRET_SSM_ENV } from '../../lib/fleet.ts';
+import { CLUSTER_PLACEHOLDER, FLEET_ENV, FLEET_PATH_SECRET_SSM_ENV } from '../../lib/handler/fleet.ts';
 import { fleetEnvValue, loadFleet, type Fleet } from '../fleet/file.ts';
 import { type DeployedFunction, addFloodSafetyAndAlarms } from './alarms.ts';
 import { alarmedClusters } from '../fleet/alarms.ts';

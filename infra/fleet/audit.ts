@@ -79,7 +79,7 @@ export function fleetAuditTargets(
   return targets;
 }
 
-const OUTCOMES: AuditOutcome[] = ['denied', 'warned', 'patched', 'allowed', 'skipped', 'error'];
+const OUTCOMES: AuditOutcome[] = ['denied', 'warned', 'audited', 'patched', 'allowed', 'skipped', 'error'];
 
 /**
  * Audits each target in turn with `audit`; a cluster whose audit throws is recorded with the
@@ -124,7 +124,7 @@ export function renderFleetAudit(report: FleetAuditReport, format: 'table' | 'js
       c.cluster,
       r.result.toUpperCase(),
       r.function,
-      r.enforcement,
+      r.validationActions?.join(',') ?? r.enforcement,
       r.resource,
       r.namespace ? `${r.namespace}/${r.name}` : r.name,
       [r.message, r.warnings?.length ? `warnings: ${r.warnings.join(' | ')}` : undefined].filter(Boolean).join('; '),
@@ -152,6 +152,7 @@ export function fleetSummaryLines(report: FleetAuditReport, allowPartial: boolea
     const r = c.report!;
     for (const problem of r.problems)
       lines.push(`cluster ${c.cluster}: ${allowPartial ? 'warning' : 'incomplete'}: ${problem}`);
+    for (const note of r.notes ?? []) lines.push(`cluster ${c.cluster}: note: ${note}`);
     const denied = deniedLine(r);
     lines.push(`cluster ${c.cluster}: ${summaryLine(r)}${denied ? `; ${denied}` : ''}`);
   }
@@ -225,6 +226,7 @@ export async function fleetAuditAction(
         webhooks,
         auditor,
         accessReviews: as ? 'subject' : 'self',
+        enforcement: target.enforcement,
         pageSize: options.pageSize,
         onProgress: (p) => bar.update(p),
       }).finally(() => bar.done());

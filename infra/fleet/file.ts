@@ -6,11 +6,12 @@
 import { join } from 'node:path';
 import { ENFORCEMENT_MODES, type Enforcement, type Registration } from '../../lib/registration.ts';
 import { isDns1123Label, labelValueProblem, qualifiedNameProblem } from '../../lib/k8s/names.ts';
-import { MAX_CLUSTERS, UNKNOWN_CLUSTER, type ClusterSettings } from '../../lib/fleet.ts';
+import { MAX_CLUSTERS, UNKNOWN_CLUSTER, type ClusterSettings } from '../../lib/handler/fleet.ts';
 import { KlwError } from '../errors.ts';
 import { readRegularFile, type ReadRefusal } from '../files.ts';
 import { FleetYamlError, parseFleetYaml, type FleetPath, type FleetYaml } from './yaml-text.ts';
 import { parseKubeVersion, releaseVersionProblem, V1_APIS_SINCE, type KubeVersion } from '../kube-versions.ts';
+import type { Json } from '../json.ts';
 
 /** Name of the fleet file at the project root. */
 export const FLEET_FILE = 'clusters.yaml';
@@ -156,7 +157,7 @@ type Problem = (path: Array<string | number>, message: string, fix: string) => v
 
 /** Reads a cluster's `name`: a DNS-1123 label, not reserved, not another cluster's. */
 function readName(
-  raw: Record<string, any>,
+  raw: Json,
   cluster: FleetCluster,
   at: At,
   problem: Problem,
@@ -191,7 +192,7 @@ function readName(
 }
 
 /** Reads a cluster's `kubeVersion`: a quoted Kubernetes version the webhook APIs exist in. */
-function readKubeVersion(raw: Record<string, any>, cluster: FleetCluster, at: At, problem: Problem): void {
+function readKubeVersion(raw: Json, cluster: FleetCluster, at: At, problem: Problem): void {
   const version = raw.kubeVersion;
   if (typeof version === 'number') {
     problem(
@@ -223,7 +224,7 @@ function readKubeVersion(raw: Record<string, any>, cluster: FleetCluster, at: At
 }
 
 /** Reads a cluster's `featureGates`: gate names to true or false. */
-function readFeatureGates(raw: Record<string, any>, cluster: FleetCluster, at: At, problem: Problem): void {
+function readFeatureGates(raw: Json, cluster: FleetCluster, at: At, problem: Problem): void {
   const gates = raw.featureGates;
   if (!isObject(gates))
     problem(
@@ -249,7 +250,7 @@ function readFeatureGates(raw: Record<string, any>, cluster: FleetCluster, at: A
 
 /** Reads a cluster's `enforcement`: admission functions of the project to Deny, Warn or Audit. */
 function readEnforcement(
-  raw: Record<string, any>,
+  raw: Json,
   cluster: FleetCluster,
   at: At,
   problem: Problem,
@@ -291,7 +292,7 @@ function readEnforcement(
 }
 
 /** Reads a cluster's `labels`: Kubernetes label keys to valid values. */
-function readLabels(raw: Record<string, any>, cluster: FleetCluster, at: At, problem: Problem): void {
+function readLabels(raw: Json, cluster: FleetCluster, at: At, problem: Problem): void {
   const labels = raw.labels;
   if (!isObject(labels))
     problem(at('labels'), 'is not a mapping', 'write it as a mapping of label to value: env: prod');
@@ -321,7 +322,7 @@ function readLabels(raw: Record<string, any>, cluster: FleetCluster, at: At, pro
 }
 
 /** Reads a cluster's kubeconfig `context`. */
-function readContext(raw: Record<string, any>, cluster: FleetCluster, at: At, problem: Problem): void {
+function readContext(raw: Json, cluster: FleetCluster, at: At, problem: Problem): void {
   const context = raw.context;
   // eslint-disable-next-line no-control-regex
   if (typeof context !== 'string' || !context.trim() || /[\u0000-\u001f\u007f]/.test(context)) {
@@ -333,7 +334,7 @@ function readContext(raw: Record<string, any>, cluster: FleetCluster, at: At, pr
   } else cluster.context = context;
 }
 
-function isObject(value: unknown): value is Record<string, any> {
+function isObject(value: unknown): value is Json {
   return !!value && typeof value === 'object' && !Array.isArray(value);
 }
 

@@ -1,5 +1,5 @@
 /** `klw logs --cluster X`: only the lines of one fleet cluster's calls. */
-import { UNKNOWN_CLUSTER } from '../../lib/fleet.ts';
+import { UNKNOWN_CLUSTER } from '../../lib/handler/fleet.ts';
 import { isDns1123Label } from '../../lib/k8s/names.ts';
 import { KlwError } from '../errors.ts';
 import { loadFunctions } from '../functions.ts';

@@ -17,6 +17,7 @@ import {
 } from '../kube-versions.ts';
 import type { Finding } from '../lint/finding.ts';
 import { loadFleet, type FleetCluster } from './file.ts';
+import type { Json } from '../json.ts';
 
 /** Label on each webhook configuration naming the fleet cluster it was written for. */
 export const CLUSTER_LABEL = 'kube-lambda-webhooks/cluster';
@@ -49,7 +50,7 @@ export function enforcementIn(cluster: FleetCluster, reg: { name: string; enforc
  * cluster label and the enforcement annotation.
  */
 export function forCluster(
-  documents: Array<Record<string, any>>,
+  documents: Json[],
   cluster: FleetCluster,
   registrations: Registration[],
   fallback?: KubeTarget,

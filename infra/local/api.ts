@@ -6,29 +6,31 @@ import { KlwError } from '../errors.ts';
 import { lintDocuments } from '../lint.ts';
 import { checkWebhookUrl, generateManifests, type Endpoints } from '../manifests.ts';
 import { ensureLocalPathSecret, localSecretSource, PATH_SECRET_ENV, usesPathSecret } from '../secrets/index.ts';
-import { FLEET_ENV, FLEET_PATH_SECRETS_ENV } from '../../lib/fleet.ts';
+import { FLEET_ENV, FLEET_PATH_SECRETS_ENV } from '../../lib/handler/fleet.ts';
 import { fleetEnvValue } from '../fleet/file.ts';
 import { renderDocuments } from '../output.ts';
 import { ensureLocalCertificates, serverNames, writePrivate } from './certs.ts';
-import { ConditionPool } from './condition-pool.ts';
+import { ConditionPool } from './back/condition-pool.ts';
+import type { FunctionPool } from './back/pool.ts';
+import { LocalProject, type EnvVarsFile } from './back/project.ts';
+import { DEFAULT_CONCURRENCY } from './back/runtime.ts';
+import { projectInvoker } from './back/served.ts';
 import {
   fleetLoader,
   type SecretsWatcher,
   watchFleetSecrets,
   watchSecretDirs,
   watchServiceSecret,
-} from './fleet-secrets.ts';
-import { type ApiServing, MAX_REQUEST_BYTES, type ServedFleet, serveRequest } from './api-request.ts';
-import type { FunctionPool, InvocationTimer } from './pool.ts';
-import { LocalProject, type EnvVarsFile } from './project.ts';
-import { DEFAULT_CONCURRENCY } from './runtime.ts';
+} from './front/fleet-secrets.ts';
+import { type ApiServing, MAX_REQUEST_BYTES, type ServedFleet, serveRequest } from './front/api-request.ts';
 import {
   BodyBudget,
   DEFAULT_MAX_BUFFERED_BYTES,
   DEFAULT_TIMEOUTS,
   serverOptions,
   type ServerTimeouts,
-} from './http.ts';
+} from './front/http.ts';
+import type { Invoker, InvocationTimer } from './invoker.ts';
 
 /** Options of `klw local start-api`. */
 export interface StartApiOptions {
@@ -60,18 +62,24 @@ export interface StartApiOptions {
   onManifests?: (path: string) => void | Promise<void>;
   /** Most request-body bytes held at once across all connections (default DEFAULT_MAX_BUFFERED_BYTES). */
   maxBufferedBytes?: number;
-  /** How long a review's matchConditions may take (ms), instead of the webhook's timeout. */
-  conditionsTimeoutMs?: number;
-  /** Heap of each matchConditions thread (MB; default CONDITIONS_HEAP_MB). */
-  conditionsHeapMb?: number;
-  /** The module of the matchConditions threads (default conditions-worker.mjs), for tests and diagnostics. */
-  conditionsWorker?: URL;
+  /** The threads that evaluate matchConditions before a function is invoked. */
+  conditions?: ConditionsOptions;
   /** The Kubernetes version ("1.30") whose CEL environment evaluates matchConditions (`--kube-version`). */
   kubeVersion?: string;
   /** Runs the functions' timeout clocks (default: the wall clock). */
   invocationTimer?: InvocationTimer;
   /** Watches a fleet's cluster secret directories (default: fs.watch), for tests. */
   watchSecrets?: SecretsWatcher;
+}
+
+/** How start-api evaluates matchConditions. */
+export interface ConditionsOptions {
+  /** How long a review's matchConditions may take (ms), instead of the webhook's timeout. */
+  timeoutMs?: number;
+  /** Heap of each matchConditions thread (MB; default CONDITIONS_HEAP_MB). */
+  heapMb?: number;
+  /** The module of the matchConditions threads (default conditions-worker.mjs), for tests and diagnostics. */
+  worker?: URL;
 }
 
 /** A running emulator. */
@@ -111,7 +119,7 @@ export function checkPublicUrl(url: string): string {
   return url.replace(/\/+$/, '');
 }
 
-export { readBody } from './http.ts';
+export { readBody } from './front/http.ts';
 
 /** `https://127.0.0.1:3443`, with IPv6 hosts in brackets and wildcard hosts as loopback. */
 export function baseUrlFor(host: string, port: number): string {
@@ -147,12 +155,10 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const usesSecret = pathSecretCheck(project);
 
   const { conditionPools, conditions } = conditionPoolsFor(options, log);
+  // The front half (serving) reaches the functions only through the back half's Invoker.
+  const invoker = projectInvoker(project, conditions);
 
-  const serving = apiServing(
-    options,
-    { format, prefix, validSecrets, fleet: fleets.get, usesSecret, conditions, log },
-    project,
-  );
+  const serving = apiServing(options, { format, prefix, validSecrets, fleet: fleets.get, usesSecret, log }, invoker);
   const { timeouts, bodies } = serving;
   // The secret files are read again when they change; a new secret of the URLs goes into the manifests.
   let onNewSecrets: () => Promise<void> = async () => {};
@@ -161,15 +167,15 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       log(JSON.stringify({ level: 'warn', msg: 'manifests not rewritten', error: String(err) })),
     );
   const watcher = options.watchSecrets ?? watchSecretDirs(log);
-  const service = { stateDir, secrets: secret, serving, project, usesSecret, log };
+  const service = { stateDir, secrets: secret, serving, invoker, usesSecret, log };
   const secretsWatch = fleets.get()
-    ? watchFleetSecrets(fleets, project, usesSecret, watcher, reloaded)
+    ? watchFleetSecrets(fleets, invoker, usesSecret, watcher, reloaded)
     : watchServiceSecret(service, watcher, reloaded);
   const server: Server = createHttpsServer(
     { key: certs.keyPem, cert: certs.certPem, ...serverOptions(timeouts) },
     (req, res) => serveRequest(serving, req, res),
   );
-  await listen(server, options.port ?? 3443, host, project);
+  await listen(server, options.port ?? 3443, host, [secretsWatch, project]);
   const port = (server.address() as AddressInfo).port;
   const url = publicUrl ?? baseUrlFor(host, port);
   const urlSecret = urlSecretFor(fleets.get(), secret.current);
@@ -235,19 +241,18 @@ async function closeApi(
 /** What serveRequest needs: the options' limits (or their defaults) and the project's parts. */
 function apiServing(
   options: StartApiOptions,
-  parts: Pick<ApiServing, 'format' | 'prefix' | 'validSecrets' | 'fleet' | 'usesSecret' | 'conditions' | 'log'>,
-  project: Awaited<ReturnType<typeof openProject>>,
+  parts: Pick<ApiServing, 'format' | 'prefix' | 'validSecrets' | 'fleet' | 'usesSecret' | 'log'>,
+  invoker: Invoker,
 ): ApiServing {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   return {
     ...parts,
-    pools: project.pools,
+    invoker,
     timeouts,
     bodies: new BodyBudget(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES),
     // A refused body up to twice the limit (anything just over it) is read to its end, so its client gets the answer.
     drain: { bytes: 2 * MAX_REQUEST_BYTES, ms: timeouts.requestMs },
-    registration: (name) => project.registration(name),
-    conditionsTimeoutMs: options.conditionsTimeoutMs,
+    conditionsTimeoutMs: options.conditions?.timeoutMs,
   };
 }
 
@@ -274,11 +279,11 @@ function conditionPoolsFor(
   const conditions = (name: string) => {
     let pool = conditionPools.get(name);
     if (!pool) {
-      const heapMb = options.conditionsHeapMb;
+      const heapMb = options.conditions?.heapMb;
       const heap = heapMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: heapMb } } : {};
       const size = options.concurrency ?? DEFAULT_CONCURRENCY;
       const kubeVersion = options.kubeVersion ? { kubeVersion: options.kubeVersion } : {};
-      pool = new ConditionPool(name, { size, log, ...heap, ...kubeVersion, worker: options.conditionsWorker });
+      pool = new ConditionPool(name, { size, log, ...heap, ...kubeVersion, worker: options.conditions?.worker });
       conditionPools.set(name, pool);
     }
     return pool;
@@ -352,14 +357,20 @@ function openProject(
 }
 
 /** Listens on host:port; the project is closed when the server cannot listen. */
-async function listen(server: Server, port: number, host: string, project: LocalProject): Promise<void> {
+/** Listens; on failure (a port in use) closes what the start opened, so nothing keeps the process alive. */
+async function listen(
+  server: Server,
+  port: number,
+  host: string,
+  opened: Array<{ close(): unknown } | undefined>,
+): Promise<void> {
   try {
     await new Promise<void>((resolvePromise, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => resolvePromise());
     });
   } catch (err) {
-    await project.close();
+    for (const part of opened) await part?.close();
     throw err;
   }
 }

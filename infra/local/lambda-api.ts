@@ -13,9 +13,9 @@ import {
   requestTarget,
   serverOptions,
   type ServerTimeouts,
-} from './http.ts';
-import type { FunctionPool, Invocation, InvocationTimer } from './pool.ts';
-import { LocalProject, type EnvVarsFile } from './project.ts';
+} from './front/http.ts';
+import type { FunctionPool, Invocation, InvocationTimer } from './back/pool.ts';
+import { LocalProject, type EnvVarsFile } from './back/project.ts';
 
 /** Options of `klw local start-lambda`. */
 export interface StartLambdaOptions {

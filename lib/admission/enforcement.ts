@@ -1,6 +1,7 @@
 import type { AdmissionRegistration, Enforcement } from '../registration.ts';
 import { ENFORCEMENT_MODES } from '../registration.ts';
 import { isQualifiedNamePart } from '../k8s/names.ts';
+import type { Caller } from '../handler/types.ts';
 
 /** Environment variable overriding the enforcement of every webhook in the environment. */
 export const ENFORCEMENT_ENV = 'KLW_ENFORCEMENT';
@@ -42,6 +43,21 @@ export function resolveEnforcement(
     };
   }
   return { mode: reg.enforcement ?? 'Deny', source: 'registration' };
+}
+
+/**
+ * A webhook's enforcement for one caller: the calling cluster's as its fleet sets it, else as
+ * without a fleet (KLW_ENFORCEMENT_<NAME>, KLW_ENFORCEMENT, the registration, `Deny`).
+ */
+export function callerEnforcement(
+  reg: Pick<AdmissionRegistration, 'name' | 'enforcement'>,
+  caller: Pick<Caller, 'cluster' | 'enforcement'>,
+  env: NodeJS.ProcessEnv,
+): ResolvedEnforcement {
+  // A bundle built without the fleet code (infra/build.ts) has no caller with a cluster's enforcement.
+  if (process.env.KLW_BUNDLE_NO_FLEET !== '1' && caller.enforcement)
+    return { mode: caller.enforcement, source: `KLW_FLEET (cluster ${caller.cluster})` };
+  return resolveEnforcement(reg, env);
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   type EngineAnswer,
   type ReviewEngine,
   type RunContext,
+  type UnsendableAnswer,
   type WebhookContext,
 } from '../webhook.ts';
 import {
@@ -28,11 +29,12 @@ import {
   WarningList,
   type Decision,
 } from './decision.ts';
-import { isAuditAnnotationKey, resolveEnforcement, WOULD_DENY_ANNOTATION, wouldDenyWarning } from './enforcement.ts';
+import { callerEnforcement, isAuditAnnotationKey, WOULD_DENY_ANNOTATION, wouldDenyWarning } from './enforcement.ts';
 import { checkPatch, diffPatch, encodePatch, type PatchOperation } from './patch.ts';
 import { cloneJson } from '../json.ts';
 import { deepFreeze } from './freeze.ts';
-import { clusterEnforcement } from '../fleet.ts';
+import type { FailureKind } from '../metrics.ts';
+import { WebhookError } from '../errors.ts';
 
 /**
  * An AdmissionRequest whose objects have the type the webhook works on, read-only to the
@@ -81,21 +83,20 @@ interface Outcome {
   /** The enforcement mode, when it is not `Deny`, or a refused override. */
   enforcement?: Enforcement;
   enforcementProblem?: string;
+  /** How the user function failed, when it did. */
+  failure?: FailureKind;
 }
 
 /**
  * Applies the webhook's enforcement to the function's decision: under `Warn` or `Audit` a
  * denial (not an `errored` failure) admits the request, unpatched, with the denial as the
- * first warning or in the `would-deny` audit annotation. A fleet function applies the calling
- * cluster's enforcement first.
+ * first warning or in the `would-deny` audit annotation. The calling cluster's enforcement, as
+ * its fleet sets it, comes first.
  */
 function enforce(reg: AdmissionRegistration, outcome: Outcome, ctx: RunContext): Outcome {
   const { decision } = outcome;
   if (decision.allowed) return outcome;
-  const { mode, problem } =
-    process.env.KLW_BUNDLE_NO_FLEET === '1'
-      ? resolveEnforcement(reg, ctx.env)
-      : clusterEnforcement(reg, ctx.cluster, ctx.fleet, ctx.env);
+  const { mode, problem } = callerEnforcement(reg, ctx.caller, ctx.env);
   if (problem) return { ...outcome, enforcementProblem: problem };
   if (mode === 'Deny' || isErrored(decision)) return outcome;
   const message = decision.status?.message ?? '';
@@ -108,8 +109,9 @@ function enforce(reg: AdmissionRegistration, outcome: Outcome, ctx: RunContext):
   return { decision: admitted, wouldDeny: message, enforcement: mode };
 }
 
-class UserFunctionError extends Error {
+class UserFunctionError extends WebhookError {
   override name = 'UserFunctionError';
+  readonly code = 'USER_FUNCTION_FAILED';
 }
 
 /**
@@ -117,14 +119,24 @@ class UserFunctionError extends Error {
  * Fail denies with 500 (504 when late); Ignore admits with a warning, as the API server
  * itself would had the call failed.
  */
-function failureDecision(reg: AdmissionRegistration, err: unknown, ctx: RunContext): Decision {
+function failureOutcome(reg: AdmissionRegistration, err: unknown, ctx: RunContext): Outcome {
   const late = isInstance(err, DeadlineExceeded);
-  const errorId = logFailure(ctx, late ? 'user function too slow' : 'user function failed', err);
+  const { errorId, failure } = logFailure(ctx, late ? 'user function too slow' : 'user function failed', err);
   const message = late
     ? `webhook ${reg.webhookName} did not answer within ${err.budgetMs} ms (error id ${errorId})`
     : `internal error in webhook ${reg.webhookName} (error id ${errorId})`;
-  if (reg.failurePolicy === 'Ignore') return allow(`${message}; admitted because failurePolicy is Ignore`);
-  return errored(late ? 504 : 500, message);
+  const decision =
+    reg.failurePolicy === 'Ignore'
+      ? allow(`${message}; admitted because failurePolicy is Ignore`)
+      : errored(late ? 504 : 500, message);
+  return { decision, failure };
+}
+
+/** Why an answer cannot be sent, as the log of the function's failure says it. */
+function unsendableReason(why: UnsendableAnswer): string {
+  return why.kind === 'oversized'
+    ? `answer of ${why.bytes} bytes (as Lambda returns it) is larger than Lambda can return`
+    : `answer cannot be written as JSON: ${String(why.error)}`;
 }
 
 /** The items of one list, then of the other. */
@@ -228,31 +240,19 @@ function admissionEngine(
           ctx.now,
         );
       } catch (err) {
-        outcome = { decision: failureDecision(reg, err, ctx) };
+        outcome = failureOutcome(reg, err, ctx);
         response = toResponse(outcome, warnings.items, dropped);
       }
       return {
         body: completeAdmissionReview(review, response),
         fields: logFields(review, response, response.patch ? (outcome.patch?.length ?? 0) : 0, outcome, dropped),
+        failure: outcome.failure,
       };
     },
-    unserializable(review, _body, err, ctx) {
-      const decision = failureDecision(
-        reg,
-        new UserFunctionError(`answer cannot be written as JSON: ${String(err)}`),
-        ctx,
-      );
+    unsendable(review, why, ctx) {
+      const { decision, failure } = failureOutcome(reg, new UserFunctionError(unsendableReason(why)), ctx);
       const response = toResponse({ decision }, []);
-      return { body: completeAdmissionReview(review, response), fields: logFields(review, response, 0) };
-    },
-    oversized(review, bytes, ctx) {
-      const decision = failureDecision(
-        reg,
-        new UserFunctionError(`answer of ${bytes} bytes (as Lambda returns it) is larger than Lambda can return`),
-        ctx,
-      );
-      const response = toResponse({ decision }, []);
-      return { body: completeAdmissionReview(review, response), fields: logFields(review, response, 0) };
+      return { body: completeAdmissionReview(review, response), fields: logFields(review, response, 0), failure };
     },
   };
 }

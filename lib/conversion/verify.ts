@@ -1,10 +1,12 @@
 import { setMember } from '../json.ts';
 import { annotationsProblem, labelsProblem } from '../k8s/names.ts';
 import type { KubeObject } from '../review/schemas.ts';
+import { WebhookError } from '../errors.ts';
 
 /** A conversion that cannot be done; its message is shown to the API server's client as is. */
-export class ConversionError extends Error {
+export class ConversionError extends WebhookError {
   override name = 'ConversionError';
+  readonly code = 'CONVERSION_FAILED';
 }
 
 /** A ConversionReview object: a Kubernetes object with apiVersion and kind. */

@@ -17,8 +17,10 @@ import {
   type EngineAnswer,
   type ReviewEngine,
   type RunContext,
+  type UnsendableAnswer,
   type WebhookContext,
 } from '../webhook.ts';
+import type { FailureKind } from '../metrics.ts';
 
 export { ConversionError, type ConvertibleObject } from './verify.ts';
 
@@ -90,9 +92,60 @@ class ConversionWarnings {
   }
 }
 
-function failed(review: ConversionReview, message: string, fields: Record<string, unknown>): EngineAnswer {
+function failed(
+  review: ConversionReview,
+  message: string,
+  fields: Record<string, unknown>,
+  failure?: FailureKind,
+): EngineAnswer {
   const response: Omit<ConversionResponse, 'uid'> = { result: { status: 'Failed', message } };
-  return { body: completeConversionReview(review, response), fields: { ...fields, result: 'Failed', message } };
+  return {
+    body: completeConversionReview(review, response),
+    fields: { ...fields, result: 'Failed', message },
+    failure,
+  };
+}
+
+/** The fields of a conversion's review line that the review itself gives. */
+function reviewFields(review: ConversionReview): Record<string, unknown> {
+  const { uid, desiredAPIVersion, objects } = review.request;
+  return { reviewVersion: review.apiVersion, uid, desiredAPIVersion, objects: objects.length };
+}
+
+/**
+ * The answer in place of converted objects that cannot be sent: too large for Lambda, or too
+ * deeply nested (or otherwise unfit) to be written as JSON, naming the deepest object when
+ * depth is the cause.
+ */
+function unsendableConversion(review: ConversionReview, why: UnsendableAnswer, ctx: RunContext): EngineAnswer {
+  const fields = reviewFields(review);
+  if (why.kind === 'oversized')
+    return failed(
+      review,
+      `converted objects (${why.bytes} bytes as Lambda returns them) are larger than Lambda can return`,
+      fields,
+    );
+  const { error: err, body } = why;
+  const { objects } = review.request;
+  const converted = (body as { response?: { convertedObjects?: unknown[] } }).response?.convertedObjects ?? [];
+  // Only this failure path measures depth: the answer of every review is not walked twice.
+  // Only an overflow (RangeError) is about depth, and the walk stops at a bound: an object
+  // holding itself (a cycle) is endlessly deep.
+  let deepest = -1;
+  let depth = 0;
+  for (let i = 0; err instanceof RangeError && i < converted.length; i++) {
+    const d = nestingDepth(converted[i], DEPTH_WALK_LIMIT);
+    if (d > depth) [deepest, depth] = [i, d];
+  }
+  if (err instanceof RangeError && deepest >= 0) {
+    return failed(
+      review,
+      `converted ${describeObject(objects[deepest] ?? {}, deepest)} is nested ${depth} levels deep, more than the function can write as JSON (about ${SERIALIZABLE_DEPTH} levels)`,
+      fields,
+    );
+  }
+  const { errorId, failure } = logFailure(ctx, 'converted objects cannot be written as JSON', err);
+  return failed(review, `converted objects cannot be written as JSON (error id ${errorId})`, fields, failure);
 }
 
 /**
@@ -133,7 +186,7 @@ function conversionEngine(_reg: ConversionRegistration, convert: ConvertFn): Rev
     parse: parseConversionReview,
     async run(review, ctx: RunContext) {
       const { uid, desiredAPIVersion, objects } = review.request;
-      const fields = { reviewVersion: review.apiVersion, uid, desiredAPIVersion, objects: objects.length };
+      const fields = reviewFields(review);
       const warnings = new ConversionWarnings();
       const uctx = userContext(ctx, (message) => warnings.add(message));
       const at = { index: 0 };
@@ -158,44 +211,14 @@ function conversionEngine(_reg: ConversionRegistration, convert: ConvertFn): Rev
       } catch (err) {
         if (isInstance(err, ConversionError)) return failed(review, err.message, fields);
         const late = isInstance(err, DeadlineExceeded);
-        const errorId = logFailure(ctx, late ? 'converter too slow' : 'converter failed', err);
+        const { errorId, failure } = logFailure(ctx, late ? 'converter too slow' : 'converter failed', err);
         const message = late
           ? `conversion did not finish within ${(err as DeadlineExceeded).budgetMs} ms (error id ${errorId})`
           : `internal error converting ${describeObject(objects[at.index] ?? {}, at.index)} (error id ${errorId})`;
-        return failed(review, message, fields);
+        return failed(review, message, fields, failure);
       }
     },
-    unserializable(review, body, err, ctx) {
-      const { uid, desiredAPIVersion, objects } = review.request;
-      const fields = { reviewVersion: review.apiVersion, uid, desiredAPIVersion, objects: objects.length };
-      const converted = (body as { response?: { convertedObjects?: unknown[] } }).response?.convertedObjects ?? [];
-      // Only this failure path measures depth: the answer of every review is not walked twice.
-      // Only an overflow (RangeError) is about depth, and the walk stops at a bound: an object
-      // holding itself (a cycle) is endlessly deep.
-      let deepest = -1;
-      let depth = 0;
-      for (let i = 0; err instanceof RangeError && i < converted.length; i++) {
-        const d = nestingDepth(converted[i], DEPTH_WALK_LIMIT);
-        if (d > depth) [deepest, depth] = [i, d];
-      }
-      if (err instanceof RangeError && deepest >= 0) {
-        return failed(
-          review,
-          `converted ${describeObject(objects[deepest] ?? {}, deepest)} is nested ${depth} levels deep, more than the function can write as JSON (about ${SERIALIZABLE_DEPTH} levels)`,
-          fields,
-        );
-      }
-      const errorId = logFailure(ctx, 'converted objects cannot be written as JSON', err);
-      return failed(review, `converted objects cannot be written as JSON (error id ${errorId})`, fields);
-    },
-    oversized(review, bytes) {
-      const { uid, desiredAPIVersion, objects } = review.request;
-      return failed(
-        review,
-        `converted objects (${bytes} bytes as Lambda returns them) are larger than Lambda can return`,
-        { reviewVersion: review.apiVersion, uid, desiredAPIVersion, objects: objects.length },
-      );
-    },
+    unsendable: unsendableConversion,
   };
 }
 

@@ -1,3 +1,4 @@
+import { WebhookError } from '../errors.ts';
 /**
  * Webhook URLs as the Kubernetes API server reads them: a port of Go's `net/url.Parse` (the parts
  * that decide scheme, userinfo, host, query and fragment) and of k8s.io/apiserver
@@ -27,7 +28,8 @@ export interface GoUrl {
 }
 
 /** A parse failure, with Go's message (`parse "<url>": <reason>`). */
-export class GoUrlError extends Error {
+export class GoUrlError extends WebhookError {
+  readonly code = 'URL_INVALID';
   constructor(url: string, reason: string) {
     super(`parse ${goQuote(url)}: ${reason}`);
     this.name = 'GoUrlError';

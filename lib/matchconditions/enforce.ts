@@ -7,7 +7,7 @@
  */
 import { allow, errored } from '../admission/decision.ts';
 import type { MutatingWebhookDefinition, ValidatingWebhookDefinition } from '../admission/webhook.ts';
-import { fleetFromEnv } from '../fleet.ts';
+import { fleetFromEnv } from '../handler/fleet.ts';
 import { completeAdmissionRegistration } from '../registration.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
 import type { WebhookContext } from '../webhook.ts';
@@ -15,7 +15,9 @@ import { createMatcher, forbiddenByConditions, skipReason, type Matcher } from '
 import { kubeVersionFromText, usesRegex } from '../../packages/kube-cel/src/index.ts';
 import { regexLoader } from './regex-loader.ts';
 
-type Definition = ValidatingWebhookDefinition<any> | MutatingWebhookDefinition<any>;
+// biome-ignore lint/suspicious/noExplicitAny: a definition of any object type (T is both read and returned, so no one type fits all).
+type AnyObject = any;
+type Definition = ValidatingWebhookDefinition<AnyObject> | MutatingWebhookDefinition<AnyObject>;
 
 /** The decision when conditions exclude the request, or undefined when the function is to run. */
 function gate(matcher: Matcher, request: AdmissionRequest, ctx: WebhookContext) {
@@ -82,15 +84,15 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
   };
   type Enforcing = D & { enforceMatchConditions: true };
   if (isMutating) {
-    const { mutate } = definition as MutatingWebhookDefinition<any>;
-    const wrapped: MutatingWebhookDefinition<any>['mutate'] = (object, request, ctx) =>
+    const { mutate } = definition as MutatingWebhookDefinition<AnyObject>;
+    const wrapped: MutatingWebhookDefinition<AnyObject>['mutate'] = (object, request, ctx) =>
       whenReady(
         () => gate(conditions(ctx.kubeVersion), request as AdmissionRequest, ctx) ?? mutate(object, request, ctx),
       );
     return { ...definition, enforceMatchConditions: true, mutate: wrapped } as Enforcing;
   }
-  const { validate } = definition as ValidatingWebhookDefinition<any>;
-  const wrapped: ValidatingWebhookDefinition<any>['validate'] = (request, ctx) =>
+  const { validate } = definition as ValidatingWebhookDefinition<AnyObject>;
+  const wrapped: ValidatingWebhookDefinition<AnyObject>['validate'] = (request, ctx) =>
     whenReady(() => gate(conditions(ctx.kubeVersion), request as AdmissionRequest, ctx) ?? validate(request, ctx));
   return { ...definition, enforceMatchConditions: true, validate: wrapped } as Enforcing;
 }

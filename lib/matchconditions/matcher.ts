@@ -18,6 +18,7 @@ import {
   type Program,
 } from '../../packages/kube-cel/src/index.ts';
 import { variablesFor } from './variables.ts';
+import { WebhookError } from '../errors.ts';
 
 /** One condition's evaluation: its value, or the error it raised (in the API server's words). */
 export interface ConditionEvaluation {
@@ -100,7 +101,9 @@ export interface Matcher {
  * A condition that does not compile: every evaluation of it is an error, which the API server's
  * filter words `compilation error: <the compiler's message>`.
  */
-class CompilationFailed extends Error {}
+class CompilationFailed extends WebhookError {
+  readonly code = 'CONDITION_COMPILATION_FAILED';
+}
 
 function broken(expression: string, message: string): Program {
   return {

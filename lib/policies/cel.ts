@@ -8,6 +8,7 @@ import {
   admissionVariables,
   type Authorize,
   CelCompileError,
+  check,
   compile,
   CostLimitExceeded,
   kubeVersionFromText,
@@ -61,10 +62,22 @@ export interface PolicyCompileOptions {
   kubernetesVersion?: string;
   /** False only parses (in-function: lint has type-checked it). */
   typeCheck?: boolean;
+  /** The CEL types of `variables` (as the checker gave them; `dyn` where unknown), checking types. */
+  variableTypes?: readonly string[];
+  /**
+   * Object types the declarations name, and the types of `object`, `oldObject` and `params`: the
+   * schemas of a kind, for checking types as the API server's type checking does (never run).
+   */
+  schemaTypes?: { types: Record<string, Record<string, string>>; object?: string; params?: string };
 }
 
 /** A compiled policy expression, or why it does not compile (in the API server's words). */
-export type PolicyProgram = { program: Program; error?: undefined } | { error: string; program?: undefined };
+export type PolicyProgram =
+  | { program: Program; error?: undefined; type?: string }
+  | { error: string; program?: undefined; type?: undefined };
+
+/** The type of `variables` while checking: an object whose fields are the variables declared so far. */
+const VARIABLES_TYPE = 'kubernetes.variables';
 
 /** `variables.<name>` references (a field select on the `variables` identifier). */
 const VARIABLE_REFERENCE = /(?<![\w.])variables\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)/g;
@@ -79,38 +92,89 @@ const identifier = (name: string) => new RegExp(`(?<![\\w.])${name}(?![\\w])`);
 export function compilePolicyExpression(expression: string, options: PolicyCompileOptions): PolicyProgram {
   const declarations: Record<string, string> = { variables: 'map<string, dyn>' };
   if (options.hasParams) declarations.params = 'dyn';
+  const checking = options.typeCheck !== false;
+  const kubeVersion = kubeVersionFromText(options.kubernetesVersion);
   let program: Program;
+  let type: string | undefined;
   try {
-    program = compile(expression, {
-      declarations,
-      typeCheck: options.typeCheck,
-      kubeVersion: kubeVersionFromText(options.kubernetesVersion),
-    });
+    // Checked with the variables' own types (as the composited compiler declares them), run untyped.
+    if (checking && (options.variables.length || options.schemaTypes)) type = checkTyped(expression, options);
+    else if (!checking) {
+      const undeclared = undeclaredReference(expression, options);
+      if (undeclared) return { error: `compilation failed: ${undeclared}` };
+    }
+    program = compile(expression, { declarations, typeCheck: checking && type === undefined, kubeVersion });
   } catch (err) {
-    if (err instanceof CelCompileError) return { error: `compilation failed: ${err.message}` };
+    // A type error's message already says it (the checker words it as the API server does).
+    if (err instanceof CelCompileError)
+      return {
+        error: err.message.startsWith('compilation failed: ') ? err.message : `compilation failed: ${err.message}`,
+      };
     throw err;
   }
-  const undeclared = undeclaredReference(expression, options);
-  if (undeclared) return { error: `compilation failed: ${undeclared}` };
-  if (options.typeCheck !== false && !options.returns.includes('any')) {
-    const type = program.type === 'null' ? 'null_type' : program.type;
+  if (checking) {
+    const undeclared = undeclaredReference(expression, options);
+    if (undeclared) return { error: `compilation failed: ${undeclared}` };
+  }
+  type ??= program.type;
+  if (checking && !options.returns.includes('any')) {
+    type = type === 'null' ? 'null_type' : type;
     if (!(options.returns as readonly string[]).includes(type)) {
       const want = options.returns.length === 1 ? options.returns[0] : `one of [${options.returns.join(' ')}]`;
       return { error: `must evaluate to ${want} but got ${type}` };
     }
   }
-  return { program };
+  return { program, type };
 }
 
-/** A reference to a name the expression's environment does not declare, in cel-go's words. */
+/**
+ * Type-checks an expression with `variables` an object of the variables' types and the schema
+ * types given; its type, or throws CelCompileError.
+ */
+function checkTyped(expression: string, options: PolicyCompileOptions): string {
+  const fields: Record<string, string> = {};
+  options.variables.forEach((name, i) => {
+    fields[name] = options.variableTypes?.[i] ?? 'dyn';
+  });
+  const schema = options.schemaTypes;
+  const declarations: Record<string, string> = { variables: VARIABLES_TYPE };
+  if (schema?.object) Object.assign(declarations, { object: schema.object, oldObject: schema.object });
+  if (options.hasParams) declarations.params = schema?.params ?? 'dyn';
+  const checked = check(expression, {
+    types: { ...schema?.types, [VARIABLES_TYPE]: fields },
+    declarations,
+    kubeVersion: kubeVersionFromText(options.kubernetesVersion),
+  });
+  if (!checked.valid) throw checked.error;
+  return checked.type;
+}
+
+/** A reference to a name the expression's environment does not declare, in cel-go's words and place. */
 function undeclaredReference(expression: string, options: PolicyCompileOptions): string | undefined {
-  if (!options.hasParams && identifier('params').test(expression))
-    return "ERROR: <input>: undeclared reference to 'params' (in container '')";
-  if (!options.hasAuthorizer && identifier('authorizer').test(expression))
-    return "ERROR: <input>: undeclared reference to 'authorizer' (in container '')";
-  for (const [, name] of expression.matchAll(VARIABLE_REFERENCE))
-    if (!options.variables.includes(name!)) return `ERROR: <input>: undefined field '${name}'`;
+  for (const name of ['params', 'authorizer'] as const) {
+    if (name === 'params' ? options.hasParams : options.hasAuthorizer) continue;
+    const found = identifier(name).exec(expression);
+    if (found) return celGoError(expression, found.index, `undeclared reference to '${name}' (in container '')`);
+  }
+  for (const found of expression.matchAll(VARIABLE_REFERENCE))
+    if (!options.variables.includes(found[1]!))
+      // cel-go places a field selection at its dot.
+      return celGoError(expression, found.index + found[0].indexOf('.'), `undefined field '${found[1]}'`);
   return undefined;
+}
+
+/** One error as cel-go displays it: `ERROR: <input>:line:column: message`, the line, dots to a caret. */
+function celGoError(expression: string, offset: number, message: string): string {
+  const lines = expression.slice(0, offset).split('\n');
+  const line = lines.length;
+  const column = [...lines.at(-1)!].length + 1;
+  const text = [...(expression.split('\n')[line - 1] ?? '').replaceAll('\t', ' ')];
+  // cel-go marks a character of more than one UTF-8 byte with a full-width dot.
+  const dots = text
+    .slice(0, column - 1)
+    .map((c) => (c.codePointAt(0)! > 0x7f ? '\uff0e' : '.'))
+    .join('');
+  return `ERROR: <input>:${line}:${column}: ${message}\n | ${text.join('')}\n | ${dots}^`;
 }
 
 /** One run of a program: its value or its error (in cel-go's words), and the cost it spent. */

@@ -6,13 +6,42 @@
 import { diffPatch } from '../admission/patch.ts';
 import type { AdmissionWebhook } from '../admission/webhook.ts';
 import type { AdmissionResult } from '../harness/invoke.ts';
-import type { MutatingPolicy } from '../policies/mutating/define.ts';
-import { dispatchMutatingPolicies, PolicyReinvokeContext } from '../policies/mutating/dispatch.ts';
+import { builtinEquivalents } from '../policies/generic/equivalent.ts';
+import { paramSourcesOf } from '../policies/generic/params.ts';
+import { kindSchemas, type MutatingPolicyWebhook } from '../policies/mutating/define.ts';
+import {
+  dispatchMutating,
+  type MutatingDispatchEnvironment,
+  type MutatingPolicyHook,
+  PolicyReinvokeContext,
+} from '../policies/mutating/dispatch.ts';
+import { compileMutatingPolicy } from '../policies/mutating/evaluate.ts';
 import type { AdmissionRequest, KubeObject } from '../review/schemas.ts';
 import type { ChainResult, ChainStep } from './chain-types.ts';
 
 /** True for a webhook defined by defineMutatingPolicy. */
-export const isMutatingPolicy = (w: AdmissionWebhook): w is MutatingPolicy => 'mutatingPolicy' in w;
+export const isMutatingPolicy = (w: AdmissionWebhook): w is MutatingPolicyWebhook => 'mutatingPolicy' in w;
+
+/** The Namespace object of a name, with its name label and the test's labels. */
+function namespaceObject(name: string, labels: Record<string, string> = {}): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name, labels: { 'kubernetes.io/metadata.name': name, ...labels } },
+  } as KubeObject;
+}
+
+/** The cluster the native policies see: the request's Namespace, built-in equivalents, the policies' params and schemas. */
+function environmentOf(policies: readonly MutatingPolicyWebhook[], namespaceLabels?: Record<string, string>) {
+  const schemas = Object.assign({}, ...policies.map((p) => p.mutatingPolicy.schemas));
+  const env: MutatingDispatchEnvironment = {
+    namespace: (name) => namespaceObject(name, namespaceLabels),
+    equivalents: (resource, sub) => builtinEquivalents(resource, sub),
+    params: paramSourcesOf(policies.flatMap((p) => p.mutatingPolicy.params)),
+    kindSchema: kindSchemas(schemas),
+  };
+  return env;
+}
 
 /** The policies' step: as a webhook call's step, named after the policies that ran. */
 export interface PolicyPass {
@@ -26,19 +55,34 @@ export interface PolicyPass {
 /** The mutating-policy plugin of one chain: its reinvocation context and its passes. */
 export class MutatingPolicyPlugin {
   private context = new PolicyReinvokeContext();
+  private readonly hooks: MutatingPolicyHook[];
+  private readonly env: MutatingDispatchEnvironment;
   /** True once a pass changed the object (the chain is then run again for reinvocable plugins). */
   changedAny = false;
 
-  constructor(private readonly policies: readonly MutatingPolicy[]) {}
+  constructor(
+    private readonly policies: readonly MutatingPolicyWebhook[],
+    namespaceLabels?: Record<string, string>,
+  ) {
+    this.hooks = policies.map((p) => ({
+      policy: compileMutatingPolicy(p.mutatingPolicy.spec, {
+        ...(p.registration.kubernetesVersion ? { kubernetesVersion: p.registration.kubernetesVersion } : {}),
+      }),
+      bindings: [p.mutatingPolicy.binding],
+    }));
+    this.env = environmentOf(policies, namespaceLabels);
+  }
 
   /** The plugin of a chain's matching webhooks (the policies among them unless served as webhooks), and the webhooks the chain calls. */
   static split(
+    webhooks: AdmissionWebhook[],
     matching: AdmissionWebhook[],
     policies: 'native' | 'webhook' = 'native',
+    namespaceLabels?: Record<string, string>,
   ): { plugin: MutatingPolicyPlugin; matching: AdmissionWebhook[] } {
     if (policies === 'webhook') return { plugin: new MutatingPolicyPlugin([]), matching };
     return {
-      plugin: new MutatingPolicyPlugin(matching.filter(isMutatingPolicy)),
+      plugin: new MutatingPolicyPlugin(webhooks.filter(isMutatingPolicy), namespaceLabels),
       matching: matching.filter((w) => !isMutatingPolicy(w)),
     };
   }
@@ -50,11 +94,10 @@ export class MutatingPolicyPlugin {
 
   /** Runs the policies on `object` (`reinvocation` for the chain's second run). */
   run(request: AdmissionRequest, object: KubeObject | null, reinvocation: boolean): PolicyPass {
-    const outcome = dispatchMutatingPolicies(
-      this.policies,
-      { ...request, object },
-      { context: this.context, reinvocation },
-    );
+    const outcome = dispatchMutating(this.hooks, { ...request, object }, this.env, {
+      context: this.context,
+      reinvocation,
+    });
     const changed = outcome.allowed && outcome.object !== object;
     if (changed && !reinvocation) this.changedAny = true;
     const patch = changed ? diffPatch(object as object, outcome.object as object) : [];
@@ -70,7 +113,7 @@ export class MutatingPolicyPlugin {
       },
     };
     if (outcome.status) result.status = outcome.status;
-    const name = this.policies.map((p) => p.mutatingPolicy.name).join(',');
+    const name = this.policies.map((p) => p.mutatingPolicy.spec.name).join(',');
     return { name, allowed: outcome.allowed, changed: patch.length > 0, result, object: outcome.object };
   }
 

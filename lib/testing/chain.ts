@@ -51,7 +51,12 @@ export async function runAdmissionChain(
   const template = admissionReview(object, options);
   checkChain(webhooks, template.request, options.matchRules !== false);
   const matches = (w: AdmissionWebhook) => webhookMatches(w, template.request, options.namespaceLabels);
-  const { plugin, matching } = MutatingPolicyPlugin.split(webhooks.filter(matches), options.policies);
+  const { plugin, matching } = MutatingPolicyPlugin.split(
+    webhooks,
+    webhooks.filter(matches),
+    options.policies,
+    options.namespaceLabels,
+  );
   const byName = (a: AdmissionWebhook, b: AdmissionWebhook) =>
     a.registration.webhookName.localeCompare(b.registration.webhookName);
   const mutating = matching.filter((w) => w.registration.type === 'mutating').sort(byName);

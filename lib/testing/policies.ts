@@ -11,9 +11,14 @@ import type { AdmissionRequest } from '../review/schemas.ts';
 import { admissionReview, type AdmissionReviewOptions } from '../harness/reviews.ts';
 import type { Authorize } from '../policies/cel.ts';
 import { builtinEquivalents } from '../policies/generic/equivalent.ts';
-import { paramSourcesOf } from '../policies/generic/params.ts';
-import type { ValidatingPolicyWebhook } from '../policies/validating/define.ts';
-import { webhookAuditAnnotations } from '../policies/validating/define.ts';
+import { namespacedKindsOf, paramSourcesOf } from '../policies/generic/params.ts';
+import {
+  DEFINITION,
+  servePolicy,
+  type ValidatingPolicyDefinition,
+  type ValidatingPolicyWebhook,
+  webhookAuditAnnotations,
+} from '../policies/validating/define.ts';
 import { dispatchValidating, type PoliciesVerdict } from '../policies/validating/dispatcher.ts';
 import { compileValidatingPolicy, type CompiledValidatingPolicy } from '../policies/validating/validator.ts';
 import type { KubeObject } from '../review/schemas.ts';
@@ -41,8 +46,19 @@ function compiledOf(policy: ValidatingPolicyWebhook): CompiledValidatingPolicy {
   return compiled;
 }
 
-/** The Namespace object of the request's namespace, with its labels. */
-function namespaceObject(name: string, labels: Record<string, string> = {}): KubeObject {
+/**
+ * The Namespace object of a name: the policies' own (their definitions' `namespaces`), else one with
+ * the test's labels.
+ */
+function namespaceObject(
+  policies: readonly ValidatingPolicyWebhook[],
+  name: string,
+  labels: Record<string, string> = {},
+): KubeObject {
+  for (const p of policies) {
+    const own = p.validatingPolicy.namespaces.find((n) => n.metadata?.name === name);
+    if (own) return own;
+  }
   return {
     apiVersion: 'v1',
     kind: 'Namespace',
@@ -65,22 +81,40 @@ export function evaluatePolicies(
     policies.map((p) => ({ policy: compiledOf(p), bindings: [p.validatingPolicy.binding] })),
     review.request,
     {
-      namespace: (name) => namespaceObject(name, options.namespaceLabels),
+      namespace: (name) => namespaceObject(policies, name, options.namespaceLabels),
       equivalents: (resource, sub) => builtinEquivalents(resource, sub),
-      params: paramSourcesOf(params),
+      params: paramSourcesOf(params, (kind) => {
+        const scoped = policies.find((p) => {
+          const own = p.validatingPolicy.spec.paramKind;
+          return own?.apiVersion === kind.apiVersion && own.kind === kind.kind && definitionOf(p).paramScope;
+        });
+        return scoped ? definitionOf(scoped).paramScope === 'Namespaced' : namespacedKindsOf(params)(kind);
+      }),
       ...(options.authorize ? { authorize: options.authorize } : {}),
     },
   );
 }
 
+/** The definition a policy's webhook was made from. */
+const definitionOf = (policy: ValidatingPolicyWebhook) =>
+  (policy as unknown as { [DEFINITION]: ValidatingPolicyDefinition<unknown> })[DEFINITION];
+
 /** True when the API server sends the policy's webhook this request: its rules and selectors match. */
-function webhookCalled(policy: ValidatingPolicyWebhook, request: AdmissionRequest, namespaceLabels = {}): boolean {
+export function webhookCalled(
+  policy: ValidatingPolicyWebhook,
+  request: AdmissionRequest,
+  namespaceLabels: Record<string, string> = {},
+): boolean {
   const reg = policy.registration;
-  const labels = (request.object ?? request.oldObject)?.metadata?.labels ?? {};
+  // The object selector matches the object's labels or the old object's (either).
+  const objects = [request.object, request.oldObject].filter((o) => o) as KubeObject[];
+  const objectMatches = (objects.length ? objects : [{} as KubeObject]).some((o) =>
+    selectorMatches(reg.objectSelector, o.metadata?.labels ?? {}),
+  );
   const namespace = request.namespace;
   return (
     reg.rules.some((rule) => ruleMatches(rule, request)) &&
-    selectorMatches(reg.objectSelector, labels) &&
+    objectMatches &&
     (!namespace ||
       selectorMatches(reg.namespaceSelector, { 'kubernetes.io/metadata.name': namespace, ...namespaceLabels }))
   );
@@ -111,7 +145,26 @@ export async function expectPolicyParity(
     assert.ok(native.allowed, 'the API server sends the webhook no such request, yet the native policy denies it');
     return { native };
   }
-  const webhook = await invoke(policy, review, { matchRules: false, ...options.invoke });
+  // Served in the same cluster: the request's Namespace and the authorizer the native policy had.
+  const namespace = review.request.namespace;
+  const served = servePolicy(
+    {
+      ...definitionOf(policy),
+      namespaces: namespace ? [namespaceObject([policy], namespace, options.namespaceLabels)] : [],
+    },
+    options.authorize ? { authorize: options.authorize } : {},
+  );
+  const webhook = await invoke(served, review, { matchRules: false, ...options.invoke });
+  assertSameAnswer(native, webhook, policy.validatingPolicy.spec.name);
+  return { native, webhook };
+}
+
+/**
+ * Asserts a webhook answered as a native verdict: allowed, status code and reason, the message after
+ * the API server's prefix, warnings, and audit annotations (which the API server prefixes with the
+ * webhook's name where the native policy's carry the policy's).
+ */
+export function assertSameAnswer(native: PoliciesVerdict, webhook: AdmissionResult, policyName: string): void {
   assert.equal(webhook.allowed, native.allowed, `allowed: webhook ${webhook.allowed}, native ${native.allowed}`);
   if (!native.allowed) {
     assert.equal(webhook.status?.code, native.status!.code, 'status code');
@@ -120,12 +173,7 @@ export async function expectPolicyParity(
   }
   assert.deepEqual(webhook.warnings, native.warnings, 'warnings');
   const annotations = webhook.review.response?.auditAnnotations ?? {};
-  assert.deepEqual(
-    annotations,
-    webhookAuditAnnotations(native.auditAnnotations, policy.validatingPolicy.spec.name),
-    'audit annotations',
-  );
-  return { native, webhook };
+  assert.deepEqual(annotations, webhookAuditAnnotations(native.auditAnnotations, policyName), 'audit annotations');
 }
 
 /** One native policy's evaluation as a step of the admission chain, in an AdmissionResult's shape. */

@@ -39,11 +39,8 @@ import {
 /** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */
 const never = new ManualTimer().timer;
 
-/**
- * Blocks marked ```ts no-check: examples that show a shape, not code that compiles. Raise it deliberately.
- * Two: docs/policies.md's mutating-policy examples, until `defineMutatingPolicy` is on a public entry point.
- */
-const NO_CHECK_BLOCKS = 2;
+/** Blocks marked ```ts no-check: examples that show a shape, not code that compiles. Raise it deliberately. */
+const NO_CHECK_BLOCKS = 0;
 
 /** Options of other tools the text names: tsc, kube-apiserver, npm run bench, node, serverless, cloudflared. */
 const OTHER_TOOLS_OPTIONS = new Set([

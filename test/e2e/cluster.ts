@@ -2,7 +2,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,6 +21,31 @@ export interface ApiResponse {
 }
 
 const children = new Set<ChildProcess>();
+/** What each child printed so far (stdout and stderr). */
+const outputs = new WeakMap<ChildProcess, Buffer[]>();
+/** Attempts at starting etcd or kube-apiserver on fresh ports when a port was taken meanwhile. */
+const PORT_ATTEMPTS = 4;
+const PORT_TAKEN = /address already in use/i;
+
+/** What a child printed so far. */
+function outputOf(child: ChildProcess): string {
+  return Buffer.concat(outputs.get(child) ?? []).toString('utf8');
+}
+
+/** True once the child has exited. */
+const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
+/** True when something accepts TCP connections on 127.0.0.1:port. */
+function accepting(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
 // However the run ends, no etcd or kube-apiserver is left behind.
 process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL');
@@ -44,6 +69,7 @@ function start(command: string, args: string[], logFile: string, netns?: string)
     ? spawn('ip', ['netns', 'exec', netns, command, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
     : spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const chunks: Buffer[] = [];
+  outputs.set(child, chunks);
   child.stdout!.on('data', (c: Buffer) => chunks.push(c));
   child.stderr!.on('data', (c: Buffer) => chunks.push(c));
   child.on('exit', () => {
@@ -96,36 +122,64 @@ export class Cluster {
       .map((c) => c!.pid!);
   }
 
-  /** Starts etcd once. */
+  /**
+   * Starts etcd once, serving. A port another process took between freePort and etcd's bind
+   * (parallel runs) makes etcd exit: it is started again on fresh ports.
+   */
   async startEtcd(): Promise<void> {
-    const [client, peer] = this.place
-      ? [NETNS_PORTS.etcdClient, NETNS_PORTS.etcdPeer]
-      : [await freePort(), await freePort()];
-    this.etcdUrl = `http://127.0.0.1:${client}`;
-    this.etcd = start(
-      'etcd',
-      [
-        '--data-dir',
-        join(this.dir, 'etcd'),
-        '--listen-client-urls',
-        this.etcdUrl,
-        '--advertise-client-urls',
-        this.etcdUrl,
-        '--listen-peer-urls',
-        `http://127.0.0.1:${peer}`,
-        '--initial-advertise-peer-urls',
-        `http://127.0.0.1:${peer}`,
-        '--initial-cluster',
-        `default=http://127.0.0.1:${peer}`,
-      ],
-      join(this.dir, 'etcd.log'),
-      this.place?.netns,
-    );
+    for (let attempt = 1; ; attempt++) {
+      const [client, peer] = this.place
+        ? [NETNS_PORTS.etcdClient, NETNS_PORTS.etcdPeer]
+        : [await freePort(), await freePort()];
+      this.etcdUrl = `http://127.0.0.1:${client}`;
+      const etcd = start(
+        'etcd',
+        [
+          '--data-dir',
+          join(this.dir, 'etcd'),
+          '--listen-client-urls',
+          this.etcdUrl,
+          '--advertise-client-urls',
+          this.etcdUrl,
+          '--listen-peer-urls',
+          `http://127.0.0.1:${peer}`,
+          '--initial-advertise-peer-urls',
+          `http://127.0.0.1:${peer}`,
+          '--initial-cluster',
+          `default=http://127.0.0.1:${peer}`,
+        ],
+        join(this.dir, 'etcd.log'),
+        this.place?.netns,
+      );
+      this.etcd = etcd;
+      // In a network namespace the port is not reachable from here: kube-apiserver waits for it.
+      if (this.place) return;
+      for (let i = 0; i < 120 && !exited(etcd); i++) {
+        if (await accepting(client)) return;
+        await sleep(250);
+      }
+      await stop(etcd);
+      if (attempt >= PORT_ATTEMPTS || !PORT_TAKEN.test(outputOf(etcd)))
+        throw new Error(`etcd did not start: see ${join(this.dir, 'etcd.log')}`);
+    }
   }
 
-  /** Starts (or restarts) kube-apiserver, optionally with an admission control config file. */
-  async startApiServer(admissionConfigFile?: string): Promise<void> {
-    await stop(this.apiserver);
+  /**
+   * Starts (or restarts) kube-apiserver, optionally with an admission control config file and
+   * more flags. A port taken meanwhile makes it exit: it is started again on a fresh port.
+   */
+  async startApiServer(admissionConfigFile?: string, extraArgs: string[] = []): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      await stop(this.apiserver);
+      const started = await this.startApiServerOnce(admissionConfigFile, extraArgs);
+      if (started) return;
+      if (attempt >= PORT_ATTEMPTS || !PORT_TAKEN.test(outputOf(this.apiserver!)))
+        throw new Error(`kube-apiserver exited: see ${join(this.dir, 'apiserver.log')}`);
+    }
+  }
+
+  /** One start of kube-apiserver; false when it exited before serving. */
+  private async startApiServerOnce(admissionConfigFile: string | undefined, extraArgs: string[]): Promise<boolean> {
     if (!existsSync(APISERVER))
       throw new Error(`${APISERVER} not found: run infra/e2e/build-apiserver.sh (it builds it once into the cache)`);
     mkdirSync(this.dir, { recursive: true });
@@ -158,14 +212,15 @@ export class Cluster {
         `--service-account-signing-key-file=${saKey}`,
         '--service-cluster-ip-range=10.0.0.0/24',
         ...(admissionConfigFile ? [`--admission-control-config-file=${admissionConfigFile}`] : []),
+        ...extraArgs,
       ],
       join(this.dir, 'apiserver.log'),
       this.place?.netns,
     );
     const caFile = join(this.dir, 'certs', 'apiserver.crt');
+    const apiserver = this.apiserver;
     for (let i = 0; i < 120; i++) {
-      if (this.apiserver.exitCode !== null)
-        throw new Error(`kube-apiserver exited: see ${join(this.dir, 'apiserver.log')}`);
+      if (exited(apiserver)) return false;
       if (existsSync(caFile)) {
         this.ca = readFileSync(caFile, 'utf8');
         const ready = await this.api('GET', '/readyz').catch(() => undefined);
@@ -188,6 +243,7 @@ export class Cluster {
     // The default namespace is created by the API server's bootstrap controller shortly after start.
     for (let i = 0; i < 60 && (await this.api('GET', '/api/v1/namespaces/default')).status !== 200; i++)
       await sleep(250);
+    return true;
   }
 
   /** One request to the API server, verified against its certificate. */

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { kubeVersionText } from '../../infra/kube-versions.ts';
-import { ConditionPool } from '../../infra/local/condition-pool.ts';
+import { ConditionPool } from '../../infra/local/back/condition-pool.ts';
 import type { KubeObject } from '../../lib/index.ts';
 import type { AdmissionRegistration } from '../../lib/registration.ts';
 import { admissionReview } from '../../lib/testing/index.ts';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ensureNode, lockInstall, nodeMajorFor, nodePackage, withoutNodeOption } from '../../infra/node-binary.ts';
-import { runtimeMismatch } from '../../infra/local/project.ts';
+import { runtimeMismatch } from '../../infra/local/back/project.ts';
 import { admissionReview, toEvent } from '../../lib/testing/index.ts';
 import { runKlw } from '../helpers.ts';
 

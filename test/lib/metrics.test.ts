@@ -131,8 +131,7 @@ describe('EMF metrics in the review line', () => {
     const broken = {
       parse: () => ({ ok: true as const, review: {} }),
       run: () => Promise.reject(new TypeError('adapter bug')),
-      oversized: () => ({ body: {}, fields: {} }),
-      unserializable: () => ({ body: {}, fields: {} }),
+      unsendable: () => ({ body: {}, fields: {} }),
     };
     const handler = createHandler(registration, broken, {
       env: {},

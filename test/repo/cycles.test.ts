@@ -58,7 +58,7 @@ describe('import cycles', () => {
     ]);
     assert.deepEqual(importCycles(graph), [['a.ts', 'b.ts', 'c.ts']]);
     assert.deepEqual(importCycles(new Map([['x.ts', ['x.ts']]])), [['x.ts']]);
-    const text = "import type { T } from '../lib/b.ts';\nexport { u } from '../c.ts';\n";
+    const text = "import type { T } from './b.ts';\nexport { u } from '../c.ts';\n";
     assert.deepEqual(relativeImports('lib/a.ts', text), ['lib/b.ts', 'c.ts']);
   });
 

@@ -30,6 +30,11 @@ export function pastEntries(files: Array<{ file: string; text: string }>, folder
 }
 
 describe('infra structure', () => {
+  it('checks with Biome failing on warnings too, so none are left', () => {
+    const scripts = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts as Record<string, string>;
+    assert.match(scripts.check ?? '', /^biome ci --error-on-warnings \.$/);
+  });
+
   it('reaches the emulator, deploy, audit and secrets only through their index.ts', () => {
     const files = [...sources('infra'), ...sources('bench')].map((file) => ({
       file,

@@ -23,22 +23,35 @@ export const OUT_OF_BUDGET =
 export interface CompiledVariables {
   names: string[];
   programs: PolicyProgram[];
+  /** Each variable's type as the checker gave it; `dyn` for one that does not compile (or unchecked). */
+  types: string[];
 }
 
 /** Options every expression of a policy is compiled with. */
-export type PolicyEnvironment = Pick<PolicyCompileOptions, 'hasParams' | 'kubernetesVersion' | 'typeCheck'>;
+export type PolicyEnvironment = Pick<
+  PolicyCompileOptions,
+  'hasParams' | 'kubernetesVersion' | 'typeCheck' | 'schemaTypes'
+>;
 
-/** Compiles a policy's variables, each seeing the ones declared before it. */
+/** Compiles a policy's variables, each seeing the ones declared before it (with their types). */
 export function compileVariables(variables: readonly Variable[], env: PolicyEnvironment): CompiledVariables {
   const names: string[] = [];
   const programs: PolicyProgram[] = [];
+  const types: string[] = [];
   for (const v of variables) {
-    programs.push(
-      compilePolicyExpression(v.expression, { ...env, hasAuthorizer: true, variables: [...names], returns: ['any'] }),
-    );
+    const compiled = compilePolicyExpression(v.expression, {
+      ...env,
+      hasAuthorizer: true,
+      variables: [...names],
+      variableTypes: [...types],
+      returns: ['any'],
+    });
+    programs.push(compiled);
     names.push(v.name);
+    const type = compiled.type;
+    types.push(type && type !== 'unchecked' && type !== 'null' ? type : 'dyn');
   }
-  return { names, programs };
+  return { names, programs, types };
 }
 
 /** Compiles expressions that see every variable; undefined entries stay placeholders. */
@@ -52,7 +65,13 @@ export function compileExpressions(
   return expressions.map((e) =>
     e === undefined
       ? undefined
-      : compilePolicyExpression(e, { ...env, hasAuthorizer, variables: variables.names, returns }),
+      : compilePolicyExpression(e, {
+          ...env,
+          hasAuthorizer,
+          variables: variables.names,
+          variableTypes: variables.types,
+          returns,
+        }),
   );
 }
 

@@ -78,3 +78,14 @@ export function paramSourcesOf(
     };
   };
 }
+
+/**
+ * The scope of param kinds as their objects show it: a kind is cluster-scoped when it has objects
+ * and none of them has a namespace; a kind without objects is taken as namespaced (as ConfigMap).
+ */
+export function namespacedKindsOf(objects: readonly KubeObject[]): (kind: ParamKind) => boolean {
+  return (kind) => {
+    const ofKind = objects.filter((o) => o.apiVersion === kind.apiVersion && o.kind === kind.kind);
+    return !ofKind.length || ofKind.some((o) => !!o.metadata?.namespace);
+  };
+}

@@ -2,62 +2,25 @@
  * A mutating policy's CEL: its mutation expressions compiled in the admission environment with
  * `params` and `variables` beside it and object construction (`Object{...}`, `JSONPatch{...}`),
  * and their results read as the API server reads them: an apply configuration (checking each
- * nested object's type name against its field path) or a list of JSON patch operations. The one
- * module of the mutating evaluator that reaches the CEL implementation.
+ * nested object's type name against its field path) or a list of JSON patch operations.
  */
-import {
-  type Authorize,
-  CelCompileError,
-  celGoTypeName,
-  compile,
-  PER_CALL_COST_LIMIT,
-  type Program,
-} from '../../../packages/kube-cel/src/index.ts';
+import { celGoTypeName } from '../../../packages/kube-cel/src/index.ts';
 import { OBJECT_TYPE_KEY, rewriteObjectConstruction } from '../../matchconditions/object-construction.ts';
-import { toCel, variablesFor } from '../../matchconditions/variables.ts';
+import { compilePolicyExpression, type Program } from '../cel.ts';
+import type { PolicyEnvironment } from '../generic/composition.ts';
 import type { PatchOp } from './json-patch.ts';
-
-export { type Authorize, toCel, variablesFor };
-
-/**
- * The cost limit of one evaluation of a mutation's expression: the per-call limit the API server's
- * CEL programs carry (celconfig.PerCallLimit), lower than its runtime budget of a mutation.
- */
-export const MUTATION_COST_LIMIT = PER_CALL_COST_LIMIT;
 
 /** What a mutation's expression must evaluate to. */
 export type MutationKind = 'ApplyConfiguration' | 'JSONPatch';
 
-/** A compiled mutation expression: run() gives the JSON it stands for, or throws the API server's error. */
+/** A compiled mutation expression: its program, and how its value is read (throwing the API server's error). */
 export interface CompiledMutation {
   kind: MutationKind;
-  run(variables: Record<string, unknown>): Record<string, unknown> | PatchOp[];
-}
-
-/** A compiled expression of another part of the policy (a variable, a match condition). */
-export interface CompiledPolicyExpression {
-  type: string;
-  /** The value, or throws the evaluation's error (CostLimitExceeded past the per-call limit). */
-  run(variables: Record<string, unknown>): unknown;
-}
-
-/** Declarations beside the admission environment's own: `params` and `variables` as dyn. */
-const DECLARATIONS = { params: 'dyn', variables: 'map<string, dyn>' };
-
-/** Each evaluation has its own meter: a variable read while a mutation is evaluated is charged apart, as the API server charges it. */
-const compiledOf = (program: Program): CompiledPolicyExpression => ({
-  type: program.type,
-  run: (variables) => program.evaluate(variables, { costLimit: MUTATION_COST_LIMIT }).value,
-});
-
-/** Compiles any expression of a policy in its environment; a string is the API server's compile error. */
-export function compilePolicyExpression(expression: string): CompiledPolicyExpression | string {
-  try {
-    return compiledOf(compile(rewriteObjectConstruction(expression), { declarations: DECLARATIONS }));
-  } catch (err) {
-    if (err instanceof CelCompileError) return err.message;
-    throw err;
-  }
+  expression: string;
+  program: Program;
+  /** False when the text never names `object` (its value is then not read into CEL). */
+  readsObject: boolean;
+  read(value: unknown): Record<string, unknown> | PatchOp[];
 }
 
 /** The expression's type as the API server checks it, where the written text says it (else undefined). */
@@ -69,27 +32,46 @@ function staticType(expression: string): string | undefined {
   return undefined;
 }
 
-/** Compiles a mutation's expression; a string is the error the API server gives. */
-export function compileMutation(expression: string, kind: MutationKind): CompiledMutation | string {
-  const compiled = compilePolicyExpression(expression);
-  if (typeof compiled === 'string') return compiled;
+/**
+ * Compiles a mutation's expression in the policy's environment (`params` with a paramKind, the
+ * variables declared, object construction); a string is the error the API server gives.
+ */
+export function compileMutation(
+  expression: string,
+  kind: MutationKind,
+  env: PolicyEnvironment & { variables?: readonly string[] } = { hasParams: true },
+): CompiledMutation | string {
+  const compiled = compilePolicyExpression(rewriteObjectConstruction(expression), {
+    ...env,
+    hasAuthorizer: true,
+    variables: env.variables ?? [],
+    returns: ['any'],
+  });
+  if (compiled.error !== undefined) return compiled.error;
   const declared = staticType(expression);
   if (kind === 'ApplyConfiguration' && declared !== undefined && declared !== 'Object')
     return `must evaluate to Object but got ${declared}`;
-  const type = compiled.type;
+  const type = compiled.program.type;
+  // `unchecked`: compiled without type checking (in-function; lint has checked it): evaluation tells.
+  if (type === 'unchecked') return compiledMutation(kind, expression, compiled.program);
   const objectLike = type === 'dyn' || /^map[(<]string, dyn[)>]$/.test(type);
   if (kind === 'ApplyConfiguration' && declared === undefined && !objectLike)
     return `must evaluate to Object but got ${celGoTypeName(type)}`;
   if (kind === 'JSONPatch' && !(type === 'dyn' || type.startsWith('list')))
     return `must evaluate to list(JSONPatch) but got ${celGoTypeName(type)}`;
-  return {
-    kind,
-    run(variables) {
-      const value = compiled.run(variables);
-      return kind === 'ApplyConfiguration' ? applyConfigurationOf(value) : patchOpsOf(value);
-    },
-  };
+  return compiledMutation(kind, expression, compiled.program);
 }
+
+/** `object` as an identifier (not a field, not `oldObject`, not `Object`). */
+const OBJECT_REFERENCE = /(?<![\w.])object(?!\w)/;
+
+const compiledMutation = (kind: MutationKind, expression: string, program: Program): CompiledMutation => ({
+  kind,
+  expression,
+  program,
+  readsObject: OBJECT_REFERENCE.test(expression),
+  read: (value) => (kind === 'ApplyConfiguration' ? applyConfigurationOf(value) : patchOpsOf(value)),
+});
 
 const typeNameOf = (v: unknown) =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Map)

@@ -1,153 +1,269 @@
 /**
- * `defineMutatingPolicy`: a MutatingAdmissionPolicy and its binding, written with the API's
- * field names, served from Lambda as a mutating webhook that evaluates the policy in-function:
- * the webhook's JSONPatch turns the object into the one the native policy would produce.
+ * `defineMutatingPolicy`: a MutatingAdmissionPolicy and its binding, written once in a project's
+ * functions/<name>/index.ts with the API's field names and defineValidatingPolicy's layout. The
+ * same definition is the native policy (for clusters whose API server runs mutating policies) and
+ * a mutating webhook that evaluates it in-function: its JSON patch turns the object into the one
+ * the native policy would produce.
  */
 import { deny } from '../../admission/decision.ts';
 import { defineMutatingWebhook, type AdmissionWebhook } from '../../admission/webhook.ts';
-import type { LabelSelector } from '../../registration.ts';
-import type { AdmissionRequest, KubeObject } from '../../review/schemas.ts';
-import type { TypedRule } from '../../rule-builder.ts';
 import {
-  type CompiledMutatingPolicy,
-  compileMutatingPolicy,
-  evaluateMutatingPolicy,
-  type Mutation,
-  type NamedExpression,
-  type PolicyOutcome,
-} from './evaluate.ts';
-import { policyRegexLoader } from '../cel.ts';
-import type { Authorize } from './cel.ts';
+  defaultNamespaceSelector,
+  type LabelSelector,
+  type LambdaSettings,
+  type MatchCondition,
+} from '../../registration.ts';
+import { plainRule } from '../../rule-builder.ts';
+import type { AdmissionRequest, KubeObject } from '../../review/schemas.ts';
+import { type Authorize, policyRegexLoader } from '../cel.ts';
+import { paramSourcesOf, type ParamSources } from '../generic/params.ts';
+import type {
+  MatchedAs,
+  MatchResources,
+  NamedRuleWithOperations,
+  ParamKind,
+  ParamRef,
+  Variable,
+} from '../generic/types.ts';
+import type { PolicyRule } from '../validating/define.ts';
+import { type MutatingPolicyOutcome, dispatchMutating, type MutatingDispatchEnvironment } from './dispatch.ts';
+import { type CompiledMutatingPolicy, compileMutatingPolicy } from './evaluate.ts';
 import type { KindSchema } from './mutation.ts';
 import { type CrdSchema, crdSchema } from './smd/crd.ts';
 import { builtinSchema, builtinTypeName } from './smd/schema.ts';
+import type { MutatingBindingSpec, MutatingPolicySpec, Mutation, ReinvocationPolicy } from './types.ts';
 
-/** A binding's reference to its param object (MutatingAdmissionPolicyBinding `spec.paramRef`). */
-export interface ParamRef {
-  name?: string;
-  namespace?: string;
-  selector?: LabelSelector;
-  parameterNotFoundAction?: 'Allow' | 'Deny';
-}
-
-/** Which requests a policy (or its binding) takes: MatchResources with typed rules. */
-export interface PolicyMatchResources<T = KubeObject> {
-  resourceRules: Array<TypedRule<T>>;
-  excludeResourceRules?: Array<TypedRule<KubeObject>>;
-  namespaceSelector?: LabelSelector;
-  objectSelector?: LabelSelector;
-  matchPolicy?: 'Exact' | 'Equivalent';
-}
-
-/** A mutating policy as `defineMutatingPolicy` takes it: MutatingAdmissionPolicy's fields and its binding's. */
+/** What a user declares for a MutatingAdmissionPolicy and its binding. */
 export interface MutatingPolicyDefinition<T = KubeObject> {
-  /** The policy's name (a DNS-1123 label): the policy, its binding and its function are named after it. */
+  /** Function name (DNS-1123 label): the Lambda, the URL path, and by default the policy's and binding's names. */
   name: string;
-  matchConstraints: PolicyMatchResources<T>;
-  matchConditions?: NamedExpression[];
-  variables?: NamedExpression[];
+  /** The MutatingAdmissionPolicy's name; default `name`. */
+  policyName?: string;
+  /** The MutatingAdmissionPolicyBinding's name; default `name`. */
+  bindingName?: string;
+  /**
+   * Which requests the policy applies to: typed rules (`on(Deployment).create()`), and
+   * namespaceSelector (default: every namespace but the system ones), objectSelector,
+   * excludeResourceRules, matchPolicy (default `Equivalent`).
+   */
+  matchConstraints: {
+    resourceRules: Array<PolicyRule<T>>;
+    excludeResourceRules?: NamedRuleWithOperations[];
+    namespaceSelector?: LabelSelector;
+    objectSelector?: LabelSelector;
+    matchPolicy?: 'Exact' | 'Equivalent';
+  };
+  matchConditions?: MatchCondition[];
+  /** Named CEL expressions the others read as `variables.<name>`, each evaluated at most once per invocation. */
+  variables?: Variable[];
+  /** The mutations, applied in order: `ApplyConfiguration` (`Object{...}`) or `JSONPatch` (`[JSONPatch{...}]`). */
   mutations: Mutation[];
   /** `IfNeeded`: evaluated once more when a later mutation (a webhook's) changed the object. Default `Never`. */
-  reinvocationPolicy?: 'Never' | 'IfNeeded';
-  /** What an error of the policy does: `Fail` (default) refuses the request, `Ignore` admits it unchanged by the failing mutation. */
+  reinvocationPolicy?: ReinvocationPolicy;
+  /** What an error does: `Fail` (default) refuses the request, `Ignore` admits it without the failing mutation. */
   failurePolicy?: 'Fail' | 'Ignore';
-  paramKind?: { apiVersion: string; kind: string };
-  /** The binding: its name (default `<name>-binding`), paramRef and matchResources. */
-  binding?: { name?: string; paramRef?: ParamRef; matchResources?: Partial<PolicyMatchResources> };
+  /** The kind of the param objects the expressions read as `params`. */
+  paramKind?: ParamKind;
+  /** The binding's params: by name or selector, namespace, parameterNotFoundAction (default `Deny`). */
+  paramRef?: ParamRef;
+  /** The binding's narrowing of the requests (every request of the policy by default). */
+  matchResources?: MatchResources;
+  /**
+   * The param objects the function evaluates with when served as a webhook (the API server's
+   * params are not reachable from Lambda), and that the test kit finds.
+   */
+  params?: KubeObject[];
   /** The openAPIV3Schema of each custom kind the policy mutates with apply configurations, by `group/version/Kind`. */
   schemas?: Record<string, CrdSchema>;
-  /** Served from Lambda: the param object for a request (the native policy reads it from paramRef). */
-  params?: (request: AdmissionRequest) => unknown;
-  /** Served from Lambda: the request's Namespace object (`namespaceObject`; null unless given). */
-  namespaceObject?: (request: AdmissionRequest) => unknown;
-  /** Served from Lambda: what `authorizer` checks answer (no opinion unless given). */
+  /** `auto` (default): native where the cluster runs mutating policies, a webhook elsewhere. */
+  serve?: 'auto' | 'native' | 'webhook';
+  /** The Kubernetes version ("1.36") whose CEL environment evaluates it in-function; the newest by default. */
+  kubernetesVersion?: string;
+  /** Budget of one review when served as a webhook, 1 to 30 seconds; default 5. */
+  timeoutSeconds?: number;
+  /** Caller authentication when served as a webhook, as for webhooks. */
+  auth?: 'auto' | 'bearer' | 'path-secret' | 'none';
+  lambda?: LambdaSettings;
+}
+
+/** The policy a definition declares: its spec, binding, params and schemas, defaults applied. */
+export interface DefinedMutatingPolicy {
+  spec: MutatingPolicySpec;
+  binding: MutatingBindingSpec;
+  params: KubeObject[];
+  schemas: Record<string, CrdSchema>;
+  serve: 'auto' | 'native' | 'webhook';
+}
+
+/** What a native evaluation reads of the cluster beside the policy. */
+export interface MutatingEvaluationOptions {
+  /** Param objects in the cluster; default the policy's own `params`. */
+  params?: KubeObject[];
+  /** Where the param objects of a kind are read (a cluster's); takes the place of `params`. */
+  paramSources?: ParamSources;
+  /** Labels of the request's namespace (its `kubernetes.io/metadata.name` label is always set). */
+  namespaceLabels?: Record<string, string>;
+  /** The request's Namespace object; default one with the namespace's name and labels. */
+  namespaceObject?: KubeObject;
+  /** Answers `authorizer` checks; by default no opinion. */
   authorize?: Authorize;
+  /** True: in the environment of the webhook serving the policy (`namespaceObject` null, no authorizer opinion). */
+  served?: boolean;
 }
 
-/** A defined mutating policy: the webhook that serves it from Lambda, the definition and its evaluation. */
-export interface MutatingPolicy extends AdmissionWebhook {
-  mutatingPolicy: MutatingPolicyDefinition<KubeObject>;
-  /** Evaluates the policy on a request as the API server would (the native form). */
-  evaluate(
-    request: AdmissionRequest,
-    options?: { params?: unknown; namespaceObject?: unknown; authorize?: Authorize },
-  ): PolicyOutcome;
+/** A defined mutating policy: a mutating webhook (handler, registration) that also carries the policy. */
+export type MutatingPolicyWebhook = AdmissionWebhook & {
+  mutatingPolicy: DefinedMutatingPolicy;
+  /** Evaluates the policy on a request as the API server would natively (matching included). */
+  evaluate(request: AdmissionRequest, options?: MutatingEvaluationOptions): MutatingPolicyOutcome;
+};
+
+const REINVOCATION: readonly ReinvocationPolicy[] = ['Never', 'IfNeeded'];
+const PATCH_TYPES = ['ApplyConfiguration', 'JSONPatch'];
+
+/** Checks what the API server would refuse of a definition, naming the field and the fix. */
+function checkDefinition(d: MutatingPolicyDefinition<unknown>): void {
+  const where = `policy ${d.name}`;
+  if (!d.matchConstraints?.resourceRules?.length)
+    throw new TypeError(
+      `${where}: matchConstraints.resourceRules must hold at least one rule, such as on(Deployment).create()`,
+    );
+  if (!Array.isArray(d.mutations) || !d.mutations.length)
+    throw new TypeError(`${where}: mutations must hold at least one { patchType, applyConfiguration | jsonPatch }`);
+  for (const [i, m] of d.mutations.entries()) {
+    const at = `${where}: mutations[${i}]`;
+    if (!PATCH_TYPES.includes(m?.patchType))
+      throw new TypeError(`${at}.patchType must be ApplyConfiguration or JSONPatch`);
+    const body = m.patchType === 'ApplyConfiguration' ? m.applyConfiguration : m.jsonPatch;
+    const field = m.patchType === 'ApplyConfiguration' ? 'applyConfiguration' : 'jsonPatch';
+    if (typeof body?.expression !== 'string' || !body.expression.trim())
+      throw new TypeError(`${at}.${field}.expression must be a CEL expression`);
+  }
+  if (d.reinvocationPolicy !== undefined && !REINVOCATION.includes(d.reinvocationPolicy))
+    throw new TypeError(`${where}: reinvocationPolicy must be Never or IfNeeded`);
+  if (d.paramRef && !d.paramKind) throw new TypeError(`${where}: paramRef needs the policy's paramKind`);
+  if (d.paramRef?.name && d.paramRef.selector)
+    throw new TypeError(`${where}: paramRef takes a name or a selector, not both`);
 }
 
-/** The merge schema of the request's kind: built-in, or from the definition's CRD schemas. */
-function kindSchemaOf(
-  definition: MutatingPolicyDefinition<KubeObject>,
-  request: AdmissionRequest,
-  cache: Map<string, KindSchema>,
-) {
-  const { group, version, kind } = request.kind;
-  const id = `${group}/${version}/${kind}`;
-  let found = cache.get(id);
-  if (!found) {
+/** The policy, binding and params of a definition, defaults applied. */
+export function completeMutatingPolicy(d: MutatingPolicyDefinition<unknown>): DefinedMutatingPolicy {
+  checkDefinition(d);
+  const policyName = d.policyName ?? d.name;
+  const mc = d.matchConstraints;
+  const rule = (r: PolicyRule<unknown> | NamedRuleWithOperations): NamedRuleWithOperations => ({
+    ...plainRule(r),
+    ...(r.resourceNames?.length ? { resourceNames: [...r.resourceNames] } : {}),
+  });
+  const spec: MutatingPolicySpec = {
+    name: policyName,
+    failurePolicy: d.failurePolicy ?? 'Fail',
+    matchConstraints: {
+      resourceRules: mc.resourceRules.map(rule),
+      ...(mc.excludeResourceRules?.length ? { excludeResourceRules: mc.excludeResourceRules.map(rule) } : {}),
+      namespaceSelector: mc.namespaceSelector ?? defaultNamespaceSelector(),
+      objectSelector: mc.objectSelector ?? {},
+      matchPolicy: mc.matchPolicy ?? 'Equivalent',
+    },
+    mutations: d.mutations.map((m) => structuredClone(m)),
+    reinvocationPolicy: d.reinvocationPolicy ?? 'Never',
+  };
+  if (d.paramKind) spec.paramKind = { ...d.paramKind };
+  if (d.matchConditions?.length) spec.matchConditions = d.matchConditions.map((c) => ({ ...c }));
+  if (d.variables?.length) spec.variables = d.variables.map((v) => ({ ...v }));
+  const binding: MutatingBindingSpec = { name: d.bindingName ?? d.name, policyName };
+  if (d.paramRef) binding.paramRef = { parameterNotFoundAction: 'Deny', ...d.paramRef };
+  if (d.matchResources) binding.matchResources = { matchPolicy: 'Equivalent', ...d.matchResources };
+  return { spec, binding, params: [...(d.params ?? [])], schemas: { ...d.schemas }, serve: d.serve ?? 'auto' };
+}
+
+/** The merge schema of a kind: built-in, or from the policy's CRD schemas; cached per kind. */
+export function kindSchemas(schemas: Record<string, CrdSchema>): (kind: MatchedAs['kind']) => KindSchema | undefined {
+  const cache = new Map<string, KindSchema | undefined>();
+  return ({ group, version, kind }) => {
+    const id = `${group}/${version}/${kind}`;
+    if (cache.has(id)) return cache.get(id);
+    let found: KindSchema | undefined;
     const builtin = builtinTypeName(group, version, kind);
     if (builtin) found = { schema: builtinSchema(), typeName: builtin, builtin: true };
-    else {
-      const crd = definition.schemas?.[id];
-      if (crd) found = { ...crdSchema(group, version, kind, crd), builtin: false };
-    }
-    if (found) cache.set(id, found);
-  }
-  return found;
+    else if (schemas[id]) found = { ...crdSchema(group, version, kind, schemas[id]), builtin: false };
+    cache.set(id, found);
+    return found;
+  };
 }
 
+/** The Namespace object of a name, with its name label and `labels`. */
+const namespaceNamed = (name: string, labels: Record<string, string> = {}): KubeObject =>
+  ({
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name, labels: { 'kubernetes.io/metadata.name': name, ...labels } },
+  }) as KubeObject;
+
 /**
- * Defines a mutating admission policy. The result is a mutating webhook (deployed where a
- * cluster cannot run the policy natively) whose function evaluates the policy as the API server
- * does; `evaluate` gives the native evaluation's outcome for tests.
+ * Defines a MutatingAdmissionPolicy with its binding; default-export it from
+ * functions/<name>/index.ts. Served as a webhook, the function evaluates the policy itself: the
+ * API server has applied the rules and selectors; the function applies resourceNames,
+ * excludeResourceRules, the binding's matchResources, matchConditions and the mutations, with
+ * `params` from the definition; `namespaceObject` is null and the authorizer has no opinion there.
  */
 export function defineMutatingPolicy<T extends KubeObject = KubeObject>(
   definition: MutatingPolicyDefinition<T>,
-): MutatingPolicy {
-  const def = definition as unknown as MutatingPolicyDefinition<KubeObject>;
-  const spec = {
-    name: def.name,
-    bindingName: def.binding?.name ?? `${def.name}-binding`,
-    failurePolicy: def.failurePolicy ?? 'Fail',
-    matchConditions: def.matchConditions ?? [],
-    variables: def.variables ?? [],
-    mutations: def.mutations,
-  };
+): MutatingPolicyWebhook {
+  const policy = completeMutatingPolicy(definition as MutatingPolicyDefinition<unknown>);
+  const { namespaceSelector, objectSelector, ...inFunction } = policy.spec.matchConstraints!;
+  const served = { ...policy.spec, matchConstraints: inFunction };
   // Compiled on first use: a bundle loads RE2 (a chunk of its own) before compiling expressions
-  // that use it, which `mutate` awaits; tools and tests load it on demand.
-  let compiled: CompiledMutatingPolicy | undefined;
-  const compiledPolicy = () => (compiled ??= compileMutatingPolicy(spec));
-  const regexReady = policyRegexLoader(spec);
-  // Compiling at definition makes a broken expression fail lint and build; only a bundle inside
-  // Lambda whose expressions need RE2 waits for it to load.
-  if (!(process.env.AWS_LAMBDA_FUNCTION_NAME && regexReady())) compiledPolicy();
-  const schemas = new Map<string, KindSchema>();
-  const evaluate: MutatingPolicy['evaluate'] = (request, options = {}) =>
-    evaluateMutatingPolicy(compiledPolicy(), {
-      request,
-      params: options.params ?? def.params?.(request) ?? null,
-      namespaceObject: options.namespaceObject ?? def.namespaceObject?.(request) ?? null,
-      ...((options.authorize ?? def.authorize) ? { authorize: (options.authorize ?? def.authorize) as Authorize } : {}),
-      kindSchema: kindSchemaOf(def, request, schemas),
-    });
-  const constraints = def.matchConstraints;
+  // that use it, which the handler awaits; tools and tests compile when the module loads, so a
+  // broken expression fails lint and build.
+  let native: CompiledMutatingPolicy | undefined;
+  let inLambda: CompiledMutatingPolicy | undefined;
+  const version = definition.kubernetesVersion ? { kubernetesVersion: definition.kubernetesVersion } : {};
+  const nativeCompiled = () => (native ??= compileMutatingPolicy(policy.spec, version));
+  // Type-checked in-function too: an apply configuration's type decides the API server's error text.
+  const servedCompiled = () => (inLambda ??= compileMutatingPolicy(served, version));
+  const regexReady = policyRegexLoader(served);
+  if (!process.env.AWS_LAMBDA_FUNCTION_NAME) nativeCompiled();
+  else if (!regexReady()) servedCompiled();
+  const kindSchema = kindSchemas(policy.schemas);
+  const params: ParamSources = paramSourcesOf(policy.params);
+  const evaluate: MutatingPolicyWebhook['evaluate'] = (request, options = {}) => {
+    const env: MutatingDispatchEnvironment = {
+      namespace: (name) => options.namespaceObject ?? namespaceNamed(name, options.namespaceLabels),
+      params: options.paramSources ?? (options.params ? paramSourcesOf(options.params) : params),
+      kindSchema,
+      ...(options.authorize && !options.served ? { authorize: options.authorize } : {}),
+      ...(options.served ? { withoutNamespaceObject: true } : {}),
+    };
+    return dispatchMutating([{ policy: nativeCompiled(), bindings: [policy.binding] }], request, env);
+  };
   const webhook = defineMutatingWebhook<KubeObject>({
-    name: def.name,
-    rules: constraints.resourceRules,
-    ...(constraints.namespaceSelector ? { namespaceSelector: constraints.namespaceSelector } : {}),
-    ...(constraints.objectSelector ? { objectSelector: constraints.objectSelector } : {}),
-    matchPolicy: constraints.matchPolicy ?? 'Equivalent',
-    failurePolicy: def.failurePolicy ?? 'Fail',
-    reinvocationPolicy: def.reinvocationPolicy ?? 'Never',
+    name: definition.name,
+    rules: policy.spec.matchConstraints!.resourceRules!.map(({ resourceNames: _, ...r }) => r),
+    namespaceSelector,
+    ...(Object.keys(objectSelector ?? {}).length ? { objectSelector } : {}),
+    matchPolicy: policy.spec.matchConstraints!.matchPolicy,
+    failurePolicy: policy.spec.failurePolicy,
+    reinvocationPolicy: policy.spec.reinvocationPolicy,
+    ...(definition.kubernetesVersion ? { kubernetesVersion: definition.kubernetesVersion } : {}),
+    ...(definition.timeoutSeconds ? { timeoutSeconds: definition.timeoutSeconds } : {}),
+    ...(definition.auth ? { auth: definition.auth } : {}),
+    ...(definition.lambda ? { lambda: definition.lambda } : {}),
     mutate: (_object, request) => {
       const run = () => {
-        const outcome = evaluate(request as AdmissionRequest);
-        if (outcome.errors.length && (def.failurePolicy ?? 'Fail') === 'Fail')
-          return deny(outcome.errors[0] as string, { code: 403, reason: 'Invalid' });
-        return outcome.changed && outcome.object ? outcome.object : undefined;
+        const outcome = dispatchMutating(
+          [{ policy: servedCompiled(), bindings: [policy.binding] }],
+          request as AdmissionRequest,
+          // The API server decoded the object as its kind before sending it.
+          { params, kindSchema, objectIsTyped: true },
+        );
+        if (!outcome.allowed)
+          return deny(outcome.status!.message, { code: outcome.status!.code, reason: outcome.status!.reason });
+        return outcome.object === request.object ? undefined : (outcome.object ?? undefined);
       };
       const loading = regexReady();
       return loading ? loading.then(run) : run();
     },
   });
-  return { ...webhook, mutatingPolicy: def, evaluate };
+  return Object.assign(webhook, { mutatingPolicy: policy, evaluate });
 }

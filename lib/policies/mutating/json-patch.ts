@@ -1,3 +1,4 @@
+import { WebhookError } from '../../errors.ts';
 /**
  * JSON Patch applied as the API server applies a MutatingAdmissionPolicy's JSONPatch mutation
  * (evanphx/json-patch v4, as k8s.io/apiserver uses it): a failed `test` leaves the object as it
@@ -16,7 +17,8 @@ export interface PatchOp {
 /** The patched document; `tested` false when a `test` operation failed (the document is then the original). */
 export type JsonPatchResult = { document: unknown; tested: boolean } | { error: string };
 
-class PatchError extends Error {
+class PatchError extends WebhookError {
+  readonly code = 'PATCH_FAILED';
   constructor(
     message: string,
     readonly testFailed = false,

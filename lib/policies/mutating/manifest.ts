@@ -4,7 +4,8 @@
  * 1.35 where the cluster enables the beta API; elsewhere the policy is served as a webhook.
  */
 import type { KubeObject } from '../../review/schemas.ts';
-import type { MutatingPolicyDefinition, PolicyMatchResources } from './define.ts';
+import type { MatchResources } from '../generic/types.ts';
+import type { DefinedMutatingPolicy } from './define.ts';
 
 /** The first minor (1.x) serving MutatingAdmissionPolicy as v1 (GA, on by default). */
 const GA_MINOR = 36;
@@ -31,46 +32,32 @@ export function nativeMutatingPolicyVersion(cluster: ClusterTraits): 'v1' | 'v1b
   return undefined;
 }
 
-/** Rules as JSON (typed rules carry a type-only marker). */
-const plainRules = (rules: readonly object[] | undefined) =>
-  (rules ?? []).map((rule) => JSON.parse(JSON.stringify(rule)) as Record<string, unknown>);
-
-function matchResources(m: Partial<PolicyMatchResources>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (m.resourceRules) out.resourceRules = plainRules(m.resourceRules);
-  if (m.excludeResourceRules?.length) out.excludeResourceRules = plainRules(m.excludeResourceRules);
-  if (m.namespaceSelector) out.namespaceSelector = m.namespaceSelector;
-  if (m.objectSelector) out.objectSelector = m.objectSelector;
-  if (m.matchPolicy) out.matchPolicy = m.matchPolicy;
+/** A MatchResources as the API takes it: typed rules made plain JSON, empty parts left out. */
+function plainMatch(m: MatchResources): Record<string, unknown> {
+  const out = JSON.parse(JSON.stringify(m)) as Record<string, unknown>;
+  for (const key of ['excludeResourceRules', 'resourceRules'])
+    if (Array.isArray(out[key]) && !(out[key] as unknown[]).length) delete out[key];
+  if (out.objectSelector && !Object.keys(out.objectSelector).length) delete out.objectSelector;
   return out;
 }
 
-/** The MutatingAdmissionPolicy and its binding for a definition, in `apiVersion` (v1 or v1beta1). */
+/** The MutatingAdmissionPolicy and its binding for a defined policy, in `apiVersion` (v1 or v1beta1). */
 export function mutatingPolicyManifests(
-  definition: MutatingPolicyDefinition<KubeObject>,
+  policy: DefinedMutatingPolicy,
   apiVersion: 'v1' | 'v1beta1' = 'v1',
 ): [KubeObject, KubeObject] {
   const group = `admissionregistration.k8s.io/${apiVersion}`;
-  const spec: Record<string, unknown> = {
-    matchConstraints: { matchPolicy: 'Equivalent', ...matchResources(definition.matchConstraints) },
-    failurePolicy: definition.failurePolicy ?? 'Fail',
-    reinvocationPolicy: definition.reinvocationPolicy ?? 'Never',
-    mutations: definition.mutations,
-  };
-  if (definition.paramKind) spec.paramKind = definition.paramKind;
-  if (definition.matchConditions?.length) spec.matchConditions = definition.matchConditions;
-  if (definition.variables?.length) spec.variables = definition.variables;
-  const bindingSpec: Record<string, unknown> = { policyName: definition.name };
-  const binding = definition.binding ?? {};
-  if (binding.paramRef) bindingSpec.paramRef = binding.paramRef;
-  if (binding.matchResources) bindingSpec.matchResources = matchResources(binding.matchResources);
+  const { name, ...spec } = policy.spec;
+  if (spec.matchConstraints) spec.matchConstraints = plainMatch(spec.matchConstraints);
+  const { name: bindingName, ...bindingSpec } = policy.binding;
+  if (bindingSpec.matchResources) bindingSpec.matchResources = plainMatch(bindingSpec.matchResources);
   return [
-    { apiVersion: group, kind: 'MutatingAdmissionPolicy', metadata: { name: definition.name }, spec },
+    { apiVersion: group, kind: 'MutatingAdmissionPolicy', metadata: { name }, spec: JSON.parse(JSON.stringify(spec)) },
     {
       apiVersion: group,
       kind: 'MutatingAdmissionPolicyBinding',
-      metadata: { name: binding.name ?? `${definition.name}-binding` },
-      spec: bindingSpec,
+      metadata: { name: bindingName },
+      spec: JSON.parse(JSON.stringify(bindingSpec)),
     },
   ];
 }

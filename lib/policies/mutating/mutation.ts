@@ -17,8 +17,20 @@ export interface KindSchema {
   builtin: boolean;
 }
 
-/** The object after a mutation, or the error the API server answers with. */
-export type MutationResult = { object: Record<string, unknown> } | { error: string };
+/** An error the API server answers with a status of its own (not a policy error: failurePolicy does not apply). */
+export interface MutationStatus {
+  code: number;
+  reason: string;
+  message: string;
+}
+
+/** The object after a mutation, or the policy error, or the status error the API server answers with. */
+export type MutationResult = { object: Record<string, unknown> } | { error: string } | { status: MutationStatus };
+
+/** apierrors.NewInternalError: code 500, reason InternalError. */
+const internalError = (detail: string): { status: MutationStatus } => ({
+  status: { code: 500, reason: 'InternalError', message: `Internal error occurred: ${detail}` },
+});
 
 const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -43,6 +55,12 @@ function unknownField(schema: Schema, ref: TypeRef, v: unknown, path: string): s
   return undefined;
 }
 
+/** The kind of an object as Go prints a GroupVersionKind (`apps/v1, Kind=Deployment`). */
+function kindLabel(object: Record<string, unknown>): string {
+  const apiVersion = String(object.apiVersion ?? '');
+  return `${apiVersion.includes('/') ? apiVersion : `/${apiVersion}`}, Kind=${String(object.kind ?? '')}`;
+}
+
 /** Applies the value a mutation's expression gave (an apply configuration or JSON patch operations). */
 export function applyMutationValue(
   kind: CompiledMutation['kind'],
@@ -51,16 +69,23 @@ export function applyMutationValue(
   kindSchema: KindSchema | undefined,
 ): MutationResult {
   if (kind === 'ApplyConfiguration') {
-    if (!kindSchema) return { error: 'type converter must not be nil' };
+    if (!kindSchema)
+      return {
+        status: {
+          code: 503,
+          reason: 'ServiceUnavailable',
+          message: `Resource kind ${kindLabel(object)} not found: give its CRD's openAPIV3Schema in the policy's schemas`,
+        },
+      };
     return applyConfiguration(kindSchema.schema, kindSchema.typeName, object, value as Record<string, unknown>);
   }
   const patched = applyJsonPatch(object, value as PatchOp[]);
   if ('error' in patched) return patched;
   if (!patched.tested) return { object };
-  if (!isMap(patched.document)) return { error: 'Internal error occurred: the patched object is not an object' };
+  if (!isMap(patched.document)) return internalError('the patched object is not an object');
   if (kindSchema?.builtin) {
     const unknown = unknownField(kindSchema.schema, kindSchema.typeName, patched.document, '');
-    if (unknown) return { error: `Internal error occurred: strict decoding error: unknown field "${unknown}"` };
+    if (unknown) return internalError(`strict decoding error: unknown field "${unknown}"`);
   }
   return { object: patched.document };
 }

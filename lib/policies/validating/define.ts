@@ -15,8 +15,8 @@ import {
 import { plainRule, type TypedRule } from '../../rule-builder.ts';
 import type { AdmissionRequest, KubeObject } from '../../review/schemas.ts';
 import type { WebhookContext } from '../../webhook.ts';
-import { policyRegexLoader } from '../cel.ts';
-import { paramSourcesOf } from '../generic/params.ts';
+import { type Authorize, policyRegexLoader } from '../cel.ts';
+import { namespacedKindsOf, paramSourcesOf } from '../generic/params.ts';
 import type { MatchResources, NamedRuleWithOperations, ParamKind, ParamRef, Variable } from '../generic/types.ts';
 import { dispatchValidating, VALIDATION_FAILURE_ANNOTATION, type PoliciesVerdict } from './dispatcher.ts';
 import type {
@@ -61,6 +61,11 @@ export interface ValidatingPolicyDefinition<T = KubeObject> {
   failurePolicy?: 'Fail' | 'Ignore';
   /** The kind of the param objects the expressions read as `params`. */
   paramKind?: ParamKind;
+  /**
+   * Whether the paramKind is namespaced, which the function cannot ask the API server; by default
+   * as `params` show it (cluster-scoped when it has params and none has a namespace).
+   */
+  paramScope?: 'Namespaced' | 'Cluster';
   /** The binding's actions on a failed validation; default `['Deny']`. A cluster's `enforcement` replaces them. */
   validationActions?: ValidationAction[];
   /** The binding's params: by name or selector, namespace, parameterNotFoundAction (default `Deny`). */
@@ -72,6 +77,12 @@ export interface ValidatingPolicyDefinition<T = KubeObject> {
    * params are not reachable from Lambda), and that the test kit finds.
    */
   params?: KubeObject[];
+  /**
+   * The Namespace objects the function reads `namespaceObject` from when served as a webhook (the
+   * API server's are not reachable from Lambda); a request in a namespace not given reads null.
+   * The test kit finds them too.
+   */
+  namespaces?: KubeObject[];
   /** `auto` (default): native where the cluster evaluates policies, a webhook elsewhere. */
   serve?: 'auto' | 'native' | 'webhook';
   /** The Kubernetes version ("1.30") whose CEL environment evaluates it in-function; the newest by default. */
@@ -88,6 +99,8 @@ export interface DefinedValidatingPolicy {
   spec: ValidatingPolicySpec;
   binding: ValidatingBindingSpec;
   params: KubeObject[];
+  /** The Namespace objects of the definition (`namespaceObject` in-function). */
+  namespaces: KubeObject[];
   serve: 'auto' | 'native' | 'webhook';
 }
 
@@ -154,7 +167,13 @@ export function completeValidatingPolicy(d: ValidatingPolicyDefinition<unknown>)
   };
   if (d.paramRef) binding.paramRef = { parameterNotFoundAction: 'Deny', ...d.paramRef };
   if (d.matchResources) binding.matchResources = { matchPolicy: 'Equivalent', ...d.matchResources };
-  return { spec, binding, params: [...(d.params ?? [])], serve: d.serve ?? 'auto' };
+  return {
+    spec,
+    binding,
+    params: [...(d.params ?? [])],
+    namespaces: [...(d.namespaces ?? [])],
+    serve: d.serve ?? 'auto',
+  };
 }
 
 /**
@@ -190,13 +209,29 @@ export function verdictDecision(verdict: PoliciesVerdict, policyName: string): D
  * Defines a ValidatingAdmissionPolicy with its binding; default-export it from
  * functions/<name>/index.ts. Served as a webhook, the function evaluates the policy itself: the
  * API server has applied the rules and selectors; the function applies resourceNames,
- * excludeResourceRules, matchConditions and the validations, with `params` from the definition;
- * `namespaceObject` is null and the authorizer has no opinion there.
+ * excludeResourceRules, matchConditions and the validations, with `params` and `namespaceObject`
+ * from the definition's `params` and `namespaces`; the authorizer has no opinion there.
  */
 export function defineValidatingPolicy<T extends KubeObject = KubeObject>(
   definition: ValidatingPolicyDefinition<T>,
 ): ValidatingPolicyWebhook {
-  const policy = completeValidatingPolicy(definition as ValidatingPolicyDefinition<unknown>);
+  return servePolicy(definition as ValidatingPolicyDefinition<unknown>);
+}
+
+/** The definition a policy's webhook was made from (the test kit serves it again in another environment). */
+export const DEFINITION: unique symbol = Symbol('klw.validatingPolicyDefinition');
+
+/** What the in-function evaluation reads besides the request; the test kit sets the authorizer. */
+export interface InFunctionEnvironment {
+  authorize?: Authorize;
+}
+
+/** The webhook evaluating a definition in-function (defineValidatingPolicy), in an environment. */
+export function servePolicy(
+  definition: ValidatingPolicyDefinition<unknown>,
+  environment: InFunctionEnvironment = {},
+): ValidatingPolicyWebhook {
+  const policy = completeValidatingPolicy(definition);
   const { namespaceSelector, objectSelector, ...inFunction } = policy.spec.matchConstraints!;
   const served = { ...policy.spec, matchConstraints: inFunction };
   const compiled = new Map<string | undefined, CompiledValidatingPolicy>();
@@ -218,7 +253,13 @@ export function defineValidatingPolicy<T extends KubeObject = KubeObject>(
       );
     else compiledFor();
   }
-  const params = paramSourcesOf(policy.params);
+  const params = paramSourcesOf(policy.params, paramScopeOf(definition, policy.params));
+  const namespaces = new Map(policy.namespaces.map((n) => [n.metadata?.name ?? '', n]));
+  const dispatchEnv = {
+    params,
+    namespace: (name: string) => namespaces.get(name),
+    ...(environment.authorize ? { authorize: environment.authorize } : {}),
+  };
   const webhook = defineValidatingWebhook({
     name: definition.name,
     rules: policy.spec.matchConstraints!.resourceRules!.map(({ resourceNames: _, ...r }) => r),
@@ -236,7 +277,7 @@ export function defineValidatingPolicy<T extends KubeObject = KubeObject>(
         const verdict = dispatchValidating(
           [{ policy: compiledFor(ctx.kubeVersion), bindings: [{ ...policy.binding, validationActions: actions }] }],
           request as AdmissionRequest,
-          { params },
+          dispatchEnv,
         );
         return verdictDecision(verdict, policy.spec.name);
       };
@@ -244,7 +285,20 @@ export function defineValidatingPolicy<T extends KubeObject = KubeObject>(
       return loading ? loading.then(run) : run();
     },
   });
+  Object.defineProperty(webhook, DEFINITION, { value: definition });
   return Object.assign(webhook, { validatingPolicy: policy });
+}
+
+/** Whether a param kind is namespaced: as the definition says, else as its params show it. */
+export function paramScopeOf(
+  definition: Pick<ValidatingPolicyDefinition<unknown>, 'paramScope'>,
+  params: readonly KubeObject[],
+): (kind: ParamKind) => boolean {
+  if (definition.paramScope) {
+    const namespaced = definition.paramScope === 'Namespaced';
+    return () => namespaced;
+  }
+  return namespacedKindsOf(params);
 }
 
 /**

@@ -100,7 +100,7 @@ function record(
   }
   for (const annotation of result.auditAnnotations) {
     if (annotation.action === 'publish') {
-      const value = annotation.value!.slice(0, MAX_AUDIT_ANNOTATION_VALUE);
+      const value = truncateBytes(annotation.value!, MAX_AUDIT_ANNOTATION_VALUE);
       const values = collected.get(annotation.key) ?? [];
       if (!values.includes(value)) values.push(value);
       collected.set(annotation.key, values);
@@ -108,6 +108,23 @@ function record(
       out.denials.push({ policy: name, binding: binding.name, decision: { message: annotation.error! } });
     }
   }
+}
+
+/**
+ * A value cut at `max` UTF-8 bytes as Go slices a string, a character cut in two then written as
+ * the JSON of an audit event writes invalid UTF-8: one U+FFFD for each byte left of it.
+ */
+export function truncateBytes(value: string, max: number): string {
+  const bytes = new TextEncoder().encode(value);
+  if (bytes.length <= max) return value;
+  let start = max;
+  // Back to the first byte of the last character (continuation bytes are 10xxxxxx).
+  while (start > 0 && (bytes[start - 1]! & 0xc0) === 0x80) start--;
+  const lead = start > 0 ? bytes[start - 1]! : 0;
+  const size = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  const whole = start > 0 && max - (start - 1) >= size ? max : start - 1;
+  const kept = new TextDecoder().decode(bytes.subarray(0, Math.max(whole, 0)));
+  return kept + '\ufffd'.repeat(max - Math.max(whole, 0));
 }
 
 /** Dispatches a request to validating policies; the request is as the API server received it. */

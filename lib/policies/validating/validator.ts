@@ -58,6 +58,9 @@ export interface CompiledValidatingPolicy {
   variables: CompiledVariables;
   conditions: PolicyConditions;
   validations: Array<PolicyProgram | undefined>;
+  /** The validations' expressions, and their messageExpressions (undefined where none), in order. */
+  validationTexts: string[];
+  messageTexts: Array<string | undefined>;
   messages: Array<PolicyProgram | undefined>;
   auditAnnotations: Array<PolicyProgram | undefined>;
 }
@@ -75,6 +78,8 @@ export function compileValidatingPolicy(
     failurePolicy: spec.failurePolicy ?? 'Fail',
     variables,
     conditions: compileConditions(spec.matchConditions ?? [], variables, env),
+    validationTexts: validations.map((v) => v.expression),
+    messageTexts: validations.map((v) => v.messageExpression || undefined),
     validations: compileExpressions(
       validations.map((v) => v.expression),
       variables,
@@ -124,33 +129,33 @@ export function validate(
     if (!outcome.matched) return { decisions: [], auditAnnotations: [] };
   }
   const validations = policy.spec.validations ?? [];
+  // One activation for the three filters: the object is converted to CEL values once.
   const base = policyActivation(input);
-  const checked = evaluateFilter(
-    policy.validations,
-    validations.map((v) => v.expression),
-    compose(base, policy.variables),
-    budget,
-  );
+  const checked = evaluateFilter(policy.validations, policy.validationTexts, compose(base, policy.variables), budget);
   if (checked.error !== undefined) return failedWhole(fp, checked.error);
-  const messageBase = policyActivation({ ...input, withoutAuthorizer: true });
-  const messages = evaluateFilter(
-    policy.messages,
-    validations.map((v) => v.messageExpression || undefined),
-    compose(messageBase, policy.variables),
-    checked.remaining,
-  );
+  const none = { evaluations: [] as Evaluation[], remaining: checked.remaining };
+  let messages: ReturnType<typeof evaluateFilter> = none;
+  if (policy.messageTexts.some((m) => m !== undefined)) {
+    // messageExpressions see no authorizer.
+    const { authorizer: _, ...messageBase } = base;
+    messages = evaluateFilter(
+      policy.messages,
+      policy.messageTexts,
+      compose(messageBase, policy.variables),
+      checked.remaining,
+    );
+  }
   const decisions = decideValidations(validations, checked.evaluations, messages, fp);
+  const audits = policy.spec.auditAnnotations ?? [];
+  if (!audits.length) return { decisions, auditAnnotations: [] };
   const annotations = evaluateFilter(
     policy.auditAnnotations,
-    (policy.spec.auditAnnotations ?? []).map((a) => a.valueExpression),
+    audits.map((a) => a.valueExpression),
     compose(base, policy.variables),
     budget,
   );
   if (annotations.error !== undefined) return failedWhole(fp, annotations.error);
-  return {
-    decisions,
-    auditAnnotations: decideAuditAnnotations(policy.spec.auditAnnotations ?? [], annotations.evaluations, fp),
-  };
+  return { decisions, auditAnnotations: decideAuditAnnotations(audits, annotations.evaluations, fp) };
 }
 
 /** The byte length of a string in UTF-8. */

@@ -9,7 +9,7 @@
 import type { ASTNode, Environment, ParseResult } from './engine.ts';
 import { adoptCelGoChecker, type CheckerEnvironment, declaredFunctions, inferredTypes } from './check/checker.ts';
 import { installOptionalEntries } from './evaluate/entries.ts';
-import { matchConditionsEnvironment } from './evaluate/environment.ts';
+import { matchConditionsEnvironment, typedObjectsEnvironment } from './evaluate/environment.ts';
 import { needsLibraries } from './libraries/names.ts';
 import { balanceLogic } from './parse/logic-balance.ts';
 import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './parse/literals.ts';
@@ -79,6 +79,11 @@ export interface CompileOptions {
    * for testing the environment on expressions written for other declarations.
    */
   declarations?: Record<string, string>;
+  /**
+   * Object types, name to field types (`{ replicas: 'int', spec: 'Deployment.spec' }`), that the
+   * declarations may name. With types, `object` and `oldObject` are `dyn` unless declared.
+   */
+  types?: Record<string, Record<string, string>>;
 }
 
 /**
@@ -114,7 +119,9 @@ function compile(
   optimize = true,
 ): CompiledExpression | CompileError {
   let env = matchConditionsEnvironment(needsLibraries(expression));
-  if (options.declarations) {
+  if (options.types) {
+    env = typedEnvironment(options.types, options.declarations);
+  } else if (options.declarations) {
     env = env.clone();
     for (const [name, type] of Object.entries(options.declarations)) env.registerVariable(name, type);
     installMeter(env);
@@ -178,6 +185,31 @@ function compile(
     throw err;
   }
   return compiled(env, parsed, type, () => compile(expression, options, fold, optimize) as CompiledExpression);
+}
+
+/** Environments with object types, by their types and declarations; a few kept (type checking reuses them). */
+const typedEnvironments = new Map<string, Environment>();
+/** How many typed environments are kept: those of the kinds one policy is checked against. */
+const TYPED_ENVIRONMENTS_KEPT = 16;
+
+/** The environment declaring `types` and `declarations` (`object` and `oldObject` dyn unless declared). */
+function typedEnvironment(
+  types: Record<string, Record<string, string>>,
+  declarations: Record<string, string> = {},
+): Environment {
+  const key = JSON.stringify([types, declarations]);
+  let env = typedEnvironments.get(key);
+  if (env) return env;
+  env = typedObjectsEnvironment().clone();
+  for (const [name, fields] of Object.entries(types)) env.registerType(name, { fields });
+  for (const [name, type] of Object.entries({ object: 'dyn', oldObject: 'dyn', ...declarations }))
+    env.registerVariable(name, type);
+  installMeter(env);
+  installOptionalEntries(env);
+  if (typedEnvironments.size >= TYPED_ENVIRONMENTS_KEPT)
+    typedEnvironments.delete(typedEnvironments.keys().next().value!);
+  typedEnvironments.set(key, env);
+  return env;
 }
 
 /**

@@ -247,7 +247,15 @@ describe('klw audit against a fake API server', () => {
       'patched audit-defaults on/p-exempt',
       'warned audit-policy on/p-noowner',
     ]);
-    assert.deepEqual(report.summary, { denied: 2, warned: 1, patched: 1, allowed: 5, skipped: 0, error: 0 });
+    assert.deepEqual(report.summary, {
+      denied: 2,
+      warned: 1,
+      audited: 0,
+      patched: 1,
+      allowed: 5,
+      skipped: 0,
+      error: 0,
+    });
     const denied = report.results.find((r) => r.name === 'p-bad')!;
     assert.equal(denied.message, 'Pod "p-bad" has tier=forbidden');
     assert.equal(denied.rejected, true);
@@ -570,7 +578,11 @@ describe('klw audit against a fake API server', () => {
     try {
       for (const mode of ['Deny', 'Warn', 'Audit'] as const) {
         const report = await runAudit({ client, webhooks: [policy(mode)], auditor });
-        assert.deepEqual(report.summary, { denied: 4, warned: 0, patched: 0, allowed: 2, skipped: 0, error: 0 }, mode);
+        assert.deepEqual(
+          report.summary,
+          { denied: 4, warned: 0, audited: 0, patched: 0, allowed: 2, skipped: 0, error: 0 },
+          mode,
+        );
         assert.deepEqual(
           report.results.map((r) => `${r.result} ${r.rejected} ${r.enforcement} ${r.name} ${r.message}`).sort(),
           [
@@ -837,7 +849,7 @@ describe('audit pieces', () => {
   it('renders an empty table as nothing and counts in the summary line', () => {
     const report: AuditReport = {
       auditor,
-      summary: { denied: 0, warned: 0, patched: 0, allowed: 1, skipped: 2, error: 0 },
+      summary: { denied: 0, warned: 0, audited: 0, patched: 0, allowed: 1, skipped: 2, error: 0 },
       results: [],
       problems: [],
     };

@@ -12,7 +12,7 @@ import { functionDefinition, pluginParams, secretsStatement } from '../../../inf
 import { addFloodSafetyAndAlarms, DURATION_ALARM_SHARE, type DeployedFunction } from '../../../infra/deploy/alarms.ts';
 import { alarmedClusters, clusterLogicalId, parseClusterAlarms } from '../../../infra/fleet/alarms.ts';
 import { readServerless, runServerless } from '../../../infra/deploy/serverless.ts';
-import { clusterParameterName, fleetFromEnv } from '../../../lib/fleet.ts';
+import { clusterParameterName, fleetFromEnv } from '../../../lib/handler/fleet.ts';
 import { FIXTURE_FUNCTIONS, FIXTURE_PROJECT } from '../../helpers.ts';
 
 type Json = Record<string, any>;

@@ -277,7 +277,7 @@ describe('fleet audit pieces', () => {
   it('a cluster whose audit throws is recorded; the exit code is 2 over all, else 1 on a denial, else 0', async () => {
     const empty = (rejected: boolean, problems: string[] = []): AuditReport => ({
       auditor: { username: 'u' },
-      summary: { denied: rejected ? 1 : 0, warned: 0, patched: 0, allowed: 0, skipped: 0, error: 0 },
+      summary: { denied: rejected ? 1 : 0, warned: 0, audited: 0, patched: 0, allowed: 0, skipped: 0, error: 0 },
       results: rejected
         ? [
             {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { fleetFromEnv, FLEET_ENV, MAX_CLUSTERS } from '../../../lib/fleet.ts';
+import { fleetFromEnv, FLEET_ENV, MAX_CLUSTERS } from '../../../lib/handler/fleet.ts';
 import {
   FLEET_FILE,
   FLEET_FILE_MAX_BYTES,

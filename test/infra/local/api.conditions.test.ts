@@ -36,7 +36,7 @@ export default webhook;
 // The stand-in evaluator: conditions-worker.mjs's messages and evaluator, but a review marked
 // `stall: spin` never gets past its envelope (a busy loop), and `stall: hoard` allocates until the
 // thread's heap is exhausted. The envelope is posted first, as the real evaluator does.
-const EVALUATOR = new URL('../../../infra/local/match-conditions.ts', import.meta.url).href;
+const EVALUATOR = new URL('../../../infra/local/back/match-conditions.ts', import.meta.url).href;
 const STALLING_WORKER = `import { parentPort } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
 register();
@@ -89,10 +89,10 @@ before(async () => {
   // Ten minutes: the slow review is still being evaluated whenever the test looks.
   const log = (l: string) => logs.push(l);
   const state = join(work, '.state');
-  const common = { root: work, port: 0, stateDir: state, log, functionLog: () => {}, concurrency: 2, conditionsWorker };
-  api = await startApi({ ...common, conditionsTimeoutMs: 600_000 });
+  const common = { root: work, port: 0, stateDir: state, log, functionLog: () => {}, concurrency: 2 };
+  api = await startApi({ ...common, conditions: { worker: conditionsWorker, timeoutMs: 600_000 } });
   // The webhooks' own timeouts; a small heap for the conditions, which the hoarding review exhausts.
-  bounded = await startApi({ ...common, build: false, conditionsHeapMb: 64 });
+  bounded = await startApi({ ...common, build: false, conditions: { worker: conditionsWorker, heapMb: 64 } });
 });
 after(async () => {
   await api?.close();

@@ -19,11 +19,11 @@ import {
   type Kubectl,
 } from '../../../infra/local/apply.ts';
 import { ensureLocalCertificates, serverNames } from '../../../infra/local/certs.ts';
-import { localInvoke } from '../../../infra/local/invoke.ts';
+import { localInvoke } from '../../../infra/local/back/invoke.ts';
 import { logSink, readableLine } from '../../../infra/local/output.ts';
 import { unreachableWarning } from '../../../infra/local/serve.ts';
-import { lambdaEnvironment, RESERVED_VARIABLES } from '../../../infra/local/environment.ts';
-import { configuredRuntime, envVarsFor, readEnvVars, runtimeMismatch } from '../../../infra/local/project.ts';
+import { lambdaEnvironment, RESERVED_VARIABLES } from '../../../infra/local/back/environment.ts';
+import { configuredRuntime, envVarsFor, readEnvVars, runtimeMismatch } from '../../../infra/local/back/project.ts';
 import { sampleReview } from '../../../infra/local/sample.ts';
 import { loadFunctions } from '../../../infra/functions.ts';
 import { admissionReview } from '../../../lib/harness/reviews.ts';

@@ -3,7 +3,12 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { allow, defineValidatingWebhook, deny, patched } from '../../../lib/index.ts';
 import { sanitizeWarnings } from '../../../lib/admission/decision.ts';
-import { recordWarnings, WarningList, WARNING_ITEM_LIMIT, WARNINGS_TOTAL_LIMIT } from '../../../lib/admission/decision.ts';
+import {
+  recordWarnings,
+  WarningList,
+  WARNING_ITEM_LIMIT,
+  WARNINGS_TOTAL_LIMIT,
+} from '../../../lib/admission/decision.ts';
 import type { Decision } from '../../../lib/admission/decision.ts';
 import { wouldDenyWarning } from '../../../lib/admission/enforcement.ts';
 import { DeadlineExceeded, withDeadline } from '../../../lib/deadline.ts';

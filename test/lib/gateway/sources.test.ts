@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import * as esbuild from 'esbuild';
 import { bundleOptions } from '../../../infra/build.ts';
-import { httpFromResult } from '../../../infra/local/results.ts';
+import { httpFromResult } from '../../../infra/local/front/results.ts';
 import {
   describeSources,
   detectSource,

@@ -8,6 +8,17 @@ import { mergeValues } from './merge.ts';
 import type { Schema } from './schema.ts';
 import { errorsText, findAtomics, type SmdError, validate } from './typed.ts';
 
+/**
+ * Merge outputs: read as typed already (both sides were), so the next configuration merged into
+ * one need not read it again.
+ */
+const typedOutputs = new WeakSet<object>();
+
+/** Notes an object as read as typed already (one the API server decoded as its kind). */
+export function markTyped(object: object): void {
+  typedOutputs.add(object);
+}
+
 /** The object after the merge, or the error the API server answers with. */
 export type ApplyResult = { object: Record<string, unknown> } | { error: string };
 
@@ -34,10 +45,13 @@ export function applyConfiguration(
     return {
       error: `error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: ${atomics.join(', ')}`,
     };
-  const liveErrors = validate(schema, typeName, object, true);
-  if (liveErrors.length) return fail('failed to convert original object to typed object', liveErrors);
+  if (!typedOutputs.has(object)) {
+    const liveErrors = validate(schema, typeName, object, true);
+    if (liveErrors.length) return fail('failed to convert original object to typed object', liveErrors);
+  }
   const errors: SmdError[] = [];
-  const merged = mergeValues(schema, typeName, object, typedPatch, errors);
+  const merged = (mergeValues(schema, typeName, object, typedPatch, errors) ?? {}) as Record<string, unknown>;
   if (errors.length) return fail('failed to merge patch', errors);
-  return { object: (merged ?? {}) as Record<string, unknown> };
+  typedOutputs.add(merged);
+  return { object: merged };
 }

@@ -30,9 +30,10 @@ function merge(w: Walk, ref: TypeRef, lhs: unknown, rhs: unknown, path: string):
     w.errors.push({ path, message: `schema error: no type found matching: ${typeof ref === 'string' ? ref : ''}` });
     return ABSENT;
   }
+  // Nothing on the right: the left side as it is (it was read as typed before the merge).
+  if (rhs === ABSENT) return lhs;
   const left = deduce(atom, lhs);
   const right = deduce(atom, rhs);
-  if (rhs === ABSENT) return handle(w, left, lhs, rhs, path);
   if (lhs !== ABSENT && !sameAtom(left, right)) {
     // Each side read as its own kind; the right side's reading is the output.
     const discarded: Walk = { schema: w.schema, errors: [] };

@@ -167,6 +167,7 @@ const SAMPLE_ARGS: readonly unknown[] = ['', '', ''];
 
 /** The engine's environment, with every library function charged by its cost. */
 export class MeteredEnvironment extends Environment {
+  // biome-ignore lint/suspicious/noExplicitAny: one override of every overload of the engine's registerFunction.
   override registerFunction(signature: any, handler?: any, opts?: any): this {
     if (typeof signature === 'string' && typeof handler === 'function') handler = chargedHandler(signature, handler);
     return super.registerFunction(signature, handler, opts);

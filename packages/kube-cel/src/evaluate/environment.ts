@@ -99,11 +99,10 @@ function registerNamespaceTypes(env: Environment): void {
     });
 }
 
-/** The variables every condition may read. */
-function registerVariables(env: Environment): void {
+/** The variables every condition may read; `object` and `oldObject` left to the caller when `typed`. */
+function registerVariables(env: Environment, typed: boolean): void {
+  if (!typed) env.registerVariable('object', 'dyn').registerVariable('oldObject', 'dyn');
   env
-    .registerVariable('object', 'dyn')
-    .registerVariable('oldObject', 'dyn')
     .registerVariable('request', 'kubernetes.AdmissionRequest')
     .registerVariable('namespaceObject', 'kubernetes.Namespace')
     .registerVariable('authorizer', AUTHORIZER);
@@ -194,13 +193,14 @@ const ENGINE_LIMITS = {
  * Builds an environment; costly, so done once, on first use. Without `libraries`, the Kubernetes
  * libraries (lists, strings, regex, URLs, quantity, sets, IP and CIDR, format, semver) are left
  * out: an expression that names none of their functions (libraryNames.ts) answers the same in it.
+ * `typed` leaves `object` and `oldObject` undeclared, for a clone that declares them with a kind's schema.
  */
-function buildEnvironment(libraries: boolean): Environment {
+function buildEnvironment(libraries: boolean, typed = false): Environment {
   const env = new MeteredEnvironment({ enableOptionalTypes: true, limits: ENGINE_LIMITS });
   registerRequestTypes(env);
   registerAuthorizer(env);
   registerNamespaceTypes(env);
-  registerVariables(env);
+  registerVariables(env, typed);
   registerConversions(env);
   registerTime(env);
   if (libraries) {
@@ -233,4 +233,15 @@ const environments: { base?: Environment; full?: Environment } = {};
 export function matchConditionsEnvironment(libraries = true): Environment {
   if (libraries) return (environments.full ??= buildEnvironment(true));
   return (environments.base ??= buildEnvironment(false));
+}
+
+let typedEnvironment: Environment | undefined;
+
+/**
+ * The matchConditions environment without `object` and `oldObject`, for a clone that declares them
+ * with the schema of a kind (the API server's type checking of policies); built on first use.
+ */
+export function typedObjectsEnvironment(): Environment {
+  typedEnvironment ??= buildEnvironment(true, true);
+  return typedEnvironment;
 }

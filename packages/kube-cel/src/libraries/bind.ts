@@ -44,7 +44,8 @@ function compare(a: unknown, b: unknown): number {
   if (typeof a === 'string' && typeof b === 'string') return compareStrings(a, b);
   const sameType = typeof a === typeof b && (typeof a !== 'object' || a?.constructor === b?.constructor);
   if (!sameType || a === null) return Number.NaN;
-  return (a as any) < (b as any) ? -1 : (a as any) > (b as any) ? 1 : 0;
+  // Both of one primitive type (or one class): the operators compare them as CEL orders them.
+  return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
 }
 
 function extreme(list: unknown[], name: string, sign: number): unknown {

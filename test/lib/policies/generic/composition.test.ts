@@ -58,6 +58,29 @@ describe('variables (composition.go)', () => {
       /composited variable "x" fails to compile: compilation failed: .*undefined field 'y'/,
     );
   });
+  it("is declared with its own type, as the composited compiler declares it (composition.go's AddField)", () => {
+    const vars = compileVariables(
+      [
+        { name: 'works', expression: 'true' },
+        { name: 'count', expression: 'size(object.items)' },
+        { name: 'broken', expression: 'object.' },
+      ],
+      env,
+    );
+    assert.deepEqual(vars.types, ['bool', 'int', 'dyn']);
+    const [asBool, mixed, fromBroken] = compileExpressions(
+      ['variables.works', "variables.count + 'x' == 'y'", 'variables.broken'],
+      vars,
+      env,
+      ['bool'],
+    );
+    assert.equal(asBool!.error, undefined);
+    assert.equal(
+      mixed!.error,
+      "compilation failed: ERROR: <input>:1:17: found no matching overload for '_+_' applied to '(int, string)'\n | variables.count + 'x' == 'y'\n | ................^",
+    );
+    assert.equal(fromBroken!.error, 'must evaluate to bool but got dyn');
+  });
   it('is evaluated at most once per activation, and only when read', () => {
     const vars = compileVariables([{ name: 'x', expression: 'object.a + 1' }], env);
     const composed = compose({ object: { a: 1n } }, vars);
@@ -103,6 +126,23 @@ describe('the policy environment', () => {
       /undeclared reference to 'authorizer'/,
     );
     assert.equal(compilePolicyExpression(e, opts({ returns: ['string'] })).error, undefined);
+  });
+  it("compile errors are CompileCELExpression's words once, placed as cel-go places them", () => {
+    assert.equal(
+      compilePolicyExpression('object.a ==', opts({})).error,
+      "compilation failed: ERROR: <input>:1:12: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n | object.a ==\n | ...........^",
+    );
+    assert.equal(
+      compilePolicyExpression(
+        "'x' + \n  string(authorizer.path('/a').check('get').allowed())",
+        opts({ hasAuthorizer: false }),
+      ).error,
+      "compilation failed: ERROR: <input>:2:10: undeclared reference to 'authorizer' (in container '')\n |   string(authorizer.path('/a').check('get').allowed())\n | .........^",
+    );
+    assert.equal(
+      compilePolicyExpression('variables.known && variables.nope', opts({ variables: ['known'] })).error,
+      "compilation failed: ERROR: <input>:1:29: undefined field 'nope'\n | variables.known && variables.nope\n | ............................^",
+    );
   });
   it('an expression of the wrong type is refused as CompileCELExpression refuses it', () => {
     assert.equal(compilePolicyExpression("'a'", opts({})).error, 'must evaluate to bool but got string');

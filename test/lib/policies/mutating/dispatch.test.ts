@@ -3,26 +3,58 @@ import { describe, it } from 'node:test';
 import { defineMutatingWebhook } from '../../../../lib/admission/webhook.ts';
 import { admissionReview } from '../../../../lib/harness/reviews.ts';
 import { Deployment } from '../../../../lib/k8s/kinds.ts';
-import { defineMutatingPolicy, type MutatingPolicyDefinition } from '../../../../lib/policies/mutating/define.ts';
-import { dispatchMutatingPolicies, PolicyReinvokeContext } from '../../../../lib/policies/mutating/dispatch.ts';
-import type { KubeObject } from '../../../../lib/review/schemas.ts';
+import { paramSourcesOf } from '../../../../lib/policies/generic/params.ts';
+import {
+  defineMutatingPolicy,
+  kindSchemas,
+  type MutatingPolicyDefinition,
+  type MutatingPolicyWebhook,
+} from '../../../../lib/policies/mutating/define.ts';
+import { dispatchMutating, PolicyReinvokeContext } from '../../../../lib/policies/mutating/dispatch.ts';
+import { defaultObject } from '../../../../lib/policies/mutating/defaults.ts';
+import { compileMutatingPolicy } from '../../../../lib/policies/mutating/evaluate.ts';
+import type { AdmissionRequest, KubeObject } from '../../../../lib/review/schemas.ts';
 import { on } from '../../../../lib/rule-builder.ts';
 import { runAdmissionChain } from '../../../../lib/testing/chain.ts';
+import { expectMutatingPolicyParity } from '../../../../lib/testing/mutating-policies.ts';
 
-const deployment = (labels?: Record<string, string>, spec: Record<string, unknown> = {}): KubeObject => ({
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name: 'd1', namespace: 'default', ...(labels ? { labels } : {}) },
-  spec: { template: { spec: { volumes: [{ name: 'x' }] } }, ...spec },
-});
+/** A Deployment as the API server holds it: defaulted (as it is when decoded, and after each mutation). */
+const deployment = (labels?: Record<string, string>, spec: Record<string, unknown> = {}): KubeObject =>
+  defaultObject(
+    { group: 'apps', version: 'v1', kind: 'Deployment' },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'd1', namespace: 'default', ...(labels ? { labels } : {}) },
+      spec: { template: { spec: { volumes: [{ name: 'x' }] } }, ...spec },
+    },
+  ) as KubeObject;
 const policy = (name: string, expression: string, more: Partial<MutatingPolicyDefinition> = {}) =>
   defineMutatingPolicy({
     name,
     matchConstraints: { resourceRules: [on(Deployment).create().update()] },
     mutations: [{ patchType: 'ApplyConfiguration', applyConfiguration: { expression } }],
-    binding: { name: 'binding' },
+    bindingName: 'binding',
     ...more,
   });
+/** The policies dispatched natively, in order, with the param objects in the cluster. */
+const dispatchMutatingPolicies = (
+  policies: MutatingPolicyWebhook[],
+  request: AdmissionRequest,
+  params: KubeObject[] = [],
+) =>
+  dispatchMutating(
+    policies.map((p) => ({
+      policy: compileMutatingPolicy(p.mutatingPolicy.spec),
+      bindings: [p.mutatingPolicy.binding],
+    })),
+    request,
+    {
+      namespace: (name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
+      params: paramSourcesOf(params),
+      kindSchema: kindSchemas({}),
+    },
+  );
 const labels = (entries: string) => `Object{ metadata: Object.metadata{ labels: {${entries}} } }`;
 const request = (object: KubeObject) => admissionReview(object, { namespace: 'default' }).request;
 const PRODONLY = [
@@ -30,7 +62,7 @@ const PRODONLY = [
 ];
 
 // Restated from k8s.io/apiserver pkg/admission/plugin/policy/mutating/dispatcher_test.go (TestDispatcher).
-// The API server's test registers a defaulter of spec.strategy.type; these rows leave defaulting out.
+// The API server's test registers a defaulter of spec.strategy.type; these rows run every Deployment defaulter.
 describe('mutating policies dispatched in order (dispatcher_test.go)', () => {
   it('simple patch', () => {
     const p = policy('policy1', 'Object{ spec: Object.spec{ replicas: object.spec.replicas + 100 } }');
@@ -44,12 +76,12 @@ describe('mutating policies dispatched in order (dispatcher_test.go)', () => {
       "Object{ spec: Object.spec{ replicas: object.spec.replicas + int(params.data['key']) } }",
       {
         paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
-        binding: { name: 'binding', paramRef: { name: 'cm1', namespace: 'default' } },
+        paramRef: { name: 'cm1', namespace: 'default' },
       },
     );
-    const outcome = dispatchMutatingPolicies([p], request(deployment(undefined, { replicas: 1 })), {
-      params: () => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm1' }, data: { key: '10' } }),
-    });
+    const outcome = dispatchMutatingPolicies([p], request(deployment(undefined, { replicas: 1 })), [
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm1', namespace: 'default' }, data: { key: '10' } },
+    ]);
     assert.deepEqual(outcome.object, deployment(undefined, { replicas: 11 }));
   });
 
@@ -233,4 +265,163 @@ describe('mutating policies in runAdmissionChain', () => {
       [undefined, undefined],
     );
   });
+});
+
+describe('mutating policies match as validating policies do (the generic matcher)', () => {
+  const stamp = (more: Partial<MutatingPolicyDefinition> = {}) => policy('stamp', labels('"stamped": "yes"'), more);
+  const stamped = (p: MutatingPolicyWebhook, object: KubeObject, options: Parameters<typeof admissionReview>[1] = {}) =>
+    p.evaluate(admissionReview(object, { namespace: 'default', ...options }).request).object?.metadata?.labels
+      ?.stamped === 'yes';
+
+  it('applies namespaceSelector, objectSelector and excludeResourceRules', () => {
+    const bySelector = stamp({
+      matchConstraints: {
+        resourceRules: [on(Deployment).create()],
+        objectSelector: { matchLabels: { team: 'a' } },
+      },
+    });
+    assert.equal(stamped(bySelector, deployment({ team: 'a' })), true);
+    assert.equal(stamped(bySelector, deployment({ team: 'b' })), false);
+    assert.equal(stamped(stamp(), deployment(), { namespace: 'kube-system' }), false, 'system namespaces left out');
+    const excluded = stamp({
+      matchConstraints: {
+        resourceRules: [on(Deployment).create()],
+        excludeResourceRules: [
+          {
+            apiGroups: ['apps'],
+            apiVersions: ['v1'],
+            resources: ['deployments'],
+            operations: ['CREATE'],
+            resourceNames: ['d1'],
+          },
+        ],
+      },
+    });
+    assert.equal(stamped(excluded, deployment()), false);
+  });
+
+  it('matches an equivalent resource under matchPolicy Equivalent, not under Exact', async () => {
+    const hpa: KubeObject = {
+      apiVersion: 'autoscaling/v1',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name: 'h', namespace: 'default' },
+    };
+    const v2Only = {
+      apiGroups: ['autoscaling'],
+      apiVersions: ['v2'],
+      resources: ['horizontalpodautoscalers'],
+      operations: ['CREATE' as const],
+    };
+    const chain = (matchPolicy: 'Exact' | 'Equivalent') =>
+      runAdmissionChain(hpa, [stamp({ matchConstraints: { resourceRules: [v2Only], matchPolicy } })], {
+        namespace: 'default',
+        matchRules: false,
+      });
+    assert.equal((await chain('Equivalent')).object?.metadata?.labels?.stamped, 'yes');
+    assert.equal((await chain('Exact')).object?.metadata?.labels?.stamped, undefined);
+  });
+
+  it('a failing matchCondition is the policy error in the filter words; Ignore skips the policy', () => {
+    const failing = [{ name: 'boom', expression: 'object.metadata.labels["missing"] == "x"' }];
+    const outcome = stamp({ matchConditions: failing }).evaluate(request(deployment({ a: 'b' })));
+    assert.deepEqual(outcome.status, {
+      code: 403,
+      reason: 'Invalid',
+      message: `policy 'stamp' with binding 'binding' denied request: expression 'object.metadata.labels["missing"] == "x"' resulted in error: no such key: missing`,
+    });
+    const ignored = stamp({ matchConditions: failing, failurePolicy: 'Ignore' }).evaluate(
+      request(deployment({ a: 'b' })),
+    );
+    assert.deepEqual(ignored, { allowed: true, object: deployment({ a: 'b' }), shouldReinvoke: false });
+  });
+
+  it('runs once per param a paramRef selector finds; no param under Deny is a configuration error', () => {
+    const cm = (name: string, value: string) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: 'default', labels: { use: 'yes' } },
+      data: { value },
+    });
+    const appending = policy(
+      'append',
+      labels('"seen": object.?metadata.labels["seen"].orValue("") + params.data.value'),
+      {
+        paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+        paramRef: { selector: { matchLabels: { use: 'yes' } } },
+        params: [cm('one', '1'), cm('two', '2')],
+      },
+    );
+    assert.equal(appending.evaluate(request(deployment())).object?.metadata?.labels?.seen, '12');
+    const none = appending.evaluate(request(deployment()), { params: [] });
+    assert.deepEqual(none.status, {
+      code: 403,
+      reason: 'Forbidden',
+      message:
+        "policy 'append' with binding 'binding' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction",
+    });
+  });
+});
+
+describe('each single-policy case above, served from Lambda, answers as natively', () => {
+  const cm = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'cm1', namespace: 'default' },
+    data: { key: '10' },
+  };
+  const cases: Array<[string, MutatingPolicyWebhook, KubeObject]> = [
+    [
+      'simple patch',
+      policy('policy1', 'Object{ spec: Object.spec{ replicas: object.spec.replicas + 100 } }'),
+      deployment(undefined, { replicas: 1 }),
+    ],
+    [
+      'with param',
+      policy('policy1', "Object{ spec: Object.spec{ replicas: object.spec.replicas + int(params.data['key']) } }", {
+        paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+        paramRef: { name: 'cm1', namespace: 'default' },
+        params: [cm],
+      }),
+      deployment(undefined, { replicas: 1 }),
+    ],
+    [
+      'a policy whose condition is false',
+      policy('policy2', labels('"x": "y"'), { matchConditions: PRODONLY }),
+      deployment(),
+    ],
+    [
+      'a failing policy',
+      policy('p', 'Object{ spec: Object.spec{ selector: Object.spec.selector{ matchLabels: {"a": "b"} } } }'),
+      deployment(),
+    ],
+    [
+      'a failing matchCondition',
+      policy('stamp', labels('"stamped": "yes"'), {
+        matchConditions: [{ name: 'boom', expression: 'object.metadata.labels["missing"] == "x"' }],
+      }),
+      deployment({ a: 'b' }),
+    ],
+    [
+      'excluded by name',
+      policy('stamp', labels('"stamped": "yes"'), {
+        matchConstraints: {
+          resourceRules: [on(Deployment).create()],
+          excludeResourceRules: [
+            {
+              apiGroups: ['apps'],
+              apiVersions: ['v1'],
+              resources: ['deployments'],
+              operations: ['CREATE'],
+              resourceNames: ['d1'],
+            },
+          ],
+        },
+      }),
+      deployment(),
+    ],
+  ];
+  for (const [name, p, object] of cases)
+    it(name, async () => {
+      await expectMutatingPolicyParity(p, object, { namespace: 'default', name: 'd1' });
+    });
 });

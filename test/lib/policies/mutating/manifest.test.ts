@@ -27,7 +27,7 @@ const policy = defineMutatingPolicy({
   ],
   reinvocationPolicy: 'IfNeeded',
   paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
-  binding: { paramRef: { name: 'teams', parameterNotFoundAction: 'Allow' } },
+  paramRef: { name: 'teams', parameterNotFoundAction: 'Allow' },
 });
 
 describe('MutatingAdmissionPolicy manifests', () => {
@@ -47,19 +47,24 @@ describe('MutatingAdmissionPolicy manifests', () => {
             scope: 'Namespaced',
           },
         ],
+        namespaceSelector: {
+          matchExpressions: [
+            { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'kube-node-lease'] },
+          ],
+        },
         objectSelector: { matchLabels: { a: 'b' } },
       },
       failurePolicy: 'Fail',
       reinvocationPolicy: 'IfNeeded',
-      mutations: policy.mutatingPolicy.mutations,
+      mutations: policy.mutatingPolicy.spec.mutations,
       paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
-      matchConditions: policy.mutatingPolicy.matchConditions,
-      variables: policy.mutatingPolicy.variables,
+      matchConditions: policy.mutatingPolicy.spec.matchConditions,
+      variables: policy.mutatingPolicy.spec.variables,
     });
     assert.deepEqual(b, {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'MutatingAdmissionPolicyBinding',
-      metadata: { name: 'add-team-binding' },
+      metadata: { name: 'add-team' },
       spec: { policyName: 'add-team', paramRef: { name: 'teams', parameterNotFoundAction: 'Allow' } },
     });
   });

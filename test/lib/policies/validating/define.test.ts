@@ -213,6 +213,71 @@ const cases: Case[] = [
       "ValidatingAdmissionPolicy 'replica-limit' with binding 'replica-limit' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction",
   },
   {
+    name: 'namespaceObject: the Namespace the test gives, the same in-function',
+    change: {
+      validations: [
+        {
+          expression: "namespaceObject.metadata.labels.tier == 'prod' && object.spec.replicas > 1",
+          messageExpression: "'tier ' + namespaceObject.metadata.labels.tier",
+        },
+      ],
+    },
+    object: deployment(1),
+    options: { namespaceLabels: { tier: 'dev' } },
+    allowed: false,
+    message: "ValidatingAdmissionPolicy 'replica-limit' with binding 'replica-limit' denied request: tier dev",
+  },
+  {
+    name: "namespaceObject: the definition's namespaces",
+    change: {
+      namespaces: [
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default', labels: { tier: 'prod' } } } as KubeObject,
+      ],
+      validations: [{ expression: "namespaceObject.metadata.labels.tier == 'prod'" }],
+    },
+    object: deployment(1),
+    allowed: true,
+  },
+  {
+    name: 'the authorizer: the one the native policy has, in-function too',
+    change: {
+      validations: [
+        {
+          expression: "authorizer.group('apps').resource('deployments').check('scale').allowed()",
+          message: 'may not scale',
+        },
+      ],
+    },
+    object: deployment(1),
+    options: { authorize: () => ({ decision: 'Allow' }) },
+    allowed: true,
+  },
+  {
+    name: 'the authorizer: no opinion by default, both ways',
+    change: {
+      validations: [
+        { expression: "authorizer.group('apps').resource('deployments').check('scale').allowed()", message: 'm' },
+      ],
+    },
+    object: deployment(1),
+    allowed: false,
+    message: "ValidatingAdmissionPolicy 'replica-limit' with binding 'replica-limit' denied request: m",
+  },
+  {
+    name: 'messageExpression fallbacks: multi-line, then the message, then the expression',
+    change: {
+      validationActions: ['Warn'],
+      validations: [
+        { expression: 'false', messageExpression: "'two\\nlines'", message: ' the message ' },
+        { expression: 'false', messageExpression: "' '" },
+        { expression: ' 1 > 2 ', messageExpression: 'string(1/0)' },
+      ],
+    },
+    object: deployment(1),
+    allowed: true,
+    warnings: 3,
+  },
+  {
     name: 'kube-system is not gated (namespaceSelector)',
     object: deployment(9),
     options: { namespace: 'kube-system' },

@@ -67,6 +67,19 @@ const rows: Row[] = [
     want: [{ action: 'admit' }, { action: 'deny' }],
   },
   {
+    name: 'test fail with failurepolicy fail with multiple validations',
+    failurePolicy: 'Fail',
+    validations: [v(), v()],
+    evaluations: [T, E],
+    want: [{ action: 'admit' }, { action: 'deny' }],
+  },
+  {
+    name: 'test fail with failurepolicy nil with multiple failed validations',
+    validations: [v(), v()],
+    evaluations: [E, E],
+    want: [{ action: 'deny' }, { action: 'deny' }],
+  },
+  {
     name: 'test fail with failurepolicy fail with multiple failed validations',
     failurePolicy: 'Fail',
     validations: [v(), v()],
@@ -217,6 +230,21 @@ describe('validator_test.go TestValidate: audit annotations', () => {
       { key: 'k', action: 'publish', value: 'string value' },
     ]);
   });
+  it('test non-empty validations with non-empty audit annotations', () => {
+    const decisions = decideValidations(
+      [v(expr, { message: 'test1', reason: 'Forbidden' })],
+      [T],
+      { evaluations: [] },
+      'Fail',
+    );
+    assert.deepEqual(
+      decisions.map((d) => d.action),
+      ['admit'],
+    );
+    assert.deepEqual(decideAuditAnnotations([a("'string value'")], [{ value: 'string value' }], 'Fail'), [
+      { key: 'k', action: 'publish', value: 'string value' },
+    ]);
+  });
   it('test audit annotations with null return', () => {
     const got = decideAuditAnnotations(
       [a('null'), a("'string value'")],
@@ -277,7 +305,7 @@ describe('validator_test.go TestValidate: with real expressions', () => {
     });
     assert.deepEqual(got.decisions, []);
   });
-  it('a matchCondition that errs under Fail is a deny decision', () => {
+  it('match error => presumed match: a matchCondition that errs under Fail is a deny decision', () => {
     const got = run({
       name: 'p',
       matchConditions: [{ name: 'e', expression: 'object.nope == 1' }],
@@ -309,7 +337,7 @@ describe('validator_test.go TestValidate: with real expressions', () => {
       message: 'replicas: 3',
     });
   });
-  it('the runtime budget stops the validations: one error decision', () => {
+  it('test filter error: the runtime budget stops the validations, one error decision', () => {
     const spec = { name: 'p', validations: [{ expression: 'object.spec.replicas > 1' }] };
     const got = validate(compileValidatingPolicy(spec), { request: request({ spec: { replicas: 3 } }), matched }, 2);
     assert.deepEqual(got.decisions, [
@@ -337,6 +365,26 @@ describe('validator_test.go TestValidate: with real expressions', () => {
     const got = validate(compiled, input, 4).decisions[0]!;
     assert.equal(got.evaluation, 'error');
     assert.match(got.message, /^failed messageExpression: validation failed due to running out of cost budget/);
+  });
+  it('test filter error multiple evaluations: one error decision for all of them', () => {
+    const spec = {
+      name: 'p',
+      validations: [
+        { expression: 'object.spec.replicas > 5', message: 'test1', reason: 'Forbidden' as const },
+        { expression: 'object.spec.replicas > 6', message: 'test2', reason: 'Forbidden' as const },
+      ],
+    };
+    const got = validate(compileValidatingPolicy(spec), { request: request({ spec: { replicas: 3 } }), matched }, 5);
+    assert.equal(got.decisions.length, 1);
+    assert.equal(got.decisions[0]!.action, 'deny');
+    assert.equal(got.decisions[0]!.reason, undefined);
+  });
+  it('a validation that does not compile: compilation error, with the compiler words once', () => {
+    const got = run({ name: 'p', validations: [{ expression: 'object.spec.replicas >' }] });
+    assert.match(
+      got.decisions[0]!.message,
+      /^compilation error: compilation failed: ERROR: <input>:1:23: Syntax error/,
+    );
   });
   it('a validation past the per-call limit fails alone', () => {
     const heavy =

@@ -1,0 +1,87 @@
+// Validating policies served from Lambda: the warm in-function evaluation of a policy with three
+// validations against the same checks written as a TypeScript validating function, and the cold
+// start of the policy's function against an empty process; both bundled from bench/fixtures with
+// the production options, measured in the same run as their baselines.
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import * as esbuild from 'esbuild';
+import { bundleOptions } from '../infra/build.ts';
+import { toEvent } from '../lib/testing/index.ts';
+import type { WebhookHandler } from '../lib/webhook.ts';
+import { compare, log, median, podReview, quick, root, rows, runProcess } from './measure.ts';
+
+/** Warm goal: the policy's evaluation at most twice the TypeScript function's. */
+const WARM_RATIO = 2;
+/** Cold-start goal of the policy's function, over an empty process. */
+const COLD_RATIO = 1.5;
+
+/** Bundles a fixture into .klw/bench/<name>; the bundle's path. */
+async function bundle(name: string): Promise<string> {
+  const outdir = join(root, '.klw', 'bench', name);
+  await esbuild.build({
+    ...bundleOptions(root, { name, entry: join(root, 'bench', 'fixtures', name, 'index.ts') }),
+    outdir,
+  });
+  return join(outdir, 'index.mjs');
+}
+
+/** The warm and cold rows of the validating policy (`npm run bench -- vap`). */
+export async function validatingPolicies(): Promise<void> {
+  const policyBundle = await bundle('vap-policy');
+  const functionBundle = await bundle('vap-function');
+  const policy: WebhookHandler = (await import(pathToFileURL(policyBundle).href)).handler;
+  const typescript: WebhookHandler = (await import(pathToFileURL(functionBundle).href)).handler;
+  const context = { awsRequestId: 'bench', getRemainingTimeInMillis: () => 5000 };
+  const event = toEvent(podReview, { base64: true, path: '/vap-bench', timeout: '5s' });
+  const write = process.stdout.write;
+  process.stdout.write = (() => true) as typeof process.stdout.write;
+  try {
+    const answer = await policy(event, context);
+    if (!JSON.parse(answer.body as string).response.allowed) throw new Error('the bench pod must be admitted');
+    await compare(
+      'warm: validating policy, three validations in-function, against the same checks in TypeScript',
+      () => policy(event, context),
+      () => typescript(event, context),
+      300,
+      WARM_RATIO,
+    );
+  } finally {
+    process.stdout.write = write;
+  }
+  await coldStart(policyBundle);
+}
+
+/** The policy function's cold start (a fresh process: import, one review) against an empty process. */
+async function coldStart(bundlePath: string): Promise<void> {
+  const input = JSON.stringify(toEvent(podReview, { path: '/vap-bench' }));
+  const reader = "let d='';for await (const c of process.stdin) d+=c;const e=JSON.parse(d);";
+  const empty = [
+    '--input-type=module',
+    '-e',
+    `${reader}const handler=async()=>({statusCode:200,body:'{}'});const r=await handler(e);if(r.statusCode!==200)process.exit(1);`,
+  ];
+  const cold = [
+    '--input-type=module',
+    '-e',
+    `${reader}const {handler}=await import(${JSON.stringify(pathToFileURL(bundlePath).href)});const r=await handler(e);if(!JSON.parse(r.body).response.allowed)process.exit(1);`,
+  ];
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < (quick ? 5 : 21); i++) {
+    b.push(await runProcess(empty, input));
+    a.push(await runProcess(cold, input));
+  }
+  const ratios = a.map((v, i) => v / b[i]!).sort((x, y) => x - y);
+  const ratio = median(ratios);
+  rows.push({
+    benchmark: 'cold start: validating policy, three validations (fresh process, import + one review)',
+    measured: `${median(a).toFixed(1)} ms`,
+    baseline: `${median(b).toFixed(1)} ms`,
+    ratio,
+    min: ratios[Math.floor(ratios.length / 4)]!,
+    max: ratios[Math.floor((ratios.length * 3) / 4)]!,
+    target: `≤ ${COLD_RATIO}x`,
+    met: ratio <= COLD_RATIO,
+  });
+  log(`cold start vap-policy: ${ratio.toFixed(2)}x`);
+}
