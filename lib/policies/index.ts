@@ -20,6 +20,7 @@ export type { MutationStatus } from './mutating/mutation.ts';
 export type { NamedRuleWithOperations } from './generic/types.ts';
 export type { ParamKind } from './generic/types.ts';
 export type { ParamRef } from './generic/types.ts';
+export type { ParamSource, ParamSources } from './generic/params.ts';
 export type { PolicyCommon } from './generic/types.ts';
 export type { PolicyRule } from './validating/define.ts';
 export type { ReinvocationPolicy } from './mutating/types.ts';
