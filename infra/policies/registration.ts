@@ -4,11 +4,7 @@
  * Read where the module is loaded, so manifests, lint, deploy, the emulator and the audit all take
  * the policy from the same registration.
  */
-import {
-  type DefinedMutatingPolicy,
-  mutatingPolicyManifests,
-  type Registration,
-} from '../../lib/internal.ts';
+import { type DefinedMutatingPolicy, mutatingPolicyManifests, type Registration } from '../../lib/internal.ts';
 import type { DefinedValidatingPolicy } from '../../lib/policies/index.ts';
 import { KlwError } from '../errors.ts';
 
