@@ -14,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { startApi, type RunningApi } from '../../../infra/local/api.ts';
 import type { KubeObject } from '../../../lib/index.ts';
 import { admissionReview } from '../../../lib/testing/index.ts';
+import { ManualTimer } from '../../helpers.ts';
 
 const work = mkdtempSync(join(process.cwd(), '.klw-test-conditions-pool-'));
 const addFunction = (name: string, extra: string, decision = "deny('called')") => {
@@ -89,7 +90,9 @@ before(async () => {
   // Ten minutes: the slow review is still being evaluated whenever the test looks.
   const log = (l: string) => logs.push(l);
   const state = join(work, '.state');
-  const common = { root: work, port: 0, stateDir: state, log, functionLog: () => {}, concurrency: 2 };
+  // The functions' own timeouts never run out: on a loaded machine a cold start takes as long as it takes.
+  const invocationTimer = new ManualTimer().timer;
+  const common = { root: work, port: 0, stateDir: state, log, functionLog: () => {}, concurrency: 2, invocationTimer };
   api = await startApi({ ...common, conditions: { worker: conditionsWorker, timeoutMs: 600_000 } });
   // The webhooks' own timeouts; a small heap for the conditions, which the hoarding review exhausts.
   bounded = await startApi({ ...common, build: false, conditions: { worker: conditionsWorker, heapMb: 64 } });
