@@ -69,7 +69,7 @@ describe('invoke fails when the function fails', () => {
     assert.match(err.message, /object shop\/web/);
     assert.match(err.message, /TypeError: Cannot read properties of undefined \(reading 'forEach'\)/);
     // The TypeScript line (source maps), relative to the working directory; no library or node_modules line.
-    assert.match(err.message, new RegExp(`\\n    at test/lib/invoke-failures\\.test\\.ts:${line}:\\d+\\n`));
+    assert.match(err.message, new RegExp(`\\n    at test/lib/harness/failures\\.test\\.ts:${line}:\\d+\\n`));
     assert.doesNotMatch(err.message, /node_modules|lib\/admission/);
     assert.match(err.message, /failurePolicy is Ignore: the API server admits the request unchecked and unmutated/);
     assert.match(err.message, /\{ expectFailure: true \}/);
@@ -168,7 +168,7 @@ describe('the conformance checks fail when the function fails', () => {
     await assert.rejects(expectConformance(typo), (err: Error) => {
       assert.ok(err instanceof assert.AssertionError);
       assert.match(err.message, /^pod-resources: CREATE core\/v1 pods \(admission\.k8s\.io\/v1\): the function threw/);
-      assert.match(err.message, /test\/lib\/invoke-failures\.test\.ts:\d+:\d+/);
+      assert.match(err.message, /test\/lib\/harness\/failures\.test\.ts:\d+:\d+/);
       return true;
     });
   });
@@ -210,7 +210,7 @@ describe('conversion functions', () => {
         err.message,
         /^converter-throw: the function threw on the ConversionReview of 1 object, the first Widget shop\/w \(example\.com\/v1\), to example\.com\/v2/,
       );
-      assert.match(err.message, /test\/lib\/invoke-failures\.test\.ts:\d+:\d+/);
+      assert.match(err.message, /test\/lib\/harness\/failures\.test\.ts:\d+:\d+/);
       return true;
     });
     await assert.rejects(expectRoundTrip(converter('throw'), widget, versions), /converter-throw: the function threw/);

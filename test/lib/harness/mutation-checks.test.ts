@@ -134,7 +134,7 @@ describe('the request is read-only to the function', () => {
         err.message,
         /^writes: the function threw .*\n {4}TypeError: Cannot assign to read only property 'namespace'/,
       );
-      assert.match(err.message, /test\/lib\/mutation-checks\.test\.ts:\d+:\d+/);
+      assert.match(err.message, /test\/lib\/harness\/mutation-checks\.test\.ts:\d+:\d+/);
       return true;
     });
   });

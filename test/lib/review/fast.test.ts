@@ -6,7 +6,7 @@ import { readAdmissionReviewFast, readConversionReviewFast } from '../../../lib/
 import { AdmissionReviewSchema, ConversionReviewSchema } from '../../../lib/review/schemas.ts';
 
 const fixture = (name: string) =>
-  JSON.parse(readFileSync(new URL(`../events/reviews/${name}`, import.meta.url), 'utf8'));
+  JSON.parse(readFileSync(new URL(`../../events/reviews/${name}`, import.meta.url), 'utf8'));
 
 /** Member names at every level, in order: deepEqual does not compare the order of keys. */
 function shape(v: unknown): unknown {
