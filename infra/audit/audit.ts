@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { Operation as PatchOperation } from 'fast-json-patch';
 import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
 import {
   selectorMatches,
@@ -9,7 +8,6 @@ import {
   enforcementEnvFor,
   ENFORCEMENT_ENV,
   type WebhookHandler,
-  type ValidationAction,
 } from '../../lib/internal.ts';
 import { invoke, type InvokeOptions } from '../../lib/harness/invoke.ts';
 import { admissionReview } from '../../lib/harness/reviews.ts';
@@ -36,8 +34,8 @@ export type { UserInfo } from './access.ts';
  */
 export type AuditOutcome = 'denied' | 'warned' | 'audited' | 'patched' | 'allowed' | 'skipped' | 'error';
 
-/** One object run through one webhook. */
-export interface AuditResult {
+/** One object run through one webhook: what it got (the fields a policy's verdict has) and where. */
+export interface AuditResult extends Omit<PolicyVerdict, 'result' | 'enforcement'> {
   function: string;
   webhook: string;
   operation: 'UPDATE' | 'CREATE';
@@ -56,15 +54,6 @@ export interface AuditResult {
    * deny once enforced; today the API server admits it (with a warning, or an audit annotation).
    */
   enforcement: Enforcement;
-  /** True when the API server would refuse the request: a denial, or an error under failurePolicy Fail. */
-  rejected: boolean;
-  message?: string;
-  warnings?: string[];
-  patch?: PatchOperation[];
-  /** A validating policy's actions on a failed validation in this cluster (its enforcement, else the binding's). */
-  validationActions?: ValidationAction[];
-  /** The audit annotations the API server would record for a validating policy. */
-  auditAnnotations?: Record<string, string>;
 }
 
 /** Everything `klw audit` found. */

@@ -39,13 +39,14 @@ export const isMutatingPolicy = (w: AdmissionWebhook): w is MutatingPolicyWebhoo
 /** What one object gets from one policy, in the terms of an audit result. */
 export interface PolicyVerdict {
   result: 'denied' | 'warned' | 'audited' | 'patched' | 'allowed' | 'error';
+  /** True when the API server would refuse the request: a denial, or an error under failurePolicy Fail. */
   rejected: boolean;
   message?: string;
   warnings?: string[];
   patch?: PatchOperation[];
-  /** A validating policy's actions on a failed validation in this cluster. */
+  /** A validating policy's actions on a failed validation in this cluster (its enforcement, else the binding's). */
   validationActions?: ValidationAction[];
-  /** The audit annotations the API server would record (a validating policy's). */
+  /** The audit annotations the API server would record for a validating policy. */
   auditAnnotations?: Record<string, string>;
   /** The mode the actions amount to: `Deny` when they deny, else `Warn` when they warn, else `Audit`. */
   enforcement?: Enforcement;
