@@ -101,6 +101,31 @@ export function table(): string {
   return lines.join('\n');
 }
 
+/**
+ * Cold starts of `cold` against `empty`, fresh processes in pairs fed `input`: the medians of
+ * each side, the median of the per-pair ratios and the middle half of those ratios.
+ */
+export async function pairedColdStarts(
+  cold: string[],
+  empty: string[],
+  input: string,
+): Promise<{ measured: string; baseline: string; ratio: number; min: number; max: number }> {
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < (quick ? 5 : 21); i++) {
+    b.push(await runProcess(empty, input));
+    a.push(await runProcess(cold, input));
+  }
+  const ratios = a.map((v, i) => v / b[i]!).sort((x, y) => x - y);
+  return {
+    measured: `${median(a).toFixed(1)} ms`,
+    baseline: `${median(b).toFixed(1)} ms`,
+    ratio: median(ratios),
+    min: ratios[Math.floor(ratios.length / 4)]!,
+    max: ratios[Math.floor((ratios.length * 3) / 4)]!,
+  };
+}
+
 /** Wall time of a fresh Node process, in ms. */
 export function runProcess(args: string[], input?: string): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -10,7 +10,7 @@ import { deploymentOf, functionDefinition, pluginParams } from '../infra/deploy/
 import type { WebhookHandler } from '../lib/webhook.ts';
 import { conversionReview, toEvent } from '../lib/testing/index.ts';
 import { allow } from '../lib/admission/decision.ts';
-import { root, quick, rows, extra, median, log, compare, table, podReview, runProcess } from './measure.ts';
+import { root, rows, extra, log, compare, table, podReview, pairedColdStarts } from './measure.ts';
 import { throughput, memory } from './servers.ts';
 import { celSpeed } from './cel-speed.ts';
 import { validatingPolicies } from './policies.ts';
@@ -182,23 +182,12 @@ async function coldStarts(functions: Awaited<ReturnType<typeof loadFunctions>>):
       '-e',
       `${reader}const {handler}=await import(${JSON.stringify(url)});const r=await handler(e);if(typeof r.statusCode!=='number')process.exit(1);`,
     ];
-    const a: number[] = [];
-    const b: number[] = [];
-    for (let i = 0; i < (quick ? 5 : 21); i++) {
-      b.push(await runProcess(empty, event));
-      a.push(await runProcess(cold, event));
-    }
-    const ratios = a.map((v, i) => v / b[i]!).sort((x, y) => x - y);
-    const ratio = median(ratios);
-    const spread = { min: ratios[Math.floor(ratios.length / 4)]!, max: ratios[Math.floor((ratios.length * 3) / 4)]! };
+    const measured = await pairedColdStarts(cold, empty, event);
     rows.push({
       benchmark: `cold start: ${fn.name} (fresh process, import + one review)`,
-      measured: `${median(a).toFixed(1)} ms`,
-      baseline: `${median(b).toFixed(1)} ms`,
-      ratio,
-      ...spread,
+      ...measured,
       target: Number.isFinite(fn.maxRatio) ? `≤ ${fn.maxRatio}x` : 'measured',
-      met: ratio <= fn.maxRatio,
+      met: measured.ratio <= fn.maxRatio,
     });
     const bytes = statSync(fn.bundle).size;
     rows.push({
@@ -223,7 +212,7 @@ async function coldStarts(functions: Awaited<ReturnType<typeof loadFunctions>>):
         met: true,
       });
     }
-    log(`cold start ${fn.name}: ${ratio.toFixed(2)}x`);
+    log(`cold start ${fn.name}: ${measured.ratio.toFixed(2)}x`);
   }
 }
 
