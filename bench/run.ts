@@ -3,8 +3,8 @@
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import * as esbuild from 'esbuild';
 import { buildAll, bundleOptions, bundlePath } from '../infra/build.ts';
+import { buildWithPrecompiledCel } from '../infra/build-cel.ts';
 import { loadFunctions } from '../infra/functions.ts';
 import { deploymentOf, functionDefinition, pluginParams } from '../infra/deploy/index.ts';
 import type { WebhookHandler } from '../lib/webhook.ts';
@@ -149,7 +149,8 @@ async function matchConditionsFixture(name: string, maxRatio: number): Promise<M
   const outdir = join(root, '.klw', 'bench', name);
   // Deployed as the plain functions are here: behind an HTTP API, without a fleet.
   const deployment = { sources: ['http' as const], fleet: false };
-  await esbuild.build({ ...bundleOptions(root, { name, entry }, undefined, deployment), outdir });
+  // Built as buildFunction builds a function: its conditions precompiled.
+  await buildWithPrecompiledCel({ ...bundleOptions(root, { name, entry }, undefined, deployment), outdir });
   return {
     name: `${name} (enforceMatchConditions, bench fixture)`,
     bundle: join(outdir, 'index.mjs'),
