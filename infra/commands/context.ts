@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import type { runServerless } from '../deploy/index.ts';
-import type { ServerlessConfig } from '../deploy/serverless.ts';
+import type { runServerless, ServerlessConfig } from '../deploy/index.ts';
 
 /** What commands run outside this process, for tests to replace; each defaults to the real one. */
 export interface CliDeps {

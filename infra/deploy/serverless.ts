@@ -76,11 +76,7 @@ export function nearestName(name: string, names: string[]): string | undefined {
  * environment, reserved concurrency that neither disables the function nor is below its
  * provisioned concurrency.
  */
-export function checkServerless(
-  config: ServerlessConfig,
-  registrations: Registration[],
-  now: Date = new Date(),
-): Finding[] {
+export function checkServerless(config: ServerlessConfig, registrations: Registration[], now = new Date()): Finding[] {
   const findings: Finding[] = [];
   const add = (subject: string, message: string, level: Finding['level'] = 'error', rule = 'serverless-override') =>
     findings.push({ level, rule, subject, message });
