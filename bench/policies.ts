@@ -4,8 +4,8 @@
 // the production options, measured in the same run as their baselines.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import * as esbuild from 'esbuild';
 import { bundleOptions } from '../infra/build.ts';
+import { buildWithPrecompiledCel } from '../infra/build-cel.ts';
 import { toEvent } from '../lib/testing/index.ts';
 import type { WebhookHandler } from '../lib/webhook.ts';
 import { compare, log, pairedColdStarts, podReview, root, rows } from './measure.ts';
@@ -18,7 +18,8 @@ export const POLICY_COLD_RATIO = 1.5;
 /** Bundles a fixture into .klw/bench/<name>; the bundle's path. */
 async function bundle(name: string): Promise<string> {
   const outdir = join(root, '.klw', 'bench', name);
-  await esbuild.build({
+  // Built as buildFunction builds a function: its expressions precompiled.
+  await buildWithPrecompiledCel({
     ...bundleOptions(root, { name, entry: join(root, 'bench', 'fixtures', name, 'index.ts') }),
     outdir,
   });

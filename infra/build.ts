@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
-import * as esbuild from 'esbuild';
+import type * as esbuild from 'esbuild';
 import yazl from 'yazl';
 import { makeDir, writeFileSafely } from './files.ts';
 import { NO_REGISTRATION, type FunctionEntry } from './functions.ts';
 import { KlwError } from './errors.ts';
 import { esbuildTarget, projectRuntime } from './runtimes.ts';
 import { SOURCES, type EventSource } from '../lib/internal.ts';
+import { buildWithPrecompiledCel } from './build-cel.ts';
 
 /** What `build` wrote for one function. */
 export interface BuiltFunction {
@@ -158,7 +159,7 @@ export async function buildFunction(
   // esbuild resolves from the project root, which must exist even though nothing is written yet.
   makeDir(root);
   // esbuild hands the files over rather than writing them, so they go through the one writer.
-  const built = await esbuild.build({ ...bundleOptions(root, fn, runtime, deployment), write: false });
+  const built = await buildWithPrecompiledCel({ ...bundleOptions(root, fn, runtime, deployment), write: false });
   // esbuild knows the module's exports: one with neither `default` nor `handler` is refused here,
   // not at init in Lambda.
   const missing = new Set(

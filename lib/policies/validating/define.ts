@@ -169,7 +169,9 @@ export function webhookAuditAnnotations(
 /** The webhook's answer for a verdict: the native status's reason, code and message after its prefix. */
 export function verdictDecision(verdict: PoliciesVerdict, policyName: string): Decision {
   let decision = verdict.allowed
-    ? allow(verdict.warnings)
+    ? verdict.warnings.length
+      ? allow(verdict.warnings)
+      : allow()
     : deny(verdict.status!.detail, { code: verdict.status!.code, reason: verdict.status!.reason }).withWarnings(
         verdict.warnings,
       );
@@ -247,8 +249,13 @@ export function servePolicy(
     validate: (request, ctx) => {
       const run = () => {
         const actions = actionsFor(definition.name, policy.binding.validationActions, ctx);
+        // The binding as defined unless an enforcement overrides its actions (dispatching never changes it).
+        const binding =
+          actions === policy.binding.validationActions
+            ? policy.binding
+            : { ...policy.binding, validationActions: actions };
         const verdict = dispatchValidating(
-          [{ policy: compiledFor(ctx.kubeVersion), bindings: [{ ...policy.binding, validationActions: actions }] }],
+          [{ policy: compiledFor(ctx.kubeVersion), bindings: [binding] }],
           request as AdmissionRequest,
           dispatchEnv,
         );

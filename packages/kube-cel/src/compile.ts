@@ -22,6 +22,7 @@ import { inCelGoWords } from './evaluate/runtime-errors.ts';
 import { screen, screenChecked } from './check/screen.ts';
 import { adoptCelGoSemantics } from './check/semantics.ts';
 import { environmentMinor, type CelKubeVersion, type ExpressionMode } from './versions/versions.ts';
+import { type PrecompiledExpression, precompiledFor, recordPrecompiled, FORM_VERSION } from './precompiled.ts';
 
 export type { CompileError } from './check/compile-error.ts';
 export {
@@ -117,11 +118,18 @@ function compile(
   options: CompileOptions,
   fold: boolean,
   optimize = true,
+  made?: (form: PrecompiledExpression) => void,
 ): CompiledExpression | CompileError {
+  // Only what in-function evaluation compiles (unchecked, folded, optimized) has precompiled forms.
+  const precompilable = fold && optimize && options.typeCheck === false && !options.types;
+  const minor = environmentMinor(options.kubeVersion, options.mode);
+  if (precompilable && !made) {
+    const form = precompiledFor(expression, minor, options.declarations);
+    const loaded = form && fromForm(form, options, minor);
+    if (loaded) return loaded;
+  }
   const libraries = needsLibraries(expression);
-  let env = matchConditionsEnvironment(libraries);
-  if (options.types) env = typedEnvironment(options.types, options.declarations);
-  else if (options.declarations) env = declaredEnvironment(options.declarations, libraries);
+  const env = environmentOf(options, libraries);
   const read = readForParse(expression);
   if (read.refusal && 'errors' in read.refusal) {
     const issues = read.refusal.errors.map((e) => ({ start: e.range.start, message: e.summary }));
@@ -145,7 +153,6 @@ function compile(
       return compileError(expression, macroArgument(written(err)));
     }
     const folding = fold ? (text: string) => foldedError(text, options) : undefined;
-    const minor = environmentMinor(options.kubeVersion, options.mode);
     const refusal = screen(parsed.ast, minor, folding);
     if (refusal) {
       const error = compileError(expression, written(refusal), false);
@@ -179,7 +186,65 @@ function compile(
       return compileError(expression, { summary: RECURSION_LIMIT_MESSAGE, unplaced: true });
     throw err;
   }
+  if (precompilable) {
+    const form: PrecompiledExpression = { form: FORM_VERSION, expression, minor, text: source.text, libraries };
+    if (options.declarations) form.declarations = options.declarations;
+    recordPrecompiled(form);
+    made?.(form);
+  }
   return compiled(env, parsed, type, () => compile(expression, options, fold, optimize) as CompiledExpression);
+}
+
+/** The environment an expression compiles in: declarations and object types given, or the shared one. */
+function environmentOf(options: CompileOptions, libraries: boolean): Environment {
+  if (options.types) return typedEnvironment(options.types, options.declarations);
+  if (options.declarations) return declaredEnvironment(options.declarations, libraries);
+  return matchConditionsEnvironment(libraries);
+}
+
+/**
+ * A precompiled form loaded: parsed from the text it kept and given cel-go's semantics, the parser
+ * limits, literal rules and refusals it passed when it was made not read again (the screen's renames
+ * of calls are made again). Undefined when the text no longer parses or passes as it did.
+ */
+function fromForm(form: PrecompiledExpression, options: CompileOptions, minor: number): CompiledExpression | undefined {
+  const env = environmentOf(options, form.libraries);
+  let parsed: ParseResult;
+  try {
+    parsed = env.parse(form.text);
+    balanceLogic(parsed.ast);
+    if (screen(parsed.ast, minor)) return undefined;
+    adoptCelGoSemantics(parsed.ast as never);
+  } catch {
+    return undefined;
+  }
+  const again = () => (fromForm(form, options, minor) ?? compile(form.expression, options, true)) as CompiledExpression;
+  return compiled(env, parsed, 'unchecked', again);
+}
+
+/** A precompiled form loaded as compile loads it (undefined when it cannot be), whatever forms were given. */
+export function loadPrecompiled(
+  form: PrecompiledExpression,
+  options: Omit<CompileOptions, 'typeCheck' | 'types'> = {},
+): CompiledExpression | undefined {
+  const unchecked = { ...options, typeCheck: false };
+  return fromForm(form, unchecked, environmentMinor(options.kubeVersion, options.mode));
+}
+
+/**
+ * The precompiled form of an expression for in-function evaluation (compiled without its type
+ * check, for `options.kubeVersion`, `mode` and `declarations`), or undefined when it does not
+ * compile: a bundler keeps the forms (process.env.KUBE_CEL_PRECOMPILED) for compile to load.
+ */
+export function precompile(
+  expression: string,
+  options: Omit<CompileOptions, 'typeCheck' | 'types'> = {},
+): PrecompiledExpression | undefined {
+  let made: PrecompiledExpression | undefined;
+  const result = compile(expression, { ...options, typeCheck: false }, true, true, (form) => {
+    made = form;
+  });
+  return isCompileError(result) ? undefined : made;
 }
 
 /**

@@ -125,6 +125,14 @@ export function declarationsOf(c: ConformanceCase): Record<string, string> {
   return Object.fromEntries(c.declarations.map((d) => [d.name, declaredTypeName(typeName(d.type))]));
 }
 
+/** A case's bindings as the engine's values; throws for a binding of a kind it has no value for. */
+export function valueBindings(c: ConformanceCase): Record<string, unknown> {
+  const convert: Convert = { int: (v) => v, uint: (v) => new marcUint(v), map: (e) => new Map(e) };
+  const bindings: Record<string, unknown> = {};
+  for (const [name, v] of Object.entries(c.bindings)) bindings[name] = fromJson(v, convert);
+  return bindings;
+}
+
 /**
  * The matchConditions environment itself, as users get it: each case goes through
  * compileExpression (the parse-time screening and the checker) with the case's own declarations.
@@ -137,9 +145,7 @@ export const matchConditions: ConformanceEngine = {
     if (isCompileError(compiled)) return { error: compileSummary(compiled.message), stage: 'compile' };
     // A case expecting a type is answered with the checker's type (its value, where given, is not compared).
     if ((c.checkOnly || c.expect.kind === 'type') && !c.disableCheck) return { type: specTypeName(compiled.type) };
-    const convert: Convert = { int: (v) => v, uint: (v) => new marcUint(v), map: (e) => new Map(e) };
-    const bindings: Record<string, unknown> = {};
-    for (const [name, v] of Object.entries(c.bindings)) bindings[name] = fromJson(v, convert);
+    const bindings = valueBindings(c);
     try {
       return { value: marcCanonical(compiled.run(bindings)) };
     } catch (err) {

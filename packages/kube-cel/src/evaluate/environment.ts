@@ -212,15 +212,29 @@ function buildEnvironment(libraries: boolean, typed = false): Environment {
   registerNullEquality(env, libraries);
   registerMeterProbe(env);
   registerParserProbe(env);
-  useUintClass((env.evaluate('0u') as object).constructor);
-  const classOf = (expression: string) => (env.evaluate(expression) as object).constructor;
-  useEngineClasses({ duration: classOf("duration('1s')"), type: classOf('type(1)') });
-  useRuntimeTypes({ map: env.evaluate('map'), null: env.evaluate('type(null)') });
+  learnEngineClasses(env);
   registerTwoVariableComprehensions(env);
   registerOptionals(env);
   installMeter(env);
   installOptionalEntries(env);
   return env;
+}
+
+/** True once the engine's classes are known: the same for every environment. */
+let classesLearned = false;
+
+/**
+ * Tells the semantics the engine's classes of uints, durations and types and its type values of maps
+ * and null (their names do not survive minifying), from one evaluation, once.
+ */
+function learnEngineClasses(env: Environment): void {
+  if (classesLearned) return;
+  const probe = "[dyn(0u), dyn(duration('1s')), dyn(map), dyn(type(null))]";
+  const [uint, duration, map, none] = env.evaluate(probe) as [object, object, object, object];
+  useUintClass(uint.constructor);
+  useEngineClasses({ duration: duration.constructor, type: map.constructor });
+  useRuntimeTypes({ map, null: none });
+  classesLearned = true;
 }
 
 const environments: { base?: Environment; full?: Environment } = {};

@@ -1,0 +1,108 @@
+// CEL expressions compiled at build time. A bundle that evaluates CEL in-function (enforced
+// matchConditions, a policy served from Lambda) compiles its expressions when it loads in Lambda.
+// The build loads the bundle once the same way, in a child process, learns what it compiles, and
+// builds it again with those expressions precompiled (process.env.KUBE_CEL_PRECOMPILED): the cold
+// start then skips reading them (cel-go's parser limits, literal rules, library names). A form is
+// used only by the package and engine versions that made it; anything else compiles as before.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import * as esbuild from 'esbuild';
+
+/** The global key under which a loaded bundle keeps what it compiled (packages/kube-cel precompiled.ts). */
+const RECORDED_KEY = 'kube-cel.precompiled';
+/** The build-time constant the bundle reads its precompiled forms from. */
+const PRECOMPILED_DEFINE = 'process.env.KUBE_CEL_PRECOMPILED';
+/**
+ * How long loading a bundle to learn its expressions may take: a load that stalls (a function
+ * waiting on the network at import) only leaves its expressions to compile at start.
+ */
+const RECORD_TIMEOUT_MS = 30_000;
+
+/**
+ * Loads the bundle as Lambda does (AWS_LAMBDA_FUNCTION_NAME set: expressions compile at load) with
+ * recording on, lets the RE2 chunk load, and prints what it compiled as JSON.
+ */
+const RECORDER = [
+  'const { KLW_PRECOMPILE_BUNDLE: url } = process.env;',
+  'await import(url);',
+  // A condition with a regular expression compiles once the RE2 chunk has loaded: a few turns.
+  'for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 5));',
+  `process.stdout.write(JSON.stringify(globalThis[Symbol.for(${JSON.stringify(RECORDED_KEY)})] ?? []));`,
+  'process.exit(0);',
+].join('\n');
+
+/**
+ * What loading `bundle` compiled (forms), or none when it fails, stalls past `timeoutMs` or prints
+ * nonsense.
+ */
+export function recordedForms(bundle: string, timeoutMs = RECORD_TIMEOUT_MS): Promise<unknown[]> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', RECORDER], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: {
+        ...process.env,
+        KLW_PRECOMPILE_BUNDLE: pathToFileURL(bundle).href,
+        KUBE_CEL_RECORD: '1',
+        AWS_LAMBDA_FUNCTION_NAME: process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'klw-precompile',
+        KLW_LOG_LEVEL: 'silent',
+      },
+    });
+    const out: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', () => resolve([]));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code !== 0) return resolve([]);
+      try {
+        const forms = JSON.parse(Buffer.concat(out).toString('utf8')) as unknown;
+        resolve(Array.isArray(forms) ? forms.filter((f) => f !== null && typeof f === 'object') : []);
+      } catch {
+        resolve([]);
+      }
+    });
+  });
+}
+
+/**
+ * The forms of the CEL expressions a bundle built with `options` compiles when it loads: built once
+ * into a scratch folder and loaded in a child process. None for a bundle without CEL.
+ */
+export async function precompiledCel(options: esbuild.BuildOptions): Promise<unknown[]> {
+  // Inside the project, so that what the bundle leaves external resolves as it does beside it.
+  const state = join(options.absWorkingDir ?? process.cwd(), '.klw');
+  mkdirSync(state, { recursive: true });
+  const scratch = mkdtempSync(join(state, 'precompile-'));
+  try {
+    await esbuild.build({ ...options, outdir: scratch, write: true, sourcemap: false, metafile: false });
+    const bundle = join(scratch, `${options.entryNames ?? 'index'}.mjs`);
+    // Only a bundle carrying the CEL package can record anything.
+    if (!readFileSync(bundle, 'utf8').includes(RECORDED_KEY)) return [];
+    const forms = await recordedForms(bundle);
+    // The same code always gives the same bundle: forms in a fixed order.
+    return forms
+      .map((f) => [JSON.stringify(f), f] as const)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, f]) => f);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/**
+ * esbuild's build of `options` with the CEL expressions the bundle compiles at load precompiled into
+ * it (see precompiledCel); the plain build when it has none.
+ */
+export async function buildWithPrecompiledCel<O extends esbuild.BuildOptions>(
+  options: O,
+): Promise<esbuild.BuildResult<O>> {
+  const forms = await precompiledCel(options);
+  const build = esbuild.build as (o: esbuild.BuildOptions) => Promise<esbuild.BuildResult<O>>;
+  if (!forms.length) return build(options);
+  return build({
+    ...options,
+    define: { ...options.define, [PRECOMPILED_DEFINE]: JSON.stringify(JSON.stringify(forms)) },
+  });
+}

@@ -1,0 +1,114 @@
+// A function evaluating CEL in-function is built with its expressions precompiled: the build loads
+// the bundle as Lambda does, learns what it compiles, and bundles those forms, which the function
+// then loads without reading the expressions again. A bundle that fails, stalls or has no CEL is
+// built as before.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { after, describe, it } from 'node:test';
+import * as esbuild from 'esbuild';
+import { bundleOptions, buildFunction, bundlePath } from '../../infra/build.ts';
+import { recordedForms } from '../../infra/build-cel.ts';
+import type { KubeObject } from '../../lib/index.ts';
+import { admissionReview, toEvent } from '../../lib/testing/index.ts';
+
+// A project inside the repository, so `kube-lambda-webhooks` resolves to this package.
+const work = mkdtempSync(join(process.cwd(), '.klw-test-cel-precompiled-'));
+after(() => rmSync(work, { recursive: true, force: true }));
+
+const CONDITION = "object.metadata.name.startsWith('web-')";
+/** A function enforcing one condition; `prelude` runs first when it loads. */
+const source = (name: string, prelude = '') => `${prelude}
+import { deny, defineValidatingWebhook } from 'kube-lambda-webhooks';
+import { enforceMatchConditions } from 'kube-lambda-webhooks/matchconditions';
+const webhook = defineValidatingWebhook(enforceMatchConditions({
+  name: '${name}',
+  auth: 'none' as const,
+  rules: [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+  matchConditions: [{ name: 'web', expression: ${JSON.stringify(CONDITION)} }],
+  validate: () => deny('frozen'),
+}));
+export const handler = webhook.handler;
+export default webhook;
+`;
+const functions: Record<string, string> = {
+  gate: source('gate'),
+  // Loads elsewhere, fails where Lambda loads it: built, without forms.
+  'lambda-fails': source('lambda-fails', "if (process.env.AWS_LAMBDA_FUNCTION_NAME) throw new Error('no');"),
+  plain: `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
+export default defineValidatingWebhook({ name: 'plain', auth: 'none' as const,
+  rules: [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+  validate: () => allow() });
+`,
+};
+for (const [name, text] of Object.entries(functions)) {
+  mkdirSync(join(work, 'functions', name), { recursive: true });
+  writeFileSync(join(work, 'functions', name, 'index.ts'), text);
+}
+const entry = (name: string) => ({ name, entry: join(work, 'functions', name, 'index.ts') });
+/** A form in the bundle's text: its JSON, in a string literal of the bundle (escaped or not). */
+const formOf = (text: string, expression: string) =>
+  [
+    `"expression":${JSON.stringify(expression)}`,
+    JSON.stringify(`"expression":${JSON.stringify(expression)}`).slice(1, -1),
+  ].some((f) => text.includes(f));
+const hasForms = (text: string) => text.includes('"form":"') || text.includes('\\"form\\":');
+const pod = (name: string) =>
+  admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' } } as KubeObject, {
+    namespace: 'default',
+  });
+
+describe('precompiled CEL in bundles', () => {
+  it('carries the forms of what the function compiles at load, and compiles nothing itself', async () => {
+    await buildFunction(work, entry('gate'));
+    const index = readFileSync(bundlePath(work, 'gate'), 'utf8');
+    assert.ok(formOf(index, CONDITION) && hasForms(index), 'the bundle carries the form of its condition');
+    // Loaded as Lambda loads it, the built bundle records nothing: it loaded its forms.
+    assert.deepEqual(await recordedForms(bundlePath(work, 'gate')), []);
+    // The same bundle without its forms compiles its condition when it loads.
+    const outdir = join(work, 'unprecompiled');
+    await esbuild.build({ ...bundleOptions(work, entry('gate')), outdir });
+    const recorded = (await recordedForms(join(outdir, 'index.mjs'))) as Array<{ expression: string }>;
+    assert.deepEqual(
+      recorded.map((f) => f.expression),
+      [CONDITION],
+    );
+  });
+
+  it('answers reviews as the condition says', async () => {
+    process.env.KLW_LOG_LEVEL = 'silent';
+    try {
+      const mod = await import(pathToFileURL(bundlePath(work, 'gate')).href);
+      const ran = JSON.parse((await mod.handler(toEvent(pod('web-1')))).body);
+      assert.equal(ran.response.allowed, false);
+      assert.equal(ran.response.status.message, 'frozen');
+      const skipped = JSON.parse((await mod.handler(toEvent(pod('db-1')))).body);
+      assert.equal(skipped.response.allowed, true);
+    } finally {
+      delete process.env.KLW_LOG_LEVEL;
+    }
+  });
+
+  it('builds without forms a function that fails to load as in Lambda, and one without CEL', async () => {
+    for (const name of ['lambda-fails', 'plain']) {
+      await buildFunction(work, entry(name));
+      assert.ok(!hasForms(readFileSync(bundlePath(work, name), 'utf8')), name);
+    }
+  });
+
+  it('learns nothing from a bundle that stalls, exits or prints nonsense', async () => {
+    const dir = join(work, 'odd');
+    mkdirSync(dir, { recursive: true });
+    const bundles = {
+      stalls: 'await new Promise(() => setInterval(() => {}, 1000));',
+      exits: 'process.exit(3);',
+      nonsense: "globalThis[Symbol.for('kube-cel.precompiled')] = 'not a list';",
+      items: "globalThis[Symbol.for('kube-cel.precompiled')] = [null, 1, 'x'];",
+    };
+    for (const [name, text] of Object.entries(bundles)) {
+      writeFileSync(join(dir, `${name}.mjs`), text);
+      assert.deepEqual(await recordedForms(join(dir, `${name}.mjs`), 2000), [], name);
+    }
+  });
+});
