@@ -1,8 +1,11 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join, relative, resolve, sep } from 'node:path';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { KlwError } from './errors.ts';
+import { writeFileSafely } from './files.ts';
+import { isRecord } from './json.ts';
 
 /** Test file names `klw test` runs, as `node --test` would if Node 20 globbed TypeScript. */
 export const TEST_FILE = /\.test\.(ts|mts|js|mjs)$/;
@@ -67,14 +70,67 @@ export interface RunTestsOptions extends FindTestsOptions {
   files?: string[];
 }
 
+/** Where `klw test` keeps how long each test file ran (ms), relative to the project's root. */
+export const TIMES_FILE = join('.klw', 'test-times.json');
+/** The reporter that times the test files (infra/test-timer.mjs). */
+const TIMER = new URL('./test-timer.mjs', import.meta.url).href;
+
+/** The times of earlier runs, by file relative to root; none when the file is missing or unreadable. */
+export function readTestTimes(root: string): Record<string, number> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(join(root, TIMES_FILE), 'utf8'));
+  } catch {
+    return {};
+  }
+  if (!isRecord(parsed)) return {};
+  return Object.fromEntries(
+    Object.entries(parsed).filter((e): e is [string, number] => typeof e[1] === 'number' && e[1] >= 0),
+  );
+}
+
+/**
+ * The files in the order to start them, so that both workers stay busy to the end rather than
+ * one running a long file started last: the slowest of the earlier runs first, and before them
+ * the files never timed (a new file may be a slow one); otherwise in the order given.
+ */
+export function slowestFirst(files: string[], times: Record<string, number>): string[] {
+  const known = (f: string) => Object.hasOwn(times, f);
+  const rank = (f: string) => (known(f) ? times[f]! : Number.POSITIVE_INFINITY);
+  return files
+    .map((file, index) => ({ file, index }))
+    .sort((a, b) => rank(b.file) - rank(a.file) || a.index - b.index)
+    .map((e) => e.file);
+}
+
+/** Adds the times `report` (the timer's output: absolute paths) to those kept under root. */
+export function keepTestTimes(root: string, report: string): void {
+  let measured: unknown;
+  try {
+    measured = JSON.parse(report);
+  } catch {
+    return; // the run ended before the timer wrote: nothing to keep
+  }
+  if (!isRecord(measured)) return;
+  const times = readTestTimes(root);
+  for (const [file, ms] of Object.entries(measured)) {
+    const rel = isAbsolute(file) ? relative(resolve(root), file).split(sep).join('/') : file;
+    if (typeof ms === 'number' && !rel.startsWith('..')) times[rel] = ms;
+  }
+  writeFileSafely(join(root, TIMES_FILE), `${JSON.stringify(times, null, 1)}\n`, { parents: true });
+}
+
 /**
  * The `node --test` command line for the project's tests: TypeScript files are loaded
  * through tsx, which the project must have installed (a devDependency of every klw project).
+ * The files start slowest first, by the times kept from earlier runs (`TIMES_FILE`); with
+ * `timesTo`, a second reporter writes this run's times to that file.
  */
-export function testCommand(root: string, options: RunTestsOptions = {}): string[] {
-  const files = options.files?.length
+export function testCommand(root: string, options: RunTestsOptions = {}, timesTo?: string): string[] {
+  const found = options.files?.length
     ? expandTestPaths(root, options.files, options.exclude)
     : findTestFiles(root, options);
+  const files = slowestFirst(found, readTestTimes(root));
   if (!files.length) {
     throw new KlwError(
       `no test files (*.test.ts, .mts, .js, .mjs) under ${(options.dirs ?? ['test', 'functions']).map((d) => resolve(root, d)).join(' or ')}`,
@@ -90,19 +146,40 @@ export function testCommand(root: string, options: RunTestsOptions = {}): string
     args.push('--import', 'tsx');
   }
   args.push('--test', `--test-reporter=${options.reporter ?? 'spec'}`);
+  if (timesTo)
+    args.push(
+      '--test-reporter-destination=stdout',
+      `--test-reporter=${TIMER}`,
+      `--test-reporter-destination=${timesTo}`,
+    );
   if (options.concurrency) args.push(`--test-concurrency=${options.concurrency}`);
   if (options.namePattern) args.push(`--test-name-pattern=${options.namePattern}`);
   return [...args, ...files];
 }
 
-/** Runs the project's tests with `node --test`, output passed through; resolves to the exit code. */
-export function runTests(root: string, options: RunTestsOptions = {}): Promise<number> {
-  const args = testCommand(root, options);
+/**
+ * Runs the project's tests with `node --test`, output passed through; resolves to the exit code.
+ * A run of whole files (no `namePattern`) keeps their times under root for the next run's order.
+ */
+export async function runTests(root: string, options: RunTestsOptions = {}): Promise<number> {
+  const scratch = options.namePattern ? undefined : mkdtempSync(join(tmpdir(), 'klw-test-times-'));
+  const timesTo = scratch && join(scratch, 'times.json');
+  const args = testCommand(root, options, timesTo);
   // A test run started from inside another one must not report to it.
   const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, args, { cwd: root, env, stdio: 'inherit' });
-    child.on('error', reject);
-    child.on('exit', (code, signal) => resolvePromise(code ?? (signal ? 1 : 0)));
-  });
+  try {
+    const code = await new Promise<number>((resolvePromise, reject) => {
+      const child = spawn(process.execPath, args, { cwd: root, env, stdio: 'inherit' });
+      child.on('error', reject);
+      child.on('exit', (code, signal) => resolvePromise(code ?? (signal ? 1 : 0)));
+    });
+    try {
+      if (timesTo && existsSync(timesTo)) keepTestTimes(root, readFileSync(timesTo, 'utf8'));
+    } catch {
+      // The times only order the next run; a project that cannot keep them runs in name order.
+    }
+    return code;
+  } finally {
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  }
 }

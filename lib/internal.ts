@@ -9,6 +9,7 @@ export * from './registration.ts';
 export * from './rule-builder.ts';
 export * from './review/envelope.ts';
 export * from './review/schemas.ts';
+export * from './review/parse.ts';
 export * from './admission/enforcement.ts';
 export * from './auth.ts';
 export * from './conversion/webhook.ts';

@@ -5,12 +5,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { InvocationTimer } from '../infra/local/back/pool.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import type { RuleWithOperations } from '../lib/rule-builder.ts';
-import type { Pod } from './fixtures/project/functions/pod.ts';
+import type { Pod } from './fixtures/functions.ts';
 
-/** A project of the toolkit's own tests: functions/ with fixture functions, never the examples. */
-export const FIXTURE_PROJECT = fileURLToPath(new URL('./fixtures/project', import.meta.url));
-/** The fixture project's functions/ folder. */
-export const FIXTURE_FUNCTIONS = fileURLToPath(new URL('./fixtures/project/functions', import.meta.url));
+export { FIXTURE_FUNCTIONS, FIXTURE_PROJECT } from './fixtures/project.ts';
 
 /**
  * Rules matching every admission request, for webhooks whose tests are about what they answer:

@@ -7,7 +7,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { KlwError } from '../errors.ts';
 import { DEFAULT_KUBE_LIMITS, formatMs } from './limits.ts';
-import type { Json } from '../json.ts';
+import { isRecord, valueAt } from '../json.ts';
 
 /** How to reach one API server and who to be there, read from a kubeconfig or the pod's service account. */
 export interface KubeConnection {
@@ -66,8 +66,16 @@ function kubeconfigFiles(explicit: string | undefined, env: NodeJS.ProcessEnv): 
   return existsSync(home) ? [home] : [];
 }
 
+/** A kubeconfig entry or section read as an object: `{}` for anything else (missing, a string, a list). */
+type Entry = Record<string, unknown>;
+
+/** `value` as an object to read members of, or `{}` when it is none. */
+function entryOf(value: unknown): Entry {
+  return isRecord(value) ? value : {};
+}
+
 /** Reads a kubeconfig's file reference relative to the kubeconfig, or its inline base64 `-data`. */
-function material(entry: Json, field: string, base: string, what: string): string | undefined {
+function material(entry: Entry, field: string, base: string, what: string): string | undefined {
   const data = entry[`${field}-data`];
   if (typeof data === 'string' && data) return Buffer.from(data, 'base64').toString('utf8');
   const file = entry[field];
@@ -145,20 +153,23 @@ function runPlugin(
 }
 
 /** Runs a client-go exec credential plugin (aws eks get-token, gke-gcloud-auth-plugin, ...), at most `timeoutMs`. */
-export async function execCredential(exec: Json, base: string, timeoutMs: number): Promise<ExecResult> {
+export async function execCredential(exec: Entry, base: string, timeoutMs: number): Promise<ExecResult> {
   const command = String(exec.command ?? '');
   if (!command) throw new KlwError('kubeconfig: exec credential plugin without a command');
   const env = { ...process.env } as Record<string, string>;
-  for (const e of Array.isArray(exec.env) ? exec.env : []) if (e?.name) env[e.name] = String(e.value ?? '');
+  for (const e of Array.isArray(exec.env) ? exec.env.map(entryOf) : [])
+    if (e.name) env[String(e.name)] = String(e.value ?? '');
   // The plugin learns which API version to answer in from KUBERNETES_EXEC_INFO.
   const apiVersion = String(exec.apiVersion ?? 'client.authentication.k8s.io/v1beta1');
   env.KUBERNETES_EXEC_INFO = JSON.stringify({ apiVersion, kind: 'ExecCredential', spec: { interactive: false } });
   const cmd = command.includes('/') && !isAbsolute(command) ? resolve(base, command) : command;
   const args = Array.isArray(exec.args) ? exec.args.map(String) : [];
   const out = await runPlugin(cmd, args, env, timeoutMs, command);
-  let status: Json;
+  let status: Entry;
   try {
-    status = (JSON.parse(out) as Json).status ?? {};
+    const credential: unknown = JSON.parse(out);
+    if (credential === null) throw new TypeError('null');
+    status = entryOf(valueAt(credential, 'status'));
   } catch {
     throw new KlwError(`kubeconfig: exec credential plugin ${command} did not print an ExecCredential`);
   }
@@ -176,21 +187,34 @@ export async function execCredential(exec: Json, base: string, timeoutMs: number
 }
 
 /** Merges kubeconfig files as kubectl does: the first file to name an entry (or current-context) wins. */
-function mergeKubeconfigs(files: string[]): { config: Json; baseOf: (section: string, name: string) => string } {
-  const config: Json = { clusters: [], users: [], contexts: [] };
+/** Merged kubeconfig files: the current context, and each section's named entries. */
+interface MergedKubeconfig {
+  'current-context'?: unknown;
+  clusters: Entry[];
+  users: Entry[];
+  contexts: Entry[];
+}
+
+function mergeKubeconfigs(files: string[]): {
+  config: MergedKubeconfig;
+  baseOf: (section: string, name: unknown) => string;
+} {
+  const config: MergedKubeconfig = { clusters: [], users: [], contexts: [] };
   const bases = new Map<string, string>();
   for (const file of files) {
-    let doc: Json;
+    let parsed: unknown;
     try {
-      doc = (parse(readFileSync(file, 'utf8')) ?? {}) as Json;
+      parsed = parse(readFileSync(file, 'utf8')) ?? {};
     } catch (err) {
       throw new KlwError(`kubeconfig ${file} is not YAML: ${(err as Error).message.split('\n')[0]}`);
     }
-    if (typeof doc !== 'object') throw new KlwError(`kubeconfig ${file} is not a kubeconfig`);
+    if (typeof parsed !== 'object') throw new KlwError(`kubeconfig ${file} is not a kubeconfig`);
+    const doc = entryOf(parsed);
     config['current-context'] ??= doc['current-context'] || undefined;
     for (const section of ['clusters', 'users', 'contexts'] as const) {
-      for (const entry of Array.isArray(doc[section]) ? doc[section] : []) {
-        if (!entry?.name || config[section].some((e: Json) => e.name === entry.name)) continue;
+      const entries: unknown[] = Array.isArray(doc[section]) ? doc[section] : [];
+      for (const entry of entries) {
+        if (!isRecord(entry) || !entry.name || config[section].some((e) => e.name === entry.name)) continue;
         config[section].push(entry);
         bases.set(`${section}/${entry.name}`, dirname(resolve(file)));
       }
@@ -240,14 +264,15 @@ export async function loadConnection(options: ConnectionOptions = {}): Promise<K
     return inClusterConnection(env);
   }
   const { config, baseOf } = mergeKubeconfigs(files);
-  const contextName: string | undefined = options.context ?? config['current-context'];
+  const contextName = options.context ?? config['current-context'];
   if (!contextName) throw new KlwError(`kubeconfig ${files.join(', ')} has no current-context; give --context`);
-  const context = config.contexts.find((c: Json) => c.name === contextName)?.context;
-  if (!context) throw new KlwError(`kubeconfig ${files.join(', ')} has no context "${contextName}"`);
-  const cluster = config.clusters.find((c: Json) => c.name === context.cluster)?.cluster;
-  if (!cluster?.server)
+  const found = config.contexts.find((c) => c.name === contextName)?.context;
+  if (!found) throw new KlwError(`kubeconfig ${files.join(', ')} has no context "${contextName}"`);
+  const context = entryOf(found);
+  const cluster = entryOf(config.clusters.find((c) => c.name === context.cluster)?.cluster);
+  if (!cluster.server)
     throw new KlwError(`context "${contextName}": cluster "${context.cluster}" not found or has no server`);
-  const user: Json = config.users.find((u: Json) => u.name === context.user)?.user ?? {};
+  const user = entryOf(config.users.find((u) => u.name === context.user)?.user);
   const clusterBase = baseOf('clusters', context.cluster);
   const userBase = baseOf('users', context.user);
 
@@ -266,20 +291,22 @@ export async function loadConnection(options: ConnectionOptions = {}): Promise<K
   if (cert) connection.cert = cert;
   if (key) connection.key = key;
   if (user.token) connection.token = String(user.token);
-  else if (user.tokenFile)
-    connection.tokenFile = isAbsolute(user.tokenFile) ? user.tokenFile : resolve(userBase, user.tokenFile);
+  else if (user.tokenFile) {
+    const tokenFile = String(user.tokenFile);
+    connection.tokenFile = isAbsolute(tokenFile) ? tokenFile : resolve(userBase, tokenFile);
+  }
   if (user.username) {
     connection.username = String(user.username);
     connection.password = String(user.password ?? '');
   }
   if (user['auth-provider'])
     throw new KlwError(
-      `context "${contextName}": auth-provider ${user['auth-provider'].name ?? ''} is not supported; use an exec credential plugin`,
+      `context "${contextName}": auth-provider ${valueAt(user['auth-provider'], 'name') ?? ''} is not supported; use an exec credential plugin`,
     );
   if (user.exec) {
     const timeoutMs = options.execTimeoutMs ?? DEFAULT_KUBE_LIMITS.execMs;
-    connection.exec = { config: user.exec as Json, base: userBase, timeoutMs };
-    Object.assign(connection, await execCredential(user.exec, userBase, timeoutMs));
+    connection.exec = { config: entryOf(user.exec), base: userBase, timeoutMs };
+    Object.assign(connection, await execCredential(entryOf(user.exec), userBase, timeoutMs));
   }
   return connection;
 }

@@ -5,6 +5,7 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Registration } from '../../lib/internal.ts';
 import { KlwError } from '../errors.ts';
+import { loaderBundle } from './bundle.ts';
 import type { LoadReply, LoadTarget } from './child.ts';
 
 /**
@@ -41,11 +42,16 @@ function seconds(ms: number): string {
  * load. The child's output (a module's console.log at load) goes to stderr, never to stdout,
  * where commands write manifests.
  */
-export function loadModules(targets: LoadTarget[], timeoutMs: number): Promise<LoadedModule[]> {
+export async function loadModules(targets: LoadTarget[], timeoutMs: number): Promise<LoadedModule[]> {
+  return loadIn(await loaderBundle(), targets, timeoutMs);
+}
+
+/** loadModules in a child on the built loader `bundle` (source maps on, as tsx has them), or on child.mjs alone. */
+function loadIn(bundle: string | undefined, targets: LoadTarget[], timeoutMs: number): Promise<LoadedModule[]> {
   return new Promise((resolvePromise, reject) => {
     const { NODE_TEST_CONTEXT: _test, ...env } = process.env;
-    const child = fork(CHILD, [], {
-      execArgv: [],
+    const child = fork(CHILD, bundle ? [bundle] : [], {
+      execArgv: bundle ? ['--enable-source-maps'] : [],
       env,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'advanced',

@@ -11,8 +11,18 @@ export const ENFORCEMENT_ENV = 'KLW_ENFORCEMENT';
  * function name upper-cased with `-` as `_` (`pod-policy` → `KLW_ENFORCEMENT_POD_POLICY`).
  */
 export function enforcementEnvFor(name: string): string {
-  return `${ENFORCEMENT_ENV}_${name.toUpperCase().replace(/-/g, '_')}`;
+  let variable = enforcementVariables.get(name);
+  if (variable === undefined) {
+    variable = `${ENFORCEMENT_ENV}_${name.toUpperCase().replace(/-/g, '_')}`;
+    // A function serves one webhook or a few: the names stay few (a bound keeps any caller safe).
+    if (enforcementVariables.size >= 64) enforcementVariables.clear();
+    enforcementVariables.set(name, variable);
+  }
+  return variable;
 }
+
+/** The variables of the webhook names asked so far: resolving an enforcement is on every request's way. */
+const enforcementVariables = new Map<string, string>();
 
 /** The enforcement in effect, where it came from, and a bad override that was refused. */
 export interface ResolvedEnforcement {

@@ -5,7 +5,7 @@ import {
   type AdmissionRegistrationInput,
   type Enforcement,
 } from '../registration.ts';
-import { completeAdmissionReview, parseAdmissionReview } from '../review/envelope.ts';
+import { completeAdmissionReview, readAdmissionReview } from '../review/envelope.ts';
 import type { AdmissionRequest, AdmissionResponse, AdmissionReview, KubeObject } from '../review/schemas.ts';
 import {
   defineWebhook,
@@ -215,7 +215,7 @@ function admissionEngine(
   decide: (request: AdmissionRequest, ctx: WebhookContext) => Promise<Outcome>,
 ): ReviewEngine<AdmissionReview> {
   return {
-    parse: parseAdmissionReview,
+    parse: readAdmissionReview,
     async run(review, ctx): Promise<EngineAnswer> {
       // What ctx.warn is given, kept as the decision's warnings are (any number costs what can be shown).
       const warnings = new WarningList();

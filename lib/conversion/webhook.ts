@@ -4,7 +4,7 @@ import {
   type ConversionRegistration,
   type ConversionRegistrationInput,
 } from '../registration.ts';
-import { completeConversionReview, parseConversionReview } from '../review/envelope.ts';
+import { completeConversionReview, readConversionReview } from '../review/envelope.ts';
 import type { ConversionResponse, ConversionReview, KubeObject } from '../review/schemas.ts';
 import { nestingDepth, setMember } from '../json.ts';
 import { ConversionError, type ConvertibleObject, describeObject, metadataCopy, verifyConverted } from './verify.ts';
@@ -183,7 +183,7 @@ async function convertAll(
 
 function conversionEngine(_reg: ConversionRegistration, convert: ConvertFn): ReviewEngine<ConversionReview> {
   return {
-    parse: parseConversionReview,
+    parse: readConversionReview,
     async run(review, ctx: RunContext) {
       const { uid, desiredAPIVersion, objects } = review.request;
       const fields = reviewFields(review);

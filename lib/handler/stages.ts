@@ -18,6 +18,7 @@ import { stringifyJson } from '../json.ts';
 import { createLogger, requestLogger, writesRawJson, type Logger } from '../log.ts';
 import { metricsFor, requestMetricsFor, type MetricsWriter, type RequestMetricsWriter } from '../metrics.ts';
 import type { Registration } from '../registration.ts';
+import type { ReviewResult } from '../review/envelope.ts';
 import { describeThrown, newErrorId } from './failure.ts';
 import { authenticateFleet, fleetLeftOut, fleetReader, servesFleet } from './fleet.ts';
 import type {
@@ -150,10 +151,16 @@ const readBody: Stage = (setup, x) => {
 /** The review the engine reads (AdmissionReview or ConversionReview, v1 or v1beta1). */
 const parseReview: Stage = (setup, x) => {
   const parsed = setup.engine.parse(x.body);
+  // A well-formed review is read at once: no promise on the way of every request.
+  return parsed instanceof Promise ? parsed.then((p) => takeReview(setup, x, p)) : takeReview(setup, x, parsed);
+};
+
+/** Keeps the review read, or rejects the request with its problem. */
+function takeReview<R>(setup: Setup<R>, x: Exchange<R>, parsed: ReviewResult<R>): GatewayResult | undefined {
   if (!parsed.ok) return reject(setup, x, 400, parsed.message);
   x.review = parsed.review;
   return undefined;
-};
+}
 
 /**
  * Runs the engine, sends its answer in the source's shape and logs the review line with its

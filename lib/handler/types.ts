@@ -97,7 +97,8 @@ export type UnsendableAnswer =
 
 /** One kind of review (admission or conversion): how to read it and how to answer it. */
 export interface ReviewEngine<R> {
-  parse(body: unknown): ReviewResult<R>;
+  /** The review in a body: at once, or once what reads a malformed one is loaded. */
+  parse(body: unknown): ReviewResult<R> | Promise<ReviewResult<R>>;
   run(review: R, ctx: RunContext): Promise<EngineAnswer>;
   /** The answer in place of one the handler cannot send, and why it cannot. */
   unsendable(review: R, why: UnsendableAnswer, ctx: RunContext): EngineAnswer;

@@ -8,14 +8,15 @@ import { parseJson } from '../json.ts';
 import type { ConversionWebhook } from '../conversion/webhook.ts';
 import type { EventSource } from '../gateway/sources.ts';
 import { createLogger } from '../log.ts';
-import { completeAdmissionReview, describeIssue } from '../review/envelope.ts';
+import { completeAdmissionReview } from '../review/envelope.ts';
 import { AdmissionReviewResponseSchema, ConversionReviewResponseSchema } from '../review/response-schemas.ts';
-import type {
-  AdmissionReview,
-  AdmissionReviewResponse,
-  ConversionReview,
-  ConversionReviewResponse,
-  KubeObject,
+import {
+  describeIssue,
+  type AdmissionReview,
+  type AdmissionReviewResponse,
+  type ConversionReview,
+  type ConversionReviewResponse,
+  type KubeObject,
 } from '../review/schemas.ts';
 import type { HandlerOptions, WebhookHandler } from '../webhook.ts';
 import type { Authorize } from '../../packages/kube-cel/src/index.ts';

@@ -238,12 +238,16 @@ export function policyActivation(input: ActivationInput): Record<string, unknown
     wholeDoubles: wholeDoubleKeys,
   });
   const request = base.request as Record<string, unknown>;
-  const ordered: Record<string, unknown> = { kind: { ...input.matched.kind } };
-  ordered.resource = input.kindOnly ? request.resource : { ...input.matched.resource };
-  for (const [key, value] of Object.entries(request)) if (!(key in ordered)) ordered[key] = value;
-  const out: Record<string, unknown> = { ...base, request: ordered };
-  if (input.withoutAuthorizer) delete out.authorizer;
-  return out;
+  const ordered: Record<string, unknown> = {
+    kind: { ...input.matched.kind },
+    resource: input.kindOnly ? request.resource : { ...input.matched.resource },
+  };
+  // The request's own members (fixed names: none is `__proto__`), after kind and resource.
+  for (const key in request) if (key !== 'kind' && key !== 'resource') ordered[key] = request[key];
+  // base is this evaluation's own object: its request is replaced in place, at the same position.
+  base.request = ordered;
+  if (input.withoutAuthorizer) delete base.authorizer;
+  return base;
 }
 
 /** The type of a CEL value as cel-go's Type() prints it. */

@@ -1,17 +1,20 @@
-import {
-  ADMISSION_REVIEW_VERSIONS,
-  AdmissionReviewSchema,
-  CONVERSION_REVIEW_VERSIONS,
-  ConversionReviewSchema,
-  memberName,
-  type AdmissionResponse,
-  type AdmissionReview,
-  type AdmissionReviewResponse,
-  type ConversionResponse,
-  type ConversionReview,
-  type ConversionReviewResponse,
+import type {
+  AdmissionResponse,
+  AdmissionReview,
+  AdmissionReviewResponse,
+  ConversionResponse,
+  ConversionReview,
+  ConversionReviewResponse,
 } from './schemas.ts';
 import { readAdmissionReviewFast, readConversionReviewFast } from './fast.ts';
+import { ADMISSION_REVIEW_VERSIONS, CONVERSION_REVIEW_VERSIONS } from './types.ts';
+
+export {
+  ADMISSION_REVIEW_VERSIONS,
+  CONVERSION_REVIEW_VERSIONS,
+  type AdmissionReviewVersion,
+  type ConversionReviewVersion,
+} from './types.ts';
 
 /** Why a body could not be read as a review; becomes an HTTP 400 at the gateway. */
 export interface ReviewError {
@@ -22,32 +25,23 @@ export interface ReviewError {
 /** The outcome of reading a review from a body. */
 export type ReviewResult<T> = { ok: true; review: T } | ReviewError;
 
-/** What the describer needs of a zod error. */
-export interface IssueList {
-  issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>;
+/** The zod schemas of the reviews, with the describer of their problems (schemas.ts). */
+export type ReviewSchemas = typeof import('./schemas.ts');
+
+/** The kinds of review and what reads each. */
+const REVIEWS = {
+  AdmissionReview: { versions: ADMISSION_REVIEW_VERSIONS, fast: readAdmissionReviewFast },
+  ConversionReview: { versions: CONVERSION_REVIEW_VERSIONS, fast: readConversionReviewFast },
+} as const;
+
+/** The reviews' types by kind. */
+interface ReviewTypes {
+  AdmissionReview: AdmissionReview;
+  ConversionReview: ConversionReview;
 }
 
-/** A schema as far as reading a review needs it. */
-interface SafeParser<T> {
-  safeParse(value: unknown): { success: true; data: T } | { success: false; error: IssueList };
-}
-
-/** Formats the first zod issue as `path: message` so a caller sees which field is wrong. */
-export function describeIssue(error: IssueList): string {
-  const issue = error.issues[0];
-  if (!issue) return 'invalid review';
-  const path = issue.path.length ? issue.path.map(memberName).join('.') : '(root)';
-  const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more)` : '';
-  return `${path}: ${issue.message}${more}`;
-}
-
-function readReview<T>(
-  body: unknown,
-  kind: 'AdmissionReview' | 'ConversionReview',
-  versions: readonly string[],
-  schema: SafeParser<T>,
-  fast: (body: Record<string, unknown>) => T | undefined,
-): ReviewResult<T> {
+/** The problem with a body's kind and apiVersion, read before anything else; undefined when right. */
+function envelopeProblem(body: unknown, kind: keyof ReviewTypes): ReviewError | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return { ok: false, message: `body is not a ${kind} object` };
   }
@@ -55,33 +49,78 @@ function readReview<T>(
   if (gotKind !== kind) {
     return { ok: false, message: `kind: expected "${kind}", got ${JSON.stringify(gotKind ?? null)}` };
   }
+  const versions: readonly string[] = REVIEWS[kind].versions;
   if (typeof apiVersion !== 'string' || !versions.includes(apiVersion)) {
     return {
       ok: false,
       message: `apiVersion: unsupported ${kind} version ${JSON.stringify(apiVersion ?? null)}; expected one of ${versions.join(', ')}`,
     };
   }
-  // A well-formed review is read without zod; zod reads the rest and words its problems.
-  const review = fast(body as Record<string, unknown>);
-  if (review !== undefined) return { ok: true, review };
+  return undefined;
+}
+
+/** What zod reads of a body the fast readers left to it: the review, or its first problem in words. */
+function readWithZod<K extends keyof ReviewTypes>(
+  schemas: ReviewSchemas,
+  kind: K,
+  body: unknown,
+): ReviewResult<ReviewTypes[K]> {
+  const schema = kind === 'AdmissionReview' ? schemas.AdmissionReviewSchema : schemas.ConversionReviewSchema;
   const parsed = schema.safeParse(body);
-  return parsed.success ? { ok: true, review: parsed.data } : { ok: false, message: describeIssue(parsed.error) };
+  return parsed.success
+    ? { ok: true, review: parsed.data as ReviewTypes[K] }
+    : { ok: false, message: schemas.describeIssue(parsed.error) };
 }
 
-/** Reads an AdmissionReview (v1 or v1beta1) from a parsed JSON body. */
-export function parseAdmissionReview(body: unknown): ReviewResult<AdmissionReview> {
-  return readReview(body, 'AdmissionReview', ADMISSION_REVIEW_VERSIONS, AdmissionReviewSchema, readAdmissionReviewFast);
+/**
+ * Reads a review of `kind` from a parsed JSON body: a well-formed one without zod, the rest with
+ * the schemas `schemas` gives (now, or once loaded), which read it or word its problem.
+ */
+export function readReview<K extends keyof ReviewTypes>(
+  kind: K,
+  body: unknown,
+  schemas: () => ReviewSchemas,
+): ReviewResult<ReviewTypes[K]>;
+export function readReview<K extends keyof ReviewTypes>(
+  kind: K,
+  body: unknown,
+  schemas: () => Promise<ReviewSchemas>,
+): ReviewResult<ReviewTypes[K]> | Promise<ReviewResult<ReviewTypes[K]>>;
+export function readReview<K extends keyof ReviewTypes>(
+  kind: K,
+  body: unknown,
+  schemas: () => ReviewSchemas | Promise<ReviewSchemas>,
+): ReviewResult<ReviewTypes[K]> | Promise<ReviewResult<ReviewTypes[K]>> {
+  const problem = envelopeProblem(body, kind);
+  if (problem) return problem;
+  const review = REVIEWS[kind].fast(body as Record<string, unknown>) as ReviewTypes[K] | undefined;
+  if (review !== undefined) return { ok: true, review };
+  const loaded = schemas();
+  return loaded instanceof Promise ? loaded.then((s) => readWithZod(s, kind, body)) : readWithZod(loaded, kind, body);
 }
 
-/** Reads a ConversionReview (v1 or v1beta1) from a parsed JSON body. */
-export function parseConversionReview(body: unknown): ReviewResult<ConversionReview> {
-  return readReview(
-    body,
-    'ConversionReview',
-    CONVERSION_REVIEW_VERSIONS,
-    ConversionReviewSchema,
-    readConversionReviewFast,
-  );
+/**
+ * The schemas, loaded on first need: a function's bundle carries them (and zod) in a chunk of
+ * its own, which only a malformed review loads. Set once, then read only.
+ */
+let lazySchemas: Promise<ReviewSchemas> | undefined;
+const loadSchemas = () => (lazySchemas ??= import('./schemas.ts'));
+
+/**
+ * Reads an AdmissionReview (v1 or v1beta1) from a parsed JSON body: at once when well-formed;
+ * otherwise once zod is loaded, which reads it or words its problem.
+ */
+export function readAdmissionReview(
+  body: unknown,
+): ReviewResult<AdmissionReview> | Promise<ReviewResult<AdmissionReview>> {
+  return readReview('AdmissionReview', body, loadSchemas);
+}
+
+/** Reads a ConversionReview (v1 or v1beta1) from a parsed JSON body, as readAdmissionReview does. */
+export function readConversionReview(
+  body: unknown,
+): ReviewResult<ConversionReview> | Promise<ReviewResult<ConversionReview>> {
+  return readReview('ConversionReview', body, loadSchemas);
 }
 
 /** Wraps an admission response in the envelope of the request: same apiVersion and kind, uid echoed. */

@@ -2,9 +2,8 @@
 // a function's answers with them. Apart from the request schemas, so that a function's bundle,
 // which writes answers and never reads them, carries none of them.
 import * as z from 'zod/mini';
+import { ADMISSION_REVIEW_VERSIONS, CONVERSION_REVIEW_VERSIONS } from './types.ts';
 import {
-  ADMISSION_REVIEW_VERSIONS,
-  CONVERSION_REVIEW_VERSIONS,
   EmbeddedObjectSchema,
   UidSchema,
   type AdmissionReviewResponse,

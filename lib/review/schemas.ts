@@ -1,8 +1,12 @@
 // zod/mini is zod v4's tree-shakable API: the same schemas in about 12 KB of bundle
-// instead of more than 400 KB, which keeps cold starts short.
+// instead of more than 400 KB, which keeps cold starts short. A function loads this module (and
+// zod) only for a review the fast readers of fast.ts leave to it, a malformed one: it is a chunk
+// of its own in a bundle, so it imports at run time nothing but zod (anything else it shared with
+// the bundle's entry would become a chunk that the entry loads on every cold start).
 import * as z from 'zod/mini';
-import { setMember } from '../json.ts';
 import type {
+  AdmissionReviewVersion,
+  ConversionReviewVersion,
   AdmissionRequest,
   AdmissionReview,
   AdmissionReviewResponse,
@@ -13,10 +17,9 @@ import type {
   Operation,
 } from './types.ts';
 
-/** The AdmissionReview API versions the API server may send, newest first. */
-export const ADMISSION_REVIEW_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'] as const;
-/** The ConversionReview API versions the API server may send, newest first. */
-export const CONVERSION_REVIEW_VERSIONS = ['apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'] as const;
+/** types.ts's lists of versions, restated (see the head of this file); the type checks below pin them equal. */
+const ADMISSION_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'] as const;
+const CONVERSION_VERSIONS = ['apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'] as const;
 
 /** A Kubernetes object as the API server serializes it: any JSON object; known fields typed loosely. */
 export const KubeObjectSchema = z.looseObject({
@@ -97,7 +100,13 @@ function renamedProto(value: unknown, from: string, to: string): unknown {
   if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, from)) return value;
   const out: Record<string, unknown> = {};
   const source = value as Record<string, unknown>;
-  for (const key of Object.keys(source)) setMember(out, key === from ? to : key, source[key]);
+  for (const key of Object.keys(source)) {
+    const name = key === from ? to : key;
+    // An own `__proto__` member needs defineProperty: assignment would set the prototype.
+    if (name === '__proto__')
+      Object.defineProperty(out, name, { value: source[key], enumerable: true, writable: true, configurable: true });
+    else out[name] = source[key];
+  }
   return out;
 }
 
@@ -147,7 +156,7 @@ export const AdmissionRequestSchema = z.object({
 
 /** An AdmissionReview request as sent by the API server, either version. */
 export const AdmissionReviewSchema = z.object({
-  apiVersion: z.enum(ADMISSION_REVIEW_VERSIONS),
+  apiVersion: z.enum(ADMISSION_VERSIONS),
   kind: z.literal('AdmissionReview'),
   request: AdmissionRequestSchema,
 });
@@ -161,7 +170,7 @@ export const ConversionRequestSchema = z.object({
 
 /** A ConversionReview request as sent by the API server, either version. */
 export const ConversionReviewSchema = z.object({
-  apiVersion: z.enum(CONVERSION_REVIEW_VERSIONS),
+  apiVersion: z.enum(CONVERSION_VERSIONS),
   kind: z.literal('ConversionReview'),
   request: ConversionRequestSchema,
 });
@@ -191,9 +200,21 @@ const typesMatchSchemas: [
   Same<AdmissionReview, z.infer<typeof AdmissionReviewSchema>>,
   Same<ConversionRequest, z.infer<typeof ConversionRequestSchema>>,
   Same<ConversionReview, z.infer<typeof ConversionReviewSchema>>,
-] = [true, true, true, true, true, true];
+  Same<AdmissionReviewVersion, (typeof ADMISSION_VERSIONS)[number]>,
+  Same<ConversionReviewVersion, (typeof CONVERSION_VERSIONS)[number]>,
+] = [true, true, true, true, true, true, true, true];
 void typesMatchSchemas;
-/** Which review API version a request came in (and its answer must go out in). */
-export type AdmissionReviewVersion = (typeof ADMISSION_REVIEW_VERSIONS)[number];
-/** Which ConversionReview API version a request came in. */
-export type ConversionReviewVersion = (typeof CONVERSION_REVIEW_VERSIONS)[number];
+
+/** What the describer needs of a zod error. */
+export interface IssueList {
+  issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>;
+}
+
+/** Formats the first zod issue as `path: message` so a caller sees which field is wrong. */
+export function describeIssue(error: IssueList): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid review';
+  const path = issue.path.length ? issue.path.map(memberName).join('.') : '(root)';
+  const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more)` : '';
+  return `${path}: ${issue.message}${more}`;
+}

@@ -1,6 +1,15 @@
 // The review types of the public API, as plain TypeScript: users need no zod to read them.
 // lib/review/schemas.ts checks at compile time that its schemas read and write exactly these.
 
+/** The AdmissionReview API versions the API server may send, newest first. */
+export const ADMISSION_REVIEW_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'] as const;
+/** The ConversionReview API versions the API server may send, newest first. */
+export const CONVERSION_REVIEW_VERSIONS = ['apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'] as const;
+/** Which review API version a request came in (and its answer must go out in). */
+export type AdmissionReviewVersion = (typeof ADMISSION_REVIEW_VERSIONS)[number];
+/** Which ConversionReview API version a request came in. */
+export type ConversionReviewVersion = (typeof CONVERSION_REVIEW_VERSIONS)[number];
+
 /** A Kubernetes object as the API server serializes it: any JSON object; known fields typed loosely. */
 export interface KubeObject {
   [key: string]: unknown;

@@ -337,6 +337,49 @@ describe('a new project from the tarball', () => {
       .sort();
     assert.deepEqual(functions, ['demo-dev-add-team-label', 'demo-dev-require-owner']);
   });
+
+  it('npx klw new policy, validating and --mutating: their tests pass and klw manifests writes them', () => {
+    assert.match(
+      sh(demo, 'npx', 'klw', 'new', 'policy', 'replica-owner', '--resource', 'deployments'),
+      /created functions\/replica-owner\/index\.ts/,
+    );
+    assert.match(
+      sh(demo, 'npx', 'klw', 'new', 'policy', 'managed-label', '--mutating'),
+      /created functions\/managed-label\/index\.ts/,
+    );
+    for (const file of ['test/functions/replica-owner.test.ts', 'test/functions/managed-label.test.ts'])
+      assert.ok(existsSync(join(demo, file)), `${file} missing`);
+    const out = sh(
+      demo,
+      'npx',
+      'klw',
+      'test',
+      'test/functions/replica-owner.test.ts',
+      'test/functions/managed-label.test.ts',
+    );
+    assert.match(out, /ℹ pass [1-9]/);
+    assert.match(out, /ℹ fail 0/);
+    sh(demo, 'npx', 'tsc', '--noEmit');
+    // Lint exits 0: no error (a warning may say that a mutating webhook fails closed).
+    sh(demo, 'npx', 'klw', 'lint');
+    const manifests = (version: string) =>
+      sh(demo, 'npx', 'klw', 'manifests', '--kube-version', version, '--base-url', 'https://webhooks.example.com');
+    // A cluster that evaluates both natively gets the policies and their bindings.
+    const native = manifests('1.36');
+    for (const [kind, name] of [
+      ['MutatingAdmissionPolicy', 'managed-label'],
+      ['MutatingAdmissionPolicyBinding', 'managed-label'],
+      ['ValidatingAdmissionPolicy', 'replica-owner'],
+      ['ValidatingAdmissionPolicyBinding', 'replica-owner'],
+    ])
+      assert.match(native, new RegExp(`^kind: ${kind}\\nmetadata:\\n  name: ${name}$`, 'm'));
+    assert.doesNotMatch(native, /name: (replica-owner|managed-label)\.webhooks\.kube-lambda\.dev/);
+    // An older one gets them as webhooks served from Lambda.
+    const old = manifests('1.29');
+    assert.match(old, /name: replica-owner\.webhooks\.kube-lambda\.dev/);
+    assert.match(old, /name: managed-label\.webhooks\.kube-lambda\.dev/);
+    assert.doesNotMatch(old, /kind: (Validating|Mutating)AdmissionPolicy/);
+  });
 });
 
 describe('a CommonJS project using the package', () => {

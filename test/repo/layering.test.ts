@@ -1,6 +1,6 @@
 // What may import what: the Lambda runtime (lib/) never pulls tool code, the tools (infra/) never
 // reach into the test kit (lib/testing/); both share lib/harness/ (events, reviews, invoke, discovery).
-// The toolkit's tests use the fixture functions of test/fixtures/project, never the examples in functions/.
+// The toolkit's tests reach the examples in functions/ only through the fixture project (test/fixtures/).
 // Users' code (the examples, their tests, the templates) imports only the package's public entry points.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -165,7 +165,7 @@ describe('layers', () => {
         file: 'test/lib/x.test.ts',
         text: [
           `import { webhook } from ${q}../../functions/pod-policy/index.ts${q};`,
-          `import type { Pod } from ${q}../fixtures/project/functions/pod.ts${q};`,
+          `import type { Pod } from ${q}../fixtures/functions.ts${q};`,
           `const root = process.cwd();`,
           `const entry = join(root, ${q}functions${q}, name, ${q}index.ts${q});`,
           `const other = join(process.cwd(), ${q}functions/pod-policy${q});`,
@@ -185,7 +185,7 @@ describe('layers', () => {
     ]);
   });
 
-  it('the toolkit tests use the fixture project, never the example functions', () => {
+  it('the toolkit tests reach the example functions only through the fixture project', () => {
     const files = TOOLKIT_TESTS.flatMap(allSources);
     assert.ok(
       files.includes('test/lib/admission/decision.warnings.test.ts') &&
@@ -219,9 +219,7 @@ describe('layers', () => {
       `functions/x/index.ts -> kube-lambda-webhooks/matchconditions/matcher`,
       'functions/x/index.ts -> ../../lib/admission/enforcement.ts',
     ]);
-    const users = ['functions', 'infra/templates', 'test/fixtures/project/functions', 'test/functions'].flatMap(
-      allFiles,
-    );
+    const users = ['functions', 'infra/templates', 'test/functions'].flatMap(allFiles);
     assert.ok(
       users.some((f) => f.endsWith('.tmpl')) && users.includes('functions/pod.ts'),
       "the users' files were found",

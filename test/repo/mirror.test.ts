@@ -115,7 +115,6 @@ const UNTESTED: readonly string[] = [
   'lib/policies/mutating/types.ts',
   'lib/policies/validating/types.ts',
   'lib/registration.ts',
-  'lib/review/envelope.ts',
   'lib/review/response-schemas.ts',
   'lib/review/schemas.ts',
   'lib/review/types.ts',

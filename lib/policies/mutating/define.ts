@@ -7,25 +7,20 @@
  */
 import { deny } from '../../admission/decision.ts';
 import { defineMutatingWebhook, type AdmissionWebhook } from '../../admission/webhook.ts';
-import {
-  defaultNamespaceSelector,
-  type LabelSelector,
-  type LambdaSettings,
-  type MatchCondition,
-} from '../../registration.ts';
-import { plainRule } from '../../rule-builder.ts';
+import type { LambdaSettings, MatchCondition } from '../../registration.ts';
 import type { AdmissionRequest, KubeObject } from '../../review/schemas.ts';
 import { type Authorize, policyRegexLoader } from '../cel.ts';
+import {
+  bindingHead,
+  bindingTail,
+  checkMatchConstraints,
+  checkParamRef,
+  type PolicyMatchConstraints,
+  specHead,
+  specTail,
+} from '../generic/define.ts';
 import { paramSourcesOf, type ParamSources } from '../generic/params.ts';
-import type {
-  MatchedAs,
-  MatchResources,
-  NamedRuleWithOperations,
-  ParamKind,
-  ParamRef,
-  Variable,
-} from '../generic/types.ts';
-import type { PolicyRule } from '../validating/define.ts';
+import type { MatchedAs, MatchResources, ParamKind, ParamRef, Variable } from '../generic/types.ts';
 import { type MutatingPolicyOutcome, dispatchMutating, type MutatingDispatchEnvironment } from './dispatch.ts';
 import { type CompiledMutatingPolicy, compileMutatingPolicy } from './evaluate.ts';
 import type { KindSchema } from './mutation.ts';
@@ -46,13 +41,7 @@ export interface MutatingPolicyDefinition<T = KubeObject> {
    * namespaceSelector (default: every namespace but the system ones), objectSelector,
    * excludeResourceRules, matchPolicy (default `Equivalent`).
    */
-  matchConstraints: {
-    resourceRules: Array<PolicyRule<T>>;
-    excludeResourceRules?: NamedRuleWithOperations[];
-    namespaceSelector?: LabelSelector;
-    objectSelector?: LabelSelector;
-    matchPolicy?: 'Exact' | 'Equivalent';
-  };
+  matchConstraints: PolicyMatchConstraints<T>;
   matchConditions?: MatchCondition[];
   /** Named CEL expressions the others read as `variables.<name>`, each evaluated at most once per invocation. */
   variables?: Variable[];
@@ -124,10 +113,7 @@ const PATCH_TYPES = ['ApplyConfiguration', 'JSONPatch'];
 /** Checks what the API server would refuse of a definition, naming the field and the fix. */
 function checkDefinition(d: MutatingPolicyDefinition<unknown>): void {
   const where = `policy ${d.name}`;
-  if (!d.matchConstraints?.resourceRules?.length)
-    throw new TypeError(
-      `${where}: matchConstraints.resourceRules must hold at least one rule, such as on(Deployment).create()`,
-    );
+  checkMatchConstraints(d);
   if (!Array.isArray(d.mutations) || !d.mutations.length)
     throw new TypeError(`${where}: mutations must hold at least one { patchType, applyConfiguration | jsonPatch }`);
   for (const [i, m] of d.mutations.entries()) {
@@ -141,39 +127,19 @@ function checkDefinition(d: MutatingPolicyDefinition<unknown>): void {
   }
   if (d.reinvocationPolicy !== undefined && !REINVOCATION.includes(d.reinvocationPolicy))
     throw new TypeError(`${where}: reinvocationPolicy must be Never or IfNeeded`);
-  if (d.paramRef && !d.paramKind) throw new TypeError(`${where}: paramRef needs the policy's paramKind`);
-  if (d.paramRef?.name && d.paramRef.selector)
-    throw new TypeError(`${where}: paramRef takes a name or a selector, not both`);
+  checkParamRef(d);
 }
 
 /** The policy, binding and params of a definition, defaults applied. */
 export function completeMutatingPolicy(d: MutatingPolicyDefinition<unknown>): DefinedMutatingPolicy {
   checkDefinition(d);
-  const policyName = d.policyName ?? d.name;
-  const mc = d.matchConstraints;
-  const rule = (r: PolicyRule<unknown> | NamedRuleWithOperations): NamedRuleWithOperations => ({
-    ...plainRule(r),
-    ...(r.resourceNames?.length ? { resourceNames: [...r.resourceNames] } : {}),
-  });
   const spec: MutatingPolicySpec = {
-    name: policyName,
-    failurePolicy: d.failurePolicy ?? 'Fail',
-    matchConstraints: {
-      resourceRules: mc.resourceRules.map(rule),
-      ...(mc.excludeResourceRules?.length ? { excludeResourceRules: mc.excludeResourceRules.map(rule) } : {}),
-      namespaceSelector: mc.namespaceSelector ?? defaultNamespaceSelector(),
-      objectSelector: mc.objectSelector ?? {},
-      matchPolicy: mc.matchPolicy ?? 'Equivalent',
-    },
+    ...specHead(d),
     mutations: d.mutations.map((m) => structuredClone(m)),
     reinvocationPolicy: d.reinvocationPolicy ?? 'Never',
+    ...specTail(d),
   };
-  if (d.paramKind) spec.paramKind = { ...d.paramKind };
-  if (d.matchConditions?.length) spec.matchConditions = d.matchConditions.map((c) => ({ ...c }));
-  if (d.variables?.length) spec.variables = d.variables.map((v) => ({ ...v }));
-  const binding: MutatingBindingSpec = { name: d.bindingName ?? d.name, policyName };
-  if (d.paramRef) binding.paramRef = { parameterNotFoundAction: 'Deny', ...d.paramRef };
-  if (d.matchResources) binding.matchResources = { matchPolicy: 'Equivalent', ...d.matchResources };
+  const binding: MutatingBindingSpec = { ...bindingHead(d), ...bindingTail(d) };
   return { spec, binding, params: [...(d.params ?? [])], schemas: { ...d.schemas }, serve: d.serve ?? 'auto' };
 }
 

@@ -6,18 +6,21 @@
  */
 import { defineValidatingWebhook, type AdmissionWebhook } from '../../admission/webhook.ts';
 import { resolveEnforcement } from '../../admission/enforcement.ts';
-import {
-  defaultNamespaceSelector,
-  type LabelSelector,
-  type LambdaSettings,
-  type MatchCondition,
-} from '../../registration.ts';
-import { plainRule, type TypedRule } from '../../rule-builder.ts';
+import type { LambdaSettings, MatchCondition } from '../../registration.ts';
 import type { AdmissionRequest, KubeObject } from '../../review/schemas.ts';
 import type { WebhookContext } from '../../webhook.ts';
 import { type Authorize, policyRegexLoader } from '../cel.ts';
+import {
+  bindingHead,
+  bindingTail,
+  checkMatchConstraints,
+  checkParamRef,
+  type PolicyMatchConstraints,
+  specHead,
+  specTail,
+} from '../generic/define.ts';
 import { namespacedKindsOf, paramSourcesOf } from '../generic/params.ts';
-import type { MatchResources, NamedRuleWithOperations, ParamKind, ParamRef, Variable } from '../generic/types.ts';
+import type { MatchResources, ParamKind, ParamRef, Variable } from '../generic/types.ts';
 import { dispatchValidating, VALIDATION_FAILURE_ANNOTATION, type PoliciesVerdict } from './dispatcher.ts';
 import type {
   AuditAnnotation,
@@ -29,8 +32,7 @@ import type {
 import { compileValidatingPolicy, type CompiledValidatingPolicy } from './validator.ts';
 import { allow, deny, type Decision } from '../../admission/decision.ts';
 
-/** A typed rule of matchConstraints, optionally naming the objects it applies to. */
-export type PolicyRule<T> = TypedRule<T> & { resourceNames?: string[] };
+export type { PolicyRule } from '../generic/define.ts';
 
 /** What a user declares for a ValidatingAdmissionPolicy and its binding. */
 export interface ValidatingPolicyDefinition<T = KubeObject> {
@@ -45,13 +47,7 @@ export interface ValidatingPolicyDefinition<T = KubeObject> {
    * namespaceSelector (default: every namespace but the system ones), objectSelector,
    * excludeResourceRules, matchPolicy (default `Equivalent`).
    */
-  matchConstraints: {
-    resourceRules: Array<PolicyRule<T>>;
-    excludeResourceRules?: NamedRuleWithOperations[];
-    namespaceSelector?: LabelSelector;
-    objectSelector?: LabelSelector;
-    matchPolicy?: 'Exact' | 'Equivalent';
-  };
+  matchConstraints: PolicyMatchConstraints<T>;
   matchConditions?: MatchCondition[];
   /** Named CEL expressions the others read as `variables.<name>`, each evaluated at most once. */
   variables?: Variable[];
@@ -112,10 +108,7 @@ const ACTIONS: readonly ValidationAction[] = ['Deny', 'Warn', 'Audit'];
 /** Checks what the API server would refuse of a definition, naming the field and the fix. */
 function checkDefinition(d: ValidatingPolicyDefinition<unknown>): void {
   const where = `policy ${d.name}`;
-  if (!d.matchConstraints?.resourceRules?.length)
-    throw new TypeError(
-      `${where}: matchConstraints.resourceRules must hold at least one rule, such as on(Deployment).create()`,
-    );
+  checkMatchConstraints(d);
   if (!Array.isArray(d.validations) || (!d.validations.length && !d.auditAnnotations?.length))
     throw new TypeError(`${where}: validations must hold at least one { expression } (or give auditAnnotations)`);
   for (const [i, v] of d.validations.entries())
@@ -130,43 +123,23 @@ function checkDefinition(d: ValidatingPolicyDefinition<unknown>): void {
     throw new TypeError(
       `${where}: validationActions may not hold both Deny and Warn (the API server refuses it); use Deny with Audit`,
     );
-  if (d.paramRef && !d.paramKind) throw new TypeError(`${where}: paramRef needs the policy's paramKind`);
-  if (d.paramRef?.name && d.paramRef.selector)
-    throw new TypeError(`${where}: paramRef takes a name or a selector, not both`);
+  checkParamRef(d);
 }
 
 /** The policy, binding and params of a definition, defaults applied. */
 export function completeValidatingPolicy(d: ValidatingPolicyDefinition<unknown>): DefinedValidatingPolicy {
   checkDefinition(d);
-  const policyName = d.policyName ?? d.name;
-  const mc = d.matchConstraints;
-  const rule = (r: PolicyRule<unknown> | NamedRuleWithOperations): NamedRuleWithOperations => ({
-    ...plainRule(r),
-    ...(r.resourceNames?.length ? { resourceNames: [...r.resourceNames] } : {}),
-  });
   const spec: ValidatingPolicySpec = {
-    name: policyName,
-    failurePolicy: d.failurePolicy ?? 'Fail',
-    matchConstraints: {
-      resourceRules: mc.resourceRules.map(rule),
-      ...(mc.excludeResourceRules?.length ? { excludeResourceRules: mc.excludeResourceRules.map(rule) } : {}),
-      namespaceSelector: mc.namespaceSelector ?? defaultNamespaceSelector(),
-      objectSelector: mc.objectSelector ?? {},
-      matchPolicy: mc.matchPolicy ?? 'Equivalent',
-    },
+    ...specHead(d),
     validations: d.validations.map((v) => ({ ...v })),
+    ...specTail(d),
+    ...(d.auditAnnotations?.length ? { auditAnnotations: d.auditAnnotations.map((a) => ({ ...a })) } : {}),
   };
-  if (d.paramKind) spec.paramKind = { ...d.paramKind };
-  if (d.matchConditions?.length) spec.matchConditions = d.matchConditions.map((c) => ({ ...c }));
-  if (d.variables?.length) spec.variables = d.variables.map((v) => ({ ...v }));
-  if (d.auditAnnotations?.length) spec.auditAnnotations = d.auditAnnotations.map((a) => ({ ...a }));
   const binding: ValidatingBindingSpec = {
-    name: d.bindingName ?? d.name,
-    policyName,
+    ...bindingHead(d),
     validationActions: [...(d.validationActions ?? ['Deny'])],
+    ...bindingTail(d),
   };
-  if (d.paramRef) binding.paramRef = { parameterNotFoundAction: 'Deny', ...d.paramRef };
-  if (d.matchResources) binding.matchResources = { matchPolicy: 'Equivalent', ...d.matchResources };
   return {
     spec,
     binding,
@@ -196,7 +169,9 @@ export function webhookAuditAnnotations(
 /** The webhook's answer for a verdict: the native status's reason, code and message after its prefix. */
 export function verdictDecision(verdict: PoliciesVerdict, policyName: string): Decision {
   let decision = verdict.allowed
-    ? allow(verdict.warnings)
+    ? verdict.warnings.length
+      ? allow(verdict.warnings)
+      : allow()
     : deny(verdict.status!.detail, { code: verdict.status!.code, reason: verdict.status!.reason }).withWarnings(
         verdict.warnings,
       );
@@ -274,8 +249,13 @@ export function servePolicy(
     validate: (request, ctx) => {
       const run = () => {
         const actions = actionsFor(definition.name, policy.binding.validationActions, ctx);
+        // The binding as defined unless an enforcement overrides its actions (dispatching never changes it).
+        const binding =
+          actions === policy.binding.validationActions
+            ? policy.binding
+            : { ...policy.binding, validationActions: actions };
         const verdict = dispatchValidating(
-          [{ policy: compiledFor(ctx.kubeVersion), bindings: [{ ...policy.binding, validationActions: actions }] }],
+          [{ policy: compiledFor(ctx.kubeVersion), bindings: [binding] }],
           request as AdmissionRequest,
           dispatchEnv,
         );

@@ -62,6 +62,10 @@ export interface CompiledValidatingPolicy {
   validationTexts: string[];
   messageTexts: Array<string | undefined>;
   messages: Array<PolicyProgram | undefined>;
+  /** True when some validation has a messageExpression. */
+  hasMessages: boolean;
+  /** The auditAnnotations' valueExpressions, in order. */
+  auditTexts: string[];
   auditAnnotations: Array<PolicyProgram | undefined>;
 }
 
@@ -73,13 +77,17 @@ export function compileValidatingPolicy(
   const env: PolicyEnvironment = { ...options, hasParams: spec.paramKind !== undefined };
   const variables = compileVariables(spec.variables ?? [], env);
   const validations = spec.validations ?? [];
+  const messageTexts = validations.map((v) => v.messageExpression || undefined);
+  const auditTexts = (spec.auditAnnotations ?? []).map((a) => a.valueExpression);
   return {
     spec,
     failurePolicy: spec.failurePolicy ?? 'Fail',
     variables,
     conditions: compileConditions(spec.matchConditions ?? [], variables, env),
     validationTexts: validations.map((v) => v.expression),
-    messageTexts: validations.map((v) => v.messageExpression || undefined),
+    messageTexts,
+    hasMessages: messageTexts.some((m) => m !== undefined),
+    auditTexts,
     validations: compileExpressions(
       validations.map((v) => v.expression),
       variables,
@@ -93,12 +101,7 @@ export function compileValidatingPolicy(
       ['string'],
       false,
     ),
-    auditAnnotations: compileExpressions(
-      (spec.auditAnnotations ?? []).map((a) => a.valueExpression),
-      variables,
-      env,
-      ['string', 'null_type'],
-    ),
+    auditAnnotations: compileExpressions(auditTexts, variables, env, ['string', 'null_type']),
   };
 }
 
@@ -135,13 +138,12 @@ export function validate(
   if (checked.error !== undefined) return failedWhole(fp, checked.error);
   const none = { evaluations: [] as Evaluation[], remaining: checked.remaining };
   let messages: ReturnType<typeof evaluateFilter> = none;
-  if (policy.messageTexts.some((m) => m !== undefined)) {
+  if (policy.hasMessages) {
     // messageExpressions see no authorizer.
-    const { authorizer: _, ...messageBase } = base;
     messages = evaluateFilter(
       policy.messages,
       policy.messageTexts,
-      compose(messageBase, policy.variables),
+      compose(base, policy.variables, 'authorizer'),
       checked.remaining,
     );
   }
@@ -150,7 +152,7 @@ export function validate(
   if (!audits.length) return { decisions, auditAnnotations: [] };
   const annotations = evaluateFilter(
     policy.auditAnnotations,
-    audits.map((a) => a.valueExpression),
+    policy.auditTexts,
     compose(base, policy.variables),
     budget,
   );

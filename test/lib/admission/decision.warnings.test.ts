@@ -14,8 +14,7 @@ import { wouldDenyWarning } from '../../../lib/admission/enforcement.ts';
 import { DeadlineExceeded, withDeadline } from '../../../lib/deadline.ts';
 import { admissionReview, readAnswer } from '../../../lib/testing/index.ts';
 import { invokeRaw } from '../../../lib/harness/invoke.ts';
-import { webhook as podPolicy } from '../../fixtures/project/functions/pod-policy/index.ts';
-import type { Pod } from '../../fixtures/project/functions/pod.ts';
+import { podPolicy, type Pod } from '../../fixtures/functions.ts';
 import { captureLogger, PATIENCE_MS } from '../../helpers.ts';
 
 /**

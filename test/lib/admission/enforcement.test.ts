@@ -176,6 +176,12 @@ describe('enforcement modes', () => {
       source: 'registration',
     });
   });
+
+  it('names each webhook its own variable, however many are asked', () => {
+    // The names are kept once made: more than the kept few must still each get their own.
+    for (let round = 0; round < 2; round++)
+      for (let i = 0; i < 100; i++) assert.equal(enforcementEnvFor(`fn-${i}-x`), `KLW_ENFORCEMENT_FN_${i}_X`);
+  });
 });
 
 describe('audit annotation keys', () => {

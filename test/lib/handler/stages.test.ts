@@ -10,7 +10,7 @@ import { lambdaContext } from '../../../lib/harness/events.ts';
 import { admissionReview, toEvent } from '../../../lib/testing/index.ts';
 import { completeAdmissionRegistration } from '../../../lib/registration.ts';
 import type { AdmissionReview } from '../../../lib/review/schemas.ts';
-import { parseAdmissionReview } from '../../../lib/review/envelope.ts';
+import { parseAdmissionReview } from '../../../lib/review/parse.ts';
 import {
   createHandler,
   type Caller,

@@ -3,9 +3,7 @@ import { describe, it } from 'node:test';
 import { allow, defineMutatingWebhook, defineValidatingWebhook, deny } from '../../../lib/index.ts';
 import { runAdmissionChain } from '../../../lib/testing/index.ts';
 import { selectorMatches } from '../../../lib/registration.ts';
-import podDefaults, { applyDefaults } from '../../fixtures/project/functions/pod-defaults/index.ts';
-import podPolicy from '../../fixtures/project/functions/pod-policy/index.ts';
-import type { Pod } from '../../fixtures/project/functions/pod.ts';
+import { applyDefaults, podDefaults, podPolicy, type Pod } from '../../fixtures/functions.ts';
 import { testPod } from '../../helpers.ts';
 
 const podRules = [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }];

@@ -17,9 +17,7 @@ import { conformanceChecks } from '../../../lib/testing/conformance.ts';
 import { kindOf } from '../../../lib/harness/reviews.ts';
 import { sampleFromSchema } from '../../../lib/testing/conformance.ts';
 import { FIXTURE_PROJECT } from '../../helpers.ts';
-import crontab from '../../fixtures/project/functions/crontab-conversion/index.ts';
-import podDefaults from '../../fixtures/project/functions/pod-defaults/index.ts';
-import podPolicy from '../../fixtures/project/functions/pod-policy/index.ts';
+import { crontab, podDefaults, podPolicy } from '../../fixtures/functions.ts';
 
 const configMaps = [
   {
@@ -29,7 +27,7 @@ const configMaps = [
     resources: ['configmaps'],
   },
 ];
-const scratch = mkdtempSync(join(FIXTURE_PROJECT, '..', '.conformance-'));
+const scratch = mkdtempSync(join(FIXTURE_PROJECT, '..', '.klw-test-conformance-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** A webhook whose answers are rewritten by `change` (a webhook that breaks the API server's rules). */

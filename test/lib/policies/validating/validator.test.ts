@@ -337,6 +337,40 @@ describe('validator_test.go TestValidate: with real expressions', () => {
       message: 'replicas: 3',
     });
   });
+  it('a variable that reads the authorizer works in validations and fails in messageExpressions', () => {
+    // The message filter's activation has no authorizer (validator.go: expressionOptionalVars).
+    const got = run({
+      name: 'p',
+      variables: [{ name: 'can', expression: "authorizer.group('').resource('pods').check('get').allowed()" }],
+      validations: [
+        { expression: '!variables.can', message: 'fallback', messageExpression: "variables.can ? 'can' : 'cannot'" },
+      ],
+    });
+    // No opinion: not allowed, so the validation passes; with the message's own, it denies with the fallback.
+    assert.deepEqual(got.decisions, [{ action: 'admit', evaluation: 'admit', message: '' }]);
+    const denied = run({
+      name: 'p',
+      variables: [{ name: 'can', expression: "authorizer.group('').resource('pods').check('get').allowed()" }],
+      validations: [
+        { expression: 'variables.can', message: 'fallback', messageExpression: "variables.can ? 'can' : 'cannot'" },
+      ],
+    });
+    assert.deepEqual(denied.decisions, [
+      { action: 'deny', evaluation: 'deny', reason: 'Invalid', message: 'fallback' },
+    ]);
+  });
+  it('the request carries the matched kind and resource and its own members', () => {
+    const got = run({
+      name: 'p',
+      validations: [
+        {
+          expression: 'false',
+          messageExpression: "request.kind.kind + '/' + request.resource.resource + '/' + request.name",
+        },
+      ],
+    });
+    assert.equal(got.decisions[0]!.message, 'Deployment/deployments/web');
+  });
   it('test filter error: the runtime budget stops the validations, one error decision', () => {
     const spec = { name: 'p', validations: [{ expression: 'object.spec.replicas > 1' }] };
     const got = validate(compileValidatingPolicy(spec), { request: request({ spec: { replicas: 3 } }), matched }, 2);

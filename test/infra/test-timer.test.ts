@@ -1,0 +1,78 @@
+// klw test times each file (infra/test-timer.mjs) and starts the slowest first, by the times it keeps.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { keepTestTimes, readTestTimes, slowestFirst, testCommand, TIMES_FILE } from '../../infra/test-runner.ts';
+
+const KLW = join(process.cwd(), 'infra', 'bin', 'klw.mjs');
+const scratch = mkdtempSync(join(tmpdir(), 'klw-test-times-'));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** A project folder with the given files. */
+function project(name: string, files: Record<string, string>): string {
+  const dir = join(scratch, name);
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(join(dir, file, '..'), { recursive: true });
+    writeFileSync(join(dir, file), text);
+  }
+  return dir;
+}
+
+const passing = (name: string) => `import { it } from 'node:test';\nit('${name}', () => {});\n`;
+
+describe('the order of test files', () => {
+  it('starts files never timed, then the slowest, keeping the given order between equals', () => {
+    const files = ['a.test.ts', 'b.test.ts', 'c.test.ts', 'd.test.ts', 'e.test.ts'];
+    assert.deepEqual(slowestFirst(files, { 'a.test.ts': 5, 'b.test.ts': 90, 'd.test.ts': 5, 'e.test.ts': 40 }), [
+      'c.test.ts',
+      'b.test.ts',
+      'e.test.ts',
+      'a.test.ts',
+      'd.test.ts',
+    ]);
+    assert.deepEqual(slowestFirst(files, {}), files);
+  });
+
+  it('reads no times from a missing, unparsable or wrongly shaped file, and skips bad entries', () => {
+    const dir = project('read', {});
+    assert.deepEqual(readTestTimes(dir), {});
+    for (const text of ['{not json', '[1, 2]', 'null', '"text"']) {
+      writeFileSync(join(project('read', { [TIMES_FILE]: '' }), TIMES_FILE), text);
+      assert.deepEqual(readTestTimes(dir), {}, text);
+    }
+    writeFileSync(join(dir, TIMES_FILE), JSON.stringify({ 'a.test.ts': 12, b: -1, c: '3', d: null, e: 0 }));
+    assert.deepEqual(readTestTimes(dir), { 'a.test.ts': 12, e: 0 });
+  });
+
+  it('keeps the times of a run beside those of files it did not run, relative to the root', () => {
+    const dir = project('keep', { [TIMES_FILE]: JSON.stringify({ 'test/a.test.ts': 10, 'test/b.test.ts': 20 }) });
+    keepTestTimes(dir, JSON.stringify({ [join(dir, 'test/b.test.ts')]: 70, '/elsewhere/c.test.ts': 5 }));
+    assert.deepEqual(readTestTimes(dir), { 'test/a.test.ts': 10, 'test/b.test.ts': 70 });
+    keepTestTimes(dir, 'cut short');
+    keepTestTimes(dir, '[3]');
+    assert.deepEqual(readTestTimes(dir), { 'test/a.test.ts': 10, 'test/b.test.ts': 70 });
+  });
+
+  it('klw test times every file it runs and starts the slowest first on the next run', () => {
+    const dir = project('run', {
+      'package.json': '{ "type": "module" }',
+      'test/fast.test.mjs': passing('fast'),
+      'test/slow.test.mjs': passing('slow'),
+    });
+    const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
+    const run = spawnSync(process.execPath, [KLW, '--root', dir, 'test', '--reporter', 'tap'], {
+      env,
+      encoding: 'utf8',
+    });
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /ok \d+ - slow/, 'the shown reporter still writes to stdout');
+    const times = readTestTimes(dir);
+    assert.deepEqual(Object.keys(times).sort(), ['test/fast.test.mjs', 'test/slow.test.mjs']);
+    writeFileSync(join(dir, TIMES_FILE), JSON.stringify({ ...times, 'test/slow.test.mjs': 1e6 }));
+    assert.deepEqual(testCommand(dir).slice(-2), ['test/slow.test.mjs', 'test/fast.test.mjs']);
+    assert.ok(readFileSync(join(dir, TIMES_FILE), 'utf8').includes('1000000'));
+  });
+});
