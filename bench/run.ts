@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { buildAll, bundleOptions, bundlePath } from '../infra/build.ts';
 import { buildWithPrecompiledCel } from '../infra/build-cel.ts';
 import { loadFunctions } from '../infra/functions.ts';
+import { policyOf } from '../infra/policies/registration.ts';
 import { deploymentOf, functionDefinition, pluginParams } from '../infra/deploy/index.ts';
 import type { WebhookHandler } from '../lib/webhook.ts';
 import { conversionReview, toEvent } from '../lib/testing/index.ts';
@@ -13,7 +14,7 @@ import { allow } from '../lib/admission/decision.ts';
 import { root, rows, extra, log, compare, table, podReview, pairedColdStarts } from './measure.ts';
 import { throughput, memory } from './servers.ts';
 import { celSpeed } from './cel-speed.ts';
-import { validatingPolicies } from './policies.ts';
+import { POLICY_COLD_RATIO, validatingPolicies } from './policies.ts';
 import { mutatingPolicySpeed } from './mutating-policy.ts';
 
 /** The floor of any webhook: decode the body, parse it, serialise an answer of the same size. */
@@ -168,12 +169,18 @@ async function coldStarts(functions: Awaited<ReturnType<typeof loadFunctions>>):
     '-e',
     `${reader}const handler=async()=>({statusCode:200,body:'{}'});const r=await handler(e);if(r.statusCode!==200)process.exit(1);`,
   ];
-  const measured: Measured[] = functions.map((fn) => ({
-    name: fn.name,
-    bundle: bundlePath(root, fn.name),
-    maxKB: PLAIN_BUNDLE_KB,
-    maxRatio: PLAIN_COLD_RATIO,
-  }));
+  // A policy's function carries the CEL engine: the cold-start goal of the policy bench
+  // (bench/policies.ts) and the bundle goal of CEL. A mutating policy's also holds the merge
+  // schemas of the built-in kinds (a generated table of about 190 KB): its size is measured only.
+  const measured: Measured[] = functions.map((fn) => {
+    const policy = policyOf(fn.registration);
+    const goals = !policy
+      ? { maxKB: PLAIN_BUNDLE_KB, maxRatio: PLAIN_COLD_RATIO }
+      : policy.kind === 'MutatingAdmissionPolicy'
+        ? { maxKB: Number.POSITIVE_INFINITY, maxRatio: POLICY_COLD_RATIO }
+        : { maxKB: CEL_BUNDLE_KB, maxRatio: POLICY_COLD_RATIO };
+    return { name: fn.name, bundle: bundlePath(root, fn.name), ...goals };
+  });
   measured.push(await matchConditionsFixture('match-conditions-plain', CEL_COLD_RATIO));
   // With a regular expression the RE2 chunk loads too: measured, its goal the plain one of CEL.
   measured.push(await matchConditionsFixture('match-conditions', Number.POSITIVE_INFINITY));
@@ -192,12 +199,13 @@ async function coldStarts(functions: Awaited<ReturnType<typeof loadFunctions>>):
       met: measured.ratio <= fn.maxRatio,
     });
     const bytes = statSync(fn.bundle).size;
+    const limitKB = Number.isFinite(fn.maxKB) ? fn.maxKB : CEL_BUNDLE_KB;
     rows.push({
       benchmark: `bundle size: ${fn.name}`,
       measured: `${(bytes / 1024).toFixed(1)} KB`,
-      baseline: `${fn.maxKB} KB`,
-      ratio: bytes / (fn.maxKB * 1024),
-      target: '≤ 1x',
+      baseline: `${limitKB} KB`,
+      ratio: bytes / (limitKB * 1024),
+      target: Number.isFinite(fn.maxKB) ? '≤ 1x' : 'measured',
       met: bytes <= fn.maxKB * 1024,
     });
     const chunks = join(dirname(fn.bundle), 'chunks');
@@ -208,8 +216,8 @@ async function coldStarts(functions: Awaited<ReturnType<typeof loadFunctions>>):
       rows.push({
         benchmark: `bundle size with its chunks (loaded on demand: zod, RE2): ${fn.name}`,
         measured: `${(total / 1024).toFixed(1)} KB`,
-        baseline: `${fn.maxKB} KB`,
-        ratio: total / (fn.maxKB * 1024),
+        baseline: `${limitKB} KB`,
+        ratio: total / (limitKB * 1024),
         target: 'measured',
         met: true,
       });

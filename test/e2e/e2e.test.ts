@@ -184,6 +184,8 @@ describe('end to end against kube-apiserver', () => {
     );
     assert.deepEqual(hooks.body.webhooks.map((w: any) => w.name).sort(), [
       'pod-policy.webhooks.kube-lambda.dev',
+      // A policy is a webhook served from Lambda where the cluster's version is not known.
+      'replica-cap.webhooks.kube-lambda.dev',
       'slow-policy.webhooks.kube-lambda.dev',
     ]);
   });
