@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import { writeFileSafely } from './files.ts';
 import { Document, parseAllDocuments, visit } from 'yaml';
 import { KlwError } from './errors.ts';
-import type { Json } from './json.ts';
+import { isRecord } from './json.ts';
+
+/** A Kubernetes object as parsed from a manifest: each member is checked where it is read. */
+export type KubeDocument = Record<string, unknown>;
 
 // Plain scalars Go may read as numbers (strconv with base prefixes and underscores: 0o17, 1_000, .5).
 const GO_NUMBER_LIKE = /^[-+]?[.\d]/;
@@ -30,7 +33,8 @@ export function renderDocuments(documents: Array<Record<string, unknown>>, forma
 }
 
 /** Kinds kubectl unpacks: `List` and the typed lists (`PodList`, ...) that hold `items`. */
-const isList = (doc: Json) => typeof doc.kind === 'string' && doc.kind.endsWith('List') && Array.isArray(doc.items);
+const isList = (doc: KubeDocument) =>
+  typeof doc.kind === 'string' && doc.kind.endsWith('List') && Array.isArray(doc.items);
 
 /**
  * Reads Kubernetes objects from YAML (one or more documents) or JSON text; a `List` is unpacked
@@ -38,8 +42,8 @@ const isList = (doc: Json) => typeof doc.kind === 'string' && doc.kind.endsWith(
  * when the text is not YAML, holds no object, or holds something that is not a Kubernetes
  * object (no `apiVersion` and `kind`): a file that cannot be read must never pass as clean.
  */
-export function parseDocuments(text: string, source = '(input)'): Array<Json> {
-  const objects: Array<Json> = [];
+export function parseDocuments(text: string, source = '(input)'): KubeDocument[] {
+  const objects: KubeDocument[] = [];
   const docs = parseAllDocuments(text, { prettyErrors: true });
   // parseAllDocuments returns an empty collection for text with no documents at all.
   for (const [i, doc] of (Array.isArray(docs) ? docs : []).entries()) {
@@ -49,7 +53,7 @@ export function parseDocuments(text: string, source = '(input)'): Array<Json> {
     const value = doc.toJS() as unknown;
     if (value === null || value === undefined) continue;
     if (
-      isPlainObject(value) &&
+      isRecord(value) &&
       typeof value.kind === 'string' &&
       value.kind.endsWith('List') &&
       'items' in value &&
@@ -57,10 +61,10 @@ export function parseDocuments(text: string, source = '(input)'): Array<Json> {
     ) {
       throw new KlwError(`${where}: a ${value.kind} whose items are not a list, got ${describe(value.items)}`);
     }
-    const items = isPlainObject(value) && isList(value) ? (value.items as unknown[]) : [value];
+    const items = isRecord(value) && isList(value) ? (value.items as unknown[]) : [value];
     items.forEach((item, j) => {
       const at = items.length === 1 && item === value ? where : `${where}: items[${j}]`;
-      if (!isPlainObject(item))
+      if (!isRecord(item))
         throw new KlwError(
           `${at}: not a Kubernetes object (a YAML or JSON mapping with apiVersion and kind), got ${describe(item)}`,
         );
@@ -73,10 +77,6 @@ export function parseDocuments(text: string, source = '(input)'): Array<Json> {
   return objects;
 }
 
-function isPlainObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function describe(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
   const text = JSON.stringify(value) ?? String(value);
@@ -84,7 +84,7 @@ function describe(value: unknown): string {
 }
 
 /** Reads manifests from a file; throws naming the file when it cannot be read or parsed. */
-export function readDocuments(file: string): Array<Json> {
+export function readDocuments(file: string): KubeDocument[] {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

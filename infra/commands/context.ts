@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import type { runServerless } from '../deploy/index.ts';
-import type { Json } from '../json.ts';
+import type { runServerless, ServerlessConfig } from '../deploy/index.ts';
 
 /** What commands run outside this process, for tests to replace; each defaults to the real one. */
 export interface CliDeps {
@@ -15,7 +14,7 @@ export interface CommandContext {
   /** Writes a line of progress to stderr. */
   say: (line: string) => void;
   /** Reads the project's serverless.yml. */
-  config: () => Json;
+  config: () => ServerlessConfig;
   /** Runs the Serverless Framework CLI. */
   runServerless: typeof runServerless;
 }

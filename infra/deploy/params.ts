@@ -1,6 +1,6 @@
 // The serverless.yml stage parameters the plugin reads (`params:`, or `--param name=value`).
 import { parseClusterAlarms, type ClusterAlarmsSetting } from '../fleet/alarms.ts';
-import type { Json } from '../json.ts';
+import { valueAt } from '../json.ts';
 
 /**
  * Reserved concurrency a function gets unless the registration's provisioned concurrency or
@@ -53,8 +53,11 @@ function asBoolean(value: unknown, fallback: boolean): boolean {
  * The plugin's parameters for a stage, as `${param:…}` resolves them: `--param name=value`
  * on the command line, then `params.<stage>`, then `params.default`.
  */
-export function pluginParams(config: Json, stage: string, cliParams: unknown = []): PluginParams {
-  const raw: Json = { ...(config.params?.default ?? {}), ...(config.params?.[stage] ?? {}) };
+export function pluginParams(config: unknown, stage: string, cliParams: unknown = []): PluginParams {
+  const raw: Record<string, unknown> = {
+    ...Object(valueAt(config, 'params', 'default') ?? {}),
+    ...Object(valueAt(config, 'params', stage) ?? {}),
+  };
   for (const entry of Array.isArray(cliParams) ? cliParams : cliParams ? [cliParams] : []) {
     const at = String(entry).indexOf('=');
     if (at > 0) raw[String(entry).slice(0, at)] = String(entry).slice(at + 1);

@@ -8,13 +8,19 @@ import { readRegularFile } from '../files.ts';
 import type { Finding } from '../lint/finding.ts';
 import { checkRuntime, DEFAULT_RUNTIME } from '../runtimes.ts';
 import { PLUGIN_NAME, routePath } from './serverless-plugin.ts';
-import type { Json } from '../json.ts';
+import { isRecord, valueAt } from '../json.ts';
 
-/** Reads serverless.yml of a project. */
-export function readServerless(root: string): Json {
+/** serverless.yml as read: a mapping whose members are checked where they are used. */
+export type ServerlessConfig = Record<string, unknown>;
+
+/** Reads serverless.yml of a project; a file that is not a mapping is an error naming it. */
+export function readServerless(root: string): ServerlessConfig {
   const file = join(root, 'serverless.yml');
   if (!existsSync(file)) throw new KlwError(`${file} not found`);
-  return parse(readRegularFile(file)) as Json;
+  const config: unknown = parse(readRegularFile(file));
+  if (!isRecord(config))
+    throw new KlwError(`${file} is not a mapping: write service:, provider: and plugins: at its top level`);
+  return config;
 }
 
 /** The deployed Lambda name of a function: `<service>-<stage>-<name>`, as the Serverless Framework names it. */
@@ -23,12 +29,10 @@ export function lambdaName(service: string, stage: string, name: string): string
 }
 
 /** True when serverless.yml loads this package's plugin (by package name, or this repository's shim). */
-export function loadsPlugin(config: Json): boolean {
-  const plugins: unknown[] = Array.isArray(config.plugins)
-    ? config.plugins
-    : Array.isArray(config.plugins?.modules)
-      ? config.plugins.modules
-      : [];
+export function loadsPlugin(config: unknown): boolean {
+  const listed = valueAt(config, 'plugins');
+  const modules = valueAt(listed, 'modules');
+  const plugins: unknown[] = Array.isArray(listed) ? listed : Array.isArray(modules) ? modules : [];
   return plugins.some((p) => p === PLUGIN_NAME || (typeof p === 'string' && p.endsWith('/serverless-plugin.mjs')));
 }
 
@@ -72,11 +76,12 @@ export function nearestName(name: string, names: string[]): string | undefined {
  * environment, reserved concurrency that neither disables the function nor is below its
  * provisioned concurrency.
  */
-export function checkServerless(config: Json, registrations: Registration[], now: Date = new Date()): Finding[] {
+export function checkServerless(config: ServerlessConfig, registrations: Registration[], now = new Date()): Finding[] {
   const findings: Finding[] = [];
   const add = (subject: string, message: string, level: Finding['level'] = 'error', rule = 'serverless-override') =>
     findings.push({ level, rule, subject, message });
-  const functions: Json = config.functions ?? {};
+  // As Object.entries reads it: a list or a string would be reported entry by entry.
+  const functions: Record<string, unknown> = Object(config.functions ?? {});
   const version = config.frameworkVersion;
   if (version !== undefined && /^\s*[\^~=v]?\s*[0-3](\.|\s*$)/.test(String(version))) {
     add(
@@ -86,7 +91,7 @@ export function checkServerless(config: Json, registrations: Registration[], now
       'serverless-framework',
     );
   }
-  const runtime = config.provider?.runtime ?? DEFAULT_RUNTIME;
+  const runtime = valueAt(config.provider, 'runtime') ?? DEFAULT_RUNTIME;
   if (!(typeof runtime === 'string' && runtime.includes('${')))
     findings.push(...checkRuntime(runtime, 'serverless.yml provider.runtime', now));
   if (!loadsPlugin(config)) {
@@ -101,8 +106,7 @@ export function checkServerless(config: Json, registrations: Registration[], now
   }
   const names = registrations.map((r) => r.name);
   for (const [key, fn] of Object.entries(functions)) {
-    if (names.includes(key) || (fn && typeof fn === 'object' && (fn.handler !== undefined || fn.image !== undefined)))
-      continue;
+    if (names.includes(key) || (isRecord(fn) && (fn.handler !== undefined || fn.image !== undefined))) continue;
     const near = nearestName(key, names);
     add(
       `functions.${key}`,
@@ -112,8 +116,8 @@ export function checkServerless(config: Json, registrations: Registration[], now
     );
   }
   for (const reg of registrations) {
-    const fn: Json | undefined = functions[reg.name];
-    if (!fn || typeof fn !== 'object') continue;
+    const fn = functions[reg.name];
+    if (!isRecord(fn)) continue;
     if (fn.runtime !== undefined) findings.push(...checkRuntime(fn.runtime, `${reg.name} runtime`, now));
     if (fn.timeout !== undefined && !(Number(fn.timeout) <= reg.timeoutSeconds)) {
       add(
@@ -122,18 +126,18 @@ export function checkServerless(config: Json, registrations: Registration[], now
       );
     }
     if (fn.events !== undefined) {
-      const routes = (Array.isArray(fn.events) ? fn.events : [])
-        .map((e: Json) => e?.httpApi)
-        .filter((h: unknown) => h && typeof h === 'object');
+      const events: unknown[] = Array.isArray(fn.events) ? fn.events : [];
+      const routes = events.map((e) => valueAt(e, 'httpApi')).filter((h) => h && typeof h === 'object');
       const path = routePath(reg);
-      if (!routes.some((r: Json) => String(r.method).toUpperCase() === 'POST' && r.path === path))
+      if (!routes.some((r) => String(valueAt(r, 'method')).toUpperCase() === 'POST' && valueAt(r, 'path') === path))
         add(reg.name, `events must keep the route POST ${path}: the manifests point the API server at it`);
     }
     for (const [key, value] of Object.entries(reg.lambda.environment ?? {})) {
-      if (fn.environment && Object.hasOwn(fn.environment, key) && String(fn.environment[key]) !== value)
+      const environment = fn.environment;
+      if (isRecord(environment) && Object.hasOwn(environment, key) && String(environment[key]) !== value)
         add(
           reg.name,
-          `environment ${key} overrides the registration's ${JSON.stringify(value)} with ${JSON.stringify(fn.environment[key])}`,
+          `environment ${key} overrides the registration's ${JSON.stringify(value)} with ${JSON.stringify(environment[key])}`,
           'warning',
         );
     }

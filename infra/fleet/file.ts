@@ -11,7 +11,10 @@ import { KlwError } from '../errors.ts';
 import { readRegularFile, type ReadRefusal } from '../files.ts';
 import { FleetYamlError, parseFleetYaml, type FleetPath, type FleetYaml } from './yaml-text.ts';
 import { parseKubeVersion, releaseVersionProblem, V1_APIS_SINCE, type KubeVersion } from '../kube-versions.ts';
-import type { Json } from '../json.ts';
+import { isRecord } from '../json.ts';
+
+/** A mapping of clusters.yaml as parsed: each member is checked where it is read. */
+type Raw = Record<string, unknown>;
 
 /** Name of the fleet file at the project root. */
 export const FLEET_FILE = 'clusters.yaml';
@@ -102,7 +105,7 @@ export function parseFleet(text: string, file: string, functions: KnownFunctions
     problems.push({ file, path: shown(path), ...(line ? { line } : {}), message, fix });
   };
   const top = yaml.value;
-  if (!isObject(top)) {
+  if (!isRecord(top)) {
     problem([], 'is not a mapping', 'write `clusters:` followed by a list of clusters, each with a name');
     throw new FleetFileError(problems);
   }
@@ -129,7 +132,7 @@ export function parseFleet(text: string, file: string, functions: KnownFunctions
   const clusters: FleetCluster[] = [];
   list.slice(0, MAX_CLUSTERS).forEach((raw: unknown, i: number) => {
     const at = (...rest: Array<string | number>) => ['clusters', i, ...rest];
-    if (!isObject(raw)) {
+    if (!isRecord(raw)) {
       problem(at(), 'is not a mapping', 'write each cluster as a mapping: - name: prod-eu');
       return;
     }
@@ -157,7 +160,7 @@ type Problem = (path: Array<string | number>, message: string, fix: string) => v
 
 /** Reads a cluster's `name`: a DNS-1123 label, not reserved, not another cluster's. */
 function readName(
-  raw: Json,
+  raw: Raw,
   cluster: FleetCluster,
   at: At,
   problem: Problem,
@@ -192,7 +195,7 @@ function readName(
 }
 
 /** Reads a cluster's `kubeVersion`: a quoted Kubernetes version the webhook APIs exist in. */
-function readKubeVersion(raw: Json, cluster: FleetCluster, at: At, problem: Problem): void {
+function readKubeVersion(raw: Raw, cluster: FleetCluster, at: At, problem: Problem): void {
   const version = raw.kubeVersion;
   if (typeof version === 'number') {
     problem(
@@ -224,9 +227,9 @@ function readKubeVersion(raw: Json, cluster: FleetCluster, at: At, problem: Prob
 }
 
 /** Reads a cluster's `featureGates`: gate names to true or false. */
-function readFeatureGates(raw: Json, cluster: FleetCluster, at: At, problem: Problem): void {
+function readFeatureGates(raw: Raw, cluster: FleetCluster, at: At, problem: Problem): void {
   const gates = raw.featureGates;
-  if (!isObject(gates))
+  if (!isRecord(gates))
     problem(
       at('featureGates'),
       'is not a mapping',
@@ -250,7 +253,7 @@ function readFeatureGates(raw: Json, cluster: FleetCluster, at: At, problem: Pro
 
 /** Reads a cluster's `enforcement`: admission functions of the project to Deny, Warn or Audit. */
 function readEnforcement(
-  raw: Json,
+  raw: Raw,
   cluster: FleetCluster,
   at: At,
   problem: Problem,
@@ -258,7 +261,7 @@ function readEnforcement(
   byName: ReadonlyMap<string, KnownFunctions[number]>,
 ): void {
   const modes = raw.enforcement;
-  if (!isObject(modes))
+  if (!isRecord(modes))
     problem(
       at('enforcement'),
       'is not a mapping',
@@ -292,9 +295,9 @@ function readEnforcement(
 }
 
 /** Reads a cluster's `labels`: Kubernetes label keys to valid values. */
-function readLabels(raw: Json, cluster: FleetCluster, at: At, problem: Problem): void {
+function readLabels(raw: Raw, cluster: FleetCluster, at: At, problem: Problem): void {
   const labels = raw.labels;
-  if (!isObject(labels))
+  if (!isRecord(labels))
     problem(at('labels'), 'is not a mapping', 'write it as a mapping of label to value: env: prod');
   else {
     for (const [key, value] of Object.entries(labels)) {
@@ -322,7 +325,7 @@ function readLabels(raw: Json, cluster: FleetCluster, at: At, problem: Problem):
 }
 
 /** Reads a cluster's kubeconfig `context`. */
-function readContext(raw: Json, cluster: FleetCluster, at: At, problem: Problem): void {
+function readContext(raw: Raw, cluster: FleetCluster, at: At, problem: Problem): void {
   const context = raw.context;
   // eslint-disable-next-line no-control-regex
   if (typeof context !== 'string' || !context.trim() || /[\u0000-\u001f\u007f]/.test(context)) {
@@ -332,10 +335,6 @@ function readContext(raw: Json, cluster: FleetCluster, at: At, problem: Problem)
       'write the context name as kubectl config get-contexts shows it',
     );
   } else cluster.context = context;
-}
-
-function isObject(value: unknown): value is Json {
-  return !!value && typeof value === 'object' && !Array.isArray(value);
 }
 
 /**

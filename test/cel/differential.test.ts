@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { celEnv, isCelError, isCelList, parse, plan } from '@bufbuild/cel';
-import { compileExpression, isCompileError } from '../../packages/kube-cel/src/compile.ts';
+import { compileExpression, isCompileError, loadPrecompiled, precompile } from '../../packages/kube-cel/src/compile.ts';
 import { variablesFor } from '../../lib/matchconditions/variables.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
 
@@ -250,6 +250,45 @@ describe('Kubernetes libraries against known answers', () => {
           if (!/quantit|suffix|overflow/.test((err as Error).message))
             differ.push(`${expr}: ${(err as Error).message}`);
         }
+      }
+      assert.deepEqual(differ, []);
+    });
+  }
+});
+
+// ---- precompiled forms, against the expressions compiled when used ----
+
+/** An evaluation's value or error and its cost, as text. */
+function answer(run: () => { value: unknown; cost: number }): string {
+  try {
+    const { value, cost } = run();
+    return `${canonical(value)} cost ${cost}`;
+  } catch (err) {
+    return `error ${(err as Error).message} cost ${(err as { cost?: number }).cost}`;
+  }
+}
+
+describe('precompiled forms against the expressions compiled when used', () => {
+  for (const seed of SEEDS) {
+    it(`seed ${seed}: base and library expressions answer alike, with the same cost`, () => {
+      const r = rng(seed);
+      const differ: string[] = [];
+      for (let i = 0; i < PER_SEED; i++) {
+        const expr = i % 2 ? RULES[i % RULES.length]!(r) : r.pick([intExpr, strExpr, boolExpr])(r, 4);
+        const variables = variablesFor(request(r));
+        const runtime = compileExpression(expr, { typeCheck: false });
+        const form = precompile(expr);
+        if (isCompileError(runtime)) {
+          if (form) differ.push(`${expr}: a form for what does not compile`);
+          continue;
+        }
+        const loaded = form && loadPrecompiled(JSON.parse(JSON.stringify(form)));
+        if (!loaded) {
+          differ.push(`${expr}: no form loaded`);
+          continue;
+        }
+        const [a, b] = [answer(() => loaded.evaluate(variables)), answer(() => runtime.evaluate(variables))];
+        if (a !== b) differ.push(`${expr}: precompiled ${a}, compiled ${b}`);
       }
       assert.deepEqual(differ, []);
     });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { lintFiles } from '../../infra/lint.ts';
+import { stringAt } from '../../infra/json.ts';
 import { parseDocuments } from '../../infra/output.ts';
 import { runKlw } from '../helpers.ts';
 
@@ -199,8 +200,8 @@ describe('klw lint: what it can read still passes', () => {
     const { code, stderr } = await lint(list, typed);
     assert.equal(code, 0, stderr);
     assert.deepEqual(
-      parseDocuments(JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [configuration('a')] })).map(
-        (d) => d.metadata.name,
+      parseDocuments(JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [configuration('a')] })).map((d) =>
+        stringAt(d, 'metadata', 'name'),
       ),
       ['a'],
     );

@@ -186,13 +186,19 @@ function compile(
       return compileError(expression, { summary: RECURSION_LIMIT_MESSAGE, unplaced: true });
     throw err;
   }
-  if (precompilable) {
-    const form: PrecompiledExpression = { form: FORM_VERSION, expression, minor, text: source.text, libraries };
-    if (options.declarations) form.declarations = options.declarations;
-    recordPrecompiled(form);
-    made?.(form);
-  }
+  if (precompilable) keepForm({ form: FORM_VERSION, expression, minor, text: source.text, libraries }, options, made);
   return compiled(env, parsed, type, () => compile(expression, options, fold, optimize) as CompiledExpression);
+}
+
+/** A form made while compiling: recorded (KUBE_CEL_RECORD) and handed to `made`. */
+function keepForm(
+  form: PrecompiledExpression,
+  options: CompileOptions,
+  made: ((form: PrecompiledExpression) => void) | undefined,
+): void {
+  if (options.declarations) form.declarations = options.declarations;
+  recordPrecompiled(form);
+  made?.(form);
 }
 
 /** The environment an expression compiles in: declarations and object types given, or the shared one. */

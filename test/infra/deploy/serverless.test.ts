@@ -28,6 +28,22 @@ describe('checkServerless', () => {
   const messages = (config: Json, now = NOW) =>
     checkServerless(config, registrations, now).map((f) => `${f.level} ${f.rule} ${f.subject}: ${f.message}`);
 
+  it('refuses a serverless.yml that is empty or not a mapping, naming the file', () => {
+    const dir = mkdtempSync(join(root, '.klw-test-empty-yml-'));
+    try {
+      for (const text of ['', '# nothing\n', '- a list\n', 'just text\n']) {
+        writeFileSync(join(dir, 'serverless.yml'), text);
+        assert.throws(
+          () => readServerless(dir),
+          /serverless\.yml is not a mapping: write service:/,
+          JSON.stringify(text),
+        );
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("passes this repository's serverless.yml and the one klw init writes", () => {
     assert.deepEqual(messages(readServerless(root)), []);
     const init = parse(readFileSync(join(root, 'infra', 'templates', 'project', 'serverless.yml.tmpl'), 'utf8'));
@@ -141,7 +157,10 @@ describe('checkServerless', () => {
   }
 
   it('warns on a deprecated runtime and errors once creating functions with it is blocked', () => {
-    const config = { ...readServerless(root), provider: { ...readServerless(root).provider, runtime: 'nodejs22.x' } };
+    const config = {
+      ...readServerless(root),
+      provider: { ...(readServerless(root).provider as object), runtime: 'nodejs22.x' },
+    };
     assert.deepEqual(messages(config, new Date('2027-04-29T23:00:00Z')), []);
     assert.match(
       messages(config, new Date('2027-05-15T00:00:00Z')).join('\n'),
@@ -396,7 +415,7 @@ describe('serverless package (osls, offline) with the plugin', () => {
     const config = readServerless(root);
     const { template, output } = await packageWith(
       'old-runtime',
-      yml({ service: 'klw-fixture', provider: { ...config.provider, runtime: 'nodejs20.x' } }),
+      yml({ service: 'klw-fixture', provider: { ...(config.provider as object), runtime: 'nodejs20.x' } }),
     );
     assert.match(
       output,

@@ -386,3 +386,25 @@ describe('withWarnings one call at a time', () => {
     );
   });
 });
+
+describe('a decision without warnings', () => {
+  it('holds an empty list of its own, the same at every read, and stays itself when nothing is added', () => {
+    const none = [() => allow(), () => deny('no'), () => allow().withAuditAnnotations({ a: 'b' }), () => allow([])];
+    for (const make of [...none, () => allow(['', 'bell \u0007']), () => deny('no').withWarnings([])]) {
+      const decision = make();
+      assert.ok(Object.isFrozen(decision));
+      assert.deepEqual(decision.warnings, []);
+      assert.equal(decision.warnings, decision.warnings, 'the same list at every read');
+      assert.notEqual(decision.warnings, make().warnings, 'a list of its own');
+      assert.equal(decision.withWarnings(), decision);
+      assert.equal(decision.withWarnings([]), decision);
+      const warned = decision.withWarnings('w');
+      assert.deepEqual(warned.warnings, ['w']);
+      assert.deepEqual(decision.warnings, [], 'the decision warned from is unchanged');
+      assert.deepEqual(Object.keys(decision).slice(-3), ['warnings', 'withWarnings', 'withAuditAnnotations']);
+      assert.deepEqual({ ...decision }.warnings, []);
+    }
+    // Held as data, not behind an accessor, which costs microseconds to make on every decision.
+    for (const make of none) assert.ok('value' in Object.getOwnPropertyDescriptor(make(), 'warnings')!);
+  });
+});

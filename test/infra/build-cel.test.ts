@@ -14,7 +14,7 @@ import type { KubeObject } from '../../lib/index.ts';
 import { admissionReview, toEvent } from '../../lib/testing/index.ts';
 
 // A project inside the repository, so `kube-lambda-webhooks` resolves to this package.
-const work = mkdtempSync(join(process.cwd(), '.klw-test-cel-precompiled-'));
+const work = mkdtempSync(join(process.cwd(), '.klw-test-build-cel-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 
 const CONDITION = "object.metadata.name.startsWith('web-')";
