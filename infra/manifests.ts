@@ -9,7 +9,7 @@ import {
 } from '../lib/internal.ts';
 import { KlwError } from './errors.ts';
 import { PATH_SECRET_PLACEHOLDER, usesPathSecret } from './secrets/index.ts';
-import type { Json } from './json.ts';
+import { isRecord, valueAt } from './json.ts';
 
 /** Where the functions are reachable. */
 export interface Endpoints {
@@ -116,12 +116,14 @@ export interface ManifestSet {
   crdPatches: CrdPatch[];
 }
 
-function readCrd(root: string, reg: ConversionRegistration): Json | undefined {
+function readCrd(root: string, reg: ConversionRegistration): Record<string, unknown> | undefined {
   if (!reg.crdManifest) return undefined;
   const file = join(root, reg.crdManifest);
   if (!existsSync(file)) throw new KlwError(`function ${reg.name}: CRD manifest ${reg.crdManifest} not found`);
-  const docs = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Json);
-  const crd = docs.find((d) => d?.kind === 'CustomResourceDefinition' && d?.metadata?.name === reg.crd);
+  const docs: unknown[] = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS());
+  const crd = docs
+    .filter(isRecord)
+    .find((d) => d.kind === 'CustomResourceDefinition' && valueAt(d, 'metadata', 'name') === reg.crd);
   if (!crd)
     throw new KlwError(`function ${reg.name}: ${reg.crdManifest} holds no CustomResourceDefinition named ${reg.crd}`);
   if (crd.apiVersion !== 'apiextensions.k8s.io/v1')
@@ -166,7 +168,7 @@ export function generateManifests(
     const conversion = conversionSpec(reg, endpoints);
     crdPatches.push({ crd: reg.crd, patch: { spec: { conversion } } });
     const crd = readCrd(root, reg);
-    if (crd) documents.push({ ...crd, spec: { ...crd.spec, conversion } });
+    if (crd) documents.push({ ...crd, spec: { ...Object(crd.spec), conversion } });
   }
   const byName = (a: AdmissionRegistration, b: AdmissionRegistration) => a.webhookName.localeCompare(b.webhookName);
   for (const [type, kind] of [

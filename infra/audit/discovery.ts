@@ -1,7 +1,10 @@
 // What the audit reads: the resources discovery lists, and which of them a registration's rules select.
 import type { AdmissionRegistration, LabelSelector, RuleWithOperations } from '../../lib/internal.ts';
 import { KubeApiError, type KubeClient } from './kubeapi.ts';
-import type { Json } from '../json.ts';
+import { isRecord } from '../json.ts';
+
+/** A discovery answer as parsed: each member is checked where it is read. */
+type Json = Record<string, unknown>;
 
 /** A listable resource from discovery. */
 export interface ApiResource {
@@ -51,22 +54,16 @@ export class Discovery {
     let found = this.resources.get(key);
     if (!found) {
       found = this.client.request('GET', group ? `/apis/${group}/${version}` : `/api/${version}`).then(
-        (list: Json) =>
-          (Array.isArray(list.resources) ? list.resources : [])
-            .filter(
-              (r: Json) =>
-                typeof r.name === 'string' &&
-                !r.name.includes('/') &&
-                Array.isArray(r.verbs) &&
-                r.verbs.includes('list'),
-            )
-            .map((r: Json) => ({
-              group,
-              version,
-              name: r.name,
-              kind: String(r.kind),
-              namespaced: r.namespaced === true,
-            })),
+        (list: Json) => {
+          const resources: unknown[] = Array.isArray(list.resources) ? list.resources : [];
+          return resources
+            .filter(isRecord)
+            .flatMap((r) =>
+              typeof r.name === 'string' && !r.name.includes('/') && Array.isArray(r.verbs) && r.verbs.includes('list')
+                ? [{ group, version, name: r.name, kind: String(r.kind), namespaced: r.namespaced === true }]
+                : [],
+            );
+        },
         (err: unknown) => {
           // As kubectl does, a group version that cannot be discovered (an aggregated API that is down) is reported and skipped.
           if (!(err instanceof KubeApiError)) throw err;

@@ -72,16 +72,15 @@ export function evaluateMetered(
   // The engine runs the root operation itself, not through `run`: charged here.
   meter.left = limit - chargeOf(parsed.ast);
   meter.loops = undefined;
-  const spent = () => limit - meter.left;
   try {
     const value = parsed(variables);
     afterNode(meter, parsed.ast, value);
     // An operator that absorbs errors (`||`, `&&`) may have absorbed the stop.
     if (meter.left < 0) throw new CostLimitExceeded();
-    return { value, cost: spent() };
+    return { value, cost: limit - meter.left };
   } catch (err) {
     const thrown = meter.left < 0 ? new CostLimitExceeded() : failed(err);
-    if (thrown && typeof thrown === 'object') Object.assign(thrown, { cost: spent() });
+    if (thrown && typeof thrown === 'object') Object.assign(thrown, { cost: limit - meter.left });
     throw thrown;
   } finally {
     meter.left = outerLeft;
