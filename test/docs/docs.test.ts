@@ -422,6 +422,8 @@ describe('docs: the Markdown readers', () => {
       { line: 1, target: 'docs/x.md#y' },
       { line: 1, target: '#z' },
     ]);
+    // A regular expression in a code span holds `](` without being a link.
+    assert.deepEqual(relativeLinks("`matches('^[a-z]([-a-z]*)?$')`\n[d](#w)"), [{ line: 2, target: '#w' }]);
     assert.deepEqual(
       [...anchors('# A b\n## Numbers: int64 beyond 2^53\n## A b\n```\n# no\n```')],
       ['a-b', 'numbers-int64-beyond-253', 'a-b-1'],

@@ -60,9 +60,11 @@ export function inlineCode(text: string): Array<{ line: number; code: string }> 
 /** Relative link targets of prose (`docs/x.md#anchor`, `#anchor`), with their line; URLs left out. */
 export function relativeLinks(text: string): Array<{ line: number; target: string }> {
   const links: Array<{ line: number; target: string }> = [];
-  for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+  // Inside a code span `](` is text, not a link: blanked out, lines kept.
+  const prose = text.replace(/(?<!`)`([^`]+)`(?!`)/g, (span) => span.replace(/[^\n]/g, ' '));
+  for (const m of prose.matchAll(/\]\(([^)\s]+)\)/g)) {
     if (/^[a-z][a-z0-9+.-]*:/i.test(m[1]!)) continue;
-    links.push({ line: text.slice(0, m.index).split('\n').length, target: m[1]! });
+    links.push({ line: prose.slice(0, m.index).split('\n').length, target: m[1]! });
   }
   return links;
 }
