@@ -227,11 +227,31 @@ function meterCondition(call: object, args: ComprehensionArgs): void {
   if (args.step) quantifierParts.set(args.step, { part: 'step', quantifier });
 }
 
+/** Where a node keeps what metering it needs (the same for every evaluation): no lookup per run. */
+const PLAN = Symbol('kube-cel meter plan');
+/** What metering a node needs: its charge, and its part in a quantifier. */
+interface Plan {
+  units: number;
+  role: ReturnType<typeof quantifierParts.get>;
+}
+/** A node with its plan, once it has run. */
+type Planned = ASTNode & { [PLAN]?: Plan };
+
+/**
+ * A node's plan, made when it first runs. Its charge and its part are facts of the parsed
+ * expression; a quantifier's parts are known once its call has been charged, which runs first.
+ */
+function planOf(ast: ASTNode): Plan {
+  const units = chargeOf(ast);
+  return { units, role: quantifierParts.get(ast) };
+}
+
 /** Charges what running `ast` costs before it runs: its own charge, and a loop test before a quantifier's step. */
 export function beforeNode(meter: Meter, ast: ASTNode): void {
-  const units = chargeOf(ast);
-  if (units && (meter.left -= units) < 0) throw new CostLimitExceeded();
-  const role = quantifierParts.get(ast);
+  let plan = (ast as Planned)[PLAN];
+  if (plan === undefined) plan = (ast as Planned)[PLAN] = planOf(ast);
+  if (plan.units && (meter.left -= plan.units) < 0) throw new CostLimitExceeded();
+  const role = plan.role;
   if (role?.part !== 'step') return;
   const loop = meter.loops?.get(role.quantifier.args);
   if (loop) loop.tests++;
@@ -245,7 +265,7 @@ export function beforeNode(meter: Meter, ast: ASTNode): void {
  * it never evaluates, and it is free.
  */
 export function afterNode(meter: Meter, ast: ASTNode, value: unknown): void {
-  const role = quantifierParts.get(ast);
+  const role = (ast as Planned)[PLAN]?.role ?? quantifierParts.get(ast);
   if (!role) return;
   const args = role.quantifier.args;
   if (role.part === 'range') (meter.loops ??= new Map()).set(args, { tests: 0, elements: elementCount(value) });
