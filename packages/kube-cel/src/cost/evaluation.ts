@@ -6,7 +6,7 @@
  * outer meter aside and gives it back when it ends, so no two evaluations ever share a budget.
  */
 import type { ASTNode, Environment, ParseResult } from '../engine.ts';
-import { afterNode, beforeNode, chargeOf, CostLimitExceeded, METER_PROBE, type Meter } from './meter.ts';
+import { afterNode, beforeNode, CostLimitExceeded, METER_PROBE, type Meter, planOf } from './meter.ts';
 
 /** The engine's evaluator, with the meter of the evaluation it serves. */
 interface MeteredEvaluator extends Meter {
@@ -70,7 +70,7 @@ export function evaluateMetered(
   const outerLeft = meter.left;
   const outerLoops = meter.loops;
   // The engine runs the root operation itself, not through `run`: charged here.
-  meter.left = limit - chargeOf(parsed.ast);
+  meter.left = limit - planOf(parsed.ast).units;
   meter.loops = undefined;
   try {
     const value = parsed(variables);

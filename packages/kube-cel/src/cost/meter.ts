@@ -238,18 +238,22 @@ interface Plan {
 type Planned = ASTNode & { [PLAN]?: Plan };
 
 /**
- * A node's plan, made when it first runs. Its charge and its part are facts of the parsed
- * expression; a quantifier's parts are known once its call has been charged, which runs first.
+ * A node's plan, made when it first runs and kept on it. Its charge and its part are facts of the
+ * parsed expression; a quantifier's parts are known once its call has been charged, which runs first.
  */
-function planOf(ast: ASTNode): Plan {
-  const units = chargeOf(ast);
-  return { units, role: quantifierParts.get(ast) };
+export function planOf(ast: ASTNode): Plan {
+  const planned = ast as Planned;
+  let plan = planned[PLAN];
+  if (plan === undefined) {
+    const units = chargeOf(ast);
+    plan = planned[PLAN] = { units, role: quantifierParts.get(ast) };
+  }
+  return plan;
 }
 
 /** Charges what running `ast` costs before it runs: its own charge, and a loop test before a quantifier's step. */
 export function beforeNode(meter: Meter, ast: ASTNode): void {
-  let plan = (ast as Planned)[PLAN];
-  if (plan === undefined) plan = (ast as Planned)[PLAN] = planOf(ast);
+  const plan = planOf(ast);
   if (plan.units && (meter.left -= plan.units) < 0) throw new CostLimitExceeded();
   const role = plan.role;
   if (role?.part !== 'step') return;
@@ -265,7 +269,7 @@ export function beforeNode(meter: Meter, ast: ASTNode): void {
  * it never evaluates, and it is free.
  */
 export function afterNode(meter: Meter, ast: ASTNode, value: unknown): void {
-  const role = (ast as Planned)[PLAN]?.role ?? quantifierParts.get(ast);
+  const role = planOf(ast).role;
   if (!role) return;
   const args = role.quantifier.args;
   if (role.part === 'range') (meter.loops ??= new Map()).set(args, { tests: 0, elements: elementCount(value) });
