@@ -2,12 +2,15 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { main } from '../../infra/cli.ts';
+import { after, before, describe, it } from 'node:test';
+import { main, program } from '../../infra/cli.ts';
 import { AUDIT_INCOMPLETE } from '../../infra/audit/index.ts';
 import { KlwError } from '../../infra/errors.ts';
 import { packageInfo } from '../../infra/version.ts';
 import { withCapturedOutput } from '../helpers.ts';
+
+// klw imports a command's module when first run: done here, not while a test holds stdout.
+before(() => program());
 
 const empty = mkdtempSync(join(tmpdir(), 'klw-empty-'));
 after(() => rmSync(empty, { recursive: true, force: true }));
