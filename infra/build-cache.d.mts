@@ -4,7 +4,7 @@
 export declare const TOOLKIT: string;
 /** Where the toolkit's build is kept (node_modules/.cache/klw in the toolkit). */
 export declare const TOOLKIT_CACHE: string;
-/** The toolkit's entry points: klw's command line and the loader's child process. */
+/** The toolkit's entry points: klw's command line, the loader's child process and the Serverless plugin. */
 export declare const TOOLKIT_ENTRIES: Record<string, string>;
 
 /** What to build and where to keep it; each defaults to the toolkit's own. */

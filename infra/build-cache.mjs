@@ -34,8 +34,12 @@ export const TOOLKIT = fileURLToPath(new URL('../', import.meta.url));
  */
 export const TOOLKIT_CACHE = join(TOOLKIT, 'node_modules', '.cache', 'klw');
 
-/** The toolkit's entry points: klw's command line and the loader's child process. */
-export const TOOLKIT_ENTRIES = { cli: 'infra/cli.ts', child: 'infra/loader/child.ts' };
+/** The toolkit's entry points: klw's command line, the loader's child process and the Serverless plugin. */
+export const TOOLKIT_ENTRIES = {
+  cli: 'infra/cli.ts',
+  child: 'infra/loader/child.ts',
+  plugin: 'infra/deploy/serverless-plugin.ts',
+};
 
 /** Changes whenever this file builds differently, so that builds made by an older recipe are not reused. */
 const RECIPE = 'klw-build-1';

@@ -181,11 +181,11 @@ describe('the cached build', () => {
     );
   });
 
-  it("is the toolkit's own: klw's command line and the loader's child, in node_modules/.cache", async () => {
-    assert.deepEqual(Object.keys(TOOLKIT_ENTRIES).sort(), ['child', 'cli']);
+  it("is the toolkit's own: klw's command line, the loader's child and the Serverless plugin, in node_modules/.cache", async () => {
+    assert.deepEqual(Object.keys(TOOLKIT_ENTRIES).sort(), ['child', 'cli', 'plugin']);
     assert.equal(TOOLKIT_CACHE, join(TOOLKIT, 'node_modules', '.cache', 'klw'));
     const { dir } = await cachedBuild();
-    assert.ok(existsSync(join(dir, 'cli.mjs')) && existsSync(join(dir, 'child.mjs')));
+    for (const name of ['cli.mjs', 'child.mjs', 'plugin.mjs']) assert.ok(existsSync(join(dir, name)), name);
     const out = await promisify(execFile)(process.execPath, [join(TOOLKIT, 'infra', 'bin', 'klw.mjs'), '--version']);
     assert.equal(out.stdout.trim(), JSON.parse(readFileSync(join(TOOLKIT, 'package.json'), 'utf8')).version);
   });
