@@ -4,8 +4,12 @@
 export declare const TOOLKIT: string;
 /** Where the toolkit's build is kept (node_modules/.cache/klw in the toolkit). */
 export declare const TOOLKIT_CACHE: string;
-/** The toolkit's entry points: klw's command line, the loader's child process and the Serverless plugin. */
+/** The toolkit's entry points: klw's command line and the Serverless plugin. */
 export declare const TOOLKIT_ENTRIES: Record<string, string>;
+/** Where the loader child's build is kept (node_modules/.cache/klw-loader in the toolkit). */
+export declare const LOADER_CACHE: string;
+/** The loader child's entry point. */
+export declare const LOADER_ENTRIES: Record<string, string>;
 
 /** What to build and where to keep it; each defaults to the toolkit's own. */
 export interface CachedBuildOptions {

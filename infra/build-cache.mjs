@@ -29,17 +29,22 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 export const TOOLKIT = fileURLToPath(new URL('../', import.meta.url));
 
 /**
- * Where the toolkit's build is kept: inside the toolkit, so the packages it imports (left out of
- * the build) resolve from its node_modules as they do for the sources.
+ * Where the toolkit's builds are kept: inside the toolkit, so the packages they import (left out
+ * of the builds) resolve from its node_modules as they do for the sources.
  */
 export const TOOLKIT_CACHE = join(TOOLKIT, 'node_modules', '.cache', 'klw');
 
-/** The toolkit's entry points: klw's command line, the loader's child process and the Serverless plugin. */
-export const TOOLKIT_ENTRIES = {
-  cli: 'infra/cli.ts',
-  child: 'infra/loader/child.ts',
-  plugin: 'infra/deploy/serverless-plugin.ts',
-};
+/** The toolkit's entry points: klw's command line and the Serverless plugin. */
+export const TOOLKIT_ENTRIES = { cli: 'infra/cli.ts', plugin: 'infra/deploy/serverless-plugin.ts' };
+
+/**
+ * The loader's child process, built on its own: a child starts for every command that loads
+ * functions, and alone it loads less than from chunks shared with the command line.
+ */
+export const LOADER_CACHE = join(TOOLKIT, 'node_modules', '.cache', 'klw-loader');
+
+/** The loader child's entry point. */
+export const LOADER_ENTRIES = { child: 'infra/loader/child.ts' };
 
 /** Changes whenever this file builds differently, so that builds made by an older recipe are not reused. */
 const RECIPE = 'klw-build-1';
@@ -87,21 +92,40 @@ function recordOf(name, contents) {
 }
 
 /**
+ * The builds this process found intact, with what their files were then (each one's inode, size
+ * and modification time): while those are unchanged the files are not hashed again, so a process
+ * that asks many times (each function load of a test) pays for the hashes once.
+ */
+const verified = new Map();
+
+/**
  * True when `dir` is a real folder (no link) holding each recorded file as a regular file (no
  * link) of its size and, for code, its content's hash: a build cut short or changed since is not
  * trusted.
  */
 function intact(dir, records) {
-  if (!entryAt(dir)?.isDirectory()) return false;
+  if (!Array.isArray(records) || !entryAt(dir)?.isDirectory()) return false;
+  const stats = [];
   for (const record of records) {
     if (!Array.isArray(record) || record.length !== 3) return false;
-    const [name, size, hash] = record;
+    const [name, size] = record;
     if (typeof name !== 'string' || name.split('/').includes('..')) return false;
-    const file = join(dir, name);
-    const stat = entryAt(file);
+    const stat = entryAt(join(dir, name));
     if (!stat?.isFile() || stat.size !== size) return false;
-    if (hash && createHash('sha256').update(readFileSync(file)).digest('hex') !== hash) return false;
+    stats.push(`${name}:${stat.ino}:${stat.size}:${stat.mtimeMs}`);
   }
+  const seen = `${JSON.stringify(records)}\0${stats.join('\0')}`;
+  if (verified.get(dir) === seen) return true;
+  for (const [name, , hash] of records) {
+    if (
+      hash &&
+      createHash('sha256')
+        .update(readFileSync(join(dir, name)))
+        .digest('hex') !== hash
+    )
+      return false;
+  }
+  verified.set(dir, seen);
   return true;
 }
 

@@ -19,7 +19,14 @@ import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { cachedBuild, TOOLKIT, TOOLKIT_CACHE, TOOLKIT_ENTRIES } from '../../infra/build-cache.mjs';
+import {
+  cachedBuild,
+  LOADER_CACHE,
+  LOADER_ENTRIES,
+  TOOLKIT,
+  TOOLKIT_CACHE,
+  TOOLKIT_ENTRIES,
+} from '../../infra/build-cache.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'klw-build-cache-'));
 after(() => rmSync(work, { recursive: true, force: true }));
@@ -132,6 +139,8 @@ describe('the cached build', () => {
     const { dir } = await cachedBuild(options);
     const main = join(dir, 'main.mjs');
     const good = readFileSync(main);
+    // Checked once in this process (its hashes then kept), then changed: checked again.
+    assert.deepEqual(await cachedBuild(options), { dir, built: false });
     // The same size, one byte changed: its hash gives it away.
     const bad = Buffer.from(good);
     bad[bad.indexOf('first')] = 'F'.charCodeAt(0);
@@ -181,11 +190,13 @@ describe('the cached build', () => {
     );
   });
 
-  it("is the toolkit's own: klw's command line, the loader's child and the Serverless plugin, in node_modules/.cache", async () => {
-    assert.deepEqual(Object.keys(TOOLKIT_ENTRIES).sort(), ['child', 'cli', 'plugin']);
+  it("is the toolkit's own: klw's command line and the Serverless plugin, and apart the loader's child, in node_modules/.cache", async () => {
+    assert.deepEqual(Object.keys(TOOLKIT_ENTRIES).sort(), ['cli', 'plugin']);
     assert.equal(TOOLKIT_CACHE, join(TOOLKIT, 'node_modules', '.cache', 'klw'));
     const { dir } = await cachedBuild();
-    for (const name of ['cli.mjs', 'child.mjs', 'plugin.mjs']) assert.ok(existsSync(join(dir, name)), name);
+    for (const name of ['cli.mjs', 'plugin.mjs']) assert.ok(existsSync(join(dir, name)), name);
+    assert.deepEqual(Object.keys(LOADER_ENTRIES), ['child']);
+    assert.equal(LOADER_CACHE, join(TOOLKIT, 'node_modules', '.cache', 'klw-loader'));
     const out = await promisify(execFile)(process.execPath, [join(TOOLKIT, 'infra', 'bin', 'klw.mjs'), '--version']);
     assert.equal(out.stdout.trim(), JSON.parse(readFileSync(join(TOOLKIT, 'package.json'), 'utf8')).version);
   });
