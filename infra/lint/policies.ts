@@ -245,7 +245,8 @@ function celProblems(policy: PolicyRegistration, kubernetesVersion: string | und
   }
   for (const [i, m] of (spec.mutations ?? []).entries()) {
     const field = m.patchType === 'JSONPatch' ? 'jsonPatch' : 'applyConfiguration';
-    const compiled = compileMutation(String(m[field]?.expression), m.patchType);
+    // In the version's environment, with the policy's params and the variables declared before it.
+    const compiled = compileMutation(String(m[field]?.expression), m.patchType, { ...env, variables: variables.names });
     if (typeof compiled === 'string')
       out.push(`spec.mutations[${i}].${field}.expression: ${JSON.stringify(m[field]?.expression)}: ${compiled}`);
   }
