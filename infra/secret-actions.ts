@@ -24,7 +24,6 @@ import {
   type SecretChange,
 } from './secrets/index.ts';
 import { regionFor } from './region.ts';
-import type { Json } from './json.ts';
 
 /** An SSM client for `region`; the SDK is loaded when the first one is made, not with this module. */
 async function ssmClient(region: string | undefined): Promise<SSMClient> {
@@ -147,7 +146,7 @@ export async function runSecretCommand(
   options: SecretCommandOptions,
   service: () => string,
   ssm?: SSMClient,
-  config?: () => Json,
+  config?: () => unknown,
 ): Promise<string[]> {
   let change: SecretChange;
   let where: string;
