@@ -9,7 +9,7 @@
 import type { ASTNode, Environment, ParseResult } from './engine.ts';
 import { adoptCelGoChecker, type CheckerEnvironment, declaredFunctions, inferredTypes } from './check/checker.ts';
 import { installOptionalEntries } from './evaluate/entries.ts';
-import { matchConditionsEnvironment, typedObjectsEnvironment } from './evaluate/environment.ts';
+import { FULL_SCOPE, SCOPE, scopedEnvironment, scopeOf, typedObjectsEnvironment } from './evaluate/environment.ts';
 import { needsLibraries } from './libraries/names.ts';
 import { balanceLogic } from './parse/logic-balance.ts';
 import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './parse/literals.ts';
@@ -98,6 +98,17 @@ export function compileExpression(expression: string, options: CompileOptions = 
 }
 
 /**
+ * compileExpression in the whole environment even without the type check, where compileExpression
+ * builds only the parts the expression names: the same answers (tests hold them equal).
+ */
+export function compileInWholeEnvironment(
+  expression: string,
+  options: CompileOptions = {},
+): CompiledExpression | CompileError {
+  return compile(expression, options, true, true, undefined, true);
+}
+
+/**
  * compileExpression as a program built without cel-go's OptOptimize costs: list and map literals of
  * constants, and conversions of constants, charged when evaluated. For restating the cost tests of
  * cel-go and of Kubernetes' libraries, which build their programs so; the API server optimizes.
@@ -119,6 +130,7 @@ function compile(
   fold: boolean,
   optimize = true,
   made?: (form: PrecompiledExpression) => void,
+  whole = false,
 ): CompiledExpression | CompileError {
   // Only what in-function evaluation compiles (unchecked, folded, optimized) has precompiled forms.
   const precompilable = fold && optimize && options.typeCheck === false && !options.types;
@@ -129,7 +141,7 @@ function compile(
     if (loaded) return loaded;
   }
   const libraries = needsLibraries(expression);
-  const env = environmentOf(options, libraries);
+  const env = environmentOf(options, expression, libraries, whole);
   const read = readForParse(expression);
   if (read.refusal && 'errors' in read.refusal) {
     const issues = read.refusal.errors.map((e) => ({ start: e.range.start, message: e.summary }));
@@ -201,11 +213,18 @@ function keepForm(
   made?.(form);
 }
 
-/** The environment an expression compiles in: declarations and object types given, or the shared one. */
-function environmentOf(options: CompileOptions, libraries: boolean): Environment {
+/**
+ * The environment an expression compiles in: declarations and object types given, or the shared
+ * one. Without the type check, only the parts of the environment the expression names (scopeOf):
+ * its evaluation answers the same, and a cold start builds no more than it uses. The checker's
+ * messages name what the environment declares, so a checked expression gets all of it.
+ */
+function environmentOf(options: CompileOptions, expression: string, libraries: boolean, whole = false): Environment {
   if (options.types) return typedEnvironment(options.types, options.declarations);
-  if (options.declarations) return declaredEnvironment(options.declarations, libraries);
-  return matchConditionsEnvironment(libraries);
+  const full = libraries ? FULL_SCOPE : FULL_SCOPE & ~SCOPE.libraries;
+  const scope = options.typeCheck === false && !whole ? scopeOf(expression) : full;
+  if (options.declarations) return declaredEnvironment(options.declarations, scope);
+  return scopedEnvironment(scope);
 }
 
 /**
@@ -214,7 +233,7 @@ function environmentOf(options: CompileOptions, libraries: boolean): Environment
  * of calls are made again). Undefined when the text no longer parses or passes as it did.
  */
 function fromForm(form: PrecompiledExpression, options: CompileOptions, minor: number): CompiledExpression | undefined {
-  const env = environmentOf(options, form.libraries);
+  const env = environmentOf(options, form.expression, form.libraries);
   let parsed: ParseResult;
   try {
     parsed = env.parse(form.text);
@@ -261,11 +280,11 @@ const typedEnvironments = new Map<string, Environment>();
 /** How many such environments are kept: those of the kinds one policy is checked against. */
 const TYPED_ENVIRONMENTS_KEPT = 16;
 
-/** The matchConditions environment (with the libraries or without) with further variables declared. */
-function declaredEnvironment(declarations: Record<string, string>, libraries: boolean): Environment {
-  const key = JSON.stringify([libraries, declarations]);
+/** The matchConditions environment of `scope` (SCOPE) with further variables declared. */
+function declaredEnvironment(declarations: Record<string, string>, scope: number): Environment {
+  const key = JSON.stringify([scope, declarations]);
   return kept(key, () => {
-    const env = matchConditionsEnvironment(libraries).clone();
+    const env = scopedEnvironment(scope).clone();
     for (const [name, type] of Object.entries(declarations)) env.registerVariable(name, type);
     return env;
   });
