@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
+import { engineGuardsPlugin } from './build-cel-engine.ts';
 
 /** The global key under which a loaded bundle keeps what it compiled (packages/kube-cel precompiled.ts). */
 const RECORDED_KEY = 'kube-cel.precompiled';
@@ -96,8 +97,10 @@ export async function precompiledCel(options: esbuild.BuildOptions): Promise<unk
  * it (see precompiledCel); the plain build when it has none.
  */
 export async function buildWithPrecompiledCel<O extends esbuild.BuildOptions>(
-  options: O,
+  given: O,
 ): Promise<esbuild.BuildResult<O>> {
+  // The engine without its registration guards (build-cel-engine.ts), in both builds.
+  const options: O = { ...given, plugins: [...(given.plugins ?? []), engineGuardsPlugin()] };
   const forms = await precompiledCel(options);
   const build = esbuild.build as (o: esbuild.BuildOptions) => Promise<esbuild.BuildResult<O>>;
   if (!forms.length) return build(options);
