@@ -1,4 +1,6 @@
-// The CEL engine as a function's bundle carries it. Each declaration the engine registers (its
+// The CEL engine and package as a function's bundle carries them. The Kubernetes libraries
+// (packages/kube-cel libraries/all.ts) are a chunk of their own, loaded only when an expression
+// needs them (all-lazy.ts in all.ts's place). Each declaration the engine registers (its
 // standard library when it loads, the Kubernetes environment when one is built) is first compared
 // with every declaration of the same name, to refuse one that overlaps another: a guard for code
 // that declares functions, milliseconds of the cold start of a function that only evaluates. A bundle's
@@ -6,6 +8,7 @@
 // unbundled (its tests, the CLI), so bundles leave those comparisons out. Where the engine's text
 // no longer reads as expected, it is bundled unchanged (a test says so).
 import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import type * as esbuild from 'esbuild';
 
 /** The engine's module with the registry, as a path ends. */
@@ -38,11 +41,23 @@ export function withoutGuards(text: string): string | undefined {
   return out;
 }
 
-/** The esbuild plugin that bundles the engine's registry without the guards. */
+/** The package's libraries module, and what a bundle has in its place. */
+const LIBRARIES = join('packages', 'kube-cel', 'src', 'libraries', 'all.ts');
+const LAZY_LIBRARIES = join('packages', 'kube-cel', 'src', 'libraries', 'all-lazy.ts');
+
+/**
+ * The esbuild plugin that bundles the engine's registry without the guards, and the package's
+ * libraries in a chunk loaded on demand.
+ */
 export function engineGuardsPlugin(): esbuild.Plugin {
   return {
     name: 'kube-cel-engine-guards',
     setup(build) {
+      build.onResolve({ filter: /[\\/]all\.ts$/ }, (args) => {
+        const path = resolve(args.resolveDir, args.path);
+        if (!path.endsWith(LIBRARIES) || args.importer.endsWith(LAZY_LIBRARIES)) return undefined;
+        return { path: path.slice(0, -LIBRARIES.length) + LAZY_LIBRARIES };
+      });
       build.onLoad({ filter: REGISTRY }, async (args) => {
         const contents = withoutGuards(await readFile(args.path, 'utf8'));
         return contents === undefined ? undefined : { contents, loader: 'js' };

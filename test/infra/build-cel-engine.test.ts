@@ -84,6 +84,7 @@ describe('the CEL engine in bundles', () => {
       entry,
       `export { compileExpression, isCompileError } from ${src('compile.ts')};
 export { admissionVariables } from ${src('admission/variables.ts')};
+export { loadLibraries } from ${src('libraries/all.ts')};
 `,
     );
     const outfile = join(dir, 'bundle.mjs');
@@ -104,7 +105,9 @@ export { admissionVariables } from ${src('admission/variables.ts')};
       compileExpression: typeof compileExpression;
       isCompileError: typeof isCompileError;
       admissionVariables: typeof admissionVariables;
+      loadLibraries: () => Promise<void>;
     };
+    await bundled.loadLibraries();
     // Each side's own variables: the authorizer is a value of its own classes.
     const options = { authorize: () => ({ decision: 'Allow' as const }) };
     const here = answers(compileExpression, isCompileError, admissionVariables(review as never, options));

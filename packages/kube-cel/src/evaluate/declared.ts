@@ -6,7 +6,13 @@ import type { Environment } from '../engine.ts';
 import { installMeter } from '../cost/evaluation.ts';
 import { installOptionalEntries } from './entries.ts';
 import { FULL_SCOPE, SCOPE, scopedEnvironment, scopeOf, typedObjectsEnvironment } from './environment.ts';
-import type { CompileOptions } from '../compile.ts';
+
+/** What of compile's options decides the environment (compile.ts's CompileOptions). */
+interface EnvironmentOptions {
+  typeCheck?: boolean;
+  declarations?: Record<string, string>;
+  types?: Record<string, Record<string, string>>;
+}
 
 /**
  * The environment an expression compiles in: declarations and object types given, or the shared
@@ -15,7 +21,7 @@ import type { CompileOptions } from '../compile.ts';
  * messages name what the environment declares, so a checked expression gets all of it.
  */
 export function environmentOf(
-  options: CompileOptions,
+  options: EnvironmentOptions,
   expression: string,
   libraries: boolean,
   whole = false,

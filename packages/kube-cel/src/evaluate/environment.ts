@@ -7,28 +7,14 @@ import { Duration, type Environment, UnsignedInt } from '../engine.ts';
 import { needsLibraries } from '../libraries/names.ts';
 import { AUTHORIZER, registerAuthorizer } from '../libraries/authorizer.ts';
 import { registerTwoVariableComprehensions } from './comprehensions.ts';
-import {
-  registerLists,
-  registerQuantity,
-  registerRegex,
-  registerStrings,
-  registerUrls,
-  TIMESTAMP,
-} from '../libraries/bind.ts';
-import {
-  registerFormat,
-  registerIpAndCidr,
-  registerListsV3,
-  registerSemver,
-  registerSets,
-} from '../libraries/bind-later.ts';
+import { registerLibraries } from '../libraries/all.ts';
 import { installOptionalEntries, registerParserProbe } from './entries.ts';
 import { registerOptionals } from './optionals.ts';
 import { installMeter, registerMeterProbe } from '../cost/evaluation.ts';
 import { MeteredEnvironment } from '../cost/meter.ts';
 import { useEngineClasses, useUintClass } from './equality.ts';
 import { useRuntimeTypes } from './conversions.ts';
-import { registerTime } from '../libraries/time.ts';
+import { registerTime, TIMESTAMP } from '../libraries/time.ts';
 
 /** The largest int64. */
 const INT64_MAX = 9223372036854775807n;
@@ -224,12 +210,7 @@ function buildEnvironment(scope: number, typed = false): Environment {
   registerVariables(env, typed, scope);
   registerConversions(env);
   registerTime(env);
-  if (scope & SCOPE.libraries) {
-    for (const register of [registerLists, registerStrings, registerRegex, registerUrls, registerQuantity])
-      register(env);
-    for (const register of [registerSets, registerIpAndCidr, registerFormat, registerSemver, registerListsV3])
-      register(env);
-  }
+  if (scope & SCOPE.libraries) registerLibraries(env);
   registerNullEquality(env, scope);
   registerMeterProbe(env);
   registerParserProbe(env);
