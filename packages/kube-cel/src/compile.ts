@@ -156,21 +156,15 @@ function compile(
   let parsed: ParseResult;
   let type = 'unchecked';
   try {
-    try {
-      parsed = env.parse(source.text);
-      balanceLogic(parsed.ast);
-    } catch (err) {
-      if (err instanceof RangeError) throw err;
-      return compileError(expression, macroArgument(written(err)));
-    }
     const folding = fold ? (text: string) => foldedError(text, options) : undefined;
-    const refusal = screen(parsed.ast, minor, folding);
-    if (refusal) {
+    const screened = parseScreened(env, source.text, minor, folding, optimize);
+    if ('parseError' in screened) return compileError(expression, macroArgument(written(screened.parseError)));
+    if ('refusal' in screened) {
+      const { refusal } = screened;
       const error = compileError(expression, written(refusal), false);
       return refusal.program ? { ...error, message: `program instantiation failed: ${refusal.summary}` } : error;
     }
-    if (!optimize) keepUnoptimized(parsed.ast);
-    adoptCelGoSemantics(parsed.ast as never);
+    parsed = screened.parsed;
     if (options.typeCheck !== false) {
       const issues = adoptCelGoChecker(parsed.ast as never, checkerEnvironment(env));
       const checked = parsed.check();
@@ -219,17 +213,46 @@ function keepForm(
  */
 function fromForm(form: PrecompiledExpression, options: CompileOptions, minor: number): CompiledExpression | undefined {
   const env = environmentOf(options, form.expression, form.libraries);
-  let parsed: ParseResult;
+  let screened: Screened;
   try {
-    parsed = env.parse(form.text);
-    balanceLogic(parsed.ast);
-    if (screen(parsed.ast, minor)) return undefined;
-    adoptCelGoSemantics(parsed.ast as never);
+    screened = parseScreened(env, form.text, minor);
   } catch {
     return undefined;
   }
+  if (!('parsed' in screened)) return undefined;
   const again = () => (fromForm(form, options, minor) ?? compile(form.expression, options, true)) as CompiledExpression;
-  return compiled(env, parsed, 'unchecked', again);
+  return compiled(env, screened.parsed, 'unchecked', again);
+}
+
+/** What parseScreened found: the parsed expression, the engine's refusal to parse it, or the screen's. */
+type Screened = { parsed: ParseResult } | { parseError: unknown } | { refusal: NonNullable<ReturnType<typeof screen>> };
+
+/**
+ * What compile and fromForm do with the text the engine reads: parsed, its logic balanced as cel-go's
+ * parser balances it, screened for what cel-go refuses once parsed (`folding` evaluates constant
+ * conversions), constants charged as written unless `optimize`, and given cel-go's semantics. A
+ * RangeError (a walker's stack) is thrown.
+ */
+function parseScreened(
+  env: Environment,
+  text: string,
+  minor: number,
+  folding?: (text: string) => string | undefined,
+  optimize = true,
+): Screened {
+  let parsed: ParseResult;
+  try {
+    parsed = env.parse(text);
+    balanceLogic(parsed.ast);
+  } catch (err) {
+    if (err instanceof RangeError) throw err;
+    return { parseError: err };
+  }
+  const refusal = screen(parsed.ast, minor, folding);
+  if (refusal) return { refusal };
+  if (!optimize) keepUnoptimized(parsed.ast);
+  adoptCelGoSemantics(parsed.ast as never);
+  return { parsed };
 }
 
 /** A precompiled form loaded as compile loads it (undefined when it cannot be), whatever forms were given. */
