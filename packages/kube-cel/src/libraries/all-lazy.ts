@@ -5,6 +5,7 @@
  */
 import type { Environment } from '../engine.ts';
 import { CelError } from '../errors.ts';
+import { pendingWhileRecording } from '../precompiled.ts';
 
 /** The libraries once loaded; set once, then read only. */
 let loaded: typeof import('./all.ts') | undefined;
@@ -22,14 +23,16 @@ export function registerLibraries(env: Environment): void {
 
 /** Loads the libraries' chunk (once). */
 export function loadLibraries(): Promise<void> {
-  loading ??= import('./all.ts').then(
-    (m) => {
-      loaded = m;
-    },
-    (err) => {
-      loading = undefined;
-      throw err;
-    },
+  loading ??= pendingWhileRecording(
+    import('./all.ts').then(
+      (m) => {
+        loaded = m;
+      },
+      (err) => {
+        loading = undefined;
+        throw err;
+      },
+    ),
   );
   return loading;
 }
