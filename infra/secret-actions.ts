@@ -24,7 +24,6 @@ import {
   type SecretChange,
 } from './secrets/index.ts';
 import { regionFor } from './region.ts';
-import type { Json } from './json.ts';
 
 /** Where `klw manifests` takes the path secret for clientConfig.url from. */
 export type PathSecretSource = 'placeholder' | 'local' | 'ssm' | 'none';
@@ -138,7 +137,7 @@ export async function runSecretCommand(
   options: SecretCommandOptions,
   service: () => string,
   ssm?: SSMClient,
-  config?: () => Json,
+  config?: () => unknown,
 ): Promise<string[]> {
   let change: SecretChange;
   let where: string;
