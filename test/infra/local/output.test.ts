@@ -37,7 +37,6 @@ describe('what the console says', () => {
       {
         root: () => work,
         say: (l) => said.push(l),
-        config: () => ({}),
         runServerless: async () => ({ code: 0, stdout: '', stderr: '' }),
       },
       { host: '127.0.0.1', port: 0, eventFormat: 'http', san: [], stateDir, logFormat: 'json', concurrency: 1 },
