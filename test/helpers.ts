@@ -116,6 +116,25 @@ export function hostileThrowables(): Array<[string, unknown]> {
 }
 
 /**
+ * Runs of every property test (fast-check's `numRuns`; its default is 100). 200 is where each
+ * property in this suite still fails on the faults it was checked against (an edge value lost, a
+ * limit off by one, an escape dropped) while the whole suite's properties cost about a second of
+ * CPU; hostile values sit in each arbitrary's constants, so finding them does not take thousands
+ * of runs. A deep run sets `KLW_FUZZ_RUNS` (`npm run test:deep`) and explores further, with a
+ * new seed each time as always.
+ */
+export const FUZZ_RUNS = fuzzRunsFrom(process.env.KLW_FUZZ_RUNS);
+
+/** The run count `KLW_FUZZ_RUNS` asks for (a whole number from 1), 200 when it is unset or empty. */
+export function fuzzRunsFrom(value: string | undefined): number {
+  if (value === undefined || value === '') return 200;
+  const runs = Number(value);
+  if (!Number.isSafeInteger(runs) || runs < 1)
+    throw new Error(`KLW_FUZZ_RUNS=${JSON.stringify(value)}: give a whole number of runs from 1, such as 5000`);
+  return runs;
+}
+
+/**
  * How long a test waits for something that happens on its own (a file watcher firing, a worker
  * starting) before it fails instead of hanging: far past anything a loaded machine takes, so it
  * bounds a broken test without timing a working one.
