@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -223,6 +223,22 @@ export async function bundleForThreads(source: URL, out: string): Promise<string
     },
   });
   return pathToFileURL(out).href;
+}
+
+/**
+ * The emulator's matchConditions thread (conditions-worker.mjs) as the installed package runs it:
+ * beside it in `dir`, the evaluator built into JavaScript, which the worker loads where there are
+ * no TypeScript sources. Give it as `worker` to a ConditionPool (or startApi's `conditions`) whose
+ * test is not about the loading: each thread then starts without tsx. `dir` must lie inside the
+ * repository: the evaluator loads the RE2 engine from node_modules when a pattern first needs it.
+ */
+export async function builtConditionsWorker(dir: string): Promise<URL> {
+  const back = new URL('../infra/local/back/', import.meta.url);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
+  copyFileSync(new URL('conditions-worker.mjs', back), join(dir, 'conditions-worker.mjs'));
+  await bundleForThreads(new URL('match-conditions.ts', back), join(dir, 'match-conditions.js'));
+  return pathToFileURL(join(dir, 'conditions-worker.mjs'));
 }
 
 /**
