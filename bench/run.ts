@@ -1,6 +1,6 @@
 // Benchmarks: each figure is a ratio against a baseline measured in the same run, so the
 // numbers mean the same on any machine. They print a table; they never fail on a timing.
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildAll, bundleOptions, bundlePath } from '../infra/build.ts';
@@ -160,6 +160,21 @@ async function matchConditionsFixture(name: string, maxRatio: number): Promise<M
   };
 }
 
+/** A bundle and the files it imports statically, transitively (relative imports only). */
+function staticClosure(bundle: string): string[] {
+  const seen = [bundle];
+  for (let i = 0; i < seen.length; i++) {
+    const text = readFileSync(seen[i]!, 'utf8');
+    for (const m of text.matchAll(
+      /(?:^|[;}\s])(?:import|export)\s*(?:[\w$*{},\s]*from\s*)?["'](\.{1,2}\/[^"']+)["']/g,
+    )) {
+      const file = join(dirname(seen[i]!), m[1]!);
+      if (!seen.includes(file)) seen.push(file);
+    }
+  }
+  return seen;
+}
+
 async function coldStarts(functions: Awaited<ReturnType<typeof loadFunctions>>): Promise<void> {
   const event = JSON.stringify(toEvent(podReview, { path: '/pod-policy' }));
   // Both read the event from stdin and answer it; the baseline's handler does nothing else.
@@ -198,10 +213,13 @@ async function coldStarts(functions: Awaited<ReturnType<typeof loadFunctions>>):
       target: Number.isFinite(fn.maxRatio) ? `≤ ${fn.maxRatio}x` : 'measured',
       met: measured.ratio <= fn.maxRatio,
     });
-    const bytes = statSync(fn.bundle).size;
+    // What a cold start loads: the bundle and the chunks it imports statically (code shared with a
+    // chunk loaded on demand is one of those); the chunks only a dynamic import reaches are apart.
+    const loaded = staticClosure(fn.bundle);
+    const bytes = loaded.reduce((sum, f) => sum + statSync(f).size, 0);
     const limitKB = Number.isFinite(fn.maxKB) ? fn.maxKB : CEL_BUNDLE_KB;
     rows.push({
-      benchmark: `bundle size: ${fn.name}`,
+      benchmark: `bundle size (with the chunks it imports statically): ${fn.name}`,
       measured: `${(bytes / 1024).toFixed(1)} KB`,
       baseline: `${limitKB} KB`,
       ratio: bytes / (limitKB * 1024),
@@ -211,10 +229,10 @@ async function coldStarts(functions: Awaited<ReturnType<typeof loadFunctions>>):
     const chunks = join(dirname(fn.bundle), 'chunks');
     if (existsSync(chunks)) {
       const total = readdirSync(chunks)
-        .filter((f) => f.endsWith('.mjs'))
+        .filter((f) => f.endsWith('.mjs') && !loaded.includes(join(chunks, f)))
         .reduce((sum, f) => sum + statSync(join(chunks, f)).size, bytes);
       rows.push({
-        benchmark: `bundle size with its chunks (loaded on demand: zod, RE2): ${fn.name}`,
+        benchmark: `bundle size with its chunks (loaded on demand: zod, RE2, CEL libraries): ${fn.name}`,
         measured: `${(total / 1024).toFixed(1)} KB`,
         baseline: `${limitKB} KB`,
         ratio: total / (limitKB * 1024),

@@ -5,57 +5,73 @@
 // start then skips reading them (cel-go's parser limits, literal rules, library names). A form is
 // used only by the package and engine versions that made it; anything else compiles as before.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
+import { engineGuardsPlugin } from './build-cel-engine.ts';
+import { PENDING_KEY, PRECOMPILED_ENV, RECORD_ENV, RECORDED_KEY } from '../packages/kube-cel/src/bundling.ts';
 
-/** The global key under which a loaded bundle keeps what it compiled (packages/kube-cel precompiled.ts). */
-const RECORDED_KEY = 'kube-cel.precompiled';
 /** The build-time constant the bundle reads its precompiled forms from. */
-const PRECOMPILED_DEFINE = 'process.env.KUBE_CEL_PRECOMPILED';
+const PRECOMPILED_DEFINE = `process.env.${PRECOMPILED_ENV}`;
 /**
  * How long loading a bundle to learn its expressions may take: a load that stalls (a function
  * waiting on the network at import) only leaves its expressions to compile at start.
  */
 const RECORD_TIMEOUT_MS = 30_000;
+/**
+ * The most a loaded bundle may print of what it compiled: the forms of a function's expressions
+ * take a few kilobytes; past this, a bundle printing without end is stopped and built without them.
+ */
+const RECORD_MAX_BYTES = 4 * 1024 * 1024;
 
 /**
  * Loads the bundle as Lambda does (AWS_LAMBDA_FUNCTION_NAME set: expressions compile at load) with
- * recording on, lets the RE2 chunk load, and prints what it compiled as JSON.
+ * recording on, waits for the chunks it loads (RE2, the Kubernetes libraries) and for what compiles
+ * once they are, and prints what it compiled as JSON.
  */
 const RECORDER = [
   'const { KLW_PRECOMPILE_BUNDLE: url } = process.env;',
   'await import(url);',
-  // A condition with a regular expression compiles once the RE2 chunk has loaded: a few turns.
-  'for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 5));',
+  `await Promise.allSettled(globalThis[Symbol.for(${JSON.stringify(PENDING_KEY)})] ?? []);`,
+  // What compiles once a chunk is loaded runs in the same turn; one more lets it finish.
+  'await new Promise((r) => setImmediate(r));',
   `process.stdout.write(JSON.stringify(globalThis[Symbol.for(${JSON.stringify(RECORDED_KEY)})] ?? []));`,
   'process.exit(0);',
 ].join('\n');
 
 /**
- * What loading `bundle` compiled (forms), or none when it fails, stalls past `timeoutMs` or prints
- * nonsense.
+ * What loading `bundle` compiled (forms), or none when it fails, stalls past `timeoutMs`, prints
+ * more than `maxBytes` or prints nonsense.
  */
-export function recordedForms(bundle: string, timeoutMs = RECORD_TIMEOUT_MS): Promise<unknown[]> {
+export function recordedForms(
+  bundle: string,
+  timeoutMs = RECORD_TIMEOUT_MS,
+  maxBytes = RECORD_MAX_BYTES,
+): Promise<unknown[]> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', RECORDER], {
       stdio: ['ignore', 'pipe', 'ignore'],
       env: {
         ...process.env,
         KLW_PRECOMPILE_BUNDLE: pathToFileURL(bundle).href,
-        KUBE_CEL_RECORD: '1',
+        [RECORD_ENV]: '1',
         AWS_LAMBDA_FUNCTION_NAME: process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'klw-precompile',
         KLW_LOG_LEVEL: 'silent',
       },
     });
     const out: Buffer[] = [];
-    child.stdout.on('data', (c: Buffer) => out.push(c));
+    let size = 0;
+    child.stdout.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > maxBytes) child.kill('SIGKILL');
+      else out.push(c);
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('error', () => resolve([]));
     child.on('close', (code) => {
       clearTimeout(timer);
-      if (code !== 0) return resolve([]);
+      if (code !== 0 || size > maxBytes) return resolve([]);
       try {
         const forms = JSON.parse(Buffer.concat(out).toString('utf8')) as unknown;
         resolve(Array.isArray(forms) ? forms.filter((f) => f !== null && typeof f === 'object') : []);
@@ -78,8 +94,9 @@ export async function precompiledCel(options: esbuild.BuildOptions): Promise<unk
   try {
     await esbuild.build({ ...options, outdir: scratch, write: true, sourcemap: false, metafile: false });
     const bundle = join(scratch, `${options.entryNames ?? 'index'}.mjs`);
-    // Only a bundle carrying the CEL package can record anything.
-    if (!readFileSync(bundle, 'utf8').includes(RECORDED_KEY)) return [];
+    // Only a bundle carrying the CEL package (in it or in a chunk it shares) can record anything.
+    const built = readdirSync(scratch, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.mjs'));
+    if (!built.some((f) => readFileSync(join(scratch, f), 'utf8').includes(RECORDED_KEY))) return [];
     const forms = await recordedForms(bundle);
     // The same code always gives the same bundle: forms in a fixed order.
     return forms
@@ -96,8 +113,10 @@ export async function precompiledCel(options: esbuild.BuildOptions): Promise<unk
  * it (see precompiledCel); the plain build when it has none.
  */
 export async function buildWithPrecompiledCel<O extends esbuild.BuildOptions>(
-  options: O,
+  given: O,
 ): Promise<esbuild.BuildResult<O>> {
+  // The engine without its registration guards (build-cel-engine.ts), in both builds.
+  const options: O = { ...given, plugins: [...(given.plugins ?? []), engineGuardsPlugin()] };
   const forms = await precompiledCel(options);
   const build = esbuild.build as (o: esbuild.BuildOptions) => Promise<esbuild.BuildResult<O>>;
   if (!forms.length) return build(options);

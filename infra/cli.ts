@@ -1,50 +1,83 @@
 import { resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
-import * as audit from './commands/audit.ts';
-import * as authConfig from './commands/auth-config.ts';
-import * as build from './commands/build.ts';
 import { say, type CliDeps, type CommandContext, type RegisterCommand } from './commands/context.ts';
-import * as deploy from './commands/deploy.ts';
-import * as init from './commands/init.ts';
-import * as lint from './commands/lint.ts';
-import * as local from './commands/local.ts';
-import * as logs from './commands/logs.ts';
-import * as manifests from './commands/manifests.ts';
-import * as newFunction from './commands/new.ts';
-import * as secret from './commands/secret.ts';
-import * as smoke from './commands/smoke.ts';
-import * as start from './commands/start.ts';
-import * as test from './commands/test.ts';
-import { readServerless, runServerless } from './deploy/index.ts';
 import { describeThrown, isInstance, KlwError } from './errors.ts';
 import { applyNodeOption, RanElsewhere } from './node-binary.ts';
 import { packageInfo } from './version.ts';
 
 export type { CliDeps } from './commands/context.ts';
 
-/** The command modules, in the order `klw --help` lists them; each adds its command(s) to the program. */
-const COMMANDS: { register: RegisterCommand }[] = [
-  build,
-  manifests,
-  lint,
-  audit,
-  newFunction,
-  init,
-  test,
-  authConfig,
-  deploy,
-  secret,
-  logs,
-  smoke,
-  local,
-  start,
-];
+/** A command module: it adds its command(s) to the program. */
+type CommandModule = { register: RegisterCommand };
+
+/**
+ * The command modules by command name, in the order `klw --help` lists them. Each is imported
+ * only when needed: `klw <command>` imports that command's module alone, so it loads only the
+ * code that command runs; help of the program as a whole, or a name klw does not know, all of them.
+ */
+const COMMANDS: Record<string, () => Promise<CommandModule>> = {
+  build: () => import('./commands/build.ts'),
+  manifests: () => import('./commands/manifests.ts'),
+  lint: () => import('./commands/lint.ts'),
+  audit: () => import('./commands/audit.ts'),
+  new: () => import('./commands/new.ts'),
+  init: () => import('./commands/init.ts'),
+  test: () => import('./commands/test.ts'),
+  'auth-config': () => import('./commands/auth-config.ts'),
+  deploy: () => import('./commands/deploy.ts'),
+  secret: () => import('./commands/secret.ts'),
+  logs: () => import('./commands/logs.ts'),
+  smoke: () => import('./commands/smoke.ts'),
+  local: () => import('./commands/local.ts'),
+  start: () => import('./commands/start.ts'),
+};
+
+/** The options of the program itself that take a value (the next argument, unless given as `--opt=value`). */
+const PROGRAM_OPTIONS_WITH_VALUE = new Set(['--root']);
+
+/**
+ * The names of the commands whose modules `argv` needs: the command it runs when klw knows it
+ * (`klw help <command>` included), none for the version, all of them for the program's own help
+ * or a name klw does not know (whose error suggests the names it knows).
+ */
+export function commandsFor(argv: string[]): string[] {
+  const all = Object.keys(COMMANDS);
+  const args = argv.slice(2);
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '-V' || arg === '--version') return [];
+    if (PROGRAM_OPTIONS_WITH_VALUE.has(arg)) i++;
+    else if (!arg.startsWith('-')) {
+      const name = arg === 'help' ? args[i + 1] : arg;
+      return name !== undefined && Object.hasOwn(COMMANDS, name) ? [name] : all;
+    } else if (!arg.startsWith('--root=')) return all;
+  }
+  return all;
+}
+
+/** The command modules imported so far, by name: a program built again (tests run main many times) reuses them. */
+const loaded = new Map<string, CommandModule>();
+
+/**
+ * The command modules `argv` needs (commandsFor), all of them without it. Those imported before
+ * are at hand at once: only a first import waits (and lets other work run meanwhile).
+ */
+async function commandModules(argv?: string[]): Promise<CommandModule[]> {
+  const names = argv ? commandsFor(argv) : Object.keys(COMMANDS);
+  const missing = names.filter((name) => !loaded.has(name));
+  if (missing.length) {
+    const modules = await Promise.all(missing.map((name) => COMMANDS[name]!()));
+    for (const [i, name] of missing.entries()) loaded.set(name, modules[i]!);
+  }
+  return names.map((name) => loaded.get(name)!);
+}
 
 /** The arguments klw was run with, for `--node` to run the same command again. */
 let invokedArgv: string[] = process.argv;
 
-/** Builds the klw program. */
-export function program(deps: CliDeps = {}): Command {
+/** Builds the klw program: all its commands, or those `argv` needs when given. */
+export async function program(deps: CliDeps = {}, argv?: string[]): Promise<Command> {
+  const modules = await commandModules(argv);
   const cli = new Command('klw')
     .description('Kubernetes admission and conversion webhooks as AWS Lambda functions')
     .option('--root <dir>', 'project folder (holds functions/)', process.cwd())
@@ -59,10 +92,10 @@ export function program(deps: CliDeps = {}): Command {
   const context: CommandContext = {
     root,
     say,
-    config: () => readServerless(root()),
-    runServerless: deps.runServerless ?? runServerless,
+    runServerless:
+      deps.runServerless ?? (async (...args) => (await import('./deploy/index.ts')).runServerless(...args)),
   };
-  for (const command of COMMANDS) command.register(cli, context);
+  for (const command of modules) command.register(cli, context);
   return cli;
 }
 
@@ -84,7 +117,7 @@ function describeStack(value: unknown): string {
 export async function main(argv: string[], deps: CliDeps = {}): Promise<number> {
   invokedArgv = argv;
   try {
-    await program(deps).parseAsync(argv);
+    await (await program(deps, argv)).parseAsync(argv);
     return 0;
   } catch (err) {
     // Whatever was thrown (a Proxy whose every read throws, an object without a prototype, a

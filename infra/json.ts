@@ -1,11 +1,8 @@
 /**
- * A parsed JSON or YAML document (a manifest, a kubeconfig, serverless.yml, an API server's
- * answer) read by property paths. `Json` is loose: its readers check the values they use
- * (`typeof`, `Array.isArray`) where a wrong shape matters. New code takes `unknown` and reads it
- * with the narrowing readers below, which never throw on a document of the wrong shape.
+ * Readers of a parsed JSON or YAML document (a manifest, a kubeconfig, serverless.yml, an API
+ * server's answer), typed `unknown`: each narrows what it reads and never throws on a document of
+ * the wrong shape.
  */
-// biome-ignore lint/suspicious/noExplicitAny: the one loose document type, shared by the readers above.
-export type Json = Record<string, any>;
 
 /** True for a JSON object (not null, not an array). */
 export function isRecord(value: unknown): value is Record<string, unknown> {

@@ -12,7 +12,7 @@ import {
 import type { AdmissionRegistration, MatchCondition, Registration } from '../lib/internal.ts';
 import { KlwError } from './errors.ts';
 import type { Finding } from './lint/finding.ts';
-import type { Json } from './json.ts';
+import type { KubeDocument } from './output.ts';
 
 /** A Kubernetes minor version, `1.20`. */
 export interface KubeVersion {
@@ -126,8 +126,29 @@ export function knowsWebhookField(target: KubeTarget, field: string): boolean {
 
 /** The manifests for a target and what the target loses of them. */
 export interface VersionedManifests {
-  documents: Json[];
+  documents: KubeDocument[];
   findings: Finding[];
+}
+
+/** A webhook entry as a manifest holds it (generated, or read from a file). */
+interface WebhookView {
+  [field: string]: unknown;
+  name: string;
+  namespaceSelector?: SelectorView;
+}
+
+/** A label selector as written. */
+interface SelectorView {
+  matchLabels?: Record<string, unknown> | null;
+  matchExpressions?: Array<{ key?: unknown }> | null;
+}
+
+/** A manifest as forKubeVersion reads it. */
+interface WebhookConfigurationView extends KubeDocument {
+  kind?: unknown;
+  apiVersion?: unknown;
+  metadata?: { name?: string } | null;
+  webhooks?: unknown;
 }
 
 /**
@@ -136,21 +157,23 @@ export interface VersionedManifests {
  * the webhooks whose functions enforce their matchConditions themselves.
  */
 export function forKubeVersion(
-  documents: Json[],
+  documents: readonly KubeDocument[],
   target: KubeTarget,
   enforced: ReadonlySet<string> = new Set(),
 ): VersionedManifests {
   const findings: Finding[] = [];
   const shown = `${target.version.major}.${target.version.minor}`;
-  const out: Json[] = [];
-  for (const doc of documents) {
+  const out: KubeDocument[] = [];
+  for (const document of documents) {
+    // Read with care: a webhook configuration's fields are checked where they matter.
+    const doc = document as WebhookConfigurationView;
     const isWebhookConfig =
       doc?.kind === 'MutatingWebhookConfiguration' || doc?.kind === 'ValidatingWebhookConfiguration';
     if (minorOf(target) < V1_APIS_SINCE && (isWebhookConfig || doc?.kind === 'CustomResourceDefinition')) {
       findings.push({
         level: 'error',
         rule: 'kube-version-api',
-        subject: doc.metadata?.name ?? doc.kind,
+        subject: doc.metadata?.name ?? String(doc.kind),
         message: `${doc.apiVersion} ${doc.kind} needs Kubernetes 1.${V1_APIS_SINCE} or later; ${shown} does not serve it`,
       });
     }
@@ -158,8 +181,8 @@ export function forKubeVersion(
       out.push(doc);
       continue;
     }
-    const webhooks = doc.webhooks.map((webhook: Json) => {
-      const kept: Json = { ...webhook };
+    const webhooks = (doc.webhooks as WebhookView[]).map((webhook) => {
+      const kept: Record<string, unknown> = { ...webhook };
       for (const rule of WEBHOOK_FIELDS) {
         if (webhook[rule.field] === undefined || knowsWebhookField(target, rule.field)) continue;
         delete kept[rule.field];
@@ -192,10 +215,10 @@ export function forKubeVersion(
   return { documents: out, findings };
 }
 
-function usesNamespaceNameLabel(selector: Json | undefined): boolean {
+function usesNamespaceNameLabel(selector: SelectorView | undefined): boolean {
   return (
     Object.hasOwn(selector?.matchLabels ?? {}, 'kubernetes.io/metadata.name') ||
-    (selector?.matchExpressions ?? []).some((e: Json) => e.key === 'kubernetes.io/metadata.name')
+    (selector?.matchExpressions ?? []).some((e) => e.key === 'kubernetes.io/metadata.name')
   );
 }
 

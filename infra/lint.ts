@@ -7,8 +7,16 @@ import { PATH_SECRET_PLACEHOLDER } from './secrets/index.ts';
 import { KlwError } from './errors.ts';
 import { readDocuments } from './output.ts';
 import { lintRuleResources } from './lint/rules.ts';
-import { jsonType, webhookShapeProblems, crdShapeProblems } from './lint/shape.ts';
-import type { Json } from './json.ts';
+import { stringAt } from './json.ts';
+import type { KubeDocument } from './output.ts';
+import {
+  crdShapeProblems,
+  jsonType,
+  type ShapedRule,
+  type ShapedSelector,
+  type ShapedWebhook,
+  webhookShapeProblems,
+} from './lint/shape.ts';
 import type { Finding } from './lint/finding.ts';
 
 export type { Finding } from './lint/finding.ts';
@@ -29,7 +37,7 @@ const PROTECTED = [
 ];
 
 function lintSelector(
-  selector: LabelSelector | undefined,
+  selector: ShapedSelector | null | undefined,
   field: string,
   add: (level: Finding['level'], rule: string, message: string) => void,
 ): void {
@@ -39,7 +47,7 @@ function lintSelector(
       add('error', 'selector-values', `${field}: operator ${expr.operator} needs values`);
     if ((expr.operator === 'Exists' || expr.operator === 'DoesNotExist') && hasValues)
       add('error', 'selector-values', `${field}: operator ${expr.operator} takes no values`);
-    if (!['In', 'NotIn', 'Exists', 'DoesNotExist'].includes(expr.operator))
+    if (!['In', 'NotIn', 'Exists', 'DoesNotExist'].includes(expr.operator as string))
       add('error', 'selector-operator', `${field}: unknown operator ${JSON.stringify(expr.operator)}`);
   }
 }
@@ -93,7 +101,7 @@ function urlProblem(url: string): [rule: string, message: string] | undefined {
 
 /** Lints one admission webhook entry of a configuration. */
 export function lintWebhook(
-  webhook: Json,
+  webhook: ShapedWebhook,
   kind: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration',
   kubeVersion?: CelKubeVersion,
 ): Finding[] {
@@ -114,7 +122,7 @@ export function lintWebhook(
     const problem = urlProblem(cc.url);
     if (problem) add('error', ...problem);
   }
-  if (cc.caBundle !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(cc.caBundle))
+  if (cc.caBundle !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(cc.caBundle as string))
     add('error', 'client-config-ca', 'caBundle must be base64');
 
   const timeout = webhook.timeoutSeconds ?? 10;
@@ -128,7 +136,7 @@ export function lintWebhook(
     );
 
   if (webhook.sideEffects === undefined) add('error', 'side-effects', 'sideEffects is required');
-  else if (!['None', 'NoneOnDryRun'].includes(webhook.sideEffects))
+  else if (!['None', 'NoneOnDryRun'].includes(webhook.sideEffects as string))
     add(
       'error',
       'side-effects',
@@ -151,7 +159,9 @@ export function lintWebhook(
 
   lintSelector(webhook.namespaceSelector, 'namespaceSelector', add);
   lintSelector(webhook.objectSelector, 'objectSelector', add);
-  if (selectorMatches(webhook.namespaceSelector, { 'kubernetes.io/metadata.name': 'kube-system' })) {
+  // Shape-checked: a selector's fields have their types (its members are read with care).
+  const namespaceSelector = webhook.namespaceSelector as LabelSelector | undefined;
+  if (selectorMatches(namespaceSelector, { 'kubernetes.io/metadata.name': 'kube-system' })) {
     add(
       'warning',
       'system-namespaces',
@@ -168,7 +178,7 @@ type AddFinding = (level: Finding['level'], rule: string, message: string) => vo
 
 /** Lints a webhook's failurePolicy, matchPolicy and (mutating) reinvocationPolicy. */
 function lintPolicies(
-  webhook: Json,
+  webhook: ShapedWebhook,
   kind: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration',
   add: AddFinding,
 ): void {
@@ -195,7 +205,7 @@ function lintPolicies(
   if (
     kind === 'MutatingWebhookConfiguration' &&
     webhook.reinvocationPolicy !== undefined &&
-    !['Never', 'IfNeeded'].includes(webhook.reinvocationPolicy)
+    !['Never', 'IfNeeded'].includes(webhook.reinvocationPolicy as string)
   ) {
     add(
       'error',
@@ -206,8 +216,8 @@ function lintPolicies(
 }
 
 /** Lints a webhook's rules: their lists, operations, scope, and the resources no webhook should hold up. */
-function lintRules(webhook: Json, add: AddFinding): void {
-  const rules: Json[] = Array.isArray(webhook.rules) ? webhook.rules : [];
+function lintRules(webhook: ShapedWebhook, add: AddFinding): void {
+  const rules: ShapedRule[] = Array.isArray(webhook.rules) ? webhook.rules : [];
   rules.forEach((rule, i) => {
     const at = `rules[${i}]`;
     if (lintList(rule.operations, `${at}.operations`, add)) {
@@ -217,14 +227,15 @@ function lintRules(webhook: Json, add: AddFinding): void {
     }
     lintList(rule.apiGroups, `${at}.apiGroups`, add);
     lintList(rule.apiVersions, `${at}.apiVersions`, add);
-    if (Array.isArray(rule.resources) && rule.resources.length) lintResources(rule.resources, `${at}.resources`, add);
+    if (Array.isArray(rule.resources) && rule.resources.length)
+      lintResources(rule.resources as string[], `${at}.resources`, add);
     else add('error', 'rule-fields', `${at}.resources must be a non-empty list`);
-    if (rule.scope !== undefined && !['Cluster', 'Namespaced', '*'].includes(rule.scope))
+    if (rule.scope !== undefined && !['Cluster', 'Namespaced', '*'].includes(rule.scope as string))
       add('error', 'rule-scope', `${at}.scope must be Cluster, Namespaced or *`);
     for (const p of PROTECTED) {
       const groupHit = rule.apiGroups?.includes('*') || rule.apiGroups?.includes(p.group);
-      const resourceHit = rule.resources?.some(
-        (r: string) => r === '*' || r === '*/*' || r === p.resource || r.startsWith(`${p.resource}/`),
+      const resourceHit = (rule.resources as string[] | null | undefined)?.some(
+        (r) => r === '*' || r === '*/*' || r === p.resource || r.startsWith(`${p.resource}/`),
       );
       if (groupHit && resourceHit)
         add(
@@ -237,8 +248,19 @@ function lintRules(webhook: Json, add: AddFinding): void {
   if (!rules.length) add('warning', 'no-rules', 'the webhook has no rules and is never called');
 }
 
+/** A CRD whose spec down to its conversion webhook's clientConfig crdShapeProblems has checked. */
+interface ShapedCrd {
+  metadata?: { name?: string };
+  spec?: {
+    conversion?: {
+      strategy?: unknown;
+      webhook?: { clientConfig?: { url?: unknown; service?: unknown } | null; conversionReviewVersions?: unknown[] };
+    } | null;
+  } | null;
+}
+
 /** Lints a CRD's webhook conversion. */
-function lintCrd(crd: Json): Finding[] {
+function lintCrd(crd: ShapedCrd): Finding[] {
   const findings: Finding[] = [];
   const subject = crd.metadata?.name ?? '(unnamed CRD)';
   const conversion = crd.spec?.conversion;
@@ -259,11 +281,12 @@ function lintCrd(crd: Json): Finding[] {
 }
 
 /** Lints manifests: webhook configurations and CRDs with webhook conversion (CEL as `kubeVersion`'s API server). */
-export function lintDocuments(documents: Json[], kubeVersion?: CelKubeVersion): Finding[] {
+export function lintDocuments(documents: readonly KubeDocument[], kubeVersion?: CelKubeVersion): Finding[] {
   const findings: Finding[] = [];
   for (const doc of documents) {
-    const name = typeof doc.metadata?.name === 'string' ? doc.metadata.name : '(unnamed)';
-    if (doc?.kind === 'MutatingWebhookConfiguration' || doc?.kind === 'ValidatingWebhookConfiguration') {
+    const name = stringAt(doc, 'metadata', 'name') ?? '(unnamed)';
+    const kind = doc?.kind;
+    if (kind === 'MutatingWebhookConfiguration' || kind === 'ValidatingWebhookConfiguration') {
       if (doc.webhooks !== undefined && doc.webhooks !== null && !Array.isArray(doc.webhooks)) {
         findings.push({
           level: 'error',
@@ -273,30 +296,32 @@ export function lintDocuments(documents: Json[], kubeVersion?: CelKubeVersion): 
         });
         continue;
       }
-      const webhooks: unknown[] = doc.webhooks ?? [];
+      const webhooks: unknown[] = (doc.webhooks as unknown[] | null | undefined) ?? [];
       const names = new Set<string>();
       webhooks.forEach((w, i) => {
         const problems = webhookShapeProblems(w);
         if (problems.length) {
-          const label = typeof (w as Json)?.name === 'string' ? (w as Json).name : `${doc.kind} ${name} webhooks[${i}]`;
+          const label = stringAt(w, 'name') ?? `${doc.kind} ${name} webhooks[${i}]`;
           for (const message of problems) findings.push({ level: 'error', rule: 'shape', subject: label, message });
           return;
         }
-        const hook = w as Json;
-        if (names.has(hook.name))
+        // Its fields have the types the API server decodes them into (the name a string where given).
+        const hook = w as ShapedWebhook;
+        const hookName = hook.name as string;
+        if (names.has(hookName))
           findings.push({
             level: 'error',
             rule: 'webhook-name-unique',
-            subject: hook.name,
-            message: `webhook name is not unique in ${doc.kind} ${name}`,
+            subject: hookName,
+            message: `webhook name is not unique in ${kind} ${name}`,
           });
-        names.add(hook.name);
-        findings.push(...lintWebhook(hook, doc.kind, kubeVersion));
+        names.add(hookName);
+        findings.push(...lintWebhook(hook, kind, kubeVersion));
       });
-    } else if (doc?.kind === 'CustomResourceDefinition') {
+    } else if (kind === 'CustomResourceDefinition') {
       const problems = crdShapeProblems(doc);
       for (const message of problems) findings.push({ level: 'error', rule: 'shape', subject: name, message });
-      if (!problems.length) findings.push(...lintCrd(doc));
+      if (!problems.length) findings.push(...lintCrd(doc as ShapedCrd));
     }
   }
   findings.push(...lintRuleResources(documents));

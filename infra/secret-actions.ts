@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { SSMClient } from '@aws-sdk/client-ssm';
+import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { Registration } from '../lib/internal.ts';
 import { loadFunctions } from './functions.ts';
 import { KlwError } from './errors.ts';
@@ -24,7 +24,12 @@ import {
   type SecretChange,
 } from './secrets/index.ts';
 import { regionFor } from './region.ts';
-import type { Json } from './json.ts';
+
+/** An SSM client for `region`; the SDK is loaded when the first one is made, not with this module. */
+async function ssmClient(region: string | undefined): Promise<SSMClient> {
+  const { SSMClient } = await import('@aws-sdk/client-ssm');
+  return new SSMClient({ region });
+}
 
 /** Where `klw manifests` takes the path secret for clientConfig.url from. */
 export type PathSecretSource = 'placeholder' | 'local' | 'ssm' | 'none';
@@ -73,7 +78,7 @@ export async function withPathSecret(
   const name = cluster
     ? clusterPathSecretParameterName(options.service, options.stage, cluster)
     : pathSecretParameterName(options.service, options.stage);
-  const secrets = await readDeployedPathSecret(ssm ?? new SSMClient({ region: options.region }), name);
+  const secrets = await readDeployedPathSecret(ssm ?? (await ssmClient(options.region)), name);
   if (!secrets) {
     const fix = cluster
       ? `klw secret rotate --cluster ${cluster} --stage ${options.stage} creates it`
@@ -90,10 +95,13 @@ export async function withPathSecret(
 export async function ensureTargetPathSecret(
   target: SecretTarget,
   registrations: Registration[],
-  ssm: SSMClient = new SSMClient({ region: target.region }),
+  ssm?: SSMClient,
 ): Promise<PathSecrets | undefined> {
   if (!registrations.some(usesPathSecret)) return undefined;
-  return ensureDeployedPathSecret(ssm, pathSecretParameterName(target.service, target.stage));
+  return ensureDeployedPathSecret(
+    ssm ?? (await ssmClient(target.region)),
+    pathSecretParameterName(target.service, target.stage),
+  );
 }
 
 /**
@@ -110,7 +118,7 @@ export async function smokePathSecret(
       ? ensureLocalPathSecret(options.stateDir).current
       : undefined;
   const secrets = await readDeployedPathSecret(
-    ssm ?? new SSMClient({ region: options.region }),
+    ssm ?? (await ssmClient(options.region)),
     pathSecretParameterName(service, options.stage),
   );
   return secrets?.current;
@@ -138,7 +146,7 @@ export async function runSecretCommand(
   options: SecretCommandOptions,
   service: () => string,
   ssm?: SSMClient,
-  config?: () => Json,
+  config?: () => unknown,
 ): Promise<string[]> {
   let change: SecretChange;
   let where: string;
@@ -157,7 +165,7 @@ export async function runSecretCommand(
       : pathSecretParameterName(service(), options.stage);
     where = `SSM parameter ${name} (${region}${cluster ? `, cluster ${cluster}` : ''})`;
     flags = `${cluster ? `--cluster ${cluster} ` : ''}--stage ${options.stage} --region ${region}`;
-    const client = ssm ?? new SSMClient({ region });
+    const client = ssm ?? (await ssmClient(region));
     // A cluster's secret is its own to create: the first rotation makes it (klw deploy makes the service's).
     change =
       action === 'rotate'

@@ -24,7 +24,6 @@ import {
   type PolicyAuditContext,
   type PolicyVerdict,
 } from './policies.ts';
-import type { Json } from '../json.ts';
 
 export type { UserInfo } from './access.ts';
 
@@ -203,7 +202,7 @@ async function selected(
   object: KubeObject,
   labelsOfNamespace: (name: string) => Promise<Record<string, string>>,
 ): Promise<boolean> {
-  const metadata = (object.metadata ?? {}) as Json;
+  const metadata: NonNullable<KubeObject['metadata']> = object.metadata ?? {};
   if (!selectorMatches(reg.objectSelector, metadata.labels ?? {})) return false;
   if (!reg.namespaceSelector || (!reg.namespaceSelector.matchLabels && !reg.namespaceSelector.matchExpressions?.length))
     return true;
@@ -249,8 +248,11 @@ function localCaller(webhook: AdmissionWebhook): LocalCaller {
     ...webhook,
     withOptions: (handlerOptions) => {
       const inner = (handler ??= webhook.withOptions(handlerOptions));
-      return (event, context) =>
-        inner({ ...(event as Json), pathParameters: { ...(event as Json).pathParameters, secret } }, context);
+      return (event, context) => {
+        // The gateway event the test kit made: an object, whose path parameters get the secret.
+        const made = event as { pathParameters?: Record<string, unknown> };
+        return inner({ ...made, pathParameters: { ...made.pathParameters, secret } }, context);
+      };
     },
   };
   return { webhook: local, options: { headers: { authorization: `Bearer ${secret}` }, handlerOptions: { env } } };
@@ -263,7 +265,7 @@ function baseResult(
   object: KubeObject,
   operation: Target['operation'],
 ): AuditResult {
-  const metadata = (object.metadata ?? {}) as Json;
+  const metadata: NonNullable<KubeObject['metadata']> = object.metadata ?? {};
   return {
     function: reg.name,
     webhook: reg.webhookName,

@@ -3,9 +3,6 @@ import type { AdmissionRegistration, LabelSelector, RuleWithOperations } from '.
 import { KubeApiError, type KubeClient } from './kubeapi.ts';
 import { isRecord } from '../json.ts';
 
-/** A discovery answer as parsed: each member is checked where it is read. */
-type Json = Record<string, unknown>;
-
 /** A listable resource from discovery. */
 export interface ApiResource {
   group: string;
@@ -34,15 +31,21 @@ export class Discovery {
   /** Every API group with its versions, the preferred version first; the core group is "". */
   async allGroups(): Promise<Array<{ name: string; versions: string[] }>> {
     if (!this.groups) {
-      const core = (await this.client.request('GET', '/api')) as Json;
-      const list = (await this.client.request('GET', '/apis')) as Json;
+      // Discovery answers as parsed: each member is checked where it is read.
+      const core = (await this.client.request('GET', '/api')) as { versions?: unknown };
+      const list = (await this.client.request('GET', '/apis')) as { groups?: unknown };
       this.groups = [{ name: '', versions: Array.isArray(core.versions) ? core.versions : ['v1'] }];
       for (const g of Array.isArray(list.groups) ? list.groups : []) {
-        const versions: string[] = (g.versions ?? []).map((v: Json) => String(v.version));
-        const preferred = g.preferredVersion?.version;
+        const group = g as {
+          name?: unknown;
+          versions?: Array<{ version?: unknown }>;
+          preferredVersion?: { version?: string };
+        };
+        const versions: string[] = (group.versions ?? []).map((v) => String(v.version));
+        const preferred = group.preferredVersion?.version;
         if (preferred && versions.includes(preferred))
           versions.sort((a, b) => Number(b === preferred) - Number(a === preferred));
-        this.groups.push({ name: String(g.name), versions });
+        this.groups.push({ name: String(group.name), versions });
       }
     }
     return this.groups;
@@ -54,8 +57,9 @@ export class Discovery {
     let found = this.resources.get(key);
     if (!found) {
       found = this.client.request('GET', group ? `/apis/${group}/${version}` : `/api/${version}`).then(
-        (list: Json) => {
-          const resources: unknown[] = Array.isArray(list.resources) ? list.resources : [];
+        (list: unknown) => {
+          const listed = (list as { resources?: unknown }).resources;
+          const resources: unknown[] = Array.isArray(listed) ? listed : [];
           return resources
             .filter(isRecord)
             .flatMap((r) =>

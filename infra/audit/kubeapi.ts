@@ -6,7 +6,8 @@ import { KlwError } from '../errors.ts';
 import type { AuthorizationAttributes, AuthorizationDecision } from '../../packages/kube-cel/src/index.ts';
 import { execCredential, type KubeConnection } from './kubeconfig.ts';
 import { DEFAULT_KUBE_LIMITS, formatMs, type KubeLimits } from './limits.ts';
-import type { Json } from '../json.ts';
+import type { KubeObject } from '../../lib/review/types.ts';
+import { valueAt } from '../json.ts';
 
 /** An error answer of the API server. */
 export class KubeApiError extends KlwError {
@@ -57,7 +58,7 @@ export class KubeClient {
    * credential is within {@link EXEC_RENEW_BEFORE_MS} of expiring, and once after a 401 (then
    * the request is sent again), as client-go does.
    */
-  async request(method: 'GET' | 'POST', path: string, body?: unknown, deadline?: RequestDeadline): Promise<Json> {
+  async request(method: 'GET' | 'POST', path: string, body?: unknown, deadline?: RequestDeadline): Promise<unknown> {
     const c = this.connection;
     const expiring = c.expiresAt !== undefined && Date.now() >= c.expiresAt - EXEC_RENEW_BEFORE_MS;
     if (c.exec && expiring) await this.renewCredential();
@@ -75,7 +76,7 @@ export class KubeClient {
   /** Runs the exec plugin again and takes its credential; one run at a time. */
   private renewCredential(): Promise<void> {
     const c = this.connection;
-    this.renewing ??= execCredential(c.exec!.config as Json, c.exec!.base, c.exec!.timeoutMs)
+    this.renewing ??= execCredential(c.exec!.config, c.exec!.base, c.exec!.timeoutMs)
       .then((renewed) => {
         delete c.expiresAt;
         Object.assign(c, renewed);
@@ -85,7 +86,7 @@ export class KubeClient {
   }
 
   /** One attempt of {@link request}. */
-  private send(method: 'GET' | 'POST', path: string, body: unknown, deadline?: RequestDeadline): Promise<Json> {
+  private send(method: 'GET' | 'POST', path: string, body: unknown, deadline?: RequestDeadline): Promise<unknown> {
     const c = this.connection;
     const url = new URL(path, `${c.server}/`);
     const text = body === undefined ? undefined : JSON.stringify(body);
@@ -112,12 +113,12 @@ export class KubeClient {
     };
     return new Promise((resolvePromise, reject) => {
       let settled = false;
-      const settle = (err: unknown, value?: Json) => {
+      const settle = (err: unknown, value?: unknown) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         if (err) reject(err);
-        else resolvePromise(value as Json);
+        else resolvePromise(value);
       };
       const req = send(url, options, (res) => {
         const chunks: Buffer[] = [];
@@ -130,14 +131,15 @@ export class KubeClient {
         });
         res.on('end', () => {
           const raw = Buffer.concat(chunks).toString('utf8');
-          let parsed: Json | undefined;
+          let parsed: unknown;
           try {
             parsed = raw ? JSON.parse(raw) : undefined;
           } catch {
             parsed = undefined;
           }
           const status = res.statusCode ?? 0;
-          const message = parsed?.message ?? raw.slice(0, 200).trim();
+          // A Status answer's message, as it is; else the start of the body.
+          const message = (valueAt(parsed, 'message') as string | undefined) ?? raw.slice(0, 200).trim();
           if (status < 200 || status > 299) settle(new KubeApiError(status, url.pathname, message));
           else if (parsed === undefined) settle(new KlwError(`${url.pathname}: the API server did not answer JSON`));
           else settle(undefined, parsed);
@@ -175,7 +177,7 @@ export class KubeClient {
     path: string,
     query: Record<string, string>,
     limit: number,
-    onPage: (items: Json[], remaining: number | undefined, restarted: boolean) => Promise<void> | void,
+    onPage: (items: KubeObject[], remaining: number | undefined, restarted: boolean) => Promise<void> | void,
   ): Promise<void> {
     const { requestMs, listMs, maxPages } = this.limits;
     const where = `listing ${path} at ${this.connection.server}`;
@@ -195,7 +197,7 @@ export class KubeClient {
       const params = new URLSearchParams(query);
       if (!restarted) params.set('limit', String(limit));
       if (token) params.set('continue', token);
-      let page: Json | undefined;
+      let page: unknown;
       const started = performance.now();
       try {
         const search = params.toString();
@@ -209,17 +211,19 @@ export class KubeClient {
       } finally {
         waited += performance.now() - started;
       }
-      if (!Array.isArray(page?.items)) throw new KlwError(`${where}: the answer is not a list`);
-      const items: unknown[] = page.items;
+      const items = valueAt(page, 'items');
+      if (!Array.isArray(items)) throw new KlwError(`${where}: the answer is not a list`);
       for (let i = 0; i < items.length; i++) {
         const item = items[i];
         if (typeof item !== 'object' || item === null || Array.isArray(item)) {
           throw new KlwError(`${where}: items[${i}] of page ${pages} is ${describeValue(item)}, not an object`);
         }
       }
-      const remaining = page.metadata?.remainingItemCount;
-      await onPage(items as Json[], typeof remaining === 'number' ? remaining : undefined, restarted);
-      token = page.metadata?.continue ? String(page.metadata.continue) : undefined;
+      const remaining = valueAt(page, 'metadata', 'remainingItemCount');
+      // Each item is an object (checked above): a Kubernetes object as the API server serializes it.
+      await onPage(items as KubeObject[], typeof remaining === 'number' ? remaining : undefined, restarted);
+      const next = valueAt(page, 'metadata', 'continue');
+      token = next ? String(next) : undefined;
       if (!token) return;
       const digest = createHash('sha256').update(token).digest('base64');
       if (tokens.has(digest)) {
@@ -252,8 +256,8 @@ export function identityFromCredentials(
   const payload = token?.split('.')[1];
   if (payload) {
     try {
-      const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Json;
-      const sub = String(claims.sub ?? '');
+      const claims: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      const sub = String(valueAt(claims, 'sub') ?? '');
       const match = /^system:serviceaccount:([^:]+):[^:]+$/.exec(sub);
       if (match)
         return {
@@ -268,20 +272,27 @@ export function identityFromCredentials(
   return undefined;
 }
 
+/** A user as the API server's authentication reviews give it. */
+export type AuthenticatedUser = {
+  username: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+};
+
 /**
  * The user the API server authenticates this connection as: a SelfSubjectReview (1.26+), else a
  * TokenReview of our own token, else what the credentials say.
  */
-export async function whoAmI(
-  client: KubeClient,
-): Promise<{ username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> } | undefined> {
+export async function whoAmI(client: KubeClient): Promise<AuthenticatedUser | undefined> {
   for (const version of ['v1', 'v1beta1', 'v1alpha1']) {
     try {
       const review = await client.request('POST', `/apis/authentication.k8s.io/${version}/selfsubjectreviews`, {
         apiVersion: `authentication.k8s.io/${version}`,
         kind: 'SelfSubjectReview',
       });
-      if (review?.status?.userInfo?.username) return review.status.userInfo;
+      const userInfo = valueAt(review, 'status', 'userInfo');
+      if (valueAt(userInfo, 'username')) return userInfo as AuthenticatedUser;
     } catch (err) {
       if (!(err instanceof KubeApiError) || ![403, 404, 405].includes(err.status)) throw err;
     }
@@ -295,12 +306,34 @@ export async function whoAmI(
         kind: 'TokenReview',
         spec: { token },
       });
-      if (review?.status?.authenticated && review.status.user?.username) return review.status.user;
+      const user = valueAt(review, 'status', 'user');
+      if (valueAt(review, 'status', 'authenticated') && valueAt(user, 'username')) return user as AuthenticatedUser;
     } catch (err) {
       if (!(err instanceof KubeApiError)) throw err;
     }
   }
   return identityFromCredentials(c);
+}
+
+/** A selector of an access review: its requirements. */
+interface SelectorRequirements {
+  requirements: Array<{ key: string; operator: string | undefined; values?: string[] }>;
+}
+
+/** The selectors of an access review's resourceAttributes. */
+interface SelectorAttributes {
+  fieldSelector?: SelectorRequirements;
+  labelSelector?: SelectorRequirements;
+}
+
+/** The spec of a (Self)SubjectAccessReview. */
+interface AccessReviewSpec {
+  nonResourceAttributes?: { path: string; verb: string };
+  resourceAttributes?: SelectorAttributes & { verb: string } & Record<string, unknown>;
+  user?: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
 }
 
 const LABEL_OPERATORS: Readonly<Record<string, string>> = {
@@ -319,8 +352,8 @@ const LABEL_OPERATORS: Readonly<Record<string, string>> = {
  * NotIn, a bare key Exists, `!key` DoesNotExist; `>` and `<` left out (requirements narrow, so
  * one left out asks about more), and a selector with none left out.
  */
-function selectorAttributes(attributes: AuthorizationAttributes): Json {
-  const out: Json = {};
+function selectorAttributes(attributes: AuthorizationAttributes): SelectorAttributes {
+  const out: SelectorAttributes = {};
   const fields = (attributes.fieldSelectorRequirements ?? []).map((r) => ({
     key: r.field,
     operator: r.operator === '=' ? 'In' : 'NotIn',
@@ -350,10 +383,10 @@ export async function accessReview(
   attributes: AuthorizationAttributes,
   self: boolean,
 ): Promise<AuthorizationDecision> {
-  const spec: Json = {};
+  const spec: AccessReviewSpec = {};
   if (attributes.path !== undefined) spec.nonResourceAttributes = { path: attributes.path, verb: attributes.verb };
   else {
-    const resourceAttributes: Json = { verb: attributes.verb };
+    const resourceAttributes: NonNullable<AccessReviewSpec['resourceAttributes']> = { verb: attributes.verb };
     for (const field of ['group', 'resource', 'subresource', 'namespace', 'name'] as const)
       if (attributes[field]) resourceAttributes[field] = attributes[field];
     Object.assign(resourceAttributes, selectorAttributes(attributes));
@@ -372,7 +405,12 @@ export async function accessReview(
     kind,
     spec,
   });
-  const status: Json = review?.status ?? {};
+  const status = (valueAt(review, 'status') ?? {}) as {
+    reason?: unknown;
+    allowed?: unknown;
+    denied?: unknown;
+    evaluationError?: unknown;
+  };
   const reason = typeof status.reason === 'string' && status.reason ? { reason: status.reason } : {};
   if (status.allowed === true) return { decision: 'Allow', ...reason };
   if (status.denied === true) return { decision: 'Deny', ...reason };

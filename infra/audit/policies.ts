@@ -73,7 +73,7 @@ export class ClusterObjects {
     this.namespaces ??= (async () => {
       const found = new Map<string, KubeObject>();
       await this.client.list('/api/v1/namespaces', {}, this.pageSize, (items) => {
-        for (const ns of items) found.set(ns.metadata?.name, { ...ns, apiVersion: 'v1', kind: 'Namespace' });
+        for (const ns of items) found.set(ns.metadata?.name as string, { ...ns, apiVersion: 'v1', kind: 'Namespace' });
       });
       return found;
     })();

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { runServerless, ServerlessConfig } from '../deploy/index.ts';
+import type { runServerless } from '../deploy/index.ts';
 
 /** What commands run outside this process, for tests to replace; each defaults to the real one. */
 export interface CliDeps {
@@ -13,8 +13,6 @@ export interface CommandContext {
   root: () => string;
   /** Writes a line of progress to stderr. */
   say: (line: string) => void;
-  /** Reads the project's serverless.yml. */
-  config: () => ServerlessConfig;
   /** Runs the Serverless Framework CLI. */
   runServerless: typeof runServerless;
 }

@@ -58,7 +58,7 @@ export function register(cli: Command, { root, say, runServerless: serverless }:
       };
       say(`building ${functions.length} functions`);
       await buildAll(root(), functions);
-      const clients = awsClients(target.region);
+      const clients = await awsClients(target.region);
       if (options.direct) {
         say(`updating changed code in ${target.service}-${target.stage} (${target.region})`);
         await updateChangedCode(root(), clients, target, registrations, (u) =>

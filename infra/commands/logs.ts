@@ -1,5 +1,6 @@
 import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import type { Command } from 'commander';
+import { readServerless } from '../deploy/index.ts';
 import { checkLogsCluster } from '../fleet/logs.ts';
 import { parseSince, printLogs } from '../logs.ts';
 import { regionFor } from '../region.ts';
@@ -14,7 +15,7 @@ interface LogsCommandOptions extends StageOptions, RegionOptions {
 }
 
 /** Adds `klw logs <function> [--stage] [--region] [--since] [--follow]` (serverless.yml names the service and the default region). */
-export function register(cli: Command, { config, root }: CommandContext): void {
+export function register(cli: Command, { root }: CommandContext): void {
   cli
     .command('logs')
     .description(
@@ -27,6 +28,7 @@ export function register(cli: Command, { config, root }: CommandContext): void {
     .option('--follow', 'keep printing new lines until Ctrl+C')
     .option('--cluster <name>', "only the lines of this fleet cluster's calls")
     .action(async (name: string, options: LogsCommandOptions) => {
+      const config = () => readServerless(root());
       const startTime = parseSince(options.since);
       if (options.cluster) await checkLogsCluster(root(), options.cluster);
       const controller = new AbortController();

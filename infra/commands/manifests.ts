@@ -7,8 +7,10 @@ import { FLEET_FILE, type FleetCluster } from '../fleet/file.ts';
 import { loadFunctions } from '../functions.ts';
 import { enforcedWebhooks, forKubeVersion, kubeTargetFrom, registrationVersionFindings } from '../kube-versions.ts';
 import { lintDocuments } from '../lint.ts';
+import type { Finding } from '../lint/finding.ts';
 import { lintRulesForVersion } from '../lint/rules.ts';
 import { DEFAULT_CONFIGURATION_NAME, type Endpoints } from '../manifests.ts';
+import { manifestPolicyFindings } from '../manifests-policies.ts';
 import { renderDocuments, writeOutput } from '../output.ts';
 import { REGION_HELP, regionFor } from '../region.ts';
 import { withPathSecret, type PathSecretOptions } from '../secret-actions.ts';
@@ -97,13 +99,17 @@ async function writeManifests({ root, say }: CommandContext, options: ManifestsO
   };
   // Loaded once: every cluster's manifests come from the same registrations.
   const functions = await loadFunctions(root());
+  // The policies' findings of every cluster, reported with the clusters' own before anything is written.
+  const policyFindings: Finding[] = [];
   const fleetDeps = {
     endpoints: endpointsFrom(options),
-    report: reportFindings,
+    report: (findings: Finding[]) => reportFindings([...policyFindings, ...findings]),
     say,
     registrations: functions.map((f) => f.registration),
-    build: (e: Endpoints, cluster: FleetCluster) =>
-      manifestsFor(root(), e, options.name, { cluster, functions, ...(target ? { target } : {}) }),
+    build: (e: Endpoints, cluster: FleetCluster) => {
+      policyFindings.push(...manifestPolicyFindings(root(), functions, { cluster, ...(target ? { target } : {}) }));
+      return manifestsFor(root(), e, options.name, { cluster, functions, ...(target ? { target } : {}) });
+    },
   };
   if (await fleetManifests(root(), options, target, secretOptions, fleetDeps)) return;
   const set = await manifestsFor(
@@ -121,17 +127,19 @@ async function writeManifests({ root, say }: CommandContext, options: ManifestsO
     );
   }
   const registrations = fleetDeps.registrations;
+  const findings = manifestPolicyFindings(root(), functions, target ? { target } : {});
   // Without --kube-version, each registration's own kubernetesVersion compiles its conditions.
-  if (!target) reportFindings(registrationVersionFindings(registrations));
+  if (!target) findings.push(...registrationVersionFindings(registrations));
   if (target) {
     const versioned = forKubeVersion(set.documents, target, enforcedWebhooks(registrations));
     // The conditions as that version's API server compiles a configuration being created.
     const conditions = lintDocuments(versioned.documents, target.version).filter((f) =>
       f.rule.startsWith('match-conditions'),
     );
-    reportFindings([...versioned.findings, ...conditions, ...lintRulesForVersion(set.documents, kubeMinor(target))]);
+    findings.push(...versioned.findings, ...conditions, ...lintRulesForVersion(set.documents, kubeMinor(target)));
     set.documents = versioned.documents;
   }
+  reportFindings(findings);
   // With the local or deployed secret the URLs hold it: the files are readable by their owner only.
   const secret = secretOptions.pathSecret === 'local' || secretOptions.pathSecret === 'ssm';
   writeOutput(renderDocuments(set.documents, options.format), options.out, { secret });

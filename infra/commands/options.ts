@@ -4,7 +4,6 @@
 import { Option } from 'commander';
 import { NODE_OPTION_HELP } from '../node-binary.ts';
 import { REGION_HELP } from '../region.ts';
-import { DEFAULT_STATE_DIR } from '../secrets/index.ts';
 
 /** The stage of the Serverless service. */
 export interface StageOptions {
@@ -47,9 +46,15 @@ export function regionOption(help = REGION_HELP): Option {
   return new Option('--region <region>', help);
 }
 
+/**
+ * The default of `--state-dir`: secrets/'s DEFAULT_STATE_DIR, restated because importing that
+ * module would load the AWS SDK and the library into every command (a test keeps the two equal).
+ */
+export const STATE_DIR_DEFAULT = '.klw/local';
+
 /** `--state-dir <dir>`, default .klw/local. */
 export function stateDirOption(help: string): Option {
-  return new Option('--state-dir <dir>', help).default(DEFAULT_STATE_DIR);
+  return new Option('--state-dir <dir>', help).default(STATE_DIR_DEFAULT);
 }
 
 /** `--kube-version <X.Y>`. */

@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
+import { readServerless } from '../deploy/index.ts';
 import { FLEET_FILE } from '../fleet/file.ts';
 import { checkCluster, runSecretCommand, type SecretCommandOptions } from '../secret-actions.ts';
 import type { CommandContext } from './context.ts';
 import { regionOption, stageOption, stateDirOption } from './options.ts';
 
 /** Adds `klw secret rotate` and `klw secret retire` (serverless.yml names the service and the default region). */
-export function register(cli: Command, { root, say, config }: CommandContext): void {
+export function register(cli: Command, { root, say }: CommandContext): void {
+  const config = () => readServerless(root());
   const service = () => String(config().service);
   const secret = cli
     .command('secret')

@@ -3,7 +3,6 @@
 import type { Registration } from '../../lib/internal.ts';
 import { clusterAlarmsFor } from '../fleet/alarms.ts';
 import type { PluginParams } from './params.ts';
-import type { Json } from '../json.ts';
 
 /**
  * Requests per second the HTTP API lets through to a function, per unit of its reserved
@@ -43,8 +42,33 @@ export function throttleFor(reservedConcurrency: number, params: PluginParams): 
   return { rate, burst: params.throttleBurst ?? rate * THROTTLE_BURST_FACTOR };
 }
 
+/** A CloudFormation resource as the template additions write it. */
+export type CfnResource = {
+  Type: string;
+  Properties: Record<string, unknown>;
+};
+
+/** CloudFormation resources by logical id. */
+export type CfnResources = Record<string, CfnResource>;
+
+/** The HTTP API stage of a compiled template, as the additions read and change it. */
+interface StageResource {
+  Properties: {
+    ApiId?: unknown;
+    StageName?: unknown;
+    RouteSettings?: Record<string, unknown>;
+    DefaultRouteSettings?: Record<string, unknown>;
+  };
+  DependsOn?: unknown;
+}
+
+/** A compiled CloudFormation template: its resources, by logical id (the additions read those they know). */
+export interface CfnTemplate {
+  Resources?: Record<string, unknown>;
+}
+
 /** A CloudWatch alarm that fires at or above its threshold in one period, notifying `actions` when given. */
-function alarm(description: string, props: Json, actions: string): Json {
+function alarm(description: string, props: Record<string, unknown>, actions: string): CfnResource {
   return {
     Type: 'AWS::CloudWatch::Alarm',
     Properties: {
@@ -60,7 +84,7 @@ function alarm(description: string, props: Json, actions: string): Json {
 }
 
 /** The alarms of one function: errors and timeouts, p99 duration near the webhook timeout, throttles. */
-export function alarmsFor(fn: DeployedFunction, namespace: string, params: PluginParams): Json {
+export function alarmsFor(fn: DeployedFunction, namespace: string, params: PluginParams): CfnResources {
   const name = fn.registration.name;
   const functionName = { Ref: fn.lambdaLogicalId };
   const lambdaMetric = (id: string, metric: string) => ({
@@ -143,7 +167,7 @@ export function alarmsFor(fn: DeployedFunction, namespace: string, params: Plugi
  * secret is a 404; a throttled request a 429, which HTTP APIs count in `4xx` and have no metric
  * of their own for), and server errors (a failed or throttled Lambda invocation).
  */
-export function apiAlarms(stage: Json, params: PluginParams): Json {
+export function apiAlarms(stage: Pick<StageResource, 'Properties'>, params: PluginParams): CfnResources {
   const dimensions = [
     { Name: 'ApiId', Value: stage.Properties.ApiId },
     { Name: 'Stage', Value: stage.Properties.StageName },
@@ -176,16 +200,16 @@ export function apiAlarms(stage: Json, params: PluginParams): Json {
  * settings), each function's alarms, and the stage's.
  */
 export function addFloodSafetyAndAlarms(
-  template: Json,
+  template: CfnTemplate,
   functions: DeployedFunction[],
   params: PluginParams,
   namespace: string,
   clusters: readonly string[] = [],
 ): void {
-  const resources: Json = (template.Resources ??= {});
-  const stage = resources.HttpApiStage;
+  const resources = (template.Resources ??= {});
+  const stage = resources.HttpApiStage as StageResource | undefined;
   if (stage) {
-    const routeSettings: Json = { ...(stage.Properties.RouteSettings ?? {}) };
+    const routeSettings: Record<string, unknown> = { ...(stage.Properties.RouteSettings ?? {}) };
     const routeIds: string[] = [];
     let defaultRate = 0;
     for (const fn of functions) {
@@ -194,7 +218,8 @@ export function addFloodSafetyAndAlarms(
       for (const key of fn.routeKeys) routeSettings[key] = { ThrottlingRateLimit: rate, ThrottlingBurstLimit: burst };
     }
     for (const [id, resource] of Object.entries(resources)) {
-      if (resource?.Type === 'AWS::ApiGatewayV2::Route' && routeSettings[resource.Properties?.RouteKey])
+      const route = resource as { Type?: unknown; Properties?: { RouteKey?: unknown } } | null | undefined;
+      if (route?.Type === 'AWS::ApiGatewayV2::Route' && routeSettings[route.Properties?.RouteKey as string])
         routeIds.push(id);
     }
     stage.Properties.RouteSettings = routeSettings;
@@ -213,7 +238,8 @@ export function addFloodSafetyAndAlarms(
   }
   if (!params.alarms) return;
   for (const fn of functions) Object.assign(resources, alarmsFor(fn, namespace, params));
-  const clusterAlarm = (description: string, props: Json) => alarm(description, props, params.alarmTopicArn);
+  const clusterAlarm = (description: string, props: Record<string, unknown>) =>
+    alarm(description, props, params.alarmTopicArn);
   for (const fn of functions)
     Object.assign(resources, clusterAlarmsFor(fn, clusters, namespace, DURATION_ALARM_SHARE, clusterAlarm));
   if (stage?.Properties?.ApiId && stage.Properties.StageName) Object.assign(resources, apiAlarms(stage, params));

@@ -1,12 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import {
-  GetFunctionCommand,
-  GetFunctionUrlConfigCommand,
-  LambdaClient,
-  UpdateFunctionCodeCommand,
-} from '@aws-sdk/client-lambda';
+import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { Registration } from '../../lib/internal.ts';
 import { awsError } from '../aws-errors.ts';
 import { zipPath } from '../build.ts';
@@ -27,8 +22,14 @@ export interface AwsClients {
   cloudformation: CloudFormationClient;
 }
 
+// The SDK's modules are loaded where they are used, not with this module: the commands that
+// import deploy/ only to read serverless.yml never load them.
+const lambdaSdk = () => import('@aws-sdk/client-lambda');
+const cloudformationSdk = () => import('@aws-sdk/client-cloudformation');
+
 /** Clients for a region with the default credential chain. */
-export function awsClients(region: string): AwsClients {
+export async function awsClients(region: string): Promise<AwsClients> {
+  const [{ LambdaClient }, { CloudFormationClient }] = await Promise.all([lambdaSdk(), cloudformationSdk()]);
   return { lambda: new LambdaClient({ region }), cloudformation: new CloudFormationClient({ region }) };
 }
 
@@ -39,6 +40,7 @@ export function stackName(target: Target): string {
 
 /** The HTTP API base URL from the stack outputs (Serverless writes it as `HttpApiUrl`). */
 export async function httpApiUrl(clients: AwsClients, target: Target): Promise<string> {
+  const { DescribeStacksCommand } = await cloudformationSdk();
   const out = await clients.cloudformation
     .send(new DescribeStacksCommand({ StackName: stackName(target) }))
     .catch((err: unknown) => {
@@ -56,6 +58,7 @@ export async function functionUrls(
   target: Target,
   registrations: Registration[],
 ): Promise<Record<string, string>> {
+  const { GetFunctionUrlConfigCommand } = await lambdaSdk();
   const urls: Record<string, string> = {};
   for (const reg of registrations) {
     const FunctionName = lambdaName(target.service, target.stage, reg.name);
@@ -98,6 +101,7 @@ export async function updateChangedCode(
   registrations: Registration[],
   onUpdate: (u: DirectUpdate) => void = () => {},
 ): Promise<DirectUpdate[]> {
+  const { GetFunctionCommand, UpdateFunctionCodeCommand } = await lambdaSdk();
   const results: DirectUpdate[] = [];
   for (const reg of registrations) {
     const FunctionName = lambdaName(target.service, target.stage, reg.name);

@@ -16,7 +16,7 @@ import { selectDeployed } from '../policies/deploy.ts';
 import { type DeployedFunction, addFloodSafetyAndAlarms } from './alarms.ts';
 import { alarmedClusters } from '../fleet/alarms.ts';
 import { DEFAULT_RESERVED_CONCURRENCY, pluginParams, type PluginParams } from './params.ts';
-import type { Json } from '../json.ts';
+import type { CfnTemplate } from './alarms.ts';
 
 /** The name users list under `plugins:` in serverless.yml. */
 export const PLUGIN_NAME = 'kube-lambda-webhooks/serverless';
@@ -27,6 +27,35 @@ export { DEFAULT_RESERVED_CONCURRENCY, pluginParams, type PluginParams } from '.
 export interface Stage {
   service: string;
   stage: string;
+}
+
+/**
+ * A function as serverless.yml defines it: the keys the plugin writes or reads; any other key is
+ * kept as written.
+ */
+export interface ServerlessFunction {
+  handler?: string;
+  package?: { artifact?: string };
+  architecture?: string;
+  timeout?: number;
+  memorySize?: number;
+  environment?: Record<string, unknown>;
+  events?: unknown[];
+  reservedConcurrency?: number;
+  provisionedConcurrency?: number;
+  url?: unknown;
+  [key: string]: unknown;
+}
+
+/** The definition the plugin generates for a registration. */
+export interface GeneratedFunction extends ServerlessFunction {
+  handler: string;
+  package: { artifact: string };
+  architecture: string;
+  timeout: number;
+  memorySize: number;
+  environment: Record<string, string>;
+  events: Array<{ httpApi: { method: string; path: string } }>;
 }
 
 /** The HTTP API route of a function: `/<name>/{secret}` when its URL carries the path secret, else `/<name>`. */
@@ -45,7 +74,7 @@ export function functionDefinition(
   target: Stage,
   params: PluginParams,
   fleet?: Fleet,
-): Json {
+): GeneratedFunction {
   const provisioned = params.provisionedConcurrency ?? registration.lambda.provisionedConcurrency ?? 0;
   const environment: Record<string, string> = { ...(registration.lambda.environment ?? {}) };
   if (usesPathSecret(registration) && fleet) {
@@ -58,7 +87,7 @@ export function functionDefinition(
   }
   if (params.bearerTokenParameter && registration.type !== 'conversion')
     environment.KLW_BEARER_TOKEN_SSM = params.bearerTokenParameter;
-  const fn: Json = {
+  const fn: GeneratedFunction = {
     handler: 'index.handler',
     package: { artifact: `dist/functions/${registration.name}.zip` },
     architecture: registration.lambda.architecture ?? 'arm64',
@@ -82,7 +111,7 @@ const EVENT_SOURCES: Readonly<Record<string, EventSource>> = { httpApi: 'http', 
  * of its events (`httpApi`, `http`, `alb`, and `url`) and whether KLW_FLEET reaches it. A function
  * with no event, or with one of another kind, keeps every source.
  */
-export function deploymentOf(definition: Json, providerEnvironment?: Json): Deployment {
+export function deploymentOf(definition: ServerlessFunction, providerEnvironment?: unknown): Deployment {
   const sources = new Set<EventSource>();
   let other = false;
   for (const event of definition.events ?? []) {
@@ -93,7 +122,8 @@ export function deploymentOf(definition: Json, providerEnvironment?: Json): Depl
   }
   if (definition.url) sources.add('url');
   const fleet =
-    Object.hasOwn(definition.environment ?? {}, FLEET_ENV) || Object.hasOwn(providerEnvironment ?? {}, FLEET_ENV);
+    Object.hasOwn(definition.environment ?? {}, FLEET_ENV) ||
+    Object.hasOwn(Object(providerEnvironment ?? {}), FLEET_ENV);
   return { sources: other || !sources.size ? ANY_DEPLOYMENT.sources : [...sources], fleet };
 }
 
@@ -105,18 +135,22 @@ export function deploymentOf(definition: Json, providerEnvironment?: Json): Depl
  */
 export function mergeFunctions(
   registrations: Registration[],
-  manual: Json | undefined,
+  manual: Record<string, unknown> | undefined,
   target: Stage,
   params: PluginParams,
-  providerEnvironment?: Json,
+  providerEnvironment?: unknown,
   fleet?: Fleet,
-): Json {
-  const out: Json = { ...(manual ?? {}) };
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...(manual ?? {}) };
   for (const reg of registrations) {
     const generated = functionDefinition(reg, target, params, fleet);
-    const own: Json = manual?.[reg.name] ?? {};
-    const environment: Json = { ...generated.environment, ...(own.environment ?? {}) };
-    const given = environment.NODE_OPTIONS !== undefined ? environment.NODE_OPTIONS : providerEnvironment?.NODE_OPTIONS;
+    // What serverless.yml says of the function, as written.
+    const own = (manual?.[reg.name] ?? {}) as ServerlessFunction;
+    const environment: Record<string, unknown> = { ...generated.environment, ...(own.environment ?? {}) };
+    const given =
+      environment.NODE_OPTIONS !== undefined
+        ? environment.NODE_OPTIONS
+        : (providerEnvironment as { NODE_OPTIONS?: unknown } | null | undefined)?.NODE_OPTIONS;
     const nodeOptions = withSourceMaps(given);
     if (nodeOptions !== undefined) environment.NODE_OPTIONS = nodeOptions;
     out[reg.name] = { ...generated, ...own, environment };
@@ -138,6 +172,13 @@ export function withSourceMaps(options: unknown): string | undefined {
   return options.split(/\s+/).includes(SOURCE_MAPS_FLAG) ? options : `${options} ${SOURCE_MAPS_FLAG}`;
 }
 
+/** An IAM policy statement. */
+export interface IamStatement {
+  Effect: 'Allow';
+  Action: string;
+  Resource: Array<{ 'Fn::Sub': string }>;
+}
+
 /**
  * The IAM statement letting the functions read their secrets' SSM parameters (and nothing else):
  * with a fleet, each cluster's parameter by name instead of the service's.
@@ -147,7 +188,7 @@ export function secretsStatement(
   target: Stage,
   params: PluginParams,
   fleet?: Fleet,
-): Json | undefined {
+): IamStatement | undefined {
   const names: string[] = [];
   if (registrations.some(usesPathSecret)) {
     const cluster = (name: string) => clusterPathSecretParameterName(target.service, target.stage, name);
@@ -168,13 +209,24 @@ export function secretsStatement(
 /** The parts of the Serverless Framework's plugin API the plugin uses. */
 interface Serverless {
   serviceDir: string;
-  configurationInput: Json;
-  service: { service: string; functions: Json; provider: Json & { compiledCloudFormationTemplate: Json } };
+  configurationInput: ServerlessConfiguration;
+  service: {
+    service: string;
+    functions: Record<string, unknown>;
+    provider: { runtime?: unknown; environment?: Record<string, unknown>; compiledCloudFormationTemplate: CfnTemplate };
+  };
   getProvider(name: 'aws'): {
     getStage(): string;
     naming: { getLambdaLogicalId(name: string): string; getNormalizedFunctionName(name: string): string };
   };
   classes: { Error: new (message: string) => Error };
+}
+
+/** serverless.yml as written, where the plugin reads and adds. */
+interface ServerlessConfiguration {
+  provider?: { runtime?: unknown; environment?: unknown; iam?: { role?: unknown } };
+  functions?: Record<string, unknown>;
+  [key: string]: unknown;
 }
 
 interface Log {
@@ -197,7 +249,7 @@ export default class KubeLambdaWebhooksPlugin {
 
   constructor(
     private readonly serverless: Serverless,
-    private readonly options: Json = {},
+    private readonly options: { param?: unknown } = {},
     private readonly utils: { log?: Log } = {},
   ) {
     this.hooks = {
@@ -246,18 +298,18 @@ export default class KubeLambdaWebhooksPlugin {
     this.serverless.service.functions = input.functions;
     const statement = secretsStatement(registrations, target, this.params, fleet);
     if (statement) {
-      const role = ((input.provider.iam ??= {}).role ??= {}) as Json;
+      const role = ((input.provider.iam ??= {}).role ??= {}) as { statements?: unknown[] };
       if (typeof role === 'object') role.statements = [...(role.statements ?? []), statement];
     }
   }
 
   private async build(): Promise<void> {
     const runtime = String(this.serverless.service.provider.runtime ?? DEFAULT_RUNTIME);
-    const functions: Json = this.serverless.service.functions ?? {};
+    const functions: Record<string, unknown> = this.serverless.service.functions ?? {};
     const environment = this.serverless.service.provider.environment;
     // Each bundle leaves out the event sources and fleet code its deployment does not use.
     await buildAll(this.serverless.serviceDir, this.entries, undefined, runtime, (name) =>
-      deploymentOf(functions[name] ?? {}, environment),
+      deploymentOf((functions[name] ?? {}) as ServerlessFunction, environment),
     );
     this.utils.log?.info?.(`kube-lambda-webhooks: built ${this.entries.length} functions for ${runtime}`);
   }
@@ -266,11 +318,11 @@ export default class KubeLambdaWebhooksPlugin {
     const naming = this.serverless.getProvider('aws').naming;
     const functions = this.serverless.service.functions;
     const deployed: DeployedFunction[] = this.entries.map(({ registration }) => {
-      const fn: Json = functions[registration.name] ?? {};
+      const fn = (functions[registration.name] ?? {}) as ServerlessFunction;
       const routeKeys = (fn.events ?? [])
-        .map((e: Json) => e.httpApi)
-        .filter((h: Json | undefined) => h && typeof h === 'object')
-        .map((h: Json) => `${String(h.method ?? 'ANY').toUpperCase()} ${h.path}`);
+        .map((e) => (e as { httpApi?: unknown }).httpApi)
+        .filter((h): h is { method?: unknown; path?: unknown } => !!h && typeof h === 'object')
+        .map((h) => `${String(h.method ?? 'ANY').toUpperCase()} ${h.path}`);
       return {
         registration,
         lambdaLogicalId: naming.getLambdaLogicalId(registration.name),

@@ -1,4 +1,4 @@
-import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
 import { awsError } from '../aws-errors.ts';
 import type { Registration, AdmissionReview, ConversionReview, KubeObject } from '../../lib/internal.ts';
 import { toEvent } from '../../lib/harness/events.ts';
@@ -51,6 +51,8 @@ export async function smoke(
   onResult: (r: SmokeResult) => void = () => {},
   pathSecret?: string,
 ): Promise<SmokeResult[]> {
+  // Loaded here, not with the module: the commands that import deploy/ only to read serverless.yml never load it.
+  const { InvokeCommand } = await import('@aws-sdk/client-lambda');
   const results: SmokeResult[] = [];
   for (const reg of registrations) {
     const started = performance.now();

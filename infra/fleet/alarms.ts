@@ -6,7 +6,8 @@
 import type { Registration } from '../../lib/registration.ts';
 import { FLEET_FILE, type Fleet } from './file.ts';
 
-type Json = Record<string, unknown>;
+/** A CloudFormation object (a resource, its properties, the resources by logical id). */
+type CfnObject = Record<string, unknown>;
 
 /** The `clusterAlarms` param: `all`, or the names of the clusters to alarm on; none when unset. */
 export type ClusterAlarmsSetting = 'all' | string[];
@@ -85,11 +86,11 @@ export function clusterAlarmsFor(
   clusters: readonly string[],
   namespace: string,
   durationShare: number,
-  alarm: (description: string, props: Json) => Json,
-): Json {
+  alarm: (description: string, props: CfnObject) => CfnObject,
+): CfnObject {
   const name = fn.registration.name;
   const thresholdMs = Math.round(fn.registration.timeoutSeconds * 1000 * durationShare);
-  const resources: Json = {};
+  const resources: CfnObject = {};
   for (const cluster of clusters) {
     const dimensions = [
       { Name: 'webhook', Value: name },

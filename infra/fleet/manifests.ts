@@ -17,7 +17,7 @@ import {
 } from '../kube-versions.ts';
 import type { Finding } from '../lint/finding.ts';
 import { loadFleet, type FleetCluster } from './file.ts';
-import type { Json } from '../json.ts';
+import type { KubeDocument } from '../output.ts';
 
 /** Label on each webhook configuration naming the fleet cluster it was written for. */
 export const CLUSTER_LABEL = 'kube-lambda-webhooks/cluster';
@@ -50,7 +50,7 @@ export function enforcementIn(cluster: FleetCluster, reg: { name: string; enforc
  * cluster label and the enforcement annotation.
  */
 export function forCluster(
-  documents: Json[],
+  documents: readonly KubeDocument[],
   cluster: FleetCluster,
   registrations: Registration[],
   fallback?: KubeTarget,
@@ -62,9 +62,15 @@ export function forCluster(
   const byWebhook = new Map(
     registrations.flatMap((r) => (r.type === 'conversion' ? [] : [[r.webhookName, r] as const])),
   );
-  const out = versioned.documents.map((doc) => {
-    if (doc?.kind !== 'MutatingWebhookConfiguration' && doc?.kind !== 'ValidatingWebhookConfiguration') return doc;
-    const modes = (doc.webhooks ?? []).flatMap((w: { name: string }) => {
+  const out = versioned.documents.map((document) => {
+    if (document?.kind !== 'MutatingWebhookConfiguration' && document?.kind !== 'ValidatingWebhookConfiguration')
+      return document;
+    // A webhook configuration as written: its webhooks named, its metadata's labels and annotations maps.
+    const doc = document as KubeDocument & {
+      webhooks?: Array<{ name: string }> | null;
+      metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> } | null;
+    };
+    const modes = (doc.webhooks ?? []).flatMap((w) => {
       const reg = byWebhook.get(w.name);
       return reg ? [`${reg.name}=${enforcementIn(cluster, reg)}`] : [];
     });

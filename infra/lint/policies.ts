@@ -15,7 +15,6 @@ import {
   VALIDATION_REASONS,
 } from '../../lib/internal.ts';
 import { loadFleet } from '../fleet/file.ts';
-import type { Json } from '../json.ts';
 import type { KubeTarget } from '../kube-versions.ts';
 import { policyOf, type PolicyRegistration } from '../policies/registration.ts';
 import type { Finding } from './finding.ts';
@@ -42,20 +41,55 @@ export const POLICY_FIELD_RULE = 'policy-field';
 /** Rule of an expression that does not compile for a Kubernetes version. */
 export const POLICY_CEL_RULE = 'policy-cel';
 
-type Spec = Json;
+/** An entry of a policy's lists (a condition, variable, validation, audit annotation or mutation) as written. */
+interface EntryView {
+  name?: unknown;
+  expression?: unknown;
+  message?: unknown;
+  messageExpression?: unknown;
+  reason?: unknown;
+  key?: unknown;
+  valueExpression?: unknown;
+  patchType?: unknown;
+  applyConfiguration?: { expression?: unknown } | null;
+  jsonPatch?: { expression?: unknown } | null;
+}
+
+/** A policy's spec as registered, read with care: lint checks each value it reads. */
+interface SpecView {
+  failurePolicy?: unknown;
+  paramKind?: { apiVersion?: unknown; kind?: unknown } | null;
+  matchConstraints?: { resourceRules?: unknown[] | null; matchPolicy?: unknown } | null;
+  matchConditions?: EntryView[];
+  variables?: EntryView[];
+  validations?: EntryView[];
+  auditAnnotations?: EntryView[];
+  mutations?: EntryView[];
+  reinvocationPolicy?: unknown;
+}
+
+/** A binding's spec as registered, read with care. */
+interface BindingView {
+  policyName?: unknown;
+  validationActions?: unknown[];
+  paramRef?: { name?: unknown; selector?: unknown; parameterNotFoundAction?: unknown } | null;
+}
+
+/** Whether `value` is one of `list` (a value of any type, as read). */
+const oneOf = (list: readonly string[], value: unknown): boolean => (list as readonly unknown[]).includes(value);
 
 /** What the API server refuses of a policy (not its CEL), each as `field: problem; fix`. */
 function specProblems(policy: PolicyRegistration): string[] {
-  const spec: Spec = policy.policy.spec;
+  const spec: SpecView = policy.policy.spec;
   const out: string[] = [];
-  if (!['Fail', 'Ignore'].includes(spec.failurePolicy))
+  if (!oneOf(['Fail', 'Ignore'], spec.failurePolicy))
     out.push(`spec.failurePolicy: ${JSON.stringify(spec.failurePolicy)} is not supported; write Fail or Ignore`);
   if (spec.paramKind && (!spec.paramKind.apiVersion || !spec.paramKind.kind))
     out.push('spec.paramKind: apiVersion and kind are required; write { apiVersion: "v1", kind: "ConfigMap" }');
   const mc = spec.matchConstraints ?? {};
   if (!mc.resourceRules?.length)
     out.push('spec.matchConstraints.resourceRules: required; give at least one rule, such as on(Deployment).create()');
-  if (mc.matchPolicy !== undefined && !['Exact', 'Equivalent'].includes(mc.matchPolicy))
+  if (mc.matchPolicy !== undefined && !oneOf(['Exact', 'Equivalent'], mc.matchPolicy))
     out.push(
       `spec.matchConstraints.matchPolicy: ${JSON.stringify(mc.matchPolicy)} is not supported; write Exact or Equivalent`,
     );
@@ -65,7 +99,7 @@ function specProblems(policy: PolicyRegistration): string[] {
   return out;
 }
 
-function conditionProblems(conditions: Spec[]): string[] {
+function conditionProblems(conditions: EntryView[]): string[] {
   const out: string[] = [];
   if (conditions.length > MAX_MATCH_CONDITIONS)
     out.push(`spec.matchConditions: ${conditions.length} conditions, at most ${MAX_MATCH_CONDITIONS}; merge some`);
@@ -74,20 +108,20 @@ function conditionProblems(conditions: Spec[]): string[] {
     const at = `spec.matchConditions[${i}]`;
     if (!String(c.expression ?? '').trim()) out.push(`${at}.expression: required; write a CEL expression`);
     if (!c.name) out.push(`${at}.name: required; name the condition`);
-    else if (!QUALIFIED_NAME.test(c.name))
+    else if (!QUALIFIED_NAME.test(String(c.name)))
       out.push(`${at}.name: ${JSON.stringify(c.name)} is not a qualified name; use letters, digits, '-', '_', '.'`);
-    else if (names.has(c.name)) out.push(`${at}.name: ${JSON.stringify(c.name)} is a duplicate; rename one`);
-    names.add(c.name);
+    else if (names.has(c.name as string)) out.push(`${at}.name: ${JSON.stringify(c.name)} is a duplicate; rename one`);
+    names.add(c.name as string);
   }
   return out;
 }
 
-function variableProblems(variables: Spec[]): string[] {
+function variableProblems(variables: EntryView[]): string[] {
   const out: string[] = [];
   for (const [i, v] of variables.entries()) {
     const at = `spec.variables[${i}]`;
     if (!String(v.name ?? '').trim()) out.push(`${at}.name: name is not specified; name the variable`);
-    else if (!CEL_IDENTIFIER.test(v.name) || CEL_RESERVED.has(v.name))
+    else if (!CEL_IDENTIFIER.test(String(v.name)) || CEL_RESERVED.has(v.name as string))
       out.push(`${at}.name: ${JSON.stringify(v.name)} is not a valid CEL identifier; use letters, digits and '_'`);
     if (!String(v.expression ?? '').trim()) out.push(`${at}.expression: expression is not specified; write one`);
   }
@@ -95,25 +129,25 @@ function variableProblems(variables: Spec[]): string[] {
 }
 
 /** A repeated variable name: the API server takes it, and later expressions read the last one. */
-function duplicateVariables(variables: Spec[]): string[] {
-  const seen = new Map<string, number>();
+function duplicateVariables(variables: EntryView[]): string[] {
+  const seen = new Map<unknown, number>();
   const out: string[] = [];
   for (const [i, v] of variables.entries()) {
     const first = seen.get(v.name);
     if (first !== undefined)
       out.push(
         `spec.variables[${i}].name: ${JSON.stringify(v.name)} repeats variables[${first}]; the API server accepts it and ` +
-          `variables.${v.name} is the last one's value: rename one`,
+          `variables.${String(v.name)} is the last one's value: rename one`,
       );
     else seen.set(v.name, i);
   }
   return out;
 }
 
-function validationProblems(spec: Spec, name: string): string[] {
+function validationProblems(spec: SpecView, name: string): string[] {
   const out: string[] = [];
-  const validations: Spec[] = spec.validations ?? [];
-  const annotations: Spec[] = spec.auditAnnotations ?? [];
+  const validations = spec.validations ?? [];
+  const annotations = spec.auditAnnotations ?? [];
   if (!validations.length && !annotations.length)
     out.push('spec.validations: validations or auditAnnotations must contain at least one item; add a validation');
   for (const [i, v] of validations.entries()) {
@@ -125,19 +159,20 @@ function validationProblems(spec: Spec, name: string): string[] {
       out.push(`${at}.message: message must be non-empty if specified; remove it or write one`);
     else if (/[\n\r]/.test(String(v.message ?? '').trim()))
       out.push(`${at}.message: message must not contain line breaks; write it on one line`);
-    if (v.reason !== undefined && !(VALIDATION_REASONS as readonly string[]).includes(v.reason))
+    if (v.reason !== undefined && !oneOf(VALIDATION_REASONS, v.reason))
       out.push(
         `${at}.reason: ${JSON.stringify(v.reason)} is not supported; write one of ${VALIDATION_REASONS.join(', ')}`,
       );
   }
   if (annotations.length > MAX_AUDIT_ANNOTATIONS)
     out.push(`spec.auditAnnotations: must not have more than ${MAX_AUDIT_ANNOTATIONS} auditAnnotations; merge some`);
-  const keys = new Set<string>();
+  const keys = new Set<unknown>();
   for (const [i, a] of annotations.entries()) {
     const at = `spec.auditAnnotations[${i}]`;
-    if (!QUALIFIED_NAME.test(`${name}/${a.key}`))
+    const key = `${name}/${String(a.key)}`;
+    if (!QUALIFIED_NAME.test(key))
       out.push(
-        `${at}.key: ${JSON.stringify(`${name}/${a.key}`)} is not a qualified name (at most 63 characters after the '/'); shorten the key`,
+        `${at}.key: ${JSON.stringify(key)} is not a qualified name (at most 63 characters after the '/'); shorten the key`,
       );
     if (keys.has(a.key)) out.push(`${at}.key: ${JSON.stringify(a.key)} is a duplicate; rename one`);
     keys.add(a.key);
@@ -149,9 +184,9 @@ function validationProblems(spec: Spec, name: string): string[] {
   return out;
 }
 
-function mutationProblems(spec: Spec): string[] {
+function mutationProblems(spec: SpecView): string[] {
   const out: string[] = [];
-  const mutations: Spec[] = spec.mutations ?? [];
+  const mutations = spec.mutations ?? [];
   if (!mutations.length) out.push('spec.mutations: required; give at least one mutation');
   for (const [i, m] of mutations.entries()) {
     const at = `spec.mutations[${i}]`;
@@ -166,9 +201,9 @@ function mutationProblems(spec: Spec): string[] {
         `${at}.patchType: ${JSON.stringify(m.patchType)} is not supported; write ApplyConfiguration or JSONPatch`,
       );
     else if (!String(m[field]?.expression ?? '').trim())
-      out.push(`${at}.${field}.expression: required for patchType ${m.patchType}; write one`);
+      out.push(`${at}.${field}.expression: required for patchType ${String(m.patchType)}; write one`);
   }
-  if (spec.reinvocationPolicy !== undefined && !['Never', 'IfNeeded'].includes(spec.reinvocationPolicy))
+  if (spec.reinvocationPolicy !== undefined && !oneOf(['Never', 'IfNeeded'], spec.reinvocationPolicy))
     out.push(
       `spec.reinvocationPolicy: ${JSON.stringify(spec.reinvocationPolicy)} is not supported; write Never or IfNeeded`,
     );
@@ -177,7 +212,7 @@ function mutationProblems(spec: Spec): string[] {
 
 /** What the API server refuses of a binding, given its policy's paramKind. */
 function bindingProblems(policy: PolicyRegistration): string[] {
-  const spec: Spec = policy.binding.spec;
+  const spec: BindingView = policy.binding.spec;
   const out: string[] = [];
   if (!spec.policyName) out.push('binding spec.policyName: required');
   if (policy.kind === 'ValidatingAdmissionPolicy') {
@@ -185,7 +220,7 @@ function bindingProblems(policy: PolicyRegistration): string[] {
     if (!actions.length)
       out.push('binding spec.validationActions: at least one validation action is required; write [Deny]');
     for (const [i, a] of actions.entries()) {
-      if (!['Deny', 'Warn', 'Audit'].includes(a as string))
+      if (!oneOf(['Deny', 'Warn', 'Audit'], a))
         out.push(
           `binding spec.validationActions[${i}]: ${JSON.stringify(a)} is not supported; write Deny, Warn or Audit`,
         );
@@ -205,7 +240,7 @@ function bindingProblems(policy: PolicyRegistration): string[] {
       );
     if (ref.name && ref.selector) out.push('binding spec.paramRef: name and selector are mutually exclusive; keep one');
     if (!ref.name && !ref.selector) out.push('binding spec.paramRef: one of name or selector must be specified');
-    if (!['Allow', 'Deny'].includes(ref.parameterNotFoundAction))
+    if (!oneOf(['Allow', 'Deny'], ref.parameterNotFoundAction))
       out.push(
         `binding spec.paramRef.parameterNotFoundAction: ${JSON.stringify(ref.parameterNotFoundAction)} is not supported; write Deny or Allow`,
       );
@@ -215,18 +250,25 @@ function bindingProblems(policy: PolicyRegistration): string[] {
 
 /** Every CEL expression of a policy that does not compile for `kubernetesVersion` (the newest when undefined). */
 function celProblems(policy: PolicyRegistration, kubernetesVersion: string | undefined): string[] {
-  const spec: Spec = policy.policy.spec;
+  // Compiled only once specProblems found every entry complete: the lists as the compilers take them.
+  const spec = policy.policy.spec as SpecView & {
+    variables?: Parameters<typeof compileVariables>[0];
+    matchConditions?: Parameters<typeof compileConditions>[0];
+  };
   const env = { kubernetesVersion, typeCheck: true, hasParams: spec.paramKind !== undefined };
   const out: string[] = [];
   /** The errors of compiled programs, against the list they were compiled from. */
   const report = (
     programs: Array<{ error?: string } | undefined>,
-    list: Spec[] | undefined,
+    list: readonly object[] | undefined,
     at: string,
     key: string,
   ) => {
     for (const [i, p] of programs.entries())
-      if (p?.error) out.push(`spec.${at}[${i}].${key}: ${JSON.stringify(list?.[i]?.[key])}: ${p.error}`);
+      if (p?.error)
+        out.push(
+          `spec.${at}[${i}].${key}: ${JSON.stringify((list?.[i] as Record<string, unknown> | undefined)?.[key])}: ${p.error}`,
+        );
   };
   const variables = compileVariables(spec.variables ?? [], env);
   report(variables.programs, spec.variables, 'variables', 'expression');
@@ -245,7 +287,9 @@ function celProblems(policy: PolicyRegistration, kubernetesVersion: string | und
   }
   for (const [i, m] of (spec.mutations ?? []).entries()) {
     const field = m.patchType === 'JSONPatch' ? 'jsonPatch' : 'applyConfiguration';
-    const compiled = compileMutation(String(m[field]?.expression), m.patchType);
+    // In the version's environment, with the policy's params and the variables declared before it.
+    const kind = m.patchType as Parameters<typeof compileMutation>[1];
+    const compiled = compileMutation(String(m[field]?.expression), kind, { ...env, variables: variables.names });
     if (typeof compiled === 'string')
       out.push(`spec.mutations[${i}].${field}.expression: ${JSON.stringify(m[field]?.expression)}: ${compiled}`);
   }
@@ -279,7 +323,7 @@ export function lintPolicy(
   });
   const findings = [...specProblems(policy), ...bindingProblems(policy)].map((m) => error(POLICY_FIELD_RULE, m));
   findings.push(
-    ...duplicateVariables((policy.policy.spec as Spec).variables ?? []).map((m) => ({
+    ...duplicateVariables((policy.policy.spec as SpecView).variables ?? []).map((m) => ({
       ...error(POLICY_FIELD_RULE, m),
       level: 'warning' as const,
     })),

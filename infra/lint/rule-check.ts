@@ -2,7 +2,6 @@
 // resources, subresources, scope and operations.
 import { type BuiltinResource, describeMinors, LAST_TABLE_MINOR, type Operation } from '../../lib/internal.ts';
 import type { Finding } from './finding.ts';
-import type { Json } from '../json.ts';
 
 /** What a rule can match: a built-in resource or a shipped CRD's, in the same shape. */
 export type Candidate = Omit<BuiltinResource, 'minors'> & { minors?: ReadonlySet<number>; crd?: string };
@@ -73,7 +72,7 @@ interface GroupCheck extends RuleCheck {
 }
 
 /** Checks one rule of a webhook. */
-export function checkRule(rule: Json, at: string, ctx: Context): void {
+export function checkRule(rule: Record<string, unknown>, at: string, ctx: Context): void {
   const { apiGroups, apiVersions, resources, operations } = rule;
   if (!isStringList(apiGroups) || !isStringList(apiVersions) || !isStringList(resources) || !isStringList(operations))
     return;

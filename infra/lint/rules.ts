@@ -11,14 +11,36 @@ import { parseAllDocuments } from 'yaml';
 import { builtinResources, describeMinors, LAST_TABLE_MINOR, tableMinor } from '../../lib/internal.ts';
 import type { Finding } from './finding.ts';
 import { type Candidate, checkRule, isStringList, quoted } from './rule-check.ts';
-import type { Json } from '../json.ts';
+import { isRecord } from '../json.ts';
+import type { KubeDocument } from '../output.ts';
 
-export type { Json };
+/**
+ * A CustomResourceDefinition as a manifest holds it, read with care: any field may be missing or
+ * of another type, and each is checked where it is used.
+ */
+interface CrdView {
+  kind?: unknown;
+  metadata?: { name?: unknown } | null;
+  spec?: {
+    group?: unknown;
+    scope?: unknown;
+    names?: { plural?: unknown; singular?: unknown; kind?: unknown } | null;
+    versions?: unknown;
+    conversion?: unknown;
+  } | null;
+}
+
+/** A version of a CRD as written, read with care. */
+type CrdVersionView = { name?: unknown; served?: unknown; subresources?: Record<string, unknown> | null } | null;
+
+/** A webhook whose `rules` is a list (its members read with care). */
+type RuledWebhook = Record<string, unknown> & { rules: unknown[] };
 
 /** The resources of the CRDs among the documents, as candidates (main resource, status, scale). */
-function crdCandidates(documents: Json[]): Map<string, Candidate[]> {
+function crdCandidates(documents: readonly KubeDocument[]): Map<string, Candidate[]> {
   const byGroup = new Map<string, Candidate[]>();
-  for (const doc of documents) {
+  for (const document of documents) {
+    const doc = document as CrdView;
     if (doc?.kind !== 'CustomResourceDefinition') continue;
     const spec = doc.spec;
     const plural = spec?.names?.plural;
@@ -27,11 +49,11 @@ function crdCandidates(documents: Json[]): Map<string, Candidate[]> {
     const base = {
       group: spec.group,
       resource: plural,
-      kind: String(spec.names.kind ?? ''),
+      kind: String(spec.names?.kind ?? ''),
       namespaced: spec.scope !== 'Cluster',
       crd: String(doc.metadata?.name ?? `${plural}.${spec.group}`),
     };
-    for (const v of spec.versions) {
+    for (const v of spec.versions as CrdVersionView[]) {
       if (typeof v?.name !== 'string' || v.served === false) continue;
       list.push({ ...base, version: v.name, operations: ['CREATE', 'UPDATE', 'DELETE'] });
       for (const sub of ['status', 'scale']) {
@@ -57,12 +79,11 @@ function builtinIndex(): Map<string, Candidate[]> {
 }
 
 /** The admission webhooks of the documents, with where each is. */
-function* webhooksOf(documents: Json[]): Generator<Json> {
+function* webhooksOf(documents: readonly KubeDocument[]): Generator<RuledWebhook> {
   for (const doc of documents) {
     if (doc?.kind !== 'MutatingWebhookConfiguration' && doc?.kind !== 'ValidatingWebhookConfiguration') continue;
     if (!Array.isArray(doc.webhooks)) continue;
-    for (const w of doc.webhooks)
-      if (w && typeof w === 'object' && !Array.isArray(w) && Array.isArray(w.rules)) yield w;
+    for (const w of doc.webhooks) if (isRecord(w) && Array.isArray(w.rules)) yield w as RuledWebhook;
   }
 }
 
@@ -70,11 +91,12 @@ function* webhooksOf(documents: Json[]): Generator<Json> {
  * Lints the rules of the webhook configurations among `documents` against the built-in resources
  * of every Kubernetes version the table covers and the CRDs among the documents.
  */
-export function lintRuleResources(documents: Json[]): Finding[] {
+export function lintRuleResources(documents: readonly KubeDocument[]): Finding[] {
   const findings: Finding[] = [];
   const crds = crdCandidates(documents);
   const singulars = new Map<string, string>();
-  for (const doc of documents) {
+  for (const document of documents) {
+    const doc = document as CrdView;
     const s = doc?.kind === 'CustomResourceDefinition' ? doc.spec : undefined;
     if (typeof s?.names?.singular === 'string') singulars.set(`${s.group}/${s.names.plural}`, s.names.singular);
   }
@@ -84,7 +106,7 @@ export function lintRuleResources(documents: Json[]): Finding[] {
       findings.push({ level, rule, subject, message });
     webhook.rules.forEach((rule: unknown, i: number) => {
       if (rule && typeof rule === 'object')
-        checkRule(rule as Json, `rules[${i}]`, { add, builtin: builtinIndex(), crds, singulars });
+        checkRule(rule as Record<string, unknown>, `rules[${i}]`, { add, builtin: builtinIndex(), crds, singulars });
     });
   }
   return findings;
@@ -94,26 +116,29 @@ export function lintRuleResources(documents: Json[]): Finding[] {
  * What one Kubernetes version does not serve of the built-in resources the rules name (minors
  * outside the table are checked as its nearest end).
  */
-export function lintRulesForVersion(documents: Json[], minor: number): Finding[] {
+export function lintRulesForVersion(documents: readonly KubeDocument[], minor: number): Finding[] {
   const findings: Finding[] = [];
   const checked = tableMinor(minor);
   const builtin = builtinIndex();
   const crdGroups = crdCandidates(documents);
   for (const webhook of webhooksOf(documents)) {
-    webhook.rules.forEach((rule: Json, i: number) => {
-      if (!rule || !isStringList(rule.apiGroups) || !isStringList(rule.apiVersions) || !isStringList(rule.resources))
-        return;
-      for (const group of rule.apiGroups) {
+    webhook.rules.forEach((member: unknown, i: number) => {
+      const rule = member as { apiGroups?: unknown; apiVersions?: unknown; resources?: unknown } | null;
+      const apiGroups = rule?.apiGroups;
+      const apiVersions = rule?.apiVersions;
+      const resources = rule?.resources;
+      if (!rule || !isStringList(apiGroups) || !isStringList(apiVersions) || !isStringList(resources)) return;
+      for (const group of apiGroups) {
         const own = crdGroups.has(group) ? undefined : builtin.get(group);
         if (!own) continue;
-        for (const written of rule.resources) {
+        for (const written of resources) {
           const [name = '', sub] = written.split('/');
           if (name === '*') continue;
           const matching = own.filter(
             (c) =>
               c.resource === name &&
               (sub === undefined ? !c.subresource : sub === '*' || c.subresource === sub) &&
-              (rule.apiVersions.includes('*') || rule.apiVersions.includes(c.version)),
+              (apiVersions.includes('*') || apiVersions.includes(c.version)),
           );
           if (!matching.length || matching.some((c) => c.minors?.has(checked))) continue;
           const minors = new Set(matching.flatMap((c) => [...(c.minors ?? [])]));
@@ -123,7 +148,7 @@ export function lintRulesForVersion(documents: Json[], minor: number): Finding[]
             subject: typeof webhook.name === 'string' ? webhook.name : '(unnamed webhook)',
             message:
               `rules[${i}]: Kubernetes ${Number.isFinite(minor) ? `1.${minor}` : `after 1.${LAST_TABLE_MINOR}`} ` +
-              `does not serve ${written} at ${quoted(rule.apiVersions.map((v: string) => (group ? `${group}/${v}` : v)))}` +
+              `does not serve ${written} at ${quoted(apiVersions.map((v: string) => (group ? `${group}/${v}` : v)))}` +
               ' ' +
               `(served by ${describeMinors(minors)})`,
           });
@@ -146,8 +171,8 @@ const MAX_DEPTH = 6;
  * on a CRD the project ships are checked against it. Files that do not parse are skipped: lint
  * reads the manifests it checks elsewhere.
  */
-export function projectCrds(root: string): Json[] {
-  const out: Json[] = [];
+export function projectCrds(root: string): KubeDocument[] {
+  const out: KubeDocument[] = [];
   const walk = (dir: string, depth: number) => {
     let entries: Dirent[];
     try {
@@ -183,9 +208,10 @@ export function projectCrds(root: string): Json[] {
  * The project's CRDs not already among `documents` (by name), without their conversion: context
  * for the rule checks, whose own conversion lint reads from the generated manifests.
  */
-export function shippedCrds(root: string, documents: Json[]): Json[] {
-  const present = new Set(documents.filter((d) => d?.kind === 'CustomResourceDefinition').map((d) => d.metadata?.name));
+export function shippedCrds(root: string, documents: readonly KubeDocument[]): KubeDocument[] {
+  const nameOf = (d: KubeDocument) => (d as CrdView).metadata?.name;
+  const present = new Set(documents.filter((d) => d?.kind === 'CustomResourceDefinition').map(nameOf));
   return projectCrds(root)
-    .filter((crd) => !present.has(crd.metadata?.name))
-    .map((crd) => ({ ...crd, spec: { ...crd.spec, conversion: undefined } }));
+    .filter((crd) => !present.has(nameOf(crd)))
+    .map((crd) => ({ ...crd, spec: { ...(crd as CrdView).spec, conversion: undefined } }));
 }

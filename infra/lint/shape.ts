@@ -1,6 +1,52 @@
-import type { Json } from '../json.ts';
 // The shape of a webhook configuration or CRD as the API server's decoder checks it: field types
 // before any rule of lint.ts applies.
+
+import { isRecord } from '../json.ts';
+
+/** A label selector whose field types webhookShapeProblems has checked (absent or null where not given). */
+export interface ShapedSelector {
+  [key: string]: unknown;
+  matchLabels?: Record<string, unknown> | null;
+  matchExpressions?: Array<{ key?: string | null; operator?: string | null; values?: unknown[] | null }> | null;
+}
+
+/** A clientConfig whose field types have been checked. */
+export interface ShapedClientConfig {
+  [key: string]: unknown;
+  url?: string | null;
+  service?: Record<string, unknown> | null;
+  caBundle?: string | null;
+}
+
+/** A rule of a webhook whose field types have been checked (the lists' members are not). */
+export interface ShapedRule {
+  [key: string]: unknown;
+  operations?: unknown[] | null;
+  apiGroups?: unknown[] | null;
+  apiVersions?: unknown[] | null;
+  resources?: unknown[] | null;
+  scope?: string | null;
+}
+
+/**
+ * A webhook entry whose field types webhookShapeProblems found as the API server decodes them:
+ * each field given has its type (or is null); the members of its lists are checked where read.
+ */
+export interface ShapedWebhook {
+  [key: string]: unknown;
+  name?: string | null;
+  clientConfig?: ShapedClientConfig | null;
+  rules?: ShapedRule[] | null;
+  failurePolicy?: string | null;
+  matchPolicy?: string | null;
+  namespaceSelector?: ShapedSelector | null;
+  objectSelector?: ShapedSelector | null;
+  sideEffects?: string | null;
+  timeoutSeconds?: number | null;
+  admissionReviewVersions?: unknown[] | null;
+  reinvocationPolicy?: string | null;
+  matchConditions?: unknown;
+}
 
 /** The JSON type of a value as the API server's decoder names it in its errors. */
 export function jsonType(value: unknown): string {
@@ -38,7 +84,7 @@ const RULE_FIELD_TYPES: Record<string, string> = {
 };
 
 /** Where `object`'s fields have another JSON type than `types` says (absent and null fields are fine). */
-function typeProblems(object: Json, types: Record<string, string>, at: string): string[] {
+function typeProblems(object: Record<string, unknown>, types: Record<string, string>, at: string): string[] {
   const problems: string[] = [];
   for (const [field, type] of Object.entries(types)) {
     const value = object[field];
@@ -52,14 +98,14 @@ function typeProblems(object: Json, types: Record<string, string>, at: string): 
 
 /** Type problems of one webhook entry, its clientConfig and its rules. */
 export function webhookShapeProblems(webhook: unknown): string[] {
-  if (jsonType(webhook) !== 'object') return [`must be a mapping, got ${jsonType(webhook)}`];
-  const w = webhook as Json;
+  if (!isRecord(webhook)) return [`must be a mapping, got ${jsonType(webhook)}`];
+  const w = webhook;
   const problems = typeProblems(w, WEBHOOK_FIELD_TYPES, '');
-  if (jsonType(w.clientConfig) === 'object')
+  if (isRecord(w.clientConfig))
     problems.push(...typeProblems(w.clientConfig, CLIENT_CONFIG_FIELD_TYPES, 'clientConfig.'));
   for (const field of ['namespaceSelector', 'objectSelector']) {
     const selector = w[field];
-    if (jsonType(selector) !== 'object') continue;
+    if (!isRecord(selector)) continue;
     problems.push(...typeProblems(selector, { matchLabels: 'object', matchExpressions: 'array' }, `${field}.`));
     if (!Array.isArray(selector.matchExpressions)) continue;
     selector.matchExpressions.forEach((expr: unknown, i: number) => {
@@ -68,7 +114,7 @@ export function webhookShapeProblems(webhook: unknown): string[] {
       else
         problems.push(
           ...typeProblems(
-            expr as Json,
+            expr as Record<string, unknown>,
             { key: 'string', operator: 'string', values: 'array' },
             `${field}.matchExpressions[${i}].`,
           ),
@@ -78,26 +124,27 @@ export function webhookShapeProblems(webhook: unknown): string[] {
   if (Array.isArray(w.rules)) {
     w.rules.forEach((rule: unknown, i: number) => {
       if (jsonType(rule) !== 'object') problems.push(`rules[${i}] must be a mapping, got ${jsonType(rule)}`);
-      else problems.push(...typeProblems(rule as Json, RULE_FIELD_TYPES, `rules[${i}].`));
+      else problems.push(...typeProblems(rule as Record<string, unknown>, RULE_FIELD_TYPES, `rules[${i}].`));
     });
   }
   return problems;
 }
 
 /** Type problems of a CRD's spec down to its conversion webhook's clientConfig. */
-export function crdShapeProblems(crd: Json): string[] {
-  const path: Array<[string, unknown]> = [['spec', crd.spec]];
-  if (jsonType(crd.spec) === 'object') path.push(['spec.conversion', crd.spec.conversion]);
-  if (jsonType(crd.spec?.conversion) === 'object') path.push(['spec.conversion.webhook', crd.spec.conversion.webhook]);
-  if (jsonType(crd.spec?.conversion?.webhook) === 'object')
-    path.push(['spec.conversion.webhook.clientConfig', crd.spec.conversion.webhook.clientConfig]);
+export function crdShapeProblems(crd: Record<string, unknown>): string[] {
+  const spec = crd.spec;
+  const conversion = isRecord(spec) ? spec.conversion : undefined;
+  const webhook = isRecord(conversion) ? conversion.webhook : undefined;
+  const path: Array<[string, unknown]> = [['spec', spec]];
+  if (isRecord(spec)) path.push(['spec.conversion', conversion]);
+  if (isRecord(conversion)) path.push(['spec.conversion.webhook', webhook]);
+  if (isRecord(webhook)) path.push(['spec.conversion.webhook.clientConfig', webhook.clientConfig]);
   const problems = path
     .filter(([, value]) => value !== undefined && value !== null && jsonType(value) !== 'object')
     .map(([at, value]) => `${at} must be a mapping, got ${jsonType(value)}`);
-  const webhook = crd.spec?.conversion?.webhook;
-  if (!problems.length && jsonType(webhook) === 'object') {
+  if (!problems.length && isRecord(webhook)) {
     problems.push(...typeProblems(webhook, { conversionReviewVersions: 'array' }, 'spec.conversion.webhook.'));
-    if (jsonType(webhook.clientConfig) === 'object')
+    if (isRecord(webhook.clientConfig))
       problems.push(
         ...typeProblems(webhook.clientConfig, CLIENT_CONFIG_FIELD_TYPES, 'spec.conversion.webhook.clientConfig.'),
       );

@@ -1,9 +1,8 @@
-import 'reflect-metadata';
 import { randomBytes, X509Certificate, webcrypto } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import * as x509 from '@peculiar/x509';
+import type * as X509 from '@peculiar/x509';
 import {
   makeDir,
   PRIVATE_MODE,
@@ -66,7 +65,21 @@ const SERVER_DAYS = 365;
 /** A server certificate this close to expiry is re-issued on start. */
 const RENEW_BEFORE_DAYS = 7;
 
-x509.cryptoProvider.set(webcrypto as never);
+let x509Loaded: Promise<typeof X509> | undefined;
+
+/**
+ * @peculiar/x509 (after reflect-metadata, which it needs), set to Node's WebCrypto: loaded when a
+ * key or certificate is first made or read, not with this module, which every local command imports.
+ */
+function loadX509(): Promise<typeof X509> {
+  x509Loaded ??= (async () => {
+    await import('reflect-metadata');
+    const x509 = await import('@peculiar/x509');
+    x509.cryptoProvider.set(webcrypto as never);
+    return x509;
+  })();
+  return x509Loaded;
+}
 
 function serial(): string {
   const bytes = randomBytes(16);
@@ -75,10 +88,12 @@ function serial(): string {
 }
 
 async function exportKey(key: webcrypto.CryptoKey): Promise<string> {
+  const x509 = await loadX509();
   return x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
 }
 
 async function importKey(pem: string): Promise<webcrypto.CryptoKey> {
+  const x509 = await loadX509();
   return webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decode(pem)[0]!, ALGORITHM, true, ['sign']);
 }
 
@@ -169,6 +184,7 @@ async function localCa(
     caPem = readRegularFile(files.ca);
     caKey = await importKey(readPrivate(files.caKey, warn));
   } else {
+    const x509 = await loadX509();
     const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
     const now = Date.now();
     const ca = await x509.X509CertificateGenerator.createSelfSigned({
@@ -199,6 +215,7 @@ async function issueServerCertificate(
   caKey: webcrypto.CryptoKey,
   names: ServerNames,
 ): Promise<{ certPem: string; keyPem: string }> {
+  const x509 = await loadX509();
   const ca = new x509.X509Certificate(caPem);
   const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
   const now = Date.now();

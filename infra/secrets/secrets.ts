@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { GetParameterCommand, ParameterNotFound, PutParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import type { SSMClient } from '@aws-sdk/client-ssm';
 import { AuthConfigError, parsePathSecrets, type Registration } from '../../lib/internal.ts';
 import { callAws } from '../aws-errors.ts';
 import { KlwError } from '../errors.ts';
@@ -199,6 +199,8 @@ export function retireLocalPathSecret(stateDir: string): SecretChange {
 
 /** The deployed secret(s) in an SSM parameter, or undefined when the parameter does not exist. */
 export async function readDeployedPathSecret(ssm: SSMClient, name: string): Promise<PathSecrets | undefined> {
+  // Loaded here, not with the module: most commands that use this module never call SSM.
+  const { GetParameterCommand, ParameterNotFound } = await import('@aws-sdk/client-ssm');
   const out = await callAws(ssm, `reading SSM parameter ${name}`, async () => {
     try {
       return await ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
@@ -211,6 +213,7 @@ export async function readDeployedPathSecret(ssm: SSMClient, name: string): Prom
 }
 
 async function putDeployed(ssm: SSMClient, name: string, secrets: PathSecrets, overwrite: boolean): Promise<void> {
+  const { PutParameterCommand } = await import('@aws-sdk/client-ssm');
   await callAws(ssm, `writing SSM parameter ${name}`, () =>
     ssm.send(
       new PutParameterCommand({

@@ -84,24 +84,18 @@ function make(fields: DecisionFields, shared: SharedWarnings): Decision {
   };
   const withAuditAnnotations = (annotations: Record<string, string>) =>
     make({ ...fields, auditAnnotations: { ...fields.auditAnnotations, ...annotations } }, shared);
-  // Without warnings (most decisions) the list is an empty array of its own: an accessor on each
-  // new object costs microseconds, more than the rest of the decision.
-  if (shared.list === undefined) {
-    decision = { [DECISION]: true, ...fields, warnings: [], withWarnings, withAuditAnnotations };
-    return Object.freeze(decision);
-  }
+  decision = { [DECISION]: true, ...fields, warnings: [], withWarnings, withAuditAnnotations };
   const list = shared.list;
-  // Copied out of the shared list when first read, and kept: later additions by others never show.
-  let warnings: string[] | undefined;
-  decision = {
-    [DECISION]: true,
-    ...fields,
-    get warnings() {
-      return (warnings ??= list.items.slice(0, shared.length));
-    },
-    withWarnings,
-    withAuditAnnotations,
-  };
+  // With warnings the list is copied out of the shared one when first read, and kept: later
+  // additions by others never show. Without (most decisions) it stays an empty array of its own:
+  // an accessor on each new object costs microseconds, more than the rest of the decision.
+  if (list !== undefined) {
+    let warnings: string[] | undefined;
+    Object.defineProperty(decision, 'warnings', {
+      get: () => (warnings ??= list.items.slice(0, shared.length)),
+      enumerable: true,
+    });
+  }
   return Object.freeze(decision);
 }
 

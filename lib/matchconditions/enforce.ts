@@ -12,8 +12,8 @@ import { completeAdmissionRegistration } from '../registration.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
 import type { WebhookContext } from '../webhook.ts';
 import { createMatcher, forbiddenByConditions, skipReason, type Matcher } from './matcher.ts';
-import { kubeVersionFromText, usesRegex } from '../../packages/kube-cel/src/index.ts';
-import { regexLoader } from './regex-loader.ts';
+import { kubeVersionFromText } from '../../packages/kube-cel/src/index.ts';
+import { chunkLoader } from './regex-loader.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a definition of any object type (T is both read and returned, so no one type fits all).
 type AnyObject = any;
@@ -65,9 +65,9 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
     }
     return matcher;
   };
-  // The RE2 engine is a chunk of its own in the bundle, loaded only when a condition uses a
-  // regular expression, before any is compiled.
-  const regex = regexLoader((definition.matchConditions ?? []).some((c) => usesRegex(c.expression)));
+  // The RE2 engine and the Kubernetes libraries are chunks of their own in the bundle, loaded only
+  // when a condition uses them, before any is compiled.
+  const regex = chunkLoader((definition.matchConditions ?? []).map((c) => c.expression));
   const compileAll = () => {
     conditions();
     for (const version of fleetVersions()) conditions(version);
@@ -77,7 +77,7 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
     if (loading) loading.then(compileAll, () => {});
     else compileAll();
   }
-  /** `then` once the engine is loaded: at once when it is (or is not needed), else after. */
+  /** `then` once the chunks are loaded: at once when they are (or are not needed), else after. */
   const whenReady = <T>(then: () => T | Promise<T>): T | Promise<T> => {
     const loading = regex();
     return loading ? loading.then(then) : then();

@@ -1,17 +1,23 @@
-// Functions that compile CEL inside Lambda load the RE2 engine first when their expressions use
-// regular expressions: a bundle carries RE2 in a chunk that only a dynamic import reaches.
-import { loadRegexEngine } from '../../packages/kube-cel/src/index.ts';
+// Functions that compile CEL inside Lambda load what their expressions need first: a bundle carries
+// the RE2 engine (regular expressions) and the Kubernetes CEL libraries in chunks that only a
+// dynamic import reaches.
+import { loadLibraries, loadRegexEngine, needsLibraries, usesRegex } from '../../packages/kube-cel/src/index.ts';
 
 /**
- * Loads the RE2 engine when `needed`: each call answers the load under way (a failed one is tried
- * again on the next call), or undefined once it is done or when it is not needed.
+ * Loads the chunks `expressions` need (RE2 when one uses a regular expression, the libraries when one
+ * names their functions): each call answers the load under way (a failed one is tried again on the
+ * next call), or undefined once it is done or when nothing is needed.
  */
-export function regexLoader(needed: boolean): () => Promise<void> | undefined {
-  let loaded = !needed;
+export function chunkLoader(expressions: readonly string[]): () => Promise<void> | undefined {
+  const loads = [
+    ...(expressions.some(usesRegex) ? [loadRegexEngine] : []),
+    ...(expressions.some(needsLibraries) ? [loadLibraries] : []),
+  ];
+  let loaded = !loads.length;
   let loading: Promise<void> | undefined;
   return () => {
     if (loaded) return undefined;
-    loading ??= loadRegexEngine().then(
+    loading ??= Promise.all(loads.map((load) => load())).then(
       () => {
         loaded = true;
       },

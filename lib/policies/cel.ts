@@ -17,19 +17,26 @@ import {
   PER_CALL_COST_LIMIT,
   type Program,
   toCel,
-  usesRegex,
 } from '../../packages/kube-cel/src/index.ts';
 import { wholeDoubleKeys } from '../json.ts';
 import { decideMatch, type ConditionEvaluation, type MatchOutcome } from '../matchconditions/matcher.ts';
-import { regexLoader } from '../matchconditions/regex-loader.ts';
+import { chunkLoader } from '../matchconditions/regex-loader.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
 
 /**
- * Loads the RE2 engine before a policy is compiled in a bundle, when any of its expressions uses a
- * regular expression (the spec's text is searched, so a message naming `matches(` loads it too).
+ * Loads what a policy's expressions need before it is compiled in a bundle: the RE2 engine when
+ * one uses a regular expression, the Kubernetes libraries when one names their functions. Every
+ * string of the spec is read as an expression, so a message naming `matches(` loads RE2 too.
  */
 export function policyRegexLoader(spec: unknown): () => Promise<void> | undefined {
-  return regexLoader(usesRegex(JSON.stringify(spec)));
+  return chunkLoader(stringsOf(spec));
+}
+
+/** The strings of a value, at any depth. */
+function stringsOf(value: unknown, into: string[] = []): string[] {
+  if (typeof value === 'string') into.push(value);
+  else if (value && typeof value === 'object') for (const v of Object.values(value)) stringsOf(v, into);
+  return into;
 }
 
 export { CostLimitExceeded, decideMatch, MATCH_CONDITIONS_COST_BUDGET, noOpinion, PER_CALL_COST_LIMIT, toCel };

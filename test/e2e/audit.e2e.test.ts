@@ -6,8 +6,9 @@ import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe } from 'node:test';
 import { startApi, type RunningApi } from '../../infra/local/api.ts';
+import { KeptLogs } from './kept-logs.ts';
 import { Cluster, freePort } from './cluster.ts';
 
 const root = process.cwd();
@@ -17,7 +18,8 @@ const stateDir = join(work, '.state');
 const cluster = new Cluster(clusterDir);
 const token = `audit-webhook-${Date.now()}`;
 let api: RunningApi | undefined;
-let failed = false;
+/** The API server folders, kept when a test fails. */
+const logs = new KeptLogs();
 
 cpSync(join(root, 'test', 'fixtures', 'audit', 'functions'), join(work, 'functions'), { recursive: true });
 
@@ -102,19 +104,10 @@ after(async () => {
   await cluster.stop();
   delete process.env.KLW_BEARER_TOKEN;
   rmSync(work, { recursive: true, force: true });
-  if (!failed) rmSync(clusterDir, { recursive: true, force: true });
-  else process.stdout.write(`API server logs kept in ${clusterDir}\n`);
+  logs.cleanUp(clusterDir);
 });
 
-const check = (name: string, fn: () => Promise<void>) =>
-  it(name, async () => {
-    try {
-      await fn();
-    } catch (err) {
-      failed = true;
-      throw err;
-    }
-  });
+const { check } = logs;
 
 describe('klw audit against kube-apiserver', () => {
   check('the registered webhook denies a new violating object', async () => {

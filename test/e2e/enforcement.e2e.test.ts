@@ -9,8 +9,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe } from 'node:test';
 import { startApi, type RunningApi } from '../../infra/local/api.ts';
+import { KeptLogs } from './kept-logs.ts';
 import { Cluster, freePort } from './cluster.ts';
 
 const root = process.cwd();
@@ -21,7 +22,8 @@ const cluster = new Cluster(clusterDir);
 const token = `enforcement-webhook-${Date.now()}`;
 const functionLines: Array<Record<string, any>> = [];
 let api: RunningApi | undefined;
-let failed = false;
+/** The API server folders, kept when a test fails. */
+const logs = new KeptLogs();
 
 /** Label that routes a pod to one of the webhooks. */
 const MODE_LABEL = 'e2e.kube-lambda.dev/mode';
@@ -118,19 +120,10 @@ after(async () => {
   await cluster.stop();
   delete process.env.KLW_BEARER_TOKEN;
   rmSync(work, { recursive: true, force: true });
-  if (!failed) rmSync(clusterDir, { recursive: true, force: true });
-  else process.stdout.write(`API server logs kept in ${clusterDir}\n`);
+  logs.cleanUp(clusterDir);
 });
 
-const check = (name: string, fn: () => Promise<void>) =>
-  it(name, async () => {
-    try {
-      await fn();
-    } catch (err) {
-      failed = true;
-      throw err;
-    }
-  });
+const { check } = logs;
 
 /** The review line a function wrote for a pod. */
 const reviewLine = (webhook: string, podName: string) =>

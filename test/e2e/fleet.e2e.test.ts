@@ -13,9 +13,10 @@ import { Agent, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe } from 'node:test';
 import { startApi, type RunningApi } from '../../infra/local/api.ts';
 import { runKlw, until } from '../helpers.ts';
+import { KeptLogs } from './kept-logs.ts';
 import { Cluster, freePort } from './cluster.ts';
 
 const root = process.cwd();
@@ -29,7 +30,8 @@ const functionLines: Array<Record<string, any>> = [];
 const emulatorLines: Array<Record<string, any>> = [];
 let api: RunningApi | undefined;
 let port = 0;
-let failed = false;
+/** The API server folders, kept when a test fails. */
+const logs = new KeptLogs();
 
 mkdirSync(join(work, 'functions', 'pod-policy'), { recursive: true });
 writeFileSync(
@@ -158,21 +160,10 @@ after(async () => {
   await api?.close();
   await Promise.all(Object.values(clusters).map((c) => c.stop()));
   rmSync(work, { recursive: true, force: true });
-  for (const dir of Object.values(clusterDirs)) {
-    if (!failed) rmSync(dir, { recursive: true, force: true });
-    else process.stdout.write(`API server logs kept in ${dir}\n`);
-  }
+  logs.cleanUp(...Object.values(clusterDirs));
 });
 
-const check = (name: string, fn: () => Promise<void>) =>
-  it(name, async () => {
-    try {
-      await fn();
-    } catch (err) {
-      failed = true;
-      throw err;
-    }
-  });
+const { check } = logs;
 
 /** The review line the function wrote for a pod. */
 const reviewLine = (podName: string) => functionLines.find((l) => l.msg === 'review' && l.name === podName);

@@ -10,11 +10,12 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe } from 'node:test';
 import { startApi, type RunningApi } from '../../infra/local/api.ts';
 import { evaluatePolicies } from '../../lib/testing/policies.ts';
 import type { ValidatingPolicyWebhook } from '../../lib/policies/validating/define.ts';
 import type { KubeObject } from '../../lib/review/schemas.ts';
+import { KeptLogs } from './kept-logs.ts';
 import { Cluster } from './cluster.ts';
 
 const root = process.cwd();
@@ -27,7 +28,8 @@ const SELECT = 'e2e.kube-lambda.dev/policy';
 const TIER = 'e2e.kube-lambda.dev/tier';
 const SEEN = 'e2e.kube-lambda.dev/owner-seen';
 let api: RunningApi | undefined;
-let failed = false;
+/** The API server folders, kept when a test fails. */
+const logs = new KeptLogs();
 
 /** The function files of the project: three validating policies (one per action), a mutating policy and two webhooks around it. */
 function writeProject(): void {
@@ -193,19 +195,10 @@ after(async () => {
   await api?.close();
   await cluster.stop();
   rmSync(work, { recursive: true, force: true });
-  if (!failed) rmSync(clusterDir, { recursive: true, force: true });
-  else process.stdout.write(`API server logs kept in ${clusterDir}\n`);
+  logs.cleanUp(clusterDir);
 });
 
-const check = (name: string, fn: () => Promise<void>) =>
-  it(name, async () => {
-    try {
-      await fn();
-    } catch (err) {
-      failed = true;
-      throw err;
-    }
-  });
+const { check } = logs;
 
 /** The audit events of a configmap's creation (the ResponseComplete stage), once the API server wrote them. */
 async function auditEvents(name: string): Promise<Array<Record<string, any>>> {

@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { startApi, type RunningApi } from '../../infra/local/api.ts';
 import { admissionTypeName, schemaProblems } from '../../infra/policies/schema.ts';
@@ -21,6 +21,7 @@ import type { ValidatingPolicyWebhook } from '../../lib/policies/validating/defi
 import type { KubeObject } from '../../lib/review/schemas.ts';
 import { runAdmissionChain } from '../../lib/testing/chain.ts';
 import { evaluatePolicies } from '../../lib/testing/policies.ts';
+import { KeptLogs } from './kept-logs.ts';
 import { Cluster, freePort } from './cluster.ts';
 
 const root = process.cwd();
@@ -32,7 +33,8 @@ const manifestsDir = join(work, 'manifests');
 const TEAM = 'example.com/team';
 const DEFAULTED = 'example.com/defaulted';
 let api: RunningApi | undefined;
-let failed = false;
+/** The API server folders, kept when a test fails. */
+const logs = new KeptLogs();
 let manifestsRun: { code: number; stdout: string; stderr: string } = { code: -1, stdout: '', stderr: '' };
 
 /** The project: a validating policy (Deny), one that only warns, and a mutating policy; the fleet file. */
@@ -213,19 +215,10 @@ after(async () => {
   await api?.close();
   await cluster.stop();
   rmSync(work, { recursive: true, force: true });
-  if (!failed) rmSync(clusterDir, { recursive: true, force: true });
-  else process.stdout.write(`API server logs kept in ${clusterDir}\n`);
+  logs.cleanUp(clusterDir);
 });
 
-const check = (name: string, fn: () => Promise<void> | void) =>
-  it(name, async () => {
-    try {
-      await fn();
-    } catch (err) {
-      failed = true;
-      throw err;
-    }
-  });
+const { check } = logs;
 
 /** Kind and name of each document. */
 const shapes = (docs: Array<Record<string, any>>) => docs.map((d) => `${d.apiVersion} ${d.kind} ${d.metadata.name}`);

@@ -74,7 +74,7 @@ describe('AWS errors', () => {
         .on(DescribeStacksCommand)
         .rejects(sdkError('CredentialsProviderError', 'Could not load credentials from any providers'));
       await assert.rejects(
-        deployedEndpoints(awsClients('eu-west-1'), target, [], false),
+        deployedEndpoints(await awsClients('eu-west-1'), target, [], false),
         /^KlwError: reading the outputs of stack svc-dev in eu-west-1 failed: CredentialsProviderError: .*check the AWS credentials/,
       );
       const reg = defineValidatingWebhook({
@@ -86,7 +86,7 @@ describe('AWS errors', () => {
         .on(GetFunctionUrlConfigCommand)
         .rejects(sdkError('AccessDeniedException', 'not authorized to perform: lambda:GetFunctionUrlConfig'));
       await assert.rejects(
-        deployedEndpoints(awsClients('eu-west-1'), target, [reg], true),
+        deployedEndpoints(await awsClients('eu-west-1'), target, [reg], true),
         /reading the function URL of svc-dev-p in eu-west-1 failed: AccessDeniedException: .*check that identity's IAM policy/,
       );
       lambda.on(InvokeCommand).rejects(sdkError('ResourceNotFoundException', 'Function not found: svc-dev-p'));

@@ -3,13 +3,14 @@
 // then loads without reading the expressions again. A bundle that fails, stalls or has no CEL is
 // built as before.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, describe, it } from 'node:test';
 import * as esbuild from 'esbuild';
 import { bundleOptions, buildFunction, bundlePath } from '../../infra/build.ts';
 import { recordedForms } from '../../infra/build-cel.ts';
+import { PENDING_KEY, RECORDED_KEY } from '../../packages/kube-cel/src/bundling.ts';
 import type { KubeObject } from '../../lib/index.ts';
 import { admissionReview, toEvent } from '../../lib/testing/index.ts';
 
@@ -53,6 +54,15 @@ const formOf = (text: string, expression: string) =>
     `"expression":${JSON.stringify(expression)}`,
     JSON.stringify(`"expression":${JSON.stringify(expression)}`).slice(1, -1),
   ].some((f) => text.includes(f));
+/** A function's bundle and its chunks, as text: the package's code may sit in a chunk the bundle imports. */
+const bundleText = (name: string) => {
+  const chunks = join(dirname(bundlePath(work, name)), 'chunks');
+  const files = existsSync(chunks) ? readdirSync(chunks).filter((f) => f.endsWith('.mjs')) : [];
+  return [
+    readFileSync(bundlePath(work, name), 'utf8'),
+    ...files.map((f) => readFileSync(join(chunks, f), 'utf8')),
+  ].join('\n');
+};
 const hasForms = (text: string) => text.includes('"form":"') || text.includes('\\"form\\":');
 const pod = (name: string) =>
   admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' } } as KubeObject, {
@@ -62,7 +72,7 @@ const pod = (name: string) =>
 describe('precompiled CEL in bundles', () => {
   it('carries the forms of what the function compiles at load, and compiles nothing itself', async () => {
     await buildFunction(work, entry('gate'));
-    const index = readFileSync(bundlePath(work, 'gate'), 'utf8');
+    const index = bundleText('gate');
     assert.ok(formOf(index, CONDITION) && hasForms(index), 'the bundle carries the form of its condition');
     // Loaded as Lambda loads it, the built bundle records nothing: it loaded its forms.
     assert.deepEqual(await recordedForms(bundlePath(work, 'gate')), []);
@@ -93,7 +103,7 @@ describe('precompiled CEL in bundles', () => {
   it('builds without forms a function that fails to load as in Lambda, and one without CEL', async () => {
     for (const name of ['lambda-fails', 'plain']) {
       await buildFunction(work, entry(name));
-      assert.ok(!hasForms(readFileSync(bundlePath(work, name), 'utf8')), name);
+      assert.ok(!hasForms(bundleText(name)), name);
     }
   });
 
@@ -110,5 +120,37 @@ describe('precompiled CEL in bundles', () => {
       writeFileSync(join(dir, `${name}.mjs`), text);
       assert.deepEqual(await recordedForms(join(dir, `${name}.mjs`), 2000), [], name);
     }
+  });
+
+  it('learns nothing from a bundle that prints more than the bound', async () => {
+    const dir = join(work, 'big');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'big.mjs');
+    // Well-formed forms, 10 KB of them: kept under the default bound, refused past a bound of 1 KB.
+    const forms = Array.from({ length: 100 }, (_, i) => ({ expression: `${'x'.repeat(80)} == ${i}` }));
+    writeFileSync(file, `globalThis[Symbol.for(${JSON.stringify(RECORDED_KEY)})] = ${JSON.stringify(forms)};`);
+    assert.equal((await recordedForms(file)).length, 100);
+    assert.deepEqual(await recordedForms(file, 30_000, 1024), []);
+  });
+
+  it('waits for the chunks a bundle loads, and for what compiles once they have', async () => {
+    const dir = join(work, 'pending');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'pending.mjs');
+    // A load that ends later than any fixed wait would: after a second of timers.
+    writeFileSync(
+      file,
+      `const key = Symbol.for(${JSON.stringify(RECORDED_KEY)});
+const load = new Promise((r) => { let n = 0; const t = setInterval(() => { if (++n === 100) { clearInterval(t); r(); } }, 10); });
+(globalThis[Symbol.for(${JSON.stringify(PENDING_KEY)})] ??= []).push(load);
+load.then(() => { globalThis[key] = [{ expression: 'late' }]; });
+`,
+    );
+    assert.deepEqual(await recordedForms(file), [{ expression: 'late' }]);
+  });
+
+  it('reads its keys from a module of the package that imports nothing', () => {
+    const text = readFileSync(join(process.cwd(), 'packages', 'kube-cel', 'src', 'precompiled.ts'), 'utf8');
+    assert.ok(!/^import\b/m.test(text), 'precompiled.ts imports nothing');
   });
 });

@@ -3,13 +3,16 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { ANY_DEPLOYMENT, buildFunction, bundlePath } from '../../infra/build.ts';
 import { scaffold } from '../../infra/scaffold.ts';
-import { main } from '../../infra/cli.ts';
+import { main, program } from '../../infra/cli.ts';
 
 import { toEvent, admissionReview } from '../../lib/testing/index.ts';
 import { FIXTURE_FUNCTIONS, runKlw } from '../helpers.ts';
+
+// klw imports a command's module when first run: done here, not while a test holds stdout.
+before(() => program());
 
 const root = process.cwd();
 // Work in a copy inside the repository, so `kube-lambda-webhooks` still resolves to this package.

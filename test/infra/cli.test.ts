@@ -2,12 +2,15 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { main } from '../../infra/cli.ts';
+import { after, before, describe, it } from 'node:test';
+import { commandsFor, main, program } from '../../infra/cli.ts';
 import { AUDIT_INCOMPLETE } from '../../infra/audit/index.ts';
 import { KlwError } from '../../infra/errors.ts';
 import { packageInfo } from '../../infra/version.ts';
 import { withCapturedOutput } from '../helpers.ts';
+
+// klw imports a command's module when first run: done here, not while a test holds stdout.
+before(() => program());
 
 const empty = mkdtempSync(join(tmpdir(), 'klw-empty-'));
 after(() => rmSync(empty, { recursive: true, force: true }));
@@ -71,5 +74,52 @@ describe('exit codes', () => {
     const { code, stderr } = await run('--root', empty, 'audit', '--page-size', '0');
     assert.equal(code, AUDIT_INCOMPLETE);
     assert.equal(stderr, 'klw: --page-size must be a whole number of at least 1\n');
+  });
+});
+
+describe('the command modules klw imports', () => {
+  const all = () => [...commandsFor(['node', 'klw'])].sort();
+
+  it("are the command's own for a command klw knows, wherever the program's options are", () => {
+    assert.deepEqual(commandsFor(['node', 'klw', 'audit', '--context', 'x']), ['audit']);
+    assert.deepEqual(commandsFor(['node', 'klw', '--root', 'lint', 'build', 'lint']), ['build']);
+    assert.deepEqual(commandsFor(['node', 'klw', '--root=/p', 'local', 'invoke', 'f']), ['local']);
+    assert.deepEqual(commandsFor(['node', 'klw', 'help', 'secret']), ['secret']);
+    assert.deepEqual(commandsFor(['node', 'klw', 'test', '--help']), ['test']);
+  });
+
+  it("are none for the version, every one for the program's help or a name klw does not know", async () => {
+    assert.deepEqual(commandsFor(['node', 'klw', '--version']), []);
+    assert.deepEqual(commandsFor(['node', 'klw', '-V']), []);
+    const names = (await program()).commands.map((c) => c.name()).sort();
+    assert.deepEqual(all(), names);
+    for (const argv of [
+      [],
+      ['--help'],
+      ['-h'],
+      ['help'],
+      ['help', 'nope'],
+      ['biuld'],
+      ['--root'],
+      ['--unknown', 'build'],
+    ])
+      assert.deepEqual([...commandsFor(['node', 'klw', ...argv])].sort(), names, argv.join(' '));
+    // A mistyped name gets the suggestion it got before: every name is known to the program.
+    const { code, stderr } = await run('biuld');
+    assert.equal(code, 1);
+    assert.match(stderr, /unknown command 'biuld'\n\(Did you mean build\?\)/);
+  });
+
+  it('build the same program for a command as when all are loaded', async () => {
+    const one = await program({}, ['node', 'klw', 'manifests']);
+    const whole = await program();
+    assert.deepEqual(
+      one.commands.map((c) => c.name()),
+      ['manifests'],
+    );
+    assert.equal(
+      one.commands[0]!.helpInformation(),
+      whole.commands.find((c) => c.name() === 'manifests')!.helpInformation(),
+    );
   });
 });

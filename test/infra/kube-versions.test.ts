@@ -40,7 +40,7 @@ function configuration(webhook: Record<string, unknown> = {}) {
 describe('manifests for a Kubernetes version', () => {
   it('leaves matchConditions out before 1.28, and says what that loses', () => {
     const out = forKubeVersion([configuration()], target('1.20'));
-    assert.equal('matchConditions' in out.documents[0]!.webhooks[0], false);
+    assert.equal('matchConditions' in (out.documents[0]!.webhooks as object[])[0]!, false);
     const field = out.findings.find((f) => f.rule === 'kube-version-field')!;
     assert.equal(field.level, 'warning');
     assert.equal(field.subject, 'a.webhooks.kube-lambda.dev');
@@ -66,7 +66,7 @@ describe('manifests for a Kubernetes version', () => {
       [target('1.26', { AdmissionWebhookMatchConditions: true }), false],
     ] as const) {
       const out = forKubeVersion([configuration()], t);
-      assert.equal('matchConditions' in out.documents[0]!.webhooks[0], kept, JSON.stringify(t));
+      assert.equal('matchConditions' in (out.documents[0]!.webhooks as object[])[0]!, kept, JSON.stringify(t));
       assert.equal(knowsWebhookField(t, 'matchConditions'), kept);
       assert.equal(
         out.findings.some((f) => f.rule === 'kube-version-field'),

@@ -35,7 +35,6 @@ const UNTESTED: readonly string[] = [
   'infra/commands/local.ts',
   'infra/commands/logs.ts',
   'infra/commands/new.ts',
-  'infra/commands/options.ts',
   'infra/commands/secret.ts',
   'infra/commands/shared.ts',
   'infra/commands/smoke.ts',

@@ -21,6 +21,7 @@ import {
 } from '../generic/define.ts';
 import { paramSourcesOf, type ParamSources } from '../generic/params.ts';
 import type { MatchedAs, MatchResources, ParamKind, ParamRef, Variable } from '../generic/types.ts';
+import { servedCompiler } from '../generic/versions.ts';
 import { type MutatingPolicyOutcome, dispatchMutating, type MutatingDispatchEnvironment } from './dispatch.ts';
 import { type CompiledMutatingPolicy, compileMutatingPolicy } from './evaluate.ts';
 import type { KindSchema } from './mutation.ts';
@@ -66,7 +67,10 @@ export interface MutatingPolicyDefinition<T = KubeObject> {
   schemas?: Record<string, CrdSchema>;
   /** `auto` (default): native where the cluster runs mutating policies, a webhook elsewhere. */
   serve?: 'auto' | 'native' | 'webhook';
-  /** The Kubernetes version ("1.36") whose CEL environment evaluates it in-function; the newest by default. */
+  /**
+   * The Kubernetes version ("1.36") whose CEL environment evaluates it in-function for a caller whose
+   * version the fleet does not give (a fleet cluster's `kubeVersion` comes first); the newest by default.
+   */
   kubernetesVersion?: string;
   /** Budget of one review when served as a webhook, 1 to 30 seconds; default 5. */
   timeoutSeconds?: number;
@@ -183,14 +187,16 @@ export function defineMutatingPolicy<T extends KubeObject = KubeObject>(
   // that use it, which the handler awaits; tools and tests compile when the module loads, so a
   // broken expression fails lint and build.
   let native: CompiledMutatingPolicy | undefined;
-  let inLambda: CompiledMutatingPolicy | undefined;
   const version = definition.kubernetesVersion ? { kubernetesVersion: definition.kubernetesVersion } : {};
   const nativeCompiled = () => (native ??= compileMutatingPolicy(policy.spec, version));
-  // Type-checked in-function too: an apply configuration's type decides the API server's error text.
-  const servedCompiled = () => (inLambda ??= compileMutatingPolicy(served, version));
   const regexReady = policyRegexLoader(served);
+  // Type-checked in-function too: an apply configuration's type decides the API server's error text.
+  const servedCompiled = servedCompiler(
+    definition.kubernetesVersion,
+    (kubernetesVersion) => compileMutatingPolicy(served, kubernetesVersion ? { kubernetesVersion } : {}),
+    regexReady,
+  );
   if (!process.env.AWS_LAMBDA_FUNCTION_NAME) nativeCompiled();
-  else if (!regexReady()) servedCompiled();
   const kindSchema = kindSchemas(policy.schemas);
   const params: ParamSources = paramSourcesOf(policy.params);
   const evaluate: MutatingPolicyWebhook['evaluate'] = (request, options = {}) => {
@@ -215,10 +221,10 @@ export function defineMutatingPolicy<T extends KubeObject = KubeObject>(
     ...(definition.timeoutSeconds ? { timeoutSeconds: definition.timeoutSeconds } : {}),
     ...(definition.auth ? { auth: definition.auth } : {}),
     ...(definition.lambda ? { lambda: definition.lambda } : {}),
-    mutate: (_object, request) => {
+    mutate: (_object, request, ctx) => {
       const run = () => {
         const outcome = dispatchMutating(
-          [{ policy: servedCompiled(), bindings: [policy.binding] }],
+          [{ policy: servedCompiled(ctx.kubeVersion), bindings: [policy.binding] }],
           request as AdmissionRequest,
           // The API server decoded the object as its kind before sending it.
           { params, kindSchema, objectIsTyped: true },

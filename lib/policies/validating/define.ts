@@ -21,6 +21,7 @@ import {
 } from '../generic/define.ts';
 import { namespacedKindsOf, paramSourcesOf } from '../generic/params.ts';
 import type { MatchResources, ParamKind, ParamRef, Variable } from '../generic/types.ts';
+import { servedCompiler } from '../generic/versions.ts';
 import { dispatchValidating, VALIDATION_FAILURE_ANNOTATION, type PoliciesVerdict } from './dispatcher.ts';
 import type {
   AuditAnnotation,
@@ -29,7 +30,7 @@ import type {
   Validation,
   ValidationAction,
 } from './types.ts';
-import { compileValidatingPolicy, type CompiledValidatingPolicy } from './validator.ts';
+import { compileValidatingPolicy } from './validator.ts';
 import { allow, deny, type Decision } from '../../admission/decision.ts';
 
 export type { PolicyRule } from '../generic/define.ts';
@@ -81,7 +82,10 @@ export interface ValidatingPolicyDefinition<T = KubeObject> {
   namespaces?: KubeObject[];
   /** `auto` (default): native where the cluster evaluates policies, a webhook elsewhere. */
   serve?: 'auto' | 'native' | 'webhook';
-  /** The Kubernetes version ("1.30") whose CEL environment evaluates it in-function; the newest by default. */
+  /**
+   * The Kubernetes version ("1.30") whose CEL environment evaluates it in-function for a caller whose
+   * version the fleet does not give (a fleet cluster's `kubeVersion` comes first); the newest by default.
+   */
   kubernetesVersion?: string;
   /** Budget of one review when served as a webhook, 1 to 30 seconds; default 5. */
   timeoutSeconds?: number;
@@ -209,25 +213,13 @@ export function servePolicy(
   const policy = completeValidatingPolicy(definition);
   const { namespaceSelector, objectSelector, ...inFunction } = policy.spec.matchConstraints!;
   const served = { ...policy.spec, matchConstraints: inFunction };
-  const compiled = new Map<string | undefined, CompiledValidatingPolicy>();
-  const compiledFor = (version = definition.kubernetesVersion) => {
-    let c = compiled.get(version);
-    if (!c)
-      compiled.set(version, (c = compileValidatingPolicy(served, { kubernetesVersion: version, typeCheck: false })));
-    return c;
-  };
   // A bundle loads RE2 (a chunk of its own) before compiling expressions that use it.
   const regexReady = policyRegexLoader(served);
-  // Inside Lambda the expressions compile while the module loads (the init phase).
-  if (process.env.AWS_LAMBDA_FUNCTION_NAME) {
-    const loading = regexReady();
-    if (loading)
-      loading.then(
-        () => compiledFor(),
-        () => {},
-      );
-    else compiledFor();
-  }
+  const compiledFor = servedCompiler(
+    definition.kubernetesVersion,
+    (kubernetesVersion) => compileValidatingPolicy(served, { kubernetesVersion, typeCheck: false }),
+    regexReady,
+  );
   const params = paramSourcesOf(policy.params, paramScopeOf(definition, policy.params));
   const namespaces = new Map(policy.namespaces.map((n) => [n.metadata?.name ?? '', n]));
   const dispatchEnv = {

@@ -8,14 +8,13 @@
  */
 import type { ASTNode, Environment, ParseResult } from './engine.ts';
 import { adoptCelGoChecker, type CheckerEnvironment, declaredFunctions, inferredTypes } from './check/checker.ts';
-import { installOptionalEntries } from './evaluate/entries.ts';
-import { matchConditionsEnvironment, typedObjectsEnvironment } from './evaluate/environment.ts';
+import { environmentOf } from './evaluate/declared.ts';
 import { needsLibraries } from './libraries/names.ts';
 import { balanceLogic } from './parse/logic-balance.ts';
 import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './parse/literals.ts';
 import { compileError, compileErrors, internalNames } from './check/messages.ts';
 import type { CompileError } from './check/compile-error.ts';
-import { evaluateMetered, installMeter } from './cost/evaluation.ts';
+import { evaluateMetered } from './cost/evaluation.ts';
 import { keepUnoptimized, PER_CALL_COST_LIMIT } from './cost/meter.ts';
 import { RECURSION_LIMIT_MESSAGE, readForParse } from './parse/limits.ts';
 import { inCelGoWords } from './evaluate/runtime-errors.ts';
@@ -98,6 +97,17 @@ export function compileExpression(expression: string, options: CompileOptions = 
 }
 
 /**
+ * compileExpression in the whole environment even without the type check, where compileExpression
+ * builds only the parts the expression names: the same answers (tests hold them equal).
+ */
+export function compileInWholeEnvironment(
+  expression: string,
+  options: CompileOptions = {},
+): CompiledExpression | CompileError {
+  return compile(expression, options, true, true, undefined, true);
+}
+
+/**
  * compileExpression as a program built without cel-go's OptOptimize costs: list and map literals of
  * constants, and conversions of constants, charged when evaluated. For restating the cost tests of
  * cel-go and of Kubernetes' libraries, which build their programs so; the API server optimizes.
@@ -119,6 +129,7 @@ function compile(
   fold: boolean,
   optimize = true,
   made?: (form: PrecompiledExpression) => void,
+  whole = false,
 ): CompiledExpression | CompileError {
   // Only what in-function evaluation compiles (unchecked, folded, optimized) has precompiled forms.
   const precompilable = fold && optimize && options.typeCheck === false && !options.types;
@@ -129,7 +140,7 @@ function compile(
     if (loaded) return loaded;
   }
   const libraries = needsLibraries(expression);
-  const env = environmentOf(options, libraries);
+  const env = environmentOf(options, expression, libraries, whole);
   const read = readForParse(expression);
   if (read.refusal && 'errors' in read.refusal) {
     const issues = read.refusal.errors.map((e) => ({ start: e.range.start, message: e.summary }));
@@ -145,21 +156,15 @@ function compile(
   let parsed: ParseResult;
   let type = 'unchecked';
   try {
-    try {
-      parsed = env.parse(source.text);
-      balanceLogic(parsed.ast);
-    } catch (err) {
-      if (err instanceof RangeError) throw err;
-      return compileError(expression, macroArgument(written(err)));
-    }
     const folding = fold ? (text: string) => foldedError(text, options) : undefined;
-    const refusal = screen(parsed.ast, minor, folding);
-    if (refusal) {
+    const screened = parseScreened(env, source.text, minor, folding, optimize);
+    if ('parseError' in screened) return compileError(expression, macroArgument(written(screened.parseError)));
+    if ('refusal' in screened) {
+      const { refusal } = screened;
       const error = compileError(expression, written(refusal), false);
       return refusal.program ? { ...error, message: `program instantiation failed: ${refusal.summary}` } : error;
     }
-    if (!optimize) keepUnoptimized(parsed.ast);
-    adoptCelGoSemantics(parsed.ast as never);
+    parsed = screened.parsed;
     if (options.typeCheck !== false) {
       const issues = adoptCelGoChecker(parsed.ast as never, checkerEnvironment(env));
       const checked = parsed.check();
@@ -201,31 +206,53 @@ function keepForm(
   made?.(form);
 }
 
-/** The environment an expression compiles in: declarations and object types given, or the shared one. */
-function environmentOf(options: CompileOptions, libraries: boolean): Environment {
-  if (options.types) return typedEnvironment(options.types, options.declarations);
-  if (options.declarations) return declaredEnvironment(options.declarations, libraries);
-  return matchConditionsEnvironment(libraries);
-}
-
 /**
  * A precompiled form loaded: parsed from the text it kept and given cel-go's semantics, the parser
  * limits, literal rules and refusals it passed when it was made not read again (the screen's renames
  * of calls are made again). Undefined when the text no longer parses or passes as it did.
  */
 function fromForm(form: PrecompiledExpression, options: CompileOptions, minor: number): CompiledExpression | undefined {
-  const env = environmentOf(options, form.libraries);
-  let parsed: ParseResult;
+  const env = environmentOf(options, form.expression, form.libraries);
+  let screened: Screened;
   try {
-    parsed = env.parse(form.text);
-    balanceLogic(parsed.ast);
-    if (screen(parsed.ast, minor)) return undefined;
-    adoptCelGoSemantics(parsed.ast as never);
+    screened = parseScreened(env, form.text, minor);
   } catch {
     return undefined;
   }
+  if (!('parsed' in screened)) return undefined;
   const again = () => (fromForm(form, options, minor) ?? compile(form.expression, options, true)) as CompiledExpression;
-  return compiled(env, parsed, 'unchecked', again);
+  return compiled(env, screened.parsed, 'unchecked', again);
+}
+
+/** What parseScreened found: the parsed expression, the engine's refusal to parse it, or the screen's. */
+type Screened = { parsed: ParseResult } | { parseError: unknown } | { refusal: NonNullable<ReturnType<typeof screen>> };
+
+/**
+ * What compile and fromForm do with the text the engine reads: parsed, its logic balanced as cel-go's
+ * parser balances it, screened for what cel-go refuses once parsed (`folding` evaluates constant
+ * conversions), constants charged as written unless `optimize`, and given cel-go's semantics. A
+ * RangeError (a walker's stack) is thrown.
+ */
+function parseScreened(
+  env: Environment,
+  text: string,
+  minor: number,
+  folding?: (text: string) => string | undefined,
+  optimize = true,
+): Screened {
+  let parsed: ParseResult;
+  try {
+    parsed = env.parse(text);
+    balanceLogic(parsed.ast);
+  } catch (err) {
+    if (err instanceof RangeError) throw err;
+    return { parseError: err };
+  }
+  const refusal = screen(parsed.ast, minor, folding);
+  if (refusal) return { refusal };
+  if (!optimize) keepUnoptimized(parsed.ast);
+  adoptCelGoSemantics(parsed.ast as never);
+  return { parsed };
 }
 
 /** A precompiled form loaded as compile loads it (undefined when it cannot be), whatever forms were given. */
@@ -251,51 +278,6 @@ export function precompile(
     made = form;
   });
   return isCompileError(result) ? undefined : made;
-}
-
-/**
- * Environments with declarations (and object types), by them; a few kept, as a policy's expressions
- * share theirs: a clone with its meter costs milliseconds, which a cold start would pay for each.
- */
-const typedEnvironments = new Map<string, Environment>();
-/** How many such environments are kept: those of the kinds one policy is checked against. */
-const TYPED_ENVIRONMENTS_KEPT = 16;
-
-/** The matchConditions environment (with the libraries or without) with further variables declared. */
-function declaredEnvironment(declarations: Record<string, string>, libraries: boolean): Environment {
-  const key = JSON.stringify([libraries, declarations]);
-  return kept(key, () => {
-    const env = matchConditionsEnvironment(libraries).clone();
-    for (const [name, type] of Object.entries(declarations)) env.registerVariable(name, type);
-    return env;
-  });
-}
-
-/** A kept environment, or one made (its meter and optional entries installed) and kept. */
-function kept(key: string, make: () => Environment): Environment {
-  let env = typedEnvironments.get(key);
-  if (env) return env;
-  env = make();
-  installMeter(env);
-  installOptionalEntries(env);
-  if (typedEnvironments.size >= TYPED_ENVIRONMENTS_KEPT)
-    typedEnvironments.delete(typedEnvironments.keys().next().value!);
-  typedEnvironments.set(key, env);
-  return env;
-}
-
-/** The environment declaring `types` and `declarations` (`object` and `oldObject` dyn unless declared). */
-function typedEnvironment(
-  types: Record<string, Record<string, string>>,
-  declarations: Record<string, string> = {},
-): Environment {
-  return kept(JSON.stringify([types, declarations]), () => {
-    const env = typedObjectsEnvironment().clone();
-    for (const [name, fields] of Object.entries(types)) env.registerType(name, { fields });
-    for (const [name, type] of Object.entries({ object: 'dyn', oldObject: 'dyn', ...declarations }))
-      env.registerVariable(name, type);
-    return env;
-  });
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 export { Environment, Optional } from '@marcbachmann/cel-js';
 export type { ASTNode, ParseResult } from '@marcbachmann/cel-js';
-export { Duration } from '@marcbachmann/cel-js/evaluator';
+export { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 
 /** The engine's type of a checked expression (the parts used here). */
 export interface CelType {

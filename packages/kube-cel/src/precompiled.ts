@@ -25,6 +25,20 @@ export const PRECOMPILED_ENV = 'KUBE_CEL_PRECOMPILED';
 export const RECORD_ENV = 'KUBE_CEL_RECORD';
 /** The global symbol's key under which recorded forms are kept. */
 export const RECORDED_KEY = 'kube-cel.precompiled';
+/**
+ * The global symbol's key under which, while recording, the loads of chunks under way are kept (the
+ * RE2 engine, the Kubernetes libraries): a loader waits for them, and for what they compile, before
+ * it reads the forms.
+ */
+export const PENDING_KEY = 'kube-cel.pending';
+
+/** `load`, kept where a loader waits for it while recording (RECORD_ENV set). */
+export function pendingWhileRecording(load: Promise<void>): Promise<void> {
+  if (process.env.KUBE_CEL_RECORD !== '1') return load;
+  const global = globalThis as unknown as Record<symbol, Promise<void>[] | undefined>;
+  (global[Symbol.for(PENDING_KEY)] ??= []).push(load);
+  return load;
+}
 
 /** An expression compiled ahead of time (without its type check), as JSON. */
 export interface PrecompiledExpression {

@@ -1005,7 +1005,7 @@ describe('kubeconfig and identity', () => {
     assert.equal(expiring.runs(), 3);
     // Rejected (401): one more run and the request again, with the new token.
     const revoked = await connect(`stale,${TOKEN}`, 3600);
-    assert.equal((await revoked.client.request('GET', '/api')).kind, 'APIVersions');
+    assert.equal(((await revoked.client.request('GET', '/api')) as { kind?: string }).kind, 'APIVersions');
     await revoked.client.request('GET', '/api');
     assert.equal(revoked.runs(), 2);
     // Still rejected: the 401 stands after that one retry.

@@ -57,7 +57,7 @@ describe('klw deploy', () => {
           },
         ],
       });
-      const endpoints = await deployedEndpoints(awsClients(target.region), target, registrations, false);
+      const endpoints = await deployedEndpoints(await awsClients(target.region), target, registrations, false);
       assert.deepEqual(endpoints, { baseUrl: 'https://abc123.execute-api.eu-west-1.amazonaws.com' });
       const { documents } = generateManifests(work, registrations, endpoints);
       const validating = documents.find((d) => d.kind === 'ValidatingWebhookConfiguration') as any;
@@ -82,7 +82,7 @@ describe('klw deploy', () => {
           LastModifiedTime: '',
         });
       }
-      const endpoints = await deployedEndpoints(awsClients(target.region), target, registrations, true);
+      const endpoints = await deployedEndpoints(await awsClients(target.region), target, registrations, true);
       assert.equal(endpoints.functionUrls?.['pod-policy'], 'https://pod-policy.lambda-url.eu-west-1.on.aws/');
     } finally {
       lambda.restore();
@@ -102,7 +102,7 @@ describe('klw deploy', () => {
         .on(GetFunctionCommand, { FunctionName: 'kube-lambda-webhooks-prod-pod-policy' })
         .resolves({ Configuration: { CodeSha256: sha('pod-policy') } });
       lambda.on(UpdateFunctionCodeCommand).resolves({});
-      const results = await updateChangedCode(work, awsClients(target.region), target, registrations);
+      const results = await updateChangedCode(work, await awsClients(target.region), target, registrations);
       assert.deepEqual(
         results.map((r) => [r.name, r.updated]),
         [

@@ -23,6 +23,7 @@ import {
   deploymentOf,
   functionDefinition,
   mergeFunctions,
+  type ServerlessFunction,
   pluginParams,
   routePath,
 } from '../../../infra/deploy/serverless-plugin.ts';
@@ -213,15 +214,15 @@ describe("the plugin's definitions", () => {
       { 'pod-policy': { timeout: 2, environment: { B: '2' } }, mine: { handler: 'mine.handler' } },
       target,
       pluginParams({}, 'prod'),
-    );
-    assert.equal(merged['pod-policy'].timeout, 2);
-    assert.deepEqual(merged['pod-policy'].environment, {
+    ) as Record<string, ServerlessFunction>;
+    assert.equal(merged['pod-policy']?.timeout, 2);
+    assert.deepEqual(merged['pod-policy']?.environment, {
       A: '1',
       KLW_PATH_SECRET_SSM: '/kube-lambda-webhooks/svc/prod/path-secret',
       B: '2',
       NODE_OPTIONS: '--enable-source-maps',
     });
-    assert.equal(merged['pod-policy'].memorySize, 256);
+    assert.equal(merged['pod-policy']?.memorySize, 256);
     assert.deepEqual(merged.mine, { handler: 'mine.handler' });
     assert.ok(merged.open);
   });
@@ -229,7 +230,8 @@ describe("the plugin's definitions", () => {
   it('turns source maps on for stack traces through the map the zip ships, keeping NODE_OPTIONS given', () => {
     const params = pluginParams({}, 'prod');
     const nodeOptions = (manual: Record<string, any> | undefined, provider?: Record<string, unknown>) =>
-      mergeFunctions([policy], manual, target, params, provider)['pod-policy'].environment.NODE_OPTIONS;
+      (mergeFunctions([policy], manual, target, params, provider)['pod-policy'] as ServerlessFunction).environment
+        ?.NODE_OPTIONS;
     assert.equal(nodeOptions(undefined), '--enable-source-maps');
     assert.equal(
       nodeOptions({ 'pod-policy': { environment: { NODE_OPTIONS: '--max-old-space-size=200' } } }),

@@ -343,9 +343,11 @@ describe('klw manifests --cluster / --all-clusters', () => {
     );
     const conditions = (name: string) => {
       const out = forCluster(documents, fleet.clusters.find((c) => c.name === name)!, withConditions);
-      const hook = out.documents
-        .find((d) => d.kind === 'ValidatingWebhookConfiguration')!
-        .webhooks.find((w: any) => w.name.startsWith('pod-policy'));
+      const webhooks = out.documents.find((d) => d.kind === 'ValidatingWebhookConfiguration')!.webhooks as Array<{
+        name: string;
+        matchConditions?: unknown;
+      }>;
+      const hook = webhooks.find((w) => w.name.startsWith('pod-policy'))!;
       return { kept: hook.matchConditions !== undefined, findings: out.findings.map((f) => f.rule) };
     };
     assert.deepEqual(conditions('old'), { kept: false, findings: ['kube-version-field'] });

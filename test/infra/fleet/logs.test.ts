@@ -2,16 +2,19 @@
 import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { CloudWatchLogsClient, FilterLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { mockClient } from 'aws-sdk-client-mock';
-import { main } from '../../../infra/cli.ts';
+import { main, program } from '../../../infra/cli.ts';
 import { clusterFilterPattern } from '../../../infra/fleet/logs.ts';
 import { LOGS_FILTER_PATTERN, printLogs } from '../../../infra/logs.ts';
 import { defineValidatingWebhook } from '../../../lib/index.ts';
 import { createLogger } from '../../../lib/log.ts';
 import { toEvent, admissionReview } from '../../../lib/testing/index.ts';
 import { FIXTURE_FUNCTIONS, runKlw } from '../../helpers.ts';
+
+// klw imports a command's module when first run: done here, not while a test holds stdout.
+before(() => program());
 
 const T = Date.parse('2026-11-22T10:00:00.000Z');
 const review = (name: string, cluster?: string) =>

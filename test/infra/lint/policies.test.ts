@@ -249,4 +249,30 @@ describe('lint of a policy: CEL for each Kubernetes version', () => {
     assert.match(found, /spec.matchConditions\[0\].expression: "1": must evaluate to bool/);
     assert.match(found, /spec.mutations\[0\].applyConfiguration.expression: "'not an object'": /);
   });
+
+  it("a mutation is compiled for each version, with the policy's variables and params", () => {
+    const policy = mutating({
+      variables: [{ name: 'label', expression: "'b'" }],
+      mutations: [
+        {
+          patchType: 'JSONPatch',
+          jsonPatch: {
+            expression:
+              "isIP('10.0.0.1') ? [JSONPatch{op: 'add', path: '/metadata/labels', value: {'a': variables.label}}] : []",
+          },
+        },
+        { patchType: 'JSONPatch', jsonPatch: { expression: 'params.x ? [] : []' } },
+      ],
+    });
+    const found = messages(policy, [
+      { kubernetesVersion: '1.29', label: 'cluster old' },
+      { kubernetesVersion: '1.31', label: 'cluster new' },
+    ]);
+    assert.equal(found.length, 2, found.join('\n'));
+    assert.match(found[0]!, /spec.mutations\[0\].jsonPatch.expression: .*isIP.*\(for cluster old\)/s);
+    assert.match(
+      found[1]!,
+      /spec.mutations\[1\].jsonPatch.expression: .*undeclared reference to 'params'.*\(for cluster old, cluster new\)/s,
+    );
+  });
 });

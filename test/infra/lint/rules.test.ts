@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { stringify } from 'yaml';
+import { valueAt } from '../../../infra/json.ts';
 import { lintDocuments } from '../../../infra/lint.ts';
 import { lintRuleResources, lintRulesForVersion, projectCrds, shippedCrds } from '../../../infra/lint/rules.ts';
 import { runKlw } from '../../helpers.ts';
@@ -360,16 +361,16 @@ describe('the CRDs a project ships', () => {
     symlinkSync(root, join(root, 'deploy', 'loop'));
     assert.deepEqual(
       projectCrds(root)
-        .map((c) => c.metadata.name)
+        .map((c) => valueAt(c, 'metadata', 'name'))
         .sort(),
       ['a.example.com', 'b.example.com'],
     );
     // Those already in the manifests are not added again; the others lose their conversion.
     const added = shippedCrds(root, [{ kind: 'CustomResourceDefinition', metadata: { name: 'a.example.com' } }]);
     assert.deepEqual(
-      added.map((c) => c.metadata.name),
+      added.map((c) => valueAt(c, 'metadata', 'name')),
       ['b.example.com'],
     );
-    assert.equal(added[0]!.spec.conversion, undefined);
+    assert.equal(valueAt(added[0], 'spec', 'conversion'), undefined);
   });
 });

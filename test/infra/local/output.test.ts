@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import type { Json } from '../../../infra/json.ts';
+import { valueAt } from '../../../infra/json.ts';
+import type { KubeDocument } from '../../../infra/output.ts';
 import { serveApi } from '../../../infra/commands/local.ts';
 import { parseFleet } from '../../../infra/fleet/file.ts';
 import { CLUSTER_LABEL, forCluster } from '../../../infra/fleet/manifests.ts';
@@ -36,7 +37,6 @@ describe('what the console says', () => {
       {
         root: () => work,
         say: (l) => said.push(l),
-        config: () => ({}),
         runServerless: async () => ({ code: 0, stdout: '', stderr: '' }),
       },
       { host: '127.0.0.1', port: 0, eventFormat: 'http', san: [], stateDir, logFormat: 'json', concurrency: 1 },
@@ -84,19 +84,23 @@ describe('what the console says', () => {
       'clusters.yaml',
       [],
     );
-    const config: Json = {
+    const config: KubeDocument = {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'ValidatingWebhookConfiguration',
       metadata: { name: 'klw', labels: { app: 'klw' } },
       webhooks: [],
     };
-    const crd: Json = {
+    const crd: KubeDocument = {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
       metadata: { name: 'c' },
     };
     const { documents } = forCluster([config, crd], fleet.clusters[0]!, []);
-    assert.deepEqual(documents[0]!.metadata.labels, { app: 'klw', env: 'prod', [CLUSTER_LABEL]: 'prod-eu' });
+    assert.deepEqual(valueAt(documents[0], 'metadata', 'labels'), {
+      app: 'klw',
+      env: 'prod',
+      [CLUSTER_LABEL]: 'prod-eu',
+    });
     assert.deepEqual(documents[1], crd, 'CRDs are shared by every cluster: not labelled');
   });
 });

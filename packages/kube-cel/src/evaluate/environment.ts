@@ -3,31 +3,18 @@
  * `object`, `oldObject`, `request`, `namespaceObject` and `authorizer`, the types they have, the
  * conversions cel-go has beyond the engine's, and the Kubernetes libraries, every evaluation metered.
  */
-import type { Environment } from '../engine.ts';
+import { Duration, type Environment, UnsignedInt } from '../engine.ts';
+import { needsLibraries } from '../libraries/names.ts';
 import { AUTHORIZER, registerAuthorizer } from '../libraries/authorizer.ts';
 import { registerTwoVariableComprehensions } from './comprehensions.ts';
-import {
-  registerLists,
-  registerQuantity,
-  registerRegex,
-  registerStrings,
-  registerUrls,
-  TIMESTAMP,
-} from '../libraries/bind.ts';
-import {
-  registerFormat,
-  registerIpAndCidr,
-  registerListsV3,
-  registerSemver,
-  registerSets,
-} from '../libraries/bind-later.ts';
+import { registerLibraries } from '../libraries/all.ts';
 import { installOptionalEntries, registerParserProbe } from './entries.ts';
 import { registerOptionals } from './optionals.ts';
 import { installMeter, registerMeterProbe } from '../cost/evaluation.ts';
 import { MeteredEnvironment } from '../cost/meter.ts';
 import { useEngineClasses, useUintClass } from './equality.ts';
 import { useRuntimeTypes } from './conversions.ts';
-import { registerTime } from '../libraries/time.ts';
+import { registerTime, TIMESTAMP } from '../libraries/time.ts';
 
 /** The largest int64. */
 const INT64_MAX = 9223372036854775807n;
@@ -99,13 +86,22 @@ function registerNamespaceTypes(env: Environment): void {
     });
 }
 
-/** The variables every condition may read; `object` and `oldObject` left to the caller when `typed`. */
-function registerVariables(env: Environment, typed: boolean): void {
+/**
+ * The parts of the environment an expression can reach only by naming them: `request` and its
+ * types, `authorizer` and its library, `namespaceObject` and its types, the Kubernetes libraries.
+ * An environment built for a scope (a sum of these) answers the same as the full one for every
+ * expression that names nothing outside it (scopeOf).
+ */
+export const SCOPE = { request: 1, authorizer: 2, namespace: 4, libraries: 8 } as const;
+/** Every part: the environment as the API server declares it. */
+export const FULL_SCOPE = SCOPE.request | SCOPE.authorizer | SCOPE.namespace | SCOPE.libraries;
+
+/** The variables every condition may read of `scope`; `object` and `oldObject` left to the caller when `typed`. */
+function registerVariables(env: Environment, typed: boolean, scope: number): void {
   if (!typed) env.registerVariable('object', 'dyn').registerVariable('oldObject', 'dyn');
-  env
-    .registerVariable('request', 'kubernetes.AdmissionRequest')
-    .registerVariable('namespaceObject', 'kubernetes.Namespace')
-    .registerVariable('authorizer', AUTHORIZER);
+  if (scope & SCOPE.request) env.registerVariable('request', 'kubernetes.AdmissionRequest');
+  if (scope & SCOPE.namespace) env.registerVariable('namespaceObject', 'kubernetes.Namespace');
+  if (scope & SCOPE.authorizer) env.registerVariable('authorizer', AUTHORIZER);
 }
 
 /**
@@ -123,51 +119,61 @@ function registerConversions(env: Environment): void {
     .registerOperator('bytes < bytes', (a: Uint8Array, b: Uint8Array) => compareBytes(a, b) < 0)
     .registerOperator('bytes <= bytes', (a: Uint8Array, b: Uint8Array) => compareBytes(a, b) <= 0)
     .registerOperator('bytes > bytes', (a: Uint8Array, b: Uint8Array) => compareBytes(a, b) > 0)
-    .registerOperator('bytes >= bytes', (a: Uint8Array, b: Uint8Array) => compareBytes(a, b) >= 0)
-    // cel-go compares any message-typed value with null; webhooks always see null here.
-    .registerOperator('kubernetes.Namespace == null', (a: unknown, b: unknown) => a === b);
+    .registerOperator('bytes >= bytes', (a: Uint8Array, b: Uint8Array) => compareBytes(a, b) >= 0);
 }
 
 /**
  * Comparisons with null of the types cel-go's checker assigns null to (once they are all
- * registered); the libraries' types only in an environment with the libraries.
+ * registered): those of the parts in `scope`.
  */
-function registerNullEquality(env: Environment, libraries: boolean): void {
-  for (const type of [...NULLABLE, ...(libraries ? LIBRARY_NULLABLE : []), 'optional<dyn>'])
-    env.registerOperator(`${type} == null`, (a: unknown, b: unknown) => a === b);
+function registerNullEquality(env: Environment, scope: number): void {
+  const types = [...ALWAYS_NULLABLE, 'optional<dyn>'];
+  for (const [part, nullable] of PART_NULLABLE) if (scope & part) types.push(...nullable);
+  for (const type of types) env.registerOperator(`${type} == null`, (a: unknown, b: unknown) => a === b);
 }
 
 /**
  * The object and opaque types of the environment, to which cel-go's checker assigns null (its
  * legacy nullable kinds: structs, opaque types, timestamps, durations): `request.kind == null` and
- * `[quantity('1'), null]` check. (`namespaceObject == null` is registered with conversions.)
+ * `[quantity('1'), null]` check. Those of every scope first, then those of each part.
  */
-const NULLABLE = [
-  'kubernetes.AdmissionRequest',
-  'kubernetes.GroupVersionKind',
-  'kubernetes.GroupVersionResource',
-  'kubernetes.UserInfo',
-  'kubernetes.NamespaceMetadata',
-  'kubernetes.NamespaceSpec',
-  'kubernetes.NamespaceStatus',
-  'kubernetes.NamespaceCondition',
-  AUTHORIZER,
-  'kubernetes.authorization.PathCheck',
-  'kubernetes.authorization.GroupCheck',
-  'kubernetes.authorization.ResourceCheck',
-  'kubernetes.authorization.Decision',
-  TIMESTAMP,
-  'google.protobuf.Duration',
-];
-
-/** The opaque types of the Kubernetes libraries, nullable as the others. */
-const LIBRARY_NULLABLE = [
-  'kubernetes.Quantity',
-  'kubernetes.URL',
-  'net.IP',
-  'net.CIDR',
-  'kubernetes.NamedFormat',
-  'kubernetes.Semver',
+const ALWAYS_NULLABLE = [TIMESTAMP, 'google.protobuf.Duration'];
+const PART_NULLABLE: ReadonlyArray<readonly [number, readonly string[]]> = [
+  [
+    SCOPE.request,
+    [
+      'kubernetes.AdmissionRequest',
+      'kubernetes.GroupVersionKind',
+      'kubernetes.GroupVersionResource',
+      'kubernetes.UserInfo',
+    ],
+  ],
+  [
+    SCOPE.namespace,
+    [
+      // cel-go compares any message-typed value with null; webhooks always see null here.
+      'kubernetes.Namespace',
+      'kubernetes.NamespaceMetadata',
+      'kubernetes.NamespaceSpec',
+      'kubernetes.NamespaceStatus',
+      'kubernetes.NamespaceCondition',
+    ],
+  ],
+  [
+    SCOPE.authorizer,
+    [
+      AUTHORIZER,
+      'kubernetes.authorization.PathCheck',
+      'kubernetes.authorization.GroupCheck',
+      'kubernetes.authorization.ResourceCheck',
+      'kubernetes.authorization.Decision',
+    ],
+  ],
+  // The opaque types of the Kubernetes libraries.
+  [
+    SCOPE.libraries,
+    ['kubernetes.Quantity', 'kubernetes.URL', 'net.IP', 'net.CIDR', 'kubernetes.NamedFormat', 'kubernetes.Semver'],
+  ],
 ];
 
 function compareBytes(a: Uint8Array, b: Uint8Array): number {
@@ -190,26 +196,22 @@ const ENGINE_LIMITS = {
 };
 
 /**
- * Builds an environment; costly, so done once, on first use. Without `libraries`, the Kubernetes
- * libraries (lists, strings, regex, URLs, quantity, sets, IP and CIDR, format, semver) are left
- * out: an expression that names none of their functions (libraryNames.ts) answers the same in it.
- * `typed` leaves `object` and `oldObject` undeclared, for a clone that declares them with a kind's schema.
+ * Builds an environment of `scope` (SCOPE); costly, so done once per scope, on first use. Without
+ * `SCOPE.libraries`, the Kubernetes libraries (lists, strings, regex, URLs, quantity, sets, IP and
+ * CIDR, format, semver) are left out: an expression that names none of their functions
+ * (libraries/names.ts) answers the same in it; so for the other parts. `typed` leaves `object` and
+ * `oldObject` undeclared, for a clone that declares them with a kind's schema.
  */
-function buildEnvironment(libraries: boolean, typed = false): Environment {
+function buildEnvironment(scope: number, typed = false): Environment {
   const env = new MeteredEnvironment({ enableOptionalTypes: true, limits: ENGINE_LIMITS });
-  registerRequestTypes(env);
-  registerAuthorizer(env);
-  registerNamespaceTypes(env);
-  registerVariables(env, typed);
+  if (scope & SCOPE.request) registerRequestTypes(env);
+  if (scope & SCOPE.authorizer) registerAuthorizer(env);
+  if (scope & SCOPE.namespace) registerNamespaceTypes(env);
+  registerVariables(env, typed, scope);
   registerConversions(env);
   registerTime(env);
-  if (libraries) {
-    for (const register of [registerLists, registerStrings, registerRegex, registerUrls, registerQuantity])
-      register(env);
-    for (const register of [registerSets, registerIpAndCidr, registerFormat, registerSemver, registerListsV3])
-      register(env);
-  }
-  registerNullEquality(env, libraries);
+  if (scope & SCOPE.libraries) registerLibraries(env);
+  registerNullEquality(env, scope);
   registerMeterProbe(env);
   registerParserProbe(env);
   learnEngineClasses(env);
@@ -224,29 +226,49 @@ function buildEnvironment(libraries: boolean, typed = false): Environment {
 let classesLearned = false;
 
 /**
- * Tells the semantics the engine's classes of uints, durations and types and its type values of maps
- * and null (their names do not survive minifying), from one evaluation, once.
+ * Tells the semantics the engine's classes of uints, durations and types (exported, or their names
+ * lost to minifying) and its type values of maps and null, read from the environment once.
  */
 function learnEngineClasses(env: Environment): void {
   if (classesLearned) return;
-  const probe = "[dyn(0u), dyn(duration('1s')), dyn(map), dyn(type(null))]";
-  const [uint, duration, map, none] = env.evaluate(probe) as [object, object, object, object];
-  useUintClass(uint.constructor);
-  useEngineClasses({ duration: duration.constructor, type: map.constructor });
+  const [map, none] = env.evaluate('[map, null_type]') as [object, object];
+  useUintClass(UnsignedInt);
+  useEngineClasses({ duration: Duration, type: map.constructor });
   useRuntimeTypes({ map, null: none });
   classesLearned = true;
 }
 
-const environments: { base?: Environment; full?: Environment } = {};
+/** The environments built so far, by scope. */
+const environments = new Map<number, Environment>();
+
+/** The environment of `scope` (SCOPE), built on first use. */
+export function scopedEnvironment(scope: number): Environment {
+  let env = environments.get(scope);
+  if (!env) environments.set(scope, (env = buildEnvironment(scope)));
+  return env;
+}
 
 /**
  * The shared matchConditions environment, built on first use: with the Kubernetes libraries, or
  * (`libraries` false) without them, for expressions that name none of their functions
- * (needsLibraries), which a function's typical conditions do: it is built in a fraction of the time.
+ * (needsLibraries).
  */
 export function matchConditionsEnvironment(libraries = true): Environment {
-  if (libraries) return (environments.full ??= buildEnvironment(true));
-  return (environments.base ??= buildEnvironment(false));
+  return scopedEnvironment(libraries ? FULL_SCOPE : FULL_SCOPE & ~SCOPE.libraries);
+}
+
+/**
+ * The parts of the environment an expression may reach (SCOPE): those it names. A name in a string
+ * literal or a comment counts too, which only builds a larger environment for nothing; a type name
+ * of the `kubernetes` namespace reaches every part.
+ */
+export function scopeOf(expression: string): number {
+  if (/\bkubernetes\b/.test(expression)) return needsLibraries(expression) ? FULL_SCOPE : FULL_SCOPE & ~SCOPE.libraries;
+  let scope = needsLibraries(expression) ? SCOPE.libraries : 0;
+  if (/\brequest\b/.test(expression)) scope |= SCOPE.request;
+  if (/\bauthorizer\b/.test(expression)) scope |= SCOPE.authorizer;
+  if (/\bnamespaceObject\b/.test(expression)) scope |= SCOPE.namespace;
+  return scope;
 }
 
 let typedEnvironment: Environment | undefined;
@@ -256,6 +278,6 @@ let typedEnvironment: Environment | undefined;
  * with the schema of a kind (the API server's type checking of policies); built on first use.
  */
 export function typedObjectsEnvironment(): Environment {
-  typedEnvironment ??= buildEnvironment(true, true);
+  typedEnvironment ??= buildEnvironment(FULL_SCOPE, true);
   return typedEnvironment;
 }

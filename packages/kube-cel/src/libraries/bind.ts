@@ -23,7 +23,15 @@ import {
   uintOf,
 } from '../evaluate/equality.ts';
 import { isUrl, parseUrl, UrlValue } from './url.ts';
-import { addDurations, compareTime, durationOf, formatDuration, formatTimestamp, isDuration } from './time.ts';
+import {
+  addDurations,
+  compareTime,
+  durationOf,
+  formatDuration,
+  formatTimestamp,
+  isDuration,
+  TIMESTAMP,
+} from './time.ts';
 
 /**
  * Two list elements compared as cel-go's Compare: -1, 0 or 1; numbers of any kind by value (int and
@@ -61,8 +69,6 @@ const QUANTITY = 'kubernetes.Quantity';
 const URL = 'kubernetes.URL';
 /** The largest int64. */
 const INT64_MAX = 2n ** 63n - 1n;
-/** The timestamp type's name. */
-export const TIMESTAMP = 'google.protobuf.Timestamp';
 /** The type of the namespace receiver `strings` (`strings.quote`). */
 const STRINGS_NS = 'kubernetes.lib.strings';
 /** The value of a library namespace (`strings`, `sets`): a receiver that holds nothing. */

@@ -7,6 +7,7 @@
 import { createRequire } from 'node:module';
 import type { RE2JS } from 're2js';
 import { CelError } from '../errors.ts';
+import { pendingWhileRecording } from '../precompiled.ts';
 
 /** A compiled RE2 pattern. */
 type Regex = ReturnType<typeof RE2JS.compile>;
@@ -23,8 +24,14 @@ let engine: typeof RE2JS | undefined;
  * which only this dynamic import reaches: await it before compiling or evaluating expressions that
  * use regular expressions (usesRegex tells). Elsewhere it is loaded on first use without it.
  */
-export async function loadRegexEngine(): Promise<void> {
-  engine ??= (await import('re2js')).RE2JS;
+export function loadRegexEngine(): Promise<void> {
+  return pendingWhileRecording(
+    engine
+      ? Promise.resolve()
+      : import('re2js').then((m) => {
+          engine ??= m.RE2JS;
+        }),
+  );
 }
 
 /** The RE2 engine: loaded already, or now from node_modules (tools and tests, which run unbundled). */

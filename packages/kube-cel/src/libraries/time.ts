@@ -12,7 +12,8 @@ import * as go from './gotime.ts';
 
 type Handle = (...args: unknown[]) => unknown;
 /** The timestamp and duration type names. */
-const TIMESTAMP = 'google.protobuf.Timestamp';
+/** The timestamp type's name. */
+export const TIMESTAMP = 'google.protobuf.Timestamp';
 const DURATION = 'google.protobuf.Duration';
 const NS_PER_SECOND = 1_000_000_000n;
 

@@ -1,18 +1,16 @@
 // The emulator checks a function's path secret before it reads the body: without the right
 // secret nothing about the function (not even its matchConditions' answer) is reachable.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MAX_REQUEST_BYTES } from '../../../../infra/local/front/api-request.ts';
-import { startApi, type RunningApi } from '../../../../infra/local/api.ts';
+import type { RunningApi } from '../../../../infra/local/api.ts';
 import type { KubeObject } from '../../../../lib/index.ts';
 import { admissionReview } from '../../../../lib/testing/index.ts';
-import { ManualTimer, projectInRepository } from '../../../helpers.ts';
-
-/** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */
-const never = new ManualTimer().timer;
+import { projectInRepository } from '../../../helpers.ts';
+import { startEmulator, writePathSecret } from './emulator.ts';
 
 const work = projectInRepository('.klw-test-local-secret-', {
   guarded: `import { deny, defineValidatingWebhook } from 'kube-lambda-webhooks';
@@ -40,17 +38,8 @@ let api: RunningApi;
 const logs: string[] = [];
 before(async () => {
   // A rotation under way: both secrets are valid.
-  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  writeFileSync(join(stateDir, 'path-secret'), `${CURRENT},${PREVIOUS}\n`, { mode: 0o600 });
-  api = await startApi({
-    root: work,
-    port: 0,
-    stateDir,
-    log: (l) => logs.push(l),
-    functionLog: () => {},
-    concurrency: 1,
-    invocationTimer: never,
-  });
+  writePathSecret(stateDir, `${CURRENT},${PREVIOUS}`);
+  api = await startEmulator(work, stateDir, logs);
 });
 after(async () => {
   await api?.close();

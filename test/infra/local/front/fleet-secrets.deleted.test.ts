@@ -4,15 +4,16 @@
 // folder made anew is accepted. File events take the time they take: the test polls for the
 // answer it expects, within the tests' patience.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startApi, type RunningApi } from '../../../../infra/local/api.ts';
+import type { RunningApi } from '../../../../infra/local/api.ts';
 import { runSecretCommand } from '../../../../infra/secret-actions.ts';
 import { clusterStateDir, ensureLocalPathSecret } from '../../../../infra/secrets/index.ts';
 import { admissionReview } from '../../../../lib/testing/index.ts';
-import { ManualTimer, projectInRepository, until } from '../../../helpers.ts';
+import { projectInRepository, until } from '../../../helpers.ts';
+import { startEmulator, writePathSecret } from './emulator.ts';
 
 const work = projectInRepository('.klw-test-local-fleet-deleted-', {
   guarded: `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
@@ -36,18 +37,9 @@ before(async () => {
     ['alpha', ALPHA],
     ['gamma', GAMMA],
   ] as const) {
-    mkdirSync(clusterStateDir(stateDir, cluster), { recursive: true, mode: 0o700 });
-    writeFileSync(join(clusterStateDir(stateDir, cluster), 'path-secret'), `${secret}\n`, { mode: 0o600 });
+    writePathSecret(clusterStateDir(stateDir, cluster), secret);
   }
-  api = await startApi({
-    root: work,
-    port: 0,
-    stateDir,
-    log: (l) => logs.push(l),
-    functionLog: () => {},
-    concurrency: 1,
-    invocationTimer: new ManualTimer().timer,
-  });
+  api = await startEmulator(work, stateDir, logs);
 });
 after(async () => {
   await api?.close();

@@ -2,19 +2,17 @@
 // and keeps the last good set while a secret file is broken; it evaluates matchConditions as the
 // calling cluster's Kubernetes version.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startApi, type RunningApi } from '../../../../infra/local/api.ts';
+import type { RunningApi } from '../../../../infra/local/api.ts';
 import { watchSecretDirs, type WatchFs } from '../../../../infra/local/front/fleet-secrets.ts';
 import { runSecretCommand } from '../../../../infra/secret-actions.ts';
 import { clusterStateDir, ensureLocalPathSecret } from '../../../../infra/secrets/index.ts';
 import { admissionReview } from '../../../../lib/testing/index.ts';
-import { ManualTimer, projectInRepository, until } from '../../../helpers.ts';
-
-/** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */
-const never = new ManualTimer().timer;
+import { projectInRepository, until } from '../../../helpers.ts';
+import { startEmulator, writePathSecret } from './emulator.ts';
 
 const work = projectInRepository('.klw-test-local-fleet-secrets-', {
   guarded: `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
@@ -59,17 +57,9 @@ before(async () => {
     ['clusters/b', B],
     ['clusters/gamma', G],
   ] as const) {
-    mkdirSync(join(stateDir, dir), { recursive: true, mode: 0o700 });
-    writeFileSync(join(stateDir, dir, 'path-secret'), `${secret}\n`, { mode: 0o600 });
+    writePathSecret(join(stateDir, dir), secret);
   }
-  api = await startApi({
-    root: work,
-    port: 0,
-    stateDir,
-    log: (l) => logs.push(l),
-    functionLog: () => {},
-    concurrency: 1,
-    invocationTimer: never,
+  api = await startEmulator(work, stateDir, logs, {
     onManifests: (path) => {
       handed.push(path);
     },

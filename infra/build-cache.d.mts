@@ -1,0 +1,31 @@
+// Types of build-cache.mjs (plain JavaScript, so that klw can run it before it can load TypeScript).
+
+/** The toolkit's root: the repository in a checkout. */
+export declare const TOOLKIT: string;
+/** Where the toolkit's build is kept (node_modules/.cache/klw in the toolkit). */
+export declare const TOOLKIT_CACHE: string;
+/** The toolkit's entry points: klw's command line and the Serverless plugin. */
+export declare const TOOLKIT_ENTRIES: Record<string, string>;
+/** Where the loader child's build is kept (node_modules/.cache/klw-loader in the toolkit). */
+export declare const LOADER_CACHE: string;
+/** The loader child's entry point. */
+export declare const LOADER_ENTRIES: Record<string, string>;
+
+/** What to build and where to keep it; each defaults to the toolkit's own. */
+export interface CachedBuildOptions {
+  /** The folder the entry points (and the tsconfig.json that applies) are relative to. */
+  root?: string;
+  /** The cache folder: the manifest and the builds, each in a folder named by its content. */
+  cacheDir?: string;
+  /** Output name to source file. */
+  entryPoints?: Record<string, string>;
+}
+
+/** A build in the cache: its folder, and whether this call built it (else it was reused). */
+export interface CachedBuild {
+  dir: string;
+  built: boolean;
+}
+
+/** The folder of the build of the entry points, built when the cache has none or a source changed since. */
+export declare function cachedBuild(options?: CachedBuildOptions): Promise<CachedBuild>;

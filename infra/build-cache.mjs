@@ -1,0 +1,284 @@
+// The toolkit built once into JavaScript, for a checkout of the repository: klw (infra/bin/klw.mjs)
+// and the loader's child (loader/bundle.ts) run the build instead of the TypeScript sources through
+// tsx, which costs a second or more of CPU per process. esbuild bundles the entry points into a
+// folder named by the build's content; a manifest beside it lists the files the build read, with
+// their size and modification time, so a later run checks those (a stat each) and the build's own
+// files (a hash) instead of building again. Any change, a link planted where a file of the cache
+// should be, or a file that does not match its hash, means a new build. Concurrent first runs each
+// build into a folder of their own and rename it into place: the first one wins, the others use it.
+// Plain JavaScript: klw runs it before anything can load TypeScript.
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** The toolkit's root: the repository in a checkout. */
+export const TOOLKIT = fileURLToPath(new URL('../', import.meta.url));
+
+/**
+ * Where the toolkit's builds are kept: inside the toolkit, so the packages they import (left out
+ * of the builds) resolve from its node_modules as they do for the sources.
+ */
+export const TOOLKIT_CACHE = join(TOOLKIT, 'node_modules', '.cache', 'klw');
+
+/** The toolkit's entry points: klw's command line and the Serverless plugin. */
+export const TOOLKIT_ENTRIES = { cli: 'infra/cli.ts', plugin: 'infra/deploy/serverless-plugin.ts' };
+
+/**
+ * The loader's child process, built on its own: a child starts for every command that loads
+ * functions, and alone it loads less than from chunks shared with the command line.
+ */
+export const LOADER_CACHE = join(TOOLKIT, 'node_modules', '.cache', 'klw-loader');
+
+/** The loader child's entry point. */
+export const LOADER_ENTRIES = { child: 'infra/loader/child.ts' };
+
+/** Changes whenever this file builds differently, so that builds made by an older recipe are not reused. */
+const RECIPE = 'klw-build-1';
+
+/** The manifest of the build in use, in the cache folder. */
+const MANIFEST = 'current.json';
+
+/**
+ * How long an older build is kept beside a new one: a process that started on it (a local server
+ * left running) may still import a part of it; a day covers a working day's servers.
+ */
+const OLD_BUILD_MS = 24 * 60 * 60 * 1000;
+
+/** What is at `path` itself (a link is not followed), or undefined when nothing is. */
+function entryAt(path) {
+  return lstatSync(path, { throwIfNoEntry: false });
+}
+
+/** The files besides the sources whose change changes the build: the compiler and the TypeScript settings. */
+function extraInputs(root) {
+  return [
+    join(root, 'tsconfig.json'),
+    join(TOOLKIT, 'node_modules', 'esbuild', 'package.json'),
+    fileURLToPath(import.meta.url),
+  ];
+}
+
+/** Each file's state as the manifest keeps it: size and modification time, or '-' when missing. */
+function stateOf(file) {
+  const stat = statSync(file, { throwIfNoEntry: false });
+  return stat ? `${stat.size}:${stat.mtimeMs}` : '-';
+}
+
+/** The hash naming a build: of its files' names and contents. */
+function contentHash(files) {
+  const hash = createHash('sha256');
+  for (const [name, contents] of files) hash.update(`${name}\0`).update(contents).update('\0');
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** A build file's record: its name, its size, and the hash of its content when it is code (source maps are only sized). */
+function recordOf(name, contents) {
+  const hash = name.endsWith('.map') ? '' : createHash('sha256').update(contents).digest('hex');
+  return [name, contents.length, hash];
+}
+
+/**
+ * The builds this process found intact, with what their files were then (each one's inode, size
+ * and modification time): while those are unchanged the files are not hashed again, so a process
+ * that asks many times (each function load of a test) pays for the hashes once.
+ */
+const verified = new Map();
+
+/**
+ * True when `dir` is a real folder (no link) holding each recorded file as a regular file (no
+ * link) of its size and, for code, its content's hash: a build cut short or changed since is not
+ * trusted.
+ */
+function intact(dir, records) {
+  if (!Array.isArray(records) || !entryAt(dir)?.isDirectory()) return false;
+  const stats = [];
+  for (const record of records) {
+    if (!Array.isArray(record) || record.length !== 3) return false;
+    const [name, size] = record;
+    if (typeof name !== 'string' || name.split('/').includes('..')) return false;
+    const stat = entryAt(join(dir, name));
+    if (!stat?.isFile() || stat.size !== size) return false;
+    stats.push(`${name}:${stat.ino}:${stat.size}:${stat.mtimeMs}`);
+  }
+  const seen = `${JSON.stringify(records)}\0${stats.join('\0')}`;
+  if (verified.get(dir) === seen) return true;
+  for (const [name, , hash] of records) {
+    if (
+      hash &&
+      createHash('sha256')
+        .update(readFileSync(join(dir, name)))
+        .digest('hex') !== hash
+    )
+      return false;
+  }
+  verified.set(dir, seen);
+  return true;
+}
+
+/** The manifest's build when it is intact and none of its inputs changed; else undefined. */
+function current(spec) {
+  const file = join(spec.cacheDir, MANIFEST);
+  try {
+    if (!entryAt(spec.cacheDir)?.isDirectory() || !entryAt(file)?.isFile()) return undefined;
+    const manifest = JSON.parse(readFileSync(file, 'utf8'));
+    if (manifest?.recipe !== recipeOf(spec) || typeof manifest.dir !== 'string' || !/^[0-9a-f]{16}$/.test(manifest.dir))
+      return undefined;
+    if (!Array.isArray(manifest.inputs) || !Array.isArray(manifest.files)) return undefined;
+    for (const input of manifest.inputs) {
+      if (!Array.isArray(input) || stateOf(resolve(spec.root, String(input[0]))) !== input[1]) return undefined;
+    }
+    const dir = join(spec.cacheDir, manifest.dir);
+    return intact(dir, manifest.files) ? dir : undefined;
+  } catch {
+    return undefined; // unreadable or not JSON: built again
+  }
+}
+
+/** What, besides the inputs, a build depends on: the recipe, the entry points, where it is. */
+function recipeOf(spec) {
+  return `${RECIPE}\0${spec.root}\0${JSON.stringify(spec.entryPoints)}`;
+}
+
+/**
+ * An esbuild plugin giving each of the toolkit's modules its own source file's `import.meta.url`,
+ * as it has when run from the sources: the files it reads beside itself (templates, worker
+ * scripts) are found there, not beside the build.
+ */
+function sourceUrls(esbuild) {
+  return {
+    name: 'klw-source-urls',
+    setup(build) {
+      build.onLoad({ filter: /\.[cm]?[jt]s$/ }, async (args) => {
+        if (args.path.includes(`${sep}node_modules${sep}`)) return undefined;
+        const text = readFileSync(args.path, 'utf8');
+        if (!text.includes('import.meta')) return undefined;
+        const loader = /\.[cm]?ts$/.test(args.path) ? 'ts' : 'js';
+        const out = await esbuild.transform(text, {
+          loader,
+          format: 'esm',
+          sourcefile: args.path,
+          sourcemap: 'inline',
+          define: { 'import.meta.url': JSON.stringify(pathToFileURL(args.path).href) },
+        });
+        return { contents: out.code, loader: 'js' };
+      });
+    },
+  };
+}
+
+/** Writes `data` to `file` atomically: a new file beside it (never through a link), renamed over it. */
+function writeAtomically(file, data) {
+  const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+  try {
+    for (let at = 0; at < data.length; ) at += writeSync(fd, data, at, data.length - at);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temp, file);
+}
+
+/** Removes the cache's entries other than `keep` last changed more than OLD_BUILD_MS ago. */
+function removeOld(cacheDir, keep) {
+  for (const name of readdirSync(cacheDir)) {
+    const path = join(cacheDir, name);
+    const stat = entryAt(path);
+    if (name !== MANIFEST && path !== keep && stat && Date.now() - stat.mtimeMs > OLD_BUILD_MS)
+      rmSync(path, { recursive: true, force: true });
+  }
+}
+
+/** The cache folder, made when missing; anything else there (a link, a file) is removed first, never followed. */
+function cacheFolder(cacheDir) {
+  const stat = entryAt(cacheDir);
+  if (stat && !stat.isDirectory()) rmSync(cacheDir, { force: true });
+  mkdirSync(cacheDir, { recursive: true });
+  return cacheDir;
+}
+
+/** Builds the entry points, puts the build in its content-named folder and writes the manifest. */
+async function build(spec) {
+  const esbuild = await import('esbuild');
+  const outdir = join(spec.cacheDir, 'out');
+  const out = await esbuild.build({
+    absWorkingDir: spec.root,
+    entryPoints: spec.entryPoints,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    sourcemap: 'linked',
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    metafile: true,
+    write: false,
+    logLevel: 'silent',
+    plugins: [sourceUrls(esbuild)],
+  });
+  const files = out.outputFiles.map((f) => [relative(outdir, f.path).split(sep).join('/'), f.contents]);
+  files.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const name = contentHash(files);
+  const dir = join(cacheFolder(spec.cacheDir), name);
+  const records = files.map(([file, contents]) => recordOf(file, contents));
+  if (!intact(dir, records)) {
+    const draft = mkdtempSync(join(spec.cacheDir, 'draft-'));
+    for (const [file, contents] of files) {
+      mkdirSync(dirname(join(draft, file)), { recursive: true });
+      writeAtomically(join(draft, file), contents);
+    }
+    try {
+      renameSync(draft, dir);
+    } catch {
+      // Another process put the same build there first, or something unusable is there.
+      if (!intact(dir, records)) {
+        rmSync(dir, { recursive: true, force: true });
+        renameSync(draft, dir);
+      }
+      rmSync(draft, { recursive: true, force: true });
+    }
+  }
+  const inputs = [...Object.keys(out.metafile.inputs).map((i) => resolve(spec.root, i)), ...extraInputs(spec.root)];
+  const manifest = {
+    recipe: recipeOf(spec),
+    dir: name,
+    files: records,
+    inputs: inputs.map((file) => [relative(spec.root, file), stateOf(file)]),
+  };
+  const manifestFile = join(spec.cacheDir, MANIFEST);
+  if (entryAt(manifestFile) && !entryAt(manifestFile).isFile()) rmSync(manifestFile, { recursive: true, force: true });
+  writeAtomically(manifestFile, Buffer.from(JSON.stringify(manifest)));
+  removeOld(spec.cacheDir, dir);
+  return dir;
+}
+
+/**
+ * The folder of the build of `entryPoints` (name to source file, relative to `root`), built when
+ * the cache has none or its sources changed since; `built` says whether this call built it.
+ * Defaults: the toolkit's own entry points, root and cache folder.
+ */
+export async function cachedBuild(options = {}) {
+  const spec = {
+    root: resolve(options.root ?? TOOLKIT),
+    cacheDir: resolve(options.cacheDir ?? TOOLKIT_CACHE),
+    entryPoints: options.entryPoints ?? TOOLKIT_ENTRIES,
+  };
+  const dir = current(spec);
+  if (dir) return { dir, built: false };
+  return { dir: await build(spec), built: true };
+}

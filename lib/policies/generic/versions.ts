@@ -1,0 +1,60 @@
+/**
+ * The Kubernetes version whose CEL environment compiles a policy served from Lambda, one rule for
+ * validating and mutating policies alike. A native policy is compiled by the API server of the
+ * cluster that runs it, in that cluster's environment; the function serving the policy to a
+ * cluster that lacks it stands in for that API server, so it compiles as the calling cluster
+ * would: its `kubeVersion` in the fleet (clusters.yaml), else the definition's own
+ * `kubernetesVersion`, else the newest version modelled. `klw lint` checks each expression for
+ * the same versions (each fleet cluster's, else the registration's), so an expression it reports
+ * for a cluster is an expression error there in-function, under the policy's failurePolicy, and
+ * nowhere else.
+ */
+import { fleetFromEnv } from '../../handler/fleet.ts';
+
+/** The version a served policy compiles in for a caller: the caller's, else the definition's, else the newest (undefined). */
+export function servedVersion(own: string | undefined, caller: string | undefined): string | undefined {
+  return caller ?? own;
+}
+
+/** Compiles a served policy for a caller's version; each version once. */
+export type ServedCompiler<C> = (callerVersion?: string) => C;
+
+/**
+ * The served policy's compilations, one per version (the fleet's versions at most, so few), by
+ * `servedVersion`. Inside Lambda every version the fleet names and the definition's own compile
+ * while the module loads (the init phase), once `regexReady` has loaded RE2 where an expression
+ * needs it; elsewhere each compiles on first use.
+ */
+export function servedCompiler<C>(
+  own: string | undefined,
+  compile: (version: string | undefined) => C,
+  regexReady: () => Promise<unknown> | undefined,
+): ServedCompiler<C> {
+  const compiled = new Map<string | undefined, C>();
+  const forVersion = (version: string | undefined): C => {
+    if (compiled.has(version)) return compiled.get(version)!;
+    const c = compile(version);
+    compiled.set(version, c);
+    return c;
+  };
+  const forCaller: ServedCompiler<C> = (callerVersion) => forVersion(servedVersion(own, callerVersion));
+  if (process.env.AWS_LAMBDA_FUNCTION_NAME) {
+    const all = () => {
+      forCaller();
+      for (const version of fleetVersions()) forCaller(version);
+    };
+    const loading = regexReady();
+    if (loading) loading.then(all, () => {});
+    else all();
+  }
+  return forCaller;
+}
+
+/** The Kubernetes versions the fleet's clusters set (KLW_FLEET); none when unset or broken (the handler answers 500). */
+function fleetVersions(): string[] {
+  try {
+    return [...(fleetFromEnv() ?? new Map()).values()].flatMap((c) => (c.kubeVersion ? [c.kubeVersion] : []));
+  } catch {
+    return [];
+  }
+}

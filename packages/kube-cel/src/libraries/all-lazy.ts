@@ -1,0 +1,38 @@
+/**
+ * all.ts as a function's bundle has it (infra/build-cel-engine.ts puts this module in its place):
+ * the libraries in a chunk of their own, which only loadLibraries loads. An expression that names
+ * none of them never loads it.
+ */
+import type { Environment } from '../engine.ts';
+import { CelError } from '../errors.ts';
+import { pendingWhileRecording } from '../precompiled.ts';
+
+/** The libraries once loaded; set once, then read only. */
+let loaded: typeof import('./all.ts') | undefined;
+/** The load under way; forgotten when it fails, so that the next call tries again. */
+let loading: Promise<void> | undefined;
+
+/** Registers the Kubernetes libraries in `env`; they must be loaded (loadLibraries). */
+export function registerLibraries(env: Environment): void {
+  if (!loaded)
+    throw new CelError(
+      'the Kubernetes CEL libraries are not loaded: await loadLibraries() before compiling expressions that use them',
+    );
+  loaded.registerLibraries(env);
+}
+
+/** Loads the libraries' chunk (once). */
+export function loadLibraries(): Promise<void> {
+  loading ??= pendingWhileRecording(
+    import('./all.ts').then(
+      (m) => {
+        loaded = m;
+      },
+      (err) => {
+        loading = undefined;
+        throw err;
+      },
+    ),
+  );
+  return loading;
+}

@@ -1,0 +1,203 @@
+// The toolkit's cached build: built once, reused while its sources are unchanged, built again
+// when one changed or when the cache holds anything it cannot trust.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import {
+  cachedBuild,
+  LOADER_CACHE,
+  LOADER_ENTRIES,
+  TOOLKIT,
+  TOOLKIT_CACHE,
+  TOOLKIT_ENTRIES,
+} from '../../infra/build-cache.mjs';
+
+const work = mkdtempSync(join(tmpdir(), 'klw-build-cache-'));
+after(() => rmSync(work, { recursive: true, force: true }));
+
+/** A small project: main.ts imports dep.ts, and tells its own import.meta.url. */
+function project(name: string): { root: string; cacheDir: string; options: Parameters<typeof cachedBuild>[0] } {
+  const root = join(work, name);
+  mkdirSync(root, { recursive: true });
+  writeFileSync(
+    join(root, 'main.ts'),
+    "import { word } from './dep.ts';\nexport const said: string = word;\nexport const url: string = import.meta.url;\n",
+  );
+  writeFileSync(join(root, 'dep.ts'), "export const word: string = 'first';\n");
+  const cacheDir = join(work, `${name}-cache`);
+  return { root, cacheDir, options: { root, cacheDir, entryPoints: { main: 'main.ts' } } };
+}
+
+/** What the build's main.mjs exports (each build is a new file, so a new module). */
+async function run(dir: string): Promise<{ said: string; url: string }> {
+  return (await import(`${pathToFileURL(join(dir, 'main.mjs')).href}?${Math.random()}`)) as {
+    said: string;
+    url: string;
+  };
+}
+
+/** A path under `base` exactly `length` characters long (folders of at most 200 characters each). */
+function paddedPath(base: string, length: number): string {
+  let path = base;
+  while (length - path.length > 201) path = join(path, 'd'.repeat(200));
+  const rest = length - path.length - 1;
+  assert.ok(rest > 0, `a path of ${length} characters under ${base}`);
+  return join(path, 'f'.repeat(rest));
+}
+
+/** Rewrites a source with new text and a later modification time. */
+function change(file: string, text: string): void {
+  writeFileSync(file, text);
+  const later = new Date(Date.now() + 5000);
+  utimesSync(file, later, later);
+}
+
+describe('the cached build', () => {
+  it('is built once into a folder named by its content, then reused while nothing changed', async () => {
+    const { root, cacheDir, options } = project('reuse');
+    const first = await cachedBuild(options);
+    assert.equal(first.built, true);
+    assert.match(basename(first.dir), /^[0-9a-f]{16}$/);
+    assert.equal(join(first.dir, '..'), cacheDir);
+    const mod = await run(first.dir);
+    assert.equal(mod.said, 'first');
+    // A module's import.meta.url stays its source's: files it reads beside itself are found there.
+    assert.equal(mod.url, pathToFileURL(join(root, 'main.ts')).href);
+    assert.deepEqual(await cachedBuild(options), { dir: first.dir, built: false });
+  });
+
+  it('is built again when a source changed, and runs the new code', async () => {
+    const { root, options } = project('changed');
+    const first = await cachedBuild(options);
+    change(join(root, 'dep.ts'), "export const word: string = 'second';\n");
+    const second = await cachedBuild(options);
+    assert.equal(second.built, true);
+    assert.notEqual(second.dir, first.dir);
+    assert.equal((await run(second.dir)).said, 'second');
+    assert.deepEqual(await cachedBuild(options), { dir: second.dir, built: false });
+  });
+
+  it('is built again when a source it read is gone', async () => {
+    const { root, options } = project('gone');
+    await cachedBuild(options);
+    rmSync(join(root, 'dep.ts'));
+    await assert.rejects(cachedBuild(options), /dep\.ts/);
+  });
+
+  it('rebuilds, never trusts, a planted link in place of a built file or folder', async () => {
+    const { cacheDir, options } = project('links');
+    const { dir } = await cachedBuild(options);
+    // A link to a copy with the very same content, the link's own size (its target's length)
+    // the file's: only what it is gives it away.
+    const content = readFileSync(join(dir, 'main.mjs'));
+    const copy = paddedPath(join(work, 'links-copy'), content.length);
+    mkdirSync(join(copy, '..'), { recursive: true });
+    writeFileSync(copy, content);
+    rmSync(join(dir, 'main.mjs'));
+    symlinkSync(copy, join(dir, 'main.mjs'));
+    assert.equal(lstatSync(join(dir, 'main.mjs')).size, content.length);
+    const again = await cachedBuild(options);
+    assert.deepEqual(again, { dir, built: true });
+    assert.ok(lstatSync(join(dir, 'main.mjs')).isFile());
+    assert.equal((await run(dir)).said, 'first');
+    // The build's folder itself a link to a copy of it.
+    const elsewhere = join(work, 'links-elsewhere');
+    mkdirSync(elsewhere);
+    for (const name of readdirSync(dir)) writeFileSync(join(elsewhere, name), readFileSync(join(dir, name)));
+    rmSync(dir, { recursive: true });
+    symlinkSync(elsewhere, dir);
+    assert.deepEqual(await cachedBuild(options), { dir, built: true });
+    assert.ok(lstatSync(dir).isDirectory());
+    // The manifest a link to a good manifest.
+    const manifest = join(cacheDir, 'current.json');
+    writeFileSync(join(work, 'links-manifest.json'), readFileSync(manifest));
+    rmSync(manifest);
+    symlinkSync(join(work, 'links-manifest.json'), manifest);
+    assert.deepEqual(await cachedBuild(options), { dir, built: true });
+    assert.ok(lstatSync(manifest).isFile());
+    assert.deepEqual(await cachedBuild(options), { dir, built: false });
+  });
+
+  it('rebuilds a corrupt build or manifest', async () => {
+    const { cacheDir, options } = project('corrupt');
+    const { dir } = await cachedBuild(options);
+    const main = join(dir, 'main.mjs');
+    const good = readFileSync(main);
+    // Checked once in this process (its hashes then kept), then changed: checked again.
+    assert.deepEqual(await cachedBuild(options), { dir, built: false });
+    // The same size, one byte changed: its hash gives it away.
+    const bad = Buffer.from(good);
+    bad[bad.indexOf('first')] = 'F'.charCodeAt(0);
+    writeFileSync(main, bad);
+    assert.deepEqual(await cachedBuild(options), { dir, built: true });
+    assert.deepEqual(readFileSync(main), good);
+    // Cut short.
+    writeFileSync(main, good.subarray(0, 10));
+    assert.deepEqual(await cachedBuild(options), { dir, built: true });
+    assert.deepEqual(readFileSync(main), good);
+    // A source map cut short.
+    writeFileSync(`${main}.map`, '{');
+    assert.deepEqual(await cachedBuild(options), { dir, built: true });
+    // The manifest not JSON, or JSON of another shape, or naming a folder outside the cache.
+    const manifest = join(cacheDir, 'current.json');
+    const text = readFileSync(manifest, 'utf8');
+    for (const broken of ['{', 'null', '[]', text.replace(basename(dir), '../../../../tmp')]) {
+      writeFileSync(manifest, broken);
+      assert.deepEqual(await cachedBuild(options), { dir, built: true }, broken.slice(0, 40));
+    }
+    // The cache folder itself a file.
+    rmSync(cacheDir, { recursive: true });
+    writeFileSync(cacheDir, 'not a folder');
+    assert.deepEqual(await cachedBuild(options), { dir, built: true });
+    assert.deepEqual(await cachedBuild(options), { dir, built: false });
+  });
+
+  it('serves concurrent first runs, in one process and in several, with one intact build', async () => {
+    const { cacheDir, options } = project('concurrent');
+    const [a, b] = await Promise.all([cachedBuild(options), cachedBuild(options)]);
+    assert.equal(a.dir, b.dir);
+    rmSync(cacheDir, { recursive: true });
+    const script = `const { cachedBuild } = await import(${JSON.stringify(pathToFileURL(join(TOOLKIT, 'infra', 'build-cache.mjs')).href)});
+      process.stdout.write((await cachedBuild(${JSON.stringify(options)})).dir);`;
+    const runs = await Promise.all(
+      [1, 2, 3].map(() => promisify(execFile)(process.execPath, ['--input-type=module', '-e', script])),
+    );
+    assert.deepEqual(
+      runs.map((r) => r.stdout),
+      [a.dir, a.dir, a.dir],
+    );
+    assert.deepEqual(await cachedBuild(options), { dir: a.dir, built: false });
+    assert.deepEqual(
+      readdirSync(cacheDir).filter((n) => n.startsWith('draft-') || n.endsWith('.tmp')),
+      [],
+      'no draft left behind',
+    );
+  });
+
+  it("is the toolkit's own: klw's command line and the Serverless plugin, and apart the loader's child, in node_modules/.cache", async () => {
+    assert.deepEqual(Object.keys(TOOLKIT_ENTRIES).sort(), ['cli', 'plugin']);
+    assert.equal(TOOLKIT_CACHE, join(TOOLKIT, 'node_modules', '.cache', 'klw'));
+    const { dir } = await cachedBuild();
+    for (const name of ['cli.mjs', 'plugin.mjs']) assert.ok(existsSync(join(dir, name)), name);
+    assert.deepEqual(Object.keys(LOADER_ENTRIES), ['child']);
+    assert.equal(LOADER_CACHE, join(TOOLKIT, 'node_modules', '.cache', 'klw-loader'));
+    const out = await promisify(execFile)(process.execPath, [join(TOOLKIT, 'infra', 'bin', 'klw.mjs'), '--version']);
+    assert.equal(out.stdout.trim(), JSON.parse(readFileSync(join(TOOLKIT, 'package.json'), 'utf8')).version);
+  });
+});

@@ -1,0 +1,122 @@
+// Bundles carry the CEL engine without the guards its registry runs on each declaration: the
+// installed engine must still read as the plugin expects (else bundles would quietly keep them),
+// and a bundle built so must answer as the package does unbundled, in every part of the environment.
+import assert from 'node:assert/strict';
+import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import * as esbuild from 'esbuild';
+import { ENGINE_GUARDS, engineGuardsPlugin, withoutGuards } from '../../infra/build-cel-engine.ts';
+import { compileExpression, isCompileError } from '../../packages/kube-cel/src/compile.ts';
+import { admissionVariables } from '../../packages/kube-cel/src/admission/variables.ts';
+
+const dir = mkdtempSync(join(process.cwd(), '.klw-test-cel-engine-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The installed engine's registry, as the package resolves it. */
+const registryPath = join(
+  createRequire(join(process.cwd(), 'packages', 'kube-cel', 'package.json')).resolve('@marcbachmann/cel-js'),
+  '..',
+  'registry.js',
+);
+
+/** Expressions reaching each part of the environment; evaluated unchecked and checked. */
+const EXPRESSIONS = [
+  "request.namespace == 'shop' && request.kind != null",
+  "authorizer.group('apps').resource('deployments').check('get').allowed()",
+  'namespaceObject == null',
+  "object.metadata.name.lowerAscii().startsWith('web') && object.spec.replicas <= 5",
+  "quantity('1Gi').isGreaterThan(quantity('1Mi')) && ip('10.0.0.1').family() == 4",
+  "sets.contains([1, 2, 3], [2]) && [3, 1].sort() == [1, 3] && url('https://x/y').getHost() == 'x'",
+  "int(timestamp('2024-01-01T00:00:00Z')) > 0 && duration('1s') != null && b'a' < b'b'",
+  "string(object.spec.replicas) + ' of ' + request.name",
+  '1 + 1u',
+];
+
+const review = {
+  uid: 'u',
+  kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+  resource: { group: 'apps', version: 'v1', resource: 'deployments' },
+  operation: 'CREATE',
+  name: 'web',
+  namespace: 'shop',
+  userInfo: { username: 'alice', groups: ['dev'] },
+  object: { metadata: { name: 'Web-1' }, spec: { replicas: 3 } },
+};
+
+/** Each expression's answer, checked and unchecked, as text (the same code runs in the bundle). */
+function answers(compile: typeof compileExpression, isError: typeof isCompileError, variables: object): string[] {
+  return EXPRESSIONS.flatMap((e) =>
+    [true, false].map((typeCheck) => {
+      const c = compile(e, { typeCheck });
+      if (isError(c)) return `compile: ${c.message}`;
+      try {
+        const { value, cost } = c.evaluate(variables as Record<string, unknown>);
+        return `${String(value)} ${cost}`;
+      } catch (err) {
+        return `error: ${(err as Error).message}`;
+      }
+    }),
+  );
+}
+
+describe('the CEL engine in bundles', () => {
+  it('reads as the plugin expects: each guard once in the installed engine', () => {
+    const text = readFileSync(registryPath, 'utf8');
+    const patched = withoutGuards(text);
+    assert.ok(patched, 'the engine changed: update ENGINE_GUARDS in infra/build-cel-engine.ts');
+    for (const { to, method } of ENGINE_GUARDS) assert.ok(patched.includes(to), method);
+  });
+
+  it('leaves an engine whose text changed as it is', () => {
+    const text = readFileSync(registryPath, 'utf8');
+    const [first, second] = ENGINE_GUARDS;
+    assert.equal(withoutGuards(text.replace(first!.from, '  #renamed(newDec) {\n')), undefined);
+    assert.equal(withoutGuards(`${text}\n${second!.from}`), undefined);
+  });
+
+  it('answers in a bundle without the guards as the package unbundled', async () => {
+    const entry = join(dir, 'entry.ts');
+    const src = (p: string) => JSON.stringify(join(process.cwd(), 'packages', 'kube-cel', 'src', p));
+    writeFileSync(
+      entry,
+      `export { compileExpression, isCompileError } from ${src('compile.ts')};
+export { admissionVariables } from ${src('admission/variables.ts')};
+export { loadLibraries } from ${src('libraries/all.ts')};
+`,
+    );
+    const outfile = join(dir, 'bundle.mjs');
+    await esbuild.build({
+      entryPoints: [entry],
+      bundle: true,
+      minify: true,
+      platform: 'node',
+      format: 'esm',
+      outfile,
+      logLevel: 'silent',
+      external: ['re2js'],
+      plugins: [engineGuardsPlugin()],
+    });
+    const text = readFileSync(outfile, 'utf8');
+    assert.ok(!text.includes('overlaps with existing overload'), 'bundled without the guards');
+    const bundled = (await import(pathToFileURL(outfile).href)) as {
+      compileExpression: typeof compileExpression;
+      isCompileError: typeof isCompileError;
+      admissionVariables: typeof admissionVariables;
+      loadLibraries: () => Promise<void>;
+    };
+    await bundled.loadLibraries();
+    // Each side's own variables: the authorizer is a value of its own classes.
+    const options = { authorize: () => ({ decision: 'Allow' as const }) };
+    const here = answers(compileExpression, isCompileError, admissionVariables(review as never, options));
+    const there = answers(
+      bundled.compileExpression,
+      bundled.isCompileError,
+      bundled.admissionVariables(review as never, options),
+    );
+    assert.deepEqual(there, here);
+    assert.ok(here.filter((a) => a.startsWith('true')).length >= 12, here.join('\n'));
+  });
+});
