@@ -1,6 +1,6 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { InvocationTimer } from '../infra/local/back/pool.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
@@ -116,6 +116,25 @@ export function hostileThrowables(): Array<[string, unknown]> {
 }
 
 /**
+ * Runs of every property test (fast-check's `numRuns`; its default is 100). 200 is where each
+ * property in this suite still fails on the faults it was checked against (an edge value lost, a
+ * limit off by one, an escape dropped) while the whole suite's properties cost about a second of
+ * CPU; hostile values sit in each arbitrary's constants, so finding them does not take thousands
+ * of runs. A deep run sets `KLW_FUZZ_RUNS` (`npm run test:deep`) and explores further, with a
+ * new seed each time as always.
+ */
+export const FUZZ_RUNS = fuzzRunsFrom(process.env.KLW_FUZZ_RUNS);
+
+/** The run count `KLW_FUZZ_RUNS` asks for (a whole number from 1), 200 when it is unset or empty. */
+export function fuzzRunsFrom(value: string | undefined): number {
+  if (value === undefined || value === '') return 200;
+  const runs = Number(value);
+  if (!Number.isSafeInteger(runs) || runs < 1)
+    throw new Error(`KLW_FUZZ_RUNS=${JSON.stringify(value)}: give a whole number of runs from 1, such as 5000`);
+  return runs;
+}
+
+/**
  * How long a test waits for something that happens on its own (a file watcher firing, a worker
  * starting) before it fails instead of hanging: far past anything a loaded machine takes, so it
  * bounds a broken test without timing a working one.
@@ -180,6 +199,46 @@ export class ManualTimer {
     }
     return clocks.length;
   }
+}
+
+/**
+ * The toolkit's `source` (a module of the repository, such as the matchConditions evaluator)
+ * built into one JavaScript file `out`, for the threads a test starts: loaded plainly, such a
+ * thread starts in a tenth of a second of CPU, where one that registers tsx (a loader thread of
+ * its own) and compiles the sources takes one to three seconds.
+ */
+export async function bundleForThreads(source: URL, out: string): Promise<string> {
+  const esbuild = await import('esbuild');
+  await esbuild.build({
+    entryPoints: [fileURLToPath(source)],
+    outfile: out,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'error',
+    // Bundled CommonJS packages require Node's own modules.
+    banner: {
+      js: "import { createRequire as bannerRequire } from 'node:module'; const require = bannerRequire(import.meta.url);",
+    },
+  });
+  return pathToFileURL(out).href;
+}
+
+/**
+ * The emulator's matchConditions thread (conditions-worker.mjs) as the installed package runs it:
+ * beside it in `dir`, the evaluator built into JavaScript, which the worker loads where there are
+ * no TypeScript sources. Give it as `worker` to a ConditionPool (or startApi's `conditions`) whose
+ * test is not about the loading: each thread then starts without tsx. `dir` must lie inside the
+ * repository: the evaluator loads the RE2 engine from node_modules when a pattern first needs it.
+ */
+export async function builtConditionsWorker(dir: string): Promise<URL> {
+  const back = new URL('../infra/local/back/', import.meta.url);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
+  copyFileSync(new URL('conditions-worker.mjs', back), join(dir, 'conditions-worker.mjs'));
+  await bundleForThreads(new URL('match-conditions.ts', back), join(dir, 'match-conditions.js'));
+  return pathToFileURL(join(dir, 'conditions-worker.mjs'));
 }
 
 /**

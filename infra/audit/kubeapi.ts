@@ -6,7 +6,7 @@ import { KlwError } from '../errors.ts';
 import type { AuthorizationAttributes, AuthorizationDecision } from '../../packages/kube-cel/src/index.ts';
 import { execCredential, type KubeConnection } from './kubeconfig.ts';
 import { DEFAULT_KUBE_LIMITS, formatMs, type KubeLimits } from './limits.ts';
-import type { KubeObject } from '../../lib/review/types.ts';
+import type { KubeObject } from '../../lib/internal.ts';
 import { valueAt } from '../json.ts';
 
 /** An error answer of the API server. */
@@ -138,7 +138,6 @@ export class KubeClient {
             parsed = undefined;
           }
           const status = res.statusCode ?? 0;
-          // A Status answer's message, as it is; else the start of the body.
           const message = (valueAt(parsed, 'message') as string | undefined) ?? raw.slice(0, 200).trim();
           if (status < 200 || status > 299) settle(new KubeApiError(status, url.pathname, message));
           else if (parsed === undefined) settle(new KlwError(`${url.pathname}: the API server did not answer JSON`));
@@ -220,10 +219,8 @@ export class KubeClient {
         }
       }
       const remaining = valueAt(page, 'metadata', 'remainingItemCount');
-      // Each item is an object (checked above): a Kubernetes object as the API server serializes it.
       await onPage(items as KubeObject[], typeof remaining === 'number' ? remaining : undefined, restarted);
-      const next = valueAt(page, 'metadata', 'continue');
-      token = next ? String(next) : undefined;
+      token = valueAt(page, 'metadata', 'continue') ? String(valueAt(page, 'metadata', 'continue')) : undefined;
       if (!token) return;
       const digest = createHash('sha256').update(token).digest('base64');
       if (tokens.has(digest)) {
@@ -273,12 +270,7 @@ export function identityFromCredentials(
 }
 
 /** A user as the API server's authentication reviews give it. */
-export type AuthenticatedUser = {
-  username: string;
-  uid?: string;
-  groups?: string[];
-  extra?: Record<string, string[]>;
-};
+export type AuthenticatedUser = { username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
 
 /**
  * The user the API server authenticates this connection as: a SelfSubjectReview (1.26+), else a
@@ -315,26 +307,19 @@ export async function whoAmI(client: KubeClient): Promise<AuthenticatedUser | un
   return identityFromCredentials(c);
 }
 
-/** A selector of an access review: its requirements. */
-interface SelectorRequirements {
-  requirements: Array<{ key: string; operator: string | undefined; values?: string[] }>;
-}
-
-/** The selectors of an access review's resourceAttributes. */
-interface SelectorAttributes {
-  fieldSelector?: SelectorRequirements;
-  labelSelector?: SelectorRequirements;
-}
+/** The selectors of an access review's resourceAttributes, each a list of requirements. */
+type SelectorAttributes = Partial<
+  Record<
+    'fieldSelector' | 'labelSelector',
+    { requirements: Array<{ key: string; operator?: string; values?: string[] }> }
+  >
+>;
 
 /** The spec of a (Self)SubjectAccessReview. */
-interface AccessReviewSpec {
+type AccessReviewSpec = Partial<{ user: string; uid: string; groups: string[]; extra: Record<string, string[]> }> & {
   nonResourceAttributes?: { path: string; verb: string };
   resourceAttributes?: SelectorAttributes & { verb: string } & Record<string, unknown>;
-  user?: string;
-  uid?: string;
-  groups?: string[];
-  extra?: Record<string, string[]>;
-}
+};
 
 const LABEL_OPERATORS: Readonly<Record<string, string>> = {
   '=': 'In',
@@ -405,12 +390,8 @@ export async function accessReview(
     kind,
     spec,
   });
-  const status = (valueAt(review, 'status') ?? {}) as {
-    reason?: unknown;
-    allowed?: unknown;
-    denied?: unknown;
-    evaluationError?: unknown;
-  };
+  type Status = Partial<Record<'reason' | 'allowed' | 'denied' | 'evaluationError', unknown>>;
+  const status = (valueAt(review, 'status') ?? {}) as Status;
   const reason = typeof status.reason === 'string' && status.reason ? { reason: status.reason } : {};
   if (status.allowed === true) return { decision: 'Allow', ...reason };
   if (status.denied === true) return { decision: 'Deny', ...reason };

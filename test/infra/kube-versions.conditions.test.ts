@@ -10,7 +10,7 @@ import { ConditionPool } from '../../infra/local/back/condition-pool.ts';
 import type { KubeObject } from '../../lib/index.ts';
 import type { AdmissionRegistration } from '../../lib/registration.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
-import { runKlw } from '../helpers.ts';
+import { builtConditionsWorker, runKlw } from '../helpers.ts';
 
 const registration = {
   type: 'validating',
@@ -22,14 +22,18 @@ const registration = {
 const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', labels: { version: '1.2.3' } } } as KubeObject;
 const body = Buffer.from(JSON.stringify(admissionReview(pod)));
 
-describe('start-api --kube-version', () => {
+describe('start-api --kube-version', async () => {
+  // The threads load the evaluator built into JavaScript, as installed (no tsx in each thread).
+  const built = mkdtempSync(join(process.cwd(), '.klw-test-conditions-'));
+  const worker = await builtConditionsWorker(built);
   const pools: ConditionPool[] = [];
   after(async () => {
     for (const pool of pools) await pool.close();
+    rmSync(built, { recursive: true, force: true });
   });
 
   it('refuses a 1.33 library as 1.30, naming the condition, the version and the function', async () => {
-    const pool = new ConditionPool('semver-hook', { size: 1, log: () => {}, kubeVersion: '1.30' });
+    const pool = new ConditionPool('semver-hook', { size: 1, log: () => {}, kubeVersion: '1.30', worker });
     pools.push(pool);
     const answer = await pool.evaluate(registration, body, 60_000);
     assert.ok(answer, 'the function is not invoked');
@@ -40,7 +44,7 @@ describe('start-api --kube-version', () => {
   });
 
   it("follows the registration's kubernetesVersion without the option, and the newest without either", async () => {
-    const pool = new ConditionPool('semver-hook', { size: 1, log: () => {} });
+    const pool = new ConditionPool('semver-hook', { size: 1, log: () => {}, worker });
     pools.push(pool);
     const old = { ...registration, kubernetesVersion: '1.30' } as AdmissionRegistration;
     assert.ok(await pool.evaluate(old, body, 60_000), 'refused as 1.30');

@@ -13,7 +13,8 @@ import { initProject } from '../../infra/init.ts';
 import { scaffold } from '../../infra/scaffold.ts';
 import { expandTestPaths, findTestFiles, testCommand } from '../../infra/test-runner.ts';
 import { findFunctions } from '../../lib/harness/discover.ts';
-import { runKlw } from '../helpers.ts';
+import { binaryString } from '../arbitraries.ts';
+import { FUZZ_RUNS, runKlw } from '../helpers.ts';
 
 const root = process.cwd();
 const KLW = join(root, 'infra', 'bin', 'klw.mjs');
@@ -217,10 +218,11 @@ describe('the mutating template', () => {
     assert.equal(labelValue('system:serviceaccount:ci:deployer'), 'system_serviceaccount_ci_deployer');
     assert.equal(labelValue('::'), '');
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 100 }), (username) => {
+      fc.property(binaryString({ maxLength: 100 }), (username) => {
         const value = labelValue(username);
         return value.length <= 63 && LABEL_VALUE.test(value);
       }),
+      { numRuns: FUZZ_RUNS },
     );
     // A valid value is kept as it is.
     fc.assert(
@@ -228,6 +230,7 @@ describe('the mutating template', () => {
         fc.stringMatching(/^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$/),
         (username) => labelValue(username) === username,
       ),
+      { numRuns: FUZZ_RUNS },
     );
   });
 });

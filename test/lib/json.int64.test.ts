@@ -13,7 +13,7 @@ import { checkPatch } from '../../lib/admission/patch.ts';
 import { needsExactParse, parseJson, parseJsonExactly, stringifyJson, wholeDoubleKeys } from '../../lib/json.ts';
 import { invoke } from '../../lib/testing/index.ts';
 import { invokeRaw } from '../../lib/harness/invoke.ts';
-import { EVERY_REQUEST } from '../helpers.ts';
+import { EVERY_REQUEST, FUZZ_RUNS } from '../helpers.ts';
 
 // Integers a JavaScript number cannot hold: 2^53 + 1, int64's largest and smallest.
 const BIG = ['9007199254740993', '9223372036854775807', '-9223372036854775808'] as const;
@@ -203,6 +203,13 @@ function expected(v: unknown): unknown {
   return v;
 }
 
+/**
+ * Strings and keys: any, or one that ends in backslashes or holds an escaped quote, where a
+ * reader that miscounts escapes loses track of where a string ends.
+ */
+const anyText = (maxLength?: number) =>
+  fc.oneof(fc.string(maxLength === undefined ? {} : { maxLength }), fc.constantFrom('\\', 'x\\\\', '\\"1'));
+
 describe('parseJson and stringifyJson', () => {
   it('round-trip int64 values inside any JSON, digit for digit', () => {
     const int64 = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n });
@@ -211,11 +218,11 @@ describe('parseJson and stringifyJson', () => {
         { depthSize: 'small' },
         int64,
         fc.double({ noNaN: true, noDefaultInfinity: true }),
-        fc.string(),
+        anyText(),
         fc.boolean(),
         fc.constant(null),
         fc.array(tie('node'), { maxLength: 4 }),
-        fc.dictionary(fc.string({ maxLength: 4 }), tie('node'), { maxKeys: 4 }),
+        fc.dictionary(anyText(4), tie('node'), { maxKeys: 4 }),
       ),
     })).node;
     fc.assert(
@@ -224,7 +231,7 @@ describe('parseJson and stringifyJson', () => {
         assert.equal(stringifyJson(parseJson(text)), text);
         assert.deepEqual(parseJson(text), expected(v));
       }),
-      { numRuns: 1000 },
+      { numRuns: FUZZ_RUNS },
     );
   });
 
@@ -270,7 +277,7 @@ describe('parseJson and stringifyJson', () => {
         assert.equal(needsExactParse(json), false, json);
         assert.equal(needsExactParse(JSON.stringify(v, null, 2)), false, json);
       }),
-      { numRuns: 2000 },
+      { numRuns: FUZZ_RUNS },
     );
     const uid = `{"uid":"0e4c7f6e-1e2d-4a1b-9e8f-7e6d5c4b3a21","kind":{"version":"v1.0"},"n":1}`;
     assert.equal(needsExactParse(uid), false);
@@ -288,10 +295,10 @@ describe('parseJson and stringifyJson', () => {
       node: fc.oneof(
         { depthSize: 'small' },
         literal,
-        fc.oneof(fc.uuid(), fc.string()).map((s) => JSON.stringify(s)),
+        fc.oneof(fc.uuid(), anyText()).map((s) => JSON.stringify(s)),
         fc.array(tie('node'), { maxLength: 4 }).map((items) => `[${items.join(',')}]`),
         fc
-          .array(fc.tuple(fc.string({ maxLength: 4 }), tie('node')), { maxLength: 4 })
+          .array(fc.tuple(anyText(4), tie('node')), { maxLength: 4 })
           .map((members) => `{${members.map(([k, v]) => `${JSON.stringify(k)}: ${v}`).join(',')}}`),
       ),
     })).node;
@@ -304,7 +311,7 @@ describe('parseJson and stringifyJson', () => {
         // The fast path is only ever taken where it reads the same as JSON.parse.
         if (!needsExactParse(json)) assert.deepEqual(exact, JSON.parse(json), json);
       }),
-      { numRuns: 2000 },
+      { numRuns: FUZZ_RUNS },
     );
     for (const json of ['{"a":1.0}', '[1e3]', '{"s":"1e3","n":12345678901234567}', '{"a":"\\"","b":-2.0}'])
       assert.equal(needsExactParse(json), true, json);

@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { startApi, type RunningApi } from '../../../infra/local/api.ts';
 import type { KubeObject } from '../../../lib/index.ts';
 import { admissionReview } from '../../../lib/testing/index.ts';
-import { ManualTimer } from '../../helpers.ts';
+import { bundleForThreads, ManualTimer } from '../../helpers.ts';
 
 const work = mkdtempSync(join(process.cwd(), '.klw-test-conditions-pool-'));
 const addFunction = (name: string, extra: string, decision = "deny('called')") => {
@@ -34,14 +34,12 @@ export default webhook;
 `,
   );
 };
-// The stand-in evaluator: conditions-worker.mjs's messages and evaluator, but a review marked
-// `stall: spin` never gets past its envelope (a busy loop), and `stall: hoard` allocates until the
+// The stand-in evaluator: conditions-worker.mjs's messages and evaluator (built once into
+// JavaScript, so that each thread starts without tsx), but a review marked `stall: spin` never
+// gets past its envelope (its thread blocks for good), and `stall: hoard` allocates until the
 // thread's heap is exhausted. The envelope is posted first, as the real evaluator does.
-const EVALUATOR = new URL('../../../infra/local/back/match-conditions.ts', import.meta.url).href;
-const STALLING_WORKER = `import { parentPort } from 'node:worker_threads';
-import { register } from 'tsx/esm/api';
-register();
-const evaluator = await import(${JSON.stringify(EVALUATOR)});
+const stallingWorker = (evaluator: string) => `import { parentPort } from 'node:worker_threads';
+const evaluator = await import(${JSON.stringify(evaluator)});
 const stall = (body) => JSON.parse(Buffer.from(body).toString()).request?.object?.metadata?.annotations?.stall;
 parentPort.on('message', (message) => {
   if ('warm' in message) {
@@ -52,13 +50,13 @@ parentPort.on('message', (message) => {
   evaluator.runConditionsJob(message, (reply) => {
     parentPort.postMessage(reply);
     if (!('envelope' in reply)) return;
-    if (mode === 'spin') for (;;);
+    // Blocked for good, as a thread busy with a never-ending expression is, without using a core.
+    if (mode === 'spin') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
     if (mode === 'hoard') for (const hoard = []; ; ) hoard.push(new Array(1 << 16).fill(hoard.length));
   });
 });
 `;
 const conditionsWorker = pathToFileURL(join(work, 'stalling-worker.mjs'));
-writeFileSync(conditionsWorker, STALLING_WORKER);
 const ANY = `{ name: 'any', expression: 'true' }`;
 addFunction('slow', `matchConditions: [${ANY}], timeoutSeconds: 30,`);
 addFunction('fast', '', 'allow()');
@@ -87,6 +85,8 @@ let api: RunningApi;
 let bounded: RunningApi;
 const logs: string[] = [];
 before(async () => {
+  const evaluator = new URL('../../../infra/local/back/match-conditions.ts', import.meta.url);
+  writeFileSync(conditionsWorker, stallingWorker(await bundleForThreads(evaluator, join(work, 'evaluator.mjs'))));
   // Ten minutes: the slow review is still being evaluated whenever the test looks.
   const log = (l: string) => logs.push(l);
   const state = join(work, '.state');

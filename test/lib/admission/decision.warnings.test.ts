@@ -15,7 +15,8 @@ import { DeadlineExceeded, withDeadline } from '../../../lib/deadline.ts';
 import { admissionReview, readAnswer } from '../../../lib/testing/index.ts';
 import { invokeRaw } from '../../../lib/harness/invoke.ts';
 import { podPolicy, type Pod } from '../../fixtures/functions.ts';
-import { captureLogger, PATIENCE_MS } from '../../helpers.ts';
+import { binaryString } from '../../arbitraries.ts';
+import { captureLogger, FUZZ_RUNS, PATIENCE_MS } from '../../helpers.ts';
 
 /**
  * The API server's recorder (k8s.io/apiserver endpoints/filters/warning.go, `AddWarning`)
@@ -70,6 +71,8 @@ describe('warnings on a pod with 150,000 containers', () => {
     (c) => `container "${c.name}" uses image "nginx" without a tag; pin a version`,
   );
   const expected = recordWarnings(everyWarning, WARNINGS_TOTAL_LIMIT, WARNING_ITEM_LIMIT);
+  // One review for every test here: a webhook reads it, never changes it, and a copy costs a second.
+  const review = admissionReview(pod);
 
   // Each container is warned about through ctx.warn, and the decision carries them all too.
   const perContainer = defineValidatingWebhook<Pod>({
@@ -92,7 +95,6 @@ describe('warnings on a pod with 150,000 containers', () => {
   ] as const) {
     it(`is answered with the warnings the API server keeps (${label})`, { timeout: PATIENCE_MS }, async () => {
       const { logger, lines } = captureLogger();
-      const review = admissionReview(pod);
       // A clock that stands still: this is about the answer, not about speed (see bench/).
       const raw = await invokeRaw(webhook, review, { handlerOptions: { logger, clock: () => 0 } });
       const result = readAnswer('validating', review, raw);
@@ -118,7 +120,6 @@ describe('warnings on a pod with 150,000 containers', () => {
       enforcement: 'Warn',
       validate: () => deny('too many untagged images').withWarnings(everyWarning),
     });
-    const review = admissionReview(pod);
     // A clock that stands still, as above: 150,000 warnings take what they take.
     const result = readAnswer(
       'validating',
@@ -168,7 +169,7 @@ const EDGE_WARNINGS = [
 
 /** A random warning: an edge case (with `more`) or a short binary string. */
 const warningText = (...more: string[]) =>
-  fc.oneof(fc.constantFrom(...EDGE_WARNINGS, ...more), fc.string({ maxLength: 12, unit: 'binary' }));
+  fc.oneof(fc.constantFrom(...EDGE_WARNINGS, ...more), binaryString({ maxLength: 12 }));
 
 describe('WarningList', () => {
   const text = warningText('aaaaaaaa\n', 'bbbbbbbbbbbb\u0000');
@@ -190,7 +191,7 @@ describe('WarningList', () => {
           );
         },
       ),
-      { numRuns: 3000 },
+      { numRuns: FUZZ_RUNS },
     );
   });
 
@@ -221,14 +222,14 @@ describe('sanitizeWarnings is the API server warning recorder', () => {
           assert.deepEqual(recordWarnings(warnings, total, item), referenceRecorder(warnings, total, item));
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: FUZZ_RUNS },
     );
   });
 
   it('matches the recorder on random warnings at the API server limits', () => {
     const text = fc.oneof(
       fc.string({ minLength: 1, maxLength: 600, unit: 'grapheme' }),
-      fc.string({ maxLength: 40, unit: 'binary' }),
+      binaryString({ maxLength: 40 }),
       fc.constantFrom('same', 'same', 'x'.repeat(300), `${'y'.repeat(300)}\n`),
     );
     fc.assert(
@@ -238,7 +239,7 @@ describe('sanitizeWarnings is the API server warning recorder', () => {
           referenceRecorder(warnings, WARNINGS_TOTAL_LIMIT, WARNING_ITEM_LIMIT),
         );
       }),
-      { numRuns: 300 },
+      { numRuns: FUZZ_RUNS },
     );
   });
 
@@ -382,7 +383,7 @@ describe('withWarnings one call at a time', () => {
           assert.deepEqual(decision.warnings, expected.items);
         }
       }),
-      { numRuns: 500 },
+      { numRuns: FUZZ_RUNS },
     );
   });
 });

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import fastJsonPatch from 'fast-json-patch';
 import { applyPatchCopy, diffPatch } from '../../../lib/admission/patch.ts';
+import { FUZZ_RUNS } from '../../helpers.ts';
 
 const json = (v: unknown) => JSON.parse(JSON.stringify(v));
 
@@ -14,7 +15,7 @@ describe('diffPatch', () => {
       fc.property(object, object, (a, b) => {
         assert.deepEqual(json(diffPatch(a, b)), json(fastJsonPatch.compare(a, b)));
       }),
-      { numRuns: 3000 },
+      { numRuns: FUZZ_RUNS },
     );
   });
 
@@ -24,7 +25,7 @@ describe('diffPatch', () => {
         const b = { ...structuredClone(a), ...extra };
         assert.deepEqual(json(diffPatch(json(a), b)), json(fastJsonPatch.compare(json(a), json(b))));
       }),
-      { numRuns: 1000 },
+      { numRuns: FUZZ_RUNS },
     );
   });
 
@@ -67,7 +68,7 @@ describe('diffPatch', () => {
         const applied = applyPatchCopy(json(a), patch);
         assert.deepEqual(applied, json(b));
       }),
-      { numRuns: 3000 },
+      { numRuns: FUZZ_RUNS },
     );
   });
 

@@ -12,7 +12,7 @@ import {
 import { sourceNames } from '../../../lib/gateway/sources.ts';
 import { createLogger } from '../../../lib/log.ts';
 import { admissionReview, conversionReview, toEvent } from '../../../lib/testing/index.ts';
-import { fixture } from '../../helpers.ts';
+import { fixture, FUZZ_RUNS } from '../../helpers.ts';
 
 const silent = { logger: createLogger({ level: 'silent' }) };
 const validating = defineValidatingWebhook({
@@ -57,7 +57,7 @@ describe('fuzz: the handlers never throw and always answer HTTP', () => {
       fc.asyncProperty(fc.anything(), fc.constantFrom(...handlers), async (event, handler) => {
         assertHttpResult(await handler(event));
       }),
-      { numRuns: 300 },
+      { numRuns: FUZZ_RUNS },
     );
   });
 
@@ -73,7 +73,7 @@ describe('fuzz: the handlers never throw and always answer HTTP', () => {
           assert.ok(result.statusCode === 400 || result.statusCode === 200);
         },
       ),
-      { numRuns: 300 },
+      { numRuns: FUZZ_RUNS },
     );
   });
 
@@ -90,7 +90,7 @@ describe('fuzz: the handlers never throw and always answer HTTP', () => {
           assertHttpResult(await validating(event));
         },
       ),
-      { numRuns: 300 },
+      { numRuns: FUZZ_RUNS },
     );
   });
 
@@ -137,7 +137,7 @@ describe('fuzz: the handlers never throw and always answer HTTP', () => {
           }
         },
       ),
-      { numRuns: 400 },
+      { numRuns: FUZZ_RUNS },
     );
   });
 
@@ -171,7 +171,7 @@ describe('fuzz: the handlers never throw and always answer HTTP', () => {
           }
         },
       ),
-      { numRuns: 300 },
+      { numRuns: FUZZ_RUNS },
     );
   });
 });

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { readAdmissionReview, readConversionReview } from '../../../lib/review/envelope.ts';
 import { parseAdmissionReview, parseConversionReview } from '../../../lib/review/parse.ts';
+import { FUZZ_RUNS } from '../../helpers.ts';
 
 const fixture = (name: string) =>
   JSON.parse(readFileSync(new URL(`../../events/reviews/${name}`, import.meta.url), 'utf8'));
@@ -78,7 +79,7 @@ describe('reading reviews with zod loaded on demand', () => {
           assert.deepEqual(await readAdmissionReview(body), parseAdmissionReview(body));
         },
       ),
-      { numRuns: 300 },
+      { numRuns: FUZZ_RUNS },
     );
   });
 });

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { readAdmissionReviewFast, readConversionReviewFast } from '../../../lib/review/fast.ts';
 import { AdmissionReviewSchema, ConversionReviewSchema } from '../../../lib/review/schemas.ts';
+import { FUZZ_RUNS } from '../../helpers.ts';
 
 const fixture = (name: string) =>
   JSON.parse(readFileSync(new URL(`../../events/reviews/${name}`, import.meta.url), 'utf8'));
@@ -143,6 +144,83 @@ describe('fast review readers', () => {
   ];
   const userInfoKeys = ['username', 'uid', 'groups', 'extra', 'other'];
 
+  /**
+   * One value of each shape the readers tell apart: absent, null, scalars, arrays of strings and
+   * of other things, maps of lists, group/version records with a member missing or mistyped,
+   * the operations. Every field takes each of them in turn below; the properties mix them.
+   */
+  const SHAPES: unknown[] = [
+    undefined,
+    null,
+    '',
+    'x',
+    'example.com/v1',
+    0,
+    1.5,
+    true,
+    [],
+    [''],
+    [0],
+    [null],
+    [[]],
+    {},
+    { a: ['b'] },
+    { a: 'b' },
+    { a: [0] },
+    { group: '', version: '', kind: '' },
+    { group: '', version: '', resource: '' },
+    { group: '', version: '' },
+    { group: 0, version: '', kind: '' },
+    { name: 'n', namespace: 1 },
+    'CREATE',
+    'UPDATE',
+    'PATCH',
+  ];
+
+  /** `body` with `path` (dotted) set to `value`, or removed when it is undefined. */
+  function changed(body: Record<string, any>, path: string, value: unknown): Record<string, any> {
+    const copy = structuredClone(body);
+    const keys = path.split('.');
+    let target = copy;
+    for (const k of keys.slice(0, -1)) target = target[k];
+    if (value === undefined) delete target[keys.at(-1)!];
+    else target[keys.at(-1)!] = value;
+    return copy;
+  }
+
+  it('agree with zod on admission reviews with any one field of each shape', () => {
+    const base = fixture('pod-create-v1.json');
+    let read = 0;
+    const fields = [...requestKeys, ...userInfoKeys.map((k) => `userInfo.${k}`)];
+    for (const field of fields)
+      for (const value of SHAPES)
+        if (sameAsZod(AdmissionReviewSchema, readAdmissionReviewFast, changed(base, `request.${field}`, value))) read++;
+    assert.ok(read > fields.length, `the fast reader read ${read}`);
+  });
+
+  it('agree with zod on conversion reviews with any one field of each shape, objects included', () => {
+    const base = fixture('conversion-v1.json');
+    const object = { apiVersion: 'example.com/v1', kind: 'K', metadata: { name: 'n', namespace: 'd', uid: 'u' } };
+    let read = 0;
+    for (const value of SHAPES) {
+      for (const field of ['uid', 'desiredAPIVersion', 'objects', 'extra'])
+        if (sameAsZod(ConversionReviewSchema, readConversionReviewFast, changed(base, `request.${field}`, value)))
+          read++;
+      const objects = [
+        value,
+        ...['apiVersion', 'kind', 'metadata', 'metadata.name', 'metadata.namespace', 'metadata.uid'].map((field) =>
+          changed(object, field, value),
+        ),
+      ];
+      for (const added of objects) {
+        const body = structuredClone(base);
+        body.request.objects.push(added);
+        if (sameAsZod(ConversionReviewSchema, readConversionReviewFast, body)) read++;
+      }
+    }
+    assert.ok(read > 4, `the fast reader read ${read}`);
+  });
+
   it('agree with zod on admission reviews with random fields (property)', () => {
     const base = fixture('pod-create-v1.json');
     let read = 0;
@@ -165,9 +243,10 @@ describe('fast review readers', () => {
           if (sameAsZod(AdmissionReviewSchema, readAdmissionReviewFast, body) !== undefined) read++;
         },
       ),
-      { numRuns: 3000 },
+      { numRuns: FUZZ_RUNS },
     );
-    assert.ok(read > 300, `the fast reader read ${read} of 3000`);
+    // Far more read (a tenth to a half): a fortieth or fewer would mean the reader is hardly reached.
+    assert.ok(read > FUZZ_RUNS / 40, `the fast reader read ${read} of ${FUZZ_RUNS}`);
   });
 
   it('agree with zod on conversion reviews with random fields and objects (property)', () => {
@@ -200,8 +279,9 @@ describe('fast review readers', () => {
           if (sameAsZod(ConversionReviewSchema, readConversionReviewFast, body) !== undefined) read++;
         },
       ),
-      { numRuns: 3000 },
+      { numRuns: FUZZ_RUNS },
     );
-    assert.ok(read > 300, `the fast reader read ${read} of 3000`);
+    // Far more read (a tenth to a half): a fortieth or fewer would mean the reader is hardly reached.
+    assert.ok(read > FUZZ_RUNS / 40, `the fast reader read ${read} of ${FUZZ_RUNS}`);
   });
 });

@@ -159,6 +159,10 @@ describe('strings bounds', () => {
   const big = `${'a😀'.repeat(250_000)}end`; // 1 MB of UTF-16, 500,003 code points
 
   it('answers 20,000 charAt and substring calls on a 1 MB string with surrogate pairs in one indexing pass', () => {
+    // The last index is kept by the string's value: another test of this process may have left
+    // these very strings indexed, so strings of other values are indexed first.
+    charAt('😀'.repeat(40), 0n);
+    charAt('y'.repeat(64), 0n);
     const before = { ...stringIndexingWork };
     let seen = 0;
     for (let i = 0; i < 20_000; i++) {

@@ -2,11 +2,14 @@
 // and a thread that cannot start. Neither depends on how fast a thread starts: the queue fills
 // in one synchronous loop, before any thread can say it is ready.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ConditionPool, MAX_QUEUED_CONDITIONS } from '../../../../infra/local/back/condition-pool.ts';
 import type { AdmissionRegistration } from '../../../../lib/registration.ts';
 import { admissionReview } from '../../../../lib/testing/index.ts';
 import type { KubeObject } from '../../../../lib/index.ts';
+import { builtConditionsWorker } from '../../../helpers.ts';
 
 const registration = {
   type: 'validating',
@@ -30,14 +33,19 @@ const slow = {
 } as unknown as AdmissionRegistration;
 const heavy = review({ n: Array.from({ length: 5_000 }, (_, i) => i) }, { big: 'a'.repeat(1024 * 1024) });
 
+// The threads load the evaluator built into JavaScript, as installed: these tests are about the pool.
+const built = mkdtempSync(join(process.cwd(), '.klw-test-conditions-'));
+const worker = await builtConditionsWorker(built);
+
 describe('ConditionPool bounds', () => {
   const pools: ConditionPool[] = [];
   after(async () => {
     for (const pool of pools) await pool.close();
+    rmSync(built, { recursive: true, force: true });
   });
 
   it(`answers 429 once ${MAX_QUEUED_CONDITIONS} reviews wait for a thread, and keeps those waiting`, async () => {
-    const pool = new ConditionPool('queued', { size: 1, log: () => {} });
+    const pool = new ConditionPool('queued', { size: 1, log: () => {}, worker });
     pools.push(pool);
     const waiting = Array.from({ length: MAX_QUEUED_CONDITIONS }, () => pool.evaluate(registration, body, 60_000));
     const over = await pool.evaluate(registration, body, 60_000);
@@ -57,6 +65,7 @@ describe('ConditionPool bounds', () => {
     const pool = new ConditionPool('starved', {
       size: 1,
       log: (l) => lines.push(l),
+      worker,
       resourceLimits: { maxOldGenerationSizeMb: 1, maxYoungGenerationSizeMb: 1 },
     });
     pools.push(pool);
@@ -75,7 +84,7 @@ describe('ConditionPool bounds', () => {
     assert.equal(again?.status, 502);
   });
   it('drops a waiting review whose client went away: it never takes a thread', async () => {
-    const pool = new ConditionPool('abandoned', { size: 1, log: () => {} });
+    const pool = new ConditionPool('abandoned', { size: 1, log: () => {}, worker });
     pools.push(pool);
     const started: number[] = [];
     pool.on('evaluating', (id: number) => started.push(id));
@@ -89,7 +98,7 @@ describe('ConditionPool bounds', () => {
   });
 
   it('stops the thread of a review whose client went away, and serves the next on a new one', async () => {
-    const pool = new ConditionPool('abandoned-slow', { size: 1, log: () => {} });
+    const pool = new ConditionPool('abandoned-slow', { size: 1, log: () => {}, worker });
     pools.push(pool);
     const gone = new AbortController();
     pool.once('evaluating', () => gone.abort());

@@ -1,0 +1,51 @@
+// `npm test` runs the test files of a few folders (pure library tests) in one process each, through
+// the group files of test/groups/, instead of one process per file: each process loads tsx and
+// compiles the toolkit's modules again, a second or more of CPU per file, often more than its tests
+// take. The files of a group run one after another, as node:test runs the top-level tests of one
+// process; what a test changes in the process (process.env, a prototype, a mock) it restores
+// itself. A file that needs a process of its own (it changes directory, exits, starts child
+// processes or threads, or listens for process events) still gets one, from its group.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { it } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** The repository. */
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/** What a test file does that others in its process would feel. */
+export const NEEDS_OWN_PROCESS =
+  /\bprocess\.(?:chdir|exit|on|once|abort)\(|node:child_process|node:worker_threads|node:cluster/;
+
+/** The test files under `dirs` (relative to the repository), sorted, with `/` separators. */
+export function testFilesUnder(dirs: string[]): string[] {
+  return dirs
+    .flatMap((dir) =>
+      readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
+        .filter((d) => d.isFile() && /\.test\.m?ts$/.test(d.name))
+        .map((d) => relative(ROOT, join(d.parentPath, d.name)).split('\\').join('/')),
+    )
+    .sort();
+}
+
+/**
+ * Runs the test files under `dirs` in this process, one after another; those that need a process
+ * of their own (NEEDS_OWN_PROCESS) each in a child, as `klw test` would.
+ */
+export async function runGroup(dirs: string[]): Promise<void> {
+  for (const file of testFilesUnder(dirs)) {
+    if (NEEDS_OWN_PROCESS.test(readFileSync(join(ROOT, file), 'utf8'))) {
+      it(`${file} (in a process of its own)`, () => {
+        const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
+        const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', file], {
+          cwd: ROOT,
+          env,
+          encoding: 'utf8',
+        });
+        assert.equal(run.status, 0, `${file} failed:\n${run.stdout}\n${run.stderr}`);
+      });
+    } else await import(pathToFileURL(join(ROOT, file)).href);
+  }
+}

@@ -1,0 +1,70 @@
+// The groups of test/groups/ and `npm test` agree: every folder a group runs is left out of npm
+// test's own search (so no test runs twice) and nothing else is (so every test runs). A grouped
+// file that needs a process of its own gets one.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { NEEDS_OWN_PROCESS, runGroup, testFilesUnder } from '../group.ts';
+
+const root = process.cwd();
+
+/** The folders each group file of test/groups/ runs. */
+function groupedFolders(): string[] {
+  return readdirSync(join(root, 'test', 'groups')).flatMap((name) => {
+    const text = readFileSync(join(root, 'test', 'groups', name), 'utf8');
+    const call = /runGroup\((\[[^\]]*\])\)/.exec(text);
+    assert.ok(call, `test/groups/${name} calls runGroup`);
+    return JSON.parse(call[1]!.replace(/'/g, '"')) as string[];
+  });
+}
+
+// A folder of two test files for runGroup: one that shares the process, one that needs its own.
+const scratch = mkdtempSync(join(root, '.klw-test-group-'));
+const dir = basename(scratch);
+const marker = join(scratch, 'own-process-ran');
+mkdirSync(join(scratch, 'sub'));
+writeFileSync(
+  join(scratch, 'shared.test.ts'),
+  "import { it } from 'node:test';\nit('shared', () => { (globalThis as any).sharedRan = process.pid; });\n",
+);
+writeFileSync(
+  join(scratch, 'sub', 'own.test.ts'),
+  `import { writeFileSync } from 'node:fs';\nimport { it } from 'node:test';\nprocess.on('exit', () => {});\nit('own', () => writeFileSync(${JSON.stringify(marker)}, String(process.pid)));\n`,
+);
+after(() => rmSync(scratch, { recursive: true, force: true }));
+await runGroup([dir]);
+
+describe('test groups', () => {
+  it('are the folders npm test leaves out, besides the end-to-end and journey tests', () => {
+    const scripts = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts as Record<string, string>;
+    const excluded =
+      /--exclude ((?:[^-\s][^\s]*\s+)+)/
+        .exec(scripts.test ?? '')?.[1]
+        ?.trim()
+        .split(/\s+/) ?? [];
+    assert.deepEqual(excluded.filter((d) => d !== 'test/e2e' && d !== 'test/journey').sort(), groupedFolders().sort());
+    for (const folder of groupedFolders()) assert.ok(testFilesUnder([folder]).length > 0, folder);
+  });
+
+  it('run a file in this process, and one that needs its own in a child', () => {
+    assert.deepEqual(testFilesUnder([dir]), [`${dir}/shared.test.ts`, `${dir}/sub/own.test.ts`]);
+    assert.equal((globalThis as { sharedRan?: number }).sharedRan, process.pid);
+    const pid = Number(readFileSync(marker, 'utf8'));
+    assert.ok(pid > 0 && pid !== process.pid, 'the file that listens for process events ran in another process');
+  });
+
+  it('know what a file must not do in a shared process', () => {
+    for (const text of [
+      "process.chdir('/')",
+      'process.exit(1)',
+      "process.on('exit', f)",
+      "process.once('SIGINT', f)",
+      "import { spawn } from 'node:child_process'",
+      "import { Worker } from 'node:worker_threads'",
+    ])
+      assert.match(text, NEEDS_OWN_PROCESS, text);
+    for (const text of ['process.env.X = "1"', 'process.cwd()', "t.mock.method(o, 'f')", 'process.pid'])
+      assert.doesNotMatch(text, NEEDS_OWN_PROCESS, text);
+  });
+});
