@@ -85,6 +85,18 @@ describe("the functions' build for the loader", () => {
     assert.deepEqual(await said(root), ['one says genuine']);
   });
 
+  it('names the first function that does not build, its file and line, and loads none', async () => {
+    const root = project({
+      fine: SAYS('fine', 'hello'),
+      missing: `${GOOD('missing')}import './nowhere.ts';\n`,
+      syntax: `${GOOD('syntax')}const = ;\n`,
+    });
+    const { code, stderr } = await runKlw('--root', root, 'lint');
+    assert.notEqual(code, 0);
+    assert.match(stderr, /functions\/missing: .*functions\/missing\/index\.ts:3: Could not resolve "\.\/nowhere\.ts"/);
+    assert.doesNotMatch(stderr, /syntax|says/);
+  });
+
   it("names the function's own .ts file in a stack trace its code prints at load", async () => {
     const root = project({
       traced: `${GOOD('traced')}\nconsole.error(new Error('where am I').stack);\n`,
