@@ -19,6 +19,8 @@ export interface CachedBuildOptions {
   cacheDir?: string;
   /** Output name to source file. */
   entryPoints?: Record<string, string>;
+  /** True (the default): each module's `import.meta.url` is its source file's; false: the built file's. */
+  sourceUrls?: boolean;
 }
 
 /** A build in the cache: its folder, and whether this call built it (else it was reused). */

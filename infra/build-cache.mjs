@@ -150,7 +150,7 @@ function current(spec) {
 
 /** What, besides the inputs, a build depends on: the recipe, the entry points, where it is. */
 function recipeOf(spec) {
-  return `${RECIPE}\0${spec.root}\0${JSON.stringify(spec.entryPoints)}`;
+  return `${RECIPE}\0${spec.root}\0${JSON.stringify(spec.entryPoints)}\0${spec.sourceUrls}`;
 }
 
 /**
@@ -229,7 +229,7 @@ async function build(spec) {
     metafile: true,
     write: false,
     logLevel: 'silent',
-    plugins: [sourceUrls(esbuild)],
+    plugins: spec.sourceUrls ? [sourceUrls(esbuild)] : [],
   });
   const files = out.outputFiles.map((f) => [relative(outdir, f.path).split(sep).join('/'), f.contents]);
   files.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -270,13 +270,15 @@ async function build(spec) {
 /**
  * The folder of the build of `entryPoints` (name to source file, relative to `root`), built when
  * the cache has none or its sources changed since; `built` says whether this call built it.
- * Defaults: the toolkit's own entry points, root and cache folder.
+ * Defaults: the toolkit's own entry points, root and cache folder. `sourceUrls: false` leaves
+ * `import.meta.url` the built file's own (a project's functions, as their bundles have it).
  */
 export async function cachedBuild(options = {}) {
   const spec = {
     root: resolve(options.root ?? TOOLKIT),
     cacheDir: resolve(options.cacheDir ?? TOOLKIT_CACHE),
     entryPoints: options.entryPoints ?? TOOLKIT_ENTRIES,
+    sourceUrls: options.sourceUrls ?? true,
   };
   const dir = current(spec);
   if (dir) return { dir, built: false };

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, rmSync, existsSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -7,7 +6,7 @@ import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
 import type { ConversionWebhook, Registration } from '../lib/internal.ts';
 import { findFunctions, noFunctionsMessage, type FunctionSource } from '../lib/harness/discover.ts';
 import { describeThrown, KlwError, thrownIn } from './errors.ts';
-import { makeDir, writeFileSafely } from './files.ts';
+import { cachedBuild } from './build-cache.mjs';
 import type { Finding } from './lint/finding.ts';
 import { checkModule, type FunctionModule } from './loader/check.ts';
 import type { LoadTarget } from './loader/child.ts';
@@ -36,43 +35,47 @@ export function loadDir(root: string): string {
 }
 
 /**
- * Transpiles a function's entry so that it imports without a TypeScript loader: esbuild bundles
- * the function's own files (TypeScript or JavaScript, ESM syntax, any package `type`) into an ES
- * module under `.klw/load/`, leaving packages (this toolkit among them) to Node's resolution
- * from the project. The file is named by its content, so changed code is imported afresh.
+ * Builds the functions' entries so that they import without a TypeScript loader: esbuild bundles
+ * each function's own files (TypeScript or JavaScript, ESM syntax, any package `type`) into an ES
+ * module under `.klw/load/`, leaving packages to Node's resolution from the project, with the
+ * code they share (this toolkit's sources, in its own checkout) in chunks imported once. The
+ * build is reused while none of the files it read changed (infra/build-cache.mjs); each set of
+ * functions built together has its own cache folder. Returns each function's module file.
  */
-async function transpile(root: string, source: FunctionSource): Promise<string> {
-  let code: string;
+async function transpile(root: string, sources: FunctionSource[]): Promise<string[]> {
+  const entryPoints = Object.fromEntries(sources.map((s) => [s.name, s.entry]));
+  const set = createHash('sha256').update(JSON.stringify(entryPoints)).digest('hex').slice(0, 16);
+  let dir: string;
   try {
-    const out = await esbuild.build({
-      absWorkingDir: root,
-      entryPoints: [source.entry],
-      bundle: true,
-      packages: 'external',
-      platform: 'node',
-      target: 'node20',
-      format: 'esm',
-      sourcemap: 'inline',
-      write: false,
-      logLevel: 'silent',
-    });
-    code = out.outputFiles[0]!.text;
+    ({ dir } = await cachedBuild({ root, cacheDir: join(loadDir(root), set), entryPoints, sourceUrls: false }));
   } catch (err) {
-    const first = (err as esbuild.BuildFailure).errors?.[0];
-    const where = first?.location ? `${first.location.file}:${first.location.line}: ` : '';
-    throw new KlwError(`functions/${source.name}: ${where}${first?.text ?? describeThrown(err)}`);
+    throw await buildError(root, sources, err);
   }
-  const dir = loadDir(root);
-  const hash = createHash('sha256').update(code).digest('hex').slice(0, 16);
-  const file = join(dir, `${source.name}-${hash}.mjs`);
-  if (!existsSync(file)) {
-    makeDir(dir);
-    for (const old of readdirSync(dir))
-      if (old.startsWith(`${source.name}-`) && /^[0-9a-f]{16}\.mjs$/.test(old.slice(source.name.length + 1)))
-        rmSync(join(dir, old), { force: true });
-    writeFileSafely(file, code);
+  return sources.map((s) => join(dir, `${s.name}.mjs`));
+}
+
+/** The error of the first function (in order) that does not build on its own, naming it; else `err`'s. */
+async function buildError(root: string, sources: FunctionSource[], err: unknown): Promise<KlwError> {
+  for (const source of sources) {
+    try {
+      await esbuild.build({
+        absWorkingDir: root,
+        entryPoints: [source.entry],
+        bundle: true,
+        packages: 'external',
+        platform: 'node',
+        target: 'node20',
+        format: 'esm',
+        write: false,
+        logLevel: 'silent',
+      });
+    } catch (failure) {
+      const first = (failure as esbuild.BuildFailure).errors?.[0];
+      const where = first?.location ? `${first.location.file}:${first.location.line}: ` : '';
+      return new KlwError(`functions/${source.name}: ${where}${first?.text ?? describeThrown(failure)}`);
+    }
   }
-  return file;
+  return new KlwError(`functions: ${describeThrown(err)}`, { cause: err });
 }
 
 /** How function modules are loaded; the defaults suit every command, tests make them small. */
@@ -90,13 +93,14 @@ async function prepare(root: string, only?: string[]): Promise<Array<LoadTarget 
     if (!names.includes(wanted))
       throw new KlwError(`no function "${wanted}" in ${join(root, 'functions')} (have: ${names.join(', ')})`);
   }
-  const targets: Array<LoadTarget & { entry: string }> = [];
-  for (const source of only?.length ? sources.filter((s) => only.includes(s.name)) : sources) {
-    const file = relative(resolve(root), source.entry).split('\\').join('/');
-    const url = pathToFileURL(await transpile(root, source)).href;
-    targets.push({ name: source.name, file, url, entry: source.entry });
-  }
-  return targets;
+  const chosen = only?.length ? sources.filter((s) => only.includes(s.name)) : sources;
+  const modules = await transpile(root, chosen);
+  return chosen.map((source, i) => ({
+    name: source.name,
+    file: relative(resolve(root), source.entry).split('\\').join('/'),
+    url: pathToFileURL(modules[i]!).href,
+    entry: source.entry,
+  }));
 }
 
 /**

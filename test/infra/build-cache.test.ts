@@ -82,6 +82,17 @@ describe('the cached build', () => {
     assert.deepEqual(await cachedBuild(options), { dir: first.dir, built: false });
   });
 
+  it("leaves import.meta.url the built file's when asked, in a build of its own", async () => {
+    const { cacheDir, options } = project('own-urls');
+    const withSources = await cachedBuild(options);
+    const own = await cachedBuild({ ...options, sourceUrls: false });
+    assert.equal(own.built, true, 'not the build made with source URLs');
+    assert.equal(join(own.dir, '..'), cacheDir);
+    assert.notEqual(own.dir, withSources.dir);
+    assert.equal((await run(own.dir)).url.split('?')[0], pathToFileURL(join(own.dir, 'main.mjs')).href);
+    assert.deepEqual(await cachedBuild({ ...options, sourceUrls: false }), { dir: own.dir, built: false });
+  });
+
   it('is built again when a source changed, and runs the new code', async () => {
     const { root, options } = project('changed');
     const first = await cachedBuild(options);
