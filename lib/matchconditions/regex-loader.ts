@@ -5,13 +5,14 @@ import { loadLibraries, loadRegexEngine, needsLibraries, usesRegex } from '../..
 
 /**
  * Loads the chunks `expressions` need (RE2 when one uses a regular expression, the libraries when one
- * names their functions): each call answers the load under way (a failed one is tried again on the
- * next call), or undefined once it is done or when nothing is needed.
+ * names their functions, or always when `checked`: a type-checked expression compiles in the whole
+ * environment): each call answers the load under way (a failed one is tried again on the next
+ * call), or undefined once it is done or when nothing is needed.
  */
-export function chunkLoader(expressions: readonly string[]): () => Promise<void> | undefined {
+export function chunkLoader(expressions: readonly string[], checked = false): () => Promise<void> | undefined {
   const loads = [
     ...(expressions.some(usesRegex) ? [loadRegexEngine] : []),
-    ...(expressions.some(needsLibraries) ? [loadLibraries] : []),
+    ...(checked || expressions.some(needsLibraries) ? [loadLibraries] : []),
   ];
   let loaded = !loads.length;
   let loading: Promise<void> | undefined;

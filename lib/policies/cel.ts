@@ -26,10 +26,11 @@ import type { AdmissionRequest } from '../review/schemas.ts';
 /**
  * Loads what a policy's expressions need before it is compiled in a bundle: the RE2 engine when
  * one uses a regular expression, the Kubernetes libraries when one names their functions. Every
- * string of the spec is read as an expression, so a message naming `matches(` loads RE2 too.
+ * string of the spec is read as an expression, so a message naming `matches(` loads RE2 too;
+ * `checked` (a type-checked compile, in the whole environment) always loads the libraries.
  */
-export function policyRegexLoader(spec: unknown): () => Promise<void> | undefined {
-  return chunkLoader(stringsOf(spec));
+export function policyRegexLoader(spec: unknown, checked = false): () => Promise<void> | undefined {
+  return chunkLoader(stringsOf(spec), checked);
 }
 
 /** The strings of a value, at any depth. */

@@ -189,7 +189,8 @@ export function defineMutatingPolicy<T extends KubeObject = KubeObject>(
   let native: CompiledMutatingPolicy | undefined;
   const version = definition.kubernetesVersion ? { kubernetesVersion: definition.kubernetesVersion } : {};
   const nativeCompiled = () => (native ??= compileMutatingPolicy(policy.spec, version));
-  const regexReady = policyRegexLoader(served);
+  // Type-checked in-function, so compiled in the whole environment: the libraries chunk too.
+  const regexReady = policyRegexLoader(served, true);
   // Type-checked in-function too: an apply configuration's type decides the API server's error text.
   const servedCompiled = servedCompiler(
     definition.kubernetesVersion,
