@@ -47,7 +47,6 @@ const UNTESTED: readonly string[] = [
   'infra/errors.ts',
   'infra/fleet/alarms.ts',
   'infra/fleet/yaml-text.ts',
-  'infra/functions.ts',
   'infra/gen/kube-resources.ts',
   'infra/gen/smd-schemas.ts',
   'infra/lint/finding.ts',

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { loadDir } from '../../../infra/functions.ts';
-import { runKlw } from '../../helpers.ts';
+import { loadDir } from '../../infra/functions.ts';
+import { runKlw } from '../helpers.ts';
 
 // Projects live inside the repository, so `kube-lambda-webhooks` resolves to this package.
 const repo = process.cwd();
