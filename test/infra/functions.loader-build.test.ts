@@ -2,33 +2,15 @@
 // again when one did or when what the cache holds cannot be trusted, and stack traces of a
 // function's code at load still name its TypeScript file.
 import assert from 'node:assert/strict';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { loadDir } from '../../infra/functions.ts';
 import { runKlw } from '../helpers.ts';
+import { GOOD_WEBHOOK, scratchProjects } from './scratch-projects.ts';
 
-// Projects live inside the repository, so `kube-lambda-webhooks` resolves to this package.
-const repo = process.cwd();
-const made: string[] = [];
-after(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
-
-/** A validating function named `webhook` (its file is functions/<folder>/index.ts). */
-const GOOD = (webhook: string) =>
-  "import { allow, defineValidatingWebhook, on, Pod } from 'kube-lambda-webhooks';\n" +
-  `export default defineValidatingWebhook({ name: '${webhook}', rules: [on(Pod).create()], validate: () => allow() });\n`;
-
-function project(functions: Record<string, string>): string {
-  const root = mkdtempSync(join(repo, '.klw-test-'));
-  made.push(root);
-  for (const [name, code] of Object.entries(functions)) {
-    mkdirSync(join(root, 'functions', name), { recursive: true });
-    writeFileSync(join(root, 'functions', name, 'index.ts'), code);
-  }
-  return root;
-}
+const project = scratchProjects();
+const GOOD = GOOD_WEBHOOK;
 
 /** The build folders under the project's .klw/load (one set of functions): their paths. */
 function builds(root: string): string[] {

@@ -1,34 +1,15 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { bundlePath } from '../../../infra/build.ts';
 import { describeThrown } from '../../../infra/errors.ts';
 import { loadFunctions } from '../../../infra/functions.ts';
 import { runKlw } from '../../helpers.ts';
+import { GOOD_WEBHOOK, scratchProjects } from '../scratch-projects.ts';
 
-// Projects live inside the repository, so `kube-lambda-webhooks` resolves to this package.
-const repo = process.cwd();
-const made: string[] = [];
-after(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
-
-/** A validating function that loads and registers as it should. */
-const GOOD = (name: string) =>
-  "import { allow, defineValidatingWebhook, on, Pod } from 'kube-lambda-webhooks';\n" +
-  `export default defineValidatingWebhook({ name: '${name}', rules: [on(Pod).create()], validate: () => allow() });\n`;
-
-/** A project whose functions/<name>/index.ts hold the given code. */
-function project(functions: Record<string, string>): string {
-  const root = mkdtempSync(join(repo, '.klw-test-'));
-  made.push(root);
-  for (const [name, code] of Object.entries(functions)) {
-    mkdirSync(join(root, 'functions', name), { recursive: true });
-    writeFileSync(join(root, 'functions', name, 'index.ts'), code);
-  }
-  return root;
-}
+const project = scratchProjects();
+const GOOD = GOOD_WEBHOOK;
 
 /** No line of klw's own stack trace: errors are one line naming the file. */
 const NO_STACK = /^\s+at /m;
@@ -144,8 +125,7 @@ describe('odd values thrown by a module', () => {
 
   it('klw audit names the file when the module throws an odd value only in klw itself', async () => {
     // Loads in the loader's child, then throws when klw imports it to run it: the marker says which.
-    const marker = join(mkdtempSync(join(repo, '.klw-test-')), 'loaded');
-    made.push(join(marker, '..'));
+    const marker = join(project({}), 'loaded');
     const audited = project({
       twice:
         "import { existsSync, writeFileSync } from 'node:fs';\n" +
