@@ -111,6 +111,15 @@ export function fleetFromEnv(env: NodeJS.ProcessEnv = process.env): FleetRuntime
   return fleet;
 }
 
+/** The Kubernetes versions the fleet's clusters set (KLW_FLEET); none when unset or broken (the handler answers 500). */
+export function fleetKubeVersions(): string[] {
+  try {
+    return [...(fleetFromEnv() ?? new Map()).values()].flatMap((c) => (c.kubeVersion ? [c.kubeVersion] : []));
+  } catch {
+    return [];
+  }
+}
+
 /** The SSM parameter of one cluster's secret(s): the KLW_FLEET_PATH_SECRET_SSM template with the name put in. */
 export function clusterParameterName(template: string, cluster: string): string {
   return template.split(CLUSTER_PLACEHOLDER).join(cluster);

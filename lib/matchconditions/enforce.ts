@@ -7,7 +7,7 @@
  */
 import { allow, errored } from '../admission/decision.ts';
 import type { MutatingWebhookDefinition, ValidatingWebhookDefinition } from '../admission/webhook.ts';
-import { fleetFromEnv } from '../handler/fleet.ts';
+import { fleetKubeVersions } from '../handler/fleet.ts';
 import { completeAdmissionRegistration } from '../registration.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
 import type { WebhookContext } from '../webhook.ts';
@@ -70,7 +70,7 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
   const regex = chunkLoader((definition.matchConditions ?? []).map((c) => c.expression));
   const compileAll = () => {
     conditions();
-    for (const version of fleetVersions()) conditions(version);
+    for (const version of fleetKubeVersions()) conditions(version);
   };
   if (process.env.AWS_LAMBDA_FUNCTION_NAME) {
     const loading = regex();
@@ -95,13 +95,4 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
   const wrapped: ValidatingWebhookDefinition<AnyObject>['validate'] = (request, ctx) =>
     whenReady(() => gate(conditions(ctx.kubeVersion), request as AdmissionRequest, ctx) ?? validate(request, ctx));
   return { ...definition, enforceMatchConditions: true, validate: wrapped } as Enforcing;
-}
-
-/** The Kubernetes versions the fleet's clusters set (KLW_FLEET); none when unset or broken (the handler answers 500). */
-function fleetVersions(): string[] {
-  try {
-    return [...(fleetFromEnv() ?? new Map()).values()].flatMap((c) => (c.kubeVersion ? [c.kubeVersion] : []));
-  } catch {
-    return [];
-  }
 }

@@ -9,7 +9,7 @@
  * for a cluster is an expression error there in-function, under the policy's failurePolicy, and
  * nowhere else.
  */
-import { fleetFromEnv } from '../../handler/fleet.ts';
+import { fleetKubeVersions } from '../../handler/fleet.ts';
 
 /** The version a served policy compiles in for a caller: the caller's, else the definition's, else the newest (undefined). */
 export function servedVersion(own: string | undefined, caller: string | undefined): string | undefined {
@@ -41,20 +41,11 @@ export function servedCompiler<C>(
   if (process.env.AWS_LAMBDA_FUNCTION_NAME) {
     const all = () => {
       forCaller();
-      for (const version of fleetVersions()) forCaller(version);
+      for (const version of fleetKubeVersions()) forCaller(version);
     };
     const loading = regexReady();
     if (loading) loading.then(all, () => {});
     else all();
   }
   return forCaller;
-}
-
-/** The Kubernetes versions the fleet's clusters set (KLW_FLEET); none when unset or broken (the handler answers 500). */
-function fleetVersions(): string[] {
-  try {
-    return [...(fleetFromEnv() ?? new Map()).values()].flatMap((c) => (c.kubeVersion ? [c.kubeVersion] : []));
-  } catch {
-    return [];
-  }
 }
