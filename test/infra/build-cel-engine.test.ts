@@ -115,6 +115,10 @@ export { loadLibraries } from ${src('libraries/all.ts')};
     assert.ok(!text.includes('overlaps with existing overload'), 'bundled without the guards');
     // Read by Node into a string of one byte a character (see ASCII_EDITS).
     assert.equal(text.match(/[^\x00-\x7f]/)?.[0], undefined, 'the bundle is ASCII');
+    // V8 reads a regular expression literal's classes with the module: Unicode properties (thousands
+    // of ranges) only in patterns built when used.
+    assert.ok(text.includes('\\p{L}'), 'the bundle quotes as Go does');
+    assert.equal(text.match(/\/[^/\n]*\\p\{[^/\n]*\/[a-z]*u/)?.[0], undefined, 'no literal with a Unicode property');
     const bundled = (await import(pathToFileURL(outfile).href)) as {
       compileExpression: typeof compileExpression;
       isCompileError: typeof isCompileError;

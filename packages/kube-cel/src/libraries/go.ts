@@ -11,7 +11,9 @@
  */
 let printable: RegExp | undefined;
 function isPrintable(c: string): boolean {
-  printable ??= /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+  // Joined when first used: a literal (or a constant pattern, which linters and minifiers write as
+  // one) would be read with the module.
+  printable ??= new RegExp(['^[', '\\p{L}\\p{M}\\p{N}\\p{P}\\p{S} ', ']$'].join(''), 'u');
   return printable.test(c);
 }
 
