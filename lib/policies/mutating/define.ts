@@ -21,7 +21,7 @@ import {
 } from '../generic/define.ts';
 import { paramSourcesOf, type ParamSources } from '../generic/params.ts';
 import type { MatchedAs, MatchResources, ParamKind, ParamRef, Variable } from '../generic/types.ts';
-import { servedCompiler } from '../generic/versions.ts';
+import { servedCompiler } from '../../handler/served-versions.ts';
 import { type MutatingPolicyOutcome, dispatchMutating, type MutatingDispatchEnvironment } from './dispatch.ts';
 import { type CompiledMutatingPolicy, compileMutatingPolicy } from './evaluate.ts';
 import type { KindSchema } from './mutation.ts';

@@ -21,7 +21,7 @@ import {
 } from '../generic/define.ts';
 import { namespacedKindsOf, paramSourcesOf } from '../generic/params.ts';
 import type { MatchResources, ParamKind, ParamRef, Variable } from '../generic/types.ts';
-import { servedCompiler } from '../generic/versions.ts';
+import { servedCompiler } from '../../handler/served-versions.ts';
 import { dispatchValidating, VALIDATION_FAILURE_ANNOTATION, type PoliciesVerdict } from './dispatcher.ts';
 import type {
   AuditAnnotation,

@@ -1,26 +1,26 @@
 /**
- * The Kubernetes version whose CEL environment compiles a policy served from Lambda, one rule for
- * validating and mutating policies alike. A native policy is compiled by the API server of the
- * cluster that runs it, in that cluster's environment; the function serving the policy to a
- * cluster that lacks it stands in for that API server, so it compiles as the calling cluster
- * would: its `kubeVersion` in the fleet (clusters.yaml), else the definition's own
- * `kubernetesVersion`, else the newest version modelled. `klw lint` checks each expression for
- * the same versions (each fleet cluster's, else the registration's), so an expression it reports
- * for a cluster is an expression error there in-function, under the policy's failurePolicy, and
- * nowhere else.
+ * The Kubernetes version whose CEL environment compiles expressions served from Lambda, one rule
+ * for validating and mutating policies and for matchConditions enforced in-function alike. A
+ * native policy (or a webhook's matchConditions) is compiled by the API server of the cluster
+ * that runs it, in that cluster's environment; the function standing in for that API server
+ * compiles as the calling cluster would: its `kubeVersion` in the fleet (clusters.yaml), else the
+ * definition's own `kubernetesVersion`, else the newest version modelled. `klw lint` checks each
+ * expression for the same versions (each fleet cluster's, else the registration's), so an
+ * expression it reports for a cluster is an expression error there in-function, under the
+ * failurePolicy, and nowhere else.
  */
-import { fleetKubeVersions } from '../../handler/fleet.ts';
+import { fleetKubeVersions } from './fleet.ts';
 
-/** The version a served policy compiles in for a caller: the caller's, else the definition's, else the newest (undefined). */
+/** The version served expressions compile in for a caller: the caller's, else the definition's, else the newest (undefined). */
 export function servedVersion(own: string | undefined, caller: string | undefined): string | undefined {
   return caller ?? own;
 }
 
-/** Compiles a served policy for a caller's version; each version once. */
+/** Compiles served expressions for a caller's version; each version once. */
 export type ServedCompiler<C> = (callerVersion?: string) => C;
 
 /**
- * The served policy's compilations, one per version (the fleet's versions at most, so few), by
+ * The served expressions' compilations, one per version (the fleet's versions at most, so few), by
  * `servedVersion`. Inside Lambda every version the fleet names and the definition's own compile
  * while the module loads (the init phase), once `regexReady` has loaded RE2 where an expression
  * needs it; elsewhere each compiles on first use.
