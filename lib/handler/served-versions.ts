@@ -22,13 +22,13 @@ export type ServedCompiler<C> = (callerVersion?: string) => C;
 /**
  * The served expressions' compilations, one per version (the fleet's versions at most, so few), by
  * `servedVersion`. Inside Lambda every version the fleet names and the definition's own compile
- * while the module loads (the init phase), once `regexReady` has loaded RE2 where an expression
- * needs it; elsewhere each compiles on first use.
+ * while the module loads (the init phase), once `chunksReady` has loaded the chunks the expressions
+ * need (RE2, the Kubernetes libraries); elsewhere each compiles on first use.
  */
 export function servedCompiler<C>(
   own: string | undefined,
   compile: (version: string | undefined) => C,
-  regexReady: () => Promise<unknown> | undefined,
+  chunksReady: () => Promise<unknown> | undefined,
 ): ServedCompiler<C> {
   const compiled = new Map<string | undefined, C>();
   const forVersion = (version: string | undefined): C => {
@@ -43,7 +43,7 @@ export function servedCompiler<C>(
       forCaller();
       for (const version of fleetKubeVersions()) forCaller(version);
     };
-    const loading = regexReady();
+    const loading = chunksReady();
     if (loading) loading.then(all, () => {});
     else all();
   }

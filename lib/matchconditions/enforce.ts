@@ -47,7 +47,7 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
   const { failurePolicy } = completeAdmissionRegistration(isMutating ? 'mutating' : 'validating', definition);
   // The RE2 engine and the Kubernetes libraries are chunks of their own in the bundle, loaded only
   // when a condition uses them, before any is compiled.
-  const regex = chunkLoader((definition.matchConditions ?? []).map((c) => c.expression));
+  const chunksReady = chunkLoader((definition.matchConditions ?? []).map((c) => c.expression));
   // One matcher per Kubernetes version, by the rule of served expressions (the calling fleet
   // cluster's, else the registration's, else the newest): compiled while the module loads inside
   // Lambda (the init phase, done ahead of time with provisioned concurrency), elsewhere (lint,
@@ -62,11 +62,11 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
         typeCheck: false,
         kubeVersion: kubeVersionFromText(version),
       }),
-    regex,
+    chunksReady,
   );
   /** `then` once the chunks are loaded: at once when they are (or are not needed), else after. */
   const whenReady = <T>(then: () => T | Promise<T>): T | Promise<T> => {
-    const loading = regex();
+    const loading = chunksReady();
     return loading ? loading.then(then) : then();
   };
   type Enforcing = D & { enforceMatchConditions: true };

@@ -190,12 +190,12 @@ export function defineMutatingPolicy<T extends KubeObject = KubeObject>(
   const version = definition.kubernetesVersion ? { kubernetesVersion: definition.kubernetesVersion } : {};
   const nativeCompiled = () => (native ??= compileMutatingPolicy(policy.spec, version));
   // Type-checked in-function, so compiled in the whole environment: the libraries chunk too.
-  const regexReady = policyRegexLoader(served, true);
+  const chunksReady = policyRegexLoader(served, true);
   // Type-checked in-function too: an apply configuration's type decides the API server's error text.
   const servedCompiled = servedCompiler(
     definition.kubernetesVersion,
     (kubernetesVersion) => compileMutatingPolicy(served, kubernetesVersion ? { kubernetesVersion } : {}),
-    regexReady,
+    chunksReady,
   );
   if (!process.env.AWS_LAMBDA_FUNCTION_NAME) nativeCompiled();
   const kindSchema = kindSchemas(policy.schemas);
@@ -234,7 +234,7 @@ export function defineMutatingPolicy<T extends KubeObject = KubeObject>(
           return deny(outcome.status!.message, { code: outcome.status!.code, reason: outcome.status!.reason });
         return outcome.object === request.object ? undefined : (outcome.object ?? undefined);
       };
-      const loading = regexReady();
+      const loading = chunksReady();
       return loading ? loading.then(run) : run();
     },
   });

@@ -25,7 +25,7 @@ describe('servedCompiler', () => {
     assert.deepEqual(seen, ['1.29', '1.30']);
   });
 
-  it("inside Lambda, the definition's and every fleet version compile at load, after RE2 is ready", async () => {
+  it("inside Lambda, the definition's and every fleet version compile at load, after the chunks they need are loaded", async () => {
     const saved = { name: process.env.AWS_LAMBDA_FUNCTION_NAME, fleet: process.env.KLW_FLEET };
     process.env.AWS_LAMBDA_FUNCTION_NAME = 'needs-ip';
     process.env.KLW_FLEET = JSON.stringify({ east: { kubeVersion: '1.29' }, west: {}, north: { kubeVersion: '1.31' } });
@@ -40,7 +40,7 @@ describe('servedCompiler', () => {
         (v) => seen.push(v),
         () => loading,
       );
-      assert.deepEqual(seen, [], 'nothing compiles before RE2 is loaded');
+      assert.deepEqual(seen, [], 'nothing compiles before the chunks are loaded');
       ready();
       await loading;
       assert.deepEqual(seen, ['1.30', '1.29', '1.31']);
