@@ -3,7 +3,7 @@
 // however late they are read, and a process a module leaves holding the pipe does not stall klw.
 import assert from 'node:assert/strict';
 import { fork } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { PassThrough } from 'node:stream';
@@ -81,7 +81,7 @@ describe("the loader's output", () => {
       );
       assert.deepEqual(sayings(stderr), ['holder says hello']);
     } finally {
-      process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
+      if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
     }
   });
 });
