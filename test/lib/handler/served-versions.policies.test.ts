@@ -4,11 +4,11 @@
 // by its path secret, so either kind drifting from the rule fails here.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Deployment, on } from '../../../../lib/index.ts';
-import { lambdaContext, toEvent } from '../../../../lib/harness/events.ts';
-import { createLogger } from '../../../../lib/log.ts';
-import { defineMutatingPolicy, defineValidatingPolicy } from '../../../../lib/policies/index.ts';
-import { admissionReview } from '../../../../lib/testing/index.ts';
+import { Deployment, on } from '../../../lib/index.ts';
+import { lambdaContext, toEvent } from '../../../lib/harness/events.ts';
+import { createLogger } from '../../../lib/log.ts';
+import { defineMutatingPolicy, defineValidatingPolicy } from '../../../lib/policies/index.ts';
+import { admissionReview } from '../../../lib/testing/index.ts';
 
 const EAST = 'e'.repeat(43);
 const WEST = 'w'.repeat(43);
