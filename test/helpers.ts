@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -81,6 +82,49 @@ export async function withCapturedOutput<T>(
     process.stdout.write = originalOut;
     process.stderr.write = originalErr;
   }
+}
+
+/** What one in-process klw run wrote, by stream. */
+interface Capture {
+  stdout: string[];
+  stderr: string[];
+}
+const captures = new AsyncLocalStorage<Capture>();
+let routed = false;
+
+/**
+ * Routes writes to stdout and stderr made inside a `captures.run` (and whatever it started) to that
+ * run's buffers; every other write passes through, so the test runner's own stdout stays intact and
+ * runs side by side keep their output apart.
+ */
+function routeOutput(): void {
+  if (routed) return;
+  routed = true;
+  for (const key of ['stdout', 'stderr'] as const) {
+    const stream = process[key];
+    const original = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+      const capture = captures.getStore();
+      if (!capture) return original(chunk, ...rest);
+      capture[key].push(typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8'));
+      const done = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+      if (done) process.nextTick(done);
+      return true;
+    }) as typeof stream.write;
+  }
+}
+
+/**
+ * Runs klw in this process as the command line would (`klw ...args`): its exit code, stdout and
+ * stderr. Runs may overlap; each gets its own output. For tests about a command's logic: one test
+ * per command family still starts the real process.
+ */
+export async function klwInProcess(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { main } = await import('../infra/cli.ts');
+  routeOutput();
+  const capture: Capture = { stdout: [], stderr: [] };
+  const code = await captures.run(capture, () => main(['node', 'klw', ...args]));
+  return { code, stdout: capture.stdout.join(''), stderr: capture.stderr.join('') };
 }
 
 /** Runs klw in-process with the given arguments; its exit code and what it wrote to stderr. */
