@@ -7,6 +7,7 @@
 // commands and options that exist (read from klw's own --help) and npm scripts that exist; YAML
 // and JSON blocks parse; every relative link points to a file and heading that exist.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -21,7 +22,8 @@ import { type RunningLambda, startLambda } from '../../infra/local/lambda-api.ts
 import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
 import type { ConversionWebhook } from '../../lib/conversion/webhook.ts';
 import { admissionReview, conversionReview, invoke } from '../../lib/testing/index.ts';
-import { ManualTimer } from '../helpers.ts';
+import { hashTree, ManualTimer, toolkitHash } from '../helpers.ts';
+import { klwHelpTexts } from './klw-help.ts';
 import {
   anchors,
   type Block,
@@ -80,6 +82,11 @@ const nameOf = (b: Block) => /\bname:\s*'([a-z0-9-]+)'/.exec(b.code)?.[1];
 const where = (b: Block, offset = 0) => `${b.doc}:${b.line + offset}`;
 
 const work = mkdtempSync(join(root, '.klw-test-docs-'));
+/**
+ * The type-check that passed last, named by a hash of what tsc reads: the blocks, the toolkit's
+ * sources and settings, the packages' versions and TypeScript's (package-lock.json).
+ */
+const TSC_PASSES = join(root, 'node_modules', '.cache', 'klw-docs-tsc');
 /** Where each block was written, to map tsc's positions back to Markdown lines. */
 const files = new Map<string, Block>();
 /** Each function's block; the same function shown on two pages must be the same code. */
@@ -156,6 +163,11 @@ describe('docs: TypeScript examples', () => {
   });
 
   it('type-check', async () => {
+    // A check that passed is not repeated while nothing tsc reads has changed.
+    const inputs = createHash('sha256').update(toolkitHash());
+    hashTree(inputs, work, work);
+    const passed = join(TSC_PASSES, inputs.digest('hex').slice(0, 32));
+    if (existsSync(passed)) return;
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
     const out = await run([tsc, '--noEmit', '-p', join(work, 'tsconfig.json')]);
     // Point each error at its Markdown line.
@@ -167,6 +179,9 @@ describe('docs: TypeScript examples', () => {
       },
     );
     assert.equal(out.code, 0, errors);
+    rmSync(TSC_PASSES, { recursive: true, force: true });
+    mkdirSync(TSC_PASSES, { recursive: true });
+    writeFileSync(passed, '');
   });
 
   for (const block of blocks.filter(isFunction)) {
@@ -238,13 +253,8 @@ describe('docs: TypeScript examples', () => {
 
 /** Every command's help, by command path ('' for klw itself), from klw's own --help. */
 async function klwHelp(): Promise<Map<string, Help>> {
-  const out = await run(['--import', 'tsx', join(root, 'test', 'docs', 'klw-help.ts')]);
-  assert.equal(out.code, 0, out.stderr);
   const helps = new Map<string, Help>();
-  for (const part of out.stdout.split(/^=== /m).slice(1)) {
-    const nl = part.indexOf('\n');
-    helps.set(part.slice(0, nl).trim(), parseHelp(part.slice(nl + 1)));
-  }
+  for (const [path, text] of await klwHelpTexts()) helps.set(path, parseHelp(text));
   return helps;
 }
 

@@ -2,7 +2,7 @@
 // generates. One osls run costs about 3 s of CPU (most of it validating the configuration against
 // the framework's schema), so each distinct run is kept in node_modules/.cache/klw-osls, named by
 // everything its result depends on: the toolkit's sources and settings, the osls and esbuild
-// versions, the project's files, the arguments and the KLW_/AWS_/SLS_ environment. Any change
+// versions (package-lock.json), the project's files, the arguments and the KLW_/AWS_/SLS_ environment. Any change
 // there means a new osls run; a stored run gives back osls's exit code and output, the package
 // folder it wrote and the bundles the plugin built in dist/.
 import { createHash } from 'node:crypto';
@@ -17,9 +17,10 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { isAbsolute, join, relative } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runServerless } from '../../../infra/deploy/serverless.ts';
+import { hashTree, toolkitHash } from '../../helpers.ts';
 
 const TOOLKIT = fileURLToPath(new URL('../../../', import.meta.url));
 /** Where the runs are kept. */
@@ -27,48 +28,17 @@ const CACHE = join(TOOLKIT, 'node_modules', '.cache', 'klw-osls');
 /** Folders of a project that osls, the plugin or the loader write (their caches), never read as input. */
 const OUTPUTS = new Set(['dist', '.serverless', 'node_modules', join('.klw', 'load')]);
 
-/** Adds every file under `dir` (relative path and content) to `hash`, in a stable order, but the paths of `skip`. */
-function hashTree(hash: ReturnType<typeof createHash>, base: string, dir: string, skip: Set<string>): void {
-  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-    const path = join(dir, entry.name);
-    if (skip.has(relative(base, path)) || entry.name === 'node_modules') continue;
-    if (entry.isDirectory()) hashTree(hash, base, path, skip);
-    else if (entry.isFile())
-      hash
-        .update(`${relative(base, path)}\0`)
-        .update(readFileSync(path))
-        .update('\0');
-  }
-}
-
-let toolkitHash: string | undefined;
-/** What the plugin and osls are made of: the toolkit's sources and the versions of the tools it runs. */
-function toolkit(): string {
-  if (toolkitHash) return toolkitHash;
-  const hash = createHash('sha256').update('klw-osls-1\0');
-  for (const dir of ['lib', 'infra', 'packages'])
-    hashTree(hash, TOOLKIT, join(TOOLKIT, dir), new Set(['node_modules']));
-  for (const file of [
-    'package.json',
-    'tsconfig.json',
-    'node_modules/osls/package.json',
-    'node_modules/esbuild/package.json',
-    fileURLToPath(import.meta.url),
-  ])
-    hash
-      .update(`${file}\0`)
-      .update(readFileSync(isAbsolute(file) ? file : join(TOOLKIT, file)))
-      .update('\0');
-  toolkitHash = hash.digest('hex').slice(0, 16);
-  return toolkitHash;
-}
-
 /** The name of a run: the toolkit, then the project, arguments and environment. */
 function runName(work: string, args: string[], env: NodeJS.ProcessEnv): string {
   const hash = createHash('sha256').update(`${JSON.stringify(args)}\0`);
   for (const name of Object.keys(env).sort()) if (/^(KLW_|AWS_|SLS_)/.test(name)) hash.update(`${name}=${env[name]}\0`);
   hashTree(hash, work, work, OUTPUTS);
   return `${toolkit()}-${hash.digest('hex').slice(0, 16)}`;
+}
+
+/** The toolkit's sources and the versions of the tools it runs, osls's among them, and this file. */
+function toolkit(): string {
+  return toolkitHash([fileURLToPath(import.meta.url)]);
 }
 
 /** Copies `from` to `to` when it exists, replacing what `to` held. */
