@@ -3,7 +3,8 @@
 // as it does for functions here) and type-checked with tsc; function blocks are loaded, built and
 // answer a review, test blocks pass under node --test, and the other blocks run as scripts
 // against `klw local start-lambda`, their `console.log(...); // expected` lines compared. A block
-// marked ```ts no-check is left out, and counted. Shell blocks and inline code name only klw
+// marked ```ts no-check is left out, and counted. A type-check or test block that passed is not
+// run again while nothing it reads has changed (PASSES). Shell blocks and inline code name only klw
 // commands and options that exist (read from klw's own --help) and npm scripts that exist; YAML
 // and JSON blocks parse; every relative link points to a file and heading that exist.
 import assert from 'node:assert/strict';
@@ -83,10 +84,24 @@ const where = (b: Block, offset = 0) => `${b.doc}:${b.line + offset}`;
 
 const work = mkdtempSync(join(root, '.klw-test-docs-'));
 /**
- * The type-check that passed last, named by a hash of what tsc reads: the blocks, the toolkit's
- * sources and settings, the packages' versions and TypeScript's (package-lock.json).
+ * Checks that passed (the type-check, the test examples), kept across runs by a hash of what they
+ * read: the blocks, the toolkit's sources and settings, the packages' versions (package-lock.json)
+ * and Node's. A check passed before is not repeated while none of these changed.
  */
-const TSC_PASSES = join(root, 'node_modules', '.cache', 'klw-docs-tsc');
+const PASSES = join(root, 'node_modules', '.cache', 'klw-docs-passes');
+
+/** Where a pass of the check reading `inputs` (and the toolkit) is kept. */
+function passOf(hash: ReturnType<typeof createHash>): string {
+  return join(PASSES, `${toolkitHash()}-${hash.update(process.version).digest('hex').slice(0, 32)}`);
+}
+
+/** Keeps a pass; passes of other toolkit sources go. */
+function keepPass(pass: string): void {
+  mkdirSync(PASSES, { recursive: true });
+  for (const old of readdirSync(PASSES))
+    if (!old.startsWith(`${toolkitHash()}-`)) rmSync(join(PASSES, old), { force: true });
+  writeFileSync(pass, '');
+}
 /** Where each block was written, to map tsc's positions back to Markdown lines. */
 const files = new Map<string, Block>();
 /** Each function's block; the same function shown on two pages must be the same code. */
@@ -163,10 +178,9 @@ describe('docs: TypeScript examples', () => {
   });
 
   it('type-check', async () => {
-    // A check that passed is not repeated while nothing tsc reads has changed.
-    const inputs = createHash('sha256').update(toolkitHash());
+    const inputs = createHash('sha256').update('tsc\0');
     hashTree(inputs, work, work);
-    const passed = join(TSC_PASSES, inputs.digest('hex').slice(0, 32));
+    const passed = passOf(inputs);
     if (existsSync(passed)) return;
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
     const out = await run([tsc, '--noEmit', '-p', join(work, 'tsconfig.json')]);
@@ -179,9 +193,7 @@ describe('docs: TypeScript examples', () => {
       },
     );
     assert.equal(out.code, 0, errors);
-    rmSync(TSC_PASSES, { recursive: true, force: true });
-    mkdirSync(TSC_PASSES, { recursive: true });
-    writeFileSync(passed, '');
+    keepPass(passed);
   });
 
   for (const block of blocks.filter(isFunction)) {
@@ -243,10 +255,16 @@ describe('docs: TypeScript examples', () => {
 
   for (const block of blocks.filter(isTest)) {
     it(`${where(block)}: the test example passes`, async () => {
+      // The example and the docs' functions it may import.
+      const inputs = createHash('sha256').update(`test\0${relative(work, fileOf(block)!)}\0${block.code}\0`);
+      hashTree(inputs, work, join(work, 'functions'));
+      const passed = passOf(inputs);
+      if (existsSync(passed)) return;
       const out = await run(['--import', 'tsx', '--test', '--test-reporter=tap', fileOf(block)!]);
       assert.equal(out.code, 0, out.stdout + out.stderr);
       assert.match(out.stdout, /^# pass [1-9]/m);
       assert.match(out.stdout, /^# fail 0$/m);
+      keepPass(passed);
     });
   }
 });
