@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -299,7 +299,7 @@ export function projectInRepository(prefix: string, functions: Record<string, st
   return work;
 }
 
-/** Adds every file under `dir` (path relative to `base`, and content) to `hash` in a stable order, but node_modules and the paths of `skip`. */
+/** Adds every file under `dir` (path relative to `base`, and content; a symlink by its target path) to `hash` in a stable order, but node_modules and the paths of `skip`. */
 export function hashTree(
   hash: ReturnType<typeof createHash>,
   base: string,
@@ -310,6 +310,8 @@ export function hashTree(
     const path = join(dir, entry.name);
     if (skip.has(relative(base, path)) || entry.name === 'node_modules') continue;
     if (entry.isDirectory()) hashTree(hash, base, path, skip);
+    // A symlink by where it points, not followed: changing its target changes the hash.
+    else if (entry.isSymbolicLink()) hash.update(`${relative(base, path)}\0->${readlinkSync(path)}\0`);
     else if (entry.isFile())
       hash
         .update(`${relative(base, path)}\0`)

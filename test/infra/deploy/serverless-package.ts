@@ -1,44 +1,111 @@
 // `serverless package` (osls, offline) of a scratch project, for the tests of what the plugin
 // generates. One osls run costs about 3 s of CPU (most of it validating the configuration against
-// the framework's schema), so each distinct run is kept in node_modules/.cache/klw-osls, named by
-// everything its result depends on: the toolkit's sources and settings, the osls and esbuild
-// versions (package-lock.json), the project's files, the arguments and the KLW_/AWS_/SLS_ environment. Any change
-// there means a new osls run; a stored run gives back osls's exit code and output, the package
-// folder it wrote and the bundles the plugin built in dist/.
+// the framework's schema), so each distinct successful run is kept in node_modules/.cache/klw-osls,
+// named by everything its result depends on: the toolkit's sources and settings, the package
+// versions (package-lock.json), Node's version, the osls binary (its resolved path and version),
+// this file and test/helpers.ts, the project's files (a symlink by its target), the arguments and
+// the environment osls reads (ENV_READ). Any change there means a new osls run; a stored run gives
+// back osls's output, the package folder it wrote and the bundles the plugin built in dist/. A
+// failed run (an error, a killed or out-of-memory osls) is never kept.
 import { createHash } from 'node:crypto';
 import {
   cpSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   renameSync,
   rmSync,
+  type Stats,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runServerless } from '../../../infra/deploy/serverless.ts';
+import { runServerless, serverlessBin } from '../../../infra/deploy/serverless.ts';
 import { hashTree, toolkitHash } from '../../helpers.ts';
 
 const TOOLKIT = fileURLToPath(new URL('../../../', import.meta.url));
 /** Where the runs are kept. */
-const CACHE = join(TOOLKIT, 'node_modules', '.cache', 'klw-osls');
+export const OSLS_CACHE = join(TOOLKIT, 'node_modules', '.cache', 'klw-osls');
 /** Folders of a project that osls, the plugin or the loader write (their caches), never read as input. */
 const OUTPUTS = new Set(['dist', '.serverless', 'node_modules', join('.klw', 'load')]);
+/** The environment variables osls, the plugin and Node read: every one of these is part of a run's name. */
+const ENV_READ = /^(KLW_|AWS_|SLS_|SERVERLESS_|NODE_|XDG_|HOME$|PATH$|TZ$|LANG$|LC_)/;
+/** A kept run's name: the toolkit's hash, then the run's. */
+const ENTRY = /^[0-9a-f]{16}-[0-9a-f]{16}$/;
+/** A draft older than this was left by a run that died: no run of osls takes an hour. */
+const DRAFT_AGE_MS = 60 * 60 * 1000;
 
-/** The name of a run: the toolkit, then the project, arguments and environment. */
-function runName(work: string, args: string[], env: NodeJS.ProcessEnv): string {
-  const hash = createHash('sha256').update(`${JSON.stringify(args)}\0`);
-  for (const name of Object.keys(env).sort()) if (/^(KLW_|AWS_|SLS_)/.test(name)) hash.update(`${name}=${env[name]}\0`);
+/** What one osls run gave. */
+type Result = { code: number; stdout: string; stderr: string };
+
+/** The osls binary a project runs, resolved, and its package version. */
+function oslsIdentity(work: string): string {
+  const bin = serverlessBin(work);
+  let real = bin;
+  let version = 'none';
+  try {
+    real = realpathSync(bin);
+    version = JSON.parse(readFileSync(join(dirname(dirname(real)), 'package.json'), 'utf8')).version;
+  } catch {
+    // Not installed: the run fails, and failures are not kept.
+  }
+  return `${bin}\0${real}\0${version}`;
+}
+
+/** The name of a run: the toolkit, then Node, osls, the project, arguments and environment. */
+export function runName(work: string, args: string[], env: NodeJS.ProcessEnv): string {
+  const hash = createHash('sha256').update(`${process.version}\0${oslsIdentity(work)}\0${JSON.stringify(args)}\0`);
+  for (const name of Object.keys(env).sort()) if (ENV_READ.test(name)) hash.update(`${name}=${env[name]}\0`);
   hashTree(hash, work, work, OUTPUTS);
   return `${toolkit()}-${hash.digest('hex').slice(0, 16)}`;
 }
 
-/** The toolkit's sources and the versions of the tools it runs, osls's among them, and this file. */
+/** The toolkit's sources and the versions of the tools it runs, and the code that keeps the runs. */
 function toolkit(): string {
-  return toolkitHash([fileURLToPath(import.meta.url)]);
+  return toolkitHash([fileURLToPath(import.meta.url), fileURLToPath(new URL('../../helpers.ts', import.meta.url))]);
+}
+
+/** What is at `path`, not following a symlink, or undefined. */
+function entryAt(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The cache folder, made a real folder: anything else there (a planted symlink, a file) is removed, never followed. */
+function cacheFolder(cache: string): string {
+  const stat = entryAt(cache);
+  if (stat && !stat.isDirectory()) rmSync(cache, { force: true });
+  mkdirSync(cache, { recursive: true });
+  if (!entryAt(cache)?.isDirectory()) throw new Error(`${cache}: not a folder; remove it`);
+  return cache;
+}
+
+/** A kept run at `stored`, read only when it and its result are real files and folders, not symlinks. */
+function storedRun(stored: string): Result | undefined {
+  const stat = entryAt(stored);
+  if (!stat) return undefined;
+  if (!stat.isDirectory() || !entryAt(join(stored, 'result.json'))?.isFile()) {
+    rmSync(stored, { recursive: true, force: true });
+    return undefined;
+  }
+  return JSON.parse(readFileSync(join(stored, 'result.json'), 'utf8')) as Result;
+}
+
+/** Removes kept runs of other toolkit sources and drafts older than DRAFT_AGE_MS; other names are left alone. */
+export function pruneRuns(cache: string, current: string, now: number): void {
+  for (const name of readdirSync(cache)) {
+    const path = join(cache, name);
+    if (ENTRY.test(name) && !name.startsWith(`${current}-`)) rmSync(path, { recursive: true, force: true });
+    else if (name.startsWith('.draft-') && now - (entryAt(path)?.mtimeMs ?? now) > DRAFT_AGE_MS)
+      rmSync(path, { recursive: true, force: true });
+  }
 }
 
 /** Copies `from` to `to` when it exists, replacing what `to` held. */
@@ -47,40 +114,53 @@ function copyIfThere(from: string, to: string): void {
   if (existsSync(from)) cpSync(from, to, { recursive: true });
 }
 
+/** How serverlessPackage runs: for its own tests, the runner, the cache folder and the clock. */
+export interface PackageOptions {
+  /** Run osls even when a kept run exists (and keep the new one): at least one successful run is real. */
+  fresh?: boolean;
+  /** Runs osls; runServerless. */
+  run?: (work: string, args: string[], env: NodeJS.ProcessEnv) => Promise<Result>;
+  /** The cache folder; OSLS_CACHE. */
+  cache?: string;
+  /** The clock for the age of drafts; Date.now. */
+  now?: () => number;
+}
+
 /**
  * Runs `serverless package <args> --package <packageDir>` in `work` with `env`, or gives back the
- * stored run of the same inputs: osls's exit code and output, `packageDir` and `work/dist` as it
- * left them. Runs of other toolkit sources are removed when a new one is stored.
+ * stored successful run of the same inputs: osls's output, `packageDir` and `work/dist` as it left
+ * them. Only a run that exits 0 is kept; runs of other toolkit sources are removed when one is.
  */
 export async function serverlessPackage(
   work: string,
   args: string[],
   packageDir: string,
   env: NodeJS.ProcessEnv,
-): Promise<{ code: number; stdout: string; stderr: string }> {
+  { fresh = false, run = runServerless, cache = OSLS_CACHE, now = Date.now }: PackageOptions = {},
+): Promise<Result> {
   const name = runName(work, args, env);
-  const stored = join(CACHE, name);
-  if (!existsSync(join(stored, 'result.json'))) {
-    const result = await runServerless(work, ['package', ...args, '--package', packageDir], env);
-    mkdirSync(CACHE, { recursive: true });
-    const draft = mkdtempSync(join(CACHE, '.draft-'));
-    copyIfThere(packageDir, join(draft, 'package'));
-    copyIfThere(join(work, 'dist'), join(draft, 'dist'));
-    writeFileSync(join(draft, 'result.json'), JSON.stringify(result));
-    try {
-      renameSync(draft, stored);
-    } catch {
-      // A test file running at once stored the same run first.
-      rmSync(draft, { recursive: true, force: true });
-    }
-    for (const old of readdirSync(CACHE))
-      if (!old.startsWith(`${toolkit()}-`) && !old.startsWith('.draft-'))
-        rmSync(join(CACHE, old), { recursive: true, force: true });
-    return result;
+  const stored = join(cache, name);
+  const kept = fresh || !entryAt(cache)?.isDirectory() ? undefined : storedRun(stored);
+  if (kept) {
+    copyIfThere(join(stored, 'package'), packageDir);
+    copyIfThere(join(stored, 'dist'), join(work, 'dist'));
+    return kept;
   }
-  copyIfThere(join(stored, 'package'), packageDir);
-  copyIfThere(join(stored, 'dist'), join(work, 'dist'));
-  return JSON.parse(readFileSync(join(stored, 'result.json'), 'utf8'));
+  const result = await run(work, ['package', ...args, '--package', packageDir], env);
+  if (result.code !== 0) return result;
+  const draft = mkdtempSync(join(cacheFolder(cache), '.draft-'));
+  copyIfThere(packageDir, join(draft, 'package'));
+  copyIfThere(join(work, 'dist'), join(draft, 'dist'));
+  writeFileSync(join(draft, 'result.json'), JSON.stringify(result));
+  if (entryAt(stored)) rmSync(stored, { recursive: true, force: true });
+  try {
+    renameSync(draft, stored);
+  } catch {
+    // A test file running at once stored the same run first.
+    rmSync(draft, { recursive: true, force: true });
+  }
+  pruneRuns(cache, toolkit(), now());
+  return result;
 }
 
 /** The path secret the scratch projects keep locally, as klw does: no template may hold its value. */
