@@ -64,55 +64,62 @@ export function testPod(spec: Pod['spec'] = {}): Pod {
   };
 }
 
+/** What one capture keeps, by stream (a stream left out passes to the enclosing capture), as written. */
+interface Capture {
+  stdout?: Buffer[];
+  stderr?: Buffer[];
+  parent?: Capture;
+}
+const captures = new AsyncLocalStorage<Capture>();
+
+/** A chunk as written to a stream (a string in its encoding, or bytes), as bytes. */
+function bytesOf(chunk: unknown, encoding: unknown): Buffer {
+  if (typeof chunk === 'string')
+    return Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+  return Buffer.from(chunk as Uint8Array);
+}
+
+/**
+ * Routes writes to stdout and stderr made inside a capture (and whatever it started) to the
+ * innermost capture that keeps that stream; every other write passes through, so the test runner's
+ * own output stays intact and captures nested or side by side, begun and ended in any order, keep
+ * their output apart. Installed once, when this module loads, and never undone.
+ */
+for (const key of ['stdout', 'stderr'] as const) {
+  const stream = process[key];
+  const original = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+  stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+    let capture = captures.getStore();
+    while (capture && !capture[key]) capture = capture.parent;
+    if (!capture) return original(chunk, ...rest);
+    capture[key]!.push(bytesOf(chunk, rest[0]));
+    const done = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+    if (done) process.nextTick(done);
+    return true;
+  }) as typeof stream.write;
+}
+
+/** Runs `run` inside a capture of `streams`: what it returned and what it wrote, decoded once at the end. */
+async function captured<T>(
+  streams: { stdout: boolean; stderr: boolean },
+  run: () => Promise<T>,
+): Promise<{ result: T; stdout: string; stderr: string }> {
+  const capture: Capture = {
+    stdout: streams.stdout ? [] : undefined,
+    stderr: streams.stderr ? [] : undefined,
+    parent: captures.getStore(),
+  };
+  const result = await captures.run(capture, run);
+  const text = (chunks?: Buffer[]) => Buffer.concat(chunks ?? []).toString('utf8');
+  return { result, stdout: text(capture.stdout), stderr: text(capture.stderr) };
+}
+
 /** Runs `run` with stderr (and, when asked, stdout) captured: what it returned and what was written. */
-export async function withCapturedOutput<T>(
+export function withCapturedOutput<T>(
   run: () => Promise<T>,
   { stdout = false }: { stdout?: boolean } = {},
 ): Promise<{ result: T; stdout: string; stderr: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const originalOut = process.stdout.write.bind(process.stdout);
-  const originalErr = process.stderr.write.bind(process.stderr);
-  if (stdout)
-    process.stdout.write = ((chunk: string) => (out.push(String(chunk)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string) => (err.push(String(chunk)), true)) as typeof process.stderr.write;
-  try {
-    const result = await run();
-    return { result, stdout: out.join(''), stderr: err.join('') };
-  } finally {
-    process.stdout.write = originalOut;
-    process.stderr.write = originalErr;
-  }
-}
-
-/** What one in-process klw run wrote, by stream. */
-interface Capture {
-  stdout: string[];
-  stderr: string[];
-}
-const captures = new AsyncLocalStorage<Capture>();
-let routed = false;
-
-/**
- * Routes writes to stdout and stderr made inside a `captures.run` (and whatever it started) to that
- * run's buffers; every other write passes through, so the test runner's own stdout stays intact and
- * runs side by side keep their output apart.
- */
-function routeOutput(): void {
-  if (routed) return;
-  routed = true;
-  for (const key of ['stdout', 'stderr'] as const) {
-    const stream = process[key];
-    const original = stream.write.bind(stream) as (...args: unknown[]) => boolean;
-    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
-      const capture = captures.getStore();
-      if (!capture) return original(chunk, ...rest);
-      capture[key].push(typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8'));
-      const done = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
-      if (done) process.nextTick(done);
-      return true;
-    }) as typeof stream.write;
-  }
+  return captured({ stdout, stderr: true }, run);
 }
 
 /**
@@ -122,10 +129,10 @@ function routeOutput(): void {
  */
 export async function klwInProcess(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const { main } = await import('../infra/cli.ts');
-  routeOutput();
-  const capture: Capture = { stdout: [], stderr: [] };
-  const code = await captures.run(capture, () => main(['node', 'klw', ...args]));
-  return { code, stdout: capture.stdout.join(''), stderr: capture.stderr.join('') };
+  const { result, stdout, stderr } = await captured({ stdout: true, stderr: true }, () =>
+    main(['node', 'klw', ...args]),
+  );
+  return { code: result, stdout, stderr };
 }
 
 /** Runs klw in-process with the given arguments; its exit code and what it wrote to stderr. */
