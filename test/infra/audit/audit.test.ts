@@ -1179,9 +1179,24 @@ const NEVER_ENDS = "repeats an earlier page's continue token; its pages would ne
 const hung = (ms: number) => ` did not finish within ${ms} ms; killed it (--exec-timeout)`;
 
 // A hang guard only: a bound that fails to hold makes the test fail here instead of hanging the run.
-// Five minutes: seven klw processes started at once on a loaded 2-core machine each take tens of
-// seconds to load before the bounds under test even start.
+// Five minutes: the audits below run at once on a loaded 2-core machine, in this process but one,
+// and that one klw process takes tens of seconds to load before the bounds under test even start.
 const HANG_GUARD = { timeout: 300_000 };
+/** Each run's own hang guard, inside HANG_GUARD: a run past it fails, and the hostile servers still close. */
+const RUN_DEADLINE_MS = 240_000;
+
+/** `run`, or a failure naming `what` once RUN_DEADLINE_MS has passed without it settling. */
+async function withinDeadline<T>(what: string, run: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not done within ${RUN_DEADLINE_MS} ms`)), RUN_DEADLINE_MS);
+  });
+  try {
+    return await Promise.race([run, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 describe('klw audit against stalling API servers and plugins', () => {
   it('a repeated continue token ends the list at once, naming the collection and the server', HANG_GUARD, async () => {
@@ -1278,19 +1293,30 @@ describe('klw audit against stalling API servers and plugins', () => {
     }
   });
 
-  /** Runs `klw audit audit-policy --as tester` against a kubeconfig. */
+  /** Runs `klw audit audit-policy --as tester` against a kubeconfig, in this process, within RUN_DEADLINE_MS. */
   function audit(kubeconfig: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    return klwInProcess(
-      '--root',
-      FIXTURE,
-      'audit',
-      'audit-policy',
-      '--as',
-      'tester',
-      '--kubeconfig',
-      kubeconfig,
-      ...args,
-    );
+    const argv = ['--root', FIXTURE, 'audit', 'audit-policy', '--as', 'tester', '--kubeconfig', kubeconfig, ...args];
+    return withinDeadline(`klw ${args.join(' ')}`, klwInProcess(...argv));
+  }
+
+  /**
+   * The same audit as a klw process of its own: it must exit on its own once a bound has fired (no
+   * socket or timer left open keeps it alive); past RUN_DEADLINE_MS it is killed and the run fails.
+   */
+  function auditProcess(
+    kubeconfig: string,
+    ...args: string[]
+  ): Promise<{ code: number; stdout: string; stderr: string }> {
+    const argv = ['--root', FIXTURE, 'audit', 'audit-policy', '--as', 'tester', '--kubeconfig', kubeconfig, ...args];
+    return new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        [KLW, ...argv],
+        { encoding: 'utf8', timeout: RUN_DEADLINE_MS, killSignal: 'SIGKILL' },
+        (err, stdout, stderr) =>
+          resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
   }
 
   it('klw audit exits 2 naming what stalled: tokens, a trickled body, a null item, a plugin', HANG_GUARD, async () => {
@@ -1299,13 +1325,13 @@ describe('klw audit against stalling API servers and plugins', () => {
     const plugin = hangingPlugin();
     const hanging = kubeconfigFor('hanging-cli', endless!.url, { exec: { command: plugin.file } });
     try {
-      // Run together: each is bounded on its own.
+      // Run together: each is bounded on its own. The trickle runs as a real process, which must exit by itself.
       const runs = await Promise.all([
         audit(kubeconfigFor('endless-cli', endless!.url), '--max-pages', '5'),
         audit(kubeconfigFor('endless-time-cli', endless!.url), '--list-timeout', '100ms', '--max-pages', '1000000000'),
         audit(kubeconfigFor('same-cli', same!.url)),
         // Long enough for the quick answers (discovery) of a loaded machine; the trickle never completes.
-        audit(kubeconfigFor('trickle-cli', trickle!.url), '--request-timeout', '3s'),
+        auditProcess(kubeconfigFor('trickle-cli', trickle!.url), '--request-timeout', '3s'),
         audit(kubeconfigFor('null-cli', nullItem!.url)),
         audit(hanging, '--exec-timeout', '300ms'),
         audit(kubeconfigFor('bad-option-cli', endless!.url), '--request-timeout', '5'),
