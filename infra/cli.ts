@@ -72,11 +72,12 @@ async function commandModules(argv?: string[]): Promise<CommandModule[]> {
   return names.map((name) => loaded.get(name)!);
 }
 
-/** The arguments klw was run with, for `--node` to run the same command again. */
-let invokedArgv: string[] = process.argv;
-
-/** Builds the klw program: all its commands, or those `argv` needs when given. */
+/**
+ * Builds the klw program: all its commands, or those `argv` needs when given. `argv` (else
+ * process.argv) is also what `--node` runs again: each run's own, so runs in one process may overlap.
+ */
 export async function program(deps: CliDeps = {}, argv?: string[]): Promise<Command> {
+  const invoked = argv ?? process.argv;
   const modules = await commandModules(argv);
   const cli = new Command('klw')
     .description('Kubernetes admission and conversion webhooks as AWS Lambda functions')
@@ -87,7 +88,7 @@ export async function program(deps: CliDeps = {}, argv?: string[]): Promise<Comm
   const root = () => resolve(cli.opts<{ root: string }>().root);
   // --node (local commands, test): the command runs again on that Node, installed when missing.
   cli.hook('preAction', async (_program, command) =>
-    applyNodeOption(command.opts<{ node?: string }>().node, invokedArgv, root(), say),
+    applyNodeOption(command.opts<{ node?: string }>().node, invoked, root(), say),
   );
   const context: CommandContext = {
     root,
@@ -115,7 +116,6 @@ function describeStack(value: unknown): string {
  * never a stack (KLW_DEBUG adds the stack, and that of the error it wraps).
  */
 export async function main(argv: string[], deps: CliDeps = {}): Promise<number> {
-  invokedArgv = argv;
   try {
     await (await program(deps, argv)).parseAsync(argv);
     return 0;
