@@ -32,6 +32,7 @@ const STDERR_TAIL = 2000;
  * output at load, forwarded to klw's stderr before klw answers): what the child wrote is in the
  * pipe by then and is read at once, so only a process a module started and left holding the pipe
  * makes klw wait this long; klw then stops reading and goes on without that process's output.
+ * klw's end of the pipe is destroyed then: that process gets EPIPE on its next write.
  */
 export const OUTPUT_GRACE_MS = 2000;
 
@@ -40,8 +41,11 @@ export type StartLoader = (module: string, args: string[], options: Parameters<t
 
 /** How modules are loaded: each one's time limit; tests also set how the child starts and the output grace. */
 export interface LoaderOptions {
+  /** How long each module has to load, in milliseconds; past it the load fails naming the module. */
   timeoutMs: number;
+  /** Starts the child; `fork` unless a test holds back what the child writes. */
   start?: StartLoader;
+  /** How long klw waits for the child's output once it ends (OUTPUT_GRACE_MS unless a test sets it). */
   outputGraceMs?: number;
 }
 
@@ -86,7 +90,8 @@ function endedEarly(target: LoadTarget | undefined, exited: string, stderr: stri
 /**
  * Calls `then` once both of the child's output streams have ended, so that everything the child
  * wrote is forwarded before klw answers; when a stream stays open `graceMs` after this call (a
- * process the module started holds it), klw stops reading it, after one more turn of reading.
+ * process the module started holds it), klw stops reading it, after one more turn of reading,
+ * and destroys its end of the pipe: the holder's next write fails with EPIPE.
  */
 function afterOutput(child: ChildProcess, graceMs: number, then: () => void): void {
   const streams = [child.stdout, child.stderr].filter((stream) => stream && !stream.closed) as Readable[];

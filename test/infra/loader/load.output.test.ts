@@ -66,10 +66,13 @@ describe("the loader's output", () => {
   it('does not wait on a process a module started that holds the pipe open', { timeout: 120_000 }, async () => {
     const root = project({ holder: SAYS('holder') });
     const pidFile = join(root, 'holder.pid');
+    // The holder outlives the loader's child on purpose, but never this test's process: it checks
+    // every half second that the test is still there, and exits when it is gone (killed, crashed).
+    const holder = `const t = ${process.pid}; setInterval(() => { try { process.kill(t, 0); } catch { process.exit(); } }, 500); setTimeout(() => process.exit(), 600000);`;
     writeFileSync(
       join(root, 'functions', 'holder', 'index.ts'),
       "import { spawn } from 'node:child_process';\nimport { writeFileSync } from 'node:fs';\n" +
-        "const held = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600000)'], " +
+        `const held = spawn(process.execPath, ['-e', ${JSON.stringify(holder)}], ` +
         "{ stdio: ['ignore', 'ignore', 'inherit'], detached: true });\n" +
         `held.unref();\nwriteFileSync(${JSON.stringify(pidFile)}, String(held.pid));\n${SAYS('holder')}`,
     );
