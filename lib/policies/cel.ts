@@ -29,7 +29,7 @@ import type { AdmissionRequest } from '../review/schemas.ts';
  * string of the spec is read as an expression, so a message naming `matches(` loads RE2 too;
  * `checked` (a type-checked compile, in the whole environment) always loads the libraries.
  */
-export function policyRegexLoader(spec: unknown, checked = false): () => Promise<void> | undefined {
+export function policyChunkLoader(spec: unknown, checked = false): () => Promise<void> | undefined {
   return chunkLoader(stringsOf(spec), checked);
 }
 

@@ -9,7 +9,7 @@ import { deny } from '../../admission/decision.ts';
 import { defineMutatingWebhook, type AdmissionWebhook } from '../../admission/webhook.ts';
 import type { LambdaSettings, MatchCondition } from '../../registration.ts';
 import type { AdmissionRequest, KubeObject } from '../../review/schemas.ts';
-import { type Authorize, policyRegexLoader } from '../cel.ts';
+import { type Authorize, policyChunkLoader } from '../cel.ts';
 import {
   bindingHead,
   bindingTail,
@@ -190,7 +190,7 @@ export function defineMutatingPolicy<T extends KubeObject = KubeObject>(
   const version = definition.kubernetesVersion ? { kubernetesVersion: definition.kubernetesVersion } : {};
   const nativeCompiled = () => (native ??= compileMutatingPolicy(policy.spec, version));
   // Type-checked in-function, so compiled in the whole environment: the libraries chunk too.
-  const chunksReady = policyRegexLoader(served, true);
+  const chunksReady = policyChunkLoader(served, true);
   // Type-checked in-function too: an apply configuration's type decides the API server's error text.
   const servedCompiled = servedCompiler(
     definition.kubernetesVersion,

@@ -9,7 +9,7 @@ import { resolveEnforcement } from '../../admission/enforcement.ts';
 import type { LambdaSettings, MatchCondition } from '../../registration.ts';
 import type { AdmissionRequest, KubeObject } from '../../review/schemas.ts';
 import type { WebhookContext } from '../../webhook.ts';
-import { type Authorize, policyRegexLoader } from '../cel.ts';
+import { type Authorize, policyChunkLoader } from '../cel.ts';
 import {
   bindingHead,
   bindingTail,
@@ -215,7 +215,7 @@ export function servePolicy(
   const served = { ...policy.spec, matchConstraints: inFunction };
   // A bundle loads RE2 and the Kubernetes libraries (chunks of their own) before compiling
   // expressions that use them.
-  const chunksReady = policyRegexLoader(served);
+  const chunksReady = policyChunkLoader(served);
   const compiledFor = servedCompiler(
     definition.kubernetesVersion,
     (kubernetesVersion) => compileValidatingPolicy(served, { kubernetesVersion, typeCheck: false }),
