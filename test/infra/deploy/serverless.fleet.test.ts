@@ -52,6 +52,8 @@ describe('the plugin with a fleet file', () => {
 });
 
 describe('serverless package (osls, offline) with the plugin and a fleet file', () => {
+  // Not packagingProject's project: a fleet keeps a path secret per cluster, so this one has no
+  // local path secret and no KLW_PATH_SECRET, and holds clusters.yaml.
   const work = mkdtempSync(join(root, '.klw-test-fleet-'));
   const out = mkdtempSync(join(root, '.klw-test-fleet-out-'));
   const env = { ...process.env, AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '' };
