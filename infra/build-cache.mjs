@@ -154,9 +154,9 @@ function recipeOf(spec) {
 }
 
 /**
- * An esbuild plugin giving each of the toolkit's modules its own source file's `import.meta.url`,
- * as it has when run from the sources: the files it reads beside itself (templates, worker
- * scripts) are found there, not beside the build.
+ * An esbuild plugin giving each of the toolkit's modules its own source file's `import.meta.url`
+ * (and `dirname`, `filename`), as it has when run from the sources: the files it reads beside
+ * itself (templates, worker scripts) are found there, not beside the build.
  */
 function sourceUrls(esbuild) {
   return {
@@ -172,9 +172,36 @@ function sourceUrls(esbuild) {
           format: 'esm',
           sourcefile: args.path,
           sourcemap: 'inline',
-          define: { 'import.meta.url': JSON.stringify(pathToFileURL(args.path).href) },
+          define: {
+            'import.meta.url': JSON.stringify(pathToFileURL(args.path).href),
+            'import.meta.dirname': JSON.stringify(dirname(args.path)),
+            'import.meta.filename': JSON.stringify(args.path),
+          },
         });
         return { contents: out.code, loader: 'js' };
+      });
+    },
+  };
+}
+
+/** Marks the resolutions missingDynamicImports makes itself, so that it does not answer them again. */
+const OWN_RESOLVE = Symbol('klw-own-resolve');
+
+/**
+ * An esbuild plugin leaving an `import()` of a relative file that is not there (the compiled
+ * package's, in a checkout) to fail when it runs, as it does from the sources, rather than
+ * failing the build: it imports the file's absolute URL.
+ */
+function missingDynamicImports() {
+  return {
+    name: 'klw-missing-dynamic-imports',
+    setup(build) {
+      build.onResolve({ filter: /^\.{1,2}\// }, async (args) => {
+        if (args.kind !== 'dynamic-import' || args.pluginData === OWN_RESOLVE) return undefined;
+        const { kind, importer, resolveDir } = args;
+        const found = await build.resolve(args.path, { kind, importer, resolveDir, pluginData: OWN_RESOLVE });
+        if (!found.errors.length) return undefined;
+        return { path: pathToFileURL(resolve(resolveDir, args.path)).href, external: true };
       });
     },
   };
@@ -229,7 +256,7 @@ async function build(spec) {
     metafile: true,
     write: false,
     logLevel: 'silent',
-    plugins: spec.sourceUrls ? [sourceUrls(esbuild)] : [],
+    plugins: [missingDynamicImports(), ...(spec.sourceUrls ? [sourceUrls(esbuild)] : [])],
   });
   const files = out.outputFiles.map((f) => [relative(outdir, f.path).split(sep).join('/'), f.contents]);
   files.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

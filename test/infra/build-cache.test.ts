@@ -93,6 +93,22 @@ describe('the cached build', () => {
     assert.deepEqual(await cachedBuild({ ...options, sourceUrls: false }), { dir: own.dir, built: false });
   });
 
+  it("gives each module its source's import.meta.dirname and filename, and leaves a missing import() to fail when run", async () => {
+    const { root, options } = project('meta');
+    writeFileSync(
+      join(root, 'main.ts'),
+      "export const here: string[] = [import.meta.dirname, import.meta.filename];\nexport const missing = () => import('./not-there.mjs');\n",
+    );
+    const { dir } = await cachedBuild(options);
+    const mod = (await import(pathToFileURL(join(dir, 'main.mjs')).href)) as {
+      here: string[];
+      missing: () => Promise<unknown>;
+    };
+    assert.deepEqual(mod.here, [root, join(root, 'main.ts')]);
+    // As from the source: the file beside main.ts, not beside the build.
+    await assert.rejects(mod.missing(), (e: Error) => e.message.includes(join(root, 'not-there.mjs')));
+  });
+
   it('is built again when a source changed, and runs the new code', async () => {
     const { root, options } = project('changed');
     const first = await cachedBuild(options);

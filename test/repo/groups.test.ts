@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { NEEDS_OWN_PROCESS, runGroup, testFilesUnder } from '../group.ts';
 
 const root = process.cwd();
@@ -13,7 +14,7 @@ const root = process.cwd();
 function groupedFolders(): string[] {
   return readdirSync(join(root, 'test', 'groups')).flatMap((name) => {
     const text = readFileSync(join(root, 'test', 'groups', name), 'utf8');
-    const call = /runGroup\((\[[^\]]*\])\)/.exec(text);
+    const call = /runGroup\((\[[^\]]*\]),/.exec(text);
     assert.ok(call, `test/groups/${name} calls runGroup`);
     return JSON.parse(call[1]!.replace(/'/g, '"')) as string[];
   });
@@ -33,7 +34,8 @@ writeFileSync(
   `import { writeFileSync } from 'node:fs';\nimport { it } from 'node:test';\nprocess.on('exit', () => {});\nit('own', () => writeFileSync(${JSON.stringify(marker)}, String(process.pid)));\n`,
 );
 after(() => rmSync(scratch, { recursive: true, force: true }));
-await runGroup([dir]);
+// Imported from the scratch folder at run time: this file runs through tsx (NEEDS_TSX).
+await runGroup([dir], (file) => import(pathToFileURL(join(root, file)).href));
 
 describe('test groups', () => {
   it('are the folders npm test leaves out, besides the end-to-end and journey tests', () => {
