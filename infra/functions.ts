@@ -10,7 +10,7 @@ import { cachedBuild } from './build-cache.mjs';
 import type { Finding } from './lint/finding.ts';
 import { checkModule, type FunctionModule } from './loader/check.ts';
 import type { LoadTarget } from './loader/child.ts';
-import { LOAD_TIMEOUT_MS, loadModules } from './loader/load.ts';
+import { LOAD_TIMEOUT_MS, type LoaderOptions, loadModules } from './loader/load.ts';
 
 /** A function found under `functions/`: where its code is and what it registers. */
 export interface FunctionEntry {
@@ -79,7 +79,7 @@ async function buildError(root: string, sources: FunctionSource[], err: unknown)
 }
 
 /** How function modules are loaded; the defaults suit every command, tests make them small. */
-export interface LoadOptions {
+export interface LoadOptions extends Partial<LoaderOptions> {
   /** How long one module may take to load (the first also the loader's start); default LOAD_TIMEOUT_MS. */
   timeoutMs?: number;
 }
@@ -116,7 +116,7 @@ export async function loadFunctions(
   options: LoadOptions = {},
 ): Promise<FunctionEntry[]> {
   const targets = await prepare(root, only);
-  const loaded = await loadModules(targets, options.timeoutMs ?? LOAD_TIMEOUT_MS);
+  const loaded = await loadModules(targets, { ...options, timeoutMs: options.timeoutMs ?? LOAD_TIMEOUT_MS });
   return targets.map((t, i) => ({
     name: t.name,
     entry: t.entry,
@@ -136,7 +136,7 @@ export async function loadWebhooks(
   options: LoadOptions = {},
 ): Promise<Array<AdmissionWebhook | ConversionWebhook>> {
   const targets = await prepare(root, only);
-  await loadModules(targets, options.timeoutMs ?? LOAD_TIMEOUT_MS);
+  await loadModules(targets, { ...options, timeoutMs: options.timeoutMs ?? LOAD_TIMEOUT_MS });
   const webhooks: Array<AdmissionWebhook | ConversionWebhook> = [];
   for (const target of targets) {
     try {

@@ -1,7 +1,8 @@
 // klw's side of the loader: one child process (child.mjs) imports every function module a
 // command needs, and klw reads back their registrations. Whatever a module does at load (exit,
 // loop, await forever, throw anything) ends or stalls that child, and klw reports it by file.
-import { fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Registration } from '../../lib/internal.ts';
 import { KlwError } from '../errors.ts';
@@ -26,6 +27,24 @@ const CHILD = fileURLToPath(new URL('./child.mjs', import.meta.url));
 /** The last characters of the child's own stderr kept for an error that has no module to name. */
 const STDERR_TAIL = 2000;
 
+/**
+ * How long klw waits, once the child is ending, for the rest of its output (a module's console
+ * output at load, forwarded to klw's stderr before klw answers): what the child wrote is in the
+ * pipe by then and is read at once, so only a process a module started and left holding the pipe
+ * makes klw wait this long; klw then stops reading and goes on without that process's output.
+ */
+export const OUTPUT_GRACE_MS = 2000;
+
+/** Starts the loader's child: `fork` in use; tests wrap it to hold back what the child writes. */
+export type StartLoader = (module: string, args: string[], options: Parameters<typeof fork>[2]) => ChildProcess;
+
+/** How modules are loaded: each one's time limit; tests also set how the child starts and the output grace. */
+export interface LoaderOptions {
+  timeoutMs: number;
+  start?: StartLoader;
+  outputGraceMs?: number;
+}
+
 /** A module's registration as the child read it. */
 export interface LoadedModule {
   registration: Registration;
@@ -42,15 +61,62 @@ function seconds(ms: number): string {
  * load. The child's output (a module's console.log at load) goes to stderr, never to stdout,
  * where commands write manifests.
  */
-export async function loadModules(targets: LoadTarget[], timeoutMs: number): Promise<LoadedModule[]> {
-  return loadIn(await loaderBundle(), targets, timeoutMs);
+export async function loadModules(targets: LoadTarget[], options: LoaderOptions): Promise<LoadedModule[]> {
+  return loadIn(await loaderBundle(), targets, options);
+}
+
+/** The error when `target` (or, undefined, the loader's start) took more than `ms`. */
+function stalled(target: LoadTarget | undefined, ms: number): string {
+  return target
+    ? `${target.file} did not finish loading within ${seconds(ms)}: an endless loop, a top-level ` +
+        'await that never settles or a call that never answers runs when the module is imported; ' +
+        'move that work into the handler'
+    : `the loader of function modules did not start within ${seconds(ms)}: the machine is too busy`;
+}
+
+/** The error when the child `exited` while loading `target` (or before any), with its stderr's tail. */
+function endedEarly(target: LoadTarget | undefined, exited: string, stderr: string): string {
+  return target
+    ? `${target.file}: the process loading it ${exited} before the module finished loading: a function ` +
+        'module must not call process.exit() (nor end the process) when it is imported; klw imports it ' +
+        'to read its registration'
+    : `the loader of function modules ${exited}${stderr ? `: ${stderr.trim()}` : ''}`;
+}
+
+/**
+ * Calls `then` once both of the child's output streams have ended, so that everything the child
+ * wrote is forwarded before klw answers; when a stream stays open `graceMs` after this call (a
+ * process the module started holds it), klw stops reading it, after one more turn of reading.
+ */
+function afterOutput(child: ChildProcess, graceMs: number, then: () => void): void {
+  const streams = [child.stdout, child.stderr].filter((stream) => stream && !stream.closed) as Readable[];
+  let open = streams.length;
+  if (!open) {
+    then();
+    return;
+  }
+  const grace = setTimeout(
+    () =>
+      setImmediate(() => {
+        for (const stream of streams) stream.destroy();
+      }),
+    graceMs,
+  );
+  for (const stream of streams) {
+    stream.once('close', () => {
+      if (--open) return;
+      clearTimeout(grace);
+      then();
+    });
+  }
 }
 
 /** loadModules in a child on the built loader `bundle` (source maps on, as tsx has them), or on child.mjs alone. */
-function loadIn(bundle: string | undefined, targets: LoadTarget[], timeoutMs: number): Promise<LoadedModule[]> {
+function loadIn(bundle: string | undefined, targets: LoadTarget[], options: LoaderOptions): Promise<LoadedModule[]> {
+  const { timeoutMs, start = fork, outputGraceMs = OUTPUT_GRACE_MS } = options;
   return new Promise((resolvePromise, reject) => {
     const { NODE_TEST_CONTEXT: _test, ...env } = process.env;
-    const child = fork(CHILD, bundle ? [bundle] : [], {
+    const child = start(CHILD, bundle ? [bundle] : [], {
       execArgv: bundle ? ['--enable-source-maps'] : [],
       env,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -62,27 +128,24 @@ function loadIn(bundle: string | undefined, targets: LoadTarget[], timeoutMs: nu
     let timer: NodeJS.Timeout | undefined;
     const kill = () => child.kill('SIGKILL');
     process.once('exit', kill);
-    const finish = (error?: string) => {
+    // The answer waits for the child's output, so a module's last words come before it; an error
+    // made by a function reads the child's stderr only then.
+    const finish = (error?: string | (() => string)) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       process.off('exit', kill);
       kill();
-      if (error === undefined) resolvePromise(results);
-      else reject(new KlwError(error));
+      afterOutput(child, outputGraceMs, () => {
+        if (error === undefined) resolvePromise(results);
+        else reject(new KlwError(typeof error === 'string' ? error : error()));
+      });
     };
     const current = () => targets[results.length];
     const arm = (ms: number) => {
       clearTimeout(timer);
       timer = setTimeout(() => {
-        const target = ready ? current() : undefined;
-        finish(
-          target
-            ? `${target.file} did not finish loading within ${seconds(ms)}: an endless loop, a top-level ` +
-                'await that never settles or a call that never answers runs when the module is imported; ' +
-                'move that work into the handler'
-            : `the loader of function modules did not start within ${seconds(ms)}: the machine is too busy`,
-        );
+        finish(stalled(ready ? current() : undefined, ms));
       }, ms);
     };
     let ready = false;
@@ -105,13 +168,7 @@ function loadIn(bundle: string | undefined, targets: LoadTarget[], timeoutMs: nu
     const ended = () => {
       if (exited === undefined || !disconnected) return;
       const target = ready ? current() : undefined;
-      finish(
-        target
-          ? `${target.file}: the process loading it ${exited} before the module finished loading: a function ` +
-              'module must not call process.exit() (nor end the process) when it is imported; klw imports it ' +
-              'to read its registration'
-          : `the loader of function modules ${exited}${stderr ? `: ${stderr.trim()}` : ''}`,
-      );
+      finish(() => endedEarly(target, exited!, stderr));
     };
     child.on('disconnect', () => {
       disconnected = true;

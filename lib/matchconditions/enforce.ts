@@ -7,7 +7,7 @@
  */
 import { allow, errored } from '../admission/decision.ts';
 import type { MutatingWebhookDefinition, ValidatingWebhookDefinition } from '../admission/webhook.ts';
-import { fleetKubeVersions } from '../handler/fleet.ts';
+import { servedCompiler } from '../handler/served-versions.ts';
 import { completeAdmissionRegistration } from '../registration.ts';
 import type { AdmissionRequest } from '../review/schemas.ts';
 import type { WebhookContext } from '../webhook.ts';
@@ -45,41 +45,28 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
   const isMutating = 'mutate' in definition;
   // The failurePolicy the registration will get (by type when unset).
   const { failurePolicy } = completeAdmissionRegistration(isMutating ? 'mutating' : 'validating', definition);
-  // Inside Lambda the conditions are compiled when the module loads: in the init phase (done
-  // ahead of time with provisioned concurrency), not in the first review's time budget.
-  // Elsewhere (lint, manifests, the emulator's loading of registrations, tests) they are
-  // compiled on the first review, so loading the function compiles nothing. An expression
-  // that does not compile never throws here: evaluating it is an error under failurePolicy.
-  // One matcher per Kubernetes version: the calling fleet cluster's (ctx.kubeVersion), else the
-  // registration's. Versions come from the fleet (at most its clusters), so the map stays small.
-  const matchers = new Map<string | undefined, Matcher>();
-  const conditions = (version: string | undefined = definition.kubernetesVersion) => {
-    let matcher = matchers.get(version);
-    if (!matcher) {
-      matcher = createMatcher(definition.matchConditions ?? [], failurePolicy, {
+  // The RE2 engine and the Kubernetes libraries are chunks of their own in the bundle, loaded only
+  // when a condition uses them, before any is compiled.
+  const chunksReady = chunkLoader((definition.matchConditions ?? []).map((c) => c.expression));
+  // One matcher per Kubernetes version, by the rule of served expressions (the calling fleet
+  // cluster's, else the registration's, else the newest): compiled while the module loads inside
+  // Lambda (the init phase, done ahead of time with provisioned concurrency), elsewhere (lint,
+  // manifests, the emulator's loading of registrations, tests) on the first review, so loading
+  // the function compiles nothing. An expression that does not compile never throws here:
+  // evaluating it is an error under failurePolicy.
+  const conditions = servedCompiler(
+    definition.kubernetesVersion,
+    (version): Matcher =>
+      createMatcher(definition.matchConditions ?? [], failurePolicy, {
         skipAuthorizer: true,
         typeCheck: false,
         kubeVersion: kubeVersionFromText(version),
-      });
-      matchers.set(version, matcher);
-    }
-    return matcher;
-  };
-  // The RE2 engine and the Kubernetes libraries are chunks of their own in the bundle, loaded only
-  // when a condition uses them, before any is compiled.
-  const regex = chunkLoader((definition.matchConditions ?? []).map((c) => c.expression));
-  const compileAll = () => {
-    conditions();
-    for (const version of fleetKubeVersions()) conditions(version);
-  };
-  if (process.env.AWS_LAMBDA_FUNCTION_NAME) {
-    const loading = regex();
-    if (loading) loading.then(compileAll, () => {});
-    else compileAll();
-  }
+      }),
+    chunksReady,
+  );
   /** `then` once the chunks are loaded: at once when they are (or are not needed), else after. */
   const whenReady = <T>(then: () => T | Promise<T>): T | Promise<T> => {
-    const loading = regex();
+    const loading = chunksReady();
     return loading ? loading.then(then) : then();
   };
   type Enforcing = D & { enforceMatchConditions: true };

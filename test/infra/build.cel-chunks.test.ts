@@ -2,7 +2,7 @@
 // regular expression, and carried by the deployed zip and the emulator's build alike.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -10,65 +10,28 @@ import { pathToFileURL } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { buildFunction, bundlePath } from '../../infra/build.ts';
 import { startApi } from '../../infra/local/api.ts';
-import type { KubeObject } from '../../lib/index.ts';
-import { admissionReview, toEvent } from '../../lib/testing/index.ts';
+import { toEvent } from '../../lib/testing/index.ts';
 import { ManualTimer } from '../helpers.ts';
+import { CONDITION_GATE, POD_POLICY, podReview, scratchProjects } from './scratch-projects.ts';
 
-// A project inside the repository, so `kube-lambda-webhooks` resolves to this package.
-const work = mkdtempSync(join(process.cwd(), '.klw-test-cel-chunks-'));
-// The unpacked zip goes where no node_modules is reachable: only what the zip carries can load.
-const unpacked = mkdtempSync(join(tmpdir(), 'klw-cel-chunks-'));
-after(() => {
-  rmSync(work, { recursive: true, force: true });
-  rmSync(unpacked, { recursive: true, force: true });
-});
-
-/** A function enforcing its conditions, which let only pods named `web-<n>` reach `validate`. */
-const source = (
-  name: string,
-  expression: string,
-) => `import { deny, defineValidatingWebhook } from 'kube-lambda-webhooks';
-import { enforceMatchConditions } from 'kube-lambda-webhooks/matchconditions';
-const webhook = defineValidatingWebhook(enforceMatchConditions({
-  name: '${name}',
-  auth: 'none' as const,
-  rules: [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
-  matchConditions: [{ name: 'web', expression: ${JSON.stringify(expression)} }],
-  validate: () => deny('frozen'),
-}));
-export const handler = webhook.handler;
-export default webhook;
-`;
+/** Functions enforcing their conditions, which let only pods named `web-<n>` reach `validate`. */
 const functions = {
   'regex-gate': "object.metadata.name.matches('^web-[0-9]+$')",
   'plain-gate': "object.metadata.name.startsWith('web-')",
 };
-for (const [name, expression] of Object.entries(functions)) {
-  mkdirSync(join(work, 'functions', name), { recursive: true });
-  writeFileSync(join(work, 'functions', name, 'index.ts'), source(name, expression));
-}
-/** A validating policy served as a webhook whose validation uses a regular expression. */
-const policySource = `import { defineValidatingPolicy } from 'kube-lambda-webhooks/policies';
-const policy = defineValidatingPolicy({
-  name: 'regex-policy',
-  auth: 'none' as const,
-  matchConstraints: {
-    resourceRules: [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
-  },
-  validations: [{ expression: "object.metadata.name.matches('^web-[0-9]+$')", message: 'not a web pod' }],
+const work = scratchProjects()({
+  ...Object.fromEntries(
+    Object.entries(functions).map(([name, expression]) => [name, CONDITION_GATE(name, expression)]),
+  ),
+  // A validating policy served as a webhook whose validation uses a regular expression.
+  'regex-policy': POD_POLICY('regex-policy', "object.metadata.name.matches('^web-[0-9]+$')", 'not a web pod'),
 });
-export const handler = policy.handler;
-export default policy;
-`;
-mkdirSync(join(work, 'functions', 'regex-policy'), { recursive: true });
-writeFileSync(join(work, 'functions', 'regex-policy', 'index.ts'), policySource);
+// The unpacked zip goes where no node_modules is reachable: only what the zip carries can load.
+const unpacked = mkdtempSync(join(tmpdir(), 'klw-cel-chunks-'));
+after(() => rmSync(unpacked, { recursive: true, force: true }));
 
 /** A string only RE2's code holds (its syntax errors, in Go's words). */
 const RE2_MARKER = 'error parsing regexp';
-const pod = (name: string) =>
-  admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' } } as KubeObject, {
-    namespace: 'default',
-  });
 
 describe('the RE2 chunk', () => {
   it('is left out of the bundle every function loads, and carried beside it and in the zip', async () => {
@@ -100,10 +63,10 @@ describe('the RE2 chunk', () => {
     process.env.KLW_LOG_LEVEL = 'silent';
     const mod = await import(pathToFileURL(join(unpacked, 'index.mjs')).href);
     delete process.env.KLW_LOG_LEVEL;
-    const ran = JSON.parse((await mod.handler(toEvent(pod('web-1')))).body);
+    const ran = JSON.parse((await mod.handler(toEvent(podReview('web-1')))).body);
     assert.equal(ran.response.allowed, false);
     assert.equal(ran.response.status.message, 'frozen');
-    const skipped = JSON.parse((await mod.handler(toEvent(pod('db-1')))).body);
+    const skipped = JSON.parse((await mod.handler(toEvent(podReview('db-1')))).body);
     assert.equal(skipped.response.allowed, true);
   });
 
@@ -121,10 +84,10 @@ describe('the RE2 chunk', () => {
     process.env.AWS_LAMBDA_FUNCTION_NAME = name;
     try {
       const mod = await import(pathToFileURL(join(dir, 'index.mjs')).href);
-      const denied = JSON.parse((await mod.handler(toEvent(pod('db-1')))).body);
+      const denied = JSON.parse((await mod.handler(toEvent(podReview('db-1')))).body);
       assert.equal(denied.response.allowed, false, JSON.stringify(denied.response));
       assert.match(denied.response.status.message, /not a web pod/);
-      const allowed = JSON.parse((await mod.handler(toEvent(pod('web-1')))).body);
+      const allowed = JSON.parse((await mod.handler(toEvent(podReview('web-1')))).body);
       assert.equal(allowed.response.allowed, true, JSON.stringify(allowed.response));
     } finally {
       delete process.env.KLW_LOG_LEVEL;
@@ -159,7 +122,7 @@ describe('the RE2 chunk', () => {
             },
           );
           req.on('error', reject);
-          req.end(JSON.stringify(pod(name)));
+          req.end(JSON.stringify(podReview(name)));
         });
       const ran = await answer('web-2');
       assert.equal(ran.response.allowed, false);

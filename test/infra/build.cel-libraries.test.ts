@@ -2,70 +2,35 @@
 // import reaches it, which a function runs before compiling when one of its expressions names a
 // library function; its answers are the package's.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { buildFunction, bundlePath } from '../../infra/build.ts';
-import type { KubeObject } from '../../lib/index.ts';
-import { admissionReview, toEvent } from '../../lib/testing/index.ts';
+import { toEvent } from '../../lib/testing/index.ts';
+import { CONDITION_GATE, POD_POLICY, podReview, scratchProjects } from './scratch-projects.ts';
 
-// A project inside the repository, so `kube-lambda-webhooks` resolves to this package.
-const work = mkdtempSync(join(process.cwd(), '.klw-test-cel-libraries-'));
-after(() => rmSync(work, { recursive: true, force: true }));
-
-/** A function enforcing one condition, which lets only the pods it matches reach `validate`. */
-const gate = (
-  name: string,
-  expression: string,
-) => `import { deny, defineValidatingWebhook } from 'kube-lambda-webhooks';
-import { enforceMatchConditions } from 'kube-lambda-webhooks/matchconditions';
-const webhook = defineValidatingWebhook(enforceMatchConditions({
-  name: '${name}',
-  auth: 'none' as const,
-  rules: [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
-  matchConditions: [{ name: 'web', expression: ${JSON.stringify(expression)} }],
-  validate: () => deny('frozen'),
-}));
-export const handler = webhook.handler;
-export default webhook;
-`;
-/** A policy served as a webhook whose validation names a library function. */
-const policy = `import { defineValidatingPolicy } from 'kube-lambda-webhooks/policies';
-const policy = defineValidatingPolicy({
-  name: 'library-policy',
-  auth: 'none' as const,
-  matchConstraints: {
-    resourceRules: [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
-  },
-  validations: [{ expression: "object.metadata.name.lowerAscii().startsWith('web-')", message: 'not a web pod' }],
-});
-export const handler = policy.handler;
-export default policy;
-`;
 const sources: Record<string, string> = {
-  'library-gate': gate('library-gate', "object.metadata.name.upperAscii().startsWith('WEB-')"),
-  'plain-gate': gate('plain-gate', "object.metadata.name.startsWith('web-')"),
-  'library-policy': policy,
+  'library-gate': CONDITION_GATE('library-gate', "object.metadata.name.upperAscii().startsWith('WEB-')"),
+  'plain-gate': CONDITION_GATE('plain-gate', "object.metadata.name.startsWith('web-')"),
+  // A policy served as a webhook whose validation names a library function.
+  'library-policy': POD_POLICY(
+    'library-policy',
+    "object.metadata.name.lowerAscii().startsWith('web-')",
+    'not a web pod',
+  ),
 };
-for (const [name, text] of Object.entries(sources)) {
-  mkdirSync(join(work, 'functions', name), { recursive: true });
-  writeFileSync(join(work, 'functions', name, 'index.ts'), text);
-}
+const work = scratchProjects()(sources);
 
 /** A string only the libraries' code holds (the type of the `strings` namespace). */
 const LIBRARIES_MARKER = 'kubernetes.lib.strings';
-const pod = (name: string) =>
-  admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' } } as KubeObject, {
-    namespace: 'default',
-  });
 
 /** The function's answer to a pod named `name`, from its built bundle. */
 async function answer(name: string, podName: string): Promise<{ allowed: boolean; status?: { message: string } }> {
   process.env.KLW_LOG_LEVEL = 'silent';
   try {
     const mod = await import(pathToFileURL(bundlePath(work, name)).href);
-    return JSON.parse((await mod.handler(toEvent(pod(podName)))).body).response;
+    return JSON.parse((await mod.handler(toEvent(podReview(podName)))).body).response;
   } finally {
     delete process.env.KLW_LOG_LEVEL;
   }

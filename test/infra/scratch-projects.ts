@@ -1,8 +1,11 @@
 // Scratch projects for tests that load or build functions: made inside the repository, so that
-// `kube-lambda-webhooks` resolves to this package, and removed when the test file ends.
+// `kube-lambda-webhooks` resolves to this package, and removed when the test file ends; and the
+// functions and reviews such tests share.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after } from 'node:test';
+import type { KubeObject } from '../../lib/index.ts';
+import { admissionReview } from '../../lib/testing/index.ts';
 
 /** A validating function named `webhook` that loads and registers as it should. */
 export const GOOD_WEBHOOK = (webhook: string) =>
@@ -28,3 +31,49 @@ export function scratchProjects(): (functions: Record<string, string>) => string
     return root;
   };
 }
+
+/** The rules of a function that sees the creation of pods, as a source text. */
+const POD_CREATE_RULES =
+  "[{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }]";
+
+/**
+ * A validating function `name` enforcing one condition in-function (`expression`): only the pods
+ * it matches reach `validate`, which denies them as 'frozen'; the others are admitted.
+ */
+export const CONDITION_GATE = (
+  name: string,
+  expression: string,
+) => `import { deny, defineValidatingWebhook } from 'kube-lambda-webhooks';
+import { enforceMatchConditions } from 'kube-lambda-webhooks/matchconditions';
+const webhook = defineValidatingWebhook(enforceMatchConditions({
+  name: '${name}',
+  auth: 'none' as const,
+  rules: ${POD_CREATE_RULES},
+  matchConditions: [{ name: 'web', expression: ${JSON.stringify(expression)} }],
+  validate: () => deny('frozen'),
+}));
+export const handler = webhook.handler;
+export default webhook;
+`;
+
+/** A validating policy `name`, served as a webhook, that denies a pod creation with `message` where `expression` is false. */
+export const POD_POLICY = (
+  name: string,
+  expression: string,
+  message: string,
+) => `import { defineValidatingPolicy } from 'kube-lambda-webhooks/policies';
+const policy = defineValidatingPolicy({
+  name: '${name}',
+  auth: 'none' as const,
+  matchConstraints: { resourceRules: ${POD_CREATE_RULES} },
+  validations: [{ expression: ${JSON.stringify(expression)}, message: ${JSON.stringify(message)} }],
+});
+export const handler = policy.handler;
+export default policy;
+`;
+
+/** The AdmissionReview of the creation of a pod `name` in the namespace `default`. */
+export const podReview = (name: string) =>
+  admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' } } as KubeObject, {
+    namespace: 'default',
+  });

@@ -21,7 +21,7 @@ import {
 } from '../generic/define.ts';
 import { paramSourcesOf, type ParamSources } from '../generic/params.ts';
 import type { MatchedAs, MatchResources, ParamKind, ParamRef, Variable } from '../generic/types.ts';
-import { servedCompiler } from '../generic/versions.ts';
+import { servedCompiler } from '../../handler/served-versions.ts';
 import { type MutatingPolicyOutcome, dispatchMutating, type MutatingDispatchEnvironment } from './dispatch.ts';
 import { type CompiledMutatingPolicy, compileMutatingPolicy } from './evaluate.ts';
 import type { KindSchema } from './mutation.ts';
@@ -190,12 +190,12 @@ export function defineMutatingPolicy<T extends KubeObject = KubeObject>(
   const version = definition.kubernetesVersion ? { kubernetesVersion: definition.kubernetesVersion } : {};
   const nativeCompiled = () => (native ??= compileMutatingPolicy(policy.spec, version));
   // Type-checked in-function, so compiled in the whole environment: the libraries chunk too.
-  const regexReady = policyRegexLoader(served, true);
+  const chunksReady = policyRegexLoader(served, true);
   // Type-checked in-function too: an apply configuration's type decides the API server's error text.
   const servedCompiled = servedCompiler(
     definition.kubernetesVersion,
     (kubernetesVersion) => compileMutatingPolicy(served, kubernetesVersion ? { kubernetesVersion } : {}),
-    regexReady,
+    chunksReady,
   );
   if (!process.env.AWS_LAMBDA_FUNCTION_NAME) nativeCompiled();
   const kindSchema = kindSchemas(policy.schemas);
@@ -234,7 +234,7 @@ export function defineMutatingPolicy<T extends KubeObject = KubeObject>(
           return deny(outcome.status!.message, { code: outcome.status!.code, reason: outcome.status!.reason });
         return outcome.object === request.object ? undefined : (outcome.object ?? undefined);
       };
-      const loading = regexReady();
+      const loading = chunksReady();
       return loading ? loading.then(run) : run();
     },
   });

@@ -21,7 +21,7 @@ import {
 } from '../generic/define.ts';
 import { namespacedKindsOf, paramSourcesOf } from '../generic/params.ts';
 import type { MatchResources, ParamKind, ParamRef, Variable } from '../generic/types.ts';
-import { servedCompiler } from '../generic/versions.ts';
+import { servedCompiler } from '../../handler/served-versions.ts';
 import { dispatchValidating, VALIDATION_FAILURE_ANNOTATION, type PoliciesVerdict } from './dispatcher.ts';
 import type {
   AuditAnnotation,
@@ -213,12 +213,13 @@ export function servePolicy(
   const policy = completeValidatingPolicy(definition);
   const { namespaceSelector, objectSelector, ...inFunction } = policy.spec.matchConstraints!;
   const served = { ...policy.spec, matchConstraints: inFunction };
-  // A bundle loads RE2 (a chunk of its own) before compiling expressions that use it.
-  const regexReady = policyRegexLoader(served);
+  // A bundle loads RE2 and the Kubernetes libraries (chunks of their own) before compiling
+  // expressions that use them.
+  const chunksReady = policyRegexLoader(served);
   const compiledFor = servedCompiler(
     definition.kubernetesVersion,
     (kubernetesVersion) => compileValidatingPolicy(served, { kubernetesVersion, typeCheck: false }),
-    regexReady,
+    chunksReady,
   );
   const params = paramSourcesOf(policy.params, paramScopeOf(definition, policy.params));
   const namespaces = new Map(policy.namespaces.map((n) => [n.metadata?.name ?? '', n]));
@@ -253,7 +254,7 @@ export function servePolicy(
         );
         return verdictDecision(verdict, policy.spec.name);
       };
-      const loading = regexReady();
+      const loading = chunksReady();
       return loading ? loading.then(run) : run();
     },
   });
