@@ -201,6 +201,11 @@ async function preparedCommand(root: string, options: RunTestsOptions, scratch: 
     } catch {
       throw new KlwError(`the TypeScript tests do not build: ${describeThrown(error)}`);
     }
+    const first =
+      describeThrown(error)
+        .split('\n')
+        .find((l) => / ERROR: /.test(l)) ?? describeThrown(error);
+    process.stderr.write(`klw: the TypeScript tests do not build (${first}); running them through tsx\n`);
     return { args: testCommand(root, options, timesTo), names: {} };
   }
   const namesFile = join(scratch, 'names.json');

@@ -77,6 +77,10 @@ describe('the build of the test files', () => {
     });
     const { code, out } = klwTest(dir, '--reporter', 'tap');
     assert.equal(code, 1, out);
+    assert.match(
+      out,
+      /^klw: the TypeScript tests do not build \(test\/b\.test\.ts:1:6: ERROR: .*\); running them through tsx$/m,
+    );
     assert.match(out, /ok \d+ - still runs/);
     assert.match(out, /b\.test\.ts/);
   });
