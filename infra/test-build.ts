@@ -17,12 +17,13 @@ const BUILT = /\.test\.m?ts$/;
 /**
  * What makes a test file load TypeScript at run time, which a build cannot give it, so that it
  * runs through tsx: `import()` of anything but a string literal (a template literal starting
- * with ./ or ../ is bundled as a pattern), `require` or `createRequire` (tsx resolves those as
+ * with ./ or ../ is bundled as a pattern; `import(${` is code written into a template literal,
+ * for another process), `require` or `createRequire` (tsx resolves those as
  * the TypeScript settings map names), `__dirname`/`__filename` (CommonJS), `import.meta.resolve`,
  * or `describeConformance`, which imports the project's functions.
  */
 export const NEEDS_TSX =
-  /\bimport\(\s*(?!['"][^'"\n]*['"]\s*[,)]|`\.{1,2}\/)|\b(?:require|createRequire)(?:\.resolve)?\s*\(|\b__(?:dirname|filename)\b|\bimport\.meta\.resolve\b|\bdescribeConformance\s*\(/;
+  /\bimport\(\s*(?!['"][^'"\n]*['"]\s*[,)]|`\.{1,2}\/|\$\{)|\b(?:require|createRequire)(?:\.resolve)?\s*\(|\b__(?:dirname|filename)\b|\bimport\.meta\.resolve\b|\bdescribeConformance\s*\(/;
 
 /** Where the builds of a project's tests are kept: in its node_modules, so packages resolve from there. */
 export function testCacheRoot(root: string): string {

@@ -107,6 +107,7 @@ describe('the build of the test files', () => {
       "import { it } from 'node:test';",
       'import.meta.dirname',
       'const requirement = 1;',
+      'const script = `const m = await import(${JSON.stringify(file)});`;',
     ])
       assert.doesNotMatch(text, NEEDS_TSX, text);
   });
