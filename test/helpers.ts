@@ -1,5 +1,7 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { InvocationTimer } from '../infra/local/back/pool.ts';
@@ -81,6 +83,49 @@ export async function withCapturedOutput<T>(
     process.stdout.write = originalOut;
     process.stderr.write = originalErr;
   }
+}
+
+/** What one in-process klw run wrote, by stream. */
+interface Capture {
+  stdout: string[];
+  stderr: string[];
+}
+const captures = new AsyncLocalStorage<Capture>();
+let routed = false;
+
+/**
+ * Routes writes to stdout and stderr made inside a `captures.run` (and whatever it started) to that
+ * run's buffers; every other write passes through, so the test runner's own stdout stays intact and
+ * runs side by side keep their output apart.
+ */
+function routeOutput(): void {
+  if (routed) return;
+  routed = true;
+  for (const key of ['stdout', 'stderr'] as const) {
+    const stream = process[key];
+    const original = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+      const capture = captures.getStore();
+      if (!capture) return original(chunk, ...rest);
+      capture[key].push(typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8'));
+      const done = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+      if (done) process.nextTick(done);
+      return true;
+    }) as typeof stream.write;
+  }
+}
+
+/**
+ * Runs klw in this process as the command line would (`klw ...args`): its exit code, stdout and
+ * stderr. Runs may overlap; each gets its own output. For tests about a command's logic: one test
+ * per command family still starts the real process.
+ */
+export async function klwInProcess(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { main } = await import('../infra/cli.ts');
+  routeOutput();
+  const capture: Capture = { stdout: [], stderr: [] };
+  const code = await captures.run(capture, () => main(['node', 'klw', ...args]));
+  return { code, stdout: capture.stdout.join(''), stderr: capture.stderr.join('') };
 }
 
 /** Runs klw in-process with the given arguments; its exit code and what it wrote to stderr. */
@@ -252,4 +297,49 @@ export function projectInRepository(prefix: string, functions: Record<string, st
     writeFileSync(join(work, 'functions', name, 'index.ts'), source);
   }
   return work;
+}
+
+/** Adds every file under `dir` (path relative to `base`, and content) to `hash` in a stable order, but node_modules and the paths of `skip`. */
+export function hashTree(
+  hash: ReturnType<typeof createHash>,
+  base: string,
+  dir: string,
+  skip: ReadonlySet<string> = new Set(),
+): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    const path = join(dir, entry.name);
+    if (skip.has(relative(base, path)) || entry.name === 'node_modules') continue;
+    if (entry.isDirectory()) hashTree(hash, base, path, skip);
+    else if (entry.isFile())
+      hash
+        .update(`${relative(base, path)}\0`)
+        .update(readFileSync(path))
+        .update('\0');
+  }
+}
+
+const REPO = fileURLToPath(new URL('../', import.meta.url));
+const toolkitHashes = new Map<string, string>();
+
+/**
+ * A name for what the toolkit does, for results kept across runs: its sources (lib/, infra/,
+ * packages/), its settings and the exact versions of the packages it runs on (package-lock.json),
+ * and `extra` files (the code that keeps the results). Any change there changes the name.
+ */
+export function toolkitHash(extra: string[] = []): string {
+  const key = extra.join('\0');
+  const known = toolkitHashes.get(key);
+  if (known) return known;
+  const hash = createHash('sha256');
+  for (const dir of ['lib', 'infra', 'packages']) hashTree(hash, REPO, join(REPO, dir));
+  for (const file of ['package.json', 'package-lock.json', 'tsconfig.json', ...extra]) {
+    const path = isAbsolute(file) ? file : join(REPO, file);
+    hash
+      .update(`${relative(REPO, path)}\0`)
+      .update(readFileSync(path))
+      .update('\0');
+  }
+  const name = hash.digest('hex').slice(0, 16);
+  toolkitHashes.set(key, name);
+  return name;
 }

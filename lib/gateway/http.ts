@@ -131,7 +131,10 @@ const DURATION_UNITS: Record<string, number> = {
   µs: 0.001,
   ns: 0.000001,
 };
-/** One number and unit of a Go duration (matchAll works on a copy, so one instance serves every call). */
-const DURATION_PART = /(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)/gy;
+/**
+ * One number and unit of a Go duration (matchAll works on a copy, so one instance serves every call).
+ * `µ` escaped: a bundle with a character beyond ASCII is read into a string twice as large.
+ */
+const DURATION_PART = /(\d+(?:\.\d+)?)(ms|us|\u00b5s|ns|h|m|s)/gy;
 /** The last duration parsed and its value. */
 let lastDuration: { value: string; ms: number | undefined } = { value: '', ms: undefined };

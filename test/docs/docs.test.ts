@@ -3,10 +3,12 @@
 // as it does for functions here) and type-checked with tsc; function blocks are loaded, built and
 // answer a review, test blocks pass under node --test, and the other blocks run as scripts
 // against `klw local start-lambda`, their `console.log(...); // expected` lines compared. A block
-// marked ```ts no-check is left out, and counted. Shell blocks and inline code name only klw
+// marked ```ts no-check is left out, and counted. A type-check or test block that passed is not
+// run again while nothing it reads has changed (PASSES). Shell blocks and inline code name only klw
 // commands and options that exist (read from klw's own --help) and npm scripts that exist; YAML
 // and JSON blocks parse; every relative link points to a file and heading that exist.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -21,7 +23,8 @@ import { type RunningLambda, startLambda } from '../../infra/local/lambda-api.ts
 import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
 import type { ConversionWebhook } from '../../lib/conversion/webhook.ts';
 import { admissionReview, conversionReview, invoke } from '../../lib/testing/index.ts';
-import { ManualTimer } from '../helpers.ts';
+import { hashTree, ManualTimer, toolkitHash } from '../helpers.ts';
+import { klwHelpTexts } from './klw-help.ts';
 import {
   anchors,
   type Block,
@@ -80,6 +83,25 @@ const nameOf = (b: Block) => /\bname:\s*'([a-z0-9-]+)'/.exec(b.code)?.[1];
 const where = (b: Block, offset = 0) => `${b.doc}:${b.line + offset}`;
 
 const work = mkdtempSync(join(root, '.klw-test-docs-'));
+/**
+ * Checks that passed (the type-check, the test examples), kept across runs by a hash of what they
+ * read: the blocks, the toolkit's sources and settings, the packages' versions (package-lock.json)
+ * and Node's. A check passed before is not repeated while none of these changed.
+ */
+const PASSES = join(root, 'node_modules', '.cache', 'klw-docs-passes');
+
+/** Where a pass of the check reading `inputs` (and the toolkit) is kept. */
+function passOf(hash: ReturnType<typeof createHash>): string {
+  return join(PASSES, `${toolkitHash()}-${hash.update(process.version).digest('hex').slice(0, 32)}`);
+}
+
+/** Keeps a pass; passes of other toolkit sources go. */
+function keepPass(pass: string): void {
+  mkdirSync(PASSES, { recursive: true });
+  for (const old of readdirSync(PASSES))
+    if (!old.startsWith(`${toolkitHash()}-`)) rmSync(join(PASSES, old), { force: true });
+  writeFileSync(pass, '');
+}
 /** Where each block was written, to map tsc's positions back to Markdown lines. */
 const files = new Map<string, Block>();
 /** Each function's block; the same function shown on two pages must be the same code. */
@@ -156,6 +178,10 @@ describe('docs: TypeScript examples', () => {
   });
 
   it('type-check', async () => {
+    const inputs = createHash('sha256').update('tsc\0');
+    hashTree(inputs, work, work);
+    const passed = passOf(inputs);
+    if (existsSync(passed)) return;
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
     const out = await run([tsc, '--noEmit', '-p', join(work, 'tsconfig.json')]);
     // Point each error at its Markdown line.
@@ -167,6 +193,7 @@ describe('docs: TypeScript examples', () => {
       },
     );
     assert.equal(out.code, 0, errors);
+    keepPass(passed);
   });
 
   for (const block of blocks.filter(isFunction)) {
@@ -228,23 +255,24 @@ describe('docs: TypeScript examples', () => {
 
   for (const block of blocks.filter(isTest)) {
     it(`${where(block)}: the test example passes`, async () => {
+      // The example and the docs' functions it may import.
+      const inputs = createHash('sha256').update(`test\0${relative(work, fileOf(block)!)}\0${block.code}\0`);
+      hashTree(inputs, work, join(work, 'functions'));
+      const passed = passOf(inputs);
+      if (existsSync(passed)) return;
       const out = await run(['--import', 'tsx', '--test', '--test-reporter=tap', fileOf(block)!]);
       assert.equal(out.code, 0, out.stdout + out.stderr);
       assert.match(out.stdout, /^# pass [1-9]/m);
       assert.match(out.stdout, /^# fail 0$/m);
+      keepPass(passed);
     });
   }
 });
 
 /** Every command's help, by command path ('' for klw itself), from klw's own --help. */
 async function klwHelp(): Promise<Map<string, Help>> {
-  const out = await run(['--import', 'tsx', join(root, 'test', 'docs', 'klw-help.ts')]);
-  assert.equal(out.code, 0, out.stderr);
   const helps = new Map<string, Help>();
-  for (const part of out.stdout.split(/^=== /m).slice(1)) {
-    const nl = part.indexOf('\n');
-    helps.set(part.slice(0, nl).trim(), parseHelp(part.slice(nl + 1)));
-  }
+  for (const [path, text] of await klwHelpTexts()) helps.set(path, parseHelp(text));
   return helps;
 }
 

@@ -1,7 +1,6 @@
-// Prints the `--help` text of klw and of every command and subcommand, each after a line
-// `=== <command path>`, by running klw's own entry point (`main`) in this one process: the
-// docs test reads which commands and options exist from it.
-import { main } from '../../infra/cli.ts';
+// The `--help` text of klw and of every command and subcommand, by running klw's own entry point
+// (`main`) in this process: the docs test reads which commands and options exist from it.
+import { klwInProcess } from '../helpers.ts';
 
 /** The command names listed under `Commands:` in a help text. */
 function subcommands(help: string): string[] {
@@ -10,26 +9,16 @@ function subcommands(help: string): string[] {
   return [...help.slice(at).matchAll(/^ {2}([\w-]+)/gm)].map((m) => m[1]!).filter((c) => c !== 'help');
 }
 
-/** Runs `klw <path> --help` and returns what it wrote to stdout. */
-async function helpOf(path: string[]): Promise<string> {
-  const chunks: string[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string | Uint8Array) => {
-    chunks.push(String(chunk));
-    return true;
-  }) as typeof process.stdout.write;
-  try {
-    await main(['node', 'klw', ...path, '--help']);
-  } finally {
-    process.stdout.write = write;
+/** What `klw <path> --help` writes to stdout, by command path ('' for klw itself). */
+export async function klwHelpTexts(): Promise<Map<string, string>> {
+  const texts = new Map<string, string>();
+  const queue: string[][] = [[]];
+  while (queue.length) {
+    const path = queue.shift()!;
+    const { code, stdout, stderr } = await klwInProcess(...path, '--help');
+    if (code !== 0) throw new Error(`klw ${path.join(' ')} --help exited ${code}: ${stderr}`);
+    texts.set(path.join(' '), stdout);
+    for (const sub of subcommands(stdout)) queue.push([...path, sub]);
   }
-  return chunks.join('');
-}
-
-const queue: string[][] = [[]];
-while (queue.length) {
-  const path = queue.shift()!;
-  const help = await helpOf(path);
-  process.stdout.write(`=== ${path.join(' ')}\n${help}\n`);
-  for (const sub of subcommands(help)) queue.push([...path, sub]);
+  return texts;
 }

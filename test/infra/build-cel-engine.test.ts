@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
-import { ENGINE_GUARDS, engineGuardsPlugin, withoutGuards } from '../../infra/build-cel-engine.ts';
+import { ASCII_EDITS, ENGINE_GUARDS, engineGuardsPlugin, withoutGuards } from '../../infra/build-cel-engine.ts';
+import { edited } from '../../infra/build-cel-registry.ts';
 import { compileExpression, isCompileError } from '../../packages/kube-cel/src/compile.ts';
 import { admissionVariables } from '../../packages/kube-cel/src/admission/variables.ts';
 
@@ -101,6 +102,12 @@ export { loadLibraries } from ${src('libraries/all.ts')};
     });
     const text = readFileSync(outfile, 'utf8');
     assert.ok(!text.includes('overlaps with existing overload'), 'bundled without the guards');
+    // Read by Node into a string of one byte a character (see ASCII_EDITS).
+    assert.equal(text.match(/[^\x00-\x7f]/)?.[0], undefined, 'the bundle is ASCII');
+    // V8 reads a regular expression literal's classes with the module: Unicode properties (thousands
+    // of ranges) only in patterns built when used.
+    assert.ok(text.includes('\\p{L}'), 'the bundle quotes as Go does');
+    assert.equal(text.match(/\/[^/\n]*\\p\{[^/\n]*\/[a-z]*u/)?.[0], undefined, 'no literal with a Unicode property');
     const bundled = (await import(pathToFileURL(outfile).href)) as {
       compileExpression: typeof compileExpression;
       isCompileError: typeof isCompileError;
@@ -118,5 +125,14 @@ export { loadLibraries } from ${src('libraries/all.ts')};
     );
     assert.deepEqual(there, here);
     assert.ok(here.filter((a) => a.startsWith('true')).length >= 12, here.join('\n'));
+  });
+
+  it('escapes what the engine writes beyond ASCII: the installed engine reads as the edit expects', () => {
+    const functions = readFileSync(join(registryPath, '..', 'functions.js'), 'utf8');
+    const escaped = edited(functions, ASCII_EDITS);
+    assert.ok(escaped, 'the engine changed: update ASCII_EDITS in infra/build-cel-engine.ts');
+    // The duration units still read as written (`\u00b5` in a regular expression is U+00B5).
+    const pattern = ASCII_EDITS[0]!.to.slice(1, -1);
+    assert.deepEqual(new RegExp(pattern).exec('1.5\u00b5s')?.slice(1), ['1.5', '\u00b5s']);
   });
 });

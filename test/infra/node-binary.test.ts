@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { ensureNode, lockInstall, nodeMajorFor, nodePackage, withoutNodeOption } from '../../infra/node-binary.ts';
 import { runtimeMismatch } from '../../infra/local/back/project.ts';
 import { admissionReview, toEvent } from '../../lib/testing/index.ts';
-import { runKlw } from '../helpers.ts';
+import { klwInProcess, runKlw } from '../helpers.ts';
 
 const repo = process.cwd();
 const klw = join(repo, 'infra/bin/klw.mjs');
@@ -90,8 +90,17 @@ describe('--node: functions on the Node of the Lambda runtime', {
     assert.equal(code, 0, stderr);
     assert.match(stderr, new RegExp(`installing Node ${MAJOR} from the npm registry`));
     assert.match(messageOf(stdout), new RegExp(`^v${MAJOR}\\.`));
-    // Without --node it runs on this Node: the test above can tell them apart.
-    const here = await klwChild(['local', 'invoke', 'node-probe', '--review', 'review.json']);
+    // Without --node it runs on this Node (here in this process): the test above can tell them apart.
+    const here = await klwInProcess(
+      '--root',
+      work,
+      'local',
+      'invoke',
+      'node-probe',
+      '--review',
+      join(work, 'review.json'),
+    );
+    assert.equal(here.code, 0, here.stderr);
     assert.equal(messageOf(here.stdout), process.version);
   });
 

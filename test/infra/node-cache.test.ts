@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import {
   chmodSync,
   chownSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -16,7 +17,7 @@ import {
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { processStart } from '../../infra/node-cache.ts';
 import { ensureNode, lockInstall } from '../../infra/node-binary.ts';
@@ -44,6 +45,26 @@ function install(registry: FakeRegistry, cacheDir: string, options: Parameters<t
     ...options,
   });
 }
+let installed: Promise<{ registry: FakeRegistry; dir: string; binary: string }> | undefined;
+/**
+ * A cache of its own holding the entry an install from the fake registry made (the registry now
+ * closed): installed once, then copied with its modes, for tests that change what the cache holds.
+ */
+async function installedCache(prefix: string): Promise<{ registry: FakeRegistry; cache: string; binary: string }> {
+  installed ??= (async () => {
+    const registry = await fakeRegistry({ mode: 'serve' });
+    const dir = tempDir('klw-node-installed-');
+    try {
+      return { registry, dir, binary: await install(registry, dir) };
+    } finally {
+      await registry.close();
+    }
+  })();
+  const { registry, dir, binary } = await installed;
+  const cache = tempDir(prefix);
+  cpSync(dir, cache, { recursive: true });
+  return { registry, cache, binary: join(cache, relative(dir, binary)) };
+}
 /** A shell script that says it is Node `version`, and leaves `marker` behind when run. */
 function impostor(version: string, marker: string): string {
   return `#!/bin/sh\necho ran > "${marker}"\necho v${version}\n`;
@@ -53,10 +74,7 @@ const DEAD_PID = 2 ** 22 + 1;
 
 describe('--node: what the cache runs', () => {
   it('records the sha512 of the binary and the package integrity at install, and uses the entry offline', async () => {
-    const registry = await fakeRegistry({ mode: 'serve' });
-    const cache = tempDir('klw-node-record-');
-    const binary = await install(registry, cache);
-    await registry.close();
+    const { registry, cache, binary } = await installedCache('klw-node-record-');
     const record = JSON.parse(readFileSync(join(cache, 'node', VERSION, '.klw-complete'), 'utf8'));
     assert.equal(record.version, `v${VERSION}`);
     assert.equal(record.sha512, createHash('sha512').update(readFileSync(binary)).digest('hex'));
@@ -66,10 +84,7 @@ describe('--node: what the cache runs', () => {
   });
 
   it('refuses a bin/node replaced after install, without running it', async () => {
-    const registry = await fakeRegistry({ mode: 'serve' });
-    const cache = tempDir('klw-node-replaced-');
-    const binary = await install(registry, cache);
-    await registry.close();
+    const { registry, cache, binary } = await installedCache('klw-node-replaced-');
     const marker = join(cache, 'ran');
     writeFileSync(binary, impostor(VERSION, marker));
     await assert.rejects(install(registry, cache), /refusing .*bin\/node: it is not the binary klw installed/);
@@ -77,10 +92,7 @@ describe('--node: what the cache runs', () => {
   });
 
   it('refuses an entry that is a link to a folder elsewhere, or holds a linked bin/node, without following it', async () => {
-    const registry = await fakeRegistry({ mode: 'serve' });
-    const cache = tempDir('klw-node-linked-');
-    const binary = await install(registry, cache);
-    await registry.close();
+    const { registry, cache, binary } = await installedCache('klw-node-linked-');
     // Elsewhere: a copy of the entry whose node is an impostor, with a record that matches it.
     const elsewhere = tempDir('klw-node-elsewhere-');
     const marker = join(elsewhere, 'ran');
@@ -102,10 +114,7 @@ describe('--node: what the cache runs', () => {
   });
 
   it('refuses an entry others can write to, or that another user owns', async () => {
-    const registry = await fakeRegistry({ mode: 'serve' });
-    const cache = tempDir('klw-node-modes-');
-    const binary = await install(registry, cache);
-    await registry.close();
+    const { registry, cache, binary } = await installedCache('klw-node-modes-');
     const entry = join(cache, 'node', VERSION);
     chmodSync(entry, 0o775);
     await assert.rejects(install(registry, cache), /node\/24\.99\.1 is writable by its group \(mode 775\)/);

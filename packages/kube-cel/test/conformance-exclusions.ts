@@ -37,7 +37,7 @@ function overlongDurationLiteral(expr: string): boolean {
 }
 
 /** Parses only (no declarations, no checking): the literals of an expression, optional entries read. */
-const parser = matchConditionsEnvironment();
+let parser: ReturnType<typeof matchConditionsEnvironment> | undefined;
 
 /** What an optional entry holds when written `optional.of(x)` or `optional.ofNonZeroValue(x)`: x. */
 function entryContent(node: ASTNode): ASTNode | undefined {
@@ -87,7 +87,7 @@ function mixedLiteral(node: unknown): boolean {
 
 function parsesWithMixedLiteral(expr: string): boolean {
   try {
-    return mixedLiteral(parser.parse(expr).ast);
+    return mixedLiteral((parser ??= matchConditionsEnvironment()).parse(expr).ast);
   } catch {
     return false;
   }

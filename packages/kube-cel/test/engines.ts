@@ -42,7 +42,8 @@ const message = (err: unknown): string => (err instanceof Error ? err.message.sp
 
 const marcUint = new Environment().parse('0u')({})!.constructor as new (v: bigint) => { value: bigint };
 
-function marcCanonical(v: unknown): string {
+/** A value of the engine as conformance-suite.ts's canonical text. */
+export function marcCanonical(v: unknown): string {
   if (typeof v === 'bigint') return `i${v}`;
   if (typeof v === 'number') return canonicalDouble(v);
   if (typeof v === 'string') return JSON.stringify(v);

@@ -30,7 +30,7 @@ import {
 import { kubeLimitsFrom, loadConnection, whoAmI } from '../../../infra/audit/index.ts';
 import { ensureLocalCertificates } from '../../../infra/local/certs.ts';
 import { withKubeVersion } from '../../../infra/kube-versions.ts';
-import { runKlw } from '../../helpers.ts';
+import { klwInProcess } from '../../helpers.ts';
 
 const FIXTURE = fileURLToPath(new URL('../../fixtures/audit', import.meta.url));
 const KLW = fileURLToPath(new URL('../../../infra/bin/klw.mjs', import.meta.url));
@@ -676,11 +676,11 @@ describe('klw audit against a fake API server', () => {
   });
 });
 
-/** Runs klw audit in a child process (the test runner owns this process's stdout); returns exit code, stdout and stderr. */
+/** Runs klw audit in this process against the fake API server; returns exit code, stdout and stderr. */
 function klw(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return klwWith({}, ...args);
+  return klwInProcess('--root', FIXTURE, 'audit', '--kubeconfig', kubeconfig, ...args);
 }
-/** klw audit with extra environment variables. */
+/** klw audit in a child process of its own, with extra environment variables. */
 function klwWith(
   env: Record<string, string>,
   ...args: string[]
@@ -696,10 +696,11 @@ function klwWith(
   });
 }
 
-// Each a process of its own against the same fake API server, which none of them changes: side by side.
+// Against the same fake API server, which none of them changes: side by side.
 describe('klw audit command', { concurrency: true }, () => {
   it('-o json: the report, the auditor from a TokenReview, exit 1 when anything would be denied', async () => {
-    const { code, stdout, stderr } = await klw('-o', 'json', '--page-size', '2');
+    // The real process: its exit code, and stderr as a pipe (no terminal).
+    const { code, stdout, stderr } = await klwWith({}, '-o', 'json', '--page-size', '2');
     assert.equal(code, 1, stderr);
     const report = JSON.parse(stdout) as AuditReport;
     assert.deepEqual(report.auditor, { username: 'auditor@example.com', groups: ['auditors', 'system:authenticated'] });
@@ -761,8 +762,6 @@ describe('klw audit command', { concurrency: true }, () => {
   });
 
   it('exit 2 with one line when the audit cannot run: bad credentials, an unknown context, a bad page size or option', async () => {
-    // Nothing goes to stdout: run in this process, without starting klw four times.
-    const klw = (...args: string[]) => runKlw('--root', FIXTURE, 'audit', '--kubeconfig', kubeconfig, ...args);
     const wrong = await klw('--context', 'wrong-user');
     assert.equal(wrong.code, 2);
     assert.match(wrong.stderr, /^klw: \/.*: HTTP 401: Unauthorized$/m);
@@ -1281,15 +1280,17 @@ describe('klw audit against stalling API servers and plugins', () => {
 
   /** Runs `klw audit audit-policy --as tester` against a kubeconfig. */
   function audit(kubeconfig: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    return new Promise((resolve) => {
-      const argv = [KLW, '--root', FIXTURE, 'audit', 'audit-policy', '--as', 'tester', '--kubeconfig', kubeconfig];
-      // Killed if it outlives the hang guard, so a bound that fails to hold leaves no process behind.
-      const timeout = HANG_GUARD.timeout - 10_000;
-      const options = { encoding: 'utf8' as const, timeout, killSignal: 'SIGKILL' as const };
-      execFile(process.execPath, [...argv, ...args], options, (err, stdout, stderr) =>
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-    });
+    return klwInProcess(
+      '--root',
+      FIXTURE,
+      'audit',
+      'audit-policy',
+      '--as',
+      'tester',
+      '--kubeconfig',
+      kubeconfig,
+      ...args,
+    );
   }
 
   it('klw audit exits 2 naming what stalled: tokens, a trickled body, a null item, a plugin', HANG_GUARD, async () => {

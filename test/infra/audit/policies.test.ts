@@ -2,12 +2,10 @@
 // evaluated as the API server evaluates them natively (params from the cluster, namespaceObject,
 // the validationActions in effect), mutating policies reported with the patch they would make.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { projectInRepository } from '../../helpers.ts';
+import { klwInProcess, projectInRepository } from '../../helpers.ts';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { Deployment, Pod } from '../../../lib/k8s/kinds.ts';
@@ -17,7 +15,6 @@ import { defineMutatingPolicy } from '../../../lib/policies/mutating/define.ts';
 import { defineValidatingPolicy } from '../../../lib/policies/index.ts';
 import { KubeClient, renderAudit, runAudit, summaryLine, type AuditResult } from '../../../infra/audit/index.ts';
 
-const KLW = fileURLToPath(new URL('../../../infra/bin/klw.mjs', import.meta.url));
 const ns = (name: string, labels: Record<string, string> = {}) => ({
   metadata: { name, labels: { 'kubernetes.io/metadata.name': name, ...labels } },
 });
@@ -348,16 +345,11 @@ export default defineValidatingPolicy({
     );
   });
   after(() => rmSync(work, { recursive: true, force: true }));
-  // A process of its own: the test runner's own reports go to this process's stdout meanwhile.
-  const klw = (...args: string[]) =>
-    new Promise<{ result: number; stdout: string; stderr: string }>((resolve) =>
-      execFile(
-        process.execPath,
-        [KLW, '--root', work, 'audit', '--as', 'auditor', ...args],
-        { encoding: 'utf8' },
-        (err, stdout, stderr) => resolve({ result: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
-      ),
-    );
+  // In this process, with its own stdout and stderr (audit.test.ts starts the real process).
+  const klw = async (...args: string[]) => {
+    const { code, stdout, stderr } = await klwInProcess('--root', work, 'audit', '--as', 'auditor', ...args);
+    return { result: code, stdout, stderr };
+  };
 
   it("-o openreports with a fleet cluster's context: its enforcement, passes counted, exit 0", async () => {
     const { result, stdout, stderr } = await klw('--kubeconfig', kubeconfig, '--context', 'fake', '-o', 'openreports');

@@ -11,9 +11,10 @@ import { clusterPathSecretParameterName, pathSecretParameterName } from '../../.
 import { functionDefinition, pluginParams, secretsStatement } from '../../../infra/deploy/serverless-plugin.ts';
 import { addFloodSafetyAndAlarms, DURATION_ALARM_SHARE, type DeployedFunction } from '../../../infra/deploy/alarms.ts';
 import { alarmedClusters, clusterLogicalId, parseClusterAlarms } from '../../../infra/fleet/alarms.ts';
-import { readServerless, runServerless } from '../../../infra/deploy/serverless.ts';
+import { readServerless } from '../../../infra/deploy/serverless.ts';
 import { clusterParameterName, fleetFromEnv } from '../../../lib/handler/fleet.ts';
 import { FIXTURE_FUNCTIONS, FIXTURE_PROJECT } from '../../helpers.ts';
+import { serverlessPackage } from './serverless-package.ts';
 
 type Json = Record<string, any>;
 const root = process.cwd();
@@ -67,8 +68,7 @@ describe('serverless package (osls, offline) with the plugin and a fleet file', 
   it('packages every function with its fleet settings and IAM read access to the cluster parameters', async () => {
     writeFileSync(join(work, 'serverless.yml'), stringify({ ...readServerless(root), service: 'klw-fixture' }));
     const dir = join(out, 'fleet');
-    const args = ['package', '--stage', 'test', '--package', dir, '--param', 'clusterAlarms=west'];
-    const result = await runServerless(work, args, env);
+    const result = await serverlessPackage(work, ['--stage', 'test', '--param', 'clusterAlarms=west'], dir, env);
     assert.equal(result.code, 0, result.stdout + result.stderr);
     const template = JSON.parse(readFileSync(join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as Json;
     const lambdas = Object.values(template.Resources as Json).filter((r: Json) => r.Type === 'AWS::Lambda::Function');

@@ -1,21 +1,22 @@
 // docs/deploying.md's AWS permissions list every resource type of the CloudFormation template the
 // plugin generates (serverless package, offline), with and without function URLs.
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import { readServerless, runServerless } from '../../../infra/deploy/index.ts';
+import { readServerless } from '../../../infra/deploy/index.ts';
 import { FIXTURE_FUNCTIONS } from '../../helpers.ts';
+import { EVERY_PARAM, packagingProject, serverlessPackage } from './serverless-package.ts';
 
 const root = process.cwd();
-const work = mkdtempSync(join(root, '.klw-test-permissions-'));
+// Set up as serverless.test.ts sets up its project: the same packages serve both.
+const { work, env } = packagingProject('.klw-test-permissions-', FIXTURE_FUNCTIONS);
 const out = mkdtempSync(join(root, '.klw-test-permissions-out-'));
 after(() => {
   rmSync(work, { recursive: true, force: true });
   rmSync(out, { recursive: true, force: true });
 });
-cpSync(FIXTURE_FUNCTIONS, join(work, 'functions'), { recursive: true });
 writeFileSync(join(work, 'serverless.yml'), stringify({ ...readServerless(root), service: 'klw-fixture' }));
 
 /** The resource types of the documented permissions table (its first column). */
@@ -29,8 +30,7 @@ function documentedTypes(): Set<string> {
 /** The resource types of the templates `serverless package` writes with `params`. */
 async function templateTypes(name: string, params: string[]): Promise<Set<string>> {
   const dir = join(out, name);
-  const env = { ...process.env, AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '' };
-  const result = await runServerless(work, ['package', '--stage', 'test', '--package', dir, ...params], env);
+  const result = await serverlessPackage(work, ['--stage', 'test', ...params], dir, env);
   assert.equal(result.code, 0, result.stdout + result.stderr);
   const types = new Set<string>();
   for (const file of ['cloudformation-template-create-stack.json', 'cloudformation-template-update-stack.json']) {
@@ -42,26 +42,19 @@ async function templateTypes(name: string, params: string[]): Promise<Set<string
   return types;
 }
 
-/** Types the table lists for settings this test does not package (provisioned concurrency). */
-const OPTIONAL = new Set(['AWS::Lambda::Alias']);
-
 describe('the AWS permissions klw deploy needs (docs/deploying.md)', () => {
   it('list every resource type of the generated template, and only such types', async () => {
     const documented = documentedTypes();
     assert.ok(documented.size >= 10, `the table lists ${documented.size} types: is it there?`);
     const generated = new Set([
       ...(await templateTypes('plain', [])),
-      ...(await templateTypes('urls', [
-        '--param',
-        'functionUrls=true',
-        '--param',
-        'alarmTopicArn=arn:aws:sns:us-east-1:1:t',
-      ])),
+      // Function URLs, provisioned concurrency, an alarm topic: every param that adds resources.
+      ...(await templateTypes('params', EVERY_PARAM)),
     ]);
     assert.ok(generated.has('AWS::Lambda::Function'), [...generated].join(' '));
     const missing = [...generated].filter((t) => !documented.has(t));
     assert.deepEqual(missing, [], 'resource types the template creates that the docs do not list');
-    const stray = [...documented].filter((t) => !generated.has(t) && !OPTIONAL.has(t));
+    const stray = [...documented].filter((t) => !generated.has(t));
     assert.deepEqual(stray, [], 'types the docs list that the template never creates');
   });
 });

@@ -1,9 +1,9 @@
 // serverless.yml with the kube-lambda-webhooks plugin: lint of the file and its overrides, and
 // offline `serverless package` (osls) of a copy of the fixture project into CloudFormation.
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { parse, stringify } from 'yaml';
 import { loadFunctions } from '../../../infra/functions.ts';
 import { scaffold } from '../../../infra/scaffold.ts';
@@ -16,6 +16,7 @@ import {
   runServerless,
 } from '../../../infra/deploy/serverless.ts';
 import { FIXTURE_FUNCTIONS, FIXTURE_PROJECT, runKlw } from '../../helpers.ts';
+import { EVERY_PARAM, PATH_SECRET, packagingProject, serverlessPackage } from './serverless-package.ts';
 
 const root = process.cwd();
 const registrations = (await loadFunctions(FIXTURE_PROJECT)).map((f) => f.registration);
@@ -199,18 +200,12 @@ describe('checkServerless', () => {
 });
 
 describe('serverless package (osls, offline) with the plugin', () => {
-  const work = mkdtempSync(join(root, '.klw-test-'));
+  // With a secret as klw keeps it locally: the template must never hold its value.
+  const { work, env } = packagingProject('.klw-test-', FIXTURE_FUNCTIONS);
+  const SECRET = PATH_SECRET;
   const out = mkdtempSync(join(root, '.klw-test-out-'));
-  // A secret as klw keeps it locally: the template must never hold its value.
-  const SECRET = 'fixture-secret-value-never-in-a-template-0123456789';
-  const env = { ...process.env, AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', KLW_PATH_SECRET: SECRET };
   const yml = (extra: Json = {}) => stringify({ ...readServerless(root), ...extra });
 
-  before(() => {
-    cpSync(FIXTURE_FUNCTIONS, join(work, 'functions'), { recursive: true });
-    mkdirSync(join(work, '.klw', 'local'), { recursive: true });
-    writeFileSync(join(work, '.klw', 'local', 'path-secret'), `${SECRET}\n`);
-  });
   after(() => {
     rmSync(work, { recursive: true, force: true });
     rmSync(out, { recursive: true, force: true });
@@ -223,7 +218,7 @@ describe('serverless package (osls, offline) with the plugin', () => {
   ): Promise<{ template: Json; text: string; output: string }> {
     writeFileSync(join(work, 'serverless.yml'), config);
     const dir = join(out, name);
-    const result = await runServerless(work, ['package', '--stage', 'test', '--package', dir, ...args], env);
+    const result = await serverlessPackage(work, ['--stage', 'test', ...args], dir, env);
     const output = result.stdout + result.stderr;
     assert.equal(result.code, 0, output);
     const text = readFileSync(join(dir, 'cloudformation-template-update-stack.json'), 'utf8');
@@ -318,18 +313,8 @@ describe('serverless package (osls, offline) with the plugin', () => {
   });
 
   it('takes params: function URLs, provisioned and reserved concurrency, throttling, alarm topic, bearer token', async () => {
-    const { template } = await packageWith('params', yml({ service: 'klw-fixture' }), [
-      '--param',
-      'functionUrls=true',
-      '--param',
-      'provisionedConcurrency=2',
-      '--param',
-      'reservedConcurrency=5',
-      '--param',
-      'alarmTopicArn=arn:aws:sns:us-east-1:123456789012:oncall',
-      '--param',
-      'bearerTokenParameter=/team/token',
-    ]);
+    // functionUrls=true, provisionedConcurrency=2, reservedConcurrency=5, alarmTopicArn=...:oncall, bearerTokenParameter=/team/token
+    const { template } = await packageWith('params', yml({ service: 'klw-fixture' }), EVERY_PARAM);
     assert.equal(ofType(template, 'AWS::Lambda::Url').length, registrations.length);
     const aliases = ofType(template, 'AWS::Lambda::Alias').map(([, r]) => r.Properties);
     assert.equal(aliases.length, registrations.length);
@@ -406,7 +391,7 @@ describe('serverless package (osls, offline) with the plugin', () => {
       lint.stderr,
       /error serverless-function functions.pod-plicy: pod-plicy is not a function in functions\/ \(did you mean pod-policy\?\)/,
     );
-    const packaged = await runServerless(work, ['package', '--stage', 'test', '--package', join(out, 'misspelt')], env);
+    const packaged = await serverlessPackage(work, ['--stage', 'test'], join(out, 'misspelt'), env);
     assert.notEqual(packaged.code, 0);
     assert.match(packaged.stdout + packaged.stderr, /Either "handler" or "image" property needs to be set/);
   });
@@ -429,6 +414,7 @@ describe('serverless package (osls, offline) with the plugin', () => {
     writeFileSync(join(work, 'functions', 'broken', 'index.ts'), 'export default 42;\n');
     try {
       writeFileSync(join(work, 'serverless.yml'), yml({ service: 'klw-fixture' }));
+      // Run every time, never kept: runServerless and osls loading the plugin, as klw deploy runs them.
       const result = await runServerless(work, ['package', '--stage', 'test', '--package', join(out, 'broken')], env);
       assert.notEqual(result.code, 0);
       assert.match(

@@ -16,6 +16,7 @@ import {
 import type { KlwError } from '../../../infra/errors.ts';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { klwInProcess } from '../../helpers.ts';
 
 const KLW = fileURLToPath(new URL('../../../infra/bin/klw.mjs', import.meta.url));
 
@@ -228,7 +229,8 @@ describe('klw audit command over several clusters', () => {
     const base = ['--root', work, 'audit', '--kubeconfig', kubeconfig, '--as', 'tester'];
     const [fleet, one] = await Promise.all([
       klwProcess(...base, '--context', 'ctx-east', '--context', 'ctx-west'),
-      klwProcess(...base, '--context', 'ctx-west'),
+      // In this process: the repeated --context above is the real process path.
+      klwInProcess(...base, '--context', 'ctx-west'),
     ]);
     assert.equal(fleet.code, 1, fleet.stderr);
     assert.match(fleet.stdout, /^CLUSTER .*\neast .*bad-east.*\nwest .*Warn .*bad-west is forbidden\n$/);

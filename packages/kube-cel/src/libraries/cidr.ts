@@ -80,12 +80,13 @@ export function goParsePrefix(s: string): CidrPrefix {
   }
   if (addr.is6() && addr.zone !== '') throw fail('IPv6 zones cannot be present in a prefix');
   const bitsText = s.slice(slash + 1);
-  const badBits = fail(`bad bits after slash: ${goQuote(bitsText)}`);
-  if (bitsText.length > 1 && (bitsText[0]! < '1' || bitsText[0]! > '9')) throw badBits;
+  // Made only when thrown: a parse that succeeds builds no message (nor its stack).
+  const badBits = () => fail(`bad bits after slash: ${goQuote(bitsText)}`);
+  if (bitsText.length > 1 && (bitsText[0]! < '1' || bitsText[0]! > '9')) throw badBits();
   // strconv.Atoi: an optional sign and decimal digits that fit an int64.
-  if (!/^[+-]?[0-9]+$/.test(bitsText)) throw badBits;
+  if (!/^[+-]?[0-9]+$/.test(bitsText)) throw badBits();
   const bits = BigInt(bitsText);
-  if (bits > 2n ** 63n - 1n || bits < -(2n ** 63n)) throw badBits;
+  if (bits > 2n ** 63n - 1n || bits < -(2n ** 63n)) throw badBits();
   const max = addr.is6() ? 128n : 32n;
   if (bits < 0n || bits > max) throw fail('prefix length out of range');
   return new CidrPrefix(addr, Number(bits));

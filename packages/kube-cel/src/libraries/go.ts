@@ -3,8 +3,19 @@
  * and messages: `%q` quoting (strconv.Quote) and string walks by code point (Go's runes).
  */
 
-/** Go's unicode.IsPrint for one code point: letters, marks, numbers, punctuation, symbols and ASCII space. */
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+/**
+ * Go's unicode.IsPrint for one code point: letters, marks, numbers, punctuation, symbols and ASCII
+ * space. Built on first use: V8 reads a regular expression literal's character classes when it parses
+ * the module, and these Unicode properties (thousands of ranges) cost milliseconds of every cold
+ * start of a bundle carrying this module, which most never quote anything.
+ */
+let printable: RegExp | undefined;
+function isPrintable(c: string): boolean {
+  // Joined when first used: a literal (or a constant pattern, which linters and minifiers write as
+  // one) would be read with the module.
+  printable ??= new RegExp(['^[', '\\p{L}\\p{M}\\p{N}\\p{P}\\p{S} ', ']$'].join(''), 'u');
+  return printable.test(c);
+}
 
 /** The characters Go's strconv.Quote (and CEL's strings.quote) write as a backslash escape. */
 export const SHORT_ESCAPES: Readonly<Record<string, string>> = {
@@ -31,7 +42,7 @@ export function goQuote(s: string): string {
     const cp = c.codePointAt(0)!;
     // A lone surrogate is not valid UTF-8 once Go sees it: the replacement character.
     if (cp >= 0xd800 && cp <= 0xdfff) out.push('\\ufffd');
-    else if (PRINTABLE.test(c)) out.push(c);
+    else if (isPrintable(c)) out.push(c);
     else if (cp < 0x80) out.push(`\\x${cp.toString(16).padStart(2, '0')}`);
     else if (cp <= 0xffff) out.push(`\\u${cp.toString(16).padStart(4, '0')}`);
     else out.push(`\\U${cp.toString(16).padStart(8, '0')}`);

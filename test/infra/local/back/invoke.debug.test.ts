@@ -12,7 +12,7 @@ import { after, describe, it } from 'node:test';
 import { startApi } from '../../../../infra/local/api.ts';
 import { startLambda } from '../../../../infra/local/lambda-api.ts';
 import { localInvoke } from '../../../../infra/local/back/invoke.ts';
-import { ManualTimer, PATIENCE_MS, until } from '../../../helpers.ts';
+import { klwInProcess, ManualTimer, PATIENCE_MS, until } from '../../../helpers.ts';
 
 const root = process.cwd();
 const work = mkdtempSync(join(root, '.klw-test-localdebug-'));
@@ -42,6 +42,7 @@ const addFunction = (name: string) => {
 };
 addFunction('echo');
 
+/** Runs klw in a process of its own, from the project folder, as a user would. */
 function klw(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
@@ -102,29 +103,32 @@ describe('klw local invoke', { timeout: PATIENCE_MS }, () => {
     writeFileSync(join(work, 'functions', 'echo', 'index.ts'), rawFunction('echo'));
   });
 
+  // In this process: what generate-review prints, not how a process prints it (the test above).
+  const generateReview = (...args: string[]) => klwInProcess('--root', work, 'local', 'generate-review', ...args);
+
   it('generate-review prints a review built from the rules, or an event', async () => {
-    const review = await klw(['local', 'generate-review', 'echo', '--version', 'v1beta1']);
+    const review = await generateReview('echo', '--version', 'v1beta1');
     assert.equal(review.code, 0, review.stderr);
     assert.equal(JSON.parse(review.stdout).apiVersion, 'admission.k8s.io/v1beta1');
-    const event = await klw(['local', 'generate-review', 'echo', '--event-format', 'rest']);
+    const event = await generateReview('echo', '--event-format', 'rest');
     const parsed = JSON.parse(event.stdout);
     assert.equal(parsed.path, '/echo');
     assert.equal(JSON.parse(parsed.body).kind, 'AdmissionReview');
   });
 
   it('gives --event one meaning: an event file to invoke, never a format', async () => {
-    const old = await klw(['local', 'generate-review', 'echo', '--event', 'rest']);
+    const old = await generateReview('echo', '--event', 'rest');
     assert.equal(old.code, 1);
     assert.match(
       old.stderr,
       /generate-review writes events, it reads none: --event-format rest prints the review wrapped in an event \(--event names an event file, in klw local invoke\)/,
     );
-    const help = await klw(['local', 'generate-review', '--help']);
+    const help = await generateReview('--help');
     assert.match(help.stdout, /--event-format <format>/);
     assert.doesNotMatch(help.stdout, /--event </);
     // The choices are the event sources' names, from their list.
     assert.match(help.stdout.replace(/\s+/g, ' '), /choices: "http", "rest", "url", "alb"/);
-    const alb = await klw(['local', 'generate-review', 'echo', '--event-format', 'alb']);
+    const alb = await generateReview('echo', '--event-format', 'alb');
     assert.deepEqual(Object.keys(JSON.parse(alb.stdout).requestContext), ['elb'], alb.stderr);
   });
 });
