@@ -10,6 +10,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   utimesSync,
   writeFileSync,
@@ -117,6 +118,35 @@ describe('the cached build', () => {
     assert.equal(second.built, true);
     assert.notEqual(second.dir, first.dir);
     assert.equal((await run(second.dir)).said, 'second');
+    assert.deepEqual(await cachedBuild(options), { dir: second.dir, built: false });
+  });
+
+  it('is built again when a source changed while it was being built', async () => {
+    const { root, options } = project('during');
+    const dep = join(root, 'dep.ts');
+    const first = await cachedBuild({
+      ...options,
+      afterBuild: () => writeFileSync(dep, "export const word: string = 'during';\n"),
+    });
+    assert.equal((await run(first.dir)).said, 'first');
+    const second = await cachedBuild(options);
+    assert.equal(second.built, true);
+    assert.equal((await run(second.dir)).said, 'during');
+  });
+
+  it('is built again after an edit of the same size within one tick of the file time', async () => {
+    const { root, options } = project('same-tick');
+    const dep = join(root, 'dep.ts');
+    change(dep, "export const word: string = 'sameA';\n");
+    const first = await cachedBuild(options);
+    assert.equal((await run(first.dir)).said, 'sameA');
+    const { size, mtime } = statSync(dep);
+    writeFileSync(dep, "export const word: string = 'sameB';\n");
+    utimesSync(dep, mtime, mtime);
+    assert.equal(statSync(dep).size, size);
+    const second = await cachedBuild(options);
+    assert.equal(second.built, true);
+    assert.equal((await run(second.dir)).said, 'sameB');
     assert.deepEqual(await cachedBuild(options), { dir: second.dir, built: false });
   });
 
