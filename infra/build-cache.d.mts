@@ -21,6 +21,8 @@ export interface CachedBuildOptions {
   entryPoints?: Record<string, string>;
   /** True (the default): each module's `import.meta.url` is its source file's; false: the built file's. */
   sourceUrls?: boolean;
+  /** For tests: runs once esbuild has read the sources, before the build is recorded. */
+  afterBuild?: () => void;
 }
 
 /** A build in the cache: its folder, and whether this call built it (else it was reused). */

@@ -47,7 +47,7 @@ export const LOADER_CACHE = join(TOOLKIT, 'node_modules', '.cache', 'klw-loader'
 export const LOADER_ENTRIES = { child: 'infra/loader/child.ts' };
 
 /** Changes whenever this file builds differently, so that builds made by an older recipe are not reused. */
-const RECIPE = 'klw-build-1';
+const RECIPE = 'klw-build-2';
 
 /** The manifest of the build in use, in the cache folder. */
 const MANIFEST = 'current.json';
@@ -76,6 +76,42 @@ function extraInputs(root) {
 function stateOf(file) {
   const stat = statSync(file, { throwIfNoEntry: false });
   return stat ? `${stat.size}:${stat.mtimeMs}` : '-';
+}
+
+/**
+ * How close to a build's start a source's modification time must be for its size and time not
+ * to be trusted alone: a file system keeps times in ticks (a few milliseconds on Linux, two
+ * seconds on FAT), so a second edit of the same size within one tick leaves both unchanged. Such
+ * a source's content is compared with the content built.
+ */
+const RACY_MS = 2000;
+
+/** The sha256 of `data`, in hex. */
+function sha256(data) {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** The sha256 of the file's content, or '-' when it cannot be read. */
+function hashOf(file) {
+  try {
+    return sha256(readFileSync(file));
+  } catch {
+    return '-';
+  }
+}
+
+/**
+ * True when the manifest's record of an input (path, state, content hash) still describes the
+ * file: same size and time and, when that time is within RACY_MS of the build's start or later,
+ * the same content.
+ */
+function unchanged(root, input, started) {
+  if (!Array.isArray(input) || input.length !== 3) return false;
+  const [path, state, hash] = input;
+  const file = resolve(root, String(path));
+  if (stateOf(file) !== state) return false;
+  const mtime = Number(String(state).split(':')[1]);
+  return !(mtime >= started - RACY_MS) || hashOf(file) === hash;
 }
 
 /** The hash naming a build: of its files' names and contents. */
@@ -138,9 +174,8 @@ function current(spec) {
     if (manifest?.recipe !== recipeOf(spec) || typeof manifest.dir !== 'string' || !/^[0-9a-f]{16}$/.test(manifest.dir))
       return undefined;
     if (!Array.isArray(manifest.inputs) || !Array.isArray(manifest.files)) return undefined;
-    for (const input of manifest.inputs) {
-      if (!Array.isArray(input) || stateOf(resolve(spec.root, String(input[0]))) !== input[1]) return undefined;
-    }
+    if (typeof manifest.started !== 'number') return undefined;
+    for (const input of manifest.inputs) if (!unchanged(spec.root, input, manifest.started)) return undefined;
     const dir = join(spec.cacheDir, manifest.dir);
     return intact(dir, manifest.files) ? dir : undefined;
   } catch {
@@ -154,27 +189,58 @@ function recipeOf(spec) {
 }
 
 /**
- * An esbuild plugin giving each of the toolkit's modules its own source file's `import.meta.url`,
- * as it has when run from the sources: the files it reads beside itself (templates, worker
- * scripts) are found there, not beside the build.
+ * An esbuild plugin reading each source outside node_modules itself, keeping in `read` the hash
+ * of the text it built (the manifest's record of that source); `withSourceUrls` gives each module
+ * its own source file's `import.meta.url` (and `dirname`, `filename`), as it has when run from the
+ * sources: the files it reads beside itself (templates, worker scripts) are found there, not
+ * beside the build.
  */
-function sourceUrls(esbuild) {
+function readSources(esbuild, withSourceUrls, read) {
   return {
-    name: 'klw-source-urls',
+    name: 'klw-read-sources',
     setup(build) {
       build.onLoad({ filter: /\.[cm]?[jt]s$/ }, async (args) => {
         if (args.path.includes(`${sep}node_modules${sep}`)) return undefined;
-        const text = readFileSync(args.path, 'utf8');
-        if (!text.includes('import.meta')) return undefined;
+        const bytes = readFileSync(args.path);
+        read.set(args.path, sha256(bytes));
+        const text = bytes.toString('utf8');
         const loader = /\.[cm]?ts$/.test(args.path) ? 'ts' : 'js';
+        if (!withSourceUrls || !text.includes('import.meta')) return { contents: text, loader };
         const out = await esbuild.transform(text, {
           loader,
           format: 'esm',
           sourcefile: args.path,
           sourcemap: 'inline',
-          define: { 'import.meta.url': JSON.stringify(pathToFileURL(args.path).href) },
+          define: {
+            'import.meta.url': JSON.stringify(pathToFileURL(args.path).href),
+            'import.meta.dirname': JSON.stringify(dirname(args.path)),
+            'import.meta.filename': JSON.stringify(args.path),
+          },
         });
         return { contents: out.code, loader: 'js' };
+      });
+    },
+  };
+}
+
+/** Marks the resolutions missingDynamicImports makes itself, so that it does not answer them again. */
+const OWN_RESOLVE = Symbol('klw-own-resolve');
+
+/**
+ * An esbuild plugin leaving an `import()` of a relative file that is not there (the compiled
+ * package's, in a checkout) to fail when it runs, as it does from the sources, rather than
+ * failing the build: it imports the file's absolute URL.
+ */
+function missingDynamicImports() {
+  return {
+    name: 'klw-missing-dynamic-imports',
+    setup(build) {
+      build.onResolve({ filter: /^\.{1,2}\// }, async (args) => {
+        if (args.kind !== 'dynamic-import' || args.pluginData === OWN_RESOLVE) return undefined;
+        const { kind, importer, resolveDir } = args;
+        const found = await build.resolve(args.path, { kind, importer, resolveDir, pluginData: OWN_RESOLVE });
+        if (!found.errors.length) return undefined;
+        return { path: pathToFileURL(resolve(resolveDir, args.path)).href, external: true };
       });
     },
   };
@@ -212,6 +278,8 @@ function cacheFolder(cacheDir) {
 
 /** Builds the entry points, puts the build in its content-named folder and writes the manifest. */
 async function build(spec) {
+  const started = Date.now();
+  const read = new Map();
   const esbuild = await import('esbuild');
   const outdir = join(spec.cacheDir, 'out');
   const out = await esbuild.build({
@@ -229,8 +297,9 @@ async function build(spec) {
     metafile: true,
     write: false,
     logLevel: 'silent',
-    plugins: spec.sourceUrls ? [sourceUrls(esbuild)] : [],
+    plugins: [missingDynamicImports(), readSources(esbuild, spec.sourceUrls, read)],
   });
+  spec.afterBuild?.();
   const files = out.outputFiles.map((f) => [relative(outdir, f.path).split(sep).join('/'), f.contents]);
   files.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const name = contentHash(files);
@@ -258,7 +327,13 @@ async function build(spec) {
     recipe: recipeOf(spec),
     dir: name,
     files: records,
-    inputs: inputs.map((file) => [relative(spec.root, file), stateOf(file)]),
+    started,
+    // A source changed since it was read for this build is recorded as changed: built again next time.
+    inputs: inputs.map((file) => {
+      const hash = hashOf(file);
+      const state = read.has(file) && read.get(file) !== hash ? 'changed' : stateOf(file);
+      return [relative(spec.root, file), state, hash];
+    }),
   };
   const manifestFile = join(spec.cacheDir, MANIFEST);
   if (entryAt(manifestFile) && !entryAt(manifestFile).isFile()) rmSync(manifestFile, { recursive: true, force: true });
@@ -271,7 +346,8 @@ async function build(spec) {
  * The folder of the build of `entryPoints` (name to source file, relative to `root`), built when
  * the cache has none or its sources changed since; `built` says whether this call built it.
  * Defaults: the toolkit's own entry points, root and cache folder. `sourceUrls: false` leaves
- * `import.meta.url` the built file's own (a project's functions, as their bundles have it).
+ * `import.meta.url` the built file's own (a project's functions, as their bundles have it);
+ * `afterBuild`, for tests, runs once esbuild has read the sources, before the build is recorded.
  */
 export async function cachedBuild(options = {}) {
   const spec = {
@@ -279,6 +355,7 @@ export async function cachedBuild(options = {}) {
     cacheDir: resolve(options.cacheDir ?? TOOLKIT_CACHE),
     entryPoints: options.entryPoints ?? TOOLKIT_ENTRIES,
     sourceUrls: options.sourceUrls ?? true,
+    afterBuild: options.afterBuild,
   };
   const dir = current(spec);
   if (dir) return { dir, built: false };

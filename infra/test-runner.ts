@@ -3,9 +3,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { KlwError } from './errors.ts';
+import { describeThrown, KlwError } from './errors.ts';
 import { writeFileSafely } from './files.ts';
 import { isRecord } from './json.ts';
+import { namingReporter, type PreparedTests, prepareTests } from './test-build.ts';
 
 /** Test file names `klw test` runs, as `node --test` would if Node 20 globbed TypeScript. */
 export const TEST_FILE = /\.test\.(ts|mts|js|mjs)$/;
@@ -103,8 +104,11 @@ export function slowestFirst(files: string[], times: Record<string, number>): st
     .map((e) => e.file);
 }
 
-/** Adds the times `report` (the timer's output: absolute paths) to those kept under root. */
-export function keepTestTimes(root: string, report: string): void {
+/**
+ * Adds the times `report` (the timer's output: absolute paths) to those kept under root; `names`
+ * maps a path run (a built file) to its source's.
+ */
+export function keepTestTimes(root: string, report: string, names: Record<string, string> = {}): void {
   let measured: unknown;
   try {
     measured = JSON.parse(report);
@@ -113,39 +117,63 @@ export function keepTestTimes(root: string, report: string): void {
   }
   if (!isRecord(measured)) return;
   const times = readTestTimes(root);
-  for (const [file, ms] of Object.entries(measured)) {
+  for (const [run, ms] of Object.entries(measured)) {
+    const file = Object.hasOwn(names, run) ? names[run]! : run;
     const rel = isAbsolute(file) ? relative(resolve(root), file).split(sep).join('/') : file;
     if (typeof ms === 'number' && !rel.startsWith('..')) times[rel] = ms;
   }
   writeFileSafely(join(root, TIMES_FILE), `${JSON.stringify(times, null, 1)}\n`, { parents: true });
 }
 
-/**
- * The `node --test` command line for the project's tests: TypeScript files are loaded
- * through tsx, which the project must have installed (a devDependency of every klw project).
- * The files start slowest first, by the times kept from earlier runs (`TIMES_FILE`); with
- * `timesTo`, a second reporter writes this run's times to that file.
- */
-export function testCommand(root: string, options: RunTestsOptions = {}, timesTo?: string): string[] {
+/** The files a run takes, found or given, slowest first (see `slowestFirst`). */
+export function testFiles(root: string, options: RunTestsOptions = {}): string[] {
   const found = options.files?.length
     ? expandTestPaths(root, options.files, options.exclude)
     : findTestFiles(root, options);
-  const files = slowestFirst(found, readTestTimes(root));
-  if (!files.length) {
+  if (!found.length) {
     throw new KlwError(
       `no test files (*.test.ts, .mts, .js, .mjs) under ${(options.dirs ?? ['test', 'functions']).map((d) => resolve(root, d)).join(' or ')}`,
     );
   }
-  const args: string[] = [];
-  if (files.some((f) => /\.m?ts$/.test(f))) {
-    try {
-      createRequire(join(resolve(root), 'package.json')).resolve('tsx/package.json');
-    } catch {
-      throw new KlwError('TypeScript tests need tsx: npm install --save-dev tsx');
-    }
-    args.push('--import', 'tsx');
+  return slowestFirst(found, readTestTimes(root));
+}
+
+/** Fails with how to install tsx when the project cannot load it. */
+function requireTsx(root: string): void {
+  try {
+    createRequire(join(resolve(root), 'package.json')).resolve('tsx/package.json');
+  } catch {
+    throw new KlwError('TypeScript tests need tsx: npm install --save-dev tsx');
   }
-  args.push('--test', `--test-reporter=${options.reporter ?? 'spec'}`);
+}
+
+/**
+ * The `node --test` command line for the project's tests. With `prepared` (infra/test-build.ts),
+ * TypeScript files run from their build, with source maps, and the reporter shown through
+ * infra/test-names.mjs (`namesFile` holds the names) so that it names the sources; without, they
+ * load through tsx, which the project must have installed (a devDependency of every klw
+ * project). The files start slowest first, by the times kept from earlier runs (`TIMES_FILE`);
+ * with `timesTo`, a second reporter writes this run's times to that file.
+ */
+export function testCommand(
+  root: string,
+  options: RunTestsOptions = {},
+  timesTo?: string,
+  prepared?: { tests: PreparedTests; namesFile: string },
+): string[] {
+  const files = testFiles(root, options);
+  const args: string[] = [];
+  const reporter = options.reporter ?? 'spec';
+  if (prepared) {
+    if (prepared.tests.tsx) requireTsx(root);
+    args.push('--enable-source-maps', '--test', `--test-reporter=${namingReporter(reporter, prepared.namesFile)}`);
+  } else {
+    if (files.some((f) => /\.m?ts$/.test(f))) {
+      requireTsx(root);
+      args.push('--import', 'tsx');
+    }
+    args.push('--test', `--test-reporter=${reporter}`);
+  }
   if (timesTo)
     args.push(
       '--test-reporter-destination=stdout',
@@ -154,7 +182,35 @@ export function testCommand(root: string, options: RunTestsOptions = {}, timesTo
     );
   if (options.concurrency) args.push(`--test-concurrency=${options.concurrency}`);
   if (options.namePattern) args.push(`--test-name-pattern=${options.namePattern}`);
-  return [...args, ...files];
+  return [...args, ...files.map((f) => prepared?.tests.run[f] ?? f)];
+}
+
+/**
+ * The command line of the run: TypeScript files from their build when it builds; when it does
+ * not (a syntax error, say), all through tsx, which shows the error in its file.
+ */
+async function preparedCommand(root: string, options: RunTestsOptions, scratch: string, timesTo?: string) {
+  const files = testFiles(root, options);
+  if (!files.some((f) => /\.m?ts$/.test(f))) return { args: testCommand(root, options, timesTo), names: {} };
+  let tests: PreparedTests;
+  try {
+    tests = await prepareTests(root, files, scratch);
+  } catch (error) {
+    try {
+      requireTsx(root);
+    } catch {
+      throw new KlwError(`the TypeScript tests do not build: ${describeThrown(error)}`);
+    }
+    const first =
+      describeThrown(error)
+        .split('\n')
+        .find((l) => / ERROR: /.test(l)) ?? describeThrown(error);
+    process.stderr.write(`klw: the TypeScript tests do not build (${first}); running them through tsx\n`);
+    return { args: testCommand(root, options, timesTo), names: {} };
+  }
+  const namesFile = join(scratch, 'names.json');
+  writeFileSafely(namesFile, JSON.stringify(tests.names));
+  return { args: testCommand(root, options, timesTo, { tests, namesFile }), names: tests.names };
 }
 
 /**
@@ -162,24 +218,24 @@ export function testCommand(root: string, options: RunTestsOptions = {}, timesTo
  * A run of whole files (no `namePattern`) keeps their times under root for the next run's order.
  */
 export async function runTests(root: string, options: RunTestsOptions = {}): Promise<number> {
-  const scratch = options.namePattern ? undefined : mkdtempSync(join(tmpdir(), 'klw-test-times-'));
-  const timesTo = scratch && join(scratch, 'times.json');
-  const args = testCommand(root, options, timesTo);
-  // A test run started from inside another one must not report to it.
-  const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
+  const scratch = mkdtempSync(join(tmpdir(), 'klw-test-'));
+  const timesTo = options.namePattern ? undefined : join(scratch, 'times.json');
   try {
+    const { args, names } = await preparedCommand(root, options, scratch, timesTo);
+    // A test run started from inside another one must not report to it.
+    const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
     const code = await new Promise<number>((resolvePromise, reject) => {
       const child = spawn(process.execPath, args, { cwd: root, env, stdio: 'inherit' });
       child.on('error', reject);
       child.on('exit', (code, signal) => resolvePromise(code ?? (signal ? 1 : 0)));
     });
     try {
-      if (timesTo && existsSync(timesTo)) keepTestTimes(root, readFileSync(timesTo, 'utf8'));
+      if (timesTo && existsSync(timesTo)) keepTestTimes(root, readFileSync(timesTo, 'utf8'), names);
     } catch {
       // The times only order the next run; a project that cannot keep them runs in name order.
     }
     return code;
   } finally {
-    if (scratch) rmSync(scratch, { recursive: true, force: true });
+    rmSync(scratch, { recursive: true, force: true });
   }
 }

@@ -5,12 +5,15 @@
 // process; what a test changes in the process (process.env, a prototype, a mock) it restores
 // itself. A file that needs a process of its own (it changes directory, exits, starts child
 // processes or threads, or listens for process events) still gets one, from its group.
+// A group file imports its files through a template literal (`../lib/${name}.test.ts`), which
+// `klw test`'s build bundles as a pattern, so the group runs from the build like any test file.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { it } from 'node:test';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { NEEDS_TSX } from '../infra/test-build.ts';
+import { fileURLToPath } from 'node:url';
 
 /** The repository. */
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -30,13 +33,19 @@ export function testFilesUnder(dirs: string[]): string[] {
     .sort();
 }
 
+/** Imports a test file, given relative to the repository. */
+export type ImportTest = (file: string) => Promise<unknown>;
+
 /**
- * Runs the test files under `dirs` in this process, one after another; those that need a process
- * of their own (NEEDS_OWN_PROCESS) each in a child, as `klw test` would.
+ * Runs the test files under `dirs` in this process, one after another, each imported by `load`;
+ * each in a child through tsx, as `klw test` would, those that need a process of their own
+ * (NEEDS_OWN_PROCESS), that load TypeScript at run time, which the group's build cannot give
+ * them (NEEDS_TSX), or are not .test.ts files (which a group's pattern leaves out).
  */
-export async function runGroup(dirs: string[]): Promise<void> {
+export async function runGroup(dirs: string[], load: ImportTest): Promise<void> {
   for (const file of testFilesUnder(dirs)) {
-    if (NEEDS_OWN_PROCESS.test(readFileSync(join(ROOT, file), 'utf8'))) {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    if (!file.endsWith('.test.ts') || NEEDS_OWN_PROCESS.test(text) || NEEDS_TSX.test(text)) {
       it(`${file} (in a process of its own)`, () => {
         const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
         const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', file], {
@@ -46,6 +55,6 @@ export async function runGroup(dirs: string[]): Promise<void> {
         });
         assert.equal(run.status, 0, `${file} failed:\n${run.stdout}\n${run.stderr}`);
       });
-    } else await import(pathToFileURL(join(ROOT, file)).href);
+    } else await load(file);
   }
 }

@@ -17,7 +17,7 @@ export function register(cli: Command, { root }: CommandContext): void {
   cli
     .command('test')
     .description(
-      'run the tests under test/ and functions/ (*.test.ts, .mts, .js, .mjs) with node --test; TypeScript through tsx',
+      'run the tests under test/ and functions/ (*.test.ts, .mts, .js, .mjs) with node --test; TypeScript from a cached esbuild build, or through tsx when a file loads TypeScript at run time',
     )
     .argument('[files...]', 'only these test files, or the test files under these folders')
     .option('--exclude <dirs...>', 'leave these folders out (test/e2e, say)')

@@ -2,4 +2,7 @@
 // of its own search and runs this file instead.
 import { runGroup } from '../group.ts';
 
-await runGroup(['test/lib']);
+/** A file's name under test/lib without `.test.ts`: the pattern's variable part. */
+const under = (file: string) => file.slice('test/lib/'.length, -'.test.ts'.length);
+
+await runGroup(['test/lib'], (file) => import(`../lib/${under(file)}.test.ts`));

@@ -10,6 +10,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   utimesSync,
   writeFileSync,
@@ -93,6 +94,22 @@ describe('the cached build', () => {
     assert.deepEqual(await cachedBuild({ ...options, sourceUrls: false }), { dir: own.dir, built: false });
   });
 
+  it("gives each module its source's import.meta.dirname and filename, and leaves a missing import() to fail when run", async () => {
+    const { root, options } = project('meta');
+    writeFileSync(
+      join(root, 'main.ts'),
+      "export const here: string[] = [import.meta.dirname, import.meta.filename];\nexport const missing = () => import('./not-there.mjs');\n",
+    );
+    const { dir } = await cachedBuild(options);
+    const mod = (await import(pathToFileURL(join(dir, 'main.mjs')).href)) as {
+      here: string[];
+      missing: () => Promise<unknown>;
+    };
+    assert.deepEqual(mod.here, [root, join(root, 'main.ts')]);
+    // As from the source: the file beside main.ts, not beside the build.
+    await assert.rejects(mod.missing(), (e: Error) => e.message.includes(join(root, 'not-there.mjs')));
+  });
+
   it('is built again when a source changed, and runs the new code', async () => {
     const { root, options } = project('changed');
     const first = await cachedBuild(options);
@@ -101,6 +118,35 @@ describe('the cached build', () => {
     assert.equal(second.built, true);
     assert.notEqual(second.dir, first.dir);
     assert.equal((await run(second.dir)).said, 'second');
+    assert.deepEqual(await cachedBuild(options), { dir: second.dir, built: false });
+  });
+
+  it('is built again when a source changed while it was being built', async () => {
+    const { root, options } = project('during');
+    const dep = join(root, 'dep.ts');
+    const first = await cachedBuild({
+      ...options,
+      afterBuild: () => writeFileSync(dep, "export const word: string = 'during';\n"),
+    });
+    assert.equal((await run(first.dir)).said, 'first');
+    const second = await cachedBuild(options);
+    assert.equal(second.built, true);
+    assert.equal((await run(second.dir)).said, 'during');
+  });
+
+  it('is built again after an edit of the same size within one tick of the file time', async () => {
+    const { root, options } = project('same-tick');
+    const dep = join(root, 'dep.ts');
+    change(dep, "export const word: string = 'sameA';\n");
+    const first = await cachedBuild(options);
+    assert.equal((await run(first.dir)).said, 'sameA');
+    const { size, mtime } = statSync(dep);
+    writeFileSync(dep, "export const word: string = 'sameB';\n");
+    utimesSync(dep, mtime, mtime);
+    assert.equal(statSync(dep).size, size);
+    const second = await cachedBuild(options);
+    assert.equal(second.built, true);
+    assert.equal((await run(second.dir)).said, 'sameB');
     assert.deepEqual(await cachedBuild(options), { dir: second.dir, built: false });
   });
 

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { NEEDS_OWN_PROCESS, runGroup, testFilesUnder } from '../group.ts';
 
 const root = process.cwd();
@@ -13,7 +14,7 @@ const root = process.cwd();
 function groupedFolders(): string[] {
   return readdirSync(join(root, 'test', 'groups')).flatMap((name) => {
     const text = readFileSync(join(root, 'test', 'groups', name), 'utf8');
-    const call = /runGroup\((\[[^\]]*\])\)/.exec(text);
+    const call = /runGroup\((\[[^\]]*\]),/.exec(text);
     assert.ok(call, `test/groups/${name} calls runGroup`);
     return JSON.parse(call[1]!.replace(/'/g, '"')) as string[];
   });
@@ -32,8 +33,16 @@ writeFileSync(
   join(scratch, 'sub', 'own.test.ts'),
   `import { writeFileSync } from 'node:fs';\nimport { it } from 'node:test';\nprocess.on('exit', () => {});\nit('own', () => writeFileSync(${JSON.stringify(marker)}, String(process.pid)));\n`,
 );
+// One that loads TypeScript at run time, which a group's build cannot give it.
+const tsxMarker = join(scratch, 'tsx-ran');
+writeFileSync(join(scratch, 'helper.ts'), 'export const ran: number = process.pid;\n');
+writeFileSync(
+  join(scratch, 'sub', 'dynamic.test.ts'),
+  `import { writeFileSync } from 'node:fs';\nimport { it } from 'node:test';\nconst helper = ${JSON.stringify(join(scratch, 'helper.ts'))};\nit('dynamic', async () => writeFileSync(${JSON.stringify(tsxMarker)}, String((await import(helper)).ran)));\n`,
+);
 after(() => rmSync(scratch, { recursive: true, force: true }));
-await runGroup([dir]);
+// Imported from the scratch folder at run time: this file runs through tsx (NEEDS_TSX).
+await runGroup([dir], (file) => import(pathToFileURL(join(root, file)).href));
 
 describe('test groups', () => {
   it('are the folders npm test leaves out, besides the end-to-end and journey tests', () => {
@@ -47,11 +56,20 @@ describe('test groups', () => {
     for (const folder of groupedFolders()) assert.ok(testFilesUnder([folder]).length > 0, folder);
   });
 
-  it('run a file in this process, and one that needs its own in a child', () => {
-    assert.deepEqual(testFilesUnder([dir]), [`${dir}/shared.test.ts`, `${dir}/sub/own.test.ts`]);
+  it('run a file in this process, and one that needs its own or tsx in a child', () => {
+    assert.deepEqual(testFilesUnder([dir]), [
+      `${dir}/shared.test.ts`,
+      `${dir}/sub/dynamic.test.ts`,
+      `${dir}/sub/own.test.ts`,
+    ]);
     assert.equal((globalThis as { sharedRan?: number }).sharedRan, process.pid);
     const pid = Number(readFileSync(marker, 'utf8'));
     assert.ok(pid > 0 && pid !== process.pid, 'the file that listens for process events ran in another process');
+    const tsxPid = Number(readFileSync(tsxMarker, 'utf8'));
+    assert.ok(
+      tsxPid > 0 && tsxPid !== process.pid,
+      'the file that imports TypeScript at run time ran in another process',
+    );
   });
 
   it('know what a file must not do in a shared process', () => {

@@ -1,0 +1,162 @@
+// `klw test` runs TypeScript test files from one esbuild build of them all (infra/build-cache.mjs)
+// rather than through tsx: tsx costs every test process half a second of CPU to start and slows
+// each module it loads. The build keeps what a user sees: each module's `import.meta.url` (and
+// dirname, filename) is its source file's, source maps name the .ts lines in stack traces and test
+// locations, and the reporter (infra/test-names.mjs) shows the source paths in place of the built
+// ones. A file that loads TypeScript at run time still runs through tsx (NEEDS_TSX).
+import { createHash } from 'node:crypto';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { cachedBuild } from './build-cache.mjs';
+import { writeFileSafely } from './files.ts';
+
+/** The test files the build takes: TypeScript ones (JavaScript ones run as they are). */
+const BUILT = /\.test\.m?ts$/;
+
+/**
+ * What makes a test file load TypeScript at run time, which a build cannot give it, so that it
+ * runs through tsx: `import()` of anything but a string literal (a template literal starting
+ * with ./ or ../ is bundled as a pattern; `import(${` is code written into a template literal,
+ * for another process), `require` or `createRequire` (tsx resolves those as
+ * the TypeScript settings map names), `__dirname`/`__filename` (CommonJS), `import.meta.resolve`,
+ * or `describeConformance`, which imports the project's functions.
+ */
+export const NEEDS_TSX =
+  /\bimport\(\s*(?!['"][^'"\n]*['"]\s*[,)]|`\.{1,2}\/|\$\{)|\b(?:require|createRequire)(?:\.resolve)?\s*\(|\b__(?:dirname|filename)\b|\bimport\.meta\.resolve\b|\bdescribeConformance\s*\(/;
+
+/** Where the builds of a project's tests are kept: in its node_modules, so packages resolve from there. */
+export function testCacheRoot(root: string): string {
+  return join(resolve(root), 'node_modules', '.cache', 'klw-test');
+}
+
+/**
+ * How long a build of another set of test files is kept unused: `klw test <file>` while working
+ * on a file keeps its own build beside the whole suite's, and a day covers a working day's sets.
+ */
+const UNUSED_BUILD_MS = 24 * 60 * 60 * 1000;
+
+/** How each test file runs: `run` is what node --test is given, `source` the file a user knows. */
+export interface PreparedTests {
+  /** Per file (as given, relative to root): the path node --test runs. */
+  run: Record<string, string>;
+  /** Absolute path run → absolute source path, for the reporter and the timer. */
+  names: Record<string, string>;
+  /** True when a file runs through tsx. */
+  tsx: boolean;
+}
+
+/** Every test file name under the top folders of `files`: a test file added there changes the build's key. */
+function testFilesAround(root: string, files: string[]): string[] {
+  const tops = new Set(files.map((f) => f.split(/[\\/]/)[0]!).filter((d) => d && d !== '..'));
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (BUILT.test(entry.name)) found.push(relative(root, path));
+    }
+  };
+  for (const top of tops) {
+    const abs = join(root, top);
+    if (statSync(abs, { throwIfNoEntry: false })?.isDirectory()) walk(abs);
+  }
+  return found.sort();
+}
+
+/**
+ * The cache folder of this set of test files: one per set, so that running one file while
+ * working on it does not throw away the whole suite's build. Its name hashes the files to build
+ * and the test files beside them (a test file pattern-imported, as test groups do, is then
+ * never missing from the build).
+ */
+function cacheFor(root: string, built: string[]): string {
+  const cacheRoot = cacheRootOf(root);
+  const key = createHash('sha256')
+    .update(JSON.stringify([resolve(root), [...built].sort(), testFilesAround(root, built)]))
+    .digest('hex')
+    .slice(0, 16);
+  return join(cacheRoot, key);
+}
+
+/** The folder of the test builds, made when missing; anything else there (a link, a file) is removed first, never followed. */
+function cacheRootOf(root: string): string {
+  const dir = testCacheRoot(root);
+  const stat = lstatSync(dir, { throwIfNoEntry: false });
+  if (stat && !stat.isDirectory()) rmSync(dir, { force: true });
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** Removes the builds of other sets of test files left unused for UNUSED_BUILD_MS; marks `keep` used. */
+function tidy(cacheRoot: string, keep: string): void {
+  const now = new Date();
+  utimesSync(keep, now, now);
+  for (const name of readdirSync(cacheRoot)) {
+    const path = join(cacheRoot, name);
+    const stat = lstatSync(path, { throwIfNoEntry: false });
+    if (stat && path !== keep && now.getTime() - stat.mtimeMs > UNUSED_BUILD_MS)
+      rmSync(path, { recursive: true, force: true });
+  }
+}
+
+/** The module a test file that needs tsx runs as: it runs the source through tsx in a process of its own. */
+function tsxStarter(source: string): string {
+  const runner = new URL('./test-tsx.mjs', import.meta.url).href;
+  return `import { runThroughTsx } from ${JSON.stringify(runner)};\nawait runThroughTsx(${JSON.stringify(source)});\n`;
+}
+
+/**
+ * Builds the TypeScript test files among `files` (relative to root) that can be built, and writes
+ * under `scratch` a starter for each one that needs tsx. JavaScript test files run as they are.
+ * Throws when the build fails (a syntax error, say): the caller runs the files through tsx, which
+ * shows the error in its file.
+ */
+export async function prepareTests(root: string, files: string[], scratch: string): Promise<PreparedTests> {
+  const abs = (file: string) => resolve(root, file);
+  const needsTsx = (file: string) => NEEDS_TSX.test(readFileSync(abs(file), 'utf8'));
+  const typescript = files.filter((f) => BUILT.test(f));
+  const viaTsx = typescript.filter(needsTsx);
+  const built = typescript.filter((f) => !viaTsx.includes(f));
+  const prepared: PreparedTests = { run: {}, names: {}, tsx: viaTsx.length > 0 };
+  for (const file of files) prepared.run[file] = file;
+  if (built.length) {
+    const cacheDir = cacheFor(root, built);
+    // Entry names keep each file's path below root, so the build mirrors the sources.
+    const entryPoints = Object.fromEntries(
+      built.map((f) => [
+        relative(root, abs(f))
+          .split(sep)
+          .join('/')
+          .replace(/\.m?ts$/, ''),
+        abs(f),
+      ]),
+    );
+    const { dir } = await cachedBuild({ root, cacheDir, entryPoints, sourceUrls: true });
+    tidy(testCacheRoot(root), cacheDir);
+    for (const [name, source] of Object.entries(entryPoints)) {
+      const out = join(dir, `${name}.mjs`);
+      if (!existsSync(out)) throw new Error(`the build of ${source} has no ${out}`);
+      const file = built.find((f) => abs(f) === source)!;
+      prepared.run[file] = out;
+      prepared.names[out] = source;
+    }
+  }
+  for (const file of viaTsx) {
+    const starter = join(scratch, 'tsx', `${relative(root, abs(file)).split(sep).join('/')}.mjs`);
+    mkdirSync(dirname(starter), { recursive: true });
+    writeFileSafely(starter, tsxStarter(abs(file)));
+    prepared.run[file] = starter;
+    prepared.names[starter] = abs(file);
+  }
+  return prepared;
+}
+
+/** The reporter showing `reporter` with the source paths in place of the run ones (infra/test-names.mjs). */
+export function namingReporter(reporter: string, namesFile: string): string {
+  const url = new URL('./test-names.mjs', import.meta.url);
+  url.searchParams.set('reporter', reporter);
+  url.searchParams.set('names', pathToFileURL(namesFile).href);
+  return url.href;
+}

@@ -1,0 +1,114 @@
+// klw test runs TypeScript test files from a cached esbuild build (infra/test-build.ts): rebuilt
+// when a source changes or the cache is tampered with; a file that loads TypeScript at run time,
+// or a build that fails, runs through tsx.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { NEEDS_TSX, testCacheRoot } from '../../infra/test-build.ts';
+import { builds, FAILING, HELPER, klwTest, project, scratchFolders } from './test-runner.projects.ts';
+
+const { outside, inside } = scratchFolders();
+
+describe('the build of the test files', () => {
+  it('builds again when a source changes, and reuses the build while none does', () => {
+    const dir = project(outside, 'rebuild', {
+      'test/a.test.ts': FAILING,
+      'test/helper.ts': HELPER,
+    });
+    assert.equal(klwTest(dir).code, 1);
+    const [build] = builds(dir);
+    const built = readdirSync(join(testCacheRoot(dir), build!));
+    writeFileSync(join(dir, 'test', 'helper.ts'), 'export const twice = (n: number): number => n * 2 + 1;\n');
+    const { code, out } = klwTest(dir);
+    assert.equal(code, 0, out);
+    assert.deepEqual(builds(dir), [build], 'one build folder per set of files');
+    assert.notDeepEqual(readdirSync(join(testCacheRoot(dir), build!)), built, 'a new build beside the old');
+    const again = readdirSync(join(testCacheRoot(dir), build!));
+    assert.equal(klwTest(dir).code, 0);
+    assert.deepEqual(readdirSync(join(testCacheRoot(dir), build!)), again, 'reused');
+  });
+
+  it('builds the files of a test pattern-imported from a folder, a file added there too', () => {
+    const passing = (name: string) => `import { it } from 'node:test';\nit('${name}', () => {});\n`;
+    const dir = project(outside, 'pattern', {
+      'test/group.test.ts': "for (const name of ['a', 'b']) await import(`./grouped/${name}.test.ts`);\n",
+      'test/grouped/a.test.ts': passing('from a'),
+    });
+    const first = klwTest(dir, '--reporter', 'tap', 'test/group.test.ts');
+    assert.notEqual(first.code, 0, 'b.test.ts is missing');
+    writeFileSync(join(dir, 'test', 'grouped', 'b.test.ts'), passing('from b'));
+    const { code, out } = klwTest(dir, '--reporter', 'tap', 'test/group.test.ts');
+    assert.equal(code, 0, out);
+    assert.match(out, /ok \d+ - from a/);
+    assert.match(out, /ok \d+ - from b/);
+  });
+
+  it('builds again over a tampered build, and over a link planted as the cache folder', () => {
+    const dir = project(outside, 'hostile', {
+      'test/a.test.ts': "import { it } from 'node:test';\nit('passes', () => {});\n",
+    });
+    assert.equal(klwTest(dir).code, 0);
+    const [build] = builds(dir);
+    const content = readdirSync(join(testCacheRoot(dir), build!)).find((n) => /^[0-9a-f]{16}$/.test(n))!;
+    // Of the same size, so that only its hash tells.
+    const file = join(testCacheRoot(dir), build!, content, 'test', 'a.test.mjs');
+    writeFileSync(file, 'process.exit(3);'.padEnd(readFileSync(file).length));
+    let run = klwTest(dir);
+    assert.equal(run.code, 0, run.out);
+    const elsewhere = project(outside, 'elsewhere', { 'keep.txt': 'kept' });
+    rmSync(testCacheRoot(dir), { recursive: true });
+    symlinkSync(elsewhere, testCacheRoot(dir));
+    run = klwTest(dir);
+    assert.equal(run.code, 0, run.out);
+    assert.deepEqual(readdirSync(elsewhere), ['keep.txt'], 'the link is not followed');
+  });
+
+  it('says why when the tests do not build and tsx is not there to show it', () => {
+    const dir = project(outside, 'syntax', { 'test/a.test.ts': 'const = ;\n' });
+    const { code, out } = klwTest(dir);
+    assert.equal(code, 1, out);
+    assert.match(out, /klw: the TypeScript tests do not build: .*test\/a\.test\.ts:1:6: ERROR/s);
+  });
+  it('runs all files through tsx when the build fails, which shows the error in its file', () => {
+    const dir = project(inside, 'broken', {
+      'test/a.test.ts': "import { it } from 'node:test';\nit('still runs', () => {});\n",
+      'test/b.test.ts': 'const = ;\n',
+    });
+    const { code, out } = klwTest(dir, '--reporter', 'tap');
+    assert.equal(code, 1, out);
+    assert.match(
+      out,
+      /^klw: the TypeScript tests do not build \(test\/b\.test\.ts:1:6: ERROR: .*\); running them through tsx$/m,
+    );
+    assert.match(out, /ok \d+ - still runs/);
+    assert.match(out, /b\.test\.ts/);
+  });
+
+  it('is what a file that loads TypeScript at run time does', () => {
+    for (const text of [
+      'await import(file)',
+      'await import(pathToFileURL(x).href)',
+      'import(`${base}/x.ts`)',
+      "require('./x.ts')",
+      "require.resolve('x')",
+      "createRequire(import.meta.url).resolve('kube-lambda-webhooks/testing')",
+      'const here = __dirname;',
+      "import.meta.resolve('./x.ts')",
+      'void describeConformance();',
+    ])
+      assert.match(text, NEEDS_TSX, text);
+    for (const text of [
+      "await import('./x.ts')",
+      'await import("node:fs")',
+      "await import('./x.ts', { with: {} })",
+      'import(`./grouped/${name}.test.ts`)',
+      'import(`../lib/${name}.test.ts`)',
+      "import { it } from 'node:test';",
+      'import.meta.dirname',
+      'const requirement = 1;',
+      'const script = `const m = await import(${JSON.stringify(file)});`;',
+    ])
+      assert.doesNotMatch(text, NEEDS_TSX, text);
+  });
+});
