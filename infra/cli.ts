@@ -88,7 +88,7 @@ export async function program(deps: CliDeps = {}, argv?: string[]): Promise<Comm
   const root = () => resolve(cli.opts<{ root: string }>().root);
   // --node (local commands, test): the command runs again on that Node, installed when missing.
   cli.hook('preAction', async (_program, command) =>
-    applyNodeOption(command.opts<{ node?: string }>().node, invoked, root(), say),
+    (deps.applyNodeOption ?? applyNodeOption)(command.opts<{ node?: string }>().node, invoked, root(), say),
   );
   const context: CommandContext = {
     root,

@@ -1,10 +1,13 @@
 import type { Command } from 'commander';
 import type { runServerless } from '../deploy/index.ts';
+import type { applyNodeOption } from '../node-binary.ts';
 
 /** What commands run outside this process, for tests to replace; each defaults to the real one. */
 export interface CliDeps {
   /** Runs the Serverless Framework CLI (`klw deploy`). */
   runServerless?: typeof runServerless;
+  /** Runs the command again on the Node that `--node` names (klw's own argv passed in). */
+  applyNodeOption?: typeof applyNodeOption;
 }
 
 /** What every command gets from the program that assembles them. */

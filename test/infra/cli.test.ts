@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { commandsFor, main, program } from '../../infra/cli.ts';
 import { AUDIT_INCOMPLETE } from '../../infra/audit/index.ts';
 import { KlwError } from '../../infra/errors.ts';
+import { RanElsewhere } from '../../infra/node-binary.ts';
 import { packageInfo } from '../../infra/version.ts';
 import { withCapturedOutput } from '../helpers.ts';
 
@@ -74,6 +75,29 @@ describe('exit codes', () => {
     const { code, stderr } = await run('--root', empty, 'audit', '--page-size', '0');
     assert.equal(code, AUDIT_INCOMPLETE);
     assert.equal(stderr, 'klw: --page-size must be a whole number of at least 1\n');
+  });
+});
+
+describe('--node', () => {
+  it('runs again the argv of its own run when runs in one process overlap', async () => {
+    const seen: Array<[string | undefined, string[]]> = [];
+    const applyNodeOption = async (spec: string | undefined, argv: string[]) => {
+      seen.push([spec, argv]);
+      throw new RanElsewhere(spec === '22' ? 3 : 4);
+    };
+    const argvOf = (major: string, file: string) => ['node', 'klw', '--root', empty, 'test', '--node', major, file];
+    const codes = await Promise.all([
+      main(argvOf('22', 'a.test.ts'), { applyNodeOption }),
+      main(argvOf('24', 'b.test.ts'), { applyNodeOption }),
+    ]);
+    assert.deepEqual(codes, [3, 4]);
+    assert.deepEqual(
+      seen.sort(([a], [b]) => String(a).localeCompare(String(b))),
+      [
+        ['22', argvOf('22', 'a.test.ts')],
+        ['24', argvOf('24', 'b.test.ts')],
+      ],
+    );
   });
 });
 
