@@ -31,5 +31,8 @@ export interface CachedBuild {
   built: boolean;
 }
 
+/** `dir`, made a folder when missing; anything else there (a link, a file) is removed first, never followed. */
+export declare function cacheFolder(dir: string): string;
+
 /** The folder of the build of the entry points, built when the cache has none or a source changed since. */
 export declare function cachedBuild(options?: CachedBuildOptions): Promise<CachedBuild>;

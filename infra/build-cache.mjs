@@ -269,7 +269,7 @@ function removeOld(cacheDir, keep) {
 }
 
 /** The cache folder, made when missing; anything else there (a link, a file) is removed first, never followed. */
-function cacheFolder(cacheDir) {
+export function cacheFolder(cacheDir) {
   const stat = entryAt(cacheDir);
   if (stat && !stat.isDirectory()) rmSync(cacheDir, { force: true });
   mkdirSync(cacheDir, { recursive: true });

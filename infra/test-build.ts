@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { cachedBuild } from './build-cache.mjs';
+import { cacheFolder, cachedBuild } from './build-cache.mjs';
 import { writeFileSafely } from './files.ts';
 
 /** The test files the build takes: TypeScript ones (JavaScript ones run as they are). */
@@ -72,21 +72,12 @@ function testFilesAround(root: string, files: string[]): string[] {
  * never missing from the build).
  */
 function cacheFor(root: string, built: string[]): string {
-  const cacheRoot = cacheRootOf(root);
+  const cacheRoot = cacheFolder(testCacheRoot(root));
   const key = createHash('sha256')
     .update(JSON.stringify([resolve(root), [...built].sort(), testFilesAround(root, built)]))
     .digest('hex')
     .slice(0, 16);
   return join(cacheRoot, key);
-}
-
-/** The folder of the test builds, made when missing; anything else there (a link, a file) is removed first, never followed. */
-function cacheRootOf(root: string): string {
-  const dir = testCacheRoot(root);
-  const stat = lstatSync(dir, { throwIfNoEntry: false });
-  if (stat && !stat.isDirectory()) rmSync(dir, { force: true });
-  mkdirSync(dir, { recursive: true });
-  return dir;
 }
 
 /** Removes the builds of other sets of test files left unused for UNUSED_BUILD_MS; marks `keep` used. */

@@ -24,6 +24,7 @@ import { dirname, join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { cacheFolder } from '../../infra/build-cache.mjs';
 import { parseFleet } from '../../infra/fleet/file.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { projectPackageJson } from '../../infra/init.ts';
@@ -97,10 +98,7 @@ const work = mkdtempSync(join(root, '.klw-test-docs-'));
  * A symlink planted there, or at its folder, is removed, never written through.
  */
 function tscBuildInfo(): string {
-  const folder = join(root, 'node_modules', '.cache', 'klw-docs-tsc');
-  const folderStat = lstatIfThere(folder);
-  if (folderStat && !folderStat.isDirectory()) rmSync(folder, { force: true });
-  mkdirSync(folder, { recursive: true });
+  const folder = cacheFolder(join(root, 'node_modules', '.cache', 'klw-docs-tsc'));
   const file = join(folder, 'docs.tsbuildinfo');
   const fileStat = lstatIfThere(file);
   if (fileStat && !fileStat.isFile()) rmSync(file, { recursive: true, force: true });

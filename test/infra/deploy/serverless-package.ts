@@ -24,6 +24,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cacheFolder } from '../../../infra/build-cache.mjs';
 import { runServerless, serverlessBin } from '../../../infra/deploy/serverless.ts';
 import { hashTree, toolkitHash } from '../../helpers.ts';
 
@@ -79,10 +80,8 @@ function entryAt(path: string): Stats | undefined {
 }
 
 /** The cache folder, made a real folder: anything else there (a planted symlink, a file) is removed, never followed. */
-function cacheFolder(cache: string): string {
-  const stat = entryAt(cache);
-  if (stat && !stat.isDirectory()) rmSync(cache, { force: true });
-  mkdirSync(cache, { recursive: true });
+function realCacheFolder(cache: string): string {
+  cacheFolder(cache);
   if (!entryAt(cache)?.isDirectory()) throw new Error(`${cache}: not a folder; remove it`);
   return cache;
 }
@@ -148,7 +147,7 @@ export async function serverlessPackage(
   }
   const result = await run(work, ['package', ...args, '--package', packageDir], env);
   if (result.code !== 0) return result;
-  const draft = mkdtempSync(join(cacheFolder(cache), '.draft-'));
+  const draft = mkdtempSync(join(realCacheFolder(cache), '.draft-'));
   copyIfThere(packageDir, join(draft, 'package'));
   copyIfThere(join(work, 'dist'), join(draft, 'dist'));
   writeFileSync(join(draft, 'result.json'), JSON.stringify(result));
