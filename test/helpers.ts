@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -351,4 +352,10 @@ export function toolkitHash(extra: string[] = []): string {
   const name = hash.digest('hex').slice(0, 16);
   toolkitHashes.set(key, name);
   return name;
+}
+
+/** A file of the CEL engine as the kube-cel package resolves it (`registry.js`, `evaluator.js`): the code bundles edit. */
+export function celEngineFile(name: string): string {
+  const packageJson = fileURLToPath(new URL('../packages/kube-cel/package.json', import.meta.url));
+  return join(createRequire(packageJson).resolve('@marcbachmann/cel-js'), '..', name);
 }

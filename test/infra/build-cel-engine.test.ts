@@ -3,7 +3,6 @@
 // and a bundle built so must answer as the package does unbundled, in every part of the environment.
 import assert from 'node:assert/strict';
 import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
@@ -12,16 +11,13 @@ import { ASCII_EDITS, ENGINE_GUARDS, engineGuardsPlugin, withoutGuards } from '.
 import { edited } from '../../infra/build-cel-registry.ts';
 import { compileExpression, isCompileError } from '../../packages/kube-cel/src/compile.ts';
 import { admissionVariables } from '../../packages/kube-cel/src/admission/variables.ts';
+import { celEngineFile } from '../helpers.ts';
 
 const dir = mkdtempSync(join(process.cwd(), '.klw-test-cel-engine-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The installed engine's registry, as the package resolves it. */
-const registryPath = join(
-  createRequire(join(process.cwd(), 'packages', 'kube-cel', 'package.json')).resolve('@marcbachmann/cel-js'),
-  '..',
-  'registry.js',
-);
+const registryPath = celEngineFile('registry.js');
 
 /** Expressions reaching each part of the environment; evaluated unchecked and checked. */
 const EXPRESSIONS = [

@@ -4,7 +4,6 @@
 // the package does unbundled.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
@@ -12,17 +11,14 @@ import * as esbuild from 'esbuild';
 import { bundledEvaluator, bundledRegistry, engineGuardsPlugin, withoutGuards } from '../../infra/build-cel-engine.ts';
 import { EVALUATOR_EDITS, edited, REGISTRY_EDITS } from '../../infra/build-cel-registry.ts';
 import { conformanceAnswers } from '../../packages/kube-cel/test/answers.ts';
+import { celEngineFile } from '../helpers.ts';
 
 const dir = mkdtempSync(join(process.cwd(), '.klw-test-cel-registry-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The installed engine's registry, as the package resolves it, and the module beside it that registers its standard library. */
-const registryPath = join(
-  createRequire(join(process.cwd(), 'packages', 'kube-cel', 'package.json')).resolve('@marcbachmann/cel-js'),
-  '..',
-  'registry.js',
-);
-const evaluatorPath = join(registryPath, '..', 'evaluator.js');
+const registryPath = celEngineFile('registry.js');
+const evaluatorPath = celEngineFile('evaluator.js');
 
 describe('the CEL standard library in bundles', () => {
   it('edits a text only where each edit is found exactly once', () => {
