@@ -161,14 +161,27 @@ export function testCommand(
   timesTo?: string,
   prepared?: { tests: PreparedTests; namesFile: string },
 ): string[] {
-  const files = testFiles(root, options);
+  return commandFor(root, testFiles(root, options), options, timesTo, prepared);
+}
+
+/** True for a TypeScript file, which runs from its build or through tsx. */
+const isTypeScript = (file: string) => /\.m?ts$/.test(file);
+
+/** testCommand for `files`, the run's files as testFiles gives them. */
+function commandFor(
+  root: string,
+  files: string[],
+  options: RunTestsOptions,
+  timesTo?: string,
+  prepared?: { tests: PreparedTests; namesFile: string },
+): string[] {
   const args: string[] = [];
   const reporter = options.reporter ?? 'spec';
   if (prepared) {
     if (prepared.tests.tsx) requireTsx(root);
     args.push('--enable-source-maps', '--test', `--test-reporter=${namingReporter(reporter, prepared.namesFile)}`);
   } else {
-    if (files.some((f) => /\.m?ts$/.test(f))) {
+    if (files.some(isTypeScript)) {
       requireTsx(root);
       args.push('--import', 'tsx');
     }
@@ -191,7 +204,7 @@ export function testCommand(
  */
 async function preparedCommand(root: string, options: RunTestsOptions, scratch: string, timesTo?: string) {
   const files = testFiles(root, options);
-  if (!files.some((f) => /\.m?ts$/.test(f))) return { args: testCommand(root, options, timesTo), names: {} };
+  if (!files.some(isTypeScript)) return { args: commandFor(root, files, options, timesTo), names: {} };
   let tests: PreparedTests;
   try {
     tests = await prepareTests(root, files, scratch);
@@ -206,11 +219,11 @@ async function preparedCommand(root: string, options: RunTestsOptions, scratch: 
         .split('\n')
         .find((l) => / ERROR: /.test(l)) ?? describeThrown(error);
     process.stderr.write(`klw: the TypeScript tests do not build (${first}); running them through tsx\n`);
-    return { args: testCommand(root, options, timesTo), names: {} };
+    return { args: commandFor(root, files, options, timesTo), names: {} };
   }
   const namesFile = join(scratch, 'names.json');
   writeFileSafely(namesFile, JSON.stringify(tests.names));
-  return { args: testCommand(root, options, timesTo, { tests, namesFile }), names: tests.names };
+  return { args: commandFor(root, files, options, timesTo, { tests, namesFile }), names: tests.names };
 }
 
 /**
