@@ -105,6 +105,33 @@ function tscBuildInfo(): string {
   return file;
 }
 
+/**
+ * The folder tsc checks: the scratch project's TypeScript at a path that stays the same from run to
+ * run, so that tsc's record of its last check applies (a new folder each run is all new files to
+ * tsc). Files of blocks no longer in the docs are removed, unchanged files are left as they are, and
+ * anything but a real folder or file there (a planted symlink) is removed, never followed.
+ */
+const TSC_WORK = join(root, '.klw-test-docs-tsc');
+
+/** Makes `folder` hold exactly `wanted` (relative path to text), writing only what differs. */
+function syncFolder(folder: string, wanted: Map<string, string>): void {
+  if (lstatIfThere(folder) && !lstatIfThere(folder)!.isDirectory()) rmSync(folder, { force: true });
+  const prune = (dir: string) => {
+    for (const name of existsSync(dir) ? readdirSync(dir) : []) {
+      const path = join(dir, name);
+      const stat = lstatSync(path);
+      if (stat.isDirectory()) prune(path);
+      else if (!stat.isFile() || !wanted.has(relative(folder, path))) rmSync(path, { force: true });
+    }
+  };
+  prune(folder);
+  for (const [name, text] of wanted) {
+    const path = join(folder, name);
+    mkdirSync(dirname(path), { recursive: true });
+    if (!existsSync(path) || readFileSync(path, 'utf8') !== text) writeFileSync(path, text);
+  }
+}
+
 /** What is at `path`, not following a symlink, or undefined. */
 function lstatIfThere(path: string): Stats | undefined {
   try {
@@ -221,6 +248,9 @@ describe('docs: TypeScript examples', () => {
 
   it('type-check', async () => {
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+    const wanted = new Map([...files].map(([file, block]) => [relative(work, file), block.code]));
+    wanted.set('tsconfig.json', readFileSync(join(work, 'tsconfig.json'), 'utf8'));
+    syncFolder(TSC_WORK, wanted);
     const out = await run([
       tsc,
       '--noEmit',
@@ -228,13 +258,13 @@ describe('docs: TypeScript examples', () => {
       '--tsBuildInfoFile',
       tscBuildInfo(),
       '-p',
-      join(work, 'tsconfig.json'),
+      join(TSC_WORK, 'tsconfig.json'),
     ]);
     // Point each error at its Markdown line.
     const errors = (out.stdout + out.stderr).replace(
       /^(.*?\.ts)\((\d+),(\d+)\)/gm,
       (whole, file: string, line: string) => {
-        const block = files.get(join(root, file)) ?? files.get(join(work, relative(work, join(root, file))));
+        const block = files.get(join(work, relative(TSC_WORK, join(root, file))));
         return block ? `${where(block, Number(line) - 1)} (${whole})` : whole;
       },
     );
