@@ -33,6 +33,7 @@ import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
 import type { ConversionWebhook } from '../../lib/conversion/webhook.ts';
 import { admissionReview, conversionReview, invoke } from '../../lib/testing/index.ts';
 import { ManualTimer } from '../helpers.ts';
+import { runSuites, type SuitesRun } from '../suites.ts';
 import { klwHelpTexts } from './klw-help.ts';
 import {
   anchors,
@@ -163,35 +164,14 @@ function run(args: string[], cwd = root): Promise<{ code: number; stdout: string
 
 const fileOf = (block: Block) => [...files].find(([, b]) => b === block)?.[0];
 
-let examples: Promise<{ code: number; stdout: string; stderr: string }> | undefined;
-/**
- * Runs every test example under node --test in one process of its own (one tsx start instead of
- * one per example): each example's tests in a suite named by its block, which fails when the
- * example's tests fail or when it ran none, so each block's result stands on its own line.
- */
-function testExamples(): Promise<{ code: number; stdout: string; stderr: string }> {
-  if (examples) return examples;
-  const entry = join(work, 'test', 'docs', 'examples.mjs');
-  const suites = blocks.filter(isTest).map((block) => [where(block), pathToFileURL(fileOf(block)!).href]);
-  writeFileSync(
-    entry,
-    [
-      "import assert from 'node:assert/strict';",
-      "import { afterEach, describe, it } from 'node:test';",
-      `for (const [name, url] of ${JSON.stringify(suites)}) {`,
-      '  describe(name, async () => {',
-      '    let ran = 0;',
-      '    afterEach(() => { ran++; });',
-      '    await import(url);',
-      "    it('ran a test of the example', () => assert.ok(ran > 0, `${name}: no test ran`));",
-      '  });',
-      '}',
-      '',
-    ].join('\n'),
-  );
-  examples = run(['--import', 'tsx', '--test', '--test-reporter=tap', entry]);
-  return examples;
-}
+let examples: Promise<SuitesRun> | undefined;
+/** Every test example, run once under node --test, all in one process (test/suites.ts). */
+const testExamples = (): Promise<SuitesRun> =>
+  (examples ??= runSuites(
+    join(work, 'test', 'docs', 'examples.mjs'),
+    blocks.filter(isTest).map((block) => [where(block), fileOf(block)!]),
+    root,
+  ));
 
 before(() => {
   for (const block of blocks) {
@@ -331,10 +311,8 @@ describe('docs: TypeScript examples', () => {
   for (const block of blocks.filter(isTest)) {
     it(`${where(block)}: the test example passes`, async () => {
       const out = await testExamples();
-      const own = new RegExp(`^(not )?ok \\d+ - ${where(block).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm').exec(
-        out.stdout,
-      );
-      assert.ok(own && !own[1], `${where(block)}: ${own ? 'failed' : 'did not run'}\n${out.stdout}${out.stderr}`);
+      const result = out.result(where(block));
+      assert.equal(result, 'ok', `${where(block)}: ${result ?? 'did not run'}\n${out.stdout}${out.stderr}`);
     });
   }
 });
