@@ -10,6 +10,7 @@ import { main, program } from '../../infra/cli.ts';
 
 import { toEvent, admissionReview } from '../../lib/testing/index.ts';
 import { FIXTURE_FUNCTIONS, runKlw } from '../helpers.ts';
+import { runSuites, type SuitesRun } from '../suites.ts';
 
 // klw imports a command's module when first run: done here, not while a test holds stdout.
 before(() => program());
@@ -280,20 +281,25 @@ describe('the bundle entry klw build generates', () => {
 });
 
 describe('klw new', () => {
-  for (const type of ['validating', 'mutating', 'conversion'] as const) {
-    it(`scaffolds a ${type} function whose test passes`, () => {
+  const types = ['validating', 'mutating', 'conversion'] as const;
+  const scaffolded = new Map<string, string[]>();
+  before(() => {
+    for (const type of types) scaffolded.set(type, scaffold(work, type, `my-${type}`));
+  });
+  let tests: Promise<SuitesRun> | undefined;
+  /** The tests klw new wrote, run once under node --test, all in one process (test/suites.ts). */
+  const scaffoldedTests = () =>
+    (tests ??= runSuites(
+      join(work, 'scaffolded.mjs'),
+      types.map((type) => [type, join(work, 'test/functions', `my-${type}.test.ts`)]),
+      root,
+    ));
+  for (const type of types) {
+    it(`scaffolds a ${type} function whose test passes`, async () => {
       const name = `my-${type}`;
-      const files = scaffold(work, type, name);
-      assert.ok(files.includes(`functions/${name}/index.ts`));
-      // A nested test run must not think it is part of this one (it would skip its files).
-      const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
-      const out = execFileSync(
-        process.execPath,
-        ['--import', 'tsx', '--test', '--test-reporter=tap', join(work, 'test/functions', `${name}.test.ts`)],
-        { cwd: root, encoding: 'utf8', env },
-      );
-      assert.match(out, /^# pass [1-9]\d*$/m, out);
-      assert.match(out, /^# fail 0$/m, out);
+      assert.ok(scaffolded.get(type)!.includes(`functions/${name}/index.ts`));
+      const out = await scaffoldedTests();
+      assert.equal(out.result(type), 'ok', out.stdout + out.stderr);
       assert.throws(() => scaffold(work, type, name), /already exists/);
     });
   }
