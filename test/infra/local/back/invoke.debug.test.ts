@@ -13,6 +13,7 @@ import { startApi } from '../../../../infra/local/api.ts';
 import { startLambda } from '../../../../infra/local/lambda-api.ts';
 import { localInvoke } from '../../../../infra/local/back/invoke.ts';
 import { klwInProcess, ManualTimer, PATIENCE_MS, until } from '../../../helpers.ts';
+import { withKeptCertificates } from '../../../kept-certs.ts';
 
 const root = process.cwd();
 const work = mkdtempSync(join(root, '.klw-test-localdebug-'));
@@ -139,7 +140,7 @@ describe('klw local start-api --watch', { timeout: PATIENCE_MS }, () => {
     const api = await startApi({
       root: work,
       port: 0,
-      stateDir: join(work, '.state'),
+      stateDir: await withKeptCertificates(join(work, '.state')),
       watch: true,
       log: () => {},
       functionLog: () => {},
@@ -213,7 +214,7 @@ describe('klw local start-api --inspect', { timeout: PATIENCE_MS }, () => {
     const api = await startApi({
       root: work,
       port: 0,
-      stateDir: join(work, '.state-inspect'),
+      stateDir: await withKeptCertificates(join(work, '.state-inspect')),
       inspectPort: port,
       log: (l) => logs.push(l),
       functionLog: () => {},
@@ -296,7 +297,7 @@ describe('klw local start-api --inspect --watch', { timeout: PATIENCE_MS }, () =
     const api = await startApi({
       root: dir,
       port: 0,
-      stateDir: join(dir, '.state'),
+      stateDir: await withKeptCertificates(join(dir, '.state')),
       inspectPort: port,
       watch: true,
       log: (l) => logs.push(l),
