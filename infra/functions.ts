@@ -144,7 +144,9 @@ export async function loadWebhooks(
   const webhooks: Array<AdmissionWebhook | ConversionWebhook> = [];
   for (const target of targets) {
     try {
-      webhooks.push(checkModule(target.name, target.file, (await import(target.url)) as FunctionModule).webhook);
+      webhooks.push(
+        (await checkModule(target.name, target.file, (await import(target.url)) as FunctionModule)).webhook,
+      );
     } catch (err) {
       throw new KlwError(thrownIn(target.file, err), { cause: err });
     }
