@@ -98,7 +98,8 @@ describe('klw local invoke', { timeout: PATIENCE_MS }, () => {
       join(work, 'functions', 'echo', 'index.ts'),
       rawFunction('echo').replace("name: 'echo', env", "name: 'edited', env"),
     );
-    const second = await klw(['local', 'invoke', 'echo', '--event', 'event.json']);
+    // The rebuild is klw's, not the process's: in this process.
+    const second = await klwInProcess('--root', work, 'local', 'invoke', 'echo', '--event', join(work, 'event.json'));
     assert.equal(JSON.parse(JSON.parse(second.stdout).body).name, 'edited', second.stderr);
     assert.match(second.stderr, /newer than the bundle; rebuilding/);
     writeFileSync(join(work, 'functions', 'echo', 'index.ts'), rawFunction('echo'));
