@@ -15,6 +15,7 @@ import { serverlessBin } from '../../../infra/deploy/serverless.ts';
 import { admissionReview } from '../../../lib/testing/index.ts';
 import { freePort } from '../../e2e/cluster.ts';
 import { fixture, FIXTURE_FUNCTIONS, ManualTimer, PATIENCE_MS } from '../../helpers.ts';
+import { withKeptCertificates } from '../../kept-certs.ts';
 
 /** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */
 const never = new ManualTimer().timer;
@@ -30,7 +31,7 @@ before(async () => {
   api = await startApi({
     root: work,
     port: 0,
-    stateDir: join(work, '.state'),
+    stateDir: await withKeptCertificates(join(work, '.state')),
     log: () => {},
     functionLog: () => {},
     invocationTimer: never,
