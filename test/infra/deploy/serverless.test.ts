@@ -253,7 +253,7 @@ describe('serverless package (osls, offline) with the plugin', () => {
   /** Every param that adds resources or settings, made once for the tests of the params and the permissions. */
   const packageEveryParam = () => (everyParam ??= packageWith('params', yml({ service: 'klw-fixture' }), EVERY_PARAM));
 
-  let overridden: Promise<{ template: Json; text: string; output: string }> | undefined;
+  let overridden: Promise<Packaged> | undefined;
   /**
    * One package for two tests (an osls run costs about 3 s of CPU): pod-policy overridden in
    * serverless.yml, a function added to functions/ with no YAML edit, throttling and alarms set by
