@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { startApi, type RunningApi } from '../../../infra/local/api.ts';
-import { loadFunctions } from '../../../infra/functions.ts';
 import { serverlessBin } from '../../../infra/deploy/serverless.ts';
 import { admissionReview } from '../../../lib/testing/index.ts';
 import { freePort } from '../../e2e/cluster.ts';
@@ -36,7 +35,8 @@ before(async () => {
     functionLog: () => {},
     invocationTimer: never,
   });
-  const functions = await loadFunctions(work);
+  // The functions the emulator loaded for itself: the same project, not loaded a second time.
+  const functions = api.project.functions;
   offlinePort = await freePort();
   // The same bundles, described for serverless-offline (which runs handlers from files, not zips).
   writeFileSync(
