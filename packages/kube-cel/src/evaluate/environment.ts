@@ -15,6 +15,7 @@ import { MeteredEnvironment } from '../cost/meter.ts';
 import { useEngineClasses, useUintClass } from './equality.ts';
 import { useRuntimeTypes } from './conversions.ts';
 import { registerTime, TIMESTAMP } from '../libraries/time.ts';
+import { registerStringConversions } from '../libraries/string-conversions.ts';
 
 /** The largest int64. */
 const INT64_MAX = 9223372036854775807n;
@@ -210,6 +211,7 @@ function buildEnvironment(scope: number, typed = false): Environment {
   registerVariables(env, typed, scope);
   registerConversions(env);
   registerTime(env);
+  registerStringConversions(env);
   if (scope & SCOPE.libraries) registerLibraries(env);
   registerNullEquality(env, scope);
   registerMeterProbe(env);
@@ -246,6 +248,23 @@ export function scopedEnvironment(scope: number): Environment {
   let env = environments.get(scope);
   if (!env) environments.set(scope, (env = buildEnvironment(scope)));
   return env;
+}
+
+/**
+ * An environment of at least the parts of `scope`: one built already for them or for more (it
+ * answers the same, scope.test.ts, and building another would cost a cold start more), else the
+ * environment of `scope`.
+ */
+export function environmentCovering(scope: number): Environment {
+  const exact = environments.get(scope);
+  if (exact) return exact;
+  for (const [built, env] of environments) if ((built & scope) === scope) return env;
+  return scopedEnvironment(scope);
+}
+
+/** Forgets the environments built so far (tests: the next ones are built again). */
+export function forgetEnvironments(): void {
+  environments.clear();
 }
 
 /**
