@@ -9,6 +9,7 @@ import {
   environmentCovering,
   FULL_SCOPE,
   forgetEnvironments,
+  partsOf,
   SCOPE,
   scopeOf,
   typedObjectsEnvironment,
@@ -57,7 +58,7 @@ function formsScope(declarations: Record<string, string> | undefined): number {
     formScopes.clear();
     for (const f of forms) {
       const key = JSON.stringify(f.declarations ?? null);
-      formScopes.set(key, (formScopes.get(key) ?? 0) | (scopeOf(f.expression) & ~SCOPE.libraries));
+      formScopes.set(key, (formScopes.get(key) ?? 0) | partsOf(f.expression));
     }
     formScopesOf = generation;
   }

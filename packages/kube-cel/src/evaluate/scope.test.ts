@@ -112,6 +112,8 @@ describe('environments built for a scope', () => {
     assert.equal(scopeOf("authorizer.path('/').check('get').allowed()"), SCOPE.authorizer);
     assert.equal(scopeOf('namespaceObject == null'), SCOPE.namespace);
     assert.equal(scopeOf("object.name.lowerAscii() == 'x'"), SCOPE.libraries);
+    assert.equal(scopeOf("string(object.spec.replicas) == '1'"), SCOPE.strings);
+    assert.equal(scopeOf('string(request.name) + string (1)'), SCOPE.request | SCOPE.strings);
     assert.equal(scopeOf('x == kubernetes.NamespaceSpec'), FULL_SCOPE & ~SCOPE.libraries);
     assert.equal(scopeOf("quantity('1') == kubernetes.Quantity"), FULL_SCOPE);
     // A longer name is not the part's variable.
@@ -132,6 +134,12 @@ describe('environments built for a scope', () => {
     assert.deepEqual(names(SCOPE.authorizer), ['authorizer', 'object', 'oldObject']);
     assert.deepEqual(names(SCOPE.namespace), ['namespaceObject', 'object', 'oldObject']);
     assert.deepEqual(names(FULL_SCOPE), ['authorizer', 'namespaceObject', 'object', 'oldObject', 'request']);
+    // string() as cel-go converts: with SCOPE.strings, or the libraries.
+    const converts = (scope: number) =>
+      (scopedEnvironment(scope).getDefinitions() as { functions: Array<{ name: string }> }).functions.some(
+        (f) => f.name === 'string__k8s',
+      );
+    assert.deepEqual([converts(0), converts(SCOPE.request), converts(SCOPE.strings)], [false, false, true]);
   });
 
   it('answers as the whole environment on expressions reaching each part', () => {

@@ -9,13 +9,17 @@ import { RENAMED } from '../check/messages.ts';
 import { goFormatFloat } from './go.ts';
 import { formatDuration, formatTimestamp, TIMESTAMP } from './time.ts';
 
-/** Decodes UTF-8, refusing invalid sequences, as cel-go's string(bytes) does. */
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
+/**
+ * Decodes UTF-8, refusing invalid sequences, as cel-go's string(bytes) does; made on first use (a
+ * decoder costs a cold start that converts no bytes).
+ */
+let utf8: TextDecoder | undefined;
 
 /** string(bytes): the text, or cel-go's error for bytes that are not UTF-8. */
 function bytesToString(v: Uint8Array): string {
   try {
-    return UTF8.decode(v);
+    utf8 ??= new TextDecoder('utf-8', { fatal: true });
+    return utf8.decode(v);
   } catch {
     throw new RangeError('invalid UTF-8 in bytes, cannot convert to string');
   }
