@@ -13,7 +13,7 @@ import { formatDuration, formatTimestamp, TIMESTAMP } from './time.ts';
  * Decodes UTF-8, refusing invalid sequences, as cel-go's string(bytes) does; made on first use (a
  * decoder costs a cold start that converts no bytes).
  */
-let utf8: TextDecoder | undefined;
+let utf8: InstanceType<typeof TextDecoder> | undefined;
 
 /** string(bytes): the text, or cel-go's error for bytes that are not UTF-8. */
 function bytesToString(v: Uint8Array): string {
