@@ -36,7 +36,9 @@ export function environmentOf(
   whole = false,
 ): Environment {
   if (options.types) return typedEnvironment(options.types, options.declarations);
-  const full = libraries ? FULL_SCOPE : FULL_SCOPE & ~SCOPE.libraries;
+  // string() of the standard types only for an expression that calls it (the libraries have it too).
+  const unused = (libraries ? 0 : SCOPE.libraries) | (partsOf(expression) & SCOPE.strings ? 0 : SCOPE.strings);
+  const full = FULL_SCOPE & ~unused;
   const scope = options.typeCheck === false && !whole ? scopeOf(expression) | formsScope(options.declarations) : full;
   if (options.declarations) return declaredEnvironment(options.declarations, scope);
   return environmentCovering(scope);
