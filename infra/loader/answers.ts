@@ -6,7 +6,7 @@
 // project's functions/ folder by content (what a module reads beside itself at load), the working
 // folder and the environment. Only a load that succeeded, with all of its output, is kept.
 import { createHash, type Hash } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** What one load answered, and what its child wrote meanwhile, in order. */
@@ -29,24 +29,25 @@ export const MAX_KEPT_OUTPUT = 1024 * 1024;
 
 const answers = new Map<string, Answer<unknown>>();
 
-/** Adds the folder's files (path and content; a link by its target, a dependency folder left out) to `hash`; false past `budget`. */
-function hashFolder(hash: Hash, dir: string, budget: { left: number }): boolean {
-  let entries: string[];
-  try {
-    entries = readdirSync(dir).sort();
-  } catch {
-    hash.update(`${dir}\0-\0`);
-    return true;
-  }
+/**
+ * Adds the folder's files (path and content; a link by its target and what it leads to; a
+ * dependency folder left out) to `hash`; false past `budget`. `seen` holds the real paths of the
+ * folders entered, so a link back up is entered once.
+ */
+function hashFolder(hash: Hash, dir: string, budget: { left: number }, seen = new Set<string>()): boolean {
+  const real = realpathSync.native(dir);
+  if (seen.has(real)) return true;
+  seen.add(real);
+  const entries = readdirSync(dir).sort();
   for (const name of entries) {
     if (name === 'node_modules') continue;
     const path = join(dir, name);
-    const stat = lstatSync(path, { throwIfNoEntry: false });
+    const link = lstatSync(path, { throwIfNoEntry: false });
+    if (link?.isSymbolicLink()) hash.update(`${path}\0->${readlinkSync(path)}\0`);
+    const stat = link?.isSymbolicLink() ? statSync(path, { throwIfNoEntry: false }) : link;
     if (!stat) continue;
     if (stat.isDirectory()) {
-      if (!hashFolder(hash, path, budget)) return false;
-    } else if (stat.isSymbolicLink()) {
-      hash.update(`${path}\0->${readlinkSync(path)}\0`);
+      if (!hashFolder(hash, path, budget, seen)) return false;
     } else if (stat.isFile()) {
       budget.left -= stat.size;
       if (budget.left < 0) return false;
@@ -58,7 +59,7 @@ function hashFolder(hash: Hash, dir: string, budget: { left: number }): boolean 
 
 /**
  * The key of a load of `what` (the loader's build and the modules' URLs) for the project at
- * `root`: undefined when its functions/ folder is too large to compare.
+ * `root`: undefined when its functions/ folder is too large to compare, or cannot be read whole.
  */
 export function answerKey(root: string, what: unknown): string | undefined {
   const hash = createHash('sha256');
@@ -67,7 +68,11 @@ export function answerKey(root: string, what: unknown): string | undefined {
     .sort()
     .map((name) => [name, env[name]]);
   hash.update(JSON.stringify([what, process.cwd(), sortedEnv]));
-  if (!hashFolder(hash, join(root, 'functions'), { left: MAX_HASHED_BYTES })) return undefined;
+  try {
+    if (!hashFolder(hash, join(root, 'functions'), { left: MAX_HASHED_BYTES })) return undefined;
+  } catch {
+    return undefined; // a file that cannot be read, a folder gone meanwhile: loaded afresh
+  }
   return hash.digest('hex');
 }
 

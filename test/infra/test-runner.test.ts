@@ -14,7 +14,7 @@ import { scaffold } from '../../infra/scaffold.ts';
 import { expandTestPaths, findTestFiles, testCommand } from '../../infra/test-runner.ts';
 import { findFunctions } from '../../lib/harness/discover.ts';
 import { binaryString } from '../arbitraries.ts';
-import { FUZZ_RUNS, runKlw } from '../helpers.ts';
+import { FUZZ_RUNS, importBuilt, runKlw } from '../helpers.ts';
 
 const root = process.cwd();
 const KLW = join(root, 'infra', 'bin', 'klw.mjs');
@@ -217,9 +217,10 @@ describe('the mutating template', () => {
   it('labels with a valid label value whatever the username', async () => {
     const dir = join(work, 'labels');
     scaffold(dir, 'mutating', 'label-check');
-    const { labelValue } = (await import(pathToFileURL(join(dir, 'functions', 'label-check', 'index.ts')).href)) as {
-      labelValue: (text: string) => string;
-    };
+    const { labelValue } = await importBuilt<{ labelValue: (text: string) => string }>(
+      pathToFileURL(join(dir, 'functions', 'label-check', 'index.ts')),
+      join(dir, 'label-check.mjs'),
+    );
     // metadata.labels values, as the API server validates them.
     const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
     assert.equal(labelValue(`${'a'.repeat(62)}-x`), 'a'.repeat(62), 'cut to 63, the trailing - goes');

@@ -3,7 +3,7 @@
 // a failed or cut-short load is never kept.
 import assert from 'node:assert/strict';
 import { fork } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { PassThrough } from 'node:stream';
@@ -118,6 +118,24 @@ describe("the loader's answers within one process", () => {
     };
     for (let i = 0; i < 2; i++) await loadFunctions(root, undefined, { start: held, outputGraceMs: 10 });
     assert.equal(children, 2);
+  });
+
+  it('follows links under functions/ to what they lead to, once, and reads nothing it cannot', () => {
+    const root = project({ one: GOOD_WEBHOOK('one') });
+    const elsewhere = mkdtempSync(join(root, 'shared-'));
+    writeFileSync(join(elsewhere, 'settings.json'), '{ "suffix": "a" }');
+    symlinkSync(elsewhere, join(root, 'functions', 'one', 'shared'));
+    // A link back up: entered once, not forever.
+    symlinkSync(join(root, 'functions'), join(root, 'functions', 'one', 'up'));
+    const before = answerKey(root, 'x');
+    assert.equal(typeof before, 'string');
+    writeFileSync(join(elsewhere, 'settings.json'), '{ "suffix": "b" }');
+    assert.notEqual(answerKey(root, 'x'), before, 'a file behind a linked folder changed');
+    // A functions "folder" that is a file cannot be compared: no key, loaded afresh.
+    const odd = project({});
+    rmSync(join(odd, 'functions'), { recursive: true, force: true });
+    writeFileSync(join(odd, 'functions'), '');
+    assert.equal(answerKey(odd, 'x'), undefined);
   });
 
   it('compares no functions folder larger than its limit, and keeps the newest answers', () => {
