@@ -10,6 +10,7 @@ import { ensureNode, lockInstall, nodeMajorFor, nodePackage, withoutNodeOption }
 import { runtimeMismatch } from '../../infra/local/back/project.ts';
 import { admissionReview, toEvent } from '../../lib/testing/index.ts';
 import { klwInProcess, runKlw } from '../helpers.ts';
+import { withKeptCertificates } from '../kept-certs.ts';
 
 const repo = process.cwd();
 const klw = join(repo, 'infra/bin/klw.mjs');
@@ -144,6 +145,8 @@ describe('--node: functions on the Node of the Lambda runtime', {
   it(`klw local start-api --node runtime serves the function over HTTPS on Node ${MAJOR}, the runtime's, from the cache`, async () => {
     const { NODE_TEST_CONTEXT: _context, ...base } = process.env;
     const stateDir = join(work, '.klw', 'api-node');
+    // The certificates are not what this test checks (test/infra/local/certs.test.ts does).
+    await withKeptCertificates(stateDir);
     // A process group of its own, as a terminal gives a command: the test signals that group only.
     const child = spawn(
       process.execPath,
