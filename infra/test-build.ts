@@ -44,6 +44,8 @@ export interface PreparedTests {
   names: Record<string, string>;
   /** True when a file runs through tsx. */
   tsx: boolean;
+  /** The files (as given) that run from the build. */
+  built: string[];
 }
 
 /** Every test file name under the top folders of `files`: a test file added there changes the build's key. */
@@ -110,7 +112,7 @@ export async function prepareTests(root: string, files: string[], scratch: strin
   const typescript = files.filter((f) => BUILT.test(f));
   const viaTsx = typescript.filter(needsTsx);
   const built = typescript.filter((f) => !viaTsx.includes(f));
-  const prepared: PreparedTests = { run: {}, names: {}, tsx: viaTsx.length > 0 };
+  const prepared: PreparedTests = { run: {}, names: {}, tsx: viaTsx.length > 0, built };
   for (const file of files) prepared.run[file] = file;
   if (built.length) {
     const cacheDir = cacheFor(root, built);
