@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { it } from 'node:test';
-import { NEEDS_TSX } from '../infra/test-build.ts';
+import { needsTsx } from '../infra/test-build.ts';
 import { fileURLToPath } from 'node:url';
 
 /** The repository. */
@@ -40,12 +40,12 @@ export type ImportTest = (file: string) => Promise<unknown>;
  * Runs the test files under `dirs` in this process, one after another, each imported by `load`;
  * each in a child through tsx, as `klw test` would, those that need a process of their own
  * (NEEDS_OWN_PROCESS), that load TypeScript at run time, which the group's build cannot give
- * them (NEEDS_TSX), or are not .test.ts files (which a group's pattern leaves out).
+ * them (needsTsx), or are not .test.ts files (which a group's pattern leaves out).
  */
 export async function runGroup(dirs: string[], load: ImportTest): Promise<void> {
   for (const file of testFilesUnder(dirs)) {
     const text = readFileSync(join(ROOT, file), 'utf8');
-    if (!file.endsWith('.test.ts') || NEEDS_OWN_PROCESS.test(text) || NEEDS_TSX.test(text)) {
+    if (!file.endsWith('.test.ts') || NEEDS_OWN_PROCESS.test(text) || needsTsx(text)) {
       it(`${file} (in a process of its own)`, () => {
         const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
         const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', file], {
