@@ -9,7 +9,8 @@
 export const OWN_PROCESS_MARKER = '// klw-test: own-process';
 
 /** What makes a test file unfit to share its process: it ends the process, or says so (OWN_PROCESS_MARKER). */
-export const NEEDS_OWN_PROCESS = /\bprocess\.(?:exit|abort|reallyExit)\s*\(|^\s*\/\/\s*klw-test:\s*own-process\b/m;
+export const NEEDS_OWN_PROCESS =
+  /\bprocess\.(?:exit|abort|reallyExit)\s*\(|^\s*\/\/\s*klw-test:\s*own-process(?=\s|$)/m;
 
 /** The runtime of a group (infra/test-group.mjs), plain JavaScript as the built files are. */
 const GROUP_RUNTIME = new URL('./test-group.mjs', import.meta.url).href;

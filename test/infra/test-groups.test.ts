@@ -50,7 +50,13 @@ describe('groups of test files', () => {
   it('leave out a file that ends the process or says it needs its own', () => {
     for (const text of ['process.exit(1)', 'process.abort()', `${OWN_PROCESS_MARKER}\nimport x from 'y';`])
       assert.match(text, NEEDS_OWN_PROCESS, text);
-    for (const text of ["process.chdir('/')", 'process.exitCode = 1', '// klw-test: own-processes', "it('exits')"])
+    for (const text of [
+      "process.chdir('/')",
+      'process.exitCode = 1',
+      '// klw-test: own-processes',
+      '// klw-test: own-process-x',
+      "it('exits')",
+    ])
       assert.doesNotMatch(text, NEEDS_OWN_PROCESS, text);
   });
 
