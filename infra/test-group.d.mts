@@ -21,5 +21,8 @@ export declare function restoreProcess(
   imported?: ProcessState,
   own?: (name: string) => boolean,
 ): string[];
-/** Runs the built test file `run` as a suite of this process; resolves once the suite has ended. */
-export declare function runFile(source: string, run: string): Promise<void>;
+/**
+ * Runs the built test file `run` (imported by `load`, by default from its path) as a suite of
+ * this process named `run`; resolves once the suite has ended.
+ */
+export declare function runFile(source: string, run: string, load?: () => Promise<unknown>): Promise<void>;

@@ -41,18 +41,19 @@ export function restoreProcess(before, imported = before, own = () => true) {
 }
 
 /**
- * Runs the test file whose build is `run` as a suite of this process; resolves once the suite
- * has ended. `source` names the file in what it is told to put back; a variable its text does not
- * name, set while it was imported and left as it was then, is the modules' own (set once for the
- * process, as a process of its own would have it too).
+ * Runs the test file whose build is `run` (imported by `load`, by default from its path) as a
+ * suite of this process, named `run`; resolves once the suite has ended. `source` names the file
+ * in what it is told to put back; a variable its text does not name, set while it was imported
+ * and left as it was then, is the modules' own (set once for the process, as a process of its own
+ * would have it too).
  */
-export function runFile(source, run) {
+export function runFile(source, run, load = () => import(pathToFileURL(run).href)) {
   return new Promise((done) => {
     describe(run, async () => {
       const before = processState();
       let imported = before;
       try {
-        await import(pathToFileURL(run).href);
+        await load();
         imported = processState();
       } finally {
         // Registered last, so that it runs after the file's own after hooks.

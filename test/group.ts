@@ -1,9 +1,10 @@
 // `npm test` runs the test files of a few folders (pure library tests) in one process each, through
 // the group files of test/groups/, instead of one process per file: each process loads tsx and
 // compiles the toolkit's modules again, a second or more of CPU per file, often more than its tests
-// take. The files of a group run one after another, as node:test runs the top-level tests of one
-// process; what a test changes in the process (process.env, a prototype, a mock) it restores
-// itself. A file that needs a process of its own (it changes directory, exits, starts child
+// take. The files of a group run one after another, each as a suite named after it
+// (infra/test-group.mjs, as `klw test --group` runs them); what a test changes in the process it
+// restores itself (a file that leaves the directory, environment or process listeners changed
+// fails). A file that needs a process of its own (it changes directory, exits, starts child
 // processes or threads, or listens for process events) still gets one, from its group.
 // A group file imports its files through a template literal (`../lib/${name}.test.ts`), which
 // `klw test`'s build bundles as a pattern, so the group runs from the build like any test file.
@@ -12,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { it } from 'node:test';
+import { runFile } from '../infra/test-group.mjs';
 import { needsTsx } from '../infra/test-build.ts';
 import { fileURLToPath } from 'node:url';
 
@@ -55,6 +57,6 @@ export async function runGroup(dirs: string[], load: ImportTest): Promise<void> 
         });
         assert.equal(run.status, 0, `${file} failed:\n${run.stdout}\n${run.stderr}`);
       });
-    } else await load(file);
+    } else await runFile(join(ROOT, file), join(ROOT, file), () => load(file));
   }
 }
