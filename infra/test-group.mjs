@@ -8,6 +8,19 @@ import { readFileSync } from 'node:fs';
 import { after, describe } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
+/** The source of the file running, while one runs. */
+let running;
+
+// A file that ends the process ends its group: the files after it would not run. The run fails,
+// naming it, however the process ends.
+process.on('exit', () => {
+  if (!running) return;
+  process.exitCode = 1;
+  process.stderr.write(
+    `klw test: the process ended while ${running} ran, so the test files grouped after it did not run: give it a process of its own with a line // klw-test: own-process\n`,
+  );
+});
+
 /** The state of the process a test file may change and must put back. */
 export function processState() {
   const listeners = {};
@@ -50,6 +63,7 @@ export function restoreProcess(before, imported = before, own = () => true) {
 export function runFile(source, run, load = () => import(pathToFileURL(run).href)) {
   return new Promise((done) => {
     describe(run, async () => {
+      running = source;
       const before = processState();
       let imported = before;
       try {
@@ -58,6 +72,7 @@ export function runFile(source, run, load = () => import(pathToFileURL(run).href
       } finally {
         // Registered last, so that it runs after the file's own after hooks.
         after(() => {
+          running = undefined;
           done();
           const text = readFileSync(source, 'utf8');
           const changes = restoreProcess(before, imported, (name) => text.includes(name));

@@ -3,14 +3,18 @@
 // group is a module written for the run (groupEntry) that runs its files one after another
 // through infra/test-group.mjs: each file as a suite named after it, its tests and hooks inside,
 // and what it left changed in the process (directory, environment, process listeners) failing it.
-// A file that exits the process, or says it needs a process of its own, keeps one.
+// A file that says it needs a process of its own keeps one; one that ends the process when
+// grouped fails the run.
 
 /** The line a test file carries to keep a process of its own under `klw test --group`. */
 export const OWN_PROCESS_MARKER = '// klw-test: own-process';
 
-/** What makes a test file unfit to share its process: it ends the process, or says so (OWN_PROCESS_MARKER). */
-export const NEEDS_OWN_PROCESS =
-  /\bprocess\.(?:exit|abort|reallyExit)\s*\(|^\s*\/\/\s*klw-test:\s*own-process(?=\s|$)/m;
+/**
+ * What keeps a test file out of the groups: OWN_PROCESS_MARKER on a line of its own. A file that
+ * ends the process when grouped fails the run, naming it (infra/test-group.mjs).
+ */
+export const NEEDS_OWN_PROCESS = /^\s*\/\/\s*klw-test:\s*own-process(?=\s|$)/m;
+/\bprocess\.(?:exit|abort|reallyExit)\s*\(|^\s*\/\/\s*klw-test:\s*own-process(?=\s|$)/m;
 
 /** The runtime of a group (infra/test-group.mjs), plain JavaScript as the built files are. */
 const GROUP_RUNTIME = new URL('./test-group.mjs', import.meta.url).href;

@@ -47,15 +47,14 @@ describe('groups of test files', () => {
     assert.deepEqual(planGroups({ shareable: [], all: ['y'], times: {}, concurrency: 2 }), []);
   });
 
-  it('leave out a file that ends the process or says it needs its own', () => {
-    for (const text of ['process.exit(1)', 'process.abort()', `${OWN_PROCESS_MARKER}\nimport x from 'y';`])
+  it('leave out a file that says it needs its own process', () => {
+    for (const text of [OWN_PROCESS_MARKER, `import x from 'y';\n  ${OWN_PROCESS_MARKER} (it exits)\n`])
       assert.match(text, NEEDS_OWN_PROCESS, text);
     for (const text of [
-      "process.chdir('/')",
-      'process.exitCode = 1',
+      "process.exit(1); process.chdir('/')",
+      "const script = '// klw-test: own-process';",
       '// klw-test: own-processes',
       '// klw-test: own-process-x',
-      "it('exits')",
     ])
       assert.doesNotMatch(text, NEEDS_OWN_PROCESS, text);
   });
@@ -119,5 +118,24 @@ describe('groups of test files', () => {
       ),
     );
     assert.match(out, /✔ sees none of it/);
+  });
+
+  it('fail the run when a file ends the process, naming it, though it exits with 0', () => {
+    const dir = project(outside, 'exits', {
+      'package.json': '{ "type": "module" }',
+      'test/a-exits.test.ts': `import { it } from 'node:test';\nit('exits', () => process.exit(0));\n`,
+      'test/b-after.test.ts': pidOf('b'),
+      'test/own.test.ts': `${OWN_PROCESS_MARKER}\nimport { it } from 'node:test';\nit('alone', () => {});\n`,
+      'pids/.keep': '',
+      [TIMES_FILE]: JSON.stringify({ 'test/a-exits.test.ts': 10, 'test/b-after.test.ts': 1, 'test/own.test.ts': 1e6 }),
+    });
+    const { code, out } = klwTest(dir, '--group', '--concurrency', '1');
+    assert.equal(code, 1, out);
+    assert.match(
+      out,
+      new RegExp(
+        `the process ended while ${join(dir, 'test', 'a-exits.test.ts')} ran, so the test files grouped after it`,
+      ),
+    );
   });
 });
