@@ -14,13 +14,9 @@ export interface ProcessState {
 export declare function processState(): ProcessState;
 /**
  * What differs between `before` and now, as sentences, the directory and environment put back;
- * a variable set since `imported` and left as it was then counts only when `own(name)`.
+ * a variable newly set counts only when `own(name)`.
  */
-export declare function restoreProcess(
-  before: ProcessState,
-  imported?: ProcessState,
-  own?: (name: string) => boolean,
-): string[];
+export declare function restoreProcess(before: ProcessState, own?: (name: string) => boolean): string[];
 /**
  * Runs the built test file `run` (imported by `load`, by default from its path) as a suite of
  * this process named `run`; resolves once the suite has ended.

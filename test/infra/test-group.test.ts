@@ -33,19 +33,23 @@ describe('the state a grouped test file must put back', () => {
     assert.deepEqual(restoreProcess(before), [], 'nothing left');
   });
 
-  it("leaves a variable the modules set at import, unless the file's text names it", () => {
+  it("leaves a variable the modules set, unless the file's text names it or it was there before", () => {
     const before = processState();
-    process.env.KLW_GROUP_MODULES = 'set at import';
-    const imported = processState();
-    const other = (name: string) => name === 'KLW_GROUP_OWN';
-    assert.deepEqual(restoreProcess(before, imported, other), []);
-    assert.equal(process.env.KLW_GROUP_MODULES, 'set at import', 'kept, as a process of its own would have it');
-    process.env.KLW_GROUP_MODULES = 'changed by a test';
-    assert.deepEqual(restoreProcess(before, imported, other), ['process.env.KLW_GROUP_MODULES']);
-    assert.equal(process.env.KLW_GROUP_MODULES, undefined);
-    process.env.KLW_GROUP_OWN = 'set by the file at import';
-    const ownImported = processState();
-    assert.deepEqual(restoreProcess(before, ownImported, other), ['process.env.KLW_GROUP_OWN']);
+    const own = (name: string) => name === 'KLW_GROUP_OWN';
+    process.env.KLW_GROUP_MODULES = 'set by a module the file loads';
+    assert.deepEqual(restoreProcess(before, own), []);
+    assert.equal(
+      process.env.KLW_GROUP_MODULES,
+      'set by a module the file loads',
+      'kept, as a process of its own has it',
+    );
+    const withIt = processState();
+    process.env.KLW_GROUP_MODULES = 'changed';
+    assert.deepEqual(restoreProcess(withIt, own), ['process.env.KLW_GROUP_MODULES']);
+    assert.equal(process.env.KLW_GROUP_MODULES, 'set by a module the file loads');
+    delete process.env.KLW_GROUP_MODULES;
+    process.env.KLW_GROUP_OWN = 'set by the file';
+    assert.deepEqual(restoreProcess(before, own), ['process.env.KLW_GROUP_OWN']);
     assert.equal(process.env.KLW_GROUP_OWN, undefined);
   });
 });

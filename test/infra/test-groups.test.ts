@@ -120,6 +120,27 @@ describe('groups of test files', () => {
     assert.match(out, /✔ sees none of it/);
   });
 
+  it('refuse a group inside a group, which would wait for itself, naming both', () => {
+    const runtime = JSON.stringify(join(process.cwd(), 'infra', 'test-group.mjs'));
+    const dir = project(outside, 'nested', {
+      'package.json': '{ "type": "module" }',
+      'test/a-group.test.ts': `import { runFile } from ${runtime};\nawait runFile('/inner.test.ts', '/inner.test.ts', async () => {});\n`,
+      'test/b.test.ts': pidOf('b'),
+      'test/own.test.ts': `${OWN_PROCESS_MARKER}\nimport { it } from 'node:test';\nit('alone', () => {});\n`,
+      'pids/.keep': '',
+      [TIMES_FILE]: JSON.stringify({ 'test/a-group.test.ts': 10, 'test/b.test.ts': 1, 'test/own.test.ts': 1e6 }),
+    });
+    const { code, out } = klwTest(dir, '--group', '--concurrency', '1');
+    assert.equal(code, 1, out);
+    assert.match(
+      out,
+      new RegExp(
+        `${join(dir, 'test', 'a-group.test.ts')} runs a group of test files \\(/inner\\.test\\.ts\\), which cannot`,
+      ),
+    );
+    assert.ok(readFileSync(join(dir, 'pids', 'b'), 'utf8'), 'the file after it ran');
+  });
+
   it('fail the run when a file ends the process, naming it, though it exits with 0', () => {
     const dir = project(outside, 'exits', {
       'package.json': '{ "type": "module" }',
