@@ -116,7 +116,11 @@ export async function loadFunctions(
   options: LoadOptions = {},
 ): Promise<FunctionEntry[]> {
   const targets = await prepare(root, only);
-  const loaded = await loadModules(targets, { ...options, timeoutMs: options.timeoutMs ?? LOAD_TIMEOUT_MS });
+  const loaded = await loadModules(targets, {
+    project: root,
+    ...options,
+    timeoutMs: options.timeoutMs ?? LOAD_TIMEOUT_MS,
+  });
   return targets.map((t, i) => ({
     name: t.name,
     entry: t.entry,
@@ -136,11 +140,13 @@ export async function loadWebhooks(
   options: LoadOptions = {},
 ): Promise<Array<AdmissionWebhook | ConversionWebhook>> {
   const targets = await prepare(root, only);
-  await loadModules(targets, { ...options, timeoutMs: options.timeoutMs ?? LOAD_TIMEOUT_MS });
+  await loadModules(targets, { project: root, ...options, timeoutMs: options.timeoutMs ?? LOAD_TIMEOUT_MS });
   const webhooks: Array<AdmissionWebhook | ConversionWebhook> = [];
   for (const target of targets) {
     try {
-      webhooks.push(checkModule(target.name, target.file, (await import(target.url)) as FunctionModule).webhook);
+      webhooks.push(
+        (await checkModule(target.name, target.file, (await import(target.url)) as FunctionModule)).webhook,
+      );
     } catch (err) {
       throw new KlwError(thrownIn(target.file, err), { cause: err });
     }

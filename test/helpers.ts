@@ -279,6 +279,15 @@ export async function bundleForThreads(source: URL, out: string): Promise<string
 }
 
 /**
+ * The TypeScript module `source` (a scaffolded function, say) built into one JavaScript file
+ * `out`, as bundleForThreads builds it, and imported: a test file that calls such code needs no
+ * TypeScript loader of its own at run time.
+ */
+export async function importBuilt<T>(source: URL, out: string): Promise<T> {
+  return (await import(await bundleForThreads(source, out))) as T;
+}
+
+/**
  * The emulator's matchConditions thread (conditions-worker.mjs) as the installed package runs it:
  * beside it in `dir`, the evaluator built into JavaScript, which the worker loads where there are
  * no TypeScript sources. Give it as `worker` to a ConditionPool (or startApi's `conditions`) whose

@@ -3,7 +3,7 @@
 import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
 import type { ConversionWebhook, Registration } from '../../lib/internal.ts';
 import { KlwError } from '../errors.ts';
-import { policyRegistrationOf } from '../policies/registration.ts';
+import type { PolicyRegistration } from '../policies/registration.ts';
 
 /** What a function module lacks when it has no default registration (nor `handler`), and the fix. */
 export const NO_REGISTRATION =
@@ -28,12 +28,34 @@ export interface CheckedModule {
   ownHandler: boolean;
 }
 
+/** Reads a policy's native objects from a loaded module's default export (policies/registration.ts). */
+export type PolicyReader = (webhook: object, file: string) => PolicyRegistration | undefined;
+
+/**
+ * The policy reader, imported only for a module that declares a policy: it pulls in the CEL
+ * engine, which would more than double what a loader child costs to start for plain webhooks.
+ */
+async function policyReader(): Promise<PolicyReader> {
+  return (await import('../policies/registration.ts')).policyRegistrationOf;
+}
+
+/** True when a default export declares a validating or mutating policy. */
+function declaresPolicy(webhook: object): boolean {
+  const { validatingPolicy, mutatingPolicy } = webhook as { validatingPolicy?: unknown; mutatingPolicy?: unknown };
+  return Boolean(validatingPolicy || mutatingPolicy);
+}
+
 /**
  * Reads the registration a function module exports (`file`, relative to the project, names it
  * in errors): a default registration whose name is the folder's, and no `handler` export that is
- * not a function.
+ * not a function. `readPolicy` gives the policy reader (tests see when it is asked for).
  */
-export function checkModule(name: string, file: string, mod: FunctionModule): CheckedModule {
+export async function checkModule(
+  name: string,
+  file: string,
+  mod: FunctionModule,
+  readPolicy: () => Promise<PolicyReader> = policyReader,
+): Promise<CheckedModule> {
   const webhook = mod.default;
   if (!webhook?.registration || typeof webhook.handler !== 'function') {
     const problem =
@@ -57,7 +79,7 @@ export function checkModule(name: string, file: string, mod: FunctionModule): Ch
   }
   const ownHandler = typeof mod.handler === 'function' && mod.handler !== webhook.handler;
   // A policy registers its native objects beside its webhook: every command reads them from here.
-  const policy = policyRegistrationOf(webhook, file);
+  const policy = declaresPolicy(webhook) ? (await readPolicy())(webhook, file) : undefined;
   const registration = policy ? { ...webhook.registration, policy } : webhook.registration;
   return { webhook, registration, ownHandler };
 }

@@ -35,7 +35,7 @@ async function loadOne(target: LoadTarget, index: number): Promise<LoadReply> {
     const mod = (await import(target.url)) as FunctionModule;
     // A throw the module left for right after its load (a timer of 0, a promise nobody awaits) is its own.
     await new Promise((resolvePromise) => setTimeout(resolvePromise, 0));
-    const { registration, ownHandler } = checkModule(target.name, target.file, mod);
+    const { registration, ownHandler } = await checkModule(target.name, target.file, mod);
     return { index, registration, ownHandler };
   } catch (err) {
     return { index, error: thrownIn(target.file, err) };

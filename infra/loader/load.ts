@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Registration } from '../../lib/internal.ts';
 import { KlwError } from '../errors.ts';
+import { answerKey, keepAnswer, keptAnswer } from './answers.ts';
 import { loaderBundle } from './bundle.ts';
 import type { LoadReply, LoadTarget } from './child.ts';
 
@@ -47,6 +48,11 @@ export interface LoaderOptions {
   start?: StartLoader;
   /** How long klw waits for the child's output once it ends (OUTPUT_GRACE_MS unless a test sets it). */
   outputGraceMs?: number;
+  /**
+   * The project whose functions these are: when given, a load of the same modules, with nothing
+   * changed (answers.ts), reuses the answer this process had, writing the modules' output again.
+   */
+  project?: string;
 }
 
 /** A module's registration as the child read it. */
@@ -66,7 +72,18 @@ function seconds(ms: number): string {
  * where commands write manifests.
  */
 export async function loadModules(targets: LoadTarget[], options: LoaderOptions): Promise<LoadedModule[]> {
-  return loadIn(await loaderBundle(), targets, options);
+  const bundle = await loaderBundle();
+  const keyOf = () => (options.project === undefined ? undefined : answerKey(options.project, [bundle, targets]));
+  const key = keyOf();
+  const kept = keptAnswer<LoadedModule[]>(key);
+  if (kept) {
+    for (const chunk of kept.output) process.stderr.write(chunk);
+    return kept.modules;
+  }
+  const { modules, output } = await loadIn(bundle, targets, options);
+  // Kept only when nothing changed while the child loaded, and all of its output was read.
+  if (output && key !== undefined && keyOf() === key) keepAnswer(key, { modules, output });
+  return modules;
 }
 
 /** The error when `target` (or, undefined, the loader's start) took more than `ms`. */
@@ -93,16 +110,18 @@ function endedEarly(target: LoadTarget | undefined, exited: string, stderr: stri
  * process the module started holds it), klw stops reading it, after one more turn of reading,
  * and destroys its end of the pipe: the holder's next write fails with EPIPE.
  */
-function afterOutput(child: ChildProcess, graceMs: number, then: () => void): void {
+function afterOutput(child: ChildProcess, graceMs: number, then: (whole: boolean) => void): void {
   const streams = [child.stdout, child.stderr].filter((stream) => stream && !stream.closed) as Readable[];
   let open = streams.length;
   if (!open) {
-    then();
+    then(true);
     return;
   }
+  let whole = true;
   const grace = setTimeout(
     () =>
       setImmediate(() => {
+        whole = false;
         for (const stream of streams) stream.destroy();
       }),
     graceMs,
@@ -111,13 +130,19 @@ function afterOutput(child: ChildProcess, graceMs: number, then: () => void): vo
     stream.once('close', () => {
       if (--open) return;
       clearTimeout(grace);
-      then();
+      then(whole);
     });
   }
 }
 
+/** What one child answered, and what it wrote (undefined when klw stopped reading before its end). */
+interface ChildAnswer {
+  modules: LoadedModule[];
+  output?: Buffer[];
+}
+
 /** loadModules in a child on the built loader `bundle` (source maps on, as tsx has them), or on child.mjs alone. */
-function loadIn(bundle: string | undefined, targets: LoadTarget[], options: LoaderOptions): Promise<LoadedModule[]> {
+function loadIn(bundle: string | undefined, targets: LoadTarget[], options: LoaderOptions): Promise<ChildAnswer> {
   const { timeoutMs, start = fork, outputGraceMs = OUTPUT_GRACE_MS } = options;
   return new Promise((resolvePromise, reject) => {
     const { NODE_TEST_CONTEXT: _test, ...env } = process.env;
@@ -128,6 +153,7 @@ function loadIn(bundle: string | undefined, targets: LoadTarget[], options: Load
       serialization: 'advanced',
     });
     const results: LoadedModule[] = [];
+    const output: Buffer[] = [];
     let stderr = '';
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
@@ -141,8 +167,8 @@ function loadIn(bundle: string | undefined, targets: LoadTarget[], options: Load
       clearTimeout(timer);
       process.off('exit', kill);
       kill();
-      afterOutput(child, outputGraceMs, () => {
-        if (error === undefined) resolvePromise(results);
+      afterOutput(child, outputGraceMs, (whole) => {
+        if (error === undefined) resolvePromise({ modules: results, output: whole ? output : undefined });
         else reject(new KlwError(typeof error === 'string' ? error : error()));
       });
     };
@@ -154,9 +180,13 @@ function loadIn(bundle: string | undefined, targets: LoadTarget[], options: Load
       }, ms);
     };
     let ready = false;
-    child.stdout!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      process.stderr.write(chunk);
+      output.push(chunk);
+    });
     child.stderr!.on('data', (chunk: Buffer) => {
       process.stderr.write(chunk);
+      output.push(chunk);
       stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
     });
     child.on('message', (reply: LoadReply) => {

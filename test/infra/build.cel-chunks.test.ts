@@ -2,7 +2,6 @@
 // regular expression, and carried by the deployed zip and the emulator's build alike.
 // klw-test: no-tsx (what it imports at run time is the JavaScript it built)
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -13,6 +12,7 @@ import { buildFunction, bundlePath } from '../../infra/build.ts';
 import { startApi } from '../../infra/local/api.ts';
 import { toEvent } from '../../lib/testing/index.ts';
 import { ManualTimer } from '../helpers.ts';
+import { extractZip, readZip } from '../zip.ts';
 import { CONDITION_GATE, POD_POLICY, podReview, scratchProjects } from './scratch-projects.ts';
 
 /** Functions enforcing their conditions, which let only pods named `web-<n>` reach `validate`. */
@@ -45,22 +45,13 @@ describe('the RE2 chunk', () => {
         (f) => f.endsWith('.mjs') && readFileSync(join(chunks, f), 'utf8').includes(RE2_MARKER),
       );
       assert.equal(re2.length, 1, `${name}: one chunk holds RE2`);
-      const listing = execFileSync('python3', [
-        '-c',
-        'import sys,zipfile; print("\\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))',
-        join(work, built.zip),
-      ]).toString();
-      assert.ok(listing.split('\n').includes(`chunks/${re2[0]}`), `${name}: the zip lacks chunks/${re2[0]}`);
+      const listing = readZip(join(work, built.zip)).map((e) => e.name);
+      assert.ok(listing.includes(`chunks/${re2[0]}`), `${name}: the zip lacks chunks/${re2[0]}`);
     }
   });
 
   it('loads from the unpacked zip when a condition uses a regular expression', async () => {
-    execFileSync('python3', [
-      '-c',
-      'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])',
-      join(work, 'dist/functions/regex-gate.zip'),
-      unpacked,
-    ]);
+    extractZip(join(work, 'dist/functions/regex-gate.zip'), unpacked);
     process.env.KLW_LOG_LEVEL = 'silent';
     const mod = await import(pathToFileURL(join(unpacked, 'index.mjs')).href);
     delete process.env.KLW_LOG_LEVEL;
@@ -75,12 +66,7 @@ describe('the RE2 chunk', () => {
     const name = 'regex-policy';
     const built = await buildFunction(work, { name, entry: join(work, 'functions', name, 'index.ts') });
     const dir = join(unpacked, name);
-    execFileSync('python3', [
-      '-c',
-      'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])',
-      join(work, built.zip),
-      dir,
-    ]);
+    extractZip(join(work, built.zip), dir);
     process.env.KLW_LOG_LEVEL = 'silent';
     process.env.AWS_LAMBDA_FUNCTION_NAME = name;
     try {

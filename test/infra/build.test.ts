@@ -1,6 +1,5 @@
 // klw-test: no-tsx (what it imports at run time is the JavaScript it built)
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -11,6 +10,8 @@ import { main, program } from '../../infra/cli.ts';
 
 import { toEvent, admissionReview } from '../../lib/testing/index.ts';
 import { FIXTURE_FUNCTIONS, runKlw } from '../helpers.ts';
+import { runSuites, type SuitesRun } from '../suites.ts';
+import { extractZip, readZip } from '../zip.ts';
 
 // klw imports a command's module when first run: done here, not while a test holds stdout.
 before(() => program());
@@ -43,16 +44,13 @@ describe('klw build', () => {
     const a = await buildFunction(work, entry);
     const b = await buildFunction(work, entry);
     assert.equal(a.zipSha256, b.zipSha256);
-    const listing = execFileSync(
-      'python3',
-      [
-        '-c',
-        'import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); print([(i.filename, i.date_time) for i in z.infolist()])',
-        join(work, a.zip),
-      ],
-      { encoding: 'utf8' },
+    const listing = readZip(join(work, a.zip));
+    const index = listing.findIndex((e) => e.name === 'index.mjs');
+    assert.deepEqual(
+      [listing[index]?.modified, listing[index + 1]?.name],
+      [[2020, 1, 1, 0, 0, 0], 'index.mjs.map'],
+      JSON.stringify(listing.map((e) => [e.name, e.modified])),
     );
-    assert.match(listing, /\('index\.mjs', \(2020, 1, 1, 0, 0, 0\)\), \('index\.mjs\.map'/);
     const source = join(work, 'functions/pod-defaults/index.ts');
     const original = readFileSync(source, 'utf8');
     writeFileSync(source, original.replace("|| '500m'", "|| '750m'"));
@@ -127,12 +125,7 @@ describe('the bundle entry klw build generates', () => {
     assert.equal(code, 0, stderr);
     // What Lambda runs is the zip: unpack it and call its handler.
     const unpacked = join(scratch, 'unpacked');
-    execFileSync('python3', [
-      '-c',
-      'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])',
-      join(scratch, 'dist/functions/only-default.zip'),
-      unpacked,
-    ]);
+    extractZip(join(scratch, 'dist/functions/only-default.zip'), unpacked);
     process.env.KLW_LOG_LEVEL = 'silent';
     const mod = await import(pathToFileURL(join(unpacked, 'index.mjs')).href);
     delete process.env.KLW_LOG_LEVEL;
@@ -159,12 +152,7 @@ describe('the bundle entry klw build generates', () => {
     const { code, stderr } = await klw('build');
     assert.equal(code, 0, stderr);
     const unpacked = join(scratch, 'unpacked-typed');
-    execFileSync('python3', [
-      '-c',
-      'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])',
-      join(scratch, 'dist/functions/typed-pods.zip'),
-      unpacked,
-    ]);
+    extractZip(join(scratch, 'dist/functions/typed-pods.zip'), unpacked);
     process.env.KLW_LOG_LEVEL = 'silent';
     const mod = await import(pathToFileURL(join(unpacked, 'index.mjs')).href);
     delete process.env.KLW_LOG_LEVEL;
@@ -281,20 +269,25 @@ describe('the bundle entry klw build generates', () => {
 });
 
 describe('klw new', () => {
-  for (const type of ['validating', 'mutating', 'conversion'] as const) {
-    it(`scaffolds a ${type} function whose test passes`, () => {
+  const types = ['validating', 'mutating', 'conversion'] as const;
+  const scaffolded = new Map<string, string[]>();
+  before(() => {
+    for (const type of types) scaffolded.set(type, scaffold(work, type, `my-${type}`));
+  });
+  let tests: Promise<SuitesRun> | undefined;
+  /** The tests klw new wrote, run once under node --test, all in one process (test/suites.ts). */
+  const scaffoldedTests = () =>
+    (tests ??= runSuites(
+      join(work, 'scaffolded.mjs'),
+      types.map((type) => [type, join(work, 'test/functions', `my-${type}.test.ts`)]),
+      root,
+    ));
+  for (const type of types) {
+    it(`scaffolds a ${type} function whose test passes`, async () => {
       const name = `my-${type}`;
-      const files = scaffold(work, type, name);
-      assert.ok(files.includes(`functions/${name}/index.ts`));
-      // A nested test run must not think it is part of this one (it would skip its files).
-      const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
-      const out = execFileSync(
-        process.execPath,
-        ['--import', 'tsx', '--test', '--test-reporter=tap', join(work, 'test/functions', `${name}.test.ts`)],
-        { cwd: root, encoding: 'utf8', env },
-      );
-      assert.match(out, /^# pass [1-9]\d*$/m, out);
-      assert.match(out, /^# fail 0$/m, out);
+      assert.ok(scaffolded.get(type)!.includes(`functions/${name}/index.ts`));
+      const out = await scaffoldedTests();
+      assert.equal(out.result(type), 'ok', out.stdout + out.stderr);
       assert.throws(() => scaffold(work, type, name), /already exists/);
     });
   }

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { loadFunctions } from '../../infra/functions.ts';
@@ -14,7 +14,7 @@ import { scaffold } from '../../infra/scaffold.ts';
 import { expandTestPaths, findTestFiles, testCommand } from '../../infra/test-runner.ts';
 import { findFunctions } from '../../lib/harness/discover.ts';
 import { binaryString } from '../arbitraries.ts';
-import { FUZZ_RUNS, runKlw } from '../helpers.ts';
+import { FUZZ_RUNS, importBuilt, runKlw } from '../helpers.ts';
 
 const root = process.cwd();
 const KLW = join(root, 'infra', 'bin', 'klw.mjs');
@@ -46,9 +46,21 @@ mkdirSync(join(work, 'test', 'functions'), { recursive: true });
 cpSync(join(root, 'test', 'functions', 'conformance.test.ts'), join(work, 'test', 'functions', 'conformance.test.ts'));
 
 describe('a project whose functions are not the examples', () => {
-  it('passes npm test with functions from klw new of every kind', () => {
+  // One run of npm test over functions from klw new of every kind and functions written as .js
+  // and .mjs: each test below reads its part.
+  let full: { code: number; out: string };
+  before(() => {
     for (const type of ['validating', 'mutating', 'conversion'] as const) scaffold(work, type, `new-${type}`);
-    const { code, out } = klwTest(work);
+    const js = (name: string) => `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
+export default defineValidatingWebhook({ name: '${name}', rules: [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }], validate: () => allow() });
+`;
+    write(join(work, 'functions', 'plain-js', 'index.js'), js('plain-js'));
+    write(join(work, 'functions', 'plain-mjs', 'index.mjs'), js('plain-mjs'));
+    full = klwTest(work);
+  });
+
+  it('passes npm test with functions from klw new of every kind', () => {
+    const { code, out } = full;
     assert.equal(code, 0, out);
     for (const name of ['new-validating', 'new-mutating', 'new-conversion'])
       assert.match(out, new RegExp(`# Subtest: ${name} conformance`));
@@ -57,11 +69,6 @@ describe('a project whose functions are not the examples', () => {
   });
 
   it('finds .js and .mjs functions too, and checks them', async () => {
-    const js = (name: string) => `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
-export default defineValidatingWebhook({ name: '${name}', rules: [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }], validate: () => allow() });
-`;
-    write(join(work, 'functions', 'plain-js', 'index.js'), js('plain-js'));
-    write(join(work, 'functions', 'plain-mjs', 'index.mjs'), js('plain-mjs'));
     assert.deepEqual(
       (await loadFunctions(work)).map((f) => [f.name, f.entry.slice(f.entry.lastIndexOf('/') + 1)]),
       [
@@ -72,7 +79,7 @@ export default defineValidatingWebhook({ name: '${name}', rules: [{ operations: 
         ['plain-mjs', 'index.mjs'],
       ],
     );
-    const { code, out } = klwTest(work, 'test/functions/conformance.test.ts');
+    const { code, out } = full;
     assert.equal(code, 0, out);
     assert.match(out, /# Subtest: plain-js conformance/);
     assert.match(out, /# Subtest: plain-mjs conformance/);
@@ -100,31 +107,59 @@ export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['
     }
   });
 
-  it('passes a conversion function that refuses the generated object, asking for a sample to round-trip', () => {
-    // The scaffolded conversion, with a CRD that requires `size`: the generated "conformance" is no whole number.
+  // One run of the conformance test with both: each test below reads its part.
+  describe('with a conversion that needs a sample and a folder that is no function', () => {
     const dir = join(work, 'functions', 'strict-widgets');
-    scaffold(work, 'conversion', 'strict-widgets');
-    const crd = readFileSync(join(dir, 'crd.yaml'), 'utf8');
-    writeFileSync(
-      join(dir, 'crd.yaml'),
-      crd.replace(
-        '        type: object\n        properties:\n          size:\n            type: string',
-        '        type: object\n        required: [size]\n        properties:\n          size:\n            type: string',
-      ),
-    );
-    assert.match(readFileSync(join(dir, 'crd.yaml'), 'utf8'), /required: \[size\]/);
-    try {
-      const { code, out } = klwTest(work, 'test/functions/conformance.test.ts');
+    let run: { code: number; out: string };
+    before(() => {
+      // The scaffolded conversion, with a CRD that requires `size`: the generated "conformance" is no whole number.
+      scaffold(work, 'conversion', 'strict-widgets');
+      const crd = readFileSync(join(dir, 'crd.yaml'), 'utf8');
+      writeFileSync(
+        join(dir, 'crd.yaml'),
+        crd.replace(
+          '        type: object\n        properties:\n          size:\n            type: string',
+          '        type: object\n        required: [size]\n        properties:\n          size:\n            type: string',
+        ),
+      );
+      write(join(work, 'functions', 'oops', 'handler.ts'), 'export const nothing = 1;\n');
+      mkdirSync(join(work, 'functions', '.cache'), { recursive: true });
+      run = klwTest(work, 'test/functions/conformance.test.ts');
+    });
+    after(() => {
+      rmSync(dir, { recursive: true });
+      rmSync(join(work, 'test', 'functions', 'strict-widgets.test.ts'));
+      rmSync(join(work, 'functions', 'oops'), { recursive: true });
+      rmSync(join(work, 'functions', '.cache'), { recursive: true });
+    });
+
+    it('passes a conversion function that refuses the generated object, asking for a sample to round-trip', () => {
+      assert.match(readFileSync(join(dir, 'crd.yaml'), 'utf8'), /required: \[size\]/);
+      const { code, out } = run;
       assert.equal(code, 0, out);
       assert.match(
         out,
         /ok \d+ - round-trips an object through every version it declares # SKIP strict-widgets: the generated Widget at example\.com\/v1alpha1 could not be converted/,
       );
       assert.match(out, /describeConformance\(\{ samples: \{ "strict-widgets": /);
-    } finally {
-      rmSync(dir, { recursive: true });
-      rmSync(join(work, 'test', 'functions', 'strict-widgets.test.ts'));
-    }
+    });
+
+    it('warns about a folder under functions/ without an entry file, naming it, once', () => {
+      const warnings: string[] = [];
+      assert.ok(!findFunctions(work, (message) => warnings.push(message)).some((f) => f.name === 'oops'));
+      assert.deepEqual(warnings, [
+        'warning: functions/oops has no index.ts, index.mts, index.js or index.mjs: it is not a function and is skipped',
+      ]);
+      const { code, out } = run;
+      assert.equal(code, 0, out);
+      assert.equal(
+        out.match(
+          /functions\/oops has no index\.ts, index\.mts, index\.js or index\.mjs: it is not a function and is skipped/g,
+        )?.length,
+        1,
+        out,
+      );
+    });
   });
 
   it('fails npm test for a rule the API server never matches, with the file, the field and the fix', () => {
@@ -168,30 +203,6 @@ export default defineValidatingWebhook({ name: 'never-matches', rules: [{ operat
     }
   });
 
-  it('warns about a folder under functions/ without an entry file, naming it, once', () => {
-    write(join(work, 'functions', 'oops', 'handler.ts'), 'export const nothing = 1;\n');
-    mkdirSync(join(work, 'functions', '.cache'), { recursive: true });
-    try {
-      const warnings: string[] = [];
-      assert.ok(!findFunctions(work, (message) => warnings.push(message)).some((f) => f.name === 'oops'));
-      assert.deepEqual(warnings, [
-        'warning: functions/oops has no index.ts, index.mts, index.js or index.mjs: it is not a function and is skipped',
-      ]);
-      const { code, out } = klwTest(work, 'test/functions/conformance.test.ts');
-      assert.equal(code, 0, out);
-      assert.equal(
-        out.match(
-          /functions\/oops has no index\.ts, index\.mts, index\.js or index\.mjs: it is not a function and is skipped/g,
-        )?.length,
-        1,
-        out,
-      );
-    } finally {
-      rmSync(join(work, 'functions', 'oops'), { recursive: true });
-      rmSync(join(work, 'functions', '.cache'), { recursive: true });
-    }
-  });
-
   it('stays green with every function removed, saying there are none', () => {
     rmSync(join(work, 'functions'), { recursive: true });
     for (const type of ['validating', 'mutating', 'conversion'])
@@ -206,9 +217,10 @@ describe('the mutating template', () => {
   it('labels with a valid label value whatever the username', async () => {
     const dir = join(work, 'labels');
     scaffold(dir, 'mutating', 'label-check');
-    const { labelValue } = (await import(pathToFileURL(join(dir, 'functions', 'label-check', 'index.ts')).href)) as {
-      labelValue: (text: string) => string;
-    };
+    const { labelValue } = await importBuilt<{ labelValue: (text: string) => string }>(
+      pathToFileURL(join(dir, 'functions', 'label-check', 'index.ts')),
+      join(dir, 'label-check.mjs'),
+    );
     // metadata.labels values, as the API server validates them.
     const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
     assert.equal(labelValue(`${'a'.repeat(62)}-x`), 'a'.repeat(62), 'cut to 63, the trailing - goes');

@@ -52,7 +52,6 @@ const UNTESTED: readonly string[] = [
   'infra/lint/finding.ts',
   'infra/lint/rule-check.ts',
   'infra/lint/shape.ts',
-  'infra/loader/check.ts',
   'infra/loader/child.mjs',
   'infra/loader/child.ts',
   'infra/local/back/conditions-worker.mjs',

@@ -737,24 +737,6 @@ describe('klw audit command', { concurrency: true }, () => {
     assert.match(table.stderr, /as ci-bot/);
   });
 
-  it("KLW_ENFORCEMENT in the auditor's shell does not turn denials into warnings", async () => {
-    const { code, stdout, stderr } = await klwWith(
-      { KLW_ENFORCEMENT: 'Warn', KLW_ENFORCEMENT_AUDIT_POLICY: 'Audit' },
-      '-o',
-      'json',
-    );
-    assert.equal(code, 1, stderr);
-    const report = JSON.parse(stdout) as AuditReport;
-    assert.deepEqual(
-      report.results
-        .filter((r) => r.rejected)
-        .map((r) => `${key(r)} ${r.enforcement}`)
-        .sort(),
-      ['denied audit-policy on/cm-bad Deny', 'denied audit-policy on/p-bad Deny'],
-    );
-    assert.match(stderr, /audit: 9 objects: 2 denied, 1 warned, 1 patched/);
-  });
-
   it('exit 0 when nothing would be denied (patches and warnings only)', async () => {
     const { code, stderr } = await klw('audit-defaults');
     assert.equal(code, 0, stderr);
@@ -774,6 +756,37 @@ describe('klw audit command', { concurrency: true }, () => {
     const format = await klw('-o', 'csv');
     assert.equal(format.code, 2);
     assert.match(format.stderr, /error: option '-o, --output <format>' argument 'csv' is invalid/);
+  });
+});
+
+// Sets process.env for the run: alone.
+describe('klw audit command, enforcement variables in the shell', () => {
+  it("KLW_ENFORCEMENT in the auditor's shell does not turn denials into warnings", async () => {
+    // In this process, with the variables set as a shell would set them: klw reads them from
+    // process.env when it runs (the -o json test above is the real process).
+    const shell = { KLW_ENFORCEMENT: 'Warn', KLW_ENFORCEMENT_AUDIT_POLICY: 'Audit' };
+    const before = Object.fromEntries(Object.keys(shell).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, shell);
+    let run: { code: number; stdout: string; stderr: string };
+    try {
+      run = await klw('-o', 'json');
+    } finally {
+      for (const [name, value] of Object.entries(before)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+    const { code, stdout, stderr } = run;
+    assert.equal(code, 1, stderr);
+    const report = JSON.parse(stdout) as AuditReport;
+    assert.deepEqual(
+      report.results
+        .filter((r) => r.rejected)
+        .map((r) => `${key(r)} ${r.enforcement}`)
+        .sort(),
+      ['denied audit-policy on/cm-bad Deny', 'denied audit-policy on/p-bad Deny'],
+    );
+    assert.match(stderr, /audit: 9 objects: 2 denied, 1 warned, 1 patched/);
   });
 });
 

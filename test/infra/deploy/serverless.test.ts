@@ -232,6 +232,40 @@ describe('serverless package (osls, offline) with the plugin', () => {
       ([, r]) => r.Properties.FunctionName === `klw-fixture-test-${name}`,
     )![1].Properties;
 
+  let overridden: Promise<{ template: Json; text: string; output: string }> | undefined;
+  /**
+   * One package for two tests (an osls run costs about 3 s of CPU): pod-policy overridden in
+   * serverless.yml, a function added to functions/ with no YAML edit, throttling and alarms set by
+   * params, all on a runtime AWS Lambda blocks creating functions with.
+   */
+  const packageOverridden = () =>
+    (overridden ??= (async () => {
+      scaffold(work, 'validating', 'added-later');
+      const added = join(work, 'functions', 'added-later', 'index.ts');
+      writeFileSync(
+        added,
+        readFileSync(added, 'utf8').replace(
+          "name: 'added-later',",
+          "name: 'added-later',\n  lambda: { architecture: 'x86_64' },",
+        ),
+      );
+      try {
+        return await packageWith(
+          'override',
+          yml({
+            service: 'klw-fixture',
+            provider: { ...(readServerless(root).provider as object), runtime: 'nodejs20.x' },
+            params: { default: { throttleRate: 7, alarms: false } },
+            functions: {
+              'pod-policy': { timeout: 3, memorySize: 512, reservedConcurrency: 9, environment: { EXTRA: 'yes' } },
+            },
+          }),
+        );
+      } finally {
+        rmSync(join(work, 'functions', 'added-later'), { recursive: true, force: true });
+      }
+    })());
+
   it('generates every function of functions/ with runtime, arm64, routes with {secret}, concurrency, throttling and alarms, and no secret value', async () => {
     // The one successful osls run that is real on every run (fresh): the plain configuration, the
     // cheapest that exercises the whole plugin. The others may be kept runs.
@@ -345,25 +379,7 @@ describe('serverless package (osls, offline) with the plugin', () => {
   });
 
   it('lets a function written in serverless.yml override the generated one, and adds a new function with no YAML edit', async () => {
-    scaffold(work, 'validating', 'added-later');
-    const added = join(work, 'functions', 'added-later', 'index.ts');
-    writeFileSync(
-      added,
-      readFileSync(added, 'utf8').replace(
-        "name: 'added-later',",
-        "name: 'added-later',\n  lambda: { architecture: 'x86_64' },",
-      ),
-    );
-    const { template } = await packageWith(
-      'override',
-      yml({
-        service: 'klw-fixture',
-        params: { default: { throttleRate: 7, alarms: false } },
-        functions: {
-          'pod-policy': { timeout: 3, memorySize: 512, reservedConcurrency: 9, environment: { EXTRA: 'yes' } },
-        },
-      }),
-    );
+    const { template } = await packageOverridden();
     const fn = lambdaOf(template, 'pod-policy');
     assert.equal(fn.Timeout, 3);
     assert.equal(fn.MemorySize, 512);
@@ -382,7 +398,6 @@ describe('serverless package (osls, offline) with the plugin', () => {
       ThrottlingBurstLimit: 14,
     });
     assert.equal(ofType(template, 'AWS::CloudWatch::Alarm').length, 0, 'alarms: false leaves them out');
-    rmSync(join(work, 'functions', 'added-later'), { recursive: true, force: true });
   });
 
   it('klw lint reports a misspelt function override that serverless package refuses', async () => {
@@ -400,11 +415,7 @@ describe('serverless package (osls, offline) with the plugin', () => {
   });
 
   it('says so when packaging for a runtime AWS Lambda blocks', async () => {
-    const config = readServerless(root);
-    const { template, output } = await packageWith(
-      'old-runtime',
-      yml({ service: 'klw-fixture', provider: { ...(config.provider as object), runtime: 'nodejs20.x' } }),
-    );
+    const { template, output } = await packageOverridden();
     assert.match(
       output,
       /kube-lambda-webhooks: AWS Lambda blocks creating and updating nodejs20.x functions since 2026-09-30/,

@@ -41,8 +41,8 @@ describe('policyRegistrationOf', () => {
       /^KlwError: functions\/replica-limit\/index.ts: serve is "always"; write serve: 'auto'/,
     );
   });
-  it("the loader's check puts it on the registration", () => {
-    const checked = checkModule('replica-limit', FILE, { default: validatingWebhook });
+  it("the loader's check puts it on the registration", async () => {
+    const checked = await checkModule('replica-limit', FILE, { default: validatingWebhook });
     assert.deepEqual(policyOf(checked.registration), validating);
     assert.equal(
       policyOf(validatingWebhook.registration),
