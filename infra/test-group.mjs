@@ -36,8 +36,9 @@ export function processState() {
 
 /**
  * What differs between `before` and now, as sentences, the directory and environment put back. A
- * variable set that was not there before counts only when `own(name)`: the file's own, not one
- * the modules it loads set once for the process (as a process of its own would have it too).
+ * variable set that was not there before counts only when `own(name)`, and a process listener
+ * added only when `own('process.on')`: the file's own, not what the modules it loads keep for the
+ * process (set once, or until a piece of work they started ends).
  */
 export function restoreProcess(before, own = () => true) {
   const changes = [];
@@ -55,15 +56,16 @@ export function restoreProcess(before, own = () => true) {
   }
   const now = processState().listeners;
   for (const name of new Set([...Object.keys(before.listeners), ...Object.keys(now)]))
-    if ((now[name] ?? 0) > (before.listeners[name] ?? 0)) changes.push(`a process '${name}' listener`);
+    if ((now[name] ?? 0) > (before.listeners[name] ?? 0) && own('process.on'))
+      changes.push(`a process '${name}' listener`);
   return changes;
 }
 
 /**
  * Runs the test file whose build is `run` (imported by `load`, by default from its path) as a
  * suite of this process, named `run`; resolves once the suite has ended. `source` names the file
- * in what it is told to put back; a variable its text does not name, newly set, is the modules'
- * own (restoreProcess).
+ * in what it is told to put back; a variable its text does not name, newly set, and a listener
+ * added by a file that adds none itself, are the modules' own (restoreProcess).
  */
 export function runFile(source, run, load = () => import(pathToFileURL(run).href)) {
   // Its suite would run only once the running file's suite is built, which waits for it.
@@ -84,7 +86,8 @@ export function runFile(source, run, load = () => import(pathToFileURL(run).href
           globalThis[RUNNING] = undefined;
           done();
           const text = readFileSync(source, 'utf8');
-          const changes = restoreProcess(before, (name) => text.includes(name));
+          const listens = /\bprocess\.(?:on|once|addListener|prependListener|prependOnceListener)\(/.test(text);
+          const changes = restoreProcess(before, (name) => (name === 'process.on' ? listens : text.includes(name)));
           if (changes.length)
             throw new Error(
               `${source} left the process changed for the test files after it: ${changes.join(', ')}. Put it back in an after hook, or give the file a process of its own with a line // klw-test: own-process`,

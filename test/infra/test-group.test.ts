@@ -52,4 +52,23 @@ describe('the state a grouped test file must put back', () => {
     assert.deepEqual(restoreProcess(before, own), ['process.env.KLW_GROUP_OWN']);
     assert.equal(process.env.KLW_GROUP_OWN, undefined);
   });
+
+  it('names a listener added only by a file that adds listeners itself', () => {
+    const before = processState();
+    const listener = () => {};
+    process.once('exit', listener);
+    try {
+      assert.deepEqual(
+        restoreProcess(before, (name) => name !== 'process.on'),
+        [],
+        "a module's",
+      );
+      assert.deepEqual(
+        restoreProcess(before, () => true),
+        ["a process 'exit' listener"],
+      );
+    } finally {
+      process.off('exit', listener);
+    }
+  });
 });
