@@ -1,4 +1,4 @@
-import { randomBytes, X509Certificate, webcrypto } from 'node:crypto';
+import { createPrivateKey, randomBytes, X509Certificate, webcrypto } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
@@ -92,9 +92,10 @@ async function exportKey(key: webcrypto.CryptoKey): Promise<string> {
   return x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
 }
 
+/** The CA's key from its PEM, read with Node's own crypto: reusing a CA never loads @peculiar/x509. */
 async function importKey(pem: string): Promise<webcrypto.CryptoKey> {
-  const x509 = await loadX509();
-  return webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decode(pem)[0]!, ALGORITHM, true, ['sign']);
+  const der = createPrivateKey(pem).export({ format: 'der', type: 'pkcs8' });
+  return webcrypto.subtle.importKey('pkcs8', der, ALGORITHM, true, ['sign']);
 }
 
 /**

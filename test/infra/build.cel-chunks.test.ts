@@ -13,6 +13,7 @@ import { startApi } from '../../infra/local/api.ts';
 import { toEvent } from '../../lib/testing/index.ts';
 import { ManualTimer } from '../helpers.ts';
 import { extractZip, readZip } from '../zip.ts';
+import { withKeptCertificates } from '../kept-certs.ts';
 import { CONDITION_GATE, POD_POLICY, podReview, scratchProjects } from './scratch-projects.ts';
 
 /** Functions enforcing their conditions, which let only pods named `web-<n>` reach `validate`. */
@@ -86,7 +87,7 @@ describe('the RE2 chunk', () => {
     const api = await startApi({
       root: work,
       port: 0,
-      stateDir: join(work, '.state'),
+      stateDir: await withKeptCertificates(join(work, '.state')),
       log: () => {},
       functionLog: () => {},
       concurrency: 1,

@@ -31,6 +31,7 @@ import { kubeLimitsFrom, loadConnection, whoAmI } from '../../../infra/audit/ind
 import { ensureLocalCertificates } from '../../../infra/local/certs.ts';
 import { withKubeVersion } from '../../../infra/kube-versions.ts';
 import { klwInProcess } from '../../helpers.ts';
+import { withKeptCertificates } from '../../kept-certs.ts';
 
 const FIXTURE = fileURLToPath(new URL('../../fixtures/audit', import.meta.url));
 const KLW = fileURLToPath(new URL('../../../infra/bin/klw.mjs', import.meta.url));
@@ -198,7 +199,7 @@ let kubeconfig = '';
 let caFile = '';
 
 before(async () => {
-  const certs = await ensureLocalCertificates(join(dir, 'certs'), () => {});
+  const certs = await ensureLocalCertificates(await withKeptCertificates(join(dir, 'certs')), () => {});
   caFile = certs.caPath;
   server = createServer({ cert: certs.certPem, key: certs.keyPem }, handle);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { startApi, type RunningApi } from '../../../infra/local/api.ts';
-import { loadFunctions } from '../../../infra/functions.ts';
 import { serverlessBin } from '../../../infra/deploy/serverless.ts';
 import { admissionReview } from '../../../lib/testing/index.ts';
 import { freePort } from '../../e2e/cluster.ts';
 import { fixture, FIXTURE_FUNCTIONS, ManualTimer, PATIENCE_MS } from '../../helpers.ts';
+import { withKeptCertificates } from '../../kept-certs.ts';
 
 /** The functions' timeouts never run out: a cold start on a loaded machine takes as long as it takes. */
 const never = new ManualTimer().timer;
@@ -30,12 +30,13 @@ before(async () => {
   api = await startApi({
     root: work,
     port: 0,
-    stateDir: join(work, '.state'),
+    stateDir: await withKeptCertificates(join(work, '.state')),
     log: () => {},
     functionLog: () => {},
     invocationTimer: never,
   });
-  const functions = await loadFunctions(work);
+  // The functions the emulator loaded for itself: the same project, not loaded a second time.
+  const functions = api.project.functions;
   offlinePort = await freePort();
   // The same bundles, described for serverless-offline (which runs handlers from files, not zips).
   writeFileSync(

@@ -1,5 +1,6 @@
 // serverless.yml with the kube-lambda-webhooks plugin: lint of the file and its overrides, and
-// offline `serverless package` (osls) of a copy of the fixture project into CloudFormation.
+// offline `serverless package` (osls) of a copy of the fixture project into CloudFormation, whose
+// resource types docs/deploying.md's AWS permissions list.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,6 +25,14 @@ const registrations = (await loadFunctions(FIXTURE_PROJECT)).map((f) => f.regist
 const NOW = new Date('2026-11-22T12:00:00Z');
 
 type Json = Record<string, any>;
+
+/** The resource types of docs/deploying.md's AWS permissions table (its first column). */
+function documentedTypes(): Set<string> {
+  const text = readFileSync(join(root, 'docs', 'deploying.md'), 'utf8');
+  const section = text.slice(text.indexOf('## AWS permissions'));
+  const table = section.split('\n').filter((l) => l.startsWith('| `AWS::'));
+  return new Set(table.flatMap((row) => [...row.split('|')[1]!.matchAll(/`(AWS::[A-Za-z0-9:]+)`/g)].map((m) => m[1]!)));
+}
 
 describe('checkServerless', () => {
   const messages = (config: Json, now = NOW) =>
@@ -232,7 +241,19 @@ describe('serverless package (osls, offline) with the plugin', () => {
       ([, r]) => r.Properties.FunctionName === `klw-fixture-test-${name}`,
     )![1].Properties;
 
-  let overridden: Promise<{ template: Json; text: string; output: string }> | undefined;
+  type Packaged = { template: Json; text: string; output: string };
+  let plain: Promise<Packaged> | undefined;
+  let everyParam: Promise<Packaged> | undefined;
+  /**
+   * The plain configuration: the one successful osls run that is real on every run (fresh), the
+   * cheapest that exercises the whole plugin. The others may be kept runs. Made once, for the
+   * tests of the template and of the documented permissions.
+   */
+  const packagePlain = () => (plain ??= packageWith('default', yml({ service: 'klw-fixture' }), [], true));
+  /** Every param that adds resources or settings, made once for the tests of the params and the permissions. */
+  const packageEveryParam = () => (everyParam ??= packageWith('params', yml({ service: 'klw-fixture' }), EVERY_PARAM));
+
+  let overridden: Promise<Packaged> | undefined;
   /**
    * One package for two tests (an osls run costs about 3 s of CPU): pod-policy overridden in
    * serverless.yml, a function added to functions/ with no YAML edit, throttling and alarms set by
@@ -267,9 +288,7 @@ describe('serverless package (osls, offline) with the plugin', () => {
     })());
 
   it('generates every function of functions/ with runtime, arm64, routes with {secret}, concurrency, throttling and alarms, and no secret value', async () => {
-    // The one successful osls run that is real on every run (fresh): the plain configuration, the
-    // cheapest that exercises the whole plugin. The others may be kept runs.
-    const { template, text, output } = await packageWith('default', yml({ service: 'klw-fixture' }), [], true);
+    const { template, text, output } = await packagePlain();
     assert.doesNotMatch(
       output,
       /Invalid configuration|warning/i,
@@ -351,7 +370,7 @@ describe('serverless package (osls, offline) with the plugin', () => {
 
   it('takes params: function URLs, provisioned and reserved concurrency, throttling, alarm topic, bearer token', async () => {
     // functionUrls=true, provisionedConcurrency=2, reservedConcurrency=5, alarmTopicArn=...:oncall, bearerTokenParameter=/team/token
-    const { template } = await packageWith('params', yml({ service: 'klw-fixture' }), EVERY_PARAM);
+    const { template } = await packageEveryParam();
     assert.equal(ofType(template, 'AWS::Lambda::Url').length, registrations.length);
     const aliases = ofType(template, 'AWS::Lambda::Alias').map(([, r]) => r.Properties);
     assert.equal(aliases.length, registrations.length);
@@ -438,5 +457,25 @@ describe('serverless package (osls, offline) with the plugin', () => {
     } finally {
       rmSync(join(work, 'functions', 'broken'), { recursive: true, force: true });
     }
+  });
+
+  it('the AWS permissions klw deploy needs (docs/deploying.md) list every resource type of the generated template, and only such types', async () => {
+    const documented = documentedTypes();
+    assert.ok(documented.size >= 10, `the table lists ${documented.size} types: is it there?`);
+    const generated = new Set<string>();
+    // The plain template and the one with every param that adds resources (function URLs,
+    // provisioned concurrency, an alarm topic), both the create and the update stack.
+    await packagePlain();
+    await packageEveryParam();
+    for (const name of ['default', 'params'])
+      for (const file of ['cloudformation-template-create-stack.json', 'cloudformation-template-update-stack.json']) {
+        const template = JSON.parse(readFileSync(join(out, name, file), 'utf8')) as Json;
+        for (const resource of Object.values(template.Resources)) generated.add((resource as Json).Type);
+      }
+    assert.ok(generated.has('AWS::Lambda::Function'), [...generated].join(' '));
+    const missing = [...generated].filter((t) => !documented.has(t));
+    assert.deepEqual(missing, [], 'resource types the template creates that the docs do not list');
+    const stray = [...documented].filter((t) => !generated.has(t));
+    assert.deepEqual(stray, [], 'types the docs list that the template never creates');
   });
 });

@@ -13,6 +13,7 @@ import { startApi } from '../../../../infra/local/api.ts';
 import { startLambda } from '../../../../infra/local/lambda-api.ts';
 import { localInvoke } from '../../../../infra/local/back/invoke.ts';
 import { klwInProcess, ManualTimer, PATIENCE_MS, until } from '../../../helpers.ts';
+import { withKeptCertificates } from '../../../kept-certs.ts';
 
 const root = process.cwd();
 const work = mkdtempSync(join(root, '.klw-test-localdebug-'));
@@ -97,7 +98,8 @@ describe('klw local invoke', { timeout: PATIENCE_MS }, () => {
       join(work, 'functions', 'echo', 'index.ts'),
       rawFunction('echo').replace("name: 'echo', env", "name: 'edited', env"),
     );
-    const second = await klw(['local', 'invoke', 'echo', '--event', 'event.json']);
+    // The rebuild is klw's, not the process's: in this process.
+    const second = await klwInProcess('--root', work, 'local', 'invoke', 'echo', '--event', join(work, 'event.json'));
     assert.equal(JSON.parse(JSON.parse(second.stdout).body).name, 'edited', second.stderr);
     assert.match(second.stderr, /newer than the bundle; rebuilding/);
     writeFileSync(join(work, 'functions', 'echo', 'index.ts'), rawFunction('echo'));
@@ -139,7 +141,7 @@ describe('klw local start-api --watch', { timeout: PATIENCE_MS }, () => {
     const api = await startApi({
       root: work,
       port: 0,
-      stateDir: join(work, '.state'),
+      stateDir: await withKeptCertificates(join(work, '.state')),
       watch: true,
       log: () => {},
       functionLog: () => {},
@@ -213,7 +215,7 @@ describe('klw local start-api --inspect', { timeout: PATIENCE_MS }, () => {
     const api = await startApi({
       root: work,
       port: 0,
-      stateDir: join(work, '.state-inspect'),
+      stateDir: await withKeptCertificates(join(work, '.state-inspect')),
       inspectPort: port,
       log: (l) => logs.push(l),
       functionLog: () => {},
@@ -296,7 +298,7 @@ describe('klw local start-api --inspect --watch', { timeout: PATIENCE_MS }, () =
     const api = await startApi({
       root: dir,
       port: 0,
-      stateDir: join(dir, '.state'),
+      stateDir: await withKeptCertificates(join(dir, '.state')),
       inspectPort: port,
       watch: true,
       log: (l) => logs.push(l),

@@ -15,6 +15,7 @@ import { MAX_REQUEST_BYTES } from '../../../../infra/local/front/api-request.ts'
 import { startApi, type RunningApi } from '../../../../infra/local/api.ts';
 import { BodyBudget, DEFAULT_MAX_BUFFERED_BYTES } from '../../../../infra/local/front/http.ts';
 import { MAX_PAYLOAD_BYTES, startLambda, type RunningLambda } from '../../../../infra/local/lambda-api.ts';
+import { withKeptCertificates } from '../../../kept-certs.ts';
 
 const work = mkdtempSync(join(process.cwd(), '.klw-test-uploads-'));
 mkdirSync(join(work, 'functions', 'echo'), { recursive: true });
@@ -37,7 +38,14 @@ let lambda: RunningLambda;
 let tight: RunningLambda;
 before(async () => {
   const quiet = { log: () => {}, functionLog: () => {} };
-  const common = { root: work, port: 0, stateDir: join(work, '.state'), ...quiet, concurrency: 1, timeouts };
+  const common = {
+    root: work,
+    port: 0,
+    stateDir: await withKeptCertificates(join(work, '.state')),
+    ...quiet,
+    concurrency: 1,
+    timeouts,
+  };
   api = await startApi(common);
   lambda = await startLambda({ ...common, build: false });
   tight = await startLambda({ ...common, build: false, maxBufferedBytes: TIGHT });
