@@ -63,6 +63,8 @@ function keyOf(expression: string, minor: number, declarations: Record<string, s
 
 /** Forms given by usePrecompiled or the bundle, by key; read from the bundle on first use. */
 let forms: Map<string, PrecompiledExpression> | undefined;
+/** How many times the forms changed: what is derived from them is kept until it moves. */
+let generation = 0;
 
 /** True when `v` has a form's shape and this package's version. */
 function usable(v: unknown): v is PrecompiledExpression {
@@ -98,6 +100,13 @@ function bundled(): unknown[] {
 export function usePrecompiled(list: readonly unknown[]): void {
   forms ??= new Map();
   for (const f of list) if (usable(f)) forms.set(keyOf(f.expression, f.minor, f.declarations), f);
+  generation++;
+}
+
+/** The forms given so far (the bundle's read on first use), and the count of changes to them. */
+export function precompiledForms(): { forms: Iterable<PrecompiledExpression>; generation: number } {
+  if (!forms) usePrecompiled(bundled());
+  return { forms: forms!.values(), generation };
 }
 
 /** The form of an expression for a minor version and declarations, if one was given. */
@@ -127,4 +136,5 @@ export function recordPrecompiled(form: PrecompiledExpression): void {
 /** Forgets the forms given so far (tests). */
 export function clearPrecompiled(): void {
   forms = new Map();
+  generation++;
 }

@@ -5,7 +5,16 @@
 import type { Environment } from '../engine.ts';
 import { installMeter } from '../cost/evaluation.ts';
 import { installOptionalEntries } from './entries.ts';
-import { FULL_SCOPE, SCOPE, scopedEnvironment, scopeOf, typedObjectsEnvironment } from './environment.ts';
+import {
+  environmentCovering,
+  FULL_SCOPE,
+  forgetEnvironments,
+  partsOf,
+  SCOPE,
+  scopeOf,
+  typedObjectsEnvironment,
+} from './environment.ts';
+import { precompiledForms } from '../precompiled.ts';
 
 /** What of compile's options decides the environment (compile.ts's CompileOptions). */
 interface EnvironmentOptions {
@@ -27,10 +36,35 @@ export function environmentOf(
   whole = false,
 ): Environment {
   if (options.types) return typedEnvironment(options.types, options.declarations);
-  const full = libraries ? FULL_SCOPE : FULL_SCOPE & ~SCOPE.libraries;
-  const scope = options.typeCheck === false && !whole ? scopeOf(expression) : full;
+  // string() of the standard types only for an expression that calls it (the libraries have it too).
+  const unused = (libraries ? 0 : SCOPE.libraries) | (partsOf(expression) & SCOPE.strings ? 0 : SCOPE.strings);
+  const full = FULL_SCOPE & ~unused;
+  const scope = options.typeCheck === false && !whole ? scopeOf(expression) | formsScope(options.declarations) : full;
   if (options.declarations) return declaredEnvironment(options.declarations, scope);
-  return scopedEnvironment(scope);
+  return environmentCovering(scope);
+}
+
+/** formsScope's answers, by declarations, and the generation of the forms they were read from. */
+const formScopes = new Map<string, number>();
+let formScopesOf = -1;
+
+/**
+ * The parts of the environment (SCOPE, the libraries aside: their chunk loads apart) that the
+ * precompiled expressions of `declarations` name together. A bundle's expressions are compiled in
+ * one environment of them all, not one for each set of parts the first ones name: one built for
+ * more parts answers the same (scope.test.ts), and a second build would cost a cold start more.
+ */
+function formsScope(declarations: Record<string, string> | undefined): number {
+  const { forms, generation } = precompiledForms();
+  if (generation !== formScopesOf) {
+    formScopes.clear();
+    for (const f of forms) {
+      const key = JSON.stringify(f.declarations ?? null);
+      formScopes.set(key, (formScopes.get(key) ?? 0) | partsOf(f.expression));
+    }
+    formScopesOf = generation;
+  }
+  return formScopes.get(JSON.stringify(declarations ?? null)) ?? 0;
 }
 
 /**
@@ -44,11 +78,23 @@ const TYPED_ENVIRONMENTS_KEPT = 16;
 /** The matchConditions environment of `scope` (SCOPE) with further variables declared. */
 function declaredEnvironment(declarations: Record<string, string>, scope: number): Environment {
   const key = JSON.stringify([scope, declarations]);
+  if (!typedEnvironments.has(key))
+    // One kept for more parts answers the same (scope.test.ts).
+    for (let wider = scope + 1; wider <= FULL_SCOPE; wider++) {
+      const env = (wider & scope) === scope && typedEnvironments.get(JSON.stringify([wider, declarations]));
+      if (env) return env;
+    }
   return kept(key, () => {
-    const env = scopedEnvironment(scope).clone();
+    const env = environmentCovering(scope).clone();
     for (const [name, type] of Object.entries(declarations)) env.registerVariable(name, type);
     return env;
   });
+}
+
+/** Forgets the environments built and kept so far (tests: the next ones are built again). */
+export function forgetDeclaredEnvironments(): void {
+  typedEnvironments.clear();
+  forgetEnvironments();
 }
 
 /** A kept environment, or one made (its meter and optional entries installed) and kept. */

@@ -15,6 +15,7 @@ import { MeteredEnvironment } from '../cost/meter.ts';
 import { useEngineClasses, useUintClass } from './equality.ts';
 import { useRuntimeTypes } from './conversions.ts';
 import { registerTime, TIMESTAMP } from '../libraries/time.ts';
+import { registerStringConversions } from '../libraries/string-conversions.ts';
 
 /** The largest int64. */
 const INT64_MAX = 9223372036854775807n;
@@ -88,13 +89,14 @@ function registerNamespaceTypes(env: Environment): void {
 
 /**
  * The parts of the environment an expression can reach only by naming them: `request` and its
- * types, `authorizer` and its library, `namespaceObject` and its types, the Kubernetes libraries.
- * An environment built for a scope (a sum of these) answers the same as the full one for every
- * expression that names nothing outside it (scopeOf).
+ * types, `authorizer` and its library, `namespaceObject` and its types, the Kubernetes libraries,
+ * `string(…)` as cel-go converts (the libraries have it too). An environment built for a scope (a
+ * sum of these) answers the same as the full one for every expression that names nothing outside
+ * it (scopeOf).
  */
-export const SCOPE = { request: 1, authorizer: 2, namespace: 4, libraries: 8 } as const;
+export const SCOPE = { request: 1, authorizer: 2, namespace: 4, libraries: 8, strings: 16 } as const;
 /** Every part: the environment as the API server declares it. */
-export const FULL_SCOPE = SCOPE.request | SCOPE.authorizer | SCOPE.namespace | SCOPE.libraries;
+export const FULL_SCOPE = SCOPE.request | SCOPE.authorizer | SCOPE.namespace | SCOPE.libraries | SCOPE.strings;
 
 /** The variables every condition may read of `scope`; `object` and `oldObject` left to the caller when `typed`. */
 function registerVariables(env: Environment, typed: boolean, scope: number): void {
@@ -210,6 +212,7 @@ function buildEnvironment(scope: number, typed = false): Environment {
   registerVariables(env, typed, scope);
   registerConversions(env);
   registerTime(env);
+  if (scope & (SCOPE.strings | SCOPE.libraries)) registerStringConversions(env);
   if (scope & SCOPE.libraries) registerLibraries(env);
   registerNullEquality(env, scope);
   registerMeterProbe(env);
@@ -249,6 +252,23 @@ export function scopedEnvironment(scope: number): Environment {
 }
 
 /**
+ * An environment of at least the parts of `scope`: one built already for them or for more (it
+ * answers the same, scope.test.ts, and building another would cost a cold start more), else the
+ * environment of `scope`.
+ */
+export function environmentCovering(scope: number): Environment {
+  const exact = environments.get(scope);
+  if (exact) return exact;
+  for (const [built, env] of environments) if ((built & scope) === scope) return env;
+  return scopedEnvironment(scope);
+}
+
+/** Forgets the environments built so far (tests: the next ones are built again). */
+export function forgetEnvironments(): void {
+  environments.clear();
+}
+
+/**
  * The shared matchConditions environment, built on first use: with the Kubernetes libraries, or
  * (`libraries` false) without them, for expressions that name none of their functions
  * (needsLibraries).
@@ -263,11 +283,17 @@ export function matchConditionsEnvironment(libraries = true): Environment {
  * of the `kubernetes` namespace reaches every part.
  */
 export function scopeOf(expression: string): number {
-  if (/\bkubernetes\b/.test(expression)) return needsLibraries(expression) ? FULL_SCOPE : FULL_SCOPE & ~SCOPE.libraries;
-  let scope = needsLibraries(expression) ? SCOPE.libraries : 0;
+  return partsOf(expression) | (needsLibraries(expression) ? SCOPE.libraries : 0);
+}
+
+/** scopeOf without the libraries (whose chunk loads apart): what the expression names of the other parts. */
+export function partsOf(expression: string): number {
+  if (/\bkubernetes\b/.test(expression)) return FULL_SCOPE & ~SCOPE.libraries;
+  let scope = 0;
   if (/\brequest\b/.test(expression)) scope |= SCOPE.request;
   if (/\bauthorizer\b/.test(expression)) scope |= SCOPE.authorizer;
   if (/\bnamespaceObject\b/.test(expression)) scope |= SCOPE.namespace;
+  if (/\bstring\s*\(/.test(expression)) scope |= SCOPE.strings;
   return scope;
 }
 

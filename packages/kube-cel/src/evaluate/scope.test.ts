@@ -80,6 +80,14 @@ const REACHING = [
   "url('https://x/y').getHost() == 'x'",
   'object.spec.replicas <= 5',
   "string(object.spec.replicas) + ' replicas'",
+  // string() as cel-go converts, in every environment (string-conversions.ts).
+  "string(1e6) == '1e+06' && string(-0.5) == '-0.5' && string(2u) == '2' && string(true) == 'true'",
+  "string(b'\\xff')",
+  "string(b'caf\\xc3\\xa9')",
+  "string(timestamp('2024-01-01T00:00:00.5+01:00')) + string(duration('-1.5s'))",
+  'string(object.metadata)',
+  'string(null)',
+  'type(object.spec.replicas) == int && type(object.metadata) == map',
   "int(timestamp('2024-01-01T00:00:00Z')) > 0",
   "duration('1s') == null",
   "b'a' < b'b'",
@@ -104,6 +112,8 @@ describe('environments built for a scope', () => {
     assert.equal(scopeOf("authorizer.path('/').check('get').allowed()"), SCOPE.authorizer);
     assert.equal(scopeOf('namespaceObject == null'), SCOPE.namespace);
     assert.equal(scopeOf("object.name.lowerAscii() == 'x'"), SCOPE.libraries);
+    assert.equal(scopeOf("string(object.spec.replicas) == '1'"), SCOPE.strings);
+    assert.equal(scopeOf('string(request.name) + string (1)'), SCOPE.request | SCOPE.strings);
     assert.equal(scopeOf('x == kubernetes.NamespaceSpec'), FULL_SCOPE & ~SCOPE.libraries);
     assert.equal(scopeOf("quantity('1') == kubernetes.Quantity"), FULL_SCOPE);
     // A longer name is not the part's variable.
@@ -124,6 +134,12 @@ describe('environments built for a scope', () => {
     assert.deepEqual(names(SCOPE.authorizer), ['authorizer', 'object', 'oldObject']);
     assert.deepEqual(names(SCOPE.namespace), ['namespaceObject', 'object', 'oldObject']);
     assert.deepEqual(names(FULL_SCOPE), ['authorizer', 'namespaceObject', 'object', 'oldObject', 'request']);
+    // string() as cel-go converts: with SCOPE.strings, or the libraries.
+    const converts = (scope: number) =>
+      (scopedEnvironment(scope).getDefinitions() as { functions: Array<{ name: string }> }).functions.some(
+        (f) => f.name === 'string__k8s',
+      );
+    assert.deepEqual([converts(0), converts(SCOPE.request), converts(SCOPE.strings)], [false, false, true]);
   });
 
   it('answers as the whole environment on expressions reaching each part', () => {

@@ -1,11 +1,10 @@
 /**
  * The Kubernetes CEL libraries of the environment before 1.29 as the API server declares them: lists,
- * the strings extension (by code point, as Go), `string(…)` as Go formats, RE2 regular expressions,
+ * the strings extension (by code point, as Go), RE2 regular expressions,
  * URLs and quantities.
  */
 import type { Environment } from '../engine.ts';
 import type { Duration } from '../engine.ts';
-import { goFormatFloat } from './go.ts';
 import * as k8sLists from './lists.ts';
 import { stringFormat, type FormatArg } from './strformat.ts';
 import * as k8sStrings from './strings.ts';
@@ -23,15 +22,7 @@ import {
   uintOf,
 } from '../evaluate/equality.ts';
 import { isUrl, parseUrl, UrlValue } from './url.ts';
-import {
-  addDurations,
-  compareTime,
-  durationOf,
-  formatDuration,
-  formatTimestamp,
-  isDuration,
-  TIMESTAMP,
-} from './time.ts';
+import { addDurations, compareTime, durationOf, formatDuration, formatTimestamp, isDuration } from './time.ts';
 
 /**
  * Two list elements compared as cel-go's Compare: -1, 0 or 1; numbers of any kind by value (int and
@@ -99,18 +90,6 @@ export const ORDERING: k8sLists.CelOrdering = {
     return x < y ? -1 : x > y ? 1 : 0;
   },
 };
-/** Decodes UTF-8, refusing invalid sequences, as cel-go's string(bytes) does. */
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
-/** string(bytes): the text, or cel-go's error for bytes that are not UTF-8. */
-function bytesToString(v: Uint8Array): string {
-  try {
-    return UTF8.decode(v);
-  } catch {
-    throw new RangeError('invalid UTF-8 in bytes, cannot convert to string');
-  }
-}
-
 /** The type cel-go names a value by in messages, for values the formatter does not format. */
 function celTypeName(v: unknown): string {
   if (isEngineValue(v, 'duration')) return 'google.protobuf.Duration';
@@ -215,7 +194,7 @@ export function registerLists(env: Environment): void {
     );
 }
 
-/** Strings extension (cel-go ext.Strings as Kubernetes enables it), counting code points as Go does: the engine's own versions (UTF-16) are never reached, screenNode points member calls of these names at the `__k8s` overloads, and `string(…)` at string__k8s (doubles formatted as Go's strconv 'g': string(1e6) is '1e+06'). */
+/** Strings extension (cel-go ext.Strings as Kubernetes enables it), counting code points as Go does: the engine's own versions (UTF-16) are never reached, screenNode points member calls of these names at the `__k8s` overloads (`string(…)`: string-conversions.ts, in every environment). */
 export function registerStrings(env: Environment): void {
   const k = RENAMED;
   env
@@ -243,16 +222,6 @@ export function registerStrings(env: Environment): void {
     .registerType(STRINGS_NS, StringsNamespace)
     .registerConstant('strings', STRINGS_NS, new StringsNamespace())
     .registerFunction(`${STRINGS_NS}.quote(string): string`, (_: Namespace, s: string) => k8sStrings.quote(s));
-  // string(…), with doubles formatted as Go's strconv 'g' (string(1e6) is '1e+06').
-  env
-    .registerFunction(`string${k}(string): string`, (v: string) => v)
-    .registerFunction(`string${k}(bool): string`, (v: boolean) => String(v))
-    .registerFunction(`string${k}(int): string`, (v: bigint) => String(v))
-    .registerFunction(`string${k}(uint): string`, (v: unknown) => String(v))
-    .registerFunction(`string${k}(bytes): string`, bytesToString)
-    .registerFunction(`string${k}(double): string`, goFormatFloat)
-    .registerFunction(`string${k}(${TIMESTAMP}): string`, formatTimestamp)
-    .registerFunction(`string${k}(google.protobuf.Duration): string`, formatDuration);
 }
 
 /** Regular expressions in RE2: the standard `matches` (the engine's own, in JavaScript RegExp, is never reached: member calls are pointed at RE2_MATCHES) and the regex library (library/regex.go). */

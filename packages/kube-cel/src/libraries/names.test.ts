@@ -64,6 +64,24 @@ describe('the environment without the libraries', () => {
     assert.equal(needsLibraries('object.spec.format == object.net.ip'), false);
   });
 
+  it('leaves string() and type() to every environment unless a value of a library type can reach them', () => {
+    // Only a library function, a policy's variables or a kubernetes type name bring such a value.
+    for (const expression of [
+      "'at most 5 replicas, got ' + string(object.spec.replicas)",
+      'type(object.spec.replicas) == int',
+      "string(request.userInfo.groups[0]) == 'dev'",
+    ])
+      assert.equal(needsLibraries(expression), false, expression);
+    for (const expression of [
+      "string(variables.address) == '10.0.0.1'",
+      'type(variables.limit) == int',
+      'type(object.x) == kubernetes.Quantity',
+      "string(ip('10.0.0.1'))",
+      "string(cidr('10.0.0.0/8')) + string(1)",
+    ])
+      assert.equal(needsLibraries(expression), true, expression);
+  });
+
   it('answers typical conditions as the full environment does', () => {
     const variables = {
       object: { metadata: { labels: { app: 'x' } }, spec: { containers: [{ image: 'i', name: 'app-1' }] } },

@@ -23,15 +23,26 @@ export const LIBRARY_FUNCTIONS: ReadonlySet<string> = new Set(
 export const LIBRARY_NAMESPACES: ReadonlySet<string> = new Set(['strings', 'sets', 'ip', 'net', 'format', 'lists']);
 
 /**
+ * The functions to which the libraries add only overloads of their own types (`string(ip)`,
+ * `type(quantity)`): a call needs them only where a value of those types can come from, a library
+ * function (named in the expression, which then needs them anyway), a policy's `variables` (computed
+ * by other expressions) or a type name of the `kubernetes` namespace. Every environment has the
+ * other overloads (`string(…)` of the standard types: string-conversions.ts).
+ */
+export const VALUE_TYPED_FUNCTIONS: ReadonlySet<string> = new Set(['string', 'type']);
+
+/**
  * True when an expression may need the libraries: it calls one of their functions or names one of
- * their namespaces. A name in a string literal or a comment counts too, which only builds the full
- * environment for nothing.
+ * their namespaces (VALUE_TYPED_FUNCTIONS only where it can hold a value of their types). A name in
+ * a string literal or a comment counts too, which only builds the full environment for nothing.
  */
 export function needsLibraries(expression: string): boolean {
+  let valueTyped = false;
   for (const m of expression.matchAll(/(\.?)\s*([A-Za-z_]\w*)(?=\s*([(.]?))/g)) {
     const [, dot, name, next] = m;
-    if (next === '(' && LIBRARY_FUNCTIONS.has(name!)) return true;
+    if (next === '(' && VALUE_TYPED_FUNCTIONS.has(name!)) valueTyped = true;
+    else if (next === '(' && LIBRARY_FUNCTIONS.has(name!)) return true;
     if (next === '.' && !dot && LIBRARY_NAMESPACES.has(name!)) return true;
   }
-  return false;
+  return valueTyped && /\b(?:variables|kubernetes)\b/.test(expression);
 }
