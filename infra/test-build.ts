@@ -3,7 +3,8 @@
 // each module it loads. The build keeps what a user sees: each module's `import.meta.url` (and
 // dirname, filename) is its source file's, source maps name the .ts lines in stack traces and test
 // locations, and the reporter (infra/test-names.mjs) shows the source paths in place of the built
-// ones. A file that loads TypeScript at run time still runs through tsx (NEEDS_TSX).
+// ones. A file that loads TypeScript at run time still runs through tsx (NEEDS_TSX), unless it says
+// that what it loads is JavaScript (NO_TSX_MARKER).
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -25,6 +26,17 @@ const BUILT = /\.test\.m?ts$/;
 export const NEEDS_TSX =
   /\bimport\(\s*(?!['"][^'"\n]*['"]\s*[,)]|`\.{1,2}\/|\$\{)|\b(?:require|createRequire)(?:\.resolve)?\s*\(|\b__(?:dirname|filename)\b|\bimport\.meta\.resolve\b|\bdescribeConformance\s*\(/;
 
+/**
+ * The line a test file carries to run from the build although NEEDS_TSX matches its text: what it
+ * loads at run time is JavaScript (a bundle it built, say) and what it resolves is a path.
+ */
+export const NO_TSX_MARKER = '// klw-test: no-tsx';
+
+/** True when a test file's text needs tsx: NEEDS_TSX matches it and it does not carry NO_TSX_MARKER. */
+export function needsTsx(text: string): boolean {
+  return NEEDS_TSX.test(text) && !/^\s*\/\/\s*klw-test:\s*no-tsx(?=\s|$)/m.test(text);
+}
+
 /** Where the builds of a project's tests are kept: in its node_modules, so packages resolve from there. */
 export function testCacheRoot(root: string): string {
   return join(resolve(root), 'node_modules', '.cache', 'klw-test');
@@ -44,6 +56,8 @@ export interface PreparedTests {
   names: Record<string, string>;
   /** True when a file runs through tsx. */
   tsx: boolean;
+  /** The files (as given) that run from the build. */
+  built: string[];
 }
 
 /** Every test file name under the top folders of `files`: a test file added there changes the build's key. */
@@ -106,11 +120,10 @@ function tsxStarter(source: string): string {
  */
 export async function prepareTests(root: string, files: string[], scratch: string): Promise<PreparedTests> {
   const abs = (file: string) => resolve(root, file);
-  const needsTsx = (file: string) => NEEDS_TSX.test(readFileSync(abs(file), 'utf8'));
   const typescript = files.filter((f) => BUILT.test(f));
-  const viaTsx = typescript.filter(needsTsx);
+  const viaTsx = typescript.filter((f) => needsTsx(readFileSync(abs(f), 'utf8')));
   const built = typescript.filter((f) => !viaTsx.includes(f));
-  const prepared: PreparedTests = { run: {}, names: {}, tsx: viaTsx.length > 0 };
+  const prepared: PreparedTests = { run: {}, names: {}, tsx: viaTsx.length > 0, built };
   for (const file of files) prepared.run[file] = file;
   if (built.length) {
     const cacheDir = cacheFor(root, built);

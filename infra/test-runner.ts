@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { describeThrown, KlwError } from './errors.ts';
 import { writeFileSafely } from './files.ts';
 import { isRecord } from './json.ts';
 import { namingReporter, type PreparedTests, prepareTests } from './test-build.ts';
+import { groupEntry, NEEDS_OWN_PROCESS, planGroups, typicalTime } from './test-groups.ts';
 
 /** Test file names `klw test` runs, as `node --test` would if Node 20 globbed TypeScript. */
 export const TEST_FILE = /\.test\.(ts|mts|js|mjs)$/;
@@ -69,6 +70,8 @@ export interface RunTestsOptions extends FindTestsOptions {
   namePattern?: string;
   /** Files or folders (their test files) to run instead of those found. */
   files?: string[];
+  /** Run the built test files several to a process (infra/test-groups.ts). */
+  group?: boolean;
 }
 
 /** Where `klw test` keeps how long each test file ran (ms), relative to the project's root. */
@@ -199,6 +202,41 @@ function commandFor(
 }
 
 /**
+ * The run's files with those that run from the build and may share a process (NEEDS_OWN_PROCESS)
+ * in groups (planGroups), each group a module written under scratch and added to `tests.run`
+ * under its own name; slowest first, a group taking the time of its files.
+ */
+function grouped(
+  root: string,
+  files: string[],
+  tests: PreparedTests,
+  concurrency: number | undefined,
+  scratch: string,
+): string[] {
+  const times = readTestTimes(root);
+  const shareable = tests.built.filter(
+    (f) => files.includes(f) && !NEEDS_OWN_PROCESS.test(readFileSync(resolve(root, f), 'utf8')),
+  );
+  const workers = concurrency ?? Math.max(1, availableParallelism() - 1);
+  const groups = planGroups({ shareable, all: files, times, concurrency: workers }).filter((g) => g.length > 1);
+  const inGroup = new Set(groups.flat());
+  const typical = typicalTime(Object.values(times));
+  const unitTimes: Record<string, number> = { ...times };
+  const units = files.filter((f) => !inGroup.has(f));
+  groups.forEach((group, index) => {
+    const name = `group-${index + 1}`;
+    const entry = join(scratch, 'groups', `${name}.mjs`);
+    writeFileSafely(entry, groupEntry(group.map((f) => ({ source: resolve(root, f), run: tests.run[f]! }))), {
+      parents: true,
+    });
+    tests.run[name] = entry;
+    unitTimes[name] = group.reduce((sum, f) => sum + (Object.hasOwn(times, f) ? times[f]! : typical), 0);
+    units.push(name);
+  });
+  return slowestFirst(units, unitTimes);
+}
+
+/**
  * The command line of the run: TypeScript files from their build when it builds; when it does
  * not (a syntax error, say), all through tsx, which shows the error in its file.
  */
@@ -223,7 +261,8 @@ async function preparedCommand(root: string, options: RunTestsOptions, scratch: 
   }
   const namesFile = join(scratch, 'names.json');
   writeFileSafely(namesFile, JSON.stringify(tests.names));
-  return { args: commandFor(root, files, options, timesTo, { tests, namesFile }), names: tests.names };
+  const units = options.group ? grouped(root, files, tests, options.concurrency, scratch) : files;
+  return { args: commandFor(root, units, options, timesTo, { tests, namesFile }), names: tests.names };
 }
 
 /**

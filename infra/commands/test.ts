@@ -10,6 +10,7 @@ interface TestCommandOptions {
   concurrency?: number;
   reporter: string;
   namePattern?: string;
+  group?: boolean;
 }
 
 /** Adds `klw test`. */
@@ -24,6 +25,10 @@ export function register(cli: Command, { root }: CommandContext): void {
     .option('--concurrency <n>', 'test files run at once', (v: string) => Number.parseInt(v, 10))
     .option('--reporter <name>', 'node:test reporter', 'spec')
     .option('--name-pattern <regex>', 'only tests whose name matches')
+    .option(
+      '--group',
+      'run built test files several to a process, each as a suite named after it (a file with the line // klw-test: own-process keeps its own)',
+    )
     .addOption(nodeOption())
     .action(async (files: string[], options: TestCommandOptions) => {
       const code = await runTests(root(), {
@@ -32,6 +37,7 @@ export function register(cli: Command, { root }: CommandContext): void {
         ...(options.exclude ? { exclude: options.exclude } : {}),
         ...(options.concurrency ? { concurrency: options.concurrency } : {}),
         ...(options.namePattern ? { namePattern: options.namePattern } : {}),
+        ...(options.group ? { group: true } : {}),
       });
       if (code !== 0) throw new KlwError(`tests failed (node --test exited with ${code})`);
     });

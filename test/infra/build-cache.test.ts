@@ -1,5 +1,6 @@
 // The toolkit's cached build: built once, reused while its sources are unchanged, built again
 // when one changed or when the cache holds anything it cannot trust.
+// klw-test: no-tsx (what it imports at run time is the JavaScript it built)
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import {

@@ -1,5 +1,6 @@
 // The RE2 engine is a chunk of its own in a function's bundle: loaded only when a condition uses a
 // regular expression, and carried by the deployed zip and the emulator's build alike.
+// klw-test: no-tsx (what it imports at run time is the JavaScript it built)
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';

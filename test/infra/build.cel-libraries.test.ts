@@ -1,6 +1,7 @@
 // The Kubernetes CEL libraries are a chunk of their own in a function's bundle: only a dynamic
 // import reaches it, which a function runs before compiling when one of its expressions names a
 // library function; its answers are the package's.
+// klw-test: no-tsx (what it imports at run time is the JavaScript it built)
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -1,3 +1,4 @@
+// klw-test: no-tsx (what it imports at run time is the JavaScript it built)
 import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

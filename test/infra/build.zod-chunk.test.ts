@@ -1,5 +1,6 @@
 // zod reads only malformed reviews: in a function's bundle it is a chunk of its own that a
 // well-formed review never loads, and a malformed one loads to get the answer it always got.
+// klw-test: no-tsx (what it imports at run time is the JavaScript it built)
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

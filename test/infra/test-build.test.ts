@@ -1,11 +1,12 @@
 // klw test runs TypeScript test files from a cached esbuild build (infra/test-build.ts): rebuilt
 // when a source changes or the cache is tampered with; a file that loads TypeScript at run time,
 // or a build that fails, runs through tsx.
+// klw-test: no-tsx (its import() calls are text of the files it writes)
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { NEEDS_TSX, testCacheRoot } from '../../infra/test-build.ts';
+import { NEEDS_TSX, NO_TSX_MARKER, needsTsx, testCacheRoot } from '../../infra/test-build.ts';
 import { builds, FAILING, HELPER, klwTest, project, scratchFolders } from './test-runner.projects.ts';
 
 const { outside, inside } = scratchFolders();
@@ -83,6 +84,28 @@ describe('the build of the test files', () => {
     );
     assert.match(out, /ok \d+ - still runs/);
     assert.match(out, /b\.test\.ts/);
+  });
+
+  it('runs from the build a file that says it loads only JavaScript at run time', () => {
+    const dir = project(outside, 'marked', {
+      'test/bundle.mjs': 'export const answer = 42;\n',
+      'test/a.test.ts': `${NO_TSX_MARKER}
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { pathToFileURL } from 'node:url';
+it('imports a bundle named at run time', async () => {
+  const { answer } = await import(pathToFileURL(\`\${process.cwd()}/test/bundle.mjs\`).href);
+  assert.equal(answer, 42);
+  assert.match(process.argv[1]!, /node_modules\\/\\.cache\\/klw-test\\/.*\\/test\\/a\\.test\\.mjs$/);
+});
+`,
+    });
+    const { code, out } = klwTest(dir);
+    assert.equal(code, 0, out);
+    assert.ok(needsTsx('await import(file)'));
+    assert.ok(!needsTsx(`${NO_TSX_MARKER}\nawait import(file)`));
+    assert.ok(!needsTsx(`const a = 1;\n  // klw-test: no-tsx\nawait import(file)`));
+    assert.ok(needsTsx(`// klw-test: no-tsx-please\nawait import(file)`));
   });
 
   it('is what a file that loads TypeScript at run time does', () => {

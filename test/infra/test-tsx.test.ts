@@ -1,5 +1,6 @@
 // klw test runs a test file that loads TypeScript at run time through tsx (infra/test-tsx.mjs), in a
 // process of its own, as the source file, beside the built files of the same run.
+// klw-test: no-tsx (its import() calls are text of the files it writes)
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readTestTimes } from '../../infra/test-runner.ts';

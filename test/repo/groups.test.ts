@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { findTestFiles } from '../../infra/test-runner.ts';
 import { NEEDS_OWN_PROCESS, runGroup, testFilesUnder } from '../group.ts';
 
 const root = process.cwd();
@@ -54,6 +55,18 @@ describe('test groups', () => {
         .split(/\s+/) ?? [];
     assert.deepEqual(excluded.filter((d) => d !== 'test/e2e' && d !== 'test/journey').sort(), groupedFolders().sort());
     for (const folder of groupedFolders()) assert.ok(testFilesUnder([folder]).length > 0, folder);
+  });
+
+  it('and npm test run every test file exactly once', () => {
+    const scripts = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts as Record<string, string>;
+    const [, folders = '', excluded = ''] =
+      /klw\.mjs test ((?:[^-\s]\S*\s+)+)--exclude ((?:[^-\s]\S*\s+)+)/.exec(scripts.test ?? '') ?? [];
+    const searched = findTestFiles(root, { dirs: folders.trim().split(/\s+/), exclude: excluded.trim().split(/\s+/) });
+    const grouped = testFilesUnder(groupedFolders());
+    const runs = [...searched, ...grouped].filter((f) => !f.startsWith(`${dir}/`));
+    assert.equal(new Set(runs).size, runs.length, 'no file found by the search and by a group');
+    const all = findTestFiles(root, { dirs: folders.trim().split(/\s+/), exclude: ['test/e2e', 'test/journey'] });
+    assert.deepEqual(runs.sort(), all.filter((f) => !f.startsWith(`${dir}/`) && !f.startsWith('.klw-test-')).sort());
   });
 
   it('run a file in this process, and one that needs its own or tsx in a child', () => {
