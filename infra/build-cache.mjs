@@ -47,7 +47,7 @@ export const LOADER_CACHE = join(TOOLKIT, 'node_modules', '.cache', 'klw-loader'
 export const LOADER_ENTRIES = { child: 'infra/loader/child.ts' };
 
 /** Changes whenever this file builds differently, so that builds made by an older recipe are not reused. */
-const RECIPE = 'klw-build-2';
+const RECIPE = 'klw-build-3';
 
 /** The manifest of the build in use, in the cache folder. */
 const MANIFEST = 'current.json';
@@ -292,6 +292,9 @@ async function build(spec) {
     target: 'node20',
     packages: 'external',
     sourcemap: 'linked',
+    // Stack traces need only the mappings: the sources are beside the build, in the checkout.
+    // Without their text the maps are a fraction of the size, and Node reads them at every load.
+    sourcesContent: false,
     outdir,
     outExtension: { '.js': '.mjs' },
     metafile: true,

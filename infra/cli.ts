@@ -2,7 +2,6 @@ import { resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { say, type CliDeps, type CommandContext, type RegisterCommand } from './commands/context.ts';
 import { describeThrown, isInstance, KlwError } from './errors.ts';
-import { applyNodeOption, RanElsewhere } from './node-binary.ts';
 import { packageInfo } from './version.ts';
 
 export type { CliDeps } from './commands/context.ts';
@@ -55,6 +54,13 @@ export function commandsFor(argv: string[]): string[] {
   return all;
 }
 
+/** The Node installer (`--node`), imported when a run needs it; a run that threw RanElsewhere has. */
+function nodeBinary(): Promise<typeof import('./node-binary.ts')> {
+  nodeBinaryLoaded = true;
+  return import('./node-binary.ts');
+}
+let nodeBinaryLoaded = false;
+
 /** The command modules imported so far, by name: a program built again (tests run main many times) reuses them. */
 const loaded = new Map<string, CommandModule>();
 
@@ -87,9 +93,13 @@ export async function program(deps: CliDeps = {}, argv?: string[]): Promise<Comm
     .exitOverride();
   const root = () => resolve(cli.opts<{ root: string }>().root);
   // --node (local commands, test): the command runs again on that Node, installed when missing.
-  cli.hook('preAction', async (_program, command) =>
-    (deps.applyNodeOption ?? applyNodeOption)(command.opts<{ node?: string }>().node, invoked, root(), say),
-  );
+  // Without it nothing runs elsewhere, and the installer is not loaded.
+  cli.hook('preAction', async (_program, command) => {
+    const node = command.opts<{ node?: string }>().node;
+    if (node === undefined && !deps.applyNodeOption) return;
+    const apply = deps.applyNodeOption ?? (await nodeBinary()).applyNodeOption;
+    await apply(node, invoked, root(), say);
+  });
   const context: CommandContext = {
     root,
     say,
@@ -122,7 +132,9 @@ export async function main(argv: string[], deps: CliDeps = {}): Promise<number> 
   } catch (err) {
     // Whatever was thrown (a Proxy whose every read throws, an object without a prototype, a
     // Symbol), reading it here must not throw in turn: each look at it is guarded.
-    if (isInstance(err, CommanderError) || isInstance(err, RanElsewhere)) return (err as { exitCode: number }).exitCode;
+    if (isInstance(err, CommanderError)) return (err as CommanderError).exitCode;
+    if ((nodeBinaryLoaded || deps.applyNodeOption) && isInstance(err, (await nodeBinary()).RanElsewhere))
+      return (err as { exitCode: number }).exitCode;
     say(`klw: ${describeThrown(err)}`);
     if (process.env.KLW_DEBUG && isInstance(err, Error)) {
       say(describeStack(err));

@@ -1,28 +1,17 @@
 import { type Command, CommanderError, Option } from 'commander';
 import type { AdmissionWebhook } from '../../lib/admission/webhook.ts';
+import type { AuditReport } from '../audit/index.ts';
+import { describeThrown, KlwError } from '../errors.ts';
+import type { loadWebhooks } from '../functions.ts';
+import type { FleetAuditOptions, FleetAuditTarget } from '../fleet/audit.ts';
+import type { CommandContext } from './context.ts';
 import {
   AUDIT_INCOMPLETE,
   DEFAULT_PAGE_SIZE,
-  deniedLine,
-  KubeClient,
-  kubeLimitsFrom,
-  loadConnection,
-  openReports,
-  ProgressBar,
-  renderAudit,
-  runAudit,
-  summaryLine,
-  whoAmI,
-  type AuditReport,
-} from '../audit/index.ts';
-import { describeThrown, KlwError } from '../errors.ts';
-import { loadFunctions, loadWebhooks } from '../functions.ts';
-import { withKubeVersion } from '../kube-versions.ts';
-import { renderDocuments, writeOutput } from '../output.ts';
-import { type FleetAuditOptions, type FleetAuditTarget, fleetAuditAction, fleetAuditTargets } from '../fleet/audit.ts';
-import { FLEET_FILE, loadFleet } from '../fleet/file.ts';
-import type { CommandContext } from './context.ts';
-import { kubeconfigOption, type KubeconfigOptions } from './options.ts';
+  FLEET_FILE,
+  kubeconfigOption,
+  type KubeconfigOptions,
+} from './options.ts';
 
 /** The options of `klw audit`. */
 interface AuditOptions extends KubeconfigOptions, Omit<FleetAuditOptions, 'output'> {
@@ -40,6 +29,9 @@ async function fleetClusterOf(
   loaded: Awaited<ReturnType<typeof loadWebhooks>>,
 ): Promise<FleetAuditTarget | undefined> {
   if (!context) return undefined;
+  const { loadFunctions } = await import('../functions.ts');
+  const { loadFleet } = await import('../fleet/file.ts');
+  const { fleetAuditTargets } = await import('../fleet/audit.ts');
   // The fleet file names every function: check it against all of them, not only those audited.
   const registrations = names.length
     ? (await loadFunctions(root)).map((f) => f.registration)
@@ -96,6 +88,8 @@ export function register(cli: Command, context: CommandContext): void {
             '-o openreports writes the reports of one cluster, to apply to that cluster: give one --context at a time',
             { exitCode: AUDIT_INCOMPLETE },
           );
+        const { fleetAuditAction } = await import('../fleet/audit.ts');
+        const { writeOutput } = await import('../output.ts');
         return fleetAuditAction(context.root(), names, options as FleetAuditOptions, { say: context.say, writeOutput });
       }
       let report: AuditReport;
@@ -108,7 +102,7 @@ export function register(cli: Command, context: CommandContext): void {
           cause: err,
         });
       }
-      reportAudit(context.say, report, options);
+      await reportAudit(context.say, report, options);
     });
 }
 
@@ -120,6 +114,11 @@ async function auditCluster(
 ): Promise<AuditReport> {
   if (!Number.isInteger(options.pageSize) || options.pageSize < 1)
     throw new KlwError('--page-size must be a whole number of at least 1');
+  const { KubeClient, kubeLimitsFrom, loadConnection, ProgressBar, runAudit, whoAmI } = await import(
+    '../audit/index.ts'
+  );
+  const { loadWebhooks } = await import('../functions.ts');
+  const { withKubeVersion } = await import('../kube-versions.ts');
   const limits = kubeLimitsFrom(options);
   const loaded = await loadWebhooks(root(), names);
   const cluster = await fleetClusterOf(root(), options.context[0], names, loaded);
@@ -160,7 +159,9 @@ async function auditCluster(
 }
 
 /** Prints the report and its summary; throws (exit 1 or 2) when something would be denied or went unchecked. */
-function reportAudit(say: (line: string) => void, report: AuditReport, options: AuditOptions): void {
+async function reportAudit(say: (line: string) => void, report: AuditReport, options: AuditOptions): Promise<void> {
+  const { deniedLine, openReports, renderAudit, summaryLine } = await import('../audit/index.ts');
+  const { renderDocuments, writeOutput } = await import('../output.ts');
   for (const problem of report.problems) say(`${options.allowPartial ? 'warning' : 'incomplete'}: ${problem}`);
   for (const note of report.notes ?? []) say(`note: ${note}`);
   writeOutput(

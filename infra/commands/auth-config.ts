@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { writeAuthConfig } from '../auth-config.ts';
 import { KlwError } from '../errors.ts';
 import type { CommandContext } from './context.ts';
 
@@ -21,8 +20,9 @@ export function register(cli: Command, { say }: CommandContext): void {
     .option('--token <token>', 'the bearer token')
     .option('--token-file <file>', 'read the token from a file')
     .option('--out-dir <dir>', 'where to write admission-config.yaml and webhook-kubeconfig.yaml', '.klw/auth')
-    .action((options: AuthConfigOptions) => {
+    .action(async (options: AuthConfigOptions) => {
       if (!options.token === !options.tokenFile) throw new KlwError('give exactly one of --token or --token-file');
+      const { writeAuthConfig } = await import('../auth-config.ts');
       const token = options.token ?? readFileSync(options.tokenFile!, 'utf8');
       const files = writeAuthConfig(options.outDir, options.url, token);
       say(`wrote ${files.admissionConfig}`);

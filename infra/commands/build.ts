@@ -1,8 +1,4 @@
 import type { Command } from 'commander';
-import { buildAll, formatBytes } from '../build.ts';
-import { loadFleet } from '../fleet/file.ts';
-import { loadFunctions } from '../functions.ts';
-import { selectDeployed } from '../policies/deploy.ts';
 import type { CommandContext } from './context.ts';
 
 /** Adds `klw build`. */
@@ -12,6 +8,11 @@ export function register(cli: Command, { root, say }: CommandContext): void {
     .description('bundle each function with esbuild into dist/functions/<name>/index.mjs and a deterministic zip')
     .argument('[functions...]', 'only these functions')
     .action(async (names: string[]) => {
+      // The action's modules (esbuild, the library) load when it runs, not with the program.
+      const { buildAll, formatBytes } = await import('../build.ts');
+      const { loadFleet } = await import('../fleet/file.ts');
+      const { loadFunctions } = await import('../functions.ts');
+      const { selectDeployed } = await import('../policies/deploy.ts');
       const loaded = await loadFunctions(root(), names);
       // Named functions are built as asked; otherwise a policy's only where some cluster serves it from Lambda.
       let functions = loaded;

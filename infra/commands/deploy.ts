@@ -1,19 +1,10 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { buildAll } from '../build.ts';
-import { awsClients, checkServerless, deployedEndpoints, readServerless, updateChangedCode } from '../deploy/index.ts';
 import { KlwError } from '../errors.ts';
-import { loadFunctions } from '../functions.ts';
-import { renderDocuments } from '../output.ts';
-import { regionFor } from '../region.ts';
-import { ensureTargetPathSecret, writePrivateOutput } from '../secret-actions.ts';
-import { clusterSecretsLines, ensureClusterPathSecrets, fleetDeployManifests } from '../fleet/deploy.ts';
-import { FLEET_FILE, type FleetCluster, loadFleet } from '../fleet/file.ts';
+import type { FleetCluster } from '../fleet/file.ts';
 import type { Endpoints } from '../manifests.ts';
-import { selectDeployed } from '../policies/deploy.ts';
 import type { CommandContext } from './context.ts';
-import { regionOption, stageOption, type RegionOptions, type StageOptions } from './options.ts';
-import { endpointsFrom, manifestsFor, reportFindings } from './shared.ts';
+import { FLEET_FILE, regionOption, stageOption, type RegionOptions, type StageOptions } from './options.ts';
 
 /** The options of `klw deploy`. */
 interface DeployOptions extends StageOptions, RegionOptions {
@@ -22,6 +13,37 @@ interface DeployOptions extends StageOptions, RegionOptions {
   out: string;
   outDir: string;
   caBundle?: string;
+}
+
+/**
+ * What the deploy runs, imported when it runs: the program lists the command's options without
+ * loading esbuild, the AWS SDK and the generator.
+ */
+async function deployModules() {
+  const [build, deploy, functions, output, region, secrets, fleet, fleetFile, policies, shared] = await Promise.all([
+    import('../build.ts'),
+    import('../deploy/index.ts'),
+    import('../functions.ts'),
+    import('../output.ts'),
+    import('../region.ts'),
+    import('../secret-actions.ts'),
+    import('../fleet/deploy.ts'),
+    import('../fleet/file.ts'),
+    import('../policies/deploy.ts'),
+    import('./shared.ts'),
+  ]);
+  return {
+    ...build,
+    ...deploy,
+    ...functions,
+    ...output,
+    ...region,
+    ...secrets,
+    ...fleet,
+    ...fleetFile,
+    ...policies,
+    ...shared,
+  };
 }
 
 /** Adds `klw deploy`. */
@@ -41,6 +63,11 @@ export function register(cli: Command, { root, say, runServerless: serverless }:
     )
     .option('--ca-bundle <file>', 'PEM CA bundle for the endpoints (public AWS endpoints need none)')
     .action(async (options: DeployOptions) => {
+      const m = await deployModules();
+      const { loadFunctions, loadFleet, selectDeployed, readServerless, checkServerless, reportFindings } = m;
+      const { regionFor, buildAll, awsClients, updateChangedCode, ensureTargetPathSecret, clusterSecretsLines } = m;
+      const { ensureClusterPathSecrets, deployedEndpoints, endpointsFrom, manifestsFor, fleetDeployManifests } = m;
+      const { writePrivateOutput, renderDocuments } = m;
       const loaded = await loadFunctions(root());
       // A policy's function only where some cluster serves it from Lambda.
       const all = loaded.map((f) => f.registration);

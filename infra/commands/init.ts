@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import { EXAMPLE_FUNCTIONS, initProject, packageHint } from '../init.ts';
 import type { CommandContext } from './context.ts';
 
 /** The options of `klw init`. */
@@ -24,7 +23,8 @@ export function register(cli: Command, { root, say }: CommandContext): void {
       '--package <spec>',
       'how the project depends on kube-lambda-webhooks: a version range, or a tarball from npm pack (file:<path> or a path, from the current folder)',
     )
-    .action((dir: string, options: InitOptions) => {
+    .action(async (dir: string, options: InitOptions) => {
+      const { EXAMPLE_FUNCTIONS, initProject, packageHint } = await import('../init.ts');
       const files = initProject(resolve(root(), dir), {
         template: options.template,
         ...(options.package ? { packageSpec: options.package } : {}),

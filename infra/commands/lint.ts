@@ -1,24 +1,39 @@
 import { existsSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { checkServerless, readServerless } from '../deploy/index.ts';
-import { fleetConditionFindings } from '../fleet/manifests.ts';
-import { ownHandlerFindings, loadFunctions } from '../functions.ts';
-import {
-  enforcedWebhooks,
-  forKubeVersion,
-  kubeTargetFrom,
-  lintInFunctionConditions,
-  registrationVersionFindings,
-} from '../kube-versions.ts';
-import { lintDocuments, lintFiles, lintRegistrations } from '../lint.ts';
-import { lintProjectPolicies } from '../lint/policies.ts';
-import { lintRulesForVersion, shippedCrds } from '../lint/rules.ts';
-import { generateManifests } from '../manifests.ts';
-import { readDocuments } from '../output.ts';
 import type { CommandContext } from './context.ts';
 import { featureGatesOption, kubeVersionOption, type KubeTargetOptions } from './options.ts';
-import { kubeMinor, reportFindings } from './shared.ts';
+
+/**
+ * What the lint runs, imported when it runs: the program lists the command's options without
+ * loading the linter, the generator and the AWS SDK.
+ */
+async function lintModules() {
+  const [deploy, fleet, functions, versions, lint, policies, rules, manifests, output, shared] = await Promise.all([
+    import('../deploy/index.ts'),
+    import('../fleet/manifests.ts'),
+    import('../functions.ts'),
+    import('../kube-versions.ts'),
+    import('../lint.ts'),
+    import('../lint/policies.ts'),
+    import('../lint/rules.ts'),
+    import('../manifests.ts'),
+    import('../output.ts'),
+    import('./shared.ts'),
+  ]);
+  return {
+    ...deploy,
+    ...fleet,
+    ...functions,
+    ...versions,
+    ...lint,
+    ...policies,
+    ...rules,
+    ...manifests,
+    ...output,
+    ...shared,
+  };
+}
 
 /** Adds `klw lint`. */
 export function register(cli: Command, { root, say }: CommandContext): void {
@@ -35,6 +50,11 @@ export function register(cli: Command, { root, say }: CommandContext): void {
     )
     .addOption(featureGatesOption('feature gates on in that API server (AdmissionWebhookMatchConditions=true)'))
     .action(async (files: string[], options: KubeTargetOptions) => {
+      const m = await lintModules();
+      const { checkServerless, readServerless, fleetConditionFindings, ownHandlerFindings, loadFunctions } = m;
+      const { enforcedWebhooks, forKubeVersion, kubeTargetFrom, lintInFunctionConditions } = m;
+      const { registrationVersionFindings, lintDocuments, lintFiles, lintRegistrations, lintProjectPolicies } = m;
+      const { lintRulesForVersion, shippedCrds, generateManifests, readDocuments, kubeMinor, reportFindings } = m;
       const target = kubeTargetFrom(options);
       const functions = files.length ? [] : await loadFunctions(root());
       const registrations = functions.map((f) => f.registration);

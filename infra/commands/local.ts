@@ -1,31 +1,12 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import { describeSources, type EventSource, sourceNames, type Operation } from '../../lib/internal.ts';
-import { loadFunctions } from '../functions.ts';
+import type { EventSource, Operation } from '../../lib/internal.ts';
 import { KlwError } from '../errors.ts';
-import { kubeVersionText } from '../kube-versions.ts';
-import { ensureLocalPathSecret, usesPathSecret } from '../secrets/index.ts';
-import {
-  alive,
-  defaultLogFormat,
-  kubectlRunner,
-  localInvoke,
-  logSink,
-  readEnvVars,
-  readInput,
-  readRecord,
-  recordPath,
-  sampleReview,
-  serveUntilStopped,
-  startApi,
-  startLambda,
-  unreachableWarning,
-  unregister,
-  type LogFormat,
-  type RunningApi,
-} from '../local/index.ts';
+import type { LogFormat, RunningApi } from '../local/index.ts';
 import type { CommandContext } from './context.ts';
 import {
+  describeEventSources as describeSources,
+  eventSourceNames as sourceNames,
   envVarsOption,
   kubeconfigOption,
   nodeOption,
@@ -34,6 +15,9 @@ import {
   type KubeconfigOptions,
   type StateDirOptions,
 } from './options.ts';
+
+/** The emulator, imported when an action runs: the program lists the commands' options without it. */
+const emulator = () => import('../local/index.ts');
 
 /** Default debugger port of `--inspect` (Node's own). */
 export const DEFAULT_INSPECT_PORT = 9229;
@@ -138,6 +122,7 @@ function registerInvoke(local: Command, { root, say }: CommandContext): void {
         },
       ) => {
         if (options.event && options.review) throw new KlwError('give --event or --review, not both');
+        const { localInvoke, readEnvVars, readInput } = await emulator();
         const outcome = await localInvoke({
           root: root(),
           name,
@@ -210,6 +195,9 @@ function registerGenerateReview(local: Command, { root }: CommandContext): void 
               'an event (--event names an event file, in klw local invoke)',
           );
         }
+        const { loadFunctions } = await import('../functions.ts');
+        const { ensureLocalPathSecret, usesPathSecret } = await import('../secrets/index.ts');
+        const { sampleReview } = await emulator();
         const [fn] = await loadFunctions(root(), [name]);
         const reg = fn!.registration;
         const format = options.eventFormat;
@@ -235,6 +223,8 @@ export async function serveApi(
   options: ApiCommandOptions,
   onManifests?: (path: string) => Promise<void>,
 ): Promise<RunningApi> {
+  const { defaultLogFormat, logSink, readEnvVars, startApi, unreachableWarning } = await emulator();
+  const { kubeVersionText } = await import('../kube-versions.ts');
   const log = logSink(options.logFormat ?? defaultLogFormat(), options.logFile && resolve(options.logFile));
   say('building and starting the local HTTPS API');
   const unreachable = unreachableWarning(options.host, options.publicUrl);
@@ -312,6 +302,7 @@ function registerStartApi(local: Command, context: CommandContext): void {
       .command('start-api')
       .description('serve every function over HTTPS with a local CA, as API Gateway or a function URL would'),
   ).action(async (options: ApiCommandOptions) => {
+    const { serveUntilStopped } = await emulator();
     await serveUntilStopped(
       () => serveApi(context, options),
       (api) => api.close(),
@@ -334,6 +325,7 @@ function registerStartLambda(local: Command, { root, say }: CommandContext): voi
       .addOption(bufferedOption())
       .addOption(nodeOption()),
   ).action(async (options: LambdaCommandOptions) => {
+    const { defaultLogFormat, logSink, readEnvVars, serveUntilStopped, startLambda } = await emulator();
     const log = logSink(options.logFormat ?? defaultLogFormat(), options.logFile && resolve(options.logFile));
     await serveUntilStopped(
       async () => {
@@ -367,6 +359,7 @@ function registerUnregister(local: Command, { root, say }: CommandContext): void
     .addOption(stateDirOption('the state dir klw start used'))
     .addOption(kubeconfigOption('kubeconfig (default: the one --apply used)'))
     .action(async (options: StateDirOptions & KubeconfigOptions) => {
+      const { alive, kubectlRunner, readRecord, recordPath, unregister } = await emulator();
       const stateDir = resolve(root(), options.stateDir);
       const record = readRecord(stateDir);
       if (!record) {

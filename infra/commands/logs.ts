@@ -1,9 +1,4 @@
-import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import type { Command } from 'commander';
-import { readServerless } from '../deploy/index.ts';
-import { checkLogsCluster } from '../fleet/logs.ts';
-import { parseSince, printLogs } from '../logs.ts';
-import { regionFor } from '../region.ts';
 import type { CommandContext } from './context.ts';
 import { regionOption, stageOption, type RegionOptions, type StageOptions } from './options.ts';
 
@@ -28,6 +23,11 @@ export function register(cli: Command, { root }: CommandContext): void {
     .option('--follow', 'keep printing new lines until Ctrl+C')
     .option('--cluster <name>', "only the lines of this fleet cluster's calls")
     .action(async (name: string, options: LogsCommandOptions) => {
+      const { CloudWatchLogsClient } = await import('@aws-sdk/client-cloudwatch-logs');
+      const { readServerless } = await import('../deploy/index.ts');
+      const { checkLogsCluster } = await import('../fleet/logs.ts');
+      const { parseSince, printLogs } = await import('../logs.ts');
+      const { regionFor } = await import('../region.ts');
       const config = () => readServerless(root());
       const startTime = parseSince(options.since);
       if (options.cluster) await checkLogsCluster(root(), options.cluster);

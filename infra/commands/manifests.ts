@@ -1,22 +1,16 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import { readServerless } from '../deploy/index.ts';
 import { KlwError } from '../errors.ts';
-import { fleetManifests, type FleetManifestOptions } from '../fleet/commands.ts';
-import { FLEET_FILE, type FleetCluster } from '../fleet/file.ts';
-import { loadFunctions } from '../functions.ts';
-import { enforcedWebhooks, forKubeVersion, kubeTargetFrom, registrationVersionFindings } from '../kube-versions.ts';
-import { lintDocuments } from '../lint.ts';
+import type { FleetManifestOptions } from '../fleet/commands.ts';
+import type { FleetCluster } from '../fleet/file.ts';
 import type { Finding } from '../lint/finding.ts';
-import { lintRulesForVersion } from '../lint/rules.ts';
-import { DEFAULT_CONFIGURATION_NAME, type Endpoints } from '../manifests.ts';
-import { manifestPolicyFindings } from '../manifests-policies.ts';
-import { renderDocuments, writeOutput } from '../output.ts';
-import { REGION_HELP, regionFor } from '../region.ts';
-import { withPathSecret, type PathSecretOptions } from '../secret-actions.ts';
-import { PATH_SECRET_PLACEHOLDER } from '../secrets/index.ts';
+import type { Endpoints } from '../manifests.ts';
+import { REGION_HELP } from '../region.ts';
+import type { PathSecretOptions } from '../secret-actions.ts';
 import type { CommandContext } from './context.ts';
 import {
+  DEFAULT_CONFIGURATION_NAME,
+  FLEET_FILE,
   featureGatesOption,
   kubeVersionOption,
   regionOption,
@@ -27,7 +21,7 @@ import {
   type StageOptions,
   type StateDirOptions,
 } from './options.ts';
-import { endpointsFrom, kubeMinor, manifestsFor, reportFindings, type EndpointOptions } from './shared.ts';
+import type { EndpointOptions } from './shared.ts';
 
 /** The options of `klw manifests`. */
 interface ManifestsOptions
@@ -83,10 +77,56 @@ export function register(cli: Command, context: CommandContext): void {
     .action((options: ManifestsOptions) => writeManifests(context, options));
 }
 
+/**
+ * What writeManifests runs, imported when it runs: the program lists the command's options
+ * without loading the generator, the linter and the AWS SDK.
+ */
+async function actionModules() {
+  const [deploy, fleet, functions, versions, lint, rules, policies, output, region, secrets, secretActions, shared] =
+    await Promise.all([
+      import('../deploy/index.ts'),
+      import('../fleet/commands.ts'),
+      import('../functions.ts'),
+      import('../kube-versions.ts'),
+      import('../lint.ts'),
+      import('../lint/rules.ts'),
+      import('../manifests-policies.ts'),
+      import('../output.ts'),
+      import('../region.ts'),
+      import('../secrets/index.ts'),
+      import('../secret-actions.ts'),
+      import('./shared.ts'),
+    ]);
+  return {
+    readServerless: deploy.readServerless,
+    fleetManifests: fleet.fleetManifests,
+    loadFunctions: functions.loadFunctions,
+    kubeTargetFrom: versions.kubeTargetFrom,
+    enforcedWebhooks: versions.enforcedWebhooks,
+    forKubeVersion: versions.forKubeVersion,
+    registrationVersionFindings: versions.registrationVersionFindings,
+    lintDocuments: lint.lintDocuments,
+    lintRulesForVersion: rules.lintRulesForVersion,
+    manifestPolicyFindings: policies.manifestPolicyFindings,
+    renderDocuments: output.renderDocuments,
+    writeOutput: output.writeOutput,
+    regionFor: region.regionFor,
+    PATH_SECRET_PLACEHOLDER: secrets.PATH_SECRET_PLACEHOLDER,
+    withPathSecret: secretActions.withPathSecret,
+    endpointsFrom: shared.endpointsFrom,
+    manifestsFor: shared.manifestsFor,
+    reportFindings: shared.reportFindings,
+    kubeMinor: shared.kubeMinor,
+  };
+}
+
 /** Writes the manifests `klw manifests` was asked for. */
 async function writeManifests({ root, say }: CommandContext, options: ManifestsOptions): Promise<void> {
   if (!options.baseUrl === !options.functionUrls)
     throw new KlwError('give exactly one of --base-url or --function-urls');
+  const m = await actionModules();
+  const { readServerless, fleetManifests, loadFunctions, kubeTargetFrom, manifestPolicyFindings, regionFor } = m;
+  const { withPathSecret, PATH_SECRET_PLACEHOLDER, endpointsFrom, manifestsFor, reportFindings } = m;
   const target = kubeTargetFrom(options);
   // Only the deployed secret needs serverless.yml: its service, and its region without --region.
   const config = options.pathSecret === 'ssm' ? readServerless(root()) : undefined;
@@ -126,6 +166,8 @@ async function writeManifests({ root, say }: CommandContext, options: ManifestsO
         'writes the secret',
     );
   }
+  const { enforcedWebhooks, forKubeVersion, registrationVersionFindings, lintDocuments, lintRulesForVersion } = m;
+  const { kubeMinor, renderDocuments, writeOutput } = m;
   const registrations = fleetDeps.registrations;
   const findings = manifestPolicyFindings(root(), functions, target ? { target } : {});
   // Without --kube-version, each registration's own kubernetesVersion compiles its conditions.

@@ -1,6 +1,5 @@
 import { Command } from 'commander';
 import { KlwError } from '../errors.ts';
-import { scaffold } from '../scaffold.ts';
 import type { CommandContext } from './context.ts';
 
 /** The kinds of function `klw new` scaffolds. */
@@ -28,9 +27,10 @@ export function register(cli: Command, { root, say }: CommandContext): void {
       'the resource an admission function is on: pods, deployments.apps (default: the one its name says, pod-policy -> pods, else configmaps)',
     )
     .option('--mutating', 'with policy: a mutating policy (MutatingAdmissionPolicy) instead of a validating one')
-    .action((type: FunctionType, name: string, options: NewOptions) => {
+    .action(async (type: FunctionType, name: string, options: NewOptions) => {
       if (options.mutating && type !== 'policy')
         throw new KlwError(`--mutating goes with klw new policy; klw new mutating ${name} writes a mutating webhook`);
+      const { scaffold } = await import('../scaffold.ts');
       for (const file of scaffold(
         root(),
         type === 'policy' ? (options.mutating ? 'mutating-policy' : 'validating-policy') : type,

@@ -1,8 +1,10 @@
 // Options several commands take, each made in one place: the flag, its default and its value's
 // type. Their help differs where the option means something narrower to a command, so each
-// takes its help text (the common one by default).
+// takes its help text (the common one by default). The program imports this module to list the
+// commands' options, before any command runs: what it imports is loaded by every klw command, so
+// the constants of heavier modules are restated here (a test keeps each equal to its source).
 import { Option } from 'commander';
-import { NODE_OPTION_HELP } from '../node-binary.ts';
+import type { EventSource } from '../../lib/internal.ts';
 import { REGION_HELP } from '../region.ts';
 
 /** The stage of the Serverless service. */
@@ -45,6 +47,44 @@ export function stageOption(help = 'Serverless stage'): Option {
 export function regionOption(help = REGION_HELP): Option {
   return new Option('--region <region>', help);
 }
+
+/** The fleet file at the project's root: fleet/file.ts's FLEET_FILE, restated (that module loads the library). */
+export const FLEET_FILE = 'clusters.yaml';
+
+/** The default `--name` of the webhook configurations: manifests.ts's DEFAULT_CONFIGURATION_NAME, restated. */
+export const DEFAULT_CONFIGURATION_NAME = 'kube-lambda-webhooks';
+
+/**
+ * The event sources `--event-format` takes, the default first, with what each one is: the
+ * library's SOURCE_TOOLS (sourceNames, describeSources), restated (the library is not loaded).
+ */
+export const EVENT_SOURCES: ReadonlyArray<readonly [EventSource, string]> = [
+  ['http', 'API Gateway HTTP API (payload format 2.0)'],
+  ['rest', 'API Gateway REST API (payload format 1.0)'],
+  ['url', 'Lambda function URL'],
+  ['alb', 'Application Load Balancer target group'],
+];
+
+/** The names `--event-format` takes, the default first. */
+export function eventSourceNames(): EventSource[] {
+  return EVENT_SOURCES.map(([name]) => name);
+}
+
+/** `http (API Gateway HTTP API ...), rest (...)`: the names with what each one is, for help texts. */
+export function describeEventSources(): string {
+  return EVENT_SOURCES.map(([name, what]) => `${name} (${what})`).join(', ');
+}
+
+/** `klw audit`'s exit code when the audit did not run or is incomplete: audit/'s AUDIT_INCOMPLETE, restated. */
+export const AUDIT_INCOMPLETE = 2;
+
+/** The default `--page-size` of `klw audit`: audit/'s DEFAULT_PAGE_SIZE, restated. */
+export const DEFAULT_PAGE_SIZE = 500;
+
+/** The help of `--node`: node-binary.ts's NODE_OPTION_HELP, restated (that module loads yaml and the downloader). */
+export const NODE_OPTION_HELP =
+  'run on this Node major (24, or "runtime": that of the Lambda runtime), ' +
+  'installed from the npm registry into the cache';
 
 /**
  * The default of `--state-dir`: secrets/'s DEFAULT_STATE_DIR, restated because importing that

@@ -1,14 +1,10 @@
 import type { Command } from 'commander';
-import { readServerless } from '../deploy/index.ts';
-import { FLEET_FILE } from '../fleet/file.ts';
-import { checkCluster, runSecretCommand, type SecretCommandOptions } from '../secret-actions.ts';
+import type { SecretCommandOptions } from '../secret-actions.ts';
 import type { CommandContext } from './context.ts';
-import { regionOption, stageOption, stateDirOption } from './options.ts';
+import { FLEET_FILE, regionOption, stageOption, stateDirOption } from './options.ts';
 
 /** Adds `klw secret rotate` and `klw secret retire` (serverless.yml names the service and the default region). */
 export function register(cli: Command, { root, say }: CommandContext): void {
-  const config = () => readServerless(root());
-  const service = () => String(config().service);
   const secret = cli
     .command('secret')
     .description('manage the path secret in the webhook URLs (<url>/<name>/<secret>)');
@@ -25,6 +21,11 @@ export function register(cli: Command, { root, say }: CommandContext): void {
       .option('--cluster <name>', `only this cluster's secret (a cluster of ${FLEET_FILE}); the others are untouched`)
       .addOption(stateDirOption('local state directory, with --local'))
       .action(async (options: SecretCommandOptions) => {
+        // The deploy and secret modules (the AWS SDK) load when the action runs, not with the program.
+        const { readServerless } = await import('../deploy/index.ts');
+        const { checkCluster, runSecretCommand } = await import('../secret-actions.ts');
+        const config = () => readServerless(root());
+        const service = () => String(config().service);
         if (options.cluster) await checkCluster(root(), options.cluster);
         for (const line of await runSecretCommand(action, options, service, undefined, config)) say(line);
       });

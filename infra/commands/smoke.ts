@@ -1,10 +1,5 @@
-import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { Command } from 'commander';
-import { lambdaName, readServerless, smoke } from '../deploy/index.ts';
 import { KlwError } from '../errors.ts';
-import { loadFunctions } from '../functions.ts';
-import { regionFor } from '../region.ts';
-import { smokePathSecret } from '../secret-actions.ts';
 import type { CommandContext } from './context.ts';
 import {
   regionOption,
@@ -30,6 +25,11 @@ export function register(cli: Command, { root, say }: CommandContext): void {
     .option('--endpoint <url>', 'a Lambda endpoint, such as klw local start-lambda (http://127.0.0.1:3001)')
     .addOption(stateDirOption('local state directory holding the path secret, with --endpoint'))
     .action(async (options: SmokeOptions) => {
+      const { LambdaClient } = await import('@aws-sdk/client-lambda');
+      const { lambdaName, readServerless, smoke } = await import('../deploy/index.ts');
+      const { loadFunctions } = await import('../functions.ts');
+      const { regionFor } = await import('../region.ts');
+      const { smokePathSecret } = await import('../secret-actions.ts');
       const registrations = (await loadFunctions(root())).map((f) => f.registration);
       // The local emulator (--endpoint) needs no serverless.yml, and takes any region.
       const config = options.endpoint ? undefined : readServerless(root());

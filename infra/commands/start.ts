@@ -1,17 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { KlwError } from '../errors.ts';
-import {
-  alive,
-  appliedNote,
-  applyRecorded,
-  kubectlRunner,
-  leftoverNotice,
-  manualRemoval,
-  readRecord,
-  serveUntilStopped,
-  unregister,
-} from '../local/index.ts';
 import type { CommandContext } from './context.ts';
 import { type ApiCommandOptions, apiOptions, serveApi } from './local.ts';
 import { kubeconfigOption, type KubeconfigOptions } from './options.ts';
@@ -28,6 +17,11 @@ export function register(cli: Command, context: CommandContext): void {
     .option('--apply', 'register the manifests with the cluster (removed again when stopped)')
     .addOption(kubeconfigOption('kubeconfig for --apply'))
     .action(async (options: StartOptions) => {
+      // The emulator loads when the command runs, not with the program.
+      const { alive, appliedNote, applyRecorded, kubectlRunner, leftoverNotice, manualRemoval } = await import(
+        '../local/index.ts'
+      );
+      const { readRecord, serveUntilStopped, unregister } = await import('../local/index.ts');
       const stateDir = resolve(root(), options.stateDir);
       const kubeconfig = options.kubeconfig && resolve(options.kubeconfig);
       const kubectl = kubectlRunner(kubeconfig);

@@ -92,10 +92,33 @@ async function exportKey(key: webcrypto.CryptoKey): Promise<string> {
   return x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
 }
 
-/** The CA's key from its PEM, read with Node's own crypto: reusing a CA never loads @peculiar/x509. */
-async function importKey(pem: string): Promise<webcrypto.CryptoKey> {
-  const der = createPrivateKey(pem).export({ format: 'der', type: 'pkcs8' });
-  return webcrypto.subtle.importKey('pkcs8', der, ALGORITHM, true, ['sign']);
+/**
+ * The reused CA's key, read with Node's own crypto (reusing a CA never loads @peculiar/x509);
+ * throws, naming both files and the fix, unless it is a P-256 key and the key of ca.crt.
+ */
+async function reusedCaKey(
+  files: { ca: string; caKey: string },
+  caPem: string,
+  keyPem: string,
+): Promise<webcrypto.CryptoKey> {
+  let problem: string;
+  try {
+    const key = createPrivateKey(keyPem);
+    const curve = key.asymmetricKeyDetails?.namedCurve;
+    if (key.asymmetricKeyType !== 'ec' || curve !== 'prime256v1')
+      problem = `it is a${curve ? ` ${curve}` : 'n'} ${key.asymmetricKeyType} key, not an ECDSA P-256 one`;
+    else if (!new X509Certificate(caPem).checkPrivateKey(key)) problem = 'it is another ECDSA P-256 key';
+    else {
+      const der = key.export({ format: 'der', type: 'pkcs8' });
+      return await webcrypto.subtle.importKey('pkcs8', der, ALGORITHM, true, ['sign']);
+    }
+  } catch (err) {
+    problem = (err as Error).message;
+  }
+  throw new Error(
+    `${files.caKey} is not the private key of ${files.ca} (${problem}): delete ${files.ca} and ${files.caKey} ` +
+      'to make a new local CA, then apply the manifests klw writes again (their caBundle changes).',
+  );
 }
 
 /**
@@ -183,7 +206,7 @@ async function localCa(
   let caKey: webcrypto.CryptoKey;
   if (existsSync(files.ca) && existsSync(files.caKey)) {
     caPem = readRegularFile(files.ca);
-    caKey = await importKey(readPrivate(files.caKey, warn));
+    caKey = await reusedCaKey(files, caPem, readPrivate(files.caKey, warn));
   } else {
     const x509 = await loadX509();
     const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);

@@ -1,7 +1,6 @@
 // zod reads only malformed reviews: in a function's bundle it is a chunk of its own that a
 // well-formed review never loads, and a malformed one loads to get the answer it always got.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -10,6 +9,7 @@ import { after, describe, it } from 'node:test';
 import { buildFunction, bundlePath } from '../../infra/build.ts';
 import { parseAdmissionReview } from '../../lib/review/parse.ts';
 import { toEvent } from '../../lib/testing/index.ts';
+import { extractZip } from '../zip.ts';
 
 // A project inside the repository, so `kube-lambda-webhooks` resolves to this package.
 const work = mkdtempSync(join(process.cwd(), '.klw-test-zod-chunk-'));
@@ -54,13 +54,6 @@ async function answer(dir: string, body: unknown): Promise<{ statusCode: number;
 }
 
 describe('the zod chunk', () => {
-  const unzip = (zip: string, dir: string) =>
-    execFileSync('python3', [
-      '-c',
-      'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])',
-      zip,
-      dir,
-    ]);
   let zip: string;
 
   it('is left out of the bundle a function loads, and carried beside it', async () => {
@@ -77,7 +70,7 @@ describe('the zod chunk', () => {
 
   it('is never loaded for a well-formed review: the function answers without it', async () => {
     const dir = join(unpacked, 'without-chunks');
-    unzip(zip, dir);
+    extractZip(zip, dir);
     rmSync(join(dir, 'chunks'), { recursive: true });
     const allowed = await answer(dir, review());
     assert.equal(allowed.statusCode, 200);
@@ -91,7 +84,7 @@ describe('the zod chunk', () => {
 
   it('is loaded for a malformed review, which gets the answer zod words', async () => {
     const dir = join(unpacked, 'with-chunks');
-    unzip(zip, dir);
+    extractZip(zip, dir);
     const body = review();
     body.request.uid = '';
     const expected = parseAdmissionReview(body);

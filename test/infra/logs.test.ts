@@ -10,7 +10,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { main, program } from '../../infra/cli.ts';
 import { formatLogEvent, logGroupName, LOGS_FILTER_PATTERN, parseSince, printLogs } from '../../infra/logs.ts';
-import { FIXTURE_FUNCTIONS } from '../helpers.ts';
+import { FIXTURE_FUNCTIONS, withCapturedOutput } from '../helpers.ts';
 
 // klw imports a command's module when first run: done here, not while a test holds stdout.
 before(() => program());
@@ -219,25 +219,22 @@ describe('klw logs', () => {
     cpSync(FIXTURE_FUNCTIONS, join(work, 'functions'), { recursive: true });
     writeFileSync(join(work, 'serverless.yml'), 'service: svc\n');
     const logs = mockClient(CloudWatchLogsClient);
-    const out: string[] = [];
-    const original = process.stdout.write.bind(process.stdout);
+    // What this run writes, not what the test runner writes meanwhile.
+    let out: string;
     try {
       logs
         .on(FilterLogEventsCommand, { logGroupName: '/aws/lambda/svc-prod-pod-policy' })
         .resolves({ events: [event('a', T, review())] });
-      process.stdout.write = ((chunk: string) => (out.push(String(chunk)), true)) as typeof process.stdout.write;
-      assert.equal(
-        await main(['node', 'klw', '--root', work, 'logs', 'pod-policy', '--stage', 'prod', '--since', '1h']),
-        0,
+      const run = await withCapturedOutput(
+        () => main(['node', 'klw', '--root', work, 'logs', 'pod-policy', '--stage', 'prod', '--since', '1h']),
+        { stdout: true },
       );
+      assert.equal(run.result, 0, run.stderr);
+      out = run.stdout;
     } finally {
-      process.stdout.write = original;
       logs.restore();
     }
-    assert.equal(
-      out.join(''),
-      '2026-11-22T10:00:00.000Z pod-policy CREATE v1/Pod default/web denied (403) 12ms warnings=2\n',
-    );
+    assert.equal(out, '2026-11-22T10:00:00.000Z pod-policy CREATE v1/Pod default/web denied (403) 12ms warnings=2\n');
   });
 
   it("reads the log group in serverless.yml's provider.region without --region", async () => {

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { startApi, type RunningApi } from '../../../infra/local/api.ts';
+import { withKeptCertificates } from '../../kept-certs.ts';
 import type { KubeObject } from '../../../lib/index.ts';
 import { admissionReview } from '../../../lib/testing/index.ts';
 import { bundleForThreads, ManualTimer } from '../../helpers.ts';
@@ -89,7 +90,7 @@ before(async () => {
   writeFileSync(conditionsWorker, stallingWorker(await bundleForThreads(evaluator, join(work, 'evaluator.mjs'))));
   // Ten minutes: the slow review is still being evaluated whenever the test looks.
   const log = (l: string) => logs.push(l);
-  const state = join(work, '.state');
+  const state = await withKeptCertificates(join(work, '.state'));
   // The functions' own timeouts never run out: on a loaded machine a cold start takes as long as it takes.
   const invocationTimer = new ManualTimer().timer;
   const common = { root: work, port: 0, stateDir: state, log, functionLog: () => {}, concurrency: 2, invocationTimer };

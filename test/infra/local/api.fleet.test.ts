@@ -6,6 +6,7 @@ import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startApi, type RunningApi } from '../../../infra/local/api.ts';
+import { withKeptCertificates } from '../../kept-certs.ts';
 import { logSink, readableLine } from '../../../infra/local/output.ts';
 import { admissionReview } from '../../../lib/testing/index.ts';
 import { ManualTimer } from '../../helpers.ts';
@@ -55,6 +56,7 @@ before(async () => {
     onConsole(l);
   };
   const quiet = { functionLog: onConsole, concurrency: 1, invocationTimer: never };
+  await withKeptCertificates(stateDir);
   api = await startApi({ root: work, port: 0, stateDir, log, ...quiet });
 });
 after(async () => {

@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startApi } from '../../../infra/local/api.ts';
+import { withKeptCertificates } from '../../kept-certs.ts';
 import { ManualTimer, projectInRepository } from '../../helpers.ts';
 
 const work = projectInRepository('.klw-test-local-listen-', {
@@ -33,7 +34,7 @@ describe('klw local start-api on a port already in use', () => {
       startApi({
         root: work,
         port,
-        stateDir: join(work, '.state'),
+        stateDir: await withKeptCertificates(join(work, '.state')),
         log: () => {},
         functionLog: () => {},
         concurrency: 1,

@@ -6,6 +6,7 @@ import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startApi, type RunningApi } from '../../../infra/local/api.ts';
+import { withKeptCertificates } from '../../kept-certs.ts';
 import { runSecretCommand } from '../../../infra/secret-actions.ts';
 import { ensureLocalPathSecret } from '../../../infra/secrets/index.ts';
 import { admissionReview } from '../../../lib/testing/index.ts';
@@ -35,6 +36,7 @@ let changed: () => void = () => assert.fail('not watching');
 before(async () => {
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   writeFileSync(join(stateDir, 'path-secret'), `${FIRST}\n`, { mode: 0o600 });
+  await withKeptCertificates(stateDir);
   api = await startApi({
     root: work,
     port: 0,

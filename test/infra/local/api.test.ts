@@ -8,6 +8,7 @@ import { parse } from 'yaml';
 import { startApi, type RunningApi } from '../../../infra/local/api.ts';
 import { startLambda, type RunningLambda } from '../../../infra/local/lambda-api.ts';
 import { ensureLocalCertificates } from '../../../infra/local/certs.ts';
+import { withKeptCertificates } from '../../kept-certs.ts';
 import { httpFromResult } from '../../../infra/local/front/results.ts';
 import { localInvoke } from '../../../infra/local/back/invoke.ts';
 import { FunctionPool } from '../../../infra/local/back/pool.ts';
@@ -80,7 +81,7 @@ before(async () => {
   api = await startApi({
     root: work,
     port: 0,
-    stateDir: join(work, '.state'),
+    stateDir: await withKeptCertificates(join(work, '.state')),
     log: (l) => logs.push(l),
     concurrency: 2,
     invocationTimer: clock.timer,

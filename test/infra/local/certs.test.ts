@@ -13,11 +13,13 @@ import fs, {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ensureLocalCertificates, readPrivate, writePrivate } from '../../../infra/local/certs.ts';
+import { withKeptCertificates } from '../../kept-certs.ts';
 
 const dirs: string[] = [];
 const temp = () => {
@@ -152,5 +154,63 @@ describe('local key files', () => {
     const dir = temp();
     assert.throws(() => readPrivate(dir), /not a regular file/);
     assert.ok(existsSync(dir));
+  });
+});
+
+/** A new PEM private key (PKCS #8): an EC key on `curve`, or an Ed25519 or RSA key. */
+function keyPem(kind: 'ed25519' | 'rsa' | { curve: string }): string {
+  const { privateKey } =
+    kind === 'ed25519'
+      ? generateKeyPairSync('ed25519')
+      : kind === 'rsa'
+        ? generateKeyPairSync('rsa', { modulusLength: 1024 })
+        : generateKeyPairSync('ec', { namedCurve: kind.curve });
+  return String(privateKey.export({ type: 'pkcs8', format: 'pem' }));
+}
+
+describe('a reused CA key that is not usable', () => {
+  // What is found at ca.key beside a good ca.crt: each is refused, naming the file and the fix,
+  // and nothing is signed with it (a server certificate from another key would not verify).
+  const cases: Array<[string, () => string]> = [
+    ['garbage', () => 'not a key\n'],
+    ['an empty file', () => ''],
+    ['a truncated key', () => keyPem({ curve: 'prime256v1' }).slice(0, 90)],
+    ['an Ed25519 key', () => keyPem('ed25519')],
+    ['a P-384 key', () => keyPem({ curve: 'secp384r1' })],
+    ['an RSA key', () => keyPem('rsa')],
+    ['a P-256 key that is not the one of ca.crt', () => keyPem({ curve: 'prime256v1' })],
+  ];
+  for (const [what, make] of cases) {
+    it(`refuses ${what} at ca.key and says to delete the CA`, async () => {
+      const state = await withKeptCertificates(join(temp(), 'state'));
+      // The server certificate is re-issued (new names), so the CA key would be used to sign.
+      rmSync(join(state, 'server.names'));
+      writeFileSync(join(state, 'ca.key'), make(), { mode: 0o600 });
+      const ca = readFileSync(join(state, 'ca.crt'), 'utf8');
+      const server = readFileSync(join(state, 'server.crt'), 'utf8');
+      await assert.rejects(
+        ensureLocalCertificates(state, () => {}),
+        (err: Error) => {
+          assert.ok(err.message.startsWith(`${join(state, 'ca.key')} `), err.message);
+          assert.match(err.message, /is not the private key of .*ca\.crt/);
+          assert.match(err.message, /delete .*ca\.crt and .*ca\.key/);
+          return true;
+        },
+      );
+      assert.equal(readFileSync(join(state, 'ca.crt'), 'utf8'), ca, 'the CA clusters trust is left alone');
+      assert.equal(readFileSync(join(state, 'server.crt'), 'utf8'), server, 'nothing was signed with it');
+    });
+  }
+
+  it('makes a new CA once both files are deleted, as the error says', async () => {
+    const state = await withKeptCertificates(join(temp(), 'state'));
+    const before = readFileSync(join(state, 'ca.crt'), 'utf8');
+    writeFileSync(join(state, 'ca.key'), 'not a key\n', { mode: 0o600 });
+    await assert.rejects(ensureLocalCertificates(state, () => {}));
+    rmSync(join(state, 'ca.crt'));
+    rmSync(join(state, 'ca.key'));
+    const again = await ensureLocalCertificates(state, () => {});
+    assert.equal(again.created, true);
+    assert.notEqual(again.caPem, before);
   });
 });

@@ -13,6 +13,7 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { startApi, type RunningApi } from '../../../infra/local/api.ts';
+import { withKeptCertificates } from '../../kept-certs.ts';
 import { MAX_PAYLOAD_BYTES, startLambda, type RunningLambda } from '../../../infra/local/lambda-api.ts';
 import { ManualTimer, PATIENCE_MS, until } from '../../helpers.ts';
 
@@ -62,7 +63,7 @@ before(async () => {
   api = await startApi({
     root: work,
     port: 0,
-    stateDir: join(work, '.state'),
+    stateDir: await withKeptCertificates(join(work, '.state')),
     log: (l) => apiLog.push(l),
     functionLog: () => {},
     concurrency: 4,

@@ -13,6 +13,7 @@ import { parseFleet } from '../../../infra/fleet/file.ts';
 import { CLUSTER_LABEL, forCluster } from '../../../infra/fleet/manifests.ts';
 import { readableLine } from '../../../infra/local/output.ts';
 import { runSecretCommand } from '../../../infra/secret-actions.ts';
+import { withKeptCertificates } from '../../kept-certs.ts';
 
 const work = mkdtempSync(join(process.cwd(), '.klw-test-console-'));
 after(() => rmSync(work, { recursive: true, force: true }));
@@ -33,6 +34,7 @@ describe('what the console says', () => {
   it("start-api with a fleet names the first cluster's secret file, whose secret the manifests carry", async () => {
     writeFileSync(join(work, 'clusters.yaml'), 'clusters:\n  - name: east\n  - name: west\n');
     const said: string[] = [];
+    await withKeptCertificates(stateDir);
     const api = await serveApi(
       {
         root: () => work,

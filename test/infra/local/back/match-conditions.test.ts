@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildFunction, bundlePath } from '../../../../infra/build.ts';
 import { startApi, type RunningApi } from '../../../../infra/local/api.ts';
+import { withKeptCertificates } from '../../../kept-certs.ts';
 import { answerByMatchConditions } from '../../../../infra/local/back/match-conditions.ts';
 import { defineValidatingWebhook, deny, type KubeObject } from '../../../../lib/index.ts';
 import { admissionReview, toEvent } from '../../../../lib/testing/index.ts';
@@ -58,7 +59,7 @@ before(async () => {
   api = await startApi({
     root: work,
     port: 0,
-    stateDir: join(work, '.state'),
+    stateDir: await withKeptCertificates(join(work, '.state')),
     log: (l) => logs.push(l),
     functionLog: () => {},
     concurrency: 1,

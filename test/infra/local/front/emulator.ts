@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type RunningApi, type StartApiOptions, startApi } from '../../../../infra/local/api.ts';
 import { ManualTimer } from '../../../helpers.ts';
+import { withKeptCertificates } from '../../../kept-certs.ts';
 
 /** Writes `<dir>/path-secret` (`current[,previous]`) as the local state keeps it: the folder 0700, the file 0600. */
 export function writePathSecret(dir: string, secrets: string): void {
@@ -12,11 +13,12 @@ export function writePathSecret(dir: string, secrets: string): void {
 }
 
 /**
- * Starts the emulator on the project at `root` with the local secrets of `stateDir`: one process
- * per function, function timeouts that never run out (a cold start on a loaded machine takes as
- * long as it takes), its log lines pushed onto `logs`. `more` adds options or replaces these.
+ * Starts the emulator on the project at `root` with the local secrets of `stateDir` and the kept
+ * certificates: one process per function, function timeouts that never run out (a cold start on a
+ * loaded machine takes as long as it takes), its log lines pushed onto `logs`. `more` adds options
+ * or replaces these.
  */
-export function startEmulator(
+export async function startEmulator(
   root: string,
   stateDir: string,
   logs: string[],
@@ -25,7 +27,7 @@ export function startEmulator(
   return startApi({
     root,
     port: 0,
-    stateDir,
+    stateDir: await withKeptCertificates(stateDir),
     log: (l) => logs.push(l),
     functionLog: () => {},
     concurrency: 1,
