@@ -13,6 +13,7 @@ import {
   CostLimitExceeded,
   kubeVersionFromText,
   MATCH_CONDITIONS_COST_BUDGET,
+  needsLibraries,
   noOpinion,
   PER_CALL_COST_LIMIT,
   type Program,
@@ -40,7 +41,15 @@ function stringsOf(value: unknown, into: string[] = []): string[] {
   return into;
 }
 
-export { CostLimitExceeded, decideMatch, MATCH_CONDITIONS_COST_BUDGET, noOpinion, PER_CALL_COST_LIMIT, toCel };
+export {
+  CostLimitExceeded,
+  decideMatch,
+  MATCH_CONDITIONS_COST_BUDGET,
+  needsLibraries,
+  noOpinion,
+  PER_CALL_COST_LIMIT,
+  toCel,
+};
 export type { Authorize, ConditionEvaluation, MatchOutcome, Program };
 
 /**
@@ -70,6 +79,11 @@ export interface PolicyCompileOptions {
   kubernetesVersion?: string;
   /** False only parses (in-function: lint has type-checked it). */
   typeCheck?: boolean;
+  /**
+   * The variables (of `variables`) whose values may be of the Kubernetes libraries' types (an IP,
+   * a quantity): an expression reading one compiles with the libraries though it names none.
+   */
+  libraryVariables?: readonly string[];
   /** The CEL types of `variables` (as the checker gave them; `dyn` where unknown), checking types. */
   variableTypes?: readonly string[];
   /**
@@ -89,6 +103,19 @@ const VARIABLES_TYPE = 'kubernetes.variables';
 
 /** `variables.<name>` references (a field select on the `variables` identifier). */
 const VARIABLE_REFERENCE = /(?<![\w.])variables\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)/g;
+/** `variables` read otherwise than by `variables.<name>` (`variables['a']`, the whole map). */
+const VARIABLES_READ_WHOLE = /(?<![\w.])variables(?!\w|\s*\.\s*[A-Za-z_])/;
+
+/**
+ * True when `expression` may read one of the variables `names`: by `variables.<name>`, or by
+ * reading `variables` otherwise. A name in a string literal or a comment counts too.
+ */
+export function readsVariables(expression: string, names: readonly string[]): boolean {
+  if (!names.length) return false;
+  for (const found of expression.matchAll(VARIABLE_REFERENCE)) if (names.includes(found[1]!)) return true;
+  return VARIABLES_READ_WHOLE.test(expression);
+}
+
 /** `params`/`authorizer` read as identifiers, not as fields of something else. */
 const identifier = (name: string) => new RegExp(`(?<![\\w.])${name}(?![\\w])`);
 
@@ -111,7 +138,13 @@ export function compilePolicyExpression(expression: string, options: PolicyCompi
       const undeclared = undeclaredReference(expression, options);
       if (undeclared) return { error: `compilation failed: ${undeclared}` };
     }
-    program = compile(expression, { declarations, typeCheck: checking && type === undefined, kubeVersion });
+    const libraries = readsVariables(expression, options.libraryVariables ?? []);
+    program = compile(expression, {
+      declarations,
+      typeCheck: checking && type === undefined,
+      kubeVersion,
+      ...(libraries ? { libraries } : {}),
+    });
   } catch (err) {
     // A type error's message already says it (the checker words it as the API server does).
     if (err instanceof CelCompileError)

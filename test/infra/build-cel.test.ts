@@ -33,8 +33,29 @@ const webhook = defineValidatingWebhook(enforceMatchConditions({
 export const handler = webhook.handler;
 export default webhook;
 `;
+/** The validation of both policies of `vars`, naming no library function. */
+const SAME = 'variables.a == variables.b';
+/**
+ * Two policies of one validation text: the first's variables hold plain values, the second's IPs
+ * (equal for a pod named with one character). In Lambda the first compiles first, and the form of
+ * the validation is recorded once, from it.
+ */
+const varsSource = (variables: string) => `import { defineValidatingPolicy } from 'kube-lambda-webhooks/policies';
+const spec = (name: string, a: string, b: string) => ({
+  name,
+  auth: 'none' as const,
+  matchConstraints: { resourceRules: [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }] },
+  variables: [{ name: 'a', expression: a }, { name: 'b', expression: b }],
+  validations: [{ expression: ${JSON.stringify(SAME)}, message: 'apart' }],
+});
+defineValidatingPolicy(spec('plain-vars', 'dyn(1)', 'dyn(1)'));
+const policy = defineValidatingPolicy(spec('ip-vars', ${variables}));
+export const handler = policy.handler;
+export default policy;
+`;
 const functions: Record<string, string> = {
   gate: source('gate'),
+  vars: varsSource(`"ip('10.0.0.1')", "ip('10.0.0.' + string(size(object.metadata.name)))"`),
   // Loads elsewhere, fails where Lambda loads it: built, without forms.
   'lambda-fails': source('lambda-fails', "if (process.env.AWS_LAMBDA_FUNCTION_NAME) throw new Error('no');"),
   plain: `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
@@ -97,6 +118,25 @@ describe('precompiled CEL in bundles', () => {
       assert.equal(skipped.response.allowed, true);
     } finally {
       delete process.env.KLW_LOG_LEVEL;
+    }
+  });
+
+  it('compiles with the libraries a validation reading IPs through variables, its form made without', async () => {
+    await buildFunction(work, entry('vars'));
+    assert.ok(formOf(bundleText('vars'), SAME), 'the bundle carries the form of the validation');
+    assert.deepEqual(await recordedForms(bundlePath(work, 'vars')), [], 'the built bundle loads its forms');
+    process.env.KLW_LOG_LEVEL = 'silent';
+    process.env.AWS_LAMBDA_FUNCTION_NAME = 'vars';
+    try {
+      const mod = await import(pathToFileURL(bundlePath(work, 'vars')).href);
+      const same = JSON.parse((await mod.handler(toEvent(pod('a')))).body);
+      assert.equal(same.response.allowed, true, JSON.stringify(same.response));
+      const apart = JSON.parse((await mod.handler(toEvent(pod('ab')))).body);
+      assert.equal(apart.response.allowed, false, JSON.stringify(apart.response));
+      assert.match(apart.response.status.message, /apart$/);
+    } finally {
+      delete process.env.KLW_LOG_LEVEL;
+      delete process.env.AWS_LAMBDA_FUNCTION_NAME;
     }
   });
 

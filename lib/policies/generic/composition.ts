@@ -10,6 +10,8 @@ import {
   compilePolicyExpression,
   type PolicyCompileOptions,
   type PolicyProgram,
+  needsLibraries,
+  readsVariables,
   type ReturnType,
   runProgram,
 } from '../cel.ts';
@@ -25,6 +27,11 @@ export interface CompiledVariables {
   programs: PolicyProgram[];
   /** Each variable's type as the checker gave it; `dyn` for one that does not compile (or unchecked). */
   types: string[];
+  /**
+   * The variables whose values may be of the Kubernetes libraries' types: those naming the
+   * libraries' functions and those reading such a variable (an expression reading one needs them).
+   */
+  libraries: string[];
 }
 
 /** Options every expression of a policy is compiled with. */
@@ -38,20 +45,23 @@ export function compileVariables(variables: readonly Variable[], env: PolicyEnvi
   const names: string[] = [];
   const programs: PolicyProgram[] = [];
   const types: string[] = [];
+  const libraries: string[] = [];
   for (const v of variables) {
     const compiled = compilePolicyExpression(v.expression, {
       ...env,
       hasAuthorizer: true,
       variables: [...names],
       variableTypes: [...types],
+      libraryVariables: [...libraries],
       returns: ['any'],
     });
     programs.push(compiled);
     names.push(v.name);
+    if (needsLibraries(v.expression) || readsVariables(v.expression, libraries)) libraries.push(v.name);
     const type = compiled.type;
     types.push(type && type !== 'unchecked' && type !== 'null' ? type : 'dyn');
   }
-  return { names, programs, types };
+  return { names, programs, types, libraries };
 }
 
 /** Compiles expressions that see every variable; undefined entries stay placeholders. */
@@ -70,6 +80,7 @@ export function compileExpressions(
           hasAuthorizer,
           variables: variables.names,
           variableTypes: variables.types,
+          libraryVariables: variables.libraries,
           returns,
         }),
   );

@@ -39,7 +39,9 @@ function staticType(expression: string): string | undefined {
 export function compileMutation(
   expression: string,
   kind: MutationKind,
-  env: PolicyEnvironment & { variables?: readonly string[] } = { hasParams: true },
+  env: PolicyEnvironment & { variables?: readonly string[]; libraryVariables?: readonly string[] } = {
+    hasParams: true,
+  },
 ): CompiledMutation | string {
   const compiled = compilePolicyExpression(rewriteObjectConstruction(expression), {
     ...env,

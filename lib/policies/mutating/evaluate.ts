@@ -47,6 +47,7 @@ export function compileMutatingPolicy(
 ): CompiledMutatingPolicy {
   const env: PolicyEnvironment = { ...options, hasParams: spec.paramKind !== undefined };
   const variables = compileVariables(spec.variables ?? [], env);
+  const scope = { ...env, variables: variables.names, libraryVariables: variables.libraries };
   return {
     spec,
     failurePolicy: spec.failurePolicy ?? 'Fail',
@@ -54,8 +55,8 @@ export function compileMutatingPolicy(
     conditions: compileConditions(spec.matchConditions ?? [], variables, env),
     mutations: spec.mutations.map((m) =>
       m.patchType === 'ApplyConfiguration'
-        ? compileMutation(m.applyConfiguration.expression, 'ApplyConfiguration', { ...env, variables: variables.names })
-        : compileMutation(m.jsonPatch.expression, 'JSONPatch', { ...env, variables: variables.names }),
+        ? compileMutation(m.applyConfiguration.expression, 'ApplyConfiguration', scope)
+        : compileMutation(m.jsonPatch.expression, 'JSONPatch', scope),
     ),
   };
 }

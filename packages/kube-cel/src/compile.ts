@@ -84,6 +84,12 @@ export interface CompileOptions {
    * declarations may name. With types, `object` and `oldObject` are `dyn` unless declared.
    */
   types?: Record<string, Record<string, string>>;
+  /**
+   * Compiles with the Kubernetes libraries even when the expression names none of their functions:
+   * values of their types (an IP, a quantity) reach it otherwise, as a policy's `variables` computed
+   * by expressions that name them; without the libraries the engine knows no such value.
+   */
+  libraries?: boolean;
 }
 
 /**
@@ -139,7 +145,7 @@ function compile(
     const loaded = form && fromForm(form, options, minor);
     if (loaded) return loaded;
   }
-  const libraries = needsLibraries(expression);
+  const libraries = options.libraries === true || needsLibraries(expression);
   const env = environmentOf(options, expression, libraries, whole);
   const read = readForParse(expression);
   if (read.refusal && 'errors' in read.refusal) {
@@ -212,7 +218,7 @@ function keepForm(
  * of calls are made again). Undefined when the text no longer parses or passes as it did.
  */
 function fromForm(form: PrecompiledExpression, options: CompileOptions, minor: number): CompiledExpression | undefined {
-  const env = environmentOf(options, form.expression, form.libraries);
+  const env = environmentOf(options, form.expression, form.libraries || options.libraries === true);
   let screened: Screened;
   try {
     screened = parseScreened(env, form.text, minor);

@@ -3,7 +3,8 @@
 // (scope.test.ts shows such environments answer alike).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { precompile } from '../compile.ts';
+import { compileExpression, type CompileOptions, isCompileError, precompile } from '../compile.ts';
+import { loadLibraries } from '../libraries/all.ts';
 import { clearPrecompiled, usePrecompiled } from '../precompiled.ts';
 import { environmentOf, forgetDeclaredEnvironments } from './declared.ts';
 import { SCOPE, scopedEnvironment } from './environment.ts';
@@ -44,6 +45,56 @@ describe('the environment of an expression compiled without its type check', () 
     const declared = environmentOf({ ...unchecked, declarations }, 'variables.a == 1', false);
     assert.equal(environmentOf({ ...unchecked, declarations }, 'request.name == variables.b', false), declared);
     assert.notEqual(declared, object);
+    clearPrecompiled();
+  });
+});
+
+/** The value of `expression` compiled with `options` and without its type check, or its error. */
+function answer(expression: string, options: CompileOptions, variables: Record<string, unknown> = {}): unknown {
+  const compiled = compileExpression(expression, { ...options, typeCheck: false });
+  if (isCompileError(compiled)) return `compile: ${compiled.message}`;
+  try {
+    return compiled.evaluate(variables).value;
+  } catch (err) {
+    return `error: ${(err as Error).message.split('\n')[0]}`;
+  }
+}
+
+describe('an expression compiled with `libraries`', () => {
+  const equal = 'variables.a == variables.b';
+  /** Two equal IPs as an expression computes them (a policy's variables). */
+  const ips = () => {
+    const ip = answer("ip('10.0.0.1')", {});
+    return { variables: { a: ip, b: ip } };
+  };
+
+  it("reads the libraries' values where the environment without them is built already", async () => {
+    await loadLibraries();
+    clearPrecompiled();
+    forgetDeclaredEnvironments();
+    // The environment without the libraries, built for an expression of plain values.
+    assert.equal(answer(equal, { declarations }, { variables: { a: 1n, b: 1n } }), true);
+    const values = ips();
+    assert.equal(answer(equal, { declarations, libraries: true }, values), true);
+    assert.equal(
+      answer(`[${equal}, variables.a != null]`, { declarations, libraries: true }, values)?.toString(),
+      'true,true',
+    );
+    // Without `libraries`, that environment knows no IP (what a policy's variable gave it before).
+    assert.match(String(answer(equal, { declarations }, values)), /^error: Unsupported type/);
+  });
+
+  it('records the decision in its precompiled form, and honours it where the form was made without', async () => {
+    await loadLibraries();
+    clearPrecompiled();
+    forgetDeclaredEnvironments();
+    assert.equal(precompile(equal, { declarations })!.libraries, false);
+    assert.equal(precompile(equal, { declarations, libraries: true })!.libraries, true);
+    // A form made without (the same text in a policy of plain variables) shows it was loaded by its text.
+    const lean = { ...precompile(equal, { declarations })!, text: 'variables.a != variables.b' };
+    usePrecompiled([lean]);
+    assert.equal(answer(equal, { declarations }, { variables: { a: 1n, b: 1n } }), false);
+    assert.equal(answer(equal, { declarations, libraries: true }, ips()), false);
     clearPrecompiled();
   });
 });

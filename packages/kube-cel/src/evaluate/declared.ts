@@ -11,7 +11,6 @@ import {
   forgetEnvironments,
   partsOf,
   SCOPE,
-  scopeOf,
   typedObjectsEnvironment,
 } from './environment.ts';
 import { precompiledForms } from '../precompiled.ts';
@@ -25,8 +24,9 @@ interface EnvironmentOptions {
 
 /**
  * The environment an expression compiles in: declarations and object types given, or the shared
- * one. Without the type check, only the parts of the environment the expression names (scopeOf):
- * its evaluation answers the same, and a cold start builds no more than it uses. The checker's
+ * one. Without the type check, only the parts of the environment the expression names (partsOf),
+ * and the libraries when `libraries` (it names them, or values of their types reach it): its
+ * evaluation answers the same, and a cold start builds no more than it uses. The checker's
  * messages name what the environment declares, so a checked expression gets all of it.
  */
 export function environmentOf(
@@ -39,7 +39,8 @@ export function environmentOf(
   // string() of the standard types only for an expression that calls it (the libraries have it too).
   const unused = (libraries ? 0 : SCOPE.libraries) | (partsOf(expression) & SCOPE.strings ? 0 : SCOPE.strings);
   const full = FULL_SCOPE & ~unused;
-  const scope = options.typeCheck === false && !whole ? scopeOf(expression) | formsScope(options.declarations) : full;
+  const parts = partsOf(expression) | (libraries ? SCOPE.libraries : 0);
+  const scope = options.typeCheck === false && !whole ? parts | formsScope(options.declarations) : full;
   if (options.declarations) return declaredEnvironment(options.declarations, scope);
   return environmentCovering(scope);
 }

@@ -5,7 +5,7 @@
 // CollectParams finds them.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compilePolicyExpression, type PolicyCompileOptions } from '../../../../lib/policies/cel.ts';
+import { compilePolicyExpression, type PolicyCompileOptions, readsVariables } from '../../../../lib/policies/cel.ts';
 import {
   compileExpressions,
   compileVariables,
@@ -204,5 +204,39 @@ describe('policy_dispatcher.go CollectParams', () => {
       'paramRef.name and paramRef.selector are mutually exclusive',
     );
     assert.equal(collectParams(kind, {}, 'ns', sources).error, 'one of name or selector must be provided');
+  });
+});
+
+describe("variables whose values may be of the libraries' types", () => {
+  it('are those naming the libraries and those reading one, at any remove', () => {
+    const vars = compileVariables(
+      [
+        ['ip', "ip('10.0.0.1')"],
+        ['plain', 'object.a + 1'],
+        ['list', '[variables.ip]'],
+        ['first', 'variables.list[0]'],
+        ['after', 'variables.plain * 2'],
+        ['whole', "variables['ip']"],
+        ['size', "'10.0.0.1'.size()"],
+      ].map(([name, expression]) => ({ name: name!, expression: expression! })),
+      { ...env, typeCheck: false },
+    );
+    assert.deepEqual(vars.libraries, ['ip', 'list', 'first', 'whole']);
+  });
+  it('are read by `variables.<name>` or by `variables` read otherwise', () => {
+    const CASES: ReadonlyArray<readonly [string, boolean]> = [
+      ['variables.a == variables.b', true],
+      ['variables . a', true],
+      ['variables.plain == 1', false],
+      ['variables.ab == 1', false],
+      ["variables['a']", true],
+      ['variables[name]', true],
+      ["'a' in variables", true],
+      ['object.variables.a', false],
+      ['myvariables.a', false],
+      ['object.a == 1', false],
+    ];
+    for (const [expression, reads] of CASES) assert.equal(readsVariables(expression, ['a']), reads, expression);
+    assert.equal(readsVariables('variables.a', []), false);
   });
 });

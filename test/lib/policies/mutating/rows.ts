@@ -48,13 +48,15 @@ const MATCHED = {
   kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
 };
 
-export function run(row: Row) {
-  const compiled = compileMutatingPolicy({
+/** Evaluates the row natively; `options` as compileMutatingPolicy's (`typeCheck: false`: as in-function). */
+export function run(row: Row, options: Parameters<typeof compileMutatingPolicy>[1] = {}) {
+  const spec = {
     name: 'p',
     mutations: row.mutations,
     variables: row.variables ?? [],
     ...(row.params ? { paramKind: { apiVersion: 'v1', kind: 'ConfigMap' } } : {}),
-  });
+  };
+  const compiled = compileMutatingPolicy(spec, options);
   const review = admissionReview(row.object, row.oldObject ? { oldObject: row.oldObject } : {});
   return evaluateMutatingPolicy(compiled, {
     request: review.request,
@@ -66,8 +68,8 @@ export function run(row: Row) {
   });
 }
 
-export function check(row: Row) {
-  const outcome = run(row);
+export function check(row: Row, options: Parameters<typeof compileMutatingPolicy>[1] = {}) {
+  const outcome = run(row, options);
   assert.equal(outcome.status?.code, row.statusCode, `status ${JSON.stringify(outcome.status)}`);
   if (row.statusCode !== undefined) {
     assert.ok(outcome.status?.message.includes(row.error!), `${outcome.status?.message} does not contain ${row.error}`);
