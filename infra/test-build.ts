@@ -32,9 +32,16 @@ export const NEEDS_TSX =
  */
 export const NO_TSX_MARKER = '// klw-test: no-tsx';
 
+/** A test file's `// klw-test: <name>` line (NO_TSX_MARKER, test-groups' OWN_PROCESS_MARKER). */
+export function markerLine(name: string): RegExp {
+  return new RegExp(`^\\s*//\\s*klw-test:\\s*${name}(?=\\s|$)`, 'm');
+}
+
+const NO_TSX_LINE = markerLine('no-tsx');
+
 /** True when a test file's text needs tsx: NEEDS_TSX matches it and it does not carry NO_TSX_MARKER. */
 export function needsTsx(text: string): boolean {
-  return NEEDS_TSX.test(text) && !/^\s*\/\/\s*klw-test:\s*no-tsx(?=\s|$)/m.test(text);
+  return NEEDS_TSX.test(text) && !NO_TSX_LINE.test(text);
 }
 
 /** Where the builds of a project's tests are kept: in its node_modules, so packages resolve from there. */

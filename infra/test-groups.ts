@@ -6,6 +6,8 @@
 // A file that says it needs a process of its own keeps one; one that ends the process when
 // grouped fails the run.
 
+import { markerLine } from './test-build.ts';
+
 /** The line a test file carries to keep a process of its own under `klw test --group`. */
 export const OWN_PROCESS_MARKER = '// klw-test: own-process';
 
@@ -13,8 +15,7 @@ export const OWN_PROCESS_MARKER = '// klw-test: own-process';
  * What keeps a test file out of the groups: OWN_PROCESS_MARKER on a line of its own. A file that
  * ends the process when grouped fails the run, naming it (infra/test-group.mjs).
  */
-export const NEEDS_OWN_PROCESS = /^\s*\/\/\s*klw-test:\s*own-process(?=\s|$)/m;
-/\bprocess\.(?:exit|abort|reallyExit)\s*\(|^\s*\/\/\s*klw-test:\s*own-process(?=\s|$)/m;
+export const NEEDS_OWN_PROCESS = markerLine('own-process');
 
 /** The runtime of a group (infra/test-group.mjs), plain JavaScript as the built files are. */
 const GROUP_RUNTIME = new URL('./test-group.mjs', import.meta.url).href;
