@@ -37,9 +37,10 @@ export function environmentOf(
 ): Environment {
   if (options.types) return typedEnvironment(options.types, options.declarations);
   // string() of the standard types only for an expression that calls it (the libraries have it too).
-  const unused = (libraries ? 0 : SCOPE.libraries) | (partsOf(expression) & SCOPE.strings ? 0 : SCOPE.strings);
+  const named = partsOf(expression);
+  const unused = (libraries ? 0 : SCOPE.libraries) | (named & SCOPE.strings ? 0 : SCOPE.strings);
   const full = FULL_SCOPE & ~unused;
-  const parts = partsOf(expression) | (libraries ? SCOPE.libraries : 0);
+  const parts = named | (libraries ? SCOPE.libraries : 0);
   const scope = options.typeCheck === false && !whole ? parts | formsScope(options.declarations) : full;
   if (options.declarations) return declaredEnvironment(options.declarations, scope);
   return environmentCovering(scope);
