@@ -183,9 +183,15 @@ function current(spec) {
   }
 }
 
-/** What, besides the inputs, a build depends on: the recipe, the entry points, where it is. */
+/**
+ * What, besides the inputs, a build depends on: the recipe, the entry points (in any order: a
+ * caller listing them slowest first, say, gets the same build), where it is.
+ */
 function recipeOf(spec) {
-  return `${RECIPE}\0${spec.root}\0${JSON.stringify(spec.entryPoints)}\0${spec.sourceUrls}`;
+  const entries = Array.isArray(spec.entryPoints)
+    ? [...spec.entryPoints].map(String).sort()
+    : Object.entries(spec.entryPoints).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `${RECIPE}\0${spec.root}\0${JSON.stringify(entries)}\0${spec.sourceUrls}`;
 }
 
 /**

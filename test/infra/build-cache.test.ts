@@ -84,6 +84,17 @@ describe('the cached build', () => {
     assert.deepEqual(await cachedBuild(options), { dir: first.dir, built: false });
   });
 
+  it('is reused whatever the order of its entry points', async () => {
+    const { root, options } = project('order');
+    writeFileSync(join(root, 'other.ts'), "export const other: string = 'other';\n");
+    const first = await cachedBuild({ ...options, entryPoints: { main: 'main.ts', other: 'other.ts' } });
+    assert.equal(first.built, true);
+    assert.deepEqual(await cachedBuild({ ...options, entryPoints: { other: 'other.ts', main: 'main.ts' } }), {
+      dir: first.dir,
+      built: false,
+    });
+  });
+
   it("leaves import.meta.url the built file's when asked, in a build of its own", async () => {
     const { cacheDir, options } = project('own-urls');
     const withSources = await cachedBuild(options);
