@@ -7,13 +7,16 @@
  * so functions that do not enforce conditions carry no CEL in their bundles.
  */
 import type { ASTNode, Environment, ParseResult } from './engine.ts';
-import { adoptCelGoChecker, type CheckerEnvironment, declaredFunctions, inferredTypes } from './check/checker.ts';
+import { adoptCelGoChecker, checkerEnvironment, inferredTypes } from './check/checker.ts';
 import { environmentOf } from './evaluate/declared.ts';
 import { needsLibraries } from './libraries/names.ts';
 import { balanceLogic } from './parse/logic-balance.ts';
-import { type Edit, escapedFieldAt, rewriteLiterals, writtenOffset } from './parse/literals.ts';
-import { compileError, compileErrors, internalNames } from './check/messages.ts';
+import { expressionTree } from './evaluate/tree.ts';
+import { treeCompiled } from './evaluate/tree-compiled.ts';
+import { escapedFieldAt, inWrittenText, rewriteLiterals, writtenOffset } from './parse/literals.ts';
+import { compileError, compileErrors, internalNames, macroArgument } from './check/messages.ts';
 import type { CompileError } from './check/compile-error.ts';
+import { CelError } from './errors.ts';
 import { evaluateMetered } from './cost/evaluation.ts';
 import { keepUnoptimized, PER_CALL_COST_LIMIT } from './cost/meter.ts';
 import { RECURSION_LIMIT_MESSAGE, readForParse } from './parse/limits.ts';
@@ -21,7 +24,13 @@ import { inCelGoWords } from './evaluate/runtime-errors.ts';
 import { screen, screenChecked } from './check/screen.ts';
 import { adoptCelGoSemantics } from './check/semantics.ts';
 import { environmentMinor, type CelKubeVersion, type ExpressionMode } from './versions/versions.ts';
-import { type PrecompiledExpression, precompiledFor, recordPrecompiled, FORM_VERSION } from './precompiled.ts';
+import {
+  FORM_VERSION,
+  type PrecompiledExpression,
+  precompiledFor,
+  recording,
+  recordPrecompiled,
+} from './precompiled.ts';
 
 export type { CompileError } from './check/compile-error.ts';
 export {
@@ -142,7 +151,8 @@ function compile(
   const minor = environmentMinor(options.kubeVersion, options.mode);
   if (precompilable && !made) {
     const form = precompiledFor(expression, minor, options.declarations);
-    const loaded = form && fromForm(form, options, minor);
+    const engine = () => (form && fromForm(form, options, minor)) ?? compileAfresh(expression, options, whole);
+    const loaded = form && (treeCompiled(form, engine, PER_CALL_COST_LIMIT) ?? fromForm(form, options, minor));
     if (loaded) return loaded;
   }
   const libraries = options.libraries === true || needsLibraries(expression);
@@ -197,8 +207,32 @@ function compile(
       return compileError(expression, { summary: RECURSION_LIMIT_MESSAGE, unplaced: true });
     throw err;
   }
-  if (precompilable) keepForm({ form: FORM_VERSION, expression, minor, text: source.text, libraries }, options, made);
+  if (precompilable) {
+    const form: PrecompiledExpression = { form: FORM_VERSION, expression, minor, text: source.text, libraries };
+    // A tree only for a form kept, and where the engine's own type check, which runs before its first
+    // evaluation, passes: where it fails, every evaluation fails.
+    const tree = made || recording() ? expressionTree(parsed.ast, options.declarations) : undefined;
+    if (tree && typeChecks(env, source.text, minor)) form.tree = tree;
+    keepForm(form, options, made);
+  }
   return compiled(env, parsed, type, () => compile(expression, options, fold, optimize) as CompiledExpression);
+}
+
+/** True when the engine's own type check passes on `text` (a fresh parse: the engine keeps what it checked). */
+function typeChecks(env: Environment, text: string, minor: number): boolean {
+  try {
+    const screened = parseScreened(env, text, minor);
+    return 'parsed' in screened && screened.parsed.check().valid;
+  } catch {
+    return false;
+  }
+}
+
+/** An expression compiled without its precompiled form (one whose tree the engine is to answer for). */
+function compileAfresh(expression: string, options: CompileOptions, whole: boolean): CompiledExpression {
+  const compiled = compile(expression, options, true, true, () => {}, whole);
+  if (isCompileError(compiled)) throw new CelError(compiled.message);
+  return compiled;
 }
 
 /** A form made while compiling: recorded (KUBE_CEL_RECORD) and handed to `made`. */
@@ -330,26 +364,6 @@ function compiled(
   };
 }
 
-/** The engine's refusals of a macro's variable (`[1].map(1, x)`), in cel-go's parser's words. */
-function macroArgument(err: unknown): unknown {
-  const e = err as { code?: string; summary?: string; range?: { start: number } } | undefined;
-  if (e?.code !== 'invalid_macro_argument' || !/variable/.test(e.summary ?? '')) return err;
-  return { summary: 'argument must be a simple name', range: e.range };
-}
-
-const checkerEnvironments = new WeakMap<Environment, CheckerEnvironment>();
-
-/** What the checker needs to know of an environment (the names of its functions), worked out once. */
-function checkerEnvironment(env: Environment): CheckerEnvironment {
-  let known = checkerEnvironments.get(env);
-  if (!known) {
-    const { functions } = env.getDefinitions() as { functions: Array<{ name: string; signature?: string }> };
-    known = { functions: declaredFunctions(functions) };
-    checkerEnvironments.set(env, known);
-  }
-  return known;
-}
-
 /**
  * The error of a constant conversion (`int('')`) evaluated as cel-go's planner folds it when the
  * API server plans the expression, refusing the configuration; undefined when it folds to a value.
@@ -366,13 +380,6 @@ function foldedError(text: string, options: CompileOptions): string | undefined 
     if (code === 'no_matching_overload' || code === 'no_such_overload') return undefined;
     return (err as { summary?: string; message?: string }).summary ?? (err as Error).message ?? String(err);
   }
-}
-
-/** An error whose position is in the rewritten text, with its position in the text as written. */
-function inWrittenText(err: unknown, edits: readonly Edit[]): unknown {
-  const e = err as { summary?: string; message?: string; range?: { start: number } } | undefined;
-  if (!edits.length || !e?.range) return err;
-  return { summary: e.summary ?? e.message ?? String(err), range: { start: writtenOffset(e.range.start, edits) } };
 }
 
 /** True when a compile result is an error. */

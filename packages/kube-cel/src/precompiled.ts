@@ -54,6 +54,12 @@ export interface PrecompiledExpression {
   text: string;
   /** True when it needs the environment with the Kubernetes libraries. */
   libraries: boolean;
+  /**
+   * Its parsed form as data (a Tree of evaluate/tree.ts, checked when loaded), when it is made only of
+   * what the tree evaluator runs: then it is evaluated without the engine's environment, unless an
+   * evaluation needs it. This module imports nothing, so the type is not named here.
+   */
+  tree?: readonly unknown[];
 }
 
 /** The key of a form: what compiling it depended on. */
@@ -119,9 +125,14 @@ export function precompiledFor(
   return forms!.get(keyOf(expression, minor, declarations));
 }
 
+/** True while a bundle is loaded to learn its expressions (RECORD_ENV set). */
+export function recording(): boolean {
+  return process.env.KUBE_CEL_RECORD === '1';
+}
+
 /** Keeps a form where a loader reads it (RECORD_ENV set); does nothing otherwise. */
 export function recordPrecompiled(form: PrecompiledExpression): void {
-  if (process.env.KUBE_CEL_RECORD !== '1') return;
+  if (!recording()) return;
   const key = Symbol.for(RECORDED_KEY);
   const global = globalThis as unknown as Record<symbol, PrecompiledExpression[] | undefined>;
   const list = (global[key] ??= []);

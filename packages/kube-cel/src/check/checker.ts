@@ -10,6 +10,7 @@
  * field an object type lacks), the refusal is added.
  */
 
+import type { Environment } from '../engine.ts';
 import { hasEmptyLiteral, type Inferred, typeParameters } from './inference.ts';
 import {
   branchesJoined,
@@ -252,4 +253,17 @@ function translate(err: EngineError, node: Node, site: Site): CheckIssue | Check
     default:
       return { start: at(node), message: err.summary ?? err.message ?? String(err) };
   }
+}
+
+const checkerEnvironments = new WeakMap<Environment, CheckerEnvironment>();
+
+/** What the checker needs to know of an environment (the names of its functions), worked out once. */
+export function checkerEnvironment(env: Environment): CheckerEnvironment {
+  let known = checkerEnvironments.get(env);
+  if (!known) {
+    const { functions } = env.getDefinitions() as { functions: Array<{ name: string; signature?: string }> };
+    known = { functions: declaredFunctions(functions) };
+    checkerEnvironments.set(env, known);
+  }
+  return known;
 }

@@ -115,3 +115,10 @@ export function compileErrors(
 
 /** cel-go's words for an expression past its recursion limit. */
 export { RECURSION_LIMIT_MESSAGE } from '../parse/tokens.ts';
+
+/** The engine's refusals of a macro's variable (`[1].map(1, x)`), in cel-go's parser's words. */
+export function macroArgument(err: unknown): unknown {
+  const e = err as { code?: string; summary?: string; range?: { start: number } } | undefined;
+  if (e?.code !== 'invalid_macro_argument' || !/variable/.test(e.summary ?? '')) return err;
+  return { summary: 'argument must be a simple name', range: e.range };
+}

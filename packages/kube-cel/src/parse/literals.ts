@@ -108,3 +108,10 @@ export function escapedFieldAt(text: string): number | undefined {
   }
   return undefined;
 }
+
+/** An error whose position is in the rewritten text, with its position in the text as written. */
+export function inWrittenText(err: unknown, edits: readonly Edit[]): unknown {
+  const e = err as { summary?: string; message?: string; range?: { start: number } } | undefined;
+  if (!edits.length || !e?.range) return err;
+  return { summary: e.summary ?? e.message ?? String(err), range: { start: writtenOffset(e.range.start, edits) } };
+}
