@@ -1,6 +1,8 @@
-// The CEL engine and package as a function's bundle carries them. The Kubernetes libraries
-// (packages/kube-cel libraries/all.ts) are a chunk of their own, loaded only when an expression
-// needs them (all-lazy.ts in all.ts's place). Each declaration the engine registers (its
+// The CEL engine and package as a function's bundle carries them. The engine, with what compiles
+// expressions (packages/kube-cel compile.ts), is a chunk of its own, loaded only when an expression
+// has no precompiled tree or an evaluation is left to it (compile-lazy.ts in compile.ts's place);
+// the Kubernetes libraries (libraries/all.ts) are another, loaded only when an expression needs
+// them (all-lazy.ts in all.ts's place). Each declaration the engine registers (its
 // standard library when it loads, the Kubernetes environment when one is built) is first compared
 // with every declaration of the same name, to refuse one that overlaps another: a guard for code
 // that declares functions, milliseconds of the cold start of a function that only evaluates. A bundle's
@@ -81,10 +83,14 @@ export const ASCII_EDITS = [
 const LIBRARIES = join('packages', 'kube-cel', 'src', 'libraries', 'all.ts');
 const LAZY_LIBRARIES = join('packages', 'kube-cel', 'src', 'libraries', 'all-lazy.ts');
 
+/** The package's compiling module, and what a bundle has in its place. */
+const COMPILE = join('packages', 'kube-cel', 'src', 'compile.ts');
+const LAZY_COMPILE = join('packages', 'kube-cel', 'src', 'compile-lazy.ts');
+
 /**
  * The esbuild plugin that bundles the engine's registry without the guards and with its standard
- * library registered when first looked up, the engine's text in ASCII, and the package's libraries
- * in a chunk loaded on demand.
+ * library registered when first looked up, the engine's text in ASCII, and the engine and the
+ * package's libraries in chunks loaded on demand.
  */
 export function engineGuardsPlugin(): esbuild.Plugin {
   return {
@@ -94,6 +100,11 @@ export function engineGuardsPlugin(): esbuild.Plugin {
         const path = resolve(args.resolveDir, args.path);
         if (!path.endsWith(LIBRARIES) || args.importer.endsWith(LAZY_LIBRARIES)) return undefined;
         return { path: path.slice(0, -LIBRARIES.length) + LAZY_LIBRARIES };
+      });
+      build.onResolve({ filter: /[\\/]compile\.ts$/ }, (args) => {
+        const path = resolve(args.resolveDir, args.path);
+        if (!path.endsWith(COMPILE) || args.importer.endsWith(LAZY_COMPILE)) return undefined;
+        return { path: path.slice(0, -COMPILE.length) + LAZY_COMPILE };
       });
       build.onLoad({ filter: REGISTRY }, async (args) => {
         const bundled = bundledRegistry(await readFile(args.path, 'utf8'));

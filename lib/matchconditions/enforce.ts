@@ -13,7 +13,7 @@ import type { AdmissionRequest } from '../review/schemas.ts';
 import type { WebhookContext } from '../webhook.ts';
 import { createMatcher, forbiddenByConditions, skipReason, type Matcher } from './matcher.ts';
 import { kubeVersionFromText } from '../../packages/kube-cel/src/index.ts';
-import { chunkLoader } from './regex-loader.ts';
+import { afterChunks, chunkLoader } from './regex-loader.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a definition of any object type (T is both read and returned, so no one type fits all).
 type AnyObject = any;
@@ -45,9 +45,14 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
   const isMutating = 'mutate' in definition;
   // The failurePolicy the registration will get (by type when unset).
   const { failurePolicy } = completeAdmissionRegistration(isMutating ? 'mutating' : 'validating', definition);
-  // The RE2 engine and the Kubernetes libraries are chunks of their own in the bundle, loaded only
-  // when a condition uses them, before any is compiled.
-  const chunksReady = chunkLoader((definition.matchConditions ?? []).map((c) => c.expression));
+  // The CEL engine, the RE2 engine and the Kubernetes libraries are chunks of their own in the
+  // bundle, loaded only when a condition needs them, before any is compiled.
+  const expressions = (definition.matchConditions ?? []).map((c) => c.expression);
+  const chunksReady = chunkLoader(
+    expressions,
+    false,
+    expressions.map((e) => e.trim()),
+  );
   // One matcher per Kubernetes version, by the rule of served expressions (the calling fleet
   // cluster's, else the registration's, else the newest): compiled while the module loads inside
   // Lambda (the init phase, done ahead of time with provisioned concurrency), elsewhere (lint,
@@ -64,22 +69,24 @@ export function enforceMatchConditions<D extends Definition>(definition: D): D &
       }),
     chunksReady,
   );
-  /** `then` once the chunks are loaded: at once when they are (or are not needed), else after. */
-  const whenReady = <T>(then: () => T | Promise<T>): T | Promise<T> => {
-    const loading = chunksReady();
-    return loading ? loading.then(then) : then();
+  /** `then` with the gate's decision, once the chunks it needs are loaded. */
+  const gated = <T>(
+    request: AdmissionRequest,
+    ctx: WebhookContext,
+    then: (d: ReturnType<typeof gate>) => T | Promise<T>,
+  ): T | Promise<T> => {
+    const decision = afterChunks(chunksReady, () => gate(conditions(ctx.kubeVersion), request, ctx));
+    return decision instanceof Promise ? decision.then(then) : then(decision);
   };
   type Enforcing = D & { enforceMatchConditions: true };
   if (isMutating) {
     const { mutate } = definition as MutatingWebhookDefinition<AnyObject>;
     const wrapped: MutatingWebhookDefinition<AnyObject>['mutate'] = (object, request, ctx) =>
-      whenReady(
-        () => gate(conditions(ctx.kubeVersion), request as AdmissionRequest, ctx) ?? mutate(object, request, ctx),
-      );
+      gated(request as AdmissionRequest, ctx, (decision) => decision ?? mutate(object, request, ctx));
     return { ...definition, enforceMatchConditions: true, mutate: wrapped } as Enforcing;
   }
   const { validate } = definition as ValidatingWebhookDefinition<AnyObject>;
   const wrapped: ValidatingWebhookDefinition<AnyObject>['validate'] = (request, ctx) =>
-    whenReady(() => gate(conditions(ctx.kubeVersion), request as AdmissionRequest, ctx) ?? validate(request, ctx));
+    gated(request as AdmissionRequest, ctx, (decision) => decision ?? validate(request, ctx));
   return { ...definition, enforceMatchConditions: true, validate: wrapped } as Enforcing;
 }

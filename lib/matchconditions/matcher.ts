@@ -10,6 +10,7 @@ import {
   type Authorize,
   type CelKubeVersion,
   CelCompileError,
+  CelEngineNotLoaded,
   check,
   compile,
   kubeVersionFromText,
@@ -167,6 +168,8 @@ export function createMatcher(
           cost = evaluation.cost;
           evaluations.push({ name, value: evaluation.value });
         } catch (err) {
+          // Left to the engine before its chunk is loaded: evaluated again once it is (afterChunks).
+          if (err instanceof CelEngineNotLoaded) throw err;
           cost = (err as { cost?: number }).cost ?? 0;
           const message = err instanceof Error ? err.message : String(err);
           evaluations.push({

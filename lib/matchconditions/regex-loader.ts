@@ -1,16 +1,49 @@
 // Functions that compile CEL inside Lambda load what their expressions need first: a bundle carries
-// the RE2 engine (regular expressions) and the Kubernetes CEL libraries in chunks that only a
-// dynamic import reaches.
-import { loadLibraries, loadRegexEngine, needsLibraries, usesRegex } from '../../packages/kube-cel/src/index.ts';
+// the CEL engine (needed by expressions without a precompiled tree), the RE2 engine (regular
+// expressions) and the Kubernetes CEL libraries in chunks that only a dynamic import reaches.
+import {
+  CelEngineNotLoaded,
+  loadEngine,
+  loadLibraries,
+  loadRegexEngine,
+  needsEngine,
+  needsLibraries,
+  usesRegex,
+} from '../../packages/kube-cel/src/index.ts';
 
 /**
- * Loads the chunks `expressions` need (RE2 when one uses a regular expression, the libraries when one
- * names their functions, or always when `checked`: a type-checked expression compiles in the whole
- * environment): each call answers the load under way (a failed one is tried again on the next
- * call), or undefined once it is done or when nothing is needed.
+ * `run` once the chunks are loaded (`chunksReady`, a chunkLoader): at once when they are. Where an
+ * evaluation is left to the CEL engine before its chunk is loaded (CelEngineNotLoaded), `run` is
+ * done again once it is: what runs here is CEL evaluation, which has no effects.
  */
-export function chunkLoader(expressions: readonly string[], checked = false): () => Promise<void> | undefined {
+export function afterChunks<T>(chunksReady: () => Promise<void> | undefined, run: () => T): T | Promise<T> {
+  const attempt = (): T | Promise<T> => {
+    try {
+      return run();
+    } catch (err) {
+      if (err instanceof CelEngineNotLoaded) return loadEngine().then(run);
+      throw err;
+    }
+  };
+  const loading = chunksReady();
+  return loading ? loading.then(attempt) : attempt();
+}
+
+/**
+ * Loads the chunks `expressions` need: RE2 when one uses a regular expression, the Kubernetes
+ * libraries when one names their functions (or always when `checked`: a type-checked expression
+ * compiles in the whole environment), the CEL engine when `checked` or one of `compiled` (the
+ * expressions as compiled; `expressions` by default) has no precompiled tree. Each call answers
+ * the load under way (a failed one is tried again on the next call), or undefined once it is done
+ * or when nothing is needed.
+ */
+export function chunkLoader(
+  expressions: readonly string[],
+  checked = false,
+  compiled: readonly string[] = expressions,
+): () => Promise<void> | undefined {
   const loads = [
+    ...(checked || compiled.some(needsEngine) ? [loadEngine] : []),
     ...(expressions.some(usesRegex) ? [loadRegexEngine] : []),
     ...(checked || expressions.some(needsLibraries) ? [loadLibraries] : []),
   ];

@@ -10,6 +10,7 @@ import {
   CelCompileError,
   check,
   compile,
+  CelEngineNotLoaded,
   CostLimitExceeded,
   kubeVersionFromText,
   MATCH_CONDITIONS_COST_BUDGET,
@@ -31,7 +32,21 @@ import type { AdmissionRequest } from '../review/schemas.ts';
  * `checked` (a type-checked compile, in the whole environment) always loads the libraries.
  */
 export function policyChunkLoader(spec: unknown, checked = false): () => Promise<void> | undefined {
-  return chunkLoader(stringsOf(spec), checked);
+  return chunkLoader(stringsOf(spec), checked, expressionsOf(spec));
+}
+
+/** The fields of a policy's spec that hold CEL expressions, at any depth. */
+const EXPRESSION_FIELDS = new Set(['expression', 'messageExpression', 'valueExpression']);
+
+/** The expressions of a policy's spec (the strings of its expression fields), at any depth. */
+function expressionsOf(value: unknown, into: string[] = []): string[] {
+  if (Array.isArray(value)) for (const v of value) expressionsOf(v, into);
+  else if (value && typeof value === 'object')
+    for (const [key, v] of Object.entries(value)) {
+      if (typeof v === 'string' && EXPRESSION_FIELDS.has(key)) into.push(v);
+      else expressionsOf(v, into);
+    }
+  return into;
 }
 
 /** The strings of a value, at any depth. */
@@ -42,6 +57,7 @@ function stringsOf(value: unknown, into: string[] = []): string[] {
 }
 
 export {
+  CelEngineNotLoaded,
   CostLimitExceeded,
   decideMatch,
   MATCH_CONDITIONS_COST_BUDGET,
@@ -236,6 +252,8 @@ export function runProgram(program: Program, activation: Record<string, unknown>
     const { value, cost } = program.evaluate(activation, { costLimit: PER_CALL_COST_LIMIT });
     return { value, cost };
   } catch (err) {
+    // Left to the engine before its chunk is loaded: the dispatch runs again once it is (afterChunks).
+    if (err instanceof CelEngineNotLoaded) throw err;
     const cost = (err as { cost?: number }).cost ?? 0;
     const message = err instanceof Error ? err.message : String(err);
     return { error: message, costLimited: err instanceof CostLimitExceeded, cost };

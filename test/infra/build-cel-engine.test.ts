@@ -82,6 +82,7 @@ describe('the CEL engine in bundles', () => {
       `export { compileExpression, isCompileError } from ${src('compile.ts')};
 export { admissionVariables } from ${src('admission/variables.ts')};
 export { loadLibraries } from ${src('libraries/all.ts')};
+export { loadEngine } from ${src('compile.ts')};
 `,
     );
     const outfile = join(dir, 'bundle.mjs');
@@ -109,7 +110,9 @@ export { loadLibraries } from ${src('libraries/all.ts')};
       isCompileError: typeof isCompileError;
       admissionVariables: typeof admissionVariables;
       loadLibraries: () => Promise<void>;
+      loadEngine: () => Promise<void>;
     };
+    await bundled.loadEngine();
     await bundled.loadLibraries();
     // Each side's own variables: the authorizer is a value of its own classes.
     const options = { authorize: () => ({ decision: 'Allow' as const }) };

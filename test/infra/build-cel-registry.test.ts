@@ -69,7 +69,9 @@ describe('the CEL standard library in bundles', () => {
     const bundled = (await import(pathToFileURL(outfile).href)) as {
       conformanceAnswers: typeof conformanceAnswers;
       loadLibraries: () => Promise<void>;
+      loadEngine: () => Promise<void>;
     };
+    await bundled.loadEngine();
     await bundled.loadLibraries();
     // Unchecked first: the checker reads every declaration, which registers the rest at once.
     for (const typeCheck of [false, true]) {

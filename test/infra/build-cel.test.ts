@@ -3,7 +3,8 @@
 // then loads without reading the expressions again. A bundle that fails, stalls or has no CEL is
 // built as before.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, describe, it } from 'node:test';
@@ -119,6 +120,47 @@ describe('precompiled CEL in bundles', () => {
     } finally {
       delete process.env.KLW_LOG_LEVEL;
     }
+  });
+
+  it('loads the engine only where a precompiled tree leaves an evaluation to it', () => {
+    // The bundle without its engine chunk: what the trees answer needs none of it.
+    const copy = join(work, 'no-engine');
+    cpSync(dirname(bundlePath(work, 'gate')), copy, { recursive: true });
+    const engine = readdirSync(join(copy, 'chunks')).filter((f) => /^compile-.*\.mjs$/.test(f));
+    assert.equal(engine.length, 1, 'the engine is a chunk of its own');
+    rmSync(join(copy, 'chunks', engine[0]!));
+    // A pod without a name: the condition's read of it fails, in the engine's words.
+    const nameless = admissionReview({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { namespace: 'default' },
+    } as KubeObject);
+    const answers = (bundle: string, reviews: unknown[]) => {
+      const script = `const { handler } = await import(process.env.BUNDLE);
+const out = [];
+for (const review of JSON.parse(process.env.REVIEWS)) {
+  try { out.push(JSON.parse((await handler(review)).body).response); } catch (err) { out.push({ thrown: String(err) }); }
+}
+process.stdout.write(JSON.stringify(out));`;
+      const env = { ...process.env, BUNDLE: pathToFileURL(bundle).href, REVIEWS: JSON.stringify(reviews) };
+      const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        env: { ...env, KLW_LOG_LEVEL: 'silent', AWS_LAMBDA_FUNCTION_NAME: 'gate' },
+        encoding: 'utf8',
+      });
+      assert.equal(run.status, 0, run.stderr);
+      return JSON.parse(run.stdout) as Array<{ allowed?: boolean; status?: { message?: string }; thrown?: string }>;
+    };
+    const [ran, skipped] = answers(join(copy, 'index.mjs'), [toEvent(pod('web-1')), toEvent(pod('db-1'))]);
+    assert.equal(ran!.allowed, false);
+    assert.equal(ran!.status?.message, 'frozen');
+    assert.equal(skipped!.allowed, true);
+    // Left to the engine: without its chunk the review fails; with it, as a bundle without trees answers.
+    const [failed] = answers(join(copy, 'index.mjs'), [toEvent(nameless)]);
+    assert.notEqual(failed!.allowed, true, JSON.stringify(failed));
+    const [byTree] = answers(bundlePath(work, 'gate'), [toEvent(nameless)]);
+    const [byEngine] = answers(join(work, 'unprecompiled', 'index.mjs'), [toEvent(nameless)]);
+    assert.deepEqual(byTree, byEngine);
+    assert.match(byTree!.status?.message ?? '', /no such key: name/);
   });
 
   it('compiles with the libraries a validation reading IPs through variables, its form made without', async () => {

@@ -28,6 +28,7 @@ import type { KindSchema } from './mutation.ts';
 import { type CrdSchema, crdSchema } from './smd/crd.ts';
 import { builtinSchema, builtinTypeName } from './smd/schema.ts';
 import type { MutatingBindingSpec, MutatingPolicySpec, Mutation, ReinvocationPolicy } from './types.ts';
+import { afterChunks } from '../../matchconditions/regex-loader.ts';
 
 /** What a user declares for a MutatingAdmissionPolicy and its binding. */
 export interface MutatingPolicyDefinition<T = KubeObject> {
@@ -234,8 +235,7 @@ export function defineMutatingPolicy<T extends KubeObject = KubeObject>(
           return deny(outcome.status!.message, { code: outcome.status!.code, reason: outcome.status!.reason });
         return outcome.object === request.object ? undefined : (outcome.object ?? undefined);
       };
-      const loading = chunksReady();
-      return loading ? loading.then(run) : run();
+      return afterChunks(chunksReady, run);
     },
   });
   return Object.assign(webhook, { mutatingPolicy: policy, evaluate });

@@ -32,6 +32,7 @@ import type {
 } from './types.ts';
 import { compileValidatingPolicy } from './validator.ts';
 import { allow, deny, type Decision } from '../../admission/decision.ts';
+import { afterChunks } from '../../matchconditions/regex-loader.ts';
 
 export type { PolicyRule } from '../generic/define.ts';
 
@@ -254,8 +255,7 @@ export function servePolicy(
         );
         return verdictDecision(verdict, policy.spec.name);
       };
-      const loading = chunksReady();
-      return loading ? loading.then(run) : run();
+      return afterChunks(chunksReady, run);
     },
   });
   Object.defineProperty(webhook, DEFINITION, { value: definition });

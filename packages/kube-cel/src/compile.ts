@@ -6,7 +6,7 @@
  * Imported only by code that evaluates conditions, never by the admission engine itself,
  * so functions that do not enforce conditions carry no CEL in their bundles.
  */
-import type { ASTNode, Environment, ParseResult } from './engine.ts';
+import type { Environment, ParseResult } from './engine.ts';
 import { adoptCelGoChecker, checkerEnvironment, inferredTypes } from './check/checker.ts';
 import { environmentOf } from './evaluate/declared.ts';
 import { needsLibraries } from './libraries/names.ts';
@@ -14,7 +14,7 @@ import { balanceLogic } from './parse/logic-balance.ts';
 import { expressionTree } from './evaluate/tree.ts';
 import { treeCompiled } from './evaluate/tree-compiled.ts';
 import { escapedFieldAt, inWrittenText, rewriteLiterals, writtenOffset } from './parse/literals.ts';
-import { compileError, compileErrors, internalNames, macroArgument } from './check/messages.ts';
+import { compileError, compileErrors, internalNames, macroArgument, mentions } from './check/messages.ts';
 import type { CompileError } from './check/compile-error.ts';
 import { CelError } from './errors.ts';
 import { evaluateMetered } from './cost/evaluation.ts';
@@ -61,14 +61,6 @@ export interface CompiledExpression {
    * and cost. The error thrown (CostLimitExceeded or the evaluation's) carries the cost as `cost`.
    */
   evaluate(variables: Record<string, unknown>, limit?: number): { value: unknown; cost: number };
-}
-
-function mentions(node: unknown, name: string): boolean {
-  if (!node || typeof node !== 'object') return false;
-  if (Array.isArray(node)) return node.some((n) => mentions(n, name));
-  const ast = node as ASTNode;
-  if (ast.op === 'id') return ast.args === name;
-  return mentions(ast.args, name);
 }
 
 /** Options of compileExpression. */
@@ -380,6 +372,20 @@ function foldedError(text: string, options: CompileOptions): string | undefined 
     if (code === 'no_matching_overload' || code === 'no_such_overload') return undefined;
     return (err as { summary?: string; message?: string }).summary ?? (err as Error).message ?? String(err);
   }
+}
+
+/**
+ * Loads the CEL engine ahead of use: in a function's bundle it is a chunk of its own (with what
+ * compiles expressions), which only this reaches; expressions with precompiled trees need it only
+ * when an evaluation is left to it. Elsewhere it is loaded with the package, and this does nothing.
+ */
+export function loadEngine(): Promise<void> {
+  return Promise.resolve();
+}
+
+/** True when compiling `expression` needs the engine loaded first (loadEngine); never here, where it is. */
+export function needsEngine(_expression: string): boolean {
+  return false;
 }
 
 /** True when a compile result is an error. */

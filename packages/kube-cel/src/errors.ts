@@ -45,3 +45,15 @@ export class CostLimitExceeded extends CelError {
     super('operation cancelled: actual cost limit exceeded');
   }
 }
+
+/**
+ * Thrown in a function's bundle where an expression needs the CEL engine (compiling one that has no
+ * precompiled tree, or evaluating one its tree leaves to the engine) before it is loaded: await
+ * loadEngine(), then do it again (evaluations are pure). Never thrown where the package runs unbundled.
+ */
+export class CelEngineNotLoaded extends CelError {
+  override name = 'CelEngineNotLoaded';
+  constructor() {
+    super('the CEL engine is not loaded: await loadEngine() before compiling or evaluating this expression');
+  }
+}

@@ -130,6 +130,21 @@ export function recording(): boolean {
   return process.env.KUBE_CEL_RECORD === '1';
 }
 
+/**
+ * True when the forms given hold `expression` (for some Kubernetes version and declarations), each
+ * with its tree: a bundle then compiles and evaluates it without the engine, as a rule.
+ */
+export function treesOnly(expression: string): boolean {
+  if (!forms) usePrecompiled(bundled());
+  let found = false;
+  for (const f of forms!.values()) {
+    if (f.expression !== expression) continue;
+    if (!f.tree) return false;
+    found = true;
+  }
+  return found;
+}
+
 /** Keeps a form where a loader reads it (RECORD_ENV set); does nothing otherwise. */
 export function recordPrecompiled(form: PrecompiledExpression): void {
   if (!recording()) return;

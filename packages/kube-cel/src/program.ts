@@ -5,7 +5,7 @@
  * expression) or side by side.
  */
 import { type CompileOptions, compileExpression, isCompileError } from './compile.ts';
-import { PER_CALL_COST_LIMIT } from './cost/meter.ts';
+import { PER_CALL_COST_LIMIT } from './cost/limits.ts';
 import { CelCompileError, CelError, CelEvaluationError } from './errors.ts';
 
 /** Options of Program.evaluate. */

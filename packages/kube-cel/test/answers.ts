@@ -8,6 +8,7 @@ import { exclusionOf } from './conformance-exclusions.ts';
 import { declarationsOf, marcCanonical, valueBindings } from './engines.ts';
 
 export { loadLibraries } from '../src/libraries/all.ts';
+export { loadEngine } from '../src/compile.ts';
 
 /**
  * Each case's answer, compiled with its declarations `typeCheck`ed or not: the compile error, or the

@@ -122,3 +122,12 @@ export function macroArgument(err: unknown): unknown {
   if (e?.code !== 'invalid_macro_argument' || !/variable/.test(e.summary ?? '')) return err;
   return { summary: 'argument must be a simple name', range: e.range };
 }
+
+/** True when the parsed expression reads the variable `name`. */
+export function mentions(node: unknown, name: string): boolean {
+  if (!node || typeof node !== 'object') return false;
+  if (Array.isArray(node)) return node.some((n) => mentions(n, name));
+  const ast = node as { op: string; args: unknown };
+  if (ast.op === 'id') return ast.args === name;
+  return mentions(ast.args, name);
+}

@@ -14,18 +14,7 @@ import { isConstant, isSetMembership, isUnoptimized } from './constants.ts';
 export { isConstant, isSetMembership, keepUnoptimized } from './constants.ts';
 export { CostLimitExceeded } from '../errors.ts';
 
-/**
- * Cost limit of one expression's evaluation, the API server's PerCallLimit
- * (apiserver/pkg/apis/cel/config.go, "roughly 0.1 second").
- */
-export const PER_CALL_COST_LIMIT = 1_000_000;
-
-/**
- * Cost budget of all matchConditions of one webhook for one request, the API server's
- * RuntimeCELCostBudgetMatchConditions: past it, the conditions fail as a whole (the
- * filter's error), whatever the ones before answered.
- */
-export const MATCH_CONDITIONS_COST_BUDGET = 2_500_000;
+export { MATCH_CONDITIONS_COST_BUDGET, PER_CALL_COST_LIMIT } from './limits.ts';
 
 /**
  * What one evaluation has left to spend, carried by its own evaluator (evaluation.ts): every
