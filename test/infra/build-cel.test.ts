@@ -54,7 +54,20 @@ const policy = defineValidatingPolicy(spec('ip-vars', ${variables}));
 export const handler = policy.handler;
 export default policy;
 `;
+/** A mutating policy (type-checked in-function, compiled when loaded outside Lambda). */
+const mutatingSource = `import { Deployment, on } from 'kube-lambda-webhooks';
+import { defineMutatingPolicy } from 'kube-lambda-webhooks/policies';
+const policy = defineMutatingPolicy({
+  name: 'team',
+  auth: 'none' as const,
+  matchConstraints: { resourceRules: [on(Deployment).create()] },
+  mutations: [{ patchType: 'ApplyConfiguration', applyConfiguration: { expression: 'Object{metadata: Object.metadata{labels: {"team": "a"}}}' } }],
+});
+export const handler = policy.handler;
+export default policy;
+`;
 const functions: Record<string, string> = {
+  mutating: mutatingSource,
   gate: source('gate'),
   vars: varsSource(`"ip('10.0.0.1')", "ip('10.0.0.' + string(size(object.metadata.name)))"`),
   // Loads elsewhere, fails where Lambda loads it: built, without forms.
@@ -161,6 +174,30 @@ process.stdout.write(JSON.stringify(out));`;
     const [byEngine] = answers(join(work, 'unprecompiled', 'index.mjs'), [toEvent(nameless)]);
     assert.deepEqual(byTree, byEngine);
     assert.match(byTree!.status?.message ?? '', /no such key: name/);
+  });
+
+  it('loads a mutating policy outside Lambda, its engine chunk loaded for the first review', async () => {
+    await buildFunction(work, entry('mutating'));
+    const deployment = admissionReview(
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'default' } } as KubeObject,
+      { namespace: 'default' },
+    );
+    const script = `const { handler } = await import(process.env.BUNDLE);
+process.stdout.write((await handler(JSON.parse(process.env.EVENT))).body);`;
+    const { AWS_LAMBDA_FUNCTION_NAME: _, ...env } = process.env;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      env: {
+        ...env,
+        KLW_LOG_LEVEL: 'silent',
+        BUNDLE: pathToFileURL(bundlePath(work, 'mutating')).href,
+        EVENT: JSON.stringify(toEvent(deployment)),
+      },
+      encoding: 'utf8',
+    });
+    assert.equal(run.status, 0, run.stderr);
+    const { response } = JSON.parse(run.stdout);
+    assert.equal(response.allowed, true, run.stdout);
+    assert.match(Buffer.from(response.patch, 'base64').toString(), /"team":"a"|team/);
   });
 
   it('compiles with the libraries a validation reading IPs through variables, its form made without', async () => {

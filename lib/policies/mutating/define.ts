@@ -9,7 +9,7 @@ import { deny } from '../../admission/decision.ts';
 import { defineMutatingWebhook, type AdmissionWebhook } from '../../admission/webhook.ts';
 import type { LambdaSettings, MatchCondition } from '../../registration.ts';
 import type { AdmissionRequest, KubeObject } from '../../review/schemas.ts';
-import { type Authorize, policyChunkLoader } from '../cel.ts';
+import { type Authorize, CelEngineNotLoaded, policyChunkLoader } from '../cel.ts';
 import {
   bindingHead,
   bindingTail,
@@ -198,7 +198,13 @@ export function defineMutatingPolicy<T extends KubeObject = KubeObject>(
     (kubernetesVersion) => compileMutatingPolicy(served, kubernetesVersion ? { kubernetesVersion } : {}),
     chunksReady,
   );
-  if (!process.env.AWS_LAMBDA_FUNCTION_NAME) nativeCompiled();
+  if (!process.env.AWS_LAMBDA_FUNCTION_NAME)
+    try {
+      nativeCompiled();
+    } catch (err) {
+      // A bundle loaded outside Lambda, its engine a chunk not loaded yet: compiled on first use.
+      if (!(err instanceof CelEngineNotLoaded)) throw err;
+    }
   const kindSchema = kindSchemas(policy.schemas);
   const params: ParamSources = paramSourcesOf(policy.params);
   const evaluate: MutatingPolicyWebhook['evaluate'] = (request, options = {}) => {
