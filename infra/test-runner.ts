@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { BUILT_FUNCTIONS_ENV } from '../lib/harness/discover.ts';
 import { describeThrown, KlwError } from './errors.ts';
 import { writeFileSafely } from './files.ts';
 import { isRecord } from './json.ts';
@@ -242,7 +243,8 @@ function grouped(
  */
 async function preparedCommand(root: string, options: RunTestsOptions, scratch: string, timesTo?: string) {
   const files = testFiles(root, options);
-  if (!files.some(isTypeScript)) return { args: commandFor(root, files, options, timesTo), names: {} };
+  const none = { names: {}, functions: {} };
+  if (!files.some(isTypeScript)) return { args: commandFor(root, files, options, timesTo), ...none };
   let tests: PreparedTests;
   try {
     tests = await prepareTests(root, files, scratch);
@@ -257,12 +259,13 @@ async function preparedCommand(root: string, options: RunTestsOptions, scratch: 
         .split('\n')
         .find((l) => / ERROR: /.test(l)) ?? describeThrown(error);
     process.stderr.write(`klw: the TypeScript tests do not build (${first}); running them through tsx\n`);
-    return { args: commandFor(root, files, options, timesTo), names: {} };
+    return { args: commandFor(root, files, options, timesTo), ...none };
   }
   const namesFile = join(scratch, 'names.json');
   writeFileSafely(namesFile, JSON.stringify(tests.names));
   const units = options.group ? grouped(root, files, tests, options.concurrency, scratch) : files;
-  return { args: commandFor(root, units, options, timesTo, { tests, namesFile }), names: tests.names };
+  const args = commandFor(root, units, options, timesTo, { tests, namesFile });
+  return { args, names: tests.names, functions: tests.functions };
 }
 
 /**
@@ -273,9 +276,11 @@ export async function runTests(root: string, options: RunTestsOptions = {}): Pro
   const scratch = mkdtempSync(join(tmpdir(), 'klw-test-'));
   const timesTo = options.namePattern ? undefined : join(scratch, 'times.json');
   try {
-    const { args, names } = await preparedCommand(root, options, scratch, timesTo);
-    // A test run started from inside another one must not report to it.
-    const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
+    const { args, names, functions } = await preparedCommand(root, options, scratch, timesTo);
+    // A test run started from inside another one must not report to it, nor take its functions.
+    const { NODE_TEST_CONTEXT: _context, [BUILT_FUNCTIONS_ENV]: _functions, ...env } = process.env;
+    // describeConformance imports the functions' builds (none: their sources, through tsx).
+    if (Object.keys(functions).length) env[BUILT_FUNCTIONS_ENV] = JSON.stringify(functions);
     const code = await new Promise<number>((resolvePromise, reject) => {
       const child = spawn(process.execPath, args, { cwd: root, env, stdio: 'inherit' });
       child.on('error', reject);
