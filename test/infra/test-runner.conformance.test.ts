@@ -4,10 +4,13 @@
 // throwing at load failing its own test). Run by hand through tsx, it imports the sources.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { after, beforeEach, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { initProject } from '../../infra/init.ts';
+import { needsTsx } from '../../infra/test-build.ts';
 import { BUILT_FUNCTIONS_ENV, functionModuleUrl } from '../../lib/harness/discover.ts';
 import { projectInRepository } from '../helpers.ts';
 import { klwTest } from './test-runner.projects.ts';
@@ -122,6 +125,55 @@ export default defineValidatingWebhook({ name: 'added', rules: [{ operations: ['
     const seen = loads();
     assert.equal(seen.length, 1);
     assert.ok(seen[0]!.file.endsWith(CONFORMANCE), seen[0]!.file);
+  });
+});
+
+describe('a klw init project', () => {
+  it('passes its tests with a tsx that cannot load: every file runs from the build', () => {
+    const dir = join(work, 'init');
+    initProject(dir);
+    // The repository's tsconfig (above) maps the package's name to its sources, as an install would.
+    rmSync(join(dir, 'tsconfig.json'));
+    for (const file of ['conformance', 'lint'])
+      assert.ok(!needsTsx(readFileSync(join(dir, 'test', 'functions', `${file}.test.ts`), 'utf8')), file);
+    // The project's own tsx, found before the repository's, fails whatever loads it.
+    const tsx = join(dir, 'node_modules', 'tsx');
+    mkdirSync(tsx, { recursive: true });
+    writeFileSync(
+      join(tsx, 'package.json'),
+      JSON.stringify({
+        name: 'tsx',
+        type: 'module',
+        exports: { '.': './index.mjs', './package.json': './package.json' },
+      }),
+    );
+    writeFileSync(join(tsx, 'index.mjs'), "throw new Error('tsx loaded');\n");
+    const { code, out } = klwTest(dir, '--reporter', 'tap');
+    assert.equal(code, 0, out);
+    assert.doesNotMatch(out, /tsx loaded/);
+    assert.match(out, /# Subtest: require-owner conformance/);
+    assert.match(out, /^ok \d+ - klw lint: the API server takes every registration and its rules match$/m);
+    assert.match(out, /^# pass 4$/m);
+    // The fake tsx does fail a file that needs it.
+    writeFileSync(join(dir, 'test', 'needs-tsx.test.ts'), "await import(String('./x.ts'));\n");
+    const failing = klwTest(dir, '--reporter', 'tap', 'test/needs-tsx.test.ts');
+    assert.notEqual(failing.code, 0, failing.out);
+    assert.match(failing.out, /tsx loaded/);
+  });
+});
+
+describe('the lint test klw init writes', () => {
+  it('fails saying to install the package when no kube-lambda-webhooks is found above the project', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'klw-lint-test-'));
+    try {
+      mkdirSync(join(dir, 'test'));
+      cpSync(join(root, 'infra', 'templates', 'project', 'lint.test.ts.tmpl'), join(dir, 'test', 'lint.test.ts'));
+      const { code, out } = klwTest(dir, '--reporter', 'tap');
+      assert.notEqual(code, 0, out);
+      assert.match(out, /kube-lambda-webhooks has no infra\/bin\/klw\.mjs here: run npm install/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
