@@ -33,6 +33,15 @@ export const NEEDS_TSX =
 const CONFORMANCE = /\bdescribeConformance\s*\(/;
 
 /**
+ * True when a test file calls describeConformance, which registers its suites once the functions
+ * are loaded: after the file's import, too late for a suite of a group (infra/test-group.mjs), so
+ * such a file keeps a process of its own.
+ */
+export function importsFunctions(text: string): boolean {
+  return CONFORMANCE.test(text);
+}
+
+/**
  * The line a test file carries to run from the build although NEEDS_TSX matches its text: what it
  * loads at run time is JavaScript (a bundle it built, say) and what it resolves is a path.
  */

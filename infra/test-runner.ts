@@ -7,7 +7,7 @@ import { BUILT_FUNCTIONS_ENV } from '../lib/harness/discover.ts';
 import { describeThrown, KlwError } from './errors.ts';
 import { writeFileSafely } from './files.ts';
 import { isRecord } from './json.ts';
-import { namingReporter, type PreparedTests, prepareTests } from './test-build.ts';
+import { importsFunctions, namingReporter, type PreparedTests, prepareTests } from './test-build.ts';
 import { groupEntry, NEEDS_OWN_PROCESS, planGroups, typicalTime } from './test-groups.ts';
 
 /** Test file names `klw test` runs, as `node --test` would if Node 20 globbed TypeScript. */
@@ -215,9 +215,11 @@ function grouped(
   scratch: string,
 ): string[] {
   const times = readTestTimes(root);
-  const shareable = tests.built.filter(
-    (f) => files.includes(f) && !NEEDS_OWN_PROCESS.test(readFileSync(resolve(root, f), 'utf8')),
-  );
+  const shareable = tests.built.filter((f) => {
+    if (!files.includes(f)) return false;
+    const text = readFileSync(resolve(root, f), 'utf8');
+    return !NEEDS_OWN_PROCESS.test(text) && !importsFunctions(text);
+  });
   const workers = concurrency ?? Math.max(1, availableParallelism() - 1);
   const groups = planGroups({ shareable, all: files, times, concurrency: workers }).filter((g) => g.length > 1);
   const inGroup = new Set(groups.flat());

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { NEEDS_TSX, NO_TSX_MARKER, needsTsx, testCacheRoot } from '../../infra/test-build.ts';
+import { findTestFiles } from '../../infra/test-runner.ts';
 import { builds, FAILING, HELPER, klwTest, project, scratchFolders } from './test-runner.projects.ts';
 
 const { outside, inside } = scratchFolders();
@@ -106,6 +107,20 @@ it('imports a bundle named at run time', async () => {
     assert.ok(!needsTsx(`${NO_TSX_MARKER}\nawait import(file)`));
     assert.ok(!needsTsx(`const a = 1;\n  // klw-test: no-tsx\nawait import(file)`));
     assert.ok(needsTsx(`// klw-test: no-tsx-please\nawait import(file)`));
+  });
+
+  it('runs every TypeScript test file of npm test from the build, none through tsx', () => {
+    const root = process.cwd();
+    const files = findTestFiles(root, {
+      dirs: ['test', 'functions', 'packages'],
+      exclude: ['test/e2e', 'test/journey'],
+    }).filter((f) => /\.m?ts$/.test(f));
+    assert.ok(files.length > 100, files.join(', '));
+    assert.deepEqual(
+      files.filter((f) => needsTsx(readFileSync(join(root, f), 'utf8'))),
+      [],
+      'a file that loads only JavaScript at run time says so with // klw-test: no-tsx; one that loads TypeScript builds it first',
+    );
   });
 
   it('is what a file that loads TypeScript at run time does', () => {

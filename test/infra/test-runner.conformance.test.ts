@@ -2,6 +2,7 @@
 // built with it and imported from there, so no test process loads tsx; what a user sees stays the
 // same (the function's file and lines in errors, a function changed or added picked up, a function
 // throwing at load failing its own test). Run by hand through tsx, it imports the sources.
+// klw-test: no-tsx (its import() is text for another file)
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -109,6 +110,31 @@ export default defineValidatingWebhook({ name: 'added', rules: [{ operations: ['
       assert.equal(loads().length, 1);
     } finally {
       rmSync(join(js, '..'), { recursive: true });
+    }
+  });
+
+  it('keeps a process of its own under --group, where its late suites could not run', () => {
+    const passing = (name: string) => `import { it } from 'node:test';\nit('${name}', () => {});\n`;
+    const extra = {
+      'test/other.test.ts': passing('other'),
+      'test/more.test.ts': passing('more'),
+      'test/long.test.ts': `// klw-test: own-process\n${passing('long')}`,
+    };
+    for (const [file, text] of Object.entries(extra)) writeFileSync(join(work, file), text);
+    // One long file of its own: the three short ones would share a process.
+    const times = { 'test/long.test.ts': 10_000, 'test/other.test.ts': 10, 'test/more.test.ts': 10, [CONFORMANCE]: 10 };
+    mkdirSync(join(work, '.klw'), { recursive: true });
+    writeFileSync(join(work, '.klw', 'test-times.json'), JSON.stringify(times));
+    try {
+      const { code, out } = klwTest(work, '--reporter', 'tap', '--group', '--concurrency', '1', 'test');
+      assert.equal(code, 0, out);
+      assert.match(out, /^ {4}ok \d+ - answers v1 and v1beta1 reviews/m);
+      assert.match(out, /^# pass 4$/m, 'the conformance check, other, more and long');
+      assert.match(out, /^# Subtest: .*test\/other\.test\.ts$/m, 'other and more ran as a group');
+      assert.doesNotMatch(out, /^# Subtest: .*conformance\.test\.ts$/m, 'not the conformance test');
+    } finally {
+      for (const file of Object.keys(extra)) rmSync(join(work, file));
+      rmSync(join(work, '.klw'), { recursive: true });
     }
   });
 
