@@ -10,11 +10,9 @@ import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { after, beforeEach, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { initProject } from '../../infra/init.ts';
-import { needsTsx } from '../../infra/test-build.ts';
 import { BUILT_FUNCTIONS_ENV, functionModuleUrl } from '../../lib/harness/discover.ts';
 import { projectInRepository } from '../helpers.ts';
-import { klwTest } from './test-runner.projects.ts';
+import { klwTest, withFailingTsx } from './test-runner.projects.ts';
 
 const root = process.cwd();
 const CONFORMANCE = join('test', 'functions', 'conformance.test.ts');
@@ -76,24 +74,9 @@ describe('the conformance test run by klw test', () => {
     assert.match(seen[0]!.file, /conformance\.test\.mjs$/);
   });
 
-  it('fails the test of a function changed since to throw at load, with its error at its line', () => {
+  it('picks up a function changed since (to throw at load: its own test fails, with its line) and one added', () => {
     const entry = join(work, 'functions', 'probe', 'index.ts');
     writeFileSync(entry, probe("throw new Error('broken at load');"));
-    try {
-      const { code, out } = klwTest(work, '--reporter', 'tap', CONFORMANCE);
-      const seen = loads();
-      assert.notEqual(code, 0, out);
-      assert.match(out, /^ {4}not ok 1 - loads$/m);
-      assert.match(out, /functions\/probe\/index\.ts throws when loaded: Error: broken at load/);
-      assert.match(out, /\(.*functions\/probe\/index\.ts:9:\d+\)/, 'the stack names the source line');
-      assert.equal(seen.length, 1);
-      assert.ok(!seen[0]!.execArgv.some((a) => /tsx/.test(a)), JSON.stringify(seen));
-    } finally {
-      writeFileSync(entry, probe());
-    }
-  });
-
-  it('checks a function added since, JavaScript too', () => {
     const js = join(work, 'functions', 'added', 'index.mjs');
     mkdirSync(join(js, '..'), { recursive: true });
     writeFileSync(
@@ -104,11 +87,16 @@ export default defineValidatingWebhook({ name: 'added', rules: [{ operations: ['
     );
     try {
       const { code, out } = klwTest(work, '--reporter', 'tap', CONFORMANCE);
-      assert.equal(code, 0, out);
-      assert.match(out, /# Subtest: added conformance/);
-      assert.match(out, /# Subtest: probe conformance/);
-      assert.equal(loads().length, 1);
+      const seen = loads();
+      assert.notEqual(code, 0, out);
+      assert.match(out, /^ {4}not ok 1 - loads$/m);
+      assert.match(out, /functions\/probe\/index\.ts throws when loaded: Error: broken at load/);
+      assert.match(out, /\(.*functions\/probe\/index\.ts:9:\d+\)/, 'the stack names the source line');
+      assert.match(out, /^ok \d+ - added conformance$/m, 'the JavaScript function added');
+      assert.equal(seen.length, 1);
+      assert.ok(!seen[0]!.execArgv.some((a) => /tsx/.test(a)), JSON.stringify(seen));
     } finally {
+      writeFileSync(entry, probe());
       rmSync(join(js, '..'), { recursive: true });
     }
   });
@@ -154,37 +142,15 @@ export default defineValidatingWebhook({ name: 'added', rules: [{ operations: ['
   });
 });
 
-describe('a klw init project', () => {
-  it('passes its tests with a tsx that cannot load: every file runs from the build', () => {
-    const dir = join(work, 'init');
-    initProject(dir);
-    // The repository's tsconfig (above) maps the package's name to its sources, as an install would.
-    rmSync(join(dir, 'tsconfig.json'));
-    for (const file of ['conformance', 'lint'])
-      assert.ok(!needsTsx(readFileSync(join(dir, 'test', 'functions', `${file}.test.ts`), 'utf8')), file);
-    // The project's own tsx, found before the repository's, fails whatever loads it.
-    const tsx = join(dir, 'node_modules', 'tsx');
-    mkdirSync(tsx, { recursive: true });
-    writeFileSync(
-      join(tsx, 'package.json'),
-      JSON.stringify({
-        name: 'tsx',
-        type: 'module',
-        exports: { '.': './index.mjs', './package.json': './package.json' },
-      }),
-    );
-    writeFileSync(join(tsx, 'index.mjs'), "throw new Error('tsx loaded');\n");
-    const { code, out } = klwTest(dir, '--reporter', 'tap');
-    assert.equal(code, 0, out);
-    assert.doesNotMatch(out, /tsx loaded/);
-    assert.match(out, /# Subtest: require-owner conformance/);
-    assert.match(out, /^ok \d+ - klw lint: the API server takes every registration and its rules match$/m);
-    assert.match(out, /^# pass 4$/m);
-    // The fake tsx does fail a file that needs it.
+describe('a tsx that fails whatever loads it', () => {
+  // What shows the klw init projects of test-runner.test.ts passing from the build.
+  it('fails a test file that needs tsx', () => {
+    const dir = withFailingTsx(join(work, 'failing-tsx'));
+    mkdirSync(join(dir, 'test'));
     writeFileSync(join(dir, 'test', 'needs-tsx.test.ts'), "await import(String('./x.ts'));\n");
-    const failing = klwTest(dir, '--reporter', 'tap', 'test/needs-tsx.test.ts');
-    assert.notEqual(failing.code, 0, failing.out);
-    assert.match(failing.out, /tsx loaded/);
+    const { code, out } = klwTest(dir, '--reporter', 'tap');
+    assert.notEqual(code, 0, out);
+    assert.match(out, /tsx loaded/);
   });
 });
 

@@ -15,6 +15,7 @@ import { expandTestPaths, findTestFiles, testCommand } from '../../infra/test-ru
 import { findFunctions } from '../../lib/harness/discover.ts';
 import { binaryString } from '../arbitraries.ts';
 import { FUZZ_RUNS, importBuilt, runKlw } from '../helpers.ts';
+import { withFailingTsx } from './test-runner.projects.ts';
 
 const root = process.cwd();
 const KLW = join(root, 'infra', 'bin', 'klw.mjs');
@@ -249,14 +250,14 @@ describe('the mutating template', () => {
 
 describe('a klw init project of either module type', () => {
   for (const type of ['commonjs', 'module'] as const) {
-    it(`runs its function test and the conformance checks as "type": "${type}"`, () => {
+    it(`runs its function test and the conformance checks as "type": "${type}", all from the build`, () => {
       const dir = join(work, `init-${type}`);
       initProject(dir);
       // The repository's tsconfig (above) maps the package's name to its sources, as an install would.
       rmSync(join(dir, 'tsconfig.json'));
       const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
       writeFileSync(join(dir, 'package.json'), JSON.stringify({ ...pkg, type }, null, 2));
-      const { code, out } = klwTest(dir);
+      const { code, out } = klwTest(withFailingTsx(dir));
       assert.equal(code, 0, out);
       assert.match(out, /# Subtest: require-owner conformance/);
       assert.match(out, /ok \d+ - answers v1 and v1beta1 reviews of what its rules match/);
