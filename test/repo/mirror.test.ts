@@ -93,7 +93,6 @@ const UNTESTED: readonly string[] = [
   'lib/k8s/resource-table.ts',
   'lib/k8s/resources.ts',
   'lib/matchconditions/object-construction.ts',
-  'lib/matchconditions/regex-loader.ts',
   'lib/matchconditions/rules.ts',
   'lib/parameters.ts',
   'lib/policies/cel.ts',

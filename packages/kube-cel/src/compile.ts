@@ -17,6 +17,7 @@ import { escapedFieldAt, inWrittenText, rewriteLiterals, writtenOffset } from '.
 import { compileError, compileErrors, internalNames, macroArgument, mentions } from './check/messages.ts';
 import type { CompileError } from './check/compile-error.ts';
 import { CelError } from './errors.ts';
+import type { CompiledExpression } from './compiled-expression.ts';
 import { evaluateMetered } from './cost/evaluation.ts';
 import { keepUnoptimized, PER_CALL_COST_LIMIT } from './cost/meter.ts';
 import { RECURSION_LIMIT_MESSAGE, readForParse } from './parse/limits.ts';
@@ -46,22 +47,7 @@ export { matchConditionsEnvironment } from './evaluate/environment.ts';
 export { CostLimitExceeded, MATCH_CONDITIONS_COST_BUDGET, PER_CALL_COST_LIMIT } from './cost/meter.ts';
 export { admissionVariables, toCel } from './admission/variables.ts';
 
-/** A compiled condition expression. */
-export interface CompiledExpression {
-  /** The type the checker inferred (`bool` for a valid condition). */
-  type: string;
-  /** True when the expression reads the `authorizer` variable. */
-  usesAuthorizer: boolean;
-  /** Evaluates the expression, stopping past `limit` cost units (CostLimitExceeded). */
-  run(variables: Record<string, unknown>, limit?: number): unknown;
-  /** Cost units the last run of this object spent (past the limit when it was stopped). */
-  readonly lastCost: number;
-  /**
-   * Evaluates the expression with a meter of its own, stopping past `limit` cost units: its value
-   * and cost. The error thrown (CostLimitExceeded or the evaluation's) carries the cost as `cost`.
-   */
-  evaluate(variables: Record<string, unknown>, limit?: number): { value: unknown; cost: number };
-}
+export type { CompiledExpression } from './compiled-expression.ts';
 
 /** Options of compileExpression. */
 export interface CompileOptions {

@@ -4,7 +4,7 @@
  * A bundle whose expressions all have trees, and whose evaluations all stay on them, never builds
  * the engine's environment.
  */
-import type { CompiledExpression } from '../compile.ts';
+import type { CompiledExpression } from '../compiled-expression.ts';
 import type { PrecompiledExpression } from '../precompiled.ts';
 import { isTree } from './tree.ts';
 import { runTree } from './tree-run.ts';

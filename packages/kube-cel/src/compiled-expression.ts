@@ -1,0 +1,21 @@
+/**
+ * What compiling an expression gives (compile.ts, and the trees of precompiled forms): a leaf module,
+ * which the modules that make one import without importing each other.
+ */
+
+/** A compiled condition expression. */
+export interface CompiledExpression {
+  /** The type the checker inferred (`bool` for a valid condition). */
+  type: string;
+  /** True when the expression reads the `authorizer` variable. */
+  usesAuthorizer: boolean;
+  /** Evaluates the expression, stopping past `limit` cost units (CostLimitExceeded). */
+  run(variables: Record<string, unknown>, limit?: number): unknown;
+  /** Cost units the last run of this object spent (past the limit when it was stopped). */
+  readonly lastCost: number;
+  /**
+   * Evaluates the expression with a meter of its own, stopping past `limit` cost units: its value
+   * and cost. The error thrown (CostLimitExceeded or the evaluation's) carries the cost as `cost`.
+   */
+  evaluate(variables: Record<string, unknown>, limit?: number): { value: unknown; cost: number };
+}
