@@ -10,6 +10,7 @@ import {
   needsLibraries,
   usesRegex,
 } from '../../packages/kube-cel/src/index.ts';
+import { fleetKubeVersions } from '../handler/fleet.ts';
 
 /**
  * `run` once the chunks are loaded (`chunksReady`, a chunkLoader): at once when they are. Where an
@@ -32,8 +33,9 @@ export function afterChunks<T>(chunksReady: () => Promise<void> | undefined, run
 /**
  * Loads the chunks `expressions` need: RE2 when one uses a regular expression, the Kubernetes
  * libraries when one names their functions (or always when `checked`: a type-checked expression
- * compiles in the whole environment), the CEL engine when `checked` or one of `compiled` (the
- * expressions as compiled; `expressions` by default) has no precompiled tree. Each call answers
+ * compiles in the whole environment), the CEL engine when `checked`, when the fleet names Kubernetes
+ * versions, or when one of `compiled` (the expressions as compiled; `expressions` by default) has no
+ * precompiled tree. Each call answers
  * the load under way (a failed one is tried again on the next call), or undefined once it is done
  * or when nothing is needed.
  */
@@ -43,7 +45,9 @@ export function chunkLoader(
   compiled: readonly string[] = expressions,
 ): () => Promise<void> | undefined {
   const loads = [
-    ...(checked || compiled.some(needsEngine) ? [loadEngine] : []),
+    // Inside Lambda the fleet's versions compile while the module loads, and a bundle's forms are
+    // made for the definition's own version only: a fleet naming versions needs the engine then.
+    ...(checked || fleetKubeVersions().length > 0 || compiled.some(needsEngine) ? [loadEngine] : []),
     ...(expressions.some(usesRegex) ? [loadRegexEngine] : []),
     ...(checked || expressions.some(needsLibraries) ? [loadLibraries] : []),
   ];

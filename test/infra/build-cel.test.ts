@@ -177,6 +177,23 @@ process.stdout.write(JSON.stringify(out));`;
     assert.match(byTree!.status?.message ?? '', /no such key: name/);
   });
 
+  it('loads in Lambda for a fleet of other Kubernetes versions, whose expressions have no forms', () => {
+    const script = `const { handler } = await import(process.env.BUNDLE);
+process.stdout.write(typeof handler);`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      env: {
+        ...process.env,
+        KLW_LOG_LEVEL: 'silent',
+        AWS_LAMBDA_FUNCTION_NAME: 'gate',
+        KLW_FLEET: JSON.stringify({ old: { kubeVersion: '1.28' } }),
+        BUNDLE: pathToFileURL(bundlePath(work, 'gate')).href,
+      },
+      encoding: 'utf8',
+    });
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(run.stdout, 'function');
+  });
+
   it('loads a mutating policy outside Lambda, its engine chunk loaded for the first review', async () => {
     await buildFunction(work, entry('mutating'));
     const deployment = admissionReview(
