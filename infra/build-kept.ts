@@ -6,7 +6,17 @@
 // TypeScript and package settings above the project) and reused only while every file the build
 // read (esbuild's metafile) still has the hash it had; anything else is built and kept anew.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+} from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -19,6 +29,12 @@ import { writeFileSafely } from './files.ts';
  * made.
  */
 export const KEPT_BUILDS_ENV = 'KLW_KEPT_BUILDS';
+
+/**
+ * How long a kept build is kept unused: builds of scratch projects whose files differ every run
+ * are never used again, and a day covers a working day's runs of the others.
+ */
+const UNUSED_MS = 24 * 60 * 60 * 1000;
 
 /** Changes whenever kept builds are laid out or named differently, so older ones are not reused. */
 const RECIPE = 'klw-kept-build-1';
@@ -94,6 +110,9 @@ function reuse(dir: string, root: string, outdir: string): BuildOutput[] | undef
       if (sha256(contents) !== hash) return undefined;
       outputs.push({ path: join(outdir, file), contents });
     }
+    // Used: kept another day (removeUnused).
+    const now = new Date();
+    utimesSync(dir, now, now);
     return outputs;
   } catch {
     // Half there (another process is keeping it) or not a kept build: built again.
@@ -126,6 +145,19 @@ function keep(folder: string, root: string, outdir: string, result: esbuild.Buil
   }
 }
 
+/** Removes the kept builds in `folder` (a name's variants) unused for UNUSED_MS, and names left with none. */
+function removeUnused(folder: string): void {
+  const oldest = Date.now() - UNUSED_MS;
+  for (const name of readdirSync(folder)) {
+    const variants = join(folder, name);
+    for (const variant of readdirSync(variants)) {
+      const stat = statSync(join(variants, variant), { throwIfNoEntry: false });
+      if (stat && stat.mtimeMs < oldest) rmSync(join(variants, variant), { recursive: true, force: true });
+    }
+    if (!readdirSync(variants).length) rmSync(variants, { recursive: true, force: true });
+  }
+}
+
 /**
  * The output files of `build` (which builds `options`, whose metafile it must return), reused from
  * the folder KEPT_BUILDS_ENV names when it kept the same build with the same files read, and kept
@@ -150,5 +182,10 @@ export async function keptBuild(
   }
   const result = await build();
   keep(kept, root, options.outdir, result);
+  try {
+    removeUnused(dirname(kept));
+  } catch {
+    // Another process removes them at once: either is as good.
+  }
   return result.outputFiles ?? [];
 }

@@ -2,7 +2,7 @@
 // rebuilt when a file it read changed or a kept file is damaged, never kept when the build fails,
 // and off without the variable.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, beforeEach, describe, it } from 'node:test';
@@ -116,5 +116,25 @@ describe('kept builds', () => {
     const build = fakeBuild('A');
     await run(root, build);
     assert.equal(build.runs, 1);
+  });
+
+  it('remove builds unused for a day when keeping another, and keep a used one', async () => {
+    const root = project('a');
+    await run(root, fakeBuild('A'));
+    await run(root, fakeBuild('A'), false);
+    const variantOf = (minified: string) => readdirSync(join(kept, minified))[0]!;
+    const [one, two] = readdirSync(kept);
+    const longAgo = new Date(Date.now() - 2 * 24 * 60 * 60 * 1000);
+    for (const name of [one!, two!]) utimesSync(join(kept, name, variantOf(name)), longAgo, longAgo);
+    // The minified build used now counts as used; the other is removed when a third is kept.
+    await run(root, fakeBuild('A'));
+    await run(project('c'), fakeBuild('C'));
+    assert.equal(readdirSync(kept).length, 1);
+    const again = fakeBuild('A');
+    await run(root, again);
+    assert.equal(again.runs, 0, 'the used build is still kept');
+    const other = fakeBuild('A, not minified');
+    await run(root, other, false);
+    assert.equal(other.runs, 1, 'the unused build was removed');
   });
 });
