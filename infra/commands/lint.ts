@@ -10,7 +10,7 @@ import { featureGatesOption, kubeVersionOption, type KubeTargetOptions } from '.
  */
 async function lintModules() {
   const [deploy, fleet, functions, versions, lint, policies, rules, manifests, output, shared] = await Promise.all([
-    import('../deploy/index.ts'),
+    import('../deploy/serverless.ts'),
     import('../fleet/manifests.ts'),
     import('../functions.ts'),
     import('../kube-versions.ts'),

@@ -84,7 +84,7 @@ export function register(cli: Command, context: CommandContext): void {
 async function actionModules() {
   const [deploy, fleet, functions, versions, lint, rules, policies, output, region, secrets, secretActions, shared] =
     await Promise.all([
-      import('../deploy/index.ts'),
+      import('../deploy/serverless.ts'),
       import('../fleet/commands.ts'),
       import('../functions.ts'),
       import('../kube-versions.ts'),

@@ -4,11 +4,12 @@
 // toolkit) in a child whose module resolutions a loader hook records.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cachedBuild } from '../../infra/build-cache.mjs';
+import { klwInProcess, projectInRepository } from '../helpers.ts';
 
 /** The packages only the commands' actions need: none of them may load to list the commands. */
 const HEAVY = [
@@ -50,7 +51,7 @@ let dir: string;
 
 /** The packages `klw <args>` loads, sorted, with its exit code. */
 function packagesLoaded(...args: string[]): { code: number | null; packages: string[] } {
-  const file = join(dir, `${args.join('-') || 'none'}.txt`);
+  const file = join(dir, `${args.join('-').replace(/[^\w-]/g, '_') || 'none'}.txt`);
   const run = spawnSync(process.execPath, ['--import', HOOK, 'infra/bin/klw.mjs', ...args], {
     env: { ...process.env, KLW_LOADED_FILE: file, NODE_OPTIONS: '' },
     encoding: 'utf8',
@@ -86,4 +87,62 @@ describe('klw start', () => {
       'a command module imports its action at the top: import it inside the action instead',
     );
   });
+});
+
+/**
+ * What a command loads only when its action goes that way: the compiler builds (the functions'
+ * build is current here, so none runs), the zip writer and the AWS SDK deploy, the API models
+ * describe a cluster's schemas. None of them may load to lint a project or write its manifests.
+ */
+const NOT_FOR_LINT = [
+  'esbuild',
+  'yazl',
+  'kubernetes-models',
+  '@aws-sdk/client-ssm',
+  '@aws-sdk/client-lambda',
+  '@aws-sdk/client-cloudwatch-logs',
+  '@aws-sdk/client-cloudformation',
+];
+
+describe('klw lint and klw manifests', () => {
+  let project: string;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'klw-startup-'));
+    await cachedBuild();
+    project = projectInRepository('.klw-test-startup-', {
+      cap: [
+        "import { Deployment, on } from 'kube-lambda-webhooks';",
+        "import { defineValidatingPolicy } from 'kube-lambda-webhooks/policies';",
+        'export default defineValidatingPolicy({',
+        "  name: 'cap',",
+        '  matchConstraints: { resourceRules: [on(Deployment).create()] },',
+        "  validations: [{ expression: 'object.spec.replicas <= 5' }],",
+        '});',
+      ].join('\n'),
+    });
+    writeFileSync(
+      join(project, 'serverless.yml'),
+      'service: startup\nplugins:\n  - kube-lambda-webhooks/serverless\nprovider:\n  name: aws\n  runtime: nodejs24.x\n',
+    );
+    // Lints in this process first: the functions' build is then current for the runs below.
+    const first = await klwInProcess('lint', '--root', project);
+    assert.equal(first.code, 0, first.stderr);
+  });
+  after(() => {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(project, { recursive: true, force: true });
+  });
+
+  for (const args of [['lint'], ['manifests', '--base-url', 'https://webhooks.example.com']]) {
+    it(`klw ${args[0]} loads none of what builds, deploys or describes a cluster`, () => {
+      const { code, packages } = packagesLoaded(...args, '--root', project);
+      assert.equal(code, 0);
+      assert.ok(packages.includes('yaml'), packages.join(', '));
+      assert.deepEqual(
+        packages.filter((p) => NOT_FOR_LINT.includes(p)),
+        [],
+        'import what only a build or a call to AWS needs where it is needed, not at the top of a module the command loads',
+      );
+    });
+  }
 });
