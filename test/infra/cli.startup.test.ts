@@ -92,9 +92,10 @@ describe('klw start', () => {
 /**
  * What a command loads only when its action goes that way: the compiler builds (the functions'
  * build is current here, so none runs), the zip writer and the AWS SDK deploy, the API models
- * describe a cluster's schemas. None of them may load to lint a project or write its manifests.
+ * describe a cluster's schemas. None of them may load to lint a project, write its manifests or
+ * rotate its local secret.
  */
-const NOT_FOR_LINT = [
+const NOT_FOR_PROJECT_COMMANDS = [
   'esbuild',
   'yazl',
   'kubernetes-models',
@@ -104,7 +105,7 @@ const NOT_FOR_LINT = [
   '@aws-sdk/client-cloudformation',
 ];
 
-describe('klw lint and klw manifests', () => {
+describe('klw lint, klw manifests and klw secret --local', () => {
   let project: string;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'klw-startup-'));
@@ -133,13 +134,19 @@ describe('klw lint and klw manifests', () => {
     rmSync(project, { recursive: true, force: true });
   });
 
-  for (const args of [['lint'], ['manifests', '--base-url', 'https://webhooks.example.com']]) {
-    it(`klw ${args[0]} loads none of what builds, deploys or describes a cluster`, () => {
-      const { code, packages } = packagesLoaded(...args, '--root', project);
+  const commands = [
+    ['lint'],
+    ['manifests', '--base-url', 'https://webhooks.example.com'],
+    ['secret', 'rotate', '--local'],
+  ];
+  for (const args of commands) {
+    it(`klw ${args.slice(0, 2).join(' ')} loads none of what builds, deploys or describes a cluster`, () => {
+      const state = args[0] === 'secret' ? ['--state-dir', join(dir, 'state')] : [];
+      const { code, packages } = packagesLoaded(...args, ...state, '--root', project);
       assert.equal(code, 0);
       assert.ok(packages.includes('yaml'), packages.join(', '));
       assert.deepEqual(
-        packages.filter((p) => NOT_FOR_LINT.includes(p)),
+        packages.filter((p) => NOT_FOR_PROJECT_COMMANDS.includes(p)),
         [],
         'import what only a build or a call to AWS needs where it is needed, not at the top of a module the command loads',
       );
