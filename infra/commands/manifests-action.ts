@@ -3,7 +3,7 @@
 import { resolve } from 'node:path';
 import { readServerless } from '../deploy/serverless.ts';
 import { KlwError } from '../errors.ts';
-import { fleetManifests } from '../fleet/commands.ts';
+import { type FleetManifestOptions, fleetManifests } from '../fleet/commands.ts';
 import type { FleetCluster } from '../fleet/file.ts';
 import { loadFunctions } from '../functions.ts';
 import { enforcedWebhooks, forKubeVersion, kubeTargetFrom, registrationVersionFindings } from '../kube-versions.ts';
@@ -17,10 +17,8 @@ import { regionFor } from '../region.ts';
 import { type PathSecretOptions, withPathSecret } from '../secret-actions.ts';
 import { PATH_SECRET_PLACEHOLDER } from '../secrets/index.ts';
 import type { CommandContext } from './context.ts';
-import { endpointsFrom, kubeMinor, manifestsFor, reportFindings } from './shared.ts';
-import type { EndpointOptions } from './shared.ts';
 import type { KubeTargetOptions, RegionOptions, StageOptions, StateDirOptions } from './options.ts';
-import type { FleetManifestOptions } from '../fleet/commands.ts';
+import { type EndpointOptions, endpointsFrom, kubeMinor, manifestsFor, reportFindings } from './shared.ts';
 
 /** The options of `klw manifests`. */
 export interface ManifestsOptions

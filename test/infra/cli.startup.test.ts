@@ -2,6 +2,7 @@
 // packages (the AWS SDK, esbuild, yaml, the library's zod and CEL) load when its action runs, so
 // `klw --help` and every command's start stay cheap. The check runs the real klw (its built
 // toolkit) in a child whose module resolutions a loader hook records.
+// klw-test: no-tsx (its import() calls are text of the program a child runs)
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cachedBuild } from '../../infra/build-cache.mjs';
-import { klwInProcess, projectInRepository } from '../helpers.ts';
 
 /** The packages only the commands' actions need: none of them may load to list the commands. */
 const HEAVY = [
@@ -51,7 +51,7 @@ let dir: string;
 
 /** The packages `klw <args>` loads, sorted, with its exit code. */
 function packagesLoaded(...args: string[]): { code: number | null; packages: string[] } {
-  const file = join(dir, `${args.join('-').replace(/[^\w-]/g, '_') || 'none'}.txt`);
+  const file = join(dir, `${args.join('-') || 'none'}.txt`);
   const run = spawnSync(process.execPath, ['--import', HOOK, 'infra/bin/klw.mjs', ...args], {
     env: { ...process.env, KLW_LOADED_FILE: file, NODE_OPTIONS: '' },
     encoding: 'utf8',
@@ -90,10 +90,9 @@ describe('klw start', () => {
 });
 
 /**
- * What a command loads only when its action goes that way: the compiler builds (the functions'
- * build is current here, so none runs), the zip writer and the AWS SDK deploy, the API models
- * describe a cluster's schemas. None of them may load to lint a project, write its manifests or
- * rotate its local secret.
+ * What a command loads only when its action goes that way: the compiler builds, the zip writer
+ * and the AWS SDK deploy, the API models describe a cluster's schemas. None of them may load to
+ * lint, write manifests or rotate the local secret.
  */
 const NOT_FOR_PROJECT_COMMANDS = [
   'esbuild',
@@ -105,46 +104,84 @@ const NOT_FOR_PROJECT_COMMANDS = [
   '@aws-sdk/client-cloudformation',
 ];
 
+/**
+ * Runs klw's built program in one child, as klw.mjs runs it, once for each of `commands`: the
+ * packages each run loaded that the runs before it had not, and each run's exit code.
+ */
+function packagesLoadedBy(commands: string[][]): Array<{ code: number; packages: string[] }> {
+  const file = join(dir, 'commands.txt');
+  const driver = join(dir, 'commands.mjs');
+  writeFileSync(
+    driver,
+    [
+      "import { appendFileSync } from 'node:fs';",
+      "import { join } from 'node:path';",
+      "import { pathToFileURL } from 'node:url';",
+      `const { cachedBuild } = await import(${JSON.stringify(new URL('../../infra/build-cache.mjs', import.meta.url).href)});`,
+      'const { dir } = await cachedBuild();',
+      'process.setSourceMapsEnabled(true);',
+      "const { main } = await import(pathToFileURL(join(dir, 'cli.mjs')).href);",
+      `for (const args of ${JSON.stringify(commands)}) {`,
+      "  const code = await main(['node', 'klw', ...args]);",
+      // Each run's end, and its exit code, among the modules it loaded.
+      '  appendFileSync(process.env.KLW_LOADED_FILE, `exit ${code}\\n`);',
+      '}',
+    ].join('\n'),
+  );
+  const run = spawnSync(process.execPath, ['--import', HOOK, driver], {
+    env: { ...process.env, KLW_LOADED_FILE: file, NODE_OPTIONS: '' },
+    encoding: 'utf8',
+  });
+  assert.equal(run.status, 0, run.stderr);
+  const runs: Array<{ code: number; packages: string[] }> = [];
+  let urls: string[] = [];
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (!line.startsWith('exit ')) urls.push(line);
+    else {
+      const packages = [...new Set(urls.map(packageOf).filter((p) => p !== undefined))].sort();
+      runs.push({ code: Number(line.slice('exit '.length)), packages });
+      urls = [];
+    }
+  }
+  assert.equal(runs.length, commands.length, run.stderr);
+  return runs;
+}
+
+/** A webhook configuration for `klw lint <file>`: valid, with one warning. */
+const CONFIGURATION = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: { name: x }
+webhooks:
+  - name: a.example.com
+    admissionReviewVersions: [v1]
+    sideEffects: None
+    clientConfig: { url: "https://h.example.com/a" }
+    rules: [{ apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods], scope: Namespaced }]
+`;
+
+// In a project without functions: each command has loaded its modules, run until it needs the
+// functions (manifests stops there, exit 1), and loaded no function, so no other process runs.
 describe('klw lint, klw manifests and klw secret --local', () => {
-  let project: string;
+  let runs: Array<{ code: number; packages: string[] }>;
+  const commands = [
+    { args: ['lint', 'webhooks.yaml'], code: 0 },
+    { args: ['manifests', '--base-url', 'https://webhooks.example.com'], code: 1 },
+    { args: ['secret', 'rotate', '--local', '--state-dir', 'state'], code: 0 },
+  ];
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'klw-startup-'));
     await cachedBuild();
-    project = projectInRepository('.klw-test-startup-', {
-      cap: [
-        "import { Deployment, on } from 'kube-lambda-webhooks';",
-        "import { defineValidatingPolicy } from 'kube-lambda-webhooks/policies';",
-        'export default defineValidatingPolicy({',
-        "  name: 'cap',",
-        '  matchConstraints: { resourceRules: [on(Deployment).create()] },',
-        "  validations: [{ expression: 'object.spec.replicas <= 5' }],",
-        '});',
-      ].join('\n'),
-    });
-    writeFileSync(
-      join(project, 'serverless.yml'),
-      'service: startup\nplugins:\n  - kube-lambda-webhooks/serverless\nprovider:\n  name: aws\n  runtime: nodejs24.x\n',
-    );
-    // Lints in this process first: the functions' build is then current for the runs below.
-    const first = await klwInProcess('lint', '--root', project);
-    assert.equal(first.code, 0, first.stderr);
+    writeFileSync(join(dir, 'webhooks.yaml'), CONFIGURATION);
+    const inDir = (arg: string) => (['webhooks.yaml', 'state'].includes(arg) ? join(dir, arg) : arg);
+    runs = packagesLoadedBy(commands.map(({ args }) => [...args.map(inDir), '--root', dir]));
   });
-  after(() => {
-    rmSync(dir, { recursive: true, force: true });
-    rmSync(project, { recursive: true, force: true });
-  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
 
-  const commands = [
-    ['lint'],
-    ['manifests', '--base-url', 'https://webhooks.example.com'],
-    ['secret', 'rotate', '--local'],
-  ];
-  for (const args of commands) {
+  for (const [i, { args, code }] of commands.entries()) {
     it(`klw ${args.slice(0, 2).join(' ')} loads none of what builds, deploys or describes a cluster`, () => {
-      const state = args[0] === 'secret' ? ['--state-dir', join(dir, 'state')] : [];
-      const { code, packages } = packagesLoaded(...args, ...state, '--root', project);
-      assert.equal(code, 0);
-      assert.ok(packages.includes('yaml'), packages.join(', '));
+      assert.equal(runs[i]!.code, code);
+      const { packages } = runs[i]!;
+      if (i === 0) assert.ok(packages.includes('yaml'), packages.join(', '));
       assert.deepEqual(
         packages.filter((p) => NOT_FOR_PROJECT_COMMANDS.includes(p)),
         [],
