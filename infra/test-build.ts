@@ -4,12 +4,15 @@
 // dirname, filename) is its source file's, source maps name the .ts lines in stack traces and test
 // locations, and the reporter (infra/test-names.mjs) shows the source paths in place of the built
 // ones. A file that loads TypeScript at run time still runs through tsx (NEEDS_TSX), unless it says
-// that what it loads is JavaScript (NO_TSX_MARKER).
+// that what it loads is JavaScript (NO_TSX_MARKER). The project's functions, which
+// describeConformance imports at run time, are built with the files that call it: the test
+// processes find their builds through BUILT_FUNCTIONS_ENV.
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cacheFolder, cachedBuild } from './build-cache.mjs';
+import { findFunctions } from '../lib/harness/discover.ts';
 import { writeFileSafely } from './files.ts';
 
 /** The test files the build takes: TypeScript ones (JavaScript ones run as they are). */
@@ -20,11 +23,23 @@ const BUILT = /\.test\.m?ts$/;
  * runs through tsx: `import()` of anything but a string literal (a template literal starting
  * with ./ or ../ is bundled as a pattern; `import(${` is code written into a template literal,
  * for another process), `require` or `createRequire` (tsx resolves those as
- * the TypeScript settings map names), `__dirname`/`__filename` (CommonJS), `import.meta.resolve`,
- * or `describeConformance`, which imports the project's functions.
+ * the TypeScript settings map names), `__dirname`/`__filename` (CommonJS) or `import.meta.resolve`.
+ * (describeConformance imports the project's functions from their build: CONFORMANCE.)
  */
 export const NEEDS_TSX =
-  /\bimport\(\s*(?!['"][^'"\n]*['"]\s*[,)]|`\.{1,2}\/|\$\{)|\b(?:require|createRequire)(?:\.resolve)?\s*\(|\b__(?:dirname|filename)\b|\bimport\.meta\.resolve\b|\bdescribeConformance\s*\(/;
+  /\bimport\(\s*(?!['"][^'"\n]*['"]\s*[,)]|`\.{1,2}\/|\$\{)|\b(?:require|createRequire)(?:\.resolve)?\s*\(|\b__(?:dirname|filename)\b|\bimport\.meta\.resolve\b/;
+
+/** A test file that imports the project's functions at run time: the build takes them too. */
+const CONFORMANCE = /\bdescribeConformance\s*\(/;
+
+/**
+ * True when a test file calls describeConformance, which registers its suites once the functions
+ * are loaded: after the file's import, too late for a suite of a group (infra/test-group.mjs), so
+ * such a file keeps a process of its own.
+ */
+export function importsFunctions(text: string): boolean {
+  return CONFORMANCE.test(text);
+}
 
 /**
  * The line a test file carries to run from the build although NEEDS_TSX matches its text: what it
@@ -65,6 +80,8 @@ export interface PreparedTests {
   tsx: boolean;
   /** The files (as given) that run from the build. */
   built: string[];
+  /** Each function's entry (absolute) → its build, when a built file imports the functions (BUILT_FUNCTIONS_ENV). */
+  functions: Record<string, string>;
 }
 
 /** Every test file name under the top folders of `files`: a test file added there changes the build's key. */
@@ -128,31 +145,44 @@ function tsxStarter(source: string): string {
 export async function prepareTests(root: string, files: string[], scratch: string): Promise<PreparedTests> {
   const abs = (file: string) => resolve(root, file);
   const typescript = files.filter((f) => BUILT.test(f));
-  const viaTsx = typescript.filter((f) => needsTsx(readFileSync(abs(f), 'utf8')));
+  const texts = new Map(typescript.map((f) => [f, readFileSync(abs(f), 'utf8')]));
+  const viaTsx = typescript.filter((f) => needsTsx(texts.get(f)!));
   const built = typescript.filter((f) => !viaTsx.includes(f));
-  const prepared: PreparedTests = { run: {}, names: {}, tsx: viaTsx.length > 0, built };
+  const prepared: PreparedTests = { run: {}, names: {}, tsx: viaTsx.length > 0, built, functions: {} };
   for (const file of files) prepared.run[file] = file;
   if (built.length) {
     const cacheDir = cacheFor(root, built);
     // Entry names keep each file's path below root, so the build mirrors the sources.
-    const entryPoints = Object.fromEntries(
-      built.map((f) => [
-        relative(root, abs(f))
-          .split(sep)
-          .join('/')
-          .replace(/\.m?ts$/, ''),
-        abs(f),
-      ]),
-    );
-    const { dir } = await cachedBuild({ root, cacheDir, entryPoints, sourceUrls: true });
+    const entryName = (source: string) =>
+      relative(root, source)
+        .split(sep)
+        .join('/')
+        .replace(/\.m?[jt]s$/, '');
+    const entryPoints = Object.fromEntries(built.map((f) => [entryName(abs(f)), abs(f)]));
+    // The functions, found as describeConformance finds them (its warnings are the test's to give).
+    const functions = built.some((f) => CONFORMANCE.test(texts.get(f)!))
+      ? findFunctions(root, () => {}).map((f) => f.entry)
+      : [];
+    const functionEntries = Object.fromEntries(functions.map((entry) => [entryName(entry), entry]));
+    const { dir } = await cachedBuild({
+      root,
+      cacheDir,
+      entryPoints: { ...functionEntries, ...entryPoints },
+      sourceUrls: true,
+    });
     tidy(testCacheRoot(root), cacheDir);
-    for (const [name, source] of Object.entries(entryPoints)) {
+    const output = (name: string, source: string) => {
       const out = join(dir, `${name}.mjs`);
       if (!existsSync(out)) throw new Error(`the build of ${source} has no ${out}`);
+      return out;
+    };
+    for (const [name, source] of Object.entries(entryPoints)) {
+      const out = output(name, source);
       const file = built.find((f) => abs(f) === source)!;
       prepared.run[file] = out;
       prepared.names[out] = source;
     }
+    for (const [name, entry] of Object.entries(functionEntries)) prepared.functions[entry] = output(name, entry);
   }
   for (const file of viaTsx) {
     const starter = join(scratch, 'tsx', `${relative(root, abs(file)).split(sep).join('/')}.mjs`);

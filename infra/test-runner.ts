@@ -3,10 +3,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { BUILT_FUNCTIONS_ENV } from '../lib/harness/discover.ts';
 import { describeThrown, KlwError } from './errors.ts';
 import { writeFileSafely } from './files.ts';
 import { isRecord } from './json.ts';
-import { namingReporter, type PreparedTests, prepareTests } from './test-build.ts';
+import { importsFunctions, namingReporter, type PreparedTests, prepareTests } from './test-build.ts';
 import { groupEntry, NEEDS_OWN_PROCESS, planGroups, typicalTime } from './test-groups.ts';
 
 /** Test file names `klw test` runs, as `node --test` would if Node 20 globbed TypeScript. */
@@ -214,9 +215,11 @@ function grouped(
   scratch: string,
 ): string[] {
   const times = readTestTimes(root);
-  const shareable = tests.built.filter(
-    (f) => files.includes(f) && !NEEDS_OWN_PROCESS.test(readFileSync(resolve(root, f), 'utf8')),
-  );
+  const shareable = tests.built.filter((f) => {
+    if (!files.includes(f)) return false;
+    const text = readFileSync(resolve(root, f), 'utf8');
+    return !NEEDS_OWN_PROCESS.test(text) && !importsFunctions(text);
+  });
   const workers = concurrency ?? Math.max(1, availableParallelism() - 1);
   const groups = planGroups({ shareable, all: files, times, concurrency: workers }).filter((g) => g.length > 1);
   const inGroup = new Set(groups.flat());
@@ -242,7 +245,8 @@ function grouped(
  */
 async function preparedCommand(root: string, options: RunTestsOptions, scratch: string, timesTo?: string) {
   const files = testFiles(root, options);
-  if (!files.some(isTypeScript)) return { args: commandFor(root, files, options, timesTo), names: {} };
+  const none = { names: {}, functions: {} };
+  if (!files.some(isTypeScript)) return { args: commandFor(root, files, options, timesTo), ...none };
   let tests: PreparedTests;
   try {
     tests = await prepareTests(root, files, scratch);
@@ -257,12 +261,13 @@ async function preparedCommand(root: string, options: RunTestsOptions, scratch: 
         .split('\n')
         .find((l) => / ERROR: /.test(l)) ?? describeThrown(error);
     process.stderr.write(`klw: the TypeScript tests do not build (${first}); running them through tsx\n`);
-    return { args: commandFor(root, files, options, timesTo), names: {} };
+    return { args: commandFor(root, files, options, timesTo), ...none };
   }
   const namesFile = join(scratch, 'names.json');
   writeFileSafely(namesFile, JSON.stringify(tests.names));
   const units = options.group ? grouped(root, files, tests, options.concurrency, scratch) : files;
-  return { args: commandFor(root, units, options, timesTo, { tests, namesFile }), names: tests.names };
+  const args = commandFor(root, units, options, timesTo, { tests, namesFile });
+  return { args, names: tests.names, functions: tests.functions };
 }
 
 /**
@@ -273,9 +278,11 @@ export async function runTests(root: string, options: RunTestsOptions = {}): Pro
   const scratch = mkdtempSync(join(tmpdir(), 'klw-test-'));
   const timesTo = options.namePattern ? undefined : join(scratch, 'times.json');
   try {
-    const { args, names } = await preparedCommand(root, options, scratch, timesTo);
-    // A test run started from inside another one must not report to it.
-    const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
+    const { args, names, functions } = await preparedCommand(root, options, scratch, timesTo);
+    // A test run started from inside another one must not report to it, nor take its functions.
+    const { NODE_TEST_CONTEXT: _context, [BUILT_FUNCTIONS_ENV]: _functions, ...env } = process.env;
+    // describeConformance imports the functions' builds (none: their sources, through tsx).
+    if (Object.keys(functions).length) env[BUILT_FUNCTIONS_ENV] = JSON.stringify(functions);
     const code = await new Promise<number>((resolvePromise, reject) => {
       const child = spawn(process.execPath, args, { cwd: root, env, stdio: 'inherit' });
       child.on('error', reject);

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 /**
  * The file names a function's entry may have, in order of preference: TypeScript or JavaScript,
@@ -60,4 +61,25 @@ export function findFunctions(
 /** The message for a project without functions: where they go and how to add one. */
 export function noFunctionsMessage(root: string): string {
   return `no functions in ${resolve(root, 'functions')}: each function is functions/<name>/index.ts (or .mts, .js, .mjs); add one with \`klw new validating <name>\``;
+}
+
+/**
+ * The environment variable `klw test` gives its test processes: a JSON object mapping each
+ * function's entry (absolute path, as `findFunctions` gives it) to the ES module built from it,
+ * which describeConformance imports in its place; without it (a test run by hand through tsx),
+ * the entries themselves are imported.
+ */
+export const BUILT_FUNCTIONS_ENV = 'KLW_BUILT_FUNCTIONS';
+
+/** The URL to import a function's entry from: its build when BUILT_FUNCTIONS_ENV names one, else the entry. */
+export function functionModuleUrl(entry: string, env: NodeJS.ProcessEnv = process.env): string {
+  let built: unknown;
+  try {
+    built = JSON.parse(env[BUILT_FUNCTIONS_ENV] ?? '{}');
+  } catch {
+    built = {}; // not klw's: the entries themselves
+  }
+  const file =
+    built && typeof built === 'object' && Object.hasOwn(built, entry) ? Reflect.get(built, entry) : undefined;
+  return pathToFileURL(typeof file === 'string' ? file : entry).href;
 }

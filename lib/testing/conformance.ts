@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import type { AdmissionWebhook } from '../admission/webhook.ts';
 import type { ConversionWebhook } from '../conversion/webhook.ts';
 import type { AdmissionRegistration } from '../registration.ts';
 import type { RuleWithOperations } from '../rule-builder.ts';
 import type { KubeObject, Operation } from '../review/schemas.ts';
-import { findFunctions, noFunctionsMessage } from '../harness/discover.ts';
+import { findFunctions, functionModuleUrl, noFunctionsMessage } from '../harness/discover.ts';
 import { invoke } from '../harness/invoke.ts';
 import { admissionReview, kindOf } from '../harness/reviews.ts';
 import { conversionChecks } from './conformance-conversion.ts';
@@ -228,6 +227,15 @@ export async function expectConformance(
   return skipped;
 }
 
+/** The error of a function whose entry throws when imported: naming the file, with the error's own stack. */
+function loadFailure(file: string, error: unknown): Error {
+  const what = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  const failure = new Error(`${file} throws when loaded: ${what}`, { cause: error });
+  const frames = error instanceof Error ? (error.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l)) : [];
+  if (frames.length) failure.stack = `Error: ${failure.message}\n${frames.join('\n')}`;
+  return failure;
+}
+
 /** Options of `describeConformance`. */
 export interface DescribeConformanceOptions {
   /** Project folder holding `functions/`; default the working directory. */
@@ -248,11 +256,20 @@ export async function describeConformance(options: DescribeConformanceOptions = 
     it('conformance: no functions yet', (t) => t.diagnostic(noFunctionsMessage(root)));
     return;
   }
-  type Loaded = { source: (typeof sources)[number]; webhook: AdmissionWebhook | ConversionWebhook | undefined };
+  type Loaded = {
+    source: (typeof sources)[number];
+    webhook?: AdmissionWebhook | ConversionWebhook | undefined;
+    thrown?: { error: unknown };
+  };
   const loaded: Loaded[] = [];
   for (const source of sources) {
-    const mod = (await import(pathToFileURL(source.entry).href)) as { default?: AdmissionWebhook | ConversionWebhook };
-    loaded.push({ source, webhook: mod.default });
+    try {
+      // klw test's build of the entry when it made one (BUILT_FUNCTIONS_ENV), else the entry.
+      const mod = (await import(functionModuleUrl(source.entry))) as { default?: AdmissionWebhook | ConversionWebhook };
+      loaded.push({ source, webhook: mod.default });
+    } catch (error) {
+      loaded.push({ source, thrown: { error } });
+    }
   }
   // The CRDs the project ships: admission functions on their resources get objects of their schemas.
   const crds = loaded.flatMap(({ webhook }) => {
@@ -261,8 +278,14 @@ export async function describeConformance(options: DescribeConformanceOptions = 
     const file = resolve(root, reg.crdManifest);
     return existsSync(file) ? readCrds(file) : [];
   });
-  for (const { source, webhook } of loaded) {
+  for (const { source, webhook, thrown } of loaded) {
     describe(`${source.name} conformance`, () => {
+      if (thrown) {
+        it('loads', () => {
+          throw loadFailure(relative(root, source.entry), thrown.error);
+        });
+        return;
+      }
       if (!webhook?.registration || typeof webhook.handler !== 'function') {
         it('exports its webhook', () => {
           assert.fail(

@@ -6,6 +6,7 @@
 // marked ```ts no-check is left out, and counted. The type-check and the test examples run on
 // every run. Shell blocks and inline code name only klw commands and options that exist (read from klw's own --help) and npm scripts that exist; YAML
 // and JSON blocks parse; every relative link points to a file and heading that exist.
+// klw-test: no-tsx (it imports the functions' build; createRequire only resolves tsc's path)
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import {
@@ -24,7 +25,7 @@ import { dirname, join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { cacheFolder } from '../../infra/build-cache.mjs';
+import { cachedBuild, cacheFolder } from '../../infra/build-cache.mjs';
 import { parseFleet } from '../../infra/fleet/file.ts';
 import { loadFunctions } from '../../infra/functions.ts';
 import { projectPackageJson } from '../../infra/init.ts';
@@ -164,6 +165,19 @@ function run(args: string[], cwd = root): Promise<{ code: number; stdout: string
 
 const fileOf = (block: Block) => [...files].find(([, b]) => b === block)?.[0];
 
+let built: Promise<string> | undefined;
+/**
+ * The folder of the docs' functions built into JavaScript (one build, the package's sources shared
+ * in chunks), which the function tests import: this file runs without tsx.
+ */
+const builtFunctions = (): Promise<string> =>
+  (built ??= cachedBuild({
+    root: work,
+    cacheDir: join(work, '.klw', 'docs-functions'),
+    entryPoints: Object.fromEntries([...functionBlocks.keys()].map((name) => [name, `functions/${name}/index.ts`])),
+    sourceUrls: true,
+  }).then((b) => b.dir));
+
 let examples: Promise<SuitesRun> | undefined;
 /** Every test example, run once under node --test, all in one process (test/suites.ts). */
 const testExamples = (): Promise<SuitesRun> =>
@@ -253,8 +267,7 @@ describe('docs: TypeScript examples', () => {
 
   for (const block of blocks.filter(isFunction)) {
     it(`${where(block)}: function ${nameOf(block)} exports its registration as default, and answers a review`, async () => {
-      const file = join(work, 'functions', nameOf(block)!, 'index.ts');
-      const mod = (await import(pathToFileURL(file).href)) as {
+      const mod = (await import(pathToFileURL(join(await builtFunctions(), `${nameOf(block)!}.mjs`)).href)) as {
         handler?: unknown;
         default?: AdmissionWebhook | ConversionWebhook;
       };

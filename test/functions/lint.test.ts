@@ -3,19 +3,31 @@
 // the fix. Warnings are shown, not failed on.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 
-/** The klw of the kube-lambda-webhooks this project uses: the package folder above its test kit. */
-function klw(root: string): string {
-  let dir = dirname(createRequire(join(root, 'package.json')).resolve('kube-lambda-webhooks/testing'));
-  while (!existsSync(join(dir, 'infra', 'bin', 'klw.mjs'))) {
-    assert.notEqual(dirname(dir), dir, 'kube-lambda-webhooks has no infra/bin/klw.mjs: run npm install');
-    dir = dirname(dir);
+/** True when `dir` holds the kube-lambda-webhooks package. */
+function isToolkit(dir: string): boolean {
+  try {
+    return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name === 'kube-lambda-webhooks';
+  } catch {
+    return false;
   }
-  return join(dir, 'infra', 'bin', 'klw.mjs');
+}
+
+/**
+ * The klw of the kube-lambda-webhooks this project uses, found as Node finds the package: in the
+ * node_modules of the project or a folder above it (or the package's own checkout).
+ */
+function klw(root: string): string {
+  for (let dir = root; ; dir = dirname(dir)) {
+    for (const pkg of [join(dir, 'node_modules', 'kube-lambda-webhooks'), dir]) {
+      const bin = join(pkg, 'infra', 'bin', 'klw.mjs');
+      if (isToolkit(pkg) && existsSync(bin)) return bin;
+    }
+    assert.notEqual(dirname(dir), dir, 'kube-lambda-webhooks has no infra/bin/klw.mjs here: run npm install');
+  }
 }
 
 test('klw lint: the API server takes every registration and its rules match', (t) => {

@@ -1,6 +1,7 @@
 // Bundles carry the CEL engine without the guards its registry runs on each declaration: the
 // installed engine must still read as the plugin expects (else bundles would quietly keep them),
 // and a bundle built so must answer as the package does unbundled, in every part of the environment.
+// klw-test: no-tsx (what it imports at run time is the bundle it builds)
 import assert from 'node:assert/strict';
 import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -2,6 +2,7 @@
 // must still read as the edits expect (else bundles would quietly register it at once), an engine
 // that does not is bundled registering at once, and a bundle must answer every conformance case as
 // the package does unbundled.
+// klw-test: no-tsx (what it imports at run time is the bundle it builds)
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

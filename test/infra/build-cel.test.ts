@@ -2,6 +2,7 @@
 // the bundle as Lambda does, learns what it compiles, and bundles those forms, which the function
 // then loads without reading the expressions again. A bundle that fails, stalls or has no CEL is
 // built as before.
+// klw-test: no-tsx (what it imports at run time are the bundles it builds)
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

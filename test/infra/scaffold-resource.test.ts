@@ -12,14 +12,22 @@ const repo = process.cwd();
 const work = mkdtempSync(join(repo, '.klw-test-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 
-/** Runs a scaffolded test file with node --test; returns the TAP output. */
+/** Runs a scaffolded test file as npm test does (klw test, from its build); returns the TAP output. */
 function runTest(name: string): string {
   // A nested test run must not think it is part of this one (it would skip its files).
   const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
   return execFileSync(
     process.execPath,
-    ['--import', 'tsx', '--test', '--test-reporter=tap', join(work, 'test/functions', `${name}.test.ts`)],
-    { cwd: repo, encoding: 'utf8', env },
+    [
+      join(repo, 'infra', 'bin', 'klw.mjs'),
+      '--root',
+      work,
+      'test',
+      '--reporter',
+      'tap',
+      `test/functions/${name}.test.ts`,
+    ],
+    { cwd: work, encoding: 'utf8', env },
   );
 }
 

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { NEEDS_TSX, NO_TSX_MARKER, needsTsx, testCacheRoot } from '../../infra/test-build.ts';
+import { findTestFiles } from '../../infra/test-runner.ts';
 import { builds, FAILING, HELPER, klwTest, project, scratchFolders } from './test-runner.projects.ts';
 
 const { outside, inside } = scratchFolders();
@@ -108,6 +109,20 @@ it('imports a bundle named at run time', async () => {
     assert.ok(needsTsx(`// klw-test: no-tsx-please\nawait import(file)`));
   });
 
+  it('runs every TypeScript test file of npm test from the build, none through tsx', () => {
+    const root = process.cwd();
+    const files = findTestFiles(root, {
+      dirs: ['test', 'functions', 'packages'],
+      exclude: ['test/e2e', 'test/journey'],
+    }).filter((f) => /\.m?ts$/.test(f));
+    assert.ok(files.length > 100, files.join(', '));
+    assert.deepEqual(
+      files.filter((f) => needsTsx(readFileSync(join(root, f), 'utf8'))),
+      [],
+      'a file that loads only JavaScript at run time says so with // klw-test: no-tsx; one that loads TypeScript builds it first',
+    );
+  });
+
   it('is what a file that loads TypeScript at run time does', () => {
     for (const text of [
       'await import(file)',
@@ -118,7 +133,6 @@ it('imports a bundle named at run time', async () => {
       "createRequire(import.meta.url).resolve('kube-lambda-webhooks/testing')",
       'const here = __dirname;',
       "import.meta.resolve('./x.ts')",
-      'void describeConformance();',
     ])
       assert.match(text, NEEDS_TSX, text);
     for (const text of [
@@ -127,6 +141,8 @@ it('imports a bundle named at run time', async () => {
       "await import('./x.ts', { with: {} })",
       'import(`./grouped/${name}.test.ts`)',
       'import(`../lib/${name}.test.ts`)',
+      // The functions it imports are built with the file (BUILT_FUNCTIONS_ENV).
+      'void describeConformance();',
       "import { it } from 'node:test';",
       'import.meta.dirname',
       'const requirement = 1;',

@@ -41,6 +41,19 @@ export function klwTest(dir: string, ...args: string[]): { code: number; out: st
   return { code: run.status ?? 1, out: `${run.stdout}${run.stderr}` };
 }
 
+/**
+ * The project `dir` with a tsx of its own (found before any other) that fails whatever loads it:
+ * a test that passes there ran from the build. Returns `dir`.
+ */
+export function withFailingTsx(dir: string): string {
+  const tsx = join(dir, 'node_modules', 'tsx');
+  mkdirSync(tsx, { recursive: true });
+  const exports = { '.': './index.mjs', './package.json': './package.json' };
+  writeFileSync(join(tsx, 'package.json'), JSON.stringify({ name: 'tsx', type: 'module', exports }));
+  writeFileSync(join(tsx, 'index.mjs'), "throw new Error('tsx loaded');\n");
+  return dir;
+}
+
 /** The build folders of a project's tests. */
 export const builds = (dir: string) => readdirSync(testCacheRoot(dir));
 

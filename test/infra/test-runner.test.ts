@@ -15,6 +15,7 @@ import { expandTestPaths, findTestFiles, testCommand } from '../../infra/test-ru
 import { findFunctions } from '../../lib/harness/discover.ts';
 import { binaryString } from '../arbitraries.ts';
 import { FUZZ_RUNS, importBuilt, runKlw } from '../helpers.ts';
+import { withFailingTsx } from './test-runner.projects.ts';
 
 const root = process.cwd();
 const KLW = join(root, 'infra', 'bin', 'klw.mjs');
@@ -85,30 +86,8 @@ export default defineValidatingWebhook({ name: '${name}', rules: [{ operations: 
     assert.match(out, /# Subtest: plain-mjs conformance/);
   });
 
-  it('fails npm test for a mutating function that is not idempotent, naming it', () => {
-    write(
-      join(work, 'functions', 'counter', 'index.ts'),
-      `import { defineMutatingWebhook } from 'kube-lambda-webhooks';
-// Counts its own calls in an annotation: every call patches again.
-export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }], mutate: (pod) => {
-  const annotations = ((pod.metadata ??= {}).annotations ??= {});
-  annotations.calls = String(Number(annotations.calls ?? 0) + 1);
-} });
-`,
-    );
-    try {
-      const { code, out } = klwTest(work, 'test/functions/conformance.test.ts');
-      assert.notEqual(code, 0, out);
-      assert.match(out, /not ok \d+ - counter conformance/);
-      assert.match(out, /counter: CREATE pods: not idempotent/);
-      assert.match(out, /klw: tests failed/);
-    } finally {
-      rmSync(join(work, 'functions', 'counter'), { recursive: true });
-    }
-  });
-
-  // One run of the conformance test with both: each test below reads its part.
-  describe('with a conversion that needs a sample and a folder that is no function', () => {
+  // One run of the conformance test with them all: each test below reads its part.
+  describe('with a conversion that needs a sample, a folder that is no function, and functions that fail', () => {
     const dir = join(work, 'functions', 'strict-widgets');
     let run: { code: number; out: string };
     before(() => {
@@ -124,19 +103,48 @@ export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['
       );
       write(join(work, 'functions', 'oops', 'handler.ts'), 'export const nothing = 1;\n');
       mkdirSync(join(work, 'functions', '.cache'), { recursive: true });
+      write(
+        join(work, 'functions', 'counter', 'index.ts'),
+        `import { defineMutatingWebhook } from 'kube-lambda-webhooks';
+// Counts its own calls in an annotation: every call patches again.
+export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }], mutate: (pod) => {
+  const annotations = ((pod.metadata ??= {}).annotations ??= {});
+  annotations.calls = String(Number(annotations.calls ?? 0) + 1);
+} });
+`,
+      );
+      write(join(work, 'functions', 'no-export', 'index.ts'), 'export const nothing = 1;\n');
       run = klwTest(work, 'test/functions/conformance.test.ts');
     });
     after(() => {
       rmSync(dir, { recursive: true });
       rmSync(join(work, 'test', 'functions', 'strict-widgets.test.ts'));
-      rmSync(join(work, 'functions', 'oops'), { recursive: true });
-      rmSync(join(work, 'functions', '.cache'), { recursive: true });
+      for (const folder of ['oops', '.cache', 'counter', 'no-export'])
+        rmSync(join(work, 'functions', folder), { recursive: true });
+    });
+
+    it('fails npm test for a mutating function that is not idempotent, naming it', () => {
+      const { code, out } = run;
+      assert.notEqual(code, 0, out);
+      assert.match(out, /not ok \d+ - counter conformance/);
+      assert.match(out, /counter: CREATE pods: not idempotent/);
+      assert.match(out, /klw: tests failed/);
+    });
+
+    it('fails for a function folder whose entry exports no webhook', () => {
+      const { code, out } = run;
+      assert.notEqual(code, 0, out);
+      assert.match(out, /not ok \d+ - no-export conformance/);
+      assert.match(
+        out,
+        /functions\/no-export\/index\.ts exports no default registration: end it with `export default defineValidatingWebhook/,
+      );
     });
 
     it('passes a conversion function that refuses the generated object, asking for a sample to round-trip', () => {
       assert.match(readFileSync(join(dir, 'crd.yaml'), 'utf8'), /required: \[size\]/);
-      const { code, out } = run;
-      assert.equal(code, 0, out);
+      const { out } = run;
+      assert.match(out, /^ok \d+ - strict-widgets conformance$/m, 'its suite passes (counter and no-export fail)');
       assert.match(
         out,
         /ok \d+ - round-trips an object through every version it declares # SKIP strict-widgets: the generated Widget at example\.com\/v1alpha1 could not be converted/,
@@ -150,8 +158,7 @@ export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['
       assert.deepEqual(warnings, [
         'warning: functions/oops has no index.ts, index.mts, index.js or index.mjs: it is not a function and is skipped',
       ]);
-      const { code, out } = run;
-      assert.equal(code, 0, out);
+      const { out } = run;
       assert.equal(
         out.match(
           /functions\/oops has no index\.ts, index\.mts, index\.js or index\.mjs: it is not a function and is skipped/g,
@@ -187,20 +194,6 @@ export default defineValidatingWebhook({ name: 'never-matches', rules: [{ operat
     const { code, out } = klwTest(work, 'test/functions/lint.test.ts');
     assert.equal(code, 0, out);
     rmSync(join(work, 'test', 'functions', 'lint.test.ts'));
-  });
-
-  it('fails for a function folder whose entry exports no webhook', () => {
-    write(join(work, 'functions', 'no-export', 'index.ts'), 'export const nothing = 1;\n');
-    try {
-      const { code, out } = klwTest(work, 'test/functions/conformance.test.ts');
-      assert.notEqual(code, 0, out);
-      assert.match(
-        out,
-        /functions\/no-export\/index\.ts exports no default registration: end it with `export default defineValidatingWebhook/,
-      );
-    } finally {
-      rmSync(join(work, 'functions', 'no-export'), { recursive: true });
-    }
   });
 
   it('stays green with every function removed, saying there are none', () => {
@@ -249,14 +242,14 @@ describe('the mutating template', () => {
 
 describe('a klw init project of either module type', () => {
   for (const type of ['commonjs', 'module'] as const) {
-    it(`runs its function test and the conformance checks as "type": "${type}"`, () => {
+    it(`runs its function test and the conformance checks as "type": "${type}", all from the build`, () => {
       const dir = join(work, `init-${type}`);
       initProject(dir);
       // The repository's tsconfig (above) maps the package's name to its sources, as an install would.
       rmSync(join(dir, 'tsconfig.json'));
       const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
       writeFileSync(join(dir, 'package.json'), JSON.stringify({ ...pkg, type }, null, 2));
-      const { code, out } = klwTest(dir);
+      const { code, out } = klwTest(withFailingTsx(dir));
       assert.equal(code, 0, out);
       assert.match(out, /# Subtest: require-owner conformance/);
       assert.match(out, /ok \d+ - answers v1 and v1beta1 reviews of what its rules match/);

@@ -1,6 +1,8 @@
 // The groups of test/groups/ and `npm test` agree: every folder a group runs is left out of npm
 // test's own search (so no test runs twice) and nothing else is (so every test runs). A grouped
 // file that needs a process of its own gets one.
+// klw-test: no-tsx (what it imports at run time is built first)
+// klw-test: own-process (it runs a group of its own: klw test --group does not nest groups)
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -8,6 +10,7 @@ import { after, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { findTestFiles } from '../../infra/test-runner.ts';
 import { NEEDS_OWN_PROCESS, runGroup, testFilesUnder } from '../group.ts';
+import { importBuilt } from '../helpers.ts';
 
 const root = process.cwd();
 
@@ -42,8 +45,10 @@ writeFileSync(
   `import { writeFileSync } from 'node:fs';\nimport { it } from 'node:test';\nconst helper = ${JSON.stringify(join(scratch, 'helper.ts'))};\nit('dynamic', async () => writeFileSync(${JSON.stringify(tsxMarker)}, String((await import(helper)).ran)));\n`,
 );
 after(() => rmSync(scratch, { recursive: true, force: true }));
-// Imported from the scratch folder at run time: this file runs through tsx (NEEDS_TSX).
-await runGroup([dir], (file) => import(pathToFileURL(join(root, file)).href));
+// Built into JavaScript, then imported: this file runs from klw test's build, without tsx.
+await runGroup([dir], (file) =>
+  importBuilt(pathToFileURL(join(root, file)), join(scratch, 'built', file.replace(/\.ts$/, '.mjs'))),
+);
 
 describe('test groups', () => {
   it('are the folders npm test leaves out, besides the end-to-end and journey tests', () => {

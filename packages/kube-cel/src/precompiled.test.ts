@@ -1,6 +1,7 @@
 // Precompiled forms answer as the expressions compiled when used: the same values, errors and costs
 // over the CEL conformance cases, and a form is loaded only for the package and engine versions,
 // Kubernetes version and declarations it was made for.
+// klw-test: no-tsx (createRequire only resolves the engine's path)
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

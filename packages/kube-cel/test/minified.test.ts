@@ -1,5 +1,6 @@
 // The environment bundled and minified as functions are deployed: values are told apart by their
 // classes, not by class names, which minifying renames.
+// klw-test: no-tsx (what it imports at run time is the bundle it builds)
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
