@@ -9,6 +9,7 @@ import { KlwError } from './errors.ts';
 import { esbuildTarget, projectRuntime } from './runtimes.ts';
 import { SOURCES, type EventSource } from '../lib/internal.ts';
 import { buildWithPrecompiledCel } from './build-cel.ts';
+import { keptBuild } from './build-kept.ts';
 
 /** What `build` wrote for one function. */
 export interface BuiltFunction {
@@ -159,20 +160,25 @@ export async function buildFunction(
   // esbuild resolves from the project root, which must exist even though nothing is written yet.
   makeDir(root);
   // esbuild hands the files over rather than writing them, so they go through the one writer.
-  const built = await buildWithPrecompiledCel({ ...bundleOptions(root, fn, runtime, deployment), write: false });
-  // esbuild knows the module's exports: one with neither `default` nor `handler` is refused here,
-  // not at init in Lambda.
-  const missing = new Set(
-    built.warnings.filter((w) => w.id === 'import-is-undefined').map((w) => /Import "(\w+)"/.exec(w.text)?.[1]),
-  );
-  if (missing.has('default') && missing.has('handler')) {
-    throw new KlwError(`${entryFromRoot(root, fn.entry)} ${NO_REGISTRATION}`);
-  }
-  for (const file of built.outputFiles) writeFileSafely(file.path, file.contents, { parents: true });
+  const options = { ...bundleOptions(root, fn, runtime, deployment), write: false };
+  // The same build kept from an earlier one when a test suite asks for that (build-kept.ts).
+  const outputFiles = await keptBuild({ ...options, absWorkingDir: root, outdir: dirname(outfile) }, async () => {
+    const built = await buildWithPrecompiledCel(options);
+    // esbuild knows the module's exports: one with neither `default` nor `handler` is refused here,
+    // not at init in Lambda.
+    const missing = new Set(
+      built.warnings.filter((w) => w.id === 'import-is-undefined').map((w) => /Import "(\w+)"/.exec(w.text)?.[1]),
+    );
+    if (missing.has('default') && missing.has('handler')) {
+      throw new KlwError(`${entryFromRoot(root, fn.entry)} ${NO_REGISTRATION}`);
+    }
+    return built;
+  });
+  for (const file of outputFiles) writeFileSafely(file.path, file.contents, { parents: true });
   const code = readFileSync(outfile);
   // index.mjs, its map, and the chunks it loads on demand, at their paths beside it.
   const archive = await zip(
-    built.outputFiles.map((file) => ({
+    outputFiles.map((file) => ({
       name: relative(dirname(outfile), file.path).split('\\').join('/'),
       data: Buffer.from(file.contents),
     })),

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import * as esbuild from 'esbuild';
+import type { BuildFailure } from 'esbuild';
 import type { AdmissionWebhook } from '../lib/admission/webhook.ts';
 import type { ConversionWebhook, Registration } from '../lib/internal.ts';
 import { findFunctions, noFunctionsMessage, type FunctionSource } from '../lib/harness/discover.ts';
@@ -56,6 +56,8 @@ async function transpile(root: string, sources: FunctionSource[]): Promise<strin
 
 /** The error of the first function (in order) that does not build on its own, naming it; else `err`'s. */
 async function buildError(root: string, sources: FunctionSource[], err: unknown): Promise<KlwError> {
+  // Imported here only: a build that is current (the common case) never loads the compiler.
+  const esbuild = await import('esbuild');
   for (const source of sources) {
     try {
       await esbuild.build({
@@ -70,7 +72,7 @@ async function buildError(root: string, sources: FunctionSource[], err: unknown)
         logLevel: 'silent',
       });
     } catch (failure) {
-      const first = (failure as esbuild.BuildFailure).errors?.[0];
+      const first = (failure as BuildFailure).errors?.[0];
       const where = first?.location ? `${first.location.file}:${first.location.line}: ` : '';
       return new KlwError(`functions/${source.name}: ${where}${first?.text ?? describeThrown(failure)}`);
     }

@@ -2,9 +2,10 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { isAbsolute, join, relative } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { keptBuild } from '../infra/build-kept.ts';
 import type { InvocationTimer } from '../infra/local/back/pool.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import type { RuleWithOperations } from '../lib/rule-builder.ts';
@@ -262,19 +263,27 @@ export class ManualTimer {
  */
 export async function bundleForThreads(source: URL, out: string): Promise<string> {
   const esbuild = await import('esbuild');
-  await esbuild.build({
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const options = {
+    absWorkingDir: root,
     entryPoints: [fileURLToPath(source)],
-    outfile: out,
+    // Named inside the repository, so the same build is kept by content under npm test (build-kept.ts).
+    outfile: join(root, '.klw', 'threads', basename(out)),
     bundle: true,
-    format: 'esm',
-    platform: 'node',
+    format: 'esm' as const,
+    platform: 'node' as const,
     target: 'node20',
-    logLevel: 'error',
+    logLevel: 'error' as const,
     // Bundled CommonJS packages require Node's own modules.
     banner: {
       js: "import { createRequire as bannerRequire } from 'node:module'; const require = bannerRequire(import.meta.url);",
     },
-  });
+    write: false,
+    metafile: true,
+  };
+  const [bundle] = await keptBuild({ ...options, outdir: dirname(options.outfile) }, () => esbuild.build(options));
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, bundle!.contents);
   return pathToFileURL(out).href;
 }
 

@@ -24,7 +24,7 @@ export function register(cli: Command, { root }: CommandContext): void {
     .option('--cluster <name>', "only the lines of this fleet cluster's calls")
     .action(async (name: string, options: LogsCommandOptions) => {
       const { CloudWatchLogsClient } = await import('@aws-sdk/client-cloudwatch-logs');
-      const { readServerless } = await import('../deploy/index.ts');
+      const { readServerless } = await import('../deploy/serverless.ts');
       const { checkLogsCluster } = await import('../fleet/logs.ts');
       const { parseSince, printLogs } = await import('../logs.ts');
       const { regionFor } = await import('../region.ts');

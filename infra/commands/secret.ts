@@ -22,7 +22,7 @@ export function register(cli: Command, { root, say }: CommandContext): void {
       .addOption(stateDirOption('local state directory, with --local'))
       .action(async (options: SecretCommandOptions) => {
         // The deploy and secret modules (the AWS SDK) load when the action runs, not with the program.
-        const { readServerless } = await import('../deploy/index.ts');
+        const { readServerless } = await import('../deploy/serverless.ts');
         const { checkCluster, runSecretCommand } = await import('../secret-actions.ts');
         const config = () => readServerless(root());
         const service = () => String(config().service);

@@ -17,9 +17,9 @@ import { type DeployedFunction, addFloodSafetyAndAlarms } from './alarms.ts';
 import { alarmedClusters } from '../fleet/alarms.ts';
 import { DEFAULT_RESERVED_CONCURRENCY, pluginParams, type PluginParams } from './params.ts';
 import type { CfnTemplate } from './alarms.ts';
+import { routePath } from './routes.ts';
 
-/** The name users list under `plugins:` in serverless.yml. */
-export const PLUGIN_NAME = 'kube-lambda-webhooks/serverless';
+export { PLUGIN_NAME, routePath } from './routes.ts';
 
 export { DEFAULT_RESERVED_CONCURRENCY, pluginParams, type PluginParams } from './params.ts';
 
@@ -56,11 +56,6 @@ export interface GeneratedFunction extends ServerlessFunction {
   memorySize: number;
   environment: Record<string, string>;
   events: Array<{ httpApi: { method: string; path: string } }>;
-}
-
-/** The HTTP API route of a function: `/<name>/{secret}` when its URL carries the path secret, else `/<name>`. */
-export function routePath(registration: Registration): string {
-  return usesPathSecret(registration) ? `${registration.path}/{secret}` : registration.path;
 }
 
 /**

@@ -7,7 +7,7 @@ import { KlwError } from '../errors.ts';
 import { readRegularFile } from '../files.ts';
 import type { Finding } from '../lint/finding.ts';
 import { checkRuntime, DEFAULT_RUNTIME } from '../runtimes.ts';
-import { PLUGIN_NAME, routePath } from './serverless-plugin.ts';
+import { PLUGIN_NAME, routePath } from './routes.ts';
 import { isRecord, valueAt } from '../json.ts';
 
 /** serverless.yml as read: a mapping whose members are checked where they are used. */

@@ -15,8 +15,11 @@ import { recordedForms } from '../../infra/build-cel.ts';
 import { PENDING_KEY, RECORDED_KEY } from '../../packages/kube-cel/src/bundling.ts';
 import type { KubeObject } from '../../lib/index.ts';
 import { admissionReview, toEvent } from '../../lib/testing/index.ts';
+import { buildsForReal } from '../kept-builds.ts';
 
 // A project inside the repository, so `kube-lambda-webhooks` resolves to this package.
+// What these tests check is the build itself: made every run, never a kept one.
+buildsForReal();
 const work = mkdtempSync(join(process.cwd(), '.klw-test-build-cel-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 

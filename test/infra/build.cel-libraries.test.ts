@@ -10,6 +10,10 @@ import { describe, it } from 'node:test';
 import { buildFunction, bundlePath } from '../../infra/build.ts';
 import { toEvent } from '../../lib/testing/index.ts';
 import { CONDITION_GATE, POD_POLICY, podReview, scratchProjects } from './scratch-projects.ts';
+import { buildsForReal } from '../kept-builds.ts';
+
+// What these tests check is the build itself: made every run, never a kept one.
+buildsForReal();
 
 const sources: Record<string, string> = {
   'library-gate': CONDITION_GATE('library-gate', "object.metadata.name.upperAscii().startsWith('WEB-')"),

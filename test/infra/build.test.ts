@@ -12,6 +12,10 @@ import { toEvent, admissionReview } from '../../lib/testing/index.ts';
 import { FIXTURE_FUNCTIONS, runKlw } from '../helpers.ts';
 import { runSuites, type SuitesRun } from '../suites.ts';
 import { extractZip, readZip } from '../zip.ts';
+import { buildsForReal } from '../kept-builds.ts';
+
+// What these tests check is the build itself: made every run, never a kept one.
+buildsForReal();
 
 // klw imports a command's module when first run: done here, not while a test holds stdout.
 before(() => program());

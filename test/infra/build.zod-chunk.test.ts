@@ -11,6 +11,10 @@ import { buildFunction, bundlePath } from '../../infra/build.ts';
 import { parseAdmissionReview } from '../../lib/review/parse.ts';
 import { toEvent } from '../../lib/testing/index.ts';
 import { extractZip } from '../zip.ts';
+import { buildsForReal } from '../kept-builds.ts';
+
+// What these tests check is the build itself: made every run, never a kept one.
+buildsForReal();
 
 // A project inside the repository, so `kube-lambda-webhooks` resolves to this package.
 const work = mkdtempSync(join(process.cwd(), '.klw-test-zod-chunk-'));

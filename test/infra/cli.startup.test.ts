@@ -2,9 +2,10 @@
 // packages (the AWS SDK, esbuild, yaml, the library's zod and CEL) load when its action runs, so
 // `klw --help` and every command's start stay cheap. The check runs the real klw (its built
 // toolkit) in a child whose module resolutions a loader hook records.
+// klw-test: no-tsx (its import() calls are text of the program a child runs)
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -86,4 +87,106 @@ describe('klw start', () => {
       'a command module imports its action at the top: import it inside the action instead',
     );
   });
+});
+
+/**
+ * What a command loads only when its action goes that way: the compiler builds, the zip writer
+ * and the AWS SDK deploy, the API models describe a cluster's schemas. None of them may load to
+ * lint, write manifests or rotate the local secret.
+ */
+const NOT_FOR_PROJECT_COMMANDS = [
+  'esbuild',
+  'yazl',
+  'kubernetes-models',
+  '@aws-sdk/client-ssm',
+  '@aws-sdk/client-lambda',
+  '@aws-sdk/client-cloudwatch-logs',
+  '@aws-sdk/client-cloudformation',
+];
+
+/**
+ * Runs klw's built program in one child, as klw.mjs runs it, once for each of `commands`: the
+ * packages each run loaded that the runs before it had not, and each run's exit code.
+ */
+function packagesLoadedBy(commands: string[][]): Array<{ code: number; packages: string[] }> {
+  const file = join(dir, 'commands.txt');
+  const driver = join(dir, 'commands.mjs');
+  writeFileSync(
+    driver,
+    [
+      "import { appendFileSync } from 'node:fs';",
+      "import { join } from 'node:path';",
+      "import { pathToFileURL } from 'node:url';",
+      `const { cachedBuild } = await import(${JSON.stringify(new URL('../../infra/build-cache.mjs', import.meta.url).href)});`,
+      'const { dir } = await cachedBuild();',
+      'process.setSourceMapsEnabled(true);',
+      "const { main } = await import(pathToFileURL(join(dir, 'cli.mjs')).href);",
+      `for (const args of ${JSON.stringify(commands)}) {`,
+      "  const code = await main(['node', 'klw', ...args]);",
+      // Each run's end, and its exit code, among the modules it loaded.
+      '  appendFileSync(process.env.KLW_LOADED_FILE, `exit ${code}\\n`);',
+      '}',
+    ].join('\n'),
+  );
+  const run = spawnSync(process.execPath, ['--import', HOOK, driver], {
+    env: { ...process.env, KLW_LOADED_FILE: file, NODE_OPTIONS: '' },
+    encoding: 'utf8',
+  });
+  assert.equal(run.status, 0, run.stderr);
+  const runs: Array<{ code: number; packages: string[] }> = [];
+  let urls: string[] = [];
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (!line.startsWith('exit ')) urls.push(line);
+    else {
+      const packages = [...new Set(urls.map(packageOf).filter((p) => p !== undefined))].sort();
+      runs.push({ code: Number(line.slice('exit '.length)), packages });
+      urls = [];
+    }
+  }
+  assert.equal(runs.length, commands.length, run.stderr);
+  return runs;
+}
+
+/** A webhook configuration for `klw lint <file>`: valid, with one warning. */
+const CONFIGURATION = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: { name: x }
+webhooks:
+  - name: a.example.com
+    admissionReviewVersions: [v1]
+    sideEffects: None
+    clientConfig: { url: "https://h.example.com/a" }
+    rules: [{ apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods], scope: Namespaced }]
+`;
+
+// In a project without functions: each command has loaded its modules, run until it needs the
+// functions (manifests stops there, exit 1), and loaded no function, so no other process runs.
+describe('klw lint, klw manifests and klw secret --local', () => {
+  let runs: Array<{ code: number; packages: string[] }>;
+  const commands = [
+    { args: ['lint', 'webhooks.yaml'], code: 0 },
+    { args: ['manifests', '--base-url', 'https://webhooks.example.com'], code: 1 },
+    { args: ['secret', 'rotate', '--local', '--state-dir', 'state'], code: 0 },
+  ];
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'klw-startup-'));
+    await cachedBuild();
+    writeFileSync(join(dir, 'webhooks.yaml'), CONFIGURATION);
+    const inDir = (arg: string) => (['webhooks.yaml', 'state'].includes(arg) ? join(dir, arg) : arg);
+    runs = packagesLoadedBy(commands.map(({ args }) => [...args.map(inDir), '--root', dir]));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  for (const [i, { args, code }] of commands.entries()) {
+    it(`klw ${args.slice(0, 2).join(' ')} loads none of what builds, deploys or describes a cluster`, () => {
+      assert.equal(runs[i]!.code, code);
+      const { packages } = runs[i]!;
+      if (i === 0) assert.ok(packages.includes('yaml'), packages.join(', '));
+      assert.deepEqual(
+        packages.filter((p) => NOT_FOR_PROJECT_COMMANDS.includes(p)),
+        [],
+        'import what only a build or a call to AWS needs where it is needed, not at the top of a module the command loads',
+      );
+    });
+  }
 });

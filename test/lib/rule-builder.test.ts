@@ -15,6 +15,10 @@ import {
 } from 'kube-lambda-webhooks';
 import { buildFunction, bundlePath } from '../../infra/build.ts';
 import { completeAdmissionRegistration } from '../../lib/registration.ts';
+import { buildsForReal } from '../kept-builds.ts';
+
+// What these tests check is the build itself: made every run, never a kept one.
+buildsForReal();
 
 describe('on(...): typed rules', () => {
   it('builds a plain rule from the descriptor: group, version, plural, scope, operations in order', () => {

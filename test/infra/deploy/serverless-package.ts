@@ -6,7 +6,8 @@
 // this file and test/helpers.ts, the project's files (a symlink by its target), the arguments and
 // the environment osls reads (ENV_READ). Any change there means a new osls run; a stored run gives
 // back osls's output, the package folder it wrote and the bundles the plugin built in dist/. A
-// failed run (an error, a killed or out-of-memory osls) is never kept.
+// failed run (an error, a killed or out-of-memory osls) is never kept, unless it is the failure
+// the test expects, in osls's words.
 import { createHash } from 'node:crypto';
 import {
   cpSync,
@@ -123,19 +124,25 @@ export interface PackageOptions {
   cache?: string;
   /** The clock for the age of drafts; Date.now. */
   now?: () => number;
+  /**
+   * The failure the caller expects, in osls's words: a failed run whose output matches it is kept
+   * as a successful one is (a killed or out-of-memory osls says something else, and is not).
+   */
+  failure?: RegExp;
 }
 
 /**
  * Runs `serverless package <args> --package <packageDir>` in `work` with `env`, or gives back the
  * stored successful run of the same inputs: osls's output, `packageDir` and `work/dist` as it left
- * them. Only a run that exits 0 is kept; runs of other toolkit sources are removed when one is.
+ * them. Only a run that exits 0, or fails as `failure` says, is kept; runs of other toolkit sources
+ * are removed when one is.
  */
 export async function serverlessPackage(
   work: string,
   args: string[],
   packageDir: string,
   env: NodeJS.ProcessEnv,
-  { fresh = false, run = runServerless, cache = OSLS_CACHE, now = Date.now }: PackageOptions = {},
+  { fresh = false, run = runServerless, cache = OSLS_CACHE, now = Date.now, failure }: PackageOptions = {},
 ): Promise<Result> {
   const name = runName(work, args, env);
   const stored = join(cache, name);
@@ -146,7 +153,7 @@ export async function serverlessPackage(
     return kept;
   }
   const result = await run(work, ['package', ...args, '--package', packageDir], env);
-  if (result.code !== 0) return result;
+  if (result.code !== 0 && !failure?.test(result.stdout + result.stderr)) return result;
   const draft = mkdtempSync(join(realCacheFolder(cache), '.draft-'));
   copyIfThere(packageDir, join(draft, 'package'));
   copyIfThere(join(work, 'dist'), join(draft, 'dist'));

@@ -64,6 +64,20 @@ describe('kept osls runs', () => {
     assert.equal(ok.calls.length, 2, 'a fresh run is real');
   });
 
+  it('keeps a failed run that says the failure expected, and only such a one', async () => {
+    const refused = fakeOsls(1);
+    const expected = { run: refused.run, cache, failure: /^run 1$/ };
+    await serverlessPackage(work, ['--stage', 'test'], packageDir, env, expected);
+    const kept = await serverlessPackage(work, ['--stage', 'test'], packageDir, env, expected);
+    assert.equal(refused.calls.length, 1, 'the expected failure is kept');
+    assert.deepEqual([kept.code, kept.stdout], [1, 'run 1']);
+    const other = fakeOsls(1);
+    const unexpected = { run: other.run, cache, failure: /out of memory/ };
+    await serverlessPackage(work, ['--stage', 'other'], packageDir, env, unexpected);
+    await serverlessPackage(work, ['--stage', 'other'], packageDir, env, unexpected);
+    assert.equal(other.calls.length, 2, 'another failure is run again');
+  });
+
   it('names a run by the environment osls reads, Node, and symlinks by their target', () => {
     const base = runName(work, [], env);
     assert.equal(runName(work, [], { ...env, UNRELATED: 'x' }), base);

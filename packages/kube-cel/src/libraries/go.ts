@@ -30,25 +30,39 @@ export const SHORT_ESCAPES: Readonly<Record<string, string>> = {
   '"': '\\"',
 };
 
-/** Go's strconv.Quote (the `%q` verb on a string): double quotes, Go escapes, linear in the input. */
+/** One code point as Go's strconv.Quote writes it (the characters it leaves as they are included). */
+function quoteCodePoint(c: string): string {
+  const short = SHORT_ESCAPES[c];
+  if (short !== undefined) return short;
+  const cp = c.codePointAt(0)!;
+  // A lone surrogate is not valid UTF-8 once Go sees it: the replacement character.
+  if (cp >= 0xd800 && cp <= 0xdfff) return '\\ufffd';
+  if (isPrintable(c)) return c;
+  if (cp < 0x80) return `\\x${cp.toString(16).padStart(2, '0')}`;
+  if (cp <= 0xffff) return `\\u${cp.toString(16).padStart(4, '0')}`;
+  return `\\U${cp.toString(16).padStart(8, '0')}`;
+}
+
+/**
+ * Go's strconv.Quote (the `%q` verb on a string): double quotes, Go escapes, linear in the input.
+ * Runs of printable ASCII other than `"` and `\` are copied as they are (messages quote values of
+ * up to megabytes); every other code point goes through quoteCodePoint.
+ */
 export function goQuote(s: string): string {
-  const out: string[] = ['"'];
-  for (const c of s) {
-    const short = SHORT_ESCAPES[c];
-    if (short !== undefined) {
-      out.push(short);
-      continue;
-    }
-    const cp = c.codePointAt(0)!;
-    // A lone surrogate is not valid UTF-8 once Go sees it: the replacement character.
-    if (cp >= 0xd800 && cp <= 0xdfff) out.push('\\ufffd');
-    else if (isPrintable(c)) out.push(c);
-    else if (cp < 0x80) out.push(`\\x${cp.toString(16).padStart(2, '0')}`);
-    else if (cp <= 0xffff) out.push(`\\u${cp.toString(16).padStart(4, '0')}`);
-    else out.push(`\\U${cp.toString(16).padStart(8, '0')}`);
+  let out = '"';
+  let run = 0;
+  for (let i = 0; i < s.length; i++) {
+    const u = s.charCodeAt(i);
+    if (u >= 0x20 && u < 0x7f && u !== 0x22 && u !== 0x5c) continue;
+    if (run < i) out += s.slice(run, i);
+    // A high surrogate followed by a low one is one code point; a lone one stands alone.
+    const pair = u >= 0xd800 && u <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
+    out += quoteCodePoint(pair ? s.slice(i, i + 2) : s[i]!);
+    if (pair) i++;
+    run = i + 1;
   }
-  out.push('"');
-  return out.join('');
+  if (run < s.length) out += s.slice(run);
+  return `${out}"`;
 }
 
 /** True when s has no surrogate pair, so UTF-16 indexes are code point indexes. */
