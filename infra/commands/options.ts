@@ -75,6 +75,9 @@ export function describeEventSources(): string {
   return EVENT_SOURCES.map(([name, what]) => `${name} (${what})`).join(', ');
 }
 
+/** The environment variable naming where function builds are kept: build-kept.ts's KEPT_BUILDS_ENV, restated (that module loads esbuild). */
+export const KEPT_BUILDS_ENV = 'KLW_KEPT_BUILDS';
+
 /** `klw audit`'s exit code when the audit did not run or is incomplete: audit/'s AUDIT_INCOMPLETE, restated. */
 export const AUDIT_INCOMPLETE = 2;
 

@@ -1,8 +1,9 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { KlwError } from '../errors.ts';
 import { runTests } from '../test-runner.ts';
 import type { CommandContext } from './context.ts';
-import { nodeOption } from './options.ts';
+import { KEPT_BUILDS_ENV, nodeOption } from './options.ts';
 
 /** The options of `klw test`. */
 interface TestCommandOptions {
@@ -11,6 +12,7 @@ interface TestCommandOptions {
   reporter: string;
   namePattern?: string;
   group?: boolean;
+  keepBuilds?: string;
 }
 
 /** Adds `klw test`. */
@@ -29,8 +31,14 @@ export function register(cli: Command, { root }: CommandContext): void {
       '--group',
       'run built test files several to a process, each as a suite named after it (a file with the line // klw-test: own-process keeps its own)',
     )
+    .option(
+      '--keep-builds <dir>',
+      'keep the function bundles the tests build in this folder (relative to the project) and reuse them while every file they read is unchanged',
+    )
     .addOption(nodeOption())
     .action(async (files: string[], options: TestCommandOptions) => {
+      // The test processes inherit it: buildFunction (infra/build-kept.ts) reads it there.
+      if (options.keepBuilds) process.env[KEPT_BUILDS_ENV] = resolve(root(), options.keepBuilds);
       const code = await runTests(root(), {
         files,
         reporter: options.reporter,

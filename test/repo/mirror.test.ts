@@ -39,7 +39,6 @@ const UNTESTED: readonly string[] = [
   'infra/commands/shared.ts',
   'infra/commands/smoke.ts',
   'infra/commands/start.ts',
-  'infra/commands/test.ts',
   'infra/deploy/alarms.ts',
   'infra/deploy/index.ts',
   'infra/deploy/params.ts',

@@ -6,6 +6,7 @@ import * as audit from '../../../infra/audit/index.ts';
 import { FLEET_FILE as FLEET_FILE_SOURCE } from '../../../infra/fleet/file.ts';
 import { DEFAULT_CONFIGURATION_NAME as NAME_SOURCE } from '../../../infra/manifests.ts';
 import { NODE_OPTION_HELP as NODE_HELP_SOURCE } from '../../../infra/node-binary.ts';
+import { KEPT_BUILDS_ENV as KEPT_BUILDS_SOURCE } from '../../../infra/build-kept.ts';
 import { DEFAULT_STATE_DIR } from '../../../infra/secrets/index.ts';
 import {
   AUDIT_INCOMPLETE,
@@ -14,6 +15,7 @@ import {
   describeEventSources,
   eventSourceNames,
   FLEET_FILE,
+  KEPT_BUILDS_ENV,
   NODE_OPTION_HELP,
   nodeOption,
   regionOption,
@@ -38,6 +40,7 @@ describe('shared command options', () => {
     assert.equal(NODE_OPTION_HELP, NODE_HELP_SOURCE);
     assert.equal(nodeOption().description, NODE_HELP_SOURCE);
     assert.equal(AUDIT_INCOMPLETE, audit.AUDIT_INCOMPLETE);
+    assert.equal(KEPT_BUILDS_ENV, KEPT_BUILDS_SOURCE);
     assert.equal(DEFAULT_PAGE_SIZE, audit.DEFAULT_PAGE_SIZE);
   });
 
