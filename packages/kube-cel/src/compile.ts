@@ -17,7 +17,7 @@ import { escapedFieldAt, inWrittenText, rewriteLiterals, writtenOffset } from '.
 import { compileError, compileErrors, internalNames, macroArgument, mentions } from './check/messages.ts';
 import type { CompileError } from './check/compile-error.ts';
 import { CelError } from './errors.ts';
-import type { CompiledExpression } from './compiled-expression.ts';
+import { type CompiledExpression, compiledExpression } from './compiled-expression.ts';
 import { evaluateMetered } from './cost/evaluation.ts';
 import { keepUnoptimized, PER_CALL_COST_LIMIT } from './cost/meter.ts';
 import { RECURSION_LIMIT_MESSAGE, readForParse } from './parse/limits.ts';
@@ -310,7 +310,6 @@ function compiled(
   type: string,
   again: () => CompiledExpression,
 ): CompiledExpression {
-  let lastCost = 0;
   let running = false;
   const failed = (err: unknown) => inCelGoWords(internalNames(err));
   const evaluate = (variables: Record<string, unknown>, limit: number) => {
@@ -322,24 +321,7 @@ function compiled(
       running = false;
     }
   };
-  return {
-    type,
-    usesAuthorizer: mentions(parsed.ast, 'authorizer'),
-    get lastCost() {
-      return lastCost;
-    },
-    run(variables, limit = PER_CALL_COST_LIMIT) {
-      try {
-        const { value, cost } = evaluate(variables, limit);
-        lastCost = cost;
-        return value;
-      } catch (err) {
-        lastCost = (err as { cost?: number }).cost ?? lastCost;
-        throw err;
-      }
-    },
-    evaluate: (variables, limit = PER_CALL_COST_LIMIT) => evaluate(variables, limit),
-  };
+  return compiledExpression(type, mentions(parsed.ast, 'authorizer'), evaluate, PER_CALL_COST_LIMIT);
 }
 
 /**

@@ -19,3 +19,37 @@ export interface CompiledExpression {
    */
   evaluate(variables: Record<string, unknown>, limit?: number): { value: unknown; cost: number };
 }
+
+/** An evaluation with a meter of its own: its value and cost; what it throws carries the cost as `cost`. */
+export type MeteredEvaluation = (variables: Record<string, unknown>, limit: number) => { value: unknown; cost: number };
+
+/**
+ * The compiled expression of `evaluate`: `run` answers its value and keeps the cost of its last
+ * call, answered or stopped, as `lastCost`; a call given no limit has `defaultLimit`.
+ */
+export function compiledExpression(
+  type: string,
+  usesAuthorizer: boolean,
+  evaluate: MeteredEvaluation,
+  defaultLimit: number,
+): CompiledExpression {
+  let lastCost = 0;
+  return {
+    type,
+    usesAuthorizer,
+    get lastCost() {
+      return lastCost;
+    },
+    run(variables, limit = defaultLimit) {
+      try {
+        const { value, cost } = evaluate(variables, limit);
+        lastCost = cost;
+        return value;
+      } catch (err) {
+        lastCost = (err as { cost?: number }).cost ?? lastCost;
+        throw err;
+      }
+    },
+    evaluate: (variables, limit = defaultLimit) => evaluate(variables, limit),
+  };
+}

@@ -4,7 +4,7 @@
  * A bundle whose expressions all have trees, and whose evaluations all stay on them, never builds
  * the engine's environment.
  */
-import type { CompiledExpression } from '../compiled-expression.ts';
+import { type CompiledExpression, compiledExpression } from '../compiled-expression.ts';
 import type { PrecompiledExpression } from '../precompiled.ts';
 import { isTree } from './tree.ts';
 import { runTree } from './tree-run.ts';
@@ -26,29 +26,11 @@ export function treeCompiled(
   if (!isTree(tree)) return undefined;
   if (declarations && !Object.values(declarations).every((t) => UNTYPED.has(t))) return undefined;
   let slow: CompiledExpression | undefined;
-  let lastCost = 0;
-  const evaluate = (variables: Record<string, unknown>, limit = defaultLimit) => {
+  const evaluate = (variables: Record<string, unknown>, limit: number) => {
     const answered = runTree(tree, variables, limit);
     if (answered) return answered;
     slow ??= engine();
     return slow.evaluate(variables, limit);
   };
-  return {
-    type: 'unchecked',
-    usesAuthorizer: false,
-    get lastCost() {
-      return lastCost;
-    },
-    run(variables, limit) {
-      try {
-        const { value, cost } = evaluate(variables, limit);
-        lastCost = cost;
-        return value;
-      } catch (err) {
-        lastCost = (err as { cost?: number }).cost ?? lastCost;
-        throw err;
-      }
-    },
-    evaluate,
-  };
+  return compiledExpression('unchecked', false, evaluate, defaultLimit);
 }
