@@ -11,41 +11,29 @@ import type { CompiledExpression, CompileError, CompileOptions } from './compile
 import { PER_CALL_COST_LIMIT } from './cost/limits.ts';
 import { CelEngineNotLoaded } from './errors.ts';
 import { treeCompiled } from './evaluate/tree-compiled.ts';
-import { pendingWhileRecording, precompiledFor, treesOnly } from './precompiled.ts';
+import { chunk, precompiledFor, treesOnly } from './precompiled.ts';
 import { environmentMinor } from './versions/versions.ts';
 
 export type { CompiledExpression, CompileError, CompileOptions } from './compile.ts';
 
-/** compile.ts once loaded; set once, then read only. */
-let loaded: typeof Compile | undefined;
-/** The load under way; forgotten when it fails, so that the next call tries again. */
-let loading: Promise<void> | undefined;
+/** The engine's chunk: compile.ts. */
+const compiler = chunk((): Promise<typeof Compile> => import('./compile.ts'));
 
 /** compile.ts, or CelEngineNotLoaded. */
 function engine(): typeof Compile {
+  const loaded = compiler.module;
   if (!loaded) throw new CelEngineNotLoaded();
   return loaded;
 }
 
 /** Loads the engine's chunk (once). */
 export function loadEngine(): Promise<void> {
-  loading ??= pendingWhileRecording(
-    import('./compile.ts').then(
-      (m) => {
-        loaded = m;
-      },
-      (err) => {
-        loading = undefined;
-        throw err;
-      },
-    ),
-  );
-  return loading;
+  return compiler.load();
 }
 
 /** True when compiling `expression` needs the engine loaded first: it has no precompiled trees. */
 export function needsEngine(expression: string): boolean {
-  return !loaded && !treesOnly(expression);
+  return !compiler.module && !treesOnly(expression);
 }
 
 /**
@@ -53,7 +41,7 @@ export function needsEngine(expression: string): boolean {
  * the expression has one for this Kubernetes version and declarations), else by the engine.
  */
 export function compileExpression(expression: string, options: CompileOptions = {}): CompiledExpression | CompileError {
-  if (!loaded && options.typeCheck === false && !options.types) {
+  if (!compiler.module && options.typeCheck === false && !options.types) {
     const minor = environmentMinor(options.kubeVersion, options.mode);
     const form = precompiledFor(expression, minor, options.declarations);
     const compiled =

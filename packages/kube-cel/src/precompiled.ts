@@ -40,6 +40,39 @@ export function pendingWhileRecording(load: Promise<void>): Promise<void> {
   return load;
 }
 
+/** A chunk of a bundle loaded on demand: its module once `load` has loaded it. */
+export interface Chunk<M> {
+  /** The module, once loaded. */
+  readonly module: M | undefined;
+  /** Loads the module (once; kept where a loader waits while recording); a failed load is tried again at the next call. */
+  load(): Promise<void>;
+}
+
+/** The chunk `importer` loads (a dynamic import of its module, which the bundler makes a chunk of). */
+export function chunk<M>(importer: () => Promise<M>): Chunk<M> {
+  let module: M | undefined;
+  let loading: Promise<void> | undefined;
+  return {
+    get module() {
+      return module;
+    },
+    load() {
+      loading ??= pendingWhileRecording(
+        importer().then(
+          (m) => {
+            module = m;
+          },
+          (err) => {
+            loading = undefined;
+            throw err;
+          },
+        ),
+      );
+      return loading;
+    },
+  };
+}
+
 /** An expression compiled ahead of time (without its type check), as JSON. */
 export interface PrecompiledExpression {
   /** FORM_VERSION of the package that made it. */

@@ -5,15 +5,14 @@
  */
 import type { Environment } from '../engine.ts';
 import { CelError } from '../errors.ts';
-import { pendingWhileRecording } from '../precompiled.ts';
+import { chunk } from '../precompiled.ts';
 
-/** The libraries once loaded; set once, then read only. */
-let loaded: typeof import('./all.ts') | undefined;
-/** The load under way; forgotten when it fails, so that the next call tries again. */
-let loading: Promise<void> | undefined;
+/** The libraries' chunk. */
+const libraries = chunk(() => import('./all.ts'));
 
 /** Registers the Kubernetes libraries in `env`; they must be loaded (loadLibraries). */
 export function registerLibraries(env: Environment): void {
+  const loaded = libraries.module;
   if (!loaded)
     throw new CelError(
       'the Kubernetes CEL libraries are not loaded: await loadLibraries() before compiling expressions that use them',
@@ -23,16 +22,5 @@ export function registerLibraries(env: Environment): void {
 
 /** Loads the libraries' chunk (once). */
 export function loadLibraries(): Promise<void> {
-  loading ??= pendingWhileRecording(
-    import('./all.ts').then(
-      (m) => {
-        loaded = m;
-      },
-      (err) => {
-        loading = undefined;
-        throw err;
-      },
-    ),
-  );
-  return loading;
+  return libraries.load();
 }
