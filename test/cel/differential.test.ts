@@ -10,34 +10,19 @@ import { celEnv, isCelError, isCelList, parse, plan } from '@bufbuild/cel';
 import { compileExpression, isCompileError, loadPrecompiled, precompile } from '../../packages/kube-cel/src/compile.ts';
 import { variablesFor } from '../../lib/matchconditions/variables.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
+import { type Seeded, seeded } from '../../packages/kube-cel/test/seeded.ts';
 
 /** The seeds every run uses; CEL_DIFF_SEED adds one. */
 const SEEDS = [1, 7, 42, 1234, 99_991, ...(process.env.CEL_DIFF_SEED ? [Number(process.env.CEL_DIFF_SEED)] : [])];
 /** Expressions generated per seed and kind: enough to reach every rule, few enough to run in a second. */
 const PER_SEED = 150;
 
-/** mulberry32: a small seeded generator, the same sequence on every machine. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number): number => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
-  return { next, int, pick };
-}
-type Rng = ReturnType<typeof rng>;
-
 // ---- base language, against @bufbuild/cel ----
 
 const lit = (s: string): string => JSON.stringify(s);
 
 /** An int expression of depth at most `d`. */
-function intExpr(r: Rng, d: number): string {
+function intExpr(r: Seeded, d: number): string {
   if (d <= 0 || r.int(3) === 0) return r.pick(['0', '1', '2', '3', '7', '-4', '100', '9223372036854775807']);
   switch (r.int(7)) {
     case 0:
@@ -58,7 +43,7 @@ function intExpr(r: Rng, d: number): string {
 }
 
 /** A string expression of depth at most `d`. */
-function strExpr(r: Rng, d: number): string {
+function strExpr(r: Seeded, d: number): string {
   if (d <= 0 || r.int(3) === 0) return lit(r.pick(['', 'a', 'kube', 'system', 'Ab-9', 'x.y.z']));
   switch (r.int(3)) {
     case 0:
@@ -71,7 +56,7 @@ function strExpr(r: Rng, d: number): string {
 }
 
 /** A bool expression of depth at most `d`. */
-function boolExpr(r: Rng, d: number): string {
+function boolExpr(r: Seeded, d: number): string {
   if (d <= 0 || r.int(4) === 0) return r.pick(['true', 'false']);
   switch (r.int(8)) {
     case 0:
@@ -123,7 +108,7 @@ function theirs(expr: string): string {
 describe('base language against @bufbuild/cel', () => {
   for (const seed of SEEDS) {
     it(`seed ${seed}: ${PER_SEED} expressions answer alike`, () => {
-      const r = rng(seed);
+      const r = seeded(seed);
       const differ: string[] = [];
       for (let i = 0; i < PER_SEED; i++) {
         const expr = r.pick([intExpr, strExpr, boolExpr])(r, 4);
@@ -138,18 +123,18 @@ describe('base language against @bufbuild/cel', () => {
 // ---- Kubernetes libraries, against rules with known answers ----
 
 const SUFFIXES = ['', 'm', 'k', 'M', 'G', 'Ki', 'Mi', 'Gi', 'Ti', 'e3', 'E-2', 'n', 'u'];
-const quantity = (r: Rng): string =>
+const quantity = (r: Seeded): string =>
   `${r.pick(['', '-', '+'])}${r.int(2000)}${r.int(3) === 0 ? `.${r.int(1000)}` : ''}${r.pick(SUFFIXES)}`;
-const intList = (r: Rng): string => `[${Array.from({ length: r.int(6) }, () => r.int(5)).join(', ')}]`;
-const word = (r: Rng): string =>
+const intList = (r: Seeded): string => `[${Array.from({ length: r.int(6) }, () => r.int(5)).join(', ')}]`;
+const word = (r: Seeded): string =>
   Array.from({ length: r.int(8) }, () => r.pick(['a', 'b', 'Z', '-', '.', '0', '9', 'é', '😀', ' '])).join('');
-const ipv4 = (r: Rng): string => Array.from({ length: 4 }, () => r.int(256)).join('.');
-const ipv6 = (r: Rng): string => Array.from({ length: 8 }, () => r.int(65536).toString(16)).join(':');
-const label = (r: Rng): string =>
+const ipv4 = (r: Seeded): string => Array.from({ length: 4 }, () => r.int(256)).join('.');
+const ipv6 = (r: Seeded): string => Array.from({ length: 8 }, () => r.int(65536).toString(16)).join(':');
+const label = (r: Seeded): string =>
   Array.from({ length: 1 + r.int(10) }, () => r.pick(['a', 'z', '0', '-', '.', 'A', '_'])).join('');
 
 /** Rules: each gives an expression over generated inputs that must be true. */
-const RULES: Array<(r: Rng) => string> = [
+const RULES: Array<(r: Seeded) => string> = [
   (r) => {
     const q = lit(quantity(r));
     return `quantity(${q}).compareTo(quantity(${q})) == 0 && isQuantity(${q})`;
@@ -221,7 +206,7 @@ const RULES: Array<(r: Rng) => string> = [
 ];
 
 /** A Pod CREATE with generated names, labels and memory limits. */
-function request(r: Rng) {
+function request(r: Seeded) {
   const labels = Object.fromEntries(Array.from({ length: r.int(5) }, () => [label(r), word(r)]));
   const containers = Array.from({ length: 1 + r.int(4) }, (_, i) => ({
     name: `c${i}`,
@@ -235,7 +220,7 @@ function request(r: Rng) {
 describe('Kubernetes libraries against known answers', () => {
   for (const seed of SEEDS) {
     it(`seed ${seed}: ${PER_SEED} expressions over generated requests are true`, () => {
-      const r = rng(seed);
+      const r = seeded(seed);
       const differ: string[] = [];
       for (let i = 0; i < PER_SEED; i++) {
         const expr = RULES[i % RULES.length]!(r);
@@ -274,7 +259,7 @@ function answer(run: () => { value: unknown; cost: number }): string {
 describe('precompiled forms against the expressions compiled when used', () => {
   for (const seed of SEEDS) {
     it(`seed ${seed}: base and library expressions answer alike, with the same cost`, () => {
-      const r = rng(seed);
+      const r = seeded(seed);
       const differ: string[] = [];
       for (let i = 0; i < PER_SEED; i++) {
         const expr = i % 2 ? RULES[i % RULES.length]!(r) : r.pick([intExpr, strExpr, boolExpr])(r, 4);

@@ -14,6 +14,7 @@ import { treeCompiled } from './tree-compiled.ts';
 import { conformanceCases, KUBERNETES_SECTIONS } from '../../test/conformance-suite.ts';
 import { exclusionOf } from '../../test/conformance-exclusions.ts';
 import { declarationsOf, valueBindings } from '../../test/engines.ts';
+import { type Seeded, seeded } from '../../test/seeded.ts';
 
 /** The API server's per-expression cost limit. */
 const LIMIT = 1_000_000;
@@ -37,22 +38,6 @@ function byEngine(form: PrecompiledExpression): CompiledExpression {
   return loaded;
 }
 
-/** mulberry32: a seeded generator, the same sequence on every machine. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number): number => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
-  return { int, pick };
-}
-type Rng = ReturnType<typeof rng>;
-
 const STRINGS = [
   '',
   'app',
@@ -66,7 +51,7 @@ const STRINGS = [
 const SCALARS: unknown[] = [...STRINGS, 0, 3, 5, 7, -1, 1.5, 2.0, true, false, null, 9007199254740993];
 
 /** A random JSON value: scalars, lists and maps, nested up to `d`. */
-function json(r: Rng, d: number): unknown {
+function json(r: Seeded, d: number): unknown {
   const k = d <= 0 ? 0 : r.int(6);
   if (k <= 2) return r.pick(SCALARS);
   if (k === 3) return Array.from({ length: r.int(4) }, () => json(r, d - 1));
@@ -76,7 +61,7 @@ function json(r: Rng, d: number): unknown {
 }
 
 /** A random admission request: the fields conditions read, sometimes absent or of another type. */
-function request(r: Rng): AdmissionRequest {
+function request(r: Seeded): AdmissionRequest {
   const container = () => ({
     name: r.pick(STRINGS),
     image: r.pick(r.int(5) ? STRINGS : SCALARS),
@@ -149,7 +134,7 @@ const LITERALS = [
 ];
 
 /** A random expression over the paths, of what trees hold and a little beyond. */
-function expr(r: Rng, d: number, vars: string[] = []): string {
+function expr(r: Seeded, d: number, vars: string[] = []): string {
   const path = () =>
     vars.length && r.int(2)
       ? `${r.pick(vars)}${r.pick(['', '.image', '.securityContext', '.securityContext.privileged'])}`
@@ -194,7 +179,7 @@ describe('expression trees', () => {
     let answered = 0;
     let compared = 0;
     for (const seed of [1, 7, 42, 1234]) {
-      const r = rng(seed);
+      const r = seeded(seed);
       for (let i = 0; i < 250; i++) {
         const e = expr(r, 1 + r.int(3));
         const policy = { variables: 'map<string, dyn>', params: 'dyn' };
@@ -336,7 +321,7 @@ describe('expression trees', () => {
   it('are evaluated by compile, and the engine only where they give up', () => {
     const e = "has(object.metadata.labels) && 'app' in object.metadata.labels";
     const form = precompile(e)!;
-    const withLabels = admissionVariables(request(rng(3)));
+    const withLabels = admissionVariables(request(seeded(3)));
     (withLabels.object as { metadata: Record<string, unknown> }).metadata.labels = { app: 'web' };
     const without = { ...withLabels, object: { metadata: { labels: 'not a map' } } };
     let engines = 0;

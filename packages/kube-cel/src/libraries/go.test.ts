@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { seeded } from '../../test/seeded.ts';
 import { goQuote, SHORT_ESCAPES } from './go.ts';
 
 /** strconv.Quote restated code point by code point: what goQuote must answer for any string. */
@@ -17,17 +18,6 @@ function quoteByCodePoint(s: string): string {
   return `${out}"`;
 }
 
-/** A seeded generator (mulberry32): the same strings every run. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Code units picked to reach every branch: printable ASCII, quotes, controls, Latin-1, surrogates alone and paired. */
 const UNITS = [
   0x41, 0x20, 0x7e, 0x22, 0x5c, 0x0a, 0x07, 0x00, 0x1f, 0x7f, 0x85, 0xa0, 0xe9, 0x200b, 0xfeff, 0x4e2d, 0xd83d, 0xde00,
@@ -36,10 +26,9 @@ const UNITS = [
 
 describe('goQuote', () => {
   it('answers as strconv.Quote code point by code point, on 3,000 seeded strings', () => {
-    const next = random(42);
+    const r = seeded(42);
     for (let n = 0; n < 3000; n++) {
-      const length = Math.floor(next() * 12);
-      const s = String.fromCharCode(...Array.from({ length }, () => UNITS[Math.floor(next() * UNITS.length)]!));
+      const s = String.fromCharCode(...Array.from({ length: r.int(12) }, () => r.pick(UNITS)));
       assert.equal(goQuote(s), quoteByCodePoint(s), JSON.stringify(s));
     }
   });
