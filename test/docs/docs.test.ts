@@ -3,9 +3,10 @@
 // as it does for functions here) and type-checked with tsc; function blocks are loaded, built and
 // answer a review, test blocks pass under node --test, and the other blocks run as scripts
 // against `klw local start-lambda`, their `console.log(...); // expected` lines compared. A block
-// marked ```ts no-check is left out, and counted. The type-check and the test examples run on
-// every run. Shell blocks and inline code name only klw commands and options that exist (read from klw's own --help) and npm scripts that exist; YAML
-// and JSON blocks parse; every relative link points to a file and heading that exist.
+// marked ```ts no-check is left out, and counted. The test examples run on every run, the
+// type-check whenever a file it reads changed (kept-check.ts). Shell blocks and inline code name
+// only klw commands and options that exist (read from klw's own --help) and npm scripts that
+// exist; YAML and JSON blocks parse; every relative link points to a file and heading that exist.
 // klw-test: no-tsx (it imports the functions' build; createRequire only resolves tsc's path)
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -35,6 +36,7 @@ import type { ConversionWebhook } from '../../lib/conversion/webhook.ts';
 import { admissionReview, conversionReview, invoke } from '../../lib/testing/index.ts';
 import { ManualTimer } from '../helpers.ts';
 import { runSuites, type SuitesRun } from '../suites.ts';
+import { keptTypeCheck, listedFiles } from './kept-check.ts';
 import { klwHelpTexts } from './klw-help.ts';
 import {
   anchors,
@@ -245,23 +247,27 @@ describe('docs: TypeScript examples', () => {
     const wanted = new Map([...files].map(([file, block]) => [relative(work, file), block.code]));
     wanted.set('tsconfig.json', readFileSync(join(work, 'tsconfig.json'), 'utf8'));
     syncFolder(TSC_WORK, wanted);
-    const out = await run([
-      tsc,
-      '--noEmit',
-      '--incremental',
-      '--tsBuildInfoFile',
-      tscBuildInfo(),
-      '-p',
-      join(TSC_WORK, 'tsconfig.json'),
-    ]);
+    const args = ['--noEmit', '--incremental', '--tsBuildInfoFile', tscBuildInfo(), '--listFiles'];
+    args.push('-p', join(TSC_WORK, 'tsconfig.json'));
+    // What decides the check besides the files tsc reads: a pass is kept while all of it is the same.
+    const key = [
+      readFileSync(join(dirname(tsc), '..', 'package.json'), 'utf8'),
+      process.version,
+      ...args,
+      ...['tsconfig.json', 'package.json', 'package-lock.json'].map((f) => readFileSync(join(root, f), 'utf8')),
+      ...[...wanted.keys()].sort(),
+    ];
+    const out = await keptTypeCheck(join(dirname(tscBuildInfo()), 'docs-pass.json'), key, () => run([tsc, ...args]));
+    const listed = new Set(listedFiles(out.stdout));
     // Point each error at its Markdown line.
-    const errors = (out.stdout + out.stderr).replace(
-      /^(.*?\.ts)\((\d+),(\d+)\)/gm,
-      (whole, file: string, line: string) => {
-        const block = files.get(join(work, relative(TSC_WORK, join(root, file))));
-        return block ? `${where(block, Number(line) - 1)} (${whole})` : whole;
-      },
-    );
+    const messages = (out.stdout + out.stderr)
+      .split('\n')
+      .filter((line) => line && !listed.has(line))
+      .join('\n');
+    const errors = messages.replace(/^(.*?\.ts)\((\d+),(\d+)\)/gm, (whole, file: string, line: string) => {
+      const block = files.get(join(work, relative(TSC_WORK, join(root, file))));
+      return block ? `${where(block, Number(line) - 1)} (${whole})` : whole;
+    });
     assert.equal(out.code, 0, errors);
   });
 
