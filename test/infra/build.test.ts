@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { ANY_DEPLOYMENT, buildFunction, bundlePath } from '../../infra/build.ts';
+import { cachedBuild } from '../../infra/build-cache.mjs';
 import { scaffold } from '../../infra/scaffold.ts';
 import { main, program } from '../../infra/cli.ts';
 
@@ -279,12 +280,23 @@ describe('klw new', () => {
     for (const type of types) scaffolded.set(type, scaffold(work, type, `my-${type}`));
   });
   let tests: Promise<SuitesRun> | undefined;
-  /** The tests klw new wrote, run once under node --test, all in one process (test/suites.ts). */
+  /**
+   * The tests klw new wrote, built as `klw test` builds them (one esbuild build), run once under
+   * node --test, all in one process (test/suites.ts).
+   */
   const scaffoldedTests = () =>
-    (tests ??= runSuites(
-      join(work, 'scaffolded.mjs'),
-      types.map((type) => [type, join(work, 'test/functions', `my-${type}.test.ts`)]),
-      root,
+    (tests ??= cachedBuild({
+      root: work,
+      cacheDir: join(work, '.klw', 'scaffolded-tests'),
+      entryPoints: Object.fromEntries(types.map((type) => [type, `test/functions/my-${type}.test.ts`])),
+      sourceUrls: true,
+    }).then(({ dir }) =>
+      runSuites(
+        join(work, 'scaffolded.mjs'),
+        types.map((type) => [type, join(dir, `${type}.mjs`)]),
+        root,
+        { tsx: false },
+      ),
     ));
   for (const type of types) {
     it(`scaffolds a ${type} function whose test passes`, async () => {
