@@ -30,8 +30,8 @@ addFunction(
   'sleepy',
   `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
 export const webhook = defineValidatingWebhook({ name: 'sleepy', timeoutSeconds: 30, rules: [], validate: (r) => {
-  // Blocks the thread for good: only the Lambda timeout can end this.
-  if (r.object?.metadata?.name === 'block') { for (;;) {} }
+  // Blocks the thread for good, as an endless loop does but without using a core: only the Lambda timeout can end this.
+  if (r.object?.metadata?.name === 'block') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
   return allow();
 } });
 export const handler = webhook.handler;
