@@ -6,14 +6,24 @@ import { after, describe, it } from 'node:test';
 import { scaffold } from '../../infra/scaffold.ts';
 import { resolveResource, resourceFromName } from '../../infra/scaffold-resource.ts';
 import { runKlw } from '../helpers.ts';
+import { keptProject } from '../kept-projects.ts';
 
 const repo = process.cwd();
 // Inside the repository, so `kube-lambda-webhooks` resolves to this package.
 const work = mkdtempSync(join(repo, '.klw-test-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 
-/** Runs a scaffolded test file as npm test does (klw test, from its build); returns the TAP output. */
-function runTest(name: string): string {
+/**
+ * Scaffolds the function into `work` (for the lint below) and into a project of its own, kept by
+ * content (test/kept-projects.ts), where klw test finds its build of an earlier run; returns that project.
+ */
+function scaffoldedAlone(...[type, name, options]: Parameters<typeof scaffold>): Promise<string> {
+  scaffold(work, type, name, options);
+  return keptProject(`scaffold-${name}`, (dir) => scaffold(dir, type, name, options));
+}
+
+/** Runs the scaffolded test file of `name` in the project `dir` as npm test does (klw test, from its build); returns the TAP output. */
+function runTest(dir: string, name: string): string {
   // A nested test run must not think it is part of this one (it would skip its files).
   const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
   return execFileSync(
@@ -21,34 +31,34 @@ function runTest(name: string): string {
     [
       join(repo, 'infra', 'bin', 'klw.mjs'),
       '--root',
-      work,
+      dir,
       'test',
       '--reporter',
       'tap',
       `test/functions/${name}.test.ts`,
     ],
-    { cwd: work, encoding: 'utf8', env },
+    { cwd: dir, encoding: 'utf8', env },
   );
 }
 
 describe('klw new --resource', () => {
-  it('writes a validating function on the resource given, typed by it, whose test passes', () => {
-    scaffold(work, 'validating', 'owner-check', { resource: 'deployments.apps' });
-    const source = readFileSync(join(work, 'functions/owner-check/index.ts'), 'utf8');
+  it('writes a validating function on the resource given, typed by it, whose test passes', async () => {
+    const dir = await scaffoldedAlone('validating', 'owner-check', { resource: 'deployments.apps' });
+    const source = readFileSync(join(dir, 'functions/owner-check/index.ts'), 'utf8');
     assert.match(source, /import \{ .*on, Deployment \} from 'kube-lambda-webhooks'/);
     assert.match(source, /rules: \[on\(Deployment\)\.create\(\)\.update\(\)\]/);
     assert.doesNotMatch(source, /configmaps|ConfigMap/i);
-    const out = runTest('owner-check');
+    const out = runTest(dir, 'owner-check');
     assert.match(out, /^# pass 2$/m, out);
     assert.match(out, /^# fail 0$/m, out);
   });
 
-  it('writes a mutating function on a cluster-scoped resource, whose test passes', () => {
-    scaffold(work, 'mutating', 'ns-labels', { resource: 'namespaces' });
-    const source = readFileSync(join(work, 'functions/ns-labels/index.ts'), 'utf8');
+  it('writes a mutating function on a cluster-scoped resource, whose test passes', async () => {
+    const dir = await scaffoldedAlone('mutating', 'ns-labels', { resource: 'namespaces' });
+    const source = readFileSync(join(dir, 'functions/ns-labels/index.ts'), 'utf8');
     assert.match(source, /rules: \[on\(Namespace\)\.create\(\)\]/);
-    assert.doesNotMatch(readFileSync(join(work, 'test/functions/ns-labels.test.ts'), 'utf8'), /namespace: 'default'/);
-    const out = runTest('ns-labels');
+    assert.doesNotMatch(readFileSync(join(dir, 'test/functions/ns-labels.test.ts'), 'utf8'), /namespace: 'default'/);
+    const out = runTest(dir, 'ns-labels');
     assert.match(out, /^# fail 0$/m, out);
   });
 
