@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { scaffold } from '../../infra/scaffold.ts';
+import { type ScaffoldOptions, type ScaffoldType, scaffold } from '../../infra/scaffold.ts';
 import { resolveResource, resourceFromName } from '../../infra/scaffold-resource.ts';
 import { runKlw } from '../helpers.ts';
 import { keptProject } from '../kept-projects.ts';
@@ -17,7 +17,7 @@ after(() => rmSync(work, { recursive: true, force: true }));
  * Scaffolds the function into `work` (for the lint below) and into a project of its own, kept by
  * content (test/kept-projects.ts), where klw test finds its build of an earlier run; returns that project.
  */
-function scaffoldedAlone(...[type, name, options]: Parameters<typeof scaffold>): Promise<string> {
+function scaffoldedAlone(type: ScaffoldType, name: string, options: ScaffoldOptions): Promise<string> {
   scaffold(work, type, name, options);
   return keptProject(`scaffold-${name}`, (dir) => scaffold(dir, type, name, options));
 }
