@@ -3,9 +3,10 @@
 // tsx, which costs a second or more of CPU per process. esbuild bundles the entry points into a
 // folder named by the build's content; a manifest beside it lists the files the build read, with
 // their size and modification time, so a later run checks those (a stat each) and the build's own
-// files (a hash) instead of building again. Any change, a link planted where a file of the cache
-// should be, or a file that does not match its hash, means a new build. Concurrent first runs each
-// build into a folder of their own and rename it into place: the first one wins, the others use it.
+// files (a hash, or a stat each once a check has recorded them verified: VERIFIED) instead of
+// building again. Any change, a link planted where a file of the cache should be, or a file that
+// does not match its hash, means a new build. Concurrent first runs each build into a folder of
+// their own and rename it into place: the first one wins, the others use it.
 // Plain JavaScript: klw runs it before anything can load TypeScript.
 import { createHash, randomBytes } from 'node:crypto';
 import {
@@ -101,6 +102,18 @@ function hashOf(file) {
 }
 
 /**
+ * `path` (relative, as the manifest keeps it) under `root`: joined as it is when it is a plain
+ * path down from root (most are: a check reads hundreds), else resolved.
+ */
+function under(root, path) {
+  const plain =
+    !root.endsWith(sep) &&
+    /^(?:[^./\\]|\.[^./\\])/.test(path) &&
+    !/(?:^|[/\\])\.{1,2}(?:[/\\]|$)|[/\\]{2}|[/\\]$|\\/.test(path);
+  return plain ? `${root}${sep}${path}` : resolve(root, path);
+}
+
+/**
  * True when the manifest's record of an input (path, state, content hash) still describes the
  * file: same size and time and, when that time is within RACY_MS of the build's start or later,
  * the same content.
@@ -108,7 +121,7 @@ function hashOf(file) {
 function unchanged(root, input, started) {
   if (!Array.isArray(input) || input.length !== 3) return false;
   const [path, state, hash] = input;
-  const file = resolve(root, String(path));
+  const file = under(root, String(path));
   if (stateOf(file) !== state) return false;
   const mtime = Number(String(state).split(':')[1]);
   return !(mtime >= started - RACY_MS) || hashOf(file) === hash;
@@ -128,30 +141,91 @@ function recordOf(name, contents) {
 }
 
 /**
- * The builds this process found intact, with what their files were then (each one's inode, size
- * and modification time): while those are unchanged the files are not hashed again, so a process
- * that asks many times (each function load of a test) pays for the hashes once.
+ * The builds this process found intact, with what their files were then (`seen`: fileState of
+ * each) and whether that is in the verified record (VERIFIED): while those are unchanged the
+ * files are not hashed again, so a process that asks many times (each function load of a test)
+ * pays for the hashes once.
  */
 const verified = new Map();
 
 /**
+ * The record, in the cache folder, of the build files an earlier check hashed and found intact:
+ * their states (inode, size, modification and change time) then. A later process finding the
+ * very same states trusts the files without hashing them (klw starts many times a minute; the
+ * hashes are most of its check). It trusts the kernel's change time: every write, truncation,
+ * rename over a file or change of its times sets it to the current time, and no call a user can
+ * make sets it back; so a file changed since, its size and modification time kept or not, has
+ * another state and is hashed again. A record is written only when every file's change time is
+ * RACY_MS older than the check, so that no change within the same tick of the clock can follow it
+ * unseen. (On a file system without change times of its own, such as FAT, that trust is weaker:
+ * there the build's own files, written by this module alone, are what it covers.)
+ */
+const VERIFIED = 'verified.json';
+
+/** A build file's state as the verified record keeps it. */
+function fileState(name, stat) {
+  return `${name}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+}
+
+/** True when the cache's verified record holds exactly `seen` (the build's files and their states). */
+function recordedIntact(cacheDir, seen) {
+  const file = join(cacheDir, VERIFIED);
+  try {
+    if (!entryAt(file)?.isFile()) return false;
+    return readFileSync(file, 'utf8') === seen;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Writes the verified record (see VERIFIED); false when the cache cannot take it (the next
+ * process then hashes the files).
+ */
+function recordIntact(cacheDir, seen) {
+  const file = join(cacheDir, VERIFIED);
+  try {
+    if (entryAt(file) && !entryAt(file).isFile()) rmSync(file, { recursive: true, force: true });
+    writeAtomically(file, Buffer.from(seen));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * True when `dir` is a real folder (no link) holding each recorded file as a regular file (no
  * link) of its size and, for code, its content's hash: a build cut short or changed since is not
- * trusted.
+ * trusted. The hashes are skipped when this process (`verified`) or an earlier one (VERIFIED)
+ * found the files, in the very same states, intact. `now` is the clock the files' age is judged by.
  */
-function intact(dir, records) {
+function intact(dir, records, now = Date.now) {
   if (!Array.isArray(records) || !entryAt(dir)?.isDirectory()) return false;
+  const checked = now();
   const stats = [];
+  let newest = 0;
   for (const record of records) {
     if (!Array.isArray(record) || record.length !== 3) return false;
     const [name, size] = record;
     if (typeof name !== 'string' || name.split('/').includes('..')) return false;
     const stat = entryAt(join(dir, name));
     if (!stat?.isFile() || stat.size !== size) return false;
-    stats.push(`${name}:${stat.ino}:${stat.size}:${stat.mtimeMs}`);
+    stats.push(fileState(name, stat));
+    newest = Math.max(newest, stat.ctimeMs, stat.mtimeMs);
   }
-  const seen = `${JSON.stringify(records)}\0${stats.join('\0')}`;
-  if (verified.get(dir) === seen) return true;
+  const seen = `${dir}\0${JSON.stringify(records)}\0${stats.join('\0')}`;
+  const cacheDir = dirname(dir);
+  const old = newest < checked - RACY_MS;
+  const known = verified.get(dir);
+  if (known?.seen === seen) {
+    // Found intact by this process before the files were old enough to record: recorded now.
+    if (!known.recorded && old) known.recorded = recordIntact(cacheDir, seen);
+    return true;
+  }
+  if (recordedIntact(cacheDir, seen)) {
+    verified.set(dir, { seen, recorded: true });
+    return true;
+  }
   for (const [name, , hash] of records) {
     if (
       hash &&
@@ -161,7 +235,7 @@ function intact(dir, records) {
     )
       return false;
   }
-  verified.set(dir, seen);
+  verified.set(dir, { seen, recorded: old && recordIntact(cacheDir, seen) });
   return true;
 }
 
@@ -177,7 +251,7 @@ function current(spec) {
     if (typeof manifest.started !== 'number') return undefined;
     for (const input of manifest.inputs) if (!unchanged(spec.root, input, manifest.started)) return undefined;
     const dir = join(spec.cacheDir, manifest.dir);
-    return intact(dir, manifest.files) ? dir : undefined;
+    return intact(dir, manifest.files, spec.now) ? dir : undefined;
   } catch {
     return undefined; // unreadable or not JSON: built again
   }
@@ -269,7 +343,7 @@ function removeOld(cacheDir, keep) {
   for (const name of readdirSync(cacheDir)) {
     const path = join(cacheDir, name);
     const stat = entryAt(path);
-    if (name !== MANIFEST && path !== keep && stat && Date.now() - stat.mtimeMs > OLD_BUILD_MS)
+    if (name !== MANIFEST && name !== VERIFIED && path !== keep && stat && Date.now() - stat.mtimeMs > OLD_BUILD_MS)
       rmSync(path, { recursive: true, force: true });
   }
 }
@@ -314,7 +388,7 @@ async function build(spec) {
   const name = contentHash(files);
   const dir = join(cacheFolder(spec.cacheDir), name);
   const records = files.map(([file, contents]) => recordOf(file, contents));
-  if (!intact(dir, records)) {
+  if (!intact(dir, records, spec.now)) {
     const draft = mkdtempSync(join(spec.cacheDir, 'draft-'));
     for (const [file, contents] of files) {
       mkdirSync(dirname(join(draft, file)), { recursive: true });
@@ -324,7 +398,7 @@ async function build(spec) {
       renameSync(draft, dir);
     } catch {
       // Another process put the same build there first, or something unusable is there.
-      if (!intact(dir, records)) {
+      if (!intact(dir, records, spec.now)) {
         rmSync(dir, { recursive: true, force: true });
         renameSync(draft, dir);
       }
@@ -356,7 +430,8 @@ async function build(spec) {
  * the cache has none or its sources changed since; `built` says whether this call built it.
  * Defaults: the toolkit's own entry points, root and cache folder. `sourceUrls: false` leaves
  * `import.meta.url` the built file's own (a project's functions, as their bundles have it);
- * `afterBuild`, for tests, runs once esbuild has read the sources, before the build is recorded.
+ * `afterBuild`, for tests, runs once esbuild has read the sources, before the build is recorded;
+ * `now`, for tests, is the clock the verified record (VERIFIED) judges the files' age by.
  */
 export async function cachedBuild(options = {}) {
   const spec = {
@@ -365,6 +440,7 @@ export async function cachedBuild(options = {}) {
     entryPoints: options.entryPoints ?? TOOLKIT_ENTRIES,
     sourceUrls: options.sourceUrls ?? true,
     afterBuild: options.afterBuild,
+    now: options.now ?? Date.now,
   };
   const dir = current(spec);
   if (dir) return { dir, built: false };

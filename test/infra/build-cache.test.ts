@@ -237,6 +237,52 @@ describe('the cached build', () => {
     assert.deepEqual(await cachedBuild(options), { dir, built: false });
   });
 
+  it('trusts files an earlier check hashed while their states are unchanged, and sees an edit that kept size and time', async () => {
+    const { cacheDir, options } = project('verified');
+    const { dir } = await cachedBuild(options);
+    const main = join(dir, 'main.mjs');
+    // A whole second, which a file time keeps exactly: put back below, it reads the same.
+    const mtime = new Date(Math.floor(Date.now() / 1000) * 1000 - 10_000);
+    utimesSync(main, mtime, mtime);
+    const record = join(cacheDir, 'verified.json');
+    // Files changed within RACY_MS of the check are never recorded: the same tick may follow.
+    assert.deepEqual(await cachedBuild(options), { dir, built: false });
+    assert.equal(existsSync(record), false, 'no record of files just written');
+    // Seen from later on, the files are old enough: this check hashes them and records their states.
+    assert.deepEqual(await cachedBuild({ ...options, now: () => Date.now() + 60_000 }), { dir, built: false });
+    assert.match(readFileSync(record, 'utf8'), new RegExp(basename(dir)));
+    // Another process (which has not hashed them itself) trusts the record.
+    const script = `const { cachedBuild } = await import(${JSON.stringify(pathToFileURL(join(TOOLKIT, 'infra', 'build-cache.mjs')).href)});
+      process.stdout.write(JSON.stringify(await cachedBuild(${JSON.stringify(options)})));`;
+    const inChild = async () =>
+      JSON.parse((await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script])).stdout) as {
+        dir: string;
+        built: boolean;
+      };
+    assert.deepEqual(await inChild(), { dir, built: false });
+    // One byte changed, size and modification time put back: its change time gives it away.
+    const good = readFileSync(main);
+    const bad = Buffer.from(good);
+    bad[bad.indexOf('first')] = 'F'.charCodeAt(0);
+    writeFileSync(main, bad);
+    utimesSync(main, mtime, mtime);
+    assert.equal(statSync(main).mtimeMs, mtime.getTime());
+    assert.deepEqual(await inChild(), { dir, built: true });
+    assert.deepEqual(readFileSync(main), good);
+    // In this process too, which had hashed the files before.
+    writeFileSync(main, bad);
+    utimesSync(main, mtime, mtime);
+    assert.deepEqual(await cachedBuild(options), { dir, built: true });
+    assert.deepEqual(readFileSync(main), good);
+    // A record planted as a link is not read, and is replaced by a file.
+    rmSync(record, { force: true });
+    writeFileSync(join(work, 'verified-elsewhere.json'), 'anything');
+    symlinkSync(join(work, 'verified-elsewhere.json'), record);
+    assert.deepEqual(await cachedBuild({ ...options, now: () => Date.now() + 60_000 }), { dir, built: false });
+    assert.ok(lstatSync(record).isFile());
+    assert.equal(readFileSync(join(work, 'verified-elsewhere.json'), 'utf8'), 'anything');
+  });
+
   it('serves concurrent first runs, in one process and in several, with one intact build', async () => {
     const { cacheDir, options } = project('concurrent');
     const [a, b] = await Promise.all([cachedBuild(options), cachedBuild(options)]);
