@@ -149,7 +149,7 @@ function recordOf(name, contents) {
 const verified = new Map();
 
 /**
- * The record, in the cache folder, of the build files an earlier check hashed and found intact:
+ * The record, in the build's folder, of the build files an earlier check hashed and found intact:
  * their states (inode, size, modification and change time) then. A later process finding the
  * very same states trusts the files without hashing them (klw starts many times a minute; the
  * hashes are most of its check). It trusts the kernel's change time: every write, truncation,
@@ -160,16 +160,16 @@ const verified = new Map();
  * unseen. (On a file system without change times of its own, such as FAT, that trust is weaker:
  * there the build's own files, written by this module alone, are what it covers.)
  */
-const VERIFIED = 'verified.json';
+const VERIFIED = '.verified.json';
 
 /** A build file's state as the verified record keeps it. */
 function fileState(name, stat) {
   return `${name}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
 }
 
-/** True when the cache's verified record holds exactly `seen` (the build's files and their states). */
-function recordedIntact(cacheDir, seen) {
-  const file = join(cacheDir, VERIFIED);
+/** True when the build's verified record holds exactly `seen` (its files and their states). */
+function recordedIntact(dir, seen) {
+  const file = join(dir, VERIFIED);
   try {
     if (!entryAt(file)?.isFile()) return false;
     return readFileSync(file, 'utf8') === seen;
@@ -182,8 +182,8 @@ function recordedIntact(cacheDir, seen) {
  * Writes the verified record (see VERIFIED); false when the cache cannot take it (the next
  * process then hashes the files).
  */
-function recordIntact(cacheDir, seen) {
-  const file = join(cacheDir, VERIFIED);
+function recordIntact(dir, seen) {
+  const file = join(dir, VERIFIED);
   try {
     if (entryAt(file) && !entryAt(file).isFile()) rmSync(file, { recursive: true, force: true });
     writeAtomically(file, Buffer.from(seen));
@@ -214,15 +214,14 @@ function intact(dir, records, now = Date.now) {
     newest = Math.max(newest, stat.ctimeMs, stat.mtimeMs);
   }
   const seen = `${dir}\0${JSON.stringify(records)}\0${stats.join('\0')}`;
-  const cacheDir = dirname(dir);
   const old = newest < checked - RACY_MS;
   const known = verified.get(dir);
   if (known?.seen === seen) {
     // Found intact by this process before the files were old enough to record: recorded now.
-    if (!known.recorded && old) known.recorded = recordIntact(cacheDir, seen);
+    if (!known.recorded && old) known.recorded = recordIntact(dir, seen);
     return true;
   }
-  if (recordedIntact(cacheDir, seen)) {
+  if (recordedIntact(dir, seen)) {
     verified.set(dir, { seen, recorded: true });
     return true;
   }
@@ -235,7 +234,7 @@ function intact(dir, records, now = Date.now) {
     )
       return false;
   }
-  verified.set(dir, { seen, recorded: old && recordIntact(cacheDir, seen) });
+  verified.set(dir, { seen, recorded: old && recordIntact(dir, seen) });
   return true;
 }
 
@@ -343,7 +342,7 @@ function removeOld(cacheDir, keep) {
   for (const name of readdirSync(cacheDir)) {
     const path = join(cacheDir, name);
     const stat = entryAt(path);
-    if (name !== MANIFEST && name !== VERIFIED && path !== keep && stat && Date.now() - stat.mtimeMs > OLD_BUILD_MS)
+    if (name !== MANIFEST && path !== keep && stat && Date.now() - stat.mtimeMs > OLD_BUILD_MS)
       rmSync(path, { recursive: true, force: true });
   }
 }
@@ -356,13 +355,15 @@ export function cacheFolder(cacheDir) {
   return cacheDir;
 }
 
-/** Builds the entry points, puts the build in its content-named folder and writes the manifest. */
-async function build(spec) {
-  const started = Date.now();
+/**
+ * The esbuild build of the entry points into `outdir` (in memory), with `read`: the hash of each
+ * source as the build read it. missingDynamicImports, which esbuild consults for every relative
+ * import (a round trip to this process each, a tenth of a build's time), joins only a build that
+ * failed to resolve something: one that builds without it has no import() of a missing file.
+ */
+async function bundled(esbuild, spec, outdir) {
   const read = new Map();
-  const esbuild = await import('esbuild');
-  const outdir = join(spec.cacheDir, 'out');
-  const out = await esbuild.build({
+  const options = {
     absWorkingDir: spec.root,
     entryPoints: spec.entryPoints,
     bundle: true,
@@ -380,8 +381,25 @@ async function build(spec) {
     metafile: true,
     write: false,
     logLevel: 'silent',
-    plugins: [missingDynamicImports(), readSources(esbuild, spec.sourceUrls, read)],
-  });
+    plugins: [readSources(esbuild, spec.sourceUrls, read)],
+  };
+  try {
+    return { out: await esbuild.build(options), read };
+  } catch (error) {
+    if (!error?.errors?.some?.((e) => /^Could not resolve /.test(String(e?.text)))) throw error;
+  }
+  // An import() of a missing file, perhaps: built again, such imports left to fail when they run.
+  read.clear();
+  const plugins = [missingDynamicImports(), ...options.plugins];
+  return { out: await esbuild.build({ ...options, plugins }), read };
+}
+
+/** Builds the entry points, puts the build in its content-named folder and writes the manifest. */
+async function build(spec) {
+  const started = Date.now();
+  const esbuild = await import('esbuild');
+  const outdir = join(spec.cacheDir, 'out');
+  const { out, read } = await bundled(esbuild, spec, outdir);
   spec.afterBuild?.();
   const files = out.outputFiles.map((f) => [relative(outdir, f.path).split(sep).join('/'), f.contents]);
   files.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
