@@ -326,6 +326,47 @@ function missingDynamicImports() {
   };
 }
 
+/** The namespace of the module standing in for esbuild (requiredEsbuild). */
+const REQUIRED_ESBUILD = 'klw-required-esbuild';
+
+/**
+ * An esbuild plugin standing a module in for the esbuild package wherever the code imports it: a
+ * module that requires the very package the import would load (resolved from the importer) and
+ * exports its names. Node imports a CommonJS package only after scanning its source for those
+ * names, which costs every process that loads the toolkit's build code most of a tenth of a second.
+ * The package.json of each esbuild it stands in for goes into `packages`: an input of the build.
+ */
+function requiredEsbuild(packages) {
+  return {
+    name: REQUIRED_ESBUILD,
+    setup(build) {
+      build.onResolve({ filter: /^esbuild$/ }, (args) => {
+        if (args.kind !== 'import-statement' && args.kind !== 'dynamic-import') return undefined;
+        try {
+          const main = createRequire(join(args.resolveDir, 'index.js')).resolve('esbuild');
+          packages.add(join(dirname(main), '..', 'package.json'));
+          return { path: main, namespace: REQUIRED_ESBUILD };
+        } catch {
+          return undefined; // not installed there: left to Node's resolution, as without this plugin
+        }
+      });
+      build.onLoad({ filter: /./, namespace: REQUIRED_ESBUILD }, (args) => {
+        const names = Object.keys(createRequire(args.path)(args.path)).filter(
+          (name) => name !== 'default' && /^[A-Za-z_$][\w$]*$/.test(name),
+        );
+        const main = JSON.stringify(args.path);
+        return {
+          contents:
+            `import { createRequire } from 'node:module';\n` +
+            `const esbuild = createRequire(${main})(${main});\n` +
+            `export default esbuild;\nexport const { ${names.join(', ')} } = esbuild;\n`,
+          loader: 'js',
+        };
+      });
+    },
+  };
+}
+
 /** Writes `data` to `file` atomically: a new file beside it (never through a link), renamed over it. */
 function writeAtomically(file, data) {
   const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
@@ -364,6 +405,7 @@ export function cacheFolder(cacheDir) {
  */
 async function bundled(esbuild, spec, outdir) {
   const read = new Map();
+  const packages = new Set();
   const options = {
     absWorkingDir: spec.root,
     entryPoints: spec.entryPoints,
@@ -382,17 +424,18 @@ async function bundled(esbuild, spec, outdir) {
     metafile: true,
     write: false,
     logLevel: 'silent',
-    plugins: [readSources(esbuild, spec.sourceUrls, read)],
+    plugins: [requiredEsbuild(packages), readSources(esbuild, spec.sourceUrls, read)],
   };
   try {
-    return { out: await esbuild.build(options), read };
+    return { out: await esbuild.build(options), read, packages };
   } catch (error) {
     if (!error?.errors?.some?.((e) => /^Could not resolve /.test(String(e?.text)))) throw error;
   }
   // An import() of a missing file, perhaps: built again, such imports left to fail when they run.
   read.clear();
+  packages.clear();
   const plugins = [missingDynamicImports(), ...options.plugins];
-  return { out: await esbuild.build({ ...options, plugins }), read };
+  return { out: await esbuild.build({ ...options, plugins }), read, packages };
 }
 
 /** Builds the entry points, puts the build in its content-named folder and writes the manifest. */
@@ -402,7 +445,7 @@ async function build(spec) {
   // names it exports first, which costs more than loading it.
   const esbuild = createRequire(import.meta.url)('esbuild');
   const outdir = join(spec.cacheDir, 'out');
-  const { out, read } = await bundled(esbuild, spec, outdir);
+  const { out, read, packages } = await bundled(esbuild, spec, outdir);
   spec.afterBuild?.();
   const files = out.outputFiles.map((f) => [relative(outdir, f.path).split(sep).join('/'), f.contents]);
   files.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -426,7 +469,9 @@ async function build(spec) {
       rmSync(draft, { recursive: true, force: true });
     }
   }
-  const inputs = [...Object.keys(out.metafile.inputs).map((i) => resolve(spec.root, i)), ...extraInputs(spec.root)];
+  // The stand-in for esbuild is made from its package: its package.json is the input.
+  const sources = Object.keys(out.metafile.inputs).filter((i) => !i.startsWith(`${REQUIRED_ESBUILD}:`));
+  const inputs = [...new Set([...sources.map((i) => resolve(spec.root, i)), ...packages, ...extraInputs(spec.root)])];
   const manifest = {
     recipe: recipeOf(spec),
     dir: name,

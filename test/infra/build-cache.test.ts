@@ -16,6 +16,7 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -281,6 +282,41 @@ describe('the cached build', () => {
     assert.deepEqual(await cachedBuild({ ...options, now: () => Date.now() + 60_000 }), { dir, built: false });
     assert.ok(lstatSync(record).isFile());
     assert.equal(readFileSync(join(work, 'verified-elsewhere.json'), 'utf8'), 'anything');
+  });
+
+  it('stands a module requiring the very esbuild package in for its import, and records its package.json', async () => {
+    const { root, cacheDir, options } = project('esbuild');
+    // A copy of the package of its own (the toolkit's own package.json is an input of every build).
+    const own = join(root, 'node_modules', 'esbuild');
+    mkdirSync(join(own, 'lib'), { recursive: true });
+    for (const file of ['package.json', join('lib', 'main.js')])
+      writeFileSync(join(own, file), readFileSync(join(TOOLKIT, 'node_modules', 'esbuild', file)));
+    writeFileSync(
+      join(root, 'main.ts'),
+      "import * as all from 'esbuild';\nimport esbuild from 'esbuild';\nimport { createRequire } from 'node:module';\n" +
+        'export const names: string[] = Object.keys(all);\nexport const version: string = all.version;\n' +
+        "export const same: boolean = esbuild === createRequire(import.meta.url)('esbuild') && all.build === esbuild.build;\n",
+    );
+    const { dir } = await cachedBuild(options);
+    const mod = (await import(pathToFileURL(join(dir, 'main.mjs')).href)) as {
+      names: string[];
+      version: string;
+      same: boolean;
+    };
+    const real = createRequire(join(root, 'main.ts'))('esbuild') as Record<string, unknown>;
+    assert.equal(mod.same, true);
+    assert.equal(mod.version, real.version);
+    // `default` is the package's exports object, as Node's import of a CommonJS package makes it.
+    const named = (keys: string[]) => keys.filter((n) => n !== 'default').sort();
+    assert.deepEqual(named(mod.names), named(Object.keys(real)));
+    // Node never imports the package itself (which would scan its source for these names first).
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.mjs')))
+      assert.doesNotMatch(readFileSync(join(dir, file), 'utf8'), /from\s*["']esbuild["']/, file);
+    const manifest = JSON.parse(readFileSync(join(cacheDir, 'current.json'), 'utf8')) as { inputs: string[][] };
+    assert.ok(
+      manifest.inputs.some(([path]) => path === join('node_modules', 'esbuild', 'package.json')),
+      'its package.json is an input',
+    );
   });
 
   it('serves concurrent first runs, in one process and in several, with one intact build', async () => {
