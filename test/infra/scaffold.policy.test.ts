@@ -3,25 +3,21 @@
 // passes, through the real CLI.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { projectInRepository, runKlw } from '../helpers.ts';
+import { keptProject } from '../kept-projects.ts';
 
 const KLW = join(process.cwd(), 'infra', 'bin', 'klw.mjs');
 const work = projectInRepository('.klw-test-new-policy-', {});
 after(() => rmSync(work, { recursive: true, force: true }));
-mkdirSync(join(work, 'test', 'functions'), { recursive: true });
-cpSync(
-  join(process.cwd(), 'test', 'functions', 'conformance.test.ts'),
-  join(work, 'test', 'functions', 'conformance.test.ts'),
-);
 
-/** Runs `klw test` in the project the way `npm test` does: its exit code and output. */
-function npmTest(): { code: number; out: string } {
+/** Runs `klw test` in the project `dir` the way `npm test` does: its exit code and output. */
+function npmTest(dir: string): { code: number; out: string } {
   const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
-  const run = spawnSync(process.execPath, [KLW, '--root', work, 'test', '--reporter', 'tap'], {
-    cwd: work,
+  const run = spawnSync(process.execPath, [KLW, '--root', dir, 'test', '--reporter', 'tap'], {
+    cwd: dir,
     env,
     encoding: 'utf8',
   });
@@ -30,17 +26,26 @@ function npmTest(): { code: number; out: string } {
 
 describe('klw new policy', () => {
   it('scaffolds a validating and a mutating policy on deployments whose tests pass in npm test', async () => {
-    let run = await runKlw('--root', work, 'new', 'policy', 'replica-owner', '--resource', 'deployments');
-    assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stderr, /created functions\/replica-owner\/index.ts/);
-    assert.match(run.stderr, /created test\/functions\/replica-owner.test.ts/);
-    const source = readFileSync(join(work, 'functions', 'replica-owner', 'index.ts'), 'utf8');
+    // The project, with the conformance test, kept by content (test/kept-projects.ts): klw test finds its build of an earlier run.
+    let validating = { code: 1, stderr: '' };
+    let mutating = { code: 1, stderr: '' };
+    const dir = await keptProject('new-policy', async (dir) => {
+      cpSync(
+        join(process.cwd(), 'test', 'functions', 'conformance.test.ts'),
+        join(dir, 'test', 'functions', 'conformance.test.ts'),
+      );
+      validating = await runKlw('--root', dir, 'new', 'policy', 'replica-owner', '--resource', 'deployments');
+      mutating = await runKlw('--root', dir, 'new', 'policy', 'add-managed', '--resource', 'deployments', '--mutating');
+    });
+    assert.equal(validating.code, 0, validating.stderr);
+    assert.match(validating.stderr, /created functions\/replica-owner\/index.ts/);
+    assert.match(validating.stderr, /created test\/functions\/replica-owner.test.ts/);
+    const source = readFileSync(join(dir, 'functions', 'replica-owner', 'index.ts'), 'utf8');
     assert.match(source, /defineValidatingPolicy\(/);
     assert.match(source, /on\(Deployment\)\.create\(\)\.update\(\)/);
-    run = await runKlw('--root', work, 'new', 'policy', 'add-managed', '--resource', 'deployments', '--mutating');
-    assert.equal(run.code, 0, run.stderr);
-    assert.match(readFileSync(join(work, 'functions', 'add-managed', 'index.ts'), 'utf8'), /defineMutatingPolicy\(/);
-    const { code, out } = npmTest();
+    assert.equal(mutating.code, 0, mutating.stderr);
+    assert.match(readFileSync(join(dir, 'functions', 'add-managed', 'index.ts'), 'utf8'), /defineMutatingPolicy\(/);
+    const { code, out } = npmTest(dir);
     assert.equal(code, 0, out);
     assert.match(out, /^# fail 0$/m, out);
     for (const test of [

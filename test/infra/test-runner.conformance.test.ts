@@ -12,6 +12,7 @@ import { after, beforeEach, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { BUILT_FUNCTIONS_ENV, functionModuleUrl } from '../../lib/harness/discover.ts';
 import { projectInRepository } from '../helpers.ts';
+import { keptProject } from '../kept-projects.ts';
 import { klwTest, withFailingTsx } from './test-runner.projects.ts';
 
 const root = process.cwd();
@@ -101,28 +102,41 @@ export default defineValidatingWebhook({ name: 'added', rules: [{ operations: ['
     }
   });
 
-  it('keeps a process of its own under --group, where its late suites could not run', () => {
+  it('keeps a process of its own under --group, where its late suites could not run', async () => {
     const passing = (name: string) => `import { it } from 'node:test';\nit('${name}', () => {});\n`;
     const extra = {
       'test/other.test.ts': passing('other'),
       'test/more.test.ts': passing('more'),
       'test/long.test.ts': `// klw-test: own-process\n${passing('long')}`,
     };
-    for (const [file, text] of Object.entries(extra)) writeFileSync(join(work, file), text);
-    // One long file of its own: the three short ones would share a process.
+    // This file's project (as the tests above leave it) with three more test files, kept by content (test/kept-projects.ts): klw
+    // test finds its build of an earlier run.
+    const dir = await keptProject('conformance-group', (dir) => {
+      for (const [file, text] of Object.entries({
+        'functions/probe/index.ts': probe(),
+        'package.json': readFileSync(join(work, 'package.json'), 'utf8'),
+        [CONFORMANCE]: readFileSync(join(root, CONFORMANCE), 'utf8'),
+        ...extra,
+      })) {
+        mkdirSync(join(dir, file, '..'), { recursive: true });
+        writeFileSync(join(dir, file), text);
+      }
+    });
+    // One long file of its own: the three short ones would share a process. Written before each
+    // run: klw test keeps the times it measures there.
     const times = { 'test/long.test.ts': 10_000, 'test/other.test.ts': 10, 'test/more.test.ts': 10, [CONFORMANCE]: 10 };
-    mkdirSync(join(work, '.klw'), { recursive: true });
-    writeFileSync(join(work, '.klw', 'test-times.json'), JSON.stringify(times));
+    mkdirSync(join(dir, '.klw'), { recursive: true });
+    writeFileSync(join(dir, '.klw', 'test-times.json'), JSON.stringify(times));
     try {
-      const { code, out } = klwTest(work, '--reporter', 'tap', '--group', '--concurrency', '1', 'test');
+      const { code, out } = klwTest(dir, '--reporter', 'tap', '--group', '--concurrency', '1', 'test');
       assert.equal(code, 0, out);
       assert.match(out, /^ {4}ok \d+ - answers v1 and v1beta1 reviews/m);
       assert.match(out, /^# pass 4$/m, 'the conformance check, other, more and long');
       assert.match(out, /^# Subtest: .*test\/other\.test\.ts$/m, 'other and more ran as a group');
       assert.doesNotMatch(out, /^# Subtest: .*conformance\.test\.ts$/m, 'not the conformance test');
     } finally {
-      for (const file of Object.keys(extra)) rmSync(join(work, file));
-      rmSync(join(work, '.klw'), { recursive: true });
+      // What the probe function recorded of its loads.
+      rmSync(join(dir, 'loads.jsonl'), { force: true });
     }
   });
 

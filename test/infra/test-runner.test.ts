@@ -15,6 +15,7 @@ import { expandTestPaths, findTestFiles, testCommand } from '../../infra/test-ru
 import { findFunctions } from '../../lib/harness/discover.ts';
 import { binaryString } from '../arbitraries.ts';
 import { FUZZ_RUNS, importBuilt, runKlw } from '../helpers.ts';
+import { keptProject } from '../kept-projects.ts';
 import { withFailingTsx } from './test-runner.projects.ts';
 
 const root = process.cwd();
@@ -43,21 +44,43 @@ const write = (file: string, text: string) => {
   writeFileSync(file, text);
 };
 
-mkdirSync(join(work, 'test', 'functions'), { recursive: true });
-cpSync(join(root, 'test', 'functions', 'conformance.test.ts'), join(work, 'test', 'functions', 'conformance.test.ts'));
+/** Copies the repository's conformance test into the project `dir`. */
+const withConformance = (dir: string) =>
+  cpSync(join(root, 'test', 'functions', 'conformance.test.ts'), join(dir, 'test', 'functions', 'conformance.test.ts'));
+/** Copies the lint test klw init writes into the project `dir`. */
+const withLint = (dir: string) =>
+  cpSync(
+    join(root, 'infra', 'templates', 'project', 'lint.test.ts.tmpl'),
+    join(dir, 'test', 'functions', 'lint.test.ts'),
+  );
+
+withConformance(work);
+
+/**
+ * The project the tests below start from: the conformance test, functions from klw new of every
+ * kind and functions written as .js and .mjs.
+ */
+function functionsProject(dir: string): void {
+  withConformance(dir);
+  for (const type of ['validating', 'mutating', 'conversion'] as const) scaffold(dir, type, `new-${type}`);
+  const js = (name: string) => `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
+export default defineValidatingWebhook({ name: '${name}', rules: [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }], validate: () => allow() });
+`;
+  write(join(dir, 'functions', 'plain-js', 'index.js'), js('plain-js'));
+  write(join(dir, 'functions', 'plain-mjs', 'index.mjs'), js('plain-mjs'));
+}
 
 describe('a project whose functions are not the examples', () => {
   // One run of npm test over functions from klw new of every kind and functions written as .js
-  // and .mjs: each test below reads its part.
+  // and .mjs, with the lint test klw init writes: each test below reads its part.
+  let project: string;
   let full: { code: number; out: string };
-  before(() => {
-    for (const type of ['validating', 'mutating', 'conversion'] as const) scaffold(work, type, `new-${type}`);
-    const js = (name: string) => `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
-export default defineValidatingWebhook({ name: '${name}', rules: [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }], validate: () => allow() });
-`;
-    write(join(work, 'functions', 'plain-js', 'index.js'), js('plain-js'));
-    write(join(work, 'functions', 'plain-mjs', 'index.mjs'), js('plain-mjs'));
-    full = klwTest(work);
+  before(async () => {
+    project = await keptProject('runner-functions', (dir) => {
+      functionsProject(dir);
+      withLint(dir);
+    });
+    full = klwTest(project);
   });
 
   it('passes npm test with functions from klw new of every kind', () => {
@@ -71,7 +94,7 @@ export default defineValidatingWebhook({ name: '${name}', rules: [{ operations: 
 
   it('finds .js and .mjs functions too, and checks them', async () => {
     assert.deepEqual(
-      (await loadFunctions(work)).map((f) => [f.name, f.entry.slice(f.entry.lastIndexOf('/') + 1)]),
+      (await loadFunctions(project)).map((f) => [f.name, f.entry.slice(f.entry.lastIndexOf('/') + 1)]),
       [
         ['new-conversion', 'index.ts'],
         ['new-mutating', 'index.ts'],
@@ -88,39 +111,38 @@ export default defineValidatingWebhook({ name: '${name}', rules: [{ operations: 
 
   // One run of the conformance test with them all: each test below reads its part.
   describe('with a conversion that needs a sample, a folder that is no function, and functions that fail', () => {
-    const dir = join(work, 'functions', 'strict-widgets');
+    let work: string;
+    let dir: string;
     let run: { code: number; out: string };
-    before(() => {
-      // The scaffolded conversion, with a CRD that requires `size`: the generated "conformance" is no whole number.
-      scaffold(work, 'conversion', 'strict-widgets');
-      const crd = readFileSync(join(dir, 'crd.yaml'), 'utf8');
-      writeFileSync(
-        join(dir, 'crd.yaml'),
-        crd.replace(
-          '        type: object\n        properties:\n          size:\n            type: string',
-          '        type: object\n        required: [size]\n        properties:\n          size:\n            type: string',
-        ),
-      );
-      write(join(work, 'functions', 'oops', 'handler.ts'), 'export const nothing = 1;\n');
-      mkdirSync(join(work, 'functions', '.cache'), { recursive: true });
-      write(
-        join(work, 'functions', 'counter', 'index.ts'),
-        `import { defineMutatingWebhook } from 'kube-lambda-webhooks';
+    before(async () => {
+      work = await keptProject('runner-failing-functions', (work) => {
+        functionsProject(work);
+        // The scaffolded conversion, with a CRD that requires `size`: the generated "conformance" is no whole number.
+        scaffold(work, 'conversion', 'strict-widgets');
+        const crd = join(work, 'functions', 'strict-widgets', 'crd.yaml');
+        writeFileSync(
+          crd,
+          readFileSync(crd, 'utf8').replace(
+            '        type: object\n        properties:\n          size:\n            type: string',
+            '        type: object\n        required: [size]\n        properties:\n          size:\n            type: string',
+          ),
+        );
+        write(join(work, 'functions', 'oops', 'handler.ts'), 'export const nothing = 1;\n');
+        mkdirSync(join(work, 'functions', '.cache'), { recursive: true });
+        write(
+          join(work, 'functions', 'counter', 'index.ts'),
+          `import { defineMutatingWebhook } from 'kube-lambda-webhooks';
 // Counts its own calls in an annotation: every call patches again.
 export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }], mutate: (pod) => {
   const annotations = ((pod.metadata ??= {}).annotations ??= {});
   annotations.calls = String(Number(annotations.calls ?? 0) + 1);
 } });
 `,
-      );
-      write(join(work, 'functions', 'no-export', 'index.ts'), 'export const nothing = 1;\n');
+        );
+        write(join(work, 'functions', 'no-export', 'index.ts'), 'export const nothing = 1;\n');
+      });
+      dir = join(work, 'functions', 'strict-widgets');
       run = klwTest(work, 'test/functions/conformance.test.ts');
-    });
-    after(() => {
-      rmSync(dir, { recursive: true });
-      rmSync(join(work, 'test', 'functions', 'strict-widgets.test.ts'));
-      for (const folder of ['oops', '.cache', 'counter', 'no-export'])
-        rmSync(join(work, 'functions', folder), { recursive: true });
     });
 
     it('fails npm test for a mutating function that is not idempotent, naming it', () => {
@@ -169,38 +191,35 @@ export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['
     });
   });
 
-  it('fails npm test for a rule the API server never matches, with the file, the field and the fix', () => {
-    cpSync(
-      join(root, 'infra', 'templates', 'project', 'lint.test.ts.tmpl'),
-      join(work, 'test', 'functions', 'lint.test.ts'),
-    );
-    write(
-      join(work, 'functions', 'never-matches', 'index.ts'),
-      `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
+  it('fails npm test for a rule the API server never matches, with the file, the field and the fix', async () => {
+    const dir = await keptProject('runner-never-matches', (dir) => {
+      functionsProject(dir);
+      withLint(dir);
+      write(
+        join(dir, 'functions', 'never-matches', 'index.ts'),
+        `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
 export default defineValidatingWebhook({ name: 'never-matches', rules: [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployment'] }], validate: () => allow() });
 `,
-    );
-    try {
-      const { code, out } = klwTest(work, 'test/functions/lint.test.ts');
-      assert.notEqual(code, 0, out);
-      assert.match(out, /not ok \d+ - klw lint: the API server takes every registration and its rules match/);
-      assert.match(
-        out,
-        /rules\[0\]\.resources: group "apps" has no resource "deployment" .*did you mean "deployments"\?.*\(functions\/never-matches\/index\.ts\)/,
       );
-    } finally {
-      rmSync(join(work, 'functions', 'never-matches'), { recursive: true });
-    }
-    const { code, out } = klwTest(work, 'test/functions/lint.test.ts');
-    assert.equal(code, 0, out);
-    rmSync(join(work, 'test', 'functions', 'lint.test.ts'));
+    });
+    const { code, out } = klwTest(dir, 'test/functions/lint.test.ts');
+    assert.notEqual(code, 0, out);
+    assert.match(out, /not ok \d+ - klw lint: the API server takes every registration and its rules match/);
+    assert.match(
+      out,
+      /rules\[0\]\.resources: group "apps" has no resource "deployment" .*did you mean "deployments"\?.*\(functions\/never-matches\/index\.ts\)/,
+    );
+    // Without it (the run of all the tests above), the lint test passes.
+    assert.equal(full.code, 0, full.out);
+    assert.match(full.out, /^ok \d+ - klw lint: the API server takes every registration and its rules match$/m);
   });
 
-  it('stays green with every function removed, saying there are none', () => {
-    rmSync(join(work, 'functions'), { recursive: true });
-    for (const type of ['validating', 'mutating', 'conversion'])
-      rmSync(join(work, 'test', 'functions', `new-${type}.test.ts`));
-    const { code, out } = klwTest(work);
+  it('stays green with every function removed, saying there are none', async () => {
+    const dir = await keptProject('runner-no-functions', (dir) => {
+      mkdirSync(join(dir, 'test', 'functions'), { recursive: true });
+      withConformance(dir);
+    });
+    const { code, out } = klwTest(dir);
     assert.equal(code, 0, out);
     assert.match(out, /no functions in .*functions: each function is functions\/<name>\/index\.ts/);
   });
@@ -241,15 +260,20 @@ describe('the mutating template', () => {
 });
 
 describe('a klw init project of either module type', () => {
+  /** A klw init project of the module type, whose tsx fails whatever loads it (withFailingTsx). */
+  const initialized = (dir: string, type: 'commonjs' | 'module') => {
+    initProject(dir);
+    // The repository's tsconfig (above) maps the package's name to its sources, as an install would.
+    rmSync(join(dir, 'tsconfig.json'));
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ ...pkg, type }, null, 2));
+    withFailingTsx(dir);
+  };
+
   for (const type of ['commonjs', 'module'] as const) {
-    it(`runs its function test and the conformance checks as "type": "${type}", all from the build`, () => {
-      const dir = join(work, `init-${type}`);
-      initProject(dir);
-      // The repository's tsconfig (above) maps the package's name to its sources, as an install would.
-      rmSync(join(dir, 'tsconfig.json'));
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-      writeFileSync(join(dir, 'package.json'), JSON.stringify({ ...pkg, type }, null, 2));
-      const { code, out } = klwTest(withFailingTsx(dir));
+    it(`runs its function test and the conformance checks as "type": "${type}", all from the build`, async () => {
+      const dir = await keptProject(`init-${type}`, (dir) => initialized(dir, type));
+      const { code, out } = klwTest(dir);
       assert.equal(code, 0, out);
       assert.match(out, /# Subtest: require-owner conformance/);
       assert.match(out, /ok \d+ - answers v1 and v1beta1 reviews of what its rules match/);
@@ -260,16 +284,14 @@ describe('a klw init project of either module type', () => {
     });
   }
 
-  it('fails the conformance test when a function throws while loading, as CommonJS too', () => {
-    const dir = join(work, 'init-commonjs');
-    write(join(dir, 'functions', 'broken', 'index.ts'), "throw new Error('broken at load');\n");
-    try {
-      const { code, out } = klwTest(dir, 'test/functions/conformance.test.ts');
-      assert.notEqual(code, 0, out);
-      assert.match(out, /Error: broken at load/);
-    } finally {
-      rmSync(join(dir, 'functions', 'broken'), { recursive: true });
-    }
+  it('fails the conformance test when a function throws while loading, as CommonJS too', async () => {
+    const dir = await keptProject('init-commonjs-broken', (dir) => {
+      initialized(dir, 'commonjs');
+      write(join(dir, 'functions', 'broken', 'index.ts'), "throw new Error('broken at load');\n");
+    });
+    const { code, out } = klwTest(dir, 'test/functions/conformance.test.ts');
+    assert.notEqual(code, 0, out);
+    assert.match(out, /Error: broken at load/);
   });
 });
 
@@ -335,18 +357,19 @@ describe('klw test', () => {
     assert.match(stderr, /^klw: no test files \(\*\.test\.ts, \.mts, \.js, \.mjs\) under .*test or .*functions$/m);
   });
 
-  it('runs the test files under a folder given as an argument', () => {
+  it('runs the test files under a folder given as an argument', async () => {
     // TypeScript tests, which node --test does not look for in a folder by itself; inside the
     // repository so tsx resolves.
-    const dir = join(work, 'folders');
     const passing = "import { test } from 'node:test';\ntest('passes', () => {});\n";
-    for (const file of [
-      'test/functions/a.test.ts',
-      'test/functions/deeper/b.test.mts',
-      'test/other.test.ts',
-      'test/functions/helper.ts',
-    ])
-      write(join(dir, file), passing);
+    const dir = await keptProject('runner-folders', (dir) => {
+      for (const file of [
+        'test/functions/a.test.ts',
+        'test/functions/deeper/b.test.mts',
+        'test/other.test.ts',
+        'test/functions/helper.ts',
+      ])
+        write(join(dir, file), passing);
+    });
     const { code, out } = klwTest(dir, 'test/functions/');
     assert.equal(code, 0, out);
     assert.match(out, /^# tests 2$/m, 'a.test.ts and deeper/b.test.mts');
