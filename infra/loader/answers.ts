@@ -4,7 +4,9 @@
 // another child. "Unchanged" is the loader's build, the modules' build (its folder is named by its
 // content, and checked against it before every load: functions.ts), every file under the
 // project's functions/ folder by content (what a module reads beside itself at load), the working
-// folder and the environment. Only a load that succeeded, with all of its output, is kept.
+// folder and the environment. Only a load that succeeded, with all of its output, is kept. A load
+// that starts while one of the same key is under way (commands started at the same moment) waits
+// for it and takes its answer once kept; when that load kept nothing, it loads itself.
 import { createHash, type Hash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -28,6 +30,9 @@ export const MAX_HASHED_BYTES = 16 * 1024 * 1024;
 export const MAX_KEPT_OUTPUT = 1024 * 1024;
 
 const answers = new Map<string, Answer<unknown>>();
+
+/** The loads under way in this process, by key: each settles (never rejects) once its load ended. */
+const underWay = new Map<string, Promise<void>>();
 
 /**
  * Adds the folder's files (path and content; a link by its target and what it leads to; a
@@ -89,4 +94,34 @@ export function keepAnswer<T>(key: string | undefined, answer: Answer<T>): void 
   answers.delete(key);
   answers.set(key, { modules: structuredClone(answer.modules), output: answer.output });
   if (answers.size > KEPT_ANSWERS) answers.delete(answers.keys().next().value!);
+}
+
+/**
+ * Marks a load under `key` as under way until the returned function is called (once the load
+ * ended, kept or not); a key already under way, or undefined, marks nothing.
+ */
+export function loadUnderWay(key: string | undefined): () => void {
+  if (key === undefined || underWay.has(key)) return () => {};
+  let ended!: () => void;
+  underWay.set(
+    key,
+    new Promise<void>((resolve) => {
+      ended = resolve;
+    }),
+  );
+  return () => {
+    underWay.delete(key);
+    ended();
+  };
+}
+
+/**
+ * The answer under `key`, waiting first for a load of that key under way in this process: a copy
+ * the caller may change, or undefined when none is kept (that load failed, was cut short or saw a
+ * change): the caller then loads itself.
+ */
+export async function answerOnceLoaded<T>(key: string | undefined): Promise<Answer<T> | undefined> {
+  const pending = key === undefined ? undefined : underWay.get(key);
+  if (pending) await pending;
+  return keptAnswer<T>(key);
 }

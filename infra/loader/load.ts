@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Registration } from '../../lib/internal.ts';
 import { KlwError } from '../errors.ts';
-import { answerKey, keepAnswer, keptAnswer } from './answers.ts';
+import { answerKey, answerOnceLoaded, keepAnswer, loadUnderWay } from './answers.ts';
 import { loaderBundle } from './bundle.ts';
 import type { LoadReply, LoadTarget } from './child.ts';
 
@@ -50,7 +50,8 @@ export interface LoaderOptions {
   outputGraceMs?: number;
   /**
    * The project whose functions these are: when given, a load of the same modules, with nothing
-   * changed (answers.ts), reuses the answer this process had, writing the modules' output again.
+   * changed (answers.ts), reuses the answer this process had, or waits for the same load under way
+   * and reuses its answer, writing the modules' output again.
    */
   project?: string;
 }
@@ -75,15 +76,21 @@ export async function loadModules(targets: LoadTarget[], options: LoaderOptions)
   const bundle = await loaderBundle();
   const keyOf = () => (options.project === undefined ? undefined : answerKey(options.project, [bundle, targets]));
   const key = keyOf();
-  const kept = keptAnswer<LoadedModule[]>(key);
+  // Kept, or kept by a load of the same key under way (a command started at the same moment).
+  const kept = await answerOnceLoaded<LoadedModule[]>(key);
   if (kept) {
     for (const chunk of kept.output) process.stderr.write(chunk);
     return kept.modules;
   }
-  const { modules, output } = await loadIn(bundle, targets, options);
-  // Kept only when nothing changed while the child loaded, and all of its output was read.
-  if (output && key !== undefined && keyOf() === key) keepAnswer(key, { modules, output });
-  return modules;
+  const ended = loadUnderWay(key);
+  try {
+    const { modules, output } = await loadIn(bundle, targets, options);
+    // Kept only when nothing changed while the child loaded, and all of its output was read.
+    if (output && key !== undefined && keyOf() === key) keepAnswer(key, { modules, output });
+    return modules;
+  } finally {
+    ended();
+  }
 }
 
 /** The error when `target` (or, undefined, the loader's start) took more than `ms`. */

@@ -53,7 +53,6 @@ const UNTESTED: readonly string[] = [
   'infra/lint/shape.ts',
   'infra/loader/child.mjs',
   'infra/loader/child.ts',
-  'infra/local/back/conditions-worker.mjs',
   'infra/local/back/environment.ts',
   'infra/local/index.ts',
   'infra/local/back/project.ts',

@@ -111,7 +111,8 @@ export interface JobMessage {
 
 /** What a worker thread posts back. */
 export type WorkerMessage =
-  | { ready: true }
+  /** The thread compiled the conditions; `from`: what it runs (the cached build, the TypeScript sources, the package's JavaScript). */
+  | { ready: true; from?: 'build' | 'sources' | 'package' }
   | { id: number; envelope: Envelope }
   | { id: number; done: true; excluded?: ExcludedMessage; error?: string };
 

@@ -356,6 +356,13 @@ describe('the CRDs a project ships', () => {
     );
     writeFileSync(join(root, 'node_modules', 'dep', 'c.yaml'), yaml('c.example.com'));
     writeFileSync(join(root, 'dist', 'd.yaml'), yaml('d.example.com'));
+    // Nor from other build output, local state (.git, .klw, .serverless: dot folders) or too deep down.
+    for (const folder of ['pkg', 'coverage', 'cdk.out', '.git', '.klw', '.serverless', 'a/b/c/d/e/f/g']) {
+      mkdirSync(join(root, folder), { recursive: true });
+      writeFileSync(join(root, folder, 'e.yaml'), yaml(`e.${folder.replace(/\W/g, '')}.example.com`));
+    }
+    // Six folders down is still the project's.
+    writeFileSync(join(root, 'a/b/c/d/e/f', 'f.yaml'), yaml('f.example.com'));
     writeFileSync(join(root, 'deploy', 'broken.yaml'), 'kind: CustomResourceDefinition\n  : : [');
     // A planted symlink loop is not followed.
     symlinkSync(root, join(root, 'deploy', 'loop'));
@@ -363,14 +370,11 @@ describe('the CRDs a project ships', () => {
       projectCrds(root)
         .map((c) => valueAt(c, 'metadata', 'name'))
         .sort(),
-      ['a.example.com', 'b.example.com'],
+      ['a.example.com', 'b.example.com', 'f.example.com'],
     );
     // Those already in the manifests are not added again; the others lose their conversion.
     const added = shippedCrds(root, [{ kind: 'CustomResourceDefinition', metadata: { name: 'a.example.com' } }]);
-    assert.deepEqual(
-      added.map((c) => valueAt(c, 'metadata', 'name')),
-      ['b.example.com'],
-    );
-    assert.equal(valueAt(added[0], 'spec', 'conversion'), undefined);
+    assert.deepEqual(added.map((c) => valueAt(c, 'metadata', 'name')).sort(), ['b.example.com', 'f.example.com']);
+    for (const crd of added) assert.equal(valueAt(crd, 'spec', 'conversion'), undefined);
   });
 });

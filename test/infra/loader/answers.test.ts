@@ -64,6 +64,22 @@ describe("the loader's answers within one process", () => {
     assert.equal(children(), 1);
   });
 
+  it('shares a load under way: loads started at once start one child, and each writes what was said', async () => {
+    const root = project({ one: GOOD_WEBHOOK('one') });
+    const settings = join(root, 'functions', 'one', 'settings.json');
+    writeFileSync(settings, '{ "suffix": "example.com" }');
+    writeFileSync(join(root, 'functions', 'one', 'index.ts'), READS_SETTINGS('one', settings));
+    const { start, children } = counted();
+    const { result, stderr } = await withCapturedOutput(() =>
+      Promise.all([0, 1, 2].map(() => loadFunctions(root, undefined, { start }))),
+    );
+    assert.deepEqual(result.map(webhookNames), [['one.example.com'], ['one.example.com'], ['one.example.com']]);
+    assert.equal(children(), 1, 'the loads started while the first was under way took its answer');
+    assert.equal(stderr.split('\n').filter((line) => line.includes(' loads with ')).length, 3);
+    // Each got a copy of its own.
+    assert.notEqual(result[0]![0]!.registration, result[1]![0]!.registration);
+  });
+
   it('loads afresh when a module, a file beside it or the environment changed', async () => {
     const root = project({ one: GOOD_WEBHOOK('one') });
     const settings = join(root, 'functions', 'one', 'settings.json');
@@ -97,11 +113,13 @@ describe("the loader's answers within one process", () => {
     assert.equal(children(), 5);
   });
 
-  it('keeps no failed load', async () => {
+  it('keeps no failed load, nor shares one with loads started while it was under way', async () => {
     const root = project({ bad: `${GOOD_WEBHOOK('bad')}throw new Error('not today');\n` });
     const { start, children } = counted();
-    for (let i = 0; i < 2; i++) await assert.rejects(loadFunctions(root, undefined, { start }), /not today/);
-    assert.equal(children(), 2);
+    await Promise.all([0, 1].map(() => assert.rejects(loadFunctions(root, undefined, { start }), /not today/)));
+    assert.equal(children(), 2, 'the second waited for the first, which kept nothing, and loaded itself');
+    await assert.rejects(loadFunctions(root, undefined, { start }), /not today/);
+    assert.equal(children(), 3);
   });
 
   it("keeps no load whose output klw stopped reading (a process holding the child's pipe)", async () => {
