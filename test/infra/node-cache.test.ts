@@ -17,7 +17,7 @@ import {
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { processStart } from '../../infra/node-cache.ts';
 import { ensureNode, lockInstall } from '../../infra/node-binary.ts';
@@ -45,33 +45,66 @@ function install(registry: FakeRegistry, cacheDir: string, options: Parameters<t
     ...options,
   });
 }
-let installed: Promise<{ registry: FakeRegistry; dir: string; binary: string }> | undefined;
+/** Larger than any pid Linux hands out (pid_max is at most 2^22). */
+const DEAD_PID = 2 ** 22 + 1;
+/** What the one install from the fake registry made, and the download folders planted before it. */
+interface Installed {
+  registry: FakeRegistry;
+  dir: string;
+  binary: string;
+  /** What the install said. */
+  lines: string[];
+  /**
+   * Download folders: of an install whose process is gone, of one whose pid now runs another
+   * process, of this live process, and a nameless one two hours old.
+   */
+  planted: { dead: string; reused: string; live: string; nameless: string };
+}
+let installed: Promise<Installed> | undefined;
 /**
- * A cache of its own holding the entry an install from the fake registry made (the registry now
- * closed): installed once, then copied with its modes, for tests that change what the cache holds.
+ * The one install from the fake registry (about a second of CPU for npm), into a cache holding
+ * download folders that installs left behind (planted), for the test of what it removes.
  */
-async function installedCache(prefix: string): Promise<{ registry: FakeRegistry; cache: string; binary: string }> {
+function sharedInstall(): Promise<Installed> {
   installed ??= (async () => {
     const registry = await fakeRegistry({ mode: 'serve' });
     const dir = tempDir('klw-node-installed-');
+    const node = join(dir, 'node');
+    const planted = {
+      dead: join(node, `.download-${DEAD_PID}-123-abcdef`),
+      reused: join(node, `.download-${process.pid}-1-abcdef`),
+      live: join(node, `.download-${process.pid}-${processStart(process.pid)}-abcdef`),
+      nameless: join(node, '.download-Xy12Zq'),
+    };
+    for (const folder of Object.values(planted)) {
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(join(folder, 'part.tgz'), Buffer.alloc(1024 * 1024));
+    }
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+    utimesSync(planted.nameless, twoHoursAgo, twoHoursAgo);
+    const lines: string[] = [];
     try {
-      return { registry, dir, binary: await install(registry, dir) };
+      return { registry, dir, binary: await install(registry, dir, { say: (l) => lines.push(l) }), lines, planted };
     } finally {
       await registry.close();
     }
   })();
-  const { registry, dir, binary } = await installed;
+  return installed;
+}
+/**
+ * A cache of its own holding the entry the shared install made (the registry now closed), copied
+ * with its modes and without download folders, for tests that change what the cache holds.
+ */
+async function installedCache(prefix: string): Promise<{ registry: FakeRegistry; cache: string; binary: string }> {
+  const { registry, dir, binary } = await sharedInstall();
   const cache = tempDir(prefix);
-  cpSync(dir, cache, { recursive: true });
+  cpSync(dir, cache, { recursive: true, filter: (from) => !basename(from).startsWith('.download-') });
   return { registry, cache, binary: join(cache, relative(dir, binary)) };
 }
 /** A shell script that says it is Node `version`, and leaves `marker` behind when run. */
 function impostor(version: string, marker: string): string {
   return `#!/bin/sh\necho ran > "${marker}"\necho v${version}\n`;
 }
-/** Larger than any pid Linux hands out (pid_max is at most 2^22). */
-const DEAD_PID = 2 ** 22 + 1;
-
 describe('--node: what the cache runs', () => {
   it('records the sha512 of the binary and the package integrity at install, and uses the entry offline', async () => {
     const { registry, cache, binary } = await installedCache('klw-node-record-');
@@ -229,29 +262,12 @@ describe('--node: a registry that never answers or trickles', () => {
 
 describe('--node: what a killed install leaves', () => {
   it('removes the download folders of installs that ended without cleaning up, and no live one', async () => {
-    const registry = await fakeRegistry({ mode: 'serve' });
-    const cache = tempDir('klw-node-stale-');
-    const dir = join(cache, 'node');
-    const dead = join(dir, `.download-${DEAD_PID}-123-abcdef`);
-    const reused = join(dir, `.download-${process.pid}-1-abcdef`);
-    const live = join(dir, `.download-${process.pid}-${processStart(process.pid)}-abcdef`);
-    const nameless = join(dir, '.download-Xy12Zq');
-    for (const folder of [dead, reused, live, nameless]) {
-      mkdirSync(folder, { recursive: true });
-      writeFileSync(join(folder, 'part.tgz'), Buffer.alloc(1024 * 1024));
-    }
-    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
-    utimesSync(nameless, twoHoursAgo, twoHoursAgo);
-    const lines: string[] = [];
-    try {
-      await install(registry, cache, { say: (l) => lines.push(l) });
-    } finally {
-      await registry.close();
-    }
-    assert.equal(existsSync(dead), false);
-    assert.equal(existsSync(reused), false, 'a pid now running another process');
-    assert.equal(existsSync(nameless), false);
-    assert.equal(existsSync(live), true);
+    // The shared install ran into a cache holding these folders.
+    const { lines, planted } = await sharedInstall();
+    assert.equal(existsSync(planted.dead), false);
+    assert.equal(existsSync(planted.reused), false, 'a pid now running another process');
+    assert.equal(existsSync(planted.nameless), false);
+    assert.equal(existsSync(planted.live), true);
     assert.equal(
       lines.filter((l) => /removed .*\.download-.*left by an install that did not finish/.test(l)).length,
       3,

@@ -219,22 +219,10 @@ describe('klw deploy, the command', () => {
 });
 
 describe('klw smoke', () => {
-  it('passes every shipped function through the local Invoke API', async () => {
-    lambdaApi = await startLambda({ root: work, port: 0, build: false, log: () => {}, invocationTimer: never });
-    const client = new LambdaClient({
-      endpoint: lambdaApi.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
-    });
-    const results = await smoke(client, registrations, (n) => n, undefined, lambdaApi.pathSecret);
-    assert.deepEqual(
-      results.map((r) => [r.name, r.ok]),
-      registrations.map((r) => [r.name, true]),
-      JSON.stringify(results),
-    );
-  });
-
-  it('reports a function whose answer the API server would not accept', async () => {
+  // One emulator for both smoke tests, serving the shipped functions and a liar beside them.
+  let withLiar: Awaited<ReturnType<typeof loadFunctions>>;
+  let client: LambdaClient;
+  before(async () => {
     mkdirSync(join(work, 'functions', 'liar'), { recursive: true });
     writeFileSync(
       join(work, 'functions', 'liar', 'index.ts'),
@@ -245,40 +233,48 @@ export const handler = async (event: any, ctx: any) => { const r = await webhook
 export default webhook;
 `,
     );
-    const withLiar = await loadFunctions(work);
+    withLiar = await loadFunctions(work);
     await buildAll(
       work,
       withLiar.filter((f) => f.name === 'liar'),
     );
-    const local = await startLambda({ root: work, port: 0, build: false, log: () => {}, invocationTimer: never });
-    try {
-      const client = new LambdaClient({
-        endpoint: local.endpoint,
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
-      });
-      const results = await smoke(
-        client,
-        withLiar.map((f) => f.registration),
-        (n) => n,
-        undefined,
-        local.pathSecret,
-      );
-      const liar = results.find((r) => r.name === 'liar')!;
-      assert.equal(liar.ok, false);
-      assert.match(liar.detail, /uid must echo the request uid/);
-      const missing = await smoke(
-        client,
-        [{ ...registrations[0]!, name: 'not-deployed' }],
-        (n) => n,
-        undefined,
-        local.pathSecret,
-      );
-      assert.equal(missing[0]!.ok, false);
-    } finally {
-      await local.close();
-      rmSync(join(work, 'functions', 'liar'), { recursive: true });
-    }
+    lambdaApi = await startLambda({ root: work, port: 0, build: false, log: () => {}, invocationTimer: never });
+    client = new LambdaClient({
+      endpoint: lambdaApi.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+    });
+  });
+  after(() => rmSync(join(work, 'functions', 'liar'), { recursive: true, force: true }));
+
+  it('passes every shipped function through the local Invoke API', async () => {
+    const results = await smoke(client, registrations, (n) => n, undefined, lambdaApi.pathSecret);
+    assert.deepEqual(
+      results.map((r) => [r.name, r.ok]),
+      registrations.map((r) => [r.name, true]),
+      JSON.stringify(results),
+    );
+  });
+
+  it('reports a function whose answer the API server would not accept', async () => {
+    const results = await smoke(
+      client,
+      withLiar.map((f) => f.registration),
+      (n) => n,
+      undefined,
+      lambdaApi.pathSecret,
+    );
+    const liar = results.find((r) => r.name === 'liar')!;
+    assert.equal(liar.ok, false);
+    assert.match(liar.detail, /uid must echo the request uid/);
+    const missing = await smoke(
+      client,
+      [{ ...registrations[0]!, name: 'not-deployed' }],
+      (n) => n,
+      undefined,
+      lambdaApi.pathSecret,
+    );
+    assert.equal(missing[0]!.ok, false);
   });
 
   it('guesses a sample object from the rules', () => {

@@ -4,10 +4,11 @@
 // named by everything its result depends on: the toolkit's sources and settings, the package
 // versions (package-lock.json), Node's version, the osls binary (its resolved path and version),
 // this file and test/helpers.ts, the project's files (a symlink by its target), the arguments and
-// the environment osls reads (ENV_READ). Any change there means a new osls run; a stored run gives
-// back osls's output, the package folder it wrote and the bundles the plugin built in dist/. A
-// failed run (an error, a killed or out-of-memory osls) is never kept, unless it is the failure
-// the test expects, in osls's words.
+// the environment osls reads (ENV_READ), but for the test runner's own (RUNNER_ONLY), which osls
+// is not given. Any change there means a new osls run; a stored run gives back osls's output, the
+// package folder it wrote and the bundles the plugin built in dist/. A failed run (an error, a
+// killed or out-of-memory osls) is never kept, unless it is the failure the test expects, in
+// osls's words.
 import { createHash } from 'node:crypto';
 import {
   cpSync,
@@ -27,6 +28,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cacheFolder } from '../../../infra/build-cache.mjs';
 import { runServerless, serverlessBin } from '../../../infra/deploy/serverless.ts';
+import { BUILT_FUNCTIONS_ENV } from '../../../lib/harness/discover.ts';
 import { hashTree, toolkitHash } from '../../helpers.ts';
 
 const TOOLKIT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -36,6 +38,18 @@ export const OSLS_CACHE = join(TOOLKIT, 'node_modules', '.cache', 'klw-osls');
 const OUTPUTS = new Set(['dist', '.serverless', 'node_modules', join('.klw', 'load')]);
 /** The environment variables osls, the plugin and Node read: every one of these is part of a run's name. */
 const ENV_READ = /^(KLW_|AWS_|SLS_|SERVERLESS_|NODE_|XDG_|HOME$|PATH$|TZ$|LANG$|LC_)/;
+/**
+ * What `klw test` tells its test processes, which neither osls nor the plugin reads: left out of
+ * osls's environment and so of a run's name. BUILT_FUNCTIONS_ENV names the run's test build, which
+ * changes with any test file: kept, it would make every run after such a change a new one.
+ */
+const RUNNER_ONLY = [BUILT_FUNCTIONS_ENV];
+/** `env` without RUNNER_ONLY. */
+export function oslsEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out = { ...env };
+  for (const name of RUNNER_ONLY) delete out[name];
+  return out;
+}
 /** A kept run's name: the toolkit's hash, then the run's. */
 const ENTRY = /^[0-9a-f]{16}-[0-9a-f]{16}$/;
 /** A draft older than this was left by a run that died: no run of osls takes an hour. */
@@ -59,7 +73,8 @@ function oslsIdentity(work: string): string {
 }
 
 /** The name of a run: the toolkit, then Node, osls, the project, arguments and environment. */
-export function runName(work: string, args: string[], env: NodeJS.ProcessEnv): string {
+export function runName(work: string, args: string[], given: NodeJS.ProcessEnv): string {
+  const env = oslsEnv(given);
   const hash = createHash('sha256').update(`${process.version}\0${oslsIdentity(work)}\0${JSON.stringify(args)}\0`);
   for (const name of Object.keys(env).sort()) if (ENV_READ.test(name)) hash.update(`${name}=${env[name]}\0`);
   hashTree(hash, work, work, OUTPUTS);
@@ -132,8 +147,8 @@ export interface PackageOptions {
 }
 
 /**
- * Runs `serverless package <args> --package <packageDir>` in `work` with `env`, or gives back the
- * stored successful run of the same inputs: osls's output, `packageDir` and `work/dist` as it left
+ * Runs `serverless package <args> --package <packageDir>` in `work` with `given` but RUNNER_ONLY,
+ * or gives back the stored successful run of the same inputs: osls's output, `packageDir` and `work/dist` as it left
  * them. Only a run that exits 0, or fails as `failure` says, is kept; runs of other toolkit sources
  * are removed when one is.
  */
@@ -141,9 +156,10 @@ export async function serverlessPackage(
   work: string,
   args: string[],
   packageDir: string,
-  env: NodeJS.ProcessEnv,
+  given: NodeJS.ProcessEnv,
   { fresh = false, run = runServerless, cache = OSLS_CACHE, now = Date.now, failure }: PackageOptions = {},
 ): Promise<Result> {
+  const env = oslsEnv(given);
   const name = runName(work, args, env);
   const stored = join(cache, name);
   const kept = fresh || !entryAt(cache)?.isDirectory() ? undefined : storedRun(stored);

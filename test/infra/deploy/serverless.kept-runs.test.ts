@@ -15,6 +15,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, beforeEach, describe, it } from 'node:test';
+import { BUILT_FUNCTIONS_ENV } from '../../../lib/harness/discover.ts';
 import { pruneRuns, runName, serverlessPackage } from './serverless-package.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'klw-osls-cache-'));
@@ -90,6 +91,21 @@ describe('kept osls runs', () => {
     rmSync(join(work, 'link'));
     symlinkSync('/another/place', join(work, 'link'));
     assert.notEqual(runName(work, [], env), linked, 'a symlink counts by its target');
+  });
+
+  it("leaves klw test's own variables out of a run's name and of osls's environment", async () => {
+    // Names the run's test build, which changes with any test file: osls and the plugin never read it.
+    const runner = { ...env, [BUILT_FUNCTIONS_ENV]: '{"/p/functions/a/index.ts":"/cache/1234/a/index.mjs"}' };
+    assert.equal(runName(work, [], runner), runName(work, [], env));
+    const seen: NodeJS.ProcessEnv[] = [];
+    const run = async (_work: string, _args: string[], given: NodeJS.ProcessEnv) => {
+      seen.push(given);
+      return { code: 0, stdout: '', stderr: '' };
+    };
+    await serverlessPackage(work, [], packageDir, runner, { run, cache });
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0]![BUILT_FUNCTIONS_ENV], undefined);
+    assert.equal(seen[0]!.AWS_ACCESS_KEY_ID, '', 'the rest is passed on');
   });
 
   it('removes a symlink planted at the cache folder without following it', async () => {

@@ -9,13 +9,7 @@ import { parse, stringify } from 'yaml';
 import { loadFunctions } from '../../../infra/functions.ts';
 import { scaffold } from '../../../infra/scaffold.ts';
 import { pathSecretParameterName } from '../../../infra/secrets/secrets.ts';
-import {
-  checkServerless,
-  editDistance,
-  nearestName,
-  readServerless,
-  runServerless,
-} from '../../../infra/deploy/serverless.ts';
+import { checkServerless, editDistance, nearestName, readServerless } from '../../../infra/deploy/serverless.ts';
 import { FIXTURE_FUNCTIONS, FIXTURE_PROJECT, runKlw } from '../../helpers.ts';
 import { EVERY_PARAM, PATH_SECRET, packagingProject, serverlessPackage } from './serverless-package.ts';
 
@@ -451,13 +445,13 @@ describe('serverless package (osls, offline) with the plugin', () => {
     writeFileSync(join(work, 'functions', 'broken', 'index.ts'), 'export default 42;\n');
     try {
       writeFileSync(join(work, 'serverless.yml'), yml({ service: 'klw-fixture' }));
-      // Run every time, never kept: runServerless and osls loading the plugin, as klw deploy runs them.
-      const result = await runServerless(work, ['package', '--stage', 'test', '--package', join(out, 'broken')], env);
+      // osls loading the plugin, as klw deploy runs it (runServerless). A refusal in these words is
+      // kept as a successful run is: the plain configuration's is the run real every time.
+      const refused =
+        /kube-lambda-webhooks: functions\/broken\/index.ts exports default a number, not a registration: export default/;
+      const result = await serverlessPackage(work, ['--stage', 'test'], join(out, 'broken'), env, { failure: refused });
       assert.notEqual(result.code, 0);
-      assert.match(
-        result.stdout + result.stderr,
-        /kube-lambda-webhooks: functions\/broken\/index.ts exports default a number, not a registration: export default/,
-      );
+      assert.match(result.stdout + result.stderr, refused);
     } finally {
       rmSync(join(work, 'functions', 'broken'), { recursive: true, force: true });
     }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest, Agent } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -13,7 +13,6 @@ import { httpFromResult } from '../../../infra/local/front/results.ts';
 import { localInvoke } from '../../../infra/local/back/invoke.ts';
 import { FunctionPool } from '../../../infra/local/back/pool.ts';
 import { runtimeFor } from '../../../infra/local/back/runtime.ts';
-import { loadFunctions } from '../../../infra/functions.ts';
 import { toEvent, admissionReview } from '../../../lib/testing/index.ts';
 import { eventFromHttp } from '../../../lib/harness/events.ts';
 import { FIXTURE_FUNCTIONS, ManualTimer, PATIENCE_MS, fixture, until } from '../../helpers.ts';
@@ -31,8 +30,8 @@ addFunction(
   'sleepy',
   `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
 export const webhook = defineValidatingWebhook({ name: 'sleepy', timeoutSeconds: 30, rules: [], validate: (r) => {
-  // Blocks the thread for good: only the Lambda timeout can end this.
-  if (r.object?.metadata?.name === 'block') { for (;;) {} }
+  // Blocks the thread for good, as an endless loop does but without using a core: only the Lambda timeout can end this.
+  if (r.object?.metadata?.name === 'block') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
   return allow();
 } });
 export const handler = webhook.handler;
@@ -328,7 +327,7 @@ describe('klw local start-api', { timeout: PATIENCE_MS }, () => {
 
   it('serves waiting invocations first come, first served', async () => {
     const pool = new FunctionPool({
-      ...runtimeFor(work, (await loadFunctions(work, ['pod-policy']))[0]!.registration),
+      ...runtimeFor(work, api.project.registration('pod-policy')!),
       concurrency: 1,
       timer: never,
     });
@@ -395,8 +394,15 @@ describe('klw local start-api --event-format', { timeout: PATIENCE_MS }, () => {
 
 describe('klw local start-api --watch', { timeout: PATIENCE_MS }, () => {
   it('rebuilds on change and serves the new code', async () => {
+    // A project of the one function it edits, with its bundle: --watch builds every function it
+    // watches once more as it starts, and this test is about the one that changes.
+    const project = join(work, 'watched');
+    for (const dir of ['functions', 'dist/functions'])
+      cpSync(join(work, dir, 'crasher'), join(project, dir, 'crasher'), { recursive: true });
+    const bundle = join(project, 'dist', 'functions', 'crasher', 'index.mjs');
+    const prebuilt = statSync(bundle).ino;
     const watched = await startApi({
-      root: work,
+      root: project,
       port: 0,
       stateDir: join(work, '.state'),
       watch: true,
@@ -405,7 +411,9 @@ describe('klw local start-api --watch', { timeout: PATIENCE_MS }, () => {
       invocationTimer: never,
     });
     try {
-      const file = join(work, 'functions', 'crasher', 'index.ts');
+      // Edited once the watch's first build (which may still run as startApi returns) wrote its bundle.
+      await until(() => statSync(bundle).ino !== prebuilt, 'the first watch build');
+      const file = join(project, 'functions', 'crasher', 'index.ts');
       const original = readFileSync(file, 'utf8');
       writeFileSync(file, original.replace("allow('alive')", "allow('reloaded')"));
       let warnings: string[] = [];

@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { FIXTURE_FUNCTIONS } from '../../helpers.ts';
+import { withKeptCertificates } from '../../kept-certs.ts';
 
 const root = process.cwd();
 const work = mkdtempSync(join(root, '.klw-test-applysig-'));
@@ -22,6 +23,8 @@ writeFileSync(
 chmodSync(join(bin, 'kubectl'), 0o755);
 const env = { ...process.env, NODE_TEST_CONTEXT: undefined, PATH: `${bin}${delimiter}${process.env.PATH}` };
 const children: ChildProcess[] = [];
+// klw start's state folder holds the kept certificates: the first start makes none (certs.test.ts tests that).
+before(() => withKeptCertificates(join(work, '.klw', 'local')));
 after(() => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   rmSync(work, { recursive: true, force: true });

@@ -563,7 +563,8 @@ describe('runtime parity of klw local start-lambda', () => {
 
 describe('klw local generate-review for a conversion function', () => {
   it("names the kind, group and versions as the function's CRD manifest does", async () => {
-    const [fn] = await loadFunctions(work, ['crontab-conversion']);
+    // Every function, as the emulator above loaded them: the loader's answer for this project is reused.
+    const fn = (await loadFunctions(work)).find((f) => f.name === 'crontab-conversion');
     const reg = fn!.registration as ConversionRegistration;
     type Review = { request: { desiredAPIVersion: string; objects: Array<{ apiVersion: string; kind: string }> } };
     const review = sampleReview(reg, { root: work }) as Review;

@@ -20,6 +20,12 @@ function bundle(name: string, body: string): string {
   return file;
 }
 
+/**
+ * A handler's statement that blocks its worker for good, as an endless loop does, without using a
+ * core while the test goes on: only a kill ends it.
+ */
+const BLOCK = 'Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);';
+
 /** A pool of `body`; its timeouts never run out unless the test expires them (pass `timer` to watch them). */
 function pool(name: string, body: string, options: Partial<FunctionRuntime> = {}): FunctionPool {
   return new FunctionPool({
@@ -37,8 +43,8 @@ function pool(name: string, body: string, options: Partial<FunctionRuntime> = {}
 
 describe('emulator dispatch', { timeout: PATIENCE_MS }, () => {
   it('never queues a request behind a stuck invocation while another worker can run it', async () => {
-    // `block` spins until the worker is killed (its timeout never runs out here); the rest answer at once.
-    const p = pool('stuck', `if (event.block) { for (;;) {} } return event.n;`, { concurrency: 2 });
+    // `block` blocks until the worker is killed (its timeout never runs out here); the rest answer at once.
+    const p = pool('stuck', `if (event.block) { ${BLOCK} } return event.n;`, { concurrency: 2 });
     try {
       const order: string[] = [];
       const stuck = p.invoke({ block: true }).then((o) => {
@@ -88,7 +94,7 @@ describe('emulator dispatch', { timeout: PATIENCE_MS }, () => {
 describe('emulator timeout', { timeout: PATIENCE_MS }, () => {
   it('answers an invocation past its timeout as timed out, kills its worker and serves the next from a new one', async () => {
     const manual = new ManualTimer();
-    const p = pool('late', `if (event.block) { for (;;) {} } return 'fine';`, {
+    const p = pool('late', `if (event.block) { ${BLOCK} } return 'fine';`, {
       timeoutMs: 3_000,
       concurrency: 1,
       timer: manual.timer,
@@ -110,7 +116,7 @@ describe('emulator timeout', { timeout: PATIENCE_MS }, () => {
 
   it("starts an invocation's clock when a worker begins it, not while it waits", async () => {
     const manual = new ManualTimer();
-    const p = pool('queued', `if (event.block) { for (;;) {} } return event.n;`, {
+    const p = pool('queued', `if (event.block) { ${BLOCK} } return event.n;`, {
       timeoutMs: 3_000,
       concurrency: 1,
       timer: manual.timer,
