@@ -23,6 +23,8 @@ export interface CachedBuildOptions {
   sourceUrls?: boolean;
   /** For tests: runs once esbuild has read the sources, before the build is recorded. */
   afterBuild?: () => void;
+  /** For tests: the clock (ms) by which a check judges whether the build's files are old enough to record as verified. */
+  now?: () => number;
 }
 
 /** A build in the cache: its folder, and whether this call built it (else it was reused). */

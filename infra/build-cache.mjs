@@ -3,9 +3,10 @@
 // tsx, which costs a second or more of CPU per process. esbuild bundles the entry points into a
 // folder named by the build's content; a manifest beside it lists the files the build read, with
 // their size and modification time, so a later run checks those (a stat each) and the build's own
-// files (a hash) instead of building again. Any change, a link planted where a file of the cache
-// should be, or a file that does not match its hash, means a new build. Concurrent first runs each
-// build into a folder of their own and rename it into place: the first one wins, the others use it.
+// files (a hash, or a stat each once a check has recorded them verified: VERIFIED) instead of
+// building again. Any change, a link planted where a file of the cache should be, or a file that
+// does not match its hash, means a new build. Concurrent first runs each build into a folder of
+// their own and rename it into place: the first one wins, the others use it.
 // Plain JavaScript: klw runs it before anything can load TypeScript.
 import { createHash, randomBytes } from 'node:crypto';
 import {
@@ -22,8 +23,10 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { bundled, REQUIRED_ESBUILD } from './build-cache-esbuild.mjs';
 
 /** The toolkit's root: the repository in a checkout. */
 export const TOOLKIT = fileURLToPath(new URL('../', import.meta.url));
@@ -69,6 +72,7 @@ function extraInputs(root) {
     join(root, 'tsconfig.json'),
     join(TOOLKIT, 'node_modules', 'esbuild', 'package.json'),
     fileURLToPath(import.meta.url),
+    fileURLToPath(new URL('./build-cache-esbuild.mjs', import.meta.url)),
   ];
 }
 
@@ -101,6 +105,18 @@ function hashOf(file) {
 }
 
 /**
+ * `path` (relative, as the manifest keeps it) under `root`: joined as it is when it is a plain
+ * path down from root (most are: a check reads hundreds), else resolved.
+ */
+function under(root, path) {
+  const plain =
+    !root.endsWith(sep) &&
+    /^(?:[^./\\]|\.[^./\\])/.test(path) &&
+    !/(?:^|[/\\])\.{1,2}(?:[/\\]|$)|[/\\]{2}|[/\\]$|\\/.test(path);
+  return plain ? `${root}${sep}${path}` : resolve(root, path);
+}
+
+/**
  * True when the manifest's record of an input (path, state, content hash) still describes the
  * file: same size and time and, when that time is within RACY_MS of the build's start or later,
  * the same content.
@@ -108,7 +124,7 @@ function hashOf(file) {
 function unchanged(root, input, started) {
   if (!Array.isArray(input) || input.length !== 3) return false;
   const [path, state, hash] = input;
-  const file = resolve(root, String(path));
+  const file = under(root, String(path));
   if (stateOf(file) !== state) return false;
   const mtime = Number(String(state).split(':')[1]);
   return !(mtime >= started - RACY_MS) || hashOf(file) === hash;
@@ -128,30 +144,90 @@ function recordOf(name, contents) {
 }
 
 /**
- * The builds this process found intact, with what their files were then (each one's inode, size
- * and modification time): while those are unchanged the files are not hashed again, so a process
- * that asks many times (each function load of a test) pays for the hashes once.
+ * The builds this process found intact, with what their files were then (`seen`: fileState of
+ * each) and whether that is in the verified record (VERIFIED): while those are unchanged the
+ * files are not hashed again, so a process that asks many times (each function load of a test)
+ * pays for the hashes once.
  */
 const verified = new Map();
 
 /**
+ * The record, in the build's folder, of the build files an earlier check hashed and found intact:
+ * their states (inode, size, modification and change time) then. A later process finding the
+ * very same states trusts the files without hashing them (klw starts many times a minute; the
+ * hashes are most of its check). It trusts the kernel's change time: every write, truncation,
+ * rename over a file or change of its times sets it to the current time, and no call a user can
+ * make sets it back; so a file changed since, its size and modification time kept or not, has
+ * another state and is hashed again. A record is written only when every file's change time is
+ * RACY_MS older than the check, so that no change within the same tick of the clock can follow it
+ * unseen. (On a file system without change times of its own, such as FAT, that trust is weaker:
+ * there the build's own files, written by this module alone, are what it covers.)
+ */
+const VERIFIED = '.verified.json';
+
+/** A build file's state as the verified record keeps it. */
+function fileState(name, stat) {
+  return `${name}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+}
+
+/** True when the build's verified record holds exactly `seen` (its files and their states). */
+function recordedIntact(dir, seen) {
+  const file = join(dir, VERIFIED);
+  try {
+    if (!entryAt(file)?.isFile()) return false;
+    return readFileSync(file, 'utf8') === seen;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Writes the verified record (see VERIFIED); false when the cache cannot take it (the next
+ * process then hashes the files).
+ */
+function recordIntact(dir, seen) {
+  const file = join(dir, VERIFIED);
+  try {
+    if (entryAt(file) && !entryAt(file).isFile()) rmSync(file, { recursive: true, force: true });
+    writeAtomically(file, Buffer.from(seen));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * True when `dir` is a real folder (no link) holding each recorded file as a regular file (no
  * link) of its size and, for code, its content's hash: a build cut short or changed since is not
- * trusted.
+ * trusted. The hashes are skipped when this process (`verified`) or an earlier one (VERIFIED)
+ * found the files, in the very same states, intact. `now` is the clock the files' age is judged by.
  */
-function intact(dir, records) {
+function intact(dir, records, now = Date.now) {
   if (!Array.isArray(records) || !entryAt(dir)?.isDirectory()) return false;
+  const checked = now();
   const stats = [];
+  let newest = 0;
   for (const record of records) {
     if (!Array.isArray(record) || record.length !== 3) return false;
     const [name, size] = record;
     if (typeof name !== 'string' || name.split('/').includes('..')) return false;
     const stat = entryAt(join(dir, name));
     if (!stat?.isFile() || stat.size !== size) return false;
-    stats.push(`${name}:${stat.ino}:${stat.size}:${stat.mtimeMs}`);
+    stats.push(fileState(name, stat));
+    newest = Math.max(newest, stat.ctimeMs, stat.mtimeMs);
   }
-  const seen = `${JSON.stringify(records)}\0${stats.join('\0')}`;
-  if (verified.get(dir) === seen) return true;
+  const seen = `${dir}\0${JSON.stringify(records)}\0${stats.join('\0')}`;
+  const old = newest < checked - RACY_MS;
+  const known = verified.get(dir);
+  if (known?.seen === seen) {
+    // Found intact by this process before the files were old enough to record: recorded now.
+    if (!known.recorded && old) known.recorded = recordIntact(dir, seen);
+    return true;
+  }
+  if (recordedIntact(dir, seen)) {
+    verified.set(dir, { seen, recorded: true });
+    return true;
+  }
   for (const [name, , hash] of records) {
     if (
       hash &&
@@ -161,7 +237,7 @@ function intact(dir, records) {
     )
       return false;
   }
-  verified.set(dir, seen);
+  verified.set(dir, { seen, recorded: old && recordIntact(dir, seen) });
   return true;
 }
 
@@ -177,7 +253,7 @@ function current(spec) {
     if (typeof manifest.started !== 'number') return undefined;
     for (const input of manifest.inputs) if (!unchanged(spec.root, input, manifest.started)) return undefined;
     const dir = join(spec.cacheDir, manifest.dir);
-    return intact(dir, manifest.files) ? dir : undefined;
+    return intact(dir, manifest.files, spec.now) ? dir : undefined;
   } catch {
     return undefined; // unreadable or not JSON: built again
   }
@@ -192,64 +268,6 @@ function recipeOf(spec) {
     ? [...spec.entryPoints].map(String).sort()
     : Object.entries(spec.entryPoints).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return `${RECIPE}\0${spec.root}\0${JSON.stringify(entries)}\0${spec.sourceUrls}`;
-}
-
-/**
- * An esbuild plugin reading each source outside node_modules itself, keeping in `read` the hash
- * of the text it built (the manifest's record of that source); `withSourceUrls` gives each module
- * its own source file's `import.meta.url` (and `dirname`, `filename`), as it has when run from the
- * sources: the files it reads beside itself (templates, worker scripts) are found there, not
- * beside the build.
- */
-function readSources(esbuild, withSourceUrls, read) {
-  return {
-    name: 'klw-read-sources',
-    setup(build) {
-      build.onLoad({ filter: /\.[cm]?[jt]s$/ }, async (args) => {
-        if (args.path.includes(`${sep}node_modules${sep}`)) return undefined;
-        const bytes = readFileSync(args.path);
-        read.set(args.path, sha256(bytes));
-        const text = bytes.toString('utf8');
-        const loader = /\.[cm]?ts$/.test(args.path) ? 'ts' : 'js';
-        if (!withSourceUrls || !text.includes('import.meta')) return { contents: text, loader };
-        const out = await esbuild.transform(text, {
-          loader,
-          format: 'esm',
-          sourcefile: args.path,
-          sourcemap: 'inline',
-          define: {
-            'import.meta.url': JSON.stringify(pathToFileURL(args.path).href),
-            'import.meta.dirname': JSON.stringify(dirname(args.path)),
-            'import.meta.filename': JSON.stringify(args.path),
-          },
-        });
-        return { contents: out.code, loader: 'js' };
-      });
-    },
-  };
-}
-
-/** Marks the resolutions missingDynamicImports makes itself, so that it does not answer them again. */
-const OWN_RESOLVE = Symbol('klw-own-resolve');
-
-/**
- * An esbuild plugin leaving an `import()` of a relative file that is not there (the compiled
- * package's, in a checkout) to fail when it runs, as it does from the sources, rather than
- * failing the build: it imports the file's absolute URL.
- */
-function missingDynamicImports() {
-  return {
-    name: 'klw-missing-dynamic-imports',
-    setup(build) {
-      build.onResolve({ filter: /^\.{1,2}\// }, async (args) => {
-        if (args.kind !== 'dynamic-import' || args.pluginData === OWN_RESOLVE) return undefined;
-        const { kind, importer, resolveDir } = args;
-        const found = await build.resolve(args.path, { kind, importer, resolveDir, pluginData: OWN_RESOLVE });
-        if (!found.errors.length) return undefined;
-        return { path: pathToFileURL(resolve(resolveDir, args.path)).href, external: true };
-      });
-    },
-  };
 }
 
 /** Writes `data` to `file` atomically: a new file beside it (never through a link), renamed over it. */
@@ -285,36 +303,18 @@ export function cacheFolder(cacheDir) {
 /** Builds the entry points, puts the build in its content-named folder and writes the manifest. */
 async function build(spec) {
   const started = Date.now();
-  const read = new Map();
-  const esbuild = await import('esbuild');
+  // Required, not imported: an import of this CommonJS package has Node scan its source for the
+  // names it exports first, which costs more than loading it.
+  const esbuild = createRequire(import.meta.url)('esbuild');
   const outdir = join(spec.cacheDir, 'out');
-  const out = await esbuild.build({
-    absWorkingDir: spec.root,
-    entryPoints: spec.entryPoints,
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    packages: 'external',
-    sourcemap: 'linked',
-    // Stack traces need only the mappings: the sources are beside the build, in the checkout.
-    // Without their text the maps are a fraction of the size, and Node reads them at every load.
-    sourcesContent: false,
-    outdir,
-    outExtension: { '.js': '.mjs' },
-    metafile: true,
-    write: false,
-    logLevel: 'silent',
-    plugins: [missingDynamicImports(), readSources(esbuild, spec.sourceUrls, read)],
-  });
+  const { out, read, packages } = await bundled(esbuild, spec, outdir);
   spec.afterBuild?.();
   const files = out.outputFiles.map((f) => [relative(outdir, f.path).split(sep).join('/'), f.contents]);
   files.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const name = contentHash(files);
   const dir = join(cacheFolder(spec.cacheDir), name);
   const records = files.map(([file, contents]) => recordOf(file, contents));
-  if (!intact(dir, records)) {
+  if (!intact(dir, records, spec.now)) {
     const draft = mkdtempSync(join(spec.cacheDir, 'draft-'));
     for (const [file, contents] of files) {
       mkdirSync(dirname(join(draft, file)), { recursive: true });
@@ -324,14 +324,16 @@ async function build(spec) {
       renameSync(draft, dir);
     } catch {
       // Another process put the same build there first, or something unusable is there.
-      if (!intact(dir, records)) {
+      if (!intact(dir, records, spec.now)) {
         rmSync(dir, { recursive: true, force: true });
         renameSync(draft, dir);
       }
       rmSync(draft, { recursive: true, force: true });
     }
   }
-  const inputs = [...Object.keys(out.metafile.inputs).map((i) => resolve(spec.root, i)), ...extraInputs(spec.root)];
+  // The stand-in for esbuild is made from its package: its package.json is the input.
+  const sources = Object.keys(out.metafile.inputs).filter((i) => !i.startsWith(`${REQUIRED_ESBUILD}:`));
+  const inputs = [...new Set([...sources.map((i) => resolve(spec.root, i)), ...packages, ...extraInputs(spec.root)])];
   const manifest = {
     recipe: recipeOf(spec),
     dir: name,
@@ -356,7 +358,8 @@ async function build(spec) {
  * the cache has none or its sources changed since; `built` says whether this call built it.
  * Defaults: the toolkit's own entry points, root and cache folder. `sourceUrls: false` leaves
  * `import.meta.url` the built file's own (a project's functions, as their bundles have it);
- * `afterBuild`, for tests, runs once esbuild has read the sources, before the build is recorded.
+ * `afterBuild`, for tests, runs once esbuild has read the sources, before the build is recorded;
+ * `now`, for tests, is the clock the verified record (VERIFIED) judges the files' age by.
  */
 export async function cachedBuild(options = {}) {
   const spec = {
@@ -365,6 +368,7 @@ export async function cachedBuild(options = {}) {
     entryPoints: options.entryPoints ?? TOOLKIT_ENTRIES,
     sourceUrls: options.sourceUrls ?? true,
     afterBuild: options.afterBuild,
+    now: options.now ?? Date.now,
   };
   const dir = current(spec);
   if (dir) return { dir, built: false };

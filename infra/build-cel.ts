@@ -5,8 +5,8 @@
 // start then skips reading them (cel-go's parser limits, literal rules, library names). A form is
 // used only by the package and engine versions that made it; anything else compiles as before.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
 import { engineGuardsPlugin } from './build-cel-engine.ts';
@@ -82,22 +82,42 @@ export function recordedForms(
   });
 }
 
+/** An output file of a build, as esbuild hands it over. */
+interface OutputFile {
+  path: string;
+  contents: Uint8Array;
+}
+
+/** Writes esbuild's output files where their paths say (relative to `outdir`, into `dir` when given). */
+function writeOutputs(files: readonly OutputFile[], outdir: string, dir = outdir): void {
+  for (const f of files) {
+    const file = join(dir, relative(outdir, f.path));
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, f.contents);
+  }
+}
+
 /**
- * The forms of the CEL expressions a bundle built with `options` compiles when it loads: built once
- * into a scratch folder and loaded in a child process. None for a bundle without CEL.
+ * The forms of the CEL expressions a bundle compiles when it loads, given the files of its build
+ * into `outdir`: written into a scratch folder inside the project (`root`) and loaded in a child
+ * process. None for a bundle without CEL.
  */
-export async function precompiledCel(options: esbuild.BuildOptions): Promise<unknown[]> {
+export async function precompiledCel(
+  files: readonly OutputFile[],
+  { root, outdir, entry }: { root: string; outdir: string; entry: string },
+): Promise<unknown[]> {
+  // Only a bundle carrying the CEL package (in it or in a chunk it shares) can record anything.
+  const carries = (f: OutputFile) =>
+    f.path.endsWith('.mjs') &&
+    Buffer.from(f.contents.buffer, f.contents.byteOffset, f.contents.byteLength).includes(RECORDED_KEY);
+  if (!files.some(carries)) return [];
   // Inside the project, so that what the bundle leaves external resolves as it does beside it.
-  const state = join(options.absWorkingDir ?? process.cwd(), '.klw');
+  const state = join(root, '.klw');
   mkdirSync(state, { recursive: true });
   const scratch = mkdtempSync(join(state, 'precompile-'));
   try {
-    await esbuild.build({ ...options, outdir: scratch, write: true, sourcemap: false, metafile: false });
-    const bundle = join(scratch, `${options.entryNames ?? 'index'}.mjs`);
-    // Only a bundle carrying the CEL package (in it or in a chunk it shares) can record anything.
-    const built = readdirSync(scratch, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.mjs'));
-    if (!built.some((f) => readFileSync(join(scratch, f), 'utf8').includes(RECORDED_KEY))) return [];
-    const forms = await recordedForms(bundle);
+    writeOutputs(files, outdir, scratch);
+    const forms = await recordedForms(join(scratch, `${entry}.mjs`));
     // The same code always gives the same bundle: forms in a fixed order.
     return forms
       .map((f) => [JSON.stringify(f), f] as const)
@@ -109,19 +129,34 @@ export async function precompiledCel(options: esbuild.BuildOptions): Promise<unk
 }
 
 /**
- * esbuild's build of `options` with the CEL expressions the bundle compiles at load precompiled into
- * it (see precompiledCel); the plain build when it has none.
+ * esbuild's build of `options` with the CEL expressions the bundle compiles at load precompiled
+ * into it (see precompiledCel): built once, and built again with the forms when it has any (the
+ * first build is the bundle when it has none). Written into `outdir` unless `write` is false.
  */
 export async function buildWithPrecompiledCel<O extends esbuild.BuildOptions>(
   given: O,
 ): Promise<esbuild.BuildResult<O>> {
-  // The engine without its registration guards (build-cel-engine.ts), in both builds.
-  const options: O = { ...given, plugins: [...(given.plugins ?? []), engineGuardsPlugin()] };
-  const forms = await precompiledCel(options);
-  const build = esbuild.build as (o: esbuild.BuildOptions) => Promise<esbuild.BuildResult<O>>;
-  if (!forms.length) return build(options);
-  return build({
-    ...options,
-    define: { ...options.define, [PRECOMPILED_DEFINE]: JSON.stringify(JSON.stringify(forms)) },
+  const { outdir } = given;
+  if (!outdir) throw new Error('buildWithPrecompiledCel: the options give no outdir');
+  // The engine without its registration guards (build-cel-engine.ts), in both builds; in memory.
+  const options: esbuild.BuildOptions & { write: false } = {
+    ...given,
+    write: false,
+    plugins: [...(given.plugins ?? []), engineGuardsPlugin()],
+  };
+  const plain = await esbuild.build(options);
+  const forms = await precompiledCel(plain.outputFiles ?? [], {
+    root: options.absWorkingDir ?? process.cwd(),
+    outdir,
+    entry: options.entryNames ?? 'index',
   });
+  const result = forms.length
+    ? await esbuild.build({
+        ...options,
+        define: { ...options.define, [PRECOMPILED_DEFINE]: JSON.stringify(JSON.stringify(forms)) },
+      })
+    : plain;
+  if (given.write === false) return result as esbuild.BuildResult<O>;
+  writeOutputs(result.outputFiles ?? [], outdir);
+  return { ...result, outputFiles: undefined } as esbuild.BuildResult<O>;
 }

@@ -189,3 +189,47 @@ export async function keptBuild(
   }
   return result.outputFiles ?? [];
 }
+
+/**
+ * The deployment zip of a build's `outputs` (paths under `outdir`), which `make` zips from them
+ * and nothing else: reused from the folder KEPT_BUILDS_ENV names when it kept the zip of the same
+ * files, and kept there when made (a kept build is zipped again by every use otherwise: tens of
+ * milliseconds of deflate for a bundle and its maps). A kept zip is used only while its bytes
+ * still have the hash its name gives. Without the variable, `make` runs every time.
+ */
+export async function keptZip(
+  outputs: readonly BuildOutput[],
+  outdir: string,
+  make: () => Promise<Buffer>,
+): Promise<Buffer> {
+  const folder = process.env[KEPT_BUILDS_ENV];
+  const code = folder ? toolkitCode() : undefined;
+  if (!folder || code === undefined) return make();
+  const files = outputs.map((f) => `${relative(outdir, f.path).split(sep).join('/')}:${sha256(f.contents)}`).sort();
+  // What else shapes the bytes: the zip library and the zlib of this Node.
+  const zipper = hashOf(join(TOOLKIT, 'node_modules', 'yazl', 'package.json'));
+  const kept = join(
+    resolve(TOOLKIT, folder),
+    sha256([RECIPE, 'zip', process.version, zipper, code, ...files].join('\n')),
+  );
+  for (const name of existsSync(kept) ? readdirSync(kept) : []) {
+    const file = join(kept, name);
+    try {
+      if (!statSync(file).isFile()) continue;
+      const archive = readFileSync(file);
+      if (`${sha256(archive)}.zip` !== name) continue;
+      const now = new Date();
+      utimesSync(file, now, now);
+      return archive;
+    } catch {
+      // Gone meanwhile (removed as unused): made again.
+    }
+  }
+  const archive = await make();
+  try {
+    writeFileSafely(join(kept, `${sha256(archive)}.zip`), archive, { parents: true });
+  } catch {
+    // Another process kept the same zip first, or the folder cannot be written: made next time.
+  }
+  return archive;
+}

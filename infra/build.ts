@@ -9,7 +9,7 @@ import { KlwError } from './errors.ts';
 import { esbuildTarget, projectRuntime } from './runtimes.ts';
 import { SOURCES, type EventSource } from '../lib/internal.ts';
 import { buildWithPrecompiledCel } from './build-cel.ts';
-import { keptBuild } from './build-kept.ts';
+import { keptBuild, keptZip } from './build-kept.ts';
 
 /** What `build` wrote for one function. */
 export interface BuiltFunction {
@@ -177,11 +177,13 @@ export async function buildFunction(
   for (const file of outputFiles) writeFileSafely(file.path, file.contents, { parents: true });
   const code = readFileSync(outfile);
   // index.mjs, its map, and the chunks it loads on demand, at their paths beside it.
-  const archive = await zip(
-    outputFiles.map((file) => ({
-      name: relative(dirname(outfile), file.path).split('\\').join('/'),
-      data: Buffer.from(file.contents),
-    })),
+  const archive = await keptZip(outputFiles, dirname(outfile), () =>
+    zip(
+      outputFiles.map((file) => ({
+        name: relative(dirname(outfile), file.path).split('\\').join('/'),
+        data: Buffer.from(file.contents),
+      })),
+    ),
   );
   const zipFile = zipPath(root, fn.name);
   writeFileSafely(zipFile, archive);

@@ -21,9 +21,15 @@ const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /**
  * Writes `entry` (an .mjs file) to import each of `suites` (name, absolute path of a test file)
  * inside a suite of that name, and runs it with node --import tsx --test in `cwd`, outside of any
- * test run of this process (NODE_TEST_CONTEXT left out).
+ * test run of this process (NODE_TEST_CONTEXT left out). Files built into JavaScript run without
+ * tsx (`tsx: false`), with their source maps, as `klw test` runs its build of them.
  */
-export function runSuites(entry: string, suites: Array<[string, string]>, cwd: string): Promise<SuitesRun> {
+export function runSuites(
+  entry: string,
+  suites: Array<[string, string]>,
+  cwd: string,
+  { tsx = true }: { tsx?: boolean } = {},
+): Promise<SuitesRun> {
   const urls = suites.map(([name, file]) => [name, pathToFileURL(file).href]);
   writeFileSync(
     entry,
@@ -45,7 +51,7 @@ export function runSuites(entry: string, suites: Array<[string, string]>, cwd: s
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', '--test', '--test-reporter=tap', entry],
+      [...(tsx ? ['--import', 'tsx'] : ['--enable-source-maps']), '--test', '--test-reporter=tap', entry],
       { cwd, encoding: 'utf8', env, maxBuffer: 16 << 20 },
       (err, stdout, stderr) => {
         const code = err ? Number((err as { code?: number }).code ?? 1) : 0;

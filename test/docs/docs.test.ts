@@ -2,10 +2,12 @@
 // are written into a scratch project inside this repository (so `kube-lambda-webhooks` resolves
 // as it does for functions here) and type-checked with tsc; function blocks are loaded, built and
 // answer a review, test blocks pass under node --test, and the other blocks run as scripts
-// against `klw local start-lambda`, their `console.log(...); // expected` lines compared. A block
-// marked ```ts no-check is left out, and counted. The type-check and the test examples run on
-// every run. Shell blocks and inline code name only klw commands and options that exist (read from klw's own --help) and npm scripts that exist; YAML
-// and JSON blocks parse; every relative link points to a file and heading that exist.
+// against `klw local start-lambda`, their `console.log(...); // expected` lines compared (test and
+// script blocks built into JavaScript with esbuild, as `klw test` runs TypeScript). A block
+// marked ```ts no-check is left out, and counted. The test examples run on every run, the
+// type-check whenever a file it reads changed (kept-check.ts). Shell blocks and inline code name
+// only klw commands and options that exist (read from klw's own --help) and npm scripts that
+// exist; YAML and JSON blocks parse; every relative link points to a file and heading that exist.
 // klw-test: no-tsx (it imports the functions' build; createRequire only resolves tsc's path)
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -35,6 +37,7 @@ import type { ConversionWebhook } from '../../lib/conversion/webhook.ts';
 import { admissionReview, conversionReview, invoke } from '../../lib/testing/index.ts';
 import { ManualTimer } from '../helpers.ts';
 import { runSuites, type SuitesRun } from '../suites.ts';
+import { keptTypeCheck, listedFiles } from './kept-check.ts';
 import { klwHelpTexts } from './klw-help.ts';
 import {
   anchors,
@@ -165,26 +168,43 @@ function run(args: string[], cwd = root): Promise<{ code: number; stdout: string
 
 const fileOf = (block: Block) => [...files].find(([, b]) => b === block)?.[0];
 
+/** A block's file (a path in the scratch project) as an entry of a build: its path without `.ts`. */
+const entryOf = (file: string) => relative(work, file).replace(/\.ts$/, '');
+
+/**
+ * The docs' TypeScript files (the scratch project's, relative path to text) built into JavaScript
+ * in one build, the package's sources shared in chunks, as `klw test` builds test files: the
+ * folder of the build, where each file is its entry's path with `.mjs`.
+ */
+const buildBlocks = (name: string, blockFiles: string[]): Promise<string> =>
+  cachedBuild({
+    root: work,
+    cacheDir: join(work, '.klw', name),
+    entryPoints: Object.fromEntries(blockFiles.map((file) => [entryOf(file), relative(work, file)])),
+    sourceUrls: true,
+  }).then((b) => b.dir);
+
 let built: Promise<string> | undefined;
 /**
- * The folder of the docs' functions built into JavaScript (one build, the package's sources shared
- * in chunks), which the function tests import: this file runs without tsx.
+ * The folder of the docs' functions and test examples built into JavaScript (one build), which the
+ * function tests import (this file runs without tsx) and node --test runs.
  */
 const builtFunctions = (): Promise<string> =>
-  (built ??= cachedBuild({
-    root: work,
-    cacheDir: join(work, '.klw', 'docs-functions'),
-    entryPoints: Object.fromEntries([...functionBlocks.keys()].map((name) => [name, `functions/${name}/index.ts`])),
-    sourceUrls: true,
-  }).then((b) => b.dir));
+  (built ??= buildBlocks('docs-functions', [
+    ...[...functionBlocks.keys()].map((name) => join(work, 'functions', name, 'index.ts')),
+    ...blocks.filter(isTest).map((block) => fileOf(block)!),
+  ]));
 
 let examples: Promise<SuitesRun> | undefined;
-/** Every test example, run once under node --test, all in one process (test/suites.ts). */
+/** Every test example, built, run once under node --test, all in one process (test/suites.ts). */
 const testExamples = (): Promise<SuitesRun> =>
-  (examples ??= runSuites(
-    join(work, 'test', 'docs', 'examples.mjs'),
-    blocks.filter(isTest).map((block) => [where(block), fileOf(block)!]),
-    root,
+  (examples ??= builtFunctions().then((dir) =>
+    runSuites(
+      join(work, 'test', 'docs', 'examples.mjs'),
+      blocks.filter(isTest).map((block) => [where(block), join(dir, `${entryOf(fileOf(block)!)}.mjs`)]),
+      root,
+      { tsx: false },
+    ),
   ));
 
 before(() => {
@@ -245,29 +265,34 @@ describe('docs: TypeScript examples', () => {
     const wanted = new Map([...files].map(([file, block]) => [relative(work, file), block.code]));
     wanted.set('tsconfig.json', readFileSync(join(work, 'tsconfig.json'), 'utf8'));
     syncFolder(TSC_WORK, wanted);
-    const out = await run([
-      tsc,
-      '--noEmit',
-      '--incremental',
-      '--tsBuildInfoFile',
-      tscBuildInfo(),
-      '-p',
-      join(TSC_WORK, 'tsconfig.json'),
-    ]);
+    const args = ['--noEmit', '--incremental', '--tsBuildInfoFile', tscBuildInfo(), '--listFiles'];
+    args.push('-p', join(TSC_WORK, 'tsconfig.json'));
+    // What decides the check besides the files tsc reads: a pass is kept while all of it is the same.
+    const key = [
+      readFileSync(join(dirname(tsc), '..', 'package.json'), 'utf8'),
+      process.version,
+      ...args,
+      ...['tsconfig.json', 'package.json', 'package-lock.json'].map((f) => readFileSync(join(root, f), 'utf8')),
+      ...[...wanted.keys()].sort(),
+    ];
+    const out = await keptTypeCheck(join(dirname(tscBuildInfo()), 'docs-pass.json'), key, () => run([tsc, ...args]));
+    const listed = new Set(listedFiles(out.stdout));
     // Point each error at its Markdown line.
-    const errors = (out.stdout + out.stderr).replace(
-      /^(.*?\.ts)\((\d+),(\d+)\)/gm,
-      (whole, file: string, line: string) => {
-        const block = files.get(join(work, relative(TSC_WORK, join(root, file))));
-        return block ? `${where(block, Number(line) - 1)} (${whole})` : whole;
-      },
-    );
+    const messages = (out.stdout + out.stderr)
+      .split('\n')
+      .filter((line) => line && !listed.has(line))
+      .join('\n');
+    const errors = messages.replace(/^(.*?\.ts)\((\d+),(\d+)\)/gm, (whole, file: string, line: string) => {
+      const block = files.get(join(work, relative(TSC_WORK, join(root, file))));
+      return block ? `${where(block, Number(line) - 1)} (${whole})` : whole;
+    });
     assert.equal(out.code, 0, errors);
   });
 
   for (const block of blocks.filter(isFunction)) {
     it(`${where(block)}: function ${nameOf(block)} exports its registration as default, and answers a review`, async () => {
-      const mod = (await import(pathToFileURL(join(await builtFunctions(), `${nameOf(block)!}.mjs`)).href)) as {
+      const file = join(await builtFunctions(), 'functions', nameOf(block)!, 'index.mjs');
+      const mod = (await import(pathToFileURL(file).href)) as {
         handler?: unknown;
         default?: AdmissionWebhook | ConversionWebhook;
       };
@@ -309,12 +334,17 @@ describe('docs: TypeScript examples', () => {
     const functions = await loadFunctions(work);
     assert.deepEqual(functions.map((f) => f.name).sort(), [...functionBlocks.keys()].sort());
     lambda = await startLambda({ root: work, port: 0, log: () => {}, invocationTimer: never });
-    for (const block of blocks.filter((b) => !isFunction(b) && !isTest(b))) {
-      const file = fileOf(block)!;
-      // The docs' port is the default; this run's emulator listens where it could.
-      writeFileSync(file, block.code.replaceAll('http://127.0.0.1:3001', lambda.endpoint));
+    const scripts = blocks.filter((b) => !isFunction(b) && !isTest(b));
+    // The docs' port is the default; this run's emulator listens where it could.
+    for (const block of scripts)
+      writeFileSync(fileOf(block)!, block.code.replaceAll('http://127.0.0.1:3001', lambda.endpoint));
+    const dir = await buildBlocks(
+      'docs-scripts',
+      scripts.map((block) => fileOf(block)!),
+    );
+    for (const block of scripts) {
       // Run from the project folder, as a user would (relative paths such as .klw/local resolve there).
-      const out = await run(['--import', 'tsx', file], work);
+      const out = await run(['--enable-source-maps', join(dir, `${entryOf(fileOf(block)!)}.mjs`)], work);
       assert.equal(out.code, 0, `${where(block)}: ${out.stderr}`);
       const expected = [...block.code.matchAll(/console\.log\(.*\);\s*\/\/\s*(.+)$/gm)].map((m) => m[1]!.trim());
       assert.deepEqual(out.stdout.trim().split('\n').filter(Boolean), expected, `${where(block)}: printed output`);

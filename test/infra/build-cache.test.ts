@@ -16,6 +16,7 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -235,6 +236,87 @@ describe('the cached build', () => {
     writeFileSync(cacheDir, 'not a folder');
     assert.deepEqual(await cachedBuild(options), { dir, built: true });
     assert.deepEqual(await cachedBuild(options), { dir, built: false });
+  });
+
+  it('trusts files an earlier check hashed while their states are unchanged, and sees an edit that kept size and time', async () => {
+    const { options } = project('verified');
+    const { dir } = await cachedBuild(options);
+    const main = join(dir, 'main.mjs');
+    // A whole second, which a file time keeps exactly: put back below, it reads the same.
+    const mtime = new Date(Math.floor(Date.now() / 1000) * 1000 - 10_000);
+    utimesSync(main, mtime, mtime);
+    const record = join(dir, '.verified.json');
+    // Files changed within RACY_MS of the check are never recorded: the same tick may follow.
+    assert.deepEqual(await cachedBuild(options), { dir, built: false });
+    assert.equal(existsSync(record), false, 'no record of files just written');
+    // Seen from later on, the files are old enough: this check hashes them and records their states.
+    assert.deepEqual(await cachedBuild({ ...options, now: () => Date.now() + 60_000 }), { dir, built: false });
+    assert.match(readFileSync(record, 'utf8'), /main\.mjs/);
+    // Another process (which has not hashed them itself) trusts the record.
+    const script = `const { cachedBuild } = await import(${JSON.stringify(pathToFileURL(join(TOOLKIT, 'infra', 'build-cache.mjs')).href)});
+      process.stdout.write(JSON.stringify(await cachedBuild(${JSON.stringify(options)})));`;
+    const inChild = async () =>
+      JSON.parse((await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script])).stdout) as {
+        dir: string;
+        built: boolean;
+      };
+    assert.deepEqual(await inChild(), { dir, built: false });
+    // One byte changed, size and modification time put back: its change time gives it away.
+    const good = readFileSync(main);
+    const bad = Buffer.from(good);
+    bad[bad.indexOf('first')] = 'F'.charCodeAt(0);
+    writeFileSync(main, bad);
+    utimesSync(main, mtime, mtime);
+    assert.equal(statSync(main).mtimeMs, mtime.getTime());
+    assert.deepEqual(await inChild(), { dir, built: true });
+    assert.deepEqual(readFileSync(main), good);
+    // In this process too, which had hashed the files before.
+    writeFileSync(main, bad);
+    utimesSync(main, mtime, mtime);
+    assert.deepEqual(await cachedBuild(options), { dir, built: true });
+    assert.deepEqual(readFileSync(main), good);
+    // A record planted as a link is not read, and is replaced by a file.
+    rmSync(record, { force: true });
+    writeFileSync(join(work, 'verified-elsewhere.json'), 'anything');
+    symlinkSync(join(work, 'verified-elsewhere.json'), record);
+    assert.deepEqual(await cachedBuild({ ...options, now: () => Date.now() + 60_000 }), { dir, built: false });
+    assert.ok(lstatSync(record).isFile());
+    assert.equal(readFileSync(join(work, 'verified-elsewhere.json'), 'utf8'), 'anything');
+  });
+
+  it('stands a module requiring the very esbuild package in for its import, and records its package.json', async () => {
+    const { root, cacheDir, options } = project('esbuild');
+    // A copy of the package of its own (the toolkit's own package.json is an input of every build).
+    const own = join(root, 'node_modules', 'esbuild');
+    mkdirSync(join(own, 'lib'), { recursive: true });
+    for (const file of ['package.json', join('lib', 'main.js')])
+      writeFileSync(join(own, file), readFileSync(join(TOOLKIT, 'node_modules', 'esbuild', file)));
+    writeFileSync(
+      join(root, 'main.ts'),
+      "import * as all from 'esbuild';\nimport esbuild from 'esbuild';\nimport { createRequire } from 'node:module';\n" +
+        'export const names: string[] = Object.keys(all);\nexport const version: string = all.version;\n' +
+        "export const same: boolean = esbuild === createRequire(import.meta.url)('esbuild') && all.build === esbuild.build;\n",
+    );
+    const { dir } = await cachedBuild(options);
+    const mod = (await import(pathToFileURL(join(dir, 'main.mjs')).href)) as {
+      names: string[];
+      version: string;
+      same: boolean;
+    };
+    const real = createRequire(join(root, 'main.ts'))('esbuild') as Record<string, unknown>;
+    assert.equal(mod.same, true);
+    assert.equal(mod.version, real.version);
+    // `default` is the package's exports object, as Node's import of a CommonJS package makes it.
+    const named = (keys: string[]) => keys.filter((n) => n !== 'default').sort();
+    assert.deepEqual(named(mod.names), named(Object.keys(real)));
+    // Node never imports the package itself (which would scan its source for these names first).
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.mjs')))
+      assert.doesNotMatch(readFileSync(join(dir, file), 'utf8'), /from\s*["']esbuild["']/, file);
+    const manifest = JSON.parse(readFileSync(join(cacheDir, 'current.json'), 'utf8')) as { inputs: string[][] };
+    assert.ok(
+      manifest.inputs.some(([path]) => path === join('node_modules', 'esbuild', 'package.json')),
+      'its package.json is an input',
+    );
   });
 
   it('serves concurrent first runs, in one process and in several, with one intact build', async () => {

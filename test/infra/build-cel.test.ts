@@ -167,12 +167,16 @@ process.stdout.write(JSON.stringify(out));`;
       assert.equal(run.status, 0, run.stderr);
       return JSON.parse(run.stdout) as Array<{ allowed?: boolean; status?: { message?: string }; thrown?: string }>;
     };
-    const [ran, skipped] = answers(join(copy, 'index.mjs'), [toEvent(pod('web-1')), toEvent(pod('db-1'))]);
+    // In one process, in this order: the first two reviews answered before anything needs the engine.
+    const [ran, skipped, failed] = answers(join(copy, 'index.mjs'), [
+      toEvent(pod('web-1')),
+      toEvent(pod('db-1')),
+      toEvent(nameless),
+    ]);
     assert.equal(ran!.allowed, false);
     assert.equal(ran!.status?.message, 'frozen');
     assert.equal(skipped!.allowed, true);
     // Left to the engine: without its chunk the review fails; with it, as a bundle without trees answers.
-    const [failed] = answers(join(copy, 'index.mjs'), [toEvent(nameless)]);
     assert.notEqual(failed!.allowed, true, JSON.stringify(failed));
     const [byTree] = answers(bundlePath(work, 'gate'), [toEvent(nameless)]);
     const [byEngine] = answers(join(work, 'unprecompiled', 'index.mjs'), [toEvent(nameless)]);

@@ -1,13 +1,13 @@
 // Kept function builds: reused only for the same build of the same files, wherever the project is,
 // rebuilt when a file it read changed or a kept file is damaged, never kept when the build fails,
-// and off without the variable.
+// and off without the variable; their zips likewise kept by the files they hold.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, beforeEach, describe, it } from 'node:test';
 import type { BuildResult } from 'esbuild';
-import { KEPT_BUILDS_ENV, keptBuild } from '../../infra/build-kept.ts';
+import { KEPT_BUILDS_ENV, keptBuild, keptZip } from '../../infra/build-kept.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'klw-kept-builds-'));
 const before = process.env[KEPT_BUILDS_ENV];
@@ -136,5 +136,55 @@ describe('kept builds', () => {
     const other = fakeBuild('A, not minified');
     await run(root, other, false);
     assert.equal(other.runs, 1, 'the unused build was removed');
+  });
+});
+
+describe('kept zips', () => {
+  /** Output files under `outdir` holding `texts` by name. */
+  const outputs = (outdir: string, texts: Record<string, string>) =>
+    Object.entries(texts).map(([name, text]) => ({
+      path: join(outdir, name),
+      contents: new TextEncoder().encode(text),
+    }));
+  /** A zip maker that returns `bytes`, counting its runs. */
+  function fakeZip(bytes: string) {
+    const make = async () => {
+      make.runs++;
+      return Buffer.from(bytes);
+    };
+    make.runs = 0;
+    return make;
+  }
+  const files = { 'index.mjs': 'A', 'chunks/c.mjs': 'C' };
+
+  it('are made every time without the variable', async () => {
+    delete process.env[KEPT_BUILDS_ENV];
+    const make = fakeZip('zip of A');
+    for (let i = 0; i < 2; i++) await keptZip(outputs('/a/dist', files), '/a/dist', make);
+    assert.equal(make.runs, 2);
+  });
+
+  it('are reused for the same files wherever they are, and made again for others', async () => {
+    const make = fakeZip('zip of A');
+    assert.equal(String(await keptZip(outputs('/a/dist', files), '/a/dist', make)), 'zip of A');
+    const reused = fakeZip('unused');
+    assert.equal(String(await keptZip(outputs('/b/out', files), '/b/out', reused)), 'zip of A');
+    assert.equal(make.runs + reused.runs, 1);
+    const changed = fakeZip('zip of B');
+    const other = outputs('/a/dist', { ...files, 'index.mjs': 'B' });
+    assert.equal(String(await keptZip(other, '/a/dist', changed)), 'zip of B');
+    const renamed = fakeZip('zip of A renamed');
+    await keptZip(outputs('/a/dist', { 'main.mjs': 'A', 'chunks/c.mjs': 'C' }), '/a/dist', renamed);
+    assert.deepEqual([changed.runs, renamed.runs], [1, 1]);
+  });
+
+  it('are made again when a kept zip is damaged', async () => {
+    await keptZip(outputs('/a/dist', files), '/a/dist', fakeZip('zip of A'));
+    const [name] = readdirSync(kept);
+    const [zip] = readdirSync(join(kept, name!));
+    writeFileSync(join(kept, name!, zip!), 'tampered');
+    const again = fakeZip('zip of A');
+    assert.equal(String(await keptZip(outputs('/a/dist', files), '/a/dist', again)), 'zip of A');
+    assert.equal(again.runs, 1);
   });
 });

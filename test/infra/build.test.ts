@@ -4,7 +4,8 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { ANY_DEPLOYMENT, buildFunction, bundlePath } from '../../infra/build.ts';
+import { ANY_DEPLOYMENT, type BuiltFunction, buildFunction, bundlePath } from '../../infra/build.ts';
+import { cachedBuild } from '../../infra/build-cache.mjs';
 import { scaffold } from '../../infra/scaffold.ts';
 import { main, program } from '../../infra/cli.ts';
 
@@ -26,9 +27,14 @@ const work = mkdtempSync(join(root, '.klw-test-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 cpSync(FIXTURE_FUNCTIONS, join(work, 'functions'), { recursive: true });
 
+let podPolicy: Promise<BuiltFunction> | undefined;
+/** The fixture's pod-policy built for any deployment (the default), once for the tests that read it. */
+const builtPodPolicy = () =>
+  (podPolicy ??= buildFunction(work, { name: 'pod-policy', entry: join(work, 'functions/pod-policy/index.ts') }));
+
 describe('klw build', () => {
   it('bundles an ESM handler that answers a review, without the AWS SDK', async () => {
-    const built = await buildFunction(work, { name: 'pod-policy', entry: join(work, 'functions/pod-policy/index.ts') });
+    const built = await builtPodPolicy();
     const code = readFileSync(bundlePath(work, 'pod-policy'), 'utf8');
     // The AWS SDK stays external: named only in an import the Lambda runtime resolves, none of its code inside.
     assert.ok(!/@smithy\/|class SSMClient/.test(code), 'AWS SDK code was bundled');
@@ -68,12 +74,16 @@ describe('klw build', () => {
 describe('a bundle built for its deployment', () => {
   const pod = admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { hostPID: true } });
   const handlerOf = async (name: string, deployment = ANY_DEPLOYMENT) => {
-    const built = await buildFunction(
-      work,
-      { name, entry: join(work, 'functions/pod-policy/index.ts') },
-      undefined,
-      deployment,
-    );
+    // pod-policy for any deployment: the build the first test reads.
+    const built =
+      name === 'pod-policy' && deployment === ANY_DEPLOYMENT
+        ? await builtPodPolicy()
+        : await buildFunction(
+            work,
+            { name, entry: join(work, 'functions/pod-policy/index.ts') },
+            undefined,
+            deployment,
+          );
     const mod = await import(pathToFileURL(bundlePath(work, name)).href);
     return { built, code: readFileSync(bundlePath(work, name), 'utf8'), handler: mod.handler };
   };
@@ -84,7 +94,7 @@ describe('a bundle built for its deployment', () => {
       delete process.env.KLW_LOG_LEVEL;
       delete process.env.KLW_FLEET;
     });
-    const full = await handlerOf('pod-policy-anywhere');
+    const full = await handlerOf('pod-policy');
     const http = await handlerOf('pod-policy-http', { sources: ['http'], fleet: false });
     assert.ok(http.built.bundleBytes < full.built.bundleBytes - 4096, `${http.built.bundleBytes} bytes`);
     // The fleet's and the ALB source's own words are not in it.
@@ -279,12 +289,23 @@ describe('klw new', () => {
     for (const type of types) scaffolded.set(type, scaffold(work, type, `my-${type}`));
   });
   let tests: Promise<SuitesRun> | undefined;
-  /** The tests klw new wrote, run once under node --test, all in one process (test/suites.ts). */
+  /**
+   * The tests klw new wrote, built as `klw test` builds them (one esbuild build), run once under
+   * node --test, all in one process (test/suites.ts).
+   */
   const scaffoldedTests = () =>
-    (tests ??= runSuites(
-      join(work, 'scaffolded.mjs'),
-      types.map((type) => [type, join(work, 'test/functions', `my-${type}.test.ts`)]),
-      root,
+    (tests ??= cachedBuild({
+      root: work,
+      cacheDir: join(work, '.klw', 'scaffolded-tests'),
+      entryPoints: Object.fromEntries(types.map((type) => [type, `test/functions/my-${type}.test.ts`])),
+      sourceUrls: true,
+    }).then(({ dir }) =>
+      runSuites(
+        join(work, 'scaffolded.mjs'),
+        types.map((type) => [type, join(dir, `${type}.mjs`)]),
+        root,
+        { tsx: false },
+      ),
     ));
   for (const type of types) {
     it(`scaffolds a ${type} function whose test passes`, async () => {

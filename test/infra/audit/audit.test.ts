@@ -960,19 +960,21 @@ describe('kubeconfig and identity', () => {
   });
 
   it('exec credential plugins: re-run within a minute of status.expirationTimestamp, and once on a 401', async () => {
-    // The plugin counts its runs in a file and answers the Nth run with the Nth token of TOKENS (the last one after that).
-    const plugin = join(dir, 'expiring-plugin.mjs');
+    // The plugin counts its runs in a file and answers the Nth run with the Nth token of TOKENS (the
+    // last one after that), expiring at EXPIRES_AT. A shell script: a plugin runs at every refresh.
+    const plugin = join(dir, 'expiring-plugin.sh');
     writeFileSync(
       plugin,
       [
-        "import { appendFileSync, readFileSync } from 'node:fs';",
-        "appendFileSync(process.env.COUNT_FILE, 'x');",
-        'const run = readFileSync(process.env.COUNT_FILE, "utf8").length;',
-        "const tokens = process.env.TOKENS.split(',');",
-        'const expirationTimestamp = new Date(Date.now() + Number(process.env.EXPIRES_IN) * 1000).toISOString();',
-        "console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: tokens[Math.min(run, tokens.length) - 1], expirationTimestamp } }));",
+        '#!/bin/sh',
+        'printf x >> "$COUNT_FILE"',
+        'run=$(wc -c < "$COUNT_FILE")',
+        'token=$(echo "$TOKENS" | awk -F, -v run="$run" \'{ print $(run + 0 < NF ? run + 0 : NF) }\')',
+        'echo \'{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"\'"$token"\'","expirationTimestamp":"\'"$EXPIRES_AT"\'"}}\'',
+        '',
       ].join('\n'),
     );
+    chmodSync(plugin, 0o755);
     const port = (server.address() as { port: number }).port;
     let n = 0;
     const connect = async (tokens: string, expiresIn: number) => {
@@ -982,7 +984,7 @@ describe('kubeconfig and identity', () => {
       const env = [
         { name: 'COUNT_FILE', value: count },
         { name: 'TOKENS', value: tokens },
-        { name: 'EXPIRES_IN', value: String(expiresIn) },
+        { name: 'EXPIRES_AT', value: new Date(Date.now() + expiresIn * 1000).toISOString() },
       ];
       writeFileSync(
         file,
@@ -993,7 +995,7 @@ describe('kubeconfig and identity', () => {
             {
               name: 'u',
               user: {
-                exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], env },
+                exec: { apiVersion: 'client.authentication.k8s.io/v1', command: plugin, env },
               },
             },
           ],
