@@ -9,7 +9,7 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
-import { cachedBuild } from '../../infra/build-cache.mjs';
+import { cachedBuild, TOOLKIT } from '../../infra/build-cache.mjs';
 import { readRegularFile } from '../../infra/files.ts';
 import { PATIENCE_MS, projectInRepository } from '../helpers.ts';
 
@@ -31,7 +31,7 @@ const READERS = {
 };
 const readers = async (): Promise<Record<keyof typeof READERS, string>> => {
   const { dir } = await cachedBuild({
-    cacheDir: fileURLToPath(new URL('../../node_modules/.cache/klw-test-files-read', import.meta.url)),
+    cacheDir: join(TOOLKIT, 'node_modules', '.cache', 'klw-test-files-read'),
     entryPoints: READERS,
   });
   return Object.fromEntries(Object.keys(READERS).map((name) => [name, join(dir, `${name}.mjs`)])) as Record<
