@@ -121,10 +121,20 @@ export interface ProjectChange {
 }
 
 /** Writes build outputs atomically (the one file writer), so a worker never imports half a bundle. */
-function writeOutputs(files: esbuild.OutputFile[]): void {
+/** Writes a build's files; true when one of them differs from what was there (or was not there). */
+function writeOutputs(files: esbuild.OutputFile[]): boolean {
+  let changed = false;
   for (const file of files) {
+    if (!changed) {
+      try {
+        changed = !Buffer.from(file.contents).equals(readFileSync(file.path));
+      } catch {
+        changed = true;
+      }
+    }
     writeFileSafely(file.path, file.contents, { parents: true });
   }
+  return changed;
 }
 
 /** How long file events settle before the project is reloaded (ms): editors write in bursts. */
@@ -258,8 +268,18 @@ export class LocalProject {
     this.options.log(JSON.stringify(fields));
   }
 
+  /**
+   * Watches one function's code: each build after the first swaps its workers. The first build
+   * (esbuild's own, as watching starts) swaps them only when its bundle differs from the one
+   * served, an edit made before watching began; it is waited for, so what is served once this
+   * resolves is the code on disk.
+   */
   private async watchCode(fn: FunctionEntry): Promise<void> {
     let first = true;
+    let firstBuilt = () => {};
+    const firstBuild = new Promise<void>((resolvePromise) => {
+      firstBuilt = resolvePromise;
+    });
     const ctx = await esbuild.context({
       ...bundleOptions(this.root, fn),
       write: false,
@@ -274,15 +294,15 @@ export class LocalProject {
                   function: fn.name,
                   errors: result.errors.map((e) => e.text),
                 });
-                return;
+              } else {
+                const changed = writeOutputs(result.outputFiles ?? []);
+                if (!first || changed) {
+                  this.pools.get(fn.name)?.swap();
+                  this.say({ msg: 'rebuilt', function: fn.name });
+                }
               }
-              writeOutputs(result.outputFiles ?? []);
-              if (first) {
-                first = false;
-                return;
-              }
-              this.pools.get(fn.name)?.swap();
-              this.say({ msg: 'rebuilt', function: fn.name });
+              first = false;
+              firstBuilt();
             });
           },
         },
@@ -290,6 +310,7 @@ export class LocalProject {
     });
     await ctx.watch();
     this.contexts.set(fn.name, ctx);
+    await firstBuild;
   }
 
   /** Loads the registrations again and serves what changed. */

@@ -12,6 +12,7 @@ import { withKeptCertificates } from '../../kept-certs.ts';
 import { httpFromResult } from '../../../infra/local/front/results.ts';
 import { localInvoke } from '../../../infra/local/back/invoke.ts';
 import { FunctionPool } from '../../../infra/local/back/pool.ts';
+import { LocalProject } from '../../../infra/local/back/project.ts';
 import { runtimeFor } from '../../../infra/local/back/runtime.ts';
 import { toEvent, admissionReview } from '../../../lib/testing/index.ts';
 import { eventFromHttp } from '../../../lib/harness/events.ts';
@@ -411,7 +412,7 @@ describe('klw local start-api --watch', { timeout: PATIENCE_MS }, () => {
       invocationTimer: never,
     });
     try {
-      // Edited once the watch's first build (which may still run as startApi returns) wrote its bundle.
+      // Edited once the watch's first build (done before startApi returns) wrote its bundle.
       await until(() => statSync(bundle).ino !== prebuilt, 'the first watch build');
       const file = join(project, 'functions', 'crasher', 'index.ts');
       const original = readFileSync(file, 'utf8');
@@ -438,6 +439,37 @@ describe('klw local start-api --watch', { timeout: PATIENCE_MS }, () => {
       assert.deepEqual(warnings, ['reloaded']);
     } finally {
       await watched.close();
+    }
+  });
+
+  it('serves an edit made before it watched once its first build is done', async () => {
+    // The bundle on disk is older than the source: a worker started now runs the old code, and
+    // watching must swap it for the first build's, whatever moment that build ends at.
+    const project = join(work, 'watched-early');
+    for (const dir of ['functions', 'dist/functions'])
+      cpSync(join(work, dir, 'crasher'), join(project, dir, 'crasher'), { recursive: true });
+    const file = join(project, 'functions', 'crasher', 'index.ts');
+    writeFileSync(file, readFileSync(file, 'utf8').replace("allow('alive')", "allow('early')"));
+    const local = await LocalProject.open({
+      root: project,
+      build: false,
+      extraEnv: { KLW_PATH_SECRET: 'early-watch-path-secret-0123' },
+      functionLog: () => {},
+      log: () => {},
+      invocationTimer: never,
+    });
+    const warnings = async () => {
+      const event = toEvent(pod('fine'), { path: '/crasher/early-watch-path-secret-0123' });
+      const answer = await local.pools.get('crasher')!.invoke(event);
+      assert.equal(answer.kind, 'result');
+      return JSON.parse((answer as { result: { body: string } }).result.body).response.warnings;
+    };
+    try {
+      assert.deepEqual(await warnings(), ['alive'], 'a worker runs the bundle built before the edit');
+      await local.watch();
+      assert.deepEqual(await warnings(), ['early']);
+    } finally {
+      await local.close();
     }
   });
 });
