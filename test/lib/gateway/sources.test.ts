@@ -265,7 +265,13 @@ describe('function bundles', () => {
       entry: join(FIXTURE_PROJECT, 'functions', 'pod-policy', 'index.ts'),
     });
     // The build itself is not under test: under npm test it is kept by content (infra/build-kept.ts).
-    const unminified = { ...options, write: false, minify: false };
+    const unminified = {
+      ...options,
+      absWorkingDir: FIXTURE_PROJECT,
+      outdir: options.outdir!,
+      write: false,
+      minify: false,
+    };
     const out = await keptBuild(unminified, () => esbuild.build(unminified));
     const code = out.map((f) => Buffer.from(f.contents).toString('utf8')).join('');
     assert.match(code, /Application Load Balancer target group/, 'the handler side of the sources is there');
