@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import type { ConversionWebhook } from '../conversion/webhook.ts';
 import { invoke } from '../harness/invoke.ts';
 import { conversionReview, kindOf } from '../harness/reviews.ts';
@@ -25,8 +24,11 @@ interface ConversionTarget {
   schemas: Map<string, unknown>;
 }
 
-/** Versions and kind of a conversion function (from its registration, else its CRD manifest), and its schemas. */
-function conversionTarget(reg: ConversionRegistration, root: string): ConversionTarget {
+/**
+ * Versions and kind of a conversion function (from its registration, else its CRD manifest), and
+ * its schemas. The YAML parser loads on first use: most test processes never read a manifest.
+ */
+async function conversionTarget(reg: ConversionRegistration, root: string): Promise<ConversionTarget> {
   const dot = reg.crd.indexOf('.');
   const plural = dot < 0 ? reg.crd : reg.crd.slice(0, dot);
   const group = dot < 0 ? ANY_GROUP : reg.crd.slice(dot + 1);
@@ -40,6 +42,7 @@ function conversionTarget(reg: ConversionRegistration, root: string): Conversion
         message: `${reg.name}: crdManifest ${reg.crdManifest} not found under ${root}`,
       });
     type Version = { name: string; served?: boolean; schema?: { openAPIV3Schema?: unknown } };
+    const { parseAllDocuments } = await import('yaml');
     const crd = parseAllDocuments(readFileSync(file, 'utf8'))
       .map((d) => d.toJS() as { kind?: string; spec?: { names?: { kind?: string }; versions?: Version[] } })
       .find((d) => d?.kind === 'CustomResourceDefinition');
@@ -96,7 +99,7 @@ function reviewVersionsCheck(ctx: ConversionContext): ConformanceCheck {
   return {
     name: `answers ${reg.conversionReviewVersions.join(' and ')} ConversionReviews between its versions, as the API server requires`,
     run: async () => {
-      const { group, kind, versions, schemas } = conversionTarget(reg, ctx.root);
+      const { group, kind, versions, schemas } = await conversionTarget(reg, ctx.root);
       for (const version of reg.conversionReviewVersions) {
         const own = ctx.ownVersion(group, versions);
         const from = own ?? versions[0] ?? ANY_VERSION;
@@ -127,7 +130,7 @@ function roundTripCheck(ctx: ConversionContext): ConformanceCheck {
   return {
     name: 'round-trips an object through every version it declares',
     run: async () => {
-      const { group, kind, versions, schemas } = conversionTarget(reg, ctx.root);
+      const { group, kind, versions, schemas } = await conversionTarget(reg, ctx.root);
       assert.ok(
         versions.length,
         `${reg.name}: declares no versions: give the registration \`versions\` (or a crdManifest listing them) so conversions can be checked`,

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import type { AdmissionWebhook } from '../admission/webhook.ts';
 import type { ConversionWebhook } from '../conversion/webhook.ts';
 import type { AdmissionRegistration } from '../registration.ts';
@@ -64,9 +63,13 @@ function crdVersions(crd: CrdShape | undefined): NonNullable<NonNullable<CrdShap
   return Array.isArray(crd?.spec?.versions) ? crd.spec.versions.filter((v) => v && typeof v.name === 'string') : [];
 }
 
-/** The CRDs in a manifest file (none when it cannot be read as YAML). */
-function readCrds(file: string): unknown[] {
+/**
+ * The CRDs in a manifest file (none when it cannot be read as YAML). The YAML parser loads here,
+ * on first use: most test processes import the test kit and never read a manifest.
+ */
+async function readCrds(file: string): Promise<unknown[]> {
   try {
+    const { parseAllDocuments } = await import('yaml');
     return parseAllDocuments(readFileSync(file, 'utf8'))
       .map((d) => d.toJS() as CrdShape | null)
       .filter((d) => d?.kind === 'CustomResourceDefinition');
@@ -272,12 +275,13 @@ export async function describeConformance(options: DescribeConformanceOptions = 
     }
   }
   // The CRDs the project ships: admission functions on their resources get objects of their schemas.
-  const crds = loaded.flatMap(({ webhook }) => {
+  const crds: unknown[] = [];
+  for (const { webhook } of loaded) {
     const reg = webhook?.registration;
-    if (reg?.type !== 'conversion' || !reg.crdManifest) return [];
+    if (reg?.type !== 'conversion' || !reg.crdManifest) continue;
     const file = resolve(root, reg.crdManifest);
-    return existsSync(file) ? readCrds(file) : [];
-  });
+    if (existsSync(file)) crds.push(...(await readCrds(file)));
+  }
   for (const { source, webhook, thrown } of loaded) {
     describe(`${source.name} conformance`, () => {
       if (thrown) {
