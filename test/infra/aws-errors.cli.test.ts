@@ -4,24 +4,27 @@
 // (no network is reached: the chain fails before any request).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { FIXTURE_FUNCTIONS } from '../helpers.ts';
+import { keptProject } from '../kept-projects.ts';
 
 const run = promisify(execFile);
 const KLW = join(process.cwd(), 'infra', 'bin', 'klw.mjs');
 
-const work = mkdtempSync(join(process.cwd(), '.klw-test-aws-cli-'));
-after(() => rmSync(work, { recursive: true, force: true }));
-cpSync(FIXTURE_FUNCTIONS, join(work, 'functions'), { recursive: true });
-writeFileSync(
-  join(work, 'serverless.yml'),
-  'service: svc\nplugins:\n  - kube-lambda-webhooks/serverless\nprovider:\n  name: aws\n  runtime: nodejs24.x\n  region: eu-west-1\n',
-);
-const home = join(work, 'home');
-mkdirSync(home);
+// The project is kept by content across runs (test/kept-projects.ts), so its functions' load
+// build is too; the empty home is a scratch folder of this run.
+const work = await keptProject('aws-cli', (dir) => {
+  cpSync(FIXTURE_FUNCTIONS, join(dir, 'functions'), { recursive: true });
+  writeFileSync(
+    join(dir, 'serverless.yml'),
+    'service: svc\nplugins:\n  - kube-lambda-webhooks/serverless\nprovider:\n  name: aws\n  runtime: nodejs24.x\n  region: eu-west-1\n',
+  );
+});
+const home = mkdtempSync(join(process.cwd(), '.klw-test-aws-cli-home-'));
+after(() => rmSync(home, { recursive: true, force: true }));
 
 /** The environment without credentials: no AWS variables, no ~/.aws, no instance metadata. */
 function credentialless(): NodeJS.ProcessEnv {

@@ -9,11 +9,36 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
+import { cachedBuild, TOOLKIT } from '../../infra/build-cache.mjs';
 import { readRegularFile } from '../../infra/files.ts';
 import { PATIENCE_MS, projectInRepository } from '../helpers.ts';
 
 const KLW = fileURLToPath(new URL('../../infra/bin/klw.mjs', import.meta.url));
-const INFRA = fileURLToPath(new URL('../../infra/', import.meta.url));
+
+/**
+ * The readers the FIFO probe calls, built as klw's own sources are (infra/build-cache.mjs) and kept
+ * until a source changes: the probe's child imports them without a TypeScript loader.
+ */
+const READERS = {
+  fleet: 'infra/fleet/file.ts',
+  files: 'infra/files.ts',
+  serverless: 'infra/deploy/serverless.ts',
+  runtimes: 'infra/runtimes.ts',
+  project: 'infra/local/back/project.ts',
+  secrets: 'infra/secrets/secrets.ts',
+  certs: 'infra/local/certs.ts',
+  apply: 'infra/local/apply.ts',
+};
+const readers = async (): Promise<Record<keyof typeof READERS, string>> => {
+  const { dir } = await cachedBuild({
+    cacheDir: join(TOOLKIT, 'node_modules', '.cache', 'klw-test-files-read'),
+    entryPoints: READERS,
+  });
+  return Object.fromEntries(Object.keys(READERS).map((name) => [name, join(dir, `${name}.mjs`)])) as Record<
+    keyof typeof READERS,
+    string
+  >;
+};
 
 const work = projectInRepository('.klw-test-files-read-', {
   guarded: `import { allow, defineValidatingWebhook } from 'kube-lambda-webhooks';
@@ -51,16 +76,17 @@ describe('a named pipe (FIFO) where a project file goes', () => {
     fifo(join(emulatorDir, 'ca.crt'));
     writeFileSync(join(emulatorDir, 'ca.key'), 'not read\n', { mode: 0o600 });
     fifo(join(emulatorDir, 'applied.json'));
+    const built = await readers();
     const script = `
       const attempt = async (what, read) => { try { await read(); return [what, 'read']; } catch (err) { return [what, err.message]; } };
-      const { loadFleet } = await import(${JSON.stringify(join(INFRA, 'fleet', 'file.ts'))});
-      const { readRegularFile } = await import(${JSON.stringify(join(INFRA, 'files.ts'))});
-      const { readServerless } = await import(${JSON.stringify(join(INFRA, 'deploy', 'serverless.ts'))});
-      const { projectRuntime } = await import(${JSON.stringify(join(INFRA, 'runtimes.ts'))});
-      const { configuredRuntime } = await import(${JSON.stringify(join(INFRA, 'local', 'back', 'project.ts'))});
-      const { readLocalPathSecret } = await import(${JSON.stringify(join(INFRA, 'secrets', 'secrets.ts'))});
-      const { ensureLocalCertificates } = await import(${JSON.stringify(join(INFRA, 'local', 'certs.ts'))});
-      const { readRecord } = await import(${JSON.stringify(join(INFRA, 'local', 'apply.ts'))});
+      const { loadFleet } = await import(${JSON.stringify(built.fleet)});
+      const { readRegularFile } = await import(${JSON.stringify(built.files)});
+      const { readServerless } = await import(${JSON.stringify(built.serverless)});
+      const { projectRuntime } = await import(${JSON.stringify(built.runtimes)});
+      const { configuredRuntime } = await import(${JSON.stringify(built.project)});
+      const { readLocalPathSecret } = await import(${JSON.stringify(built.secrets)});
+      const { ensureLocalCertificates } = await import(${JSON.stringify(built.certs)});
+      const { readRecord } = await import(${JSON.stringify(built.apply)});
       const root = ${JSON.stringify(work)};
       console.log(JSON.stringify(Object.fromEntries([
         await attempt('readRegularFile', () => readRegularFile(root + '/clusters.yaml')),
@@ -72,7 +98,7 @@ describe('a named pipe (FIFO) where a project file goes', () => {
         await attempt('ensureLocalCertificates', () => ensureLocalCertificates(${JSON.stringify(emulatorDir)}, () => {})),
         await attempt('readRecord', () => readRecord(${JSON.stringify(emulatorDir)})),
       ])));`;
-    const run = await child(['--import', 'tsx', '--input-type=module', '-e', script]);
+    const run = await child(['--input-type=module', '-e', script]);
     assert.equal(run.hung, false, 'a reader waited on the pipe');
     assert.equal(run.code, 0, run.stderr);
     const results = JSON.parse(run.stdout) as Record<string, string>;

@@ -1,11 +1,12 @@
 // A registration's own kubernetesVersion compiles its matchConditions in lint and manifests, as
 // the test kit compiles them; manifests --all-clusters reports every cluster's errors at once.
 import assert from 'node:assert/strict';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { REGISTRATION_VERSION_RULE } from '../../infra/kube-versions.ts';
-import { projectInRepository, runKlw } from '../helpers.ts';
+import { runKlw } from '../helpers.ts';
+import { keptProject } from '../kept-projects.ts';
 
 /** A validating function whose condition uses the semver library (Kubernetes 1.33). */
 const semverFunction = (version: string) => `import { defineValidatingWebhook, deny } from 'kube-lambda-webhooks';
@@ -18,23 +19,27 @@ export default defineValidatingWebhook({
 });
 `;
 
-const projects: string[] = [];
-after(() => {
-  for (const dir of projects) rmSync(dir, { recursive: true, force: true });
-});
-function project(version: string): string {
-  const dir = projectInRepository(`.klw-test-reg-version-${version.replace('.', '-')}-`, {
-    versioned: semverFunction(version),
+/** Where the tests write manifests: never into a kept project. */
+const work = mkdtempSync(join(process.cwd(), '.klw-test-reg-version-'));
+after(() => rmSync(work, { recursive: true, force: true }));
+
+/**
+ * The project of one function defined for `version` (with `clusters.yaml` when given), kept by
+ * content across runs (test/kept-projects.ts) so that its functions' load build is too.
+ */
+function project(version: string, clusters?: string): Promise<string> {
+  return keptProject(`reg-version-${version.replace('.', '-')}${clusters ? '-fleet' : ''}`, (dir) => {
+    mkdirSync(join(dir, 'functions', 'versioned'), { recursive: true });
+    writeFileSync(join(dir, 'functions', 'versioned', 'index.ts'), semverFunction(version));
+    if (clusters) writeFileSync(join(dir, 'clusters.yaml'), clusters);
   });
-  projects.push(dir);
-  return dir;
 }
 const manifests = (root: string, ...more: string[]) =>
   runKlw('--root', root, 'manifests', '--base-url', 'https://hooks.example.com', ...more);
 
 describe("a registration's kubernetesVersion in lint and manifests", () => {
   it('a condition newer than the version is a lint error and manifests are not written', async () => {
-    const root = project('1.30');
+    const root = await project('1.30');
     const lint = await runKlw('--root', root, 'lint');
     assert.equal(lint.code, 1, lint.stderr);
     assert.match(
@@ -43,7 +48,7 @@ describe("a registration's kubernetesVersion in lint and manifests", () => {
         `error ${REGISTRATION_VERSION_RULE} versioned: kubernetesVersion 1\\.30 \\(raise it, or use only what 1\\.30 has\\): matchCondition "semver-label" is not available in Kubernetes 1\\.30[\\s\\S]*functions/versioned/index\\.ts`,
       ),
     );
-    const out = join(root, 'm.yaml');
+    const out = join(work, 'm-1-30.yaml');
     const written = await manifests(root, '--out', out);
     assert.equal(written.code, 1, written.stderr);
     assert.match(
@@ -54,7 +59,7 @@ describe("a registration's kubernetesVersion in lint and manifests", () => {
   });
 
   it('the version that has the library refuses it in a new configuration: the compatibility version rule', async () => {
-    const root = project('1.33');
+    const root = await project('1.33');
     const lint = await runKlw('--root', root, 'lint');
     assert.equal(lint.code, 1, lint.stderr);
     assert.match(
@@ -65,25 +70,24 @@ describe("a registration's kubernetesVersion in lint and manifests", () => {
   });
 
   it('a version that takes it passes; --kube-version stands for the registration version', async () => {
-    const root = project('1.34');
+    const root = await project('1.34');
     const lint = await runKlw('--root', root, 'lint');
     assert.doesNotMatch(lint.stderr, new RegExp(REGISTRATION_VERSION_RULE));
-    assert.equal((await manifests(root, '--out', join(root, 'm.yaml'))).code, 0);
-    const old = project('1.31');
+    assert.equal((await manifests(root, '--out', join(work, 'm-1-34.yaml'))).code, 0);
+    const old = await project('1.31');
     const overridden = await runKlw('--root', old, 'lint', '--kube-version', '1.34');
     assert.doesNotMatch(overridden.stderr, new RegExp(REGISTRATION_VERSION_RULE), overridden.stderr);
   });
 
   it('manifests --all-clusters reports the errors of every cluster, not only the first', async () => {
-    const root = project('1.34');
-    writeFileSync(
-      join(root, 'clusters.yaml'),
+    const root = await project(
+      '1.34',
       'clusters:\n  - name: east\n    kubeVersion: "1.31"\n  - name: west\n    kubeVersion: "1.32"\n  - name: north\n    kubeVersion: "1.34"\n',
     );
     const lint = await runKlw('--root', root, 'lint');
     assert.match(lint.stderr, /cluster east runs Kubernetes 1\.31/);
     assert.match(lint.stderr, /cluster west runs Kubernetes 1\.32/);
-    const outDir = join(root, 'out');
+    const outDir = join(work, 'out');
     const all = await manifests(root, '--all-clusters', '--out-dir', outDir);
     assert.equal(all.code, 1, all.stderr);
     assert.match(all.stderr, /cluster east runs Kubernetes 1\.31: matchCondition "semver-label"/);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, cpSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import {
   forKubeVersion,
@@ -13,6 +13,7 @@ import {
 } from '../../infra/kube-versions.ts';
 import { lintWebhook } from '../../infra/lint.ts';
 import { FIXTURE_FUNCTIONS, runKlw } from '../helpers.ts';
+import { keptProject } from '../kept-projects.ts';
 
 const target = (version: string, featureGates: Record<string, boolean> = {}): KubeTarget => ({
   version: parseKubeVersion(version),
@@ -158,27 +159,35 @@ describe('lint of matchConditions', () => {
 });
 
 describe('klw manifests --kube-version and klw lint', () => {
-  // A project inside the repository, so `kube-lambda-webhooks` resolves to this package.
+  // Scratch files of the tests; the projects are kept by content across runs (test/kept-projects.ts),
+  // so their functions' load builds are too, and the tests never write into them.
   const work = mkdtempSync(join(process.cwd(), '.klw-test-versions-'));
   after(() => rmSync(work, { recursive: true, force: true }));
-  cpSync(join(FIXTURE_FUNCTIONS, 'pod.ts'), join(work, 'functions', 'pod.ts'));
-  mkdirSync(join(work, 'functions', 'team-pods'), { recursive: true });
-  writeFileSync(
-    join(work, 'functions', 'team-pods', 'index.ts'),
-    `import { deny, defineValidatingWebhook } from 'kube-lambda-webhooks';
+  const HAS_TEAM = `"has(object.metadata.labels) && 'team' in object.metadata.labels"`;
+  const teamPods = (hasTeam: string) => `import { deny, defineValidatingWebhook } from 'kube-lambda-webhooks';
 import { enforceMatchConditions } from 'kube-lambda-webhooks/matchconditions';
 export default defineValidatingWebhook(enforceMatchConditions({
   name: 'team-pods',
   rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
   matchConditions: [
-    { name: 'has-team', expression: "has(object.metadata.labels) && 'team' in object.metadata.labels" },
+    { name: 'has-team', expression: ${hasTeam} },
     { name: 'not-breakglass', expression: "!authorizer.group('').resource('pods').check('breakglass').allowed()" },
   ],
   validate: () => deny('team pods are frozen'),
 }));
-`,
-  );
-  const klw = (...args: string[]) => runKlw('--root', work, ...args);
+`;
+  /** A project inside the repository (so `kube-lambda-webhooks` resolves to this package). */
+  const project = (name: string, hasTeam: string) =>
+    keptProject(name, (dir) => {
+      mkdirSync(join(dir, 'functions', 'team-pods'), { recursive: true });
+      cpSync(join(FIXTURE_FUNCTIONS, 'pod.ts'), join(dir, 'functions', 'pod.ts'));
+      writeFileSync(join(dir, 'functions', 'team-pods', 'index.ts'), teamPods(hasTeam));
+    });
+  let root = '';
+  before(async () => {
+    root = await project('versions', HAS_TEAM);
+  });
+  const klw = (...args: string[]) => runKlw('--root', root, ...args);
   const conditionsIn = (file: string) => parse(readFileSync(file, 'utf8')).webhooks[0].matchConditions;
 
   it('writes matchConditions only for versions that know them', async () => {
@@ -284,21 +293,12 @@ export default defineValidatingWebhook(enforceMatchConditions({
   });
 
   it('lint rejects a condition the API server would reject', async () => {
-    const source = join(work, 'functions', 'team-pods', 'index.ts');
-    const original = readFileSync(source, 'utf8');
-    writeFileSync(
-      source,
-      original.replace(`"has(object.metadata.labels) && 'team' in object.metadata.labels"`, '"object.metadata.labels"'),
+    const rejected = await project('versions-rejected', '"object.metadata.labels"');
+    const result = await runKlw('--root', rejected, 'lint');
+    assert.equal(result.code, 1);
+    assert.match(
+      result.stderr,
+      /error match-conditions-type team-pods\.webhooks\.kube-lambda\.dev: matchCondition "has-team": "object\.metadata\.labels": must evaluate to bool but got dyn/,
     );
-    try {
-      const result = await klw('lint');
-      assert.equal(result.code, 1);
-      assert.match(
-        result.stderr,
-        /error match-conditions-type team-pods\.webhooks\.kube-lambda\.dev: matchCondition "has-team": "object\.metadata\.labels": must evaluate to bool but got dyn/,
-      );
-    } finally {
-      writeFileSync(source, original);
-    }
   });
 });

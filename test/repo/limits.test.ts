@@ -2,8 +2,10 @@
 // over MAX_FUNCTION_LINES, unless a `// size: <reason>` comment says why (at the top of the file, or
 // on the lines just above the function). Measured with the TypeScript compiler's own parser.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import ts from 'typescript';
 
@@ -130,9 +132,45 @@ export function describeExcess(e: Excess): string {
     : `${e.file}:${e.line} ${e.name}: ${e.lines} lines (limit ${e.limit})`;
 }
 
+/**
+ * Where the measures of earlier runs are kept, by each file's content: measuring is a pure function
+ * of the file's path and text, this test's code and the parser's version, so a file unchanged since
+ * is not parsed again. Any other change (this file, TypeScript) starts the record afresh.
+ */
+const MEASURES = join(root, 'node_modules', '.cache', 'klw-limits', 'measures.json');
+
+/** The measures of `files`, each taken from the record when its text is unchanged, else measured. */
+function measureAll(files: string[]): Map<string, Excess[]> {
+  const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+  const recipe = sha(
+    readFileSync(fileURLToPath(import.meta.url), 'utf8') +
+      ts.version +
+      JSON.stringify([MAX_FILE_LINES, MAX_FUNCTION_LINES]),
+  );
+  let kept: { recipe: string; measures: Record<string, [string, Excess[]]> } | undefined;
+  try {
+    kept = JSON.parse(readFileSync(MEASURES, 'utf8'));
+  } catch {
+    kept = undefined;
+  }
+  const before = kept?.recipe === recipe ? kept.measures : {};
+  const measures: Record<string, [string, Excess[]]> = {};
+  for (const file of files) {
+    const text = readFileSync(join(root, file), 'utf8');
+    const hash = sha(text);
+    const earlier = before[file];
+    measures[file] = earlier?.[0] === hash ? earlier : [hash, measure(file, text)];
+  }
+  mkdirSync(join(MEASURES, '..'), { recursive: true });
+  const draft = `${MEASURES}.${process.pid}`;
+  writeFileSync(draft, JSON.stringify({ recipe, measures }));
+  renameSync(draft, MEASURES);
+  return new Map(files.map((f) => [f, measures[f]![1]]));
+}
+
 describe('size limits', () => {
   const files = DIRS.flatMap(sourceFiles);
-  const results = new Map(files.map((f) => [f, measure(f, readFileSync(join(root, f), 'utf8'))]));
+  const results = measureAll(files);
 
   it('finds the sources it measures', () => {
     assert.ok(files.includes('infra/cli.ts') && files.includes('lib/index.ts'), files.join(', '));

@@ -11,12 +11,9 @@ import { ValidatingAdmissionPolicyBinding } from 'kubernetes-models/admissionreg
 import { parseAllDocuments } from 'yaml';
 import { admissionTypeName, schemaProblems } from '../../../infra/policies/schema.ts';
 import { runKlw } from '../../helpers.ts';
+import { keptProject } from '../../kept-projects.ts';
 import { VALIDATING, writeFunction, writePolicyProject } from '../policies/project.ts';
 
-const work = mkdtempSync(join(process.cwd(), '.klw-test-policies-cli-'));
-after(() => rmSync(work, { recursive: true, force: true }));
-const write = (name: string, text: string) => writeFunction(work, name, text);
-writePolicyProject(work);
 const FLEET = `clusters:
   - name: old
     kubeVersion: "1.20"
@@ -26,11 +23,30 @@ const FLEET = `clusters:
   - name: new
     kubeVersion: "1.36"
 `;
-writeFileSync(join(work, 'clusters.yaml'), FLEET);
 
-/** Runs klw in the project: its exit code and what it wrote to stderr. */
+/** Where the tests write manifests: never into a kept project. */
+const work = mkdtempSync(join(process.cwd(), '.klw-test-policies-cli-'));
+after(() => rmSync(work, { recursive: true, force: true }));
+
+/**
+ * The two policies, the validating one as `validating` gives it, with the fleet unless `fleet` is
+ * false: kept by content across runs (test/kept-projects.ts), so the functions' load build is too.
+ */
+const project = (name: string, validating = VALIDATING(), fleet = true) =>
+  keptProject(`policies-cli-${name}`, (dir) => {
+    writePolicyProject(dir);
+    writeFunction(dir, 'replica-limit', validating);
+    if (fleet) writeFileSync(join(dir, 'clusters.yaml'), FLEET);
+  });
+const fleetProject = await project('fleet');
+
+/** Runs klw in the project with the fleet: its exit code and what it wrote to stderr. */
 async function klw(...args: string[]): Promise<{ code: number; err: string }> {
-  const { code, stderr } = await runKlw('--root', work, ...args);
+  return klwIn(fleetProject, ...args);
+}
+/** Runs klw in the project at `root`: its exit code and what it wrote to stderr. */
+async function klwIn(root: string, ...args: string[]): Promise<{ code: number; err: string }> {
+  const { code, stderr } = await runKlw('--root', root, ...args);
   return { code, err: stderr };
 }
 
@@ -92,80 +108,71 @@ describe('klw manifests with policies', () => {
   });
 
   it('without a fleet: --kube-version chooses, v1beta1 where the gate is on; no version serves from Lambda', async () => {
-    const fleet = join(work, 'clusters.yaml');
-    rmSync(fleet);
-    try {
-      const out = join(work, 'one.yaml');
-      const base = ['manifests', '--base-url', 'https://hooks.example.com', '--out', out];
-      let run = await klw(...base, '--kube-version', '1.35', '--feature-gates', 'MutatingAdmissionPolicy=true');
-      assert.equal(run.code, 0, run.err);
-      assert.deepEqual(summary(read(out)), [
-        'admissionregistration.k8s.io/v1beta1 MutatingAdmissionPolicy',
-        'admissionregistration.k8s.io/v1beta1 MutatingAdmissionPolicyBinding',
-        'admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy',
-        'admissionregistration.k8s.io/v1 ValidatingAdmissionPolicyBinding',
-      ]);
-      assertValid(read(out));
-      run = await klw(...base, '--kube-version', '1.29', '--feature-gates', 'ValidatingAdmissionPolicy=true');
-      assert.equal(run.code, 0, run.err);
-      assert.deepEqual(summary(read(out)), [
-        'MutatingWebhookConfiguration: add-team.webhooks.kube-lambda.dev',
-        'admissionregistration.k8s.io/v1beta1 ValidatingAdmissionPolicy',
-        'admissionregistration.k8s.io/v1beta1 ValidatingAdmissionPolicyBinding',
-      ]);
-      assertValid(read(out));
-      run = await klw(...base);
-      assert.equal(run.code, 0, run.err);
-      assert.equal(summary(read(out)).length, 2);
-      assert.match(
-        run.err,
-        /replica-limit is served from Lambda as a validating webhook \(its Kubernetes version is unknown/,
-      );
-    } finally {
-      writeFileSync(fleet, FLEET);
-    }
+    const bare = await project('bare', VALIDATING(), false);
+    const out = join(work, 'one.yaml');
+    const base = ['manifests', '--base-url', 'https://hooks.example.com', '--out', out];
+    let run = await klwIn(bare, ...base, '--kube-version', '1.35', '--feature-gates', 'MutatingAdmissionPolicy=true');
+    assert.equal(run.code, 0, run.err);
+    assert.deepEqual(summary(read(out)), [
+      'admissionregistration.k8s.io/v1beta1 MutatingAdmissionPolicy',
+      'admissionregistration.k8s.io/v1beta1 MutatingAdmissionPolicyBinding',
+      'admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy',
+      'admissionregistration.k8s.io/v1 ValidatingAdmissionPolicyBinding',
+    ]);
+    assertValid(read(out));
+    run = await klwIn(bare, ...base, '--kube-version', '1.29', '--feature-gates', 'ValidatingAdmissionPolicy=true');
+    assert.equal(run.code, 0, run.err);
+    assert.deepEqual(summary(read(out)), [
+      'MutatingWebhookConfiguration: add-team.webhooks.kube-lambda.dev',
+      'admissionregistration.k8s.io/v1beta1 ValidatingAdmissionPolicy',
+      'admissionregistration.k8s.io/v1beta1 ValidatingAdmissionPolicyBinding',
+    ]);
+    assertValid(read(out));
+    run = await klwIn(bare, ...base);
+    assert.equal(run.code, 0, run.err);
+    assert.equal(summary(read(out)).length, 2);
+    assert.match(
+      run.err,
+      /replica-limit is served from Lambda as a validating webhook \(its Kubernetes version is unknown/,
+    );
   });
 
   it("serve: 'native' on a cluster that cannot: an error naming the file, the cluster and the fix", async () => {
-    write('replica-limit', VALIDATING('native'));
-    try {
-      const out = join(work, 'native-out');
-      const run = await klw('manifests', '--base-url', 'https://hooks.example.com', '--all-clusters', '--out-dir', out);
-      assert.equal(run.code, 1);
-      assert.match(
-        run.err,
-        /functions\/replica-limit\/index.ts: serve is 'native', but cluster old \(Kubernetes 1.20\) has no ValidatingAdmissionPolicy.*write serve: 'auto'/,
-      );
-      const bad = await klw('manifests', '--base-url', 'https://hooks.example.com', '--cluster', 'mid');
-      assert.equal(bad.code, 0, bad.err);
-    } finally {
-      write('replica-limit', VALIDATING());
-    }
+    const native = await project('native', VALIDATING('native'));
+    const out = join(work, 'native-out');
+    const run = await klwIn(
+      native,
+      'manifests',
+      '--base-url',
+      'https://hooks.example.com',
+      '--all-clusters',
+      '--out-dir',
+      out,
+    );
+    assert.equal(run.code, 1);
+    assert.match(
+      run.err,
+      /functions\/replica-limit\/index.ts: serve is 'native', but cluster old \(Kubernetes 1.20\) has no ValidatingAdmissionPolicy.*write serve: 'auto'/,
+    );
+    const bad = await klwIn(native, 'manifests', '--base-url', 'https://hooks.example.com', '--cluster', 'mid');
+    assert.equal(bad.code, 0, bad.err);
   });
 
   it('an unknown serve value is an error naming the file and the values', async () => {
-    write('replica-limit', VALIDATING('always'));
-    try {
-      const run = await klw('manifests', '--base-url', 'https://hooks.example.com', '--cluster', 'mid');
-      assert.equal(run.code, 1);
-      assert.match(run.err, /functions\/replica-limit\/index.ts: serve is "always"; write serve: 'auto'/);
-    } finally {
-      write('replica-limit', VALIDATING());
-    }
+    const always = await project('always', VALIDATING('always'));
+    const run = await klwIn(always, 'manifests', '--base-url', 'https://hooks.example.com', '--cluster', 'mid');
+    assert.equal(run.code, 1);
+    assert.match(run.err, /functions\/replica-limit\/index.ts: serve is "always"; write serve: 'auto'/);
   });
 
   it('klw lint compiles each policy for every cluster: a newer library is an error for the older clusters', async () => {
-    write('replica-limit', VALIDATING().replace('object.spec.replicas <= 5', 'ip("10.0.0.1").family() == 4'));
-    try {
-      const run = await klw('lint');
-      assert.equal(run.code, 1, run.err);
-      assert.match(
-        run.err,
-        /functions\/replica-limit\/index.ts: spec.validations\[0\].expression: .*undeclared reference to 'ip'.*\(for cluster old\); write the expression/s,
-      );
-      assert.doesNotMatch(run.err, /for cluster (mid|new)/);
-    } finally {
-      write('replica-limit', VALIDATING());
-    }
+    const ip = await project('ip', VALIDATING().replace('object.spec.replicas <= 5', 'ip("10.0.0.1").family() == 4'));
+    const run = await klwIn(ip, 'lint');
+    assert.equal(run.code, 1, run.err);
+    assert.match(
+      run.err,
+      /functions\/replica-limit\/index.ts: spec.validations\[0\].expression: .*undeclared reference to 'ip'.*\(for cluster old\); write the expression/s,
+    );
+    assert.doesNotMatch(run.err, /for cluster (mid|new)/);
   });
 });

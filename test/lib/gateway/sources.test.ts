@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import * as esbuild from 'esbuild';
 import { bundleOptions } from '../../../infra/build.ts';
+import { keptBuild } from '../../../infra/build-kept.ts';
 import { httpFromResult } from '../../../infra/local/front/results.ts';
 import {
   describeSources,
@@ -263,8 +264,16 @@ describe('function bundles', () => {
       name: 'pod-policy',
       entry: join(FIXTURE_PROJECT, 'functions', 'pod-policy', 'index.ts'),
     });
-    const out = await esbuild.build({ ...options, write: false, minify: false });
-    const code = out.outputFiles.map((f) => f.text).join('');
+    // The build itself is not under test: under npm test it is kept by content (infra/build-kept.ts).
+    const unminified = {
+      ...options,
+      absWorkingDir: FIXTURE_PROJECT,
+      outdir: options.outdir!,
+      write: false,
+      minify: false,
+    };
+    const out = await keptBuild(unminified, () => esbuild.build(unminified));
+    const code = out.map((f) => Buffer.from(f.contents).toString('utf8')).join('');
     assert.match(code, /Application Load Balancer target group/, 'the handler side of the sources is there');
     // Strings only the tools hold: the emulator's API id, ALB's error page, API Gateway's 502 message.
     for (const marker of ['klwlocal01', '502 Bad Gateway', 'Internal server error', 'targetgroup/'])
