@@ -1,5 +1,6 @@
 // The esbuild side of the cached build: the sources it read, the module standing in for esbuild,
 // and an import() of a missing file left to fail when it runs.
+// klw-test: no-tsx (what it imports at run time is the JavaScript it built)
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
