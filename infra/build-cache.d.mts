@@ -38,3 +38,9 @@ export declare function cacheFolder(dir: string): string;
 
 /** The folder of the build of the entry points, built when the cache has none or a source changed since. */
 export declare function cachedBuild(options?: CachedBuildOptions): Promise<CachedBuild>;
+
+/** The sha256 of `data`, in hex. */
+export declare function sha256(data: string | Uint8Array): string;
+
+/** The sha256 of the file's content, or '-' when it cannot be read. */
+export declare function hashOf(file: string): string;

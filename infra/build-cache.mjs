@@ -91,12 +91,12 @@ function stateOf(file) {
 const RACY_MS = 2000;
 
 /** The sha256 of `data`, in hex. */
-function sha256(data) {
+export function sha256(data) {
   return createHash('sha256').update(data).digest('hex');
 }
 
 /** The sha256 of the file's content, or '-' when it cannot be read. */
-function hashOf(file) {
+export function hashOf(file) {
   try {
     return sha256(readFileSync(file));
   } catch {

@@ -5,7 +5,6 @@
 // project's folder left out, esbuild's and Node's versions, this toolkit's build code, the
 // TypeScript and package settings above the project) and reused only while every file the build
 // read (esbuild's metafile) still has the hash it had; anything else is built and kept anew.
-import { createHash } from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
@@ -20,7 +19,7 @@ import {
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import { TOOLKIT } from './build-cache.mjs';
+import { hashOf, sha256, TOOLKIT } from './build-cache.mjs';
 import { writeFileSafely } from './files.ts';
 
 /**
@@ -52,17 +51,6 @@ export interface BuildOutput {
 interface Manifest {
   inputs: Array<[string, string]>;
   outputs: Array<[string, string]>;
-}
-
-const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex');
-
-/** A file's hash, or '-' when it cannot be read. */
-function hashOf(file: string): string {
-  try {
-    return sha256(readFileSync(file));
-  } catch {
-    return '-';
-  }
 }
 
 /**

@@ -5,9 +5,9 @@
 // tsc read (--listFiles) and with what else decides what it reads (the tsc version, its arguments,
 // the repository's TypeScript settings and lock file): while all of them are unchanged the pass
 // stands without running tsc, and any change runs it again. A failure is never kept.
-import { createHash } from 'node:crypto';
 import { lstatSync, readFileSync, rmSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
+import { hashOf, sha256 } from '../../infra/build-cache.mjs';
 import { writeFileSafely } from '../../infra/files.ts';
 
 /** A finished process: its exit code and output. */
@@ -21,17 +21,6 @@ export interface Finished {
 interface KeptPass {
   key: string;
   files: Array<[string, string]>;
-}
-
-const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex');
-
-/** A file's hash, or '-' when it cannot be read. */
-function hashOf(file: string): string {
-  try {
-    return sha256(readFileSync(file));
-  } catch {
-    return '-';
-  }
 }
 
 /** The files tsc --listFiles printed: its lines that are absolute paths (its errors name relative ones). */

@@ -2,13 +2,13 @@
 // and an import() of a missing file left to fail when it runs.
 // klw-test: no-tsx (what it imports at run time is the JavaScript it built)
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
+import { hashOf } from '../../infra/build-cache.mjs';
 import { bundled, REQUIRED_ESBUILD } from '../../infra/build-cache-esbuild.mjs';
 
 // Inside the repository, so that `esbuild` resolves from the sources as it does for the toolkit.
@@ -32,8 +32,6 @@ function output(out: esbuild.BuildResult, name: string): string {
   return file.text;
 }
 
-const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
-
 describe('the cached build, esbuild side', () => {
   it('records the hash of every source it read, and none of a package', async () => {
     const dir = project('read', {
@@ -44,8 +42,8 @@ describe('the cached build, esbuild side', () => {
     const spec = { root: dir, entryPoints: [join(dir, 'main.ts')], sourceUrls: false };
     const { read, packages } = await bundled(esbuild, spec, join(dir, 'out'));
     assert.deepEqual([...read].sort(), [
-      [join(dir, 'main.ts'), sha256(join(dir, 'main.ts'))],
-      [join(dir, 'two.ts'), sha256(join(dir, 'two.ts'))],
+      [join(dir, 'main.ts'), hashOf(join(dir, 'main.ts'))],
+      [join(dir, 'two.ts'), hashOf(join(dir, 'two.ts'))],
     ]);
     assert.equal(packages.size, 0, 'no esbuild import: no package input');
   });
