@@ -45,12 +45,18 @@ async function load(root: string, start: StartLoader): Promise<{ names: unknown[
   return { names: webhookNames(result), said: stderr.split('\n').filter((line) => line.includes(' loads with ')) };
 }
 
+/** A project of one function, `one`, that reads its settings.json (suffix `suffix`) at load. */
+function readingSettings(suffix: string): { root: string; settings: string } {
+  const root = project({ one: GOOD_WEBHOOK('one') });
+  const settings = join(root, 'functions', 'one', 'settings.json');
+  writeFileSync(settings, `{ "suffix": "${suffix}" }`);
+  writeFileSync(join(root, 'functions', 'one', 'index.ts'), READS_SETTINGS('one', settings));
+  return { root, settings };
+}
+
 describe("the loader's answers within one process", () => {
   it('loads unchanged functions once, writing what they said at load again, and gives a copy each time', async () => {
-    const root = project({ one: GOOD_WEBHOOK('one') });
-    const settings = join(root, 'functions', 'one', 'settings.json');
-    writeFileSync(settings, '{ "suffix": "example.com" }');
-    writeFileSync(join(root, 'functions', 'one', 'index.ts'), READS_SETTINGS('one', settings));
+    const { root } = readingSettings('example.com');
     const { start, children } = counted();
     const first = await load(root, start);
     assert.deepEqual(first, { names: ['one.example.com'], said: ['one loads with example.com and undefined'] });
@@ -65,10 +71,7 @@ describe("the loader's answers within one process", () => {
   });
 
   it('shares a load under way: loads started at once start one child, and each writes what was said', async () => {
-    const root = project({ one: GOOD_WEBHOOK('one') });
-    const settings = join(root, 'functions', 'one', 'settings.json');
-    writeFileSync(settings, '{ "suffix": "example.com" }');
-    writeFileSync(join(root, 'functions', 'one', 'index.ts'), READS_SETTINGS('one', settings));
+    const { root } = readingSettings('example.com');
     const { start, children } = counted();
     const { result, stderr } = await withCapturedOutput(() =>
       Promise.all([0, 1, 2].map(() => loadFunctions(root, undefined, { start }))),
@@ -81,10 +84,7 @@ describe("the loader's answers within one process", () => {
   });
 
   it('loads afresh when a module, a file beside it or the environment changed', async () => {
-    const root = project({ one: GOOD_WEBHOOK('one') });
-    const settings = join(root, 'functions', 'one', 'settings.json');
-    writeFileSync(settings, '{ "suffix": "a.example.com" }');
-    writeFileSync(join(root, 'functions', 'one', 'index.ts'), READS_SETTINGS('one', settings));
+    const { root, settings } = readingSettings('a.example.com');
     const { start, children } = counted();
     assert.deepEqual((await load(root, start)).names, ['one.a.example.com']);
     // A file the module reads at load, never imported: the same size, other content.
