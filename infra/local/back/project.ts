@@ -121,20 +121,21 @@ export interface ProjectChange {
 }
 
 /** Writes build outputs atomically (the one file writer), so a worker never imports half a bundle. */
-/** Writes a build's files; true when one of them differs from what was there (or was not there). */
-function writeOutputs(files: esbuild.OutputFile[]): boolean {
-  let changed = false;
+function writeOutputs(files: esbuild.OutputFile[]): void {
   for (const file of files) {
-    if (!changed) {
-      try {
-        changed = !Buffer.from(file.contents).equals(readFileSync(file.path));
-      } catch {
-        changed = true;
-      }
-    }
     writeFileSafely(file.path, file.contents, { parents: true });
   }
-  return changed;
+}
+
+/** True when one of a build's files differs from the file on disk (or there is none). */
+function differsOnDisk(files: esbuild.OutputFile[]): boolean {
+  return files.some((file) => {
+    try {
+      return !Buffer.from(file.contents).equals(readFileSync(file.path));
+    } catch {
+      return true;
+    }
+  });
 }
 
 /** How long file events settle before the project is reloaded (ms): editors write in bursts. */
@@ -295,8 +296,10 @@ export class LocalProject {
                   errors: result.errors.map((e) => e.text),
                 });
               } else {
-                const changed = writeOutputs(result.outputFiles ?? []);
-                if (!first || changed) {
+                const outputs = result.outputFiles ?? [];
+                const swap = !first || differsOnDisk(outputs);
+                writeOutputs(outputs);
+                if (swap) {
                   this.pools.get(fn.name)?.swap();
                   this.say({ msg: 'rebuilt', function: fn.name });
                 }
