@@ -67,7 +67,7 @@ function crdVersions(crd: CrdShape | undefined): NonNullable<NonNullable<CrdShap
  * The CRDs in a manifest file (none when it cannot be read as YAML). The YAML parser loads here,
  * on first use: most test processes import the test kit and never read a manifest.
  */
-async function readCrds(file: string): Promise<unknown[]> {
+export async function readCrds(file: string): Promise<unknown[]> {
   try {
     const { parseAllDocuments } = await import('yaml');
     return parseAllDocuments(readFileSync(file, 'utf8'))

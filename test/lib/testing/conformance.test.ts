@@ -13,7 +13,7 @@ import {
   type WebhookHandler,
 } from '../../../lib/index.ts';
 import { expectConformance } from '../../../lib/testing/index.ts';
-import { conformanceChecks } from '../../../lib/testing/conformance.ts';
+import { conformanceChecks, readCrds } from '../../../lib/testing/conformance.ts';
 import { kindOf } from '../../../lib/harness/reviews.ts';
 import { sampleFromSchema } from '../../../lib/testing/conformance.ts';
 import { FIXTURE_PROJECT } from '../../helpers.ts';
@@ -318,6 +318,44 @@ describe('conformance of an admission function on a CRD the project ships', () =
     await expectConformance(gadgets);
     assert.deepEqual((seen[0] as any).kind, 'Gadget', 'without the CRD: the kind guessed from the plural');
     assert.equal((seen[0] as any).spec, undefined);
+  });
+});
+
+describe('the CRDs read from a manifest file', () => {
+  it('are the CustomResourceDefinitions among its documents; a file not YAML or not there gives none', async () => {
+    const shipped = await readCrds(join(process.cwd(), 'functions/crontab-conversion/crd.yaml'));
+    assert.deepEqual(
+      shipped.map((c: any) => c.metadata.name),
+      ['crontabs.example.com'],
+    );
+    const mixed = join(scratch, 'mixed.yaml');
+    writeFileSync(
+      mixed,
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n---\n' +
+        'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: b.example.com}\n',
+    );
+    assert.deepEqual(
+      (await readCrds(mixed)).map((c: any) => c.metadata.name),
+      ['b.example.com'],
+    );
+    const broken = join(scratch, 'broken.yaml');
+    writeFileSync(broken, 'kind: [unclosed\n');
+    assert.deepEqual(await readCrds(broken), []);
+    assert.deepEqual(await readCrds(join(scratch, 'missing.yaml')), []);
+  });
+
+  it('give an admission function on the shipped CRD objects of its kind, group and served version', async () => {
+    const crds = await readCrds(join(process.cwd(), 'functions/crontab-conversion/crd.yaml'));
+    const seen: any[] = [];
+    const crontabs = defineValidatingWebhook({
+      name: 'crontabs',
+      rules: [{ operations: ['CREATE'], apiGroups: ['example.com'], apiVersions: ['*'], resources: ['crontabs'] }],
+      validate: (request) => (seen.push(request.object), allow()),
+    });
+    await expectConformance(crontabs, { crds });
+    assert.equal(seen[0].kind, 'CronTab');
+    assert.match(seen[0].apiVersion, /^example\.com\/v1(beta1)?$/);
+    assert.ok(seen[0].metadata.namespace, 'CronTab is namespaced: the sample has a namespace');
   });
 });
 
