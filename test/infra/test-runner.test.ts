@@ -415,13 +415,9 @@ describe('klw test', () => {
     assert.match(missing.stderr, /^klw: tests\/: no such test file or folder in .*folders-empty$/m);
   });
 
-  it('passes on the exit code of a failing test file', () => {
-    const dir = join(outside, 'failing');
-    write(
-      join(dir, 'test', 'a.test.mjs'),
-      "import { test } from 'node:test';\ntest('fails', () => { throw new Error('expected'); });\n",
-    );
-    const { code, out } = klwTest(dir);
+  it('passes on the exit code of a failing test file', async () => {
+    // The run of failingRun, whose conformance test fails.
+    const { code, out } = (await failingRun()).run;
     assert.equal(code, 1, out);
     assert.match(out, /klw: tests failed \(node --test exited with 1\)/);
   });
