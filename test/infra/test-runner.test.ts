@@ -253,11 +253,11 @@ export default defineValidatingWebhook({ name: 'never-matches', rules: [{ operat
 
 describe('the mutating template', () => {
   it('labels with a valid label value whatever the username', async () => {
-    const dir = join(work, 'labels');
-    scaffold(dir, 'mutating', 'label-check');
+    // Kept by content: the same source in the same place, whose build npm test keeps (build-kept.ts).
+    const dir = await keptProject('runner-labels', (dir) => scaffold(dir, 'mutating', 'label-check'));
     const { labelValue } = await importBuilt<{ labelValue: (text: string) => string }>(
       pathToFileURL(join(dir, 'functions', 'label-check', 'index.ts')),
-      join(dir, 'label-check.mjs'),
+      join(work, 'label-check.mjs'),
     );
     // metadata.labels values, as the API server validates them.
     const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
