@@ -74,7 +74,13 @@ describe('groups of test files', () => {
     ]);
   });
 
-  it('run in one process, fail the run with the failing file named, and keep each file its time', () => {
+  // One run of klw test --group over a project with the files of the three tests below, all in
+  // one group (the own-process file is long): each test reads its part.
+  let grouped: { dir: string; code: number; out: string } | undefined;
+  /** The run, started by the first test that reads it. */
+  const groupedRun = () => {
+    if (grouped) return grouped;
+    const runtime = JSON.stringify(join(process.cwd(), 'infra', 'test-group.mjs'));
     const dir = project(outside, 'grouped', {
       'package.json': '{ "type": "module" }',
       'test/a.test.ts': pidOf('a'),
@@ -82,12 +88,30 @@ describe('groups of test files', () => {
       'test/failing.test.ts': FAILING,
       'test/helper.ts': HELPER,
       'test/own.test.ts': `${OWN_PROCESS_MARKER}\n${pidOf('own')}`,
+      'test/a-leaks.test.ts': `import { it } from 'node:test';\nit('leaks', () => { process.env.KLW_GROUP_LEAK = 'set'; process.chdir('/'); });\n`,
+      'test/b-sees.test.ts': `import assert from 'node:assert/strict';\nimport { it } from 'node:test';\nit('sees none of it', () => { assert.equal(process.env.KLW_GROUP_LEAK, undefined); assert.notEqual(process.cwd(), '/'); });\n`,
+      'test/a-group.test.ts': `import { runFile } from ${runtime};\nawait runFile('/inner.test.ts', '/inner.test.ts', async () => {});\n`,
       'pids/.keep': '',
-      // The own-process file is long: every other file fits one group. The typical file (that a
-      // file never timed is taken for) is short, as the times of files no longer there say.
-      [TIMES_FILE]: JSON.stringify({ 'test/own.test.ts': 1e6, 'test/gone.test.ts': 1, 'test/gone-too.test.ts': 1 }),
+      // The own-process file is long: every other file fits one group, where the longest run
+      // first: the leaking file before the file that looks for the leak, the group inside the
+      // group before b. The typical file (that a file never timed is taken for) is no longer
+      // than the file that looks for the leak, as the times of files no longer there say.
+      [TIMES_FILE]: JSON.stringify({
+        'test/own.test.ts': 1e6,
+        'test/a-leaks.test.ts': 500,
+        'test/a-group.test.ts': 400,
+        'test/b-sees.test.ts': 300,
+        'test/gone.test.ts': 1,
+        'test/gone-too.test.ts': 1,
+        'test/gone-three.test.ts': 1,
+      }),
     });
-    const { code, out } = klwTest(dir, '--group', '--concurrency', '2');
+    grouped = { dir, ...klwTest(dir, '--group', '--concurrency', '2') };
+    return grouped;
+  };
+
+  it('run in one process, fail the run with the failing file named, and keep each file its time', () => {
+    const { dir, code, out } = groupedRun();
     assert.equal(code, 1, out);
     const pid = (name: string) => readFileSync(join(dir, 'pids', name), 'utf8');
     assert.equal(pid('a'), pid('b'), 'a and b shared a process');
@@ -101,15 +125,7 @@ describe('groups of test files', () => {
   });
 
   it('fail a file that leaves the process changed, and put it back for the files after it', () => {
-    const dir = project(outside, 'leaky', {
-      'package.json': '{ "type": "module" }',
-      'test/a-leaks.test.ts': `import { it } from 'node:test';\nit('leaks', () => { process.env.KLW_GROUP_LEAK = 'set'; process.chdir('/'); });\n`,
-      'test/b-sees.test.ts': `import assert from 'node:assert/strict';\nimport { it } from 'node:test';\nit('sees none of it', () => { assert.equal(process.env.KLW_GROUP_LEAK, undefined); assert.notEqual(process.cwd(), '/'); });\n`,
-      'test/own.test.ts': `${OWN_PROCESS_MARKER}\nimport { it } from 'node:test';\nit('alone', () => {});\n`,
-      // The leaking file first, in one group.
-      [TIMES_FILE]: JSON.stringify({ 'test/a-leaks.test.ts': 10, 'test/b-sees.test.ts': 1, 'test/own.test.ts': 1e6 }),
-    });
-    const { code, out } = klwTest(dir, '--group', '--concurrency', '1');
+    const { dir, code, out } = groupedRun();
     assert.equal(code, 1, out);
     assert.match(
       out,
@@ -121,16 +137,7 @@ describe('groups of test files', () => {
   });
 
   it('refuse a group inside a group, which would wait for itself, naming both', () => {
-    const runtime = JSON.stringify(join(process.cwd(), 'infra', 'test-group.mjs'));
-    const dir = project(outside, 'nested', {
-      'package.json': '{ "type": "module" }',
-      'test/a-group.test.ts': `import { runFile } from ${runtime};\nawait runFile('/inner.test.ts', '/inner.test.ts', async () => {});\n`,
-      'test/b.test.ts': pidOf('b'),
-      'test/own.test.ts': `${OWN_PROCESS_MARKER}\nimport { it } from 'node:test';\nit('alone', () => {});\n`,
-      'pids/.keep': '',
-      [TIMES_FILE]: JSON.stringify({ 'test/a-group.test.ts': 10, 'test/b.test.ts': 1, 'test/own.test.ts': 1e6 }),
-    });
-    const { code, out } = klwTest(dir, '--group', '--concurrency', '1');
+    const { dir, code, out } = groupedRun();
     assert.equal(code, 1, out);
     assert.match(
       out,

@@ -70,6 +70,58 @@ export default defineValidatingWebhook({ name: '${name}', rules: [{ operations: 
   write(join(dir, 'functions', 'plain-mjs', 'index.mjs'), js('plain-mjs'));
 }
 
+/** A klw init project of the module type, whose tsx fails whatever loads it (withFailingTsx). */
+function initialized(dir: string, type: 'commonjs' | 'module'): void {
+  initProject(dir);
+  // The repository's tsconfig (above) maps the package's name to its sources, as an install would.
+  rmSync(join(dir, 'tsconfig.json'));
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ ...pkg, type }, null, 2));
+  withFailingTsx(dir);
+}
+
+/**
+ * One run of the conformance test, made by the first test that reads it, in a klw init project of
+ * type CommonJS with the functions of functionsProject, a conversion that needs a sample, a folder
+ * that is no function, and functions that fail: a mutating one that is not idempotent, one that
+ * exports no webhook and one that throws while loading. Each test that reads it reads its part.
+ */
+let failing: Promise<{ work: string; run: { code: number; out: string } }> | undefined;
+const failingRun = () => {
+  failing ??= (async () => {
+    const work = await keptProject('runner-failing-functions', (work) => {
+      initialized(work, 'commonjs');
+      functionsProject(work);
+      // The scaffolded conversion, with a CRD that requires `size`: the generated "conformance" is no whole number.
+      scaffold(work, 'conversion', 'strict-widgets');
+      const crd = join(work, 'functions', 'strict-widgets', 'crd.yaml');
+      writeFileSync(
+        crd,
+        readFileSync(crd, 'utf8').replace(
+          '        type: object\n        properties:\n          size:\n            type: string',
+          '        type: object\n        required: [size]\n        properties:\n          size:\n            type: string',
+        ),
+      );
+      write(join(work, 'functions', 'oops', 'handler.ts'), 'export const nothing = 1;\n');
+      mkdirSync(join(work, 'functions', '.cache'), { recursive: true });
+      write(
+        join(work, 'functions', 'counter', 'index.ts'),
+        `import { defineMutatingWebhook } from 'kube-lambda-webhooks';
+// Counts its own calls in an annotation: every call patches again.
+export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }], mutate: (pod) => {
+  const annotations = ((pod.metadata ??= {}).annotations ??= {});
+  annotations.calls = String(Number(annotations.calls ?? 0) + 1);
+} });
+`,
+      );
+      write(join(work, 'functions', 'no-export', 'index.ts'), 'export const nothing = 1;\n');
+      write(join(work, 'functions', 'broken', 'index.ts'), "throw new Error('broken at load');\n");
+    });
+    return { work, run: klwTest(work, 'test/functions/conformance.test.ts') };
+  })();
+  return failing;
+};
+
 describe('a project whose functions are not the examples', () => {
   // One run of npm test over functions from klw new of every kind and functions written as .js
   // and .mjs, with the lint test klw init writes: each test below reads its part.
@@ -109,40 +161,14 @@ describe('a project whose functions are not the examples', () => {
     assert.match(out, /# Subtest: plain-mjs conformance/);
   });
 
-  // One run of the conformance test with them all: each test below reads its part.
+  // The run of the conformance test with them all (failingRun): each test below reads its part.
   describe('with a conversion that needs a sample, a folder that is no function, and functions that fail', () => {
     let work: string;
     let dir: string;
     let run: { code: number; out: string };
     before(async () => {
-      work = await keptProject('runner-failing-functions', (work) => {
-        functionsProject(work);
-        // The scaffolded conversion, with a CRD that requires `size`: the generated "conformance" is no whole number.
-        scaffold(work, 'conversion', 'strict-widgets');
-        const crd = join(work, 'functions', 'strict-widgets', 'crd.yaml');
-        writeFileSync(
-          crd,
-          readFileSync(crd, 'utf8').replace(
-            '        type: object\n        properties:\n          size:\n            type: string',
-            '        type: object\n        required: [size]\n        properties:\n          size:\n            type: string',
-          ),
-        );
-        write(join(work, 'functions', 'oops', 'handler.ts'), 'export const nothing = 1;\n');
-        mkdirSync(join(work, 'functions', '.cache'), { recursive: true });
-        write(
-          join(work, 'functions', 'counter', 'index.ts'),
-          `import { defineMutatingWebhook } from 'kube-lambda-webhooks';
-// Counts its own calls in an annotation: every call patches again.
-export default defineMutatingWebhook({ name: 'counter', rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }], mutate: (pod) => {
-  const annotations = ((pod.metadata ??= {}).annotations ??= {});
-  annotations.calls = String(Number(annotations.calls ?? 0) + 1);
-} });
-`,
-        );
-        write(join(work, 'functions', 'no-export', 'index.ts'), 'export const nothing = 1;\n');
-      });
+      ({ work, run } = await failingRun());
       dir = join(work, 'functions', 'strict-widgets');
-      run = klwTest(work, 'test/functions/conformance.test.ts');
     });
 
     it('fails npm test for a mutating function that is not idempotent, naming it', () => {
@@ -227,11 +253,11 @@ export default defineValidatingWebhook({ name: 'never-matches', rules: [{ operat
 
 describe('the mutating template', () => {
   it('labels with a valid label value whatever the username', async () => {
-    const dir = join(work, 'labels');
-    scaffold(dir, 'mutating', 'label-check');
+    // Kept by content: the same source in the same place, whose build npm test keeps (build-kept.ts).
+    const dir = await keptProject('runner-labels', (dir) => scaffold(dir, 'mutating', 'label-check'));
     const { labelValue } = await importBuilt<{ labelValue: (text: string) => string }>(
       pathToFileURL(join(dir, 'functions', 'label-check', 'index.ts')),
-      join(dir, 'label-check.mjs'),
+      join(work, 'label-check.mjs'),
     );
     // metadata.labels values, as the API server validates them.
     const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
@@ -260,16 +286,6 @@ describe('the mutating template', () => {
 });
 
 describe('a klw init project of either module type', () => {
-  /** A klw init project of the module type, whose tsx fails whatever loads it (withFailingTsx). */
-  const initialized = (dir: string, type: 'commonjs' | 'module') => {
-    initProject(dir);
-    // The repository's tsconfig (above) maps the package's name to its sources, as an install would.
-    rmSync(join(dir, 'tsconfig.json'));
-    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ ...pkg, type }, null, 2));
-    withFailingTsx(dir);
-  };
-
   for (const type of ['commonjs', 'module'] as const) {
     it(`runs its function test and the conformance checks as "type": "${type}", all from the build`, async () => {
       const dir = await keptProject(`init-${type}`, (dir) => initialized(dir, type));
@@ -285,11 +301,8 @@ describe('a klw init project of either module type', () => {
   }
 
   it('fails the conformance test when a function throws while loading, as CommonJS too', async () => {
-    const dir = await keptProject('init-commonjs-broken', (dir) => {
-      initialized(dir, 'commonjs');
-      write(join(dir, 'functions', 'broken', 'index.ts'), "throw new Error('broken at load');\n");
-    });
-    const { code, out } = klwTest(dir, 'test/functions/conformance.test.ts');
+    // The CommonJS project of failingRun, where functions/broken throws at load.
+    const { code, out } = (await failingRun()).run;
     assert.notEqual(code, 0, out);
     assert.match(out, /Error: broken at load/);
   });
@@ -402,13 +415,9 @@ describe('klw test', () => {
     assert.match(missing.stderr, /^klw: tests\/: no such test file or folder in .*folders-empty$/m);
   });
 
-  it('passes on the exit code of a failing test file', () => {
-    const dir = join(outside, 'failing');
-    write(
-      join(dir, 'test', 'a.test.mjs'),
-      "import { test } from 'node:test';\ntest('fails', () => { throw new Error('expected'); });\n",
-    );
-    const { code, out } = klwTest(dir);
+  it('passes on the exit code of a failing test file', async () => {
+    // The run of failingRun, whose conformance test fails.
+    const { code, out } = (await failingRun()).run;
     assert.equal(code, 1, out);
     assert.match(out, /klw: tests failed \(node --test exited with 1\)/);
   });
