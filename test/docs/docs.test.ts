@@ -1,6 +1,7 @@
 // Every example in README.md and docs/*.md is checked as a user would use it. TypeScript blocks
 // are written into a scratch project inside this repository (so `kube-lambda-webhooks` resolves
-// as it does for functions here) and type-checked with tsc; function blocks are loaded, built and
+// as it does for functions here) and type-checked with tsc (type-check.mjs: the examples' errors,
+// the package's sources read for their types); function blocks are loaded, built and
 // answer a review, test blocks pass under node --test, and the other blocks run as scripts
 // against `klw local start-lambda`, their `console.log(...); // expected` lines compared (test and
 // script blocks built into JavaScript with esbuild, as `klw test` runs TypeScript). A block
@@ -97,23 +98,15 @@ const nameOf = (b: Block) => /\bname:\s*'([a-z0-9-]+)'/.exec(b.code)?.[1];
 const where = (b: Block, offset = 0) => `${b.doc}:${b.line + offset}`;
 
 const work = mkdtempSync(join(root, '.klw-test-docs-'));
-/**
- * tsc's own record of its last check of the docs' project (--incremental): tsc decides from it what
- * to check again and still reports every error, those of files it did not check again included.
- * A symlink planted there, or at its folder, is removed, never written through.
- */
-function tscBuildInfo(): string {
-  const folder = cacheFolder(join(root, 'node_modules', '.cache', 'klw-docs-tsc'));
-  const file = join(folder, 'docs.tsbuildinfo');
-  const fileStat = lstatIfThere(file);
-  if (fileStat && !fileStat.isFile()) rmSync(file, { recursive: true, force: true });
-  return file;
-}
+/** Where the docs' type-check keeps its pass (kept-check.ts); anything but a folder there is removed. */
+const keptPass = () => join(cacheFolder(join(root, 'node_modules', '.cache', 'klw-docs-tsc')), 'docs-pass.json');
+/** The docs' type-check (type-check.mjs): tsc's program of the scratch project, the examples' errors. */
+const TYPE_CHECK = fileURLToPath(new URL('./type-check.mjs', import.meta.url));
 
 /**
  * The folder tsc checks: the scratch project's TypeScript at a path that stays the same from run to
- * run, so that tsc's record of its last check applies (a new folder each run is all new files to
- * tsc). Files of blocks no longer in the docs are removed, unchanged files are left as they are, and
+ * run, so that the pass kept of its last check applies (a new folder each run is all new files).
+ * Files of blocks no longer in the docs are removed, unchanged files are left as they are, and
  * anything but a real folder or file there (a planted symlink) is removed, never followed.
  */
 const TSC_WORK = join(root, '.klw-test-docs-tsc');
@@ -265,17 +258,17 @@ describe('docs: TypeScript examples', () => {
     const wanted = new Map([...files].map(([file, block]) => [relative(work, file), block.code]));
     wanted.set('tsconfig.json', readFileSync(join(work, 'tsconfig.json'), 'utf8'));
     syncFolder(TSC_WORK, wanted);
-    const args = ['--noEmit', '--incremental', '--tsBuildInfoFile', tscBuildInfo(), '--listFiles'];
-    args.push('-p', join(TSC_WORK, 'tsconfig.json'));
+    const args = [TYPE_CHECK, join(TSC_WORK, 'tsconfig.json')];
     // What decides the check besides the files tsc reads: a pass is kept while all of it is the same.
     const key = [
       readFileSync(join(dirname(tsc), '..', 'package.json'), 'utf8'),
+      readFileSync(TYPE_CHECK, 'utf8'),
       process.version,
       ...args,
       ...['tsconfig.json', 'package.json', 'package-lock.json'].map((f) => readFileSync(join(root, f), 'utf8')),
       ...[...wanted.keys()].sort(),
     ];
-    const out = await keptTypeCheck(join(dirname(tscBuildInfo()), 'docs-pass.json'), key, () => run([tsc, ...args]));
+    const out = await keptTypeCheck(keptPass(), key, () => run(args));
     const listed = new Set(listedFiles(out.stdout));
     // Point each error at its Markdown line.
     const messages = (out.stdout + out.stderr)

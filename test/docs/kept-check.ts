@@ -1,7 +1,7 @@
 // The docs' type-check, its pass kept by content. tsc over the docs' examples parses and binds
 // every file they reach (the package's sources and the type definitions of its dependencies, some
-// 1,800 files) on every run, even when its incremental record leaves nothing to check again:
-// seconds of CPU for an answer that cannot have changed. A pass is kept with the hash of every file
+// 1,800 files) on every run, even when nothing it reads has changed: seconds of CPU for an answer
+// that cannot have changed. A pass is kept with the hash of every file
 // tsc read (--listFiles) and with what else decides what it reads (the tsc version, its arguments,
 // the repository's TypeScript settings and lock file): while all of them are unchanged the pass
 // stands without running tsc, and any change runs it again. A failure is never kept.
