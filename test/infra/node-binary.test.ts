@@ -11,15 +11,17 @@ import { runtimeMismatch } from '../../infra/local/back/project.ts';
 import { admissionReview, toEvent } from '../../lib/testing/index.ts';
 import { klwInProcess, runKlw } from '../helpers.ts';
 import { withKeptCertificates } from '../kept-certs.ts';
-import { fakeRegistry, type FakeRegistry, keptBinaryPackage } from './fake-registry.ts';
+import { fakeRegistry, type FakeRegistry, keptNode, launcherPackage } from './fake-registry.ts';
 
 const repo = process.cwd();
 const klw = join(repo, 'infra/bin/klw.mjs');
 /** The Node major of Lambda's default runtime, nodejs24.x. */
 const MAJOR = 24;
-// One clean cache for the whole file: the first test installs Node 24 (about 30 MB) into it once,
-// from a registry on loopback serving the real package of the npm registry, downloaded once and
-// kept across runs (keptBinaryPackage): these tests check the install, not the download.
+// One clean cache for the whole file: the first test installs Node 24 into it once, from a registry
+// on loopback serving a package of the real version whose bin/node runs the real binary of the npm
+// registry's package, downloaded once and kept across runs (keptNode): these tests check the
+// install and what runs on the Node it gives, not the download nor the unpacking of 120 MB
+// (test/infra/node-cache.test.ts checks the install's handling of a package).
 const cache = mkdtempSync(join(tmpdir(), 'klw-node-cache-'));
 let registry: FakeRegistry | undefined;
 /** The environment npm reads to reach that registry (npm_config_registry). */
@@ -87,8 +89,8 @@ describe('--node: functions on the Node of the Lambda runtime', {
 }, () => {
   before(async () => {
     const pkg = nodePackage()!;
-    const { version, tarball } = await keptBinaryPackage(pkg, MAJOR);
-    registry = await fakeRegistry({ mode: 'serve', pkg, version, tarball });
+    const { version, binary } = await keptNode(pkg, MAJOR);
+    registry = await fakeRegistry({ mode: 'serve', pkg, version, tarball: launcherPackage(pkg, version, binary) });
   });
 
   it(`klw local invoke --node ${MAJOR} installs Node ${MAJOR} into a clean cache and runs the function on it`, async () => {
