@@ -21,6 +21,7 @@ import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { constants as zlibConstants, gzipSync } from 'node:zlib';
 import { cacheFolder } from '../../infra/build-cache.mjs';
 import { cacheRoot } from '../../infra/node-binary.ts';
 
@@ -56,8 +57,9 @@ export function binaryPackage(
     chmodSync(join(dir, 'package', 'bin', 'node'), 0o755);
     // Random bytes do not compress: the tarball is as large as the padding, for progress lines.
     if (padding) writeFileSync(join(dir, 'package', 'padding'), randomBytes(padding));
-    execFileSync('tar', ['-czf', join(dir, 'p.tgz'), '-C', dir, 'package']);
-    return readFileSync(join(dir, 'p.tgz'));
+    execFileSync('tar', ['-cf', join(dir, 'p.tar'), '-C', dir, 'package']);
+    // Gzip of stored blocks: what gzip makes of random bytes anyway, without trying to compress them.
+    return gzipSync(readFileSync(join(dir, 'p.tar')), { level: zlibConstants.Z_NO_COMPRESSION });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
