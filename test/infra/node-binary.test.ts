@@ -226,7 +226,8 @@ describe('--node: functions on the Node of the Lambda runtime', {
     await assert.rejects(
       ensureNode(97, {
         cacheDir: mkdtempSync(join(cache, 'empty-')),
-        env: { ...process.env, npm_config_fetch_retries: '0' },
+        // The registry on loopback, which has Node 24 only: not the npm registry over the internet.
+        env: { ...process.env, ...viaRegistry(), npm_config_fetch_retries: '0' },
       }),
       /the npm registry has no node-linux-(x64|arm64)@97/,
     );
