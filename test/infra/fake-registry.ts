@@ -243,13 +243,19 @@ export async function keptNode(pkg: string, major: number): Promise<KeptNode> {
     const entry = join(draft, 'entry');
     mkdirSync(entry);
     execFileSync('tar', ['-xzf', join(draft, filename), '-C', entry, '--no-same-owner', ...KEPT_FILES]);
-    const binary = join(entry, 'package', 'bin', 'node');
-    writeFileSync(join(entry, KEPT_RECORD), JSON.stringify({ version, sha512: await sha512Of(binary), state: '' }));
-    rmSync(dir, { recursive: true, force: true });
-    try {
-      renameSync(entry, dir);
-    } catch {
-      // Another test run kept it first.
+    const record = { version, sha512: await sha512Of(join(entry, 'package', 'bin', 'node')) };
+    // No state yet: a run reading it before the rename's state is recorded hashes the binary.
+    writeFileSync(join(entry, KEPT_RECORD), JSON.stringify({ ...record, state: '' }));
+    // Another run (of another checkout, the cache being shared) may have kept it meanwhile, and use it.
+    if (!(await readKept(dir))) {
+      rmSync(dir, { recursive: true, force: true });
+      try {
+        renameSync(entry, dir);
+        const state = stateOf(join(dir, 'package', 'bin', 'node'));
+        writeFileSync(join(dir, KEPT_RECORD), JSON.stringify({ ...record, state }));
+      } catch {
+        // Another run kept it first.
+      }
     }
   } finally {
     rmSync(draft, { recursive: true, force: true });
