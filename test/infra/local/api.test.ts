@@ -63,6 +63,13 @@ export const handler = webhook.handler;
 export default webhook;
 `,
 );
+// What the watch tests edit: a handler without the toolkit, so each watch build bundles this file alone.
+addFunction(
+  'reloader',
+  `export const handler = async () => ({ statusCode: 200, body: JSON.stringify({ response: { warnings: ['alive'] } }) });
+export default { registration: { type: 'validating', name: 'reloader', path: '/reloader', webhookName: 'reloader.example.com', rules: [], namespaceSelector: {}, failurePolicy: 'Fail', matchPolicy: 'Equivalent', sideEffects: 'None', timeoutSeconds: 5, admissionReviewVersions: ['v1'], auth: 'none', lambda: {} }, handler };
+`,
+);
 addFunction(
   'thrower',
   `export const handler = async () => { throw new TypeError('broken handler'); };
@@ -399,8 +406,8 @@ describe('klw local start-api --watch', { timeout: PATIENCE_MS }, () => {
     // watches once more as it starts, and this test is about the one that changes.
     const project = join(work, 'watched');
     for (const dir of ['functions', 'dist/functions'])
-      cpSync(join(work, dir, 'crasher'), join(project, dir, 'crasher'), { recursive: true });
-    const bundle = join(project, 'dist', 'functions', 'crasher', 'index.mjs');
+      cpSync(join(work, dir, 'reloader'), join(project, dir, 'reloader'), { recursive: true });
+    const bundle = join(project, 'dist', 'functions', 'reloader', 'index.mjs');
     const prebuilt = statSync(bundle).ino;
     const watched = await startApi({
       root: project,
@@ -414,14 +421,13 @@ describe('klw local start-api --watch', { timeout: PATIENCE_MS }, () => {
     try {
       // Edited once the watch's first build (done before startApi returns) wrote its bundle.
       await until(() => statSync(bundle).ino !== prebuilt, 'the first watch build');
-      const file = join(project, 'functions', 'crasher', 'index.ts');
-      const original = readFileSync(file, 'utf8');
-      writeFileSync(file, original.replace("allow('alive')", "allow('reloaded')"));
+      const file = join(project, 'functions', 'reloader', 'index.ts');
+      writeFileSync(file, readFileSync(file, 'utf8').replace("'alive'", "'reloaded'"));
       let warnings: string[] = [];
       const ask = async () => {
         const res = await new Promise<string>((resolve, reject) => {
           httpsRequest(
-            watched.functionUrl('crasher'),
+            watched.functionUrl('reloader'),
             { method: 'POST', headers: { 'content-type': 'application/json' }, agent: agent() },
             (r) => {
               let b = '';
@@ -435,7 +441,7 @@ describe('klw local start-api --watch', { timeout: PATIENCE_MS }, () => {
         warnings = JSON.parse(res).response.warnings;
         return warnings[0] === 'reloaded';
       };
-      await until(ask, 'the rebuilt function to answer').finally(() => writeFileSync(file, original));
+      await until(ask, 'the rebuilt function to answer');
       assert.deepEqual(warnings, ['reloaded']);
     } finally {
       await watched.close();
@@ -447,9 +453,9 @@ describe('klw local start-api --watch', { timeout: PATIENCE_MS }, () => {
     // watching must swap it for the first build's, whatever moment that build ends at.
     const project = join(work, 'watched-early');
     for (const dir of ['functions', 'dist/functions'])
-      cpSync(join(work, dir, 'crasher'), join(project, dir, 'crasher'), { recursive: true });
-    const file = join(project, 'functions', 'crasher', 'index.ts');
-    writeFileSync(file, readFileSync(file, 'utf8').replace("allow('alive')", "allow('early')"));
+      cpSync(join(work, dir, 'reloader'), join(project, dir, 'reloader'), { recursive: true });
+    const file = join(project, 'functions', 'reloader', 'index.ts');
+    writeFileSync(file, readFileSync(file, 'utf8').replace("'alive'", "'early'"));
     const local = await LocalProject.open({
       root: project,
       build: false,
@@ -459,8 +465,8 @@ describe('klw local start-api --watch', { timeout: PATIENCE_MS }, () => {
       invocationTimer: never,
     });
     const warnings = async () => {
-      const event = toEvent(pod('fine'), { path: '/crasher/early-watch-path-secret-0123' });
-      const answer = await local.pools.get('crasher')!.invoke(event);
+      const event = toEvent(pod('fine'), { path: '/reloader/early-watch-path-secret-0123' });
+      const answer = await local.pools.get('reloader')!.invoke(event);
       assert.equal(answer.kind, 'result');
       return JSON.parse((answer as { result: { body: string } }).result.body).response.warnings;
     };

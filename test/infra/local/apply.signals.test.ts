@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { FIXTURE_FUNCTIONS } from '../../helpers.ts';
+import { FIXTURE_FUNCTIONS, klwInProcess } from '../../helpers.ts';
 import { withKeptCertificates } from '../../kept-certs.ts';
 
 const root = process.cwd();
@@ -90,12 +90,14 @@ describe('klw start --apply', () => {
     second.child.kill('SIGKILL');
     await exited(second.child);
     rmSync(calls, { force: true });
-    const unregister = spawn(process.execPath, [join(root, 'infra', 'bin', 'klw.mjs'), 'local', 'unregister'], {
-      cwd: work,
-      env,
-      stdio: 'ignore',
+    // What unregister does, not how a process runs it (the starts above are processes): in this one,
+    // with the fake kubectl first on PATH while it runs.
+    const path = process.env.PATH;
+    process.env.PATH = env.PATH;
+    const unregister = await klwInProcess('--root', work, 'local', 'unregister').finally(() => {
+      process.env.PATH = path;
     });
-    assert.equal(await exited(unregister), 0);
+    assert.equal(unregister.code, 0, unregister.stderr);
     assert.ok(
       kubectlCalls().some((c) => c.startsWith('delete validatingwebhookconfiguration')),
       kubectlCalls().join('\n'),
