@@ -323,7 +323,7 @@ describe('conformance of an admission function on a CRD the project ships', () =
 
 describe('the CRDs read from a manifest file', () => {
   it('are the CustomResourceDefinitions among its documents; a file not YAML or not there gives none', async () => {
-    const shipped = await readCrds(join(process.cwd(), 'functions/crontab-conversion/crd.yaml'));
+    const shipped = await readCrds(join(FIXTURE_PROJECT, 'functions/crontab-conversion/crd.yaml'));
     assert.deepEqual(
       shipped.map((c: any) => c.metadata.name),
       ['crontabs.example.com'],
@@ -345,7 +345,7 @@ describe('the CRDs read from a manifest file', () => {
   });
 
   it('give an admission function on the shipped CRD objects of its kind, group and served version', async () => {
-    const crds = await readCrds(join(process.cwd(), 'functions/crontab-conversion/crd.yaml'));
+    const crds = await readCrds(join(FIXTURE_PROJECT, 'functions/crontab-conversion/crd.yaml'));
     const seen: any[] = [];
     const crontabs = defineValidatingWebhook({
       name: 'crontabs',
