@@ -14,6 +14,7 @@ import { FIXTURE_FUNCTIONS, runKlw } from '../helpers.ts';
 import { runSuites, type SuitesRun } from '../suites.ts';
 import { extractZip, readZip } from '../zip.ts';
 import { buildsForReal } from '../kept-builds.ts';
+import { keptProject } from '../kept-projects.ts';
 
 // What these tests check is the build itself: made every run, never a kept one.
 buildsForReal();
@@ -289,23 +290,30 @@ describe('klw new', () => {
   });
   let tests: Promise<SuitesRun> | undefined;
   /**
-   * The tests klw new wrote, built as `klw test` builds them (one esbuild build), run once under
-   * node --test, all in one process (test/suites.ts).
+   * The tests klw new writes, built as `klw test` builds them (one esbuild build), run once under
+   * node --test, all in one process (test/suites.ts). Written by the same calls into a project of
+   * their own kept across runs by content (test/kept-projects.ts), where their build is found again.
    */
   const scaffoldedTests = () =>
-    (tests ??= cachedBuild({
-      root: work,
-      cacheDir: join(work, '.klw', 'scaffolded-tests'),
-      entryPoints: Object.fromEntries(types.map((type) => [type, `test/functions/my-${type}.test.ts`])),
-      sourceUrls: true,
-    }).then(({ dir }) =>
-      runSuites(
-        join(work, 'scaffolded.mjs'),
-        types.map((type) => [type, join(dir, `${type}.mjs`)]),
-        root,
-        { tsx: false },
-      ),
-    ));
+    (tests ??= keptProject('build-klw-new-tests', (dir) => {
+      for (const type of types) scaffold(dir, type, `my-${type}`);
+    })
+      .then((project) =>
+        cachedBuild({
+          root: project,
+          cacheDir: join(project, '.klw', 'scaffolded-tests'),
+          entryPoints: Object.fromEntries(types.map((type) => [type, `test/functions/my-${type}.test.ts`])),
+          sourceUrls: true,
+        }),
+      )
+      .then(({ dir }) =>
+        runSuites(
+          join(work, 'scaffolded.mjs'),
+          types.map((type) => [type, join(dir, `${type}.mjs`)]),
+          root,
+          { tsx: false },
+        ),
+      ));
   for (const type of types) {
     it(`scaffolds a ${type} function whose test passes`, async () => {
       const name = `my-${type}`;
