@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after } from 'node:test';
 import type { KubeObject } from '../../lib/index.ts';
 import { admissionReview } from '../../lib/testing/index.ts';
+import { keptProject } from '../kept-projects.ts';
 
 /** A validating function named `webhook` that loads and registers as it should. */
 export const GOOD_WEBHOOK = (webhook: string) =>
@@ -24,12 +25,26 @@ export function scratchProjects(): (functions: Record<string, string>) => string
   return (functions) => {
     const root = mkdtempSync(join(process.cwd(), '.klw-test-'));
     made.push(root);
-    for (const [name, code] of Object.entries(functions)) {
-      mkdirSync(join(root, 'functions', name), { recursive: true });
-      writeFileSync(join(root, 'functions', name, 'index.ts'), code);
-    }
+    writeFunctions(root, functions);
     return root;
   };
+}
+
+/** Writes each function's code into `root`'s functions/<name>/index.ts. */
+function writeFunctions(root: string, functions: Record<string, string>): void {
+  for (const [name, code] of Object.entries(functions)) {
+    mkdirSync(join(root, 'functions', name), { recursive: true });
+    writeFileSync(join(root, 'functions', name, 'index.ts'), code);
+  }
+}
+
+/**
+ * A project whose functions/<name>/index.ts hold the given code, kept across runs by content
+ * (test/kept-projects.ts: `name` must be its own), so that the loader's build of its functions
+ * is found again: for a test that only loads the functions, and changes none of the files.
+ */
+export function keptFunctions(name: string, functions: Record<string, string>): Promise<string> {
+  return keptProject(name, (dir) => writeFunctions(dir, functions));
 }
 
 /** The rules of a function that sees the creation of pods, as a source text. */

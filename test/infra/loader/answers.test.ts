@@ -11,7 +11,7 @@ import { loadFunctions } from '../../../infra/functions.ts';
 import { answerKey, KEPT_ANSWERS, keepAnswer, keptAnswer, MAX_HASHED_BYTES } from '../../../infra/loader/answers.ts';
 import type { StartLoader } from '../../../infra/loader/load.ts';
 import { withCapturedOutput } from '../../helpers.ts';
-import { GOOD_WEBHOOK, scratchProjects } from '../scratch-projects.ts';
+import { GOOD_WEBHOOK, keptFunctions, scratchProjects } from '../scratch-projects.ts';
 
 const project = scratchProjects();
 
@@ -114,7 +114,10 @@ describe("the loader's answers within one process", () => {
   });
 
   it('keeps no failed load, nor shares one with loads started while it was under way', async () => {
-    const root = project({ bad: `${GOOD_WEBHOOK('bad')}throw new Error('not today');\n` });
+    // Only loaded: kept across runs (scratch-projects.ts), the loader's build of it with it.
+    const root = await keptFunctions('answers-failing', {
+      bad: `${GOOD_WEBHOOK('bad')}throw new Error('not today');\n`,
+    });
     const { start, children } = counted();
     await Promise.all([0, 1].map(() => assert.rejects(loadFunctions(root, undefined, { start }), /not today/)));
     assert.equal(children(), 2, 'the second waited for the first, which kept nothing, and loaded itself');
@@ -123,7 +126,7 @@ describe("the loader's answers within one process", () => {
   });
 
   it("keeps no load whose output klw stopped reading (a process holding the child's pipe)", async () => {
-    const root = project({ one: GOOD_WEBHOOK('one') });
+    const root = await keptFunctions('answers-output-cut', { one: GOOD_WEBHOOK('one') });
     let children = 0;
     // The child's stderr as klw sees it never ends: klw stops reading after the grace.
     const held: StartLoader = (module, args, options) => {

@@ -7,9 +7,8 @@ import { checkModule, type PolicyReader } from '../../../infra/loader/check.ts';
 import { policyOf, policyRegistrationOf } from '../../../infra/policies/registration.ts';
 import { allow, defineValidatingWebhook, on, Pod } from '../../../lib/index.ts';
 import { MUTATING, samplePolicies, VALIDATING } from '../policies/project.ts';
-import { GOOD_WEBHOOK, scratchProjects } from '../scratch-projects.ts';
+import { GOOD_WEBHOOK, keptFunctions } from '../scratch-projects.ts';
 
-const project = scratchProjects();
 const { validatingWebhook, validating, mutatingWebhook, mutating } = samplePolicies();
 
 /** A policy reader that counts how often it is asked for. */
@@ -53,7 +52,12 @@ describe("the loader's check of a module", () => {
   });
 
   it("registers the policies of a project's policy functions in the loader's child, and none for the others", async () => {
-    const root = project({ 'replica-limit': VALIDATING(), 'add-team': MUTATING, plain: GOOD_WEBHOOK('plain') });
+    // Only loaded: kept across runs (scratch-projects.ts), the loader's build of it with it.
+    const root = await keptFunctions('check-policies', {
+      'replica-limit': VALIDATING(),
+      'add-team': MUTATING,
+      plain: GOOD_WEBHOOK('plain'),
+    });
     const functions = await loadFunctions(root);
     assert.deepEqual(
       functions.map((f) => [f.name, policyOf(f.registration)?.kind]),

@@ -11,7 +11,7 @@ import { loadFunctions } from '../../../infra/functions.ts';
 import type { LoadReply } from '../../../infra/loader/child.ts';
 import type { StartLoader } from '../../../infra/loader/load.ts';
 import { withCapturedOutput } from '../../helpers.ts';
-import { GOOD_WEBHOOK, scratchProjects } from '../scratch-projects.ts';
+import { GOOD_WEBHOOK, keptFunctions, scratchProjects } from '../scratch-projects.ts';
 
 const project = scratchProjects();
 
@@ -53,7 +53,8 @@ const sayings = (text: string) => text.split('\n').filter((line) => line.include
 
 describe("the loader's output", () => {
   it("is all on klw's stderr before the registrations are, however late the pipe is read", async () => {
-    const root = project({ one: SAYS('one'), two: SAYS('two') });
+    // Only loaded: kept across runs (scratch-projects.ts), the loader's build of it with it.
+    const root = await keptFunctions('output-late-pipe', { one: SAYS('one'), two: SAYS('two') });
     const { result, stderr } = await withCapturedOutput(() => loadFunctions(root, undefined, { start: lateStderr }));
     assert.deepEqual(
       result.map((f) => f.name),

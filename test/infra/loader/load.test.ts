@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { bundlePath } from '../../../infra/build.ts';
 import { describeThrown } from '../../../infra/errors.ts';
 import { loadFunctions } from '../../../infra/functions.ts';
 import { runKlw } from '../../helpers.ts';
-import { GOOD_WEBHOOK, scratchProjects } from '../scratch-projects.ts';
+import { GOOD_WEBHOOK, keptFunctions, scratchProjects } from '../scratch-projects.ts';
 
+// Projects this file only loads are kept across runs by content, the loader's build of their
+// functions with them; the one a test writes into is made anew.
 const project = scratchProjects();
 const GOOD = GOOD_WEBHOOK;
 
@@ -34,7 +36,7 @@ async function guarded(test: () => Promise<void>): Promise<void> {
 describe('function modules that misbehave at load', () => {
   it('klw lint and klw build refuse a module that calls process.exit(0), naming it, and build writes nothing', () =>
     guarded(async () => {
-      const root = project({
+      const root = await keptFunctions('loader-quitter', {
         good: GOOD('good'),
         quitter: `${GOOD('quitter')}process.exit(0);\n`,
       });
@@ -53,36 +55,41 @@ describe('function modules that misbehave at load', () => {
 
   it('names the module that ends the process after others loaded, whatever its exit code', () =>
     guarded(async () => {
-      const root = project({ a: GOOD('a'), b: GOOD('b'), c: 'process.exit(3);\n' });
+      const root = await keptFunctions('loader-exit-3', { a: GOOD('a'), b: GOOD('b'), c: 'process.exit(3);\n' });
       await assert.rejects(loadFunctions(root), /^KlwError: functions\/c\/index\.ts: .*exited with code 3/);
-      const killed = project({ k: "process.kill(process.pid, 'SIGKILL');\n" });
+      const killed = await keptFunctions('loader-sigkill', { k: "process.kill(process.pid, 'SIGKILL');\n" });
       await assert.rejects(loadFunctions(killed), /functions\/k\/index\.ts: .*was killed by SIGKILL/);
     }));
 
   // The loader's time limit is given small: what is checked is the error, not how long it took. It
   // counts once the loader is ready; the endless loop spins a core for all of it: a shorter one.
-  for (const [what, code, timeoutMs, error] of [
+  for (const [what, code, timeoutMs, error, kept] of [
     [
       'an endless loop',
       'while (true) {}\n',
       300,
       /functions\/stuck\/index\.ts did not finish loading within 300 ms: an endless loop, a top-level await/,
+      'loader-endless-loop',
     ],
     [
       'a top-level await that never settles',
       'await new Promise(() => {});\n',
       1500,
       /functions\/stuck\/index\.ts did not finish loading within 1\.5 s: an endless loop, a top-level await/,
+      'loader-endless-await',
     ],
   ] as const) {
     it(`gives up on ${what} after its time limit, naming the module`, async () => {
-      const root = project({ stuck: code });
+      const root = await keptFunctions(kept, { stuck: code });
       await assert.rejects(loadFunctions(root, undefined, { timeoutMs }), error);
     });
   }
 
   it('loads good modules in one child and reads their registrations', async () => {
-    const root = project({ one: GOOD('one'), two: `${GOOD('two')}console.log('hello from two');\n` });
+    const root = await keptFunctions('loader-good', {
+      one: GOOD('one'),
+      two: `${GOOD('two')}console.log('hello from two');\n`,
+    });
     const functions = await loadFunctions(root);
     assert.deepEqual(
       functions.map((f) => [f.name, f.registration.type, (f.registration as { webhookName?: string }).webhookName]),
@@ -110,10 +117,16 @@ describe('odd values thrown by a module', () => {
     ['a string of 1 MB', "throw 'x'.repeat(1 << 20);", /x… \(1048576 characters\)$/],
     ['a throw from a timer after load', "setTimeout(() => { throw Symbol('late'); }, 0);", /Symbol\(late\)/],
   ];
-  const root = project(Object.fromEntries(cases.map(([, code], i) => [`odd-${i}`, `${GOOD(`odd-${i}`)}${code}\n`])));
+  let odd: string;
+  before(async () => {
+    odd = await keptFunctions(
+      'loader-odd-throws',
+      Object.fromEntries(cases.map(([, code], i) => [`odd-${i}`, `${GOOD(`odd-${i}`)}${code}\n`])),
+    );
+  });
   for (const [i, [what, , description]] of cases.entries()) {
     it(`describes ${what}, with the file`, async () => {
-      const err = await loadFunctions(root, [`odd-${i}`]).then(
+      const err = await loadFunctions(odd, [`odd-${i}`]).then(
         () => assert.fail('loaded'),
         (e: Error) => e,
       );
@@ -124,7 +137,7 @@ describe('odd values thrown by a module', () => {
   }
 
   it('klw lint prints one line for a thrown object without a prototype, naming the file, never a stack', async () => {
-    const bare = project({ bare: `${GOOD('bare')}throw Object.create(null);\n` });
+    const bare = await keptFunctions('loader-bare-throw', { bare: `${GOOD('bare')}throw Object.create(null);\n` });
     const { code, stderr } = await runKlw('--root', bare, 'lint');
     assert.equal(code, 1);
     assert.match(stderr, /^klw: functions\/bare\/index\.ts: an object without a prototype/m);
