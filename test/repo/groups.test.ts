@@ -9,7 +9,7 @@ import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { findTestFiles } from '../../infra/test-runner.ts';
-import { NEEDS_OWN_PROCESS, runGroup, testFilesUnder } from '../group.ts';
+import { groupOrder, NEEDS_OWN_PROCESS, PATCHES_BUILTINS, runGroup, testFilesUnder } from '../group.ts';
 import { importBuilt } from '../helpers.ts';
 
 const root = process.cwd();
@@ -102,5 +102,21 @@ describe('test groups', () => {
       assert.match(text, NEEDS_OWN_PROCESS, text);
     for (const text of ['process.env.X = "1"', 'process.cwd()', "t.mock.method(o, 'f')", 'process.pid'])
       assert.doesNotMatch(text, NEEDS_OWN_PROCESS, text);
+  });
+
+  it('run last the files that replace a built-in of every array, and those files say so', () => {
+    const texts: Record<string, string> = {
+      'a.test.ts': '',
+      'b.test.ts': '// klw-test: patches-builtins (counts steps)\n',
+      'c.test.ts': 'Array.prototype.map;\n',
+    };
+    assert.deepEqual(
+      groupOrder(Object.keys(texts), (f) => texts[f]!),
+      ['a.test.ts', 'c.test.ts', 'b.test.ts'],
+    );
+    const replaces = /\b(?:defineProperty\(Array\.prototype|(?:Array\.prototype|proto)\[Symbol\.iterator\] =)/;
+    const grouped = testFilesUnder(groupedFolders()).filter((f) => replaces.test(readFileSync(join(root, f), 'utf8')));
+    assert.ok(grouped.includes('packages/kube-cel/src/libraries/url.test.ts'), 'the check finds the url bounds tests');
+    for (const file of grouped) assert.match(readFileSync(join(root, file), 'utf8'), PATCHES_BUILTINS, file);
   });
 });

@@ -1,3 +1,4 @@
+// klw-test: patches-builtins (its bounds tests count the steps of array iteration)
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isUrl, parseUrl } from './url.ts';
