@@ -8,7 +8,7 @@ import { describeThrown, KlwError } from './errors.ts';
 import { writeFileSafely } from './files.ts';
 import { isRecord } from './json.ts';
 import { importsFunctions, namingReporter, type PreparedTests, prepareTests } from './test-build.ts';
-import { groupEntry, NEEDS_OWN_PROCESS, planGroups, typicalTime } from './test-groups.ts';
+import { groupEntry, groupOrder, NEEDS_OWN_PROCESS, planGroups, typicalTime } from './test-groups.ts';
 
 /** Test file names `klw test` runs, as `node --test` would if Node 20 globbed TypeScript. */
 export const TEST_FILE = /\.test\.(ts|mts|js|mjs)$/;
@@ -204,8 +204,8 @@ function commandFor(
 
 /**
  * The run's files with those that run from the build and may share a process (NEEDS_OWN_PROCESS)
- * in groups (planGroups), each group a module written under scratch and added to `tests.run`
- * under its own name; slowest first, a group taking the time of its files.
+ * in groups (planGroups, each in groupOrder), each group a module written under scratch and added
+ * to `tests.run` under its own name; slowest first, a group taking the time of its files.
  */
 function grouped(
   root: string,
@@ -215,13 +215,17 @@ function grouped(
   scratch: string,
 ): string[] {
   const times = readTestTimes(root);
+  const texts = new Map<string, string>();
+  const textOf = (f: string) => texts.get(f) ?? texts.set(f, readFileSync(resolve(root, f), 'utf8')).get(f)!;
   const shareable = tests.built.filter((f) => {
     if (!files.includes(f)) return false;
-    const text = readFileSync(resolve(root, f), 'utf8');
+    const text = textOf(f);
     return !NEEDS_OWN_PROCESS.test(text) && !importsFunctions(text);
   });
   const workers = concurrency ?? Math.max(1, availableParallelism() - 1);
-  const groups = planGroups({ shareable, all: files, times, concurrency: workers }).filter((g) => g.length > 1);
+  const groups = planGroups({ shareable, all: files, times, concurrency: workers })
+    .filter((g) => g.length > 1)
+    .map((g) => groupOrder(g, textOf));
   const inGroup = new Set(groups.flat());
   const typical = typicalTime(Object.values(times));
   const unitTimes: Record<string, number> = { ...times };

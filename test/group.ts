@@ -14,6 +14,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { it } from 'node:test';
 import { runFile } from '../infra/test-group.mjs';
+import { groupOrder } from '../infra/test-groups.ts';
 import { needsTsx } from '../infra/test-build.ts';
 import { fileURLToPath } from 'node:url';
 
@@ -23,20 +24,6 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** What a test file does that others in its process would feel. */
 export const NEEDS_OWN_PROCESS =
   /\bprocess\.(?:chdir|exit|on|once|abort)\(|node:child_process|node:worker_threads|node:cluster/;
-
-/**
- * The line a grouped file carries when its tests replace a built-in of every array (such as
- * `Array.prototype[Symbol.iterator]`, to count the steps of a parse): V8 then turns off its fast
- * paths for array iteration in the whole process for good, even once the built-in is put back,
- * and every file run after it in the group runs slower. Such files run last in their group.
- */
-export const PATCHES_BUILTINS = /^\/\/ klw-test: patches-builtins\b/m;
-
-/** `files` in the order a group runs them: as given, those whose text says PATCHES_BUILTINS last. */
-export function groupOrder(files: string[], textOf: (file: string) => string): string[] {
-  const patches = new Set(files.filter((f) => PATCHES_BUILTINS.test(textOf(f))));
-  return [...files.filter((f) => !patches.has(f)), ...files.filter((f) => patches.has(f))];
-}
 
 /** The test files under `dirs` (relative to the repository), sorted, with `/` separators. */
 export function testFilesUnder(dirs: string[]): string[] {

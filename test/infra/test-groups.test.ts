@@ -5,7 +5,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { groupEntry, NEEDS_OWN_PROCESS, OWN_PROCESS_MARKER, planGroups } from '../../infra/test-groups.ts';
+import {
+  groupEntry,
+  groupOrder,
+  NEEDS_OWN_PROCESS,
+  OWN_PROCESS_MARKER,
+  PATCHES_BUILTINS,
+  planGroups,
+} from '../../infra/test-groups.ts';
 import { readTestTimes, TIMES_FILE } from '../../infra/test-runner.ts';
 import { FAILING, HELPER, klwTest, project, scratchFolders } from './test-runner.projects.ts';
 
@@ -59,6 +66,20 @@ describe('groups of test files', () => {
       assert.doesNotMatch(text, NEEDS_OWN_PROCESS, text);
   });
 
+  it('run last the files that say they replace a built-in of every array', () => {
+    const texts: Record<string, string> = {
+      'a.test.ts': '',
+      'b.test.ts': '// klw-test: patches-builtins (counts steps)\n',
+      'c.test.ts': 'Array.prototype.map;\n// klw-test: patches-builtinsX\n',
+      'd.test.ts': '',
+    };
+    assert.deepEqual(
+      groupOrder(Object.keys(texts), (f) => texts[f]!),
+      ['a.test.ts', 'c.test.ts', 'd.test.ts', 'b.test.ts'],
+    );
+    assert.doesNotMatch('// klw-test: own-process', PATCHES_BUILTINS);
+  });
+
   it('are modules running their files in turn, by the built path', () => {
     const entry = groupEntry([
       { source: '/p/test/a.test.ts', run: '/p/build/a.test.mjs' },
@@ -91,6 +112,8 @@ describe('groups of test files', () => {
       'test/a-leaks.test.ts': `import { it } from 'node:test';\nit('leaks', () => { process.env.KLW_GROUP_LEAK = 'set'; process.chdir('/'); });\n`,
       'test/b-sees.test.ts': `import assert from 'node:assert/strict';\nimport { it } from 'node:test';\nit('sees none of it', () => { assert.equal(process.env.KLW_GROUP_LEAK, undefined); assert.notEqual(process.cwd(), '/'); });\n`,
       'test/a-group.test.ts': `import { runFile } from ${runtime};\nawait runFile('/inner.test.ts', '/inner.test.ts', async () => {});\n`,
+      // The longest of the group, so first by time, but it says it replaces array built-ins.
+      'test/a-patches.test.ts': `// klw-test: patches-builtins\nimport { existsSync, writeFileSync } from 'node:fs';\nimport { it } from 'node:test';\nit('patches', () => writeFileSync(new URL('../pids/patches', import.meta.url), ['a', 'b', 'own'].filter((n) => existsSync(new URL(\`../pids/\${n}\`, import.meta.url))).join()));\n`,
       'pids/.keep': '',
       // The own-process file is long: every other file fits one group, where the longest run
       // first: the leaking file before the file that looks for the leak, the group inside the
@@ -98,6 +121,7 @@ describe('groups of test files', () => {
       // than the file that looks for the leak, as the times of files no longer there say.
       [TIMES_FILE]: JSON.stringify({
         'test/own.test.ts': 1e6,
+        'test/a-patches.test.ts': 600,
         'test/a-leaks.test.ts': 500,
         'test/a-group.test.ts': 400,
         'test/b-sees.test.ts': 300,
@@ -116,6 +140,11 @@ describe('groups of test files', () => {
     const pid = (name: string) => readFileSync(join(dir, 'pids', name), 'utf8');
     assert.equal(pid('a'), pid('b'), 'a and b shared a process');
     assert.notEqual(pid('own'), pid('a'), 'the file marked own-process had its own');
+    assert.match(
+      readFileSync(join(dir, 'pids', 'patches'), 'utf8'),
+      /^a,b/,
+      'the file replacing built-ins ran after a and b',
+    );
     assert.match(out, new RegExp(`✖ ${join(dir, 'test', 'failing.test.ts')}`), 'the failing file is named');
     assert.match(out, /✖ adds/);
     assert.doesNotMatch(out, /node_modules\/\.cache\/klw-test/, 'no built path shown');

@@ -1,3 +1,4 @@
+// klw-test: patches-builtins (workOf counts the steps of array iteration and callbacks)
 // Hostile fleet files: thousands of keys (read in time linear in the file, a bounded number of
 // problems printed), aliases of aliases, and kubeVersion values that are not Kubernetes versions.
 // Linearity is shown by counting work (array elements visited), never by a clock.
