@@ -73,6 +73,8 @@ export interface RunTestsOptions extends FindTestsOptions {
   files?: string[];
   /** Run the built test files several to a process (infra/test-groups.ts). */
   group?: boolean;
+  /** A times file (relative to root) whose times order the files no run kept a time of. */
+  timesFrom?: string;
 }
 
 /** Where `klw test` keeps how long each test file ran (ms), relative to the project's root. */
@@ -80,18 +82,28 @@ export const TIMES_FILE = join('.klw', 'test-times.json');
 /** The reporter that times the test files (infra/test-timer.mjs). */
 const TIMER = new URL('./test-timer.mjs', import.meta.url).href;
 
-/** The times of earlier runs, by file relative to root; none when the file is missing or unreadable. */
-export function readTestTimes(root: string): Record<string, number> {
+/** The times (ms) by file in a times file; undefined when it is missing, unreadable or not times. */
+export function readTimesFile(path: string): Record<string, number> | undefined {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(join(root, TIMES_FILE), 'utf8'));
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch {
-    return {};
+    return undefined;
   }
-  if (!isRecord(parsed)) return {};
+  if (!isRecord(parsed)) return undefined;
   return Object.fromEntries(
     Object.entries(parsed).filter((e): e is [string, number] => typeof e[1] === 'number' && e[1] >= 0),
   );
+}
+
+/**
+ * The times of earlier runs, by file relative to root (none when the file is missing or
+ * unreadable); with `timesFrom` (relative to root), its times stand for the files no run kept a
+ * time of: times committed with a project whose clean clones (CI) have kept none.
+ */
+export function readTestTimes(root: string, timesFrom?: string): Record<string, number> {
+  const kept = readTimesFile(join(root, TIMES_FILE)) ?? {};
+  return timesFrom ? { ...(readTimesFile(resolve(root, timesFrom)) ?? {}), ...kept } : kept;
 }
 
 /**
@@ -139,7 +151,7 @@ export function testFiles(root: string, options: RunTestsOptions = {}): string[]
       `no test files (*.test.ts, .mts, .js, .mjs) under ${(options.dirs ?? ['test', 'functions']).map((d) => resolve(root, d)).join(' or ')}`,
     );
   }
-  return slowestFirst(found, readTestTimes(root));
+  return slowestFirst(found, readTestTimes(root, options.timesFrom));
 }
 
 /** Fails with how to install tsx when the project cannot load it. */
@@ -211,10 +223,10 @@ function grouped(
   root: string,
   files: string[],
   tests: PreparedTests,
-  concurrency: number | undefined,
+  { concurrency, timesFrom }: RunTestsOptions,
   scratch: string,
 ): string[] {
-  const times = readTestTimes(root);
+  const times = readTestTimes(root, timesFrom);
   const texts = new Map<string, string>();
   const textOf = (f: string) => texts.get(f) ?? texts.set(f, readFileSync(resolve(root, f), 'utf8')).get(f)!;
   const shareable = tests.built.filter((f) => {
@@ -269,7 +281,7 @@ async function preparedCommand(root: string, options: RunTestsOptions, scratch: 
   }
   const namesFile = join(scratch, 'names.json');
   writeFileSafely(namesFile, JSON.stringify(tests.names));
-  const units = options.group ? grouped(root, files, tests, options.concurrency, scratch) : files;
+  const units = options.group ? grouped(root, files, tests, options, scratch) : files;
   const args = commandFor(root, units, options, timesTo, { tests, namesFile });
   return { args, names: tests.names, functions: tests.functions };
 }

@@ -5,7 +5,14 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { keepTestTimes, readTestTimes, slowestFirst, testCommand, TIMES_FILE } from '../../infra/test-runner.ts';
+import {
+  keepTestTimes,
+  readTestTimes,
+  readTimesFile,
+  slowestFirst,
+  testCommand,
+  TIMES_FILE,
+} from '../../infra/test-runner.ts';
 
 const KLW = join(process.cwd(), 'infra', 'bin', 'klw.mjs');
 const scratch = mkdtempSync(join(tmpdir(), 'klw-test-times-'));
@@ -45,6 +52,25 @@ describe('the order of test files', () => {
     }
     writeFileSync(join(dir, TIMES_FILE), JSON.stringify({ 'a.test.ts': 12, b: -1, c: '3', d: null, e: 0 }));
     assert.deepEqual(readTestTimes(dir), { 'a.test.ts': 12, e: 0 });
+  });
+
+  it('takes the times of a file given for the files no run kept a time of', () => {
+    const dir = project('from', {
+      [TIMES_FILE]: JSON.stringify({ 'test/a.test.ts': 10 }),
+      'seed.json': JSON.stringify({ 'test/a.test.ts': 500, 'test/b.test.ts': 70, c: 'x' }),
+      'bad.json': '{not json',
+      'test/.keep': '',
+    });
+    assert.deepEqual(readTestTimes(dir, 'seed.json'), { 'test/a.test.ts': 10, 'test/b.test.ts': 70 });
+    assert.deepEqual(readTestTimes(dir, 'bad.json'), { 'test/a.test.ts': 10 });
+    assert.deepEqual(readTestTimes(dir, 'missing.json'), { 'test/a.test.ts': 10 });
+    assert.equal(readTimesFile(join(dir, 'bad.json')), undefined);
+    rmSync(join(dir, TIMES_FILE));
+    assert.deepEqual(readTestTimes(dir, join(dir, 'seed.json')), { 'test/a.test.ts': 500, 'test/b.test.ts': 70 });
+    for (const f of ['test/a.test.mjs', 'test/b.test.mjs']) writeFileSync(join(dir, f), passing(f), { flag: 'w' });
+    writeFileSync(join(dir, 'seed.json'), JSON.stringify({ 'test/a.test.mjs': 5, 'test/b.test.mjs': 70 }));
+    assert.deepEqual(testCommand(dir).slice(-2), ['test/a.test.mjs', 'test/b.test.mjs'], 'in name order without');
+    assert.deepEqual(testCommand(dir, { timesFrom: 'seed.json' }).slice(-2), ['test/b.test.mjs', 'test/a.test.mjs']);
   });
 
   it('keeps the times of a run beside those of files it did not run, relative to the root', () => {
