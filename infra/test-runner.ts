@@ -107,9 +107,10 @@ export function readTestTimes(root: string, timesFrom?: string): Record<string, 
 }
 
 /**
- * The files in the order to start them, so that both workers stay busy to the end rather than
- * one running a long file started last: the slowest of the earlier runs first, and before them
- * the files never timed (a new file may be a slow one); otherwise in the order given.
+ * The files slowest first: the files never timed (a new file may be a slow one), then the slowest
+ * of the earlier runs; otherwise in the order given. `node --test` (Node 20 to 24) sorts the
+ * paths it is given before it starts them, so on the command line this order decides nothing:
+ * the times shape the groups (planGroups), whose planning takes files longest first.
  */
 export function slowestFirst(files: string[], times: Record<string, number>): string[] {
   const known = (f: string) => Object.hasOwn(times, f);
@@ -168,8 +169,9 @@ function requireTsx(root: string): void {
  * TypeScript files run from their build, with source maps, and the reporter shown through
  * infra/test-names.mjs (`namesFile` holds the names) so that it names the sources; without, they
  * load through tsx, which the project must have installed (a devDependency of every klw
- * project). The files start slowest first, by the times kept from earlier runs (`TIMES_FILE`);
- * with `timesTo`, a second reporter writes this run's times to that file.
+ * project). The files are listed slowest first, by the times kept from earlier runs
+ * (`TIMES_FILE`; see slowestFirst); with `timesTo`, a second reporter writes this run's times to
+ * that file.
  */
 export function testCommand(
   root: string,

@@ -1,4 +1,4 @@
-// klw test times each file (infra/test-timer.mjs) and starts the slowest first, by the times it keeps.
+// klw test times each file (infra/test-timer.mjs) and keeps the times, by which it lists and groups files.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,7 +31,7 @@ function project(name: string, files: Record<string, string>): string {
 const passing = (name: string) => `import { it } from 'node:test';\nit('${name}', () => {});\n`;
 
 describe('the order of test files', () => {
-  it('starts files never timed, then the slowest, keeping the given order between equals', () => {
+  it('lists files never timed, then the slowest, keeping the given order between equals', () => {
     const files = ['a.test.ts', 'b.test.ts', 'c.test.ts', 'd.test.ts', 'e.test.ts'];
     assert.deepEqual(slowestFirst(files, { 'a.test.ts': 5, 'b.test.ts': 90, 'd.test.ts': 5, 'e.test.ts': 40 }), [
       'c.test.ts',
@@ -82,7 +82,7 @@ describe('the order of test files', () => {
     assert.deepEqual(readTestTimes(dir), { 'test/a.test.ts': 10, 'test/b.test.ts': 70 });
   });
 
-  it('klw test times every file it runs and starts the slowest first on the next run', () => {
+  it('klw test times every file it runs and lists the slowest first on the next run', () => {
     const dir = project('run', {
       'package.json': '{ "type": "module" }',
       'test/fast.test.mjs': passing('fast'),
