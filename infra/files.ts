@@ -11,6 +11,7 @@ import {
   readFileSync,
   readSync,
   renameSync,
+  statSync,
   unlinkSync,
   writeSync,
   type Stats,
@@ -64,9 +65,25 @@ export function refuseLink(file: string, what = 'a file'): void {
   if (!stat.isFile()) throw new Error(`${file} is not a regular file; refusing to use it for ${what}`);
 }
 
-/** Creates a folder and its parents when missing; `secret` makes the ones it creates 0700. */
+/**
+ * Creates a folder and its parents when missing; `secret` makes the ones it creates 0700. Each
+ * missing folder is made on its own, top down: Node's recursive mkdirSync never returns where
+ * the system answers ENOENT for a folder whose parent exists (under /proc, say).
+ */
 export function makeDir(dir: string, options: { secret?: boolean } = {}): void {
-  mkdirSync(dir, { recursive: true, ...(options.secret ? { mode: PRIVATE_DIR_MODE } : {}) });
+  const mode = options.secret ? { mode: PRIVATE_DIR_MODE } : {};
+  const missing: string[] = [];
+  for (let at = resolve(dir); !entryAt(at) && dirname(at) !== at; at = dirname(at)) missing.push(at);
+  for (const folder of missing.reverse()) {
+    try {
+      mkdirSync(folder, mode);
+    } catch (err) {
+      // Made meanwhile by another process: as good as made here.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(folder).isDirectory()) throw err;
+    }
+  }
+  if (!statSync(dir).isDirectory())
+    throw Object.assign(new Error(`EEXIST: file already exists, mkdir '${dir}'`), { code: 'EEXIST' });
 }
 
 /** The error of an exclusive write to a path that is taken: code EEXIST, as the system's. */

@@ -17,6 +17,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { KlwError } from './errors.ts';
+import { makeDir } from './files.ts';
 
 /** Marks a cache entry as complete, and records its binary's digest: written last, after the binary ran. */
 export const COMPLETE = '.klw-complete';
@@ -84,7 +85,7 @@ export function checkTrusted(entry: string): void {
 
 /** The folder holding the cache's entries, made or checked: never a link, nor another user's. */
 export function ensureCacheDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  makeDir(dir);
   const problem = distrust(dir);
   if (problem?.startsWith('is writable')) chmodSync(dir, lstatSync(dir).mode & 0o755);
   else if (problem)

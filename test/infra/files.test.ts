@@ -18,7 +18,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { writeAuthConfig } from '../../infra/auth-config.ts';
-import { pathTaken, PRIVATE_MODE, writeFileSafely } from '../../infra/files.ts';
+import { makeDir, pathTaken, PRIVATE_MODE, writeFileSafely } from '../../infra/files.ts';
+import { ensureCacheDir } from '../../infra/node-cache.ts';
 import { ensureLocalPathSecret } from '../../infra/secrets/secrets.ts';
 import { FIXTURE_FUNCTIONS, runKlw } from '../helpers.ts';
 
@@ -68,6 +69,33 @@ function assertNoTemps(dir: string): void {
     [],
   );
 }
+
+describe('makeDir', () => {
+  it('makes the missing folders top down, secret ones 0700, and leaves a folder there alone', () => {
+    const base = mkdtempSync(join(tmpdir(), 'klw-makedir-'));
+    try {
+      makeDir(join(base, 'a', 'b', 'c'), { secret: true });
+      for (const d of ['a', 'a/b', 'a/b/c']) assert.equal(statSync(join(base, d)).mode & 0o777, 0o700, d);
+      makeDir(join(base, 'a', 'b', 'c'));
+      makeDir(join(base, 'a', 'b', 'c', '.', '..', 'c'));
+      writeFileSync(join(base, 'file'), 'x');
+      assert.throws(() => makeDir(join(base, 'file')), { code: 'EEXIST' });
+      assert.throws(() => makeDir(join(base, 'file', 'sub')), { code: 'ENOTDIR' });
+      symlinkSync(join(base, 'a'), join(base, 'link'));
+      makeDir(join(base, 'link', 'b'));
+      makeDir(join(base, 'link', 'new'));
+      assert.ok(statSync(join(base, 'a', 'new')).isDirectory(), 'made through a link to a folder, as mkdir -p does');
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  it('fails where the system refuses a folder whose parent is there, instead of trying forever', () => {
+    // procfs answers ENOENT to a mkdir under /proc: Node's recursive mkdirSync loops on it.
+    assert.throws(() => makeDir('/proc/klw-no-such/sub'), { code: 'ENOENT' });
+    assert.throws(() => ensureCacheDir('/proc/klw-no-such'), { code: 'ENOENT' });
+  });
+});
 
 describe('writeFileSafely', () => {
   it('writes a secret 0600 whatever the umask, and narrows a file it replaces', () => {
