@@ -44,3 +44,5 @@ export declare function sha256(data: string | Uint8Array): string;
 
 /** The sha256 of the file's content, or '-' when it cannot be read. */
 export declare function hashOf(file: string): string;
+/** A build file's state as the verified record keeps it: while it holds, the file is the one hashed. */
+export declare function fileState(name: string, stat: import('node:fs').Stats): string;

@@ -165,8 +165,8 @@ const verified = new Map();
  */
 const VERIFIED = '.verified.json';
 
-/** A build file's state as the verified record keeps it. */
-function fileState(name, stat) {
+/** A build file's state as the verified record keeps it: while it holds, the file is the one hashed. */
+export function fileState(name, stat) {
   return `${name}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
 }
 

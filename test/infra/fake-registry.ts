@@ -7,7 +7,6 @@ import {
   accessSync,
   chmodSync,
   constants,
-  createReadStream,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -22,7 +21,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { constants as zlibConstants, gzipSync } from 'node:zlib';
-import { cacheFolder } from '../../infra/build-cache.mjs';
+import { cacheFolder, fileState } from '../../infra/build-cache.mjs';
+import { fileDigest } from '../../infra/node-cache.ts';
 import { cacheRoot } from '../../infra/node-binary.ts';
 
 /** How the registry behaves. */
@@ -181,22 +181,8 @@ export interface KeptNode {
   binary: string;
 }
 
-/** A file's state: while it holds, the file is the one hashed when it was recorded (the kernel sets ctime on any change). */
-function stateOf(file: string): string {
-  const stat = statSync(file);
-  return `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
-}
-
-/** The sha512 of a file, streamed (a Node binary is about 120 MB). */
-function sha512Of(file: string): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    const hash = createHash('sha512');
-    createReadStream(file)
-      .on('data', (c) => hash.update(c))
-      .on('error', reject)
-      .on('end', () => resolvePromise(hash.digest('hex')));
-  });
-}
+/** A file's state as build-cache.mjs trusts it (inode, size, modification and change time). */
+const stateOf = (file: string): string => fileState('', statSync(file));
 
 /**
  * The kept binary when it is the one kept: in the state recorded, or, its state changed, with the
@@ -211,7 +197,7 @@ async function readKept(dir: string): Promise<KeptNode | undefined> {
       state: string;
     };
     if (stateOf(binary) === record.state) return { version: record.version, binary };
-    if ((await sha512Of(binary)) !== record.sha512) return undefined;
+    if ((await fileDigest(binary)) !== record.sha512) return undefined;
     writeFileSync(join(dir, KEPT_RECORD), JSON.stringify({ ...record, state: stateOf(binary) }));
     return { version: record.version, binary };
   } catch {
@@ -243,7 +229,7 @@ export async function keptNode(pkg: string, major: number): Promise<KeptNode> {
     const entry = join(draft, 'entry');
     mkdirSync(entry);
     execFileSync('tar', ['-xzf', join(draft, filename), '-C', entry, '--no-same-owner', ...KEPT_FILES]);
-    const record = { version, sha512: await sha512Of(join(entry, 'package', 'bin', 'node')) };
+    const record = { version, sha512: await fileDigest(join(entry, 'package', 'bin', 'node')) };
     // No state yet: a run reading it before the rename's state is recorded hashes the binary.
     writeFileSync(join(entry, KEPT_RECORD), JSON.stringify({ ...record, state: '' }));
     // Another run (of another checkout, the cache being shared) may have kept it meanwhile, and use it.
