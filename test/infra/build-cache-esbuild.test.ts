@@ -10,20 +10,11 @@ import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
 import { hashOf } from '../../infra/build-cache.mjs';
 import { bundled, REQUIRED_ESBUILD } from '../../infra/build-cache-esbuild.mjs';
+import { project } from './test-runner.projects.ts';
 
 // Inside the repository, so that `esbuild` resolves from the sources as it does for the toolkit.
 const root = mkdtempSync(join(process.cwd(), '.klw-test-build-esbuild-'));
 after(() => rmSync(root, { recursive: true, force: true }));
-
-/** Writes `files` (relative path to text) under a new folder of root; its path. */
-function project(name: string, files: Record<string, string>): string {
-  const dir = join(root, name);
-  for (const [file, text] of Object.entries(files)) {
-    mkdirSync(join(dir, file, '..'), { recursive: true });
-    writeFileSync(join(dir, file), text);
-  }
-  return dir;
-}
 
 /** The text of the built entry `name` (in memory). */
 function output(out: esbuild.BuildResult, name: string): string {
@@ -34,7 +25,7 @@ function output(out: esbuild.BuildResult, name: string): string {
 
 describe('the cached build, esbuild side', () => {
   it('records the hash of every source it read, and none of a package', async () => {
-    const dir = project('read', {
+    const dir = project(root, 'read', {
       'main.ts':
         "import { two } from './two.ts';\nimport { parse } from 'yaml';\nexport const v = two + String(parse);\n",
       'two.ts': 'export const two = 2;\n',
@@ -49,7 +40,7 @@ describe('the cached build, esbuild side', () => {
   });
 
   it('stands a module requiring esbuild in for its import, and names its package.json as an input', async () => {
-    const dir = project('standin', {
+    const dir = project(root, 'standin', {
       'main.ts': "import * as esbuild from 'esbuild';\nexport const version = esbuild.version;\n",
     });
     const spec = { root: dir, entryPoints: [join(dir, 'main.ts')], sourceUrls: false };
@@ -70,7 +61,7 @@ describe('the cached build, esbuild side', () => {
   });
 
   it("builds an import() of a missing file as its absolute URL, to fail when it runs; its module's own import.meta with sourceUrls", async () => {
-    const dir = project('missing', {
+    const dir = project(root, 'missing', {
       'main.ts': "export const missing = () => import('./not-there.mjs');\nexport const here = import.meta.filename;\n",
     });
     const spec = { root: dir, entryPoints: [join(dir, 'main.ts')], sourceUrls: true };
@@ -82,7 +73,7 @@ describe('the cached build, esbuild side', () => {
   });
 
   it('fails a build that cannot resolve a static import, as esbuild does', async () => {
-    const dir = project('broken', { 'main.ts': "import { x } from './gone.ts';\nexport const y = x;\n" });
+    const dir = project(root, 'broken', { 'main.ts': "import { x } from './gone.ts';\nexport const y = x;\n" });
     const spec = { root: dir, entryPoints: [join(dir, 'main.ts')], sourceUrls: false };
     await assert.rejects(bundled(esbuild, spec, join(dir, 'out')), /Could not resolve "\.\/gone\.ts"/);
   });

@@ -1,7 +1,7 @@
 // klw test times each file (infra/test-timer.mjs) and keeps the times, by which it lists and groups files.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -13,20 +13,11 @@ import {
   testCommand,
   TIMES_FILE,
 } from '../../infra/test-runner.ts';
+import { project } from './test-runner.projects.ts';
 
 const KLW = join(process.cwd(), 'infra', 'bin', 'klw.mjs');
 const scratch = mkdtempSync(join(tmpdir(), 'klw-test-times-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
-
-/** A project folder with the given files. */
-function project(name: string, files: Record<string, string>): string {
-  const dir = join(scratch, name);
-  for (const [file, text] of Object.entries(files)) {
-    mkdirSync(join(dir, file, '..'), { recursive: true });
-    writeFileSync(join(dir, file), text);
-  }
-  return dir;
-}
 
 const passing = (name: string) => `import { it } from 'node:test';\nit('${name}', () => {});\n`;
 
@@ -44,10 +35,10 @@ describe('the order of test files', () => {
   });
 
   it('reads no times from a missing, unparsable or wrongly shaped file, and skips bad entries', () => {
-    const dir = project('read', {});
+    const dir = project(scratch, 'read', {});
     assert.deepEqual(readTestTimes(dir), {});
     for (const text of ['{not json', '[1, 2]', 'null', '"text"']) {
-      writeFileSync(join(project('read', { [TIMES_FILE]: '' }), TIMES_FILE), text);
+      writeFileSync(join(project(scratch, 'read', { [TIMES_FILE]: '' }), TIMES_FILE), text);
       assert.deepEqual(readTestTimes(dir), {}, text);
     }
     writeFileSync(join(dir, TIMES_FILE), JSON.stringify({ 'a.test.ts': 12, b: -1, c: '3', d: null, e: 0 }));
@@ -55,7 +46,7 @@ describe('the order of test files', () => {
   });
 
   it('takes the times of a file given for the files no run kept a time of', () => {
-    const dir = project('from', {
+    const dir = project(scratch, 'from', {
       [TIMES_FILE]: JSON.stringify({ 'test/a.test.ts': 10 }),
       'seed.json': JSON.stringify({ 'test/a.test.ts': 500, 'test/b.test.ts': 70, c: 'x' }),
       'bad.json': '{not json',
@@ -74,7 +65,9 @@ describe('the order of test files', () => {
   });
 
   it('keeps the times of a run beside those of files it did not run, relative to the root', () => {
-    const dir = project('keep', { [TIMES_FILE]: JSON.stringify({ 'test/a.test.ts': 10, 'test/b.test.ts': 20 }) });
+    const dir = project(scratch, 'keep', {
+      [TIMES_FILE]: JSON.stringify({ 'test/a.test.ts': 10, 'test/b.test.ts': 20 }),
+    });
     keepTestTimes(dir, JSON.stringify({ [join(dir, 'test/b.test.ts')]: 70, '/elsewhere/c.test.ts': 5 }));
     assert.deepEqual(readTestTimes(dir), { 'test/a.test.ts': 10, 'test/b.test.ts': 70 });
     keepTestTimes(dir, 'cut short');
@@ -83,7 +76,7 @@ describe('the order of test files', () => {
   });
 
   it('klw test times every file it runs and lists the slowest first on the next run', () => {
-    const dir = project('run', {
+    const dir = project(scratch, 'run', {
       'package.json': '{ "type": "module" }',
       'test/fast.test.mjs': passing('fast'),
       'test/slow.test.mjs': passing('slow'),
