@@ -46,9 +46,9 @@ export type ImportTest = (file: string) => Promise<unknown>;
  * them (needsTsx), or are not .test.ts files (which a group's pattern leaves out).
  */
 export async function runGroup(dirs: string[], load: ImportTest): Promise<void> {
-  const textOf = (file: string) => readFileSync(join(ROOT, file), 'utf8');
-  for (const file of groupOrder(testFilesUnder(dirs), textOf)) {
-    const text = textOf(file);
+  const texts = new Map(testFilesUnder(dirs).map((file) => [file, readFileSync(join(ROOT, file), 'utf8')]));
+  for (const file of groupOrder([...texts.keys()], (f) => texts.get(f)!)) {
+    const text = texts.get(file)!;
     if (!file.endsWith('.test.ts') || NEEDS_OWN_PROCESS.test(text) || needsTsx(text)) {
       it(`${file} (in a process of its own)`, () => {
         const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
