@@ -66,12 +66,12 @@ export function refuseLink(file: string, what = 'a file'): void {
 }
 
 /**
- * Creates a folder and its parents when missing; `secret` makes the ones it creates 0700. Each
- * missing folder is made on its own, top down: Node's recursive mkdirSync never returns where
- * the system answers ENOENT for a folder whose parent exists (under /proc, say).
+ * Creates a folder and its parents when missing, with `mode` (the umask applies) or, `secret`,
+ * 0700. Each missing folder is made on its own, top down: Node's recursive mkdirSync never
+ * returns where the system answers ENOENT for a folder whose parent exists (under /proc, say).
  */
-export function makeDir(dir: string, options: { secret?: boolean } = {}): void {
-  const mode = options.secret ? { mode: PRIVATE_DIR_MODE } : {};
+export function makeDir(dir: string, options: { secret?: boolean; mode?: number } = {}): void {
+  const mode = options.secret ? { mode: PRIVATE_DIR_MODE } : options.mode === undefined ? {} : { mode: options.mode };
   const missing: string[] = [];
   for (let at = resolve(dir); !entryAt(at) && dirname(at) !== at; at = dirname(at)) missing.push(at);
   for (const folder of missing.reverse()) {

@@ -85,7 +85,7 @@ export function checkTrusted(entry: string): void {
 
 /** The folder holding the cache's entries, made or checked: never a link, nor another user's. */
 export function ensureCacheDir(dir: string): void {
-  makeDir(dir);
+  makeDir(dir, { mode: 0o755 });
   const problem = distrust(dir);
   if (problem?.startsWith('is writable')) chmodSync(dir, lstatSync(dir).mode & 0o755);
   else if (problem)

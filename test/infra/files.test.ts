@@ -90,6 +90,19 @@ describe('makeDir', () => {
     }
   });
 
+  it('makes the folders with the mode given, whatever the umask', () => {
+    const base = mkdtempSync(join(tmpdir(), 'klw-makedir-'));
+    const umask = process.umask(0);
+    try {
+      makeDir(join(base, 'a', 'b'), { mode: 0o755 });
+      ensureCacheDir(join(base, 'cache', 'node'));
+      for (const d of ['a', 'a/b', 'cache', 'cache/node']) assert.equal(statSync(join(base, d)).mode & 0o777, 0o755, d);
+    } finally {
+      process.umask(umask);
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
   it('fails where the system refuses a folder whose parent is there, instead of trying forever', () => {
     // procfs answers ENOENT to a mkdir under /proc: Node's recursive mkdirSync loops on it.
     assert.throws(() => makeDir('/proc/klw-no-such/sub'), { code: 'ENOENT' });
